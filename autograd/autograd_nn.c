@@ -90,3 +90,12 @@ tl_tensor *tl_ag_adaptive_avg_pool2d_double_backward(tl_tensor *grad, tl_tensor 
     const int64_t os[2] = {tl_tensor_sizes(grad_output)[nd - 2], tl_tensor_sizes(grad_output)[nd - 1]};
     return tl_ops__adaptive_avg_pool2d(grad, os, 2);
 }
+
+/* PyTorch's constant_pad_nd_backward: constant_pad_nd of grad by the negated
+ * pads (negative pads narrow it back to the input's shape) */
+tl_tensor *tl_ag_constant_pad_nd_backward(tl_tensor *grad, const int64_t *pad, int64_t npad) {
+    int64_t neg[64];
+    if (npad > 64) npad = 64;
+    for (int64_t i = 0; i < npad; i++) neg[i] = -pad[i];
+    return tl_ops_constant_pad_nd(grad, neg, npad, tl_scalar_from_int(0));
+}

@@ -1097,6 +1097,33 @@ int tl_ops_native_group_norm_backward(tl_tensor *grad_out, tl_tensor *input, tl_
 /* group_norm */
 tl_tensor *tl_ops_group_norm(tl_tensor *input, int64_t num_groups, tl_tensor *weight, tl_tensor *bias, double eps, bool cudnn_enabled);
 
+/* constant_pad_nd */
+tl_tensor *tl_ops_constant_pad_nd(tl_tensor *self, const int64_t *pad, int64_t pad_len, tl_scalar value);
+
+/* reflection_pad1d */
+tl_tensor *tl_ops_reflection_pad1d(tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* reflection_pad1d_backward */
+tl_tensor *tl_ops_reflection_pad1d_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* reflection_pad2d */
+tl_tensor *tl_ops_reflection_pad2d(tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* reflection_pad2d_backward */
+tl_tensor *tl_ops_reflection_pad2d_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* replication_pad1d */
+tl_tensor *tl_ops_replication_pad1d(tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* replication_pad1d_backward */
+tl_tensor *tl_ops_replication_pad1d_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* replication_pad2d */
+tl_tensor *tl_ops_replication_pad2d(tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* replication_pad2d_backward */
+tl_tensor *tl_ops_replication_pad2d_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
 /* _scaled_dot_product_flash_attention_for_cpu */
 int tl_ops__scaled_dot_product_flash_attention_for_cpu(tl_tensor *query, tl_tensor *key, tl_tensor *value, double dropout_p, bool is_causal, tl_tensor *attn_mask, double scale, bool scale_has, tl_tensor **ret0, tl_tensor **ret1);
 

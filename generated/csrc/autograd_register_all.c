@@ -195,6 +195,15 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_native_batch_norm_backward() != 0) return -1;
     if (tl_autograd_register_native_group_norm() != 0) return -1;
     if (tl_autograd_register_native_group_norm_backward() != 0) return -1;
+    if (tl_autograd_register_constant_pad_nd() != 0) return -1;
+    if (tl_autograd_register_reflection_pad1d() != 0) return -1;
+    if (tl_autograd_register_reflection_pad1d_backward() != 0) return -1;
+    if (tl_autograd_register_reflection_pad2d() != 0) return -1;
+    if (tl_autograd_register_reflection_pad2d_backward() != 0) return -1;
+    if (tl_autograd_register_replication_pad1d() != 0) return -1;
+    if (tl_autograd_register_replication_pad1d_backward() != 0) return -1;
+    if (tl_autograd_register_replication_pad2d() != 0) return -1;
+    if (tl_autograd_register_replication_pad2d_backward() != 0) return -1;
     if (tl_autograd_register__scaled_dot_product_flash_attention_for_cpu() != 0) return -1;
     if (tl_autograd_register__scaled_dot_product_flash_attention_for_cpu_backward() != 0) return -1;
     if (tl_autograd_register_asinh() != 0) return -1;

@@ -237,6 +237,15 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_native_group_norm() != 0) return -1;
     if (tl_ops_register_native_group_norm_backward() != 0) return -1;
     if (tl_ops_register_group_norm() != 0) return -1;
+    if (tl_ops_register_constant_pad_nd() != 0) return -1;
+    if (tl_ops_register_reflection_pad1d() != 0) return -1;
+    if (tl_ops_register_reflection_pad1d_backward() != 0) return -1;
+    if (tl_ops_register_reflection_pad2d() != 0) return -1;
+    if (tl_ops_register_reflection_pad2d_backward() != 0) return -1;
+    if (tl_ops_register_replication_pad1d() != 0) return -1;
+    if (tl_ops_register_replication_pad1d_backward() != 0) return -1;
+    if (tl_ops_register_replication_pad2d() != 0) return -1;
+    if (tl_ops_register_replication_pad2d_backward() != 0) return -1;
     if (tl_ops_register__scaled_dot_product_flash_attention_for_cpu() != 0) return -1;
     if (tl_ops_register__scaled_dot_product_flash_attention_for_cpu_backward() != 0) return -1;
     if (tl_ops_register_asinh() != 0) return -1;

@@ -5061,6 +5061,96 @@ tl_tensor *tl_ops_group_norm_redispatch(tl_keyset ks, tl_tensor *input, int64_t 
 int tl_ops_group_norm_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_group_norm(tl_keyset ks, tl_tensor *input, int64_t num_groups, tl_tensor *weight, tl_tensor *bias, double eps, bool cudnn_enabled);
 
+/* ---------------------------------------------------------------- constant_pad_nd */
+int tl_ops_register_constant_pad_nd(void);
+/* constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor */
+extern tl_operator *tl_ops_constant_pad_nd_op;
+typedef tl_tensor *(*tl_ops_constant_pad_nd_fn)(tl_keyset ks, tl_tensor *self, const int64_t *pad, int64_t pad_len, tl_scalar value);
+tl_tensor *tl_ops_constant_pad_nd(tl_tensor *self, const int64_t *pad, int64_t pad_len, tl_scalar value);
+tl_tensor *tl_ops_constant_pad_nd_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *pad, int64_t pad_len, tl_scalar value);
+int tl_ops_constant_pad_nd_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_constant_pad_nd(tl_keyset ks, tl_tensor *self, const int64_t *pad, int64_t pad_len, tl_scalar value);
+
+/* ---------------------------------------------------------------- reflection_pad1d */
+int tl_ops_register_reflection_pad1d(void);
+/* reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor */
+extern tl_operator *tl_ops_reflection_pad1d_op;
+typedef tl_tensor *(*tl_ops_reflection_pad1d_fn)(tl_keyset ks, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+tl_tensor *tl_ops_reflection_pad1d(tl_tensor *self, const int64_t *padding, int64_t padding_len);
+tl_tensor *tl_ops_reflection_pad1d_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+int tl_ops_reflection_pad1d_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_reflection_pad1d_cpu(tl_keyset ks, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* ---------------------------------------------------------------- reflection_pad1d_backward */
+int tl_ops_register_reflection_pad1d_backward(void);
+/* reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor */
+extern tl_operator *tl_ops_reflection_pad1d_backward_op;
+typedef tl_tensor *(*tl_ops_reflection_pad1d_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+tl_tensor *tl_ops_reflection_pad1d_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+tl_tensor *tl_ops_reflection_pad1d_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+int tl_ops_reflection_pad1d_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_reflection_pad1d_backward_cpu(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* ---------------------------------------------------------------- reflection_pad2d */
+int tl_ops_register_reflection_pad2d(void);
+/* reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor */
+extern tl_operator *tl_ops_reflection_pad2d_op;
+typedef tl_tensor *(*tl_ops_reflection_pad2d_fn)(tl_keyset ks, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+tl_tensor *tl_ops_reflection_pad2d(tl_tensor *self, const int64_t *padding, int64_t padding_len);
+tl_tensor *tl_ops_reflection_pad2d_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+int tl_ops_reflection_pad2d_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_reflection_pad2d_cpu(tl_keyset ks, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* ---------------------------------------------------------------- reflection_pad2d_backward */
+int tl_ops_register_reflection_pad2d_backward(void);
+/* reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor */
+extern tl_operator *tl_ops_reflection_pad2d_backward_op;
+typedef tl_tensor *(*tl_ops_reflection_pad2d_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+tl_tensor *tl_ops_reflection_pad2d_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+tl_tensor *tl_ops_reflection_pad2d_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+int tl_ops_reflection_pad2d_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_reflection_pad2d_backward_cpu(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* ---------------------------------------------------------------- replication_pad1d */
+int tl_ops_register_replication_pad1d(void);
+/* replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor */
+extern tl_operator *tl_ops_replication_pad1d_op;
+typedef tl_tensor *(*tl_ops_replication_pad1d_fn)(tl_keyset ks, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+tl_tensor *tl_ops_replication_pad1d(tl_tensor *self, const int64_t *padding, int64_t padding_len);
+tl_tensor *tl_ops_replication_pad1d_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+int tl_ops_replication_pad1d_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_replication_pad1d_cpu(tl_keyset ks, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* ---------------------------------------------------------------- replication_pad1d_backward */
+int tl_ops_register_replication_pad1d_backward(void);
+/* replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor */
+extern tl_operator *tl_ops_replication_pad1d_backward_op;
+typedef tl_tensor *(*tl_ops_replication_pad1d_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+tl_tensor *tl_ops_replication_pad1d_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+tl_tensor *tl_ops_replication_pad1d_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+int tl_ops_replication_pad1d_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_replication_pad1d_backward_cpu(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* ---------------------------------------------------------------- replication_pad2d */
+int tl_ops_register_replication_pad2d(void);
+/* replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor */
+extern tl_operator *tl_ops_replication_pad2d_op;
+typedef tl_tensor *(*tl_ops_replication_pad2d_fn)(tl_keyset ks, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+tl_tensor *tl_ops_replication_pad2d(tl_tensor *self, const int64_t *padding, int64_t padding_len);
+tl_tensor *tl_ops_replication_pad2d_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+int tl_ops_replication_pad2d_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_replication_pad2d_cpu(tl_keyset ks, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* ---------------------------------------------------------------- replication_pad2d_backward */
+int tl_ops_register_replication_pad2d_backward(void);
+/* replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor */
+extern tl_operator *tl_ops_replication_pad2d_backward_op;
+typedef tl_tensor *(*tl_ops_replication_pad2d_backward_fn)(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+tl_tensor *tl_ops_replication_pad2d_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+tl_tensor *tl_ops_replication_pad2d_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+int tl_ops_replication_pad2d_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_replication_pad2d_backward_cpu(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
 /* ---------------------------------------------------------------- _scaled_dot_product_flash_attention_for_cpu */
 int tl_ops_register__scaled_dot_product_flash_attention_for_cpu(void);
 /* _scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp) */

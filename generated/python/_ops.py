@@ -156,6 +156,7 @@ __all__ = [
     "clip",
     "clip_",
     "clone",
+    "constant_pad_nd",
     "copysign",
     "cos",
     "cos_",
@@ -592,6 +593,7 @@ _C_clip_Tensor_out = getattr(_lib, "tl_ops_clip_Tensor_out", None) or _missing_c
 _C_clip__Tensor = getattr(_lib, "tl_ops_clip__Tensor", None) or _missing_c("tl_ops_clip__Tensor")
 _C_clip_out = getattr(_lib, "tl_ops_clip_out", None) or _missing_c("tl_ops_clip_out")
 _C_clone = getattr(_lib, "tl_ops_clone", None) or _missing_c("tl_ops_clone")
+_C_constant_pad_nd = getattr(_lib, "tl_ops_constant_pad_nd", None) or _missing_c("tl_ops_constant_pad_nd")
 _C_contiguous = getattr(_lib, "tl_ops_contiguous", None) or _missing_c("tl_ops_contiguous")
 _C_copy_ = getattr(_lib, "tl_ops_copy_", None) or _missing_c("tl_ops_copy_")
 _C_copysign_Tensor = getattr(_lib, "tl_ops_copysign_Tensor", None) or _missing_c("tl_ops_copysign_Tensor")
@@ -946,6 +948,10 @@ _C_randperm_generator = getattr(_lib, "tl_ops_randperm_generator", None) or _mis
 _C_reciprocal = getattr(_lib, "tl_ops_reciprocal", None) or _missing_c("tl_ops_reciprocal")
 _C_reciprocal_ = getattr(_lib, "tl_ops_reciprocal_", None) or _missing_c("tl_ops_reciprocal_")
 _C_reciprocal_out = getattr(_lib, "tl_ops_reciprocal_out", None) or _missing_c("tl_ops_reciprocal_out")
+_C_reflection_pad1d = getattr(_lib, "tl_ops_reflection_pad1d", None) or _missing_c("tl_ops_reflection_pad1d")
+_C_reflection_pad1d_backward = getattr(_lib, "tl_ops_reflection_pad1d_backward", None) or _missing_c("tl_ops_reflection_pad1d_backward")
+_C_reflection_pad2d = getattr(_lib, "tl_ops_reflection_pad2d", None) or _missing_c("tl_ops_reflection_pad2d")
+_C_reflection_pad2d_backward = getattr(_lib, "tl_ops_reflection_pad2d_backward", None) or _missing_c("tl_ops_reflection_pad2d_backward")
 _C_relu = getattr(_lib, "tl_ops_relu", None) or _missing_c("tl_ops_relu")
 _C_relu6 = getattr(_lib, "tl_ops_relu6", None) or _missing_c("tl_ops_relu6")
 _C_relu6_ = getattr(_lib, "tl_ops_relu6_", None) or _missing_c("tl_ops_relu6_")
@@ -958,6 +964,10 @@ _C_remainder_Tensor_out = getattr(_lib, "tl_ops_remainder_Tensor_out", None) or 
 _C_remainder__Scalar = getattr(_lib, "tl_ops_remainder__Scalar", None) or _missing_c("tl_ops_remainder__Scalar")
 _C_remainder__Tensor = getattr(_lib, "tl_ops_remainder__Tensor", None) or _missing_c("tl_ops_remainder__Tensor")
 _C_repeat = getattr(_lib, "tl_ops_repeat", None) or _missing_c("tl_ops_repeat")
+_C_replication_pad1d = getattr(_lib, "tl_ops_replication_pad1d", None) or _missing_c("tl_ops_replication_pad1d")
+_C_replication_pad1d_backward = getattr(_lib, "tl_ops_replication_pad1d_backward", None) or _missing_c("tl_ops_replication_pad1d_backward")
+_C_replication_pad2d = getattr(_lib, "tl_ops_replication_pad2d", None) or _missing_c("tl_ops_replication_pad2d")
+_C_replication_pad2d_backward = getattr(_lib, "tl_ops_replication_pad2d_backward", None) or _missing_c("tl_ops_replication_pad2d_backward")
 _C_reshape = getattr(_lib, "tl_ops_reshape", None) or _missing_c("tl_ops_reshape")
 _C_reshape_as = getattr(_lib, "tl_ops_reshape_as", None) or _missing_c("tl_ops_reshape_as")
 _C_rms_norm = getattr(_lib, "tl_ops_rms_norm", None) or _missing_c("tl_ops_rms_norm")
@@ -5360,6 +5370,37 @@ def clone(input, *, memory_format=None):
     if memory_format_c is _BAD:
         raise _arg_error('clone', 'memory_format', 0, 'torchlet.memory_format', memory_format)
     h_ = _C_clone(input._p, memory_format_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor
+_SIGS_constant_pad_nd = (
+    ('(Tensor input, tuple of ints pad, Number value = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('pad', lambda x: _cv_int_list(x, 0) is not _BAD), ('value', lambda x: _is_scalar(x)),), (), False),
+)
+
+
+def constant_pad_nd(input, pad, value=0):
+    '(Tensor input, tuple of ints pad, Number value = 0)'
+    if _TF and (r_ := _tf(constant_pad_nd, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('constant_pad_nd', 'input', 1, 'Tensor', input)
+    pad_c = _cv_int_list(pad, 0)
+    if pad_c is _BAD:
+        raise _arg_error('constant_pad_nd', 'pad', 2, 'tuple of ints', pad)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('constant_pad_nd', 'value', 3, 'Number', value)
+    h_ = _C_constant_pad_nd(input._p, pad_c[0], pad_c[1], value_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -15068,6 +15109,116 @@ def _nn_nll_loss_nd(input, target, weight=None, reduction=1, ignore_index=-100):
     return r_
 
 
+# yaml/native_functions.yaml: reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+_SIGS__nn_reflection_pad1d = (
+    ('(Tensor input, tuple of ints padding)', (('input', lambda x: isinstance(x, _Tensor)), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
+)
+
+
+def _nn_reflection_pad1d(input, padding):
+    '(Tensor input, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_reflection_pad1d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('reflection_pad1d', 'input', 1, 'Tensor', input)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('reflection_pad1d', 'padding', 2, 'tuple of ints', padding)
+    h_ = _C_reflection_pad1d(input._p, padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor
+_SIGS__nn_reflection_pad1d_backward = (
+    ('(Tensor grad_output, Tensor input, tuple of ints padding)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
+)
+
+
+def _nn_reflection_pad1d_backward(grad_output, input, padding):
+    '(Tensor grad_output, Tensor input, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_reflection_pad1d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('reflection_pad1d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('reflection_pad1d_backward', 'input', 2, 'Tensor', input)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('reflection_pad1d_backward', 'padding', 3, 'tuple of ints', padding)
+    h_ = _C_reflection_pad1d_backward(grad_output._p, input._p, padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+_SIGS__nn_reflection_pad2d = (
+    ('(Tensor input, tuple of ints padding)', (('input', lambda x: isinstance(x, _Tensor)), ('padding', lambda x: _cv_int_list(x, 4) is not _BAD),), (), False),
+)
+
+
+def _nn_reflection_pad2d(input, padding):
+    '(Tensor input, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_reflection_pad2d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('reflection_pad2d', 'input', 1, 'Tensor', input)
+    padding_c = _cv_int_list(padding, 4)
+    if padding_c is _BAD:
+        raise _arg_error('reflection_pad2d', 'padding', 2, 'tuple of ints', padding)
+    h_ = _C_reflection_pad2d(input._p, padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor
+_SIGS__nn_reflection_pad2d_backward = (
+    ('(Tensor grad_output, Tensor input, tuple of ints padding)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('padding', lambda x: _cv_int_list(x, 4) is not _BAD),), (), False),
+)
+
+
+def _nn_reflection_pad2d_backward(grad_output, input, padding):
+    '(Tensor grad_output, Tensor input, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_reflection_pad2d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('reflection_pad2d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('reflection_pad2d_backward', 'input', 2, 'Tensor', input)
+    padding_c = _cv_int_list(padding, 4)
+    if padding_c is _BAD:
+        raise _arg_error('reflection_pad2d_backward', 'padding', 3, 'tuple of ints', padding)
+    h_ = _C_reflection_pad2d_backward(grad_output._p, input._p, padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: relu6(Tensor self) -> Tensor
 _SIGS__nn_relu6 = (
     ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -15108,6 +15259,116 @@ def _nn_relu6_(input):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+_SIGS__nn_replication_pad1d = (
+    ('(Tensor input, tuple of ints padding)', (('input', lambda x: isinstance(x, _Tensor)), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
+)
+
+
+def _nn_replication_pad1d(input, padding):
+    '(Tensor input, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_replication_pad1d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('replication_pad1d', 'input', 1, 'Tensor', input)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('replication_pad1d', 'padding', 2, 'tuple of ints', padding)
+    h_ = _C_replication_pad1d(input._p, padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor
+_SIGS__nn_replication_pad1d_backward = (
+    ('(Tensor grad_output, Tensor input, tuple of ints padding)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
+)
+
+
+def _nn_replication_pad1d_backward(grad_output, input, padding):
+    '(Tensor grad_output, Tensor input, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_replication_pad1d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('replication_pad1d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('replication_pad1d_backward', 'input', 2, 'Tensor', input)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('replication_pad1d_backward', 'padding', 3, 'tuple of ints', padding)
+    h_ = _C_replication_pad1d_backward(grad_output._p, input._p, padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+_SIGS__nn_replication_pad2d = (
+    ('(Tensor input, tuple of ints padding)', (('input', lambda x: isinstance(x, _Tensor)), ('padding', lambda x: _cv_int_list(x, 4) is not _BAD),), (), False),
+)
+
+
+def _nn_replication_pad2d(input, padding):
+    '(Tensor input, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_replication_pad2d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('replication_pad2d', 'input', 1, 'Tensor', input)
+    padding_c = _cv_int_list(padding, 4)
+    if padding_c is _BAD:
+        raise _arg_error('replication_pad2d', 'padding', 2, 'tuple of ints', padding)
+    h_ = _C_replication_pad2d(input._p, padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor
+_SIGS__nn_replication_pad2d_backward = (
+    ('(Tensor grad_output, Tensor input, tuple of ints padding)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('padding', lambda x: _cv_int_list(x, 4) is not _BAD),), (), False),
+)
+
+
+def _nn_replication_pad2d_backward(grad_output, input, padding):
+    '(Tensor grad_output, Tensor input, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_replication_pad2d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('replication_pad2d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('replication_pad2d_backward', 'input', 2, 'Tensor', input)
+    padding_c = _cv_int_list(padding, 4)
+    if padding_c is _BAD:
+        raise _arg_error('replication_pad2d_backward', 'padding', 3, 'tuple of ints', padding)
+    h_ = _C_replication_pad2d_backward(grad_output._p, input._p, padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor
@@ -25712,8 +25973,16 @@ def _public_names():
         (_nn_nll_loss_backward, "nll_loss_backward"),
         (_nn_nll_loss_forward, "nll_loss_forward"),
         (_nn_nll_loss_nd, "nll_loss_nd"),
+        (_nn_reflection_pad1d, "reflection_pad1d"),
+        (_nn_reflection_pad1d_backward, "reflection_pad1d_backward"),
+        (_nn_reflection_pad2d, "reflection_pad2d"),
+        (_nn_reflection_pad2d_backward, "reflection_pad2d_backward"),
         (_nn_relu6, "relu6"),
         (_nn_relu6_, "relu6_"),
+        (_nn_replication_pad1d, "replication_pad1d"),
+        (_nn_replication_pad1d_backward, "replication_pad1d_backward"),
+        (_nn_replication_pad2d, "replication_pad2d"),
+        (_nn_replication_pad2d_backward, "replication_pad2d_backward"),
         (_nn_scaled_dot_product_attention, "scaled_dot_product_attention"),
         (_nn_silu, "silu"),
         (_nn_silu_, "silu_"),
@@ -26028,6 +26297,9 @@ SIGNATURES = {
     ),
     ("function", "clone"): (
         "(Tensor input, *, torchlet.memory_format memory_format = None)",
+    ),
+    ("function", "constant_pad_nd"): (
+        "(Tensor input, tuple of ints pad, Number value = 0)",
     ),
     ("function", "copysign"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -27658,11 +27930,35 @@ SIGNATURES = {
     ("nn", "nll_loss_nd"): (
         "(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100)",
     ),
+    ("nn", "reflection_pad1d"): (
+        "(Tensor input, tuple of ints padding)",
+    ),
+    ("nn", "reflection_pad1d_backward"): (
+        "(Tensor grad_output, Tensor input, tuple of ints padding)",
+    ),
+    ("nn", "reflection_pad2d"): (
+        "(Tensor input, tuple of ints padding)",
+    ),
+    ("nn", "reflection_pad2d_backward"): (
+        "(Tensor grad_output, Tensor input, tuple of ints padding)",
+    ),
     ("nn", "relu6"): (
         "(Tensor input)",
     ),
     ("nn", "relu6_"): (
         "(Tensor input)",
+    ),
+    ("nn", "replication_pad1d"): (
+        "(Tensor input, tuple of ints padding)",
+    ),
+    ("nn", "replication_pad1d_backward"): (
+        "(Tensor grad_output, Tensor input, tuple of ints padding)",
+    ),
+    ("nn", "replication_pad2d"): (
+        "(Tensor input, tuple of ints padding)",
+    ),
+    ("nn", "replication_pad2d_backward"): (
+        "(Tensor grad_output, Tensor input, tuple of ints padding)",
     ),
     ("nn", "scaled_dot_product_attention"): (
         "(Tensor query, Tensor key, Tensor value, Tensor attn_mask = None, float dropout_p = 0.0, bool is_causal = False, *, float scale = None, bool enable_gqa = False)",

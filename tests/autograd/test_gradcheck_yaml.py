@@ -695,9 +695,25 @@ NORM_CASES = {
         ([_rp(3, 4, 5)], lambda x: torchlet.native_group_norm(x, None, None, 3, 4, 5, 1, 1e-5)[0])],
 }
 
+
+PAD_CASES = {
+    "constant_pad_nd": [([_rp(2, 3, 4)], lambda x: torchlet.constant_pad_nd(x, [1, 2, -1, 1], 0.5)),
+                        ([_rp(3, 4)], lambda x: torchlet.constant_pad_nd(x.t(), [2, 0]))],
+    "reflection_pad1d": [([_rp(2, 3, 5)], lambda x: _nn().reflection_pad1d(x, [2, 3]))],
+    "reflection_pad2d": [([_rp(2, 3, 4, 5)], lambda x: _nn().reflection_pad2d(x, [2, 1, 3, 0])),
+                         ([_rp(3, 5, 4)], lambda x: _nn().reflection_pad2d(x.transpose(1, 2), [-1, 2, 1, 1]))],
+    "replication_pad1d": [([_rp(2, 3, 5)], lambda x: _nn().replication_pad1d(x, [4, 1]))],
+    "replication_pad2d": [([_rp(2, 3, 4, 5)], lambda x: _nn().replication_pad2d(x, [2, 5, 3, -1]))],
+    "reflection_pad1d_backward": [([_rp(2, 3, 10), _rp(2, 3, 5)], lambda g, x: _nn().reflection_pad1d_backward(g, x, [2, 3]))],
+    "reflection_pad2d_backward": [([_rp(2, 3, 7, 8), _rp(2, 3, 4, 5)], lambda g, x: _nn().reflection_pad2d_backward(g, x, [2, 1, 3, 0]))],
+    "replication_pad1d_backward": [([_rp(2, 3, 10), _rp(2, 3, 5)], lambda g, x: _nn().replication_pad1d_backward(g, x, [4, 1]))],
+    "replication_pad2d_backward": [([_rp(2, 3, 7, 8), _rp(2, 3, 4, 5)], lambda g, x: _nn().replication_pad2d_backward(g, x, [2, 1, 3, 0]))],
+}
+
 CASES = {
     **POOL_CASES,
     **NORM_CASES,
+    **PAD_CASES,
     **INDEX_COPY_CASES,
     **SHAPES_SORT_CASES,
     **DROPOUT_INDEX_PUT_VIEW_CASES,

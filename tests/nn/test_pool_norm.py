@@ -582,3 +582,194 @@ def test_norm_errors(fn, exc, msg):
 @pytest.mark.parametrize("fn, exc, msg", [e for e in NORM_ERRORS if e[1] is not ValueError])
 def test_norm_errors_match_torch(fn, exc, msg):
     _same_error_as_torch(fn)
+
+
+# ================================================================== padding
+
+NP_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+def np_pad(x, pad, mode, value=0.0):
+    """numpy's pad with PyTorch's pad order (pairs from the last dim); negative pads crop"""
+    widths = [(0, 0)] * x.ndim
+    for i in range(len(pad) // 2):
+        widths[x.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    crop = tuple(slice(max(-lo, 0), x.shape[d] - max(-hi, 0)) for d, (lo, hi) in enumerate(widths))
+    x = x[crop]
+    pos = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
+    kw = {"constant_values": value} if mode == "constant" else {}
+    return np.pad(x, pos, mode=NP_MODES[mode], **kw)
+
+
+PAD_CASES = [  # (shape, pad, mode)
+    ((2, 3, 5, 6), (1, 2), "constant"),
+    ((2, 3, 5, 6), (1, 2, 0, 3, 1, 1), "constant"),
+    ((2, 3, 5, 6), (-1, 2, 2, -2), "constant"),
+    ((2, 3, 5, 6), (-1, -2), "constant"),
+    ((3, 7), (2, 3), "reflect"),
+    ((2, 3, 7), (3, 1), "reflect"),
+    ((3, 5, 6), (2, 1, 4, 3), "reflect"),
+    ((2, 3, 5, 6), (5, 0, 1, 2), "reflect"),
+    ((2, 3, 5, 6), (-1, 2, 1, -2), "reflect"),
+    ((2, 3, 7), (3, 5), "replicate"),
+    ((2, 3, 5, 6), (4, 1, 7, 2), "replicate"),
+    ((2, 3, 5, 6), (-2, 3, 1, -1), "replicate"),
+    ((2, 3, 7), (3, 2), "circular"),
+    ((2, 3, 5, 6), (2, 1, 3, 5), "circular"),
+    ((2, 3, 5, 6), (-2, 1, 1, -3), "circular"),
+]
+
+
+@pytest.mark.parametrize("shape, pad, mode", PAD_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_pad_numpy(shape, pad, mode, dtype):
+    x = R.standard_normal(shape).astype(dtype)
+    kw = {"value": 1.5} if mode == "constant" else {}
+    y = F.pad(_t(x), pad, mode, **kw)
+    np.testing.assert_array_equal(_n(y), np_pad(x, pad, mode, 1.5))
+    # non-contiguous input
+    xt = _t(np.ascontiguousarray(np.swapaxes(x, -1, -2))).transpose(-1, -2)
+    np.testing.assert_array_equal(_n(F.pad(xt, pad, mode, **kw)), np_pad(x, pad, mode, 1.5))
+
+
+def test_constant_pad_to_empty():
+    y = torchlet.constant_pad_nd(torchlet.ones(2, 3, 5, 5), (-5, 0, 1, 0))
+    assert tuple(y.shape) == (2, 3, 6, 0)
+
+
+def test_pad_other_dtypes():
+    x = R.integers(-9, 9, (2, 3, 4, 5))
+    for mode in ("constant", "reflect", "replicate"):
+        got = F.pad(_t(x), (1, 2, 2, 1), mode)
+        assert got.dtype == torchlet.int64
+        np.testing.assert_array_equal(_n(got), np_pad(x, (1, 2, 2, 1), mode))
+    h = F.pad(_t(x[0]).half(), (1, 1), "reflect")
+    np.testing.assert_array_equal(_n(h.float()), np_pad(x[0].astype(np.float32), (1, 1), "reflect"))
+
+
+@pytest.mark.parametrize("shape, pad, mode", PAD_CASES)
+def test_pad_gradcheck(shape, pad, mode):
+    x = R.standard_normal(shape)
+    assert gradcheck(lambda t: F.pad(t, pad, mode), [x])
+
+
+def test_pad_backward_ops_gradgradcheck():
+    from _gradcheck_util import gradgradcheck
+    for mode in ("reflect", "replicate"):
+        assert gradgradcheck(lambda t: F.pad(t * t, (2, 1, 1, 3), mode), [R.standard_normal((2, 2, 4, 5))])
+        assert gradgradcheck(lambda t: F.pad(t * t, (2, 1), mode), [R.standard_normal((2, 4, 5))])
+
+
+PAD_ERRORS = [
+    (lambda m, x: m.nn.functional.pad(x, (1, 2, 3)), RuntimeError, "Padding length must be divisible by 2"),
+    (lambda m, x: m.nn.functional.pad(x, (1,) * 10), RuntimeError, "Padding length should be less than or equal"),
+    (lambda m, x: m.nn.functional.pad(x, (1, 1), mode="bogus"), NotImplementedError, "Unrecognised padding mode bogus"),
+    (lambda m, x: m.nn.functional.pad(x, (1, 1), mode="reflect"), NotImplementedError, "Padding size 2 is not supported"),
+    (lambda m, x: m.nn.functional.pad(x, (1, 1, 1, 1), mode="replicate", value=1.0), RuntimeError,
+     "Padding mode \"replicate\" doesn't take in value argument"),
+    (lambda m, x: m._C._nn.reflection_pad2d(x, (5, 1, 0, 0)), RuntimeError, "Argument #4: Padding size should be less"),
+    (lambda m, x: m._C._nn.reflection_pad2d(x, (1, 1, 0, 5)), RuntimeError, "Argument #6: Padding size should be less"),
+    (lambda m, x: m._C._nn.reflection_pad2d(x[0, 0], (1, 1, 1, 1)), RuntimeError, "Expected 3D or 4D (batch mode)"),
+    (lambda m, x: m._C._nn.replication_pad2d(x[:, :0], (1, 1, 1, 1)), RuntimeError, "Expected 3D or 4D (batch mode)"),
+    (lambda m, x: m._C._nn.reflection_pad1d(x[0], (1, 1, 1, 1)), RuntimeError, "padding size is expected to be 2"),
+    (lambda m, x: m.constant_pad_nd(x, (1, 2, 3)), RuntimeError, "Length of pad must be even"),
+    (lambda m, x: m.constant_pad_nd(x, (-3, -3, 1, 0)), RuntimeError, "narrow(): length must be non-negative."),
+    (lambda m, x: m.constant_pad_nd(x, (-6, 0, 1, 0)), RuntimeError, "narrow(): length must be non-negative."),
+]
+
+
+@pytest.mark.parametrize("fn, exc, msg", PAD_ERRORS)
+def test_pad_errors(fn, exc, msg):
+    with pytest.raises(exc) as e:
+        fn(torchlet, torchlet.ones(2, 3, 5, 5))
+    assert msg in str(e.value)
+
+
+@pytest.mark.parametrize("fn, exc, msg", PAD_ERRORS)
+def test_pad_errors_match_torch(fn, exc, msg):
+    _same_error_as_torch(fn)
+
+
+@pytest.mark.parametrize("shape, pad, mode", PAD_CASES)
+def test_pad_against_torch(shape, pad, mode):
+    torch = _torch()
+    x = R.standard_normal(shape)
+    tx, lx = torch.tensor(x, requires_grad=True), torchlet.tensor(x, requires_grad=True)
+    to, lo = torch.nn.functional.pad(tx, pad, mode), F.pad(lx, pad, mode)
+    np.testing.assert_array_equal(_n(lo), to.detach().numpy())
+    if mode != "circular":  # circular: cat / narrow nodes here, PyTorch's own _pad_circular node
+        assert type(lo.grad_fn).__name__ == type(to.grad_fn).__name__
+    g = R.standard_normal(tuple(to.shape))
+    to.backward(torch.tensor(g))
+    lo.backward(torchlet.tensor(g))
+    np.testing.assert_allclose(_n(lx.grad), tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+PAD_MODULES = [
+    ("ZeroPad2d", (2,), (2, 3, 4, 5)), ("ZeroPad1d", ((1, 2),), (2, 3, 4)), ("ConstantPad1d", (3, 2.5), (2, 3, 4)),
+    ("ConstantPad2d", ((1, 0, 2, 3), -1.0), (2, 3, 4, 5)), ("ReflectionPad1d", (2,), (2, 3, 4)),
+    ("ReflectionPad2d", ((1, 2, 3, 0),), (2, 3, 4, 5)), ("ReplicationPad1d", ((3, 1),), (3, 4)),
+    ("ReplicationPad2d", (2,), (3, 4, 5)), ("CircularPad1d", (2,), (2, 3, 4)), ("CircularPad2d", ((1, 0, 2, 3),), (2, 3, 4, 5)),
+]
+
+
+@pytest.mark.parametrize("name, args, shape", PAD_MODULES)
+def test_pad_modules_against_torch(name, args, shape):
+    torch = _torch()
+    tm, lm = getattr(torch.nn, name)(*args), getattr(nn, name)(*args)
+    assert repr(lm) == repr(tm)
+    x = R.standard_normal(shape).astype(np.float32)
+    np.testing.assert_array_equal(_n(lm(torchlet.tensor(x))), tm(torch.tensor(x)).numpy())
+
+
+# ================================================================== Python composites
+
+
+def test_one_hot():
+    idx = np.array([[0, 3, 1], [2, 2, 0]])
+    got = F.one_hot(_t(idx))
+    assert got.dtype == torchlet.int64
+    np.testing.assert_array_equal(_n(got), np.eye(4, dtype=np.int64)[idx])
+    np.testing.assert_array_equal(_n(F.one_hot(_t(idx), 6)), np.eye(6, dtype=np.int64)[idx])
+    for bad, msg in [(_t(idx).int(), "LongTensor"), (_t(idx) - 1, "non-negative")]:
+        with pytest.raises(RuntimeError, match=msg):
+            F.one_hot(bad)
+    with pytest.raises(RuntimeError, match="smaller than num_classes"):
+        F.one_hot(_t(idx), 3)
+
+
+def test_normalize_cosine_pairwise_lrn_numpy():
+    a, b = R.standard_normal((4, 5, 3)), R.standard_normal((5, 3))
+    np.testing.assert_allclose(_n(F.normalize(_t(a))), a / np.linalg.norm(a, axis=1, keepdims=True), rtol=1e-12)
+    np.testing.assert_allclose(_n(F.normalize(_t(a), p=1.0, dim=-1)), a / np.abs(a).sum(-1, keepdims=True), rtol=1e-12)
+    bb = np.broadcast_to(b, a.shape)
+    cos = (a * bb).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(bb, axis=1))
+    np.testing.assert_allclose(_n(F.cosine_similarity(_t(a), _t(b))), cos, rtol=1e-12)
+    np.testing.assert_allclose(_n(F.pairwise_distance(_t(a), _t(b))), np.linalg.norm(a - b + 1e-6, axis=-1), rtol=1e-12)
+    x = R.standard_normal((2, 6, 3, 4))
+    sq = np.pad(x * x, ((0, 0), (2, 2), (0, 0), (0, 0)))
+    div = (1 + 1e-4 * np.stack([sq[:, c:c + 5].mean(1) for c in range(6)], 1)) ** 0.75
+    np.testing.assert_allclose(_n(F.local_response_norm(_t(x), 5)), x / div, rtol=1e-12)
+
+
+COMPOSITES = [
+    lambda m, a, b: m.nn.functional.normalize(a, dim=-1),
+    lambda m, a, b: m.nn.functional.cosine_similarity(a, b, dim=-1),
+    lambda m, a, b: m.nn.functional.pairwise_distance(a, b, p=3.0, keepdim=True),
+    lambda m, a, b: m.nn.functional.local_response_norm(a, 3, 1e-2, 0.5, 2.0),
+    lambda m, a, b: m.nn.functional.local_response_norm(a.reshape(2, 3, 2, 2), 2),
+]
+
+
+@pytest.mark.parametrize("case", range(len(COMPOSITES)))
+def test_composites_against_torch(case):
+    torch = _torch()
+    a, b = R.standard_normal((2, 3, 4)), R.standard_normal((3, 4))
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    la, lb = torchlet.tensor(a, requires_grad=True), torchlet.tensor(b, requires_grad=True)
+    to, lo = COMPOSITES[case](torch, ta, tb), COMPOSITES[case](torchlet, la, lb)
+    np.testing.assert_allclose(_n(lo), to.detach().numpy(), rtol=1e-10, atol=1e-12)
+    g = R.standard_normal(tuple(to.shape))
+    to.backward(torch.tensor(g))
+    lo.backward(torchlet.tensor(g))
+    np.testing.assert_allclose(_n(la.grad), ta.grad.numpy(), rtol=1e-8, atol=1e-10)

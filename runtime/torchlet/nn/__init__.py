@@ -3,7 +3,7 @@ initialisers (torchlet.nn.init), utilities (torchlet.nn.utils: gradient
 clipping, parameter vectors) and the Module machinery with the layers built on
 them (Module, Parameter, Sequential, ModuleList, ModuleDict, ParameterList,
 ParameterDict, Linear, LayerNorm, RMSNorm, Embedding, the activations,
-Dropout, Flatten, the losses, the pooling and normalization layers), as in PyTorch."""
+Dropout, Flatten, the losses, the pooling, normalization and padding layers), as in PyTorch."""
 from . import functional, init, utils  # noqa: F401
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList  # noqa: F401
 from .layers import (  # noqa: F401
@@ -16,6 +16,10 @@ from .pooling import (  # noqa: F401
 from .normalization import (  # noqa: F401
     BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
 )
+from .padding import (  # noqa: F401
+    CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, ReflectionPad1d, ReflectionPad2d, ReplicationPad1d,
+    ReplicationPad2d, ZeroPad1d, ZeroPad2d,
+)
 from .modules import Embedding, LayerNorm, Linear, Module, Parameter, RMSNorm, Sequential, SiLU  # noqa: F401
 
 __all__ = ["functional", "init", "utils", "Module", "Parameter", "Sequential", "ModuleList", "ModuleDict",
@@ -23,4 +27,5 @@ __all__ = ["functional", "init", "utils", "Module", "Parameter", "Sequential", "
            "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Identity", "Flatten", "Unflatten", "Dropout", "MSELoss",
            "NLLLoss", "CrossEntropyLoss", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "BatchNorm1d", "BatchNorm2d", "InstanceNorm1d",
-           "InstanceNorm2d", "GroupNorm"]
+           "InstanceNorm2d", "GroupNorm", "ConstantPad1d", "ConstantPad2d", "ZeroPad1d", "ZeroPad2d",
+           "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d"]

@@ -28,6 +28,7 @@ __all__ = [
     "embedding", "scaled_dot_product_attention", "max_pool1d", "max_pool2d", "max_pool1d_with_indices",
     "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
     "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices", "batch_norm", "instance_norm", "group_norm",
+    "pad", "one_hot", "normalize", "cosine_similarity", "pairwise_distance", "local_response_norm",
 ]
 
 _TF = 0  # active torch-function modes (torchlet._function_mode); each public function checks it first
@@ -434,3 +435,140 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
     _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] + list(input.size()[2:]))
     return torchlet.group_norm(input, num_groups, weight, bias, eps, False)
+
+
+# ----------------------------------------------------------------- padding
+# PyTorch's pad (aten pad_symint's checks and routing, written here in
+# Python): constant -> constant_pad_nd; reflect / replicate -> the 1-d / 2-d
+# operators by pad length and input rank; circular -> _pad_circular below.
+
+_PAD_MODES = {"constant", "reflect", "replicate", "circular"}
+
+
+def _pad_circular(input, pad):
+    """Circular padding of the last len(pad) // 2 dims (pad pairs from the
+    last dim), as cat of wrapped slices; negative pads crop."""
+    out = input
+    for i in range(len(pad) // 2):
+        dim = input.dim() - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        size = out.size(dim)
+        if lo > size or hi > size:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if lo + hi + size < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension.")
+        # the kept middle (negative pads crop), then wrapped copies of its ends
+        mid = out.narrow(dim, max(-lo, 0), size - max(-lo, 0) - max(-hi, 0))
+        parts = [mid]
+        if lo > 0:
+            parts.insert(0, mid.narrow(dim, mid.size(dim) - lo, lo))
+        if hi > 0:
+            parts.append(mid.narrow(dim, 0, hi))
+        out = torchlet.cat(parts, dim) if len(parts) > 1 else mid
+    return out
+
+
+def pad(input, pad, mode="constant", value=None):
+    if _TF and (r_ := _tf(globals()["pad"], locals())) is not _GO:
+        return r_
+    pad = list(pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) > input.dim() * 2:
+        raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.dim()}")
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode == "constant":
+        return torchlet.constant_pad_nd(input, pad, 0.0 if value is None else value)
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    n, d = len(pad), input.dim()
+    if (n, d) in ((2, 2), (2, 3), (4, 3), (4, 4)):
+        if mode == "circular":
+            return _pad_circular(input, pad)
+        fn = f"{'reflection' if mode == 'reflect' else 'replication'}_pad{n // 2}d"
+        return getattr(_nn, fn)(input, pad)
+    raise NotImplementedError(
+        f"Padding size {n} is not supported for {d}D input tensor.\n"
+        "Supported combinations for non-constant padding:\n"
+        "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+        "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+        "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+
+
+# ------------------------------------------------- composites PyTorch writes
+# over other operators (values and messages as PyTorch 2.13's)
+
+
+def one_hot(tensor, num_classes=-1):
+    """PyTorch's one_hot (an aten CompositeImplicitAutograd operator there):
+    int64 classes -> int64 rows with a single 1."""
+    if _TF and (r_ := _tf(one_hot, locals())) is not _GO:
+        return r_
+    if tensor.dtype != torchlet.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if tensor.numel() == 0:
+        if num_classes <= 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        return torchlet.empty(*tensor.shape, num_classes, dtype=torchlet.int64)
+    if int(tensor.min().item()) < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        num_classes = int(tensor.max().item()) + 1
+    elif int(tensor.max().item()) >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    out = torchlet.zeros(*tensor.shape, num_classes, dtype=torchlet.int64)
+    return out.scatter_(-1, tensor.unsqueeze(-1), 1)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    if _TF and (r_ := _tf(normalize, locals())) is not _GO:
+        return r_
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    if out is None:
+        return input / denom
+    return torchlet.div(input, denom, out=out)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """PyTorch's cosine_similarity: sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) over
+    dim, the inputs broadcast together first (PyTorch clamps the norms in
+    place under no_grad: the gradient differs only where a norm is below eps)"""
+    if _TF and (r_ := _tf(cosine_similarity, locals())) is not _GO:
+        return r_
+    x1, x2 = torchlet.broadcast_tensors(x1, x2)
+    n1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
+    n2 = x2.norm(2, dim, keepdim=True).clamp_min(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    if _TF and (r_ := _tf(pairwise_distance, locals())) is not _GO:
+        return r_
+    innermost = max(x1.dim(), x2.dim()) - 1
+    if innermost < 0:  # two 0-dim inputs: PyTorch norms over no dim
+        return (x1 - x2 + eps).abs()
+    return (x1 - x2 + eps).norm(p, innermost, keepdim=keepdim)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """PyTorch's local_response_norm; the 4-d+ case's avg_pool3d over
+    (size, 1, 1) is the same window as avg_pool2d over (size, 1) of the
+    spatial dims flattened"""
+    if _TF and (r_ := _tf(local_response_norm, locals())) is not _GO:
+        return r_
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    sizes = input.size()
+    div = div.unsqueeze(1) if dim == 3 else div.reshape(sizes[0], 1, sizes[1], -1)
+    div = pad(div, (0, 0, size // 2, (size - 1) // 2))
+    div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    if dim > 3:
+        div = div.reshape(sizes)
+    div = div.mul(alpha).add(k).pow(beta)
+    return input / div
