@@ -228,10 +228,21 @@ static tl_tensor *pad_backward(tl_tensor *grad_output, tl_tensor *self, const in
         tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", name, tl_dtype_scalar_name(dt));
         return NULL;
     }
-    if (tl_tensor_ndim(grad_output) != nd || tl_tensor_sizes(grad_output)[nd - 1] != c.ow ||
-        (dim == 2 && tl_tensor_sizes(grad_output)[nd - 2] != c.oh) || tl_tensor_numel(grad_output) != pad_planes(self, dim) * c.oh * c.ow) {
+    /* PyTorch's width / height messages, then the leading dims (no PyTorch message) */
+    const int64_t gnd = tl_tensor_ndim(grad_output);
+    const int64_t *gs = tl_tensor_sizes(grad_output);
+    if (gnd < 1 || gs[gnd - 1] != c.ow) {
         tl_set_error(TL_ERR_RUNTIME, "grad_output width unexpected. Expected: %lld, Got: %lld", (long long)c.ow,
-                     (long long)(tl_tensor_ndim(grad_output) ? tl_tensor_sizes(grad_output)[tl_tensor_ndim(grad_output) - 1] : 0));
+                     (long long)(gnd ? gs[gnd - 1] : 0));
+        return NULL;
+    }
+    if (dim == 2 && (gnd < 2 || gs[gnd - 2] != c.oh)) {
+        tl_set_error(TL_ERR_RUNTIME, "grad_output height unexpected. Expected: %lld, Got: %lld", (long long)c.oh,
+                     (long long)(gnd > 1 ? gs[gnd - 2] : 0));
+        return NULL;
+    }
+    if (gnd != nd || memcmp(gs, tl_tensor_sizes(self), (size_t)(nd - dim) * sizeof(int64_t))) {
+        tl_set_error(TL_ERR_RUNTIME, "%s: grad_output must have the leading dimensions of the input", name);
         return NULL;
     }
     const tl_dtype ct = compute_dtype(dt);
