@@ -2,7 +2,7 @@
  * (kernels/native/norm_ops.c walks the channels / groups and calls them
  * through tl_norm_stub on runs of n contiguous elements). Table slot 0 is
  * float32, 1 float64; float16 / bfloat16 are computed in float32 by the
- * caller. Sums are returned in double (float32 runs accumulate in LANES
+ * caller. Sums are returned in double (float32 runs accumulate in vector
  * float partial sums per block of 1024, then in double), so long channels
  * stay accurate. */
 #ifndef TL_NORM_KERNEL_H
