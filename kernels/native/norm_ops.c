@@ -145,28 +145,29 @@ typedef struct {
 
 #define RUN(c, n, ch) ((int64_t)(((n) * (c)->C + (ch)) * (c)->HW * (c)->isz))
 
-static void bn_fwd_channels(int64_t b, int64_t e, void *ctx) {
+/* training: the batch mean, biased variance and invstd of each channel */
+static void bn_stats_channels(int64_t b, int64_t e, void *ctx) {
     const bn_ctx *c = ctx;
     const double M = (double)(c->N * c->HW);
     for (int64_t ch = b; ch < e; ch++) {
-        double mean, invstd;
-        if (c->train) {
-            double s = 0, q = 0;
-            for (int64_t n = 0; n < c->N; n++) s += c->k->sum(c->x + RUN(c, n, ch), c->HW);
-            mean = M > 0 ? s / M : NAN;
-            for (int64_t n = 0; n < c->N; n++) q += c->k->sqdev(c->x + RUN(c, n, ch), c->HW, mean);
-            const double var = M > 0 ? q / M : NAN;
-            invstd = 1.0 / sqrt(var + c->eps);
-            c->mean[ch] = mean;
-            c->var[ch] = var;
-            c->invstd[ch] = invstd;
-        } else {
-            mean = c->mean[ch];
-            invstd = c->invstd[ch];
-        }
-        const double a = invstd * (c->w ? c->w[ch] : 1.0), sh = c->b ? c->b[ch] : 0.0;
-        for (int64_t n = 0; n < c->N; n++)
-            c->k->affine(c->x + RUN(c, n, ch), c->y + RUN(c, n, ch), c->HW, mean, a, sh);
+        double s = 0, q = 0;
+        for (int64_t n = 0; n < c->N; n++) s += c->k->sum(c->x + RUN(c, n, ch), c->HW);
+        const double mean = M > 0 ? s / M : NAN;
+        for (int64_t n = 0; n < c->N; n++) q += c->k->sqdev(c->x + RUN(c, n, ch), c->HW, mean);
+        const double var = M > 0 ? q / M : NAN;
+        c->mean[ch] = mean;
+        c->var[ch] = var;
+        c->invstd[ch] = 1.0 / sqrt(var + c->eps);
+    }
+}
+
+/* y = (x - mean) * invstd * w + b over the (n, c) planes in memory order */
+static void bn_affine_planes(int64_t b, int64_t e, void *ctx) {
+    const bn_ctx *c = ctx;
+    for (int64_t p = b; p < e; p++) {
+        const int64_t ch = p % c->C;
+        const double a = c->invstd[ch] * (c->w ? c->w[ch] : 1.0), sh = c->b ? c->b[ch] : 0.0;
+        c->k->affine(c->x + p * c->HW * c->isz, c->y + p * c->HW * c->isz, c->HW, c->mean[ch], a, sh);
     }
 }
 
@@ -202,7 +203,8 @@ static int bn_forward(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_t
         bn_ctx c = {NORM_K(ct), tl_tensor_data_ptr(x), NULL, tl_tensor_data_ptr(y), N, C, HW, tl__itemsize(ct), w, b,
                     mean, invstd, var, NULL, NULL, eps, training};
         const int64_t per = N * HW > 0 ? N * HW : 1;
-        if (N * HW > 0 || training) tl_parallel_for(C, 65536 / per > 0 ? 65536 / per : 1, bn_fwd_channels, &c);
+        if (training) tl_parallel_for(C, 65536 / per > 0 ? 65536 / per : 1, bn_stats_channels, &c);
+        if (HW > 0) tl_parallel_for(N * C, 32768 / HW > 0 ? 32768 / HW : 1, bn_affine_planes, &c);
     }
     if (training && N * HW > 0) {
         const double n = (double)(N * HW);
