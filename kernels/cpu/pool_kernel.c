@@ -2,14 +2,19 @@
  * the calling convention and PyTorch's window rules). Compiled once per CPU
  * capability.
  *
- * Each output element scans its window in row-major order (PyTorch's order,
- * so ties and NaNs pick the same index). avg_pool2d and the adaptive pools
- * sum in the accumulation type of PyTorch's kernels (float for float32,
- * double, int64). */
+ * Each max window is scanned in row-major order (PyTorch's order, so ties and
+ * NaNs pick the same index). avg_pool2d and the adaptive pools sum in the
+ * accumulation type of PyTorch's kernels (float for float32, double, int64);
+ * avg_pool2d sums each output row's window rows into column sums first (the
+ * same terms in another order than PyTorch's: float32 results may differ in
+ * the last bits). */
 #include <math.h>
 #include <string.h>
 
 #include "pool_kernel.h"
+
+/* avg_pool2d forward: the widest plane row summed through column sums */
+enum { COLS = 4096 };
 
 static inline int64_t pk_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t pk_max(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -76,23 +81,39 @@ static inline int64_t avg_window(const tl_pool_geom *g, int64_t oh_, int64_t ow_
         memset(gi, 0, (size_t)n_in * sizeof(T));                                                     \
         for (int64_t i = 0; i < n_out; i++) gi[ind[i]] += gr[i];                                     \
     }                                                                                                \
+    /* per output row: the column sums of its window rows (one vectorizable  \
+     * pass over the input row span), then each window's columns summed from   \
+     * them; planes wider than COLS take the direct window sums */             \
     static void TL_KNAME(avg_fwd_##NAME)(const void *xv, void *yv, const tl_pool_geom *g) {         \
         const T *x = xv;                                                                             \
         T *y = yv;                                                                                   \
-        for (int64_t oh_ = 0; oh_ < g->oh; oh_++)                                                    \
+        ACC cols[COLS];                                                                              \
+        const int use_cols = g->iw <= COLS;                                                          \
+        for (int64_t oh_ = 0; oh_ < g->oh; oh_++) {                                                  \
+            int64_t rh0 = 0, rh1 = 0, rw0, rw1;                                                      \
+            avg_window(g, oh_, 0, &rh0, &rh1, &rw0, &rw1);                                           \
+            if (use_cols) {                                                                          \
+                for (int64_t w = 0; w < g->iw; w++) cols[w] = 0;                                     \
+                for (int64_t h = rh0; h < rh1; h++)                                                  \
+                    for (int64_t w = 0; w < g->iw; w++) cols[w] += x[h * g->iw + w];                 \
+            }                                                                                        \
             for (int64_t ow_ = 0; ow_ < g->ow; ow_++) {                                              \
                 int64_t h0, h1, w0, w1;                                                              \
-                const int64_t div = avg_window(g, oh_, ow_, &h0, &h1, &w0, &w1);               \
+                const int64_t div = avg_window(g, oh_, ow_, &h0, &h1, &w0, &w1);                     \
                 T *o = y + oh_ * g->ow + ow_;                                                        \
                 if (h0 >= h1 || w0 >= w1) {                                                          \
                     *o = 0;                                                                          \
                     continue;                                                                        \
                 }                                                                                    \
                 ACC s = 0;                                                                           \
-                for (int64_t h = h0; h < h1; h++)                                                    \
-                    for (int64_t w = w0; w < w1; w++) s += x[h * g->iw + w];                         \
+                if (use_cols)                                                                        \
+                    for (int64_t w = w0; w < w1; w++) s += cols[w];                                  \
+                else                                                                                 \
+                    for (int64_t h = h0; h < h1; h++)                                                \
+                        for (int64_t w = w0; w < w1; w++) s += x[h * g->iw + w];                     \
                 *o = (T)(s / (ACC)div);                                                              \
             }                                                                                        \
+        }                                                                                            \
     }                                                                                                \
     static void TL_KNAME(avg_bwd_##NAME)(const void *gv, void *giv, const tl_pool_geom *g) {        \
         const T *gr = gv;                                                                            \
