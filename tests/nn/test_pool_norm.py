@@ -149,6 +149,11 @@ def test_max_pool2d_nan_ties_noncontiguous_and_ints():
     ry, rind = np_max_pool2d(x, 2)
     np.testing.assert_array_equal(_n(y), ry)
     np.testing.assert_array_equal(_n(ind), rind)
+    for fill in (-np.inf, np.nan):  # every window equal: the first in-bounds element (NaN: the last NaN)
+        xf = np.full((1, 2, 7, 9), fill)
+        for k, s, p, d, c in ((3, 2, 1, 1, True), (2, 1, 1, 2, False)):
+            yf, indf = F.max_pool2d(_t(xf), k, s, p, d, c, return_indices=True)
+            np.testing.assert_array_equal(_n(indf), np_max_pool2d(xf, k, s, p, d, c)[1])
     xt = _t(R.standard_normal((2, 6, 5, 3))).permute(0, 3, 1, 2)
     np.testing.assert_array_equal(_n(F.max_pool2d(xt, 2, 1)), np_max_pool2d(_n(xt), 2, 1)[0])
     xi = R.integers(-50, 50, (2, 3, 5, 5))
