@@ -1069,6 +1069,9 @@ int tl_ops_adaptive_max_pool2d(tl_tensor *self, const int64_t *output_size, int6
 tl_tensor *tl_ops_adaptive_max_pool2d_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices, tl_tensor *grad_input);
 tl_tensor *tl_ops_adaptive_max_pool2d_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices);
 
+/* adaptive_max_pool1d */
+int tl_ops_adaptive_max_pool1d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, tl_tensor **ret0, tl_tensor **ret1);
+
 /* native_batch_norm */
 int tl_ops_native_batch_norm(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, bool training, double momentum, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
 

@@ -396,6 +396,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_acosh(...) tl_pyabi_tensor(tl_ops_acosh(__VA_ARGS__))
 #define tl_ops_adaptive_avg_pool1d(...) tl_pyabi_tensor(tl_ops_adaptive_avg_pool1d(__VA_ARGS__))
 #define tl_ops_adaptive_avg_pool2d(...) tl_pyabi_tensor(tl_ops_adaptive_avg_pool2d(__VA_ARGS__))
+#define tl_ops_adaptive_max_pool1d(...) tl_pyabi_rc(tl_ops_adaptive_max_pool1d(__VA_ARGS__))
 #define tl_ops_adaptive_max_pool2d(...) tl_pyabi_rc(tl_ops_adaptive_max_pool2d(__VA_ARGS__))
 #define tl_ops_adaptive_max_pool2d_backward(...) tl_pyabi_tensor(tl_ops_adaptive_max_pool2d_backward(__VA_ARGS__))
 #define tl_ops_add_Tensor(...) tl_pyabi_tensor(tl_ops_add_Tensor(__VA_ARGS__))

@@ -228,6 +228,7 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_adaptive_avg_pool1d() != 0) return -1;
     if (tl_ops_register_adaptive_max_pool2d() != 0) return -1;
     if (tl_ops_register_adaptive_max_pool2d_backward() != 0) return -1;
+    if (tl_ops_register_adaptive_max_pool1d() != 0) return -1;
     if (tl_ops_register_native_batch_norm() != 0) return -1;
     if (tl_ops_register__native_batch_norm_legit() != 0) return -1;
     if (tl_ops_register__native_batch_norm_legit_no_training() != 0) return -1;

@@ -4964,6 +4964,16 @@ int tl_ops_adaptive_max_pool2d_backward_boxed(const tl_kernel *k_, const tl_oper
 TL_WEAK int tl_meta_adaptive_max_pool2d_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices);
 TL_WEAK int tl_impl_adaptive_max_pool2d_backward_out_cpu(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices, tl_tensor *grad_input);
 
+/* ---------------------------------------------------------------- adaptive_max_pool1d */
+int tl_ops_register_adaptive_max_pool1d(void);
+/* adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor) */
+extern tl_operator *tl_ops_adaptive_max_pool1d_op;
+typedef int (*tl_ops_adaptive_max_pool1d_fn)(tl_keyset ks, tl_tensor *self, const int64_t *output_size, int64_t output_size_len, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_adaptive_max_pool1d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_adaptive_max_pool1d_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *output_size, int64_t output_size_len, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_adaptive_max_pool1d_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_adaptive_max_pool1d(tl_keyset ks, tl_tensor *self, const int64_t *output_size, int64_t output_size_len, tl_tensor **ret0, tl_tensor **ret1);
+
 /* ---------------------------------------------------------------- native_batch_norm */
 int tl_ops_register_native_batch_norm(void);
 /* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor) */

@@ -89,6 +89,7 @@ __all__ = [
     "acosh",
     "acosh_",
     "adaptive_avg_pool1d",
+    "adaptive_max_pool1d",
     "add",
     "addcdiv",
     "addcmul",
@@ -411,6 +412,7 @@ _C_acosh_ = getattr(_lib, "tl_ops_acosh_", None) or _missing_c("tl_ops_acosh_")
 _C_acosh_out = getattr(_lib, "tl_ops_acosh_out", None) or _missing_c("tl_ops_acosh_out")
 _C_adaptive_avg_pool1d = getattr(_lib, "tl_ops_adaptive_avg_pool1d", None) or _missing_c("tl_ops_adaptive_avg_pool1d")
 _C_adaptive_avg_pool2d = getattr(_lib, "tl_ops_adaptive_avg_pool2d", None) or _missing_c("tl_ops_adaptive_avg_pool2d")
+_C_adaptive_max_pool1d = getattr(_lib, "tl_ops_adaptive_max_pool1d", None) or _missing_c("tl_ops_adaptive_max_pool1d")
 _C_adaptive_max_pool2d = getattr(_lib, "tl_ops_adaptive_max_pool2d", None) or _missing_c("tl_ops_adaptive_max_pool2d")
 _C_adaptive_max_pool2d_backward = getattr(_lib, "tl_ops_adaptive_max_pool2d_backward", None) or _missing_c("tl_ops_adaptive_max_pool2d_backward")
 _C_adaptive_max_pool2d_backward_grad_input = getattr(_lib, "tl_ops_adaptive_max_pool2d_backward_grad_input", None) or _missing_c("tl_ops_adaptive_max_pool2d_backward_grad_input")
@@ -2157,6 +2159,27 @@ def adaptive_avg_pool1d(input, output_size):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)
+_SIGS_adaptive_max_pool1d = (
+    ('(Tensor input, tuple of ints output_size)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 1) is not _BAD),), (), False),
+)
+
+
+def adaptive_max_pool1d(input, output_size):
+    '(Tensor input, tuple of ints output_size)'
+    if _TF and (r_ := _tf(adaptive_max_pool1d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('adaptive_max_pool1d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 1)
+    if output_size_c is _BAD:
+        raise _arg_error('adaptive_max_pool1d', 'output_size', 2, 'tuple of ints', output_size)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_adaptive_max_pool1d(input._p, output_size_c[0], output_size_c[1], p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
 
 
 # yaml/native_functions.yaml: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -26064,6 +26087,9 @@ SIGNATURES = {
         "(Tensor input)",
     ),
     ("function", "adaptive_avg_pool1d"): (
+        "(Tensor input, tuple of ints output_size)",
+    ),
+    ("function", "adaptive_max_pool1d"): (
         "(Tensor input, tuple of ints output_size)",
     ),
     ("function", "add"): (

@@ -767,3 +767,31 @@ int tl_impl_adaptive_max_pool2d_backward_out_cpu(tl_structured *s, tl_tensor *gr
     if (adaptive_geom(self, os, &g)) return -1;
     return max_backward(grad_output, self, indices, &g, grad_input);
 }
+
+/* adaptive_max_pool1d (CompositeImplicitAutograd, PyTorch's):
+ * adaptive_max_pool2d over a height-1 view */
+int tl_native_adaptive_max_pool1d(tl_keyset ks, tl_tensor *self, const int64_t *output_size, int64_t output_size_len,
+                                  tl_tensor **ret0, tl_tensor **ret1) {
+    (void)ks;
+    if (check_dim_range_1d(self, "adaptive_max_pool1d") ||
+        check1d("adaptive_max_pool1d", "output_size", output_size_len))
+        return -1;
+    const int64_t nd = tl_tensor_ndim(self);
+    for (int64_t i = 1; i < nd; i++)
+        if (tl_tensor_sizes(self)[i] <= 0) {
+            char a[256];
+            fmt_shape(a, sizeof a, tl_tensor_sizes(self), nd);
+            return tl_set_error(TL_ERR_RUNTIME, "adaptive_max_pool1d(): Expected input to have non-zero size for "
+                                                "non-batch dimensions, but input has sizes %s with dimension %lld "
+                                                "being empty", a, (long long)i);
+        }
+    const int64_t os[2] = {1, output_size[0]};
+    tl_tensor *x = tl_ops_unsqueeze(self, -2), *out = NULL, *ind = NULL;
+    if (!x) return -1;
+    const int rc = tl_ops_adaptive_max_pool2d(x, os, 2, &out, &ind);
+    tl_tensor_release(x);
+    if (rc || squeeze_pair(&out, &ind)) return -1;
+    *ret0 = out;
+    *ret1 = ind;
+    return 0;
+}

@@ -226,6 +226,10 @@ def test_1d_forms_numpy():
     np.testing.assert_allclose(_n(F.avg_pool1d(_t(x), 3, 2, 1, True, False)),
                                np_avg_pool2d(x[:, :, None, :], (1, 3), (1, 2), (0, 1), True, False)[:, :, 0])
     np.testing.assert_allclose(_n(F.adaptive_avg_pool1d(_t(x), 4)), np_adaptive(x[:, :, None, :], 1, 4, "avg")[0][:, :, 0])
+    ym, im = F.adaptive_max_pool1d(_t(x), 4, return_indices=True)
+    rm, ri = np_adaptive(x[:, :, None, :], 1, 4, "max")
+    np.testing.assert_array_equal(_n(ym), rm[:, :, 0])
+    np.testing.assert_array_equal(_n(im), ri[:, :, 0])
 
 
 # ------------------------------------------------------------------ backward
@@ -261,6 +265,7 @@ GRAD_CASES = [
     (lambda x: F.adaptive_avg_pool2d(x, 1), (2, 3, 5, 4)),
     (lambda x: F.adaptive_avg_pool1d(x, 4), (2, 3, 9)),
     (lambda x: F.adaptive_max_pool2d(x, (3, 2)), (2, 3, 7, 6)),
+    (lambda x: F.adaptive_max_pool1d(x, 4), (2, 3, 9)),
     (lambda x: F.max_pool2d(x.transpose(-1, -2), 2), (2, 3, 6, 5)),
 ]
 
@@ -294,6 +299,8 @@ ERRORS = [
     (lambda m, x: m.nn.functional.max_pool1d(x, 2), RuntimeError, "max_pool1d: Expected 2D or 3D"),
     (lambda m, x: m.nn.functional.max_pool1d(x[0], 2, padding=2), RuntimeError, "max_pool1d() padding should be at most"),
     (lambda m, x: m.nn.functional.avg_pool1d(x, 2), RuntimeError, "while checking arguments for avg_pool1d"),
+    (lambda m, x: m.nn.functional.adaptive_max_pool1d(x, 2), RuntimeError, "for adaptive_max_pool1d"),
+    (lambda m, x: m.nn.functional.adaptive_max_pool1d(x[0, :, :0], 2), RuntimeError, "adaptive_max_pool1d(): Expected"),
 ]
 
 
@@ -335,6 +342,7 @@ TORCH_CASES = [
     lambda m, x: m.nn.functional.adaptive_avg_pool2d(x, 1),
     lambda m, x: m.nn.functional.adaptive_avg_pool1d(x.flatten(2), 7),
     lambda m, x: m.nn.functional.adaptive_max_pool2d(x, (5, 2), True),
+    lambda m, x: m.nn.functional.adaptive_max_pool1d(x.flatten(2), 5, True),
 ]
 
 
@@ -368,6 +376,7 @@ MODULES = [
     ("AdaptiveAvgPool2d", ((2, None),), {}),
     ("AdaptiveAvgPool1d", (3,), {}),
     ("AdaptiveMaxPool2d", (2,), {"return_indices": True}),
+    ("AdaptiveMaxPool1d", (4,), {}),
 ]
 
 

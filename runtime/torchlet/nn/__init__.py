@@ -11,7 +11,7 @@ from .layers import (  # noqa: F401
     Unflatten,
 )
 from .pooling import (  # noqa: F401
-    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d,
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d,
 )
 from .normalization import (  # noqa: F401
     BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
@@ -26,6 +26,6 @@ __all__ = ["functional", "init", "utils", "Module", "Parameter", "Sequential", "
            "ParameterList", "ParameterDict", "Linear", "LayerNorm", "RMSNorm", "Embedding", "SiLU", "ReLU", "GELU",
            "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Identity", "Flatten", "Unflatten", "Dropout", "MSELoss",
            "NLLLoss", "CrossEntropyLoss", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "BatchNorm1d", "BatchNorm2d", "InstanceNorm1d",
+           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "BatchNorm1d", "BatchNorm2d", "InstanceNorm1d",
            "InstanceNorm2d", "GroupNorm", "ConstantPad1d", "ConstantPad2d", "ZeroPad1d", "ZeroPad2d",
            "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d"]

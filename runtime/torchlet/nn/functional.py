@@ -27,7 +27,8 @@ __all__ = [
     "sigmoid", "tanh", "linear", "layer_norm", "rms_norm", "dropout", "nll_loss", "cross_entropy", "mse_loss",
     "embedding", "scaled_dot_product_attention", "max_pool1d", "max_pool2d", "max_pool1d_with_indices",
     "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-    "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices", "batch_norm", "instance_norm", "group_norm",
+    "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices", "adaptive_max_pool1d",
+    "adaptive_max_pool1d_with_indices", "batch_norm", "instance_norm", "group_norm",
     "pad", "one_hot", "normalize", "cosine_similarity", "pairwise_distance", "local_response_norm",
 ]
 
@@ -373,6 +374,20 @@ def adaptive_avg_pool2d(input, output_size):
     if _TF and (r_ := _tf(adaptive_avg_pool2d, locals())) is not _GO:
         return r_
     return _nn.adaptive_avg_pool2d(input, _list_with_default(output_size, input.size()))
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    if _TF and (r_ := _tf(adaptive_max_pool1d_with_indices, locals())) is not _GO:
+        return r_
+    return torchlet.adaptive_max_pool1d(input, output_size)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    if _TF and (r_ := _tf(adaptive_max_pool1d, locals())) is not _GO:
+        return r_
+    if return_indices:
+        return adaptive_max_pool1d_with_indices(input, output_size)
+    return adaptive_max_pool1d_with_indices(input, output_size)[0]
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
