@@ -142,4 +142,41 @@ fail:
     tl_tensor_release(*grad_weight);
     *grad_input = *grad_weight = NULL;
     return -1;
+/* PyTorch's max_pool_double_backward: the gradient of a max pooling backward
+ * with respect to grad_output picks grad at the saved indices of each plane
+ * (the last `dim` dims flattened) */
+tl_tensor *tl_ag_max_pool_double_backward(tl_tensor *grad, tl_tensor *indices, int64_t dim) {
+    const int64_t nd = tl_tensor_ndim(indices);
+    if (tl_tensor_numel(indices) == 0)
+        return tl_empty(nd, tl_tensor_sizes(indices), tl_tensor_dtype(grad), tl_tensor_device(grad));
+    int64_t size[16];
+    const int64_t lead = nd - dim < 15 ? nd - dim : 15;
+    for (int64_t i = 0; i < lead; i++) size[i] = tl_tensor_sizes(indices)[i];
+    size[lead] = -1;
+    tl_tensor *iv = NULL, *gv = NULL, *g = NULL, *r = NULL;
+    if ((iv = tl_ops_reshape(indices, size, lead + 1)) && (gv = tl_ops_reshape(grad, size, lead + 1)) &&
+        (g = tl_ops_gather(gv, -1, iv, false)))
+        r = tl_ops_reshape(g, tl_tensor_sizes(indices), nd);
+    tl_tensor_release(iv);
+    tl_tensor_release(gv);
+    tl_tensor_release(g);
+    return r;
+}
+
+/* _adaptive_avg_pool2d_backward's `grad_output:` term, PyTorch's
+ * `_adaptive_avg_pool2d_symint(grad, {grad_output.sym_size(-2),
+ * grad_output.sym_size(-1)})` (the compiler has no braced int lists) */
+tl_tensor *tl_ag_adaptive_avg_pool2d_double_backward(tl_tensor *grad, tl_tensor *grad_output) {
+    const int64_t nd = tl_tensor_ndim(grad_output);
+    const int64_t os[2] = {tl_tensor_sizes(grad_output)[nd - 2], tl_tensor_sizes(grad_output)[nd - 1]};
+    return tl_ops__adaptive_avg_pool2d(grad, os, 2);
+}
+
+/* PyTorch's constant_pad_nd_backward: constant_pad_nd of grad by the negated
+ * pads (negative pads narrow it back to the input's shape) */
+tl_tensor *tl_ag_constant_pad_nd_backward(tl_tensor *grad, const int64_t *pad, int64_t npad) {
+    int64_t neg[64];
+    if (npad > 64) npad = 64;
+    for (int64_t i = 0; i < npad; i++) neg[i] = -pad[i];
+    return tl_ops_constant_pad_nd(grad, neg, npad, tl_scalar_from_int(0));
 }

@@ -293,5 +293,11 @@ tl_tensor *tl_ag_softmax_double_backward(tl_tensor *grad, tl_tensor *grad_output
 tl_tensor *tl_ag_log_softmax_double_backward_grad_output(tl_tensor *grad, tl_tensor *output, int64_t dim);
 tl_tensor *tl_ag_log_softmax_double_backward_output(tl_tensor *grad, tl_tensor *grad_output, int64_t dim,
                                                     tl_tensor *output);
+/* pooling (autograd/autograd_nn.c): PyTorch's max_pool_double_backward, and
+ * _adaptive_avg_pool2d_backward's grad_output term */
+tl_tensor *tl_ag_max_pool_double_backward(tl_tensor *grad, tl_tensor *indices, int64_t dim);
+tl_tensor *tl_ag_adaptive_avg_pool2d_double_backward(tl_tensor *grad, tl_tensor *grad_output);
+/* padding: PyTorch's constant_pad_nd_backward */
+tl_tensor *tl_ag_constant_pad_nd_backward(tl_tensor *grad, const int64_t *pad, int64_t npad);
 
 #endif

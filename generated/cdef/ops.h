@@ -1134,6 +1134,110 @@ tl_tensor *tl_ops_kl_div(tl_tensor *self, tl_tensor *target, int64_t reduction, 
 /* scaled_dot_product_attention */
 tl_tensor *tl_ops_scaled_dot_product_attention(tl_tensor *query, tl_tensor *key, tl_tensor *value, tl_tensor *attn_mask, double dropout_p, bool is_causal, double scale, bool scale_has, bool enable_gqa);
 
+/* max_pool2d_with_indices */
+int tl_ops_max_pool2d_with_indices(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor **ret0, tl_tensor **ret1);
+
+/* max_pool2d_with_indices_backward */
+tl_tensor *tl_ops_max_pool2d_with_indices_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor *indices, tl_tensor *grad_input);
+tl_tensor *tl_ops_max_pool2d_with_indices_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor *indices);
+
+/* max_pool2d */
+tl_tensor *tl_ops_max_pool2d(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode);
+
+/* max_pool1d_with_indices */
+int tl_ops_max_pool1d_with_indices(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor **ret0, tl_tensor **ret1);
+
+/* max_pool1d */
+tl_tensor *tl_ops_max_pool1d(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode);
+
+/* avg_pool2d */
+tl_tensor *tl_ops_avg_pool2d_out(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has, tl_tensor *out);
+tl_tensor *tl_ops_avg_pool2d(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has);
+
+/* avg_pool2d_backward */
+tl_tensor *tl_ops_avg_pool2d_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has, tl_tensor *grad_input);
+tl_tensor *tl_ops_avg_pool2d_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has);
+
+/* avg_pool1d */
+tl_tensor *tl_ops_avg_pool1d(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad);
+
+/* adaptive_avg_pool2d */
+tl_tensor *tl_ops_adaptive_avg_pool2d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+
+/* _adaptive_avg_pool2d */
+tl_tensor *tl_ops__adaptive_avg_pool2d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+
+/* _adaptive_avg_pool2d_backward */
+tl_tensor *tl_ops__adaptive_avg_pool2d_backward(tl_tensor *grad_output, tl_tensor *self);
+
+/* adaptive_avg_pool1d */
+tl_tensor *tl_ops_adaptive_avg_pool1d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+
+/* adaptive_max_pool2d */
+int tl_ops_adaptive_max_pool2d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, tl_tensor **ret0, tl_tensor **ret1);
+
+/* adaptive_max_pool2d_backward */
+tl_tensor *tl_ops_adaptive_max_pool2d_backward_grad_input(tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices, tl_tensor *grad_input);
+tl_tensor *tl_ops_adaptive_max_pool2d_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices);
+
+/* adaptive_max_pool1d */
+int tl_ops_adaptive_max_pool1d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, tl_tensor **ret0, tl_tensor **ret1);
+
+/* native_batch_norm */
+int tl_ops_native_batch_norm(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, bool training, double momentum, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* _native_batch_norm_legit */
+int tl_ops__native_batch_norm_legit(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, bool training, double momentum, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+int tl_ops__native_batch_norm_legit_no_stats(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, bool training, double momentum, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* _native_batch_norm_legit_no_training */
+int tl_ops__native_batch_norm_legit_no_training(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, double momentum, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* native_batch_norm_backward */
+int tl_ops_native_batch_norm_backward(tl_tensor *grad_out, tl_tensor *input, tl_tensor *weight, tl_tensor *running_mean, tl_tensor *running_var, tl_tensor *save_mean, tl_tensor *save_invstd, bool train, double eps, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* batch_norm */
+tl_tensor *tl_ops_batch_norm(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, bool training, double momentum, double eps, bool cudnn_enabled);
+
+/* instance_norm */
+tl_tensor *tl_ops_instance_norm(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *running_mean, tl_tensor *running_var, bool use_input_stats, double momentum, double eps, bool cudnn_enabled);
+
+/* native_group_norm */
+int tl_ops_native_group_norm(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* native_group_norm_backward */
+int tl_ops_native_group_norm_backward(tl_tensor *grad_out, tl_tensor *input, tl_tensor *mean, tl_tensor *rstd, tl_tensor *weight, int64_t N, int64_t C, int64_t HxW, int64_t group, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* group_norm */
+tl_tensor *tl_ops_group_norm(tl_tensor *input, int64_t num_groups, tl_tensor *weight, tl_tensor *bias, double eps, bool cudnn_enabled);
+
+/* constant_pad_nd */
+tl_tensor *tl_ops_constant_pad_nd(tl_tensor *self, const int64_t *pad, int64_t pad_len, tl_scalar value);
+
+/* reflection_pad1d */
+tl_tensor *tl_ops_reflection_pad1d(tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* reflection_pad1d_backward */
+tl_tensor *tl_ops_reflection_pad1d_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* reflection_pad2d */
+tl_tensor *tl_ops_reflection_pad2d(tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* reflection_pad2d_backward */
+tl_tensor *tl_ops_reflection_pad2d_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* replication_pad1d */
+tl_tensor *tl_ops_replication_pad1d(tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* replication_pad1d_backward */
+tl_tensor *tl_ops_replication_pad1d_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* replication_pad2d */
+tl_tensor *tl_ops_replication_pad2d(tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* replication_pad2d_backward */
+tl_tensor *tl_ops_replication_pad2d_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
 /* _scaled_dot_product_flash_attention_for_cpu */
 int tl_ops__scaled_dot_product_flash_attention_for_cpu(tl_tensor *query, tl_tensor *key, tl_tensor *value, double dropout_p, bool is_causal, tl_tensor *attn_mask, double scale, bool scale_has, tl_tensor **ret0, tl_tensor **ret1);
 

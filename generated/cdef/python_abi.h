@@ -22,6 +22,7 @@ int tl_pyabi_acos__r(tl_tensor *self);
 int tl_pyabi_acos_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_acosh__r(tl_tensor *self);
 int tl_pyabi_acosh_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_adaptive_max_pool2d_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices, tl_tensor *grad_input);
 tl_tensor *tl_pyabi_add_Tensor_n_other(tl_tensor *self, tl_scalar other, tl_scalar alpha);
 int tl_pyabi_add__Tensor_n_other_r(tl_tensor *self, tl_scalar other, tl_scalar alpha);
 int tl_pyabi_add__Tensor_r(tl_tensor *self, tl_tensor *other, tl_scalar alpha);
@@ -70,6 +71,8 @@ int tl_pyabi_atan__r(tl_tensor *self);
 int tl_pyabi_atan_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_atanh__r(tl_tensor *self);
 int tl_pyabi_atanh_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_avg_pool2d_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has, tl_tensor *grad_input);
+int tl_pyabi_avg_pool2d_out_r(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has, tl_tensor *out);
 int tl_pyabi_baddbmm__r(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
 int tl_pyabi_baddbmm_dtype_out_r(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 int tl_pyabi_baddbmm_out_r(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
@@ -264,6 +267,7 @@ int tl_pyabi_masked_fill__Scalar_r(tl_tensor *self, tl_tensor *mask, tl_scalar v
 int tl_pyabi_masked_fill__Tensor_r(tl_tensor *self, tl_tensor *mask, tl_tensor *value);
 int tl_pyabi_matmul_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_max_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_max_pool2d_with_indices_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor *indices, tl_tensor *grad_input);
 int tl_pyabi_max_unary_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_maximum_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_mean_dtype_out_r(tl_tensor *self, tl_dtype dtype, tl_tensor *out);
@@ -387,12 +391,17 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
  * warning in the status it already returns (tl_runtime.h, tl_pyabi_*): a
  * tensor result comes back as NULL (parked), an int status 0 as 1. A macro
  * does not expand inside its own expansion, so the real function is called. */
+#define tl_ops__adaptive_avg_pool2d(...) tl_pyabi_tensor(tl_ops__adaptive_avg_pool2d(__VA_ARGS__))
+#define tl_ops__adaptive_avg_pool2d_backward(...) tl_pyabi_tensor(tl_ops__adaptive_avg_pool2d_backward(__VA_ARGS__))
 #define tl_ops__convolution_mode(...) tl_pyabi_tensor(tl_ops__convolution_mode(__VA_ARGS__))
 #define tl_ops__index_put_impl(...) tl_pyabi_tensor(tl_ops__index_put_impl(__VA_ARGS__))
 #define tl_ops__linalg_svd(...) tl_pyabi_rc(tl_ops__linalg_svd(__VA_ARGS__))
 #define tl_ops__linalg_svd_U(...) tl_pyabi_rc(tl_ops__linalg_svd_U(__VA_ARGS__))
 #define tl_ops__log_softmax(...) tl_pyabi_tensor(tl_ops__log_softmax(__VA_ARGS__))
 #define tl_ops__log_softmax_backward_data(...) tl_pyabi_tensor(tl_ops__log_softmax_backward_data(__VA_ARGS__))
+#define tl_ops__native_batch_norm_legit(...) tl_pyabi_rc(tl_ops__native_batch_norm_legit(__VA_ARGS__))
+#define tl_ops__native_batch_norm_legit_no_stats(...) tl_pyabi_rc(tl_ops__native_batch_norm_legit_no_stats(__VA_ARGS__))
+#define tl_ops__native_batch_norm_legit_no_training(...) tl_pyabi_rc(tl_ops__native_batch_norm_legit_no_training(__VA_ARGS__))
 #define tl_ops__prelu_kernel(...) tl_pyabi_tensor(tl_ops__prelu_kernel(__VA_ARGS__))
 #define tl_ops__prelu_kernel_backward(...) tl_pyabi_rc(tl_ops__prelu_kernel_backward(__VA_ARGS__))
 #define tl_ops__scaled_dot_product_flash_attention_for_cpu(...) tl_pyabi_rc(tl_ops__scaled_dot_product_flash_attention_for_cpu(__VA_ARGS__))
@@ -404,6 +413,11 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_abs(...) tl_pyabi_tensor(tl_ops_abs(__VA_ARGS__))
 #define tl_ops_acos(...) tl_pyabi_tensor(tl_ops_acos(__VA_ARGS__))
 #define tl_ops_acosh(...) tl_pyabi_tensor(tl_ops_acosh(__VA_ARGS__))
+#define tl_ops_adaptive_avg_pool1d(...) tl_pyabi_tensor(tl_ops_adaptive_avg_pool1d(__VA_ARGS__))
+#define tl_ops_adaptive_avg_pool2d(...) tl_pyabi_tensor(tl_ops_adaptive_avg_pool2d(__VA_ARGS__))
+#define tl_ops_adaptive_max_pool1d(...) tl_pyabi_rc(tl_ops_adaptive_max_pool1d(__VA_ARGS__))
+#define tl_ops_adaptive_max_pool2d(...) tl_pyabi_rc(tl_ops_adaptive_max_pool2d(__VA_ARGS__))
+#define tl_ops_adaptive_max_pool2d_backward(...) tl_pyabi_tensor(tl_ops_adaptive_max_pool2d_backward(__VA_ARGS__))
 #define tl_ops_add_Tensor(...) tl_pyabi_tensor(tl_ops_add_Tensor(__VA_ARGS__))
 #define tl_ops_addcdiv(...) tl_pyabi_tensor(tl_ops_addcdiv(__VA_ARGS__))
 #define tl_ops_addcmul(...) tl_pyabi_tensor(tl_ops_addcmul(__VA_ARGS__))
@@ -446,8 +460,12 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_atleast_2d_Sequence(...) tl_pyabi_rc(tl_ops_atleast_2d_Sequence(__VA_ARGS__))
 #define tl_ops_atleast_3d(...) tl_pyabi_tensor(tl_ops_atleast_3d(__VA_ARGS__))
 #define tl_ops_atleast_3d_Sequence(...) tl_pyabi_rc(tl_ops_atleast_3d_Sequence(__VA_ARGS__))
+#define tl_ops_avg_pool1d(...) tl_pyabi_tensor(tl_ops_avg_pool1d(__VA_ARGS__))
+#define tl_ops_avg_pool2d(...) tl_pyabi_tensor(tl_ops_avg_pool2d(__VA_ARGS__))
+#define tl_ops_avg_pool2d_backward(...) tl_pyabi_tensor(tl_ops_avg_pool2d_backward(__VA_ARGS__))
 #define tl_ops_baddbmm(...) tl_pyabi_tensor(tl_ops_baddbmm(__VA_ARGS__))
 #define tl_ops_baddbmm_dtype(...) tl_pyabi_tensor(tl_ops_baddbmm_dtype(__VA_ARGS__))
+#define tl_ops_batch_norm(...) tl_pyabi_tensor(tl_ops_batch_norm(__VA_ARGS__))
 #define tl_ops_binary_cross_entropy(...) tl_pyabi_tensor(tl_ops_binary_cross_entropy(__VA_ARGS__))
 #define tl_ops_binary_cross_entropy_backward(...) tl_pyabi_tensor(tl_ops_binary_cross_entropy_backward(__VA_ARGS__))
 #define tl_ops_bitwise_and_Scalar(...) tl_pyabi_tensor(tl_ops_bitwise_and_Scalar(__VA_ARGS__))
@@ -484,6 +502,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_clip(...) tl_pyabi_tensor(tl_ops_clip(__VA_ARGS__))
 #define tl_ops_clip_Tensor(...) tl_pyabi_tensor(tl_ops_clip_Tensor(__VA_ARGS__))
 #define tl_ops_clone(...) tl_pyabi_tensor(tl_ops_clone(__VA_ARGS__))
+#define tl_ops_constant_pad_nd(...) tl_pyabi_tensor(tl_ops_constant_pad_nd(__VA_ARGS__))
 #define tl_ops_contiguous(...) tl_pyabi_tensor(tl_ops_contiguous(__VA_ARGS__))
 #define tl_ops_conv1d(...) tl_pyabi_tensor(tl_ops_conv1d(__VA_ARGS__))
 #define tl_ops_conv1d_padding(...) tl_pyabi_tensor(tl_ops_conv1d_padding(__VA_ARGS__))
@@ -554,6 +573,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_ger(...) tl_pyabi_tensor(tl_ops_ger(__VA_ARGS__))
 #define tl_ops_glu(...) tl_pyabi_tensor(tl_ops_glu(__VA_ARGS__))
 #define tl_ops_glu_backward(...) tl_pyabi_tensor(tl_ops_glu_backward(__VA_ARGS__))
+#define tl_ops_group_norm(...) tl_pyabi_tensor(tl_ops_group_norm(__VA_ARGS__))
 #define tl_ops_gt_Scalar(...) tl_pyabi_tensor(tl_ops_gt_Scalar(__VA_ARGS__))
 #define tl_ops_gt_Tensor(...) tl_pyabi_tensor(tl_ops_gt_Tensor(__VA_ARGS__))
 #define tl_ops_hardshrink(...) tl_pyabi_tensor(tl_ops_hardshrink(__VA_ARGS__))
@@ -575,6 +595,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_index_put(...) tl_pyabi_tensor(tl_ops_index_put(__VA_ARGS__))
 #define tl_ops_index_select(...) tl_pyabi_tensor(tl_ops_index_select(__VA_ARGS__))
 #define tl_ops_index_select_backward(...) tl_pyabi_tensor(tl_ops_index_select_backward(__VA_ARGS__))
+#define tl_ops_instance_norm(...) tl_pyabi_tensor(tl_ops_instance_norm(__VA_ARGS__))
 #define tl_ops_isclose(...) tl_pyabi_tensor(tl_ops_isclose(__VA_ARGS__))
 #define tl_ops_isfinite(...) tl_pyabi_tensor(tl_ops_isfinite(__VA_ARGS__))
 #define tl_ops_isinf(...) tl_pyabi_tensor(tl_ops_isinf(__VA_ARGS__))
@@ -623,6 +644,11 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_max_dim(...) tl_pyabi_rc(tl_ops_max_dim(__VA_ARGS__))
 #define tl_ops_max_dim_max(...) tl_pyabi_rc(tl_ops_max_dim_max(__VA_ARGS__))
 #define tl_ops_max_other(...) tl_pyabi_tensor(tl_ops_max_other(__VA_ARGS__))
+#define tl_ops_max_pool1d(...) tl_pyabi_tensor(tl_ops_max_pool1d(__VA_ARGS__))
+#define tl_ops_max_pool1d_with_indices(...) tl_pyabi_rc(tl_ops_max_pool1d_with_indices(__VA_ARGS__))
+#define tl_ops_max_pool2d(...) tl_pyabi_tensor(tl_ops_max_pool2d(__VA_ARGS__))
+#define tl_ops_max_pool2d_with_indices(...) tl_pyabi_rc(tl_ops_max_pool2d_with_indices(__VA_ARGS__))
+#define tl_ops_max_pool2d_with_indices_backward(...) tl_pyabi_tensor(tl_ops_max_pool2d_with_indices_backward(__VA_ARGS__))
 #define tl_ops_maximum(...) tl_pyabi_tensor(tl_ops_maximum(__VA_ARGS__))
 #define tl_ops_mean(...) tl_pyabi_tensor(tl_ops_mean(__VA_ARGS__))
 #define tl_ops_mean_dim(...) tl_pyabi_tensor(tl_ops_mean_dim(__VA_ARGS__))
@@ -649,8 +675,12 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_nan_to_num(...) tl_pyabi_tensor(tl_ops_nan_to_num(__VA_ARGS__))
 #define tl_ops_narrow(...) tl_pyabi_tensor(tl_ops_narrow(__VA_ARGS__))
 #define tl_ops_narrow_Tensor(...) tl_pyabi_tensor(tl_ops_narrow_Tensor(__VA_ARGS__))
+#define tl_ops_native_batch_norm(...) tl_pyabi_rc(tl_ops_native_batch_norm(__VA_ARGS__))
+#define tl_ops_native_batch_norm_backward(...) tl_pyabi_rc(tl_ops_native_batch_norm_backward(__VA_ARGS__))
 #define tl_ops_native_dropout(...) tl_pyabi_rc(tl_ops_native_dropout(__VA_ARGS__))
 #define tl_ops_native_dropout_backward(...) tl_pyabi_tensor(tl_ops_native_dropout_backward(__VA_ARGS__))
+#define tl_ops_native_group_norm(...) tl_pyabi_rc(tl_ops_native_group_norm(__VA_ARGS__))
+#define tl_ops_native_group_norm_backward(...) tl_pyabi_rc(tl_ops_native_group_norm_backward(__VA_ARGS__))
 #define tl_ops_native_layer_norm(...) tl_pyabi_rc(tl_ops_native_layer_norm(__VA_ARGS__))
 #define tl_ops_native_layer_norm_backward(...) tl_pyabi_rc(tl_ops_native_layer_norm_backward(__VA_ARGS__))
 #define tl_ops_ne_Scalar(...) tl_pyabi_tensor(tl_ops_ne_Scalar(__VA_ARGS__))
@@ -687,12 +717,20 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_randperm(...) tl_pyabi_tensor(tl_ops_randperm(__VA_ARGS__))
 #define tl_ops_randperm_generator(...) tl_pyabi_tensor(tl_ops_randperm_generator(__VA_ARGS__))
 #define tl_ops_reciprocal(...) tl_pyabi_tensor(tl_ops_reciprocal(__VA_ARGS__))
+#define tl_ops_reflection_pad1d(...) tl_pyabi_tensor(tl_ops_reflection_pad1d(__VA_ARGS__))
+#define tl_ops_reflection_pad1d_backward(...) tl_pyabi_tensor(tl_ops_reflection_pad1d_backward(__VA_ARGS__))
+#define tl_ops_reflection_pad2d(...) tl_pyabi_tensor(tl_ops_reflection_pad2d(__VA_ARGS__))
+#define tl_ops_reflection_pad2d_backward(...) tl_pyabi_tensor(tl_ops_reflection_pad2d_backward(__VA_ARGS__))
 #define tl_ops_relu(...) tl_pyabi_tensor(tl_ops_relu(__VA_ARGS__))
 #define tl_ops_relu6(...) tl_pyabi_tensor(tl_ops_relu6(__VA_ARGS__))
 #define tl_ops_remainder_Scalar(...) tl_pyabi_tensor(tl_ops_remainder_Scalar(__VA_ARGS__))
 #define tl_ops_remainder_Scalar_Tensor(...) tl_pyabi_tensor(tl_ops_remainder_Scalar_Tensor(__VA_ARGS__))
 #define tl_ops_remainder_Tensor(...) tl_pyabi_tensor(tl_ops_remainder_Tensor(__VA_ARGS__))
 #define tl_ops_repeat(...) tl_pyabi_tensor(tl_ops_repeat(__VA_ARGS__))
+#define tl_ops_replication_pad1d(...) tl_pyabi_tensor(tl_ops_replication_pad1d(__VA_ARGS__))
+#define tl_ops_replication_pad1d_backward(...) tl_pyabi_tensor(tl_ops_replication_pad1d_backward(__VA_ARGS__))
+#define tl_ops_replication_pad2d(...) tl_pyabi_tensor(tl_ops_replication_pad2d(__VA_ARGS__))
+#define tl_ops_replication_pad2d_backward(...) tl_pyabi_tensor(tl_ops_replication_pad2d_backward(__VA_ARGS__))
 #define tl_ops_reshape(...) tl_pyabi_tensor(tl_ops_reshape(__VA_ARGS__))
 #define tl_ops_reshape_as(...) tl_pyabi_tensor(tl_ops_reshape_as(__VA_ARGS__))
 #define tl_ops_rms_norm(...) tl_pyabi_tensor(tl_ops_rms_norm(__VA_ARGS__))

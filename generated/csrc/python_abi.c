@@ -113,6 +113,14 @@ int tl_pyabi_acosh_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* adaptive_max_pool2d_backward.grad_input(Tensor grad_output, Tensor self, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!) */
+int tl_pyabi_adaptive_max_pool2d_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices, tl_tensor *grad_input) {
+    tl_tensor *r = tl_ops_adaptive_max_pool2d_backward_grad_input(grad_output, self, indices, grad_input);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 tl_tensor *tl_pyabi_add_Tensor_n_other(tl_tensor *self, tl_scalar other, tl_scalar alpha) {
     tl_tensor *other_t = tl_wrapped_scalar(other);
@@ -499,6 +507,22 @@ int tl_pyabi_atanh__r(tl_tensor *self) {
 /* atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_atanh_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_atanh_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* avg_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!) */
+int tl_pyabi_avg_pool2d_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has, tl_tensor *grad_input) {
+    tl_tensor *r = tl_ops_avg_pool2d_backward_grad_input(grad_output, self, kernel_size, kernel_size_len, stride, stride_len, padding, padding_len, ceil_mode, count_include_pad, divisor_override, divisor_override_has, grad_input);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_avg_pool2d_out_r(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has, tl_tensor *out) {
+    tl_tensor *r = tl_ops_avg_pool2d_out(self, kernel_size, kernel_size_len, stride, stride_len, padding, padding_len, ceil_mode, count_include_pad, divisor_override, divisor_override_has, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -2075,6 +2099,14 @@ int tl_pyabi_matmul_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
 /* max.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_max_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_tensor *r = tl_ops_max_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!) */
+int tl_pyabi_max_pool2d_with_indices_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor *indices, tl_tensor *grad_input) {
+    tl_tensor *r = tl_ops_max_pool2d_with_indices_backward_grad_input(grad_output, self, kernel_size, kernel_size_len, stride, stride_len, padding, padding_len, dilation, dilation_len, ceil_mode, indices, grad_input);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

@@ -5,11 +5,15 @@
  * Edit the inputs or the template, then run `make generate`.
  */
 #include "tl_ops_base.h"
+#include "ops/_adaptive_avg_pool2d.h"
+#include "ops/_adaptive_avg_pool2d_backward.h"
 #include "ops/_convolution_mode.h"
 #include "ops/_index_put_impl.h"
 #include "ops/_linalg_svd.h"
 #include "ops/_log_softmax.h"
 #include "ops/_log_softmax_backward_data.h"
+#include "ops/_native_batch_norm_legit.h"
+#include "ops/_native_batch_norm_legit_no_training.h"
 #include "ops/_prelu_kernel.h"
 #include "ops/_prelu_kernel_backward.h"
 #include "ops/_scaled_dot_product_flash_attention_for_cpu.h"
@@ -22,6 +26,11 @@
 #include "ops/abs.h"
 #include "ops/acos.h"
 #include "ops/acosh.h"
+#include "ops/adaptive_avg_pool1d.h"
+#include "ops/adaptive_avg_pool2d.h"
+#include "ops/adaptive_max_pool1d.h"
+#include "ops/adaptive_max_pool2d.h"
+#include "ops/adaptive_max_pool2d_backward.h"
 #include "ops/add.h"
 #include "ops/addcdiv.h"
 #include "ops/addcmul.h"
@@ -53,7 +62,11 @@
 #include "ops/atleast_1d.h"
 #include "ops/atleast_2d.h"
 #include "ops/atleast_3d.h"
+#include "ops/avg_pool1d.h"
+#include "ops/avg_pool2d.h"
+#include "ops/avg_pool2d_backward.h"
 #include "ops/baddbmm.h"
+#include "ops/batch_norm.h"
 #include "ops/binary_cross_entropy.h"
 #include "ops/binary_cross_entropy_backward.h"
 #include "ops/bitwise_and.h"
@@ -75,6 +88,7 @@
 #include "ops/clamp_min.h"
 #include "ops/clip.h"
 #include "ops/clone.h"
+#include "ops/constant_pad_nd.h"
 #include "ops/contiguous.h"
 #include "ops/conv1d.h"
 #include "ops/conv2d.h"
@@ -135,6 +149,7 @@
 #include "ops/ger.h"
 #include "ops/glu.h"
 #include "ops/glu_backward.h"
+#include "ops/group_norm.h"
 #include "ops/gt.h"
 #include "ops/hardshrink.h"
 #include "ops/hardshrink_backward.h"
@@ -155,6 +170,7 @@
 #include "ops/index_put.h"
 #include "ops/index_select.h"
 #include "ops/index_select_backward.h"
+#include "ops/instance_norm.h"
 #include "ops/isclose.h"
 #include "ops/isfinite.h"
 #include "ops/isinf.h"
@@ -193,6 +209,11 @@
 #include "ops/masked_fill.h"
 #include "ops/matmul.h"
 #include "ops/max.h"
+#include "ops/max_pool1d.h"
+#include "ops/max_pool1d_with_indices.h"
+#include "ops/max_pool2d.h"
+#include "ops/max_pool2d_with_indices.h"
+#include "ops/max_pool2d_with_indices_backward.h"
 #include "ops/maximum.h"
 #include "ops/mean.h"
 #include "ops/meshgrid.h"
@@ -210,8 +231,12 @@
 #include "ops/mv.h"
 #include "ops/nan_to_num.h"
 #include "ops/narrow.h"
+#include "ops/native_batch_norm.h"
+#include "ops/native_batch_norm_backward.h"
 #include "ops/native_dropout.h"
 #include "ops/native_dropout_backward.h"
+#include "ops/native_group_norm.h"
+#include "ops/native_group_norm_backward.h"
 #include "ops/native_layer_norm.h"
 #include "ops/native_layer_norm_backward.h"
 #include "ops/ne.h"
@@ -238,10 +263,18 @@
 #include "ops/randn.h"
 #include "ops/randperm.h"
 #include "ops/reciprocal.h"
+#include "ops/reflection_pad1d.h"
+#include "ops/reflection_pad1d_backward.h"
+#include "ops/reflection_pad2d.h"
+#include "ops/reflection_pad2d_backward.h"
 #include "ops/relu.h"
 #include "ops/relu6.h"
 #include "ops/remainder.h"
 #include "ops/repeat.h"
+#include "ops/replication_pad1d.h"
+#include "ops/replication_pad1d_backward.h"
+#include "ops/replication_pad2d.h"
+#include "ops/replication_pad2d_backward.h"
 #include "ops/reshape.h"
 #include "ops/reshape_as.h"
 #include "ops/rms_norm.h"
@@ -555,6 +588,39 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_binary_cross_entropy_backward() != 0) return -1;
     if (tl_ops_register_kl_div() != 0) return -1;
     if (tl_ops_register_scaled_dot_product_attention() != 0) return -1;
+    if (tl_ops_register_max_pool2d_with_indices() != 0) return -1;
+    if (tl_ops_register_max_pool2d_with_indices_backward() != 0) return -1;
+    if (tl_ops_register_max_pool2d() != 0) return -1;
+    if (tl_ops_register_max_pool1d_with_indices() != 0) return -1;
+    if (tl_ops_register_max_pool1d() != 0) return -1;
+    if (tl_ops_register_avg_pool2d() != 0) return -1;
+    if (tl_ops_register_avg_pool2d_backward() != 0) return -1;
+    if (tl_ops_register_avg_pool1d() != 0) return -1;
+    if (tl_ops_register_adaptive_avg_pool2d() != 0) return -1;
+    if (tl_ops_register__adaptive_avg_pool2d() != 0) return -1;
+    if (tl_ops_register__adaptive_avg_pool2d_backward() != 0) return -1;
+    if (tl_ops_register_adaptive_avg_pool1d() != 0) return -1;
+    if (tl_ops_register_adaptive_max_pool2d() != 0) return -1;
+    if (tl_ops_register_adaptive_max_pool2d_backward() != 0) return -1;
+    if (tl_ops_register_adaptive_max_pool1d() != 0) return -1;
+    if (tl_ops_register_native_batch_norm() != 0) return -1;
+    if (tl_ops_register__native_batch_norm_legit() != 0) return -1;
+    if (tl_ops_register__native_batch_norm_legit_no_training() != 0) return -1;
+    if (tl_ops_register_native_batch_norm_backward() != 0) return -1;
+    if (tl_ops_register_batch_norm() != 0) return -1;
+    if (tl_ops_register_instance_norm() != 0) return -1;
+    if (tl_ops_register_native_group_norm() != 0) return -1;
+    if (tl_ops_register_native_group_norm_backward() != 0) return -1;
+    if (tl_ops_register_group_norm() != 0) return -1;
+    if (tl_ops_register_constant_pad_nd() != 0) return -1;
+    if (tl_ops_register_reflection_pad1d() != 0) return -1;
+    if (tl_ops_register_reflection_pad1d_backward() != 0) return -1;
+    if (tl_ops_register_reflection_pad2d() != 0) return -1;
+    if (tl_ops_register_reflection_pad2d_backward() != 0) return -1;
+    if (tl_ops_register_replication_pad1d() != 0) return -1;
+    if (tl_ops_register_replication_pad1d_backward() != 0) return -1;
+    if (tl_ops_register_replication_pad2d() != 0) return -1;
+    if (tl_ops_register_replication_pad2d_backward() != 0) return -1;
     if (tl_ops_register__scaled_dot_product_flash_attention_for_cpu() != 0) return -1;
     if (tl_ops_register__scaled_dot_product_flash_attention_for_cpu_backward() != 0) return -1;
     if (tl_ops_register_convolution() != 0) return -1;

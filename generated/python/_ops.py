@@ -69,12 +69,15 @@ from torchlet._pyargs import (
 )
 
 __all__ = [
+    "_adaptive_avg_pool2d",
     "_convolution_mode",
     "_index_put_impl",
     "_index_put_impl_",
     "_linalg_svd",
     "_log_softmax",
     "_log_softmax_backward_data",
+    "_native_batch_norm_legit",
+    "_native_batch_norm_legit_no_training",
     "_prelu_kernel",
     "_prelu_kernel_backward",
     "_scaled_dot_product_flash_attention_for_cpu",
@@ -89,6 +92,8 @@ __all__ = [
     "acos_",
     "acosh",
     "acosh_",
+    "adaptive_avg_pool1d",
+    "adaptive_max_pool1d",
     "add",
     "addcdiv",
     "addcmul",
@@ -130,7 +135,9 @@ __all__ = [
     "atleast_1d",
     "atleast_2d",
     "atleast_3d",
+    "avg_pool1d",
     "baddbmm",
+    "batch_norm",
     "bitwise_and",
     "bitwise_left_shift",
     "bitwise_not",
@@ -156,6 +163,7 @@ __all__ = [
     "clip",
     "clip_",
     "clone",
+    "constant_pad_nd",
     "conv1d",
     "conv2d",
     "conv3d",
@@ -215,6 +223,7 @@ __all__ = [
     "gather_backward",
     "ge",
     "ger",
+    "group_norm",
     "gt",
     "hardshrink",
     "hardshrink_backward",
@@ -228,6 +237,7 @@ __all__ = [
     "index_put_",
     "index_select",
     "index_select_backward",
+    "instance_norm",
     "isclose",
     "isfinite",
     "isinf",
@@ -259,6 +269,9 @@ __all__ = [
     "masked_fill",
     "matmul",
     "max",
+    "max_pool1d",
+    "max_pool1d_with_indices",
+    "max_pool2d",
     "maximum",
     "mean",
     "meshgrid",
@@ -273,8 +286,12 @@ __all__ = [
     "nan_to_num",
     "nan_to_num_",
     "narrow",
+    "native_batch_norm",
+    "native_batch_norm_backward",
     "native_dropout",
     "native_dropout_backward",
+    "native_group_norm",
+    "native_group_norm_backward",
     "native_layer_norm",
     "native_layer_norm_backward",
     "ne",
@@ -387,6 +404,8 @@ def bind(tensor_cls):
 
 
 # the C entry points (docs/OPERATOR_ABI.md)
+_C__adaptive_avg_pool2d = getattr(_lib, "tl_ops__adaptive_avg_pool2d", None) or _missing_c("tl_ops__adaptive_avg_pool2d")
+_C__adaptive_avg_pool2d_backward = getattr(_lib, "tl_ops__adaptive_avg_pool2d_backward", None) or _missing_c("tl_ops__adaptive_avg_pool2d_backward")
 _C__convolution_mode = getattr(_lib, "tl_ops__convolution_mode", None) or _missing_c("tl_ops__convolution_mode")
 _C__index_put_impl = getattr(_lib, "tl_ops__index_put_impl", None) or _missing_c("tl_ops__index_put_impl")
 _C__index_put_impl_ = getattr(_lib, "tl_ops__index_put_impl_", None) or _missing_c("tl_ops__index_put_impl_")
@@ -397,6 +416,9 @@ _C__log_softmax = getattr(_lib, "tl_ops__log_softmax", None) or _missing_c("tl_o
 _C__log_softmax_backward_data = getattr(_lib, "tl_ops__log_softmax_backward_data", None) or _missing_c("tl_ops__log_softmax_backward_data")
 _C__log_softmax_backward_data_out = getattr(_lib, "tl_ops__log_softmax_backward_data_out", None) or _missing_c("tl_ops__log_softmax_backward_data_out")
 _C__log_softmax_out = getattr(_lib, "tl_ops__log_softmax_out", None) or _missing_c("tl_ops__log_softmax_out")
+_C__native_batch_norm_legit = getattr(_lib, "tl_ops__native_batch_norm_legit", None) or _missing_c("tl_ops__native_batch_norm_legit")
+_C__native_batch_norm_legit_no_stats = getattr(_lib, "tl_ops__native_batch_norm_legit_no_stats", None) or _missing_c("tl_ops__native_batch_norm_legit_no_stats")
+_C__native_batch_norm_legit_no_training = getattr(_lib, "tl_ops__native_batch_norm_legit_no_training", None) or _missing_c("tl_ops__native_batch_norm_legit_no_training")
 _C__prelu_kernel = getattr(_lib, "tl_ops__prelu_kernel", None) or _missing_c("tl_ops__prelu_kernel")
 _C__prelu_kernel_backward = getattr(_lib, "tl_ops__prelu_kernel_backward", None) or _missing_c("tl_ops__prelu_kernel_backward")
 _C__scaled_dot_product_flash_attention_for_cpu = getattr(_lib, "tl_ops__scaled_dot_product_flash_attention_for_cpu", None) or _missing_c("tl_ops__scaled_dot_product_flash_attention_for_cpu")
@@ -416,6 +438,12 @@ _C_acos_out = getattr(_lib, "tl_ops_acos_out", None) or _missing_c("tl_ops_acos_
 _C_acosh = getattr(_lib, "tl_ops_acosh", None) or _missing_c("tl_ops_acosh")
 _C_acosh_ = getattr(_lib, "tl_ops_acosh_", None) or _missing_c("tl_ops_acosh_")
 _C_acosh_out = getattr(_lib, "tl_ops_acosh_out", None) or _missing_c("tl_ops_acosh_out")
+_C_adaptive_avg_pool1d = getattr(_lib, "tl_ops_adaptive_avg_pool1d", None) or _missing_c("tl_ops_adaptive_avg_pool1d")
+_C_adaptive_avg_pool2d = getattr(_lib, "tl_ops_adaptive_avg_pool2d", None) or _missing_c("tl_ops_adaptive_avg_pool2d")
+_C_adaptive_max_pool1d = getattr(_lib, "tl_ops_adaptive_max_pool1d", None) or _missing_c("tl_ops_adaptive_max_pool1d")
+_C_adaptive_max_pool2d = getattr(_lib, "tl_ops_adaptive_max_pool2d", None) or _missing_c("tl_ops_adaptive_max_pool2d")
+_C_adaptive_max_pool2d_backward = getattr(_lib, "tl_ops_adaptive_max_pool2d_backward", None) or _missing_c("tl_ops_adaptive_max_pool2d_backward")
+_C_adaptive_max_pool2d_backward_grad_input = getattr(_lib, "tl_ops_adaptive_max_pool2d_backward_grad_input", None) or _missing_c("tl_ops_adaptive_max_pool2d_backward_grad_input")
 _C_add_Tensor = getattr(_lib, "tl_ops_add_Tensor", None) or _missing_c("tl_ops_add_Tensor")
 _C_add__Tensor = getattr(_lib, "tl_ops_add__Tensor", None) or _missing_c("tl_ops_add__Tensor")
 _C_add_out = getattr(_lib, "tl_ops_add_out", None) or _missing_c("tl_ops_add_out")
@@ -503,11 +531,17 @@ _C_atleast_2d = getattr(_lib, "tl_ops_atleast_2d", None) or _missing_c("tl_ops_a
 _C_atleast_2d_Sequence = getattr(_lib, "tl_ops_atleast_2d_Sequence", None) or _missing_c("tl_ops_atleast_2d_Sequence")
 _C_atleast_3d = getattr(_lib, "tl_ops_atleast_3d", None) or _missing_c("tl_ops_atleast_3d")
 _C_atleast_3d_Sequence = getattr(_lib, "tl_ops_atleast_3d_Sequence", None) or _missing_c("tl_ops_atleast_3d_Sequence")
+_C_avg_pool1d = getattr(_lib, "tl_ops_avg_pool1d", None) or _missing_c("tl_ops_avg_pool1d")
+_C_avg_pool2d = getattr(_lib, "tl_ops_avg_pool2d", None) or _missing_c("tl_ops_avg_pool2d")
+_C_avg_pool2d_backward = getattr(_lib, "tl_ops_avg_pool2d_backward", None) or _missing_c("tl_ops_avg_pool2d_backward")
+_C_avg_pool2d_backward_grad_input = getattr(_lib, "tl_ops_avg_pool2d_backward_grad_input", None) or _missing_c("tl_ops_avg_pool2d_backward_grad_input")
+_C_avg_pool2d_out = getattr(_lib, "tl_ops_avg_pool2d_out", None) or _missing_c("tl_ops_avg_pool2d_out")
 _C_baddbmm = getattr(_lib, "tl_ops_baddbmm", None) or _missing_c("tl_ops_baddbmm")
 _C_baddbmm_ = getattr(_lib, "tl_ops_baddbmm_", None) or _missing_c("tl_ops_baddbmm_")
 _C_baddbmm_dtype = getattr(_lib, "tl_ops_baddbmm_dtype", None) or _missing_c("tl_ops_baddbmm_dtype")
 _C_baddbmm_dtype_out = getattr(_lib, "tl_ops_baddbmm_dtype_out", None) or _missing_c("tl_ops_baddbmm_dtype_out")
 _C_baddbmm_out = getattr(_lib, "tl_ops_baddbmm_out", None) or _missing_c("tl_ops_baddbmm_out")
+_C_batch_norm = getattr(_lib, "tl_ops_batch_norm", None) or _missing_c("tl_ops_batch_norm")
 _C_binary_cross_entropy = getattr(_lib, "tl_ops_binary_cross_entropy", None) or _missing_c("tl_ops_binary_cross_entropy")
 _C_binary_cross_entropy_backward = getattr(_lib, "tl_ops_binary_cross_entropy_backward", None) or _missing_c("tl_ops_binary_cross_entropy_backward")
 _C_bitwise_and_Scalar = getattr(_lib, "tl_ops_bitwise_and_Scalar", None) or _missing_c("tl_ops_bitwise_and_Scalar")
@@ -593,6 +627,7 @@ _C_clip_Tensor_out = getattr(_lib, "tl_ops_clip_Tensor_out", None) or _missing_c
 _C_clip__Tensor = getattr(_lib, "tl_ops_clip__Tensor", None) or _missing_c("tl_ops_clip__Tensor")
 _C_clip_out = getattr(_lib, "tl_ops_clip_out", None) or _missing_c("tl_ops_clip_out")
 _C_clone = getattr(_lib, "tl_ops_clone", None) or _missing_c("tl_ops_clone")
+_C_constant_pad_nd = getattr(_lib, "tl_ops_constant_pad_nd", None) or _missing_c("tl_ops_constant_pad_nd")
 _C_contiguous = getattr(_lib, "tl_ops_contiguous", None) or _missing_c("tl_ops_contiguous")
 _C_conv1d = getattr(_lib, "tl_ops_conv1d", None) or _missing_c("tl_ops_conv1d")
 _C_conv1d_padding = getattr(_lib, "tl_ops_conv1d_padding", None) or _missing_c("tl_ops_conv1d_padding")
@@ -722,6 +757,7 @@ _C_ger = getattr(_lib, "tl_ops_ger", None) or _missing_c("tl_ops_ger")
 _C_ger_out = getattr(_lib, "tl_ops_ger_out", None) or _missing_c("tl_ops_ger_out")
 _C_glu = getattr(_lib, "tl_ops_glu", None) or _missing_c("tl_ops_glu")
 _C_glu_backward = getattr(_lib, "tl_ops_glu_backward", None) or _missing_c("tl_ops_glu_backward")
+_C_group_norm = getattr(_lib, "tl_ops_group_norm", None) or _missing_c("tl_ops_group_norm")
 _C_gt_Scalar = getattr(_lib, "tl_ops_gt_Scalar", None) or _missing_c("tl_ops_gt_Scalar")
 _C_gt_Scalar_out = getattr(_lib, "tl_ops_gt_Scalar_out", None) or _missing_c("tl_ops_gt_Scalar_out")
 _C_gt_Tensor = getattr(_lib, "tl_ops_gt_Tensor", None) or _missing_c("tl_ops_gt_Tensor")
@@ -769,6 +805,7 @@ _C_index_put_out = getattr(_lib, "tl_ops_index_put_out", None) or _missing_c("tl
 _C_index_select = getattr(_lib, "tl_ops_index_select", None) or _missing_c("tl_ops_index_select")
 _C_index_select_backward = getattr(_lib, "tl_ops_index_select_backward", None) or _missing_c("tl_ops_index_select_backward")
 _C_index_select_out = getattr(_lib, "tl_ops_index_select_out", None) or _missing_c("tl_ops_index_select_out")
+_C_instance_norm = getattr(_lib, "tl_ops_instance_norm", None) or _missing_c("tl_ops_instance_norm")
 _C_isclose = getattr(_lib, "tl_ops_isclose", None) or _missing_c("tl_ops_isclose")
 _C_isfinite = getattr(_lib, "tl_ops_isfinite", None) or _missing_c("tl_ops_isfinite")
 _C_isinf = getattr(_lib, "tl_ops_isinf", None) or _missing_c("tl_ops_isinf")
@@ -864,6 +901,12 @@ _C_max_dim = getattr(_lib, "tl_ops_max_dim", None) or _missing_c("tl_ops_max_dim
 _C_max_dim_max = getattr(_lib, "tl_ops_max_dim_max", None) or _missing_c("tl_ops_max_dim_max")
 _C_max_other = getattr(_lib, "tl_ops_max_other", None) or _missing_c("tl_ops_max_other")
 _C_max_out = getattr(_lib, "tl_ops_max_out", None) or _missing_c("tl_ops_max_out")
+_C_max_pool1d = getattr(_lib, "tl_ops_max_pool1d", None) or _missing_c("tl_ops_max_pool1d")
+_C_max_pool1d_with_indices = getattr(_lib, "tl_ops_max_pool1d_with_indices", None) or _missing_c("tl_ops_max_pool1d_with_indices")
+_C_max_pool2d = getattr(_lib, "tl_ops_max_pool2d", None) or _missing_c("tl_ops_max_pool2d")
+_C_max_pool2d_with_indices = getattr(_lib, "tl_ops_max_pool2d_with_indices", None) or _missing_c("tl_ops_max_pool2d_with_indices")
+_C_max_pool2d_with_indices_backward = getattr(_lib, "tl_ops_max_pool2d_with_indices_backward", None) or _missing_c("tl_ops_max_pool2d_with_indices_backward")
+_C_max_pool2d_with_indices_backward_grad_input = getattr(_lib, "tl_ops_max_pool2d_with_indices_backward_grad_input", None) or _missing_c("tl_ops_max_pool2d_with_indices_backward_grad_input")
 _C_max_unary_out = getattr(_lib, "tl_ops_max_unary_out", None) or _missing_c("tl_ops_max_unary_out")
 _C_maximum = getattr(_lib, "tl_ops_maximum", None) or _missing_c("tl_ops_maximum")
 _C_maximum_out = getattr(_lib, "tl_ops_maximum_out", None) or _missing_c("tl_ops_maximum_out")
@@ -908,8 +951,12 @@ _C_nan_to_num_ = getattr(_lib, "tl_ops_nan_to_num_", None) or _missing_c("tl_ops
 _C_nan_to_num_out = getattr(_lib, "tl_ops_nan_to_num_out", None) or _missing_c("tl_ops_nan_to_num_out")
 _C_narrow = getattr(_lib, "tl_ops_narrow", None) or _missing_c("tl_ops_narrow")
 _C_narrow_Tensor = getattr(_lib, "tl_ops_narrow_Tensor", None) or _missing_c("tl_ops_narrow_Tensor")
+_C_native_batch_norm = getattr(_lib, "tl_ops_native_batch_norm", None) or _missing_c("tl_ops_native_batch_norm")
+_C_native_batch_norm_backward = getattr(_lib, "tl_ops_native_batch_norm_backward", None) or _missing_c("tl_ops_native_batch_norm_backward")
 _C_native_dropout = getattr(_lib, "tl_ops_native_dropout", None) or _missing_c("tl_ops_native_dropout")
 _C_native_dropout_backward = getattr(_lib, "tl_ops_native_dropout_backward", None) or _missing_c("tl_ops_native_dropout_backward")
+_C_native_group_norm = getattr(_lib, "tl_ops_native_group_norm", None) or _missing_c("tl_ops_native_group_norm")
+_C_native_group_norm_backward = getattr(_lib, "tl_ops_native_group_norm_backward", None) or _missing_c("tl_ops_native_group_norm_backward")
 _C_native_layer_norm = getattr(_lib, "tl_ops_native_layer_norm", None) or _missing_c("tl_ops_native_layer_norm")
 _C_native_layer_norm_backward = getattr(_lib, "tl_ops_native_layer_norm_backward", None) or _missing_c("tl_ops_native_layer_norm_backward")
 _C_ne_Scalar = getattr(_lib, "tl_ops_ne_Scalar", None) or _missing_c("tl_ops_ne_Scalar")
@@ -969,6 +1016,10 @@ _C_randperm_generator = getattr(_lib, "tl_ops_randperm_generator", None) or _mis
 _C_reciprocal = getattr(_lib, "tl_ops_reciprocal", None) or _missing_c("tl_ops_reciprocal")
 _C_reciprocal_ = getattr(_lib, "tl_ops_reciprocal_", None) or _missing_c("tl_ops_reciprocal_")
 _C_reciprocal_out = getattr(_lib, "tl_ops_reciprocal_out", None) or _missing_c("tl_ops_reciprocal_out")
+_C_reflection_pad1d = getattr(_lib, "tl_ops_reflection_pad1d", None) or _missing_c("tl_ops_reflection_pad1d")
+_C_reflection_pad1d_backward = getattr(_lib, "tl_ops_reflection_pad1d_backward", None) or _missing_c("tl_ops_reflection_pad1d_backward")
+_C_reflection_pad2d = getattr(_lib, "tl_ops_reflection_pad2d", None) or _missing_c("tl_ops_reflection_pad2d")
+_C_reflection_pad2d_backward = getattr(_lib, "tl_ops_reflection_pad2d_backward", None) or _missing_c("tl_ops_reflection_pad2d_backward")
 _C_relu = getattr(_lib, "tl_ops_relu", None) or _missing_c("tl_ops_relu")
 _C_relu6 = getattr(_lib, "tl_ops_relu6", None) or _missing_c("tl_ops_relu6")
 _C_relu6_ = getattr(_lib, "tl_ops_relu6_", None) or _missing_c("tl_ops_relu6_")
@@ -981,6 +1032,10 @@ _C_remainder_Tensor_out = getattr(_lib, "tl_ops_remainder_Tensor_out", None) or 
 _C_remainder__Scalar = getattr(_lib, "tl_ops_remainder__Scalar", None) or _missing_c("tl_ops_remainder__Scalar")
 _C_remainder__Tensor = getattr(_lib, "tl_ops_remainder__Tensor", None) or _missing_c("tl_ops_remainder__Tensor")
 _C_repeat = getattr(_lib, "tl_ops_repeat", None) or _missing_c("tl_ops_repeat")
+_C_replication_pad1d = getattr(_lib, "tl_ops_replication_pad1d", None) or _missing_c("tl_ops_replication_pad1d")
+_C_replication_pad1d_backward = getattr(_lib, "tl_ops_replication_pad1d_backward", None) or _missing_c("tl_ops_replication_pad1d_backward")
+_C_replication_pad2d = getattr(_lib, "tl_ops_replication_pad2d", None) or _missing_c("tl_ops_replication_pad2d")
+_C_replication_pad2d_backward = getattr(_lib, "tl_ops_replication_pad2d_backward", None) or _missing_c("tl_ops_replication_pad2d_backward")
 _C_reshape = getattr(_lib, "tl_ops_reshape", None) or _missing_c("tl_ops_reshape")
 _C_reshape_as = getattr(_lib, "tl_ops_reshape_as", None) or _missing_c("tl_ops_reshape_as")
 _C_rms_norm = getattr(_lib, "tl_ops_rms_norm", None) or _missing_c("tl_ops_rms_norm")
@@ -1156,6 +1211,7 @@ _P_acos__r = getattr(_lib, "tl_pyabi_acos__r", None) or _missing_c("tl_pyabi_aco
 _P_acos_out_r = getattr(_lib, "tl_pyabi_acos_out_r", None) or _missing_c("tl_pyabi_acos_out_r")
 _P_acosh__r = getattr(_lib, "tl_pyabi_acosh__r", None) or _missing_c("tl_pyabi_acosh__r")
 _P_acosh_out_r = getattr(_lib, "tl_pyabi_acosh_out_r", None) or _missing_c("tl_pyabi_acosh_out_r")
+_P_adaptive_max_pool2d_backward_grad_input_r = getattr(_lib, "tl_pyabi_adaptive_max_pool2d_backward_grad_input_r", None) or _missing_c("tl_pyabi_adaptive_max_pool2d_backward_grad_input_r")
 _P_add_Tensor_n_other = getattr(_lib, "tl_pyabi_add_Tensor_n_other", None) or _missing_c("tl_pyabi_add_Tensor_n_other")
 _P_add__Tensor_n_other_r = getattr(_lib, "tl_pyabi_add__Tensor_n_other_r", None) or _missing_c("tl_pyabi_add__Tensor_n_other_r")
 _P_add__Tensor_r = getattr(_lib, "tl_pyabi_add__Tensor_r", None) or _missing_c("tl_pyabi_add__Tensor_r")
@@ -1204,6 +1260,8 @@ _P_atan__r = getattr(_lib, "tl_pyabi_atan__r", None) or _missing_c("tl_pyabi_ata
 _P_atan_out_r = getattr(_lib, "tl_pyabi_atan_out_r", None) or _missing_c("tl_pyabi_atan_out_r")
 _P_atanh__r = getattr(_lib, "tl_pyabi_atanh__r", None) or _missing_c("tl_pyabi_atanh__r")
 _P_atanh_out_r = getattr(_lib, "tl_pyabi_atanh_out_r", None) or _missing_c("tl_pyabi_atanh_out_r")
+_P_avg_pool2d_backward_grad_input_r = getattr(_lib, "tl_pyabi_avg_pool2d_backward_grad_input_r", None) or _missing_c("tl_pyabi_avg_pool2d_backward_grad_input_r")
+_P_avg_pool2d_out_r = getattr(_lib, "tl_pyabi_avg_pool2d_out_r", None) or _missing_c("tl_pyabi_avg_pool2d_out_r")
 _P_baddbmm__r = getattr(_lib, "tl_pyabi_baddbmm__r", None) or _missing_c("tl_pyabi_baddbmm__r")
 _P_baddbmm_dtype_out_r = getattr(_lib, "tl_pyabi_baddbmm_dtype_out_r", None) or _missing_c("tl_pyabi_baddbmm_dtype_out_r")
 _P_baddbmm_out_r = getattr(_lib, "tl_pyabi_baddbmm_out_r", None) or _missing_c("tl_pyabi_baddbmm_out_r")
@@ -1398,6 +1456,7 @@ _P_masked_fill__Scalar_r = getattr(_lib, "tl_pyabi_masked_fill__Scalar_r", None)
 _P_masked_fill__Tensor_r = getattr(_lib, "tl_pyabi_masked_fill__Tensor_r", None) or _missing_c("tl_pyabi_masked_fill__Tensor_r")
 _P_matmul_out_r = getattr(_lib, "tl_pyabi_matmul_out_r", None) or _missing_c("tl_pyabi_matmul_out_r")
 _P_max_out_r = getattr(_lib, "tl_pyabi_max_out_r", None) or _missing_c("tl_pyabi_max_out_r")
+_P_max_pool2d_with_indices_backward_grad_input_r = getattr(_lib, "tl_pyabi_max_pool2d_with_indices_backward_grad_input_r", None) or _missing_c("tl_pyabi_max_pool2d_with_indices_backward_grad_input_r")
 _P_max_unary_out_r = getattr(_lib, "tl_pyabi_max_unary_out_r", None) or _missing_c("tl_pyabi_max_unary_out_r")
 _P_maximum_out_r = getattr(_lib, "tl_pyabi_maximum_out_r", None) or _missing_c("tl_pyabi_maximum_out_r")
 _P_mean_dtype_out_r = getattr(_lib, "tl_pyabi_mean_dtype_out_r", None) or _missing_c("tl_pyabi_mean_dtype_out_r")
@@ -1516,6 +1575,32 @@ _P_zero__r = getattr(_lib, "tl_pyabi_zero__r", None) or _missing_c("tl_pyabi_zer
 _P_zeros_out_r = getattr(_lib, "tl_pyabi_zeros_out_r", None) or _missing_c("tl_pyabi_zeros_out_r")
 
 # ----------------------------------------------------------------- functions
+
+
+# yaml/native_functions.yaml: _adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
+_SIGS__adaptive_avg_pool2d = (
+    ('(Tensor input, tuple of ints output_size)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
+)
+
+
+def _adaptive_avg_pool2d(input, output_size):
+    '(Tensor input, tuple of ints output_size)'
+    if _TF and (r_ := _tf(_adaptive_avg_pool2d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_adaptive_avg_pool2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('_adaptive_avg_pool2d', 'output_size', 2, 'tuple of ints', output_size)
+    h_ = _C__adaptive_avg_pool2d(input._p, output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: _convolution_mode(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, str padding, SymInt[] dilation, SymInt groups) -> Tensor
@@ -1743,6 +1828,120 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype, *, out=Non
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: _native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+# yaml/native_functions.yaml: _native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+_SIGS__native_batch_norm_legit = (
+    ('(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('running_mean', lambda x: isinstance(x, _Tensor)), ('running_var', lambda x: isinstance(x, _Tensor)), ('training', lambda x: _cv_bool(x) is not _BAD), ('momentum', lambda x: _cv_double(x) is not _BAD), ('eps', lambda x: _cv_double(x) is not _BAD),), (), False),
+    ('(Tensor input, Tensor weight, Tensor bias, bool training, float momentum, float eps)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('training', lambda x: _cv_bool(x) is not _BAD), ('momentum', lambda x: _cv_double(x) is not _BAD), ('eps', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+_KW__native_batch_norm_legit_0 = {'input': lambda x: isinstance(x, _Tensor), 'weight': lambda x: (x is None or isinstance(x, _Tensor)), 'bias': lambda x: (x is None or isinstance(x, _Tensor)), 'running_mean': lambda x: isinstance(x, _Tensor), 'running_var': lambda x: isinstance(x, _Tensor), 'training': lambda x: _cv_bool(x) is not _BAD, 'momentum': lambda x: _cv_double(x) is not _BAD, 'eps': lambda x: _cv_double(x) is not _BAD}
+_KW__native_batch_norm_legit_1 = {'input': lambda x: isinstance(x, _Tensor), 'weight': lambda x: (x is None or isinstance(x, _Tensor)), 'bias': lambda x: (x is None or isinstance(x, _Tensor)), 'training': lambda x: _cv_bool(x) is not _BAD, 'momentum': lambda x: _cv_double(x) is not _BAD, 'eps': lambda x: _cv_double(x) is not _BAD}
+
+
+def _impl_native_batch_norm_legit_0(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    '(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_native_batch_norm_legit', 'input', 1, 'Tensor', input)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit', 'bias', 3, 'Tensor', bias)
+    if running_mean.__class__ is not _Tensor:
+        if not isinstance(running_mean, _Tensor):
+            raise _arg_error('_native_batch_norm_legit', 'running_mean', 4, 'Tensor', running_mean)
+    if running_var.__class__ is not _Tensor:
+        if not isinstance(running_var, _Tensor):
+            raise _arg_error('_native_batch_norm_legit', 'running_var', 5, 'Tensor', running_var)
+    training_c = _cv_bool(training)
+    if training_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit', 'training', 6, 'bool', training)
+    momentum_c = _cv_double(momentum)
+    if momentum_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit', 'momentum', 7, 'float', momentum)
+    eps_c = _cv_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit', 'eps', 8, 'float', eps)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C__native_batch_norm_legit(input._p, weight_c, bias_c, running_mean._p, running_var._p, training_c, momentum_c, eps_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3)
+
+
+def _impl_native_batch_norm_legit_1(input, weight, bias, training, momentum, eps):
+    '(Tensor input, Tensor weight, Tensor bias, bool training, float momentum, float eps)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_native_batch_norm_legit', 'input', 1, 'Tensor', input)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit', 'bias', 3, 'Tensor', bias)
+    training_c = _cv_bool(training)
+    if training_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit', 'training', 4, 'bool', training)
+    momentum_c = _cv_double(momentum)
+    if momentum_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit', 'momentum', 5, 'float', momentum)
+    eps_c = _cv_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit', 'eps', 6, 'float', eps)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C__native_batch_norm_legit_no_stats(input._p, weight_c, bias_c, training_c, momentum_c, eps_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3)
+
+
+def _native_batch_norm_legit(*args, **kwargs):
+    '(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) | (Tensor input, Tensor weight, Tensor bias, bool training, float momentum, float eps)'
+    if _TF and (r_ := _tf(_native_batch_norm_legit, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 8 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1] is None or isinstance(args[1], _Tensor)) if n > 1 else 'weight' in kwargs) and ((args[2] is None or isinstance(args[2], _Tensor)) if n > 2 else 'bias' in kwargs) and (isinstance(args[3], _Tensor) if n > 3 else 'running_mean' in kwargs) and (isinstance(args[4], _Tensor) if n > 4 else 'running_var' in kwargs) and (_cv_bool(args[5]) is not _BAD if n > 5 else 'training' in kwargs) and (_cv_double(args[6]) is not _BAD if n > 6 else 'momentum' in kwargs) and (_cv_double(args[7]) is not _BAD if n > 7 else 'eps' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__native_batch_norm_legit_0, ('input', 'weight', 'bias', 'running_mean', 'running_var', 'training', 'momentum', 'eps', )[:n])):
+        return _impl_native_batch_norm_legit_0(*args, **kwargs)
+    if n <= 6 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1] is None or isinstance(args[1], _Tensor)) if n > 1 else 'weight' in kwargs) and ((args[2] is None or isinstance(args[2], _Tensor)) if n > 2 else 'bias' in kwargs) and (_cv_bool(args[3]) is not _BAD if n > 3 else 'training' in kwargs) and (_cv_double(args[4]) is not _BAD if n > 4 else 'momentum' in kwargs) and (_cv_double(args[5]) is not _BAD if n > 5 else 'eps' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__native_batch_norm_legit_1, ('input', 'weight', 'bias', 'training', 'momentum', 'eps', )[:n])):
+        return _impl_native_batch_norm_legit_1(*args, **kwargs)
+    raise _invalid_combination('_native_batch_norm_legit', args, kwargs, _SIGS__native_batch_norm_legit)
+
+
+# yaml/native_functions.yaml: _native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+_SIGS__native_batch_norm_legit_no_training = (
+    ('(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, float momentum, float eps)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('running_mean', lambda x: isinstance(x, _Tensor)), ('running_var', lambda x: isinstance(x, _Tensor)), ('momentum', lambda x: _cv_double(x) is not _BAD), ('eps', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def _native_batch_norm_legit_no_training(input, weight, bias, running_mean, running_var, momentum, eps):
+    '(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, float momentum, float eps)'
+    if _TF and (r_ := _tf(_native_batch_norm_legit_no_training, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_native_batch_norm_legit_no_training', 'input', 1, 'Tensor', input)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit_no_training', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit_no_training', 'bias', 3, 'Tensor', bias)
+    if running_mean.__class__ is not _Tensor:
+        if not isinstance(running_mean, _Tensor):
+            raise _arg_error('_native_batch_norm_legit_no_training', 'running_mean', 4, 'Tensor', running_mean)
+    if running_var.__class__ is not _Tensor:
+        if not isinstance(running_var, _Tensor):
+            raise _arg_error('_native_batch_norm_legit_no_training', 'running_var', 5, 'Tensor', running_var)
+    momentum_c = _cv_double(momentum)
+    if momentum_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit_no_training', 'momentum', 6, 'float', momentum)
+    eps_c = _cv_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('_native_batch_norm_legit_no_training', 'eps', 7, 'float', eps)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C__native_batch_norm_legit_no_training(input._p, weight_c, bias_c, running_mean._p, running_var._p, momentum_c, eps_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3)
 
 
 # yaml/native_functions.yaml: _prelu_kernel(Tensor self, Tensor weight) -> Tensor
@@ -2169,6 +2368,53 @@ def acosh_(input):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor
+_SIGS_adaptive_avg_pool1d = (
+    ('(Tensor input, tuple of ints output_size)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 1) is not _BAD),), (), False),
+)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    '(Tensor input, tuple of ints output_size)'
+    if _TF and (r_ := _tf(adaptive_avg_pool1d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('adaptive_avg_pool1d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 1)
+    if output_size_c is _BAD:
+        raise _arg_error('adaptive_avg_pool1d', 'output_size', 2, 'tuple of ints', output_size)
+    h_ = _C_adaptive_avg_pool1d(input._p, output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)
+_SIGS_adaptive_max_pool1d = (
+    ('(Tensor input, tuple of ints output_size)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 1) is not _BAD),), (), False),
+)
+
+
+def adaptive_max_pool1d(input, output_size):
+    '(Tensor input, tuple of ints output_size)'
+    if _TF and (r_ := _tf(adaptive_max_pool1d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('adaptive_max_pool1d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 1)
+    if output_size_c is _BAD:
+        raise _arg_error('adaptive_max_pool1d', 'output_size', 2, 'tuple of ints', output_size)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_adaptive_max_pool1d(input._p, output_size_c[0], output_size_c[1], p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
 
 
 # yaml/native_functions.yaml: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -3819,6 +4065,44 @@ def atleast_3d(*args, **kwargs):
     raise _invalid_combination('atleast_3d', args, kwargs, _SIGS_atleast_3d)
 
 
+# yaml/native_functions.yaml: avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, bool ceil_mode=False, bool count_include_pad=True) -> Tensor
+_SIGS_avg_pool1d = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, bool ceil_mode = False, bool count_include_pad = True)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 1) is not _BAD), ('stride', lambda x: _cv_int_list(x, 1) is not _BAD), ('padding', lambda x: _cv_int_list(x, 1) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD), ('count_include_pad', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def avg_pool1d(input, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, bool ceil_mode = False, bool count_include_pad = True)'
+    if _TF and (r_ := _tf(avg_pool1d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('avg_pool1d', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 1)
+    if kernel_size_c is _BAD:
+        raise _arg_error('avg_pool1d', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 1)
+    if stride_c is _BAD:
+        raise _arg_error('avg_pool1d', 'stride', 3, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 1)
+    if padding_c is _BAD:
+        raise _arg_error('avg_pool1d', 'padding', 4, 'tuple of ints', padding)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('avg_pool1d', 'ceil_mode', 5, 'bool', ceil_mode)
+    count_include_pad_c = _cv_bool(count_include_pad)
+    if count_include_pad_c is _BAD:
+        raise _arg_error('avg_pool1d', 'count_include_pad', 6, 'bool', count_include_pad)
+    h_ = _C_avg_pool1d(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], ceil_mode_c, count_include_pad_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 # yaml/native_functions.yaml: baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: baddbmm.dtype(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor
@@ -3920,6 +4204,53 @@ def baddbmm(*args, **kwargs):
     if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'batch1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'batch2' in kwargs) and (_cv_dtype(args[3], False) is not _BAD if n > 3 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_baddbmm_1, ('input', 'batch1', 'batch2', 'out_dtype', )[:n])):
         return _implbaddbmm_1(*args, **kwargs)
     raise _invalid_combination('baddbmm', args, kwargs, _SIGS_baddbmm)
+
+
+# yaml/native_functions.yaml: batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor
+_SIGS_batch_norm = (
+    ('(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps, bool cudnn_enabled)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('running_mean', lambda x: (x is None or isinstance(x, _Tensor))), ('running_var', lambda x: (x is None or isinstance(x, _Tensor))), ('training', lambda x: _cv_bool(x) is not _BAD), ('momentum', lambda x: _cv_double(x) is not _BAD), ('eps', lambda x: _cv_double(x) is not _BAD), ('cudnn_enabled', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    '(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps, bool cudnn_enabled)'
+    if _TF and (r_ := _tf(batch_norm, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('batch_norm', 'input', 1, 'Tensor', input)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('batch_norm', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('batch_norm', 'bias', 3, 'Tensor', bias)
+    running_mean_c = _cv_opt_tensor(running_mean)
+    if running_mean_c is _BAD:
+        raise _arg_error('batch_norm', 'running_mean', 4, 'Tensor', running_mean)
+    running_var_c = _cv_opt_tensor(running_var)
+    if running_var_c is _BAD:
+        raise _arg_error('batch_norm', 'running_var', 5, 'Tensor', running_var)
+    training_c = _cv_bool(training)
+    if training_c is _BAD:
+        raise _arg_error('batch_norm', 'training', 6, 'bool', training)
+    momentum_c = _cv_double(momentum)
+    if momentum_c is _BAD:
+        raise _arg_error('batch_norm', 'momentum', 7, 'float', momentum)
+    eps_c = _cv_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('batch_norm', 'eps', 8, 'float', eps)
+    cudnn_enabled_c = _cv_bool(cudnn_enabled)
+    if cudnn_enabled_c is _BAD:
+        raise _arg_error('batch_norm', 'cudnn_enabled', 9, 'bool', cudnn_enabled)
+    h_ = _C_batch_norm(input._p, weight_c, bias_c, running_mean_c, running_var_c, training_c, momentum_c, eps_c, cudnn_enabled_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor
@@ -5349,6 +5680,37 @@ def clone(input, *, memory_format=None):
     if memory_format_c is _BAD:
         raise _arg_error('clone', 'memory_format', 0, 'torchlet.memory_format', memory_format)
     h_ = _C_clone(input._p, memory_format_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor
+_SIGS_constant_pad_nd = (
+    ('(Tensor input, tuple of ints pad, Number value = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('pad', lambda x: _cv_int_list(x, 0) is not _BAD), ('value', lambda x: _is_scalar(x)),), (), False),
+)
+
+
+def constant_pad_nd(input, pad, value=0):
+    '(Tensor input, tuple of ints pad, Number value = 0)'
+    if _TF and (r_ := _tf(constant_pad_nd, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('constant_pad_nd', 'input', 1, 'Tensor', input)
+    pad_c = _cv_int_list(pad, 0)
+    if pad_c is _BAD:
+        raise _arg_error('constant_pad_nd', 'pad', 2, 'tuple of ints', pad)
+    value_c = _SC_INT.get(value) if value.__class__ is int else None
+    if value_c is None:
+        value_c = _cv_scalar(value)
+        if value_c is _BAD:
+            raise _arg_error('constant_pad_nd', 'value', 3, 'Number', value)
+    h_ = _C_constant_pad_nd(input._p, pad_c[0], pad_c[1], value_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -7842,6 +8204,44 @@ def ger(input, vec2, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor
+_SIGS_group_norm = (
+    ('(Tensor input, int num_groups, Tensor weight = None, Tensor bias = None, float eps = 1e-05, bool cudnn_enabled = True)', (('input', lambda x: isinstance(x, _Tensor)), ('num_groups', lambda x: _cv_int(x) is not _BAD), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('eps', lambda x: _cv_double(x) is not _BAD), ('cudnn_enabled', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    '(Tensor input, int num_groups, Tensor weight = None, Tensor bias = None, float eps = 1e-05, bool cudnn_enabled = True)'
+    if _TF and (r_ := _tf(group_norm, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('group_norm', 'input', 1, 'Tensor', input)
+    num_groups_c = _cv_int(num_groups)
+    if num_groups_c is _BAD:
+        raise _arg_error('group_norm', 'num_groups', 2, 'int', num_groups)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('group_norm', 'weight', 3, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('group_norm', 'bias', 4, 'Tensor', bias)
+    eps_c = _cv_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('group_norm', 'eps', 5, 'float', eps)
+    cudnn_enabled_c = _cv_bool(cudnn_enabled)
+    if cudnn_enabled_c is _BAD:
+        raise _arg_error('group_norm', 'cudnn_enabled', 6, 'bool', cudnn_enabled)
+    h_ = _C_group_norm(input._p, num_groups_c, weight_c, bias_c, eps_c, cudnn_enabled_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: gt.Tensor(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: gt.Scalar(Tensor self, Scalar other) -> Tensor
@@ -8339,6 +8739,53 @@ def index_select_backward(grad, self_sizes, dim, index):
         if not isinstance(index, _Tensor):
             raise _arg_error('index_select_backward', 'index', 4, 'Tensor', index)
     h_ = _C_index_select_backward(grad._p, self_sizes_c[0], self_sizes_c[1], dim_c, index._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor
+_SIGS_instance_norm = (
+    ('(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('running_mean', lambda x: (x is None or isinstance(x, _Tensor))), ('running_var', lambda x: (x is None or isinstance(x, _Tensor))), ('use_input_stats', lambda x: _cv_bool(x) is not _BAD), ('momentum', lambda x: _cv_double(x) is not _BAD), ('eps', lambda x: _cv_double(x) is not _BAD), ('cudnn_enabled', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
+    '(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled)'
+    if _TF and (r_ := _tf(instance_norm, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('instance_norm', 'input', 1, 'Tensor', input)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('instance_norm', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('instance_norm', 'bias', 3, 'Tensor', bias)
+    running_mean_c = _cv_opt_tensor(running_mean)
+    if running_mean_c is _BAD:
+        raise _arg_error('instance_norm', 'running_mean', 4, 'Tensor', running_mean)
+    running_var_c = _cv_opt_tensor(running_var)
+    if running_var_c is _BAD:
+        raise _arg_error('instance_norm', 'running_var', 5, 'Tensor', running_var)
+    use_input_stats_c = _cv_bool(use_input_stats)
+    if use_input_stats_c is _BAD:
+        raise _arg_error('instance_norm', 'use_input_stats', 6, 'bool', use_input_stats)
+    momentum_c = _cv_double(momentum)
+    if momentum_c is _BAD:
+        raise _arg_error('instance_norm', 'momentum', 7, 'float', momentum)
+    eps_c = _cv_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('instance_norm', 'eps', 8, 'float', eps)
+    cudnn_enabled_c = _cv_bool(cudnn_enabled)
+    if cudnn_enabled_c is _BAD:
+        raise _arg_error('instance_norm', 'cudnn_enabled', 9, 'bool', cudnn_enabled)
+    h_ = _C_instance_norm(input._p, weight_c, bias_c, running_mean_c, running_var_c, use_input_stats_c, momentum_c, eps_c, cudnn_enabled_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -9555,6 +10002,115 @@ def max(*args, **kwargs):
     raise _invalid_combination('max', args, kwargs, _SIGS_max)
 
 
+# yaml/native_functions.yaml: max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> Tensor
+_SIGS_max_pool1d = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 1) is not _BAD), ('stride', lambda x: _cv_int_list(x, 1) is not _BAD), ('padding', lambda x: _cv_int_list(x, 1) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 1) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def max_pool1d(input, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)'
+    if _TF and (r_ := _tf(max_pool1d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max_pool1d', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 1)
+    if kernel_size_c is _BAD:
+        raise _arg_error('max_pool1d', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 1)
+    if stride_c is _BAD:
+        raise _arg_error('max_pool1d', 'stride', 3, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 1)
+    if padding_c is _BAD:
+        raise _arg_error('max_pool1d', 'padding', 4, 'tuple of ints', padding)
+    dilation_c = _cv_int_list(dilation, 1)
+    if dilation_c is _BAD:
+        raise _arg_error('max_pool1d', 'dilation', 5, 'tuple of ints', dilation)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('max_pool1d', 'ceil_mode', 6, 'bool', ceil_mode)
+    h_ = _C_max_pool1d(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], ceil_mode_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+_SIGS_max_pool1d_with_indices = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 1) is not _BAD), ('stride', lambda x: _cv_int_list(x, 1) is not _BAD), ('padding', lambda x: _cv_int_list(x, 1) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 1) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)'
+    if _TF and (r_ := _tf(max_pool1d_with_indices, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max_pool1d_with_indices', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 1)
+    if kernel_size_c is _BAD:
+        raise _arg_error('max_pool1d_with_indices', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 1)
+    if stride_c is _BAD:
+        raise _arg_error('max_pool1d_with_indices', 'stride', 3, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 1)
+    if padding_c is _BAD:
+        raise _arg_error('max_pool1d_with_indices', 'padding', 4, 'tuple of ints', padding)
+    dilation_c = _cv_int_list(dilation, 1)
+    if dilation_c is _BAD:
+        raise _arg_error('max_pool1d_with_indices', 'dilation', 5, 'tuple of ints', dilation)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('max_pool1d_with_indices', 'ceil_mode', 6, 'bool', ceil_mode)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_max_pool1d_with_indices(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], ceil_mode_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+# yaml/native_functions.yaml: max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor
+_SIGS_max_pool2d = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('stride', lambda x: _cv_int_list(x, 2) is not _BAD), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 2) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def max_pool2d(input, kernel_size, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)'
+    if _TF and (r_ := _tf(max_pool2d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max_pool2d', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 2)
+    if kernel_size_c is _BAD:
+        raise _arg_error('max_pool2d', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 2)
+    if stride_c is _BAD:
+        raise _arg_error('max_pool2d', 'stride', 3, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('max_pool2d', 'padding', 4, 'tuple of ints', padding)
+    dilation_c = _cv_int_list(dilation, 2)
+    if dilation_c is _BAD:
+        raise _arg_error('max_pool2d', 'dilation', 5, 'tuple of ints', dilation)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('max_pool2d', 'ceil_mode', 6, 'bool', ceil_mode)
+    h_ = _C_max_pool2d(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], ceil_mode_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: maximum(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_maximum = (
@@ -10291,6 +10847,90 @@ def narrow(*args, **kwargs):
     raise _invalid_combination('narrow', args, kwargs, _SIGS_narrow)
 
 
+# yaml/native_functions.yaml: native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+_SIGS_native_batch_norm = (
+    ('(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('running_mean', lambda x: (x is None or isinstance(x, _Tensor))), ('running_var', lambda x: (x is None or isinstance(x, _Tensor))), ('training', lambda x: _cv_bool(x) is not _BAD), ('momentum', lambda x: _cv_double(x) is not _BAD), ('eps', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    '(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps)'
+    if _TF and (r_ := _tf(native_batch_norm, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('native_batch_norm', 'input', 1, 'Tensor', input)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('native_batch_norm', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('native_batch_norm', 'bias', 3, 'Tensor', bias)
+    running_mean_c = _cv_opt_tensor(running_mean)
+    if running_mean_c is _BAD:
+        raise _arg_error('native_batch_norm', 'running_mean', 4, 'Tensor', running_mean)
+    running_var_c = _cv_opt_tensor(running_var)
+    if running_var_c is _BAD:
+        raise _arg_error('native_batch_norm', 'running_var', 5, 'Tensor', running_var)
+    training_c = _cv_bool(training)
+    if training_c is _BAD:
+        raise _arg_error('native_batch_norm', 'training', 6, 'bool', training)
+    momentum_c = _cv_double(momentum)
+    if momentum_c is _BAD:
+        raise _arg_error('native_batch_norm', 'momentum', 7, 'float', momentum)
+    eps_c = _cv_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('native_batch_norm', 'eps', 8, 'float', eps)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_native_batch_norm(input._p, weight_c, bias_c, running_mean_c, running_var_c, training_c, momentum_c, eps_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3)
+
+
+# yaml/native_functions.yaml: native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+_SIGS_native_batch_norm_backward = (
+    ('(Tensor grad_out, Tensor input, Tensor weight, Tensor running_mean, Tensor running_var, Tensor save_mean, Tensor save_invstd, bool train, float eps, tuple of bools output_mask)', (('grad_out', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('running_mean', lambda x: (x is None or isinstance(x, _Tensor))), ('running_var', lambda x: (x is None or isinstance(x, _Tensor))), ('save_mean', lambda x: (x is None or isinstance(x, _Tensor))), ('save_invstd', lambda x: (x is None or isinstance(x, _Tensor))), ('train', lambda x: _cv_bool(x) is not _BAD), ('eps', lambda x: _cv_double(x) is not _BAD), ('output_mask', lambda x: _cv_bool_list(x) is not _BAD),), (), False),
+)
+
+
+def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask):
+    '(Tensor grad_out, Tensor input, Tensor weight, Tensor running_mean, Tensor running_var, Tensor save_mean, Tensor save_invstd, bool train, float eps, tuple of bools output_mask)'
+    if _TF and (r_ := _tf(native_batch_norm_backward, locals())) is not _GO:
+        return r_
+    if grad_out.__class__ is not _Tensor:
+        if not isinstance(grad_out, _Tensor):
+            raise _arg_error('native_batch_norm_backward', 'grad_out', 1, 'Tensor', grad_out)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('native_batch_norm_backward', 'input', 2, 'Tensor', input)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('native_batch_norm_backward', 'weight', 3, 'Tensor', weight)
+    running_mean_c = _cv_opt_tensor(running_mean)
+    if running_mean_c is _BAD:
+        raise _arg_error('native_batch_norm_backward', 'running_mean', 4, 'Tensor', running_mean)
+    running_var_c = _cv_opt_tensor(running_var)
+    if running_var_c is _BAD:
+        raise _arg_error('native_batch_norm_backward', 'running_var', 5, 'Tensor', running_var)
+    save_mean_c = _cv_opt_tensor(save_mean)
+    if save_mean_c is _BAD:
+        raise _arg_error('native_batch_norm_backward', 'save_mean', 6, 'Tensor', save_mean)
+    save_invstd_c = _cv_opt_tensor(save_invstd)
+    if save_invstd_c is _BAD:
+        raise _arg_error('native_batch_norm_backward', 'save_invstd', 7, 'Tensor', save_invstd)
+    train_c = _cv_bool(train)
+    if train_c is _BAD:
+        raise _arg_error('native_batch_norm_backward', 'train', 8, 'bool', train)
+    eps_c = _cv_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('native_batch_norm_backward', 'eps', 9, 'float', eps)
+    output_mask_c = _cv_bool_list(output_mask)
+    if output_mask_c is _BAD:
+        raise _arg_error('native_batch_norm_backward', 'output_mask', 10, 'tuple of bools', output_mask)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_native_batch_norm_backward(grad_out._p, input._p, weight_c, running_mean_c, running_var_c, save_mean_c, save_invstd_c, train_c, eps_c, output_mask_c[0], output_mask_c[1], p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3)
+
+
 # yaml/native_functions.yaml: native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 _SIGS_native_dropout = (
     ('(Tensor input, float p, bool train)', (('input', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_double(x) is not _BAD), ('train', lambda x: _cv_opt_bool(x) is not _BAD),), (), False),
@@ -10342,6 +10982,90 @@ def native_dropout_backward(grad_output, mask, scale):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
+_SIGS_native_group_norm = (
+    ('(Tensor input, Tensor weight, Tensor bias, int N, int C, int HxW, int group, float eps)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('N', lambda x: _cv_int(x) is not _BAD), ('C', lambda x: _cv_int(x) is not _BAD), ('HxW', lambda x: _cv_int(x) is not _BAD), ('group', lambda x: _cv_int(x) is not _BAD), ('eps', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    '(Tensor input, Tensor weight, Tensor bias, int N, int C, int HxW, int group, float eps)'
+    if _TF and (r_ := _tf(native_group_norm, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('native_group_norm', 'input', 1, 'Tensor', input)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('native_group_norm', 'weight', 2, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('native_group_norm', 'bias', 3, 'Tensor', bias)
+    N_c = _cv_int(N)
+    if N_c is _BAD:
+        raise _arg_error('native_group_norm', 'N', 4, 'int', N)
+    C_c = _cv_int(C)
+    if C_c is _BAD:
+        raise _arg_error('native_group_norm', 'C', 5, 'int', C)
+    HxW_c = _cv_int(HxW)
+    if HxW_c is _BAD:
+        raise _arg_error('native_group_norm', 'HxW', 6, 'int', HxW)
+    group_c = _cv_int(group)
+    if group_c is _BAD:
+        raise _arg_error('native_group_norm', 'group', 7, 'int', group)
+    eps_c = _cv_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('native_group_norm', 'eps', 8, 'float', eps)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_native_group_norm(input._p, weight_c, bias_c, N_c, C_c, HxW_c, group_c, eps_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3)
+
+
+# yaml/native_functions.yaml: native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+_SIGS_native_group_norm_backward = (
+    ('(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor weight, int N, int C, int HxW, int group, tuple of bools output_mask)', (('grad_out', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('mean', lambda x: isinstance(x, _Tensor)), ('rstd', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('N', lambda x: _cv_int(x) is not _BAD), ('C', lambda x: _cv_int(x) is not _BAD), ('HxW', lambda x: _cv_int(x) is not _BAD), ('group', lambda x: _cv_int(x) is not _BAD), ('output_mask', lambda x: _cv_bool_list(x) is not _BAD),), (), False),
+)
+
+
+def native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask):
+    '(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor weight, int N, int C, int HxW, int group, tuple of bools output_mask)'
+    if _TF and (r_ := _tf(native_group_norm_backward, locals())) is not _GO:
+        return r_
+    if grad_out.__class__ is not _Tensor:
+        if not isinstance(grad_out, _Tensor):
+            raise _arg_error('native_group_norm_backward', 'grad_out', 1, 'Tensor', grad_out)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('native_group_norm_backward', 'input', 2, 'Tensor', input)
+    if mean.__class__ is not _Tensor:
+        if not isinstance(mean, _Tensor):
+            raise _arg_error('native_group_norm_backward', 'mean', 3, 'Tensor', mean)
+    if rstd.__class__ is not _Tensor:
+        if not isinstance(rstd, _Tensor):
+            raise _arg_error('native_group_norm_backward', 'rstd', 4, 'Tensor', rstd)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('native_group_norm_backward', 'weight', 5, 'Tensor', weight)
+    N_c = _cv_int(N)
+    if N_c is _BAD:
+        raise _arg_error('native_group_norm_backward', 'N', 6, 'int', N)
+    C_c = _cv_int(C)
+    if C_c is _BAD:
+        raise _arg_error('native_group_norm_backward', 'C', 7, 'int', C)
+    HxW_c = _cv_int(HxW)
+    if HxW_c is _BAD:
+        raise _arg_error('native_group_norm_backward', 'HxW', 8, 'int', HxW)
+    group_c = _cv_int(group)
+    if group_c is _BAD:
+        raise _arg_error('native_group_norm_backward', 'group', 9, 'int', group)
+    output_mask_c = _cv_bool_list(output_mask)
+    if output_mask_c is _BAD:
+        raise _arg_error('native_group_norm_backward', 'output_mask', 10, 'tuple of bools', output_mask)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_native_group_norm_backward(grad_out._p, input._p, mean._p, rstd._p, weight_c, N_c, C_c, HxW_c, group_c, output_mask_c[0], output_mask_c[1], p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3)
 
 
 # yaml/native_functions.yaml: native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
@@ -14375,6 +15099,217 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
     return r_
 
 
+# yaml/native_functions.yaml: _adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor
+_SIGS__nn__adaptive_avg_pool2d_backward = (
+    ('(Tensor grad_output, Tensor input)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn__adaptive_avg_pool2d_backward(grad_output, input):
+    '(Tensor grad_output, Tensor input)'
+    if _TF and (r_ := _tf(_nn__adaptive_avg_pool2d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('_adaptive_avg_pool2d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_adaptive_avg_pool2d_backward', 'input', 2, 'Tensor', input)
+    h_ = _C__adaptive_avg_pool2d_backward(grad_output._p, input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
+_SIGS__nn_adaptive_avg_pool2d = (
+    ('(Tensor input, tuple of ints output_size)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
+)
+
+
+def _nn_adaptive_avg_pool2d(input, output_size):
+    '(Tensor input, tuple of ints output_size)'
+    if _TF and (r_ := _tf(_nn_adaptive_avg_pool2d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('adaptive_avg_pool2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('adaptive_avg_pool2d', 'output_size', 2, 'tuple of ints', output_size)
+    h_ = _C_adaptive_avg_pool2d(input._p, output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
+_SIGS__nn_adaptive_max_pool2d = (
+    ('(Tensor input, tuple of ints output_size)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
+)
+
+
+def _nn_adaptive_max_pool2d(input, output_size):
+    '(Tensor input, tuple of ints output_size)'
+    if _TF and (r_ := _tf(_nn_adaptive_max_pool2d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('adaptive_max_pool2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('adaptive_max_pool2d', 'output_size', 2, 'tuple of ints', output_size)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_adaptive_max_pool2d(input._p, output_size_c[0], output_size_c[1], p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+# yaml/native_functions.yaml: adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+# yaml/native_functions.yaml: adaptive_max_pool2d_backward.grad_input(Tensor grad_output, Tensor self, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_adaptive_max_pool2d_backward = (
+    ('(Tensor grad_output, Tensor input, Tensor indices, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_adaptive_max_pool2d_backward(grad_output, input, indices, *, out=None):
+    '(Tensor grad_output, Tensor input, Tensor indices, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_adaptive_max_pool2d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('adaptive_max_pool2d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('adaptive_max_pool2d_backward', 'input', 2, 'Tensor', input)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('adaptive_max_pool2d_backward', 'indices', 3, 'Tensor', indices)
+    if out is None:
+        h_ = _C_adaptive_max_pool2d_backward(grad_output._p, input._p, indices._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('adaptive_max_pool2d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_adaptive_max_pool2d_backward_grad_input_r(grad_output._p, input._p, indices._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+# yaml/native_functions.yaml: avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_avg_pool2d = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, bool ceil_mode = False, bool count_include_pad = True, int divisor_override = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('stride', lambda x: _cv_int_list(x, 2) is not _BAD), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD), ('count_include_pad', lambda x: _cv_bool(x) is not _BAD), ('divisor_override', lambda x: _cv_opt_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_avg_pool2d(input, kernel_size, stride=(), padding=(0, 0), ceil_mode=False, count_include_pad=True, divisor_override=None, *, out=None):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, bool ceil_mode = False, bool count_include_pad = True, int divisor_override = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_avg_pool2d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('avg_pool2d', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 2)
+    if kernel_size_c is _BAD:
+        raise _arg_error('avg_pool2d', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 2)
+    if stride_c is _BAD:
+        raise _arg_error('avg_pool2d', 'stride', 3, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('avg_pool2d', 'padding', 4, 'tuple of ints', padding)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('avg_pool2d', 'ceil_mode', 5, 'bool', ceil_mode)
+    count_include_pad_c = _cv_bool(count_include_pad)
+    if count_include_pad_c is _BAD:
+        raise _arg_error('avg_pool2d', 'count_include_pad', 6, 'bool', count_include_pad)
+    divisor_override_c = _cv_opt_int(divisor_override)
+    if divisor_override_c is _BAD:
+        raise _arg_error('avg_pool2d', 'divisor_override', 7, 'int', divisor_override)
+    if out is None:
+        h_ = _C_avg_pool2d(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], ceil_mode_c, count_include_pad_c, divisor_override_c[0], divisor_override_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('avg_pool2d', 'out', 0, 'Tensor', out)
+    rc_ = _P_avg_pool2d_out_r(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], ceil_mode_c, count_include_pad_c, divisor_override_c[0], divisor_override_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+# yaml/native_functions.yaml: avg_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_avg_pool2d_backward = (
+    ('(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, bool ceil_mode, bool count_include_pad, int divisor_override, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('stride', lambda x: _cv_int_list(x, 2) is not _BAD), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD), ('count_include_pad', lambda x: _cv_bool(x) is not _BAD), ('divisor_override', lambda x: _cv_opt_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_avg_pool2d_backward(grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, *, out=None):
+    '(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, bool ceil_mode, bool count_include_pad, int divisor_override, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_avg_pool2d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('avg_pool2d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('avg_pool2d_backward', 'input', 2, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 2)
+    if kernel_size_c is _BAD:
+        raise _arg_error('avg_pool2d_backward', 'kernel_size', 3, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 2)
+    if stride_c is _BAD:
+        raise _arg_error('avg_pool2d_backward', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('avg_pool2d_backward', 'padding', 5, 'tuple of ints', padding)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('avg_pool2d_backward', 'ceil_mode', 6, 'bool', ceil_mode)
+    count_include_pad_c = _cv_bool(count_include_pad)
+    if count_include_pad_c is _BAD:
+        raise _arg_error('avg_pool2d_backward', 'count_include_pad', 7, 'bool', count_include_pad)
+    divisor_override_c = _cv_opt_int(divisor_override)
+    if divisor_override_c is _BAD:
+        raise _arg_error('avg_pool2d_backward', 'divisor_override', 8, 'int', divisor_override)
+    if out is None:
+        h_ = _C_avg_pool2d_backward(grad_output._p, input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], ceil_mode_c, count_include_pad_c, divisor_override_c[0], divisor_override_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('avg_pool2d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_avg_pool2d_backward_grad_input_r(grad_output._p, input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], ceil_mode_c, count_include_pad_c, divisor_override_c[0], divisor_override_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 _SIGS__nn_binary_cross_entropy = (
     ('(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('reduction', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -15339,6 +16274,91 @@ def _nn_log_sigmoid_forward(input):
     return _tensors_result(p_, 2, 'log_sigmoid_forward', ('output', 'buffer'))
 
 
+# yaml/native_functions.yaml: max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+_SIGS__nn_max_pool2d_with_indices = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('stride', lambda x: _cv_int_list(x, 2) is not _BAD), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 2) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _nn_max_pool2d_with_indices(input, kernel_size, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)'
+    if _TF and (r_ := _tf(_nn_max_pool2d_with_indices, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max_pool2d_with_indices', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 2)
+    if kernel_size_c is _BAD:
+        raise _arg_error('max_pool2d_with_indices', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 2)
+    if stride_c is _BAD:
+        raise _arg_error('max_pool2d_with_indices', 'stride', 3, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('max_pool2d_with_indices', 'padding', 4, 'tuple of ints', padding)
+    dilation_c = _cv_int_list(dilation, 2)
+    if dilation_c is _BAD:
+        raise _arg_error('max_pool2d_with_indices', 'dilation', 5, 'tuple of ints', dilation)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('max_pool2d_with_indices', 'ceil_mode', 6, 'bool', ceil_mode)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_max_pool2d_with_indices(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], ceil_mode_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+# yaml/native_functions.yaml: max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor
+# yaml/native_functions.yaml: max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_max_pool2d_with_indices_backward = (
+    ('(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, tuple of ints dilation, bool ceil_mode, Tensor indices, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('stride', lambda x: _cv_int_list(x, 2) is not _BAD), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 2) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD), ('indices', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices, *, out=None):
+    '(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, tuple of ints dilation, bool ceil_mode, Tensor indices, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_max_pool2d_with_indices_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('max_pool2d_with_indices_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max_pool2d_with_indices_backward', 'input', 2, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 2)
+    if kernel_size_c is _BAD:
+        raise _arg_error('max_pool2d_with_indices_backward', 'kernel_size', 3, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 2)
+    if stride_c is _BAD:
+        raise _arg_error('max_pool2d_with_indices_backward', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('max_pool2d_with_indices_backward', 'padding', 5, 'tuple of ints', padding)
+    dilation_c = _cv_int_list(dilation, 2)
+    if dilation_c is _BAD:
+        raise _arg_error('max_pool2d_with_indices_backward', 'dilation', 6, 'tuple of ints', dilation)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('max_pool2d_with_indices_backward', 'ceil_mode', 7, 'bool', ceil_mode)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('max_pool2d_with_indices_backward', 'indices', 8, 'Tensor', indices)
+    if out is None:
+        h_ = _C_max_pool2d_with_indices_backward(grad_output._p, input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], ceil_mode_c, indices._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('max_pool2d_with_indices_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_max_pool2d_with_indices_backward_grad_input_r(grad_output._p, input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], ceil_mode_c, indices._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: mish(Tensor self) -> Tensor
 # yaml/native_functions.yaml: mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__nn_mish = (
@@ -15657,6 +16677,116 @@ def _nn_nll_loss_nd(input, target, weight=None, reduction=1, ignore_index=-100):
     return r_
 
 
+# yaml/native_functions.yaml: reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+_SIGS__nn_reflection_pad1d = (
+    ('(Tensor input, tuple of ints padding)', (('input', lambda x: isinstance(x, _Tensor)), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
+)
+
+
+def _nn_reflection_pad1d(input, padding):
+    '(Tensor input, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_reflection_pad1d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('reflection_pad1d', 'input', 1, 'Tensor', input)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('reflection_pad1d', 'padding', 2, 'tuple of ints', padding)
+    h_ = _C_reflection_pad1d(input._p, padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor
+_SIGS__nn_reflection_pad1d_backward = (
+    ('(Tensor grad_output, Tensor input, tuple of ints padding)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
+)
+
+
+def _nn_reflection_pad1d_backward(grad_output, input, padding):
+    '(Tensor grad_output, Tensor input, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_reflection_pad1d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('reflection_pad1d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('reflection_pad1d_backward', 'input', 2, 'Tensor', input)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('reflection_pad1d_backward', 'padding', 3, 'tuple of ints', padding)
+    h_ = _C_reflection_pad1d_backward(grad_output._p, input._p, padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+_SIGS__nn_reflection_pad2d = (
+    ('(Tensor input, tuple of ints padding)', (('input', lambda x: isinstance(x, _Tensor)), ('padding', lambda x: _cv_int_list(x, 4) is not _BAD),), (), False),
+)
+
+
+def _nn_reflection_pad2d(input, padding):
+    '(Tensor input, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_reflection_pad2d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('reflection_pad2d', 'input', 1, 'Tensor', input)
+    padding_c = _cv_int_list(padding, 4)
+    if padding_c is _BAD:
+        raise _arg_error('reflection_pad2d', 'padding', 2, 'tuple of ints', padding)
+    h_ = _C_reflection_pad2d(input._p, padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor
+_SIGS__nn_reflection_pad2d_backward = (
+    ('(Tensor grad_output, Tensor input, tuple of ints padding)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('padding', lambda x: _cv_int_list(x, 4) is not _BAD),), (), False),
+)
+
+
+def _nn_reflection_pad2d_backward(grad_output, input, padding):
+    '(Tensor grad_output, Tensor input, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_reflection_pad2d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('reflection_pad2d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('reflection_pad2d_backward', 'input', 2, 'Tensor', input)
+    padding_c = _cv_int_list(padding, 4)
+    if padding_c is _BAD:
+        raise _arg_error('reflection_pad2d_backward', 'padding', 3, 'tuple of ints', padding)
+    h_ = _C_reflection_pad2d_backward(grad_output._p, input._p, padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: relu6(Tensor self) -> Tensor
 _SIGS__nn_relu6 = (
     ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -15697,6 +16827,116 @@ def _nn_relu6_(input):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+_SIGS__nn_replication_pad1d = (
+    ('(Tensor input, tuple of ints padding)', (('input', lambda x: isinstance(x, _Tensor)), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
+)
+
+
+def _nn_replication_pad1d(input, padding):
+    '(Tensor input, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_replication_pad1d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('replication_pad1d', 'input', 1, 'Tensor', input)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('replication_pad1d', 'padding', 2, 'tuple of ints', padding)
+    h_ = _C_replication_pad1d(input._p, padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor
+_SIGS__nn_replication_pad1d_backward = (
+    ('(Tensor grad_output, Tensor input, tuple of ints padding)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
+)
+
+
+def _nn_replication_pad1d_backward(grad_output, input, padding):
+    '(Tensor grad_output, Tensor input, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_replication_pad1d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('replication_pad1d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('replication_pad1d_backward', 'input', 2, 'Tensor', input)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('replication_pad1d_backward', 'padding', 3, 'tuple of ints', padding)
+    h_ = _C_replication_pad1d_backward(grad_output._p, input._p, padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+_SIGS__nn_replication_pad2d = (
+    ('(Tensor input, tuple of ints padding)', (('input', lambda x: isinstance(x, _Tensor)), ('padding', lambda x: _cv_int_list(x, 4) is not _BAD),), (), False),
+)
+
+
+def _nn_replication_pad2d(input, padding):
+    '(Tensor input, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_replication_pad2d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('replication_pad2d', 'input', 1, 'Tensor', input)
+    padding_c = _cv_int_list(padding, 4)
+    if padding_c is _BAD:
+        raise _arg_error('replication_pad2d', 'padding', 2, 'tuple of ints', padding)
+    h_ = _C_replication_pad2d(input._p, padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor
+_SIGS__nn_replication_pad2d_backward = (
+    ('(Tensor grad_output, Tensor input, tuple of ints padding)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('padding', lambda x: _cv_int_list(x, 4) is not _BAD),), (), False),
+)
+
+
+def _nn_replication_pad2d_backward(grad_output, input, padding):
+    '(Tensor grad_output, Tensor input, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_replication_pad2d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('replication_pad2d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('replication_pad2d_backward', 'input', 2, 'Tensor', input)
+    padding_c = _cv_int_list(padding, 4)
+    if padding_c is _BAD:
+        raise _arg_error('replication_pad2d_backward', 'padding', 3, 'tuple of ints', padding)
+    h_ = _C_replication_pad2d_backward(grad_output._p, input._p, padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor
@@ -26746,6 +27986,12 @@ def _public_names():
         if f.__class__ is _public_names.__class__:
             f.__name__ = f.__qualname__ = name
     for f, name in (
+        (_nn__adaptive_avg_pool2d_backward, "_adaptive_avg_pool2d_backward"),
+        (_nn_adaptive_avg_pool2d, "adaptive_avg_pool2d"),
+        (_nn_adaptive_max_pool2d, "adaptive_max_pool2d"),
+        (_nn_adaptive_max_pool2d_backward, "adaptive_max_pool2d_backward"),
+        (_nn_avg_pool2d, "avg_pool2d"),
+        (_nn_avg_pool2d_backward, "avg_pool2d_backward"),
         (_nn_binary_cross_entropy, "binary_cross_entropy"),
         (_nn_binary_cross_entropy_backward, "binary_cross_entropy_backward"),
         (_nn_cross_entropy_loss, "cross_entropy_loss"),
@@ -26776,6 +28022,8 @@ def _public_names():
         (_nn_log_sigmoid, "log_sigmoid"),
         (_nn_log_sigmoid_backward, "log_sigmoid_backward"),
         (_nn_log_sigmoid_forward, "log_sigmoid_forward"),
+        (_nn_max_pool2d_with_indices, "max_pool2d_with_indices"),
+        (_nn_max_pool2d_with_indices_backward, "max_pool2d_with_indices_backward"),
         (_nn_mish, "mish"),
         (_nn_mish_, "mish_"),
         (_nn_mish_backward, "mish_backward"),
@@ -26785,8 +28033,16 @@ def _public_names():
         (_nn_nll_loss_backward, "nll_loss_backward"),
         (_nn_nll_loss_forward, "nll_loss_forward"),
         (_nn_nll_loss_nd, "nll_loss_nd"),
+        (_nn_reflection_pad1d, "reflection_pad1d"),
+        (_nn_reflection_pad1d_backward, "reflection_pad1d_backward"),
+        (_nn_reflection_pad2d, "reflection_pad2d"),
+        (_nn_reflection_pad2d_backward, "reflection_pad2d_backward"),
         (_nn_relu6, "relu6"),
         (_nn_relu6_, "relu6_"),
+        (_nn_replication_pad1d, "replication_pad1d"),
+        (_nn_replication_pad1d_backward, "replication_pad1d_backward"),
+        (_nn_replication_pad2d, "replication_pad2d"),
+        (_nn_replication_pad2d_backward, "replication_pad2d_backward"),
         (_nn_rrelu_with_noise, "rrelu_with_noise"),
         (_nn_rrelu_with_noise_, "rrelu_with_noise_"),
         (_nn_rrelu_with_noise_backward, "rrelu_with_noise_backward"),
@@ -26816,6 +28072,9 @@ _public_names()
 
 # printed signatures, per (kind, name), in the order they are tried
 SIGNATURES = {
+    ("function", "_adaptive_avg_pool2d"): (
+        "(Tensor input, tuple of ints output_size)",
+    ),
     ("function", "_convolution_mode"): (
         "(Tensor input, Tensor weight, Tensor bias, tuple of ints stride, str padding, tuple of ints dilation, int groups)",
     ),
@@ -26833,6 +28092,13 @@ SIGNATURES = {
     ),
     ("function", "_log_softmax_backward_data"): (
         "(Tensor grad_output, Tensor output, int dim, torchlet.dtype input_dtype, *, Tensor out = None)",
+    ),
+    ("function", "_native_batch_norm_legit"): (
+        "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps)",
+        "(Tensor input, Tensor weight, Tensor bias, bool training, float momentum, float eps)",
+    ),
+    ("function", "_native_batch_norm_legit_no_training"): (
+        "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, float momentum, float eps)",
     ),
     ("function", "_prelu_kernel"): (
         "(Tensor input, Tensor weight)",
@@ -26875,6 +28141,12 @@ SIGNATURES = {
     ),
     ("function", "acosh_"): (
         "(Tensor input)",
+    ),
+    ("function", "adaptive_avg_pool1d"): (
+        "(Tensor input, tuple of ints output_size)",
+    ),
+    ("function", "adaptive_max_pool1d"): (
+        "(Tensor input, tuple of ints output_size)",
     ),
     ("function", "add"): (
         "(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)",
@@ -27010,9 +28282,15 @@ SIGNATURES = {
         "(Tensor input)",
         "(tuple of Tensors tensors)",
     ),
+    ("function", "avg_pool1d"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, bool ceil_mode = False, bool count_include_pad = True)",
+    ),
     ("function", "baddbmm"): (
         "(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
         "(Tensor input, Tensor batch1, Tensor batch2, torchlet.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
+    ),
+    ("function", "batch_norm"): (
+        "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps, bool cudnn_enabled)",
     ),
     ("function", "bitwise_and"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -27107,6 +28385,9 @@ SIGNATURES = {
     ),
     ("function", "clone"): (
         "(Tensor input, *, torchlet.memory_format memory_format = None)",
+    ),
+    ("function", "constant_pad_nd"): (
+        "(Tensor input, tuple of ints pad, Number value = 0)",
     ),
     ("function", "conv1d"): (
         "(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1)",
@@ -27298,6 +28579,9 @@ SIGNATURES = {
     ("function", "ger"): (
         "(Tensor input, Tensor vec2, *, Tensor out = None)",
     ),
+    ("function", "group_norm"): (
+        "(Tensor input, int num_groups, Tensor weight = None, Tensor bias = None, float eps = 1e-05, bool cudnn_enabled = True)",
+    ),
     ("function", "gt"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other, *, Tensor out = None)",
@@ -27337,6 +28621,9 @@ SIGNATURES = {
     ),
     ("function", "index_select_backward"): (
         "(Tensor grad, tuple of ints self_sizes, int dim, Tensor index)",
+    ),
+    ("function", "instance_norm"): (
+        "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled)",
     ),
     ("function", "isclose"): (
         "(Tensor input, Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)",
@@ -27437,6 +28724,15 @@ SIGNATURES = {
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)",
     ),
+    ("function", "max_pool1d"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)",
+    ),
+    ("function", "max_pool1d_with_indices"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)",
+    ),
+    ("function", "max_pool2d"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)",
+    ),
     ("function", "maximum"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
     ),
@@ -27487,11 +28783,23 @@ SIGNATURES = {
         "(Tensor input, int dim, Tensor start, int length)",
         "(Tensor input, int dim, int start, int length)",
     ),
+    ("function", "native_batch_norm"): (
+        "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps)",
+    ),
+    ("function", "native_batch_norm_backward"): (
+        "(Tensor grad_out, Tensor input, Tensor weight, Tensor running_mean, Tensor running_var, Tensor save_mean, Tensor save_invstd, bool train, float eps, tuple of bools output_mask)",
+    ),
     ("function", "native_dropout"): (
         "(Tensor input, float p, bool train)",
     ),
     ("function", "native_dropout_backward"): (
         "(Tensor grad_output, Tensor mask, float scale)",
+    ),
+    ("function", "native_group_norm"): (
+        "(Tensor input, Tensor weight, Tensor bias, int N, int C, int HxW, int group, float eps)",
+    ),
+    ("function", "native_group_norm_backward"): (
+        "(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor weight, int N, int C, int HxW, int group, tuple of bools output_mask)",
     ),
     ("function", "native_layer_norm"): (
         "(Tensor input, tuple of ints normalized_shape, Tensor weight, Tensor bias, float eps)",
@@ -28683,6 +29991,24 @@ SIGNATURES = {
     ("method", "zero_"): (
         "()",
     ),
+    ("nn", "_adaptive_avg_pool2d_backward"): (
+        "(Tensor grad_output, Tensor input)",
+    ),
+    ("nn", "adaptive_avg_pool2d"): (
+        "(Tensor input, tuple of ints output_size)",
+    ),
+    ("nn", "adaptive_max_pool2d"): (
+        "(Tensor input, tuple of ints output_size)",
+    ),
+    ("nn", "adaptive_max_pool2d_backward"): (
+        "(Tensor grad_output, Tensor input, Tensor indices, *, Tensor out = None)",
+    ),
+    ("nn", "avg_pool2d"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, bool ceil_mode = False, bool count_include_pad = True, int divisor_override = None, *, Tensor out = None)",
+    ),
+    ("nn", "avg_pool2d_backward"): (
+        "(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, bool ceil_mode, bool count_include_pad, int divisor_override, *, Tensor out = None)",
+    ),
     ("nn", "binary_cross_entropy"): (
         "(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean)",
     ),
@@ -28773,6 +30099,12 @@ SIGNATURES = {
     ("nn", "log_sigmoid_forward"): (
         "(Tensor input)",
     ),
+    ("nn", "max_pool2d_with_indices"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)",
+    ),
+    ("nn", "max_pool2d_with_indices_backward"): (
+        "(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, tuple of ints dilation, bool ceil_mode, Tensor indices, *, Tensor out = None)",
+    ),
     ("nn", "mish"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -28800,11 +30132,35 @@ SIGNATURES = {
     ("nn", "nll_loss_nd"): (
         "(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100)",
     ),
+    ("nn", "reflection_pad1d"): (
+        "(Tensor input, tuple of ints padding)",
+    ),
+    ("nn", "reflection_pad1d_backward"): (
+        "(Tensor grad_output, Tensor input, tuple of ints padding)",
+    ),
+    ("nn", "reflection_pad2d"): (
+        "(Tensor input, tuple of ints padding)",
+    ),
+    ("nn", "reflection_pad2d_backward"): (
+        "(Tensor grad_output, Tensor input, tuple of ints padding)",
+    ),
     ("nn", "relu6"): (
         "(Tensor input)",
     ),
     ("nn", "relu6_"): (
         "(Tensor input)",
+    ),
+    ("nn", "replication_pad1d"): (
+        "(Tensor input, tuple of ints padding)",
+    ),
+    ("nn", "replication_pad1d_backward"): (
+        "(Tensor grad_output, Tensor input, tuple of ints padding)",
+    ),
+    ("nn", "replication_pad2d"): (
+        "(Tensor input, tuple of ints padding)",
+    ),
+    ("nn", "replication_pad2d_backward"): (
+        "(Tensor grad_output, Tensor input, tuple of ints padding)",
     ),
     ("nn", "rrelu_with_noise"): (
         "(Tensor input, Tensor noise, Number lower = 0.125, Number upper = 0.3333333333333333, bool training = False, torchlet.Generator generator = None)",

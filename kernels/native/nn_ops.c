@@ -24,6 +24,7 @@
 #include "tl_structured.h"
 #include "tl_tensor.h"
 #include "../cpu/nn_kernel.h"
+#include "nn_common.h"
 
 TL_DEFINE_STUB(tl_nn_stub, tl_nn_table)
 #define NN_K(ct) (&(*(const tl_nn_table_t *)tl_nn_stub.current)[(ct) == TL_FLOAT64 ? 1 : 0])
@@ -37,37 +38,6 @@ static int check_reduction(int64_t r) {
     if (r < RED_NONE || r > RED_SUM)
         return tl_set_error(TL_ERR_VALUE, "%lld is not a valid value for reduction", (long long)r);
     return 0;
-}
-
-static tl_dtype compute_dtype(tl_dtype dt) { return dt == TL_FLOAT64 ? TL_FLOAT64 : TL_FLOAT32; }
-
-/* x converted to dtype ct and made contiguous (a new reference) */
-static tl_tensor *contig_as(tl_tensor *x, tl_dtype ct) {
-    tl_tensor *a = tl_to_dtype(x, ct, 0);
-    if (!a) return NULL;
-    tl_tensor *c = tl_contiguous(a);
-    tl_tensor_release(a);
-    return c;
-}
-
-/* the tensor a kernel writes: `out` itself when it is contiguous, of dtype
- * ct and not overlapping any of the inputs; else a temporary (copied back by
- * finish_dst) */
-static tl_tensor *begin_dst(tl_tensor *out, tl_dtype ct, tl_tensor *const *ins, int nin) {
-    int direct = tl_tensor_is_contiguous(out) && tl_tensor_dtype(out) == ct;
-    for (int i = 0; i < nin && direct; i++)
-        if (ins[i] && tl_tensor_is_alias_of(out, ins[i])) direct = 0;
-    if (direct) {
-        tl_tensor_retain(out);
-        return out;
-    }
-    return tl_empty(tl_tensor_ndim(out), tl_tensor_sizes(out), ct, TL_CPU);
-}
-
-static int finish_dst(tl_tensor *out, tl_tensor *dst, int rc) {
-    if (rc == 0 && dst != out) rc = tl_copy_(out, dst);
-    tl_tensor_release(dst);
-    return rc;
 }
 
 static void split_dims(const tl_tensor *t, int64_t d, int64_t *outer, int64_t *n, int64_t *inner) {
@@ -273,12 +243,6 @@ tl_tensor *tl_native_log_softmax_int(tl_keyset ks, tl_tensor *self, int64_t dim,
 }
 
 /* ---------------------------------------------------------- layer_norm */
-
-static void fmt_shape(char *buf, size_t n, const int64_t *s, int64_t nd) {
-    size_t k = (size_t)snprintf(buf, n, "[");
-    for (int64_t i = 0; i < nd && k < n; i++) k += (size_t)snprintf(buf + k, n - k, i ? ", %lld" : "%lld", (long long)s[i]);
-    if (k < n) snprintf(buf + k, n - k, "]");
-}
 
 static int same_shape(const tl_tensor *t, const int64_t *s, int64_t nd) {
     return tl_tensor_ndim(t) == nd && !memcmp(tl_tensor_sizes(t), s, (size_t)nd * sizeof(int64_t));

@@ -742,7 +742,94 @@ SHAPES_SORT_CASES = {
 }
 
 
+# pooling: their own generator; distinct values (no tied maxima) and windows
+# with padding, ceil_mode, dilation, non-contiguous inputs
+RP = np.random.default_rng(4242)
+
+
+def _rp(*shape):
+    return RP.permutation(np.arange(int(np.prod(shape)), dtype=np.float64)).reshape(shape) * 0.1 + RP.uniform(0, 0.01, shape)
+
+
+def _mp_ind(x, *args):
+    return _nn().max_pool2d_with_indices(torchlet.tensor(x), *args)[1]
+
+
+def _amp_ind(x, os):
+    return _nn().adaptive_max_pool2d(torchlet.tensor(x), os)[1]
+
+
+_MPX = _rp(2, 3, 7, 6)
+_AMX = _rp(2, 5, 7)
+POOL_CASES = {
+    "max_pool2d_with_indices": [
+        ([_rp(2, 3, 7, 6)], lambda x: _nn().max_pool2d_with_indices(x, [3, 2], [2, 1], [1, 1], [1, 1], False)[0]),
+        ([_rp(3, 6, 5)], lambda x: _nn().max_pool2d_with_indices(x, 2, [], 0, 2, True)[0]),
+        ([_rp(2, 6, 7, 3)], lambda x: _nn().max_pool2d_with_indices(x.permute(0, 3, 1, 2), 3, 2, 1, 1, True)[0])],
+    "max_pool2d_with_indices_backward": [
+        ([_rp(2, 3, 4, 7), _MPX], lambda g, x: _nn().max_pool2d_with_indices_backward(
+            g, x, [3, 2], [2, 1], [1, 1], [1, 1], False, _mp_ind(_MPX, [3, 2], [2, 1], [1, 1], [1, 1], False)))],
+    "avg_pool2d": [
+        ([_rp(2, 3, 7, 6)], lambda x: _nn().avg_pool2d(x, [3, 2], [2, 1], [1, 1], False, True, None)),
+        ([_rp(3, 7, 5)], lambda x: _nn().avg_pool2d(x, 3, 2, 1, True, False, None)),
+        ([_rp(2, 6, 7, 3)], lambda x: _nn().avg_pool2d(x.permute(0, 3, 1, 2), 2, 1, 1, True, True, 3))],
+    "avg_pool2d_backward": [
+        ([_rp(3, 4, 3), _rp(3, 7, 5)], lambda g, x: _nn().avg_pool2d_backward(g, x, [3, 3], [2, 2], [1, 1], True,
+                                                                             False, None))],
+    "_adaptive_avg_pool2d": [
+        ([_rp(2, 3, 7, 6)], lambda x: torchlet._adaptive_avg_pool2d(x, [3, 4])),
+        ([_rp(3, 5, 7)], lambda x: torchlet._adaptive_avg_pool2d(x.transpose(1, 2), [4, 2]))],
+    "_adaptive_avg_pool2d_backward": [
+        ([_rp(2, 3, 3, 4), _rp(2, 3, 7, 6)], lambda g, x: _nn()._adaptive_avg_pool2d_backward(g, x))],
+    "adaptive_max_pool2d": [
+        ([_rp(2, 3, 7, 6)], lambda x: _nn().adaptive_max_pool2d(x, [3, 4])[0]),
+        ([_rp(3, 5, 7)], lambda x: _nn().adaptive_max_pool2d(x.transpose(1, 2), [4, 2])[0])],
+    "adaptive_max_pool2d_backward": [
+        ([_rp(2, 2, 3), _AMX], lambda g, x: _nn().adaptive_max_pool2d_backward(g, x, _amp_ind(_AMX, [2, 3])))],
+}
+
+
+
+def _bnstats():
+    return (torchlet.tensor([0.1, -0.2, 0.3], dtype=torchlet.float64),
+            torchlet.tensor([1.5, 0.5, 2.0], dtype=torchlet.float64))
+
+
+NORM_CASES = {
+    "native_batch_norm": [
+        ([_rp(4, 3, 2, 2), _rp(3), _rp(3)], lambda x, w, b: torchlet.native_batch_norm(x, w, b, None, None, True, 0.1, 1e-5)[0]),
+        ([_rp(4, 3, 5)], lambda x: torchlet.native_batch_norm(x.transpose(0, 2).transpose(0, 2), None, None, *_bnstats(), True, 0.1, 1e-5)[0]),
+        ([_rp(4, 3, 2), _rp(3), _rp(3)], lambda x, w, b: torchlet.native_batch_norm(x, w, b, *_bnstats(), False, 0.1, 1e-5)[0])],
+    "_native_batch_norm_legit": [
+        ([_rp(4, 3, 2), _rp(3), _rp(3)], lambda x, w, b: torchlet.ops.aten._native_batch_norm_legit.default(x, w, b, *_bnstats(), True, 0.1, 1e-5)[0])],
+    "_native_batch_norm_legit_no_training": [
+        ([_rp(4, 3, 2), _rp(3), _rp(3)], lambda x, w, b: torchlet._native_batch_norm_legit_no_training(x, w, b, *_bnstats(), 0.1, 1e-5)[0])],
+    "_native_batch_norm_legit.no_stats": [
+        ([_rp(4, 3, 2), _rp(3), _rp(3)], lambda x, w, b: torchlet._native_batch_norm_legit(x, w, b, True, 0.1, 1e-5)[0])],
+    "native_group_norm": [
+        ([_rp(2, 6, 2, 2), _rp(6), _rp(6)], lambda x, w, b: torchlet.native_group_norm(x, w, b, 2, 6, 4, 3, 1e-5)[0]),
+        ([_rp(3, 4, 5)], lambda x: torchlet.native_group_norm(x, None, None, 3, 4, 5, 1, 1e-5)[0])],
+}
+
+
+PAD_CASES = {
+    "constant_pad_nd": [([_rp(2, 3, 4)], lambda x: torchlet.constant_pad_nd(x, [1, 2, -1, 1], 0.5)),
+                        ([_rp(3, 4)], lambda x: torchlet.constant_pad_nd(x.t(), [2, 0]))],
+    "reflection_pad1d": [([_rp(2, 3, 5)], lambda x: _nn().reflection_pad1d(x, [2, 3]))],
+    "reflection_pad2d": [([_rp(2, 3, 4, 5)], lambda x: _nn().reflection_pad2d(x, [2, 1, 3, 0])),
+                         ([_rp(3, 5, 4)], lambda x: _nn().reflection_pad2d(x.transpose(1, 2), [-1, 2, 1, 1]))],
+    "replication_pad1d": [([_rp(2, 3, 5)], lambda x: _nn().replication_pad1d(x, [4, 1]))],
+    "replication_pad2d": [([_rp(2, 3, 4, 5)], lambda x: _nn().replication_pad2d(x, [2, 5, 3, -1]))],
+    "reflection_pad1d_backward": [([_rp(2, 3, 10), _rp(2, 3, 5)], lambda g, x: _nn().reflection_pad1d_backward(g, x, [2, 3]))],
+    "reflection_pad2d_backward": [([_rp(2, 3, 7, 8), _rp(2, 3, 4, 5)], lambda g, x: _nn().reflection_pad2d_backward(g, x, [2, 1, 3, 0]))],
+    "replication_pad1d_backward": [([_rp(2, 3, 10), _rp(2, 3, 5)], lambda g, x: _nn().replication_pad1d_backward(g, x, [4, 1]))],
+    "replication_pad2d_backward": [([_rp(2, 3, 7, 8), _rp(2, 3, 4, 5)], lambda g, x: _nn().replication_pad2d_backward(g, x, [2, 1, 3, 0]))],
+}
+
 CASES = {
+    **POOL_CASES,
+    **NORM_CASES,
+    **PAD_CASES,
     **INDEX_COPY_CASES,
     **SHAPES_SORT_CASES,
     **DROPOUT_INDEX_PUT_VIEW_CASES,
@@ -931,6 +1018,11 @@ def test_torchlet_autograd_gradcheck(name):
          lambda x, w, b: torchlet.conv2d(x, w, b, stride=(1, 2), padding=1, groups=2)),
         ("convolution-transposed", [_rv(1, 2, 3, 3), _rv(2, 3, 2, 2), _rv(3)],
          lambda x, w, b: torchlet.conv_transpose2d(x, w, b, stride=2, output_padding=1)),
+        # pooling: backward ops differentiate again (max_pool_double_backward, avg_pool2d, adaptive)
+        ("max_pool2d", [_rp(2, 3, 6, 5)], lambda x: _nn().max_pool2d_with_indices(x * x, 2, 1, 1, 1, False)[0]),
+        ("avg_pool2d", [_rp(2, 3, 6, 5)], lambda x: _nn().avg_pool2d(x * x, 3, 2, 1, True, False, None)),
+        ("adaptive_avg_pool2d", [_rp(2, 6, 5)], lambda x: torchlet._adaptive_avg_pool2d(x * x, [4, 3])),
+        ("adaptive_max_pool2d", [_rp(2, 6, 5)], lambda x: _nn().adaptive_max_pool2d(x * x, [4, 3])[0]),
         # three-input pointwise ops: helpers and formulas over entry points
         ("where", [_g(2, 3), _g(2, 3), _g(3)], lambda c, a, b: torchlet.where(c > 0, a * a, b * a)),
         ("clamp", [_gx(2, 3)], lambda a: torchlet.clamp(a * a, -0.5, 0.5) * a),

@@ -5,7 +5,7 @@ them (Module, Parameter, Sequential, ModuleList, ModuleDict, ParameterList,
 ParameterDict, Linear, Conv1d / Conv2d / Conv3d,
 ConvTranspose1d / ConvTranspose2d / ConvTranspose3d, LayerNorm, RMSNorm, Embedding, the activations,
 Dropout, Flatten; activation.py and loss.py: the other activations and
-losses), as in PyTorch."""
+losses; pooling.py, normalization.py, padding.py), as in PyTorch."""
 from . import functional, init, utils  # noqa: F401
 from .activation import (  # noqa: F401
     CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, PReLU, ReLU6,
@@ -22,6 +22,16 @@ from .loss import (  # noqa: F401
     L1Loss, MarginRankingLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SmoothL1Loss,
     SoftMarginLoss, TripletMarginLoss,
 )
+from .pooling import (  # noqa: F401
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d,
+)
+from .normalization import (  # noqa: F401
+    BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d,
+)
+from .padding import (  # noqa: F401
+    CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, ReflectionPad1d, ReflectionPad2d, ReplicationPad1d,
+    ReplicationPad2d, ZeroPad1d, ZeroPad2d,
+)
 from .modules import Embedding, LayerNorm, Linear, Module, Parameter, RMSNorm, Sequential, SiLU  # noqa: F401
 
 __all__ = ["functional", "init", "utils", "Module", "Parameter", "Sequential", "ModuleList", "ModuleDict",
@@ -33,4 +43,8 @@ __all__ = ["functional", "init", "utils", "Module", "Parameter", "Sequential", "
            "Softmin", "GLU", "PReLU", "RReLU", "L1Loss", "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "BCELoss",
            "BCEWithLogitsLoss", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MarginRankingLoss",
            "CosineEmbeddingLoss", "HingeEmbeddingLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss",
-           "MultiMarginLoss"]
+           "MultiMarginLoss",
+           "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
+           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "BatchNorm1d", "BatchNorm2d", "InstanceNorm1d",
+           "InstanceNorm2d", "GroupNorm", "ConstantPad1d", "ConstantPad2d", "ZeroPad1d", "ZeroPad2d",
+           "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d"]

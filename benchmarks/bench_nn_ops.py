@@ -1,0 +1,85 @@
+"""Pooling and normalization on ResNet-like shapes (float32, NCHW), torchlet
+beside PyTorch (when installed): max_pool2d 3x3 stride 2 pad 1 on
+8x64x112x112 and 2x2 on 8x64x56x56 (forward, and forward + backward),
+avg_pool2d, adaptive_avg_pool2d to 1x1, batch_norm training forward and
+forward + backward (weight and bias, running statistics updated), batch_norm
+eval, group_norm (32 groups) forward and forward + backward. Timed round
+robin (`interleaved`) at the thread counts of `--threads` (default 1 and 2).
+Ratio = PyTorch's time / torchlet's time (above 1.0 torchlet is faster)."""
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+
+import torchlet as tl  # noqa: E402
+
+from _harness import machine_info, print_interleaved, thread_counts, torch  # noqa: E402
+
+
+def _fwd_bwd(lib, fn, x, *params):
+    """one forward + backward through fn(x, *params) with a fixed upstream gradient"""
+    xs = [t.detach().requires_grad_() for t in (x, *params)]
+    y = fn(*xs)
+    y.backward(lib.ones_like(y))
+    return xs[0].grad
+
+
+def cases():
+    rng = np.random.default_rng(0)
+    big = rng.standard_normal((8, 64, 112, 112)).astype(np.float32)
+    mid = rng.standard_normal((8, 64, 56, 56)).astype(np.float32)
+    w = rng.uniform(0.5, 1.5, 64).astype(np.float32)
+    b = rng.standard_normal(64).astype(np.float32)
+    libs = {"torchlet": tl}
+    if torch is not None:
+        libs["torch"] = torch
+    rows = {}
+
+    def add(name, make):
+        rows[name] = {k: make(lib) for k, lib in libs.items()}
+
+    def T(lib, a):
+        return lib.from_numpy(a.copy())
+
+    add("max_pool2d 3x3/2 8x64x112x112",
+        lambda m: (lambda x=T(m, big): m.nn.functional.max_pool2d(x, 3, 2, 1)))
+    add("max_pool2d 2x2 8x64x56x56",
+        lambda m: (lambda x=T(m, mid): m.nn.functional.max_pool2d(x, 2)))
+    add("max_pool2d 3x3/2 fwd+bwd",
+        lambda m: (lambda x=T(m, big): _fwd_bwd(m, lambda t: m.nn.functional.max_pool2d(t, 3, 2, 1), x)))
+    add("avg_pool2d 3x3/2 8x64x56x56",
+        lambda m: (lambda x=T(m, mid): m.nn.functional.avg_pool2d(x, 3, 2, 1)))
+    add("adaptive_avg_pool2d 1x1 8x64x56x56",
+        lambda m: (lambda x=T(m, mid): m.nn.functional.adaptive_avg_pool2d(x, 1)))
+    add("batch_norm train 8x64x56x56",
+        lambda m: (lambda x=T(m, mid), w_=T(m, w), b_=T(m, b), rm=m.zeros(64), rv=m.ones(64):
+                   m.nn.functional.batch_norm(x, rm, rv, w_, b_, True)))
+    add("batch_norm train fwd+bwd",
+        lambda m: (lambda x=T(m, mid), w_=T(m, w), b_=T(m, b), rm=m.zeros(64), rv=m.ones(64):
+                   _fwd_bwd(m, lambda t, ww, bb: m.nn.functional.batch_norm(t, rm, rv, ww, bb, True), x, w_, b_)))
+    add("batch_norm eval 8x64x56x56",
+        lambda m: (lambda x=T(m, mid), w_=T(m, w), b_=T(m, b), rm=m.zeros(64), rv=m.ones(64):
+                   m.nn.functional.batch_norm(x, rm, rv, w_, b_, False)))
+    add("group_norm 32 8x64x56x56",
+        lambda m: (lambda x=T(m, mid), w_=T(m, w), b_=T(m, b): m.nn.functional.group_norm(x, 32, w_, b_)))
+    add("group_norm 32 fwd+bwd",
+        lambda m: (lambda x=T(m, mid), w_=T(m, w), b_=T(m, b):
+                   _fwd_bwd(m, lambda t, ww, bb: m.nn.functional.group_norm(t, 32, ww, bb), x, w_, b_)))
+    return rows
+
+
+def main():
+    for n in thread_counts([1, 2]):
+        tl.set_num_threads(n)
+        if torch is not None:
+            torch.set_num_threads(n)
+        print(f"# pooling / normalization, float32 NCHW, {n} thread(s), {tl.get_cpu_capability()} ({machine_info()})")
+        print_interleaved(cases(), width=36)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+/* Helpers the NN operator files share (nn_ops.c, pool_ops.c): the compute
+ * dtype rule, contiguous copies in it, the destination of an out= kernel,
+ * and PyTorch's "[2, 3]" size formatting for messages. */
+#ifndef TL_NN_COMMON_H
+#define TL_NN_COMMON_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "tl_internal.h"
+#include "tl_ops.h"
+#include "tl_tensor.h"
+
+/* float16 / bfloat16 / float32 compute in float32, float64 in float64 */
+static inline tl_dtype compute_dtype(tl_dtype dt) { return dt == TL_FLOAT64 ? TL_FLOAT64 : TL_FLOAT32; }
+
+/* x converted to dtype ct and made contiguous (a new reference) */
+static inline tl_tensor *contig_as(tl_tensor *x, tl_dtype ct) {
+    tl_tensor *a = tl_to_dtype(x, ct, 0);
+    if (!a) return NULL;
+    tl_tensor *c = tl_contiguous(a);
+    tl_tensor_release(a);
+    return c;
+}
+
+/* the tensor a kernel writes: `out` itself when it is contiguous, of dtype
+ * ct and not overlapping any of the inputs; else a temporary (copied back by
+ * finish_dst) */
+static inline tl_tensor *begin_dst(tl_tensor *out, tl_dtype ct, tl_tensor *const *ins, int nin) {
+    int direct = tl_tensor_is_contiguous(out) && tl_tensor_dtype(out) == ct;
+    for (int i = 0; i < nin && direct; i++)
+        if (ins[i] && tl_tensor_is_alias_of(out, ins[i])) direct = 0;
+    if (direct) {
+        tl_tensor_retain(out);
+        return out;
+    }
+    return tl_empty(tl_tensor_ndim(out), tl_tensor_sizes(out), ct, TL_CPU);
+}
+
+static inline int finish_dst(tl_tensor *out, tl_tensor *dst, int rc) {
+    if (rc == 0 && dst != out) rc = tl_copy_(out, dst);
+    tl_tensor_release(dst);
+    return rc;
+}
+
+/* PyTorch's IntArrayRef printing: "[2, 3]" */
+static inline void fmt_shape(char *buf, size_t n, const int64_t *s, int64_t nd) {
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int64_t i = 0; i < nd && k < n; i++) k += (size_t)snprintf(buf + k, n - k, i ? ", %lld" : "%lld", (long long)s[i]);
+    if (k < n) snprintf(buf + k, n - k, "]");
+}
+
+#endif
