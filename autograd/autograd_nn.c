@@ -142,6 +142,8 @@ fail:
     tl_tensor_release(*grad_weight);
     *grad_input = *grad_weight = NULL;
     return -1;
+}
+
 /* PyTorch's max_pool_double_backward: the gradient of a max pooling backward
  * with respect to grad_output picks grad at the saved indices of each plane
  * (the last `dim` dims flattened) */

@@ -357,7 +357,6 @@ tl_tensor *tl_native_log_sigmoid(tl_keyset ks, tl_tensor *self) {
 /* ---- glu (PyTorch's glu meta checks; a * sigmoid(b) over the halves) */
 
 static int glu_halves(tl_tensor *self, int64_t dim, int64_t *wrap, tl_tensor **a, tl_tensor **b) {
-    *wrap = 0, *a = *b = NULL;   /* set on every path: GCC cannot tell tl_set_error returns nonzero */
     const int64_t nd = tl_tensor_ndim(self);
     if (nd == 0) return tl_set_error(TL_ERR_RUNTIME, "glu does not support scalars because halving size must be even");
     if (dim < -nd || dim >= nd)

@@ -246,7 +246,7 @@ tl_tensor *tl_native_vstack_out(tl_keyset ks, tl_tensor *const *tensors, int64_t
 /* pieces of self along dim of the given lengths, as slice views (entry points,
  * called below autograd: the split node records them) */
 static int split_pieces(tl_tensor *self, int64_t dim, const int64_t *lens, int64_t n, tl_tensor ***ret, int64_t *ret_len) {
-    tl_tensor **out = calloc((size_t)(n ? n : 1), sizeof *out);
+    tl_tensor **out = calloc((size_t)(n > 0 ? n : 1), sizeof *out);
     if (!out) return tl_set_error(TL_ERR_MEMORY, "out of memory");
     int64_t start = 0;
     for (int64_t i = 0; i < n; i++) {

@@ -116,7 +116,7 @@ static int broadcast_shape(tl_tensor *const *ts, int64_t n, int64_t *out, int64_
 }
 
 static int tensor_list(int64_t n, tl_tensor ***ret, int64_t *ret_len) {
-    tl_tensor **out = calloc((size_t)(n ? n : 1), sizeof *out);
+    tl_tensor **out = calloc((size_t)(n > 0 ? n : 1), sizeof *out);
     if (!out) return tl_set_error(TL_ERR_MEMORY, "out of memory");
     *ret = out;
     *ret_len = n;

@@ -29,7 +29,7 @@ static char *buffer(char **slot) {
     return *slot;
 }
 
-int tl_set_error(tl_error_kind kind, const char *fmt, ...) {
+int (tl_set_error)(tl_error_kind kind, const char *fmt, ...) {   /* parenthesised: not the macro */
     char *msg = buffer(&g_msg_buf);
     if (msg) {
         va_list ap;

@@ -139,6 +139,9 @@ KNOWN_STATIC = {
     # copy_: PyTorch's is hand-written (VariableTypeManual); here an entry whose
     # node says PyTorch's name (torch::autograd::CopyBackwards, c_autograd_nodes.MANUAL_NODE_NAMES)
     "copy_": ("formula CopyBackward0", "NotImplemented"),
+    # batch norm's second derivative (PyTorch's batchnorm_double_backward) is not
+    # written yet: backward through its backward raises (docs/NN.md, Normalization)
+    "native_batch_norm_backward": ("NotImplemented", "formula NativeBatchNormBackwardBackward0"),
 }
 
 
