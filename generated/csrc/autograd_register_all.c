@@ -198,6 +198,26 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_sort() != 0) return -1;
     if (tl_autograd_register_topk() != 0) return -1;
     if (tl_autograd_register__unique2() != 0) return -1;
+    if (tl_autograd_register_lgamma() != 0) return -1;
+    if (tl_autograd_register_digamma() != 0) return -1;
+    if (tl_autograd_register_polygamma() != 0) return -1;
+    if (tl_autograd_register_erfinv() != 0) return -1;
+    if (tl_autograd_register_i0() != 0) return -1;
+    if (tl_autograd_register_special_i1() != 0) return -1;
+    if (tl_autograd_register_sinc() != 0) return -1;
+    if (tl_autograd_register_rad2deg() != 0) return -1;
+    if (tl_autograd_register_deg2rad() != 0) return -1;
+    if (tl_autograd_register_logaddexp() != 0) return -1;
+    if (tl_autograd_register_logaddexp2() != 0) return -1;
+    if (tl_autograd_register_xlogy() != 0) return -1;
+    if (tl_autograd_register_fmin() != 0) return -1;
+    if (tl_autograd_register_fmax() != 0) return -1;
+    if (tl_autograd_register_nextafter() != 0) return -1;
+    if (tl_autograd_register_heaviside() != 0) return -1;
+    if (tl_autograd_register_gcd() != 0) return -1;
+    if (tl_autograd_register_lcm() != 0) return -1;
+    if (tl_autograd_register_ldexp() != 0) return -1;
+    if (tl_autograd_register_special_entr() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -5741,4 +5741,897 @@ int tl_ops__unique2_redispatch(tl_keyset ks, tl_tensor *self, bool sorted, bool 
 int tl_ops__unique2_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_native__unique2_cpu(tl_keyset ks, tl_tensor *self, bool sorted, bool return_inverse, bool return_counts, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
 
+/* ---------------------------------------------------------------- lgamma */
+int tl_ops_register_lgamma(void);
+/* lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_lgamma_out_op;
+typedef tl_tensor *(*tl_ops_lgamma_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_lgamma_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_lgamma_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_lgamma_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* lgamma_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_lgamma__op;
+typedef tl_tensor *(*tl_ops_lgamma__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_lgamma_(tl_tensor *self);
+tl_tensor *tl_ops_lgamma__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_lgamma__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* lgamma(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_lgamma_op;
+typedef tl_tensor *(*tl_ops_lgamma_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_lgamma(tl_tensor *self);
+tl_tensor *tl_ops_lgamma_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_lgamma_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+int tl_meta_lgamma(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_lgamma(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_lgamma_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- digamma */
+int tl_ops_register_digamma(void);
+/* digamma_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_digamma__op;
+typedef tl_tensor *(*tl_ops_digamma__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_digamma_(tl_tensor *self);
+tl_tensor *tl_ops_digamma__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_digamma__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_digamma_out_op;
+typedef tl_tensor *(*tl_ops_digamma_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_digamma_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_digamma_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_digamma_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* digamma(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_digamma_op;
+typedef tl_tensor *(*tl_ops_digamma_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_digamma(tl_tensor *self);
+tl_tensor *tl_ops_digamma_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_digamma_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+int tl_meta_digamma(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_digamma(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_digamma_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- polygamma */
+int tl_ops_register_polygamma(void);
+/* polygamma.out(int n, Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_polygamma_out_op;
+typedef tl_tensor *(*tl_ops_polygamma_out_fn)(tl_keyset ks, int64_t n, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_polygamma_out(int64_t n, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_polygamma_out_redispatch(tl_keyset ks, int64_t n, tl_tensor *self, tl_tensor *out);
+int tl_ops_polygamma_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* polygamma(int n, Tensor self) -> Tensor */
+extern tl_operator *tl_ops_polygamma_op;
+typedef tl_tensor *(*tl_ops_polygamma_fn)(tl_keyset ks, int64_t n, tl_tensor *self);
+tl_tensor *tl_ops_polygamma(int64_t n, tl_tensor *self);
+tl_tensor *tl_ops_polygamma_redispatch(tl_keyset ks, int64_t n, tl_tensor *self);
+int tl_ops_polygamma_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* polygamma_(Tensor(a!) self, int n) -> Tensor(a!) */
+extern tl_operator *tl_ops_polygamma__op;
+typedef tl_tensor *(*tl_ops_polygamma__fn)(tl_keyset ks, tl_tensor *self, int64_t n);
+tl_tensor *tl_ops_polygamma_(tl_tensor *self, int64_t n);
+tl_tensor *tl_ops_polygamma__redispatch(tl_keyset ks, tl_tensor *self, int64_t n);
+int tl_ops_polygamma__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_polygamma_(tl_keyset ks, tl_tensor *self, int64_t n);
+int tl_meta_polygamma(tl_structured *s, int64_t n, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_polygamma(tl_structured *s, int64_t n, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_polygamma_cuda(tl_structured *s, int64_t n, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- erfinv */
+int tl_ops_register_erfinv(void);
+/* erfinv(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_erfinv_op;
+typedef tl_tensor *(*tl_ops_erfinv_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_erfinv(tl_tensor *self);
+tl_tensor *tl_ops_erfinv_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_erfinv_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* erfinv_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_erfinv__op;
+typedef tl_tensor *(*tl_ops_erfinv__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_erfinv_(tl_tensor *self);
+tl_tensor *tl_ops_erfinv__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_erfinv__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* erfinv.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_erfinv_out_op;
+typedef tl_tensor *(*tl_ops_erfinv_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_erfinv_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_erfinv_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_erfinv_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+int tl_meta_erfinv(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_erfinv(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_erfinv_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- i0 */
+int tl_ops_register_i0(void);
+/* i0(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_i0_op;
+typedef tl_tensor *(*tl_ops_i0_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_i0(tl_tensor *self);
+tl_tensor *tl_ops_i0_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_i0_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* i0_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_i0__op;
+typedef tl_tensor *(*tl_ops_i0__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_i0_(tl_tensor *self);
+tl_tensor *tl_ops_i0__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_i0__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_i0_out_op;
+typedef tl_tensor *(*tl_ops_i0_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_i0_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_i0_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_i0_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+int tl_meta_i0(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_i0(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_i0_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- special_i1 */
+int tl_ops_register_special_i1(void);
+/* special_i1(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_special_i1_op;
+typedef tl_tensor *(*tl_ops_special_i1_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_special_i1(tl_tensor *self);
+tl_tensor *tl_ops_special_i1_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_special_i1_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* special_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_i1_out_op;
+typedef tl_tensor *(*tl_ops_special_i1_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_i1_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_i1_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_special_i1_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+int tl_meta_special_i1(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_special_i1(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_special_i1_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- sinc */
+int tl_ops_register_sinc(void);
+/* sinc(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_sinc_op;
+typedef tl_tensor *(*tl_ops_sinc_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_sinc(tl_tensor *self);
+tl_tensor *tl_ops_sinc_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_sinc_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* sinc_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_sinc__op;
+typedef tl_tensor *(*tl_ops_sinc__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_sinc_(tl_tensor *self);
+tl_tensor *tl_ops_sinc__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_sinc__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_sinc_out_op;
+typedef tl_tensor *(*tl_ops_sinc_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_sinc_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_sinc_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_sinc_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+int tl_meta_sinc(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_sinc(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_sinc_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- rad2deg */
+int tl_ops_register_rad2deg(void);
+/* rad2deg(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_rad2deg_op;
+typedef tl_tensor *(*tl_ops_rad2deg_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_rad2deg(tl_tensor *self);
+tl_tensor *tl_ops_rad2deg_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_rad2deg_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_rad2deg(tl_keyset ks, tl_tensor *self);
+/* rad2deg_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_rad2deg__op;
+typedef tl_tensor *(*tl_ops_rad2deg__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_rad2deg_(tl_tensor *self);
+tl_tensor *tl_ops_rad2deg__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_rad2deg__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_rad2deg_(tl_keyset ks, tl_tensor *self);
+/* rad2deg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_rad2deg_out_op;
+typedef tl_tensor *(*tl_ops_rad2deg_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_rad2deg_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_rad2deg_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_rad2deg_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_rad2deg_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- deg2rad */
+int tl_ops_register_deg2rad(void);
+/* deg2rad(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_deg2rad_op;
+typedef tl_tensor *(*tl_ops_deg2rad_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_deg2rad(tl_tensor *self);
+tl_tensor *tl_ops_deg2rad_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_deg2rad_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_deg2rad(tl_keyset ks, tl_tensor *self);
+/* deg2rad_(Tensor(a!) self) -> Tensor(a!) */
+extern tl_operator *tl_ops_deg2rad__op;
+typedef tl_tensor *(*tl_ops_deg2rad__fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_deg2rad_(tl_tensor *self);
+tl_tensor *tl_ops_deg2rad__redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_deg2rad__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_deg2rad_(tl_keyset ks, tl_tensor *self);
+/* deg2rad.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_deg2rad_out_op;
+typedef tl_tensor *(*tl_ops_deg2rad_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_deg2rad_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_deg2rad_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_deg2rad_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_deg2rad_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- logaddexp */
+int tl_ops_register_logaddexp(void);
+/* logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_logaddexp_out_op;
+typedef tl_tensor *(*tl_ops_logaddexp_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_logaddexp_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_logaddexp_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_logaddexp_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* logaddexp(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_logaddexp_op;
+typedef tl_tensor *(*tl_ops_logaddexp_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logaddexp(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logaddexp_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_logaddexp_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+int tl_meta_logaddexp(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_logaddexp(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_logaddexp_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- logaddexp2 */
+int tl_ops_register_logaddexp2(void);
+/* logaddexp2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_logaddexp2_out_op;
+typedef tl_tensor *(*tl_ops_logaddexp2_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_logaddexp2_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_logaddexp2_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_logaddexp2_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* logaddexp2(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_logaddexp2_op;
+typedef tl_tensor *(*tl_ops_logaddexp2_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logaddexp2(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_logaddexp2_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_logaddexp2_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+int tl_meta_logaddexp2(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_logaddexp2(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_logaddexp2_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- xlogy */
+int tl_ops_register_xlogy(void);
+/* xlogy.Tensor(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_xlogy_Tensor_op;
+typedef tl_tensor *(*tl_ops_xlogy_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_xlogy_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_xlogy_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_xlogy_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_xlogy_Scalar_Self_op;
+typedef tl_tensor *(*tl_ops_xlogy_Scalar_Self_fn)(tl_keyset ks, tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_xlogy_Scalar_Self(tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_xlogy_Scalar_Self_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other);
+int tl_ops_xlogy_Scalar_Self_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_xlogy_Scalar_Self(tl_keyset ks, tl_scalar self, tl_tensor *other);
+/* xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor */
+extern tl_operator *tl_ops_xlogy_Scalar_Other_op;
+typedef tl_tensor *(*tl_ops_xlogy_Scalar_Other_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_xlogy_Scalar_Other(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_xlogy_Scalar_Other_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_xlogy_Scalar_Other_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_xlogy_Scalar_Other(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_xlogy__Tensor_op;
+typedef tl_tensor *(*tl_ops_xlogy__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_xlogy__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_xlogy__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_xlogy__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+extern tl_operator *tl_ops_xlogy__Scalar_Other_op;
+typedef tl_tensor *(*tl_ops_xlogy__Scalar_Other_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_xlogy__Scalar_Other(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_xlogy__Scalar_Other_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_xlogy__Scalar_Other_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_xlogy__Scalar_Other(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* xlogy.OutTensor(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_xlogy_OutTensor_op;
+typedef tl_tensor *(*tl_ops_xlogy_OutTensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_xlogy_OutTensor(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_xlogy_OutTensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_xlogy_OutTensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* xlogy.OutScalar_Self(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_xlogy_OutScalar_Self_op;
+typedef tl_tensor *(*tl_ops_xlogy_OutScalar_Self_fn)(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_xlogy_OutScalar_Self(tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_xlogy_OutScalar_Self_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+int tl_ops_xlogy_OutScalar_Self_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_xlogy_OutScalar_Self(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+/* xlogy.OutScalar_Other(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_xlogy_OutScalar_Other_op;
+typedef tl_tensor *(*tl_ops_xlogy_OutScalar_Other_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_xlogy_OutScalar_Other(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_xlogy_OutScalar_Other_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_ops_xlogy_OutScalar_Other_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_xlogy_OutScalar_Other(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_meta_xlogy_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_xlogy(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_xlogy_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- fmin */
+int tl_ops_register_fmin(void);
+/* fmin(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_fmin_op;
+typedef tl_tensor *(*tl_ops_fmin_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_fmin(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_fmin_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_fmin_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_fmin_out_op;
+typedef tl_tensor *(*tl_ops_fmin_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_fmin_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_fmin_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_fmin_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+int tl_meta_fmin(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_fmin(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_fmin_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- fmax */
+int tl_ops_register_fmax(void);
+/* fmax(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_fmax_op;
+typedef tl_tensor *(*tl_ops_fmax_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_fmax(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_fmax_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_fmax_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_fmax_out_op;
+typedef tl_tensor *(*tl_ops_fmax_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_fmax_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_fmax_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_fmax_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+int tl_meta_fmax(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_fmax(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_fmax_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- nextafter */
+int tl_ops_register_nextafter(void);
+/* nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_nextafter_out_op;
+typedef tl_tensor *(*tl_ops_nextafter_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_nextafter_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_nextafter_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_nextafter_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* nextafter(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_nextafter_op;
+typedef tl_tensor *(*tl_ops_nextafter_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_nextafter(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_nextafter_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_nextafter_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_nextafter__op;
+typedef tl_tensor *(*tl_ops_nextafter__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_nextafter_(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_nextafter__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_nextafter__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+int tl_meta_nextafter(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_nextafter(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_nextafter_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- heaviside */
+int tl_ops_register_heaviside(void);
+/* heaviside.out(Tensor self, Tensor values, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_heaviside_out_op;
+typedef tl_tensor *(*tl_ops_heaviside_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *values, tl_tensor *out);
+tl_tensor *tl_ops_heaviside_out(tl_tensor *self, tl_tensor *values, tl_tensor *out);
+tl_tensor *tl_ops_heaviside_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *values, tl_tensor *out);
+int tl_ops_heaviside_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* heaviside(Tensor self, Tensor values) -> Tensor */
+extern tl_operator *tl_ops_heaviside_op;
+typedef tl_tensor *(*tl_ops_heaviside_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *values);
+tl_tensor *tl_ops_heaviside(tl_tensor *self, tl_tensor *values);
+tl_tensor *tl_ops_heaviside_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *values);
+int tl_ops_heaviside_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!) */
+extern tl_operator *tl_ops_heaviside__op;
+typedef tl_tensor *(*tl_ops_heaviside__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *values);
+tl_tensor *tl_ops_heaviside_(tl_tensor *self, tl_tensor *values);
+tl_tensor *tl_ops_heaviside__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *values);
+int tl_ops_heaviside__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+int tl_meta_heaviside(tl_structured *s, tl_tensor *self, tl_tensor *values);
+TL_WEAK int tl_impl_ufunc_heaviside(tl_structured *s, tl_tensor *self, tl_tensor *values, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_heaviside_cuda(tl_structured *s, tl_tensor *self, tl_tensor *values, tl_tensor *out);
+
+/* ---------------------------------------------------------------- gcd */
+int tl_ops_register_gcd(void);
+/* gcd.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_gcd_out_op;
+typedef tl_tensor *(*tl_ops_gcd_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_gcd_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_gcd_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_gcd_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* gcd(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_gcd_op;
+typedef tl_tensor *(*tl_ops_gcd_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_gcd(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_gcd_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_gcd_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* gcd_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_gcd__op;
+typedef tl_tensor *(*tl_ops_gcd__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_gcd_(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_gcd__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_gcd__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+int tl_meta_gcd(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_gcd(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_gcd_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- lcm */
+int tl_ops_register_lcm(void);
+/* lcm.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_lcm_out_op;
+typedef tl_tensor *(*tl_ops_lcm_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_lcm_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_lcm_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_lcm_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* lcm(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_lcm_op;
+typedef tl_tensor *(*tl_ops_lcm_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_lcm(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_lcm_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_lcm_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* lcm_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_lcm__op;
+typedef tl_tensor *(*tl_ops_lcm__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_lcm_(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_lcm__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_lcm__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+int tl_meta_lcm(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_lcm(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_lcm_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- ldexp */
+int tl_ops_register_ldexp(void);
+/* ldexp.Tensor(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_ldexp_Tensor_op;
+typedef tl_tensor *(*tl_ops_ldexp_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_ldexp_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_ldexp_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_ldexp_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_ldexp(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+/* ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+extern tl_operator *tl_ops_ldexp__op;
+typedef tl_tensor *(*tl_ops_ldexp__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_ldexp_(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_ldexp__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_ldexp__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_ldexp_(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+/* ldexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_ldexp_out_op;
+typedef tl_tensor *(*tl_ops_ldexp_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_ldexp_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_ldexp_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_ldexp_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_ldexp_out(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- float_power */
+int tl_ops_register_float_power(void);
+/* float_power.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_float_power_Tensor_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_float_power_Tensor_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *exponent, tl_tensor *out);
+tl_tensor *tl_ops_float_power_Tensor_Tensor_out(tl_tensor *self, tl_tensor *exponent, tl_tensor *out);
+tl_tensor *tl_ops_float_power_Tensor_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *exponent, tl_tensor *out);
+int tl_ops_float_power_Tensor_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_float_power_out(tl_keyset ks, tl_tensor *self, tl_tensor *exponent, tl_tensor *out);
+/* float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor */
+extern tl_operator *tl_ops_float_power_Tensor_Tensor_op;
+typedef tl_tensor *(*tl_ops_float_power_Tensor_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *exponent);
+tl_tensor *tl_ops_float_power_Tensor_Tensor(tl_tensor *self, tl_tensor *exponent);
+tl_tensor *tl_ops_float_power_Tensor_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *exponent);
+int tl_ops_float_power_Tensor_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_float_power(tl_keyset ks, tl_tensor *self, tl_tensor *exponent);
+/* float_power.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_float_power_Scalar_out_op;
+typedef tl_tensor *(*tl_ops_float_power_Scalar_out_fn)(tl_keyset ks, tl_scalar self, tl_tensor *exponent, tl_tensor *out);
+tl_tensor *tl_ops_float_power_Scalar_out(tl_scalar self, tl_tensor *exponent, tl_tensor *out);
+tl_tensor *tl_ops_float_power_Scalar_out_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *exponent, tl_tensor *out);
+int tl_ops_float_power_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_float_power_out__float_power_Scalar_out(tl_keyset ks, tl_scalar self, tl_tensor *exponent, tl_tensor *out);
+/* float_power.Scalar(Scalar self, Tensor exponent) -> Tensor */
+extern tl_operator *tl_ops_float_power_Scalar_op;
+typedef tl_tensor *(*tl_ops_float_power_Scalar_fn)(tl_keyset ks, tl_scalar self, tl_tensor *exponent);
+tl_tensor *tl_ops_float_power_Scalar(tl_scalar self, tl_tensor *exponent);
+tl_tensor *tl_ops_float_power_Scalar_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *exponent);
+int tl_ops_float_power_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_float_power__float_power_Scalar(tl_keyset ks, tl_scalar self, tl_tensor *exponent);
+/* float_power.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_float_power_Tensor_Scalar_out_op;
+typedef tl_tensor *(*tl_ops_float_power_Tensor_Scalar_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar exponent, tl_tensor *out);
+tl_tensor *tl_ops_float_power_Tensor_Scalar_out(tl_tensor *self, tl_scalar exponent, tl_tensor *out);
+tl_tensor *tl_ops_float_power_Tensor_Scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar exponent, tl_tensor *out);
+int tl_ops_float_power_Tensor_Scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_float_power_out__float_power_Tensor_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar exponent, tl_tensor *out);
+/* float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor */
+extern tl_operator *tl_ops_float_power_Tensor_Scalar_op;
+typedef tl_tensor *(*tl_ops_float_power_Tensor_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar exponent);
+tl_tensor *tl_ops_float_power_Tensor_Scalar(tl_tensor *self, tl_scalar exponent);
+tl_tensor *tl_ops_float_power_Tensor_Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar exponent);
+int tl_ops_float_power_Tensor_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_float_power__float_power_Tensor_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar exponent);
+/* float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!) */
+extern tl_operator *tl_ops_float_power__Scalar_op;
+typedef tl_tensor *(*tl_ops_float_power__Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar exponent);
+tl_tensor *tl_ops_float_power__Scalar(tl_tensor *self, tl_scalar exponent);
+tl_tensor *tl_ops_float_power__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar exponent);
+int tl_ops_float_power__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_float_power_(tl_keyset ks, tl_tensor *self, tl_scalar exponent);
+/* float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!) */
+extern tl_operator *tl_ops_float_power__Tensor_op;
+typedef tl_tensor *(*tl_ops_float_power__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *exponent);
+tl_tensor *tl_ops_float_power__Tensor(tl_tensor *self, tl_tensor *exponent);
+tl_tensor *tl_ops_float_power__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *exponent);
+int tl_ops_float_power__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_float_power___float_power__Tensor(tl_keyset ks, tl_tensor *self, tl_tensor *exponent);
+
+/* ---------------------------------------------------------------- special_entr */
+int tl_ops_register_special_entr(void);
+/* special_entr(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_special_entr_op;
+typedef tl_tensor *(*tl_ops_special_entr_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_special_entr(tl_tensor *self);
+tl_tensor *tl_ops_special_entr_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_special_entr_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* special_entr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_entr_out_op;
+typedef tl_tensor *(*tl_ops_special_entr_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_entr_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_entr_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_special_entr_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+int tl_meta_special_entr(tl_structured *s, tl_tensor *self);
+TL_WEAK int tl_impl_ufunc_special_entr(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_special_entr_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- special_expm1 */
+int tl_ops_register_special_expm1(void);
+/* special_expm1(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_special_expm1_op;
+typedef tl_tensor *(*tl_ops_special_expm1_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_special_expm1(tl_tensor *self);
+tl_tensor *tl_ops_special_expm1_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_special_expm1_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_expm1(tl_keyset ks, tl_tensor *self);
+/* special_expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_expm1_out_op;
+typedef tl_tensor *(*tl_ops_special_expm1_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_expm1_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_expm1_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_special_expm1_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_expm1_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- special_exp2 */
+int tl_ops_register_special_exp2(void);
+/* special_exp2(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_special_exp2_op;
+typedef tl_tensor *(*tl_ops_special_exp2_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_special_exp2(tl_tensor *self);
+tl_tensor *tl_ops_special_exp2_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_special_exp2_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_exp2(tl_keyset ks, tl_tensor *self);
+/* special_exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_exp2_out_op;
+typedef tl_tensor *(*tl_ops_special_exp2_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_exp2_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_exp2_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_special_exp2_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_exp2_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- special_psi */
+int tl_ops_register_special_psi(void);
+/* special_psi(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_special_psi_op;
+typedef tl_tensor *(*tl_ops_special_psi_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_special_psi(tl_tensor *self);
+tl_tensor *tl_ops_special_psi_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_special_psi_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_psi(tl_keyset ks, tl_tensor *self);
+/* special_psi.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_psi_out_op;
+typedef tl_tensor *(*tl_ops_special_psi_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_psi_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_psi_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_special_psi_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_psi_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- special_digamma */
+int tl_ops_register_special_digamma(void);
+/* special_digamma(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_special_digamma_op;
+typedef tl_tensor *(*tl_ops_special_digamma_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_special_digamma(tl_tensor *self);
+tl_tensor *tl_ops_special_digamma_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_special_digamma_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_digamma(tl_keyset ks, tl_tensor *self);
+/* special_digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_digamma_out_op;
+typedef tl_tensor *(*tl_ops_special_digamma_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_digamma_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_digamma_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_special_digamma_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_digamma_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- special_gammaln */
+int tl_ops_register_special_gammaln(void);
+/* special_gammaln(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_special_gammaln_op;
+typedef tl_tensor *(*tl_ops_special_gammaln_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_special_gammaln(tl_tensor *self);
+tl_tensor *tl_ops_special_gammaln_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_special_gammaln_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_gammaln(tl_keyset ks, tl_tensor *self);
+/* special_gammaln.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_gammaln_out_op;
+typedef tl_tensor *(*tl_ops_special_gammaln_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_gammaln_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_gammaln_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_special_gammaln_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_gammaln_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- special_erf */
+int tl_ops_register_special_erf(void);
+/* special_erf(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_special_erf_op;
+typedef tl_tensor *(*tl_ops_special_erf_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_special_erf(tl_tensor *self);
+tl_tensor *tl_ops_special_erf_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_special_erf_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_erf(tl_keyset ks, tl_tensor *self);
+/* special_erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_erf_out_op;
+typedef tl_tensor *(*tl_ops_special_erf_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_erf_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_erf_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_special_erf_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_erf_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- special_erfc */
+int tl_ops_register_special_erfc(void);
+/* special_erfc(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_special_erfc_op;
+typedef tl_tensor *(*tl_ops_special_erfc_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_special_erfc(tl_tensor *self);
+tl_tensor *tl_ops_special_erfc_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_special_erfc_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_erfc(tl_keyset ks, tl_tensor *self);
+/* special_erfc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_erfc_out_op;
+typedef tl_tensor *(*tl_ops_special_erfc_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_erfc_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_erfc_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_special_erfc_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_erfc_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- special_erfinv */
+int tl_ops_register_special_erfinv(void);
+/* special_erfinv(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_special_erfinv_op;
+typedef tl_tensor *(*tl_ops_special_erfinv_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_special_erfinv(tl_tensor *self);
+tl_tensor *tl_ops_special_erfinv_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_special_erfinv_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_erfinv(tl_keyset ks, tl_tensor *self);
+/* special_erfinv.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_erfinv_out_op;
+typedef tl_tensor *(*tl_ops_special_erfinv_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_erfinv_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_erfinv_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_special_erfinv_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_erfinv_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- special_ndtr */
+int tl_ops_register_special_ndtr(void);
+/* special_ndtr(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_special_ndtr_op;
+typedef tl_tensor *(*tl_ops_special_ndtr_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_special_ndtr(tl_tensor *self);
+tl_tensor *tl_ops_special_ndtr_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_special_ndtr_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_ndtr(tl_keyset ks, tl_tensor *self);
+/* special_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_ndtr_out_op;
+typedef tl_tensor *(*tl_ops_special_ndtr_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_ndtr_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_ndtr_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_special_ndtr_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_ndtr_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- special_xlogy */
+int tl_ops_register_special_xlogy(void);
+/* special_xlogy(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_special_xlogy_op;
+typedef tl_tensor *(*tl_ops_special_xlogy_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_special_xlogy(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_special_xlogy_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_special_xlogy_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_xlogy(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+/* special_xlogy.self_scalar(Scalar self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_special_xlogy_self_scalar_op;
+typedef tl_tensor *(*tl_ops_special_xlogy_self_scalar_fn)(tl_keyset ks, tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_special_xlogy_self_scalar(tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_special_xlogy_self_scalar_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other);
+int tl_ops_special_xlogy_self_scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_xlogy__special_xlogy_self_scalar(tl_keyset ks, tl_scalar self, tl_tensor *other);
+/* special_xlogy.other_scalar(Tensor self, Scalar other) -> Tensor */
+extern tl_operator *tl_ops_special_xlogy_other_scalar_op;
+typedef tl_tensor *(*tl_ops_special_xlogy_other_scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_special_xlogy_other_scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_special_xlogy_other_scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_special_xlogy_other_scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_xlogy__special_xlogy_other_scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* special_xlogy.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_xlogy_out_op;
+typedef tl_tensor *(*tl_ops_special_xlogy_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_special_xlogy_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_special_xlogy_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_special_xlogy_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_xlogy_out(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+/* special_xlogy.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_xlogy_self_scalar_out_op;
+typedef tl_tensor *(*tl_ops_special_xlogy_self_scalar_out_fn)(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_special_xlogy_self_scalar_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_special_xlogy_self_scalar_out_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+int tl_ops_special_xlogy_self_scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_xlogy_out__special_xlogy_self_scalar_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+/* special_xlogy.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_xlogy_other_scalar_out_op;
+typedef tl_tensor *(*tl_ops_special_xlogy_other_scalar_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_special_xlogy_other_scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_special_xlogy_other_scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_ops_special_xlogy_other_scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_xlogy_out__special_xlogy_other_scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+
+/* ---------------------------------------------------------------- special_i0 */
+int tl_ops_register_special_i0(void);
+/* special_i0(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_special_i0_op;
+typedef tl_tensor *(*tl_ops_special_i0_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_special_i0(tl_tensor *self);
+tl_tensor *tl_ops_special_i0_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_special_i0_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_i0(tl_keyset ks, tl_tensor *self);
+/* special_i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_i0_out_op;
+typedef tl_tensor *(*tl_ops_special_i0_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_i0_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_i0_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_special_i0_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_i0_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- special_logit */
+int tl_ops_register_special_logit(void);
+/* special_logit(Tensor self, float? eps=None) -> Tensor */
+extern tl_operator *tl_ops_special_logit_op;
+typedef tl_tensor *(*tl_ops_special_logit_fn)(tl_keyset ks, tl_tensor *self, double eps, bool eps_has);
+tl_tensor *tl_ops_special_logit(tl_tensor *self, double eps, bool eps_has);
+tl_tensor *tl_ops_special_logit_redispatch(tl_keyset ks, tl_tensor *self, double eps, bool eps_has);
+int tl_ops_special_logit_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_logit(tl_keyset ks, tl_tensor *self, double eps, bool eps_has);
+/* special_logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_logit_out_op;
+typedef tl_tensor *(*tl_ops_special_logit_out_fn)(tl_keyset ks, tl_tensor *self, double eps, bool eps_has, tl_tensor *out);
+tl_tensor *tl_ops_special_logit_out(tl_tensor *self, double eps, bool eps_has, tl_tensor *out);
+tl_tensor *tl_ops_special_logit_out_redispatch(tl_keyset ks, tl_tensor *self, double eps, bool eps_has, tl_tensor *out);
+int tl_ops_special_logit_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_logit_out(tl_keyset ks, tl_tensor *self, double eps, bool eps_has, tl_tensor *out);
+
+/* ---------------------------------------------------------------- special_polygamma */
+int tl_ops_register_special_polygamma(void);
+/* special_polygamma(int n, Tensor self) -> Tensor */
+extern tl_operator *tl_ops_special_polygamma_op;
+typedef tl_tensor *(*tl_ops_special_polygamma_fn)(tl_keyset ks, int64_t n, tl_tensor *self);
+tl_tensor *tl_ops_special_polygamma(int64_t n, tl_tensor *self);
+tl_tensor *tl_ops_special_polygamma_redispatch(tl_keyset ks, int64_t n, tl_tensor *self);
+int tl_ops_special_polygamma_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_polygamma(tl_keyset ks, int64_t n, tl_tensor *self);
+/* special_polygamma.out(int n, Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_polygamma_out_op;
+typedef tl_tensor *(*tl_ops_special_polygamma_out_fn)(tl_keyset ks, int64_t n, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_polygamma_out(int64_t n, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_polygamma_out_redispatch(tl_keyset ks, int64_t n, tl_tensor *self, tl_tensor *out);
+int tl_ops_special_polygamma_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_polygamma_out(tl_keyset ks, int64_t n, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- special_logsumexp */
+int tl_ops_register_special_logsumexp(void);
+/* special_logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor */
+extern tl_operator *tl_ops_special_logsumexp_op;
+typedef tl_tensor *(*tl_ops_special_logsumexp_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+tl_tensor *tl_ops_special_logsumexp(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+tl_tensor *tl_ops_special_logsumexp_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+int tl_ops_special_logsumexp_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_logsumexp(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+/* special_logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_logsumexp_out_op;
+typedef tl_tensor *(*tl_ops_special_logsumexp_out_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_special_logsumexp_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+tl_tensor *tl_ops_special_logsumexp_out_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+int tl_ops_special_logsumexp_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_logsumexp_out(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+
+/* ---------------------------------------------------------------- special_expit */
+int tl_ops_register_special_expit(void);
+/* special_expit(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_special_expit_op;
+typedef tl_tensor *(*tl_ops_special_expit_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_special_expit(tl_tensor *self);
+tl_tensor *tl_ops_special_expit_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_special_expit_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_expit(tl_keyset ks, tl_tensor *self);
+/* special_expit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_expit_out_op;
+typedef tl_tensor *(*tl_ops_special_expit_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_expit_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_expit_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_special_expit_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_expit_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- special_sinc */
+int tl_ops_register_special_sinc(void);
+/* special_sinc(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_special_sinc_op;
+typedef tl_tensor *(*tl_ops_special_sinc_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_special_sinc(tl_tensor *self);
+tl_tensor *tl_ops_special_sinc_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_special_sinc_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_sinc(tl_keyset ks, tl_tensor *self);
+/* special_sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_sinc_out_op;
+typedef tl_tensor *(*tl_ops_special_sinc_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_sinc_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_sinc_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_special_sinc_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_sinc_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- special_round */
+int tl_ops_register_special_round(void);
+/* special_round(Tensor self, *, int decimals=0) -> Tensor */
+extern tl_operator *tl_ops_special_round_op;
+typedef tl_tensor *(*tl_ops_special_round_fn)(tl_keyset ks, tl_tensor *self, int64_t decimals);
+tl_tensor *tl_ops_special_round(tl_tensor *self, int64_t decimals);
+tl_tensor *tl_ops_special_round_redispatch(tl_keyset ks, tl_tensor *self, int64_t decimals);
+int tl_ops_special_round_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_round(tl_keyset ks, tl_tensor *self, int64_t decimals);
+/* special_round.out(Tensor self, *, int decimals=0, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_round_out_op;
+typedef tl_tensor *(*tl_ops_special_round_out_fn)(tl_keyset ks, tl_tensor *self, int64_t decimals, tl_tensor *out);
+tl_tensor *tl_ops_special_round_out(tl_tensor *self, int64_t decimals, tl_tensor *out);
+tl_tensor *tl_ops_special_round_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t decimals, tl_tensor *out);
+int tl_ops_special_round_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_round_out(tl_keyset ks, tl_tensor *self, int64_t decimals, tl_tensor *out);
+
+/* ---------------------------------------------------------------- special_log1p */
+int tl_ops_register_special_log1p(void);
+/* special_log1p(Tensor self) -> Tensor */
+extern tl_operator *tl_ops_special_log1p_op;
+typedef tl_tensor *(*tl_ops_special_log1p_fn)(tl_keyset ks, tl_tensor *self);
+tl_tensor *tl_ops_special_log1p(tl_tensor *self);
+tl_tensor *tl_ops_special_log1p_redispatch(tl_keyset ks, tl_tensor *self);
+int tl_ops_special_log1p_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_log1p(tl_keyset ks, tl_tensor *self);
+/* special_log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_log1p_out_op;
+typedef tl_tensor *(*tl_ops_special_log1p_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_log1p_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_special_log1p_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+int tl_ops_special_log1p_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_log1p_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
+
+/* ---------------------------------------------------------------- special_log_softmax */
+int tl_ops_register_special_log_softmax(void);
+/* special_log_softmax(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+extern tl_operator *tl_ops_special_log_softmax_op;
+typedef tl_tensor *(*tl_ops_special_log_softmax_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_special_log_softmax(tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_special_log_softmax_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+int tl_ops_special_log_softmax_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_log_softmax(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+
+/* ---------------------------------------------------------------- special_softmax */
+int tl_ops_register_special_softmax(void);
+/* special_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor */
+extern tl_operator *tl_ops_special_softmax_op;
+typedef tl_tensor *(*tl_ops_special_softmax_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_special_softmax(tl_tensor *self, int64_t dim, tl_dtype dtype);
+tl_tensor *tl_ops_special_softmax_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+int tl_ops_special_softmax_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_softmax(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
+
 #endif

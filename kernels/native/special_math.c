@@ -1,0 +1,321 @@
+/* Special math: lgamma, digamma, polygamma, erfinv, i0, special_i1, sinc, special_entr,
+ * rad2deg, deg2rad, xlogy, heaviside, ldexp, float_power.
+ *
+ * The arithmetic is generated from kernels/ufunc/<op>.h over tl_special.h
+ * (docs/SPECIAL.md). Here: the meta functions, which configure the iterator as
+ * PyTorch's TORCH_META_FUNC(op) do (UnaryOps.cpp: build_borrowing_unary_float_op,
+ * so bool and integer inputs compute in the default float dtype), polygamma's
+ * check of n, polygamma_ (CompositeExplicitAutograd in PyTorch) and the
+ * degree conversions, which PyTorch writes as a multiplication by a wrapped
+ * number (integers and bools promote to the default float dtype like any
+ * tensor times a Python float); xlogy's and heaviside's meta functions and
+ * the compositions PyTorch writes for xlogy's Scalar overloads, ldexp and
+ * float_power. (The other binary operators' meta functions are derived from
+ * their entries: build_binary_op.)
+ */
+#include "pointwise_math.h"
+#include "tl_error.h"
+#include "tl_ops.h"
+#include "tl_structured.h"
+#include "tl_tensor.h"
+
+#define TL_SPECIAL_FLOAT_META(op) \
+    int tl_meta_##op(tl_structured *s, tl_tensor *self) { return tl_structured_build_unary_float_op(s, self); }
+TL_SPECIAL_FLOAT_META(lgamma)
+TL_SPECIAL_FLOAT_META(digamma)
+TL_SPECIAL_FLOAT_META(erfinv)
+TL_SPECIAL_FLOAT_META(i0)
+TL_SPECIAL_FLOAT_META(special_i1)
+TL_SPECIAL_FLOAT_META(sinc)
+TL_SPECIAL_FLOAT_META(special_entr)
+
+int tl_meta_polygamma(tl_structured *s, int64_t n, tl_tensor *self) {
+    if (n < 0) return tl_set_error(TL_ERR_RUNTIME, "polygamma(n, x) does not support negative n.");
+    return tl_structured_build_unary_float_op(s, self);
+}
+
+/* PyTorch's polygamma_: polygamma_out(self, n, self) */
+tl_tensor *tl_native_polygamma_(tl_keyset ks, tl_tensor *self, int64_t n) {
+    (void)ks;
+    return tl_ops_polygamma_out(n, self, self);
+}
+
+/* ------------------------------------------------ rad2deg, deg2rad
+ * self * (180 / pi) and self * (pi / 180), the constants PyTorch writes */
+#define TL_RAD2DEG 57.295779513082320876798154814105170332405472466564
+#define TL_DEG2RAD 0.017453292519943295769236907684886127134428718885417
+
+#define TL_DEGREE_OP(op, factor)                                                              \
+    tl_tensor *tl_native_##op(tl_keyset ks, tl_tensor *self) {                                \
+        (void)ks;                                                                             \
+        return tl_pointwise_with_number(tl_ops_mul_Tensor, self, tl_scalar_from_double(factor), 0); \
+    }                                                                                         \
+    tl_tensor *tl_native_##op##_(tl_keyset ks, tl_tensor *self) {                             \
+        (void)ks;                                                                             \
+        return tl_pointwise_with_number(tl_ops_mul__Tensor, self, tl_scalar_from_double(factor), 0); \
+    }                                                                                         \
+    tl_tensor *tl_native_##op##_out(tl_keyset ks, tl_tensor *self, tl_tensor *out) {          \
+        (void)ks;                                                                             \
+        return tl_pointwise_with_number_out(tl_ops_mul_out, self, tl_scalar_from_double(factor), out); \
+    }
+TL_DEGREE_OP(rad2deg, TL_RAD2DEG)
+TL_DEGREE_OP(deg2rad, TL_DEG2RAD)
+
+/* ------------------------------------------------------------ xlogy */
+int tl_meta_xlogy_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_binary_float_op(s, self, other);
+}
+
+/* the Scalar overloads: the number wrapped (PyTorch's wrapped_scalar_tensor) */
+tl_tensor *tl_native_xlogy_Scalar_Self(tl_keyset ks, tl_scalar self, tl_tensor *other) {
+    (void)ks;
+    return tl_pointwise_with_number(tl_ops_xlogy_Tensor, other, self, 1);
+}
+tl_tensor *tl_native_xlogy_Scalar_Other(tl_keyset ks, tl_tensor *self, tl_scalar other) {
+    (void)ks;
+    return tl_pointwise_with_number(tl_ops_xlogy_Tensor, self, other, 0);
+}
+tl_tensor *tl_native_xlogy__Scalar_Other(tl_keyset ks, tl_tensor *self, tl_scalar other) {
+    (void)ks;
+    return tl_pointwise_with_number(tl_ops_xlogy__Tensor, self, other, 0);
+}
+tl_tensor *tl_native_xlogy_OutScalar_Self(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out) {
+    (void)ks;
+    tl_tensor *w = tl_wrapped_scalar(self);
+    if (!w) return NULL;
+    tl_tensor *r = tl_ops_xlogy_OutTensor(w, other, out);
+    tl_tensor_release(w);
+    return r;
+}
+tl_tensor *tl_native_xlogy_OutScalar_Other(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    (void)ks;
+    return tl_pointwise_with_number_out(tl_ops_xlogy_OutTensor, self, other, out);
+}
+
+/* -------------------------------------------------------- heaviside */
+int tl_meta_heaviside(tl_structured *s, tl_tensor *self, tl_tensor *values) {
+    const tl_tensor *out = s->kind == TL_STRUCTURED_OUT ? s->outputs[0] : NULL;
+    if (tl_tensor_dtype(self) != tl_tensor_dtype(values) || (out && tl_tensor_dtype(out) != tl_tensor_dtype(self)))
+        return tl_set_error(TL_ERR_RUNTIME, "heaviside is not yet implemented for tensors with different dtypes.");
+    return tl_structured_build_binary_op(s, self, values);
+}
+
+/* ------------------------------------------------------------ ldexp
+ * self * 2 ** other (pow(2.0, other): integer exponents give the default
+ * float dtype) */
+static tl_tensor *pow2(tl_tensor *other) { return tl_ops_pow_Scalar(tl_scalar_from_double(2.0), other); }
+
+tl_tensor *tl_native_ldexp(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    tl_tensor *p = pow2(other);
+    tl_tensor *r = p ? tl_ops_mul_Tensor(self, p) : NULL;
+    tl_tensor_release(p);
+    return r;
+}
+tl_tensor *tl_native_ldexp_out(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    (void)ks;
+    tl_tensor *p = pow2(other);
+    tl_tensor *r = p ? tl_ops_mul_out(self, p, out) : NULL;
+    tl_tensor_release(p);
+    return r;
+}
+tl_tensor *tl_native_ldexp_(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    return tl_ops_ldexp_out(self, other, self);
+}
+
+/* ------------------------------------------------------ float_power
+ * pow in float64 whatever the inputs (PyTorch's CompositeImplicitAutograd
+ * float_power: both sides converted with .to(kDouble), numbers toDouble());
+ * an out= or in-place tensor must already be float64 */
+static tl_scalar as_double(tl_scalar v) { return tl_scalar_from_double(v.kind == TL_SCALAR_DOUBLE ? v.d : (double)v.i); }
+static tl_tensor *to_f64(tl_tensor *t) { return tl_ops_to_dtype(t, TL_FLOAT64, false, false, -1); }
+
+static int float_power_check(const tl_tensor *t, const char *what) {
+    if (tl_tensor_dtype(t) == TL_FLOAT64) return 0;
+    return tl_set_error(TL_ERR_RUNTIME, "the %s has dtype %s but the operation's result requires dtype Double", what,
+                        tl_dtype_scalar_name(tl_tensor_dtype(t)));
+}
+
+tl_tensor *tl_native_float_power(tl_keyset ks, tl_tensor *self, tl_tensor *exponent) {
+    (void)ks;
+    tl_tensor *a = to_f64(self), *b = a ? to_f64(exponent) : NULL;
+    tl_tensor *r = b ? tl_ops_pow_Tensor_Tensor(a, b) : NULL;
+    tl_tensor_release(a);
+    tl_tensor_release(b);
+    return r;
+}
+tl_tensor *tl_native_float_power_out(tl_keyset ks, tl_tensor *self, tl_tensor *exponent, tl_tensor *out) {
+    (void)ks;
+    if (float_power_check(out, "output given to float_power")) return NULL;
+    tl_tensor *a = to_f64(self), *b = a ? to_f64(exponent) : NULL;
+    tl_tensor *r = b ? tl_ops_pow_Tensor_Tensor_out(a, b, out) : NULL;
+    tl_tensor_release(a);
+    tl_tensor_release(b);
+    return r;
+}
+tl_tensor *tl_native_float_power__float_power_Scalar(tl_keyset ks, tl_scalar self, tl_tensor *exponent) {
+    (void)ks;
+    tl_tensor *b = to_f64(exponent);
+    tl_tensor *r = b ? tl_ops_pow_Scalar(as_double(self), b) : NULL;
+    tl_tensor_release(b);
+    return r;
+}
+tl_tensor *tl_native_float_power_out__float_power_Scalar_out(tl_keyset ks, tl_scalar self, tl_tensor *exponent,
+                                                             tl_tensor *out) {
+    (void)ks;
+    if (float_power_check(out, "output given to float_power")) return NULL;
+    tl_tensor *b = to_f64(exponent);
+    tl_tensor *r = b ? tl_ops_pow_Scalar_out(as_double(self), b, out) : NULL;
+    tl_tensor_release(b);
+    return r;
+}
+tl_tensor *tl_native_float_power__float_power_Tensor_Scalar(tl_keyset ks, tl_tensor *self, tl_scalar exponent) {
+    (void)ks;
+    tl_tensor *a = to_f64(self);
+    tl_tensor *r = a ? tl_ops_pow_Tensor_Scalar(a, as_double(exponent)) : NULL;
+    tl_tensor_release(a);
+    return r;
+}
+tl_tensor *tl_native_float_power_out__float_power_Tensor_Scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar exponent,
+                                                                    tl_tensor *out) {
+    (void)ks;
+    if (float_power_check(out, "output given to float_power")) return NULL;
+    tl_tensor *a = to_f64(self);
+    tl_tensor *r = a ? tl_ops_pow_Tensor_Scalar_out(a, as_double(exponent), out) : NULL;
+    tl_tensor_release(a);
+    return r;
+}
+tl_tensor *tl_native_float_power_(tl_keyset ks, tl_tensor *self, tl_scalar exponent) {
+    (void)ks;
+    if (float_power_check(self, "base given to float_power_")) return NULL;
+    return tl_ops_pow__Scalar(self, as_double(exponent));
+}
+tl_tensor *tl_native_float_power___float_power__Tensor(tl_keyset ks, tl_tensor *self, tl_tensor *exponent) {
+    (void)ks;
+    if (float_power_check(self, "base given to float_power_")) return NULL;
+    tl_tensor *b = to_f64(exponent);
+    tl_tensor *r = b ? tl_ops_pow__Tensor(self, b) : NULL;
+    tl_tensor_release(b);
+    return r;
+}
+
+/* ------------------------------------------------- torchlet.special
+ * special_<name>(self) and special_<name>.out -> <op>, <op>.out
+ * (CompositeImplicitAutograd, PyTorch's aliases) */
+#define TL_SPECIAL_ALIAS(name, op)                                                        \
+    tl_tensor *tl_native_special_##name(tl_keyset ks, tl_tensor *self) {                  \
+        (void)ks;                                                                         \
+        return tl_ops_##op(self);                                                         \
+    }                                                                                     \
+    tl_tensor *tl_native_special_##name##_out(tl_keyset ks, tl_tensor *self, tl_tensor *out) { \
+        (void)ks;                                                                         \
+        return tl_ops_##op##_out(self, out);                                              \
+    }
+TL_SPECIAL_ALIAS(expm1, expm1)
+TL_SPECIAL_ALIAS(exp2, exp2)
+TL_SPECIAL_ALIAS(psi, digamma)
+TL_SPECIAL_ALIAS(digamma, digamma)
+TL_SPECIAL_ALIAS(gammaln, lgamma)
+TL_SPECIAL_ALIAS(erf, erf)
+TL_SPECIAL_ALIAS(erfc, erfc)
+TL_SPECIAL_ALIAS(erfinv, erfinv)
+TL_SPECIAL_ALIAS(i0, i0)
+TL_SPECIAL_ALIAS(expit, sigmoid)
+TL_SPECIAL_ALIAS(sinc, sinc)
+TL_SPECIAL_ALIAS(log1p, log1p)
+
+tl_tensor *tl_native_special_polygamma(tl_keyset ks, int64_t n, tl_tensor *self) {
+    (void)ks;
+    return tl_ops_polygamma(n, self);
+}
+tl_tensor *tl_native_special_polygamma_out(tl_keyset ks, int64_t n, tl_tensor *self, tl_tensor *out) {
+    (void)ks;
+    return tl_ops_polygamma_out(n, self, out);
+}
+tl_tensor *tl_native_special_logit(tl_keyset ks, tl_tensor *self, double eps, bool eps_has) {
+    (void)ks;
+    return tl_ops_logit(self, eps, eps_has);
+}
+tl_tensor *tl_native_special_logit_out(tl_keyset ks, tl_tensor *self, double eps, bool eps_has, tl_tensor *out) {
+    (void)ks;
+    return tl_ops_logit_out(self, eps, eps_has, out);
+}
+tl_tensor *tl_native_special_round(tl_keyset ks, tl_tensor *self, int64_t decimals) {
+    (void)ks;
+    return tl_ops_round_decimals(self, decimals);
+}
+tl_tensor *tl_native_special_round_out(tl_keyset ks, tl_tensor *self, int64_t decimals, tl_tensor *out) {
+    (void)ks;
+    return tl_ops_round_decimals_out(self, decimals, out);
+}
+tl_tensor *tl_native_special_log_softmax(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype) {
+    (void)ks;
+    return tl_ops_log_softmax_int(self, dim, dtype);
+}
+tl_tensor *tl_native_special_softmax(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype) {
+    (void)ks;
+    return tl_ops_softmax_int(self, dim, dtype);
+}
+tl_tensor *tl_native_special_logsumexp(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len,
+                                       bool keepdim) {
+    (void)ks;
+    return tl_ops_logsumexp(self, dim, dim_len, keepdim);
+}
+tl_tensor *tl_native_special_logsumexp_out(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len,
+                                           bool keepdim, tl_tensor *out) {
+    (void)ks;
+    return tl_ops_logsumexp_out(self, dim, dim_len, keepdim, out);
+}
+
+/* xlogy's special_ spellings */
+tl_tensor *tl_native_special_xlogy(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    return tl_ops_xlogy_Tensor(self, other);
+}
+tl_tensor *tl_native_special_xlogy_out(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    (void)ks;
+    return tl_ops_xlogy_OutTensor(self, other, out);
+}
+tl_tensor *tl_native_special_xlogy__special_xlogy_self_scalar(tl_keyset ks, tl_scalar self, tl_tensor *other) {
+    (void)ks;
+    return tl_ops_xlogy_Scalar_Self(self, other);
+}
+tl_tensor *tl_native_special_xlogy__special_xlogy_other_scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
+    (void)ks;
+    return tl_ops_xlogy_Scalar_Other(self, other);
+}
+tl_tensor *tl_native_special_xlogy_out__special_xlogy_self_scalar_out(tl_keyset ks, tl_scalar self, tl_tensor *other,
+                                                                      tl_tensor *out) {
+    (void)ks;
+    return tl_ops_xlogy_OutScalar_Self(self, other, out);
+}
+tl_tensor *tl_native_special_xlogy_out__special_xlogy_other_scalar_out(tl_keyset ks, tl_tensor *self,
+                                                                       tl_scalar other, tl_tensor *out) {
+    (void)ks;
+    return tl_ops_xlogy_OutScalar_Other(self, other, out);
+}
+
+/* special_ndtr: (1 + erf(x / sqrt 2)) * 0.5, PyTorch's composition */
+static tl_tensor *ndtr_sum(tl_tensor *self) {
+    tl_tensor *xs = NULL, *e = NULL, *r = NULL;
+    if ((xs = tl_ops_mul_Scalar(self, tl_scalar_from_double(0.70710678118654752440))) && (e = tl_ops_erf(xs)))
+        r = tl_ops_add_Scalar(e, tl_scalar_from_int(1), tl_scalar_from_int(1));
+    tl_tensor_release(xs);
+    tl_tensor_release(e);
+    return r;
+}
+tl_tensor *tl_native_special_ndtr(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    tl_tensor *s = ndtr_sum(self);
+    tl_tensor *r = s ? tl_ops_mul_Scalar(s, tl_scalar_from_double(0.5)) : NULL;
+    tl_tensor_release(s);
+    return r;
+}
+tl_tensor *tl_native_special_ndtr_out(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    (void)ks;
+    tl_tensor *s = ndtr_sum(self);
+    tl_tensor *r = s ? tl_pointwise_with_number_out(tl_ops_mul_out, s, tl_scalar_from_double(0.5), out) : NULL;
+    tl_tensor_release(s);
+    return r;
+}

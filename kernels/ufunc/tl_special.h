@@ -1,0 +1,239 @@
+/* Special functions for the ufunc formulas: lgamma, digamma, trigamma,
+ * polygamma (through the Hurwitz zeta function), erfinv, the modified Bessel
+ * functions i0 / i1 and sinc.
+ *
+ * Every function takes and returns double; the float formulas (float32,
+ * float16, bfloat16) call them through TL_USPECIAL, which converts the
+ * argument to double and rounds the result once, so float results are the
+ * double value correctly rounded up to the double's own error (PyTorch's
+ * float kernels run the same algorithms in float and err by a few ulp).
+ * lgamma is the exception: libm's reentrant lgammaf_r / lgamma_r (the plain
+ * lgamma writes the global signgam, a data race between loop threads).
+ *
+ * Algorithms (written for torchlet from the published methods):
+ * - digamma: reflection psi(1 - x) - pi / tan(pi x) for x < 0, the recurrence
+ *   psi(x) = psi(x + 1) - 1/x up to x >= 10, then the asymptotic series
+ *   log x - 1/(2x) - sum B_2k / (2k x^2k) (Cephes' psi, as PyTorch's
+ *   calc_digamma: same poles, signs and NaNs).
+ * - polygamma(n >= 1, x) = (-1)^(n+1) n! zeta(n + 1, x), zeta the Hurwitz
+ *   zeta function by Euler-Maclaurin summation (Cephes' zeta): nine terms
+ *   directly (and until q + i > 9), then the tail integral and the
+ *   Bernoulli correction terms.
+ * - erfinv: M. Giles' single-precision approximation ("Approximating the
+ *   erfinv function", GPU Computing Gems, 2011) as a first guess, then Newton
+ *   steps on erf (|y| < 1/2) or on log erfc against the exact 1 - |y| (the
+ *   tails), which double the correct digits each time.
+ * - i0, i1: the power series sum (x^2/4)^k / (k! (k + nu)!) up to |x| = 30
+ *   (positive terms: no cancellation), Hankel's asymptotic expansion
+ *   e^x / sqrt(2 pi x) sum_k (-1)^k a_k(nu) / x^k beyond (its smallest term
+ *   is below 1e-20 there); e^x is taken in two halves so that the result
+ *   overflows only where I_nu itself does.
+ */
+#ifndef TL_SPECIAL_H
+#define TL_SPECIAL_H
+
+#include <math.h>
+#include <stdint.h>
+
+#if defined(__cplusplus)
+/* CUDA programs (NVRTC, the host shim): the device lgamma is reentrant */
+static inline double tl_special_lgamma(double x) { return lgamma(x); }
+static inline float tl_special_lgammaf(float x) { return lgammaf(x); }
+#else
+/* glibc's reentrant lgamma (math.h declares them under gnu11; repeated here
+ * for a strict ISO compilation) */
+extern double lgamma_r(double x, int *signp);
+extern float lgammaf_r(float x, int *signp);
+
+static inline double tl_special_lgamma(double x) {
+    int sign;
+    return lgamma_r(x, &sign);
+}
+static inline float tl_special_lgammaf(float x) {
+    int sign;
+    return lgammaf_r(x, &sign);
+}
+#endif
+
+#define TL_SPECIAL_PI 3.14159265358979323846264338327950288
+/* DBL_EPSILON, spelled out: a CUDA program includes no header */
+#define TL_SPECIAL_EPS 2.220446049250313080847263336181640625e-16
+
+/* psi(x), Cephes' method (see the header comment) */
+static inline double tl_special_digamma_pos(double x) {
+    double acc = 0;
+    while (x < 10) {
+        acc -= 1 / x;
+        x += 1;
+    }
+    if (x == 10) return acc + 2.25175258906672110764;   /* psi(10), exactly as the series would round */
+    double series = 0;
+    if (x < 1e17) {
+        /* B_2k / (2k), k = 1 .. 7, in z = 1/x^2 (Horner) */
+        const double z = 1 / (x * x);
+        series = z * (1.0 / 12 + z * (-1.0 / 120 + z * (1.0 / 252 + z * (-1.0 / 240 + z * (1.0 / 132
+                 + z * (-691.0 / 32760 + z * (1.0 / 12)))))));
+    }
+    return acc + log(x) - 0.5 / x - series;
+}
+
+static inline double tl_special_digamma(double x) {
+    if (x == 0) return copysign(INFINITY, -x);   /* psi(+-0) = -+inf, as scipy and the C standard's gamma */
+    if (x < 0) {
+        if (x == trunc(x)) return NAN;           /* poles at the negative integers */
+        double ipart;
+        const double frac = modf(x, &ipart);     /* tan(pi * frac) is exact where tan(pi * x) is not */
+        return tl_special_digamma_pos(1 - x) - TL_SPECIAL_PI / tan(TL_SPECIAL_PI * frac);
+    }
+    return tl_special_digamma_pos(x);   /* NaN falls through the loop: log(NaN) */
+}
+
+/* Hurwitz zeta(s, q) = sum_{k >= 0} (k + q)^-s by Euler-Maclaurin */
+static inline double tl_special_zeta(double s, double q) {
+    /* (2k)! / B_2k, k = 1 .. 12: the Euler-Maclaurin correction denominators */
+    static const double euler_maclaurin[] = {
+        12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+        -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
+        1.8152105401943546773e17, -7.1661652561756670113e18};
+    if (s == 1) return INFINITY;
+    if (s < 1) return NAN;
+    if (q == INFINITY) return 0;   /* every term is 0 (the sums below would make inf * 0) */
+    if (q <= 0) {
+        if (q == floor(q)) return INFINITY;
+        if (s != floor(s)) return NAN;   /* q^-s is not real */
+    }
+    double sum = pow(q, -s), a = q, b = 0;
+    int i = 0;
+    while (i < 9 || a <= 9) {
+        i += 1;
+        a += 1;
+        b = pow(a, -s);
+        sum += b;
+        if (fabs(b / sum) < TL_SPECIAL_EPS / 2) return sum;
+    }
+    const double w = a;
+    sum += b * w / (s - 1) - 0.5 * b;
+    double fac = 1, k = 0;
+    for (int j = 0; j < 12; j++) {
+        fac *= s + k;
+        b /= w;
+        const double t = fac * b / euler_maclaurin[j];
+        sum += t;
+        if (fabs(t / sum) < TL_SPECIAL_EPS / 2) return sum;
+        k += 1;
+        fac *= s + k;
+        b /= w;
+        k += 1;
+    }
+    return sum;
+}
+
+/* polygamma(n, x): digamma, else (-1)^(n+1) n! zeta(n + 1, x) (trigamma too:
+ * the asymptotic series PyTorch uses for it stops at 1e-9) */
+static inline double tl_special_polygamma(double n, double x) {
+    const int64_t k = (int64_t)n;
+    if (k == 0) return tl_special_digamma(x);
+    return ((k % 2) ? 1.0 : -1.0) * exp(tl_special_lgamma(n + 1)) * tl_special_zeta(n + 1, x);
+}
+
+/* erfinv(y): Giles' first guess, refined by Newton steps */
+static inline double tl_special_erfinv(double y) {
+    if (!(fabs(y) <= 1)) return NAN;              /* |y| > 1 and NaN */
+    if (fabs(y) == 1) return copysign(INFINITY, y);
+    const double ay = fabs(y);
+    double w = -log((1 - ay) * (1 + ay)), p;
+    if (w < 5) {
+        w -= 2.5;
+        p = 2.81022636e-08;
+        p = 3.43273939e-07 + p * w;
+        p = -3.5233877e-06 + p * w;
+        p = -4.39150654e-06 + p * w;
+        p = 0.00021858087 + p * w;
+        p = -0.00125372503 + p * w;
+        p = -0.00417768164 + p * w;
+        p = 0.246640727 + p * w;
+        p = 1.50140941 + p * w;
+    } else {
+        w = sqrt(w) - 3;
+        p = -0.000200214257;
+        p = 0.000100950558 + p * w;
+        p = 0.00134934322 + p * w;
+        p = -0.00367342844 + p * w;
+        p = 0.00573950773 + p * w;
+        p = -0.0076224613 + p * w;
+        p = 0.00943887047 + p * w;
+        p = 1.00167406 + p * w;
+        p = 2.83297682 + p * w;
+    }
+    double x = p * ay;
+    const double two_over_sqrt_pi = 1.12837916709551257390;
+    const double tail = 1 - ay;   /* exact for ay >= 1/2 (Sterbenz) */
+    for (int i = 0; i < 8; i++) {
+        /* Newton on erf(x) - ay, or in the tail on log(erfc(x)) - log(1 - ay),
+         * nearly linear in x^2 where erf(x) has no digits left */
+        const double d = two_over_sqrt_pi * exp(-x * x);
+        double step;
+        if (ay < 0.5) {
+            step = (erf(x) - ay) / d;
+        } else {
+            const double c = erfc(x);
+            step = (log(tail) - log(c)) * c / d;
+        }
+        x -= step;
+        if (fabs(step) <= 1e-16 * fabs(x)) break;
+    }
+    return copysign(x, y);
+}
+
+/* modified Bessel function I_nu(x), nu = 0 or 1 (see the header comment) */
+static inline double tl_special_bessel_i(int nu, double x) {
+    const double ax = fabs(x);
+    if (ax != ax) return x;
+    if (ax == INFINITY) return nu && x < 0 ? -INFINITY : INFINITY;
+    double r;
+    if (ax <= 30) {
+        const double q = ax * ax / 4;
+        double term = nu ? ax / 2 : 1, sum = term;
+        for (int k = 1; k < 500; k++) {
+            term *= q / ((double)k * (double)(k + nu));
+            sum += term;
+            if (term <= sum * (TL_SPECIAL_EPS / 4)) break;
+        }
+        r = sum;
+    } else {
+        const double mu = 4.0 * nu * nu;
+        double term = 1, sum = 1;
+        for (int k = 1; k < 40; k++) {
+            const double odd = 2.0 * k - 1;
+            term *= -(mu - odd * odd) / (k * 8 * ax);
+            sum += term;
+            if (fabs(term) <= sum * (TL_SPECIAL_EPS / 4)) break;
+        }
+        const double half = exp(ax / 2);   /* e^ax = half * half: finite up to where I_nu overflows */
+        r = half * (half / sqrt(2 * TL_SPECIAL_PI * ax) * sum);
+    }
+    return (nu && x < 0) ? -r : r;   /* I0 is even, I1 odd */
+}
+static inline double tl_special_i0(double x) { return tl_special_bessel_i(0, x); }
+static inline double tl_special_i1(double x) { return tl_special_bessel_i(1, x); }
+
+/* sinc(x) = sin(pi x) / (pi x), 1 at 0 (PyTorch's: the product in the compute type) */
+static inline double tl_special_sinc(double x) {
+    if (x == 0) return 1;
+    const double px = TL_SPECIAL_PI * x;
+    return sin(px) / px;
+}
+static inline float tl_special_sincf(float x) {
+    if (x == 0) return 1;
+    const float px = (float)TL_SPECIAL_PI * x;
+    return sinf(px) / px;
+}
+
+/* f(x) in the compute type of x: double for float64, the double function
+ * rounded once for the float compute type */
+#define TL_USPECIAL(fn, x) _Generic((x), double: tl_special_##fn((double)(x)), \
+                                    default: (float)tl_special_##fn((double)(x)))
+#define TL_USPECIAL2(fn, a, x) _Generic((x), double: tl_special_##fn((double)(a), (double)(x)), \
+                                        default: (float)tl_special_##fn((double)(a), (double)(x)))
+
+#endif
