@@ -287,6 +287,8 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 
 
+
+
 #if defined(__cplusplus)
 /* CUDA programs (NVRTC, the host shim): the device lgamma is reentrant */
 static inline double tl_special_lgamma(double x) { return lgamma(x); }
@@ -388,42 +390,47 @@ static inline double tl_special_polygamma(double n, double x) {
     return ((k % 2) ? 1.0 : -1.0) * exp(tl_special_lgamma(n + 1)) * tl_special_zeta(n + 1, x);
 }
 
-/* erfinv(y): Giles' first guess, refined by Newton steps */
+/* Giles' single-precision erfinv(ay) / ay for 0 <= ay < 1, both branches
+ * evaluated and one selected (branch-free: the float loops vectorize) */
+static inline double tl_special_erfinv_guess(double ay) {
+    const double w = -log((1 - ay) * (1 + ay));
+    const double c = w - 2.5, t = sqrt(w) - 3;
+    double p = 2.81022636e-08;
+    p = 3.43273939e-07 + p * c;
+    p = -3.5233877e-06 + p * c;
+    p = -4.39150654e-06 + p * c;
+    p = 0.00021858087 + p * c;
+    p = -0.00125372503 + p * c;
+    p = -0.00417768164 + p * c;
+    p = 0.246640727 + p * c;
+    p = 1.50140941 + p * c;
+    double q = -0.000200214257;
+    q = 0.000100950558 + q * t;
+    q = 0.00134934322 + q * t;
+    q = -0.00367342844 + q * t;
+    q = 0.00573950773 + q * t;
+    q = -0.0076224613 + q * t;
+    q = 0.00943887047 + q * t;
+    q = 1.00167406 + q * t;
+    q = 2.83297682 + q * t;
+    return (w < 5 ? p : q) * ay;
+}
+
+#define TL_SPECIAL_2_SQRTPI 1.12837916709551257390
+
+/* erfinv(y) in double: Giles' guess, then Newton steps on erf(x) - |y| or, in
+ * the tails, on log erfc(x) - log(1 - |y|) (1 - |y| is exact there and erf
+ * has no digits left; the log makes the step nearly linear in x^2, which
+ * matters where the guess, fitted for float, is extrapolated: |y| > 1 - 2^-24).
+ * The guess is good to ~1e-7, each step squares the error: stop after the
+ * step that corrected less than 1e-9 (two steps but for the far tails). */
 static inline double tl_special_erfinv(double y) {
     if (!(fabs(y) <= 1)) return NAN;              /* |y| > 1 and NaN */
     if (fabs(y) == 1) return copysign(INFINITY, y);
-    const double ay = fabs(y);
-    double w = -log((1 - ay) * (1 + ay)), p;
-    if (w < 5) {
-        w -= 2.5;
-        p = 2.81022636e-08;
-        p = 3.43273939e-07 + p * w;
-        p = -3.5233877e-06 + p * w;
-        p = -4.39150654e-06 + p * w;
-        p = 0.00021858087 + p * w;
-        p = -0.00125372503 + p * w;
-        p = -0.00417768164 + p * w;
-        p = 0.246640727 + p * w;
-        p = 1.50140941 + p * w;
-    } else {
-        w = sqrt(w) - 3;
-        p = -0.000200214257;
-        p = 0.000100950558 + p * w;
-        p = 0.00134934322 + p * w;
-        p = -0.00367342844 + p * w;
-        p = 0.00573950773 + p * w;
-        p = -0.0076224613 + p * w;
-        p = 0.00943887047 + p * w;
-        p = 1.00167406 + p * w;
-        p = 2.83297682 + p * w;
-    }
-    double x = p * ay;
-    const double two_over_sqrt_pi = 1.12837916709551257390;
-    const double tail = 1 - ay;   /* exact for ay >= 1/2 (Sterbenz) */
+    const double ay = fabs(y), tail = 1 - ay;     /* exact for ay >= 1/2 (Sterbenz) */
+    double x = tl_special_erfinv_guess(ay);
     for (int i = 0; i < 8; i++) {
-        /* Newton on erf(x) - ay, or in the tail on log(erfc(x)) - log(1 - ay),
-         * nearly linear in x^2 where erf(x) has no digits left */
-        const double d = two_over_sqrt_pi * exp(-x * x);
+        const double d = TL_SPECIAL_2_SQRTPI * exp(-x * x);
         double step;
         if (ay < 0.5) {
             step = (erf(x) - ay) / d;
@@ -432,9 +439,22 @@ static inline double tl_special_erfinv(double y) {
             step = (log(tail) - log(c)) * c / d;
         }
         x -= step;
-        if (fabs(step) <= 1e-16 * fabs(x)) break;
+        if (fabs(step) <= 1e-9 * fabs(x)) break;
     }
     return copysign(x, y);
+}
+
+/* erfinv for the float compute type: in double, the guess and one Newton
+ * step (error ~x * 1e-14 after it, far below float's ulp), without branches
+ * so that the loop vectorizes (libmvec's erf / erfc / exp / log) */
+static inline float tl_special_erfinvf(float yf) {
+    const double y = yf, ay = fabs(y);
+    const double a = ay < 1 ? ay : 0;             /* keeps the guess finite; fixed up below */
+    const double x0 = tl_special_erfinv_guess(a);
+    const double e = erf(x0) - a, ec = (1 - a) - erfc(x0);
+    const double x = x0 - (a < 0.5 ? e : ec) / (TL_SPECIAL_2_SQRTPI * exp(-x0 * x0));
+    const double r = ay < 1 ? x : ay == 1 ? INFINITY : NAN;   /* NaN fails both tests */
+    return (float)copysign(r, y);
 }
 
 /* modified Bessel function I_nu(x), nu = 0 or 1 (see the header comment) */
@@ -490,20 +510,20 @@ static inline float tl_special_sincf(float x) {
 
 #endif
 
-#line 494 "generated/cuda/ufunc_digamma.cu"
+#line 514 "generated/cuda/ufunc_digamma.cu"
 #line 1 "kernels/ufunc/digamma.h"
 /* digamma: psi(self) = Gamma'(self) / Gamma(self) (tl_special.h): -inf / +inf
  * at +0 / -0, NaN at the negative integers */
 
 #define TL_UFUNC_digamma(self) (TL_USPECIAL(digamma, self))
 
-#line 501 "generated/cuda/ufunc_digamma.cu"
+#line 521 "generated/cuda/ufunc_digamma.cu"
 
 /* ---- kernels */
 /* Half: TL_UFUNC_digamma(x1) */
 #line 4 "kernels/ufunc/digamma.h"
 static TL_CUDA_FORCEINLINE auto ufunc_digamma_f16_op(float x1) { return TL_UFUNC_digamma(x1); }
-#line 507 "generated/cuda/ufunc_digamma.cu"
+#line 527 "generated/cuda/ufunc_digamma.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_digamma_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -567,7 +587,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_digamma_f16_cast(const t
 /* BFloat16: TL_UFUNC_digamma(x1) */
 #line 4 "kernels/ufunc/digamma.h"
 static TL_CUDA_FORCEINLINE auto ufunc_digamma_bf16_op(float x1) { return TL_UFUNC_digamma(x1); }
-#line 571 "generated/cuda/ufunc_digamma.cu"
+#line 591 "generated/cuda/ufunc_digamma.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_digamma_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -631,7 +651,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_digamma_bf16_cast(const 
 /* Float: TL_UFUNC_digamma(x1) */
 #line 4 "kernels/ufunc/digamma.h"
 static TL_CUDA_FORCEINLINE auto ufunc_digamma_f32_op(float x1) { return TL_UFUNC_digamma(x1); }
-#line 635 "generated/cuda/ufunc_digamma.cu"
+#line 655 "generated/cuda/ufunc_digamma.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_digamma_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -695,7 +715,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_digamma_f32_cast(const t
 /* Double: TL_UFUNC_digamma(x1) */
 #line 4 "kernels/ufunc/digamma.h"
 static TL_CUDA_FORCEINLINE auto ufunc_digamma_f64_op(double x1) { return TL_UFUNC_digamma(x1); }
-#line 699 "generated/cuda/ufunc_digamma.cu"
+#line 719 "generated/cuda/ufunc_digamma.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_digamma_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

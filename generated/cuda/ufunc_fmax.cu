@@ -251,21 +251,23 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 /* ---- formulas (kernels/ufunc/) */
 #line 1 "kernels/ufunc/fmax.h"
 /* fmax / fmin: the larger / smaller value, the other input where one is NaN
- * (C's fmax / fmin; NaN only where both are). Integers and bool: plain
+ * (C's fmax / fmin; NaN only where both are), written as comparisons: GCC
+ * keeps fmaxf / fminf calls, which do not vectorize. Integers and bool: plain
  * maximum / minimum (PyTorch's fmax kernel falls back to maximum's). */
+#define TL_UFUNC_fmax(self, other)      (((self) != (self)) ? (other) : (((other) != (other)) || ((self) > (other))) ? (self) : (other))
 
-#define TL_UFUNC_fmax(self, other) (TL_UMATH2(fmax, (self), (other)))
-#define TL_UFUNC_fmin(self, other) (TL_UMATH2(fmin, (self), (other)))
+#define TL_UFUNC_fmin(self, other)      (((self) != (self)) ? (other) : (((other) != (other)) || ((self) < (other))) ? (self) : (other))
+
 #define TL_UFUNC_fmax_int(self, other) (((self) > (other)) ? (self) : (other))
 #define TL_UFUNC_fmin_int(self, other) (((self) < (other)) ? (self) : (other))
 
-#line 263 "generated/cuda/ufunc_fmax.cu"
+#line 265 "generated/cuda/ufunc_fmax.cu"
 
 /* ---- kernels */
 /* Bool: TL_UFUNC_fmax_int(x1, x2) */
-#line 7 "kernels/ufunc/fmax.h"
+#line 9 "kernels/ufunc/fmax.h"
 static TL_CUDA_FORCEINLINE auto ufunc_fmax_b_op(bool x1, bool x2) { return TL_UFUNC_fmax_int(x1, x2); }
-#line 269 "generated/cuda/ufunc_fmax.cu"
+#line 271 "generated/cuda/ufunc_fmax.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_fmax_b_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -342,9 +344,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_fmax_b_cast(const tl_cud
     }
 }
 /* Byte: TL_UFUNC_fmax_int(x1, x2) */
-#line 7 "kernels/ufunc/fmax.h"
+#line 9 "kernels/ufunc/fmax.h"
 static TL_CUDA_FORCEINLINE auto ufunc_fmax_u8_op(uint8_t x1, uint8_t x2) { return TL_UFUNC_fmax_int(x1, x2); }
-#line 348 "generated/cuda/ufunc_fmax.cu"
+#line 350 "generated/cuda/ufunc_fmax.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_fmax_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -421,9 +423,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_fmax_u8_cast(const tl_cu
     }
 }
 /* Char: TL_UFUNC_fmax_int(x1, x2) */
-#line 7 "kernels/ufunc/fmax.h"
+#line 9 "kernels/ufunc/fmax.h"
 static TL_CUDA_FORCEINLINE auto ufunc_fmax_i8_op(int8_t x1, int8_t x2) { return TL_UFUNC_fmax_int(x1, x2); }
-#line 427 "generated/cuda/ufunc_fmax.cu"
+#line 429 "generated/cuda/ufunc_fmax.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_fmax_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -500,9 +502,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_fmax_i8_cast(const tl_cu
     }
 }
 /* Short: TL_UFUNC_fmax_int(x1, x2) */
-#line 7 "kernels/ufunc/fmax.h"
+#line 9 "kernels/ufunc/fmax.h"
 static TL_CUDA_FORCEINLINE auto ufunc_fmax_i16_op(int16_t x1, int16_t x2) { return TL_UFUNC_fmax_int(x1, x2); }
-#line 506 "generated/cuda/ufunc_fmax.cu"
+#line 508 "generated/cuda/ufunc_fmax.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_fmax_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -579,9 +581,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_fmax_i16_cast(const tl_c
     }
 }
 /* Int: TL_UFUNC_fmax_int(x1, x2) */
-#line 7 "kernels/ufunc/fmax.h"
+#line 9 "kernels/ufunc/fmax.h"
 static TL_CUDA_FORCEINLINE auto ufunc_fmax_i32_op(int32_t x1, int32_t x2) { return TL_UFUNC_fmax_int(x1, x2); }
-#line 585 "generated/cuda/ufunc_fmax.cu"
+#line 587 "generated/cuda/ufunc_fmax.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_fmax_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -658,9 +660,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_fmax_i32_cast(const tl_c
     }
 }
 /* Long: TL_UFUNC_fmax_int(x1, x2) */
-#line 7 "kernels/ufunc/fmax.h"
+#line 9 "kernels/ufunc/fmax.h"
 static TL_CUDA_FORCEINLINE auto ufunc_fmax_i64_op(int64_t x1, int64_t x2) { return TL_UFUNC_fmax_int(x1, x2); }
-#line 664 "generated/cuda/ufunc_fmax.cu"
+#line 666 "generated/cuda/ufunc_fmax.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_fmax_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -739,7 +741,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_fmax_i64_cast(const tl_c
 /* Half: TL_UFUNC_fmax(x1, x2) */
 #line 5 "kernels/ufunc/fmax.h"
 static TL_CUDA_FORCEINLINE auto ufunc_fmax_f16_op(float x1, float x2) { return TL_UFUNC_fmax(x1, x2); }
-#line 743 "generated/cuda/ufunc_fmax.cu"
+#line 745 "generated/cuda/ufunc_fmax.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_fmax_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -818,7 +820,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_fmax_f16_cast(const tl_c
 /* BFloat16: TL_UFUNC_fmax(x1, x2) */
 #line 5 "kernels/ufunc/fmax.h"
 static TL_CUDA_FORCEINLINE auto ufunc_fmax_bf16_op(float x1, float x2) { return TL_UFUNC_fmax(x1, x2); }
-#line 822 "generated/cuda/ufunc_fmax.cu"
+#line 824 "generated/cuda/ufunc_fmax.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_fmax_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -897,7 +899,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_fmax_bf16_cast(const tl_
 /* Float: TL_UFUNC_fmax(x1, x2) */
 #line 5 "kernels/ufunc/fmax.h"
 static TL_CUDA_FORCEINLINE auto ufunc_fmax_f32_op(float x1, float x2) { return TL_UFUNC_fmax(x1, x2); }
-#line 901 "generated/cuda/ufunc_fmax.cu"
+#line 903 "generated/cuda/ufunc_fmax.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_fmax_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -976,7 +978,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_fmax_f32_cast(const tl_c
 /* Double: TL_UFUNC_fmax(x1, x2) */
 #line 5 "kernels/ufunc/fmax.h"
 static TL_CUDA_FORCEINLINE auto ufunc_fmax_f64_op(double x1, double x2) { return TL_UFUNC_fmax(x1, x2); }
-#line 980 "generated/cuda/ufunc_fmax.cu"
+#line 982 "generated/cuda/ufunc_fmax.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_fmax_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

@@ -256,7 +256,7 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
  * ufunc_error_name: logaddexp_cpu
  */
 
-#define TL_UFUNC_logaddexp(self, other)                                                             ((isinf(self) && (self) == (other))                                                       ? (self)                                                                                         : TL_UMATH2(fmax, (self), (other)) +                                                                   TL_UMATH(log1p, TL_UMATH(exp, -TL_UMATH(fabs, (self) - (other)))))
+#define TL_UFUNC_logaddexp(self, other)                                                             ((isinf(self) && (self) == (other))                                                       ? (self)                                                                                         : ((self) > (other) ? (self) : (other)) +                                                                   TL_UMATH(log1p, TL_UMATH(exp, -TL_UMATH(fabs, (self) - (other)))))
 
 
 

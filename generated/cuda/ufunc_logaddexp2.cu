@@ -255,7 +255,7 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
  * ufunc_error_name: logaddexp2_cpu
  */
 
-#define TL_UFUNC_logaddexp2(self, other)                                                            ((isinf(self) && (self) == (other))                                                       ? (self)                                                                                         : TL_UMATH2(fmax, (self), (other)) +                                                                   TL_UMATH(log1p, TL_UMATH(exp2, -TL_UMATH(fabs, (self) - (other)))) *                                 TL_UCONST(self, 1.44269504088896340735992468100189214))
+#define TL_UFUNC_logaddexp2(self, other)                                                            ((isinf(self) && (self) == (other))                                                       ? (self)                                                                                         : ((self) > (other) ? (self) : (other)) +                                                                   TL_UMATH(log1p, TL_UMATH(exp2, -TL_UMATH(fabs, (self) - (other)))) *                                 TL_UCONST(self, 1.44269504088896340735992468100189214))
 
 
 

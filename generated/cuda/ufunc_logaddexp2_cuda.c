@@ -273,7 +273,7 @@ static const char tl_ufunc_logaddexp2_cuda_source[] =
     " * ufunc_error_name: logaddexp2_cpu\n"
     " */\n"
     "\n"
-    "#define TL_UFUNC_logaddexp2(self, other)                                                            ((isinf(self) && (self) == (other))                                                       ? (self)                                                                                         : TL_UMATH2(fmax, (self), (other)) +                                                                   TL_UMATH(log1p, TL_UMATH(exp2, -TL_UMATH(fabs, (self) - (other)))) *                                 TL_UCONST(self, 1.44269504088896340735992468100189214))\n"
+    "#define TL_UFUNC_logaddexp2(self, other)                                                            ((isinf(self) && (self) == (other))                                                       ? (self)                                                                                         : ((self) > (other) ? (self) : (other)) +                                                                   TL_UMATH(log1p, TL_UMATH(exp2, -TL_UMATH(fabs, (self) - (other)))) *                                 TL_UCONST(self, 1.44269504088896340735992468100189214))\n"
     "\n"
     "\n"
     "\n"

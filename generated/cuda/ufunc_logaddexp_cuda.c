@@ -274,7 +274,7 @@ static const char tl_ufunc_logaddexp_cuda_source[] =
     " * ufunc_error_name: logaddexp_cpu\n"
     " */\n"
     "\n"
-    "#define TL_UFUNC_logaddexp(self, other)                                                             ((isinf(self) && (self) == (other))                                                       ? (self)                                                                                         : TL_UMATH2(fmax, (self), (other)) +                                                                   TL_UMATH(log1p, TL_UMATH(exp, -TL_UMATH(fabs, (self) - (other)))))\n"
+    "#define TL_UFUNC_logaddexp(self, other)                                                             ((isinf(self) && (self) == (other))                                                       ? (self)                                                                                         : ((self) > (other) ? (self) : (other)) +                                                                   TL_UMATH(log1p, TL_UMATH(exp, -TL_UMATH(fabs, (self) - (other)))))\n"
     "\n"
     "\n"
     "\n"

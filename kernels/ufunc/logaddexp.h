@@ -7,5 +7,5 @@
 #define TL_UFUNC_logaddexp(self, other)                                                        \
     ((isinf(self) && (self) == (other))                                             \
          ? (self)                                                                               \
-         : TL_UMATH2(fmax, (self), (other)) +                                                   \
+         : ((self) > (other) ? (self) : (other)) +                                                   \
                TL_UMATH(log1p, TL_UMATH(exp, -TL_UMATH(fabs, (self) - (other)))))
