@@ -706,7 +706,7 @@ POINTWISE = {
         "result": None,
         "input_dtypes": {},
         "entry": "lgamma.out",
-        "fallbacks": {},
+        "fallbacks": {"lgamma": ("lgamma_exact", "lgamma_slow")},
     },
     # yaml/native_functions.yaml: log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
     "aten::log": {
