@@ -349,6 +349,22 @@ static inline double tl_special_digamma_pos(double x) {
     return acc + log(x) - 0.5 / x - series;
 }
 
+/* digamma for the float compute type where 0 < x < inf, branch-free (the
+ * loop vectorizes): always ten recurrence steps, psi(x) = psi(x + 10) -
+ * sum 1/(x + k), then the asymptotic series at x + 10 >= 10; in double, so
+ * the sum's rounding stays far below a float ulp (also around the root
+ * 1.4616). The other arguments take tl_special_digamma (digamma.h's
+ * ufunc_fallback). */
+static inline float tl_special_digammaf_pos(float xf) {
+    const double x = xf;
+    double acc = 0;
+    for (int k = 0; k < 10; k++) acc += 1 / (x + k);
+    const double y = x + 10, z = 1 / (y * y);
+    const double series = z * (1.0 / 12 + z * (-1.0 / 120 + z * (1.0 / 252 + z * (-1.0 / 240 + z * (1.0 / 132
+                          + z * (-691.0 / 32760 + z * (1.0 / 12)))))));
+    return (float)(log(y) - 0.5 / y - series - acc);
+}
+
 static inline double tl_special_digamma(double x) {
     if (x == 0) return copysign(INFINITY, -x);   /* psi(+-0) = -+inf, as scipy and the C standard's gamma */
     if (x < 0) {
@@ -528,20 +544,25 @@ static inline float tl_special_sincf(float x) {
 
 #endif
 
-#line 532 "generated/cuda/ufunc_digamma.cu"
+#line 548 "generated/cuda/ufunc_digamma.cu"
 #line 1 "kernels/ufunc/digamma.h"
 /* digamma: psi(self) = Gamma'(self) / Gamma(self) (tl_special.h): -inf / +inf
- * at +0 / -0, NaN at the negative integers */
+ * at +0 / -0, NaN at the negative integers. float32 / float16 / bfloat16: a
+ * vectorized form for 0 < x < inf, the general one for the rest.
+ * ufunc_fallback: digamma -> digamma_exact if digamma_slow
+ */
 
-#define TL_UFUNC_digamma(self) (TL_USPECIAL(digamma, self))
+#define TL_UFUNC_digamma(self) (([&]() { auto tl_g_ = ((self)); (void)tl_g_; if constexpr (TL_IS(tl_g_, double)) return tl_special_digamma(self); else return tl_special_digammaf_pos(self); }()))
+#define TL_UFUNC_digamma_exact(self) (TL_USPECIAL(digamma, self))
+#define TL_UFUNC_digamma_slow(self) (([&]() { auto tl_g_ = ((self)); (void)tl_g_; if constexpr (TL_IS(tl_g_, double)) return 0; else return !((self) > 0 && (self) < INFINITY); }()))
 
-#line 539 "generated/cuda/ufunc_digamma.cu"
+#line 560 "generated/cuda/ufunc_digamma.cu"
 
 /* ---- kernels */
-/* Half: TL_UFUNC_digamma(x1) */
-#line 4 "kernels/ufunc/digamma.h"
-static TL_CUDA_FORCEINLINE auto ufunc_digamma_f16_op(float x1) { return TL_UFUNC_digamma(x1); }
-#line 545 "generated/cuda/ufunc_digamma.cu"
+/* Half: (TL_UFUNC_digamma_slow(x1) ? TL_UFUNC_digamma_exact(x1) : TL_UFUNC_digamma(x1)) */
+#line 7 "kernels/ufunc/digamma.h"
+static TL_CUDA_FORCEINLINE auto ufunc_digamma_f16_op(float x1) { return (TL_UFUNC_digamma_slow(x1) ? TL_UFUNC_digamma_exact(x1) : TL_UFUNC_digamma(x1)); }
+#line 566 "generated/cuda/ufunc_digamma.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_digamma_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -602,10 +623,10 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_digamma_f16_cast(const t
         tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_digamma_f16_op(x1)));
     }
 }
-/* BFloat16: TL_UFUNC_digamma(x1) */
-#line 4 "kernels/ufunc/digamma.h"
-static TL_CUDA_FORCEINLINE auto ufunc_digamma_bf16_op(float x1) { return TL_UFUNC_digamma(x1); }
-#line 609 "generated/cuda/ufunc_digamma.cu"
+/* BFloat16: (TL_UFUNC_digamma_slow(x1) ? TL_UFUNC_digamma_exact(x1) : TL_UFUNC_digamma(x1)) */
+#line 7 "kernels/ufunc/digamma.h"
+static TL_CUDA_FORCEINLINE auto ufunc_digamma_bf16_op(float x1) { return (TL_UFUNC_digamma_slow(x1) ? TL_UFUNC_digamma_exact(x1) : TL_UFUNC_digamma(x1)); }
+#line 630 "generated/cuda/ufunc_digamma.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_digamma_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -666,10 +687,10 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_digamma_bf16_cast(const 
         tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_digamma_bf16_op(x1)));
     }
 }
-/* Float: TL_UFUNC_digamma(x1) */
-#line 4 "kernels/ufunc/digamma.h"
-static TL_CUDA_FORCEINLINE auto ufunc_digamma_f32_op(float x1) { return TL_UFUNC_digamma(x1); }
-#line 673 "generated/cuda/ufunc_digamma.cu"
+/* Float: (TL_UFUNC_digamma_slow(x1) ? TL_UFUNC_digamma_exact(x1) : TL_UFUNC_digamma(x1)) */
+#line 7 "kernels/ufunc/digamma.h"
+static TL_CUDA_FORCEINLINE auto ufunc_digamma_f32_op(float x1) { return (TL_UFUNC_digamma_slow(x1) ? TL_UFUNC_digamma_exact(x1) : TL_UFUNC_digamma(x1)); }
+#line 694 "generated/cuda/ufunc_digamma.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_digamma_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -730,10 +751,10 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_digamma_f32_cast(const t
         tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_digamma_f32_op(x1)));
     }
 }
-/* Double: TL_UFUNC_digamma(x1) */
-#line 4 "kernels/ufunc/digamma.h"
-static TL_CUDA_FORCEINLINE auto ufunc_digamma_f64_op(double x1) { return TL_UFUNC_digamma(x1); }
-#line 737 "generated/cuda/ufunc_digamma.cu"
+/* Double: (TL_UFUNC_digamma_slow(x1) ? TL_UFUNC_digamma_exact(x1) : TL_UFUNC_digamma(x1)) */
+#line 7 "kernels/ufunc/digamma.h"
+static TL_CUDA_FORCEINLINE auto ufunc_digamma_f64_op(double x1) { return (TL_UFUNC_digamma_slow(x1) ? TL_UFUNC_digamma_exact(x1) : TL_UFUNC_digamma(x1)); }
+#line 758 "generated/cuda/ufunc_digamma.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_digamma_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

@@ -349,6 +349,22 @@ static inline double tl_special_digamma_pos(double x) {
     return acc + log(x) - 0.5 / x - series;
 }
 
+/* digamma for the float compute type where 0 < x < inf, branch-free (the
+ * loop vectorizes): always ten recurrence steps, psi(x) = psi(x + 10) -
+ * sum 1/(x + k), then the asymptotic series at x + 10 >= 10; in double, so
+ * the sum's rounding stays far below a float ulp (also around the root
+ * 1.4616). The other arguments take tl_special_digamma (digamma.h's
+ * ufunc_fallback). */
+static inline float tl_special_digammaf_pos(float xf) {
+    const double x = xf;
+    double acc = 0;
+    for (int k = 0; k < 10; k++) acc += 1 / (x + k);
+    const double y = x + 10, z = 1 / (y * y);
+    const double series = z * (1.0 / 12 + z * (-1.0 / 120 + z * (1.0 / 252 + z * (-1.0 / 240 + z * (1.0 / 132
+                          + z * (-691.0 / 32760 + z * (1.0 / 12)))))));
+    return (float)(log(y) - 0.5 / y - series - acc);
+}
+
 static inline double tl_special_digamma(double x) {
     if (x == 0) return copysign(INFINITY, -x);   /* psi(+-0) = -+inf, as scipy and the C standard's gamma */
     if (x < 0) {
@@ -528,20 +544,20 @@ static inline float tl_special_sincf(float x) {
 
 #endif
 
-#line 532 "generated/cuda/ufunc_sinc.cu"
+#line 548 "generated/cuda/ufunc_sinc.cu"
 #line 1 "kernels/ufunc/sinc.h"
 /* sinc: sin(pi self) / (pi self), 1 at 0; the product pi * self in the
  * compute type, as PyTorch's kernel (tl_special.h) */
 
 #define TL_UFUNC_sinc(self) (([&]() { auto tl_g_ = ((self)); (void)tl_g_; if constexpr (TL_IS(tl_g_, double)) return tl_special_sinc(self); else return tl_special_sincf(self); }()))
 
-#line 539 "generated/cuda/ufunc_sinc.cu"
+#line 555 "generated/cuda/ufunc_sinc.cu"
 
 /* ---- kernels */
 /* Half: TL_UFUNC_sinc(x1) */
 #line 4 "kernels/ufunc/sinc.h"
 static TL_CUDA_FORCEINLINE auto ufunc_sinc_f16_op(float x1) { return TL_UFUNC_sinc(x1); }
-#line 545 "generated/cuda/ufunc_sinc.cu"
+#line 561 "generated/cuda/ufunc_sinc.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sinc_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -605,7 +621,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sinc_f16_cast(const tl_c
 /* BFloat16: TL_UFUNC_sinc(x1) */
 #line 4 "kernels/ufunc/sinc.h"
 static TL_CUDA_FORCEINLINE auto ufunc_sinc_bf16_op(float x1) { return TL_UFUNC_sinc(x1); }
-#line 609 "generated/cuda/ufunc_sinc.cu"
+#line 625 "generated/cuda/ufunc_sinc.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sinc_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -669,7 +685,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sinc_bf16_cast(const tl_
 /* Float: TL_UFUNC_sinc(x1) */
 #line 4 "kernels/ufunc/sinc.h"
 static TL_CUDA_FORCEINLINE auto ufunc_sinc_f32_op(float x1) { return TL_UFUNC_sinc(x1); }
-#line 673 "generated/cuda/ufunc_sinc.cu"
+#line 689 "generated/cuda/ufunc_sinc.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sinc_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -733,7 +749,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sinc_f32_cast(const tl_c
 /* Double: TL_UFUNC_sinc(x1) */
 #line 4 "kernels/ufunc/sinc.h"
 static TL_CUDA_FORCEINLINE auto ufunc_sinc_f64_op(double x1) { return TL_UFUNC_sinc(x1); }
-#line 737 "generated/cuda/ufunc_sinc.cu"
+#line 753 "generated/cuda/ufunc_sinc.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sinc_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

@@ -349,6 +349,22 @@ static inline double tl_special_digamma_pos(double x) {
     return acc + log(x) - 0.5 / x - series;
 }
 
+/* digamma for the float compute type where 0 < x < inf, branch-free (the
+ * loop vectorizes): always ten recurrence steps, psi(x) = psi(x + 10) -
+ * sum 1/(x + k), then the asymptotic series at x + 10 >= 10; in double, so
+ * the sum's rounding stays far below a float ulp (also around the root
+ * 1.4616). The other arguments take tl_special_digamma (digamma.h's
+ * ufunc_fallback). */
+static inline float tl_special_digammaf_pos(float xf) {
+    const double x = xf;
+    double acc = 0;
+    for (int k = 0; k < 10; k++) acc += 1 / (x + k);
+    const double y = x + 10, z = 1 / (y * y);
+    const double series = z * (1.0 / 12 + z * (-1.0 / 120 + z * (1.0 / 252 + z * (-1.0 / 240 + z * (1.0 / 132
+                          + z * (-691.0 / 32760 + z * (1.0 / 12)))))));
+    return (float)(log(y) - 0.5 / y - series - acc);
+}
+
 static inline double tl_special_digamma(double x) {
     if (x == 0) return copysign(INFINITY, -x);   /* psi(+-0) = -+inf, as scipy and the C standard's gamma */
     if (x < 0) {
@@ -528,19 +544,19 @@ static inline float tl_special_sincf(float x) {
 
 #endif
 
-#line 532 "generated/cuda/ufunc_special_i1.cu"
+#line 548 "generated/cuda/ufunc_special_i1.cu"
 #line 1 "kernels/ufunc/special_i1.h"
 /* special_i1: the modified Bessel function of the first kind, order 1 (tl_special.h) */
 
 #define TL_UFUNC_special_i1(self) (TL_USPECIAL(i1, self))
 
-#line 538 "generated/cuda/ufunc_special_i1.cu"
+#line 554 "generated/cuda/ufunc_special_i1.cu"
 
 /* ---- kernels */
 /* Half: TL_UFUNC_special_i1(x1) */
 #line 3 "kernels/ufunc/special_i1.h"
 static TL_CUDA_FORCEINLINE auto ufunc_special_i1_f16_op(float x1) { return TL_UFUNC_special_i1(x1); }
-#line 544 "generated/cuda/ufunc_special_i1.cu"
+#line 560 "generated/cuda/ufunc_special_i1.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_special_i1_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -604,7 +620,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_special_i1_f16_cast(cons
 /* BFloat16: TL_UFUNC_special_i1(x1) */
 #line 3 "kernels/ufunc/special_i1.h"
 static TL_CUDA_FORCEINLINE auto ufunc_special_i1_bf16_op(float x1) { return TL_UFUNC_special_i1(x1); }
-#line 608 "generated/cuda/ufunc_special_i1.cu"
+#line 624 "generated/cuda/ufunc_special_i1.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_special_i1_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -668,7 +684,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_special_i1_bf16_cast(con
 /* Float: TL_UFUNC_special_i1(x1) */
 #line 3 "kernels/ufunc/special_i1.h"
 static TL_CUDA_FORCEINLINE auto ufunc_special_i1_f32_op(float x1) { return TL_UFUNC_special_i1(x1); }
-#line 672 "generated/cuda/ufunc_special_i1.cu"
+#line 688 "generated/cuda/ufunc_special_i1.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_special_i1_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -732,7 +748,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_special_i1_f32_cast(cons
 /* Double: TL_UFUNC_special_i1(x1) */
 #line 3 "kernels/ufunc/special_i1.h"
 static TL_CUDA_FORCEINLINE auto ufunc_special_i1_f64_op(double x1) { return TL_UFUNC_special_i1(x1); }
-#line 736 "generated/cuda/ufunc_special_i1.cu"
+#line 752 "generated/cuda/ufunc_special_i1.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_special_i1_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

@@ -299,7 +299,7 @@ POINTWISE = {
         "result": None,
         "input_dtypes": {},
         "entry": "digamma.out",
-        "fallbacks": {},
+        "fallbacks": {"digamma": ("digamma_exact", "digamma_slow")},
     },
     # yaml/native_functions.yaml: div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
     "aten::div.Scalar": {
