@@ -33,9 +33,21 @@ static void TL_KNAME(ufunc_special_i1_f16)(char **data, const int64_t *strides, 
         for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
             const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
             tl_f16_to_f32_n(b1, p1 + base, m);
+            int slow = 0;
             for (int64_t k = 0; k < m; k++) {
                 const float x1 = b1[k];
-                bo[k] = TL_UFUNC_special_i1(x1);
+                slow |= (TL_UFUNC_special_i1_slow(x1)) != 0;
+            }
+            if (!slow) {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = b1[k];
+                    bo[k] = TL_UFUNC_special_i1(x1);
+                }
+            } else {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = b1[k];
+                    bo[k] = (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1));
+                }
             }
             tl_f32_to_f16_n(o + base, bo, m);
         }
@@ -44,7 +56,7 @@ static void TL_KNAME(ufunc_special_i1_f16)(char **data, const int64_t *strides, 
     /* strided */
     for (int64_t k = 0; k < n; k++) {
         const float x1 = tl_f16_to_f32(*(const uint16_t *)(data[1] + k * strides[1]));
-        *(uint16_t *)(data[0] + k * strides[0]) = tl_f32_to_f16(TL_UFUNC_special_i1(x1));
+        *(uint16_t *)(data[0] + k * strides[0]) = tl_f32_to_f16((TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1)));
     }
 }
 
@@ -60,9 +72,21 @@ static void TL_KNAME(ufunc_special_i1_bf16)(char **data, const int64_t *strides,
         for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
             const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
             tl_bf16_to_f32_n(b1, p1 + base, m);
+            int slow = 0;
             for (int64_t k = 0; k < m; k++) {
                 const float x1 = b1[k];
-                bo[k] = TL_UFUNC_special_i1(x1);
+                slow |= (TL_UFUNC_special_i1_slow(x1)) != 0;
+            }
+            if (!slow) {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = b1[k];
+                    bo[k] = TL_UFUNC_special_i1(x1);
+                }
+            } else {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = b1[k];
+                    bo[k] = (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1));
+                }
             }
             tl_f32_to_bf16_n(o + base, bo, m);
         }
@@ -71,7 +95,7 @@ static void TL_KNAME(ufunc_special_i1_bf16)(char **data, const int64_t *strides,
     /* strided */
     for (int64_t k = 0; k < n; k++) {
         const float x1 = tl_bf16_to_f32(*(const uint16_t *)(data[1] + k * strides[1]));
-        *(uint16_t *)(data[0] + k * strides[0]) = tl_f32_to_bf16(TL_UFUNC_special_i1(x1));
+        *(uint16_t *)(data[0] + k * strides[0]) = tl_f32_to_bf16((TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1)));
     }
 }
 
@@ -81,42 +105,31 @@ static void TL_KNAME(ufunc_special_i1_f32)(char **data, const int64_t *strides, 
     if (strides[0] == (int64_t)sizeof(float) && strides[1] == (int64_t)sizeof(float)) {
         float *restrict o = (float *)data[0];
         const float *restrict p1 = (const float *)data[1];
-        if (n * (int64_t)(sizeof(float) + sizeof(float)) >= tl_cpu_store_policy.stream_min_bytes) {
-            /* a large output: the head up to o's first 64-byte boundary plainly,
-             * then whole chunks computed into L1 and streamed out from there
-             * (tl_ustream.h), the tail plainly */
-            _Alignas(64) float so[TL_USTREAM_CHUNK];
-            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
-            int64_t base = 0;
-            for (int64_t k = 0; k < head; k++) {
-                const float x1 = p1[k];
-                o[k] = TL_UFUNC_special_i1(x1);
+        for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+            const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+            int slow = 0;
+            for (int64_t k = 0; k < m; k++) {
+                const float x1 = p1[base + k];
+                slow |= (TL_UFUNC_special_i1_slow(x1)) != 0;
             }
-            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
-                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
-                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+            if (!slow) {
+                for (int64_t k = 0; k < m; k++) {
                     const float x1 = p1[base + k];
-                    so[k] = TL_UFUNC_special_i1(x1);
+                    o[base + k] = TL_UFUNC_special_i1(x1);
                 }
-                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            } else {
+                for (int64_t k = 0; k < m; k++) {
+                    const float x1 = p1[base + k];
+                    o[base + k] = (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1));
+                }
             }
-            for (int64_t k = base; k < n; k++) {
-                const float x1 = p1[k];
-                o[k] = TL_UFUNC_special_i1(x1);
-            }
-            tl_ustream_fence();
-            return;
-        }
-        for (int64_t k = 0; k < n; k++) {
-            const float x1 = p1[k];
-            o[k] = TL_UFUNC_special_i1(x1);
         }
         return;
     }
     /* strided */
     for (int64_t k = 0; k < n; k++) {
         const float x1 = *(const float *)(data[1] + k * strides[1]);
-        *(float *)(data[0] + k * strides[0]) = TL_UFUNC_special_i1(x1);
+        *(float *)(data[0] + k * strides[0]) = (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1));
     }
 }
 
@@ -126,42 +139,31 @@ static void TL_KNAME(ufunc_special_i1_f64)(char **data, const int64_t *strides, 
     if (strides[0] == (int64_t)sizeof(double) && strides[1] == (int64_t)sizeof(double)) {
         double *restrict o = (double *)data[0];
         const double *restrict p1 = (const double *)data[1];
-        if (n * (int64_t)(sizeof(double) + sizeof(double)) >= tl_cpu_store_policy.stream_min_bytes) {
-            /* a large output: the head up to o's first 64-byte boundary plainly,
-             * then whole chunks computed into L1 and streamed out from there
-             * (tl_ustream.h), the tail plainly */
-            _Alignas(64) double so[TL_USTREAM_CHUNK];
-            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
-            int64_t base = 0;
-            for (int64_t k = 0; k < head; k++) {
-                const double x1 = p1[k];
-                o[k] = TL_UFUNC_special_i1(x1);
+        for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+            const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+            int slow = 0;
+            for (int64_t k = 0; k < m; k++) {
+                const double x1 = p1[base + k];
+                slow |= (TL_UFUNC_special_i1_slow(x1)) != 0;
             }
-            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
-                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
-                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+            if (!slow) {
+                for (int64_t k = 0; k < m; k++) {
                     const double x1 = p1[base + k];
-                    so[k] = TL_UFUNC_special_i1(x1);
+                    o[base + k] = TL_UFUNC_special_i1(x1);
                 }
-                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            } else {
+                for (int64_t k = 0; k < m; k++) {
+                    const double x1 = p1[base + k];
+                    o[base + k] = (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1));
+                }
             }
-            for (int64_t k = base; k < n; k++) {
-                const double x1 = p1[k];
-                o[k] = TL_UFUNC_special_i1(x1);
-            }
-            tl_ustream_fence();
-            return;
-        }
-        for (int64_t k = 0; k < n; k++) {
-            const double x1 = p1[k];
-            o[k] = TL_UFUNC_special_i1(x1);
         }
         return;
     }
     /* strided */
     for (int64_t k = 0; k < n; k++) {
         const double x1 = *(const double *)(data[1] + k * strides[1]);
-        *(double *)(data[0] + k * strides[0]) = TL_UFUNC_special_i1(x1);
+        *(double *)(data[0] + k * strides[0]) = (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1));
     }
 }
 

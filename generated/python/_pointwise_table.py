@@ -607,7 +607,7 @@ POINTWISE = {
         "result": None,
         "input_dtypes": {},
         "entry": "i0.out",
-        "fallbacks": {},
+        "fallbacks": {"i0": ("i0_exact", "i0_slow")},
     },
     # kernels/ufunc/isfinite.h (standalone kernel)
     "aten::isfinite": {
@@ -1146,7 +1146,7 @@ POINTWISE = {
         "result": None,
         "input_dtypes": {},
         "entry": "special_i1.out",
-        "fallbacks": {},
+        "fallbacks": {"special_i1": ("special_i1_exact", "special_i1_slow")},
     },
     # yaml/native_functions.yaml: sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
     "aten::sqrt": {
