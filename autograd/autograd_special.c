@@ -1,6 +1,7 @@
 /* Helpers of the special-math derivative formulas, declared in
  * autograd/tl_autograd_formulas.h: PyTorch's FunctionsManual.cpp
- * sinc_backward, i1_backward, deg2rad_backward and rad2deg_backward, composed
+ * sinc_backward, i1_backward, deg2rad_backward, rad2deg_backward and
+ * mvlgamma_backward, composed
  * of entry points (tl_ops_*) so that they are recorded under create_graph and
  * differentiate again.
  */
@@ -77,4 +78,25 @@ tl_tensor *tl_ag_deg2rad_backward(tl_tensor *grad) {
 }
 tl_tensor *tl_ag_rad2deg_backward(tl_tensor *grad) {
     return tl_ops_mul_Scalar(grad, tl_scalar_from_double(57.295779513082320876798154814105170332405472466564));
+}
+
+/* mvlgamma: grad * sum_i digamma(x - i/2), the arguments built as the
+ * forward builds them (PyTorch's mvlgamma_backward) */
+tl_tensor *tl_ag_mvlgamma_backward(tl_tensor *grad, tl_tensor *self, int64_t p) {
+    static const int64_t last = -1;
+    tl_tensor *steps = NULL, *u = NULL, *args = NULL, *d = NULL, *s = NULL, *r = NULL;
+    if (!(steps = tl_ops_arange_start_step(tl_scalar_from_double(-(double)p * 0.5 + 0.5), tl_scalar_from_double(0.5),
+                                           tl_scalar_from_double(0.5), tl_tensor_dtype(self), -1,
+                                           (int)tl_tensor_device(self), false, false)))
+        goto done;
+    if (!(u = tl_ops_unsqueeze(self, -1)) || !(args = tl_ops_add_Tensor(steps, u, tl_scalar_from_int(1)))) goto done;
+    if (!(d = tl_ops_digamma(args)) || !(s = tl_ops_sum_dim_IntList(d, &last, 1, false, TL_DTYPE_UNDEFINED))) goto done;
+    r = tl_ops_mul_Tensor(grad, s);
+done:
+    tl_tensor_release(steps);
+    tl_tensor_release(u);
+    tl_tensor_release(args);
+    tl_tensor_release(d);
+    tl_tensor_release(s);
+    return r;
 }

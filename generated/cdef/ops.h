@@ -1301,6 +1301,11 @@ tl_tensor *tl_ops_deg2rad(tl_tensor *self);
 tl_tensor *tl_ops_deg2rad_(tl_tensor *self);
 tl_tensor *tl_ops_deg2rad_out(tl_tensor *self, tl_tensor *out);
 
+/* mvlgamma */
+tl_tensor *tl_ops_mvlgamma_out(tl_tensor *self, int64_t p, tl_tensor *out);
+tl_tensor *tl_ops_mvlgamma(tl_tensor *self, int64_t p);
+tl_tensor *tl_ops_mvlgamma_(tl_tensor *self, int64_t p);
+
 /* logaddexp */
 tl_tensor *tl_ops_logaddexp_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 tl_tensor *tl_ops_logaddexp(tl_tensor *self, tl_tensor *other);

@@ -302,6 +302,8 @@ int tl_pyabi_mul__Tensor_r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_mul_out_n_other_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_mul_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_mv_out_r(tl_tensor *self, tl_tensor *vec, tl_tensor *out);
+int tl_pyabi_mvlgamma__r(tl_tensor *self, int64_t p);
+int tl_pyabi_mvlgamma_out_r(tl_tensor *self, int64_t p, tl_tensor *out);
 int tl_pyabi_nan_to_num__r(tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has);
 int tl_pyabi_nan_to_num_out_r(tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has, tl_tensor *out);
 int tl_pyabi_ne_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
@@ -677,6 +679,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_msort(...) tl_pyabi_tensor(tl_ops_msort(__VA_ARGS__))
 #define tl_ops_mul_Tensor(...) tl_pyabi_tensor(tl_ops_mul_Tensor(__VA_ARGS__))
 #define tl_ops_mv(...) tl_pyabi_tensor(tl_ops_mv(__VA_ARGS__))
+#define tl_ops_mvlgamma(...) tl_pyabi_tensor(tl_ops_mvlgamma(__VA_ARGS__))
 #define tl_ops_nan_to_num(...) tl_pyabi_tensor(tl_ops_nan_to_num(__VA_ARGS__))
 #define tl_ops_narrow(...) tl_pyabi_tensor(tl_ops_narrow(__VA_ARGS__))
 #define tl_ops_narrow_Tensor(...) tl_pyabi_tensor(tl_ops_narrow_Tensor(__VA_ARGS__))

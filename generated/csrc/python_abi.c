@@ -2391,6 +2391,22 @@ int tl_pyabi_mv_out_r(tl_tensor *self, tl_tensor *vec, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!) */
+int tl_pyabi_mvlgamma__r(tl_tensor *self, int64_t p) {
+    tl_tensor *r = tl_ops_mvlgamma_(self, p);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* mvlgamma.out(Tensor self, int p, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_mvlgamma_out_r(tl_tensor *self, int64_t p, tl_tensor *out) {
+    tl_tensor *r = tl_ops_mvlgamma_out(self, p, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!) */
 int tl_pyabi_nan_to_num__r(tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has) {
     tl_tensor *r = tl_ops_nan_to_num_(self, nan, nan_has, posinf, posinf_has, neginf, neginf_has);

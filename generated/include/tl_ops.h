@@ -5952,6 +5952,30 @@ tl_tensor *tl_ops_deg2rad_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tenso
 int tl_ops_deg2rad_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_deg2rad_out(tl_keyset ks, tl_tensor *self, tl_tensor *out);
 
+/* ---------------------------------------------------------------- mvlgamma */
+int tl_ops_register_mvlgamma(void);
+/* mvlgamma.out(Tensor self, int p, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_mvlgamma_out_op;
+typedef tl_tensor *(*tl_ops_mvlgamma_out_fn)(tl_keyset ks, tl_tensor *self, int64_t p, tl_tensor *out);
+tl_tensor *tl_ops_mvlgamma_out(tl_tensor *self, int64_t p, tl_tensor *out);
+tl_tensor *tl_ops_mvlgamma_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t p, tl_tensor *out);
+int tl_ops_mvlgamma_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_mvlgamma_out(tl_keyset ks, tl_tensor *self, int64_t p, tl_tensor *out);
+/* mvlgamma(Tensor self, int p) -> Tensor */
+extern tl_operator *tl_ops_mvlgamma_op;
+typedef tl_tensor *(*tl_ops_mvlgamma_fn)(tl_keyset ks, tl_tensor *self, int64_t p);
+tl_tensor *tl_ops_mvlgamma(tl_tensor *self, int64_t p);
+tl_tensor *tl_ops_mvlgamma_redispatch(tl_keyset ks, tl_tensor *self, int64_t p);
+int tl_ops_mvlgamma_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_mvlgamma(tl_keyset ks, tl_tensor *self, int64_t p);
+/* mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!) */
+extern tl_operator *tl_ops_mvlgamma__op;
+typedef tl_tensor *(*tl_ops_mvlgamma__fn)(tl_keyset ks, tl_tensor *self, int64_t p);
+tl_tensor *tl_ops_mvlgamma_(tl_tensor *self, int64_t p);
+tl_tensor *tl_ops_mvlgamma__redispatch(tl_keyset ks, tl_tensor *self, int64_t p);
+int tl_ops_mvlgamma__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_mvlgamma_(tl_keyset ks, tl_tensor *self, int64_t p);
+
 /* ---------------------------------------------------------------- logaddexp */
 int tl_ops_register_logaddexp(void);
 /* logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */

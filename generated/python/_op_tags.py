@@ -353,6 +353,8 @@ TAGS = {
     "aten::mul.out": ("pointwise", ),
     "aten::mul_.Scalar": ("pointwise", ),
     "aten::mul_.Tensor": ("pointwise", ),
+    "aten::mvlgamma": ("pointwise", ),
+    "aten::mvlgamma.out": ("pointwise", ),
     "aten::nan_to_num": ("pointwise", ),
     "aten::nan_to_num.out": ("pointwise", ),
     "aten::nan_to_num_": ("pointwise", ),

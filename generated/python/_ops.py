@@ -273,6 +273,7 @@ __all__ = [
     "msort",
     "mul",
     "mv",
+    "mvlgamma",
     "nan_to_num",
     "nan_to_num_",
     "narrow",
@@ -910,6 +911,9 @@ _C_mul__Tensor = getattr(_lib, "tl_ops_mul__Tensor", None) or _missing_c("tl_ops
 _C_mul_out = getattr(_lib, "tl_ops_mul_out", None) or _missing_c("tl_ops_mul_out")
 _C_mv = getattr(_lib, "tl_ops_mv", None) or _missing_c("tl_ops_mv")
 _C_mv_out = getattr(_lib, "tl_ops_mv_out", None) or _missing_c("tl_ops_mv_out")
+_C_mvlgamma = getattr(_lib, "tl_ops_mvlgamma", None) or _missing_c("tl_ops_mvlgamma")
+_C_mvlgamma_ = getattr(_lib, "tl_ops_mvlgamma_", None) or _missing_c("tl_ops_mvlgamma_")
+_C_mvlgamma_out = getattr(_lib, "tl_ops_mvlgamma_out", None) or _missing_c("tl_ops_mvlgamma_out")
 _C_nan_to_num = getattr(_lib, "tl_ops_nan_to_num", None) or _missing_c("tl_ops_nan_to_num")
 _C_nan_to_num_ = getattr(_lib, "tl_ops_nan_to_num_", None) or _missing_c("tl_ops_nan_to_num_")
 _C_nan_to_num_out = getattr(_lib, "tl_ops_nan_to_num_out", None) or _missing_c("tl_ops_nan_to_num_out")
@@ -1490,6 +1494,8 @@ _P_mul__Tensor_r = getattr(_lib, "tl_pyabi_mul__Tensor_r", None) or _missing_c("
 _P_mul_out_n_other_r = getattr(_lib, "tl_pyabi_mul_out_n_other_r", None) or _missing_c("tl_pyabi_mul_out_n_other_r")
 _P_mul_out_r = getattr(_lib, "tl_pyabi_mul_out_r", None) or _missing_c("tl_pyabi_mul_out_r")
 _P_mv_out_r = getattr(_lib, "tl_pyabi_mv_out_r", None) or _missing_c("tl_pyabi_mv_out_r")
+_P_mvlgamma__r = getattr(_lib, "tl_pyabi_mvlgamma__r", None) or _missing_c("tl_pyabi_mvlgamma__r")
+_P_mvlgamma_out_r = getattr(_lib, "tl_pyabi_mvlgamma_out_r", None) or _missing_c("tl_pyabi_mvlgamma_out_r")
 _P_nan_to_num__r = getattr(_lib, "tl_pyabi_nan_to_num__r", None) or _missing_c("tl_pyabi_nan_to_num__r")
 _P_nan_to_num_out_r = getattr(_lib, "tl_pyabi_nan_to_num_out_r", None) or _missing_c("tl_pyabi_nan_to_num_out_r")
 _P_ne_Scalar_out_r = getattr(_lib, "tl_pyabi_ne_Scalar_out_r", None) or _missing_c("tl_pyabi_ne_Scalar_out_r")
@@ -10148,6 +10154,40 @@ def mv(input, vec, *, out=None):
     if not isinstance(out, _Tensor):
         raise _arg_error('mv', 'out', 0, 'Tensor', out)
     rc_ = _P_mv_out_r(input._p, vec._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: mvlgamma(Tensor self, int p) -> Tensor
+# yaml/native_functions.yaml: mvlgamma.out(Tensor self, int p, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_mvlgamma = (
+    ('(Tensor input, int p, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def mvlgamma(input, p, *, out=None):
+    '(Tensor input, int p, *, Tensor out = None)'
+    if _TF and (r_ := _tf(mvlgamma, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('mvlgamma', 'input', 1, 'Tensor', input)
+    p_c = _cv_int(p)
+    if p_c is _BAD:
+        raise _arg_error('mvlgamma', 'p', 2, 'int', p)
+    if out is None:
+        h_ = _C_mvlgamma(input._p, p_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('mvlgamma', 'out', 0, 'Tensor', out)
+    rc_ = _P_mvlgamma_out_r(input._p, p_c, out._p)
     if rc_:
         _after(rc_)
     return out
@@ -22919,6 +22959,48 @@ def _m_mv(self, vec):
     return r_
 
 
+# yaml/native_functions.yaml: mvlgamma(Tensor self, int p) -> Tensor
+_SIGS__m_mvlgamma = (
+    ('(int p)', (('p', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_mvlgamma(self, p):
+    '(int p)'
+    if _TF and (r_ := _tf(_m_mvlgamma, locals())) is not _GO:
+        return r_
+    p_c = _cv_int(p)
+    if p_c is _BAD:
+        raise _arg_error('mvlgamma', 'p', 1, 'int', p)
+    h_ = _C_mvlgamma(self._p, p_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)
+_SIGS__m_mvlgamma_ = (
+    ('(int p)', (('p', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_mvlgamma_(self, p):
+    '(int p)'
+    if _TF and (r_ := _tf(_m_mvlgamma_, locals())) is not _GO:
+        return r_
+    p_c = _cv_int(p)
+    if p_c is _BAD:
+        raise _arg_error('mvlgamma_', 'p', 1, 'int', p)
+    rc_ = _P_mvlgamma__r(self._p, p_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
 _SIGS__m_nan_to_num = (
     ('(float nan = None, float posinf = None, float neginf = None)', (('nan', lambda x: _cv_opt_double(x) is not _BAD), ('posinf', lambda x: _cv_opt_double(x) is not _BAD), ('neginf', lambda x: _cv_opt_double(x) is not _BAD),), (), False),
@@ -27460,6 +27542,8 @@ class _TensorOps:
     mul = _m_mul
     mul_ = _m_mul_
     mv = _m_mv
+    mvlgamma = _m_mvlgamma
+    mvlgamma_ = _m_mvlgamma_
     nan_to_num = _m_nan_to_num
     nan_to_num_ = _m_nan_to_num_
     narrow = _m_narrow
@@ -28344,6 +28428,9 @@ SIGNATURES = {
     ),
     ("function", "mv"): (
         "(Tensor input, Tensor vec, *, Tensor out = None)",
+    ),
+    ("function", "mvlgamma"): (
+        "(Tensor input, int p, *, Tensor out = None)",
     ),
     ("function", "nan_to_num"): (
         "(Tensor input, float nan = None, float posinf = None, float neginf = None, *, Tensor out = None)",
@@ -29348,6 +29435,12 @@ SIGNATURES = {
     ),
     ("method", "mv"): (
         "(Tensor vec)",
+    ),
+    ("method", "mvlgamma"): (
+        "(int p)",
+    ),
+    ("method", "mvlgamma_"): (
+        "(int p)",
     ),
     ("method", "nan_to_num"): (
         "(float nan = None, float posinf = None, float neginf = None)",

@@ -1,5 +1,5 @@
 /* Special math: lgamma, digamma, polygamma, erfinv, i0, special_i1, sinc, special_entr,
- * rad2deg, deg2rad, xlogy, heaviside, ldexp, float_power.
+ * rad2deg, deg2rad, mvlgamma, xlogy, heaviside, ldexp, float_power.
  *
  * The arithmetic is generated from kernels/ufunc/<op>.h over tl_special.h
  * (docs/SPECIAL.md). Here: the meta functions, which configure the iterator as
@@ -13,6 +13,7 @@
  * float_power. (The other binary operators' meta functions are derived from
  * their entries: build_binary_op.)
  */
+#include "missing_ops.h"
 #include "pointwise_math.h"
 #include "tl_error.h"
 #include "tl_ops.h"
@@ -60,6 +61,72 @@ tl_tensor *tl_native_polygamma_(tl_keyset ks, tl_tensor *self, int64_t n) {
     }
 TL_DEGREE_OP(rad2deg, TL_RAD2DEG)
 TL_DEGREE_OP(deg2rad, TL_DEG2RAD)
+
+/* ---------------------------------------------------------- mvlgamma
+ * PyTorch's composition: sum_{i < p} lgamma(x - i/2) + p (p - 1) / 4 log pi,
+ * with the arguments x + arange(-p/2 + 1/2, 1/2, 1/2) along a new last dim */
+static tl_tensor *half_steps(tl_tensor *self, int64_t p, tl_dtype dtype) {
+    tl_tensor *args = tl_ops_arange_start_step(tl_scalar_from_double(-(double)p * 0.5 + 0.5), tl_scalar_from_double(0.5),
+                                               tl_scalar_from_double(0.5), dtype, -1, (int)tl_tensor_device(self),
+                                               false, false);
+    tl_tensor *u = args ? tl_ops_unsqueeze(self, -1) : NULL;
+    tl_tensor *r = u ? tl_ops_add_Tensor(args, u, tl_scalar_from_int(1)) : NULL;
+    tl_tensor_release(args);
+    tl_tensor_release(u);
+    return r;
+}
+
+/* an in-place op's result (a new reference to its operand) dropped: 0 or -1 */
+static int inplace_done(tl_tensor *r) {
+    tl_tensor_release(r);
+    return r ? 0 : -1;
+}
+
+tl_tensor *tl_native_mvlgamma(tl_keyset ks, tl_tensor *self, int64_t p) {
+    (void)ks;
+    tl_dtype dt = tl_tensor_dtype(self);
+    if (dt == TL_BOOL) {
+        tl_set_error(TL_ERR_RUNTIME, "The input tensor may not be a boolean tensor.");
+        return NULL;
+    }
+    if (p < 1) {
+        tl_set_error(TL_ERR_RUNTIME, "p has to be greater than or equal to 1");
+        return NULL;
+    }
+    if (tl_dtype_is_integral(dt, 1)) dt = tl_get_default_dtype();
+    static const int64_t last = -1;
+    const double c = (double)(p * (p - 1)) * 1.14472988584940017414 * 0.25;   /* p (p - 1) log(pi) / 4 */
+    tl_tensor *args = half_steps(self, p, dt), *s = NULL;
+    if (args && inplace_done(tl_ops_lgamma_(args)) == 0)
+        s = tl_ops_sum_dim_IntList(args, &last, 1, false, TL_DTYPE_UNDEFINED);
+    tl_tensor_release(args);
+    if (s && inplace_done(tl_ops_add__Scalar(s, tl_scalar_from_double(c), tl_scalar_from_int(1)))) {
+        tl_tensor_release(s);
+        return NULL;
+    }
+    return s;
+}
+
+tl_tensor *tl_native_mvlgamma_(tl_keyset ks, tl_tensor *self, int64_t p) {
+    tl_tensor *r = tl_native_mvlgamma(ks, self, p);
+    if (!r) return NULL;
+    tl_tensor *w = tl_ops_copy_(self, r, false);
+    tl_tensor_release(r);
+    return w;
+}
+
+/* PyTorch's check message names self's dtype as the result type */
+tl_tensor *tl_native_mvlgamma_out(tl_keyset ks, tl_tensor *self, int64_t p, tl_tensor *out) {
+    tl_tensor *r = tl_native_mvlgamma(ks, self, p);
+    if (!r) return NULL;
+    if (!tl_can_cast(tl_tensor_dtype(r), tl_tensor_dtype(out))) {
+        tl_set_error(TL_ERR_RUNTIME, "mvlgamma: result type %s can't be cast to the desired output type %s",
+                     tl_dtype_scalar_name(tl_tensor_dtype(self)), tl_dtype_scalar_name(tl_tensor_dtype(r)));
+        tl_tensor_release(r);
+        return NULL;
+    }
+    return tl_missing_copy_to_out(r, out);
+}
 
 /* ------------------------------------------------------------ xlogy */
 int tl_meta_xlogy_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other) {

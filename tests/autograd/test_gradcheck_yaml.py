@@ -427,6 +427,8 @@ SPECIAL_MATH_CASES = {
     "rad2deg": [([_sp(2, 3)], lambda a: torchlet.rad2deg(T(a)))],
     "rad2deg_": [([_sp(2, 3)], lambda a: a.clone().rad2deg_())],
     "special_entr": [([_sp(2, 3)], lambda a: torchlet.special.entr(T(a)))],
+    "mvlgamma": [([_sp(2, 3, lo=1.2, hi=4)], lambda a: torchlet.mvlgamma(T(a), 3))],
+    "mvlgamma_": [([_sp(2, 3, lo=1.2, hi=4)], lambda a: a.clone().mvlgamma_(2))],
     "logaddexp": [([_sp(2, 3, lo=-2, hi=2), _sp(3, lo=-2, hi=2)], torchlet.logaddexp)],
     "logaddexp2": [([_sp(2, 3, lo=-2, hi=2), _sp(3, lo=-2, hi=2)], torchlet.logaddexp2)],
     "xlogy.Tensor": [([_sp(2, 3, lo=-2, hi=2), _sp(3)], torchlet.xlogy)],

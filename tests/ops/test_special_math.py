@@ -513,3 +513,48 @@ def test_grad_values():
     z = tl.tensor([0.0, 1.0, 2.0], dtype=tl.float64, requires_grad=True)
     tl.special.i1(z).sum().backward()
     assert z.grad.numpy()[0] == 0.5
+
+
+# ------------------------------------------------------------------ mvlgamma
+@pytest.mark.parametrize("p", [1, 2, 5])
+def test_mvlgamma_against_math(p):
+    x = R.uniform((p - 1) / 2 + 0.01, 20, (3, 7))
+    got = tl.mvlgamma(tl.tensor(x, dtype=tl.float64), p).numpy()
+    want = np.vectorize(lambda v: p * (p - 1) / 4 * math.log(math.pi) + sum(math.lgamma(v - i / 2) for i in range(p)))(x)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+    t = tl.tensor(x, dtype=tl.float64)
+    t.mvlgamma_(p)
+    np.testing.assert_array_equal(t.numpy(), got)
+    out = tl.empty(0, dtype=tl.float64)
+    tl.mvlgamma(tl.tensor(x, dtype=tl.float64), p, out=out)
+    np.testing.assert_array_equal(out.numpy(), got)
+    assert tl.mvlgamma(tl.tensor([5, 6]), p).dtype == tl.float32
+    assert tl.mvlgamma(tl.tensor(2.5), p).shape == ()
+
+
+@pytest.mark.skipif(torch is None, reason="torch not installed")
+@pytest.mark.parametrize("dt", [tl.float32, tl.float64, tl.int64, tl.bfloat16], ids=lambda d: NAMES[d])
+def test_mvlgamma_against_torch(dt):
+    x = R.uniform(1.6, 12, 40)
+    if dt is tl.int64:
+        x = np.round(x) + 1
+    got = tl.mvlgamma(tl_copy(x, dt), 3)
+    want = torch.mvlgamma(torch_copy(x, dt), 3)
+    assert NAMES[got.dtype] == str(want.dtype).split(".")[-1]
+    w = (want.float() if want.dtype == torch.bfloat16 else want).numpy()
+    np.testing.assert_allclose(np_of(got), w, rtol=2e-2 if dt is tl.bfloat16 else 1e-5)
+
+
+@pytest.mark.skipif(torch is None, reason="torch not installed")
+@pytest.mark.parametrize("case", ["bool", "p0", "out_int"])
+def test_mvlgamma_errors_like_torch(case):
+    def run(lib):
+        f = lib.tensor([2.5, 3.0])
+        return {"bool": lambda: lib.mvlgamma(lib.tensor([True]), 2),
+                "p0": lambda: lib.mvlgamma(f, 0),
+                "out_int": lambda: lib.mvlgamma(f, 2, out=lib.empty(2, dtype=lib.int64))}[case]()
+    with pytest.raises(Exception) as want:
+        run(torch)
+    with pytest.raises(type(want.value)) as got:
+        run(tl)
+    assert str(got.value) == str(want.value)
