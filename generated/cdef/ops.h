@@ -1306,6 +1306,10 @@ tl_tensor *tl_ops_mvlgamma_out(tl_tensor *self, int64_t p, tl_tensor *out);
 tl_tensor *tl_ops_mvlgamma(tl_tensor *self, int64_t p);
 tl_tensor *tl_ops_mvlgamma_(tl_tensor *self, int64_t p);
 
+/* frexp */
+int tl_ops_frexp_Tensor(tl_tensor *self, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_frexp_Tensor_out(tl_tensor *self, tl_tensor *mantissa, tl_tensor *exponent, tl_tensor **ret0, tl_tensor **ret1);
+
 /* logaddexp */
 tl_tensor *tl_ops_logaddexp_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 tl_tensor *tl_ops_logaddexp(tl_tensor *self, tl_tensor *other);

@@ -583,6 +583,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_fmod_Scalar(...) tl_pyabi_tensor(tl_ops_fmod_Scalar(__VA_ARGS__))
 #define tl_ops_fmod_Tensor(...) tl_pyabi_tensor(tl_ops_fmod_Tensor(__VA_ARGS__))
 #define tl_ops_frac(...) tl_pyabi_tensor(tl_ops_frac(__VA_ARGS__))
+#define tl_ops_frexp_Tensor(...) tl_pyabi_rc(tl_ops_frexp_Tensor(__VA_ARGS__))
+#define tl_ops_frexp_Tensor_out(...) tl_pyabi_rc(tl_ops_frexp_Tensor_out(__VA_ARGS__))
 #define tl_ops_full(...) tl_pyabi_tensor(tl_ops_full(__VA_ARGS__))
 #define tl_ops_full_like(...) tl_pyabi_tensor(tl_ops_full_like(__VA_ARGS__))
 #define tl_ops_gather(...) tl_pyabi_tensor(tl_ops_gather(__VA_ARGS__))

@@ -208,6 +208,7 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_rad2deg() != 0) return -1;
     if (tl_autograd_register_deg2rad() != 0) return -1;
     if (tl_autograd_register_mvlgamma() != 0) return -1;
+    if (tl_autograd_register_frexp() != 0) return -1;
     if (tl_autograd_register_logaddexp() != 0) return -1;
     if (tl_autograd_register_logaddexp2() != 0) return -1;
     if (tl_autograd_register_xlogy() != 0) return -1;

@@ -287,6 +287,7 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_rad2deg() != 0) return -1;
     if (tl_ops_register_deg2rad() != 0) return -1;
     if (tl_ops_register_mvlgamma() != 0) return -1;
+    if (tl_ops_register_frexp() != 0) return -1;
     if (tl_ops_register_logaddexp() != 0) return -1;
     if (tl_ops_register_logaddexp2() != 0) return -1;
     if (tl_ops_register_xlogy() != 0) return -1;

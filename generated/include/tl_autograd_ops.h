@@ -204,6 +204,7 @@ int tl_autograd_register_sinc(void);
 int tl_autograd_register_rad2deg(void);
 int tl_autograd_register_deg2rad(void);
 int tl_autograd_register_mvlgamma(void);
+int tl_autograd_register_frexp(void);
 int tl_autograd_register_logaddexp(void);
 int tl_autograd_register_logaddexp2(void);
 int tl_autograd_register_xlogy(void);

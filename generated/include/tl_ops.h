@@ -5976,6 +5976,23 @@ tl_tensor *tl_ops_mvlgamma__redispatch(tl_keyset ks, tl_tensor *self, int64_t p)
 int tl_ops_mvlgamma__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_mvlgamma_(tl_keyset ks, tl_tensor *self, int64_t p);
 
+/* ---------------------------------------------------------------- frexp */
+int tl_ops_register_frexp(void);
+/* frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent) */
+extern tl_operator *tl_ops_frexp_Tensor_op;
+typedef int (*tl_ops_frexp_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_frexp_Tensor(tl_tensor *self, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_frexp_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_frexp_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_frexp(tl_keyset ks, tl_tensor *self, tl_tensor **ret0, tl_tensor **ret1);
+/* frexp.Tensor_out(Tensor self, *, Tensor(a!) mantissa, Tensor(b!) exponent) -> (Tensor(a!) mantissa, Tensor(b!) exponent) */
+extern tl_operator *tl_ops_frexp_Tensor_out_op;
+typedef int (*tl_ops_frexp_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mantissa, tl_tensor *exponent, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_frexp_Tensor_out(tl_tensor *self, tl_tensor *mantissa, tl_tensor *exponent, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_frexp_Tensor_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mantissa, tl_tensor *exponent, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_frexp_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK int tl_native_frexp_out(tl_keyset ks, tl_tensor *self, tl_tensor *mantissa, tl_tensor *exponent, tl_tensor **ret0, tl_tensor **ret1);
+
 /* ---------------------------------------------------------------- logaddexp */
 int tl_ops_register_logaddexp(void);
 /* logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */

@@ -238,6 +238,8 @@ TAGS = {
     "aten::frac": ("core", "pointwise", ),
     "aten::frac.out": ("pointwise", ),
     "aten::frac_": ("pointwise", ),
+    "aten::frexp.Tensor": ("pointwise", ),
+    "aten::frexp.Tensor_out": ("pointwise", ),
     "aten::gather": ("core", ),
     "aten::gcd": ("pointwise", ),
     "aten::gcd.out": ("pointwise", ),

@@ -203,6 +203,7 @@ __all__ = [
     "fmod",
     "frac",
     "frac_",
+    "frexp",
     "full",
     "full_like",
     "gather",
@@ -709,6 +710,8 @@ _C_fmod__Tensor = getattr(_lib, "tl_ops_fmod__Tensor", None) or _missing_c("tl_o
 _C_frac = getattr(_lib, "tl_ops_frac", None) or _missing_c("tl_ops_frac")
 _C_frac_ = getattr(_lib, "tl_ops_frac_", None) or _missing_c("tl_ops_frac_")
 _C_frac_out = getattr(_lib, "tl_ops_frac_out", None) or _missing_c("tl_ops_frac_out")
+_C_frexp_Tensor = getattr(_lib, "tl_ops_frexp_Tensor", None) or _missing_c("tl_ops_frexp_Tensor")
+_C_frexp_Tensor_out = getattr(_lib, "tl_ops_frexp_Tensor_out", None) or _missing_c("tl_ops_frexp_Tensor_out")
 _C_full = getattr(_lib, "tl_ops_full", None) or _missing_c("tl_ops_full")
 _C_full_like = getattr(_lib, "tl_ops_full_like", None) or _missing_c("tl_ops_full_like")
 _C_full_out = getattr(_lib, "tl_ops_full_out", None) or _missing_c("tl_ops_full_out")
@@ -7315,6 +7318,32 @@ def frac_(input):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
+# yaml/native_functions.yaml: frexp.Tensor_out(Tensor self, *, Tensor(a!) mantissa, Tensor(b!) exponent) -> (Tensor(a!) mantissa, Tensor(b!) exponent)
+_SIGS_frexp = (
+    ('(Tensor input, *, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, (tuple, list))),), False),
+)
+
+
+def frexp(input, *, out=None):
+    '(Tensor input, *, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(frexp, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('frexp', 'input', 1, 'Tensor', input)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_frexp_Tensor(input._p, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'frexp', ('mantissa', 'exponent'))
+    _check_out_tuple(out, 2, 1)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_frexp_Tensor_out(input._p, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    return _out_tuple_result(out, 'frexp_out', ('mantissa', 'exponent'))
 
 
 # yaml/native_functions.yaml: full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -20685,6 +20714,21 @@ def _m_frac_(self):
     return self
 
 
+# yaml/native_functions.yaml: frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
+_SIGS__m_frexp = (
+    ('()', (), (), False),
+)
+
+
+def _m_frexp(self):
+    '()'
+    if _TF and (r_ := _tf(_m_frexp, locals())) is not _GO:
+        return r_
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_frexp_Tensor(self._p, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'frexp', ('mantissa', 'exponent'))
+
+
 # yaml/native_functions.yaml: gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 _SIGS__m_gather = (
     ('(int dim, Tensor index, *, bool sparse_grad = False)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)),), (('sparse_grad', lambda x: _cv_bool(x) is not _BAD),), False),
@@ -27465,6 +27509,7 @@ class _TensorOps:
     fmod_ = _m_fmod_
     frac = _m_frac
     frac_ = _m_frac_
+    frexp = _m_frexp
     gather = _m_gather
     gcd = _m_gcd
     gcd_ = _m_gcd_
@@ -28203,6 +28248,9 @@ SIGNATURES = {
     ),
     ("function", "frac_"): (
         "(Tensor input)",
+    ),
+    ("function", "frexp"): (
+        "(Tensor input, *, tuple of Tensors out = None)",
     ),
     ("function", "full"): (
         "(tuple of ints size, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
@@ -29184,6 +29232,9 @@ SIGNATURES = {
         "()",
     ),
     ("method", "frac_"): (
+        "()",
+    ),
+    ("method", "frexp"): (
         "()",
     ),
     ("method", "gather"): (

@@ -1,5 +1,5 @@
 /* Special math: lgamma, digamma, polygamma, erfinv, i0, special_i1, sinc, special_entr,
- * rad2deg, deg2rad, mvlgamma, xlogy, heaviside, ldexp, float_power.
+ * rad2deg, deg2rad, mvlgamma, frexp, xlogy, heaviside, ldexp, float_power.
  *
  * The arithmetic is generated from kernels/ufunc/<op>.h over tl_special.h
  * (docs/SPECIAL.md). Here: the meta functions, which configure the iterator as
@@ -13,6 +13,8 @@
  * float_power. (The other binary operators' meta functions are derived from
  * their entries: build_binary_op.)
  */
+#include <math.h>
+
 #include "missing_ops.h"
 #include "pointwise_math.h"
 #include "tl_error.h"
@@ -385,4 +387,85 @@ tl_tensor *tl_native_special_ndtr_out(tl_keyset ks, tl_tensor *self, tl_tensor *
     tl_tensor *r = s ? tl_pointwise_with_number_out(tl_ops_mul_out, s, tl_scalar_from_double(0.5), out) : NULL;
     tl_tensor_release(s);
     return r;
+}
+
+/* ------------------------------------------------------------ frexp
+ * x = mantissa * 2^exponent, |mantissa| in [0.5, 1) (C's frexp; 0, inf and
+ * NaN keep their value with exponent 0). Computed on a contiguous copy in
+ * float64, or float32 for the narrower floats (their mantissas are exact
+ * there), then stored in the outputs (PyTorch's frexp_out: self's dtype and
+ * int32, outputs resized like a TensorIterator's) */
+static int frexp_compute(tl_tensor *self, tl_tensor **mantissa, tl_tensor **exponent) {
+    const tl_dtype dt = tl_tensor_dtype(self), wd = dt == TL_FLOAT64 ? TL_FLOAT64 : TL_FLOAT32;
+    tl_tensor *x = tl_to_dtype(self, wd, 0), *c = x ? tl_contiguous(x) : NULL, *m = NULL, *e = NULL;
+    tl_tensor_release(x);
+    if (c) {
+        m = tl_empty(tl_tensor_ndim(c), tl_tensor_sizes(c), wd, tl_tensor_device(c));
+        e = m ? tl_empty(tl_tensor_ndim(c), tl_tensor_sizes(c), TL_INT32, tl_tensor_device(c)) : NULL;
+    }
+    if (e && tl_tensor_device(c) != TL_META) {
+        const int64_t n = tl_tensor_numel(c);
+        int32_t *ep = tl_tensor_data_ptr(e);
+        int ex = 0;
+        if (wd == TL_FLOAT64) {
+            const double *xp = tl_tensor_data_ptr(c);
+            double *mp = tl_tensor_data_ptr(m);
+            for (int64_t i = 0; i < n; i++) {
+                mp[i] = frexp(xp[i], &ex);
+                ep[i] = ex;
+            }
+        } else {
+            const float *xp = tl_tensor_data_ptr(c);
+            float *mp = tl_tensor_data_ptr(m);
+            for (int64_t i = 0; i < n; i++) {
+                mp[i] = frexpf(xp[i], &ex);
+                ep[i] = ex;
+            }
+        }
+    }
+    tl_tensor_release(c);
+    tl_tensor *mm = e && dt != wd ? tl_to_dtype(m, dt, 0) : (tl_tensor_retain(m), m);
+    tl_tensor_release(m);
+    if (!e || !mm) {
+        tl_tensor_release(mm);
+        tl_tensor_release(e);
+        return -1;
+    }
+    *mantissa = mm;
+    *exponent = e;
+    return 0;
+}
+
+static int frexp_check_float(const tl_tensor *self) {
+    if (tl_dtype_is_floating(tl_tensor_dtype(self))) return 0;
+    return tl_set_error(TL_ERR_RUNTIME, "torch.frexp() only supports floating-point dtypes");
+}
+
+int tl_native_frexp(tl_keyset ks, tl_tensor *self, tl_tensor **ret0, tl_tensor **ret1) {
+    (void)ks;
+    if (frexp_check_float(self)) return -1;
+    return frexp_compute(self, ret0, ret1);
+}
+
+int tl_native_frexp_out(tl_keyset ks, tl_tensor *self, tl_tensor *mantissa, tl_tensor *exponent, tl_tensor **ret0,
+                        tl_tensor **ret1) {
+    (void)ks;
+    if (frexp_check_float(self)) return -1;
+    if (tl_tensor_dtype(mantissa) != tl_tensor_dtype(self))
+        return tl_set_error(TL_ERR_RUNTIME, "torch.frexp() expects mantissa to have dtype %s but got %s",
+                            tl_dtype_caffe2_name(tl_tensor_dtype(self)), tl_dtype_caffe2_name(tl_tensor_dtype(mantissa)));
+    if (tl_tensor_dtype(exponent) != TL_INT32)
+        return tl_set_error(TL_ERR_RUNTIME, "torch.frexp() expects exponent to have int dtype but got %s",
+                            tl_dtype_caffe2_name(tl_tensor_dtype(exponent)));
+    tl_tensor *m = NULL, *e = NULL;
+    if (frexp_compute(self, &m, &e)) return -1;
+    tl_tensor *r0 = tl_missing_copy_to_out(m, mantissa);
+    tl_tensor *r1 = r0 ? tl_missing_copy_to_out(e, exponent) : (tl_tensor_release(e), NULL);
+    if (!r1) {
+        tl_tensor_release(r0);
+        return -1;
+    }
+    *ret0 = r0;
+    *ret1 = r1;
+    return 0;
 }

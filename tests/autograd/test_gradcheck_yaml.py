@@ -429,6 +429,9 @@ SPECIAL_MATH_CASES = {
     "special_entr": [([_sp(2, 3)], lambda a: torchlet.special.entr(T(a)))],
     "mvlgamma": [([_sp(2, 3, lo=1.2, hi=4)], lambda a: torchlet.mvlgamma(T(a), 3))],
     "mvlgamma_": [([_sp(2, 3, lo=1.2, hi=4)], lambda a: a.clone().mvlgamma_(2))],
+    # frexp: away from the powers of two (the mantissa jumps there)
+    "frexp.Tensor": [([_sp(2, 3, lo=1.1, hi=1.9)], lambda a: torchlet.frexp(T(a))[0]),
+                     ([_sp(3, lo=-7, hi=-4.5)], lambda a: a.frexp()[0] * 3)],
     "logaddexp": [([_sp(2, 3, lo=-2, hi=2), _sp(3, lo=-2, hi=2)], torchlet.logaddexp)],
     "logaddexp2": [([_sp(2, 3, lo=-2, hi=2), _sp(3, lo=-2, hi=2)], torchlet.logaddexp2)],
     "xlogy.Tensor": [([_sp(2, 3, lo=-2, hi=2), _sp(3)], torchlet.xlogy)],

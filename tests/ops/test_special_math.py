@@ -558,3 +558,40 @@ def test_mvlgamma_errors_like_torch(case):
     with pytest.raises(type(want.value)) as got:
         run(tl)
     assert str(got.value) == str(want.value)
+
+
+# --------------------------------------------------------------------- frexp
+@pytest.mark.parametrize("dt", [tl.float32, tl.float64], ids=lambda d: NAMES[d])
+def test_frexp_against_numpy(dt):
+    npdt = np.float32 if dt is tl.float32 else np.float64
+    x = np.concatenate([R.standard_normal(200) * 10.0 ** R.integers(-30, 30, 200),
+                        [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-40]]).astype(npdt)
+    m, e = tl.frexp(tl.tensor(x, dtype=dt))
+    want_m, want_e = np.frexp(x)
+    np.testing.assert_array_equal(m.numpy(), want_m)
+    fin = np.isfinite(x)
+    np.testing.assert_array_equal(e.numpy()[fin], want_e[fin])
+    assert m.dtype == dt and e.dtype == tl.int32
+    t = tl.tensor(x.reshape(13, 16), dtype=dt).t()   # transposed input
+    m2, e2 = t.frexp()
+    np.testing.assert_array_equal(m2.numpy(), np.frexp(x.reshape(13, 16).T)[0])
+    mo, eo = tl.empty(0, dtype=dt), tl.empty(0, dtype=tl.int32)
+    tl.frexp(tl.tensor(x, dtype=dt), out=(mo, eo))
+    np.testing.assert_array_equal(mo.numpy(), want_m)
+    assert tl.frexp(tl.empty(0, 3))[0].shape == (0, 3)
+
+
+@pytest.mark.skipif(torch is None, reason="torch not installed")
+@pytest.mark.parametrize("case", ["int", "mantissa_dtype", "exponent_dtype"])
+def test_frexp_errors_like_torch(case):
+    def run(lib):
+        f = lib.tensor([2.5, 3.0])
+        return {"int": lambda: lib.frexp(lib.tensor([1, 2])),
+                "mantissa_dtype": lambda: lib.frexp(f, out=(lib.empty(2, dtype=lib.float64),
+                                                            lib.empty(2, dtype=lib.int32))),
+                "exponent_dtype": lambda: lib.frexp(f, out=(lib.empty(2), lib.empty(2, dtype=lib.int64)))}[case]()
+    with pytest.raises(Exception) as want:
+        run(torch)
+    with pytest.raises(type(want.value)) as got:
+        run(tl)
+    assert str(got.value) == str(want.value)
