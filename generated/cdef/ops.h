@@ -1457,4 +1457,12 @@ tl_tensor *tl_ops_special_log_softmax(tl_tensor *self, int64_t dim, tl_dtype dty
 /* special_softmax */
 tl_tensor *tl_ops_special_softmax(tl_tensor *self, int64_t dim, tl_dtype dtype);
 
+/* special_xlog1py */
+tl_tensor *tl_ops_special_xlog1py(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_special_xlog1py_self_scalar(tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_special_xlog1py_other_scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_special_xlog1py_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_special_xlog1py_self_scalar_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_special_xlog1py_other_scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+
 #endif

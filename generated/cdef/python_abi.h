@@ -392,6 +392,9 @@ int tl_pyabi_special_polygamma_out_r(int64_t n, tl_tensor *self, tl_tensor *out)
 int tl_pyabi_special_psi_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_special_round_out_r(tl_tensor *self, int64_t decimals, tl_tensor *out);
 int tl_pyabi_special_sinc_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_xlog1py_other_scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_pyabi_special_xlog1py_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_special_xlog1py_self_scalar_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_special_xlogy_other_scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_special_xlogy_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_special_xlogy_self_scalar_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out);
@@ -783,6 +786,9 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_special_round(...) tl_pyabi_tensor(tl_ops_special_round(__VA_ARGS__))
 #define tl_ops_special_sinc(...) tl_pyabi_tensor(tl_ops_special_sinc(__VA_ARGS__))
 #define tl_ops_special_softmax(...) tl_pyabi_tensor(tl_ops_special_softmax(__VA_ARGS__))
+#define tl_ops_special_xlog1py(...) tl_pyabi_tensor(tl_ops_special_xlog1py(__VA_ARGS__))
+#define tl_ops_special_xlog1py_other_scalar(...) tl_pyabi_tensor(tl_ops_special_xlog1py_other_scalar(__VA_ARGS__))
+#define tl_ops_special_xlog1py_self_scalar(...) tl_pyabi_tensor(tl_ops_special_xlog1py_self_scalar(__VA_ARGS__))
 #define tl_ops_special_xlogy(...) tl_pyabi_tensor(tl_ops_special_xlogy(__VA_ARGS__))
 #define tl_ops_special_xlogy_other_scalar(...) tl_pyabi_tensor(tl_ops_special_xlogy_other_scalar(__VA_ARGS__))
 #define tl_ops_special_xlogy_self_scalar(...) tl_pyabi_tensor(tl_ops_special_xlogy_self_scalar(__VA_ARGS__))

@@ -3111,6 +3111,30 @@ int tl_pyabi_special_sinc_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* special_xlog1py.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_xlog1py_other_scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_xlog1py_other_scalar_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_xlog1py.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_xlog1py_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_xlog1py_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_xlog1py.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_xlog1py_self_scalar_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_xlog1py_self_scalar_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* special_xlogy.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_special_xlogy_other_scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
     tl_tensor *r = tl_ops_special_xlogy_other_scalar_out(self, other, out);

@@ -320,6 +320,7 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_special_log1p() != 0) return -1;
     if (tl_ops_register_special_log_softmax() != 0) return -1;
     if (tl_ops_register_special_softmax() != 0) return -1;
+    if (tl_ops_register_special_xlog1py() != 0) return -1;
     done = 1;
     return 0;
 }

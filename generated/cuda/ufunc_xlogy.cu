@@ -254,7 +254,7 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
  * where self == 0 (PyTorch's xlogy kernel). Float inputs only: the meta
  * function promotes integers (build_borrowing_binary_float_op). */
 
-#define TL_UFUNC_xlogy(self, other)      ((other) != (other) ? (other) : (self) == 0 ? (self) * 0 : (self) * TL_UMATH(log, (other)))
+#define TL_UFUNC_xlogy(self, other)      ((other) != (other) ? (other) : (self) == 0 ? TL_UCONST(self, 0) : (self) * TL_UMATH(log, (other)))
 
 
 #line 261 "generated/cuda/ufunc_xlogy.cu"

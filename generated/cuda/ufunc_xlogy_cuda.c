@@ -272,7 +272,7 @@ static const char tl_ufunc_xlogy_cuda_source[] =
     " * where self == 0 (PyTorch's xlogy kernel). Float inputs only: the meta\n"
     " * function promotes integers (build_borrowing_binary_float_op). */\n"
     "\n"
-    "#define TL_UFUNC_xlogy(self, other)      ((other) != (other) ? (other) : (self) == 0 ? (self) * 0 : (self) * TL_UMATH(log, (other)))\n"
+    "#define TL_UFUNC_xlogy(self, other)      ((other) != (other) ? (other) : (self) == 0 ? TL_UCONST(self, 0) : (self) * TL_UMATH(log, (other)))\n"
     "\n"
     "\n"
     "#line 261 \"generated/cuda/ufunc_xlogy.cu\"\n"

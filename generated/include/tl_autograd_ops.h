@@ -216,5 +216,6 @@ int tl_autograd_register_gcd(void);
 int tl_autograd_register_lcm(void);
 int tl_autograd_register_ldexp(void);
 int tl_autograd_register_special_entr(void);
+int tl_autograd_register_special_xlog1py(void);
 
 #endif

@@ -6675,4 +6675,50 @@ tl_tensor *tl_ops_special_softmax_redispatch(tl_keyset ks, tl_tensor *self, int6
 int tl_ops_special_softmax_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_special_softmax(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype);
 
+/* ---------------------------------------------------------------- special_xlog1py */
+int tl_ops_register_special_xlog1py(void);
+/* special_xlog1py(Tensor self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_special_xlog1py_op;
+typedef tl_tensor *(*tl_ops_special_xlog1py_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_special_xlog1py(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_special_xlog1py_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other);
+int tl_ops_special_xlog1py_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor */
+extern tl_operator *tl_ops_special_xlog1py_self_scalar_op;
+typedef tl_tensor *(*tl_ops_special_xlog1py_self_scalar_fn)(tl_keyset ks, tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_special_xlog1py_self_scalar(tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_special_xlog1py_self_scalar_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other);
+int tl_ops_special_xlog1py_self_scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_xlog1py_self_scalar(tl_keyset ks, tl_scalar self, tl_tensor *other);
+/* special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor */
+extern tl_operator *tl_ops_special_xlog1py_other_scalar_op;
+typedef tl_tensor *(*tl_ops_special_xlog1py_other_scalar_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_special_xlog1py_other_scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_special_xlog1py_other_scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other);
+int tl_ops_special_xlog1py_other_scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_xlog1py_other_scalar(tl_keyset ks, tl_tensor *self, tl_scalar other);
+/* special_xlog1py.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_xlog1py_out_op;
+typedef tl_tensor *(*tl_ops_special_xlog1py_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_special_xlog1py_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_special_xlog1py_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_ops_special_xlog1py_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+/* special_xlog1py.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_xlog1py_self_scalar_out_op;
+typedef tl_tensor *(*tl_ops_special_xlog1py_self_scalar_out_fn)(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_special_xlog1py_self_scalar_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_special_xlog1py_self_scalar_out_redispatch(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+int tl_ops_special_xlog1py_self_scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_xlog1py_self_scalar_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out);
+/* special_xlog1py.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_special_xlog1py_other_scalar_out_op;
+typedef tl_tensor *(*tl_ops_special_xlog1py_other_scalar_out_fn)(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_special_xlog1py_other_scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+tl_tensor *tl_ops_special_xlog1py_other_scalar_out_redispatch(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_ops_special_xlog1py_other_scalar_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_special_xlog1py_other_scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_meta_special_xlog1py(tl_structured *s, tl_tensor *self, tl_tensor *other);
+TL_WEAK int tl_impl_ufunc_special_xlog1py(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+TL_WEAK int tl_impl_ufunc_special_xlog1py_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
 #endif

@@ -1106,6 +1106,12 @@ _C_special_round_out = getattr(_lib, "tl_ops_special_round_out", None) or _missi
 _C_special_sinc = getattr(_lib, "tl_ops_special_sinc", None) or _missing_c("tl_ops_special_sinc")
 _C_special_sinc_out = getattr(_lib, "tl_ops_special_sinc_out", None) or _missing_c("tl_ops_special_sinc_out")
 _C_special_softmax = getattr(_lib, "tl_ops_special_softmax", None) or _missing_c("tl_ops_special_softmax")
+_C_special_xlog1py = getattr(_lib, "tl_ops_special_xlog1py", None) or _missing_c("tl_ops_special_xlog1py")
+_C_special_xlog1py_other_scalar = getattr(_lib, "tl_ops_special_xlog1py_other_scalar", None) or _missing_c("tl_ops_special_xlog1py_other_scalar")
+_C_special_xlog1py_other_scalar_out = getattr(_lib, "tl_ops_special_xlog1py_other_scalar_out", None) or _missing_c("tl_ops_special_xlog1py_other_scalar_out")
+_C_special_xlog1py_out = getattr(_lib, "tl_ops_special_xlog1py_out", None) or _missing_c("tl_ops_special_xlog1py_out")
+_C_special_xlog1py_self_scalar = getattr(_lib, "tl_ops_special_xlog1py_self_scalar", None) or _missing_c("tl_ops_special_xlog1py_self_scalar")
+_C_special_xlog1py_self_scalar_out = getattr(_lib, "tl_ops_special_xlog1py_self_scalar_out", None) or _missing_c("tl_ops_special_xlog1py_self_scalar_out")
 _C_special_xlogy = getattr(_lib, "tl_ops_special_xlogy", None) or _missing_c("tl_ops_special_xlogy")
 _C_special_xlogy_other_scalar = getattr(_lib, "tl_ops_special_xlogy_other_scalar", None) or _missing_c("tl_ops_special_xlogy_other_scalar")
 _C_special_xlogy_other_scalar_out = getattr(_lib, "tl_ops_special_xlogy_other_scalar_out", None) or _missing_c("tl_ops_special_xlogy_other_scalar_out")
@@ -1587,6 +1593,9 @@ _P_special_polygamma_out_r = getattr(_lib, "tl_pyabi_special_polygamma_out_r", N
 _P_special_psi_out_r = getattr(_lib, "tl_pyabi_special_psi_out_r", None) or _missing_c("tl_pyabi_special_psi_out_r")
 _P_special_round_out_r = getattr(_lib, "tl_pyabi_special_round_out_r", None) or _missing_c("tl_pyabi_special_round_out_r")
 _P_special_sinc_out_r = getattr(_lib, "tl_pyabi_special_sinc_out_r", None) or _missing_c("tl_pyabi_special_sinc_out_r")
+_P_special_xlog1py_other_scalar_out_r = getattr(_lib, "tl_pyabi_special_xlog1py_other_scalar_out_r", None) or _missing_c("tl_pyabi_special_xlog1py_other_scalar_out_r")
+_P_special_xlog1py_out_r = getattr(_lib, "tl_pyabi_special_xlog1py_out_r", None) or _missing_c("tl_pyabi_special_xlog1py_out_r")
+_P_special_xlog1py_self_scalar_out_r = getattr(_lib, "tl_pyabi_special_xlog1py_self_scalar_out_r", None) or _missing_c("tl_pyabi_special_xlog1py_self_scalar_out_r")
 _P_special_xlogy_other_scalar_out_r = getattr(_lib, "tl_pyabi_special_xlogy_other_scalar_out_r", None) or _missing_c("tl_pyabi_special_xlogy_other_scalar_out_r")
 _P_special_xlogy_out_r = getattr(_lib, "tl_pyabi_special_xlogy_out_r", None) or _missing_c("tl_pyabi_special_xlogy_out_r")
 _P_special_xlogy_self_scalar_out_r = getattr(_lib, "tl_pyabi_special_xlogy_self_scalar_out_r", None) or _missing_c("tl_pyabi_special_xlogy_self_scalar_out_r")
@@ -16609,6 +16618,115 @@ def _special_special_softmax(input, dim, dtype=None):
     return r_
 
 
+# yaml/native_functions.yaml: special_xlog1py(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: special_xlog1py.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: special_xlog1py.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: special_xlog1py.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_xlog1py = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number input, Tensor other, *, Tensor out = None)', (('input', lambda x: _is_scalar(x)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_xlog1py_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_xlog1py_1 = {'input': lambda x: _is_scalar(x), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_xlog1py_2 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_xlog1py_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_xlog1py', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('special_xlog1py', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_special_xlog1py(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_xlog1py', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_xlog1py_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_xlog1py_1(input, other, *, out=None):
+    '(Number input, Tensor other, *, Tensor out = None)'
+    input_c = _SC_INT.get(input) if input.__class__ is int else None
+    if input_c is None:
+        input_c = _cv_scalar(input)
+        if input_c is _BAD:
+            raise _arg_error('special_xlog1py', 'input', 1, 'Number', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('special_xlog1py', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_special_xlog1py_self_scalar(input_c, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_xlog1py', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_xlog1py_self_scalar_out_r(input_c, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_xlog1py_2(input, other, *, out=None):
+    '(Tensor input, Number other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_xlog1py', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('special_xlog1py', 'other', 2, 'Number', other)
+    if out is None:
+        h_ = _C_special_xlog1py_other_scalar(input._p, other_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_xlog1py', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_xlog1py_other_scalar_out_r(input._p, other_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_xlog1py(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_xlog1py, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_xlog1py_0, ('input', 'other', )[:n])):
+        return _impl_special_special_xlog1py_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_xlog1py_1, ('input', 'other', )[:n])):
+        return _impl_special_special_xlog1py_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_xlog1py_2, ('input', 'other', )[:n])):
+        return _impl_special_special_xlog1py_2(*args, **kwargs)
+    raise _invalid_combination('special_xlog1py', args, kwargs, _SIGS__special_special_xlog1py)
+
+
 # yaml/native_functions.yaml: special_xlogy(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: special_xlogy.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: special_xlogy.self_scalar(Scalar self, Tensor other) -> Tensor
@@ -27795,6 +27913,7 @@ def _public_names():
         (_special_special_round, "special_round"),
         (_special_special_sinc, "special_sinc"),
         (_special_special_softmax, "special_softmax"),
+        (_special_special_xlog1py, "special_xlog1py"),
         (_special_special_xlogy, "special_xlogy"),
     ):
         f.__name__ = f.__qualname__ = name
@@ -29970,6 +30089,11 @@ SIGNATURES = {
     ),
     ("special", "special_softmax"): (
         "(Tensor input, int dim, torchlet.dtype dtype = None)",
+    ),
+    ("special", "special_xlog1py"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Number input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other, *, Tensor out = None)",
     ),
     ("special", "special_xlogy"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",

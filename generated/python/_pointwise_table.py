@@ -1148,6 +1148,17 @@ POINTWISE = {
         "entry": "special_i1.out",
         "fallbacks": {"special_i1": ("special_i1_exact", "special_i1_slow")},
     },
+    # yaml/native_functions.yaml: special_xlog1py.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_xlog1py": {
+        "args": (("self", "tensor"), ("other", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "special_xlog1py", "Double": "special_xlog1py", "Float": "special_xlog1py", "Half": "special_xlog1py"},
+        "headers": ("kernels/ufunc/special_xlog1py.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_xlog1py.out",
+        "fallbacks": {},
+    },
     # yaml/native_functions.yaml: sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
     "aten::sqrt": {
         "args": (("self", "tensor"), ),

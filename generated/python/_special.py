@@ -28,6 +28,7 @@ from ._ops import (  # noqa: F401
     _special_special_round as special_round,
     _special_special_sinc as special_sinc,
     _special_special_softmax as special_softmax,
+    _special_special_xlog1py as special_xlog1py,
     _special_special_xlogy as special_xlogy,
 )
 
@@ -53,5 +54,6 @@ __all__ = [
     "special_round",
     "special_sinc",
     "special_softmax",
+    "special_xlog1py",
     "special_xlogy",
 ]

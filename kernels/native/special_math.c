@@ -365,6 +365,32 @@ tl_tensor *tl_native_special_xlogy_out__special_xlogy_other_scalar_out(tl_keyset
     return tl_ops_xlogy_OutScalar_Other(self, other, out);
 }
 
+/* special_xlog1py: x * log1p(y), a binary float op (the formula in
+ * kernels/ufunc/special_xlog1py.h); its Scalar overloads wrap the number */
+int tl_meta_special_xlog1py(tl_structured *s, tl_tensor *self, tl_tensor *other) {
+    return tl_structured_build_binary_float_op(s, self, other);
+}
+tl_tensor *tl_native_special_xlog1py_self_scalar(tl_keyset ks, tl_scalar self, tl_tensor *other) {
+    (void)ks;
+    return tl_pointwise_with_number(tl_ops_special_xlog1py, other, self, 1);
+}
+tl_tensor *tl_native_special_xlog1py_other_scalar(tl_keyset ks, tl_tensor *self, tl_scalar other) {
+    (void)ks;
+    return tl_pointwise_with_number(tl_ops_special_xlog1py, self, other, 0);
+}
+tl_tensor *tl_native_special_xlog1py_self_scalar_out(tl_keyset ks, tl_scalar self, tl_tensor *other, tl_tensor *out) {
+    (void)ks;
+    tl_tensor *w = tl_wrapped_scalar(self);
+    tl_tensor *r = w ? tl_ops_special_xlog1py_out(w, other, out) : NULL;
+    tl_tensor_release(w);
+    return r;
+}
+tl_tensor *tl_native_special_xlog1py_other_scalar_out(tl_keyset ks, tl_tensor *self, tl_scalar other,
+                                                      tl_tensor *out) {
+    (void)ks;
+    return tl_pointwise_with_number_out(tl_ops_special_xlog1py_out, self, other, out);
+}
+
 /* special_ndtr: (1 + erf(x / sqrt 2)) * 0.5, PyTorch's composition */
 static tl_tensor *ndtr_sum(tl_tensor *self) {
     tl_tensor *xs = NULL, *e = NULL, *r = NULL;

@@ -3,4 +3,4 @@
  * function promotes integers (build_borrowing_binary_float_op). */
 #include "tl_umath.h"
 #define TL_UFUNC_xlogy(self, other) \
-    ((other) != (other) ? (other) : (self) == 0 ? (self) * 0 : (self) * TL_UMATH(log, (other)))
+    ((other) != (other) ? (other) : (self) == 0 ? TL_UCONST(self, 0) : (self) * TL_UMATH(log, (other)))

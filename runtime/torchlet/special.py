@@ -6,7 +6,8 @@ generated binding of its `python_module: special` operator
 torchlet._C._special: PyTorch's signatures, overloads (xlogy with a number on
 either side), out= and argument errors come from the generator. Most are
 CompositeImplicitAutograd aliases of torchlet operators (gammaln -> lgamma,
-expit -> sigmoid, psi -> digamma ...); entr and i1 have kernels of their own
+expit -> sigmoid, psi -> digamma ...); entr, i1 and xlog1py have kernels of
+their own
 (docs/SPECIAL.md)."""
 from __future__ import annotations
 
@@ -36,8 +37,9 @@ round = _special.special_round
 sinc = _special.special_sinc
 softmax = _special.special_softmax
 xlogy = _special.special_xlogy
+xlog1py = _special.special_xlog1py
 
 __all__ = [
     "digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i1", "log1p",
-    "log_softmax", "logit", "logsumexp", "ndtr", "polygamma", "psi", "round", "sinc", "softmax", "xlogy",
+    "log_softmax", "logit", "logsumexp", "ndtr", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy",
 ]

@@ -356,6 +356,21 @@ def test_xlogy_rules():
     t = tl.tensor([2.0, 0.0])
     t.xlogy_(2)
     assert t.tolist() == pytest.approx([2 * math.log(2), 0.0])
+    assert math.copysign(1, tl.xlogy(tl.tensor([-0.0]), tl.tensor([2.0])).item()) == 1   # PyTorch's literal 0
+
+
+def test_xlog1py_rules():
+    x = np.array([0.0, 0.0, 1.0, 2.0, 0.0, 3.0, -1.0, 0.0, 1.5])
+    y = np.array([-1.0, -2.0, np.e - 1, 3.0, np.nan, -1.0, 1.0, np.inf, 1e-12])
+    got = tl.special.xlog1py(tl.tensor(x, dtype=tl.float64), tl.tensor(y, dtype=tl.float64)).numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = np.where(np.isnan(y), np.nan, np.where(x == 0, 0.0, x * np.log1p(y)))
+    np.testing.assert_allclose(got, want, rtol=5e-16, atol=0, equal_nan=True)   # libmvec's log1p: 1 ulp
+    assert tl.special.xlog1py(tl.tensor([1, 2]), tl.tensor([2, 3])).dtype == tl.float32
+    assert tl.special.xlog1py(2, tl.tensor([0.0, 3.0])).tolist() == pytest.approx([0.0, 2 * math.log(4)])
+    out = tl.empty(2)
+    tl.special.xlog1py(tl.tensor([1.0, 0.0]), 3, out=out)
+    assert out.tolist() == pytest.approx([math.log(4), 0.0])
 
 
 def test_out_inplace_and_shapes():
@@ -496,9 +511,13 @@ def test_special_against_torch():
         got = getattr(tl.special, name)(tl.tensor(x, dtype=tl.float64)).numpy()
         want = getattr(torch.special, name)(torch.tensor(x)).numpy()
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=name)
-    got = tl.special.xlogy(tl.tensor(x), 2.5).numpy()
-    np.testing.assert_allclose(got, torch.special.xlogy(torch.tensor(x, dtype=torch.float32), 2.5).numpy(),
-                               rtol=1e-6)
+    for name in ["xlogy", "xlog1py"]:
+        got = getattr(tl.special, name)(tl.tensor(x), 2.5).numpy()
+        want = getattr(torch.special, name)(torch.tensor(x, dtype=torch.float32), 2.5).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+        got = getattr(tl.special, name)(tl.tensor(x, dtype=tl.float64), tl.tensor(np.abs(x), dtype=tl.float64))
+        want = getattr(torch.special, name)(torch.tensor(x), torch.tensor(np.abs(x)))
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-14)
 
 
 def test_grad_values():
