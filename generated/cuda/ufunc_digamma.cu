@@ -310,6 +310,13 @@ static inline float tl_special_lgammaf(float x) {
 #endif
 
 #define TL_SPECIAL_PI 3.14159265358979323846264338327950288
+/* GCC's unroll pragma (a CUDA program unrolls on its own) */
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define TL_SPECIAL_UNROLL(n)
+#else
+#define TL_SPECIAL_PRAGMA(x) _Pragma(#x)
+#define TL_SPECIAL_UNROLL(n) TL_SPECIAL_PRAGMA(GCC unroll n)
+#endif
 
 /* lgamma for the float compute type where 0 < x < inf, branch-free (the loop
  * vectorizes): Lanczos' approximation with g = 7 and Godfrey's nine
@@ -527,14 +534,14 @@ static inline double tl_special_bessel_i(int nu, double x) {
 static inline float tl_special_bessel_if(int nu, float xf) {
     const double ax = fabs((double)xf), q = ax * ax / 4;
     double term = nu ? ax / 2 : 1, sum = term;
-#pragma GCC unroll 40   /* unrolled, the element loop around it vectorizes */
+    TL_SPECIAL_UNROLL(40)   /* unrolled, the element loop around it vectorizes */
     for (int k = 1; k <= 40; k++) {
         term *= q / ((double)k * (double)(k + nu));
         sum += term;
     }
     const double mu = 4.0 * nu * nu, big = ax > 15 ? ax : 15;   /* big: keeps the unused branch finite */
     double hterm = 1, hsum = 1;
-#pragma GCC unroll 12
+    TL_SPECIAL_UNROLL(12)
     for (int k = 1; k <= 12; k++) {
         const double odd = 2.0 * k - 1;
         hterm *= -(mu - odd * odd) / (k * 8 * big);
@@ -570,7 +577,7 @@ static inline float tl_special_sincf(float x) {
 
 #endif
 
-#line 574 "generated/cuda/ufunc_digamma.cu"
+#line 581 "generated/cuda/ufunc_digamma.cu"
 #line 1 "kernels/ufunc/digamma.h"
 /* digamma: psi(self) = Gamma'(self) / Gamma(self) (tl_special.h): -inf / +inf
  * at +0 / -0, NaN at the negative integers. float32 / float16 / bfloat16: a
@@ -582,13 +589,13 @@ static inline float tl_special_sincf(float x) {
 #define TL_UFUNC_digamma_exact(self) (TL_USPECIAL(digamma, self))
 #define TL_UFUNC_digamma_slow(self) (([&]() { auto tl_g_ = ((self)); (void)tl_g_; if constexpr (TL_IS(tl_g_, double)) return 0; else return !((self) > 0 && (self) < INFINITY); }()))
 
-#line 586 "generated/cuda/ufunc_digamma.cu"
+#line 593 "generated/cuda/ufunc_digamma.cu"
 
 /* ---- kernels */
 /* Half: (TL_UFUNC_digamma_slow(x1) ? TL_UFUNC_digamma_exact(x1) : TL_UFUNC_digamma(x1)) */
 #line 7 "kernels/ufunc/digamma.h"
 static TL_CUDA_FORCEINLINE auto ufunc_digamma_f16_op(float x1) { return (TL_UFUNC_digamma_slow(x1) ? TL_UFUNC_digamma_exact(x1) : TL_UFUNC_digamma(x1)); }
-#line 592 "generated/cuda/ufunc_digamma.cu"
+#line 599 "generated/cuda/ufunc_digamma.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_digamma_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -652,7 +659,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_digamma_f16_cast(const t
 /* BFloat16: (TL_UFUNC_digamma_slow(x1) ? TL_UFUNC_digamma_exact(x1) : TL_UFUNC_digamma(x1)) */
 #line 7 "kernels/ufunc/digamma.h"
 static TL_CUDA_FORCEINLINE auto ufunc_digamma_bf16_op(float x1) { return (TL_UFUNC_digamma_slow(x1) ? TL_UFUNC_digamma_exact(x1) : TL_UFUNC_digamma(x1)); }
-#line 656 "generated/cuda/ufunc_digamma.cu"
+#line 663 "generated/cuda/ufunc_digamma.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_digamma_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -716,7 +723,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_digamma_bf16_cast(const 
 /* Float: (TL_UFUNC_digamma_slow(x1) ? TL_UFUNC_digamma_exact(x1) : TL_UFUNC_digamma(x1)) */
 #line 7 "kernels/ufunc/digamma.h"
 static TL_CUDA_FORCEINLINE auto ufunc_digamma_f32_op(float x1) { return (TL_UFUNC_digamma_slow(x1) ? TL_UFUNC_digamma_exact(x1) : TL_UFUNC_digamma(x1)); }
-#line 720 "generated/cuda/ufunc_digamma.cu"
+#line 727 "generated/cuda/ufunc_digamma.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_digamma_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -780,7 +787,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_digamma_f32_cast(const t
 /* Double: (TL_UFUNC_digamma_slow(x1) ? TL_UFUNC_digamma_exact(x1) : TL_UFUNC_digamma(x1)) */
 #line 7 "kernels/ufunc/digamma.h"
 static TL_CUDA_FORCEINLINE auto ufunc_digamma_f64_op(double x1) { return (TL_UFUNC_digamma_slow(x1) ? TL_UFUNC_digamma_exact(x1) : TL_UFUNC_digamma(x1)); }
-#line 784 "generated/cuda/ufunc_digamma.cu"
+#line 791 "generated/cuda/ufunc_digamma.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_digamma_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

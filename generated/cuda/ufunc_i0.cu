@@ -310,6 +310,13 @@ static inline float tl_special_lgammaf(float x) {
 #endif
 
 #define TL_SPECIAL_PI 3.14159265358979323846264338327950288
+/* GCC's unroll pragma (a CUDA program unrolls on its own) */
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define TL_SPECIAL_UNROLL(n)
+#else
+#define TL_SPECIAL_PRAGMA(x) _Pragma(#x)
+#define TL_SPECIAL_UNROLL(n) TL_SPECIAL_PRAGMA(GCC unroll n)
+#endif
 
 /* lgamma for the float compute type where 0 < x < inf, branch-free (the loop
  * vectorizes): Lanczos' approximation with g = 7 and Godfrey's nine
@@ -527,14 +534,14 @@ static inline double tl_special_bessel_i(int nu, double x) {
 static inline float tl_special_bessel_if(int nu, float xf) {
     const double ax = fabs((double)xf), q = ax * ax / 4;
     double term = nu ? ax / 2 : 1, sum = term;
-#pragma GCC unroll 40   /* unrolled, the element loop around it vectorizes */
+    TL_SPECIAL_UNROLL(40)   /* unrolled, the element loop around it vectorizes */
     for (int k = 1; k <= 40; k++) {
         term *= q / ((double)k * (double)(k + nu));
         sum += term;
     }
     const double mu = 4.0 * nu * nu, big = ax > 15 ? ax : 15;   /* big: keeps the unused branch finite */
     double hterm = 1, hsum = 1;
-#pragma GCC unroll 12
+    TL_SPECIAL_UNROLL(12)
     for (int k = 1; k <= 12; k++) {
         const double odd = 2.0 * k - 1;
         hterm *= -(mu - odd * odd) / (k * 8 * big);
@@ -570,7 +577,7 @@ static inline float tl_special_sincf(float x) {
 
 #endif
 
-#line 574 "generated/cuda/ufunc_i0.cu"
+#line 581 "generated/cuda/ufunc_i0.cu"
 #line 1 "kernels/ufunc/i0.h"
 /* i0: the modified Bessel function of the first kind, order 0 (tl_special.h).
  * float32 / float16 / bfloat16: a vectorized form for finite x, the general
@@ -582,13 +589,13 @@ static inline float tl_special_sincf(float x) {
 #define TL_UFUNC_i0_exact(self) (TL_USPECIAL(i0, self))
 #define TL_UFUNC_i0_slow(self) (([&]() { auto tl_g_ = ((self)); (void)tl_g_; if constexpr (TL_IS(tl_g_, double)) return 0; else return !((self) - (self) == 0); }()))   /* inf - inf, NaN: NaN */
 
-#line 586 "generated/cuda/ufunc_i0.cu"
+#line 593 "generated/cuda/ufunc_i0.cu"
 
 /* ---- kernels */
 /* Half: (TL_UFUNC_i0_slow(x1) ? TL_UFUNC_i0_exact(x1) : TL_UFUNC_i0(x1)) */
 #line 7 "kernels/ufunc/i0.h"
 static TL_CUDA_FORCEINLINE auto ufunc_i0_f16_op(float x1) { return (TL_UFUNC_i0_slow(x1) ? TL_UFUNC_i0_exact(x1) : TL_UFUNC_i0(x1)); }
-#line 592 "generated/cuda/ufunc_i0.cu"
+#line 599 "generated/cuda/ufunc_i0.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_i0_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -652,7 +659,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_i0_f16_cast(const tl_cud
 /* BFloat16: (TL_UFUNC_i0_slow(x1) ? TL_UFUNC_i0_exact(x1) : TL_UFUNC_i0(x1)) */
 #line 7 "kernels/ufunc/i0.h"
 static TL_CUDA_FORCEINLINE auto ufunc_i0_bf16_op(float x1) { return (TL_UFUNC_i0_slow(x1) ? TL_UFUNC_i0_exact(x1) : TL_UFUNC_i0(x1)); }
-#line 656 "generated/cuda/ufunc_i0.cu"
+#line 663 "generated/cuda/ufunc_i0.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_i0_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -716,7 +723,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_i0_bf16_cast(const tl_cu
 /* Float: (TL_UFUNC_i0_slow(x1) ? TL_UFUNC_i0_exact(x1) : TL_UFUNC_i0(x1)) */
 #line 7 "kernels/ufunc/i0.h"
 static TL_CUDA_FORCEINLINE auto ufunc_i0_f32_op(float x1) { return (TL_UFUNC_i0_slow(x1) ? TL_UFUNC_i0_exact(x1) : TL_UFUNC_i0(x1)); }
-#line 720 "generated/cuda/ufunc_i0.cu"
+#line 727 "generated/cuda/ufunc_i0.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_i0_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -780,7 +787,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_i0_f32_cast(const tl_cud
 /* Double: (TL_UFUNC_i0_slow(x1) ? TL_UFUNC_i0_exact(x1) : TL_UFUNC_i0(x1)) */
 #line 7 "kernels/ufunc/i0.h"
 static TL_CUDA_FORCEINLINE auto ufunc_i0_f64_op(double x1) { return (TL_UFUNC_i0_slow(x1) ? TL_UFUNC_i0_exact(x1) : TL_UFUNC_i0(x1)); }
-#line 784 "generated/cuda/ufunc_i0.cu"
+#line 791 "generated/cuda/ufunc_i0.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_i0_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

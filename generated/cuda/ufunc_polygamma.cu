@@ -310,6 +310,13 @@ static inline float tl_special_lgammaf(float x) {
 #endif
 
 #define TL_SPECIAL_PI 3.14159265358979323846264338327950288
+/* GCC's unroll pragma (a CUDA program unrolls on its own) */
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define TL_SPECIAL_UNROLL(n)
+#else
+#define TL_SPECIAL_PRAGMA(x) _Pragma(#x)
+#define TL_SPECIAL_UNROLL(n) TL_SPECIAL_PRAGMA(GCC unroll n)
+#endif
 
 /* lgamma for the float compute type where 0 < x < inf, branch-free (the loop
  * vectorizes): Lanczos' approximation with g = 7 and Godfrey's nine
@@ -527,14 +534,14 @@ static inline double tl_special_bessel_i(int nu, double x) {
 static inline float tl_special_bessel_if(int nu, float xf) {
     const double ax = fabs((double)xf), q = ax * ax / 4;
     double term = nu ? ax / 2 : 1, sum = term;
-#pragma GCC unroll 40   /* unrolled, the element loop around it vectorizes */
+    TL_SPECIAL_UNROLL(40)   /* unrolled, the element loop around it vectorizes */
     for (int k = 1; k <= 40; k++) {
         term *= q / ((double)k * (double)(k + nu));
         sum += term;
     }
     const double mu = 4.0 * nu * nu, big = ax > 15 ? ax : 15;   /* big: keeps the unused branch finite */
     double hterm = 1, hsum = 1;
-#pragma GCC unroll 12
+    TL_SPECIAL_UNROLL(12)
     for (int k = 1; k <= 12; k++) {
         const double odd = 2.0 * k - 1;
         hterm *= -(mu - odd * odd) / (k * 8 * big);
@@ -570,20 +577,20 @@ static inline float tl_special_sincf(float x) {
 
 #endif
 
-#line 574 "generated/cuda/ufunc_polygamma.cu"
+#line 581 "generated/cuda/ufunc_polygamma.cu"
 #line 1 "kernels/ufunc/polygamma.h"
 /* polygamma(n, self): the n-th derivative of digamma (tl_special.h); n >= 0
  * is checked by the meta function, n reaches the formula as a number */
 
 #define TL_UFUNC_polygamma(self, n) (TL_USPECIAL2(polygamma, n, self))
 
-#line 581 "generated/cuda/ufunc_polygamma.cu"
+#line 588 "generated/cuda/ufunc_polygamma.cu"
 
 /* ---- kernels */
 /* Half: TL_UFUNC_polygamma(x1, a_n) */
 #line 4 "kernels/ufunc/polygamma.h"
 static TL_CUDA_FORCEINLINE auto ufunc_polygamma_f16_op(float x1, float a_n) { return TL_UFUNC_polygamma(x1, a_n); }
-#line 587 "generated/cuda/ufunc_polygamma.cu"
+#line 594 "generated/cuda/ufunc_polygamma.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_polygamma_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -650,7 +657,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_polygamma_f16_cast(const
 /* BFloat16: TL_UFUNC_polygamma(x1, a_n) */
 #line 4 "kernels/ufunc/polygamma.h"
 static TL_CUDA_FORCEINLINE auto ufunc_polygamma_bf16_op(float x1, float a_n) { return TL_UFUNC_polygamma(x1, a_n); }
-#line 654 "generated/cuda/ufunc_polygamma.cu"
+#line 661 "generated/cuda/ufunc_polygamma.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_polygamma_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -717,7 +724,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_polygamma_bf16_cast(cons
 /* Float: TL_UFUNC_polygamma(x1, a_n) */
 #line 4 "kernels/ufunc/polygamma.h"
 static TL_CUDA_FORCEINLINE auto ufunc_polygamma_f32_op(float x1, float a_n) { return TL_UFUNC_polygamma(x1, a_n); }
-#line 721 "generated/cuda/ufunc_polygamma.cu"
+#line 728 "generated/cuda/ufunc_polygamma.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_polygamma_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -784,7 +791,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_polygamma_f32_cast(const
 /* Double: TL_UFUNC_polygamma(x1, a_n) */
 #line 4 "kernels/ufunc/polygamma.h"
 static TL_CUDA_FORCEINLINE auto ufunc_polygamma_f64_op(double x1, double a_n) { return TL_UFUNC_polygamma(x1, a_n); }
-#line 788 "generated/cuda/ufunc_polygamma.cu"
+#line 795 "generated/cuda/ufunc_polygamma.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_polygamma_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

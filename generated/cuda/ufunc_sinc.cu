@@ -310,6 +310,13 @@ static inline float tl_special_lgammaf(float x) {
 #endif
 
 #define TL_SPECIAL_PI 3.14159265358979323846264338327950288
+/* GCC's unroll pragma (a CUDA program unrolls on its own) */
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define TL_SPECIAL_UNROLL(n)
+#else
+#define TL_SPECIAL_PRAGMA(x) _Pragma(#x)
+#define TL_SPECIAL_UNROLL(n) TL_SPECIAL_PRAGMA(GCC unroll n)
+#endif
 
 /* lgamma for the float compute type where 0 < x < inf, branch-free (the loop
  * vectorizes): Lanczos' approximation with g = 7 and Godfrey's nine
@@ -527,14 +534,14 @@ static inline double tl_special_bessel_i(int nu, double x) {
 static inline float tl_special_bessel_if(int nu, float xf) {
     const double ax = fabs((double)xf), q = ax * ax / 4;
     double term = nu ? ax / 2 : 1, sum = term;
-#pragma GCC unroll 40   /* unrolled, the element loop around it vectorizes */
+    TL_SPECIAL_UNROLL(40)   /* unrolled, the element loop around it vectorizes */
     for (int k = 1; k <= 40; k++) {
         term *= q / ((double)k * (double)(k + nu));
         sum += term;
     }
     const double mu = 4.0 * nu * nu, big = ax > 15 ? ax : 15;   /* big: keeps the unused branch finite */
     double hterm = 1, hsum = 1;
-#pragma GCC unroll 12
+    TL_SPECIAL_UNROLL(12)
     for (int k = 1; k <= 12; k++) {
         const double odd = 2.0 * k - 1;
         hterm *= -(mu - odd * odd) / (k * 8 * big);
@@ -570,20 +577,20 @@ static inline float tl_special_sincf(float x) {
 
 #endif
 
-#line 574 "generated/cuda/ufunc_sinc.cu"
+#line 581 "generated/cuda/ufunc_sinc.cu"
 #line 1 "kernels/ufunc/sinc.h"
 /* sinc: sin(pi self) / (pi self), 1 at 0; the product pi * self in the
  * compute type, as PyTorch's kernel (tl_special.h) */
 
 #define TL_UFUNC_sinc(self) (([&]() { auto tl_g_ = ((self)); (void)tl_g_; if constexpr (TL_IS(tl_g_, double)) return tl_special_sinc(self); else return tl_special_sincf(self); }()))
 
-#line 581 "generated/cuda/ufunc_sinc.cu"
+#line 588 "generated/cuda/ufunc_sinc.cu"
 
 /* ---- kernels */
 /* Half: TL_UFUNC_sinc(x1) */
 #line 4 "kernels/ufunc/sinc.h"
 static TL_CUDA_FORCEINLINE auto ufunc_sinc_f16_op(float x1) { return TL_UFUNC_sinc(x1); }
-#line 587 "generated/cuda/ufunc_sinc.cu"
+#line 594 "generated/cuda/ufunc_sinc.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sinc_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -647,7 +654,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sinc_f16_cast(const tl_c
 /* BFloat16: TL_UFUNC_sinc(x1) */
 #line 4 "kernels/ufunc/sinc.h"
 static TL_CUDA_FORCEINLINE auto ufunc_sinc_bf16_op(float x1) { return TL_UFUNC_sinc(x1); }
-#line 651 "generated/cuda/ufunc_sinc.cu"
+#line 658 "generated/cuda/ufunc_sinc.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sinc_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -711,7 +718,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sinc_bf16_cast(const tl_
 /* Float: TL_UFUNC_sinc(x1) */
 #line 4 "kernels/ufunc/sinc.h"
 static TL_CUDA_FORCEINLINE auto ufunc_sinc_f32_op(float x1) { return TL_UFUNC_sinc(x1); }
-#line 715 "generated/cuda/ufunc_sinc.cu"
+#line 722 "generated/cuda/ufunc_sinc.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sinc_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -775,7 +782,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sinc_f32_cast(const tl_c
 /* Double: TL_UFUNC_sinc(x1) */
 #line 4 "kernels/ufunc/sinc.h"
 static TL_CUDA_FORCEINLINE auto ufunc_sinc_f64_op(double x1) { return TL_UFUNC_sinc(x1); }
-#line 779 "generated/cuda/ufunc_sinc.cu"
+#line 786 "generated/cuda/ufunc_sinc.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sinc_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

@@ -310,6 +310,13 @@ static inline float tl_special_lgammaf(float x) {
 #endif
 
 #define TL_SPECIAL_PI 3.14159265358979323846264338327950288
+/* GCC's unroll pragma (a CUDA program unrolls on its own) */
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define TL_SPECIAL_UNROLL(n)
+#else
+#define TL_SPECIAL_PRAGMA(x) _Pragma(#x)
+#define TL_SPECIAL_UNROLL(n) TL_SPECIAL_PRAGMA(GCC unroll n)
+#endif
 
 /* lgamma for the float compute type where 0 < x < inf, branch-free (the loop
  * vectorizes): Lanczos' approximation with g = 7 and Godfrey's nine
@@ -527,14 +534,14 @@ static inline double tl_special_bessel_i(int nu, double x) {
 static inline float tl_special_bessel_if(int nu, float xf) {
     const double ax = fabs((double)xf), q = ax * ax / 4;
     double term = nu ? ax / 2 : 1, sum = term;
-#pragma GCC unroll 40   /* unrolled, the element loop around it vectorizes */
+    TL_SPECIAL_UNROLL(40)   /* unrolled, the element loop around it vectorizes */
     for (int k = 1; k <= 40; k++) {
         term *= q / ((double)k * (double)(k + nu));
         sum += term;
     }
     const double mu = 4.0 * nu * nu, big = ax > 15 ? ax : 15;   /* big: keeps the unused branch finite */
     double hterm = 1, hsum = 1;
-#pragma GCC unroll 12
+    TL_SPECIAL_UNROLL(12)
     for (int k = 1; k <= 12; k++) {
         const double odd = 2.0 * k - 1;
         hterm *= -(mu - odd * odd) / (k * 8 * big);
@@ -570,7 +577,7 @@ static inline float tl_special_sincf(float x) {
 
 #endif
 
-#line 574 "generated/cuda/ufunc_special_i1.cu"
+#line 581 "generated/cuda/ufunc_special_i1.cu"
 #line 1 "kernels/ufunc/special_i1.h"
 /* special_i1: the modified Bessel function of the first kind, order 1
  * (tl_special.h); float loops as i0's.
@@ -581,13 +588,13 @@ static inline float tl_special_sincf(float x) {
 #define TL_UFUNC_special_i1_exact(self) (TL_USPECIAL(i1, self))
 #define TL_UFUNC_special_i1_slow(self) (([&]() { auto tl_g_ = ((self)); (void)tl_g_; if constexpr (TL_IS(tl_g_, double)) return 0; else return !((self) - (self) == 0); }()))   /* inf - inf, NaN: NaN */
 
-#line 585 "generated/cuda/ufunc_special_i1.cu"
+#line 592 "generated/cuda/ufunc_special_i1.cu"
 
 /* ---- kernels */
 /* Half: (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1)) */
 #line 6 "kernels/ufunc/special_i1.h"
 static TL_CUDA_FORCEINLINE auto ufunc_special_i1_f16_op(float x1) { return (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1)); }
-#line 591 "generated/cuda/ufunc_special_i1.cu"
+#line 598 "generated/cuda/ufunc_special_i1.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_special_i1_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -651,7 +658,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_special_i1_f16_cast(cons
 /* BFloat16: (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1)) */
 #line 6 "kernels/ufunc/special_i1.h"
 static TL_CUDA_FORCEINLINE auto ufunc_special_i1_bf16_op(float x1) { return (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1)); }
-#line 655 "generated/cuda/ufunc_special_i1.cu"
+#line 662 "generated/cuda/ufunc_special_i1.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_special_i1_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -715,7 +722,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_special_i1_bf16_cast(con
 /* Float: (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1)) */
 #line 6 "kernels/ufunc/special_i1.h"
 static TL_CUDA_FORCEINLINE auto ufunc_special_i1_f32_op(float x1) { return (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1)); }
-#line 719 "generated/cuda/ufunc_special_i1.cu"
+#line 726 "generated/cuda/ufunc_special_i1.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_special_i1_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -779,7 +786,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_special_i1_f32_cast(cons
 /* Double: (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1)) */
 #line 6 "kernels/ufunc/special_i1.h"
 static TL_CUDA_FORCEINLINE auto ufunc_special_i1_f64_op(double x1) { return (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1)); }
-#line 783 "generated/cuda/ufunc_special_i1.cu"
+#line 790 "generated/cuda/ufunc_special_i1.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_special_i1_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

@@ -58,6 +58,13 @@ static inline float tl_special_lgammaf(float x) {
 #endif
 
 #define TL_SPECIAL_PI 3.14159265358979323846264338327950288
+/* GCC's unroll pragma (a CUDA program unrolls on its own) */
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define TL_SPECIAL_UNROLL(n)
+#else
+#define TL_SPECIAL_PRAGMA(x) _Pragma(#x)
+#define TL_SPECIAL_UNROLL(n) TL_SPECIAL_PRAGMA(GCC unroll n)
+#endif
 
 /* lgamma for the float compute type where 0 < x < inf, branch-free (the loop
  * vectorizes): Lanczos' approximation with g = 7 and Godfrey's nine
@@ -275,14 +282,14 @@ static inline double tl_special_bessel_i(int nu, double x) {
 static inline float tl_special_bessel_if(int nu, float xf) {
     const double ax = fabs((double)xf), q = ax * ax / 4;
     double term = nu ? ax / 2 : 1, sum = term;
-#pragma GCC unroll 40   /* unrolled, the element loop around it vectorizes */
+    TL_SPECIAL_UNROLL(40)   /* unrolled, the element loop around it vectorizes */
     for (int k = 1; k <= 40; k++) {
         term *= q / ((double)k * (double)(k + nu));
         sum += term;
     }
     const double mu = 4.0 * nu * nu, big = ax > 15 ? ax : 15;   /* big: keeps the unused branch finite */
     double hterm = 1, hsum = 1;
-#pragma GCC unroll 12
+    TL_SPECIAL_UNROLL(12)
     for (int k = 1; k <= 12; k++) {
         const double odd = 2.0 * k - 1;
         hterm *= -(mu - odd * odd) / (k * 8 * big);
