@@ -206,6 +206,15 @@ tl_tensor *tl_ag_native_dropout_double_backward(tl_tensor *ggI, tl_tensor *grad,
  * where(lo <= self <= hi, grad / (self * (1 - self)), 0 with eps / NaN without) */
 tl_tensor *tl_ag_infinitely_differentiable_logit_backward(tl_tensor *grad, tl_tensor *self, double eps, bool eps_has);
 
+/* special math (autograd_special.c): PyTorch's sinc_backward, i1_backward
+ * (1/2 at |x| <= eps), deg2rad_backward, rad2deg_backward and mvlgamma_backward */
+tl_tensor *tl_ag_sinc_backward(tl_tensor *grad, tl_tensor *self);
+tl_tensor *tl_ag_i1_backward(tl_tensor *grad, tl_tensor *self, tl_tensor *result);
+tl_tensor *tl_ag_deg2rad_backward(tl_tensor *grad);
+tl_tensor *tl_ag_rad2deg_backward(tl_tensor *grad);
+/* mvlgamma: grad * sum_i digamma(self - i/2), i < p */
+tl_tensor *tl_ag_mvlgamma_backward(tl_tensor *grad, tl_tensor *self, int64_t p);
+
 /* activations (autograd/autograd_activation.c; PyTorch's FunctionsManual.cpp
  * functions of the same names, built from entry points: differentiable again) */
 tl_tensor *tl_ag_gelu_double_backward(tl_tensor *ggI, tl_tensor *gO, tl_tensor *input, const char *approximate);

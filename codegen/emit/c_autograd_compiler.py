@@ -164,6 +164,7 @@ class FormulaCompiler:
     _CMP = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
     _FLIP = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
     _ARITH = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
+    _BITWISE = {"&": "bitwise_and", "|": "bitwise_or", "^": "bitwise_xor"}  # at::Tensor's operator&, |, ^
 
     def _binary(self, e: Binary) -> Val:
         a = self.compile(e.left)
@@ -176,6 +177,8 @@ class FormulaCompiler:
                 return self._op_call(self._ARITH[e.op], None, [a, b], src)
             if e.op in self._CMP:  # self > 0, result == self: bool tensors
                 return self._op_call(self._CMP[e.op], None, [a, b], src)
+            if e.op in self._BITWISE:  # (self == 0.) & (other <= 0.): masks
+                return self._op_call(self._BITWISE[e.op], None, [a, b], src)
         if a.kind in ("scalar", "number", "int", "double") and b.kind == "tensor":
             if e.op in ("*", "+"):
                 return self._op_call(self._ARITH[e.op], None, [b, a], src)

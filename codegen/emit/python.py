@@ -211,32 +211,10 @@ class Shim:
 SHIMS: dict[str, Shim] = {}  # filled while the bindings are emitted (reset per run)
 
 #: python_module values bound as torchlet._C._<module> (PyTorch's torch._C._nn,
-#: torch._C._linalg); torchlet.nn.functional and torchlet.linalg build on them
-BOUND_MODULES = ("nn", "linalg")
+#: torch._C._linalg, torch._C._special); torchlet.nn.functional, torchlet.linalg
+#: and torchlet.special build on them
+BOUND_MODULES = ("nn", "linalg", "special")
 
-#: python_module values bound as torchlet._C._<module> (PyTorch's torch._C._nn,
-#: torch._C._linalg); torchlet.nn.functional and torchlet.linalg build on them
-BOUND_MODULES = ("nn", "linalg")
-
-#: python_module values bound as torchlet._C._<module> (PyTorch's torch._C._nn,
-#: torch._C._linalg); torchlet.nn.functional and torchlet.linalg build on them
-BOUND_MODULES = ("nn", "linalg")
-
-#: python_module values bound as torchlet._C._<module> (PyTorch's torch._C._nn,
-#: torch._C._linalg); torchlet.nn.functional and torchlet.linalg build on them
-BOUND_MODULES = ("nn", "linalg")
-
-#: python_module values bound as torchlet._C._<module> (PyTorch's torch._C._nn,
-#: torch._C._linalg); torchlet.nn.functional and torchlet.linalg build on them
-BOUND_MODULES = ("nn", "linalg")
-
-#: python_module values bound as torchlet._C._<module> (PyTorch's torch._C._nn,
-#: torch._C._linalg); torchlet.nn.functional and torchlet.linalg build on them
-BOUND_MODULES = ("nn", "linalg")
-
-#: python_module values bound as torchlet._C._<module> (PyTorch's torch._C._nn,
-#: torch._C._linalg); torchlet.nn.functional and torchlet.linalg build on them
-BOUND_MODULES = ("nn", "linalg")
 #: entry points the bindings call through cffi without a shim (name -> schema):
 #: the cffi module wraps them to report a pending warning (py_abi.h.j2)
 DIRECT: dict[str, object] = {}

@@ -210,9 +210,18 @@ def _loop_cases(idt: dict[int, DType], out: DType) -> list[dict[str, object]]:
     return [case(())] + [case(c) for c in subsets]
 
 
+#: names the loop functions declare themselves: a scalar argument named so
+#: (polygamma's `int n`) gets the local `<name>_arg`
+_LOOP_NAMES = frozenset({"data", "strides", "n", "ctx", "ctx_", "o", "k", "m", "base"})
+
+
+def _scalar_local(name: str) -> str:
+    return f"{name}_arg" if name in _LOOP_NAMES else name
+
+
 def _loop(op: str, formula: Formula, dt: DType, tensor_args: list[str], scalar_args: list[str]) -> dict[str, object]:
     nin = len(tensor_args)
-    xargs = ", ".join([f"x{i}" for i in range(1, nin + 1)] + scalar_args)
+    xargs = ", ".join([f"x{i}" for i in range(1, nin + 1)] + [_scalar_local(a) for a in scalar_args])
     call = f"TL_UFUNC_{formula.name}({xargs})"
     out = BY_NAME[formula.result] if formula.result else dt
     fallback = None
@@ -244,7 +253,7 @@ def _loop(op: str, formula: Formula, dt: DType, tensor_args: list[str], scalar_a
         "load_scalar": {i: idt[i].load.format(x=f"*(const {idt[i].storage} *)data[{i}]") for i in idt},
         "load_strided": {i: idt[i].load.format(x=f"*(const {idt[i].storage} *)(data[{i}] + k * strides[{i}])")
                          for i in idt},
-        "scalar_args": [{"name": a, "field": dt.opmath_field} for a in scalar_args],
+        "scalar_args": [{"name": a, "local": _scalar_local(a), "field": dt.opmath_field} for a in scalar_args],
     }
 
 

@@ -1502,4 +1502,212 @@ int tl_ops_topk(tl_tensor *self, int64_t k, int64_t dim, bool largest, bool sort
 /* _unique2 */
 int tl_ops__unique2(tl_tensor *self, bool sorted, bool return_inverse, bool return_counts, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
 
+/* lgamma */
+tl_tensor *tl_ops_lgamma_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_lgamma_(tl_tensor *self);
+tl_tensor *tl_ops_lgamma(tl_tensor *self);
+
+/* digamma */
+tl_tensor *tl_ops_digamma_(tl_tensor *self);
+tl_tensor *tl_ops_digamma_out(tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_digamma(tl_tensor *self);
+
+/* polygamma */
+tl_tensor *tl_ops_polygamma_out(int64_t n, tl_tensor *self, tl_tensor *out);
+tl_tensor *tl_ops_polygamma(int64_t n, tl_tensor *self);
+tl_tensor *tl_ops_polygamma_(tl_tensor *self, int64_t n);
+
+/* erfinv */
+tl_tensor *tl_ops_erfinv(tl_tensor *self);
+tl_tensor *tl_ops_erfinv_(tl_tensor *self);
+tl_tensor *tl_ops_erfinv_out(tl_tensor *self, tl_tensor *out);
+
+/* i0 */
+tl_tensor *tl_ops_i0(tl_tensor *self);
+tl_tensor *tl_ops_i0_(tl_tensor *self);
+tl_tensor *tl_ops_i0_out(tl_tensor *self, tl_tensor *out);
+
+/* special_i1 */
+tl_tensor *tl_ops_special_i1(tl_tensor *self);
+tl_tensor *tl_ops_special_i1_out(tl_tensor *self, tl_tensor *out);
+
+/* sinc */
+tl_tensor *tl_ops_sinc(tl_tensor *self);
+tl_tensor *tl_ops_sinc_(tl_tensor *self);
+tl_tensor *tl_ops_sinc_out(tl_tensor *self, tl_tensor *out);
+
+/* rad2deg */
+tl_tensor *tl_ops_rad2deg(tl_tensor *self);
+tl_tensor *tl_ops_rad2deg_(tl_tensor *self);
+tl_tensor *tl_ops_rad2deg_out(tl_tensor *self, tl_tensor *out);
+
+/* deg2rad */
+tl_tensor *tl_ops_deg2rad(tl_tensor *self);
+tl_tensor *tl_ops_deg2rad_(tl_tensor *self);
+tl_tensor *tl_ops_deg2rad_out(tl_tensor *self, tl_tensor *out);
+
+/* mvlgamma */
+tl_tensor *tl_ops_mvlgamma_out(tl_tensor *self, int64_t p, tl_tensor *out);
+tl_tensor *tl_ops_mvlgamma(tl_tensor *self, int64_t p);
+tl_tensor *tl_ops_mvlgamma_(tl_tensor *self, int64_t p);
+
+/* frexp */
+int tl_ops_frexp_Tensor(tl_tensor *self, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_frexp_Tensor_out(tl_tensor *self, tl_tensor *mantissa, tl_tensor *exponent, tl_tensor **ret0, tl_tensor **ret1);
+
+/* logaddexp */
+tl_tensor *tl_ops_logaddexp_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_logaddexp(tl_tensor *self, tl_tensor *other);
+
+/* logaddexp2 */
+tl_tensor *tl_ops_logaddexp2_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_logaddexp2(tl_tensor *self, tl_tensor *other);
+
+/* xlogy */
+tl_tensor *tl_ops_xlogy_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_xlogy_Scalar_Self(tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_xlogy_Scalar_Other(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_xlogy__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_xlogy__Scalar_Other(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_xlogy_OutTensor(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_xlogy_OutScalar_Self(tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_xlogy_OutScalar_Other(tl_tensor *self, tl_scalar other, tl_tensor *out);
+
+/* fmin */
+tl_tensor *tl_ops_fmin(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_fmin_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* fmax */
+tl_tensor *tl_ops_fmax(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_fmax_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* nextafter */
+tl_tensor *tl_ops_nextafter_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_nextafter(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_nextafter_(tl_tensor *self, tl_tensor *other);
+
+/* heaviside */
+tl_tensor *tl_ops_heaviside_out(tl_tensor *self, tl_tensor *values, tl_tensor *out);
+tl_tensor *tl_ops_heaviside(tl_tensor *self, tl_tensor *values);
+tl_tensor *tl_ops_heaviside_(tl_tensor *self, tl_tensor *values);
+
+/* gcd */
+tl_tensor *tl_ops_gcd_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_gcd(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_gcd_(tl_tensor *self, tl_tensor *other);
+
+/* lcm */
+tl_tensor *tl_ops_lcm_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_lcm(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_lcm_(tl_tensor *self, tl_tensor *other);
+
+/* ldexp */
+tl_tensor *tl_ops_ldexp_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_ldexp_(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_ldexp_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* float_power */
+tl_tensor *tl_ops_float_power_Tensor_Tensor_out(tl_tensor *self, tl_tensor *exponent, tl_tensor *out);
+tl_tensor *tl_ops_float_power_Tensor_Tensor(tl_tensor *self, tl_tensor *exponent);
+tl_tensor *tl_ops_float_power_Scalar_out(tl_scalar self, tl_tensor *exponent, tl_tensor *out);
+tl_tensor *tl_ops_float_power_Scalar(tl_scalar self, tl_tensor *exponent);
+tl_tensor *tl_ops_float_power_Tensor_Scalar_out(tl_tensor *self, tl_scalar exponent, tl_tensor *out);
+tl_tensor *tl_ops_float_power_Tensor_Scalar(tl_tensor *self, tl_scalar exponent);
+tl_tensor *tl_ops_float_power__Scalar(tl_tensor *self, tl_scalar exponent);
+tl_tensor *tl_ops_float_power__Tensor(tl_tensor *self, tl_tensor *exponent);
+
+/* special_entr */
+tl_tensor *tl_ops_special_entr(tl_tensor *self);
+tl_tensor *tl_ops_special_entr_out(tl_tensor *self, tl_tensor *out);
+
+/* special_expm1 */
+tl_tensor *tl_ops_special_expm1(tl_tensor *self);
+tl_tensor *tl_ops_special_expm1_out(tl_tensor *self, tl_tensor *out);
+
+/* special_exp2 */
+tl_tensor *tl_ops_special_exp2(tl_tensor *self);
+tl_tensor *tl_ops_special_exp2_out(tl_tensor *self, tl_tensor *out);
+
+/* special_psi */
+tl_tensor *tl_ops_special_psi(tl_tensor *self);
+tl_tensor *tl_ops_special_psi_out(tl_tensor *self, tl_tensor *out);
+
+/* special_digamma */
+tl_tensor *tl_ops_special_digamma(tl_tensor *self);
+tl_tensor *tl_ops_special_digamma_out(tl_tensor *self, tl_tensor *out);
+
+/* special_gammaln */
+tl_tensor *tl_ops_special_gammaln(tl_tensor *self);
+tl_tensor *tl_ops_special_gammaln_out(tl_tensor *self, tl_tensor *out);
+
+/* special_erf */
+tl_tensor *tl_ops_special_erf(tl_tensor *self);
+tl_tensor *tl_ops_special_erf_out(tl_tensor *self, tl_tensor *out);
+
+/* special_erfc */
+tl_tensor *tl_ops_special_erfc(tl_tensor *self);
+tl_tensor *tl_ops_special_erfc_out(tl_tensor *self, tl_tensor *out);
+
+/* special_erfinv */
+tl_tensor *tl_ops_special_erfinv(tl_tensor *self);
+tl_tensor *tl_ops_special_erfinv_out(tl_tensor *self, tl_tensor *out);
+
+/* special_ndtr */
+tl_tensor *tl_ops_special_ndtr(tl_tensor *self);
+tl_tensor *tl_ops_special_ndtr_out(tl_tensor *self, tl_tensor *out);
+
+/* special_xlogy */
+tl_tensor *tl_ops_special_xlogy(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_special_xlogy_self_scalar(tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_special_xlogy_other_scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_special_xlogy_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_special_xlogy_self_scalar_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_special_xlogy_other_scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+
+/* special_i0 */
+tl_tensor *tl_ops_special_i0(tl_tensor *self);
+tl_tensor *tl_ops_special_i0_out(tl_tensor *self, tl_tensor *out);
+
+/* special_logit */
+tl_tensor *tl_ops_special_logit(tl_tensor *self, double eps, bool eps_has);
+tl_tensor *tl_ops_special_logit_out(tl_tensor *self, double eps, bool eps_has, tl_tensor *out);
+
+/* special_polygamma */
+tl_tensor *tl_ops_special_polygamma(int64_t n, tl_tensor *self);
+tl_tensor *tl_ops_special_polygamma_out(int64_t n, tl_tensor *self, tl_tensor *out);
+
+/* special_logsumexp */
+tl_tensor *tl_ops_special_logsumexp(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
+tl_tensor *tl_ops_special_logsumexp_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+
+/* special_expit */
+tl_tensor *tl_ops_special_expit(tl_tensor *self);
+tl_tensor *tl_ops_special_expit_out(tl_tensor *self, tl_tensor *out);
+
+/* special_sinc */
+tl_tensor *tl_ops_special_sinc(tl_tensor *self);
+tl_tensor *tl_ops_special_sinc_out(tl_tensor *self, tl_tensor *out);
+
+/* special_round */
+tl_tensor *tl_ops_special_round(tl_tensor *self, int64_t decimals);
+tl_tensor *tl_ops_special_round_out(tl_tensor *self, int64_t decimals, tl_tensor *out);
+
+/* special_log1p */
+tl_tensor *tl_ops_special_log1p(tl_tensor *self);
+tl_tensor *tl_ops_special_log1p_out(tl_tensor *self, tl_tensor *out);
+
+/* special_log_softmax */
+tl_tensor *tl_ops_special_log_softmax(tl_tensor *self, int64_t dim, tl_dtype dtype);
+
+/* special_softmax */
+tl_tensor *tl_ops_special_softmax(tl_tensor *self, int64_t dim, tl_dtype dtype);
+
+/* special_xlog1py */
+tl_tensor *tl_ops_special_xlog1py(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_special_xlog1py_self_scalar(tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_special_xlog1py_other_scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_special_xlog1py_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_special_xlog1py_self_scalar_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_special_xlog1py_other_scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+
 #endif

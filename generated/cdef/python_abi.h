@@ -137,6 +137,10 @@ int tl_pyabi_cumprod__r(tl_tensor *self, int64_t dim, tl_dtype dtype);
 int tl_pyabi_cumprod_out_r(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_cumsum__r(tl_tensor *self, int64_t dim, tl_dtype dtype);
 int tl_pyabi_cumsum_out_r(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
+int tl_pyabi_deg2rad__r(tl_tensor *self);
+int tl_pyabi_deg2rad_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_digamma__r(tl_tensor *self);
+int tl_pyabi_digamma_out_r(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_pyabi_div_Tensor_mode_n_other(tl_tensor *self, tl_scalar other, const char *rounding_mode);
 tl_tensor *tl_pyabi_div_Tensor_n_other(tl_tensor *self, tl_scalar other);
 int tl_pyabi_div__Scalar_mode_r(tl_tensor *self, tl_scalar other, const char *rounding_mode);
@@ -162,6 +166,8 @@ int tl_pyabi_erf__r(tl_tensor *self);
 int tl_pyabi_erf_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_erfc__r(tl_tensor *self);
 int tl_pyabi_erfc_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_erfinv__r(tl_tensor *self);
+int tl_pyabi_erfinv_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_exp2__r(tl_tensor *self);
 int tl_pyabi_exp2_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_exp__r(tl_tensor *self);
@@ -170,6 +176,11 @@ int tl_pyabi_expm1__r(tl_tensor *self);
 int tl_pyabi_expm1_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_fill__Scalar_r(tl_tensor *self, tl_scalar value);
 int tl_pyabi_fill__Tensor_r(tl_tensor *self, tl_tensor *value);
+int tl_pyabi_float_power_Scalar_out_r(tl_scalar self, tl_tensor *exponent, tl_tensor *out);
+int tl_pyabi_float_power_Tensor_Scalar_out_r(tl_tensor *self, tl_scalar exponent, tl_tensor *out);
+int tl_pyabi_float_power_Tensor_Tensor_out_r(tl_tensor *self, tl_tensor *exponent, tl_tensor *out);
+int tl_pyabi_float_power__Scalar_r(tl_tensor *self, tl_scalar exponent);
+int tl_pyabi_float_power__Tensor_r(tl_tensor *self, tl_tensor *exponent);
 int tl_pyabi_floor__r(tl_tensor *self);
 int tl_pyabi_floor_divide__Scalar_r(tl_tensor *self, tl_scalar other);
 int tl_pyabi_floor_divide__Tensor_n_other_r(tl_tensor *self, tl_scalar other);
@@ -178,6 +189,8 @@ tl_tensor *tl_pyabi_floor_divide_n_other(tl_tensor *self, tl_scalar other);
 int tl_pyabi_floor_divide_out_n_other_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_floor_divide_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_floor_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_fmax_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_fmin_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_fmod_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_fmod_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_fmod__Scalar_r(tl_tensor *self, tl_scalar other);
@@ -186,6 +199,8 @@ int tl_pyabi_frac__r(tl_tensor *self);
 int tl_pyabi_frac_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_full_out_r(const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_tensor *out);
 int tl_pyabi_gather_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad, tl_tensor *out);
+int tl_pyabi_gcd__r(tl_tensor *self, tl_tensor *other);
+int tl_pyabi_gcd_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_ge_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_ge_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_ge__Scalar_r(tl_tensor *self, tl_scalar other);
@@ -208,9 +223,13 @@ int tl_pyabi_hardswish_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_hardtanh__r(tl_tensor *self, tl_scalar min_val, tl_scalar max_val);
 int tl_pyabi_hardtanh_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *grad_input);
 int tl_pyabi_hardtanh_out_r(tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *out);
+int tl_pyabi_heaviside__r(tl_tensor *self, tl_tensor *values);
+int tl_pyabi_heaviside_out_r(tl_tensor *self, tl_tensor *values, tl_tensor *out);
 int tl_pyabi_hstack_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
 int tl_pyabi_hypot__r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_hypot_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_i0__r(tl_tensor *self);
+int tl_pyabi_i0_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_index_Tensor_out_r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *out);
 int tl_pyabi_index_add__r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha);
 int tl_pyabi_index_add_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha, tl_tensor *out);
@@ -220,6 +239,10 @@ int tl_pyabi_index_fill__int_Scalar_r(tl_tensor *self, int64_t dim, tl_tensor *i
 int tl_pyabi_index_put__r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate);
 int tl_pyabi_index_put_out_r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, tl_tensor *out);
 int tl_pyabi_index_select_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out);
+int tl_pyabi_lcm__r(tl_tensor *self, tl_tensor *other);
+int tl_pyabi_lcm_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_ldexp__r(tl_tensor *self, tl_tensor *other);
+int tl_pyabi_ldexp_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_le_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_le_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_le__Scalar_r(tl_tensor *self, tl_scalar other);
@@ -231,6 +254,8 @@ int tl_pyabi_lerp_Scalar_out_r(tl_tensor *self, tl_tensor *end, tl_scalar weight
 int tl_pyabi_lerp_Tensor_out_r(tl_tensor *self, tl_tensor *end, tl_tensor *weight, tl_tensor *out);
 int tl_pyabi_lerp__Scalar_r(tl_tensor *self, tl_tensor *end, tl_scalar weight);
 int tl_pyabi_lerp__Tensor_r(tl_tensor *self, tl_tensor *end, tl_tensor *weight);
+int tl_pyabi_lgamma__r(tl_tensor *self);
+int tl_pyabi_lgamma_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_linalg_matrix_norm_out_r(tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_linalg_matrix_norm_str_ord_out_r(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_linalg_norm_ord_str_out_r(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
@@ -247,6 +272,8 @@ int tl_pyabi_log2_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_log__r(tl_tensor *self);
 int tl_pyabi_log_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_log_softmax_int_out_r(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
+int tl_pyabi_logaddexp2_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_logaddexp_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_logical_and__r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_logical_and_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_logical_not__r(tl_tensor *self);
@@ -287,6 +314,8 @@ int tl_pyabi_mul__Tensor_r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_mul_out_n_other_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_mul_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_mv_out_r(tl_tensor *self, tl_tensor *vec, tl_tensor *out);
+int tl_pyabi_mvlgamma__r(tl_tensor *self, int64_t p);
+int tl_pyabi_mvlgamma_out_r(tl_tensor *self, int64_t p, tl_tensor *out);
 int tl_pyabi_nan_to_num__r(tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has);
 int tl_pyabi_nan_to_num_out_r(tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has, tl_tensor *out);
 int tl_pyabi_ne_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
@@ -295,17 +324,23 @@ int tl_pyabi_ne__Scalar_r(tl_tensor *self, tl_scalar other);
 int tl_pyabi_ne__Tensor_r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_neg__r(tl_tensor *self);
 int tl_pyabi_neg_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_nextafter__r(tl_tensor *self, tl_tensor *other);
+int tl_pyabi_nextafter_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_nll_loss_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight, tl_tensor *grad_input);
 int tl_pyabi_nll_loss_out_r(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *out);
 int tl_pyabi_nonzero_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_ones_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 int tl_pyabi_outer_out_r(tl_tensor *self, tl_tensor *vec2, tl_tensor *out);
+int tl_pyabi_polygamma__r(tl_tensor *self, int64_t n);
+int tl_pyabi_polygamma_out_r(int64_t n, tl_tensor *self, tl_tensor *out);
 int tl_pyabi_pow_Scalar_out_r(tl_scalar self, tl_tensor *exponent, tl_tensor *out);
 int tl_pyabi_pow_Tensor_Scalar_out_r(tl_tensor *self, tl_scalar exponent, tl_tensor *out);
 int tl_pyabi_pow_Tensor_Tensor_out_r(tl_tensor *self, tl_tensor *exponent, tl_tensor *out);
 int tl_pyabi_pow__Scalar_r(tl_tensor *self, tl_scalar exponent);
 int tl_pyabi_pow__Tensor_r(tl_tensor *self, tl_tensor *exponent);
 int tl_pyabi_prod_int_out_r(tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out);
+int tl_pyabi_rad2deg__r(tl_tensor *self);
+int tl_pyabi_rad2deg_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_rand_generator_out_r(const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
 int tl_pyabi_rand_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 int tl_pyabi_randn_generator_out_r(const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
@@ -346,6 +381,8 @@ int tl_pyabi_silu_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self,
 int tl_pyabi_silu_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_sin__r(tl_tensor *self);
 int tl_pyabi_sin_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_sinc__r(tl_tensor *self);
+int tl_pyabi_sinc_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_sinh__r(tl_tensor *self);
 int tl_pyabi_sinh_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_softmax_int_out_r(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
@@ -353,6 +390,31 @@ int tl_pyabi_softplus_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *s
 int tl_pyabi_softplus_out_r(tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *out);
 int tl_pyabi_softshrink_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_scalar lambd, tl_tensor *grad_input);
 int tl_pyabi_softshrink_out_r(tl_tensor *self, tl_scalar lambd, tl_tensor *out);
+int tl_pyabi_special_digamma_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_entr_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_erf_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_erfc_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_erfinv_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_exp2_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_expit_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_expm1_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_gammaln_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_i0_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_i1_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_log1p_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_logit_out_r(tl_tensor *self, double eps, bool eps_has, tl_tensor *out);
+int tl_pyabi_special_logsumexp_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+int tl_pyabi_special_ndtr_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_polygamma_out_r(int64_t n, tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_psi_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_round_out_r(tl_tensor *self, int64_t decimals, tl_tensor *out);
+int tl_pyabi_special_sinc_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_xlog1py_other_scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_pyabi_special_xlog1py_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_special_xlog1py_self_scalar_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_special_xlogy_other_scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_pyabi_special_xlogy_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_special_xlogy_self_scalar_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_sqrt__r(tl_tensor *self);
 int tl_pyabi_sqrt_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_stack_out_r(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
@@ -382,6 +444,11 @@ int tl_pyabi_var_correction_out_r(tl_tensor *self, const int64_t *dim, int64_t d
 int tl_pyabi_var_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor *out);
 int tl_pyabi_vstack_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
 int tl_pyabi_where_self_out_r(tl_tensor *condition, tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_xlogy_OutScalar_Other_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_pyabi_xlogy_OutScalar_Self_r(tl_scalar self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_xlogy_OutTensor_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_xlogy__Scalar_Other_r(tl_tensor *self, tl_scalar other);
+int tl_pyabi_xlogy__Tensor_r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_zero__r(tl_tensor *self);
 int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 
@@ -523,10 +590,12 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_cross_entropy_loss(...) tl_pyabi_tensor(tl_ops_cross_entropy_loss(__VA_ARGS__))
 #define tl_ops_cumprod(...) tl_pyabi_tensor(tl_ops_cumprod(__VA_ARGS__))
 #define tl_ops_cumsum(...) tl_pyabi_tensor(tl_ops_cumsum(__VA_ARGS__))
+#define tl_ops_deg2rad(...) tl_pyabi_tensor(tl_ops_deg2rad(__VA_ARGS__))
 #define tl_ops_diag(...) tl_pyabi_tensor(tl_ops_diag(__VA_ARGS__))
 #define tl_ops_diag_embed(...) tl_pyabi_tensor(tl_ops_diag_embed(__VA_ARGS__))
 #define tl_ops_diagonal(...) tl_pyabi_tensor(tl_ops_diagonal(__VA_ARGS__))
 #define tl_ops_diagonal_backward(...) tl_pyabi_tensor(tl_ops_diagonal_backward(__VA_ARGS__))
+#define tl_ops_digamma(...) tl_pyabi_tensor(tl_ops_digamma(__VA_ARGS__))
 #define tl_ops_div_Scalar_mode(...) tl_pyabi_tensor(tl_ops_div_Scalar_mode(__VA_ARGS__))
 #define tl_ops_div_Tensor(...) tl_pyabi_tensor(tl_ops_div_Tensor(__VA_ARGS__))
 #define tl_ops_div_Tensor_mode(...) tl_pyabi_tensor(tl_ops_div_Tensor_mode(__VA_ARGS__))
@@ -545,6 +614,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_equal(...) tl_pyabi_rc(tl_ops_equal(__VA_ARGS__))
 #define tl_ops_erf(...) tl_pyabi_tensor(tl_ops_erf(__VA_ARGS__))
 #define tl_ops_erfc(...) tl_pyabi_tensor(tl_ops_erfc(__VA_ARGS__))
+#define tl_ops_erfinv(...) tl_pyabi_tensor(tl_ops_erfinv(__VA_ARGS__))
 #define tl_ops_exp(...) tl_pyabi_tensor(tl_ops_exp(__VA_ARGS__))
 #define tl_ops_exp2(...) tl_pyabi_tensor(tl_ops_exp2(__VA_ARGS__))
 #define tl_ops_expand(...) tl_pyabi_tensor(tl_ops_expand(__VA_ARGS__))
@@ -556,16 +626,24 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_fill_Tensor(...) tl_pyabi_tensor(tl_ops_fill_Tensor(__VA_ARGS__))
 #define tl_ops_flatten_using_ints(...) tl_pyabi_tensor(tl_ops_flatten_using_ints(__VA_ARGS__))
 #define tl_ops_flip(...) tl_pyabi_tensor(tl_ops_flip(__VA_ARGS__))
+#define tl_ops_float_power_Scalar(...) tl_pyabi_tensor(tl_ops_float_power_Scalar(__VA_ARGS__))
+#define tl_ops_float_power_Tensor_Scalar(...) tl_pyabi_tensor(tl_ops_float_power_Tensor_Scalar(__VA_ARGS__))
+#define tl_ops_float_power_Tensor_Tensor(...) tl_pyabi_tensor(tl_ops_float_power_Tensor_Tensor(__VA_ARGS__))
 #define tl_ops_floor(...) tl_pyabi_tensor(tl_ops_floor(__VA_ARGS__))
 #define tl_ops_floor_divide(...) tl_pyabi_tensor(tl_ops_floor_divide(__VA_ARGS__))
 #define tl_ops_floor_divide_Scalar(...) tl_pyabi_tensor(tl_ops_floor_divide_Scalar(__VA_ARGS__))
+#define tl_ops_fmax(...) tl_pyabi_tensor(tl_ops_fmax(__VA_ARGS__))
+#define tl_ops_fmin(...) tl_pyabi_tensor(tl_ops_fmin(__VA_ARGS__))
 #define tl_ops_fmod_Scalar(...) tl_pyabi_tensor(tl_ops_fmod_Scalar(__VA_ARGS__))
 #define tl_ops_fmod_Tensor(...) tl_pyabi_tensor(tl_ops_fmod_Tensor(__VA_ARGS__))
 #define tl_ops_frac(...) tl_pyabi_tensor(tl_ops_frac(__VA_ARGS__))
+#define tl_ops_frexp_Tensor(...) tl_pyabi_rc(tl_ops_frexp_Tensor(__VA_ARGS__))
+#define tl_ops_frexp_Tensor_out(...) tl_pyabi_rc(tl_ops_frexp_Tensor_out(__VA_ARGS__))
 #define tl_ops_full(...) tl_pyabi_tensor(tl_ops_full(__VA_ARGS__))
 #define tl_ops_full_like(...) tl_pyabi_tensor(tl_ops_full_like(__VA_ARGS__))
 #define tl_ops_gather(...) tl_pyabi_tensor(tl_ops_gather(__VA_ARGS__))
 #define tl_ops_gather_backward(...) tl_pyabi_tensor(tl_ops_gather_backward(__VA_ARGS__))
+#define tl_ops_gcd(...) tl_pyabi_tensor(tl_ops_gcd(__VA_ARGS__))
 #define tl_ops_ge_Scalar(...) tl_pyabi_tensor(tl_ops_ge_Scalar(__VA_ARGS__))
 #define tl_ops_ge_Tensor(...) tl_pyabi_tensor(tl_ops_ge_Tensor(__VA_ARGS__))
 #define tl_ops_gelu(...) tl_pyabi_tensor(tl_ops_gelu(__VA_ARGS__))
@@ -584,10 +662,12 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_hardswish_backward(...) tl_pyabi_tensor(tl_ops_hardswish_backward(__VA_ARGS__))
 #define tl_ops_hardtanh(...) tl_pyabi_tensor(tl_ops_hardtanh(__VA_ARGS__))
 #define tl_ops_hardtanh_backward(...) tl_pyabi_tensor(tl_ops_hardtanh_backward(__VA_ARGS__))
+#define tl_ops_heaviside(...) tl_pyabi_tensor(tl_ops_heaviside(__VA_ARGS__))
 #define tl_ops_hstack(...) tl_pyabi_tensor(tl_ops_hstack(__VA_ARGS__))
 #define tl_ops_huber_loss(...) tl_pyabi_tensor(tl_ops_huber_loss(__VA_ARGS__))
 #define tl_ops_huber_loss_backward(...) tl_pyabi_tensor(tl_ops_huber_loss_backward(__VA_ARGS__))
 #define tl_ops_hypot(...) tl_pyabi_tensor(tl_ops_hypot(__VA_ARGS__))
+#define tl_ops_i0(...) tl_pyabi_tensor(tl_ops_i0(__VA_ARGS__))
 #define tl_ops_index_Tensor(...) tl_pyabi_tensor(tl_ops_index_Tensor(__VA_ARGS__))
 #define tl_ops_index_add(...) tl_pyabi_tensor(tl_ops_index_add(__VA_ARGS__))
 #define tl_ops_index_copy(...) tl_pyabi_tensor(tl_ops_index_copy(__VA_ARGS__))
@@ -603,12 +683,15 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_kl_div(...) tl_pyabi_tensor(tl_ops_kl_div(__VA_ARGS__))
 #define tl_ops_l1_loss(...) tl_pyabi_tensor(tl_ops_l1_loss(__VA_ARGS__))
 #define tl_ops_layer_norm(...) tl_pyabi_tensor(tl_ops_layer_norm(__VA_ARGS__))
+#define tl_ops_lcm(...) tl_pyabi_tensor(tl_ops_lcm(__VA_ARGS__))
+#define tl_ops_ldexp_Tensor(...) tl_pyabi_tensor(tl_ops_ldexp_Tensor(__VA_ARGS__))
 #define tl_ops_le_Scalar(...) tl_pyabi_tensor(tl_ops_le_Scalar(__VA_ARGS__))
 #define tl_ops_le_Tensor(...) tl_pyabi_tensor(tl_ops_le_Tensor(__VA_ARGS__))
 #define tl_ops_leaky_relu(...) tl_pyabi_tensor(tl_ops_leaky_relu(__VA_ARGS__))
 #define tl_ops_leaky_relu_backward(...) tl_pyabi_tensor(tl_ops_leaky_relu_backward(__VA_ARGS__))
 #define tl_ops_lerp_Scalar(...) tl_pyabi_tensor(tl_ops_lerp_Scalar(__VA_ARGS__))
 #define tl_ops_lerp_Tensor(...) tl_pyabi_tensor(tl_ops_lerp_Tensor(__VA_ARGS__))
+#define tl_ops_lgamma(...) tl_pyabi_tensor(tl_ops_lgamma(__VA_ARGS__))
 #define tl_ops_linalg_matrix_norm(...) tl_pyabi_tensor(tl_ops_linalg_matrix_norm(__VA_ARGS__))
 #define tl_ops_linalg_matrix_norm_str_ord(...) tl_pyabi_tensor(tl_ops_linalg_matrix_norm_str_ord(__VA_ARGS__))
 #define tl_ops_linalg_norm(...) tl_pyabi_tensor(tl_ops_linalg_norm(__VA_ARGS__))
@@ -627,6 +710,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_log_sigmoid_backward(...) tl_pyabi_tensor(tl_ops_log_sigmoid_backward(__VA_ARGS__))
 #define tl_ops_log_sigmoid_forward(...) tl_pyabi_rc(tl_ops_log_sigmoid_forward(__VA_ARGS__))
 #define tl_ops_log_softmax_int(...) tl_pyabi_tensor(tl_ops_log_softmax_int(__VA_ARGS__))
+#define tl_ops_logaddexp(...) tl_pyabi_tensor(tl_ops_logaddexp(__VA_ARGS__))
+#define tl_ops_logaddexp2(...) tl_pyabi_tensor(tl_ops_logaddexp2(__VA_ARGS__))
 #define tl_ops_logical_and(...) tl_pyabi_tensor(tl_ops_logical_and(__VA_ARGS__))
 #define tl_ops_logical_not(...) tl_pyabi_tensor(tl_ops_logical_not(__VA_ARGS__))
 #define tl_ops_logical_or(...) tl_pyabi_tensor(tl_ops_logical_or(__VA_ARGS__))
@@ -672,6 +757,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_msort(...) tl_pyabi_tensor(tl_ops_msort(__VA_ARGS__))
 #define tl_ops_mul_Tensor(...) tl_pyabi_tensor(tl_ops_mul_Tensor(__VA_ARGS__))
 #define tl_ops_mv(...) tl_pyabi_tensor(tl_ops_mv(__VA_ARGS__))
+#define tl_ops_mvlgamma(...) tl_pyabi_tensor(tl_ops_mvlgamma(__VA_ARGS__))
 #define tl_ops_nan_to_num(...) tl_pyabi_tensor(tl_ops_nan_to_num(__VA_ARGS__))
 #define tl_ops_narrow(...) tl_pyabi_tensor(tl_ops_narrow(__VA_ARGS__))
 #define tl_ops_narrow_Tensor(...) tl_pyabi_tensor(tl_ops_narrow_Tensor(__VA_ARGS__))
@@ -690,6 +776,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_new_full(...) tl_pyabi_tensor(tl_ops_new_full(__VA_ARGS__))
 #define tl_ops_new_ones(...) tl_pyabi_tensor(tl_ops_new_ones(__VA_ARGS__))
 #define tl_ops_new_zeros(...) tl_pyabi_tensor(tl_ops_new_zeros(__VA_ARGS__))
+#define tl_ops_nextafter(...) tl_pyabi_tensor(tl_ops_nextafter(__VA_ARGS__))
 #define tl_ops_nll_loss(...) tl_pyabi_tensor(tl_ops_nll_loss(__VA_ARGS__))
 #define tl_ops_nll_loss_backward(...) tl_pyabi_tensor(tl_ops_nll_loss_backward(__VA_ARGS__))
 #define tl_ops_nll_loss_forward(...) tl_pyabi_rc(tl_ops_nll_loss_forward(__VA_ARGS__))
@@ -700,12 +787,14 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_ones_like(...) tl_pyabi_tensor(tl_ops_ones_like(__VA_ARGS__))
 #define tl_ops_outer(...) tl_pyabi_tensor(tl_ops_outer(__VA_ARGS__))
 #define tl_ops_permute(...) tl_pyabi_tensor(tl_ops_permute(__VA_ARGS__))
+#define tl_ops_polygamma(...) tl_pyabi_tensor(tl_ops_polygamma(__VA_ARGS__))
 #define tl_ops_pow_Scalar(...) tl_pyabi_tensor(tl_ops_pow_Scalar(__VA_ARGS__))
 #define tl_ops_pow_Tensor_Scalar(...) tl_pyabi_tensor(tl_ops_pow_Tensor_Scalar(__VA_ARGS__))
 #define tl_ops_pow_Tensor_Tensor(...) tl_pyabi_tensor(tl_ops_pow_Tensor_Tensor(__VA_ARGS__))
 #define tl_ops_prelu(...) tl_pyabi_tensor(tl_ops_prelu(__VA_ARGS__))
 #define tl_ops_prod(...) tl_pyabi_tensor(tl_ops_prod(__VA_ARGS__))
 #define tl_ops_prod_dim_int(...) tl_pyabi_tensor(tl_ops_prod_dim_int(__VA_ARGS__))
+#define tl_ops_rad2deg(...) tl_pyabi_tensor(tl_ops_rad2deg(__VA_ARGS__))
 #define tl_ops_rand(...) tl_pyabi_tensor(tl_ops_rand(__VA_ARGS__))
 #define tl_ops_rand_generator(...) tl_pyabi_tensor(tl_ops_rand_generator(__VA_ARGS__))
 #define tl_ops_randint(...) tl_pyabi_tensor(tl_ops_randint(__VA_ARGS__))
@@ -757,6 +846,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_silu(...) tl_pyabi_tensor(tl_ops_silu(__VA_ARGS__))
 #define tl_ops_silu_backward(...) tl_pyabi_tensor(tl_ops_silu_backward(__VA_ARGS__))
 #define tl_ops_sin(...) tl_pyabi_tensor(tl_ops_sin(__VA_ARGS__))
+#define tl_ops_sinc(...) tl_pyabi_tensor(tl_ops_sinc(__VA_ARGS__))
 #define tl_ops_sinh(...) tl_pyabi_tensor(tl_ops_sinh(__VA_ARGS__))
 #define tl_ops_slice_Tensor(...) tl_pyabi_tensor(tl_ops_slice_Tensor(__VA_ARGS__))
 #define tl_ops_slice_backward(...) tl_pyabi_tensor(tl_ops_slice_backward(__VA_ARGS__))
@@ -771,6 +861,33 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_softshrink_backward(...) tl_pyabi_tensor(tl_ops_softshrink_backward(__VA_ARGS__))
 #define tl_ops_sort(...) tl_pyabi_rc(tl_ops_sort(__VA_ARGS__))
 #define tl_ops_sort_stable(...) tl_pyabi_rc(tl_ops_sort_stable(__VA_ARGS__))
+#define tl_ops_special_digamma(...) tl_pyabi_tensor(tl_ops_special_digamma(__VA_ARGS__))
+#define tl_ops_special_entr(...) tl_pyabi_tensor(tl_ops_special_entr(__VA_ARGS__))
+#define tl_ops_special_erf(...) tl_pyabi_tensor(tl_ops_special_erf(__VA_ARGS__))
+#define tl_ops_special_erfc(...) tl_pyabi_tensor(tl_ops_special_erfc(__VA_ARGS__))
+#define tl_ops_special_erfinv(...) tl_pyabi_tensor(tl_ops_special_erfinv(__VA_ARGS__))
+#define tl_ops_special_exp2(...) tl_pyabi_tensor(tl_ops_special_exp2(__VA_ARGS__))
+#define tl_ops_special_expit(...) tl_pyabi_tensor(tl_ops_special_expit(__VA_ARGS__))
+#define tl_ops_special_expm1(...) tl_pyabi_tensor(tl_ops_special_expm1(__VA_ARGS__))
+#define tl_ops_special_gammaln(...) tl_pyabi_tensor(tl_ops_special_gammaln(__VA_ARGS__))
+#define tl_ops_special_i0(...) tl_pyabi_tensor(tl_ops_special_i0(__VA_ARGS__))
+#define tl_ops_special_i1(...) tl_pyabi_tensor(tl_ops_special_i1(__VA_ARGS__))
+#define tl_ops_special_log1p(...) tl_pyabi_tensor(tl_ops_special_log1p(__VA_ARGS__))
+#define tl_ops_special_log_softmax(...) tl_pyabi_tensor(tl_ops_special_log_softmax(__VA_ARGS__))
+#define tl_ops_special_logit(...) tl_pyabi_tensor(tl_ops_special_logit(__VA_ARGS__))
+#define tl_ops_special_logsumexp(...) tl_pyabi_tensor(tl_ops_special_logsumexp(__VA_ARGS__))
+#define tl_ops_special_ndtr(...) tl_pyabi_tensor(tl_ops_special_ndtr(__VA_ARGS__))
+#define tl_ops_special_polygamma(...) tl_pyabi_tensor(tl_ops_special_polygamma(__VA_ARGS__))
+#define tl_ops_special_psi(...) tl_pyabi_tensor(tl_ops_special_psi(__VA_ARGS__))
+#define tl_ops_special_round(...) tl_pyabi_tensor(tl_ops_special_round(__VA_ARGS__))
+#define tl_ops_special_sinc(...) tl_pyabi_tensor(tl_ops_special_sinc(__VA_ARGS__))
+#define tl_ops_special_softmax(...) tl_pyabi_tensor(tl_ops_special_softmax(__VA_ARGS__))
+#define tl_ops_special_xlog1py(...) tl_pyabi_tensor(tl_ops_special_xlog1py(__VA_ARGS__))
+#define tl_ops_special_xlog1py_other_scalar(...) tl_pyabi_tensor(tl_ops_special_xlog1py_other_scalar(__VA_ARGS__))
+#define tl_ops_special_xlog1py_self_scalar(...) tl_pyabi_tensor(tl_ops_special_xlog1py_self_scalar(__VA_ARGS__))
+#define tl_ops_special_xlogy(...) tl_pyabi_tensor(tl_ops_special_xlogy(__VA_ARGS__))
+#define tl_ops_special_xlogy_other_scalar(...) tl_pyabi_tensor(tl_ops_special_xlogy_other_scalar(__VA_ARGS__))
+#define tl_ops_special_xlogy_self_scalar(...) tl_pyabi_tensor(tl_ops_special_xlogy_self_scalar(__VA_ARGS__))
 #define tl_ops_split_Tensor(...) tl_pyabi_rc(tl_ops_split_Tensor(__VA_ARGS__))
 #define tl_ops_split_sizes(...) tl_pyabi_rc(tl_ops_split_sizes(__VA_ARGS__))
 #define tl_ops_split_with_sizes(...) tl_pyabi_rc(tl_ops_split_with_sizes(__VA_ARGS__))
@@ -826,6 +943,9 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_where_ScalarOther(...) tl_pyabi_tensor(tl_ops_where_ScalarOther(__VA_ARGS__))
 #define tl_ops_where_ScalarSelf(...) tl_pyabi_tensor(tl_ops_where_ScalarSelf(__VA_ARGS__))
 #define tl_ops_where_self(...) tl_pyabi_tensor(tl_ops_where_self(__VA_ARGS__))
+#define tl_ops_xlogy_Scalar_Other(...) tl_pyabi_tensor(tl_ops_xlogy_Scalar_Other(__VA_ARGS__))
+#define tl_ops_xlogy_Scalar_Self(...) tl_pyabi_tensor(tl_ops_xlogy_Scalar_Self(__VA_ARGS__))
+#define tl_ops_xlogy_Tensor(...) tl_pyabi_tensor(tl_ops_xlogy_Tensor(__VA_ARGS__))
 #define tl_ops_zeros(...) tl_pyabi_tensor(tl_ops_zeros(__VA_ARGS__))
 #define tl_ops_zeros_like(...) tl_pyabi_tensor(tl_ops_zeros_like(__VA_ARGS__))
 #endif

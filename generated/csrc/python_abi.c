@@ -1043,6 +1043,38 @@ int tl_pyabi_cumsum_out_r(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tenso
     return tl_has_warning() ? 1 : 0;
 }
 
+/* deg2rad_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_deg2rad__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_deg2rad_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* deg2rad.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_deg2rad_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_deg2rad_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* digamma_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_digamma__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_digamma_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_digamma_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_digamma_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor */
 tl_tensor *tl_pyabi_div_Tensor_mode_n_other(tl_tensor *self, tl_scalar other, const char *rounding_mode) {
     tl_tensor *other_t = tl_wrapped_scalar(other);
@@ -1257,6 +1289,22 @@ int tl_pyabi_erfc_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* erfinv_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_erfinv__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_erfinv_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* erfinv.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_erfinv_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_erfinv_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* exp2_(Tensor(a!) self) -> Tensor(a!) */
 int tl_pyabi_exp2__r(tl_tensor *self) {
     tl_tensor *r = tl_ops_exp2_(self);
@@ -1316,6 +1364,46 @@ int tl_pyabi_fill__Scalar_r(tl_tensor *self, tl_scalar value) {
 /* fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!) */
 int tl_pyabi_fill__Tensor_r(tl_tensor *self, tl_tensor *value) {
     tl_tensor *r = tl_ops_fill__Tensor(self, value);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* float_power.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_float_power_Scalar_out_r(tl_scalar self, tl_tensor *exponent, tl_tensor *out) {
+    tl_tensor *r = tl_ops_float_power_Scalar_out(self, exponent, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* float_power.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_float_power_Tensor_Scalar_out_r(tl_tensor *self, tl_scalar exponent, tl_tensor *out) {
+    tl_tensor *r = tl_ops_float_power_Tensor_Scalar_out(self, exponent, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* float_power.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_float_power_Tensor_Tensor_out_r(tl_tensor *self, tl_tensor *exponent, tl_tensor *out) {
+    tl_tensor *r = tl_ops_float_power_Tensor_Tensor_out(self, exponent, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!) */
+int tl_pyabi_float_power__Scalar_r(tl_tensor *self, tl_scalar exponent) {
+    tl_tensor *r = tl_ops_float_power__Scalar(self, exponent);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!) */
+int tl_pyabi_float_power__Tensor_r(tl_tensor *self, tl_tensor *exponent) {
+    tl_tensor *r = tl_ops_float_power__Tensor(self, exponent);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -1392,6 +1480,22 @@ int tl_pyabi_floor_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_fmax_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_fmax_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_fmin_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_fmin_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* fmod.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_fmod_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
     tl_tensor *r = tl_ops_fmod_Scalar_out(self, other, out);
@@ -1451,6 +1555,22 @@ int tl_pyabi_full_out_r(const int64_t *size, int64_t size_len, tl_scalar fill_va
 /* gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_gather_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad, tl_tensor *out) {
     tl_tensor *r = tl_ops_gather_out(self, dim, index, sparse_grad, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* gcd_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_gcd__r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_gcd_(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* gcd.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_gcd_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_gcd_out(self, other, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -1632,6 +1752,22 @@ int tl_pyabi_hardtanh_out_r(tl_tensor *self, tl_scalar min_val, tl_scalar max_va
     return tl_has_warning() ? 1 : 0;
 }
 
+/* heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!) */
+int tl_pyabi_heaviside__r(tl_tensor *self, tl_tensor *values) {
+    tl_tensor *r = tl_ops_heaviside_(self, values);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* heaviside.out(Tensor self, Tensor values, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_heaviside_out_r(tl_tensor *self, tl_tensor *values, tl_tensor *out) {
+    tl_tensor *r = tl_ops_heaviside_out(self, values, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* hstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_hstack_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out) {
     tl_tensor *r = tl_ops_hstack_out(tensors, tensors_len, out);
@@ -1651,6 +1787,22 @@ int tl_pyabi_hypot__r(tl_tensor *self, tl_tensor *other) {
 /* hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_hypot_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_tensor *r = tl_ops_hypot_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* i0_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_i0__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_i0_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_i0_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_i0_out(self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -1723,6 +1875,38 @@ int tl_pyabi_index_put_out_r(tl_tensor *self, tl_tensor *const *indices, int64_t
 /* index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_index_select_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out) {
     tl_tensor *r = tl_ops_index_select_out(self, dim, index, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* lcm_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_lcm__r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_lcm_(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* lcm.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_lcm_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_lcm_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_ldexp__r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_ldexp_(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* ldexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_ldexp_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_ldexp_out(self, other, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -1811,6 +1995,22 @@ int tl_pyabi_lerp__Scalar_r(tl_tensor *self, tl_tensor *end, tl_scalar weight) {
 /* lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!) */
 int tl_pyabi_lerp__Tensor_r(tl_tensor *self, tl_tensor *end, tl_tensor *weight) {
     tl_tensor *r = tl_ops_lerp__Tensor(self, end, weight);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* lgamma_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_lgamma__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_lgamma_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_lgamma_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_lgamma_out(self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -1939,6 +2139,22 @@ int tl_pyabi_log_out_r(tl_tensor *self, tl_tensor *out) {
 /* log_softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_log_softmax_int_out_r(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out) {
     tl_tensor *r = tl_ops_log_softmax_int_out(self, dim, dtype, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* logaddexp2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_logaddexp2_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_logaddexp2_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_logaddexp_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_logaddexp_out(self, other, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -2271,6 +2487,22 @@ int tl_pyabi_mv_out_r(tl_tensor *self, tl_tensor *vec, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!) */
+int tl_pyabi_mvlgamma__r(tl_tensor *self, int64_t p) {
+    tl_tensor *r = tl_ops_mvlgamma_(self, p);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* mvlgamma.out(Tensor self, int p, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_mvlgamma_out_r(tl_tensor *self, int64_t p, tl_tensor *out) {
+    tl_tensor *r = tl_ops_mvlgamma_out(self, p, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!) */
 int tl_pyabi_nan_to_num__r(tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has) {
     tl_tensor *r = tl_ops_nan_to_num_(self, nan, nan_has, posinf, posinf_has, neginf, neginf_has);
@@ -2335,6 +2567,22 @@ int tl_pyabi_neg_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_nextafter__r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_nextafter_(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_nextafter_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_nextafter_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* nll_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!) */
 int tl_pyabi_nll_loss_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight, tl_tensor *grad_input) {
     tl_tensor *r = tl_ops_nll_loss_backward_grad_input(grad_output, self, target, weight, reduction, ignore_index, total_weight, grad_input);
@@ -2370,6 +2618,22 @@ int tl_pyabi_ones_out_r(const int64_t *size, int64_t size_len, tl_tensor *out) {
 /* outer.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_outer_out_r(tl_tensor *self, tl_tensor *vec2, tl_tensor *out) {
     tl_tensor *r = tl_ops_outer_out(self, vec2, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* polygamma_(Tensor(a!) self, int n) -> Tensor(a!) */
+int tl_pyabi_polygamma__r(tl_tensor *self, int64_t n) {
+    tl_tensor *r = tl_ops_polygamma_(self, n);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* polygamma.out(int n, Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_polygamma_out_r(int64_t n, tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_polygamma_out(n, self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -2418,6 +2682,22 @@ int tl_pyabi_pow__Tensor_r(tl_tensor *self, tl_tensor *exponent) {
 /* prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_prod_int_out_r(tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out) {
     tl_tensor *r = tl_ops_prod_int_out(self, dim, keepdim, dtype, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* rad2deg_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_rad2deg__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_rad2deg_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* rad2deg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_rad2deg_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_rad2deg_out(self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -2743,6 +3023,22 @@ int tl_pyabi_sin_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* sinc_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_sinc__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_sinc_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_sinc_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_sinc_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* sinh_(Tensor(a!) self) -> Tensor(a!) */
 int tl_pyabi_sinh__r(tl_tensor *self) {
     tl_tensor *r = tl_ops_sinh_(self);
@@ -2794,6 +3090,206 @@ int tl_pyabi_softshrink_backward_grad_input_r(tl_tensor *grad_output, tl_tensor 
 /* softshrink.out(Tensor self, Scalar lambd=0.5, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_softshrink_out_r(tl_tensor *self, tl_scalar lambd, tl_tensor *out) {
     tl_tensor *r = tl_ops_softshrink_out(self, lambd, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_digamma_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_digamma_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_entr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_entr_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_entr_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_erf_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_erf_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_erfc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_erfc_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_erfc_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_erfinv.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_erfinv_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_erfinv_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_exp2_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_exp2_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_expit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_expit_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_expit_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_expm1_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_expm1_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_gammaln.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_gammaln_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_gammaln_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_i0_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_i0_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_i1_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_i1_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_log1p_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_log1p_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_logit_out_r(tl_tensor *self, double eps, bool eps_has, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_logit_out(self, eps, eps_has, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_logsumexp_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_logsumexp_out(self, dim, dim_len, keepdim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_ndtr_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_ndtr_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_polygamma.out(int n, Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_polygamma_out_r(int64_t n, tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_polygamma_out(n, self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_psi.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_psi_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_psi_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_round.out(Tensor self, *, int decimals=0, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_round_out_r(tl_tensor *self, int64_t decimals, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_round_out(self, decimals, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_sinc_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_sinc_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_xlog1py.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_xlog1py_other_scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_xlog1py_other_scalar_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_xlog1py.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_xlog1py_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_xlog1py_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_xlog1py.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_xlog1py_self_scalar_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_xlog1py_self_scalar_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_xlogy.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_xlogy_other_scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_xlogy_other_scalar_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_xlogy.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_xlogy_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_xlogy_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_xlogy.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_xlogy_self_scalar_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_xlogy_self_scalar_out(self, other, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -3034,6 +3530,46 @@ int tl_pyabi_vstack_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_ten
 /* where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_where_self_out_r(tl_tensor *condition, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_tensor *r = tl_ops_where_self_out(condition, self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* xlogy.OutScalar_Other(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_xlogy_OutScalar_Other_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_xlogy_OutScalar_Other(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* xlogy.OutScalar_Self(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_xlogy_OutScalar_Self_r(tl_scalar self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_xlogy_OutScalar_Self(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* xlogy.OutTensor(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_xlogy_OutTensor_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_xlogy_OutTensor(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+int tl_pyabi_xlogy__Scalar_Other_r(tl_tensor *self, tl_scalar other) {
+    tl_tensor *r = tl_ops_xlogy__Scalar_Other(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_xlogy__Tensor_r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_xlogy__Tensor(self, other);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

@@ -106,10 +106,12 @@
 #include "ops/cross_entropy_loss.h"
 #include "ops/cumprod.h"
 #include "ops/cumsum.h"
+#include "ops/deg2rad.h"
 #include "ops/diag.h"
 #include "ops/diag_embed.h"
 #include "ops/diagonal.h"
 #include "ops/diagonal_backward.h"
+#include "ops/digamma.h"
 #include "ops/div.h"
 #include "ops/dot.h"
 #include "ops/dropout.h"
@@ -126,6 +128,7 @@
 #include "ops/equal.h"
 #include "ops/erf.h"
 #include "ops/erfc.h"
+#include "ops/erfinv.h"
 #include "ops/exp.h"
 #include "ops/exp2.h"
 #include "ops/expand.h"
@@ -135,14 +138,19 @@
 #include "ops/fill.h"
 #include "ops/flatten.h"
 #include "ops/flip.h"
+#include "ops/float_power.h"
 #include "ops/floor.h"
 #include "ops/floor_divide.h"
+#include "ops/fmax.h"
+#include "ops/fmin.h"
 #include "ops/fmod.h"
 #include "ops/frac.h"
+#include "ops/frexp.h"
 #include "ops/full.h"
 #include "ops/full_like.h"
 #include "ops/gather.h"
 #include "ops/gather_backward.h"
+#include "ops/gcd.h"
 #include "ops/ge.h"
 #include "ops/gelu.h"
 #include "ops/gelu_backward.h"
@@ -159,10 +167,12 @@
 #include "ops/hardswish_backward.h"
 #include "ops/hardtanh.h"
 #include "ops/hardtanh_backward.h"
+#include "ops/heaviside.h"
 #include "ops/hstack.h"
 #include "ops/huber_loss.h"
 #include "ops/huber_loss_backward.h"
 #include "ops/hypot.h"
+#include "ops/i0.h"
 #include "ops/index.h"
 #include "ops/index_add.h"
 #include "ops/index_copy.h"
@@ -178,10 +188,13 @@
 #include "ops/kl_div.h"
 #include "ops/l1_loss.h"
 #include "ops/layer_norm.h"
+#include "ops/lcm.h"
+#include "ops/ldexp.h"
 #include "ops/le.h"
 #include "ops/leaky_relu.h"
 #include "ops/leaky_relu_backward.h"
 #include "ops/lerp.h"
+#include "ops/lgamma.h"
 #include "ops/linalg_matrix_norm.h"
 #include "ops/linalg_norm.h"
 #include "ops/linalg_svd.h"
@@ -197,6 +210,8 @@
 #include "ops/log_sigmoid_backward.h"
 #include "ops/log_sigmoid_forward.h"
 #include "ops/log_softmax.h"
+#include "ops/logaddexp.h"
+#include "ops/logaddexp2.h"
 #include "ops/logical_and.h"
 #include "ops/logical_not.h"
 #include "ops/logical_or.h"
@@ -229,6 +244,7 @@
 #include "ops/msort.h"
 #include "ops/mul.h"
 #include "ops/mv.h"
+#include "ops/mvlgamma.h"
 #include "ops/nan_to_num.h"
 #include "ops/narrow.h"
 #include "ops/native_batch_norm.h"
@@ -245,6 +261,7 @@
 #include "ops/new_full.h"
 #include "ops/new_ones.h"
 #include "ops/new_zeros.h"
+#include "ops/nextafter.h"
 #include "ops/nll_loss.h"
 #include "ops/nll_loss_backward.h"
 #include "ops/nll_loss_forward.h"
@@ -255,9 +272,11 @@
 #include "ops/ones_like.h"
 #include "ops/outer.h"
 #include "ops/permute.h"
+#include "ops/polygamma.h"
 #include "ops/pow.h"
 #include "ops/prelu.h"
 #include "ops/prod.h"
+#include "ops/rad2deg.h"
 #include "ops/rand.h"
 #include "ops/randint.h"
 #include "ops/randn.h"
@@ -296,6 +315,7 @@
 #include "ops/silu.h"
 #include "ops/silu_backward.h"
 #include "ops/sin.h"
+#include "ops/sinc.h"
 #include "ops/sinh.h"
 #include "ops/slice.h"
 #include "ops/slice_backward.h"
@@ -309,6 +329,29 @@
 #include "ops/softshrink.h"
 #include "ops/softshrink_backward.h"
 #include "ops/sort.h"
+#include "ops/special_digamma.h"
+#include "ops/special_entr.h"
+#include "ops/special_erf.h"
+#include "ops/special_erfc.h"
+#include "ops/special_erfinv.h"
+#include "ops/special_exp2.h"
+#include "ops/special_expit.h"
+#include "ops/special_expm1.h"
+#include "ops/special_gammaln.h"
+#include "ops/special_i0.h"
+#include "ops/special_i1.h"
+#include "ops/special_log1p.h"
+#include "ops/special_log_softmax.h"
+#include "ops/special_logit.h"
+#include "ops/special_logsumexp.h"
+#include "ops/special_ndtr.h"
+#include "ops/special_polygamma.h"
+#include "ops/special_psi.h"
+#include "ops/special_round.h"
+#include "ops/special_sinc.h"
+#include "ops/special_softmax.h"
+#include "ops/special_xlog1py.h"
+#include "ops/special_xlogy.h"
 #include "ops/split.h"
 #include "ops/split_with_sizes.h"
 #include "ops/sqrt.h"
@@ -344,6 +387,7 @@
 #include "ops/view_as.h"
 #include "ops/vstack.h"
 #include "ops/where.h"
+#include "ops/xlogy.h"
 #include "ops/zero.h"
 #include "ops/zeros.h"
 #include "ops/zeros_like.h"
@@ -693,6 +737,50 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_argsort() != 0) return -1;
     if (tl_ops_register_topk() != 0) return -1;
     if (tl_ops_register__unique2() != 0) return -1;
+    if (tl_ops_register_lgamma() != 0) return -1;
+    if (tl_ops_register_digamma() != 0) return -1;
+    if (tl_ops_register_polygamma() != 0) return -1;
+    if (tl_ops_register_erfinv() != 0) return -1;
+    if (tl_ops_register_i0() != 0) return -1;
+    if (tl_ops_register_special_i1() != 0) return -1;
+    if (tl_ops_register_sinc() != 0) return -1;
+    if (tl_ops_register_rad2deg() != 0) return -1;
+    if (tl_ops_register_deg2rad() != 0) return -1;
+    if (tl_ops_register_mvlgamma() != 0) return -1;
+    if (tl_ops_register_frexp() != 0) return -1;
+    if (tl_ops_register_logaddexp() != 0) return -1;
+    if (tl_ops_register_logaddexp2() != 0) return -1;
+    if (tl_ops_register_xlogy() != 0) return -1;
+    if (tl_ops_register_fmin() != 0) return -1;
+    if (tl_ops_register_fmax() != 0) return -1;
+    if (tl_ops_register_nextafter() != 0) return -1;
+    if (tl_ops_register_heaviside() != 0) return -1;
+    if (tl_ops_register_gcd() != 0) return -1;
+    if (tl_ops_register_lcm() != 0) return -1;
+    if (tl_ops_register_ldexp() != 0) return -1;
+    if (tl_ops_register_float_power() != 0) return -1;
+    if (tl_ops_register_special_entr() != 0) return -1;
+    if (tl_ops_register_special_expm1() != 0) return -1;
+    if (tl_ops_register_special_exp2() != 0) return -1;
+    if (tl_ops_register_special_psi() != 0) return -1;
+    if (tl_ops_register_special_digamma() != 0) return -1;
+    if (tl_ops_register_special_gammaln() != 0) return -1;
+    if (tl_ops_register_special_erf() != 0) return -1;
+    if (tl_ops_register_special_erfc() != 0) return -1;
+    if (tl_ops_register_special_erfinv() != 0) return -1;
+    if (tl_ops_register_special_ndtr() != 0) return -1;
+    if (tl_ops_register_special_xlogy() != 0) return -1;
+    if (tl_ops_register_special_i0() != 0) return -1;
+    if (tl_ops_register_special_logit() != 0) return -1;
+    if (tl_ops_register_special_polygamma() != 0) return -1;
+    if (tl_ops_register_special_logsumexp() != 0) return -1;
+    if (tl_ops_register_special_expit() != 0) return -1;
+    if (tl_ops_register_special_sinc() != 0) return -1;
+    if (tl_ops_register_special_round() != 0) return -1;
+    if (tl_ops_register_special_log1p() != 0) return -1;
+    if (tl_ops_register_special_log_softmax() != 0) return -1;
+    if (tl_ops_register_special_softmax() != 0) return -1;
+    if (tl_ops_register_special_xlog1py() != 0) return -1;
     done = 1;
     return 0;
 }

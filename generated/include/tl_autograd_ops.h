@@ -245,5 +245,28 @@ int tl_autograd_register_trace(void);
 int tl_autograd_register_sort(void);
 int tl_autograd_register_topk(void);
 int tl_autograd_register__unique2(void);
+int tl_autograd_register_lgamma(void);
+int tl_autograd_register_digamma(void);
+int tl_autograd_register_polygamma(void);
+int tl_autograd_register_erfinv(void);
+int tl_autograd_register_i0(void);
+int tl_autograd_register_special_i1(void);
+int tl_autograd_register_sinc(void);
+int tl_autograd_register_rad2deg(void);
+int tl_autograd_register_deg2rad(void);
+int tl_autograd_register_mvlgamma(void);
+int tl_autograd_register_frexp(void);
+int tl_autograd_register_logaddexp(void);
+int tl_autograd_register_logaddexp2(void);
+int tl_autograd_register_xlogy(void);
+int tl_autograd_register_fmin(void);
+int tl_autograd_register_fmax(void);
+int tl_autograd_register_nextafter(void);
+int tl_autograd_register_heaviside(void);
+int tl_autograd_register_gcd(void);
+int tl_autograd_register_lcm(void);
+int tl_autograd_register_ldexp(void);
+int tl_autograd_register_special_entr(void);
+int tl_autograd_register_special_xlog1py(void);
 
 #endif

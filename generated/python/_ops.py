@@ -180,10 +180,13 @@ __all__ = [
     "count_nonzero",
     "cumprod",
     "cumsum",
+    "deg2rad",
+    "deg2rad_",
     "diag",
     "diag_embed",
     "diagonal",
     "diagonal_backward",
+    "digamma",
     "div",
     "dot",
     "dropout",
@@ -200,6 +203,7 @@ __all__ = [
     "erf_",
     "erfc",
     "erfc_",
+    "erfinv",
     "exp",
     "exp2",
     "exp2_",
@@ -211,24 +215,33 @@ __all__ = [
     "fill_",
     "flatten",
     "flip",
+    "float_power",
     "floor",
     "floor_",
     "floor_divide",
+    "fmax",
+    "fmin",
     "fmod",
     "frac",
     "frac_",
+    "frexp",
     "full",
     "full_like",
     "gather",
     "gather_backward",
+    "gcd",
+    "gcd_",
     "ge",
     "ger",
     "group_norm",
     "gt",
     "hardshrink",
     "hardshrink_backward",
+    "heaviside",
     "hstack",
     "hypot",
+    "i0",
+    "i0_",
     "index",
     "index_add",
     "index_copy",
@@ -244,8 +257,13 @@ __all__ = [
     "isnan",
     "kl_div",
     "layer_norm",
+    "lcm",
+    "lcm_",
+    "ldexp",
+    "ldexp_",
     "le",
     "lerp",
+    "lgamma",
     "linspace",
     "log",
     "log10",
@@ -256,6 +274,8 @@ __all__ = [
     "log2_",
     "log_",
     "log_softmax",
+    "logaddexp",
+    "logaddexp2",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -283,6 +303,7 @@ __all__ = [
     "msort",
     "mul",
     "mv",
+    "mvlgamma",
     "nan_to_num",
     "nan_to_num_",
     "narrow",
@@ -297,14 +318,18 @@ __all__ = [
     "ne",
     "neg",
     "neg_",
+    "nextafter",
     "nonzero",
     "ones",
     "ones_like",
     "outer",
     "permute",
+    "polygamma",
     "pow",
     "prelu",
     "prod",
+    "rad2deg",
+    "rad2deg_",
     "rand",
     "randint",
     "randn",
@@ -336,6 +361,8 @@ __all__ = [
     "sign_",
     "sin",
     "sin_",
+    "sinc",
+    "sinc_",
     "sinh",
     "sinh_",
     "slice_backward",
@@ -377,6 +404,8 @@ __all__ = [
     "var_mean",
     "vstack",
     "where",
+    "xlogy",
+    "xlogy_",
     "zero_",
     "zeros",
     "zeros_like",
@@ -659,10 +688,16 @@ _C_cumprod_out = getattr(_lib, "tl_ops_cumprod_out", None) or _missing_c("tl_ops
 _C_cumsum = getattr(_lib, "tl_ops_cumsum", None) or _missing_c("tl_ops_cumsum")
 _C_cumsum_ = getattr(_lib, "tl_ops_cumsum_", None) or _missing_c("tl_ops_cumsum_")
 _C_cumsum_out = getattr(_lib, "tl_ops_cumsum_out", None) or _missing_c("tl_ops_cumsum_out")
+_C_deg2rad = getattr(_lib, "tl_ops_deg2rad", None) or _missing_c("tl_ops_deg2rad")
+_C_deg2rad_ = getattr(_lib, "tl_ops_deg2rad_", None) or _missing_c("tl_ops_deg2rad_")
+_C_deg2rad_out = getattr(_lib, "tl_ops_deg2rad_out", None) or _missing_c("tl_ops_deg2rad_out")
 _C_diag = getattr(_lib, "tl_ops_diag", None) or _missing_c("tl_ops_diag")
 _C_diag_embed = getattr(_lib, "tl_ops_diag_embed", None) or _missing_c("tl_ops_diag_embed")
 _C_diagonal = getattr(_lib, "tl_ops_diagonal", None) or _missing_c("tl_ops_diagonal")
 _C_diagonal_backward = getattr(_lib, "tl_ops_diagonal_backward", None) or _missing_c("tl_ops_diagonal_backward")
+_C_digamma = getattr(_lib, "tl_ops_digamma", None) or _missing_c("tl_ops_digamma")
+_C_digamma_ = getattr(_lib, "tl_ops_digamma_", None) or _missing_c("tl_ops_digamma_")
+_C_digamma_out = getattr(_lib, "tl_ops_digamma_out", None) or _missing_c("tl_ops_digamma_out")
 _C_div_Scalar_mode = getattr(_lib, "tl_ops_div_Scalar_mode", None) or _missing_c("tl_ops_div_Scalar_mode")
 _C_div_Tensor = getattr(_lib, "tl_ops_div_Tensor", None) or _missing_c("tl_ops_div_Tensor")
 _C_div_Tensor_mode = getattr(_lib, "tl_ops_div_Tensor_mode", None) or _missing_c("tl_ops_div_Tensor_mode")
@@ -700,6 +735,9 @@ _C_erf_out = getattr(_lib, "tl_ops_erf_out", None) or _missing_c("tl_ops_erf_out
 _C_erfc = getattr(_lib, "tl_ops_erfc", None) or _missing_c("tl_ops_erfc")
 _C_erfc_ = getattr(_lib, "tl_ops_erfc_", None) or _missing_c("tl_ops_erfc_")
 _C_erfc_out = getattr(_lib, "tl_ops_erfc_out", None) or _missing_c("tl_ops_erfc_out")
+_C_erfinv = getattr(_lib, "tl_ops_erfinv", None) or _missing_c("tl_ops_erfinv")
+_C_erfinv_ = getattr(_lib, "tl_ops_erfinv_", None) or _missing_c("tl_ops_erfinv_")
+_C_erfinv_out = getattr(_lib, "tl_ops_erfinv_out", None) or _missing_c("tl_ops_erfinv_out")
 _C_exp = getattr(_lib, "tl_ops_exp", None) or _missing_c("tl_ops_exp")
 _C_exp2 = getattr(_lib, "tl_ops_exp2", None) or _missing_c("tl_ops_exp2")
 _C_exp2_ = getattr(_lib, "tl_ops_exp2_", None) or _missing_c("tl_ops_exp2_")
@@ -719,6 +757,14 @@ _C_fill__Scalar = getattr(_lib, "tl_ops_fill__Scalar", None) or _missing_c("tl_o
 _C_fill__Tensor = getattr(_lib, "tl_ops_fill__Tensor", None) or _missing_c("tl_ops_fill__Tensor")
 _C_flatten_using_ints = getattr(_lib, "tl_ops_flatten_using_ints", None) or _missing_c("tl_ops_flatten_using_ints")
 _C_flip = getattr(_lib, "tl_ops_flip", None) or _missing_c("tl_ops_flip")
+_C_float_power_Scalar = getattr(_lib, "tl_ops_float_power_Scalar", None) or _missing_c("tl_ops_float_power_Scalar")
+_C_float_power_Scalar_out = getattr(_lib, "tl_ops_float_power_Scalar_out", None) or _missing_c("tl_ops_float_power_Scalar_out")
+_C_float_power_Tensor_Scalar = getattr(_lib, "tl_ops_float_power_Tensor_Scalar", None) or _missing_c("tl_ops_float_power_Tensor_Scalar")
+_C_float_power_Tensor_Scalar_out = getattr(_lib, "tl_ops_float_power_Tensor_Scalar_out", None) or _missing_c("tl_ops_float_power_Tensor_Scalar_out")
+_C_float_power_Tensor_Tensor = getattr(_lib, "tl_ops_float_power_Tensor_Tensor", None) or _missing_c("tl_ops_float_power_Tensor_Tensor")
+_C_float_power_Tensor_Tensor_out = getattr(_lib, "tl_ops_float_power_Tensor_Tensor_out", None) or _missing_c("tl_ops_float_power_Tensor_Tensor_out")
+_C_float_power__Scalar = getattr(_lib, "tl_ops_float_power__Scalar", None) or _missing_c("tl_ops_float_power__Scalar")
+_C_float_power__Tensor = getattr(_lib, "tl_ops_float_power__Tensor", None) or _missing_c("tl_ops_float_power__Tensor")
 _C_floor = getattr(_lib, "tl_ops_floor", None) or _missing_c("tl_ops_floor")
 _C_floor_ = getattr(_lib, "tl_ops_floor_", None) or _missing_c("tl_ops_floor_")
 _C_floor_divide = getattr(_lib, "tl_ops_floor_divide", None) or _missing_c("tl_ops_floor_divide")
@@ -727,6 +773,10 @@ _C_floor_divide__Scalar = getattr(_lib, "tl_ops_floor_divide__Scalar", None) or 
 _C_floor_divide__Tensor = getattr(_lib, "tl_ops_floor_divide__Tensor", None) or _missing_c("tl_ops_floor_divide__Tensor")
 _C_floor_divide_out = getattr(_lib, "tl_ops_floor_divide_out", None) or _missing_c("tl_ops_floor_divide_out")
 _C_floor_out = getattr(_lib, "tl_ops_floor_out", None) or _missing_c("tl_ops_floor_out")
+_C_fmax = getattr(_lib, "tl_ops_fmax", None) or _missing_c("tl_ops_fmax")
+_C_fmax_out = getattr(_lib, "tl_ops_fmax_out", None) or _missing_c("tl_ops_fmax_out")
+_C_fmin = getattr(_lib, "tl_ops_fmin", None) or _missing_c("tl_ops_fmin")
+_C_fmin_out = getattr(_lib, "tl_ops_fmin_out", None) or _missing_c("tl_ops_fmin_out")
 _C_fmod_Scalar = getattr(_lib, "tl_ops_fmod_Scalar", None) or _missing_c("tl_ops_fmod_Scalar")
 _C_fmod_Scalar_out = getattr(_lib, "tl_ops_fmod_Scalar_out", None) or _missing_c("tl_ops_fmod_Scalar_out")
 _C_fmod_Tensor = getattr(_lib, "tl_ops_fmod_Tensor", None) or _missing_c("tl_ops_fmod_Tensor")
@@ -736,12 +786,17 @@ _C_fmod__Tensor = getattr(_lib, "tl_ops_fmod__Tensor", None) or _missing_c("tl_o
 _C_frac = getattr(_lib, "tl_ops_frac", None) or _missing_c("tl_ops_frac")
 _C_frac_ = getattr(_lib, "tl_ops_frac_", None) or _missing_c("tl_ops_frac_")
 _C_frac_out = getattr(_lib, "tl_ops_frac_out", None) or _missing_c("tl_ops_frac_out")
+_C_frexp_Tensor = getattr(_lib, "tl_ops_frexp_Tensor", None) or _missing_c("tl_ops_frexp_Tensor")
+_C_frexp_Tensor_out = getattr(_lib, "tl_ops_frexp_Tensor_out", None) or _missing_c("tl_ops_frexp_Tensor_out")
 _C_full = getattr(_lib, "tl_ops_full", None) or _missing_c("tl_ops_full")
 _C_full_like = getattr(_lib, "tl_ops_full_like", None) or _missing_c("tl_ops_full_like")
 _C_full_out = getattr(_lib, "tl_ops_full_out", None) or _missing_c("tl_ops_full_out")
 _C_gather = getattr(_lib, "tl_ops_gather", None) or _missing_c("tl_ops_gather")
 _C_gather_backward = getattr(_lib, "tl_ops_gather_backward", None) or _missing_c("tl_ops_gather_backward")
 _C_gather_out = getattr(_lib, "tl_ops_gather_out", None) or _missing_c("tl_ops_gather_out")
+_C_gcd = getattr(_lib, "tl_ops_gcd", None) or _missing_c("tl_ops_gcd")
+_C_gcd_ = getattr(_lib, "tl_ops_gcd_", None) or _missing_c("tl_ops_gcd_")
+_C_gcd_out = getattr(_lib, "tl_ops_gcd_out", None) or _missing_c("tl_ops_gcd_out")
 _C_ge_Scalar = getattr(_lib, "tl_ops_ge_Scalar", None) or _missing_c("tl_ops_ge_Scalar")
 _C_ge_Scalar_out = getattr(_lib, "tl_ops_ge_Scalar_out", None) or _missing_c("tl_ops_ge_Scalar_out")
 _C_ge_Tensor = getattr(_lib, "tl_ops_ge_Tensor", None) or _missing_c("tl_ops_ge_Tensor")
@@ -782,6 +837,9 @@ _C_hardtanh_ = getattr(_lib, "tl_ops_hardtanh_", None) or _missing_c("tl_ops_har
 _C_hardtanh_backward = getattr(_lib, "tl_ops_hardtanh_backward", None) or _missing_c("tl_ops_hardtanh_backward")
 _C_hardtanh_backward_grad_input = getattr(_lib, "tl_ops_hardtanh_backward_grad_input", None) or _missing_c("tl_ops_hardtanh_backward_grad_input")
 _C_hardtanh_out = getattr(_lib, "tl_ops_hardtanh_out", None) or _missing_c("tl_ops_hardtanh_out")
+_C_heaviside = getattr(_lib, "tl_ops_heaviside", None) or _missing_c("tl_ops_heaviside")
+_C_heaviside_ = getattr(_lib, "tl_ops_heaviside_", None) or _missing_c("tl_ops_heaviside_")
+_C_heaviside_out = getattr(_lib, "tl_ops_heaviside_out", None) or _missing_c("tl_ops_heaviside_out")
 _C_hstack = getattr(_lib, "tl_ops_hstack", None) or _missing_c("tl_ops_hstack")
 _C_hstack_out = getattr(_lib, "tl_ops_hstack_out", None) or _missing_c("tl_ops_hstack_out")
 _C_huber_loss = getattr(_lib, "tl_ops_huber_loss", None) or _missing_c("tl_ops_huber_loss")
@@ -789,6 +847,9 @@ _C_huber_loss_backward = getattr(_lib, "tl_ops_huber_loss_backward", None) or _m
 _C_hypot = getattr(_lib, "tl_ops_hypot", None) or _missing_c("tl_ops_hypot")
 _C_hypot_ = getattr(_lib, "tl_ops_hypot_", None) or _missing_c("tl_ops_hypot_")
 _C_hypot_out = getattr(_lib, "tl_ops_hypot_out", None) or _missing_c("tl_ops_hypot_out")
+_C_i0 = getattr(_lib, "tl_ops_i0", None) or _missing_c("tl_ops_i0")
+_C_i0_ = getattr(_lib, "tl_ops_i0_", None) or _missing_c("tl_ops_i0_")
+_C_i0_out = getattr(_lib, "tl_ops_i0_out", None) or _missing_c("tl_ops_i0_out")
 _C_index_Tensor = getattr(_lib, "tl_ops_index_Tensor", None) or _missing_c("tl_ops_index_Tensor")
 _C_index_Tensor_out = getattr(_lib, "tl_ops_index_Tensor_out", None) or _missing_c("tl_ops_index_Tensor_out")
 _C_index_add = getattr(_lib, "tl_ops_index_add", None) or _missing_c("tl_ops_index_add")
@@ -813,6 +874,12 @@ _C_isnan = getattr(_lib, "tl_ops_isnan", None) or _missing_c("tl_ops_isnan")
 _C_kl_div = getattr(_lib, "tl_ops_kl_div", None) or _missing_c("tl_ops_kl_div")
 _C_l1_loss = getattr(_lib, "tl_ops_l1_loss", None) or _missing_c("tl_ops_l1_loss")
 _C_layer_norm = getattr(_lib, "tl_ops_layer_norm", None) or _missing_c("tl_ops_layer_norm")
+_C_lcm = getattr(_lib, "tl_ops_lcm", None) or _missing_c("tl_ops_lcm")
+_C_lcm_ = getattr(_lib, "tl_ops_lcm_", None) or _missing_c("tl_ops_lcm_")
+_C_lcm_out = getattr(_lib, "tl_ops_lcm_out", None) or _missing_c("tl_ops_lcm_out")
+_C_ldexp_ = getattr(_lib, "tl_ops_ldexp_", None) or _missing_c("tl_ops_ldexp_")
+_C_ldexp_Tensor = getattr(_lib, "tl_ops_ldexp_Tensor", None) or _missing_c("tl_ops_ldexp_Tensor")
+_C_ldexp_out = getattr(_lib, "tl_ops_ldexp_out", None) or _missing_c("tl_ops_ldexp_out")
 _C_le_Scalar = getattr(_lib, "tl_ops_le_Scalar", None) or _missing_c("tl_ops_le_Scalar")
 _C_le_Scalar_out = getattr(_lib, "tl_ops_le_Scalar_out", None) or _missing_c("tl_ops_le_Scalar_out")
 _C_le_Tensor = getattr(_lib, "tl_ops_le_Tensor", None) or _missing_c("tl_ops_le_Tensor")
@@ -830,6 +897,9 @@ _C_lerp_Tensor = getattr(_lib, "tl_ops_lerp_Tensor", None) or _missing_c("tl_ops
 _C_lerp_Tensor_out = getattr(_lib, "tl_ops_lerp_Tensor_out", None) or _missing_c("tl_ops_lerp_Tensor_out")
 _C_lerp__Scalar = getattr(_lib, "tl_ops_lerp__Scalar", None) or _missing_c("tl_ops_lerp__Scalar")
 _C_lerp__Tensor = getattr(_lib, "tl_ops_lerp__Tensor", None) or _missing_c("tl_ops_lerp__Tensor")
+_C_lgamma = getattr(_lib, "tl_ops_lgamma", None) or _missing_c("tl_ops_lgamma")
+_C_lgamma_ = getattr(_lib, "tl_ops_lgamma_", None) or _missing_c("tl_ops_lgamma_")
+_C_lgamma_out = getattr(_lib, "tl_ops_lgamma_out", None) or _missing_c("tl_ops_lgamma_out")
 _C_linalg_matrix_norm = getattr(_lib, "tl_ops_linalg_matrix_norm", None) or _missing_c("tl_ops_linalg_matrix_norm")
 _C_linalg_matrix_norm_out = getattr(_lib, "tl_ops_linalg_matrix_norm_out", None) or _missing_c("tl_ops_linalg_matrix_norm_out")
 _C_linalg_matrix_norm_str_ord = getattr(_lib, "tl_ops_linalg_matrix_norm_str_ord", None) or _missing_c("tl_ops_linalg_matrix_norm_str_ord")
@@ -864,6 +934,10 @@ _C_log_sigmoid_backward = getattr(_lib, "tl_ops_log_sigmoid_backward", None) or 
 _C_log_sigmoid_forward = getattr(_lib, "tl_ops_log_sigmoid_forward", None) or _missing_c("tl_ops_log_sigmoid_forward")
 _C_log_softmax_int = getattr(_lib, "tl_ops_log_softmax_int", None) or _missing_c("tl_ops_log_softmax_int")
 _C_log_softmax_int_out = getattr(_lib, "tl_ops_log_softmax_int_out", None) or _missing_c("tl_ops_log_softmax_int_out")
+_C_logaddexp = getattr(_lib, "tl_ops_logaddexp", None) or _missing_c("tl_ops_logaddexp")
+_C_logaddexp2 = getattr(_lib, "tl_ops_logaddexp2", None) or _missing_c("tl_ops_logaddexp2")
+_C_logaddexp2_out = getattr(_lib, "tl_ops_logaddexp2_out", None) or _missing_c("tl_ops_logaddexp2_out")
+_C_logaddexp_out = getattr(_lib, "tl_ops_logaddexp_out", None) or _missing_c("tl_ops_logaddexp_out")
 _C_logical_and = getattr(_lib, "tl_ops_logical_and", None) or _missing_c("tl_ops_logical_and")
 _C_logical_and_ = getattr(_lib, "tl_ops_logical_and_", None) or _missing_c("tl_ops_logical_and_")
 _C_logical_and_out = getattr(_lib, "tl_ops_logical_and_out", None) or _missing_c("tl_ops_logical_and_out")
@@ -946,6 +1020,9 @@ _C_mul__Tensor = getattr(_lib, "tl_ops_mul__Tensor", None) or _missing_c("tl_ops
 _C_mul_out = getattr(_lib, "tl_ops_mul_out", None) or _missing_c("tl_ops_mul_out")
 _C_mv = getattr(_lib, "tl_ops_mv", None) or _missing_c("tl_ops_mv")
 _C_mv_out = getattr(_lib, "tl_ops_mv_out", None) or _missing_c("tl_ops_mv_out")
+_C_mvlgamma = getattr(_lib, "tl_ops_mvlgamma", None) or _missing_c("tl_ops_mvlgamma")
+_C_mvlgamma_ = getattr(_lib, "tl_ops_mvlgamma_", None) or _missing_c("tl_ops_mvlgamma_")
+_C_mvlgamma_out = getattr(_lib, "tl_ops_mvlgamma_out", None) or _missing_c("tl_ops_mvlgamma_out")
 _C_nan_to_num = getattr(_lib, "tl_ops_nan_to_num", None) or _missing_c("tl_ops_nan_to_num")
 _C_nan_to_num_ = getattr(_lib, "tl_ops_nan_to_num_", None) or _missing_c("tl_ops_nan_to_num_")
 _C_nan_to_num_out = getattr(_lib, "tl_ops_nan_to_num_out", None) or _missing_c("tl_ops_nan_to_num_out")
@@ -972,6 +1049,9 @@ _C_new_empty = getattr(_lib, "tl_ops_new_empty", None) or _missing_c("tl_ops_new
 _C_new_full = getattr(_lib, "tl_ops_new_full", None) or _missing_c("tl_ops_new_full")
 _C_new_ones = getattr(_lib, "tl_ops_new_ones", None) or _missing_c("tl_ops_new_ones")
 _C_new_zeros = getattr(_lib, "tl_ops_new_zeros", None) or _missing_c("tl_ops_new_zeros")
+_C_nextafter = getattr(_lib, "tl_ops_nextafter", None) or _missing_c("tl_ops_nextafter")
+_C_nextafter_ = getattr(_lib, "tl_ops_nextafter_", None) or _missing_c("tl_ops_nextafter_")
+_C_nextafter_out = getattr(_lib, "tl_ops_nextafter_out", None) or _missing_c("tl_ops_nextafter_out")
 _C_nll_loss = getattr(_lib, "tl_ops_nll_loss", None) or _missing_c("tl_ops_nll_loss")
 _C_nll_loss_backward = getattr(_lib, "tl_ops_nll_loss_backward", None) or _missing_c("tl_ops_nll_loss_backward")
 _C_nll_loss_backward_grad_input = getattr(_lib, "tl_ops_nll_loss_backward_grad_input", None) or _missing_c("tl_ops_nll_loss_backward_grad_input")
@@ -987,6 +1067,9 @@ _C_ones_out = getattr(_lib, "tl_ops_ones_out", None) or _missing_c("tl_ops_ones_
 _C_outer = getattr(_lib, "tl_ops_outer", None) or _missing_c("tl_ops_outer")
 _C_outer_out = getattr(_lib, "tl_ops_outer_out", None) or _missing_c("tl_ops_outer_out")
 _C_permute = getattr(_lib, "tl_ops_permute", None) or _missing_c("tl_ops_permute")
+_C_polygamma = getattr(_lib, "tl_ops_polygamma", None) or _missing_c("tl_ops_polygamma")
+_C_polygamma_ = getattr(_lib, "tl_ops_polygamma_", None) or _missing_c("tl_ops_polygamma_")
+_C_polygamma_out = getattr(_lib, "tl_ops_polygamma_out", None) or _missing_c("tl_ops_polygamma_out")
 _C_pow_Scalar = getattr(_lib, "tl_ops_pow_Scalar", None) or _missing_c("tl_ops_pow_Scalar")
 _C_pow_Scalar_out = getattr(_lib, "tl_ops_pow_Scalar_out", None) or _missing_c("tl_ops_pow_Scalar_out")
 _C_pow_Tensor_Scalar = getattr(_lib, "tl_ops_pow_Tensor_Scalar", None) or _missing_c("tl_ops_pow_Tensor_Scalar")
@@ -999,6 +1082,9 @@ _C_prelu = getattr(_lib, "tl_ops_prelu", None) or _missing_c("tl_ops_prelu")
 _C_prod = getattr(_lib, "tl_ops_prod", None) or _missing_c("tl_ops_prod")
 _C_prod_dim_int = getattr(_lib, "tl_ops_prod_dim_int", None) or _missing_c("tl_ops_prod_dim_int")
 _C_prod_int_out = getattr(_lib, "tl_ops_prod_int_out", None) or _missing_c("tl_ops_prod_int_out")
+_C_rad2deg = getattr(_lib, "tl_ops_rad2deg", None) or _missing_c("tl_ops_rad2deg")
+_C_rad2deg_ = getattr(_lib, "tl_ops_rad2deg_", None) or _missing_c("tl_ops_rad2deg_")
+_C_rad2deg_out = getattr(_lib, "tl_ops_rad2deg_out", None) or _missing_c("tl_ops_rad2deg_out")
 _C_rand = getattr(_lib, "tl_ops_rand", None) or _missing_c("tl_ops_rand")
 _C_rand_generator = getattr(_lib, "tl_ops_rand_generator", None) or _missing_c("tl_ops_rand_generator")
 _C_rand_generator_out = getattr(_lib, "tl_ops_rand_generator_out", None) or _missing_c("tl_ops_rand_generator_out")
@@ -1090,6 +1176,9 @@ _C_silu_out = getattr(_lib, "tl_ops_silu_out", None) or _missing_c("tl_ops_silu_
 _C_sin = getattr(_lib, "tl_ops_sin", None) or _missing_c("tl_ops_sin")
 _C_sin_ = getattr(_lib, "tl_ops_sin_", None) or _missing_c("tl_ops_sin_")
 _C_sin_out = getattr(_lib, "tl_ops_sin_out", None) or _missing_c("tl_ops_sin_out")
+_C_sinc = getattr(_lib, "tl_ops_sinc", None) or _missing_c("tl_ops_sinc")
+_C_sinc_ = getattr(_lib, "tl_ops_sinc_", None) or _missing_c("tl_ops_sinc_")
+_C_sinc_out = getattr(_lib, "tl_ops_sinc_out", None) or _missing_c("tl_ops_sinc_out")
 _C_sinh = getattr(_lib, "tl_ops_sinh", None) or _missing_c("tl_ops_sinh")
 _C_sinh_ = getattr(_lib, "tl_ops_sinh_", None) or _missing_c("tl_ops_sinh_")
 _C_sinh_out = getattr(_lib, "tl_ops_sinh_out", None) or _missing_c("tl_ops_sinh_out")
@@ -1111,6 +1200,58 @@ _C_softshrink_backward_grad_input = getattr(_lib, "tl_ops_softshrink_backward_gr
 _C_softshrink_out = getattr(_lib, "tl_ops_softshrink_out", None) or _missing_c("tl_ops_softshrink_out")
 _C_sort = getattr(_lib, "tl_ops_sort", None) or _missing_c("tl_ops_sort")
 _C_sort_stable = getattr(_lib, "tl_ops_sort_stable", None) or _missing_c("tl_ops_sort_stable")
+_C_special_digamma = getattr(_lib, "tl_ops_special_digamma", None) or _missing_c("tl_ops_special_digamma")
+_C_special_digamma_out = getattr(_lib, "tl_ops_special_digamma_out", None) or _missing_c("tl_ops_special_digamma_out")
+_C_special_entr = getattr(_lib, "tl_ops_special_entr", None) or _missing_c("tl_ops_special_entr")
+_C_special_entr_out = getattr(_lib, "tl_ops_special_entr_out", None) or _missing_c("tl_ops_special_entr_out")
+_C_special_erf = getattr(_lib, "tl_ops_special_erf", None) or _missing_c("tl_ops_special_erf")
+_C_special_erf_out = getattr(_lib, "tl_ops_special_erf_out", None) or _missing_c("tl_ops_special_erf_out")
+_C_special_erfc = getattr(_lib, "tl_ops_special_erfc", None) or _missing_c("tl_ops_special_erfc")
+_C_special_erfc_out = getattr(_lib, "tl_ops_special_erfc_out", None) or _missing_c("tl_ops_special_erfc_out")
+_C_special_erfinv = getattr(_lib, "tl_ops_special_erfinv", None) or _missing_c("tl_ops_special_erfinv")
+_C_special_erfinv_out = getattr(_lib, "tl_ops_special_erfinv_out", None) or _missing_c("tl_ops_special_erfinv_out")
+_C_special_exp2 = getattr(_lib, "tl_ops_special_exp2", None) or _missing_c("tl_ops_special_exp2")
+_C_special_exp2_out = getattr(_lib, "tl_ops_special_exp2_out", None) or _missing_c("tl_ops_special_exp2_out")
+_C_special_expit = getattr(_lib, "tl_ops_special_expit", None) or _missing_c("tl_ops_special_expit")
+_C_special_expit_out = getattr(_lib, "tl_ops_special_expit_out", None) or _missing_c("tl_ops_special_expit_out")
+_C_special_expm1 = getattr(_lib, "tl_ops_special_expm1", None) or _missing_c("tl_ops_special_expm1")
+_C_special_expm1_out = getattr(_lib, "tl_ops_special_expm1_out", None) or _missing_c("tl_ops_special_expm1_out")
+_C_special_gammaln = getattr(_lib, "tl_ops_special_gammaln", None) or _missing_c("tl_ops_special_gammaln")
+_C_special_gammaln_out = getattr(_lib, "tl_ops_special_gammaln_out", None) or _missing_c("tl_ops_special_gammaln_out")
+_C_special_i0 = getattr(_lib, "tl_ops_special_i0", None) or _missing_c("tl_ops_special_i0")
+_C_special_i0_out = getattr(_lib, "tl_ops_special_i0_out", None) or _missing_c("tl_ops_special_i0_out")
+_C_special_i1 = getattr(_lib, "tl_ops_special_i1", None) or _missing_c("tl_ops_special_i1")
+_C_special_i1_out = getattr(_lib, "tl_ops_special_i1_out", None) or _missing_c("tl_ops_special_i1_out")
+_C_special_log1p = getattr(_lib, "tl_ops_special_log1p", None) or _missing_c("tl_ops_special_log1p")
+_C_special_log1p_out = getattr(_lib, "tl_ops_special_log1p_out", None) or _missing_c("tl_ops_special_log1p_out")
+_C_special_log_softmax = getattr(_lib, "tl_ops_special_log_softmax", None) or _missing_c("tl_ops_special_log_softmax")
+_C_special_logit = getattr(_lib, "tl_ops_special_logit", None) or _missing_c("tl_ops_special_logit")
+_C_special_logit_out = getattr(_lib, "tl_ops_special_logit_out", None) or _missing_c("tl_ops_special_logit_out")
+_C_special_logsumexp = getattr(_lib, "tl_ops_special_logsumexp", None) or _missing_c("tl_ops_special_logsumexp")
+_C_special_logsumexp_out = getattr(_lib, "tl_ops_special_logsumexp_out", None) or _missing_c("tl_ops_special_logsumexp_out")
+_C_special_ndtr = getattr(_lib, "tl_ops_special_ndtr", None) or _missing_c("tl_ops_special_ndtr")
+_C_special_ndtr_out = getattr(_lib, "tl_ops_special_ndtr_out", None) or _missing_c("tl_ops_special_ndtr_out")
+_C_special_polygamma = getattr(_lib, "tl_ops_special_polygamma", None) or _missing_c("tl_ops_special_polygamma")
+_C_special_polygamma_out = getattr(_lib, "tl_ops_special_polygamma_out", None) or _missing_c("tl_ops_special_polygamma_out")
+_C_special_psi = getattr(_lib, "tl_ops_special_psi", None) or _missing_c("tl_ops_special_psi")
+_C_special_psi_out = getattr(_lib, "tl_ops_special_psi_out", None) or _missing_c("tl_ops_special_psi_out")
+_C_special_round = getattr(_lib, "tl_ops_special_round", None) or _missing_c("tl_ops_special_round")
+_C_special_round_out = getattr(_lib, "tl_ops_special_round_out", None) or _missing_c("tl_ops_special_round_out")
+_C_special_sinc = getattr(_lib, "tl_ops_special_sinc", None) or _missing_c("tl_ops_special_sinc")
+_C_special_sinc_out = getattr(_lib, "tl_ops_special_sinc_out", None) or _missing_c("tl_ops_special_sinc_out")
+_C_special_softmax = getattr(_lib, "tl_ops_special_softmax", None) or _missing_c("tl_ops_special_softmax")
+_C_special_xlog1py = getattr(_lib, "tl_ops_special_xlog1py", None) or _missing_c("tl_ops_special_xlog1py")
+_C_special_xlog1py_other_scalar = getattr(_lib, "tl_ops_special_xlog1py_other_scalar", None) or _missing_c("tl_ops_special_xlog1py_other_scalar")
+_C_special_xlog1py_other_scalar_out = getattr(_lib, "tl_ops_special_xlog1py_other_scalar_out", None) or _missing_c("tl_ops_special_xlog1py_other_scalar_out")
+_C_special_xlog1py_out = getattr(_lib, "tl_ops_special_xlog1py_out", None) or _missing_c("tl_ops_special_xlog1py_out")
+_C_special_xlog1py_self_scalar = getattr(_lib, "tl_ops_special_xlog1py_self_scalar", None) or _missing_c("tl_ops_special_xlog1py_self_scalar")
+_C_special_xlog1py_self_scalar_out = getattr(_lib, "tl_ops_special_xlog1py_self_scalar_out", None) or _missing_c("tl_ops_special_xlog1py_self_scalar_out")
+_C_special_xlogy = getattr(_lib, "tl_ops_special_xlogy", None) or _missing_c("tl_ops_special_xlogy")
+_C_special_xlogy_other_scalar = getattr(_lib, "tl_ops_special_xlogy_other_scalar", None) or _missing_c("tl_ops_special_xlogy_other_scalar")
+_C_special_xlogy_other_scalar_out = getattr(_lib, "tl_ops_special_xlogy_other_scalar_out", None) or _missing_c("tl_ops_special_xlogy_other_scalar_out")
+_C_special_xlogy_out = getattr(_lib, "tl_ops_special_xlogy_out", None) or _missing_c("tl_ops_special_xlogy_out")
+_C_special_xlogy_self_scalar = getattr(_lib, "tl_ops_special_xlogy_self_scalar", None) or _missing_c("tl_ops_special_xlogy_self_scalar")
+_C_special_xlogy_self_scalar_out = getattr(_lib, "tl_ops_special_xlogy_self_scalar_out", None) or _missing_c("tl_ops_special_xlogy_self_scalar_out")
 _C_split_Tensor = getattr(_lib, "tl_ops_split_Tensor", None) or _missing_c("tl_ops_split_Tensor")
 _C_split_sizes = getattr(_lib, "tl_ops_split_sizes", None) or _missing_c("tl_ops_split_sizes")
 _C_split_with_sizes = getattr(_lib, "tl_ops_split_with_sizes", None) or _missing_c("tl_ops_split_with_sizes")
@@ -1191,6 +1332,14 @@ _C_where_ScalarOther = getattr(_lib, "tl_ops_where_ScalarOther", None) or _missi
 _C_where_ScalarSelf = getattr(_lib, "tl_ops_where_ScalarSelf", None) or _missing_c("tl_ops_where_ScalarSelf")
 _C_where_self = getattr(_lib, "tl_ops_where_self", None) or _missing_c("tl_ops_where_self")
 _C_where_self_out = getattr(_lib, "tl_ops_where_self_out", None) or _missing_c("tl_ops_where_self_out")
+_C_xlogy_OutScalar_Other = getattr(_lib, "tl_ops_xlogy_OutScalar_Other", None) or _missing_c("tl_ops_xlogy_OutScalar_Other")
+_C_xlogy_OutScalar_Self = getattr(_lib, "tl_ops_xlogy_OutScalar_Self", None) or _missing_c("tl_ops_xlogy_OutScalar_Self")
+_C_xlogy_OutTensor = getattr(_lib, "tl_ops_xlogy_OutTensor", None) or _missing_c("tl_ops_xlogy_OutTensor")
+_C_xlogy_Scalar_Other = getattr(_lib, "tl_ops_xlogy_Scalar_Other", None) or _missing_c("tl_ops_xlogy_Scalar_Other")
+_C_xlogy_Scalar_Self = getattr(_lib, "tl_ops_xlogy_Scalar_Self", None) or _missing_c("tl_ops_xlogy_Scalar_Self")
+_C_xlogy_Tensor = getattr(_lib, "tl_ops_xlogy_Tensor", None) or _missing_c("tl_ops_xlogy_Tensor")
+_C_xlogy__Scalar_Other = getattr(_lib, "tl_ops_xlogy__Scalar_Other", None) or _missing_c("tl_ops_xlogy__Scalar_Other")
+_C_xlogy__Tensor = getattr(_lib, "tl_ops_xlogy__Tensor", None) or _missing_c("tl_ops_xlogy__Tensor")
 _C_zero_ = getattr(_lib, "tl_ops_zero_", None) or _missing_c("tl_ops_zero_")
 _C_zeros = getattr(_lib, "tl_ops_zeros", None) or _missing_c("tl_ops_zeros")
 _C_zeros_like = getattr(_lib, "tl_ops_zeros_like", None) or _missing_c("tl_ops_zeros_like")
@@ -1326,6 +1475,10 @@ _P_cumprod__r = getattr(_lib, "tl_pyabi_cumprod__r", None) or _missing_c("tl_pya
 _P_cumprod_out_r = getattr(_lib, "tl_pyabi_cumprod_out_r", None) or _missing_c("tl_pyabi_cumprod_out_r")
 _P_cumsum__r = getattr(_lib, "tl_pyabi_cumsum__r", None) or _missing_c("tl_pyabi_cumsum__r")
 _P_cumsum_out_r = getattr(_lib, "tl_pyabi_cumsum_out_r", None) or _missing_c("tl_pyabi_cumsum_out_r")
+_P_deg2rad__r = getattr(_lib, "tl_pyabi_deg2rad__r", None) or _missing_c("tl_pyabi_deg2rad__r")
+_P_deg2rad_out_r = getattr(_lib, "tl_pyabi_deg2rad_out_r", None) or _missing_c("tl_pyabi_deg2rad_out_r")
+_P_digamma__r = getattr(_lib, "tl_pyabi_digamma__r", None) or _missing_c("tl_pyabi_digamma__r")
+_P_digamma_out_r = getattr(_lib, "tl_pyabi_digamma_out_r", None) or _missing_c("tl_pyabi_digamma_out_r")
 _P_div_Tensor_mode_n_other = getattr(_lib, "tl_pyabi_div_Tensor_mode_n_other", None) or _missing_c("tl_pyabi_div_Tensor_mode_n_other")
 _P_div_Tensor_n_other = getattr(_lib, "tl_pyabi_div_Tensor_n_other", None) or _missing_c("tl_pyabi_div_Tensor_n_other")
 _P_div__Scalar_mode_r = getattr(_lib, "tl_pyabi_div__Scalar_mode_r", None) or _missing_c("tl_pyabi_div__Scalar_mode_r")
@@ -1351,6 +1504,8 @@ _P_erf__r = getattr(_lib, "tl_pyabi_erf__r", None) or _missing_c("tl_pyabi_erf__
 _P_erf_out_r = getattr(_lib, "tl_pyabi_erf_out_r", None) or _missing_c("tl_pyabi_erf_out_r")
 _P_erfc__r = getattr(_lib, "tl_pyabi_erfc__r", None) or _missing_c("tl_pyabi_erfc__r")
 _P_erfc_out_r = getattr(_lib, "tl_pyabi_erfc_out_r", None) or _missing_c("tl_pyabi_erfc_out_r")
+_P_erfinv__r = getattr(_lib, "tl_pyabi_erfinv__r", None) or _missing_c("tl_pyabi_erfinv__r")
+_P_erfinv_out_r = getattr(_lib, "tl_pyabi_erfinv_out_r", None) or _missing_c("tl_pyabi_erfinv_out_r")
 _P_exp2__r = getattr(_lib, "tl_pyabi_exp2__r", None) or _missing_c("tl_pyabi_exp2__r")
 _P_exp2_out_r = getattr(_lib, "tl_pyabi_exp2_out_r", None) or _missing_c("tl_pyabi_exp2_out_r")
 _P_exp__r = getattr(_lib, "tl_pyabi_exp__r", None) or _missing_c("tl_pyabi_exp__r")
@@ -1359,6 +1514,11 @@ _P_expm1__r = getattr(_lib, "tl_pyabi_expm1__r", None) or _missing_c("tl_pyabi_e
 _P_expm1_out_r = getattr(_lib, "tl_pyabi_expm1_out_r", None) or _missing_c("tl_pyabi_expm1_out_r")
 _P_fill__Scalar_r = getattr(_lib, "tl_pyabi_fill__Scalar_r", None) or _missing_c("tl_pyabi_fill__Scalar_r")
 _P_fill__Tensor_r = getattr(_lib, "tl_pyabi_fill__Tensor_r", None) or _missing_c("tl_pyabi_fill__Tensor_r")
+_P_float_power_Scalar_out_r = getattr(_lib, "tl_pyabi_float_power_Scalar_out_r", None) or _missing_c("tl_pyabi_float_power_Scalar_out_r")
+_P_float_power_Tensor_Scalar_out_r = getattr(_lib, "tl_pyabi_float_power_Tensor_Scalar_out_r", None) or _missing_c("tl_pyabi_float_power_Tensor_Scalar_out_r")
+_P_float_power_Tensor_Tensor_out_r = getattr(_lib, "tl_pyabi_float_power_Tensor_Tensor_out_r", None) or _missing_c("tl_pyabi_float_power_Tensor_Tensor_out_r")
+_P_float_power__Scalar_r = getattr(_lib, "tl_pyabi_float_power__Scalar_r", None) or _missing_c("tl_pyabi_float_power__Scalar_r")
+_P_float_power__Tensor_r = getattr(_lib, "tl_pyabi_float_power__Tensor_r", None) or _missing_c("tl_pyabi_float_power__Tensor_r")
 _P_floor__r = getattr(_lib, "tl_pyabi_floor__r", None) or _missing_c("tl_pyabi_floor__r")
 _P_floor_divide__Scalar_r = getattr(_lib, "tl_pyabi_floor_divide__Scalar_r", None) or _missing_c("tl_pyabi_floor_divide__Scalar_r")
 _P_floor_divide__Tensor_n_other_r = getattr(_lib, "tl_pyabi_floor_divide__Tensor_n_other_r", None) or _missing_c("tl_pyabi_floor_divide__Tensor_n_other_r")
@@ -1367,6 +1527,8 @@ _P_floor_divide_n_other = getattr(_lib, "tl_pyabi_floor_divide_n_other", None) o
 _P_floor_divide_out_n_other_r = getattr(_lib, "tl_pyabi_floor_divide_out_n_other_r", None) or _missing_c("tl_pyabi_floor_divide_out_n_other_r")
 _P_floor_divide_out_r = getattr(_lib, "tl_pyabi_floor_divide_out_r", None) or _missing_c("tl_pyabi_floor_divide_out_r")
 _P_floor_out_r = getattr(_lib, "tl_pyabi_floor_out_r", None) or _missing_c("tl_pyabi_floor_out_r")
+_P_fmax_out_r = getattr(_lib, "tl_pyabi_fmax_out_r", None) or _missing_c("tl_pyabi_fmax_out_r")
+_P_fmin_out_r = getattr(_lib, "tl_pyabi_fmin_out_r", None) or _missing_c("tl_pyabi_fmin_out_r")
 _P_fmod_Scalar_out_r = getattr(_lib, "tl_pyabi_fmod_Scalar_out_r", None) or _missing_c("tl_pyabi_fmod_Scalar_out_r")
 _P_fmod_Tensor_out_r = getattr(_lib, "tl_pyabi_fmod_Tensor_out_r", None) or _missing_c("tl_pyabi_fmod_Tensor_out_r")
 _P_fmod__Scalar_r = getattr(_lib, "tl_pyabi_fmod__Scalar_r", None) or _missing_c("tl_pyabi_fmod__Scalar_r")
@@ -1375,6 +1537,8 @@ _P_frac__r = getattr(_lib, "tl_pyabi_frac__r", None) or _missing_c("tl_pyabi_fra
 _P_frac_out_r = getattr(_lib, "tl_pyabi_frac_out_r", None) or _missing_c("tl_pyabi_frac_out_r")
 _P_full_out_r = getattr(_lib, "tl_pyabi_full_out_r", None) or _missing_c("tl_pyabi_full_out_r")
 _P_gather_out_r = getattr(_lib, "tl_pyabi_gather_out_r", None) or _missing_c("tl_pyabi_gather_out_r")
+_P_gcd__r = getattr(_lib, "tl_pyabi_gcd__r", None) or _missing_c("tl_pyabi_gcd__r")
+_P_gcd_out_r = getattr(_lib, "tl_pyabi_gcd_out_r", None) or _missing_c("tl_pyabi_gcd_out_r")
 _P_ge_Scalar_out_r = getattr(_lib, "tl_pyabi_ge_Scalar_out_r", None) or _missing_c("tl_pyabi_ge_Scalar_out_r")
 _P_ge_Tensor_out_r = getattr(_lib, "tl_pyabi_ge_Tensor_out_r", None) or _missing_c("tl_pyabi_ge_Tensor_out_r")
 _P_ge__Scalar_r = getattr(_lib, "tl_pyabi_ge__Scalar_r", None) or _missing_c("tl_pyabi_ge__Scalar_r")
@@ -1397,9 +1561,13 @@ _P_hardswish_out_r = getattr(_lib, "tl_pyabi_hardswish_out_r", None) or _missing
 _P_hardtanh__r = getattr(_lib, "tl_pyabi_hardtanh__r", None) or _missing_c("tl_pyabi_hardtanh__r")
 _P_hardtanh_backward_grad_input_r = getattr(_lib, "tl_pyabi_hardtanh_backward_grad_input_r", None) or _missing_c("tl_pyabi_hardtanh_backward_grad_input_r")
 _P_hardtanh_out_r = getattr(_lib, "tl_pyabi_hardtanh_out_r", None) or _missing_c("tl_pyabi_hardtanh_out_r")
+_P_heaviside__r = getattr(_lib, "tl_pyabi_heaviside__r", None) or _missing_c("tl_pyabi_heaviside__r")
+_P_heaviside_out_r = getattr(_lib, "tl_pyabi_heaviside_out_r", None) or _missing_c("tl_pyabi_heaviside_out_r")
 _P_hstack_out_r = getattr(_lib, "tl_pyabi_hstack_out_r", None) or _missing_c("tl_pyabi_hstack_out_r")
 _P_hypot__r = getattr(_lib, "tl_pyabi_hypot__r", None) or _missing_c("tl_pyabi_hypot__r")
 _P_hypot_out_r = getattr(_lib, "tl_pyabi_hypot_out_r", None) or _missing_c("tl_pyabi_hypot_out_r")
+_P_i0__r = getattr(_lib, "tl_pyabi_i0__r", None) or _missing_c("tl_pyabi_i0__r")
+_P_i0_out_r = getattr(_lib, "tl_pyabi_i0_out_r", None) or _missing_c("tl_pyabi_i0_out_r")
 _P_index_Tensor_out_r = getattr(_lib, "tl_pyabi_index_Tensor_out_r", None) or _missing_c("tl_pyabi_index_Tensor_out_r")
 _P_index_add__r = getattr(_lib, "tl_pyabi_index_add__r", None) or _missing_c("tl_pyabi_index_add__r")
 _P_index_add_out_r = getattr(_lib, "tl_pyabi_index_add_out_r", None) or _missing_c("tl_pyabi_index_add_out_r")
@@ -1409,6 +1577,10 @@ _P_index_fill__int_Scalar_r = getattr(_lib, "tl_pyabi_index_fill__int_Scalar_r",
 _P_index_put__r = getattr(_lib, "tl_pyabi_index_put__r", None) or _missing_c("tl_pyabi_index_put__r")
 _P_index_put_out_r = getattr(_lib, "tl_pyabi_index_put_out_r", None) or _missing_c("tl_pyabi_index_put_out_r")
 _P_index_select_out_r = getattr(_lib, "tl_pyabi_index_select_out_r", None) or _missing_c("tl_pyabi_index_select_out_r")
+_P_lcm__r = getattr(_lib, "tl_pyabi_lcm__r", None) or _missing_c("tl_pyabi_lcm__r")
+_P_lcm_out_r = getattr(_lib, "tl_pyabi_lcm_out_r", None) or _missing_c("tl_pyabi_lcm_out_r")
+_P_ldexp__r = getattr(_lib, "tl_pyabi_ldexp__r", None) or _missing_c("tl_pyabi_ldexp__r")
+_P_ldexp_out_r = getattr(_lib, "tl_pyabi_ldexp_out_r", None) or _missing_c("tl_pyabi_ldexp_out_r")
 _P_le_Scalar_out_r = getattr(_lib, "tl_pyabi_le_Scalar_out_r", None) or _missing_c("tl_pyabi_le_Scalar_out_r")
 _P_le_Tensor_out_r = getattr(_lib, "tl_pyabi_le_Tensor_out_r", None) or _missing_c("tl_pyabi_le_Tensor_out_r")
 _P_le__Scalar_r = getattr(_lib, "tl_pyabi_le__Scalar_r", None) or _missing_c("tl_pyabi_le__Scalar_r")
@@ -1420,6 +1592,8 @@ _P_lerp_Scalar_out_r = getattr(_lib, "tl_pyabi_lerp_Scalar_out_r", None) or _mis
 _P_lerp_Tensor_out_r = getattr(_lib, "tl_pyabi_lerp_Tensor_out_r", None) or _missing_c("tl_pyabi_lerp_Tensor_out_r")
 _P_lerp__Scalar_r = getattr(_lib, "tl_pyabi_lerp__Scalar_r", None) or _missing_c("tl_pyabi_lerp__Scalar_r")
 _P_lerp__Tensor_r = getattr(_lib, "tl_pyabi_lerp__Tensor_r", None) or _missing_c("tl_pyabi_lerp__Tensor_r")
+_P_lgamma__r = getattr(_lib, "tl_pyabi_lgamma__r", None) or _missing_c("tl_pyabi_lgamma__r")
+_P_lgamma_out_r = getattr(_lib, "tl_pyabi_lgamma_out_r", None) or _missing_c("tl_pyabi_lgamma_out_r")
 _P_linalg_matrix_norm_out_r = getattr(_lib, "tl_pyabi_linalg_matrix_norm_out_r", None) or _missing_c("tl_pyabi_linalg_matrix_norm_out_r")
 _P_linalg_matrix_norm_str_ord_out_r = getattr(_lib, "tl_pyabi_linalg_matrix_norm_str_ord_out_r", None) or _missing_c("tl_pyabi_linalg_matrix_norm_str_ord_out_r")
 _P_linalg_norm_ord_str_out_r = getattr(_lib, "tl_pyabi_linalg_norm_ord_str_out_r", None) or _missing_c("tl_pyabi_linalg_norm_ord_str_out_r")
@@ -1436,6 +1610,8 @@ _P_log2_out_r = getattr(_lib, "tl_pyabi_log2_out_r", None) or _missing_c("tl_pya
 _P_log__r = getattr(_lib, "tl_pyabi_log__r", None) or _missing_c("tl_pyabi_log__r")
 _P_log_out_r = getattr(_lib, "tl_pyabi_log_out_r", None) or _missing_c("tl_pyabi_log_out_r")
 _P_log_softmax_int_out_r = getattr(_lib, "tl_pyabi_log_softmax_int_out_r", None) or _missing_c("tl_pyabi_log_softmax_int_out_r")
+_P_logaddexp2_out_r = getattr(_lib, "tl_pyabi_logaddexp2_out_r", None) or _missing_c("tl_pyabi_logaddexp2_out_r")
+_P_logaddexp_out_r = getattr(_lib, "tl_pyabi_logaddexp_out_r", None) or _missing_c("tl_pyabi_logaddexp_out_r")
 _P_logical_and__r = getattr(_lib, "tl_pyabi_logical_and__r", None) or _missing_c("tl_pyabi_logical_and__r")
 _P_logical_and_out_r = getattr(_lib, "tl_pyabi_logical_and_out_r", None) or _missing_c("tl_pyabi_logical_and_out_r")
 _P_logical_not__r = getattr(_lib, "tl_pyabi_logical_not__r", None) or _missing_c("tl_pyabi_logical_not__r")
@@ -1476,6 +1652,8 @@ _P_mul__Tensor_r = getattr(_lib, "tl_pyabi_mul__Tensor_r", None) or _missing_c("
 _P_mul_out_n_other_r = getattr(_lib, "tl_pyabi_mul_out_n_other_r", None) or _missing_c("tl_pyabi_mul_out_n_other_r")
 _P_mul_out_r = getattr(_lib, "tl_pyabi_mul_out_r", None) or _missing_c("tl_pyabi_mul_out_r")
 _P_mv_out_r = getattr(_lib, "tl_pyabi_mv_out_r", None) or _missing_c("tl_pyabi_mv_out_r")
+_P_mvlgamma__r = getattr(_lib, "tl_pyabi_mvlgamma__r", None) or _missing_c("tl_pyabi_mvlgamma__r")
+_P_mvlgamma_out_r = getattr(_lib, "tl_pyabi_mvlgamma_out_r", None) or _missing_c("tl_pyabi_mvlgamma_out_r")
 _P_nan_to_num__r = getattr(_lib, "tl_pyabi_nan_to_num__r", None) or _missing_c("tl_pyabi_nan_to_num__r")
 _P_nan_to_num_out_r = getattr(_lib, "tl_pyabi_nan_to_num_out_r", None) or _missing_c("tl_pyabi_nan_to_num_out_r")
 _P_ne_Scalar_out_r = getattr(_lib, "tl_pyabi_ne_Scalar_out_r", None) or _missing_c("tl_pyabi_ne_Scalar_out_r")
@@ -1484,17 +1662,23 @@ _P_ne__Scalar_r = getattr(_lib, "tl_pyabi_ne__Scalar_r", None) or _missing_c("tl
 _P_ne__Tensor_r = getattr(_lib, "tl_pyabi_ne__Tensor_r", None) or _missing_c("tl_pyabi_ne__Tensor_r")
 _P_neg__r = getattr(_lib, "tl_pyabi_neg__r", None) or _missing_c("tl_pyabi_neg__r")
 _P_neg_out_r = getattr(_lib, "tl_pyabi_neg_out_r", None) or _missing_c("tl_pyabi_neg_out_r")
+_P_nextafter__r = getattr(_lib, "tl_pyabi_nextafter__r", None) or _missing_c("tl_pyabi_nextafter__r")
+_P_nextafter_out_r = getattr(_lib, "tl_pyabi_nextafter_out_r", None) or _missing_c("tl_pyabi_nextafter_out_r")
 _P_nll_loss_backward_grad_input_r = getattr(_lib, "tl_pyabi_nll_loss_backward_grad_input_r", None) or _missing_c("tl_pyabi_nll_loss_backward_grad_input_r")
 _P_nll_loss_out_r = getattr(_lib, "tl_pyabi_nll_loss_out_r", None) or _missing_c("tl_pyabi_nll_loss_out_r")
 _P_nonzero_out_r = getattr(_lib, "tl_pyabi_nonzero_out_r", None) or _missing_c("tl_pyabi_nonzero_out_r")
 _P_ones_out_r = getattr(_lib, "tl_pyabi_ones_out_r", None) or _missing_c("tl_pyabi_ones_out_r")
 _P_outer_out_r = getattr(_lib, "tl_pyabi_outer_out_r", None) or _missing_c("tl_pyabi_outer_out_r")
+_P_polygamma__r = getattr(_lib, "tl_pyabi_polygamma__r", None) or _missing_c("tl_pyabi_polygamma__r")
+_P_polygamma_out_r = getattr(_lib, "tl_pyabi_polygamma_out_r", None) or _missing_c("tl_pyabi_polygamma_out_r")
 _P_pow_Scalar_out_r = getattr(_lib, "tl_pyabi_pow_Scalar_out_r", None) or _missing_c("tl_pyabi_pow_Scalar_out_r")
 _P_pow_Tensor_Scalar_out_r = getattr(_lib, "tl_pyabi_pow_Tensor_Scalar_out_r", None) or _missing_c("tl_pyabi_pow_Tensor_Scalar_out_r")
 _P_pow_Tensor_Tensor_out_r = getattr(_lib, "tl_pyabi_pow_Tensor_Tensor_out_r", None) or _missing_c("tl_pyabi_pow_Tensor_Tensor_out_r")
 _P_pow__Scalar_r = getattr(_lib, "tl_pyabi_pow__Scalar_r", None) or _missing_c("tl_pyabi_pow__Scalar_r")
 _P_pow__Tensor_r = getattr(_lib, "tl_pyabi_pow__Tensor_r", None) or _missing_c("tl_pyabi_pow__Tensor_r")
 _P_prod_int_out_r = getattr(_lib, "tl_pyabi_prod_int_out_r", None) or _missing_c("tl_pyabi_prod_int_out_r")
+_P_rad2deg__r = getattr(_lib, "tl_pyabi_rad2deg__r", None) or _missing_c("tl_pyabi_rad2deg__r")
+_P_rad2deg_out_r = getattr(_lib, "tl_pyabi_rad2deg_out_r", None) or _missing_c("tl_pyabi_rad2deg_out_r")
 _P_rand_generator_out_r = getattr(_lib, "tl_pyabi_rand_generator_out_r", None) or _missing_c("tl_pyabi_rand_generator_out_r")
 _P_rand_out_r = getattr(_lib, "tl_pyabi_rand_out_r", None) or _missing_c("tl_pyabi_rand_out_r")
 _P_randn_generator_out_r = getattr(_lib, "tl_pyabi_randn_generator_out_r", None) or _missing_c("tl_pyabi_randn_generator_out_r")
@@ -1535,6 +1719,8 @@ _P_silu_backward_grad_input_r = getattr(_lib, "tl_pyabi_silu_backward_grad_input
 _P_silu_out_r = getattr(_lib, "tl_pyabi_silu_out_r", None) or _missing_c("tl_pyabi_silu_out_r")
 _P_sin__r = getattr(_lib, "tl_pyabi_sin__r", None) or _missing_c("tl_pyabi_sin__r")
 _P_sin_out_r = getattr(_lib, "tl_pyabi_sin_out_r", None) or _missing_c("tl_pyabi_sin_out_r")
+_P_sinc__r = getattr(_lib, "tl_pyabi_sinc__r", None) or _missing_c("tl_pyabi_sinc__r")
+_P_sinc_out_r = getattr(_lib, "tl_pyabi_sinc_out_r", None) or _missing_c("tl_pyabi_sinc_out_r")
 _P_sinh__r = getattr(_lib, "tl_pyabi_sinh__r", None) or _missing_c("tl_pyabi_sinh__r")
 _P_sinh_out_r = getattr(_lib, "tl_pyabi_sinh_out_r", None) or _missing_c("tl_pyabi_sinh_out_r")
 _P_softmax_int_out_r = getattr(_lib, "tl_pyabi_softmax_int_out_r", None) or _missing_c("tl_pyabi_softmax_int_out_r")
@@ -1542,6 +1728,31 @@ _P_softplus_backward_grad_input_r = getattr(_lib, "tl_pyabi_softplus_backward_gr
 _P_softplus_out_r = getattr(_lib, "tl_pyabi_softplus_out_r", None) or _missing_c("tl_pyabi_softplus_out_r")
 _P_softshrink_backward_grad_input_r = getattr(_lib, "tl_pyabi_softshrink_backward_grad_input_r", None) or _missing_c("tl_pyabi_softshrink_backward_grad_input_r")
 _P_softshrink_out_r = getattr(_lib, "tl_pyabi_softshrink_out_r", None) or _missing_c("tl_pyabi_softshrink_out_r")
+_P_special_digamma_out_r = getattr(_lib, "tl_pyabi_special_digamma_out_r", None) or _missing_c("tl_pyabi_special_digamma_out_r")
+_P_special_entr_out_r = getattr(_lib, "tl_pyabi_special_entr_out_r", None) or _missing_c("tl_pyabi_special_entr_out_r")
+_P_special_erf_out_r = getattr(_lib, "tl_pyabi_special_erf_out_r", None) or _missing_c("tl_pyabi_special_erf_out_r")
+_P_special_erfc_out_r = getattr(_lib, "tl_pyabi_special_erfc_out_r", None) or _missing_c("tl_pyabi_special_erfc_out_r")
+_P_special_erfinv_out_r = getattr(_lib, "tl_pyabi_special_erfinv_out_r", None) or _missing_c("tl_pyabi_special_erfinv_out_r")
+_P_special_exp2_out_r = getattr(_lib, "tl_pyabi_special_exp2_out_r", None) or _missing_c("tl_pyabi_special_exp2_out_r")
+_P_special_expit_out_r = getattr(_lib, "tl_pyabi_special_expit_out_r", None) or _missing_c("tl_pyabi_special_expit_out_r")
+_P_special_expm1_out_r = getattr(_lib, "tl_pyabi_special_expm1_out_r", None) or _missing_c("tl_pyabi_special_expm1_out_r")
+_P_special_gammaln_out_r = getattr(_lib, "tl_pyabi_special_gammaln_out_r", None) or _missing_c("tl_pyabi_special_gammaln_out_r")
+_P_special_i0_out_r = getattr(_lib, "tl_pyabi_special_i0_out_r", None) or _missing_c("tl_pyabi_special_i0_out_r")
+_P_special_i1_out_r = getattr(_lib, "tl_pyabi_special_i1_out_r", None) or _missing_c("tl_pyabi_special_i1_out_r")
+_P_special_log1p_out_r = getattr(_lib, "tl_pyabi_special_log1p_out_r", None) or _missing_c("tl_pyabi_special_log1p_out_r")
+_P_special_logit_out_r = getattr(_lib, "tl_pyabi_special_logit_out_r", None) or _missing_c("tl_pyabi_special_logit_out_r")
+_P_special_logsumexp_out_r = getattr(_lib, "tl_pyabi_special_logsumexp_out_r", None) or _missing_c("tl_pyabi_special_logsumexp_out_r")
+_P_special_ndtr_out_r = getattr(_lib, "tl_pyabi_special_ndtr_out_r", None) or _missing_c("tl_pyabi_special_ndtr_out_r")
+_P_special_polygamma_out_r = getattr(_lib, "tl_pyabi_special_polygamma_out_r", None) or _missing_c("tl_pyabi_special_polygamma_out_r")
+_P_special_psi_out_r = getattr(_lib, "tl_pyabi_special_psi_out_r", None) or _missing_c("tl_pyabi_special_psi_out_r")
+_P_special_round_out_r = getattr(_lib, "tl_pyabi_special_round_out_r", None) or _missing_c("tl_pyabi_special_round_out_r")
+_P_special_sinc_out_r = getattr(_lib, "tl_pyabi_special_sinc_out_r", None) or _missing_c("tl_pyabi_special_sinc_out_r")
+_P_special_xlog1py_other_scalar_out_r = getattr(_lib, "tl_pyabi_special_xlog1py_other_scalar_out_r", None) or _missing_c("tl_pyabi_special_xlog1py_other_scalar_out_r")
+_P_special_xlog1py_out_r = getattr(_lib, "tl_pyabi_special_xlog1py_out_r", None) or _missing_c("tl_pyabi_special_xlog1py_out_r")
+_P_special_xlog1py_self_scalar_out_r = getattr(_lib, "tl_pyabi_special_xlog1py_self_scalar_out_r", None) or _missing_c("tl_pyabi_special_xlog1py_self_scalar_out_r")
+_P_special_xlogy_other_scalar_out_r = getattr(_lib, "tl_pyabi_special_xlogy_other_scalar_out_r", None) or _missing_c("tl_pyabi_special_xlogy_other_scalar_out_r")
+_P_special_xlogy_out_r = getattr(_lib, "tl_pyabi_special_xlogy_out_r", None) or _missing_c("tl_pyabi_special_xlogy_out_r")
+_P_special_xlogy_self_scalar_out_r = getattr(_lib, "tl_pyabi_special_xlogy_self_scalar_out_r", None) or _missing_c("tl_pyabi_special_xlogy_self_scalar_out_r")
 _P_sqrt__r = getattr(_lib, "tl_pyabi_sqrt__r", None) or _missing_c("tl_pyabi_sqrt__r")
 _P_sqrt_out_r = getattr(_lib, "tl_pyabi_sqrt_out_r", None) or _missing_c("tl_pyabi_sqrt_out_r")
 _P_stack_out_r = getattr(_lib, "tl_pyabi_stack_out_r", None) or _missing_c("tl_pyabi_stack_out_r")
@@ -1571,6 +1782,11 @@ _P_var_correction_out_r = getattr(_lib, "tl_pyabi_var_correction_out_r", None) o
 _P_var_out_r = getattr(_lib, "tl_pyabi_var_out_r", None) or _missing_c("tl_pyabi_var_out_r")
 _P_vstack_out_r = getattr(_lib, "tl_pyabi_vstack_out_r", None) or _missing_c("tl_pyabi_vstack_out_r")
 _P_where_self_out_r = getattr(_lib, "tl_pyabi_where_self_out_r", None) or _missing_c("tl_pyabi_where_self_out_r")
+_P_xlogy_OutScalar_Other_r = getattr(_lib, "tl_pyabi_xlogy_OutScalar_Other_r", None) or _missing_c("tl_pyabi_xlogy_OutScalar_Other_r")
+_P_xlogy_OutScalar_Self_r = getattr(_lib, "tl_pyabi_xlogy_OutScalar_Self_r", None) or _missing_c("tl_pyabi_xlogy_OutScalar_Self_r")
+_P_xlogy_OutTensor_r = getattr(_lib, "tl_pyabi_xlogy_OutTensor_r", None) or _missing_c("tl_pyabi_xlogy_OutTensor_r")
+_P_xlogy__Scalar_Other_r = getattr(_lib, "tl_pyabi_xlogy__Scalar_Other_r", None) or _missing_c("tl_pyabi_xlogy__Scalar_Other_r")
+_P_xlogy__Tensor_r = getattr(_lib, "tl_pyabi_xlogy__Tensor_r", None) or _missing_c("tl_pyabi_xlogy__Tensor_r")
 _P_zero__r = getattr(_lib, "tl_pyabi_zero__r", None) or _missing_c("tl_pyabi_zero__r")
 _P_zeros_out_r = getattr(_lib, "tl_pyabi_zeros_out_r", None) or _missing_c("tl_pyabi_zeros_out_r")
 
@@ -6477,6 +6693,56 @@ def cumsum(input, dim, *, dtype=None, out=None):
     return out
 
 
+# yaml/native_functions.yaml: deg2rad(Tensor self) -> Tensor
+# yaml/native_functions.yaml: deg2rad.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_deg2rad = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def deg2rad(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(deg2rad, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('deg2rad', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_deg2rad(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('deg2rad', 'out', 0, 'Tensor', out)
+    rc_ = _P_deg2rad_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: deg2rad_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_deg2rad_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def deg2rad_(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(deg2rad_, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('deg2rad_', 'input', 1, 'Tensor', input)
+    rc_ = _P_deg2rad__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
 # yaml/native_functions.yaml: diag(Tensor self, int diagonal=0) -> Tensor
 _SIGS_diag = (
     ('(Tensor input, int diagonal = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('diagonal', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -6600,6 +6866,37 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: digamma(Tensor self) -> Tensor
+# yaml/native_functions.yaml: digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_digamma = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def digamma(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(digamma, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('digamma', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_digamma(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('digamma', 'out', 0, 'Tensor', out)
+    rc_ = _P_digamma_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: div.Tensor(Tensor self, Tensor other) -> Tensor
@@ -7261,6 +7558,37 @@ def erfc_(input):
     return input
 
 
+# yaml/native_functions.yaml: erfinv(Tensor self) -> Tensor
+# yaml/native_functions.yaml: erfinv.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_erfinv = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def erfinv(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(erfinv, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('erfinv', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_erfinv(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('erfinv', 'out', 0, 'Tensor', out)
+    rc_ = _P_erfinv_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: exp(Tensor self) -> Tensor
 # yaml/native_functions.yaml: exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_exp = (
@@ -7666,6 +7994,115 @@ def flip(input, dims):
     return r_
 
 
+# yaml/native_functions.yaml: float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+# yaml/native_functions.yaml: float_power.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: float_power.Scalar(Scalar self, Tensor exponent) -> Tensor
+# yaml/native_functions.yaml: float_power.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
+# yaml/native_functions.yaml: float_power.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_float_power = (
+    ('(Tensor input, Tensor exponent, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('exponent', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number input, Tensor exponent, *, Tensor out = None)', (('input', lambda x: _is_scalar(x)), ('exponent', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number exponent, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('exponent', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_float_power_0 = {'input': lambda x: isinstance(x, _Tensor), 'exponent': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_float_power_1 = {'input': lambda x: _is_scalar(x), 'exponent': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_float_power_2 = {'input': lambda x: isinstance(x, _Tensor), 'exponent': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implfloat_power_0(input, exponent, *, out=None):
+    '(Tensor input, Tensor exponent, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('float_power', 'input', 1, 'Tensor', input)
+    if exponent.__class__ is not _Tensor:
+        if not isinstance(exponent, _Tensor):
+            raise _arg_error('float_power', 'exponent', 2, 'Tensor', exponent)
+    if out is None:
+        h_ = _C_float_power_Tensor_Tensor(input._p, exponent._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('float_power', 'out', 0, 'Tensor', out)
+    rc_ = _P_float_power_Tensor_Tensor_out_r(input._p, exponent._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implfloat_power_1(input, exponent, *, out=None):
+    '(Number input, Tensor exponent, *, Tensor out = None)'
+    input_c = _SC_INT.get(input) if input.__class__ is int else None
+    if input_c is None:
+        input_c = _cv_scalar(input)
+        if input_c is _BAD:
+            raise _arg_error('float_power', 'input', 1, 'Number', input)
+    if exponent.__class__ is not _Tensor:
+        if not isinstance(exponent, _Tensor):
+            raise _arg_error('float_power', 'exponent', 2, 'Tensor', exponent)
+    if out is None:
+        h_ = _C_float_power_Scalar(input_c, exponent._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('float_power', 'out', 0, 'Tensor', out)
+    rc_ = _P_float_power_Scalar_out_r(input_c, exponent._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implfloat_power_2(input, exponent, *, out=None):
+    '(Tensor input, Number exponent, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('float_power', 'input', 1, 'Tensor', input)
+    exponent_c = _SC_INT.get(exponent) if exponent.__class__ is int else None
+    if exponent_c is None:
+        exponent_c = _cv_scalar(exponent)
+        if exponent_c is _BAD:
+            raise _arg_error('float_power', 'exponent', 2, 'Number', exponent)
+    if out is None:
+        h_ = _C_float_power_Tensor_Scalar(input._p, exponent_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('float_power', 'out', 0, 'Tensor', out)
+    rc_ = _P_float_power_Tensor_Scalar_out_r(input._p, exponent_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def float_power(*args, **kwargs):
+    '(Tensor input, Tensor exponent, *, Tensor out = None) | (Number input, Tensor exponent, *, Tensor out = None) | (Tensor input, Number exponent, *, Tensor out = None)'
+    if _TF and (r_ := _tf(float_power, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_float_power_0, ('input', 'exponent', )[:n])):
+        return _implfloat_power_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_float_power_1, ('input', 'exponent', )[:n])):
+        return _implfloat_power_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_float_power_2, ('input', 'exponent', )[:n])):
+        return _implfloat_power_2(*args, **kwargs)
+    raise _invalid_combination('float_power', args, kwargs, _SIGS_float_power)
+
+
 # yaml/native_functions.yaml: floor(Tensor self) -> Tensor
 # yaml/native_functions.yaml: floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_floor = (
@@ -7789,6 +8226,74 @@ def floor_divide(*args, **kwargs):
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_floor_divide_1, ('input', 'other', )[:n])):
         return _implfloor_divide_1(*args, **kwargs)
     raise _invalid_combination('floor_divide', args, kwargs, _SIGS_floor_divide)
+
+
+# yaml/native_functions.yaml: fmax(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_fmax = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def fmax(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(fmax, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('fmax', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('fmax', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_fmax(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('fmax', 'out', 0, 'Tensor', out)
+    rc_ = _P_fmax_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: fmin(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_fmin = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def fmin(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(fmin, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('fmin', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('fmin', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_fmin(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('fmin', 'out', 0, 'Tensor', out)
+    rc_ = _P_fmin_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: fmod.Scalar(Tensor self, Scalar other) -> Tensor
@@ -7915,6 +8420,32 @@ def frac_(input):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
+# yaml/native_functions.yaml: frexp.Tensor_out(Tensor self, *, Tensor(a!) mantissa, Tensor(b!) exponent) -> (Tensor(a!) mantissa, Tensor(b!) exponent)
+_SIGS_frexp = (
+    ('(Tensor input, *, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, (tuple, list))),), False),
+)
+
+
+def frexp(input, *, out=None):
+    '(Tensor input, *, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(frexp, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('frexp', 'input', 1, 'Tensor', input)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_frexp_Tensor(input._p, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'frexp', ('mantissa', 'exponent'))
+    _check_out_tuple(out, 2, 1)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_frexp_Tensor_out(input._p, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    return _out_tuple_result(out, 'frexp_out', ('mantissa', 'exponent'))
 
 
 # yaml/native_functions.yaml: full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -8092,6 +8623,62 @@ def gather_backward(grad, input, dim, index, sparse_grad):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: gcd(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: gcd.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_gcd = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def gcd(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(gcd, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('gcd', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('gcd', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_gcd(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('gcd', 'out', 0, 'Tensor', out)
+    rc_ = _P_gcd_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: gcd_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS_gcd_ = (
+    ('(Tensor input, Tensor other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def gcd_(input, other):
+    '(Tensor input, Tensor other)'
+    if _TF and (r_ := _tf(gcd_, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('gcd_', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('gcd_', 'other', 2, 'Tensor', other)
+    rc_ = _P_gcd__r(input._p, other._p)
+    if rc_:
+        _after(rc_)
+    return input
 
 
 # yaml/native_functions.yaml: ge.Tensor(Tensor self, Tensor other) -> Tensor
@@ -8393,6 +8980,40 @@ def hardshrink_backward(grad_out, input, lambd, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: heaviside(Tensor self, Tensor values) -> Tensor
+# yaml/native_functions.yaml: heaviside.out(Tensor self, Tensor values, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_heaviside = (
+    ('(Tensor input, Tensor values, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('values', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def heaviside(input, values, *, out=None):
+    '(Tensor input, Tensor values, *, Tensor out = None)'
+    if _TF and (r_ := _tf(heaviside, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('heaviside', 'input', 1, 'Tensor', input)
+    if values.__class__ is not _Tensor:
+        if not isinstance(values, _Tensor):
+            raise _arg_error('heaviside', 'values', 2, 'Tensor', values)
+    if out is None:
+        h_ = _C_heaviside(input._p, values._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('heaviside', 'out', 0, 'Tensor', out)
+    rc_ = _P_heaviside_out_r(input._p, values._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: hstack(Tensor[] tensors) -> Tensor
 # yaml/native_functions.yaml: hstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_hstack = (
@@ -8456,6 +9077,56 @@ def hypot(input, other, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: i0(Tensor self) -> Tensor
+# yaml/native_functions.yaml: i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_i0 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def i0(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(i0, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('i0', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_i0(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('i0', 'out', 0, 'Tensor', out)
+    rc_ = _P_i0_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: i0_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_i0_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def i0_(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(i0_, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('i0_', 'input', 1, 'Tensor', input)
+    rc_ = _P_i0__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
 
 
 # yaml/native_functions.yaml: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
@@ -8969,6 +9640,118 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn
     return r_
 
 
+# yaml/native_functions.yaml: lcm(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: lcm.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_lcm = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def lcm(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(lcm, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('lcm', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('lcm', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_lcm(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('lcm', 'out', 0, 'Tensor', out)
+    rc_ = _P_lcm_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: lcm_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS_lcm_ = (
+    ('(Tensor input, Tensor other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def lcm_(input, other):
+    '(Tensor input, Tensor other)'
+    if _TF and (r_ := _tf(lcm_, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('lcm_', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('lcm_', 'other', 2, 'Tensor', other)
+    rc_ = _P_lcm__r(input._p, other._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: ldexp.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: ldexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_ldexp = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def ldexp(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(ldexp, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('ldexp', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('ldexp', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_ldexp_Tensor(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('ldexp', 'out', 0, 'Tensor', out)
+    rc_ = _P_ldexp_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS_ldexp_ = (
+    ('(Tensor input, Tensor other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def ldexp_(input, other):
+    '(Tensor input, Tensor other)'
+    if _TF and (r_ := _tf(ldexp_, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('ldexp_', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('ldexp_', 'other', 2, 'Tensor', other)
+    rc_ = _P_ldexp__r(input._p, other._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
 # yaml/native_functions.yaml: le.Tensor(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: le.Scalar(Tensor self, Scalar other) -> Tensor
@@ -9125,6 +9908,37 @@ def lerp(*args, **kwargs):
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'end' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'weight' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_lerp_1, ('input', 'end', 'weight', )[:n])):
         return _impllerp_1(*args, **kwargs)
     raise _invalid_combination('lerp', args, kwargs, _SIGS_lerp)
+
+
+# yaml/native_functions.yaml: lgamma(Tensor self) -> Tensor
+# yaml/native_functions.yaml: lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_lgamma = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def lgamma(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(lgamma, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('lgamma', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_lgamma(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('lgamma', 'out', 0, 'Tensor', out)
+    rc_ = _P_lgamma_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -9407,6 +10221,74 @@ def log_softmax(input, dim, dtype=None, *, out=None):
     if not isinstance(out, _Tensor):
         raise _arg_error('log_softmax', 'out', 0, 'Tensor', out)
     rc_ = _P_log_softmax_int_out_r(input._p, dim_c, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: logaddexp(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_logaddexp = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def logaddexp(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(logaddexp, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('logaddexp', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('logaddexp', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_logaddexp(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('logaddexp', 'out', 0, 'Tensor', out)
+    rc_ = _P_logaddexp_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: logaddexp2(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: logaddexp2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_logaddexp2 = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def logaddexp2(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(logaddexp2, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('logaddexp2', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('logaddexp2', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_logaddexp2(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('logaddexp2', 'out', 0, 'Tensor', out)
+    rc_ = _P_logaddexp2_out_r(input._p, other._p, out._p)
     if rc_:
         _after(rc_)
     return out
@@ -10709,6 +11591,40 @@ def mv(input, vec, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: mvlgamma(Tensor self, int p) -> Tensor
+# yaml/native_functions.yaml: mvlgamma.out(Tensor self, int p, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_mvlgamma = (
+    ('(Tensor input, int p, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def mvlgamma(input, p, *, out=None):
+    '(Tensor input, int p, *, Tensor out = None)'
+    if _TF and (r_ := _tf(mvlgamma, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('mvlgamma', 'input', 1, 'Tensor', input)
+    p_c = _cv_int(p)
+    if p_c is _BAD:
+        raise _arg_error('mvlgamma', 'p', 2, 'int', p)
+    if out is None:
+        h_ = _C_mvlgamma(input._p, p_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('mvlgamma', 'out', 0, 'Tensor', out)
+    rc_ = _P_mvlgamma_out_r(input._p, p_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
 # yaml/native_functions.yaml: nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_nan_to_num = (
@@ -11263,6 +12179,40 @@ def neg_(input):
     return input
 
 
+# yaml/native_functions.yaml: nextafter(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_nextafter = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def nextafter(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(nextafter, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nextafter', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('nextafter', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_nextafter(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('nextafter', 'out', 0, 'Tensor', out)
+    rc_ = _P_nextafter_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: nonzero(Tensor self) -> Tensor
 # yaml/native_functions.yaml: nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_nonzero = (
@@ -11452,6 +12402,40 @@ def permute(input, dims):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: polygamma(int n, Tensor self) -> Tensor
+# yaml/native_functions.yaml: polygamma.out(int n, Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_polygamma = (
+    ('(int n, Tensor input, *, Tensor out = None)', (('n', lambda x: _cv_int(x) is not _BAD), ('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def polygamma(n, input, *, out=None):
+    '(int n, Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(polygamma, locals())) is not _GO:
+        return r_
+    n_c = _cv_int(n)
+    if n_c is _BAD:
+        raise _arg_error('polygamma', 'n', 1, 'int', n)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('polygamma', 'input', 2, 'Tensor', input)
+    if out is None:
+        h_ = _C_polygamma(n_c, input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('polygamma', 'out', 0, 'Tensor', out)
+    rc_ = _P_polygamma_out_r(n_c, input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
@@ -11659,6 +12643,56 @@ def prod(*args, **kwargs):
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_prod_1, ('input', 'dim', 'keepdim', )[:n])):
         return _implprod_1(*args, **kwargs)
     raise _invalid_combination('prod', args, kwargs, _SIGS_prod)
+
+
+# yaml/native_functions.yaml: rad2deg(Tensor self) -> Tensor
+# yaml/native_functions.yaml: rad2deg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_rad2deg = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def rad2deg(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(rad2deg, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('rad2deg', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_rad2deg(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('rad2deg', 'out', 0, 'Tensor', out)
+    rc_ = _P_rad2deg_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: rad2deg_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_rad2deg_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def rad2deg_(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(rad2deg_, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('rad2deg_', 'input', 1, 'Tensor', input)
+    rc_ = _P_rad2deg__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
 
 
 # yaml/native_functions.yaml: rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -13230,6 +14264,56 @@ def sin_(input):
         if not isinstance(input, _Tensor):
             raise _arg_error('sin_', 'input', 1, 'Tensor', input)
     rc_ = _P_sin__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: sinc(Tensor self) -> Tensor
+# yaml/native_functions.yaml: sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_sinc = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def sinc(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(sinc, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('sinc', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_sinc(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('sinc', 'out', 0, 'Tensor', out)
+    rc_ = _P_sinc_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: sinc_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_sinc_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def sinc_(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(sinc_, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('sinc_', 'input', 1, 'Tensor', input)
+    rc_ = _P_sinc__r(input._p)
     if rc_:
         _after(rc_)
     return input
@@ -14978,6 +16062,167 @@ def where(*args, **kwargs):
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'condition' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'input' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_where_4, ('condition', 'input', 'other', )[:n])):
         return _implwhere_4(*args, **kwargs)
     raise _invalid_combination('where', args, kwargs, _SIGS_where)
+
+
+# yaml/native_functions.yaml: xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: xlogy.OutTensor(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: xlogy.OutScalar_Self(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: xlogy.OutScalar_Other(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_xlogy = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number input, Tensor other, *, Tensor out = None)', (('input', lambda x: _is_scalar(x)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_xlogy_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_xlogy_1 = {'input': lambda x: _is_scalar(x), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_xlogy_2 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implxlogy_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('xlogy', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('xlogy', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_xlogy_Tensor(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('xlogy', 'out', 0, 'Tensor', out)
+    rc_ = _P_xlogy_OutTensor_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implxlogy_1(input, other, *, out=None):
+    '(Number input, Tensor other, *, Tensor out = None)'
+    input_c = _SC_INT.get(input) if input.__class__ is int else None
+    if input_c is None:
+        input_c = _cv_scalar(input)
+        if input_c is _BAD:
+            raise _arg_error('xlogy', 'input', 1, 'Number', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('xlogy', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_xlogy_Scalar_Self(input_c, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('xlogy', 'out', 0, 'Tensor', out)
+    rc_ = _P_xlogy_OutScalar_Self_r(input_c, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implxlogy_2(input, other, *, out=None):
+    '(Tensor input, Number other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('xlogy', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('xlogy', 'other', 2, 'Number', other)
+    if out is None:
+        h_ = _C_xlogy_Scalar_Other(input._p, other_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('xlogy', 'out', 0, 'Tensor', out)
+    rc_ = _P_xlogy_OutScalar_Other_r(input._p, other_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def xlogy(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(xlogy, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_xlogy_0, ('input', 'other', )[:n])):
+        return _implxlogy_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_xlogy_1, ('input', 'other', )[:n])):
+        return _implxlogy_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_xlogy_2, ('input', 'other', )[:n])):
+        return _implxlogy_2(*args, **kwargs)
+    raise _invalid_combination('xlogy', args, kwargs, _SIGS_xlogy)
+
+
+# yaml/native_functions.yaml: xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+# yaml/native_functions.yaml: xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)
+_SIGS_xlogy_ = (
+    ('(Tensor input, Tensor other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Tensor input, Number other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW_xlogy__0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor)}
+_KW_xlogy__1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x)}
+
+
+def _implxlogy__0(input, other):
+    '(Tensor input, Tensor other)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('xlogy_', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('xlogy_', 'other', 2, 'Tensor', other)
+    rc_ = _P_xlogy__Tensor_r(input._p, other._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+def _implxlogy__1(input, other):
+    '(Tensor input, Number other)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('xlogy_', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('xlogy_', 'other', 2, 'Number', other)
+    rc_ = _P_xlogy__Scalar_Other_r(input._p, other_c)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+def xlogy_(*args, **kwargs):
+    '(Tensor input, Tensor other) | (Tensor input, Number other)'
+    if _TF and (r_ := _tf(xlogy_, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_xlogy__0, ('input', 'other', )[:n])):
+        return _implxlogy__0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_xlogy__1, ('input', 'other', )[:n])):
+        return _implxlogy__1(*args, **kwargs)
+    raise _invalid_combination('xlogy_', args, kwargs, _SIGS_xlogy_)
 
 
 # yaml/native_functions.yaml: zero_(Tensor(a!) self) -> Tensor(a!)
@@ -17776,6 +19021,886 @@ def _linalg_linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=N
         _after(rc_)
     return out
 
+
+# yaml/native_functions.yaml: special_digamma(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_digamma = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_digamma(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_digamma, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_digamma', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_digamma(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_digamma', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_digamma_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_entr(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_entr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_entr = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_entr(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_entr, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_entr', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_entr(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_entr', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_entr_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_erf(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_erf = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_erf(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_erf, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_erf', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_erf(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_erf', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_erf_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_erfc(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_erfc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_erfc = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_erfc(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_erfc, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_erfc', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_erfc(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_erfc', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_erfc_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_erfinv(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_erfinv.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_erfinv = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_erfinv(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_erfinv, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_erfinv', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_erfinv(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_erfinv', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_erfinv_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_exp2(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_exp2 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_exp2(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_exp2, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_exp2', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_exp2(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_exp2', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_exp2_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_expit(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_expit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_expit = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_expit(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_expit, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_expit', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_expit(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_expit', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_expit_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_expm1(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_expm1 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_expm1(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_expm1, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_expm1', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_expm1(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_expm1', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_expm1_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_gammaln(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_gammaln.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_gammaln = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_gammaln(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_gammaln, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_gammaln', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_gammaln(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_gammaln', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_gammaln_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_i0(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_i0 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_i0(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_i0, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_i0', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_i0(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_i0', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_i0_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_i1(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_i1 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_i1(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_i1, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_i1', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_i1(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_i1', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_i1_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_log1p(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_log1p = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_log1p(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_log1p, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_log1p', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_log1p(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_log1p', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_log1p_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_log_softmax(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+_SIGS__special_special_log_softmax = (
+    ('(Tensor input, int dim, *, torchlet.dtype dtype = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), False),
+)
+
+
+def _special_special_log_softmax(input, dim, *, dtype=None):
+    '(Tensor input, int dim, *, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_special_special_log_softmax, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_log_softmax', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('special_log_softmax', 'dim', 2, 'int', dim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('special_log_softmax', 'dtype', 0, 'torchlet.dtype', dtype)
+    h_ = _C_special_log_softmax(input._p, dim_c, dtype_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: special_logit(Tensor self, float? eps=None) -> Tensor
+# yaml/native_functions.yaml: special_logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_logit = (
+    ('(Tensor input, float eps = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('eps', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_logit(input, eps=None, *, out=None):
+    '(Tensor input, float eps = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_logit, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_logit', 'input', 1, 'Tensor', input)
+    eps_c = _cv_opt_double(eps)
+    if eps_c is _BAD:
+        raise _arg_error('special_logit', 'eps', 2, 'float', eps)
+    if out is None:
+        h_ = _C_special_logit(input._p, eps_c[0], eps_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_logit', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_logit_out_r(input._p, eps_c[0], eps_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
+# yaml/native_functions.yaml: special_logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_logsumexp = (
+    ('(Tensor input, tuple of ints dim, bool keepdim = False, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_logsumexp(input, dim, keepdim=False, *, out=None):
+    '(Tensor input, tuple of ints dim, bool keepdim = False, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_logsumexp, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_logsumexp', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('special_logsumexp', 'dim', 2, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('special_logsumexp', 'keepdim', 3, 'bool', keepdim)
+    if out is None:
+        h_ = _C_special_logsumexp(input._p, dim_c[0], dim_c[1], keepdim_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_logsumexp', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_logsumexp_out_r(input._p, dim_c[0], dim_c[1], keepdim_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_ndtr(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_ndtr = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_ndtr(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_ndtr, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_ndtr', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_ndtr(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_ndtr', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_ndtr_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_polygamma(int n, Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_polygamma.out(int n, Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_polygamma = (
+    ('(int n, Tensor input, *, Tensor out = None)', (('n', lambda x: _cv_int(x) is not _BAD), ('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_polygamma(n, input, *, out=None):
+    '(int n, Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_polygamma, locals())) is not _GO:
+        return r_
+    n_c = _cv_int(n)
+    if n_c is _BAD:
+        raise _arg_error('special_polygamma', 'n', 1, 'int', n)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_polygamma', 'input', 2, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_polygamma(n_c, input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_polygamma', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_polygamma_out_r(n_c, input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_psi(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_psi.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_psi = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_psi(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_psi, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_psi', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_psi(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_psi', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_psi_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_round(Tensor self, *, int decimals=0) -> Tensor
+# yaml/native_functions.yaml: special_round.out(Tensor self, *, int decimals=0, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_round = (
+    ('(Tensor input, *, int decimals = 0, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('decimals', lambda x: _cv_int(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_round(input, *, decimals=0, out=None):
+    '(Tensor input, *, int decimals = 0, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_round, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_round', 'input', 1, 'Tensor', input)
+    decimals_c = _cv_int(decimals)
+    if decimals_c is _BAD:
+        raise _arg_error('special_round', 'decimals', 0, 'int', decimals)
+    if out is None:
+        h_ = _C_special_round(input._p, decimals_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_round', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_round_out_r(input._p, decimals_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_sinc(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_sinc = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_sinc(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_sinc, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_sinc', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_sinc(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_sinc', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_sinc_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+_SIGS__special_special_softmax = (
+    ('(Tensor input, int dim, torchlet.dtype dtype = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), (), False),
+)
+
+
+def _special_special_softmax(input, dim, dtype=None):
+    '(Tensor input, int dim, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_special_special_softmax, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_softmax', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('special_softmax', 'dim', 2, 'int', dim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('special_softmax', 'dtype', 3, 'torchlet.dtype', dtype)
+    h_ = _C_special_softmax(input._p, dim_c, dtype_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: special_xlog1py(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: special_xlog1py.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: special_xlog1py.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: special_xlog1py.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_xlog1py = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number input, Tensor other, *, Tensor out = None)', (('input', lambda x: _is_scalar(x)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_xlog1py_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_xlog1py_1 = {'input': lambda x: _is_scalar(x), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_xlog1py_2 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_xlog1py_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_xlog1py', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('special_xlog1py', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_special_xlog1py(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_xlog1py', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_xlog1py_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_xlog1py_1(input, other, *, out=None):
+    '(Number input, Tensor other, *, Tensor out = None)'
+    input_c = _SC_INT.get(input) if input.__class__ is int else None
+    if input_c is None:
+        input_c = _cv_scalar(input)
+        if input_c is _BAD:
+            raise _arg_error('special_xlog1py', 'input', 1, 'Number', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('special_xlog1py', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_special_xlog1py_self_scalar(input_c, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_xlog1py', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_xlog1py_self_scalar_out_r(input_c, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_xlog1py_2(input, other, *, out=None):
+    '(Tensor input, Number other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_xlog1py', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('special_xlog1py', 'other', 2, 'Number', other)
+    if out is None:
+        h_ = _C_special_xlog1py_other_scalar(input._p, other_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_xlog1py', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_xlog1py_other_scalar_out_r(input._p, other_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_xlog1py(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_xlog1py, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_xlog1py_0, ('input', 'other', )[:n])):
+        return _impl_special_special_xlog1py_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_xlog1py_1, ('input', 'other', )[:n])):
+        return _impl_special_special_xlog1py_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_xlog1py_2, ('input', 'other', )[:n])):
+        return _impl_special_special_xlog1py_2(*args, **kwargs)
+    raise _invalid_combination('special_xlog1py', args, kwargs, _SIGS__special_special_xlog1py)
+
+
+# yaml/native_functions.yaml: special_xlogy(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: special_xlogy.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_xlogy.self_scalar(Scalar self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: special_xlogy.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_xlogy.other_scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: special_xlogy.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_xlogy = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number input, Tensor other, *, Tensor out = None)', (('input', lambda x: _is_scalar(x)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_xlogy_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_xlogy_1 = {'input': lambda x: _is_scalar(x), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_xlogy_2 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_xlogy_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_xlogy', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('special_xlogy', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_special_xlogy(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_xlogy', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_xlogy_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_xlogy_1(input, other, *, out=None):
+    '(Number input, Tensor other, *, Tensor out = None)'
+    input_c = _SC_INT.get(input) if input.__class__ is int else None
+    if input_c is None:
+        input_c = _cv_scalar(input)
+        if input_c is _BAD:
+            raise _arg_error('special_xlogy', 'input', 1, 'Number', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('special_xlogy', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_special_xlogy_self_scalar(input_c, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_xlogy', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_xlogy_self_scalar_out_r(input_c, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_xlogy_2(input, other, *, out=None):
+    '(Tensor input, Number other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_xlogy', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('special_xlogy', 'other', 2, 'Number', other)
+    if out is None:
+        h_ = _C_special_xlogy_other_scalar(input._p, other_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_xlogy', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_xlogy_other_scalar_out_r(input._p, other_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_xlogy(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_xlogy, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_xlogy_0, ('input', 'other', )[:n])):
+        return _impl_special_special_xlogy_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_xlogy_1, ('input', 'other', )[:n])):
+        return _impl_special_special_xlogy_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_xlogy_2, ('input', 'other', )[:n])):
+        return _impl_special_special_xlogy_2(*args, **kwargs)
+    raise _invalid_combination('special_xlogy', args, kwargs, _SIGS__special_special_xlogy)
+
 # ------------------------------------------------------------------- methods
 
 
@@ -20482,6 +22607,42 @@ def _m_cumsum_(self, dim, *, dtype=None):
     return self
 
 
+# yaml/native_functions.yaml: deg2rad(Tensor self) -> Tensor
+_SIGS__m_deg2rad = (
+    ('()', (), (), False),
+)
+
+
+def _m_deg2rad(self):
+    '()'
+    if _TF and (r_ := _tf(_m_deg2rad, locals())) is not _GO:
+        return r_
+    h_ = _C_deg2rad(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: deg2rad_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_deg2rad_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_deg2rad_(self):
+    '()'
+    if _TF and (r_ := _tf(_m_deg2rad_, locals())) is not _GO:
+        return r_
+    rc_ = _P_deg2rad__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: diag(Tensor self, int diagonal=0) -> Tensor
 _SIGS__m_diag = (
     ('(int diagonal = 0)', (('diagonal', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -20561,6 +22722,42 @@ def _m_diagonal(self, offset=0, dim1=0, dim2=1):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: digamma(Tensor self) -> Tensor
+_SIGS__m_digamma = (
+    ('()', (), (), False),
+)
+
+
+def _m_digamma(self):
+    '()'
+    if _TF and (r_ := _tf(_m_digamma, locals())) is not _GO:
+        return r_
+    h_ = _C_digamma(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: digamma_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_digamma_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_digamma_(self):
+    '()'
+    if _TF and (r_ := _tf(_m_digamma_, locals())) is not _GO:
+        return r_
+    rc_ = _P_digamma__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
 
 
 # yaml/native_functions.yaml: div.Tensor(Tensor self, Tensor other) -> Tensor
@@ -20952,6 +23149,42 @@ def _m_erfc_(self):
     return self
 
 
+# yaml/native_functions.yaml: erfinv(Tensor self) -> Tensor
+_SIGS__m_erfinv = (
+    ('()', (), (), False),
+)
+
+
+def _m_erfinv(self):
+    '()'
+    if _TF and (r_ := _tf(_m_erfinv, locals())) is not _GO:
+        return r_
+    h_ = _C_erfinv(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: erfinv_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_erfinv_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_erfinv_(self):
+    '()'
+    if _TF and (r_ := _tf(_m_erfinv_, locals())) is not _GO:
+        return r_
+    rc_ = _P_erfinv__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: exp(Tensor self) -> Tensor
 _SIGS__m_exp = (
     ('()', (), (), False),
@@ -21233,6 +23466,106 @@ def _m_flip(self, *_args, dims=None):
     return r_
 
 
+# yaml/native_functions.yaml: float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+# yaml/native_functions.yaml: float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
+_SIGS__m_float_power = (
+    ('(Tensor exponent)', (('exponent', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number exponent)', (('exponent', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_float_power_0 = {'exponent': lambda x: isinstance(x, _Tensor)}
+_KW__m_float_power_1 = {'exponent': lambda x: _is_scalar(x)}
+
+
+def _impl_m_float_power_0(self, exponent):
+    '(Tensor exponent)'
+    if exponent.__class__ is not _Tensor:
+        if not isinstance(exponent, _Tensor):
+            raise _arg_error('float_power', 'exponent', 1, 'Tensor', exponent)
+    h_ = _C_float_power_Tensor_Tensor(self._p, exponent._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_m_float_power_1(self, exponent):
+    '(Number exponent)'
+    exponent_c = _SC_INT.get(exponent) if exponent.__class__ is int else None
+    if exponent_c is None:
+        exponent_c = _cv_scalar(exponent)
+        if exponent_c is _BAD:
+            raise _arg_error('float_power', 'exponent', 1, 'Number', exponent)
+    h_ = _C_float_power_Tensor_Scalar(self._p, exponent_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _m_float_power(self, *args, **kwargs):
+    '(Tensor exponent) | (Number exponent)'
+    if _TF and (r_ := _tf(_m_float_power, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_float_power_0, ('exponent', )[:n])):
+        return _impl_m_float_power_0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_float_power_1, ('exponent', )[:n])):
+        return _impl_m_float_power_1(self, *args, **kwargs)
+    raise _invalid_combination('float_power', args, kwargs, _SIGS__m_float_power)
+
+
+# yaml/native_functions.yaml: float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)
+# yaml/native_functions.yaml: float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)
+_SIGS__m_float_power_ = (
+    ('(Tensor exponent)', (('exponent', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number exponent)', (('exponent', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_float_power__0 = {'exponent': lambda x: isinstance(x, _Tensor)}
+_KW__m_float_power__1 = {'exponent': lambda x: _is_scalar(x)}
+
+
+def _impl_m_float_power__0(self, exponent):
+    '(Tensor exponent)'
+    if exponent.__class__ is not _Tensor:
+        if not isinstance(exponent, _Tensor):
+            raise _arg_error('float_power_', 'exponent', 1, 'Tensor', exponent)
+    rc_ = _P_float_power__Tensor_r(self._p, exponent._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_float_power__1(self, exponent):
+    '(Number exponent)'
+    exponent_c = _SC_INT.get(exponent) if exponent.__class__ is int else None
+    if exponent_c is None:
+        exponent_c = _cv_scalar(exponent)
+        if exponent_c is _BAD:
+            raise _arg_error('float_power_', 'exponent', 1, 'Number', exponent)
+    rc_ = _P_float_power__Scalar_r(self._p, exponent_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_float_power_(self, *args, **kwargs):
+    '(Tensor exponent) | (Number exponent)'
+    if _TF and (r_ := _tf(_m_float_power_, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_float_power__0, ('exponent', )[:n])):
+        return _impl_m_float_power__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'exponent' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_float_power__1, ('exponent', )[:n])):
+        return _impl_m_float_power__1(self, *args, **kwargs)
+    raise _invalid_combination('float_power_', args, kwargs, _SIGS__m_float_power_)
+
+
 # yaml/native_functions.yaml: floor(Tensor self) -> Tensor
 _SIGS__m_floor = (
     ('()', (), (), False),
@@ -21383,6 +23716,52 @@ def _m_floor_divide_(self, *args, **kwargs):
     raise _invalid_combination('floor_divide_', args, kwargs, _SIGS__m_floor_divide_)
 
 
+# yaml/native_functions.yaml: fmax(Tensor self, Tensor other) -> Tensor
+_SIGS__m_fmax = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_fmax(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_fmax, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('fmax', 'other', 1, 'Tensor', other)
+    h_ = _C_fmax(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: fmin(Tensor self, Tensor other) -> Tensor
+_SIGS__m_fmin = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_fmin(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_fmin, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('fmin', 'other', 1, 'Tensor', other)
+    h_ = _C_fmin(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: fmod.Scalar(Tensor self, Scalar other) -> Tensor
 # yaml/native_functions.yaml: fmod.Tensor(Tensor self, Tensor other) -> Tensor
 _SIGS__m_fmod = (
@@ -21519,6 +23898,21 @@ def _m_frac_(self):
     return self
 
 
+# yaml/native_functions.yaml: frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
+_SIGS__m_frexp = (
+    ('()', (), (), False),
+)
+
+
+def _m_frexp(self):
+    '()'
+    if _TF and (r_ := _tf(_m_frexp, locals())) is not _GO:
+        return r_
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_frexp_Tensor(self._p, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'frexp', ('mantissa', 'exponent'))
+
+
 # yaml/native_functions.yaml: gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 _SIGS__m_gather = (
     ('(int dim, Tensor index, *, bool sparse_grad = False)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)),), (('sparse_grad', lambda x: _cv_bool(x) is not _BAD),), False),
@@ -21546,6 +23940,48 @@ def _m_gather(self, dim, index, *, sparse_grad=False):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: gcd(Tensor self, Tensor other) -> Tensor
+_SIGS__m_gcd = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_gcd(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_gcd, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('gcd', 'other', 1, 'Tensor', other)
+    h_ = _C_gcd(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: gcd_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS__m_gcd_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_gcd_(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_gcd_, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('gcd_', 'other', 1, 'Tensor', other)
+    rc_ = _P_gcd__r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
 
 
 # yaml/native_functions.yaml: ge.Tensor(Tensor self, Tensor other) -> Tensor
@@ -21824,6 +24260,48 @@ def _m_hardshrink_backward(self, grad_out, lambd):
     return r_
 
 
+# yaml/native_functions.yaml: heaviside(Tensor self, Tensor values) -> Tensor
+_SIGS__m_heaviside = (
+    ('(Tensor values)', (('values', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_heaviside(self, values):
+    '(Tensor values)'
+    if _TF and (r_ := _tf(_m_heaviside, locals())) is not _GO:
+        return r_
+    if values.__class__ is not _Tensor:
+        if not isinstance(values, _Tensor):
+            raise _arg_error('heaviside', 'values', 1, 'Tensor', values)
+    h_ = _C_heaviside(self._p, values._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)
+_SIGS__m_heaviside_ = (
+    ('(Tensor values)', (('values', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_heaviside_(self, values):
+    '(Tensor values)'
+    if _TF and (r_ := _tf(_m_heaviside_, locals())) is not _GO:
+        return r_
+    if values.__class__ is not _Tensor:
+        if not isinstance(values, _Tensor):
+            raise _arg_error('heaviside_', 'values', 1, 'Tensor', values)
+    rc_ = _P_heaviside__r(self._p, values._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: hypot(Tensor self, Tensor other) -> Tensor
 _SIGS__m_hypot = (
     ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -21861,6 +24339,42 @@ def _m_hypot_(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('hypot_', 'other', 1, 'Tensor', other)
     rc_ = _P_hypot__r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: i0(Tensor self) -> Tensor
+_SIGS__m_i0 = (
+    ('()', (), (), False),
+)
+
+
+def _m_i0(self):
+    '()'
+    if _TF and (r_ := _tf(_m_i0, locals())) is not _GO:
+        return r_
+    h_ = _C_i0(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: i0_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_i0_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_i0_(self):
+    '()'
+    if _TF and (r_ := _tf(_m_i0_, locals())) is not _GO:
+        return r_
+    rc_ = _P_i0__r(self._p)
     if rc_:
         _after(rc_)
     return self
@@ -22237,6 +24751,90 @@ def _m_isnan(self):
     return r_
 
 
+# yaml/native_functions.yaml: lcm(Tensor self, Tensor other) -> Tensor
+_SIGS__m_lcm = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_lcm(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_lcm, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('lcm', 'other', 1, 'Tensor', other)
+    h_ = _C_lcm(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: lcm_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS__m_lcm_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_lcm_(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_lcm_, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('lcm_', 'other', 1, 'Tensor', other)
+    rc_ = _P_lcm__r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: ldexp.Tensor(Tensor self, Tensor other) -> Tensor
+_SIGS__m_ldexp = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_ldexp(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_ldexp, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('ldexp', 'other', 1, 'Tensor', other)
+    h_ = _C_ldexp_Tensor(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS__m_ldexp_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_ldexp_(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_ldexp_, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('ldexp_', 'other', 1, 'Tensor', other)
+    rc_ = _P_ldexp__r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: le.Tensor(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: le.Scalar(Tensor self, Scalar other) -> Tensor
 _SIGS__m_le = (
@@ -22449,6 +25047,42 @@ def _m_lerp_(self, *args, **kwargs):
     raise _invalid_combination('lerp_', args, kwargs, _SIGS__m_lerp_)
 
 
+# yaml/native_functions.yaml: lgamma(Tensor self) -> Tensor
+_SIGS__m_lgamma = (
+    ('()', (), (), False),
+)
+
+
+def _m_lgamma(self):
+    '()'
+    if _TF and (r_ := _tf(_m_lgamma, locals())) is not _GO:
+        return r_
+    h_ = _C_lgamma(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: lgamma_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_lgamma_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_lgamma_(self):
+    '()'
+    if _TF and (r_ := _tf(_m_lgamma_, locals())) is not _GO:
+        return r_
+    rc_ = _P_lgamma__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: log(Tensor self) -> Tensor
 _SIGS__m_log = (
     ('()', (), (), False),
@@ -22610,6 +25244,52 @@ def _m_log_softmax(self, dim, dtype=None):
     if dtype_c is _BAD:
         raise _arg_error('log_softmax', 'dtype', 2, 'torchlet.dtype', dtype)
     h_ = _C_log_softmax_int(self._p, dim_c, dtype_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: logaddexp(Tensor self, Tensor other) -> Tensor
+_SIGS__m_logaddexp = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_logaddexp(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_logaddexp, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('logaddexp', 'other', 1, 'Tensor', other)
+    h_ = _C_logaddexp(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: logaddexp2(Tensor self, Tensor other) -> Tensor
+_SIGS__m_logaddexp2 = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_logaddexp2(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_logaddexp2, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('logaddexp2', 'other', 1, 'Tensor', other)
+    h_ = _C_logaddexp2(self._p, other._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -23560,6 +26240,48 @@ def _m_mv(self, vec):
     return r_
 
 
+# yaml/native_functions.yaml: mvlgamma(Tensor self, int p) -> Tensor
+_SIGS__m_mvlgamma = (
+    ('(int p)', (('p', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_mvlgamma(self, p):
+    '(int p)'
+    if _TF and (r_ := _tf(_m_mvlgamma, locals())) is not _GO:
+        return r_
+    p_c = _cv_int(p)
+    if p_c is _BAD:
+        raise _arg_error('mvlgamma', 'p', 1, 'int', p)
+    h_ = _C_mvlgamma(self._p, p_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)
+_SIGS__m_mvlgamma_ = (
+    ('(int p)', (('p', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_mvlgamma_(self, p):
+    '(int p)'
+    if _TF and (r_ := _tf(_m_mvlgamma_, locals())) is not _GO:
+        return r_
+    p_c = _cv_int(p)
+    if p_c is _BAD:
+        raise _arg_error('mvlgamma_', 'p', 1, 'int', p)
+    rc_ = _P_mvlgamma__r(self._p, p_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
 _SIGS__m_nan_to_num = (
     ('(float nan = None, float posinf = None, float neginf = None)', (('nan', lambda x: _cv_opt_double(x) is not _BAD), ('posinf', lambda x: _cv_opt_double(x) is not _BAD), ('neginf', lambda x: _cv_opt_double(x) is not _BAD),), (), False),
@@ -23995,6 +26717,48 @@ def _m_new_zeros(self, *_args, size=None, dtype=None, layout=None, device=None, 
     return r_
 
 
+# yaml/native_functions.yaml: nextafter(Tensor self, Tensor other) -> Tensor
+_SIGS__m_nextafter = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_nextafter(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_nextafter, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('nextafter', 'other', 1, 'Tensor', other)
+    h_ = _C_nextafter(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS__m_nextafter_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_nextafter_(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_nextafter_, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('nextafter_', 'other', 1, 'Tensor', other)
+    rc_ = _P_nextafter__r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: nonzero(Tensor self) -> Tensor
 _SIGS__m_nonzero = (
     ('()', (), (), False),
@@ -24077,6 +26841,48 @@ def _m_permute(self, *_args, dims=None):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: polygamma(int n, Tensor self) -> Tensor
+_SIGS__m_polygamma = (
+    ('(int n)', (('n', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_polygamma(self, n):
+    '(int n)'
+    if _TF and (r_ := _tf(_m_polygamma, locals())) is not _GO:
+        return r_
+    n_c = _cv_int(n)
+    if n_c is _BAD:
+        raise _arg_error('polygamma', 'n', 1, 'int', n)
+    h_ = _C_polygamma(n_c, self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: polygamma_(Tensor(a!) self, int n) -> Tensor(a!)
+_SIGS__m_polygamma_ = (
+    ('(int n)', (('n', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_polygamma_(self, n):
+    '(int n)'
+    if _TF and (r_ := _tf(_m_polygamma_, locals())) is not _GO:
+        return r_
+    n_c = _cv_int(n)
+    if n_c is _BAD:
+        raise _arg_error('polygamma_', 'n', 1, 'int', n)
+    rc_ = _P_polygamma__r(self._p, n_c)
+    if rc_:
+        _after(rc_)
+    return self
 
 
 # yaml/native_functions.yaml: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
@@ -24258,6 +27064,42 @@ def _m_prod(self, *args, **kwargs):
     if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_prod_1, ('dim', 'keepdim', )[:n])):
         return _impl_m_prod_1(self, *args, **kwargs)
     raise _invalid_combination('prod', args, kwargs, _SIGS__m_prod)
+
+
+# yaml/native_functions.yaml: rad2deg(Tensor self) -> Tensor
+_SIGS__m_rad2deg = (
+    ('()', (), (), False),
+)
+
+
+def _m_rad2deg(self):
+    '()'
+    if _TF and (r_ := _tf(_m_rad2deg, locals())) is not _GO:
+        return r_
+    h_ = _C_rad2deg(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: rad2deg_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_rad2deg_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_rad2deg_(self):
+    '()'
+    if _TF and (r_ := _tf(_m_rad2deg_, locals())) is not _GO:
+        return r_
+    rc_ = _P_rad2deg__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
 
 
 # yaml/native_functions.yaml: reciprocal(Tensor self) -> Tensor
@@ -25108,6 +27950,42 @@ def _m_sin_(self):
     if _TF and (r_ := _tf(_m_sin_, locals())) is not _GO:
         return r_
     rc_ = _P_sin__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: sinc(Tensor self) -> Tensor
+_SIGS__m_sinc = (
+    ('()', (), (), False),
+)
+
+
+def _m_sinc(self):
+    '()'
+    if _TF and (r_ := _tf(_m_sinc, locals())) is not _GO:
+        return r_
+    h_ = _C_sinc(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: sinc_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_sinc_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_sinc_(self):
+    '()'
+    if _TF and (r_ := _tf(_m_sinc_, locals())) is not _GO:
+        return r_
+    rc_ = _P_sinc__r(self._p)
     if rc_:
         _after(rc_)
     return self
@@ -26465,6 +29343,106 @@ def _m_where(self, *args, **kwargs):
     raise _invalid_combination('where', args, kwargs, _SIGS__m_where)
 
 
+# yaml/native_functions.yaml: xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+_SIGS__m_xlogy = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_xlogy_0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_xlogy_1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_xlogy_0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('xlogy', 'other', 1, 'Tensor', other)
+    h_ = _C_xlogy_Tensor(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_m_xlogy_1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('xlogy', 'other', 1, 'Number', other)
+    h_ = _C_xlogy_Scalar_Other(self._p, other_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _m_xlogy(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_xlogy, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_xlogy_0, ('other', )[:n])):
+        return _impl_m_xlogy_0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_xlogy_1, ('other', )[:n])):
+        return _impl_m_xlogy_1(self, *args, **kwargs)
+    raise _invalid_combination('xlogy', args, kwargs, _SIGS__m_xlogy)
+
+
+# yaml/native_functions.yaml: xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+# yaml/native_functions.yaml: xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)
+_SIGS__m_xlogy_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_xlogy__0 = {'other': lambda x: isinstance(x, _Tensor)}
+_KW__m_xlogy__1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_xlogy__0(self, other):
+    '(Tensor other)'
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('xlogy_', 'other', 1, 'Tensor', other)
+    rc_ = _P_xlogy__Tensor_r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_xlogy__1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('xlogy_', 'other', 1, 'Number', other)
+    rc_ = _P_xlogy__Scalar_Other_r(self._p, other_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_xlogy_(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_xlogy_, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_xlogy__0, ('other', )[:n])):
+        return _impl_m_xlogy__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_xlogy__1, ('other', )[:n])):
+        return _impl_m_xlogy__1(self, *args, **kwargs)
+    raise _invalid_combination('xlogy_', args, kwargs, _SIGS__m_xlogy_)
+
+
 # yaml/native_functions.yaml: zero_(Tensor(a!) self) -> Tensor(a!)
 _SIGS__m_zero_ = (
     ('()', (), (), False),
@@ -27749,9 +30727,13 @@ class _TensorOps:
     cumprod_ = _m_cumprod_
     cumsum = _m_cumsum
     cumsum_ = _m_cumsum_
+    deg2rad = _m_deg2rad
+    deg2rad_ = _m_deg2rad_
     diag = _m_diag
     diag_embed = _m_diag_embed
     diagonal = _m_diagonal
+    digamma = _m_digamma
+    digamma_ = _m_digamma_
     div = _m_div
     div_ = _m_div_
     dot = _m_dot
@@ -27762,6 +30744,8 @@ class _TensorOps:
     erf_ = _m_erf_
     erfc = _m_erfc
     erfc_ = _m_erfc_
+    erfinv = _m_erfinv
+    erfinv_ = _m_erfinv_
     exp = _m_exp
     exp2 = _m_exp2
     exp2_ = _m_exp2_
@@ -27773,15 +30757,22 @@ class _TensorOps:
     fill_ = _m_fill_
     flatten = _m_flatten
     flip = _m_flip
+    float_power = _m_float_power
+    float_power_ = _m_float_power_
     floor = _m_floor
     floor_ = _m_floor_
     floor_divide = _m_floor_divide
     floor_divide_ = _m_floor_divide_
+    fmax = _m_fmax
+    fmin = _m_fmin
     fmod = _m_fmod
     fmod_ = _m_fmod_
     frac = _m_frac
     frac_ = _m_frac_
+    frexp = _m_frexp
     gather = _m_gather
+    gcd = _m_gcd
+    gcd_ = _m_gcd_
     ge = _m_ge
     ge_ = _m_ge_
     ger = _m_ger
@@ -27789,8 +30780,12 @@ class _TensorOps:
     gt_ = _m_gt_
     hardshrink = _m_hardshrink
     hardshrink_backward = _m_hardshrink_backward
+    heaviside = _m_heaviside
+    heaviside_ = _m_heaviside_
     hypot = _m_hypot
     hypot_ = _m_hypot_
+    i0 = _m_i0
+    i0_ = _m_i0_
     index = _m_index
     index_add = _m_index_add
     index_add_ = _m_index_add_
@@ -27805,10 +30800,16 @@ class _TensorOps:
     isfinite = _m_isfinite
     isinf = _m_isinf
     isnan = _m_isnan
+    lcm = _m_lcm
+    lcm_ = _m_lcm_
+    ldexp = _m_ldexp
+    ldexp_ = _m_ldexp_
     le = _m_le
     le_ = _m_le_
     lerp = _m_lerp
     lerp_ = _m_lerp_
+    lgamma = _m_lgamma
+    lgamma_ = _m_lgamma_
     log = _m_log
     log10 = _m_log10
     log10_ = _m_log10_
@@ -27818,6 +30819,8 @@ class _TensorOps:
     log2_ = _m_log2_
     log_ = _m_log_
     log_softmax = _m_log_softmax
+    logaddexp = _m_logaddexp
+    logaddexp2 = _m_logaddexp2
     logical_and = _m_logical_and
     logical_and_ = _m_logical_and_
     logical_not = _m_logical_not
@@ -27846,6 +30849,8 @@ class _TensorOps:
     mul = _m_mul
     mul_ = _m_mul_
     mv = _m_mv
+    mvlgamma = _m_mvlgamma
+    mvlgamma_ = _m_mvlgamma_
     nan_to_num = _m_nan_to_num
     nan_to_num_ = _m_nan_to_num_
     narrow = _m_narrow
@@ -27857,13 +30862,19 @@ class _TensorOps:
     new_full = _m_new_full
     new_ones = _m_new_ones
     new_zeros = _m_new_zeros
+    nextafter = _m_nextafter
+    nextafter_ = _m_nextafter_
     nonzero = _m_nonzero
     outer = _m_outer
     permute = _m_permute
+    polygamma = _m_polygamma
+    polygamma_ = _m_polygamma_
     pow = _m_pow
     pow_ = _m_pow_
     prelu = _m_prelu
     prod = _m_prod
+    rad2deg = _m_rad2deg
+    rad2deg_ = _m_rad2deg_
     reciprocal = _m_reciprocal
     reciprocal_ = _m_reciprocal_
     relu = _m_relu
@@ -27889,6 +30900,8 @@ class _TensorOps:
     sign_ = _m_sign_
     sin = _m_sin
     sin_ = _m_sin_
+    sinc = _m_sinc
+    sinc_ = _m_sinc_
     sinh = _m_sinh
     sinh_ = _m_sinh_
     slice = _m_slice
@@ -27927,6 +30940,8 @@ class _TensorOps:
     view = _m_view
     view_as = _m_view_as
     where = _m_where
+    xlogy = _m_xlogy
+    xlogy_ = _m_xlogy_
     zero_ = _m_zero_
     __add__ = _d__add__
     __radd__ = _d__radd__
@@ -28063,6 +31078,29 @@ def _public_names():
         (_linalg_linalg_svd, "linalg_svd"),
         (_linalg_linalg_svdvals, "linalg_svdvals"),
         (_linalg_linalg_vector_norm, "linalg_vector_norm"),
+        (_special_special_digamma, "special_digamma"),
+        (_special_special_entr, "special_entr"),
+        (_special_special_erf, "special_erf"),
+        (_special_special_erfc, "special_erfc"),
+        (_special_special_erfinv, "special_erfinv"),
+        (_special_special_exp2, "special_exp2"),
+        (_special_special_expit, "special_expit"),
+        (_special_special_expm1, "special_expm1"),
+        (_special_special_gammaln, "special_gammaln"),
+        (_special_special_i0, "special_i0"),
+        (_special_special_i1, "special_i1"),
+        (_special_special_log1p, "special_log1p"),
+        (_special_special_log_softmax, "special_log_softmax"),
+        (_special_special_logit, "special_logit"),
+        (_special_special_logsumexp, "special_logsumexp"),
+        (_special_special_ndtr, "special_ndtr"),
+        (_special_special_polygamma, "special_polygamma"),
+        (_special_special_psi, "special_psi"),
+        (_special_special_round, "special_round"),
+        (_special_special_sinc, "special_sinc"),
+        (_special_special_softmax, "special_softmax"),
+        (_special_special_xlog1py, "special_xlog1py"),
+        (_special_special_xlogy, "special_xlogy"),
     ):
         f.__name__ = f.__qualname__ = name
 
@@ -28441,6 +31479,12 @@ SIGNATURES = {
     ("function", "cumsum"): (
         "(Tensor input, int dim, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
+    ("function", "deg2rad"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "deg2rad_"): (
+        "(Tensor input)",
+    ),
     ("function", "diag"): (
         "(Tensor input, int diagonal = 0)",
     ),
@@ -28452,6 +31496,9 @@ SIGNATURES = {
     ),
     ("function", "diagonal_backward"): (
         "(Tensor grad_output, tuple of ints input_sizes, int offset, int dim1, int dim2)",
+    ),
+    ("function", "digamma"): (
+        "(Tensor input, *, Tensor out = None)",
     ),
     ("function", "div"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -28504,6 +31551,9 @@ SIGNATURES = {
     ("function", "erfc_"): (
         "(Tensor input)",
     ),
+    ("function", "erfinv"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
     ("function", "exp"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -28540,6 +31590,11 @@ SIGNATURES = {
     ("function", "flip"): (
         "(Tensor input, tuple of ints dims)",
     ),
+    ("function", "float_power"): (
+        "(Tensor input, Tensor exponent, *, Tensor out = None)",
+        "(Number input, Tensor exponent, *, Tensor out = None)",
+        "(Tensor input, Number exponent, *, Tensor out = None)",
+    ),
     ("function", "floor"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -28550,6 +31605,12 @@ SIGNATURES = {
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other)",
     ),
+    ("function", "fmax"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "fmin"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
     ("function", "fmod"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other, *, Tensor out = None)",
@@ -28559,6 +31620,9 @@ SIGNATURES = {
     ),
     ("function", "frac_"): (
         "(Tensor input)",
+    ),
+    ("function", "frexp"): (
+        "(Tensor input, *, tuple of Tensors out = None)",
     ),
     ("function", "full"): (
         "(tuple of ints size, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
@@ -28571,6 +31635,12 @@ SIGNATURES = {
     ),
     ("function", "gather_backward"): (
         "(Tensor grad, Tensor input, int dim, Tensor index, bool sparse_grad)",
+    ),
+    ("function", "gcd"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "gcd_"): (
+        "(Tensor input, Tensor other)",
     ),
     ("function", "ge"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -28592,11 +31662,20 @@ SIGNATURES = {
     ("function", "hardshrink_backward"): (
         "(Tensor grad_out, Tensor input, Number lambd, *, Tensor out = None)",
     ),
+    ("function", "heaviside"): (
+        "(Tensor input, Tensor values, *, Tensor out = None)",
+    ),
     ("function", "hstack"): (
         "(tuple of Tensors tensors, *, Tensor out = None)",
     ),
     ("function", "hypot"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "i0"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "i0_"): (
+        "(Tensor input)",
     ),
     ("function", "index"): (
         "(Tensor input, tuple of Tensors indices, *, Tensor out = None)",
@@ -28643,6 +31722,18 @@ SIGNATURES = {
     ("function", "layer_norm"): (
         "(Tensor input, tuple of ints normalized_shape, Tensor weight = None, Tensor bias = None, float eps = 1e-05, bool cudnn_enable = True)",
     ),
+    ("function", "lcm"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "lcm_"): (
+        "(Tensor input, Tensor other)",
+    ),
+    ("function", "ldexp"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "ldexp_"): (
+        "(Tensor input, Tensor other)",
+    ),
     ("function", "le"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other, *, Tensor out = None)",
@@ -28650,6 +31741,9 @@ SIGNATURES = {
     ("function", "lerp"): (
         "(Tensor input, Tensor end, Tensor weight, *, Tensor out = None)",
         "(Tensor input, Tensor end, Number weight, *, Tensor out = None)",
+    ),
+    ("function", "lgamma"): (
+        "(Tensor input, *, Tensor out = None)",
     ),
     ("function", "linspace"): (
         "(Number start, Number end, int steps, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
@@ -28680,6 +31774,12 @@ SIGNATURES = {
     ),
     ("function", "log_softmax"): (
         "(Tensor input, int dim, torchlet.dtype dtype = None, *, Tensor out = None)",
+    ),
+    ("function", "logaddexp"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "logaddexp2"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
     ),
     ("function", "logical_and"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -28773,6 +31873,9 @@ SIGNATURES = {
     ("function", "mv"): (
         "(Tensor input, Tensor vec, *, Tensor out = None)",
     ),
+    ("function", "mvlgamma"): (
+        "(Tensor input, int p, *, Tensor out = None)",
+    ),
     ("function", "nan_to_num"): (
         "(Tensor input, float nan = None, float posinf = None, float neginf = None, *, Tensor out = None)",
     ),
@@ -28817,6 +31920,9 @@ SIGNATURES = {
     ("function", "neg_"): (
         "(Tensor input)",
     ),
+    ("function", "nextafter"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
     ("function", "nonzero"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -28832,6 +31938,9 @@ SIGNATURES = {
     ("function", "permute"): (
         "(Tensor input, tuple of ints dims)",
     ),
+    ("function", "polygamma"): (
+        "(int n, Tensor input, *, Tensor out = None)",
+    ),
     ("function", "pow"): (
         "(Tensor input, Tensor exponent, *, Tensor out = None)",
         "(Number input, Tensor exponent, *, Tensor out = None)",
@@ -28843,6 +31952,12 @@ SIGNATURES = {
     ("function", "prod"): (
         "(Tensor input, *, torchlet.dtype dtype = None)",
         "(Tensor input, int dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("function", "rad2deg"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "rad2deg_"): (
+        "(Tensor input)",
     ),
     ("function", "rand"): (
         "(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
@@ -28949,6 +32064,12 @@ SIGNATURES = {
         "(Tensor input, *, Tensor out = None)",
     ),
     ("function", "sin_"): (
+        "(Tensor input)",
+    ),
+    ("function", "sinc"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "sinc_"): (
         "(Tensor input)",
     ),
     ("function", "sinh"): (
@@ -29090,6 +32211,15 @@ SIGNATURES = {
         "(Tensor condition, Number input, Tensor other)",
         "(Tensor condition, Tensor input, Number other)",
         "(Tensor condition, Number input, Number other)",
+    ),
+    ("function", "xlogy"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Number input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other, *, Tensor out = None)",
+    ),
+    ("function", "xlogy_"): (
+        "(Tensor input, Tensor other)",
+        "(Tensor input, Number other)",
     ),
     ("function", "zero_"): (
         "(Tensor input)",
@@ -29394,6 +32524,12 @@ SIGNATURES = {
     ("method", "cumsum_"): (
         "(int dim, *, torchlet.dtype dtype = None)",
     ),
+    ("method", "deg2rad"): (
+        "()",
+    ),
+    ("method", "deg2rad_"): (
+        "()",
+    ),
     ("method", "diag"): (
         "(int diagonal = 0)",
     ),
@@ -29402,6 +32538,12 @@ SIGNATURES = {
     ),
     ("method", "diagonal"): (
         "(int offset = 0, int dim1 = 0, int dim2 = 1)",
+    ),
+    ("method", "digamma"): (
+        "()",
+    ),
+    ("method", "digamma_"): (
+        "()",
     ),
     ("method", "div"): (
         "(Tensor other)",
@@ -29439,6 +32581,12 @@ SIGNATURES = {
     ("method", "erfc_"): (
         "()",
     ),
+    ("method", "erfinv"): (
+        "()",
+    ),
+    ("method", "erfinv_"): (
+        "()",
+    ),
     ("method", "exp"): (
         "()",
     ),
@@ -29473,6 +32621,14 @@ SIGNATURES = {
     ("method", "flip"): (
         "(tuple of ints dims)",
     ),
+    ("method", "float_power"): (
+        "(Tensor exponent)",
+        "(Number exponent)",
+    ),
+    ("method", "float_power_"): (
+        "(Tensor exponent)",
+        "(Number exponent)",
+    ),
     ("method", "floor"): (
         "()",
     ),
@@ -29486,6 +32642,12 @@ SIGNATURES = {
     ("method", "floor_divide_"): (
         "(Tensor other)",
         "(Number other)",
+    ),
+    ("method", "fmax"): (
+        "(Tensor other)",
+    ),
+    ("method", "fmin"): (
+        "(Tensor other)",
     ),
     ("method", "fmod"): (
         "(Tensor other)",
@@ -29501,8 +32663,17 @@ SIGNATURES = {
     ("method", "frac_"): (
         "()",
     ),
+    ("method", "frexp"): (
+        "()",
+    ),
     ("method", "gather"): (
         "(int dim, Tensor index, *, bool sparse_grad = False)",
+    ),
+    ("method", "gcd"): (
+        "(Tensor other)",
+    ),
+    ("method", "gcd_"): (
+        "(Tensor other)",
     ),
     ("method", "ge"): (
         "(Tensor other)",
@@ -29529,11 +32700,23 @@ SIGNATURES = {
     ("method", "hardshrink_backward"): (
         "(Tensor grad_out, Number lambd)",
     ),
+    ("method", "heaviside"): (
+        "(Tensor values)",
+    ),
+    ("method", "heaviside_"): (
+        "(Tensor values)",
+    ),
     ("method", "hypot"): (
         "(Tensor other)",
     ),
     ("method", "hypot_"): (
         "(Tensor other)",
+    ),
+    ("method", "i0"): (
+        "()",
+    ),
+    ("method", "i0_"): (
+        "()",
     ),
     ("method", "index"): (
         "(tuple of Tensors indices)",
@@ -29577,6 +32760,18 @@ SIGNATURES = {
     ("method", "isnan"): (
         "()",
     ),
+    ("method", "lcm"): (
+        "(Tensor other)",
+    ),
+    ("method", "lcm_"): (
+        "(Tensor other)",
+    ),
+    ("method", "ldexp"): (
+        "(Tensor other)",
+    ),
+    ("method", "ldexp_"): (
+        "(Tensor other)",
+    ),
     ("method", "le"): (
         "(Tensor other)",
         "(Number other)",
@@ -29592,6 +32787,12 @@ SIGNATURES = {
     ("method", "lerp_"): (
         "(Tensor end, Tensor weight)",
         "(Tensor end, Number weight)",
+    ),
+    ("method", "lgamma"): (
+        "()",
+    ),
+    ("method", "lgamma_"): (
+        "()",
     ),
     ("method", "log"): (
         "()",
@@ -29619,6 +32820,12 @@ SIGNATURES = {
     ),
     ("method", "log_softmax"): (
         "(int dim, torchlet.dtype dtype = None)",
+    ),
+    ("method", "logaddexp"): (
+        "(Tensor other)",
+    ),
+    ("method", "logaddexp2"): (
+        "(Tensor other)",
     ),
     ("method", "logical_and"): (
         "(Tensor other)",
@@ -29715,6 +32922,12 @@ SIGNATURES = {
     ("method", "mv"): (
         "(Tensor vec)",
     ),
+    ("method", "mvlgamma"): (
+        "(int p)",
+    ),
+    ("method", "mvlgamma_"): (
+        "(int p)",
+    ),
     ("method", "nan_to_num"): (
         "(float nan = None, float posinf = None, float neginf = None)",
     ),
@@ -29751,6 +32964,12 @@ SIGNATURES = {
     ("method", "new_zeros"): (
         "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
+    ("method", "nextafter"): (
+        "(Tensor other)",
+    ),
+    ("method", "nextafter_"): (
+        "(Tensor other)",
+    ),
     ("method", "nonzero"): (
         "()",
     ),
@@ -29759,6 +32978,12 @@ SIGNATURES = {
     ),
     ("method", "permute"): (
         "(tuple of ints dims)",
+    ),
+    ("method", "polygamma"): (
+        "(int n)",
+    ),
+    ("method", "polygamma_"): (
+        "(int n)",
     ),
     ("method", "pow"): (
         "(Tensor exponent)",
@@ -29774,6 +32999,12 @@ SIGNATURES = {
     ("method", "prod"): (
         "(*, torchlet.dtype dtype = None)",
         "(int dim, bool keepdim = False, *, torchlet.dtype dtype = None)",
+    ),
+    ("method", "rad2deg"): (
+        "()",
+    ),
+    ("method", "rad2deg_"): (
+        "()",
     ),
     ("method", "reciprocal"): (
         "()",
@@ -29858,6 +33089,12 @@ SIGNATURES = {
         "()",
     ),
     ("method", "sin_"): (
+        "()",
+    ),
+    ("method", "sinc"): (
+        "()",
+    ),
+    ("method", "sinc_"): (
         "()",
     ),
     ("method", "sinh"): (
@@ -29987,6 +33224,14 @@ SIGNATURES = {
     ("method", "where"): (
         "(Tensor condition, Tensor other)",
         "(Tensor condition, Number other)",
+    ),
+    ("method", "xlogy"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "xlogy_"): (
+        "(Tensor other)",
+        "(Number other)",
     ),
     ("method", "zero_"): (
         "()",
@@ -30223,5 +33468,78 @@ SIGNATURES = {
     ),
     ("linalg", "linalg_vector_norm"): (
         "(Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("special", "special_digamma"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_entr"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_erf"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_erfc"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_erfinv"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_exp2"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_expit"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_expm1"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_gammaln"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_i0"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_i1"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_log1p"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_log_softmax"): (
+        "(Tensor input, int dim, *, torchlet.dtype dtype = None)",
+    ),
+    ("special", "special_logit"): (
+        "(Tensor input, float eps = None, *, Tensor out = None)",
+    ),
+    ("special", "special_logsumexp"): (
+        "(Tensor input, tuple of ints dim, bool keepdim = False, *, Tensor out = None)",
+    ),
+    ("special", "special_ndtr"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_polygamma"): (
+        "(int n, Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_psi"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_round"): (
+        "(Tensor input, *, int decimals = 0, Tensor out = None)",
+    ),
+    ("special", "special_sinc"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_softmax"): (
+        "(Tensor input, int dim, torchlet.dtype dtype = None)",
+    ),
+    ("special", "special_xlog1py"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Number input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other, *, Tensor out = None)",
+    ),
+    ("special", "special_xlogy"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Number input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other, *, Tensor out = None)",
     ),
 }

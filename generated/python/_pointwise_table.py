@@ -290,6 +290,17 @@ POINTWISE = {
         "entry": "cosh.out",
         "fallbacks": {},
     },
+    # yaml/native_functions.yaml: digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::digamma": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "digamma", "Double": "digamma", "Float": "digamma", "Half": "digamma"},
+        "headers": ("kernels/ufunc/digamma.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "digamma.out",
+        "fallbacks": {"digamma": ("digamma_exact", "digamma_slow")},
+    },
     # yaml/native_functions.yaml: div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
     "aten::div.Scalar": {
         "args": (("self", "tensor"), ("other", "tensor"), ),
@@ -378,6 +389,17 @@ POINTWISE = {
         "entry": "erfc.out",
         "fallbacks": {},
     },
+    # yaml/native_functions.yaml: erfinv.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::erfinv": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "erfinv", "Double": "erfinv", "Float": "erfinv", "Half": "erfinv"},
+        "headers": ("kernels/ufunc/erfinv.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "erfinv.out",
+        "fallbacks": {},
+    },
     # yaml/native_functions.yaml: exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
     "aten::exp": {
         "args": (("self", "tensor"), ),
@@ -422,6 +444,28 @@ POINTWISE = {
         "entry": "floor.out",
         "fallbacks": {},
     },
+    # yaml/native_functions.yaml: fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::fmax": {
+        "args": (("self", "tensor"), ("other", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "fmax", "Bool": "fmax_int", "Byte": "fmax_int", "Char": "fmax_int", "Double": "fmax", "Float": "fmax", "Half": "fmax", "Int": "fmax_int", "Long": "fmax_int", "Short": "fmax_int"},
+        "headers": ("kernels/ufunc/fmax.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "fmax.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::fmin": {
+        "args": (("self", "tensor"), ("other", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "fmin", "Bool": "fmin_int", "Byte": "fmin_int", "Char": "fmin_int", "Double": "fmin", "Float": "fmin", "Half": "fmin", "Int": "fmin_int", "Long": "fmin_int", "Short": "fmin_int"},
+        "headers": ("kernels/ufunc/fmax.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "fmin.out",
+        "fallbacks": {},
+    },
     # yaml/native_functions.yaml: fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
     "aten::fmod.Scalar": {
         "args": (("self", "tensor"), ("other", "tensor"), ),
@@ -453,6 +497,17 @@ POINTWISE = {
         "result": None,
         "input_dtypes": {},
         "entry": "frac.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: gcd.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::gcd": {
+        "args": (("self", "tensor"), ("other", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Byte": "gcd", "Char": "gcd", "Int": "gcd", "Long": "gcd", "Short": "gcd"},
+        "headers": ("kernels/ufunc/gcd.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "gcd.out",
         "fallbacks": {},
     },
     # yaml/native_functions.yaml: ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -587,6 +642,17 @@ POINTWISE = {
         "entry": "hardtanh_backward.grad_input",
         "fallbacks": {},
     },
+    # yaml/native_functions.yaml: heaviside.out(Tensor self, Tensor values, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::heaviside": {
+        "args": (("self", "tensor"), ("values", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "heaviside", "Bool": "heaviside", "Byte": "heaviside", "Char": "heaviside", "Double": "heaviside", "Float": "heaviside", "Half": "heaviside", "Int": "heaviside", "Long": "heaviside", "Short": "heaviside"},
+        "headers": ("kernels/ufunc/heaviside.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "heaviside.out",
+        "fallbacks": {},
+    },
     # yaml/native_functions.yaml: hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
     "aten::hypot": {
         "args": (("self", "tensor"), ("other", "tensor"), ),
@@ -597,6 +663,17 @@ POINTWISE = {
         "input_dtypes": {},
         "entry": "hypot.out",
         "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::i0": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "i0", "Double": "i0", "Float": "i0", "Half": "i0"},
+        "headers": ("kernels/ufunc/i0.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "i0.out",
+        "fallbacks": {"i0": ("i0_exact", "i0_slow")},
     },
     # kernels/ufunc/isfinite.h (standalone kernel)
     "aten::isfinite": {
@@ -629,6 +706,17 @@ POINTWISE = {
         "result": "Bool",
         "input_dtypes": {},
         "entry": "kernels/ufunc/isnan.h",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: lcm.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::lcm": {
+        "args": (("self", "tensor"), ("other", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Byte": "lcm", "Char": "lcm", "Int": "lcm", "Long": "lcm", "Short": "lcm"},
+        "headers": ("kernels/ufunc/lcm.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "lcm.out",
         "fallbacks": {},
     },
     # yaml/native_functions.yaml: le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -674,6 +762,17 @@ POINTWISE = {
         "input_dtypes": {},
         "entry": "leaky_relu_backward.grad_input",
         "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::lgamma": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "lgamma", "Double": "lgamma", "Float": "lgamma", "Half": "lgamma"},
+        "headers": ("kernels/ufunc/lgamma.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "lgamma.out",
+        "fallbacks": {"lgamma": ("lgamma_exact", "lgamma_slow")},
     },
     # yaml/native_functions.yaml: log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
     "aten::log": {
@@ -728,6 +827,28 @@ POINTWISE = {
         "result": None,
         "input_dtypes": {},
         "entry": "kernels/ufunc/log_sigmoid.h",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::logaddexp": {
+        "args": (("self", "tensor"), ("other", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "logaddexp", "Double": "logaddexp", "Float": "logaddexp", "Half": "logaddexp"},
+        "headers": ("kernels/ufunc/logaddexp.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "logaddexp.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: logaddexp2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::logaddexp2": {
+        "args": (("self", "tensor"), ("other", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "logaddexp2", "Double": "logaddexp2", "Float": "logaddexp2", "Half": "logaddexp2"},
+        "headers": ("kernels/ufunc/logaddexp2.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "logaddexp2.out",
         "fallbacks": {},
     },
     # yaml/native_functions.yaml: logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -884,6 +1005,28 @@ POINTWISE = {
         "entry": "neg.out",
         "fallbacks": {},
     },
+    # yaml/native_functions.yaml: nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::nextafter": {
+        "args": (("self", "tensor"), ("other", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "nextafter", "Float": "nextafter"},
+        "headers": ("kernels/ufunc/nextafter.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "nextafter.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: polygamma.out(int n, Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::polygamma": {
+        "args": (("self", "tensor"), ("n", "scalar"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "polygamma", "Double": "polygamma", "Float": "polygamma", "Half": "polygamma"},
+        "headers": ("kernels/ufunc/polygamma.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "polygamma.out",
+        "fallbacks": {},
+    },
     # yaml/native_functions.yaml: pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)
     "aten::pow.Tensor_Tensor": {
         "args": (("self", "tensor"), ("exponent", "tensor"), ),
@@ -1027,6 +1170,17 @@ POINTWISE = {
         "entry": "sin.out",
         "fallbacks": {},
     },
+    # yaml/native_functions.yaml: sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::sinc": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "sinc", "Double": "sinc", "Float": "sinc", "Half": "sinc"},
+        "headers": ("kernels/ufunc/sinc.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "sinc.out",
+        "fallbacks": {},
+    },
     # yaml/native_functions.yaml: sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
     "aten::sinh": {
         "args": (("self", "tensor"), ),
@@ -1080,6 +1234,39 @@ POINTWISE = {
         "result": None,
         "input_dtypes": {},
         "entry": "softshrink_backward.grad_input",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_entr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_entr": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "special_entr", "Double": "special_entr", "Float": "special_entr", "Half": "special_entr"},
+        "headers": ("kernels/ufunc/special_entr.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_entr.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_i1": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "special_i1", "Double": "special_i1", "Float": "special_i1", "Half": "special_i1"},
+        "headers": ("kernels/ufunc/special_i1.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_i1.out",
+        "fallbacks": {"special_i1": ("special_i1_exact", "special_i1_slow")},
+    },
+    # yaml/native_functions.yaml: special_xlog1py.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_xlog1py": {
+        "args": (("self", "tensor"), ("other", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "special_xlog1py", "Double": "special_xlog1py", "Float": "special_xlog1py", "Half": "special_xlog1py"},
+        "headers": ("kernels/ufunc/special_xlog1py.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_xlog1py.out",
         "fallbacks": {},
     },
     # yaml/native_functions.yaml: sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -1168,6 +1355,17 @@ POINTWISE = {
         "result": None,
         "input_dtypes": {"condition": "Bool"},
         "entry": "where.self_out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: xlogy.OutTensor(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::xlogy.Tensor": {
+        "args": (("self", "tensor"), ("other", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "xlogy", "Double": "xlogy", "Float": "xlogy", "Half": "xlogy"},
+        "headers": ("kernels/ufunc/xlogy.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "xlogy.OutTensor",
         "fallbacks": {},
     },
 }

@@ -115,6 +115,9 @@ if _gen_ops is not None:
     from ._generated import _linalg as _gen_linalg  # noqa: E402  (python_module: linalg operators)
 
     _C._linalg = _gen_linalg  # torch._C._linalg's counterpart; torchlet.linalg builds on it
+    from ._generated import _special as _gen_special  # noqa: E402  (python_module: special operators)
+
+    _C._special = _gen_special  # torch._C._special's counterpart; torchlet.special builds on it
 
     from . import _reductions  # noqa: E402  (torchlet.norm / Tensor.norm over linalg_vector_norm)
     from ._reductions import norm  # noqa: E402,F401
@@ -126,7 +129,7 @@ if _gen_ops is not None:
     from . import _tensor_api  # noqa: E402  (float() ... type(), new_tensor, broadcast_shapes, meshgrid(*tensors))
 
     _tensor_api.install(Tensor, globals())
-    from . import linalg, return_types  # noqa: E402,F401  (torchlet.linalg.vector_norm, torchlet.return_types.max)
+    from . import linalg, return_types, special  # noqa: E402,F401  (torchlet.linalg.vector_norm, torchlet.return_types.max, torchlet.special.i1)
 
 from . import _dispatch  # noqa: E402,F401  (torchlet._C._dispatch_keys, ...)
 from ._ops import ops  # noqa: E402  (torchlet.ops.aten.add.Tensor: the operator table's rows)

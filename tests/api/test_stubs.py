@@ -46,8 +46,9 @@ def test_every_function_and_method_has_a_stub():
         assert getattr(tl, name) is getattr(_ops, name)
     nn_funcs = _defs(ast.parse(STUB.with_name("_nn.pyi").read_text()).body)
     linalg_funcs = _defs(ast.parse(STUB.with_name("_linalg.pyi").read_text()).body)
+    special_funcs = _defs(ast.parse(STUB.with_name("_special.pyi").read_text()).body)
     for (kind, name), sigs in _ops.SIGNATURES.items():
-        table = {"function": funcs, "nn": nn_funcs, "linalg": linalg_funcs}.get(kind, meths)
+        table = {"function": funcs, "nn": nn_funcs, "linalg": linalg_funcs, "special": special_funcs}.get(kind, meths)
         assert name in table, (kind, name)
         n_forms = len(sigs) + sum("tuple of ints" in s and s.count(",") == 0 for s in sigs)
         assert len(table[name]) >= len(sigs)

@@ -513,6 +513,60 @@ POINTWISE_MATH_CASES = {
 }
 
 
+# special math (lgamma ... ldexp): own generator; inputs inside the domains
+# (erfinv in (-1, 1), xlogy's other > 0) and away from the kinks (fmax / fmin
+# ties, nextafter's self == other)
+RS = np.random.default_rng(808)
+
+
+def _sp(*shape, lo=0.3, hi=3.0):
+    return RS.uniform(lo, hi, shape)
+
+
+SPECIAL_MATH_CASES = {
+    "lgamma": [([_sp(2, 3)], lambda a: torchlet.lgamma(T(a))), ([_sp(3, lo=-2.8, hi=-2.2)], torchlet.lgamma)],
+    "lgamma_": [([_sp(2, 3)], lambda a: a.clone().lgamma_())],
+    "digamma": [([_sp(2, 3)], lambda a: torchlet.digamma(T(a))), ([_sp(3, lo=-1.8, hi=-1.2)], torchlet.digamma)],
+    "digamma_": [([_sp(2, 3)], lambda a: a.clone().digamma_())],
+    "polygamma": [([_sp(2, 3)], lambda a: torchlet.polygamma(1, T(a))), ([_sp(3)], lambda a: torchlet.polygamma(3, a)),
+                  ([_sp(3)], lambda a: torchlet.polygamma(0, a))],
+    "polygamma_": [([_sp(2, 3)], lambda a: a.clone().polygamma_(2))],
+    "erfinv": [([_sp(2, 3, lo=-0.9, hi=0.9)], lambda a: torchlet.erfinv(T(a)))],
+    "erfinv_": [([_sp(2, 3, lo=-0.9, hi=0.9)], lambda a: a.clone().erfinv_())],
+    "i0": [([_sp(2, 3, lo=-4, hi=4)], lambda a: torchlet.i0(T(a)))],
+    "i0_": [([_sp(2, 3, lo=-4, hi=4)], lambda a: a.clone().i0_())],
+    "special_i1": [([_sp(2, 3, lo=-4, hi=4)], lambda a: torchlet.special.i1(T(a)))],
+    "sinc": [([_sp(2, 3, lo=-2, hi=2)], lambda a: torchlet.sinc(T(a)))],
+    "sinc_": [([_sp(2, 3, lo=-2, hi=2)], lambda a: a.clone().sinc_())],
+    "deg2rad": [([_sp(2, 3)], lambda a: torchlet.deg2rad(T(a)))],
+    "deg2rad_": [([_sp(2, 3)], lambda a: a.clone().deg2rad_())],
+    "rad2deg": [([_sp(2, 3)], lambda a: torchlet.rad2deg(T(a)))],
+    "rad2deg_": [([_sp(2, 3)], lambda a: a.clone().rad2deg_())],
+    "special_entr": [([_sp(2, 3)], lambda a: torchlet.special.entr(T(a)))],
+    "mvlgamma": [([_sp(2, 3, lo=1.2, hi=4)], lambda a: torchlet.mvlgamma(T(a), 3))],
+    "mvlgamma_": [([_sp(2, 3, lo=1.2, hi=4)], lambda a: a.clone().mvlgamma_(2))],
+    # frexp: away from the powers of two (the mantissa jumps there)
+    "frexp.Tensor": [([_sp(2, 3, lo=1.1, hi=1.9)], lambda a: torchlet.frexp(T(a))[0]),
+                     ([_sp(3, lo=-7, hi=-4.5)], lambda a: a.frexp()[0] * 3)],
+    "logaddexp": [([_sp(2, 3, lo=-2, hi=2), _sp(3, lo=-2, hi=2)], torchlet.logaddexp)],
+    "logaddexp2": [([_sp(2, 3, lo=-2, hi=2), _sp(3, lo=-2, hi=2)], torchlet.logaddexp2)],
+    "xlogy.Tensor": [([_sp(2, 3, lo=-2, hi=2), _sp(3)], torchlet.xlogy)],
+    "xlogy_.Tensor": [([_sp(2, 3, lo=-2, hi=2), _sp(2, 3)], lambda a, b: a.clone().xlogy_(b))],
+    "xlogy.Scalar_Self": [([_sp(2, 3)], lambda b: torchlet.xlogy(2.5, b))],
+    "xlogy.Scalar_Other": [([_sp(2, 3, lo=-2, hi=2)], lambda a: torchlet.xlogy(a, 1.5))],
+    "xlogy_.Scalar_Other": [([_sp(2, 3, lo=-2, hi=2)], lambda a: a.clone().xlogy_(0.5))],
+    "special_xlog1py": [([_sp(2, 3, lo=-2, hi=2), _sp(3, lo=-0.5, hi=2)], torchlet.special.xlog1py)],
+    "special_xlog1py.self_scalar": [([_sp(2, 3, lo=-0.5, hi=2)], lambda b: torchlet.special.xlog1py(2.5, b))],
+    "special_xlog1py.other_scalar": [([_sp(2, 3, lo=-2, hi=2)], lambda a: torchlet.special.xlog1py(a, 0.5))],
+    "fmax": [([_sp(2, 3), _sp(3) + 0.01], torchlet.fmax)],
+    "fmin": [([_sp(2, 3), _sp(3) + 0.01], torchlet.fmin)],
+    "nextafter": [([_sp(2, 3), _sp(3) + 5], lambda a, b: torchlet.nextafter(a, b) * b)],
+    "nextafter_": [([_sp(2, 3), _sp(2, 3) + 5], lambda a, b: a.clone().nextafter_(b) * b)],
+    "ldexp.Tensor": [([_sp(2, 3, lo=-2, hi=2), _sp(3, lo=-2, hi=2)], torchlet.ldexp)],
+    "ldexp_": [([_sp(2, 3, lo=-2, hi=2), _sp(2, 3, lo=-2, hi=2)], lambda a, b: a.clone().ldexp_(b))],
+}
+
+
 # three-input pointwise ops: own generator; values kept away
 # from clamp's bounds (kinks) and addcdiv's divisor away from 0
 RG = np.random.default_rng(707)
@@ -837,6 +891,7 @@ CASES = {
     **COMPILER_CASES,
     **TERNARY_CASES,
     **POINTWISE_MATH_CASES,
+    **SPECIAL_MATH_CASES,
     **ACTIVATION_CASES,
     **UNARY_CASES,
     **LINALG_CASES,

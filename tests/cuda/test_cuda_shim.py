@@ -32,7 +32,8 @@ from torchlet._errors import check  # noqa: E402
 
 import shim_build  # noqa: E402
 
-OPS = ["add", "eq", "where", "clamp_scalar", "exp", "bitwise_and"]
+OPS = ["add", "eq", "where", "clamp_scalar", "exp", "bitwise_and",
+       "lgamma", "digamma", "polygamma", "erfinv", "i0", "special_i1", "logaddexp", "fmax", "gcd"]
 
 
 class Scalar(ctypes.Structure):
@@ -233,6 +234,38 @@ def test_exp_unary(shim, dtype):
     run(shim, "exp", out, [a], common=dtype._id)
     got, want = out.to(tl.float64).numpy(), tl.exp(a).to(tl.float64).numpy()
     np.testing.assert_allclose(got, want, rtol={tl.float32: 2e-6, tl.float64: 1e-14}.get(dtype, 1e-2))
+
+
+# the special functions (kernels/ufunc/tl_special.h) as CUDA C++: the device
+# lgamma, the general algorithms (no libmvec), the same values as the CPU loops
+SPECIAL_UNARY = {"lgamma": tl.lgamma, "digamma": tl.digamma, "erfinv": tl.erfinv, "i0": tl.i0,
+                 "special_i1": tl.special.i1}
+
+
+@pytest.mark.parametrize("op", list(SPECIAL_UNARY))
+@pytest.mark.parametrize("dtype", [tl.float32, tl.float64], ids=str)
+def test_special_unary(shim, op, dtype):
+    lo, hi = (-0.999, 0.999) if op == "erfinv" else (-20, 40)
+    a = rand([1031], dtype, 24, lo, hi)
+    out = poison([1031], dtype)
+    run(shim, op, out, [a], common=dtype._id)
+    got, want = out.to(tl.float64).numpy(), SPECIAL_UNARY[op](a).to(tl.float64).numpy()
+    np.testing.assert_allclose(got, want, rtol={tl.float32: 2e-6, tl.float64: 1e-13}[dtype], atol=1e-12)
+
+
+def test_special_polygamma_and_binary(shim):
+    a = rand([517], tl.float64, 25, -6, 9)
+    out = poison([517], tl.float64)
+    run(shim, "polygamma", out, [a], [3], common=tl.float64._id)
+    np.testing.assert_allclose(out.numpy(), tl.polygamma(3, a).numpy(), rtol=1e-13)
+    b = rand([517], tl.float64, 26, -6, 9)
+    for op, fn in [("logaddexp", tl.logaddexp), ("fmax", tl.fmax)]:
+        run(shim, op, out, [a, b], common=tl.float64._id)
+        np.testing.assert_allclose(out.numpy(), fn(a, b).numpy(), rtol=1e-15, atol=1e-15)   # libmvec vs libm
+    i, j = rand([517], tl.int64, 27, -90, 90), rand([517], tl.int64, 28, -90, 90)
+    outi = poison([517], tl.int64)
+    run(shim, "gcd", outi, [i, j], common=tl.int64._id)
+    np.testing.assert_array_equal(outi.numpy(), tl.gcd(i, j).numpy())
 
 
 def test_unsupported_dtype_message(shim):
