@@ -22,7 +22,7 @@ from .schema import SchemaKind
 
 DEVICES = ("cpu", "cuda")
 #: policy -> the number the C kernel switches on (tl_autocast_policy)
-POLICIES = {"lower_precision_fp": 0, "fp32": 1, "fp32_set_opt_dtype": 2, "promote": 3}
+POLICIES = {"lower_precision_fp": 0, "fp32": 1, "fp32_set_opt_dtype": 2, "promote": 3, "banned": 5}
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ typedef enum tl_autocast_policy {
     TL_AUTOCAST_FP32 = 1,               /* eligible args -> float32 */
     TL_AUTOCAST_FP32_SET_OPT_DTYPE = 2, /* first arg eligible and dtype=None: dtype=float32 */
     TL_AUTOCAST_PROMOTE = 3,            /* eligible args -> widest floating type among them */
-    TL_AUTOCAST_CAST_TO = 4             /* eligible args -> the rule's `dtype` (library.register_autocast) */
+    TL_AUTOCAST_CAST_TO = 4,            /* eligible args -> the rule's `dtype` (library.register_autocast) */
+    TL_AUTOCAST_BANNED = 5              /* PyTorch's "unsafe to autocast" error (binary_cross_entropy on CUDA) */
 } tl_autocast_policy;
 
 /* One row of the policy table: an operator overload, the device type whose

@@ -280,6 +280,14 @@ static int apply_policy(const tl_autocast_rule *r, tl_stack *st, int nargs) {
         int to = promote_type(st, nargs, r->device);
         return to < 0 ? -1 : cast_args(st, nargs, to, r->device);
     }
+    case TL_AUTOCAST_BANNED:   /* PyTorch bans one operator, with this text (autocast_mode.cpp) */
+        return tl_set_error(TL_ERR_RUNTIME,
+                            "torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast.\n"
+                            "Many models use a sigmoid layer right before the binary cross entropy layer.\n"
+                            "In this case, combine the two layers using "
+                            "torch.nn.functional.binary_cross_entropy_with_logits\n"
+                            "or torch.nn.BCEWithLogitsLoss.  binary_cross_entropy_with_logits and BCEWithLogits are\n"
+                            "safe to autocast.");
     default:
         return tl_set_error(TL_ERR_RUNTIME, "autocast: unknown policy %d for %s", r->policy, r->op);
     }

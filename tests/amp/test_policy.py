@@ -47,12 +47,12 @@ def test_unknown_operator_names_file_and_line(tmp_path):
         cpu:
           lower_precision_fp:
             - mm
-            - prelu
+            - conv_tbc
             - mmm
         """)
     path = str(tmp_path / "autocast.yaml")
     assert diags[0].startswith(f"{path}:4:")
-    assert "unknown operator 'prelu' in the cpu lower_precision_fp list" in diags[0]
+    assert "unknown operator 'conv_tbc' in the cpu lower_precision_fp list" in diags[0]
     assert diags[1].startswith(f"{path}:5:") and "did you mean 'mm'?" in diags[1]
     assert [r.op for r in rules] == ["mm"]
 
@@ -150,3 +150,12 @@ def _torchlet_aten_ops(tl):
         names.append(ffi.string(lib.tl_op_name(op)).decode())
         i += 1
     return [n for n in names if n.startswith("aten::")]
+
+
+def test_binary_cross_entropy_is_banned_on_cuda_only():
+    """PyTorch's one banned operator: its AutocastCUDA kernel raises "unsafe
+    to autocast"; on CPU it is an fp32 operator"""
+    import torchlet as tl
+    assert tl.amp.policy("cuda").policy_of("binary_cross_entropy") == "banned"
+    assert tl.amp.policy("cuda")["banned"] == ("binary_cross_entropy",)
+    assert tl.amp.policy("cpu").policy_of("binary_cross_entropy") == "fp32"
