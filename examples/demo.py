@@ -492,6 +492,30 @@ def _time_workload(step_tl, step_np, xn, yn, params_n, params):
     return t
 
 
+def show_training():
+    section(11, "Training: a PyTorch program (examples/train_cnn.py) run on torchlet, beside PyTorch")
+    spec = importlib.util.spec_from_file_location("train_cnn", os.path.join(ROOT, "examples", "train_cnn.py"))
+    cnn = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cnn)
+    steps = 30
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    state = cnn.initial_state(torch) if torch is not None else None
+    ours = cnn.train(tl, steps, state=state, log=None)
+    print(f"  conv / batch_norm / relu / max_pool / linear / cross_entropy, SGD + StepLR, {steps} steps: "
+          f"loss {ours[0]:.4f} -> {ours[-1]:.4f}")
+    if torch is None:
+        print("  (PyTorch is not installed: no step-by-step comparison)")
+        return ours[-1] < ours[0]
+    theirs = cnn.train(torch, steps, state=state, log=None)
+    diff = max(abs(a - b) / abs(b) for a, b in zip(ours, theirs))
+    print(f"  PyTorch from the same state_dict and batches: loss {theirs[0]:.4f} -> {theirs[-1]:.4f}; "
+          f"largest per-step relative difference {diff:.1e} (one step's time: benchmarks/bench_train_step.py)")
+    return diff < 1e-4
+
+
 def main():
     t0 = time.perf_counter()
     print(f"torchlet {tl.__version__}: walking `c = a + b` through every layer")
@@ -507,6 +531,7 @@ def main():
     ok &= show_workload()
     ok &= show_seeds()
     ok &= show_compile()
+    ok &= show_training()
     print(f"\nDone in {time.perf_counter() - t0:.1f} s; all checks {'passed' if ok else 'FAILED'}.")
     return 0 if ok else 1
 

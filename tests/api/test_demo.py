@@ -31,6 +31,8 @@ KEY_LINES = [
     "10. torchlet.compile",                 # 10. compile
     "6 operators -> 1 kernel (fused_pow_mean_add_rsqrt_mul_",
     "matches eager: True",
+    "11. Training: a PyTorch program",       # 11. the CNN example
+    "SGD + StepLR, 30 steps: loss",
     "all checks passed",
 ]
 
