@@ -12,7 +12,8 @@ the formula's tensor inputs and scalars.  Three kinds of operator qualify:
   where the twin has a ``Tensor`` (``add.Scalar``): eager wraps the number
   in a 0-dim tensor and runs the twin's kernel;
 * an operator named after a standalone kernel header whose parameters are
-  the operator's arguments (``relu`` -> kernels/ufunc/relu.h).
+  the operator's arguments (``relu`` -> kernels/ufunc/relu.h), unless it is
+  CompositeImplicitAutograd (it decomposes before a capture could see it).
 """
 
 from __future__ import annotations
@@ -91,6 +92,8 @@ def emit_pointwise_table(ctx: EmitContext) -> dict[str, str]:
         f = by_name.get(path.stem)
         if not marks or f is None or f"aten::{path.stem}" in rows:
             continue
+        if set(m.kernels(f)) <= {"CompositeImplicitAutograd"}:
+            continue  # decomposes above the dispatcher: a capture never sees it (log_sigmoid)
         loops = tuple(UfuncInnerLoop(UfuncKey(mk.group(1)), mk.group(2), tuple(x.strip() for x in mk.group(3).split(",")))
                       for mk in marks if mk.group(2) in formulas)
         per_dtype = dtype_formulas(loops, f.pos, errors)

@@ -256,6 +256,8 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
  * wrapping arithmetic would (gcd(-128, 0) of int8 is -128, as PyTorch's).
  * ufunc_error_name: gcd_cpu
  */
+#ifndef TL_UFUNC_GCD_H   /* lcm.h includes it too */
+#define TL_UFUNC_GCD_H
 
 static inline int64_t tl_ufunc_gcd_i64(int64_t a, int64_t b) {
     uint64_t x = a < 0 ? 0 - (uint64_t)a : (uint64_t)a, y = b < 0 ? 0 - (uint64_t)b : (uint64_t)b;
@@ -273,14 +275,15 @@ static inline int64_t tl_ufunc_lcm_i64(int64_t a, int64_t b) {
     return r < 0 ? (int64_t)(0 - (uint64_t)r) : r;
 }
 #define TL_UFUNC_gcd(self, other) (tl_ufunc_gcd_i64((int64_t)(self), (int64_t)(other)))
+#endif
 
-#line 278 "generated/cuda/ufunc_gcd.cu"
+#line 281 "generated/cuda/ufunc_gcd.cu"
 
 /* ---- kernels */
 /* Byte: TL_UFUNC_gcd(x1, x2) */
-#line 23 "kernels/ufunc/gcd.h"
+#line 25 "kernels/ufunc/gcd.h"
 static TL_CUDA_FORCEINLINE auto ufunc_gcd_u8_op(uint8_t x1, uint8_t x2) { return TL_UFUNC_gcd(x1, x2); }
-#line 284 "generated/cuda/ufunc_gcd.cu"
+#line 287 "generated/cuda/ufunc_gcd.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_gcd_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -357,9 +360,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gcd_u8_cast(const tl_cud
     }
 }
 /* Char: TL_UFUNC_gcd(x1, x2) */
-#line 23 "kernels/ufunc/gcd.h"
+#line 25 "kernels/ufunc/gcd.h"
 static TL_CUDA_FORCEINLINE auto ufunc_gcd_i8_op(int8_t x1, int8_t x2) { return TL_UFUNC_gcd(x1, x2); }
-#line 363 "generated/cuda/ufunc_gcd.cu"
+#line 366 "generated/cuda/ufunc_gcd.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_gcd_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -436,9 +439,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gcd_i8_cast(const tl_cud
     }
 }
 /* Short: TL_UFUNC_gcd(x1, x2) */
-#line 23 "kernels/ufunc/gcd.h"
+#line 25 "kernels/ufunc/gcd.h"
 static TL_CUDA_FORCEINLINE auto ufunc_gcd_i16_op(int16_t x1, int16_t x2) { return TL_UFUNC_gcd(x1, x2); }
-#line 442 "generated/cuda/ufunc_gcd.cu"
+#line 445 "generated/cuda/ufunc_gcd.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_gcd_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -515,9 +518,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gcd_i16_cast(const tl_cu
     }
 }
 /* Int: TL_UFUNC_gcd(x1, x2) */
-#line 23 "kernels/ufunc/gcd.h"
+#line 25 "kernels/ufunc/gcd.h"
 static TL_CUDA_FORCEINLINE auto ufunc_gcd_i32_op(int32_t x1, int32_t x2) { return TL_UFUNC_gcd(x1, x2); }
-#line 521 "generated/cuda/ufunc_gcd.cu"
+#line 524 "generated/cuda/ufunc_gcd.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_gcd_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -594,9 +597,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_gcd_i32_cast(const tl_cu
     }
 }
 /* Long: TL_UFUNC_gcd(x1, x2) */
-#line 23 "kernels/ufunc/gcd.h"
+#line 25 "kernels/ufunc/gcd.h"
 static TL_CUDA_FORCEINLINE auto ufunc_gcd_i64_op(int64_t x1, int64_t x2) { return TL_UFUNC_gcd(x1, x2); }
-#line 600 "generated/cuda/ufunc_gcd.cu"
+#line 603 "generated/cuda/ufunc_gcd.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_gcd_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

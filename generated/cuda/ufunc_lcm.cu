@@ -256,6 +256,8 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
  * wrapping arithmetic would (gcd(-128, 0) of int8 is -128, as PyTorch's).
  * ufunc_error_name: gcd_cpu
  */
+#ifndef TL_UFUNC_GCD_H   /* lcm.h includes it too */
+#define TL_UFUNC_GCD_H
 
 static inline int64_t tl_ufunc_gcd_i64(int64_t a, int64_t b) {
     uint64_t x = a < 0 ? 0 - (uint64_t)a : (uint64_t)a, y = b < 0 ? 0 - (uint64_t)b : (uint64_t)b;
@@ -273,8 +275,9 @@ static inline int64_t tl_ufunc_lcm_i64(int64_t a, int64_t b) {
     return r < 0 ? (int64_t)(0 - (uint64_t)r) : r;
 }
 #define TL_UFUNC_gcd(self, other) (tl_ufunc_gcd_i64((int64_t)(self), (int64_t)(other)))
+#endif
 
-#line 278 "generated/cuda/ufunc_lcm.cu"
+#line 281 "generated/cuda/ufunc_lcm.cu"
 #line 1 "kernels/ufunc/lcm.h"
 /* lcm of integers: tl_ufunc_lcm_i64 in gcd.h
  * ufunc_error_name: lcm_cpu
@@ -282,13 +285,13 @@ static inline int64_t tl_ufunc_lcm_i64(int64_t a, int64_t b) {
 
 #define TL_UFUNC_lcm(self, other) (tl_ufunc_lcm_i64((int64_t)(self), (int64_t)(other)))
 
-#line 286 "generated/cuda/ufunc_lcm.cu"
+#line 289 "generated/cuda/ufunc_lcm.cu"
 
 /* ---- kernels */
 /* Byte: TL_UFUNC_lcm(x1, x2) */
 #line 5 "kernels/ufunc/lcm.h"
 static TL_CUDA_FORCEINLINE auto ufunc_lcm_u8_op(uint8_t x1, uint8_t x2) { return TL_UFUNC_lcm(x1, x2); }
-#line 292 "generated/cuda/ufunc_lcm.cu"
+#line 295 "generated/cuda/ufunc_lcm.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_lcm_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -367,7 +370,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lcm_u8_cast(const tl_cud
 /* Char: TL_UFUNC_lcm(x1, x2) */
 #line 5 "kernels/ufunc/lcm.h"
 static TL_CUDA_FORCEINLINE auto ufunc_lcm_i8_op(int8_t x1, int8_t x2) { return TL_UFUNC_lcm(x1, x2); }
-#line 371 "generated/cuda/ufunc_lcm.cu"
+#line 374 "generated/cuda/ufunc_lcm.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_lcm_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -446,7 +449,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lcm_i8_cast(const tl_cud
 /* Short: TL_UFUNC_lcm(x1, x2) */
 #line 5 "kernels/ufunc/lcm.h"
 static TL_CUDA_FORCEINLINE auto ufunc_lcm_i16_op(int16_t x1, int16_t x2) { return TL_UFUNC_lcm(x1, x2); }
-#line 450 "generated/cuda/ufunc_lcm.cu"
+#line 453 "generated/cuda/ufunc_lcm.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_lcm_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -525,7 +528,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lcm_i16_cast(const tl_cu
 /* Int: TL_UFUNC_lcm(x1, x2) */
 #line 5 "kernels/ufunc/lcm.h"
 static TL_CUDA_FORCEINLINE auto ufunc_lcm_i32_op(int32_t x1, int32_t x2) { return TL_UFUNC_lcm(x1, x2); }
-#line 529 "generated/cuda/ufunc_lcm.cu"
+#line 532 "generated/cuda/ufunc_lcm.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_lcm_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -604,7 +607,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lcm_i32_cast(const tl_cu
 /* Long: TL_UFUNC_lcm(x1, x2) */
 #line 5 "kernels/ufunc/lcm.h"
 static TL_CUDA_FORCEINLINE auto ufunc_lcm_i64_op(int64_t x1, int64_t x2) { return TL_UFUNC_lcm(x1, x2); }
-#line 608 "generated/cuda/ufunc_lcm.cu"
+#line 611 "generated/cuda/ufunc_lcm.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_lcm_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

@@ -818,17 +818,6 @@ POINTWISE = {
         "entry": "log2.out",
         "fallbacks": {},
     },
-    # kernels/ufunc/log_sigmoid.h (standalone kernel)
-    "aten::log_sigmoid": {
-        "args": (("self", "tensor"), ),
-        "wrapped": (),
-        "dtypes": {"BFloat16": "log_sigmoid", "Double": "log_sigmoid", "Float": "log_sigmoid", "Half": "log_sigmoid"},
-        "headers": ("kernels/ufunc/log_sigmoid.h", ),
-        "result": None,
-        "input_dtypes": {},
-        "entry": "kernels/ufunc/log_sigmoid.h",
-        "fallbacks": {},
-    },
     # yaml/native_functions.yaml: logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
     "aten::logaddexp": {
         "args": (("self", "tensor"), ("other", "tensor"), ),
@@ -1036,17 +1025,6 @@ POINTWISE = {
         "result": None,
         "input_dtypes": {},
         "entry": "pow.Tensor_Tensor_out",
-        "fallbacks": {},
-    },
-    # kernels/ufunc/prelu.h (standalone kernel)
-    "aten::prelu": {
-        "args": (("self", "tensor"), ("weight", "tensor"), ),
-        "wrapped": (),
-        "dtypes": {"BFloat16": "prelu", "Double": "prelu", "Float": "prelu", "Half": "prelu"},
-        "headers": ("kernels/ufunc/prelu.h", ),
-        "result": None,
-        "input_dtypes": {},
-        "entry": "kernels/ufunc/prelu.h",
         "fallbacks": {},
     },
     # yaml/native_functions.yaml: reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)

@@ -4,6 +4,8 @@
  * wrapping arithmetic would (gcd(-128, 0) of int8 is -128, as PyTorch's).
  * ufunc_error_name: gcd_cpu
  */
+#ifndef TL_UFUNC_GCD_H   /* lcm.h includes it too */
+#define TL_UFUNC_GCD_H
 #include <stdint.h>
 static inline int64_t tl_ufunc_gcd_i64(int64_t a, int64_t b) {
     uint64_t x = a < 0 ? 0 - (uint64_t)a : (uint64_t)a, y = b < 0 ? 0 - (uint64_t)b : (uint64_t)b;
@@ -21,3 +23,4 @@ static inline int64_t tl_ufunc_lcm_i64(int64_t a, int64_t b) {
     return r < 0 ? (int64_t)(0 - (uint64_t)r) : r;
 }
 #define TL_UFUNC_gcd(self, other) (tl_ufunc_gcd_i64((int64_t)(self), (int64_t)(other)))
+#endif

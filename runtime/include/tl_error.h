@@ -33,7 +33,7 @@ int tl_set_error(tl_error_kind kind, const char *fmt, ...)
 /* Calls spelled so the compiler sees the -1: after `if (helper(&out)) return
  * ...;` it then knows `out` was set, and warns of no maybe-uninitialized use
  * on error paths it cannot otherwise follow into error.c. */
-#define tl_set_error(...) ({ tl_set_error(__VA_ARGS__); -1; })
+#define tl_set_error(...) __extension__({ tl_set_error(__VA_ARGS__); -1; })
 #endif
 tl_error_kind tl_error_kind_get(void);   /* TL_OK when no error is pending */
 const char *tl_error_message(void);      /* "" when no error is pending */

@@ -12,7 +12,7 @@
 /* the runtime's error channel, recorded here (the allocator alone is under test) */
 static tl_error_kind g_kind;
 static char g_msg[2048];
-int tl_set_error(tl_error_kind kind, const char *fmt, ...) {
+int (tl_set_error)(tl_error_kind kind, const char *fmt, ...) {   /* parenthesised: not tl_error.h's macro */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(g_msg, sizeof g_msg, fmt, ap);
