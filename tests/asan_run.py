@@ -23,6 +23,14 @@ OUT = ROOT / "build" / "asan"
 LIB = OUT / "lib"
 
 
+def _nvrtc_lib_dirs() -> list[str]:
+    """the folders of the pip-installed NVRTC (nvidia-cuda-nvrtc), if any"""
+    import importlib.util
+    spec = importlib.util.find_spec("nvidia")
+    roots = list(spec.submodule_search_locations) if spec and spec.submodule_search_locations else []
+    return sorted({str(p.parent) for r in roots for p in pathlib.Path(r).glob("*/lib/libnvrtc.so*")})
+
+
 def main() -> int:
     env = dict(os.environ, TORCHLET_ASAN="1")
     cmd = [sys.executable, "setup.py", "-q", "build_ext", "--build-lib", str(LIB), "--build-temp", str(OUT / "tmp")]
@@ -48,6 +56,11 @@ def main() -> int:
         TORCHLET_SHIM_ASAN="1",   # the CUDA host-shim library under ASan + UBSan too (tests/cuda/shim_build.py)
         OMP_NUM_THREADS=env.get("OMP_NUM_THREADS", "1"),
     )
+    # NVRTC dlopens its builtins library through its own $ORIGIN runpath; ASan's
+    # dlopen interceptor loses that (the lookup runs as libasan's), so name the folder
+    nvrtc_dirs = _nvrtc_lib_dirs()
+    if nvrtc_dirs:
+        env["LD_LIBRARY_PATH"] = os.pathsep.join([*nvrtc_dirs, env.get("LD_LIBRARY_PATH", "")]).rstrip(os.pathsep)
     where = subprocess.run([sys.executable, "-c", "import torchlet._C as c; print(c.__file__)"],
                            env=env, capture_output=True, text=True)
     print(f"asan-test: torchlet._C from {where.stdout.strip() or where.stderr.strip()}", flush=True)
