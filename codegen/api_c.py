@@ -456,11 +456,19 @@ def c_arg(a: Argument, where: str = "") -> CArg:
     return CArg(a, name, kind, tuple(params))
 
 
+# c_args per schema object: the emitters ask for the same function's arguments
+# ~13 times each (39,580 calls for PyTorch's 3,101 functions)
+_C_ARGS: dict[int, tuple[object, tuple[CArg, ...]]] = {}
+
+
 def c_args(f: FuncLike) -> list[CArg]:
     """Every schema argument in schema order (positional, keyword-only, out)."""
     s = _schema(f)
     assert s is not None
-    return [c_arg(a, str(s.name)) for a in s.arguments.flat_all]
+    hit = _C_ARGS.get(id(s))
+    if hit is None or hit[0] is not s:
+        hit = _C_ARGS[id(s)] = (s, tuple(c_arg(a, str(s.name)) for a in s.arguments.flat_all))
+    return list(hit[1])
 
 
 @dataclass(frozen=True)

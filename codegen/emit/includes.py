@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 UMBRELLA = '#include "tl_ops.h"'
-_IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+_IDENT = re.compile(r"\btl_\w+")   # every declared name starts with tl_ (declared_names)
 # the names a family header declares: entry points / prototypes (NAME(...)),
 # kernel typedefs ((*NAME)(...)), handles (extern tl_operator *NAME;), structs
 _DECLS = (
