@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tl_error.h"
+#include "tl_internal.h"
 #include "tl_iter.h"
 #include "tl_runtime.h"
 #include "tl_ops.h"
@@ -359,10 +360,9 @@ tl_tensor *tl_native_log_sigmoid(tl_keyset ks, tl_tensor *self) {
 static int glu_halves(tl_tensor *self, int64_t dim, int64_t *wrap, tl_tensor **a, tl_tensor **b) {
     const int64_t nd = tl_tensor_ndim(self);
     if (nd == 0) return tl_set_error(TL_ERR_RUNTIME, "glu does not support scalars because halving size must be even");
-    if (dim < -nd || dim >= nd)
-        return tl_set_error(TL_ERR_INDEX, "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
-                            (long long)-nd, (long long)(nd - 1), (long long)dim);
-    const int64_t w = dim < 0 ? dim + nd : dim, n = tl_tensor_size(self, w);
+    const int64_t w = tl__wrap_dim(dim, nd, 0);
+    if (w < 0) return -1;
+    const int64_t n = tl_tensor_size(self, w);
     if (n % 2)
         return tl_set_error(TL_ERR_RUNTIME, "Halving dimension must be even, but dimension %lld is size %lld",
                             (long long)w, (long long)n);
