@@ -108,9 +108,10 @@ static int check_features(const char *arg, int64_t expected, const tl_tensor *t)
 /* (N, C, HW) of an input with at least 2 dims */
 static int bn_dims(const tl_tensor *input, int64_t *N, int64_t *C, int64_t *HW) {
     const int64_t nd = tl_tensor_ndim(input);
-    if (nd < 2)
-        return tl_set_error(TL_ERR_RUNTIME, "batch_norm: expected an input with at least 2 dimensions (N, C, *), "
-                                            "but got %lld", (long long)nd);
+    if (nd < 2) {   /* input.size(1): PyTorch's IndexError */
+        tl__wrap_dim(1, nd, 1);
+        return -1;
+    }
     *N = tl_tensor_sizes(input)[0];
     *C = tl_tensor_sizes(input)[1];
     *HW = 1;
@@ -427,7 +428,7 @@ tl_tensor *tl_native_instance_norm(tl_keyset ks, tl_tensor *input, tl_tensor *we
     }
     const int64_t nd = tl_tensor_ndim(input);
     if (nd < 2) {
-        tl_set_error(TL_ERR_INDEX, "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
+        tl__wrap_dim(1, nd, 1);   /* input.size(1): PyTorch's IndexError */
         return NULL;
     }
     int64_t shape[64];
@@ -665,8 +666,7 @@ tl_tensor *tl_native_group_norm(tl_keyset ks, tl_tensor *input, int64_t num_grou
     (void)ks; (void)cudnn_enabled;
     const int64_t nd = tl_tensor_ndim(input);
     if (nd < 2) {
-        tl_set_error(TL_ERR_INDEX, "Dimension out of range (expected to be in range of [%lld, %lld], but got 1)",
-                     (long long)(nd ? -nd : -1), (long long)(nd ? nd - 1 : 0));
+        tl__wrap_dim(1, nd, 1);   /* input.size(1): PyTorch's IndexError */
         return NULL;
     }
     const int64_t N = tl_tensor_sizes(input)[0], C = tl_tensor_sizes(input)[1];

@@ -112,10 +112,9 @@ static int pool2d_shape(const tl_tensor *input, bool ceil_mode, tl_pool_geom *g)
     const int64_t nd = tl_tensor_ndim(input);
     const int64_t *sz = tl_tensor_sizes(input);
     char a[256];
-    if (nd < 3) {
-        /* input.size(-3) of PyTorch's meta function */
-        return tl_set_error(TL_ERR_INDEX, "Dimension out of range (expected to be in range of [%lld, %lld], but got -3)",
-                            (long long)(nd ? -nd : -1), (long long)(nd ? nd - 1 : 0));
+    if (nd < 3) {   /* input.size(-3) of PyTorch's meta function: its IndexError */
+        tl__wrap_dim(-3, nd, 1);
+        return -1;
     }
     g->ih = sz[nd - 2];
     g->iw = sz[nd - 1];

@@ -787,3 +787,9 @@ def test_composites_against_torch(case):
     to.backward(torch.tensor(g))
     lo.backward(torchlet.tensor(g))
     np.testing.assert_allclose(_n(la.grad), ta.grad.numpy(), rtol=1e-8, atol=1e-10)
+
+
+def test_batch_norm_of_a_1d_input_raises_pytorchs_index_error():
+    """input.size(1) of a 1-d input: PyTorch's IndexError, from the runtime's dim wrapping"""
+    with pytest.raises(IndexError, match=r"^Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)$"):
+        F.batch_norm(torchlet.ones(4), None, None, training=True)
