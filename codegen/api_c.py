@@ -367,53 +367,59 @@ class CArg:
         return None
 
 
+# (kind, C parameter types) of a plain and of an optional base type
+_SIMPLE_KINDS = {
+    BaseTy.Tensor: ("tensor", ("tl_tensor *",)),
+    BaseTy.int: ("int", ("int64_t",)),
+    BaseTy.SymInt: ("int", ("int64_t",)),
+    BaseTy.float: ("double", ("double",)),
+    BaseTy.bool: ("bool", ("bool",)),
+    BaseTy.Scalar: ("scalar", ("tl_scalar",)),
+    BaseTy.ScalarType: ("dtype", ("tl_dtype",)),
+    BaseTy.Device: ("device", ("int",)),
+    BaseTy.Layout: ("enum", ("int",)),
+    BaseTy.MemoryFormat: ("enum", ("int",)),
+    BaseTy.str: ("str", ("const char *",)),
+    # c10::DeviceIndex (int8) and a packed c10::Stream (StreamData3's id) as plain ints
+    BaseTy.DeviceIndex: ("int", ("int64_t",)),
+    BaseTy.Stream: ("int", ("int64_t",)),
+    BaseTy.SymBool: ("bool", ("bool",)),
+    BaseTy.Storage: ("storage", ("tl_storage *",)),
+}
+
+_OPTIONAL_KINDS = {
+    BaseTy.Tensor: ("opt_tensor", ("tl_tensor *",)),
+    BaseTy.int: ("opt_int", ("int64_t", "bool")),
+    BaseTy.SymInt: ("opt_int", ("int64_t", "bool")),
+    BaseTy.float: ("opt_double", ("double", "bool")),
+    BaseTy.bool: ("opt_bool", ("bool", "bool")),
+    BaseTy.Scalar: ("opt_scalar", ("const tl_scalar *",)),
+    BaseTy.ScalarType: ("dtype", ("tl_dtype",)),
+    BaseTy.Device: ("device", ("int",)),
+    BaseTy.Layout: ("enum", ("int",)),
+    BaseTy.MemoryFormat: ("enum", ("int",)),
+    BaseTy.str: ("str", ("const char *",)),
+    BaseTy.Generator: ("generator", ("tl_generator *",)),
+    BaseTy.DeviceIndex: ("opt_int", ("int64_t", "bool")),
+    BaseTy.Stream: ("opt_int", ("int64_t", "bool")),
+    BaseTy.SymBool: ("opt_bool", ("bool", "bool")),
+}
+
+
 def _kind(t, where: str) -> tuple[str, tuple[str, ...]]:
     """(kind, C types of its parameters) for a schema type."""
     if isinstance(t, BaseType):
         b = t.name
-        simple = {
-            BaseTy.Tensor: ("tensor", ("tl_tensor *",)),
-            BaseTy.int: ("int", ("int64_t",)),
-            BaseTy.SymInt: ("int", ("int64_t",)),
-            BaseTy.float: ("double", ("double",)),
-            BaseTy.bool: ("bool", ("bool",)),
-            BaseTy.Scalar: ("scalar", ("tl_scalar",)),
-            BaseTy.ScalarType: ("dtype", ("tl_dtype",)),
-            BaseTy.Device: ("device", ("int",)),
-            BaseTy.Layout: ("enum", ("int",)),
-            BaseTy.MemoryFormat: ("enum", ("int",)),
-            BaseTy.str: ("str", ("const char *",)),
-            # c10::DeviceIndex (int8) and a packed c10::Stream (StreamData3's id) as plain ints
-            BaseTy.DeviceIndex: ("int", ("int64_t",)),
-            BaseTy.Stream: ("int", ("int64_t",)),
-            BaseTy.SymBool: ("bool", ("bool",)),
-            BaseTy.Storage: ("storage", ("tl_storage *",)),
-        }
-        if b in simple:
-            return simple[b]
+        hit = _SIMPLE_KINDS.get(b)
+        if hit is not None:
+            return hit
     elif isinstance(t, OptionalType):
         e = t.elem
         if isinstance(e, BaseType):
             b = e.name
-            opt = {
-                BaseTy.Tensor: ("opt_tensor", ("tl_tensor *",)),
-                BaseTy.int: ("opt_int", ("int64_t", "bool")),
-                BaseTy.SymInt: ("opt_int", ("int64_t", "bool")),
-                BaseTy.float: ("opt_double", ("double", "bool")),
-                BaseTy.bool: ("opt_bool", ("bool", "bool")),
-                BaseTy.Scalar: ("opt_scalar", ("const tl_scalar *",)),
-                BaseTy.ScalarType: ("dtype", ("tl_dtype",)),
-                BaseTy.Device: ("device", ("int",)),
-                BaseTy.Layout: ("enum", ("int",)),
-                BaseTy.MemoryFormat: ("enum", ("int",)),
-                BaseTy.str: ("str", ("const char *",)),
-                BaseTy.Generator: ("generator", ("tl_generator *",)),
-                BaseTy.DeviceIndex: ("opt_int", ("int64_t", "bool")),
-                BaseTy.Stream: ("opt_int", ("int64_t", "bool")),
-                BaseTy.SymBool: ("opt_bool", ("bool", "bool")),
-            }
-            if b in opt:
-                return opt[b]
+            hit = _OPTIONAL_KINDS.get(b)
+            if hit is not None:
+                return hit
         elif isinstance(e, ListType) and isinstance(e.elem, BaseType):
             if e.elem.name in (BaseTy.int, BaseTy.SymInt):
                 return "opt_int_list", ("const int64_t *", "int64_t")

@@ -157,7 +157,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         print(f"torchlet-gen: {out_shown}/ is up to date ({n_ops} operators, {len(files)} files, {time.perf_counter() - start:.2f} s)")
         return 0
     if args.dry_run:
-        r = compare(files, out_dir, out_shown)
+        r = compare(files, out_dir, out_shown, with_diff=False)
         for rel in r.changed:
             print(f"would write {out_shown}/{rel}")
         for rel in r.orphans:

@@ -58,6 +58,17 @@ class Model:
         return self.functions + self.base_functions
 
     @cached_property
+    def _callable_by_base_name(self) -> dict[str, list[NativeFunction]]:
+        by_name: dict[str, list[NativeFunction]] = {}
+        for f in self.callable_functions:
+            by_name.setdefault(str(f.func.name.name), []).append(f)
+        return by_name
+
+    def callable_named(self, base: str) -> list[NativeFunction]:
+        """The callable functions whose base name (``add`` of ``add_.Tensor``) is ``base``, in order."""
+        return self._callable_by_base_name.get(base, [])
+
+    @cached_property
     def _kernels_by_op(self) -> dict[OperatorName, dict[str, BackendMetadata]]:
         by_op: dict[OperatorName, dict[str, BackendMetadata]] = {}
         for key, idx in self.backend_indices.items():  # sorted by key

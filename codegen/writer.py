@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 import os
-import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,7 +60,9 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def compare(files: dict[str, str], out_dir: Path, shown_dir: str) -> WriteResult:
+def compare(files: dict[str, str], out_dir: Path, shown_dir: str, with_diff: bool = True) -> WriteResult:
+    """Which files differ from ``out_dir``; their unified diff when ``with_diff``
+    (writing needs only the list: diffing every new file is most of a cold write)."""
     r = WriteResult()
     chunks = []
     for rel, text in files.items():
@@ -69,6 +71,8 @@ def compare(files: dict[str, str], out_dir: Path, shown_dir: str) -> WriteResult
             r.unchanged.append(rel)
             continue
         r.changed.append(rel)
+        if not with_diff:
+            continue
         name = f"{shown_dir.rstrip('/')}/{rel}"
         chunks.extend(
             difflib.unified_diff(
@@ -79,7 +83,7 @@ def compare(files: dict[str, str], out_dir: Path, shown_dir: str) -> WriteResult
             )
         )
     r.orphans = find_orphans(files, out_dir)
-    for rel in r.orphans:
+    for rel in r.orphans if with_diff else ():
         name = f"{shown_dir.rstrip('/')}/{rel}"
         old = _read(out_dir / rel) or ""
         chunks.extend(difflib.unified_diff(old.splitlines(keepends=True), [], fromfile=f"a/{name}", tofile="/dev/null"))
@@ -87,31 +91,50 @@ def compare(files: dict[str, str], out_dir: Path, shown_dir: str) -> WriteResult
     return r
 
 
-def _file_mode(dest: Path) -> int:
-    """Keep the mode of the file being replaced; new files get 0666 & ~umask."""
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
+def _write_one(dest: Path, text: str, umask: int) -> None:
+    """Replace ``dest`` atomically (a temporary file beside it, then rename),
+    keeping the mode of the file being replaced; new files get 0666 & ~umask."""
     try:
-        return dest.stat().st_mode & 0o777
+        mode = dest.stat().st_mode & 0o777
     except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+        mode = 0o666 & ~umask
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            os.fchmod(fh.fileno(), mode)  # O_CREAT applied the umask; an existing file's mode wins
+        os.replace(tmp, dest)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _io_workers() -> int:
+    # creating a file waits on the filesystem far longer than it computes: overlap the waits
+    return min(16, 4 * (os.cpu_count() or 1))
 
 
 def write(files: dict[str, str], out_dir: Path, shown_dir: str) -> WriteResult:
-    r = compare(files, out_dir, shown_dir)
-    for rel in r.changed:
-        dest = out_dir / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                fh.write(files[rel])
-            os.chmod(tmp, _file_mode(dest))  # mkstemp creates 0600
-            os.replace(tmp, dest)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+    r = compare(files, out_dir, shown_dir, with_diff=False)
+    dests = [out_dir / rel for rel in r.changed]
+    for parent in {d.parent for d in dests}:
+        parent.mkdir(parents=True, exist_ok=True)
+    umask = _umask()
+    if len(dests) < 64:
+        for d, rel in zip(dests, r.changed):
+            _write_one(d, files[rel], umask)
+    else:
+        with ThreadPoolExecutor(_io_workers()) as pool:
+            for f in [pool.submit(_write_one, d, files[rel], umask) for d, rel in zip(dests, r.changed)]:
+                f.result()  # the first failure is raised
     for rel in r.orphans:
         (out_dir / rel).unlink()
     return r

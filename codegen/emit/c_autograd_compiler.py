@@ -342,7 +342,7 @@ class FormulaCompiler:
         raise UnsupportedFormula(f"call of '{to_source(f)}'")
 
     def _has_op(self, base: str) -> bool:
-        return any(str(f.func.name.name) == base for f in self.m.callable_functions)
+        return bool(self.m.callable_named(base))
 
     def _helper(self, key: str, args: list[Val], src: str) -> Val:
         for kinds, cname in HELPERS[key]:
@@ -375,7 +375,7 @@ class FormulaCompiler:
 
     def _op_call(self, name: str, self_val: Val | None, args: list[Val], src: str) -> Val:
         base = name[: -len("_symint")] if name.endswith("_symint") else name
-        cands = [f for f in self.m.callable_functions if str(f.func.name.name) == base and not f.func.is_out_fn()]
+        cands = [f for f in self.m.callable_named(base) if not f.func.is_out_fn()]
         best = None
         for f in cands:
             bound = self._bind(f, self_val, args)
