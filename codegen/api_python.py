@@ -157,34 +157,39 @@ def is_optional(t: Type) -> bool:
     return isinstance(t, OptionalType)
 
 
+# PyTorch's python_arg_parser spellings of list element and plain types
+_LIST_TYPE_NAMES = {
+    BaseTy.int: "tuple of ints",
+    BaseTy.SymInt: "tuple of ints",
+    BaseTy.float: "tuple of floats",
+    BaseTy.bool: "tuple of bools",
+    BaseTy.Tensor: "tuple of Tensors",
+}
+_TYPE_NAMES = {
+    BaseTy.Tensor: "Tensor",
+    BaseTy.Scalar: "Number",
+    BaseTy.int: "int",
+    BaseTy.SymInt: "int",
+    BaseTy.float: "float",
+    BaseTy.bool: "bool",
+    BaseTy.str: "str",
+    BaseTy.ScalarType: "torchlet.dtype",
+    BaseTy.Device: "torchlet.device",
+    BaseTy.Layout: "torchlet.layout",
+    BaseTy.MemoryFormat: "torchlet.memory_format",
+    BaseTy.Generator: "torchlet.Generator",
+}
+
+
 def python_type_name(t: Type) -> str:
     """PyTorch's python_arg_parser spelling of a type (without ``?``)."""
     inner = t.elem if isinstance(t, OptionalType) else t
     if isinstance(inner, ListType):
         e = inner.elem.elem if isinstance(inner.elem, OptionalType) else inner.elem
         base = e.name if isinstance(e, BaseType) else None
-        return {
-            BaseTy.int: "tuple of ints",
-            BaseTy.SymInt: "tuple of ints",
-            BaseTy.float: "tuple of floats",
-            BaseTy.bool: "tuple of bools",
-            BaseTy.Tensor: "tuple of Tensors",
-        }.get(base, str(inner))
+        return _LIST_TYPE_NAMES.get(base, str(inner))  # type: ignore[arg-type]
     assert isinstance(inner, BaseType)
-    return {
-        BaseTy.Tensor: "Tensor",
-        BaseTy.Scalar: "Number",
-        BaseTy.int: "int",
-        BaseTy.SymInt: "int",
-        BaseTy.float: "float",
-        BaseTy.bool: "bool",
-        BaseTy.str: "str",
-        BaseTy.ScalarType: "torchlet.dtype",
-        BaseTy.Device: "torchlet.device",
-        BaseTy.Layout: "torchlet.layout",
-        BaseTy.MemoryFormat: "torchlet.memory_format",
-        BaseTy.Generator: "torchlet.Generator",
-    }.get(inner.name, inner.name.value)
+    return _TYPE_NAMES.get(inner.name, inner.name.value)
 
 
 def pyi_type(t: Type, kind: str, numbers: bool) -> str:

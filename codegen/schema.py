@@ -136,6 +136,10 @@ class BaseTy(Enum):
     GraphModule = "GraphModule"
     Any = "Any"
 
+    # members are singletons compared by identity: hash them so too (Enum's
+    # __hash__ is a Python call hashing the name; type tables look these up ~10^5 times)
+    __hash__ = object.__hash__
+
 
 _BASE_TYS = {t.value: t for t in BaseTy}
 

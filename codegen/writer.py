@@ -128,13 +128,19 @@ def write(files: dict[str, str], out_dir: Path, shown_dir: str) -> WriteResult:
     for parent in {d.parent for d in dests}:
         parent.mkdir(parents=True, exist_ok=True)
     umask = _umask()
-    if len(dests) < 64:
-        for d, rel in zip(dests, r.changed):
-            _write_one(d, files[rel], umask)
+    jobs = [(d, files[rel]) for d, rel in zip(dests, r.changed)]
+
+    def write_all(chunk: list[tuple[Path, str]]) -> None:
+        for dest, text in chunk:
+            _write_one(dest, text, umask)
+
+    n = _io_workers() if len(jobs) >= 64 else 1
+    if n == 1:
+        write_all(jobs)
     else:
-        with ThreadPoolExecutor(_io_workers()) as pool:
-            for f in [pool.submit(_write_one, d, files[rel], umask) for d, rel in zip(dests, r.changed)]:
-                f.result()  # the first failure is raised
+        with ThreadPoolExecutor(n) as pool:
+            for done in [pool.submit(write_all, jobs[i::n]) for i in range(n)]:
+                done.result()  # the first failure is raised
     for rel in r.orphans:
         (out_dir / rel).unlink()
     return r
