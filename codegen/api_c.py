@@ -591,14 +591,29 @@ def tuple_elements(r: CReturn) -> list[tuple[str, tuple[CParam, ...]]]:
     return [_element_out_params(x.type, i, "") for i, x in enumerate(r.returns)]
 
 
+_C_PARAMS: _Memo = {}
+_C_KERNEL_PARAMS: _Memo = {}
+_KS = CParam("ks", "tl_keyset")
+
+
+def _params_of(s: FunctionSchema, with_ks: bool) -> tuple[tuple[CParam, ...], str]:
+    """(parameters, their declaration list) of ``s``'s entry point or kernel."""
+    def compute(s: FunctionSchema) -> tuple[tuple[CParam, ...], str]:
+        ps = [_KS] if with_ks else []
+        for a in c_args(s):
+            ps.extend(a.params)
+        ps.extend(c_return(s).out_params)
+        return tuple(ps), c_param_decls(ps)
+
+    return _memo(_C_KERNEL_PARAMS if with_ks else _C_PARAMS, s, compute)
+
+
 def c_params(f: FuncLike, with_ks: bool = False) -> list[CParam]:
     """The C parameter list of the entry point (``with_ks``: of a kernel,
     ``tl_keyset ks`` first), including trailing return parameters."""
-    ps = [CParam("ks", "tl_keyset")] if with_ks else []
-    for a in c_args(f):
-        ps.extend(a.params)
-    ps.extend(c_return(f).out_params)
-    return ps
+    s = _schema(f)
+    assert s is not None
+    return list(_params_of(s, with_ks)[0])
 
 
 def c_param_decls(params: Iterable[CParam]) -> str:
@@ -615,14 +630,14 @@ def c_signature(f: FuncLike, name: str | None = None, with_ks: bool = False) -> 
     r = c_return(f)
     n = name or (c_redispatch_name(f) if with_ks else c_entry_name(f))
     sep = "" if r.ctype.endswith("*") else " "
-    return f"{r.ctype}{sep}{n}({c_param_decls(c_params(f, with_ks))})"
+    return f"{r.ctype}{sep}{n}({_params_of(_schema(f), with_ks)[1]})"
 
 
 def kernel_typedef(f: FuncLike) -> str:
     """``typedef tl_tensor *(*tl_ops_add_Tensor_fn)(tl_keyset ks, ...);``"""
     r = c_return(f)
     sep = "" if r.ctype.endswith("*") else " "
-    return f"typedef {r.ctype}{sep}(*{kernel_typedef_name(f)})({c_param_decls(c_params(f, True))});"
+    return f"typedef {r.ctype}{sep}(*{kernel_typedef_name(f)})({_params_of(_schema(f), True)[1]});"
 
 
 def native_prototype(f: FuncLike, kernel: str) -> str:

@@ -105,9 +105,13 @@ def _display_inputs(inputs: Inputs) -> Inputs:
     )
 
 
+# below this many operators a model emits faster than worker processes start
+_PARALLEL_MIN_FUNCTIONS = 200
+
+
 def _generate(args: argparse.Namespace):
     """The model and every generated file (with MANIFEST) for ``args``."""
-    from .emit import EmitContext, emit_all
+    from .emit import EmitContext, default_jobs, emit_all
     from .templating import make_environment
 
     inputs = _inputs(args)
@@ -126,7 +130,10 @@ def _generate(args: argparse.Namespace):
         namespace=getattr(args, "namespace", None),
         formula_dir=Path(ufunc_dir) if ufunc_dir else None,
     )
-    files = emit_all(ctx)
+    jobs = getattr(args, "jobs", None) or default_jobs()
+    if len(model.functions) < _PARALLEL_MIN_FUNCTIONS:
+        jobs = 1
+    files = emit_all(ctx, jobs)
     for note in ctx.notes:
         print(f"torchlet-gen: note: {note}", file=sys.stderr)
     files["MANIFEST"] = manifest(files, ctx.fingerprint, ctx.inputs)
@@ -216,6 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--autocast", default=None, help="autocast.yaml (default: beside native_functions.yaml; '' for none)")
     g.add_argument("--templates", default=str(ROOT / "templates"))
     g.add_argument("--out", default=str(ROOT / "generated"))
+    g.add_argument("-j", "--jobs", type=int, default=None,
+                   help="processes the emitters run in (default: the CPUs available, at most 4; 1: in this process)")
     g.add_argument("--untranslated-derivatives", choices=("error", "not-implemented"), default="error",
                    help="a derivatives.yaml formula with no C translation: an error (default), or PyTorch's "
                         "autograd-not-implemented kernel for its operators (for corpora such as PyTorch's own)")

@@ -84,6 +84,9 @@ class CodegenError(Exception):
         self.diagnostics = tuple(diagnostics)
         super().__init__("\n".join(str(d) for d in self.diagnostics))
 
+    def __reduce__(self):  # raised in a generator worker process, re-raised in the parent
+        return (type(self), (self.diagnostics,))
+
     def render(self) -> str:
         n = len(self.diagnostics)
         lines = [str(d) for d in self.diagnostics]

