@@ -21,7 +21,6 @@ here into both the CUDA source and the C header with a size assertion.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from ..diagnostics import Diagnostic, Pos
 from . import EmitContext
