@@ -1710,4 +1710,66 @@ tl_tensor *tl_ops_special_xlog1py_out(tl_tensor *self, tl_tensor *other, tl_tens
 tl_tensor *tl_ops_special_xlog1py_self_scalar_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
 tl_tensor *tl_ops_special_xlog1py_other_scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
 
+/* kthvalue */
+int tl_ops_kthvalue(tl_tensor *self, int64_t k, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_kthvalue_values(tl_tensor *self, int64_t k, int64_t dim, bool keepdim, tl_tensor *values, tl_tensor *indices, tl_tensor **ret0, tl_tensor **ret1);
+
+/* median */
+tl_tensor *tl_ops_median(tl_tensor *self);
+int tl_ops_median_dim(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_median_dim_values(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *values, tl_tensor *indices, tl_tensor **ret0, tl_tensor **ret1);
+
+/* nanmedian */
+tl_tensor *tl_ops_nanmedian(tl_tensor *self);
+int tl_ops_nanmedian_dim(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_nanmedian_dim_values(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *values, tl_tensor *indices, tl_tensor **ret0, tl_tensor **ret1);
+
+/* mode */
+int tl_ops_mode(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_mode_values(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *values, tl_tensor *indices, tl_tensor **ret0, tl_tensor **ret1);
+
+/* cummax */
+int tl_ops_cummax(tl_tensor *self, int64_t dim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_cummax_out(tl_tensor *self, int64_t dim, tl_tensor *values, tl_tensor *indices, tl_tensor **ret0, tl_tensor **ret1);
+
+/* _cummax_helper */
+int tl_ops__cummax_helper(tl_tensor *self, tl_tensor *values, tl_tensor *indices, int64_t dim);
+
+/* cummin */
+int tl_ops_cummin(tl_tensor *self, int64_t dim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_cummin_out(tl_tensor *self, int64_t dim, tl_tensor *values, tl_tensor *indices, tl_tensor **ret0, tl_tensor **ret1);
+
+/* _cummin_helper */
+int tl_ops__cummin_helper(tl_tensor *self, tl_tensor *values, tl_tensor *indices, int64_t dim);
+
+/* cummaxmin_backward */
+tl_tensor *tl_ops_cummaxmin_backward(tl_tensor *grad, tl_tensor *input, tl_tensor *indices, int64_t dim);
+
+/* aminmax */
+int tl_ops_aminmax(tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_aminmax_out(tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *min, tl_tensor *max, tl_tensor **ret0, tl_tensor **ret1);
+
+/* nansum */
+tl_tensor *tl_ops_nansum(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_nansum_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+
+/* nanmean */
+tl_tensor *tl_ops_nanmean(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_nanmean_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+
+/* masked_select */
+tl_tensor *tl_ops_masked_select_out(tl_tensor *self, tl_tensor *mask, tl_tensor *out);
+tl_tensor *tl_ops_masked_select(tl_tensor *self, tl_tensor *mask);
+
+/* masked_select_backward */
+tl_tensor *tl_ops_masked_select_backward(tl_tensor *grad, tl_tensor *input, tl_tensor *mask);
+
+/* take */
+tl_tensor *tl_ops_take_out(tl_tensor *self, tl_tensor *index, tl_tensor *out);
+tl_tensor *tl_ops_take(tl_tensor *self, tl_tensor *index);
+
+/* take_along_dim */
+tl_tensor *tl_ops_take_along_dim_out(tl_tensor *self, tl_tensor *indices, int64_t dim, bool dim_has, tl_tensor *out);
+tl_tensor *tl_ops_take_along_dim(tl_tensor *self, tl_tensor *indices, int64_t dim, bool dim_has);
+
 #endif

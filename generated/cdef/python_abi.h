@@ -292,6 +292,7 @@ int tl_pyabi_lt__Scalar_r(tl_tensor *self, tl_scalar other);
 int tl_pyabi_lt__Tensor_r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_masked_fill__Scalar_r(tl_tensor *self, tl_tensor *mask, tl_scalar value);
 int tl_pyabi_masked_fill__Tensor_r(tl_tensor *self, tl_tensor *mask, tl_tensor *value);
+int tl_pyabi_masked_select_out_r(tl_tensor *self, tl_tensor *mask, tl_tensor *out);
 int tl_pyabi_matmul_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_max_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_max_pool2d_with_indices_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor *indices, tl_tensor *grad_input);
@@ -318,6 +319,8 @@ int tl_pyabi_mvlgamma__r(tl_tensor *self, int64_t p);
 int tl_pyabi_mvlgamma_out_r(tl_tensor *self, int64_t p, tl_tensor *out);
 int tl_pyabi_nan_to_num__r(tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has);
 int tl_pyabi_nan_to_num_out_r(tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has, tl_tensor *out);
+int tl_pyabi_nanmean_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+int tl_pyabi_nansum_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_ne_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_ne_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_ne__Scalar_r(tl_tensor *self, tl_scalar other);
@@ -426,6 +429,8 @@ int tl_pyabi_sub__Tensor_r(tl_tensor *self, tl_tensor *other, tl_scalar alpha);
 int tl_pyabi_sub_out_n_other_r(tl_tensor *self, tl_scalar other, tl_scalar alpha, tl_tensor *out);
 int tl_pyabi_sub_out_r(tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out);
 int tl_pyabi_sum_IntList_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+int tl_pyabi_take_along_dim_out_r(tl_tensor *self, tl_tensor *indices, int64_t dim, bool dim_has, tl_tensor *out);
+int tl_pyabi_take_out_r(tl_tensor *self, tl_tensor *index, tl_tensor *out);
 int tl_pyabi_tan__r(tl_tensor *self);
 int tl_pyabi_tan_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_tanh__r(tl_tensor *self);
@@ -461,6 +466,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops__adaptive_avg_pool2d(...) tl_pyabi_tensor(tl_ops__adaptive_avg_pool2d(__VA_ARGS__))
 #define tl_ops__adaptive_avg_pool2d_backward(...) tl_pyabi_tensor(tl_ops__adaptive_avg_pool2d_backward(__VA_ARGS__))
 #define tl_ops__convolution_mode(...) tl_pyabi_tensor(tl_ops__convolution_mode(__VA_ARGS__))
+#define tl_ops__cummax_helper(...) tl_pyabi_rc(tl_ops__cummax_helper(__VA_ARGS__))
+#define tl_ops__cummin_helper(...) tl_pyabi_rc(tl_ops__cummin_helper(__VA_ARGS__))
 #define tl_ops__index_put_impl(...) tl_pyabi_tensor(tl_ops__index_put_impl(__VA_ARGS__))
 #define tl_ops__linalg_svd(...) tl_pyabi_rc(tl_ops__linalg_svd(__VA_ARGS__))
 #define tl_ops__linalg_svd_U(...) tl_pyabi_rc(tl_ops__linalg_svd_U(__VA_ARGS__))
@@ -497,6 +504,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_allclose(...) tl_pyabi_rc(tl_ops_allclose(__VA_ARGS__))
 #define tl_ops_amax(...) tl_pyabi_tensor(tl_ops_amax(__VA_ARGS__))
 #define tl_ops_amin(...) tl_pyabi_tensor(tl_ops_amin(__VA_ARGS__))
+#define tl_ops_aminmax(...) tl_pyabi_rc(tl_ops_aminmax(__VA_ARGS__))
+#define tl_ops_aminmax_out(...) tl_pyabi_rc(tl_ops_aminmax_out(__VA_ARGS__))
 #define tl_ops_any(...) tl_pyabi_tensor(tl_ops_any(__VA_ARGS__))
 #define tl_ops_any_dim(...) tl_pyabi_tensor(tl_ops_any_dim(__VA_ARGS__))
 #define tl_ops_any_dims(...) tl_pyabi_tensor(tl_ops_any_dims(__VA_ARGS__))
@@ -588,6 +597,11 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_count_nonzero(...) tl_pyabi_tensor(tl_ops_count_nonzero(__VA_ARGS__))
 #define tl_ops_count_nonzero_dim_IntList(...) tl_pyabi_tensor(tl_ops_count_nonzero_dim_IntList(__VA_ARGS__))
 #define tl_ops_cross_entropy_loss(...) tl_pyabi_tensor(tl_ops_cross_entropy_loss(__VA_ARGS__))
+#define tl_ops_cummax(...) tl_pyabi_rc(tl_ops_cummax(__VA_ARGS__))
+#define tl_ops_cummax_out(...) tl_pyabi_rc(tl_ops_cummax_out(__VA_ARGS__))
+#define tl_ops_cummaxmin_backward(...) tl_pyabi_tensor(tl_ops_cummaxmin_backward(__VA_ARGS__))
+#define tl_ops_cummin(...) tl_pyabi_rc(tl_ops_cummin(__VA_ARGS__))
+#define tl_ops_cummin_out(...) tl_pyabi_rc(tl_ops_cummin_out(__VA_ARGS__))
 #define tl_ops_cumprod(...) tl_pyabi_tensor(tl_ops_cumprod(__VA_ARGS__))
 #define tl_ops_cumsum(...) tl_pyabi_tensor(tl_ops_cumsum(__VA_ARGS__))
 #define tl_ops_deg2rad(...) tl_pyabi_tensor(tl_ops_deg2rad(__VA_ARGS__))
@@ -681,6 +695,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_isinf(...) tl_pyabi_tensor(tl_ops_isinf(__VA_ARGS__))
 #define tl_ops_isnan(...) tl_pyabi_tensor(tl_ops_isnan(__VA_ARGS__))
 #define tl_ops_kl_div(...) tl_pyabi_tensor(tl_ops_kl_div(__VA_ARGS__))
+#define tl_ops_kthvalue(...) tl_pyabi_rc(tl_ops_kthvalue(__VA_ARGS__))
+#define tl_ops_kthvalue_values(...) tl_pyabi_rc(tl_ops_kthvalue_values(__VA_ARGS__))
 #define tl_ops_l1_loss(...) tl_pyabi_tensor(tl_ops_l1_loss(__VA_ARGS__))
 #define tl_ops_layer_norm(...) tl_pyabi_tensor(tl_ops_layer_norm(__VA_ARGS__))
 #define tl_ops_lcm(...) tl_pyabi_tensor(tl_ops_lcm(__VA_ARGS__))
@@ -724,6 +740,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_lt_Tensor(...) tl_pyabi_tensor(tl_ops_lt_Tensor(__VA_ARGS__))
 #define tl_ops_masked_fill_Scalar(...) tl_pyabi_tensor(tl_ops_masked_fill_Scalar(__VA_ARGS__))
 #define tl_ops_masked_fill_Tensor(...) tl_pyabi_tensor(tl_ops_masked_fill_Tensor(__VA_ARGS__))
+#define tl_ops_masked_select(...) tl_pyabi_tensor(tl_ops_masked_select(__VA_ARGS__))
+#define tl_ops_masked_select_backward(...) tl_pyabi_tensor(tl_ops_masked_select_backward(__VA_ARGS__))
 #define tl_ops_matmul(...) tl_pyabi_tensor(tl_ops_matmul(__VA_ARGS__))
 #define tl_ops_max(...) tl_pyabi_tensor(tl_ops_max(__VA_ARGS__))
 #define tl_ops_max_dim(...) tl_pyabi_rc(tl_ops_max_dim(__VA_ARGS__))
@@ -737,6 +755,9 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_maximum(...) tl_pyabi_tensor(tl_ops_maximum(__VA_ARGS__))
 #define tl_ops_mean(...) tl_pyabi_tensor(tl_ops_mean(__VA_ARGS__))
 #define tl_ops_mean_dim(...) tl_pyabi_tensor(tl_ops_mean_dim(__VA_ARGS__))
+#define tl_ops_median(...) tl_pyabi_tensor(tl_ops_median(__VA_ARGS__))
+#define tl_ops_median_dim(...) tl_pyabi_rc(tl_ops_median_dim(__VA_ARGS__))
+#define tl_ops_median_dim_values(...) tl_pyabi_rc(tl_ops_median_dim_values(__VA_ARGS__))
 #define tl_ops_meshgrid(...) tl_pyabi_rc(tl_ops_meshgrid(__VA_ARGS__))
 #define tl_ops_meshgrid_indexing(...) tl_pyabi_rc(tl_ops_meshgrid_indexing(__VA_ARGS__))
 #define tl_ops_min(...) tl_pyabi_tensor(tl_ops_min(__VA_ARGS__))
@@ -748,6 +769,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_mish_backward(...) tl_pyabi_tensor(tl_ops_mish_backward(__VA_ARGS__))
 #define tl_ops_mm(...) tl_pyabi_tensor(tl_ops_mm(__VA_ARGS__))
 #define tl_ops_mm_dtype(...) tl_pyabi_tensor(tl_ops_mm_dtype(__VA_ARGS__))
+#define tl_ops_mode(...) tl_pyabi_rc(tl_ops_mode(__VA_ARGS__))
+#define tl_ops_mode_values(...) tl_pyabi_rc(tl_ops_mode_values(__VA_ARGS__))
 #define tl_ops_moveaxis_int(...) tl_pyabi_tensor(tl_ops_moveaxis_int(__VA_ARGS__))
 #define tl_ops_moveaxis_intlist(...) tl_pyabi_tensor(tl_ops_moveaxis_intlist(__VA_ARGS__))
 #define tl_ops_movedim_int(...) tl_pyabi_tensor(tl_ops_movedim_int(__VA_ARGS__))
@@ -759,6 +782,11 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_mv(...) tl_pyabi_tensor(tl_ops_mv(__VA_ARGS__))
 #define tl_ops_mvlgamma(...) tl_pyabi_tensor(tl_ops_mvlgamma(__VA_ARGS__))
 #define tl_ops_nan_to_num(...) tl_pyabi_tensor(tl_ops_nan_to_num(__VA_ARGS__))
+#define tl_ops_nanmean(...) tl_pyabi_tensor(tl_ops_nanmean(__VA_ARGS__))
+#define tl_ops_nanmedian(...) tl_pyabi_tensor(tl_ops_nanmedian(__VA_ARGS__))
+#define tl_ops_nanmedian_dim(...) tl_pyabi_rc(tl_ops_nanmedian_dim(__VA_ARGS__))
+#define tl_ops_nanmedian_dim_values(...) tl_pyabi_rc(tl_ops_nanmedian_dim_values(__VA_ARGS__))
+#define tl_ops_nansum(...) tl_pyabi_tensor(tl_ops_nansum(__VA_ARGS__))
 #define tl_ops_narrow(...) tl_pyabi_tensor(tl_ops_narrow(__VA_ARGS__))
 #define tl_ops_narrow_Tensor(...) tl_pyabi_tensor(tl_ops_narrow_Tensor(__VA_ARGS__))
 #define tl_ops_native_batch_norm(...) tl_pyabi_rc(tl_ops_native_batch_norm(__VA_ARGS__))
@@ -906,6 +934,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_sum(...) tl_pyabi_tensor(tl_ops_sum(__VA_ARGS__))
 #define tl_ops_sum_dim_IntList(...) tl_pyabi_tensor(tl_ops_sum_dim_IntList(__VA_ARGS__))
 #define tl_ops_t(...) tl_pyabi_tensor(tl_ops_t(__VA_ARGS__))
+#define tl_ops_take(...) tl_pyabi_tensor(tl_ops_take(__VA_ARGS__))
+#define tl_ops_take_along_dim(...) tl_pyabi_tensor(tl_ops_take_along_dim(__VA_ARGS__))
 #define tl_ops_tan(...) tl_pyabi_tensor(tl_ops_tan(__VA_ARGS__))
 #define tl_ops_tanh(...) tl_pyabi_tensor(tl_ops_tanh(__VA_ARGS__))
 #define tl_ops_threshold(...) tl_pyabi_tensor(tl_ops_threshold(__VA_ARGS__))

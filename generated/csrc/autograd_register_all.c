@@ -272,6 +272,16 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_ldexp() != 0) return -1;
     if (tl_autograd_register_special_entr() != 0) return -1;
     if (tl_autograd_register_special_xlog1py() != 0) return -1;
+    if (tl_autograd_register_kthvalue() != 0) return -1;
+    if (tl_autograd_register_median() != 0) return -1;
+    if (tl_autograd_register_nanmedian() != 0) return -1;
+    if (tl_autograd_register_mode() != 0) return -1;
+    if (tl_autograd_register_cummax() != 0) return -1;
+    if (tl_autograd_register_cummin() != 0) return -1;
+    if (tl_autograd_register_aminmax() != 0) return -1;
+    if (tl_autograd_register_nansum() != 0) return -1;
+    if (tl_autograd_register_masked_select() != 0) return -1;
+    if (tl_autograd_register_take() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -2304,6 +2304,14 @@ int tl_pyabi_masked_fill__Tensor_r(tl_tensor *self, tl_tensor *mask, tl_tensor *
     return tl_has_warning() ? 1 : 0;
 }
 
+/* masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_masked_select_out_r(tl_tensor *self, tl_tensor *mask, tl_tensor *out) {
+    tl_tensor *r = tl_ops_masked_select_out(self, mask, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_matmul_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     tl_tensor *r = tl_ops_matmul_out(self, other, out);
@@ -2514,6 +2522,22 @@ int tl_pyabi_nan_to_num__r(tl_tensor *self, double nan, bool nan_has, double pos
 /* nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_nan_to_num_out_r(tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has, tl_tensor *out) {
     tl_tensor *r = tl_ops_nan_to_num_out(self, nan, nan_has, posinf, posinf_has, neginf, neginf_has, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* nanmean.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_nanmean_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    tl_tensor *r = tl_ops_nanmean_out(self, dim, dim_len, keepdim, dtype, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* nansum.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_nansum_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    tl_tensor *r = tl_ops_nansum_out(self, dim, dim_len, keepdim, dtype, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -3385,6 +3409,22 @@ int tl_pyabi_sub_out_r(tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_te
 /* sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_sum_IntList_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
     tl_tensor *r = tl_ops_sum_IntList_out(self, dim, dim_len, keepdim, dtype, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* take_along_dim.out(Tensor self, Tensor indices, int? dim=None, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_take_along_dim_out_r(tl_tensor *self, tl_tensor *indices, int64_t dim, bool dim_has, tl_tensor *out) {
+    tl_tensor *r = tl_ops_take_along_dim_out(self, indices, dim, dim_has, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* take.out(Tensor self, Tensor index, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_take_out_r(tl_tensor *self, tl_tensor *index, tl_tensor *out) {
+    tl_tensor *r = tl_ops_take_out(self, index, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

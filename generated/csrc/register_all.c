@@ -8,6 +8,8 @@
 #include "ops/_adaptive_avg_pool2d.h"
 #include "ops/_adaptive_avg_pool2d_backward.h"
 #include "ops/_convolution_mode.h"
+#include "ops/_cummax_helper.h"
+#include "ops/_cummin_helper.h"
 #include "ops/_index_put_impl.h"
 #include "ops/_linalg_svd.h"
 #include "ops/_log_softmax.h"
@@ -40,6 +42,7 @@
 #include "ops/allclose.h"
 #include "ops/amax.h"
 #include "ops/amin.h"
+#include "ops/aminmax.h"
 #include "ops/any.h"
 #include "ops/arange.h"
 #include "ops/arccos.h"
@@ -104,6 +107,9 @@
 #include "ops/cosh.h"
 #include "ops/count_nonzero.h"
 #include "ops/cross_entropy_loss.h"
+#include "ops/cummax.h"
+#include "ops/cummaxmin_backward.h"
+#include "ops/cummin.h"
 #include "ops/cumprod.h"
 #include "ops/cumsum.h"
 #include "ops/deg2rad.h"
@@ -186,6 +192,7 @@
 #include "ops/isinf.h"
 #include "ops/isnan.h"
 #include "ops/kl_div.h"
+#include "ops/kthvalue.h"
 #include "ops/l1_loss.h"
 #include "ops/layer_norm.h"
 #include "ops/lcm.h"
@@ -222,6 +229,8 @@
 #include "ops/logsumexp.h"
 #include "ops/lt.h"
 #include "ops/masked_fill.h"
+#include "ops/masked_select.h"
+#include "ops/masked_select_backward.h"
 #include "ops/matmul.h"
 #include "ops/max.h"
 #include "ops/max_pool1d.h"
@@ -231,12 +240,14 @@
 #include "ops/max_pool2d_with_indices_backward.h"
 #include "ops/maximum.h"
 #include "ops/mean.h"
+#include "ops/median.h"
 #include "ops/meshgrid.h"
 #include "ops/min.h"
 #include "ops/minimum.h"
 #include "ops/mish.h"
 #include "ops/mish_backward.h"
 #include "ops/mm.h"
+#include "ops/mode.h"
 #include "ops/moveaxis.h"
 #include "ops/movedim.h"
 #include "ops/mse_loss.h"
@@ -246,6 +257,9 @@
 #include "ops/mv.h"
 #include "ops/mvlgamma.h"
 #include "ops/nan_to_num.h"
+#include "ops/nanmean.h"
+#include "ops/nanmedian.h"
+#include "ops/nansum.h"
 #include "ops/narrow.h"
 #include "ops/native_batch_norm.h"
 #include "ops/native_batch_norm_backward.h"
@@ -362,6 +376,8 @@
 #include "ops/sub.h"
 #include "ops/sum.h"
 #include "ops/t.h"
+#include "ops/take.h"
+#include "ops/take_along_dim.h"
 #include "ops/tan.h"
 #include "ops/tanh.h"
 #include "ops/threshold.h"
@@ -781,6 +797,22 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_special_log_softmax() != 0) return -1;
     if (tl_ops_register_special_softmax() != 0) return -1;
     if (tl_ops_register_special_xlog1py() != 0) return -1;
+    if (tl_ops_register_kthvalue() != 0) return -1;
+    if (tl_ops_register_median() != 0) return -1;
+    if (tl_ops_register_nanmedian() != 0) return -1;
+    if (tl_ops_register_mode() != 0) return -1;
+    if (tl_ops_register_cummax() != 0) return -1;
+    if (tl_ops_register__cummax_helper() != 0) return -1;
+    if (tl_ops_register_cummin() != 0) return -1;
+    if (tl_ops_register__cummin_helper() != 0) return -1;
+    if (tl_ops_register_cummaxmin_backward() != 0) return -1;
+    if (tl_ops_register_aminmax() != 0) return -1;
+    if (tl_ops_register_nansum() != 0) return -1;
+    if (tl_ops_register_nanmean() != 0) return -1;
+    if (tl_ops_register_masked_select() != 0) return -1;
+    if (tl_ops_register_masked_select_backward() != 0) return -1;
+    if (tl_ops_register_take() != 0) return -1;
+    if (tl_ops_register_take_along_dim() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -268,5 +268,15 @@ int tl_autograd_register_lcm(void);
 int tl_autograd_register_ldexp(void);
 int tl_autograd_register_special_entr(void);
 int tl_autograd_register_special_xlog1py(void);
+int tl_autograd_register_kthvalue(void);
+int tl_autograd_register_median(void);
+int tl_autograd_register_nanmedian(void);
+int tl_autograd_register_mode(void);
+int tl_autograd_register_cummax(void);
+int tl_autograd_register_cummin(void);
+int tl_autograd_register_aminmax(void);
+int tl_autograd_register_nansum(void);
+int tl_autograd_register_masked_select(void);
+int tl_autograd_register_take(void);
 
 #endif

@@ -345,6 +345,8 @@ TAGS = {
     "aten::lt.Tensor": ("core", "pointwise", ),
     "aten::lt.Tensor_out": ("pointwise", ),
     "aten::masked_fill.Scalar": ("pointwise", ),
+    "aten::masked_select": ("dynamic_output_shape", ),
+    "aten::masked_select.out": ("dynamic_output_shape", ),
     "aten::max": ("reduction", ),
     "aten::max.dim": ("core", "reduction", ),
     "aten::max.dim_max": ("reduction", ),

@@ -71,6 +71,8 @@ from torchlet._pyargs import (
 __all__ = [
     "_adaptive_avg_pool2d",
     "_convolution_mode",
+    "_cummax_helper",
+    "_cummin_helper",
     "_index_put_impl",
     "_index_put_impl_",
     "_linalg_svd",
@@ -103,6 +105,7 @@ __all__ = [
     "allclose",
     "amax",
     "amin",
+    "aminmax",
     "any",
     "arange",
     "arccos",
@@ -178,6 +181,9 @@ __all__ = [
     "cosh",
     "cosh_",
     "count_nonzero",
+    "cummax",
+    "cummaxmin_backward",
+    "cummin",
     "cumprod",
     "cumsum",
     "deg2rad",
@@ -256,6 +262,7 @@ __all__ = [
     "isinf",
     "isnan",
     "kl_div",
+    "kthvalue",
     "layer_norm",
     "lcm",
     "lcm_",
@@ -287,6 +294,8 @@ __all__ = [
     "logsumexp",
     "lt",
     "masked_fill",
+    "masked_select",
+    "masked_select_backward",
     "matmul",
     "max",
     "max_pool1d",
@@ -294,10 +303,12 @@ __all__ = [
     "max_pool2d",
     "maximum",
     "mean",
+    "median",
     "meshgrid",
     "min",
     "minimum",
     "mm",
+    "mode",
     "moveaxis",
     "movedim",
     "msort",
@@ -306,6 +317,9 @@ __all__ = [
     "mvlgamma",
     "nan_to_num",
     "nan_to_num_",
+    "nanmean",
+    "nanmedian",
+    "nansum",
     "narrow",
     "native_batch_norm",
     "native_batch_norm_backward",
@@ -379,6 +393,8 @@ __all__ = [
     "sub",
     "sum",
     "t",
+    "take",
+    "take_along_dim",
     "tan",
     "tan_",
     "tanh",
@@ -436,6 +452,8 @@ def bind(tensor_cls):
 _C__adaptive_avg_pool2d = getattr(_lib, "tl_ops__adaptive_avg_pool2d", None) or _missing_c("tl_ops__adaptive_avg_pool2d")
 _C__adaptive_avg_pool2d_backward = getattr(_lib, "tl_ops__adaptive_avg_pool2d_backward", None) or _missing_c("tl_ops__adaptive_avg_pool2d_backward")
 _C__convolution_mode = getattr(_lib, "tl_ops__convolution_mode", None) or _missing_c("tl_ops__convolution_mode")
+_C__cummax_helper = getattr(_lib, "tl_ops__cummax_helper", None) or _missing_c("tl_ops__cummax_helper")
+_C__cummin_helper = getattr(_lib, "tl_ops__cummin_helper", None) or _missing_c("tl_ops__cummin_helper")
 _C__index_put_impl = getattr(_lib, "tl_ops__index_put_impl", None) or _missing_c("tl_ops__index_put_impl")
 _C__index_put_impl_ = getattr(_lib, "tl_ops__index_put_impl_", None) or _missing_c("tl_ops__index_put_impl_")
 _C__index_put_impl_out = getattr(_lib, "tl_ops__index_put_impl_out", None) or _missing_c("tl_ops__index_put_impl_out")
@@ -499,6 +517,8 @@ _C_amax = getattr(_lib, "tl_ops_amax", None) or _missing_c("tl_ops_amax")
 _C_amax_out = getattr(_lib, "tl_ops_amax_out", None) or _missing_c("tl_ops_amax_out")
 _C_amin = getattr(_lib, "tl_ops_amin", None) or _missing_c("tl_ops_amin")
 _C_amin_out = getattr(_lib, "tl_ops_amin_out", None) or _missing_c("tl_ops_amin_out")
+_C_aminmax = getattr(_lib, "tl_ops_aminmax", None) or _missing_c("tl_ops_aminmax")
+_C_aminmax_out = getattr(_lib, "tl_ops_aminmax_out", None) or _missing_c("tl_ops_aminmax_out")
 _C_any = getattr(_lib, "tl_ops_any", None) or _missing_c("tl_ops_any")
 _C_any_all_out = getattr(_lib, "tl_ops_any_all_out", None) or _missing_c("tl_ops_any_all_out")
 _C_any_dim = getattr(_lib, "tl_ops_any_dim", None) or _missing_c("tl_ops_any_dim")
@@ -682,6 +702,11 @@ _C_cosh_out = getattr(_lib, "tl_ops_cosh_out", None) or _missing_c("tl_ops_cosh_
 _C_count_nonzero = getattr(_lib, "tl_ops_count_nonzero", None) or _missing_c("tl_ops_count_nonzero")
 _C_count_nonzero_dim_IntList = getattr(_lib, "tl_ops_count_nonzero_dim_IntList", None) or _missing_c("tl_ops_count_nonzero_dim_IntList")
 _C_cross_entropy_loss = getattr(_lib, "tl_ops_cross_entropy_loss", None) or _missing_c("tl_ops_cross_entropy_loss")
+_C_cummax = getattr(_lib, "tl_ops_cummax", None) or _missing_c("tl_ops_cummax")
+_C_cummax_out = getattr(_lib, "tl_ops_cummax_out", None) or _missing_c("tl_ops_cummax_out")
+_C_cummaxmin_backward = getattr(_lib, "tl_ops_cummaxmin_backward", None) or _missing_c("tl_ops_cummaxmin_backward")
+_C_cummin = getattr(_lib, "tl_ops_cummin", None) or _missing_c("tl_ops_cummin")
+_C_cummin_out = getattr(_lib, "tl_ops_cummin_out", None) or _missing_c("tl_ops_cummin_out")
 _C_cumprod = getattr(_lib, "tl_ops_cumprod", None) or _missing_c("tl_ops_cumprod")
 _C_cumprod_ = getattr(_lib, "tl_ops_cumprod_", None) or _missing_c("tl_ops_cumprod_")
 _C_cumprod_out = getattr(_lib, "tl_ops_cumprod_out", None) or _missing_c("tl_ops_cumprod_out")
@@ -872,6 +897,8 @@ _C_isfinite = getattr(_lib, "tl_ops_isfinite", None) or _missing_c("tl_ops_isfin
 _C_isinf = getattr(_lib, "tl_ops_isinf", None) or _missing_c("tl_ops_isinf")
 _C_isnan = getattr(_lib, "tl_ops_isnan", None) or _missing_c("tl_ops_isnan")
 _C_kl_div = getattr(_lib, "tl_ops_kl_div", None) or _missing_c("tl_ops_kl_div")
+_C_kthvalue = getattr(_lib, "tl_ops_kthvalue", None) or _missing_c("tl_ops_kthvalue")
+_C_kthvalue_values = getattr(_lib, "tl_ops_kthvalue_values", None) or _missing_c("tl_ops_kthvalue_values")
 _C_l1_loss = getattr(_lib, "tl_ops_l1_loss", None) or _missing_c("tl_ops_l1_loss")
 _C_layer_norm = getattr(_lib, "tl_ops_layer_norm", None) or _missing_c("tl_ops_layer_norm")
 _C_lcm = getattr(_lib, "tl_ops_lcm", None) or _missing_c("tl_ops_lcm")
@@ -968,6 +995,9 @@ _C_masked_fill_Scalar = getattr(_lib, "tl_ops_masked_fill_Scalar", None) or _mis
 _C_masked_fill_Tensor = getattr(_lib, "tl_ops_masked_fill_Tensor", None) or _missing_c("tl_ops_masked_fill_Tensor")
 _C_masked_fill__Scalar = getattr(_lib, "tl_ops_masked_fill__Scalar", None) or _missing_c("tl_ops_masked_fill__Scalar")
 _C_masked_fill__Tensor = getattr(_lib, "tl_ops_masked_fill__Tensor", None) or _missing_c("tl_ops_masked_fill__Tensor")
+_C_masked_select = getattr(_lib, "tl_ops_masked_select", None) or _missing_c("tl_ops_masked_select")
+_C_masked_select_backward = getattr(_lib, "tl_ops_masked_select_backward", None) or _missing_c("tl_ops_masked_select_backward")
+_C_masked_select_out = getattr(_lib, "tl_ops_masked_select_out", None) or _missing_c("tl_ops_masked_select_out")
 _C_matmul = getattr(_lib, "tl_ops_matmul", None) or _missing_c("tl_ops_matmul")
 _C_matmul_out = getattr(_lib, "tl_ops_matmul_out", None) or _missing_c("tl_ops_matmul_out")
 _C_max = getattr(_lib, "tl_ops_max", None) or _missing_c("tl_ops_max")
@@ -988,6 +1018,9 @@ _C_mean = getattr(_lib, "tl_ops_mean", None) or _missing_c("tl_ops_mean")
 _C_mean_dim = getattr(_lib, "tl_ops_mean_dim", None) or _missing_c("tl_ops_mean_dim")
 _C_mean_dtype_out = getattr(_lib, "tl_ops_mean_dtype_out", None) or _missing_c("tl_ops_mean_dtype_out")
 _C_mean_out = getattr(_lib, "tl_ops_mean_out", None) or _missing_c("tl_ops_mean_out")
+_C_median = getattr(_lib, "tl_ops_median", None) or _missing_c("tl_ops_median")
+_C_median_dim = getattr(_lib, "tl_ops_median_dim", None) or _missing_c("tl_ops_median_dim")
+_C_median_dim_values = getattr(_lib, "tl_ops_median_dim_values", None) or _missing_c("tl_ops_median_dim_values")
 _C_meshgrid = getattr(_lib, "tl_ops_meshgrid", None) or _missing_c("tl_ops_meshgrid")
 _C_meshgrid_indexing = getattr(_lib, "tl_ops_meshgrid_indexing", None) or _missing_c("tl_ops_meshgrid_indexing")
 _C_min = getattr(_lib, "tl_ops_min", None) or _missing_c("tl_ops_min")
@@ -1006,6 +1039,8 @@ _C_mm = getattr(_lib, "tl_ops_mm", None) or _missing_c("tl_ops_mm")
 _C_mm_dtype = getattr(_lib, "tl_ops_mm_dtype", None) or _missing_c("tl_ops_mm_dtype")
 _C_mm_dtype_out = getattr(_lib, "tl_ops_mm_dtype_out", None) or _missing_c("tl_ops_mm_dtype_out")
 _C_mm_out = getattr(_lib, "tl_ops_mm_out", None) or _missing_c("tl_ops_mm_out")
+_C_mode = getattr(_lib, "tl_ops_mode", None) or _missing_c("tl_ops_mode")
+_C_mode_values = getattr(_lib, "tl_ops_mode_values", None) or _missing_c("tl_ops_mode_values")
 _C_moveaxis_int = getattr(_lib, "tl_ops_moveaxis_int", None) or _missing_c("tl_ops_moveaxis_int")
 _C_moveaxis_intlist = getattr(_lib, "tl_ops_moveaxis_intlist", None) or _missing_c("tl_ops_moveaxis_intlist")
 _C_movedim_int = getattr(_lib, "tl_ops_movedim_int", None) or _missing_c("tl_ops_movedim_int")
@@ -1026,6 +1061,13 @@ _C_mvlgamma_out = getattr(_lib, "tl_ops_mvlgamma_out", None) or _missing_c("tl_o
 _C_nan_to_num = getattr(_lib, "tl_ops_nan_to_num", None) or _missing_c("tl_ops_nan_to_num")
 _C_nan_to_num_ = getattr(_lib, "tl_ops_nan_to_num_", None) or _missing_c("tl_ops_nan_to_num_")
 _C_nan_to_num_out = getattr(_lib, "tl_ops_nan_to_num_out", None) or _missing_c("tl_ops_nan_to_num_out")
+_C_nanmean = getattr(_lib, "tl_ops_nanmean", None) or _missing_c("tl_ops_nanmean")
+_C_nanmean_out = getattr(_lib, "tl_ops_nanmean_out", None) or _missing_c("tl_ops_nanmean_out")
+_C_nanmedian = getattr(_lib, "tl_ops_nanmedian", None) or _missing_c("tl_ops_nanmedian")
+_C_nanmedian_dim = getattr(_lib, "tl_ops_nanmedian_dim", None) or _missing_c("tl_ops_nanmedian_dim")
+_C_nanmedian_dim_values = getattr(_lib, "tl_ops_nanmedian_dim_values", None) or _missing_c("tl_ops_nanmedian_dim_values")
+_C_nansum = getattr(_lib, "tl_ops_nansum", None) or _missing_c("tl_ops_nansum")
+_C_nansum_out = getattr(_lib, "tl_ops_nansum_out", None) or _missing_c("tl_ops_nansum_out")
 _C_narrow = getattr(_lib, "tl_ops_narrow", None) or _missing_c("tl_ops_narrow")
 _C_narrow_Tensor = getattr(_lib, "tl_ops_narrow_Tensor", None) or _missing_c("tl_ops_narrow_Tensor")
 _C_native_batch_norm = getattr(_lib, "tl_ops_native_batch_norm", None) or _missing_c("tl_ops_native_batch_norm")
@@ -1278,6 +1320,10 @@ _C_sum = getattr(_lib, "tl_ops_sum", None) or _missing_c("tl_ops_sum")
 _C_sum_IntList_out = getattr(_lib, "tl_ops_sum_IntList_out", None) or _missing_c("tl_ops_sum_IntList_out")
 _C_sum_dim_IntList = getattr(_lib, "tl_ops_sum_dim_IntList", None) or _missing_c("tl_ops_sum_dim_IntList")
 _C_t = getattr(_lib, "tl_ops_t", None) or _missing_c("tl_ops_t")
+_C_take = getattr(_lib, "tl_ops_take", None) or _missing_c("tl_ops_take")
+_C_take_along_dim = getattr(_lib, "tl_ops_take_along_dim", None) or _missing_c("tl_ops_take_along_dim")
+_C_take_along_dim_out = getattr(_lib, "tl_ops_take_along_dim_out", None) or _missing_c("tl_ops_take_along_dim_out")
+_C_take_out = getattr(_lib, "tl_ops_take_out", None) or _missing_c("tl_ops_take_out")
 _C_tan = getattr(_lib, "tl_ops_tan", None) or _missing_c("tl_ops_tan")
 _C_tan_ = getattr(_lib, "tl_ops_tan_", None) or _missing_c("tl_ops_tan_")
 _C_tan_out = getattr(_lib, "tl_ops_tan_out", None) or _missing_c("tl_ops_tan_out")
@@ -1630,6 +1676,7 @@ _P_lt__Scalar_r = getattr(_lib, "tl_pyabi_lt__Scalar_r", None) or _missing_c("tl
 _P_lt__Tensor_r = getattr(_lib, "tl_pyabi_lt__Tensor_r", None) or _missing_c("tl_pyabi_lt__Tensor_r")
 _P_masked_fill__Scalar_r = getattr(_lib, "tl_pyabi_masked_fill__Scalar_r", None) or _missing_c("tl_pyabi_masked_fill__Scalar_r")
 _P_masked_fill__Tensor_r = getattr(_lib, "tl_pyabi_masked_fill__Tensor_r", None) or _missing_c("tl_pyabi_masked_fill__Tensor_r")
+_P_masked_select_out_r = getattr(_lib, "tl_pyabi_masked_select_out_r", None) or _missing_c("tl_pyabi_masked_select_out_r")
 _P_matmul_out_r = getattr(_lib, "tl_pyabi_matmul_out_r", None) or _missing_c("tl_pyabi_matmul_out_r")
 _P_max_out_r = getattr(_lib, "tl_pyabi_max_out_r", None) or _missing_c("tl_pyabi_max_out_r")
 _P_max_pool2d_with_indices_backward_grad_input_r = getattr(_lib, "tl_pyabi_max_pool2d_with_indices_backward_grad_input_r", None) or _missing_c("tl_pyabi_max_pool2d_with_indices_backward_grad_input_r")
@@ -1656,6 +1703,8 @@ _P_mvlgamma__r = getattr(_lib, "tl_pyabi_mvlgamma__r", None) or _missing_c("tl_p
 _P_mvlgamma_out_r = getattr(_lib, "tl_pyabi_mvlgamma_out_r", None) or _missing_c("tl_pyabi_mvlgamma_out_r")
 _P_nan_to_num__r = getattr(_lib, "tl_pyabi_nan_to_num__r", None) or _missing_c("tl_pyabi_nan_to_num__r")
 _P_nan_to_num_out_r = getattr(_lib, "tl_pyabi_nan_to_num_out_r", None) or _missing_c("tl_pyabi_nan_to_num_out_r")
+_P_nanmean_out_r = getattr(_lib, "tl_pyabi_nanmean_out_r", None) or _missing_c("tl_pyabi_nanmean_out_r")
+_P_nansum_out_r = getattr(_lib, "tl_pyabi_nansum_out_r", None) or _missing_c("tl_pyabi_nansum_out_r")
 _P_ne_Scalar_out_r = getattr(_lib, "tl_pyabi_ne_Scalar_out_r", None) or _missing_c("tl_pyabi_ne_Scalar_out_r")
 _P_ne_Tensor_out_r = getattr(_lib, "tl_pyabi_ne_Tensor_out_r", None) or _missing_c("tl_pyabi_ne_Tensor_out_r")
 _P_ne__Scalar_r = getattr(_lib, "tl_pyabi_ne__Scalar_r", None) or _missing_c("tl_pyabi_ne__Scalar_r")
@@ -1764,6 +1813,8 @@ _P_sub__Tensor_r = getattr(_lib, "tl_pyabi_sub__Tensor_r", None) or _missing_c("
 _P_sub_out_n_other_r = getattr(_lib, "tl_pyabi_sub_out_n_other_r", None) or _missing_c("tl_pyabi_sub_out_n_other_r")
 _P_sub_out_r = getattr(_lib, "tl_pyabi_sub_out_r", None) or _missing_c("tl_pyabi_sub_out_r")
 _P_sum_IntList_out_r = getattr(_lib, "tl_pyabi_sum_IntList_out_r", None) or _missing_c("tl_pyabi_sum_IntList_out_r")
+_P_take_along_dim_out_r = getattr(_lib, "tl_pyabi_take_along_dim_out_r", None) or _missing_c("tl_pyabi_take_along_dim_out_r")
+_P_take_out_r = getattr(_lib, "tl_pyabi_take_out_r", None) or _missing_c("tl_pyabi_take_out_r")
 _P_tan__r = getattr(_lib, "tl_pyabi_tan__r", None) or _missing_c("tl_pyabi_tan__r")
 _P_tan_out_r = getattr(_lib, "tl_pyabi_tan_out_r", None) or _missing_c("tl_pyabi_tan_out_r")
 _P_tanh__r = getattr(_lib, "tl_pyabi_tanh__r", None) or _missing_c("tl_pyabi_tanh__r")
@@ -1858,6 +1909,58 @@ def _convolution_mode(input, weight, bias, stride, padding, dilation, groups):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: _cummax_helper(Tensor self, Tensor(a!) values, Tensor(b!) indices, int dim) -> ()
+_SIGS__cummax_helper = (
+    ('(Tensor input, Tensor values, Tensor indices, int dim)', (('input', lambda x: isinstance(x, _Tensor)), ('values', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _cummax_helper(input, values, indices, dim):
+    '(Tensor input, Tensor values, Tensor indices, int dim)'
+    if _TF and (r_ := _tf(_cummax_helper, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_cummax_helper', 'input', 1, 'Tensor', input)
+    if values.__class__ is not _Tensor:
+        if not isinstance(values, _Tensor):
+            raise _arg_error('_cummax_helper', 'values', 2, 'Tensor', values)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('_cummax_helper', 'indices', 3, 'Tensor', indices)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('_cummax_helper', 'dim', 4, 'int', dim)
+    _check_rc(_C__cummax_helper(input._p, values._p, indices._p, dim_c))
+    return None
+
+
+# yaml/native_functions.yaml: _cummin_helper(Tensor self, Tensor(a!) values, Tensor(b!) indices, int dim) -> ()
+_SIGS__cummin_helper = (
+    ('(Tensor input, Tensor values, Tensor indices, int dim)', (('input', lambda x: isinstance(x, _Tensor)), ('values', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _cummin_helper(input, values, indices, dim):
+    '(Tensor input, Tensor values, Tensor indices, int dim)'
+    if _TF and (r_ := _tf(_cummin_helper, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_cummin_helper', 'input', 1, 'Tensor', input)
+    if values.__class__ is not _Tensor:
+        if not isinstance(values, _Tensor):
+            raise _arg_error('_cummin_helper', 'values', 2, 'Tensor', values)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('_cummin_helper', 'indices', 3, 'Tensor', indices)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('_cummin_helper', 'dim', 4, 'int', dim)
+    _check_rc(_C__cummin_helper(input._p, values._p, indices._p, dim_c))
+    return None
 
 
 # yaml/native_functions.yaml: _index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor
@@ -3099,6 +3202,38 @@ def amin(input, dim=(), keepdim=False, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
+# yaml/native_functions.yaml: aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)
+_SIGS_aminmax = (
+    ('(Tensor input, *, int dim = None, bool keepdim = False, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD), ('out', lambda x: isinstance(x, (tuple, list))),), False),
+)
+
+
+def aminmax(input, *, dim=None, keepdim=False, out=None):
+    '(Tensor input, *, int dim = None, bool keepdim = False, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(aminmax, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('aminmax', 'input', 1, 'Tensor', input)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('aminmax', 'dim', 0, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('aminmax', 'keepdim', 0, 'bool', keepdim)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_aminmax(input._p, dim_c[0], dim_c[1], keepdim_c, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'aminmax', ('min', 'max'))
+    _check_out_tuple(out, 2, 3)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_aminmax_out(input._p, dim_c[0], dim_c[1], keepdim_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    return _out_tuple_result(out, 'aminmax_out', ('min', 'max'))
 
 
 # yaml/native_functions.yaml: any(Tensor self) -> Tensor
@@ -6619,6 +6754,96 @@ def count_nonzero(*args, **kwargs):
     raise _invalid_combination('count_nonzero', args, kwargs, _SIGS_count_nonzero)
 
 
+# yaml/native_functions.yaml: cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
+# yaml/native_functions.yaml: cummax.out(Tensor self, int dim, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
+_SIGS_cummax = (
+    ('(Tensor input, int dim, *, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (('out', lambda x: isinstance(x, (tuple, list))),), False),
+)
+
+
+def cummax(input, dim, *, out=None):
+    '(Tensor input, int dim, *, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(cummax, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cummax', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cummax', 'dim', 2, 'int', dim)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_cummax(input._p, dim_c, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'cummax', ('values', 'indices'))
+    _check_out_tuple(out, 2, 2)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_cummax_out(input._p, dim_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    return _out_tuple_result(out, 'cummax_out', ('values', 'indices'))
+
+
+# yaml/native_functions.yaml: cummaxmin_backward(Tensor grad, Tensor input, Tensor indices, int dim) -> Tensor
+_SIGS_cummaxmin_backward = (
+    ('(Tensor grad, Tensor input, Tensor indices, int dim)', (('grad', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def cummaxmin_backward(grad, input, indices, dim):
+    '(Tensor grad, Tensor input, Tensor indices, int dim)'
+    if _TF and (r_ := _tf(cummaxmin_backward, locals())) is not _GO:
+        return r_
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('cummaxmin_backward', 'grad', 1, 'Tensor', grad)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cummaxmin_backward', 'input', 2, 'Tensor', input)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('cummaxmin_backward', 'indices', 3, 'Tensor', indices)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cummaxmin_backward', 'dim', 4, 'int', dim)
+    h_ = _C_cummaxmin_backward(grad._p, input._p, indices._p, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)
+# yaml/native_functions.yaml: cummin.out(Tensor self, int dim, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
+_SIGS_cummin = (
+    ('(Tensor input, int dim, *, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (('out', lambda x: isinstance(x, (tuple, list))),), False),
+)
+
+
+def cummin(input, dim, *, out=None):
+    '(Tensor input, int dim, *, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(cummin, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cummin', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cummin', 'dim', 2, 'int', dim)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_cummin(input._p, dim_c, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'cummin', ('values', 'indices'))
+    _check_out_tuple(out, 2, 2)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_cummin_out(input._p, dim_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    return _out_tuple_result(out, 'cummin_out', ('values', 'indices'))
+
+
 # yaml/native_functions.yaml: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
 # yaml/native_functions.yaml: cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 _SIGS_cumprod = (
@@ -9602,6 +9827,41 @@ def kl_div(input, target, reduction=1, *, log_target=False):
     return r_
 
 
+# yaml/native_functions.yaml: kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+# yaml/native_functions.yaml: kthvalue.values(Tensor self, SymInt k, int dim=-1, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
+_SIGS_kthvalue = (
+    ('(Tensor input, int k, int dim = -1, bool keepdim = False, *, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('k', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, (tuple, list))),), False),
+)
+
+
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+    '(Tensor input, int k, int dim = -1, bool keepdim = False, *, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(kthvalue, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('kthvalue', 'input', 1, 'Tensor', input)
+    k_c = _cv_int(k)
+    if k_c is _BAD:
+        raise _arg_error('kthvalue', 'k', 2, 'int', k)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('kthvalue', 'dim', 3, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('kthvalue', 'keepdim', 4, 'bool', keepdim)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_kthvalue(input._p, k_c, dim_c, keepdim_c, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'kthvalue', ('values', 'indices'))
+    _check_out_tuple(out, 2, 4)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_kthvalue_values(input._p, k_c, dim_c, keepdim_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    return _out_tuple_result(out, 'kthvalue_out', ('values', 'indices'))
+
+
 # yaml/native_functions.yaml: layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor
 _SIGS_layer_norm = (
     ('(Tensor input, tuple of ints normalized_shape, Tensor weight = None, Tensor bias = None, float eps = 1e-05, bool cudnn_enable = True)', (('input', lambda x: isinstance(x, _Tensor)), ('normalized_shape', lambda x: _cv_int_list(x, 0) is not _BAD), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('eps', lambda x: _cv_double(x) is not _BAD), ('cudnn_enable', lambda x: _cv_bool(x) is not _BAD),), (), False),
@@ -10750,6 +11010,69 @@ def masked_fill(*args, **kwargs):
     raise _invalid_combination('masked_fill', args, kwargs, _SIGS_masked_fill)
 
 
+# yaml/native_functions.yaml: masked_select(Tensor self, Tensor mask) -> Tensor
+# yaml/native_functions.yaml: masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_masked_select = (
+    ('(Tensor input, Tensor mask, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('mask', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def masked_select(input, mask, *, out=None):
+    '(Tensor input, Tensor mask, *, Tensor out = None)'
+    if _TF and (r_ := _tf(masked_select, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('masked_select', 'input', 1, 'Tensor', input)
+    if mask.__class__ is not _Tensor:
+        if not isinstance(mask, _Tensor):
+            raise _arg_error('masked_select', 'mask', 2, 'Tensor', mask)
+    if out is None:
+        h_ = _C_masked_select(input._p, mask._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('masked_select', 'out', 0, 'Tensor', out)
+    rc_ = _P_masked_select_out_r(input._p, mask._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: masked_select_backward(Tensor grad, Tensor input, Tensor mask) -> Tensor
+_SIGS_masked_select_backward = (
+    ('(Tensor grad, Tensor input, Tensor mask)', (('grad', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('mask', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def masked_select_backward(grad, input, mask):
+    '(Tensor grad, Tensor input, Tensor mask)'
+    if _TF and (r_ := _tf(masked_select_backward, locals())) is not _GO:
+        return r_
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('masked_select_backward', 'grad', 1, 'Tensor', grad)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('masked_select_backward', 'input', 2, 'Tensor', input)
+    if mask.__class__ is not _Tensor:
+        if not isinstance(mask, _Tensor):
+            raise _arg_error('masked_select_backward', 'mask', 3, 'Tensor', mask)
+    h_ = _C_masked_select_backward(grad._p, input._p, mask._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: matmul(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_matmul = (
@@ -11107,6 +11430,67 @@ def mean(*args, **kwargs):
     raise _invalid_combination('mean', args, kwargs, _SIGS_mean)
 
 
+# yaml/native_functions.yaml: median(Tensor self) -> Tensor
+# yaml/native_functions.yaml: median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+# yaml/native_functions.yaml: median.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
+_SIGS_median = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, (tuple, list))),), False),
+)
+_KW_median_0 = {'input': lambda x: isinstance(x, _Tensor)}
+_KW_median_1 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, (tuple, list)))}
+
+
+def _implmedian_0(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('median', 'input', 1, 'Tensor', input)
+    h_ = _C_median(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implmedian_1(input, dim, keepdim=False, *, out=None):
+    '(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('median', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('median', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('median', 'keepdim', 3, 'bool', keepdim)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_median_dim(input._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'median', ('values', 'indices'))
+    _check_out_tuple(out, 2, 3)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_median_dim_values(input._p, dim_c, keepdim_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    return _out_tuple_result(out, 'median_out', ('values', 'indices'))
+
+
+def median(*args, **kwargs):
+    '(Tensor input) | (Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(median, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_median_0, ('input', )[:n])):
+        return _implmedian_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_median_1, ('input', 'dim', 'keepdim', )[:n])):
+        return _implmedian_1(*args, **kwargs)
+    raise _invalid_combination('median', args, kwargs, _SIGS_median)
+
+
 # yaml/native_functions.yaml: meshgrid(Tensor[] tensors) -> Tensor[]
 # yaml/native_functions.yaml: meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]
 _SIGS_meshgrid = (
@@ -11363,6 +11747,38 @@ def mm(*args, **kwargs):
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (_cv_dtype(args[2], False) is not _BAD if n > 2 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mm_1, ('input', 'mat2', 'out_dtype', )[:n])):
         return _implmm_1(*args, **kwargs)
     raise _invalid_combination('mm', args, kwargs, _SIGS_mm)
+
+
+# yaml/native_functions.yaml: mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+# yaml/native_functions.yaml: mode.values(Tensor self, int dim=-1, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
+_SIGS_mode = (
+    ('(Tensor input, int dim = -1, bool keepdim = False, *, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, (tuple, list))),), False),
+)
+
+
+def mode(input, dim=-1, keepdim=False, *, out=None):
+    '(Tensor input, int dim = -1, bool keepdim = False, *, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(mode, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('mode', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('mode', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('mode', 'keepdim', 3, 'bool', keepdim)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_mode(input._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'mode', ('values', 'indices'))
+    _check_out_tuple(out, 2, 3)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_mode_values(input._p, dim_c, keepdim_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    return _out_tuple_result(out, 'mode_out', ('values', 'indices'))
 
 
 # yaml/native_functions.yaml: moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
@@ -11691,6 +12107,147 @@ def nan_to_num_(input, nan=None, posinf=None, neginf=None):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: nanmean.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_nanmean = (
+    ('(Tensor input, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    '(Tensor input, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if _TF and (r_ := _tf(nanmean, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nanmean', 'input', 1, 'Tensor', input)
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('nanmean', 'dim', 2, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('nanmean', 'keepdim', 3, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('nanmean', 'dtype', 0, 'torchlet.dtype', dtype)
+    if out is None:
+        h_ = _C_nanmean(input._p, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('nanmean', 'out', 0, 'Tensor', out)
+    rc_ = _P_nanmean_out_r(input._p, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: nanmedian(Tensor self) -> Tensor
+# yaml/native_functions.yaml: nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+# yaml/native_functions.yaml: nanmedian.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
+_SIGS_nanmedian = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, (tuple, list))),), False),
+)
+_KW_nanmedian_0 = {'input': lambda x: isinstance(x, _Tensor)}
+_KW_nanmedian_1 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, (tuple, list)))}
+
+
+def _implnanmedian_0(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nanmedian', 'input', 1, 'Tensor', input)
+    h_ = _C_nanmedian(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implnanmedian_1(input, dim, keepdim=False, *, out=None):
+    '(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nanmedian', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('nanmedian', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('nanmedian', 'keepdim', 3, 'bool', keepdim)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_nanmedian_dim(input._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'nanmedian', ('values', 'indices'))
+    _check_out_tuple(out, 2, 3)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_nanmedian_dim_values(input._p, dim_c, keepdim_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    return _out_tuple_result(out, 'nanmedian_out', ('values', 'indices'))
+
+
+def nanmedian(*args, **kwargs):
+    '(Tensor input) | (Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(nanmedian, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_nanmedian_0, ('input', )[:n])):
+        return _implnanmedian_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_nanmedian_1, ('input', 'dim', 'keepdim', )[:n])):
+        return _implnanmedian_1(*args, **kwargs)
+    raise _invalid_combination('nanmedian', args, kwargs, _SIGS_nanmedian)
+
+
+# yaml/native_functions.yaml: nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: nansum.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_nansum = (
+    ('(Tensor input, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    '(Tensor input, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if _TF and (r_ := _tf(nansum, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nansum', 'input', 1, 'Tensor', input)
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('nansum', 'dim', 2, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('nansum', 'keepdim', 3, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('nansum', 'dtype', 0, 'torchlet.dtype', dtype)
+    if out is None:
+        h_ = _C_nansum(input._p, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('nansum', 'out', 0, 'Tensor', out)
+    rc_ = _P_nansum_out_r(input._p, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)
@@ -15070,6 +15627,77 @@ def t(input):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: take(Tensor self, Tensor index) -> Tensor
+# yaml/native_functions.yaml: take.out(Tensor self, Tensor index, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_take = (
+    ('(Tensor input, Tensor index, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('index', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def take(input, index, *, out=None):
+    '(Tensor input, Tensor index, *, Tensor out = None)'
+    if _TF and (r_ := _tf(take, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('take', 'input', 1, 'Tensor', input)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('take', 'index', 2, 'Tensor', index)
+    if out is None:
+        h_ = _C_take(input._p, index._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('take', 'out', 0, 'Tensor', out)
+    rc_ = _P_take_out_r(input._p, index._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor
+# yaml/native_functions.yaml: take_along_dim.out(Tensor self, Tensor indices, int? dim=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_take_along_dim = (
+    ('(Tensor input, Tensor indices, int dim = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def take_along_dim(input, indices, dim=None, *, out=None):
+    '(Tensor input, Tensor indices, int dim = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(take_along_dim, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('take_along_dim', 'input', 1, 'Tensor', input)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('take_along_dim', 'indices', 2, 'Tensor', indices)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('take_along_dim', 'dim', 3, 'int', dim)
+    if out is None:
+        h_ = _C_take_along_dim(input._p, indices._p, dim_c[0], dim_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('take_along_dim', 'out', 0, 'Tensor', out)
+    rc_ = _P_take_along_dim_out_r(input._p, indices._p, dim_c[0], dim_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: tan(Tensor self) -> Tensor
@@ -20436,6 +21064,27 @@ def _m_amin(self, dim=(), keepdim=False):
     return r_
 
 
+# yaml/native_functions.yaml: aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
+_SIGS__m_aminmax = (
+    ('(*, int dim = None, bool keepdim = False)', (), (('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _m_aminmax(self, *, dim=None, keepdim=False):
+    '(*, int dim = None, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_aminmax, locals())) is not _GO:
+        return r_
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('aminmax', 'dim', 0, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('aminmax', 'keepdim', 0, 'bool', keepdim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_aminmax(self._p, dim_c[0], dim_c[1], keepdim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'aminmax', ('min', 'max'))
+
+
 # yaml/native_functions.yaml: any(Tensor self) -> Tensor
 # yaml/native_functions.yaml: any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
 # yaml/native_functions.yaml: any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
@@ -22509,6 +23158,42 @@ def _m_count_nonzero(self, *args, **kwargs):
     if ((n == 0 and 'dim' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_count_nonzero_1, ())):
         return _impl_m_count_nonzero_1(self, *args, **kwargs)
     raise _invalid_combination('count_nonzero', args, kwargs, _SIGS__m_count_nonzero)
+
+
+# yaml/native_functions.yaml: cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
+_SIGS__m_cummax = (
+    ('(int dim)', (('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_cummax(self, dim):
+    '(int dim)'
+    if _TF and (r_ := _tf(_m_cummax, locals())) is not _GO:
+        return r_
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cummax', 'dim', 1, 'int', dim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_cummax(self._p, dim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'cummax', ('values', 'indices'))
+
+
+# yaml/native_functions.yaml: cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)
+_SIGS__m_cummin = (
+    ('(int dim)', (('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_cummin(self, dim):
+    '(int dim)'
+    if _TF and (r_ := _tf(_m_cummin, locals())) is not _GO:
+        return r_
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cummin', 'dim', 1, 'int', dim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_cummin(self._p, dim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'cummin', ('values', 'indices'))
 
 
 # yaml/native_functions.yaml: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
@@ -24751,6 +25436,30 @@ def _m_isnan(self):
     return r_
 
 
+# yaml/native_functions.yaml: kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+_SIGS__m_kthvalue = (
+    ('(int k, int dim = -1, bool keepdim = False)', (('k', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_kthvalue(self, k, dim=-1, keepdim=False):
+    '(int k, int dim = -1, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_kthvalue, locals())) is not _GO:
+        return r_
+    k_c = _cv_int(k)
+    if k_c is _BAD:
+        raise _arg_error('kthvalue', 'k', 1, 'int', k)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('kthvalue', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('kthvalue', 'keepdim', 3, 'bool', keepdim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_kthvalue(self._p, k_c, dim_c, keepdim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'kthvalue', ('values', 'indices'))
+
+
 # yaml/native_functions.yaml: lcm(Tensor self, Tensor other) -> Tensor
 _SIGS__m_lcm = (
     ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -25741,6 +26450,29 @@ def _m_masked_fill_(self, *args, **kwargs):
     raise _invalid_combination('masked_fill_', args, kwargs, _SIGS__m_masked_fill_)
 
 
+# yaml/native_functions.yaml: masked_select(Tensor self, Tensor mask) -> Tensor
+_SIGS__m_masked_select = (
+    ('(Tensor mask)', (('mask', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_masked_select(self, mask):
+    '(Tensor mask)'
+    if _TF and (r_ := _tf(_m_masked_select, locals())) is not _GO:
+        return r_
+    if mask.__class__ is not _Tensor:
+        if not isinstance(mask, _Tensor):
+            raise _arg_error('masked_select', 'mask', 1, 'Tensor', mask)
+    h_ = _C_masked_select(self._p, mask._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: matmul(Tensor self, Tensor other) -> Tensor
 _SIGS__m_matmul = (
     ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -25912,6 +26644,53 @@ def _m_mean(self, *args, **kwargs):
     raise _invalid_combination('mean', args, kwargs, _SIGS__m_mean)
 
 
+# yaml/native_functions.yaml: median(Tensor self) -> Tensor
+# yaml/native_functions.yaml: median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+_SIGS__m_median = (
+    ('()', (), (), False),
+    ('(int dim, bool keepdim = False)', (('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW__m_median_0 = {}
+_KW__m_median_1 = {'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _impl_m_median_0(self):
+    '()'
+    h_ = _C_median(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_m_median_1(self, dim, keepdim=False):
+    '(int dim, bool keepdim = False)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('median', 'dim', 1, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('median', 'keepdim', 2, 'bool', keepdim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_median_dim(self._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'median', ('values', 'indices'))
+
+
+def _m_median(self, *args, **kwargs):
+    '() | (int dim, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_median, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_median_0, ()[:n])):
+        return _impl_m_median_0(self, *args, **kwargs)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_median_1, ('dim', 'keepdim', )[:n])):
+        return _impl_m_median_1(self, *args, **kwargs)
+    raise _invalid_combination('median', args, kwargs, _SIGS__m_median)
+
+
 # yaml/native_functions.yaml: min(Tensor self) -> Tensor
 # yaml/native_functions.yaml: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 # yaml/native_functions.yaml: min.other(Tensor self, Tensor other) -> Tensor
@@ -26023,6 +26802,27 @@ def _m_mm(self, mat2):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+_SIGS__m_mode = (
+    ('(int dim = -1, bool keepdim = False)', (('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_mode(self, dim=-1, keepdim=False):
+    '(int dim = -1, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_mode, locals())) is not _GO:
+        return r_
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('mode', 'dim', 1, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('mode', 'keepdim', 2, 'bool', keepdim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_mode(self._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'mode', ('values', 'indices'))
 
 
 # yaml/native_functions.yaml: moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
@@ -26334,6 +27134,111 @@ def _m_nan_to_num_(self, nan=None, posinf=None, neginf=None):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+_SIGS__m_nanmean = (
+    ('(tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None)', (('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), False),
+)
+
+
+def _m_nanmean(self, dim=None, keepdim=False, *, dtype=None):
+    '(tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_nanmean, locals())) is not _GO:
+        return r_
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('nanmean', 'dim', 1, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('nanmean', 'keepdim', 2, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('nanmean', 'dtype', 0, 'torchlet.dtype', dtype)
+    h_ = _C_nanmean(self._p, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: nanmedian(Tensor self) -> Tensor
+# yaml/native_functions.yaml: nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+_SIGS__m_nanmedian = (
+    ('()', (), (), False),
+    ('(int dim, bool keepdim = False)', (('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW__m_nanmedian_0 = {}
+_KW__m_nanmedian_1 = {'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _impl_m_nanmedian_0(self):
+    '()'
+    h_ = _C_nanmedian(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_m_nanmedian_1(self, dim, keepdim=False):
+    '(int dim, bool keepdim = False)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('nanmedian', 'dim', 1, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('nanmedian', 'keepdim', 2, 'bool', keepdim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_nanmedian_dim(self._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'nanmedian', ('values', 'indices'))
+
+
+def _m_nanmedian(self, *args, **kwargs):
+    '() | (int dim, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_nanmedian, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_nanmedian_0, ()[:n])):
+        return _impl_m_nanmedian_0(self, *args, **kwargs)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_nanmedian_1, ('dim', 'keepdim', )[:n])):
+        return _impl_m_nanmedian_1(self, *args, **kwargs)
+    raise _invalid_combination('nanmedian', args, kwargs, _SIGS__m_nanmedian)
+
+
+# yaml/native_functions.yaml: nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+_SIGS__m_nansum = (
+    ('(tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None)', (('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), False),
+)
+
+
+def _m_nansum(self, dim=None, keepdim=False, *, dtype=None):
+    '(tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_nansum, locals())) is not _GO:
+        return r_
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('nansum', 'dim', 1, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('nansum', 'keepdim', 2, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('nansum', 'dtype', 0, 'torchlet.dtype', dtype)
+    h_ = _C_nansum(self._p, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)
@@ -28549,6 +29454,55 @@ def _m_t(self):
     return r_
 
 
+# yaml/native_functions.yaml: take(Tensor self, Tensor index) -> Tensor
+_SIGS__m_take = (
+    ('(Tensor index)', (('index', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_take(self, index):
+    '(Tensor index)'
+    if _TF and (r_ := _tf(_m_take, locals())) is not _GO:
+        return r_
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('take', 'index', 1, 'Tensor', index)
+    h_ = _C_take(self._p, index._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor
+_SIGS__m_take_along_dim = (
+    ('(Tensor indices, int dim = None)', (('indices', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_take_along_dim(self, indices, dim=None):
+    '(Tensor indices, int dim = None)'
+    if _TF and (r_ := _tf(_m_take_along_dim, locals())) is not _GO:
+        return r_
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('take_along_dim', 'indices', 1, 'Tensor', indices)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('take_along_dim', 'dim', 2, 'int', dim)
+    h_ = _C_take_along_dim(self._p, indices._p, dim_c[0], dim_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: tan(Tensor self) -> Tensor
 _SIGS__m_tan = (
     ('()', (), (), False),
@@ -30656,6 +31610,7 @@ class _TensorOps:
     allclose = _m_allclose
     amax = _m_amax
     amin = _m_amin
+    aminmax = _m_aminmax
     any = _m_any
     arccos = _m_arccos
     arccos_ = _m_arccos_
@@ -30723,6 +31678,8 @@ class _TensorOps:
     cosh = _m_cosh
     cosh_ = _m_cosh_
     count_nonzero = _m_count_nonzero
+    cummax = _m_cummax
+    cummin = _m_cummin
     cumprod = _m_cumprod
     cumprod_ = _m_cumprod_
     cumsum = _m_cumsum
@@ -30800,6 +31757,7 @@ class _TensorOps:
     isfinite = _m_isfinite
     isinf = _m_isinf
     isnan = _m_isnan
+    kthvalue = _m_kthvalue
     lcm = _m_lcm
     lcm_ = _m_lcm_
     ldexp = _m_ldexp
@@ -30836,13 +31794,16 @@ class _TensorOps:
     lt_ = _m_lt_
     masked_fill = _m_masked_fill
     masked_fill_ = _m_masked_fill_
+    masked_select = _m_masked_select
     matmul = _m_matmul
     max = _m_max
     maximum = _m_maximum
     mean = _m_mean
+    median = _m_median
     min = _m_min
     minimum = _m_minimum
     mm = _m_mm
+    mode = _m_mode
     moveaxis = _m_moveaxis
     movedim = _m_movedim
     msort = _m_msort
@@ -30853,6 +31814,9 @@ class _TensorOps:
     mvlgamma_ = _m_mvlgamma_
     nan_to_num = _m_nan_to_num
     nan_to_num_ = _m_nan_to_num_
+    nanmean = _m_nanmean
+    nanmedian = _m_nanmedian
+    nansum = _m_nansum
     narrow = _m_narrow
     ne = _m_ne
     ne_ = _m_ne_
@@ -30917,6 +31881,8 @@ class _TensorOps:
     sub_ = _m_sub_
     sum = _m_sum
     t = _m_t
+    take = _m_take
+    take_along_dim = _m_take_along_dim
     tan = _m_tan
     tan_ = _m_tan_
     tanh = _m_tanh
@@ -31116,6 +32082,12 @@ SIGNATURES = {
     ("function", "_convolution_mode"): (
         "(Tensor input, Tensor weight, Tensor bias, tuple of ints stride, str padding, tuple of ints dilation, int groups)",
     ),
+    ("function", "_cummax_helper"): (
+        "(Tensor input, Tensor values, Tensor indices, int dim)",
+    ),
+    ("function", "_cummin_helper"): (
+        "(Tensor input, Tensor values, Tensor indices, int dim)",
+    ),
     ("function", "_index_put_impl"): (
         "(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False, *, Tensor out = None)",
     ),
@@ -31215,6 +32187,9 @@ SIGNATURES = {
     ),
     ("function", "amin"): (
         "(Tensor input, tuple of ints dim = [], bool keepdim = False, *, Tensor out = None)",
+    ),
+    ("function", "aminmax"): (
+        "(Tensor input, *, int dim = None, bool keepdim = False, tuple of Tensors out = None)",
     ),
     ("function", "any"): (
         "(Tensor input, *, Tensor out = None)",
@@ -31473,6 +32448,15 @@ SIGNATURES = {
         "(Tensor input, int dim = None)",
         "(Tensor input, tuple of ints dim)",
     ),
+    ("function", "cummax"): (
+        "(Tensor input, int dim, *, tuple of Tensors out = None)",
+    ),
+    ("function", "cummaxmin_backward"): (
+        "(Tensor grad, Tensor input, Tensor indices, int dim)",
+    ),
+    ("function", "cummin"): (
+        "(Tensor input, int dim, *, tuple of Tensors out = None)",
+    ),
     ("function", "cumprod"): (
         "(Tensor input, int dim, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
@@ -31719,6 +32703,9 @@ SIGNATURES = {
     ("function", "kl_div"): (
         "(Tensor input, Tensor target, int reduction = Mean, *, bool log_target = False)",
     ),
+    ("function", "kthvalue"): (
+        "(Tensor input, int k, int dim = -1, bool keepdim = False, *, tuple of Tensors out = None)",
+    ),
     ("function", "layer_norm"): (
         "(Tensor input, tuple of ints normalized_shape, Tensor weight = None, Tensor bias = None, float eps = 1e-05, bool cudnn_enable = True)",
     ),
@@ -31816,6 +32803,12 @@ SIGNATURES = {
         "(Tensor input, Tensor mask, Tensor value)",
         "(Tensor input, Tensor mask, Number value)",
     ),
+    ("function", "masked_select"): (
+        "(Tensor input, Tensor mask, *, Tensor out = None)",
+    ),
+    ("function", "masked_select_backward"): (
+        "(Tensor grad, Tensor input, Tensor mask)",
+    ),
     ("function", "matmul"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
     ),
@@ -31840,6 +32833,10 @@ SIGNATURES = {
         "(Tensor input, *, torchlet.dtype dtype = None, Tensor out = None)",
         "(Tensor input, tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
+    ("function", "median"): (
+        "(Tensor input)",
+        "(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)",
+    ),
     ("function", "meshgrid"): (
         "(tuple of Tensors tensors)",
         "(tuple of Tensors tensors, *, str indexing)",
@@ -31855,6 +32852,9 @@ SIGNATURES = {
     ("function", "mm"): (
         "(Tensor input, Tensor mat2, *, Tensor out = None)",
         "(Tensor input, Tensor mat2, torchlet.dtype out_dtype, *, Tensor out = None)",
+    ),
+    ("function", "mode"): (
+        "(Tensor input, int dim = -1, bool keepdim = False, *, tuple of Tensors out = None)",
     ),
     ("function", "moveaxis"): (
         "(Tensor input, int source, int destination)",
@@ -31881,6 +32881,16 @@ SIGNATURES = {
     ),
     ("function", "nan_to_num_"): (
         "(Tensor input, float nan = None, float posinf = None, float neginf = None)",
+    ),
+    ("function", "nanmean"): (
+        "(Tensor input, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("function", "nanmedian"): (
+        "(Tensor input)",
+        "(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)",
+    ),
+    ("function", "nansum"): (
+        "(Tensor input, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
     ("function", "narrow"): (
         "(Tensor input, int dim, Tensor start, int length)",
@@ -32129,6 +33139,12 @@ SIGNATURES = {
     ("function", "t"): (
         "(Tensor input)",
     ),
+    ("function", "take"): (
+        "(Tensor input, Tensor index, *, Tensor out = None)",
+    ),
+    ("function", "take_along_dim"): (
+        "(Tensor input, Tensor indices, int dim = None, *, Tensor out = None)",
+    ),
     ("function", "tan"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -32288,6 +33304,9 @@ SIGNATURES = {
     ),
     ("method", "amin"): (
         "(tuple of ints dim = [], bool keepdim = False)",
+    ),
+    ("method", "aminmax"): (
+        "(*, int dim = None, bool keepdim = False)",
     ),
     ("method", "any"): (
         "()",
@@ -32511,6 +33530,12 @@ SIGNATURES = {
     ("method", "count_nonzero"): (
         "(int dim = None)",
         "(tuple of ints dim)",
+    ),
+    ("method", "cummax"): (
+        "(int dim)",
+    ),
+    ("method", "cummin"): (
+        "(int dim)",
     ),
     ("method", "cumprod"): (
         "(int dim, *, torchlet.dtype dtype = None)",
@@ -32760,6 +33785,9 @@ SIGNATURES = {
     ("method", "isnan"): (
         "()",
     ),
+    ("method", "kthvalue"): (
+        "(int k, int dim = -1, bool keepdim = False)",
+    ),
     ("method", "lcm"): (
         "(Tensor other)",
     ),
@@ -32876,6 +33904,9 @@ SIGNATURES = {
         "(Tensor mask, Tensor value)",
         "(Tensor mask, Number value)",
     ),
+    ("method", "masked_select"): (
+        "(Tensor mask)",
+    ),
     ("method", "matmul"): (
         "(Tensor other)",
     ),
@@ -32891,6 +33922,10 @@ SIGNATURES = {
         "(*, torchlet.dtype dtype = None)",
         "(tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None)",
     ),
+    ("method", "median"): (
+        "()",
+        "(int dim, bool keepdim = False)",
+    ),
     ("method", "min"): (
         "()",
         "(Tensor other)",
@@ -32901,6 +33936,9 @@ SIGNATURES = {
     ),
     ("method", "mm"): (
         "(Tensor mat2)",
+    ),
+    ("method", "mode"): (
+        "(int dim = -1, bool keepdim = False)",
     ),
     ("method", "moveaxis"): (
         "(int source, int destination)",
@@ -32933,6 +33971,16 @@ SIGNATURES = {
     ),
     ("method", "nan_to_num_"): (
         "(float nan = None, float posinf = None, float neginf = None)",
+    ),
+    ("method", "nanmean"): (
+        "(tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None)",
+    ),
+    ("method", "nanmedian"): (
+        "()",
+        "(int dim, bool keepdim = False)",
+    ),
+    ("method", "nansum"): (
+        "(tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None)",
     ),
     ("method", "narrow"): (
         "(int dim, Tensor start, int length)",
@@ -33148,6 +34196,12 @@ SIGNATURES = {
     ),
     ("method", "t"): (
         "()",
+    ),
+    ("method", "take"): (
+        "(Tensor index)",
+    ),
+    ("method", "take_along_dim"): (
+        "(Tensor indices, int dim = None)",
     ),
     ("method", "tan"): (
         "()",
