@@ -1772,4 +1772,35 @@ tl_tensor *tl_ops_take(tl_tensor *self, tl_tensor *index);
 tl_tensor *tl_ops_take_along_dim_out(tl_tensor *self, tl_tensor *indices, int64_t dim, bool dim_has, tl_tensor *out);
 tl_tensor *tl_ops_take_along_dim(tl_tensor *self, tl_tensor *indices, int64_t dim, bool dim_has);
 
+/* searchsorted */
+tl_tensor *tl_ops_searchsorted_Tensor(tl_tensor *sorted_sequence, tl_tensor *self, bool out_int32, bool right, const char *side, tl_tensor *sorter);
+tl_tensor *tl_ops_searchsorted_Tensor_out(tl_tensor *sorted_sequence, tl_tensor *self, bool out_int32, bool right, const char *side, tl_tensor *sorter, tl_tensor *out);
+tl_tensor *tl_ops_searchsorted_Scalar(tl_tensor *sorted_sequence, tl_scalar self, bool out_int32, bool right, const char *side, tl_tensor *sorter);
+tl_tensor *tl_ops_searchsorted_Scalar_out(tl_tensor *sorted_sequence, tl_scalar self, bool out_int32, bool right, const char *side, tl_tensor *sorter, tl_tensor *out);
+
+/* bucketize */
+tl_tensor *tl_ops_bucketize_Tensor(tl_tensor *self, tl_tensor *boundaries, bool out_int32, bool right);
+tl_tensor *tl_ops_bucketize_Tensor_out(tl_tensor *self, tl_tensor *boundaries, bool out_int32, bool right, tl_tensor *out);
+tl_tensor *tl_ops_bucketize_Scalar(tl_scalar self, tl_tensor *boundaries, bool out_int32, bool right);
+
+/* bincount */
+tl_tensor *tl_ops_bincount(tl_tensor *self, tl_tensor *weights, int64_t minlength);
+
+/* histc */
+tl_tensor *tl_ops_histc_out(tl_tensor *self, int64_t bins, tl_scalar min, tl_scalar max, tl_tensor *out);
+tl_tensor *tl_ops_histc(tl_tensor *self, int64_t bins, tl_scalar min, tl_scalar max);
+
+/* isin */
+tl_tensor *tl_ops_isin_Tensor_Tensor_out(tl_tensor *elements, tl_tensor *test_elements, bool assume_unique, bool invert, tl_tensor *out);
+tl_tensor *tl_ops_isin_Tensor_Tensor(tl_tensor *elements, tl_tensor *test_elements, bool assume_unique, bool invert);
+tl_tensor *tl_ops_isin_Tensor_Scalar_out(tl_tensor *elements, tl_scalar test_element, bool assume_unique, bool invert, tl_tensor *out);
+tl_tensor *tl_ops_isin_Tensor_Scalar(tl_tensor *elements, tl_scalar test_element, bool assume_unique, bool invert);
+tl_tensor *tl_ops_isin_Scalar_Tensor_out(tl_scalar element, tl_tensor *test_elements, bool assume_unique, bool invert, tl_tensor *out);
+tl_tensor *tl_ops_isin_Scalar_Tensor(tl_scalar element, tl_tensor *test_elements, bool assume_unique, bool invert);
+
+/* repeat_interleave */
+tl_tensor *tl_ops_repeat_interleave_Tensor(tl_tensor *repeats, int64_t output_size, bool output_size_has);
+tl_tensor *tl_ops_repeat_interleave_self_Tensor(tl_tensor *self, tl_tensor *repeats, int64_t dim, bool dim_has, int64_t output_size, bool output_size_has);
+tl_tensor *tl_ops_repeat_interleave_self_int(tl_tensor *self, int64_t repeats, int64_t dim, bool dim_has, int64_t output_size, bool output_size_has);
+
 #endif

@@ -105,6 +105,7 @@ int tl_pyabi_bitwise_xor__Scalar_r(tl_tensor *self, tl_scalar other);
 int tl_pyabi_bitwise_xor__Tensor_r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_bmm_dtype_out_r(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
 int tl_pyabi_bmm_out_r(tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
+int tl_pyabi_bucketize_Tensor_out_r(tl_tensor *self, tl_tensor *boundaries, bool out_int32, bool right, tl_tensor *out);
 int tl_pyabi_cat_out_r(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
 int tl_pyabi_ceil__r(tl_tensor *self);
 int tl_pyabi_ceil_out_r(tl_tensor *self, tl_tensor *out);
@@ -225,6 +226,7 @@ int tl_pyabi_hardtanh_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *s
 int tl_pyabi_hardtanh_out_r(tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *out);
 int tl_pyabi_heaviside__r(tl_tensor *self, tl_tensor *values);
 int tl_pyabi_heaviside_out_r(tl_tensor *self, tl_tensor *values, tl_tensor *out);
+int tl_pyabi_histc_out_r(tl_tensor *self, int64_t bins, tl_scalar min, tl_scalar max, tl_tensor *out);
 int tl_pyabi_hstack_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
 int tl_pyabi_hypot__r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_hypot_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
@@ -239,6 +241,9 @@ int tl_pyabi_index_fill__int_Scalar_r(tl_tensor *self, int64_t dim, tl_tensor *i
 int tl_pyabi_index_put__r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate);
 int tl_pyabi_index_put_out_r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, tl_tensor *out);
 int tl_pyabi_index_select_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out);
+int tl_pyabi_isin_Scalar_Tensor_out_r(tl_scalar element, tl_tensor *test_elements, bool assume_unique, bool invert, tl_tensor *out);
+int tl_pyabi_isin_Tensor_Scalar_out_r(tl_tensor *elements, tl_scalar test_element, bool assume_unique, bool invert, tl_tensor *out);
+int tl_pyabi_isin_Tensor_Tensor_out_r(tl_tensor *elements, tl_tensor *test_elements, bool assume_unique, bool invert, tl_tensor *out);
 int tl_pyabi_lcm__r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_lcm_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_ldexp__r(tl_tensor *self, tl_tensor *other);
@@ -374,6 +379,8 @@ int tl_pyabi_scatter_reduce_out_r(tl_tensor *self, int64_t dim, tl_tensor *index
 int tl_pyabi_scatter_src_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out);
 int tl_pyabi_scatter_value_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, tl_tensor *out);
 int tl_pyabi_scatter_value_reduce_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce, tl_tensor *out);
+int tl_pyabi_searchsorted_Scalar_out_r(tl_tensor *sorted_sequence, tl_scalar self, bool out_int32, bool right, const char *side, tl_tensor *sorter, tl_tensor *out);
+int tl_pyabi_searchsorted_Tensor_out_r(tl_tensor *sorted_sequence, tl_tensor *self, bool out_int32, bool right, const char *side, tl_tensor *sorter, tl_tensor *out);
 int tl_pyabi_selu__r(tl_tensor *self);
 int tl_pyabi_sigmoid__r(tl_tensor *self);
 int tl_pyabi_sigmoid_out_r(tl_tensor *self, tl_tensor *out);
@@ -544,6 +551,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_batch_norm(...) tl_pyabi_tensor(tl_ops_batch_norm(__VA_ARGS__))
 #define tl_ops_binary_cross_entropy(...) tl_pyabi_tensor(tl_ops_binary_cross_entropy(__VA_ARGS__))
 #define tl_ops_binary_cross_entropy_backward(...) tl_pyabi_tensor(tl_ops_binary_cross_entropy_backward(__VA_ARGS__))
+#define tl_ops_bincount(...) tl_pyabi_tensor(tl_ops_bincount(__VA_ARGS__))
 #define tl_ops_bitwise_and_Scalar(...) tl_pyabi_tensor(tl_ops_bitwise_and_Scalar(__VA_ARGS__))
 #define tl_ops_bitwise_and_Scalar_Tensor(...) tl_pyabi_tensor(tl_ops_bitwise_and_Scalar_Tensor(__VA_ARGS__))
 #define tl_ops_bitwise_and_Tensor(...) tl_pyabi_tensor(tl_ops_bitwise_and_Tensor(__VA_ARGS__))
@@ -564,6 +572,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_bmm_dtype(...) tl_pyabi_tensor(tl_ops_bmm_dtype(__VA_ARGS__))
 #define tl_ops_broadcast_tensors(...) tl_pyabi_rc(tl_ops_broadcast_tensors(__VA_ARGS__))
 #define tl_ops_broadcast_to(...) tl_pyabi_tensor(tl_ops_broadcast_to(__VA_ARGS__))
+#define tl_ops_bucketize_Scalar(...) tl_pyabi_tensor(tl_ops_bucketize_Scalar(__VA_ARGS__))
+#define tl_ops_bucketize_Tensor(...) tl_pyabi_tensor(tl_ops_bucketize_Tensor(__VA_ARGS__))
 #define tl_ops_cartesian_prod(...) tl_pyabi_tensor(tl_ops_cartesian_prod(__VA_ARGS__))
 #define tl_ops_cat(...) tl_pyabi_tensor(tl_ops_cat(__VA_ARGS__))
 #define tl_ops_ceil(...) tl_pyabi_tensor(tl_ops_ceil(__VA_ARGS__))
@@ -677,6 +687,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_hardtanh(...) tl_pyabi_tensor(tl_ops_hardtanh(__VA_ARGS__))
 #define tl_ops_hardtanh_backward(...) tl_pyabi_tensor(tl_ops_hardtanh_backward(__VA_ARGS__))
 #define tl_ops_heaviside(...) tl_pyabi_tensor(tl_ops_heaviside(__VA_ARGS__))
+#define tl_ops_histc(...) tl_pyabi_tensor(tl_ops_histc(__VA_ARGS__))
 #define tl_ops_hstack(...) tl_pyabi_tensor(tl_ops_hstack(__VA_ARGS__))
 #define tl_ops_huber_loss(...) tl_pyabi_tensor(tl_ops_huber_loss(__VA_ARGS__))
 #define tl_ops_huber_loss_backward(...) tl_pyabi_tensor(tl_ops_huber_loss_backward(__VA_ARGS__))
@@ -692,6 +703,9 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_instance_norm(...) tl_pyabi_tensor(tl_ops_instance_norm(__VA_ARGS__))
 #define tl_ops_isclose(...) tl_pyabi_tensor(tl_ops_isclose(__VA_ARGS__))
 #define tl_ops_isfinite(...) tl_pyabi_tensor(tl_ops_isfinite(__VA_ARGS__))
+#define tl_ops_isin_Scalar_Tensor(...) tl_pyabi_tensor(tl_ops_isin_Scalar_Tensor(__VA_ARGS__))
+#define tl_ops_isin_Tensor_Scalar(...) tl_pyabi_tensor(tl_ops_isin_Tensor_Scalar(__VA_ARGS__))
+#define tl_ops_isin_Tensor_Tensor(...) tl_pyabi_tensor(tl_ops_isin_Tensor_Tensor(__VA_ARGS__))
 #define tl_ops_isinf(...) tl_pyabi_tensor(tl_ops_isinf(__VA_ARGS__))
 #define tl_ops_isnan(...) tl_pyabi_tensor(tl_ops_isnan(__VA_ARGS__))
 #define tl_ops_kl_div(...) tl_pyabi_tensor(tl_ops_kl_div(__VA_ARGS__))
@@ -844,6 +858,9 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_remainder_Scalar_Tensor(...) tl_pyabi_tensor(tl_ops_remainder_Scalar_Tensor(__VA_ARGS__))
 #define tl_ops_remainder_Tensor(...) tl_pyabi_tensor(tl_ops_remainder_Tensor(__VA_ARGS__))
 #define tl_ops_repeat(...) tl_pyabi_tensor(tl_ops_repeat(__VA_ARGS__))
+#define tl_ops_repeat_interleave_Tensor(...) tl_pyabi_tensor(tl_ops_repeat_interleave_Tensor(__VA_ARGS__))
+#define tl_ops_repeat_interleave_self_Tensor(...) tl_pyabi_tensor(tl_ops_repeat_interleave_self_Tensor(__VA_ARGS__))
+#define tl_ops_repeat_interleave_self_int(...) tl_pyabi_tensor(tl_ops_repeat_interleave_self_int(__VA_ARGS__))
 #define tl_ops_replication_pad1d(...) tl_pyabi_tensor(tl_ops_replication_pad1d(__VA_ARGS__))
 #define tl_ops_replication_pad1d_backward(...) tl_pyabi_tensor(tl_ops_replication_pad1d_backward(__VA_ARGS__))
 #define tl_ops_replication_pad2d(...) tl_pyabi_tensor(tl_ops_replication_pad2d(__VA_ARGS__))
@@ -866,6 +883,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_scatter_src(...) tl_pyabi_tensor(tl_ops_scatter_src(__VA_ARGS__))
 #define tl_ops_scatter_value(...) tl_pyabi_tensor(tl_ops_scatter_value(__VA_ARGS__))
 #define tl_ops_scatter_value_reduce(...) tl_pyabi_tensor(tl_ops_scatter_value_reduce(__VA_ARGS__))
+#define tl_ops_searchsorted_Scalar(...) tl_pyabi_tensor(tl_ops_searchsorted_Scalar(__VA_ARGS__))
+#define tl_ops_searchsorted_Tensor(...) tl_pyabi_tensor(tl_ops_searchsorted_Tensor(__VA_ARGS__))
 #define tl_ops_select_backward(...) tl_pyabi_tensor(tl_ops_select_backward(__VA_ARGS__))
 #define tl_ops_select_int(...) tl_pyabi_tensor(tl_ops_select_int(__VA_ARGS__))
 #define tl_ops_selu(...) tl_pyabi_tensor(tl_ops_selu(__VA_ARGS__))

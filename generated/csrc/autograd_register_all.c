@@ -282,6 +282,12 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_nansum() != 0) return -1;
     if (tl_autograd_register_masked_select() != 0) return -1;
     if (tl_autograd_register_take() != 0) return -1;
+    if (tl_autograd_register_searchsorted() != 0) return -1;
+    if (tl_autograd_register_bucketize() != 0) return -1;
+    if (tl_autograd_register_bincount() != 0) return -1;
+    if (tl_autograd_register_histc() != 0) return -1;
+    if (tl_autograd_register_isin() != 0) return -1;
+    if (tl_autograd_register_repeat_interleave() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -784,6 +784,14 @@ int tl_pyabi_bmm_out_r(tl_tensor *self, tl_tensor *mat2, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* bucketize.Tensor_out(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_bucketize_Tensor_out_r(tl_tensor *self, tl_tensor *boundaries, bool out_int32, bool right, tl_tensor *out) {
+    tl_tensor *r = tl_ops_bucketize_Tensor_out(self, boundaries, out_int32, right, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_cat_out_r(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out) {
     tl_tensor *r = tl_ops_cat_out(tensors, tensors_len, dim, out);
@@ -1768,6 +1776,14 @@ int tl_pyabi_heaviside_out_r(tl_tensor *self, tl_tensor *values, tl_tensor *out)
     return tl_has_warning() ? 1 : 0;
 }
 
+/* histc.out(Tensor self, int bins=100, Scalar min=0, Scalar max=0, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_histc_out_r(tl_tensor *self, int64_t bins, tl_scalar min, tl_scalar max, tl_tensor *out) {
+    tl_tensor *r = tl_ops_histc_out(self, bins, min, max, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* hstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_hstack_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out) {
     tl_tensor *r = tl_ops_hstack_out(tensors, tensors_len, out);
@@ -1875,6 +1891,30 @@ int tl_pyabi_index_put_out_r(tl_tensor *self, tl_tensor *const *indices, int64_t
 /* index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_index_select_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out) {
     tl_tensor *r = tl_ops_index_select_out(self, dim, index, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* isin.Scalar_Tensor_out(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_isin_Scalar_Tensor_out_r(tl_scalar element, tl_tensor *test_elements, bool assume_unique, bool invert, tl_tensor *out) {
+    tl_tensor *r = tl_ops_isin_Scalar_Tensor_out(element, test_elements, assume_unique, invert, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* isin.Tensor_Scalar_out(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_isin_Tensor_Scalar_out_r(tl_tensor *elements, tl_scalar test_element, bool assume_unique, bool invert, tl_tensor *out) {
+    tl_tensor *r = tl_ops_isin_Tensor_Scalar_out(elements, test_element, assume_unique, invert, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* isin.Tensor_Tensor_out(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_isin_Tensor_Tensor_out_r(tl_tensor *elements, tl_tensor *test_elements, bool assume_unique, bool invert, tl_tensor *out) {
+    tl_tensor *r = tl_ops_isin_Tensor_Tensor_out(elements, test_elements, assume_unique, invert, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -2962,6 +3002,22 @@ int tl_pyabi_scatter_value_out_r(tl_tensor *self, int64_t dim, tl_tensor *index,
 /* scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_scatter_value_reduce_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce, tl_tensor *out) {
     tl_tensor *r = tl_ops_scatter_value_reduce_out(self, dim, index, value, reduce, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* searchsorted.Scalar_out(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_searchsorted_Scalar_out_r(tl_tensor *sorted_sequence, tl_scalar self, bool out_int32, bool right, const char *side, tl_tensor *sorter, tl_tensor *out) {
+    tl_tensor *r = tl_ops_searchsorted_Scalar_out(sorted_sequence, self, out_int32, right, side, sorter, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* searchsorted.Tensor_out(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_searchsorted_Tensor_out_r(tl_tensor *sorted_sequence, tl_tensor *self, bool out_int32, bool right, const char *side, tl_tensor *sorter, tl_tensor *out) {
+    tl_tensor *r = tl_ops_searchsorted_Tensor_out(sorted_sequence, self, out_int32, right, side, sorter, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

@@ -72,6 +72,7 @@
 #include "ops/batch_norm.h"
 #include "ops/binary_cross_entropy.h"
 #include "ops/binary_cross_entropy_backward.h"
+#include "ops/bincount.h"
 #include "ops/bitwise_and.h"
 #include "ops/bitwise_left_shift.h"
 #include "ops/bitwise_not.h"
@@ -81,6 +82,7 @@
 #include "ops/bmm.h"
 #include "ops/broadcast_tensors.h"
 #include "ops/broadcast_to.h"
+#include "ops/bucketize.h"
 #include "ops/cartesian_prod.h"
 #include "ops/cat.h"
 #include "ops/ceil.h"
@@ -174,6 +176,7 @@
 #include "ops/hardtanh.h"
 #include "ops/hardtanh_backward.h"
 #include "ops/heaviside.h"
+#include "ops/histc.h"
 #include "ops/hstack.h"
 #include "ops/huber_loss.h"
 #include "ops/huber_loss_backward.h"
@@ -189,6 +192,7 @@
 #include "ops/instance_norm.h"
 #include "ops/isclose.h"
 #include "ops/isfinite.h"
+#include "ops/isin.h"
 #include "ops/isinf.h"
 #include "ops/isnan.h"
 #include "ops/kl_div.h"
@@ -304,6 +308,7 @@
 #include "ops/relu6.h"
 #include "ops/remainder.h"
 #include "ops/repeat.h"
+#include "ops/repeat_interleave.h"
 #include "ops/replication_pad1d.h"
 #include "ops/replication_pad1d_backward.h"
 #include "ops/replication_pad2d.h"
@@ -321,6 +326,7 @@
 #include "ops/scaled_dot_product_attention.h"
 #include "ops/scatter.h"
 #include "ops/scatter_add.h"
+#include "ops/searchsorted.h"
 #include "ops/select.h"
 #include "ops/select_backward.h"
 #include "ops/selu.h"
@@ -813,6 +819,12 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_masked_select_backward() != 0) return -1;
     if (tl_ops_register_take() != 0) return -1;
     if (tl_ops_register_take_along_dim() != 0) return -1;
+    if (tl_ops_register_searchsorted() != 0) return -1;
+    if (tl_ops_register_bucketize() != 0) return -1;
+    if (tl_ops_register_bincount() != 0) return -1;
+    if (tl_ops_register_histc() != 0) return -1;
+    if (tl_ops_register_isin() != 0) return -1;
+    if (tl_ops_register_repeat_interleave() != 0) return -1;
     done = 1;
     return 0;
 }

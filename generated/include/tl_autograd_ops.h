@@ -278,5 +278,11 @@ int tl_autograd_register_aminmax(void);
 int tl_autograd_register_nansum(void);
 int tl_autograd_register_masked_select(void);
 int tl_autograd_register_take(void);
+int tl_autograd_register_searchsorted(void);
+int tl_autograd_register_bucketize(void);
+int tl_autograd_register_bincount(void);
+int tl_autograd_register_histc(void);
+int tl_autograd_register_isin(void);
+int tl_autograd_register_repeat_interleave(void);
 
 #endif

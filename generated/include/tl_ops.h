@@ -411,5 +411,11 @@
 #include "ops/masked_select_backward.h"
 #include "ops/take.h"
 #include "ops/take_along_dim.h"
+#include "ops/searchsorted.h"
+#include "ops/bucketize.h"
+#include "ops/bincount.h"
+#include "ops/histc.h"
+#include "ops/isin.h"
+#include "ops/repeat_interleave.h"
 
 #endif

@@ -141,6 +141,7 @@ __all__ = [
     "avg_pool1d",
     "baddbmm",
     "batch_norm",
+    "bincount",
     "bitwise_and",
     "bitwise_left_shift",
     "bitwise_not",
@@ -150,6 +151,7 @@ __all__ = [
     "bmm",
     "broadcast_tensors",
     "broadcast_to",
+    "bucketize",
     "cartesian_prod",
     "cat",
     "ceil",
@@ -244,6 +246,7 @@ __all__ = [
     "hardshrink",
     "hardshrink_backward",
     "heaviside",
+    "histc",
     "hstack",
     "hypot",
     "i0",
@@ -259,6 +262,7 @@ __all__ = [
     "instance_norm",
     "isclose",
     "isfinite",
+    "isin",
     "isinf",
     "isnan",
     "kl_div",
@@ -353,6 +357,7 @@ __all__ = [
     "relu",
     "relu_",
     "remainder",
+    "repeat_interleave",
     "reshape",
     "rms_norm",
     "roll",
@@ -365,6 +370,7 @@ __all__ = [
     "rsub",
     "scatter",
     "scatter_add",
+    "searchsorted",
     "select",
     "select_backward",
     "selu",
@@ -593,6 +599,7 @@ _C_baddbmm_out = getattr(_lib, "tl_ops_baddbmm_out", None) or _missing_c("tl_ops
 _C_batch_norm = getattr(_lib, "tl_ops_batch_norm", None) or _missing_c("tl_ops_batch_norm")
 _C_binary_cross_entropy = getattr(_lib, "tl_ops_binary_cross_entropy", None) or _missing_c("tl_ops_binary_cross_entropy")
 _C_binary_cross_entropy_backward = getattr(_lib, "tl_ops_binary_cross_entropy_backward", None) or _missing_c("tl_ops_binary_cross_entropy_backward")
+_C_bincount = getattr(_lib, "tl_ops_bincount", None) or _missing_c("tl_ops_bincount")
 _C_bitwise_and_Scalar = getattr(_lib, "tl_ops_bitwise_and_Scalar", None) or _missing_c("tl_ops_bitwise_and_Scalar")
 _C_bitwise_and_Scalar_Tensor = getattr(_lib, "tl_ops_bitwise_and_Scalar_Tensor", None) or _missing_c("tl_ops_bitwise_and_Scalar_Tensor")
 _C_bitwise_and_Scalar_Tensor_out = getattr(_lib, "tl_ops_bitwise_and_Scalar_Tensor_out", None) or _missing_c("tl_ops_bitwise_and_Scalar_Tensor_out")
@@ -642,6 +649,9 @@ _C_bmm_dtype_out = getattr(_lib, "tl_ops_bmm_dtype_out", None) or _missing_c("tl
 _C_bmm_out = getattr(_lib, "tl_ops_bmm_out", None) or _missing_c("tl_ops_bmm_out")
 _C_broadcast_tensors = getattr(_lib, "tl_ops_broadcast_tensors", None) or _missing_c("tl_ops_broadcast_tensors")
 _C_broadcast_to = getattr(_lib, "tl_ops_broadcast_to", None) or _missing_c("tl_ops_broadcast_to")
+_C_bucketize_Scalar = getattr(_lib, "tl_ops_bucketize_Scalar", None) or _missing_c("tl_ops_bucketize_Scalar")
+_C_bucketize_Tensor = getattr(_lib, "tl_ops_bucketize_Tensor", None) or _missing_c("tl_ops_bucketize_Tensor")
+_C_bucketize_Tensor_out = getattr(_lib, "tl_ops_bucketize_Tensor_out", None) or _missing_c("tl_ops_bucketize_Tensor_out")
 _C_cartesian_prod = getattr(_lib, "tl_ops_cartesian_prod", None) or _missing_c("tl_ops_cartesian_prod")
 _C_cat = getattr(_lib, "tl_ops_cat", None) or _missing_c("tl_ops_cat")
 _C_cat_out = getattr(_lib, "tl_ops_cat_out", None) or _missing_c("tl_ops_cat_out")
@@ -865,6 +875,8 @@ _C_hardtanh_out = getattr(_lib, "tl_ops_hardtanh_out", None) or _missing_c("tl_o
 _C_heaviside = getattr(_lib, "tl_ops_heaviside", None) or _missing_c("tl_ops_heaviside")
 _C_heaviside_ = getattr(_lib, "tl_ops_heaviside_", None) or _missing_c("tl_ops_heaviside_")
 _C_heaviside_out = getattr(_lib, "tl_ops_heaviside_out", None) or _missing_c("tl_ops_heaviside_out")
+_C_histc = getattr(_lib, "tl_ops_histc", None) or _missing_c("tl_ops_histc")
+_C_histc_out = getattr(_lib, "tl_ops_histc_out", None) or _missing_c("tl_ops_histc_out")
 _C_hstack = getattr(_lib, "tl_ops_hstack", None) or _missing_c("tl_ops_hstack")
 _C_hstack_out = getattr(_lib, "tl_ops_hstack_out", None) or _missing_c("tl_ops_hstack_out")
 _C_huber_loss = getattr(_lib, "tl_ops_huber_loss", None) or _missing_c("tl_ops_huber_loss")
@@ -894,6 +906,12 @@ _C_index_select_out = getattr(_lib, "tl_ops_index_select_out", None) or _missing
 _C_instance_norm = getattr(_lib, "tl_ops_instance_norm", None) or _missing_c("tl_ops_instance_norm")
 _C_isclose = getattr(_lib, "tl_ops_isclose", None) or _missing_c("tl_ops_isclose")
 _C_isfinite = getattr(_lib, "tl_ops_isfinite", None) or _missing_c("tl_ops_isfinite")
+_C_isin_Scalar_Tensor = getattr(_lib, "tl_ops_isin_Scalar_Tensor", None) or _missing_c("tl_ops_isin_Scalar_Tensor")
+_C_isin_Scalar_Tensor_out = getattr(_lib, "tl_ops_isin_Scalar_Tensor_out", None) or _missing_c("tl_ops_isin_Scalar_Tensor_out")
+_C_isin_Tensor_Scalar = getattr(_lib, "tl_ops_isin_Tensor_Scalar", None) or _missing_c("tl_ops_isin_Tensor_Scalar")
+_C_isin_Tensor_Scalar_out = getattr(_lib, "tl_ops_isin_Tensor_Scalar_out", None) or _missing_c("tl_ops_isin_Tensor_Scalar_out")
+_C_isin_Tensor_Tensor = getattr(_lib, "tl_ops_isin_Tensor_Tensor", None) or _missing_c("tl_ops_isin_Tensor_Tensor")
+_C_isin_Tensor_Tensor_out = getattr(_lib, "tl_ops_isin_Tensor_Tensor_out", None) or _missing_c("tl_ops_isin_Tensor_Tensor_out")
 _C_isinf = getattr(_lib, "tl_ops_isinf", None) or _missing_c("tl_ops_isinf")
 _C_isnan = getattr(_lib, "tl_ops_isnan", None) or _missing_c("tl_ops_isnan")
 _C_kl_div = getattr(_lib, "tl_ops_kl_div", None) or _missing_c("tl_ops_kl_div")
@@ -1160,6 +1178,9 @@ _C_remainder_Tensor_out = getattr(_lib, "tl_ops_remainder_Tensor_out", None) or 
 _C_remainder__Scalar = getattr(_lib, "tl_ops_remainder__Scalar", None) or _missing_c("tl_ops_remainder__Scalar")
 _C_remainder__Tensor = getattr(_lib, "tl_ops_remainder__Tensor", None) or _missing_c("tl_ops_remainder__Tensor")
 _C_repeat = getattr(_lib, "tl_ops_repeat", None) or _missing_c("tl_ops_repeat")
+_C_repeat_interleave_Tensor = getattr(_lib, "tl_ops_repeat_interleave_Tensor", None) or _missing_c("tl_ops_repeat_interleave_Tensor")
+_C_repeat_interleave_self_Tensor = getattr(_lib, "tl_ops_repeat_interleave_self_Tensor", None) or _missing_c("tl_ops_repeat_interleave_self_Tensor")
+_C_repeat_interleave_self_int = getattr(_lib, "tl_ops_repeat_interleave_self_int", None) or _missing_c("tl_ops_repeat_interleave_self_int")
 _C_replication_pad1d = getattr(_lib, "tl_ops_replication_pad1d", None) or _missing_c("tl_ops_replication_pad1d")
 _C_replication_pad1d_backward = getattr(_lib, "tl_ops_replication_pad1d_backward", None) or _missing_c("tl_ops_replication_pad1d_backward")
 _C_replication_pad2d = getattr(_lib, "tl_ops_replication_pad2d", None) or _missing_c("tl_ops_replication_pad2d")
@@ -1200,6 +1221,10 @@ _C_scatter_value = getattr(_lib, "tl_ops_scatter_value", None) or _missing_c("tl
 _C_scatter_value_out = getattr(_lib, "tl_ops_scatter_value_out", None) or _missing_c("tl_ops_scatter_value_out")
 _C_scatter_value_reduce = getattr(_lib, "tl_ops_scatter_value_reduce", None) or _missing_c("tl_ops_scatter_value_reduce")
 _C_scatter_value_reduce_out = getattr(_lib, "tl_ops_scatter_value_reduce_out", None) or _missing_c("tl_ops_scatter_value_reduce_out")
+_C_searchsorted_Scalar = getattr(_lib, "tl_ops_searchsorted_Scalar", None) or _missing_c("tl_ops_searchsorted_Scalar")
+_C_searchsorted_Scalar_out = getattr(_lib, "tl_ops_searchsorted_Scalar_out", None) or _missing_c("tl_ops_searchsorted_Scalar_out")
+_C_searchsorted_Tensor = getattr(_lib, "tl_ops_searchsorted_Tensor", None) or _missing_c("tl_ops_searchsorted_Tensor")
+_C_searchsorted_Tensor_out = getattr(_lib, "tl_ops_searchsorted_Tensor_out", None) or _missing_c("tl_ops_searchsorted_Tensor_out")
 _C_select_backward = getattr(_lib, "tl_ops_select_backward", None) or _missing_c("tl_ops_select_backward")
 _C_select_int = getattr(_lib, "tl_ops_select_int", None) or _missing_c("tl_ops_select_int")
 _C_selu = getattr(_lib, "tl_ops_selu", None) or _missing_c("tl_ops_selu")
@@ -1489,6 +1514,7 @@ _P_bitwise_xor__Scalar_r = getattr(_lib, "tl_pyabi_bitwise_xor__Scalar_r", None)
 _P_bitwise_xor__Tensor_r = getattr(_lib, "tl_pyabi_bitwise_xor__Tensor_r", None) or _missing_c("tl_pyabi_bitwise_xor__Tensor_r")
 _P_bmm_dtype_out_r = getattr(_lib, "tl_pyabi_bmm_dtype_out_r", None) or _missing_c("tl_pyabi_bmm_dtype_out_r")
 _P_bmm_out_r = getattr(_lib, "tl_pyabi_bmm_out_r", None) or _missing_c("tl_pyabi_bmm_out_r")
+_P_bucketize_Tensor_out_r = getattr(_lib, "tl_pyabi_bucketize_Tensor_out_r", None) or _missing_c("tl_pyabi_bucketize_Tensor_out_r")
 _P_cat_out_r = getattr(_lib, "tl_pyabi_cat_out_r", None) or _missing_c("tl_pyabi_cat_out_r")
 _P_ceil__r = getattr(_lib, "tl_pyabi_ceil__r", None) or _missing_c("tl_pyabi_ceil__r")
 _P_ceil_out_r = getattr(_lib, "tl_pyabi_ceil_out_r", None) or _missing_c("tl_pyabi_ceil_out_r")
@@ -1609,6 +1635,7 @@ _P_hardtanh_backward_grad_input_r = getattr(_lib, "tl_pyabi_hardtanh_backward_gr
 _P_hardtanh_out_r = getattr(_lib, "tl_pyabi_hardtanh_out_r", None) or _missing_c("tl_pyabi_hardtanh_out_r")
 _P_heaviside__r = getattr(_lib, "tl_pyabi_heaviside__r", None) or _missing_c("tl_pyabi_heaviside__r")
 _P_heaviside_out_r = getattr(_lib, "tl_pyabi_heaviside_out_r", None) or _missing_c("tl_pyabi_heaviside_out_r")
+_P_histc_out_r = getattr(_lib, "tl_pyabi_histc_out_r", None) or _missing_c("tl_pyabi_histc_out_r")
 _P_hstack_out_r = getattr(_lib, "tl_pyabi_hstack_out_r", None) or _missing_c("tl_pyabi_hstack_out_r")
 _P_hypot__r = getattr(_lib, "tl_pyabi_hypot__r", None) or _missing_c("tl_pyabi_hypot__r")
 _P_hypot_out_r = getattr(_lib, "tl_pyabi_hypot_out_r", None) or _missing_c("tl_pyabi_hypot_out_r")
@@ -1623,6 +1650,9 @@ _P_index_fill__int_Scalar_r = getattr(_lib, "tl_pyabi_index_fill__int_Scalar_r",
 _P_index_put__r = getattr(_lib, "tl_pyabi_index_put__r", None) or _missing_c("tl_pyabi_index_put__r")
 _P_index_put_out_r = getattr(_lib, "tl_pyabi_index_put_out_r", None) or _missing_c("tl_pyabi_index_put_out_r")
 _P_index_select_out_r = getattr(_lib, "tl_pyabi_index_select_out_r", None) or _missing_c("tl_pyabi_index_select_out_r")
+_P_isin_Scalar_Tensor_out_r = getattr(_lib, "tl_pyabi_isin_Scalar_Tensor_out_r", None) or _missing_c("tl_pyabi_isin_Scalar_Tensor_out_r")
+_P_isin_Tensor_Scalar_out_r = getattr(_lib, "tl_pyabi_isin_Tensor_Scalar_out_r", None) or _missing_c("tl_pyabi_isin_Tensor_Scalar_out_r")
+_P_isin_Tensor_Tensor_out_r = getattr(_lib, "tl_pyabi_isin_Tensor_Tensor_out_r", None) or _missing_c("tl_pyabi_isin_Tensor_Tensor_out_r")
 _P_lcm__r = getattr(_lib, "tl_pyabi_lcm__r", None) or _missing_c("tl_pyabi_lcm__r")
 _P_lcm_out_r = getattr(_lib, "tl_pyabi_lcm_out_r", None) or _missing_c("tl_pyabi_lcm_out_r")
 _P_ldexp__r = getattr(_lib, "tl_pyabi_ldexp__r", None) or _missing_c("tl_pyabi_ldexp__r")
@@ -1758,6 +1788,8 @@ _P_scatter_reduce_out_r = getattr(_lib, "tl_pyabi_scatter_reduce_out_r", None) o
 _P_scatter_src_out_r = getattr(_lib, "tl_pyabi_scatter_src_out_r", None) or _missing_c("tl_pyabi_scatter_src_out_r")
 _P_scatter_value_out_r = getattr(_lib, "tl_pyabi_scatter_value_out_r", None) or _missing_c("tl_pyabi_scatter_value_out_r")
 _P_scatter_value_reduce_out_r = getattr(_lib, "tl_pyabi_scatter_value_reduce_out_r", None) or _missing_c("tl_pyabi_scatter_value_reduce_out_r")
+_P_searchsorted_Scalar_out_r = getattr(_lib, "tl_pyabi_searchsorted_Scalar_out_r", None) or _missing_c("tl_pyabi_searchsorted_Scalar_out_r")
+_P_searchsorted_Tensor_out_r = getattr(_lib, "tl_pyabi_searchsorted_Tensor_out_r", None) or _missing_c("tl_pyabi_searchsorted_Tensor_out_r")
 _P_selu__r = getattr(_lib, "tl_pyabi_selu__r", None) or _missing_c("tl_pyabi_selu__r")
 _P_sigmoid__r = getattr(_lib, "tl_pyabi_sigmoid__r", None) or _missing_c("tl_pyabi_sigmoid__r")
 _P_sigmoid_out_r = getattr(_lib, "tl_pyabi_sigmoid_out_r", None) or _missing_c("tl_pyabi_sigmoid_out_r")
@@ -4604,6 +4636,35 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
     return r_
 
 
+# yaml/native_functions.yaml: bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor
+_SIGS_bincount = (
+    ('(Tensor input, Tensor weights = None, int minlength = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('weights', lambda x: (x is None or isinstance(x, _Tensor))), ('minlength', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def bincount(input, weights=None, minlength=0):
+    '(Tensor input, Tensor weights = None, int minlength = 0)'
+    if _TF and (r_ := _tf(bincount, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('bincount', 'input', 1, 'Tensor', input)
+    weights_c = _cv_opt_tensor(weights)
+    if weights_c is _BAD:
+        raise _arg_error('bincount', 'weights', 2, 'Tensor', weights)
+    minlength_c = _cv_int(minlength)
+    if minlength_c is _BAD:
+        raise _arg_error('bincount', 'minlength', 3, 'int', minlength)
+    h_ = _C_bincount(input._p, weights_c, minlength_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor
 # yaml/native_functions.yaml: bitwise_and.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
@@ -5300,6 +5361,86 @@ def broadcast_to(input, size):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
+# yaml/native_functions.yaml: bucketize.Tensor_out(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
+_SIGS_bucketize = (
+    ('(Tensor input, Tensor boundaries, *, bool out_int32 = False, bool right = False, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('boundaries', lambda x: isinstance(x, _Tensor)),), (('out_int32', lambda x: _cv_bool(x) is not _BAD), ('right', lambda x: _cv_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number input, Tensor boundaries, *, bool out_int32 = False, bool right = False)', (('input', lambda x: _is_scalar(x)), ('boundaries', lambda x: isinstance(x, _Tensor)),), (('out_int32', lambda x: _cv_bool(x) is not _BAD), ('right', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+_KW_bucketize_0 = {'input': lambda x: isinstance(x, _Tensor), 'boundaries': lambda x: isinstance(x, _Tensor), 'out_int32': lambda x: _cv_bool(x) is not _BAD, 'right': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_bucketize_1 = {'input': lambda x: _is_scalar(x), 'boundaries': lambda x: isinstance(x, _Tensor), 'out_int32': lambda x: _cv_bool(x) is not _BAD, 'right': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _implbucketize_0(input, boundaries, *, out_int32=False, right=False, out=None):
+    '(Tensor input, Tensor boundaries, *, bool out_int32 = False, bool right = False, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('bucketize', 'input', 1, 'Tensor', input)
+    if boundaries.__class__ is not _Tensor:
+        if not isinstance(boundaries, _Tensor):
+            raise _arg_error('bucketize', 'boundaries', 2, 'Tensor', boundaries)
+    out_int32_c = _cv_bool(out_int32)
+    if out_int32_c is _BAD:
+        raise _arg_error('bucketize', 'out_int32', 0, 'bool', out_int32)
+    right_c = _cv_bool(right)
+    if right_c is _BAD:
+        raise _arg_error('bucketize', 'right', 0, 'bool', right)
+    if out is None:
+        h_ = _C_bucketize_Tensor(input._p, boundaries._p, out_int32_c, right_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('bucketize', 'out', 0, 'Tensor', out)
+    rc_ = _P_bucketize_Tensor_out_r(input._p, boundaries._p, out_int32_c, right_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implbucketize_1(input, boundaries, *, out_int32=False, right=False):
+    '(Number input, Tensor boundaries, *, bool out_int32 = False, bool right = False)'
+    input_c = _SC_INT.get(input) if input.__class__ is int else None
+    if input_c is None:
+        input_c = _cv_scalar(input)
+        if input_c is _BAD:
+            raise _arg_error('bucketize', 'input', 1, 'Number', input)
+    if boundaries.__class__ is not _Tensor:
+        if not isinstance(boundaries, _Tensor):
+            raise _arg_error('bucketize', 'boundaries', 2, 'Tensor', boundaries)
+    out_int32_c = _cv_bool(out_int32)
+    if out_int32_c is _BAD:
+        raise _arg_error('bucketize', 'out_int32', 0, 'bool', out_int32)
+    right_c = _cv_bool(right)
+    if right_c is _BAD:
+        raise _arg_error('bucketize', 'right', 0, 'bool', right)
+    h_ = _C_bucketize_Scalar(input_c, boundaries._p, out_int32_c, right_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def bucketize(*args, **kwargs):
+    '(Tensor input, Tensor boundaries, *, bool out_int32 = False, bool right = False, Tensor out = None) | (Number input, Tensor boundaries, *, bool out_int32 = False, bool right = False)'
+    if _TF and (r_ := _tf(bucketize, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'boundaries' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bucketize_0, ('input', 'boundaries', )[:n])):
+        return _implbucketize_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'boundaries' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bucketize_1, ('input', 'boundaries', )[:n])):
+        return _implbucketize_1(*args, **kwargs)
+    raise _invalid_combination('bucketize', args, kwargs, _SIGS_bucketize)
 
 
 # yaml/native_functions.yaml: cartesian_prod(Tensor[] tensors) -> Tensor
@@ -9239,6 +9380,50 @@ def heaviside(input, values, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor
+# yaml/native_functions.yaml: histc.out(Tensor self, int bins=100, Scalar min=0, Scalar max=0, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_histc = (
+    ('(Tensor input, int bins = 100, Number min = 0, Number max = 0, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('bins', lambda x: _cv_int(x) is not _BAD), ('min', lambda x: _is_scalar(x)), ('max', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def histc(input, bins=100, min=0, max=0, *, out=None):
+    '(Tensor input, int bins = 100, Number min = 0, Number max = 0, *, Tensor out = None)'
+    if _TF and (r_ := _tf(histc, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('histc', 'input', 1, 'Tensor', input)
+    bins_c = _cv_int(bins)
+    if bins_c is _BAD:
+        raise _arg_error('histc', 'bins', 2, 'int', bins)
+    min_c = _SC_INT.get(min) if min.__class__ is int else None
+    if min_c is None:
+        min_c = _cv_scalar(min)
+        if min_c is _BAD:
+            raise _arg_error('histc', 'min', 3, 'Number', min)
+    max_c = _SC_INT.get(max) if max.__class__ is int else None
+    if max_c is None:
+        max_c = _cv_scalar(max)
+        if max_c is _BAD:
+            raise _arg_error('histc', 'max', 4, 'Number', max)
+    if out is None:
+        h_ = _C_histc(input._p, bins_c, min_c, max_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('histc', 'out', 0, 'Tensor', out)
+    rc_ = _P_histc_out_r(input._p, bins_c, min_c, max_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: hstack(Tensor[] tensors) -> Tensor
 # yaml/native_functions.yaml: hstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_hstack = (
@@ -9747,6 +9932,133 @@ def isfinite(input):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor
+# yaml/native_functions.yaml: isin.Tensor_Tensor_out(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False) -> Tensor
+# yaml/native_functions.yaml: isin.Tensor_Scalar_out(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor
+# yaml/native_functions.yaml: isin.Scalar_Tensor_out(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)
+_SIGS_isin = (
+    ('(Tensor elements, Tensor test_elements, *, bool assume_unique = False, bool invert = False, Tensor out = None)', (('elements', lambda x: isinstance(x, _Tensor)), ('test_elements', lambda x: isinstance(x, _Tensor)),), (('assume_unique', lambda x: _cv_bool(x) is not _BAD), ('invert', lambda x: _cv_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number element, Tensor test_elements, *, bool assume_unique = False, bool invert = False, Tensor out = None)', (('element', lambda x: _is_scalar(x)), ('test_elements', lambda x: isinstance(x, _Tensor)),), (('assume_unique', lambda x: _cv_bool(x) is not _BAD), ('invert', lambda x: _cv_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor elements, Number test_element, *, bool assume_unique = False, bool invert = False, Tensor out = None)', (('elements', lambda x: isinstance(x, _Tensor)), ('test_element', lambda x: _is_scalar(x)),), (('assume_unique', lambda x: _cv_bool(x) is not _BAD), ('invert', lambda x: _cv_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_isin_0 = {'elements': lambda x: isinstance(x, _Tensor), 'test_elements': lambda x: isinstance(x, _Tensor), 'assume_unique': lambda x: _cv_bool(x) is not _BAD, 'invert': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_isin_1 = {'element': lambda x: _is_scalar(x), 'test_elements': lambda x: isinstance(x, _Tensor), 'assume_unique': lambda x: _cv_bool(x) is not _BAD, 'invert': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_isin_2 = {'elements': lambda x: isinstance(x, _Tensor), 'test_element': lambda x: _is_scalar(x), 'assume_unique': lambda x: _cv_bool(x) is not _BAD, 'invert': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implisin_0(elements, test_elements, *, assume_unique=False, invert=False, out=None):
+    '(Tensor elements, Tensor test_elements, *, bool assume_unique = False, bool invert = False, Tensor out = None)'
+    if elements.__class__ is not _Tensor:
+        if not isinstance(elements, _Tensor):
+            raise _arg_error('isin', 'elements', 1, 'Tensor', elements)
+    if test_elements.__class__ is not _Tensor:
+        if not isinstance(test_elements, _Tensor):
+            raise _arg_error('isin', 'test_elements', 2, 'Tensor', test_elements)
+    assume_unique_c = _cv_bool(assume_unique)
+    if assume_unique_c is _BAD:
+        raise _arg_error('isin', 'assume_unique', 0, 'bool', assume_unique)
+    invert_c = _cv_bool(invert)
+    if invert_c is _BAD:
+        raise _arg_error('isin', 'invert', 0, 'bool', invert)
+    if out is None:
+        h_ = _C_isin_Tensor_Tensor(elements._p, test_elements._p, assume_unique_c, invert_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('isin', 'out', 0, 'Tensor', out)
+    rc_ = _P_isin_Tensor_Tensor_out_r(elements._p, test_elements._p, assume_unique_c, invert_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implisin_1(element, test_elements, *, assume_unique=False, invert=False, out=None):
+    '(Number element, Tensor test_elements, *, bool assume_unique = False, bool invert = False, Tensor out = None)'
+    element_c = _SC_INT.get(element) if element.__class__ is int else None
+    if element_c is None:
+        element_c = _cv_scalar(element)
+        if element_c is _BAD:
+            raise _arg_error('isin', 'element', 1, 'Number', element)
+    if test_elements.__class__ is not _Tensor:
+        if not isinstance(test_elements, _Tensor):
+            raise _arg_error('isin', 'test_elements', 2, 'Tensor', test_elements)
+    assume_unique_c = _cv_bool(assume_unique)
+    if assume_unique_c is _BAD:
+        raise _arg_error('isin', 'assume_unique', 0, 'bool', assume_unique)
+    invert_c = _cv_bool(invert)
+    if invert_c is _BAD:
+        raise _arg_error('isin', 'invert', 0, 'bool', invert)
+    if out is None:
+        h_ = _C_isin_Scalar_Tensor(element_c, test_elements._p, assume_unique_c, invert_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('isin', 'out', 0, 'Tensor', out)
+    rc_ = _P_isin_Scalar_Tensor_out_r(element_c, test_elements._p, assume_unique_c, invert_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implisin_2(elements, test_element, *, assume_unique=False, invert=False, out=None):
+    '(Tensor elements, Number test_element, *, bool assume_unique = False, bool invert = False, Tensor out = None)'
+    if elements.__class__ is not _Tensor:
+        if not isinstance(elements, _Tensor):
+            raise _arg_error('isin', 'elements', 1, 'Tensor', elements)
+    test_element_c = _SC_INT.get(test_element) if test_element.__class__ is int else None
+    if test_element_c is None:
+        test_element_c = _cv_scalar(test_element)
+        if test_element_c is _BAD:
+            raise _arg_error('isin', 'test_element', 2, 'Number', test_element)
+    assume_unique_c = _cv_bool(assume_unique)
+    if assume_unique_c is _BAD:
+        raise _arg_error('isin', 'assume_unique', 0, 'bool', assume_unique)
+    invert_c = _cv_bool(invert)
+    if invert_c is _BAD:
+        raise _arg_error('isin', 'invert', 0, 'bool', invert)
+    if out is None:
+        h_ = _C_isin_Tensor_Scalar(elements._p, test_element_c, assume_unique_c, invert_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('isin', 'out', 0, 'Tensor', out)
+    rc_ = _P_isin_Tensor_Scalar_out_r(elements._p, test_element_c, assume_unique_c, invert_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def isin(*args, **kwargs):
+    '(Tensor elements, Tensor test_elements, *, bool assume_unique = False, bool invert = False, Tensor out = None) | (Number element, Tensor test_elements, *, bool assume_unique = False, bool invert = False, Tensor out = None) | (Tensor elements, Number test_element, *, bool assume_unique = False, bool invert = False, Tensor out = None)'
+    if _TF and (r_ := _tf(isin, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'elements' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'test_elements' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_isin_0, ('elements', 'test_elements', )[:n])):
+        return _implisin_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'element' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'test_elements' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_isin_1, ('element', 'test_elements', )[:n])):
+        return _implisin_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'elements' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'test_element' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_isin_2, ('elements', 'test_element', )[:n])):
+        return _implisin_2(*args, **kwargs)
+    raise _invalid_combination('isin', args, kwargs, _SIGS_isin)
 
 
 # yaml/native_functions.yaml: isinf(Tensor self) -> Tensor
@@ -13964,6 +14276,99 @@ def remainder(*args, **kwargs):
     raise _invalid_combination('remainder', args, kwargs, _SIGS_remainder)
 
 
+# yaml/native_functions.yaml: repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor
+# yaml/native_functions.yaml: repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor
+# yaml/native_functions.yaml: repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor
+_SIGS_repeat_interleave = (
+    ('(Tensor input, Tensor repeats, int dim = None, *, int output_size = None)', (('input', lambda x: isinstance(x, _Tensor)), ('repeats', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD),), (('output_size', lambda x: _cv_opt_int(x) is not _BAD),), False),
+    ('(Tensor input, int repeats, int dim = None, *, int output_size = None)', (('input', lambda x: isinstance(x, _Tensor)), ('repeats', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_opt_int(x) is not _BAD),), (('output_size', lambda x: _cv_opt_int(x) is not _BAD),), False),
+    ('(Tensor repeats, *, int output_size = None)', (('repeats', lambda x: isinstance(x, _Tensor)),), (('output_size', lambda x: _cv_opt_int(x) is not _BAD),), False),
+)
+_KW_repeat_interleave_0 = {'input': lambda x: isinstance(x, _Tensor), 'repeats': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'output_size': lambda x: _cv_opt_int(x) is not _BAD}
+_KW_repeat_interleave_1 = {'input': lambda x: isinstance(x, _Tensor), 'repeats': lambda x: _cv_int(x) is not _BAD, 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'output_size': lambda x: _cv_opt_int(x) is not _BAD}
+_KW_repeat_interleave_2 = {'repeats': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int(x) is not _BAD}
+
+
+def _implrepeat_interleave_0(input, repeats, dim=None, *, output_size=None):
+    '(Tensor input, Tensor repeats, int dim = None, *, int output_size = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('repeat_interleave', 'input', 1, 'Tensor', input)
+    if repeats.__class__ is not _Tensor:
+        if not isinstance(repeats, _Tensor):
+            raise _arg_error('repeat_interleave', 'repeats', 2, 'Tensor', repeats)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('repeat_interleave', 'dim', 3, 'int', dim)
+    output_size_c = _cv_opt_int(output_size)
+    if output_size_c is _BAD:
+        raise _arg_error('repeat_interleave', 'output_size', 0, 'int', output_size)
+    h_ = _C_repeat_interleave_self_Tensor(input._p, repeats._p, dim_c[0], dim_c[1], output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implrepeat_interleave_1(input, repeats, dim=None, *, output_size=None):
+    '(Tensor input, int repeats, int dim = None, *, int output_size = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('repeat_interleave', 'input', 1, 'Tensor', input)
+    repeats_c = _cv_int(repeats)
+    if repeats_c is _BAD:
+        raise _arg_error('repeat_interleave', 'repeats', 2, 'int', repeats)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('repeat_interleave', 'dim', 3, 'int', dim)
+    output_size_c = _cv_opt_int(output_size)
+    if output_size_c is _BAD:
+        raise _arg_error('repeat_interleave', 'output_size', 0, 'int', output_size)
+    h_ = _C_repeat_interleave_self_int(input._p, repeats_c, dim_c[0], dim_c[1], output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implrepeat_interleave_2(repeats, *, output_size=None):
+    '(Tensor repeats, *, int output_size = None)'
+    if repeats.__class__ is not _Tensor:
+        if not isinstance(repeats, _Tensor):
+            raise _arg_error('repeat_interleave', 'repeats', 1, 'Tensor', repeats)
+    output_size_c = _cv_opt_int(output_size)
+    if output_size_c is _BAD:
+        raise _arg_error('repeat_interleave', 'output_size', 0, 'int', output_size)
+    h_ = _C_repeat_interleave_Tensor(repeats._p, output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def repeat_interleave(*args, **kwargs):
+    '(Tensor input, Tensor repeats, int dim = None, *, int output_size = None) | (Tensor input, int repeats, int dim = None, *, int output_size = None) | (Tensor repeats, *, int output_size = None)'
+    if _TF and (r_ := _tf(repeat_interleave, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'repeats' in kwargs) and (n <= 2 or _cv_opt_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_repeat_interleave_0, ('input', 'repeats', 'dim', )[:n])):
+        return _implrepeat_interleave_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'repeats' in kwargs) and (n <= 2 or _cv_opt_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_repeat_interleave_1, ('input', 'repeats', 'dim', )[:n])):
+        return _implrepeat_interleave_1(*args, **kwargs)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'repeats' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_repeat_interleave_2, ('repeats', )[:n])):
+        return _implrepeat_interleave_2(*args, **kwargs)
+    raise _invalid_combination('repeat_interleave', args, kwargs, _SIGS_repeat_interleave)
+
+
 # yaml/native_functions.yaml: reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)
 _SIGS_reshape = (
     ('(Tensor input, tuple of ints shape)', (('input', lambda x: isinstance(x, _Tensor)), ('shape', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
@@ -14571,6 +14976,106 @@ def scatter_add(input, dim, index, src, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+# yaml/native_functions.yaml: searchsorted.Tensor_out(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+# yaml/native_functions.yaml: searchsorted.Scalar_out(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_searchsorted = (
+    ('(Tensor sorted_sequence, Tensor input, *, bool out_int32 = False, bool right = False, str side = None, Tensor sorter = None, Tensor out = None)', (('sorted_sequence', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)),), (('out_int32', lambda x: _cv_bool(x) is not _BAD), ('right', lambda x: _cv_bool(x) is not _BAD), ('side', lambda x: _cv_str(x, True) is not _BAD), ('sorter', lambda x: (x is None or isinstance(x, _Tensor))), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor sorted_sequence, Number input, *, bool out_int32 = False, bool right = False, str side = None, Tensor sorter = None, Tensor out = None)', (('sorted_sequence', lambda x: isinstance(x, _Tensor)), ('input', lambda x: _is_scalar(x)),), (('out_int32', lambda x: _cv_bool(x) is not _BAD), ('right', lambda x: _cv_bool(x) is not _BAD), ('side', lambda x: _cv_str(x, True) is not _BAD), ('sorter', lambda x: (x is None or isinstance(x, _Tensor))), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_searchsorted_0 = {'sorted_sequence': lambda x: isinstance(x, _Tensor), 'input': lambda x: isinstance(x, _Tensor), 'out_int32': lambda x: _cv_bool(x) is not _BAD, 'right': lambda x: _cv_bool(x) is not _BAD, 'side': lambda x: _cv_str(x, True) is not _BAD, 'sorter': lambda x: (x is None or isinstance(x, _Tensor)), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_searchsorted_1 = {'sorted_sequence': lambda x: isinstance(x, _Tensor), 'input': lambda x: _is_scalar(x), 'out_int32': lambda x: _cv_bool(x) is not _BAD, 'right': lambda x: _cv_bool(x) is not _BAD, 'side': lambda x: _cv_str(x, True) is not _BAD, 'sorter': lambda x: (x is None or isinstance(x, _Tensor)), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implsearchsorted_0(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
+    '(Tensor sorted_sequence, Tensor input, *, bool out_int32 = False, bool right = False, str side = None, Tensor sorter = None, Tensor out = None)'
+    if sorted_sequence.__class__ is not _Tensor:
+        if not isinstance(sorted_sequence, _Tensor):
+            raise _arg_error('searchsorted', 'sorted_sequence', 1, 'Tensor', sorted_sequence)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('searchsorted', 'input', 2, 'Tensor', input)
+    out_int32_c = _cv_bool(out_int32)
+    if out_int32_c is _BAD:
+        raise _arg_error('searchsorted', 'out_int32', 0, 'bool', out_int32)
+    right_c = _cv_bool(right)
+    if right_c is _BAD:
+        raise _arg_error('searchsorted', 'right', 0, 'bool', right)
+    side_c = _cv_str(side, True)
+    if side_c is _BAD:
+        raise _arg_error('searchsorted', 'side', 0, 'str', side)
+    sorter_c = _cv_opt_tensor(sorter)
+    if sorter_c is _BAD:
+        raise _arg_error('searchsorted', 'sorter', 0, 'Tensor', sorter)
+    if out is None:
+        h_ = _C_searchsorted_Tensor(sorted_sequence._p, input._p, out_int32_c, right_c, side_c, sorter_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('searchsorted', 'out', 0, 'Tensor', out)
+    rc_ = _P_searchsorted_Tensor_out_r(sorted_sequence._p, input._p, out_int32_c, right_c, side_c, sorter_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implsearchsorted_1(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
+    '(Tensor sorted_sequence, Number input, *, bool out_int32 = False, bool right = False, str side = None, Tensor sorter = None, Tensor out = None)'
+    if sorted_sequence.__class__ is not _Tensor:
+        if not isinstance(sorted_sequence, _Tensor):
+            raise _arg_error('searchsorted', 'sorted_sequence', 1, 'Tensor', sorted_sequence)
+    input_c = _SC_INT.get(input) if input.__class__ is int else None
+    if input_c is None:
+        input_c = _cv_scalar(input)
+        if input_c is _BAD:
+            raise _arg_error('searchsorted', 'input', 2, 'Number', input)
+    out_int32_c = _cv_bool(out_int32)
+    if out_int32_c is _BAD:
+        raise _arg_error('searchsorted', 'out_int32', 0, 'bool', out_int32)
+    right_c = _cv_bool(right)
+    if right_c is _BAD:
+        raise _arg_error('searchsorted', 'right', 0, 'bool', right)
+    side_c = _cv_str(side, True)
+    if side_c is _BAD:
+        raise _arg_error('searchsorted', 'side', 0, 'str', side)
+    sorter_c = _cv_opt_tensor(sorter)
+    if sorter_c is _BAD:
+        raise _arg_error('searchsorted', 'sorter', 0, 'Tensor', sorter)
+    if out is None:
+        h_ = _C_searchsorted_Scalar(sorted_sequence._p, input_c, out_int32_c, right_c, side_c, sorter_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('searchsorted', 'out', 0, 'Tensor', out)
+    rc_ = _P_searchsorted_Scalar_out_r(sorted_sequence._p, input_c, out_int32_c, right_c, side_c, sorter_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def searchsorted(*args, **kwargs):
+    '(Tensor sorted_sequence, Tensor input, *, bool out_int32 = False, bool right = False, str side = None, Tensor sorter = None, Tensor out = None) | (Tensor sorted_sequence, Number input, *, bool out_int32 = False, bool right = False, str side = None, Tensor sorter = None, Tensor out = None)'
+    if _TF and (r_ := _tf(searchsorted, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'sorted_sequence' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_searchsorted_0, ('sorted_sequence', 'input', )[:n])):
+        return _implsearchsorted_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'sorted_sequence' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_searchsorted_1, ('sorted_sequence', 'input', )[:n])):
+        return _implsearchsorted_1(*args, **kwargs)
+    raise _invalid_combination('searchsorted', args, kwargs, _SIGS_searchsorted)
 
 
 # yaml/native_functions.yaml: select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
@@ -21834,6 +22339,32 @@ def _m_baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     return self
 
 
+# yaml/native_functions.yaml: bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor
+_SIGS__m_bincount = (
+    ('(Tensor weights = None, int minlength = 0)', (('weights', lambda x: (x is None or isinstance(x, _Tensor))), ('minlength', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_bincount(self, weights=None, minlength=0):
+    '(Tensor weights = None, int minlength = 0)'
+    if _TF and (r_ := _tf(_m_bincount, locals())) is not _GO:
+        return r_
+    weights_c = _cv_opt_tensor(weights)
+    if weights_c is _BAD:
+        raise _arg_error('bincount', 'weights', 1, 'Tensor', weights)
+    minlength_c = _cv_int(minlength)
+    if minlength_c is _BAD:
+        raise _arg_error('bincount', 'minlength', 2, 'int', minlength)
+    h_ = _C_bincount(self._p, weights_c, minlength_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor
 # yaml/native_functions.yaml: bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
 _SIGS__m_bitwise_and = (
@@ -24985,6 +25516,39 @@ def _m_heaviside_(self, values):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor
+_SIGS__m_histc = (
+    ('(int bins = 100, Number min = 0, Number max = 0)', (('bins', lambda x: _cv_int(x) is not _BAD), ('min', lambda x: _is_scalar(x)), ('max', lambda x: _is_scalar(x)),), (), False),
+)
+
+
+def _m_histc(self, bins=100, min=0, max=0):
+    '(int bins = 100, Number min = 0, Number max = 0)'
+    if _TF and (r_ := _tf(_m_histc, locals())) is not _GO:
+        return r_
+    bins_c = _cv_int(bins)
+    if bins_c is _BAD:
+        raise _arg_error('histc', 'bins', 1, 'int', bins)
+    min_c = _SC_INT.get(min) if min.__class__ is int else None
+    if min_c is None:
+        min_c = _cv_scalar(min)
+        if min_c is _BAD:
+            raise _arg_error('histc', 'min', 2, 'Number', min)
+    max_c = _SC_INT.get(max) if max.__class__ is int else None
+    if max_c is None:
+        max_c = _cv_scalar(max)
+        if max_c is _BAD:
+            raise _arg_error('histc', 'max', 3, 'Number', max)
+    h_ = _C_histc(self._p, bins_c, min_c, max_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: hypot(Tensor self, Tensor other) -> Tensor
@@ -28218,6 +28782,70 @@ def _m_repeat(self, *_args, repeats=None):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor
+# yaml/native_functions.yaml: repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor
+_SIGS__m_repeat_interleave = (
+    ('(Tensor repeats, int dim = None, *, int output_size = None)', (('repeats', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD),), (('output_size', lambda x: _cv_opt_int(x) is not _BAD),), False),
+    ('(int repeats, int dim = None, *, int output_size = None)', (('repeats', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_opt_int(x) is not _BAD),), (('output_size', lambda x: _cv_opt_int(x) is not _BAD),), False),
+)
+_KW__m_repeat_interleave_0 = {'repeats': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'output_size': lambda x: _cv_opt_int(x) is not _BAD}
+_KW__m_repeat_interleave_1 = {'repeats': lambda x: _cv_int(x) is not _BAD, 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'output_size': lambda x: _cv_opt_int(x) is not _BAD}
+
+
+def _impl_m_repeat_interleave_0(self, repeats, dim=None, *, output_size=None):
+    '(Tensor repeats, int dim = None, *, int output_size = None)'
+    if repeats.__class__ is not _Tensor:
+        if not isinstance(repeats, _Tensor):
+            raise _arg_error('repeat_interleave', 'repeats', 1, 'Tensor', repeats)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('repeat_interleave', 'dim', 2, 'int', dim)
+    output_size_c = _cv_opt_int(output_size)
+    if output_size_c is _BAD:
+        raise _arg_error('repeat_interleave', 'output_size', 0, 'int', output_size)
+    h_ = _C_repeat_interleave_self_Tensor(self._p, repeats._p, dim_c[0], dim_c[1], output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_m_repeat_interleave_1(self, repeats, dim=None, *, output_size=None):
+    '(int repeats, int dim = None, *, int output_size = None)'
+    repeats_c = _cv_int(repeats)
+    if repeats_c is _BAD:
+        raise _arg_error('repeat_interleave', 'repeats', 1, 'int', repeats)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('repeat_interleave', 'dim', 2, 'int', dim)
+    output_size_c = _cv_opt_int(output_size)
+    if output_size_c is _BAD:
+        raise _arg_error('repeat_interleave', 'output_size', 0, 'int', output_size)
+    h_ = _C_repeat_interleave_self_int(self._p, repeats_c, dim_c[0], dim_c[1], output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _m_repeat_interleave(self, *args, **kwargs):
+    '(Tensor repeats, int dim = None, *, int output_size = None) | (int repeats, int dim = None, *, int output_size = None)'
+    if _TF and (r_ := _tf(_m_repeat_interleave, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'repeats' in kwargs) and (n <= 1 or _cv_opt_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_repeat_interleave_0, ('repeats', 'dim', )[:n])):
+        return _impl_m_repeat_interleave_0(self, *args, **kwargs)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'repeats' in kwargs) and (n <= 1 or _cv_opt_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_repeat_interleave_1, ('repeats', 'dim', )[:n])):
+        return _impl_m_repeat_interleave_1(self, *args, **kwargs)
+    raise _invalid_combination('repeat_interleave', args, kwargs, _SIGS__m_repeat_interleave)
 
 
 # yaml/native_functions.yaml: reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)
@@ -31643,6 +32271,7 @@ class _TensorOps:
     atanh_ = _m_atanh_
     baddbmm = _m_baddbmm
     baddbmm_ = _m_baddbmm_
+    bincount = _m_bincount
     bitwise_and = _m_bitwise_and
     bitwise_and_ = _m_bitwise_and_
     bitwise_left_shift = _m_bitwise_left_shift
@@ -31739,6 +32368,7 @@ class _TensorOps:
     hardshrink_backward = _m_hardshrink_backward
     heaviside = _m_heaviside
     heaviside_ = _m_heaviside_
+    histc = _m_histc
     hypot = _m_hypot
     hypot_ = _m_hypot_
     i0 = _m_i0
@@ -31846,6 +32476,7 @@ class _TensorOps:
     remainder = _m_remainder
     remainder_ = _m_remainder_
     repeat = _m_repeat
+    repeat_interleave = _m_repeat_interleave
     reshape = _m_reshape
     reshape_as = _m_reshape_as
     roll = _m_roll
@@ -32305,6 +32936,9 @@ SIGNATURES = {
     ("function", "batch_norm"): (
         "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps, bool cudnn_enabled)",
     ),
+    ("function", "bincount"): (
+        "(Tensor input, Tensor weights = None, int minlength = 0)",
+    ),
     ("function", "bitwise_and"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Number input, Tensor other, *, Tensor out = None)",
@@ -32342,6 +32976,10 @@ SIGNATURES = {
     ),
     ("function", "broadcast_to"): (
         "(Tensor input, tuple of ints size)",
+    ),
+    ("function", "bucketize"): (
+        "(Tensor input, Tensor boundaries, *, bool out_int32 = False, bool right = False, Tensor out = None)",
+        "(Number input, Tensor boundaries, *, bool out_int32 = False, bool right = False)",
     ),
     ("function", "cartesian_prod"): (
         "(tuple of Tensors tensors)",
@@ -32649,6 +33287,9 @@ SIGNATURES = {
     ("function", "heaviside"): (
         "(Tensor input, Tensor values, *, Tensor out = None)",
     ),
+    ("function", "histc"): (
+        "(Tensor input, int bins = 100, Number min = 0, Number max = 0, *, Tensor out = None)",
+    ),
     ("function", "hstack"): (
         "(tuple of Tensors tensors, *, Tensor out = None)",
     ),
@@ -32693,6 +33334,11 @@ SIGNATURES = {
     ),
     ("function", "isfinite"): (
         "(Tensor input)",
+    ),
+    ("function", "isin"): (
+        "(Tensor elements, Tensor test_elements, *, bool assume_unique = False, bool invert = False, Tensor out = None)",
+        "(Number element, Tensor test_elements, *, bool assume_unique = False, bool invert = False, Tensor out = None)",
+        "(Tensor elements, Number test_element, *, bool assume_unique = False, bool invert = False, Tensor out = None)",
     ),
     ("function", "isinf"): (
         "(Tensor input)",
@@ -33004,6 +33650,11 @@ SIGNATURES = {
         "(Number input, Tensor other)",
         "(Tensor input, Number other, *, Tensor out = None)",
     ),
+    ("function", "repeat_interleave"): (
+        "(Tensor input, Tensor repeats, int dim = None, *, int output_size = None)",
+        "(Tensor input, int repeats, int dim = None, *, int output_size = None)",
+        "(Tensor repeats, *, int output_size = None)",
+    ),
     ("function", "reshape"): (
         "(Tensor input, tuple of ints shape)",
     ),
@@ -33045,6 +33696,10 @@ SIGNATURES = {
     ),
     ("function", "scatter_add"): (
         "(Tensor input, int dim, Tensor index, Tensor src, *, Tensor out = None)",
+    ),
+    ("function", "searchsorted"): (
+        "(Tensor sorted_sequence, Tensor input, *, bool out_int32 = False, bool right = False, str side = None, Tensor sorter = None, Tensor out = None)",
+        "(Tensor sorted_sequence, Number input, *, bool out_int32 = False, bool right = False, str side = None, Tensor sorter = None, Tensor out = None)",
     ),
     ("function", "select"): (
         "(Tensor input, int dim, int index)",
@@ -33407,6 +34062,9 @@ SIGNATURES = {
     ("method", "baddbmm_"): (
         "(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)",
     ),
+    ("method", "bincount"): (
+        "(Tensor weights = None, int minlength = 0)",
+    ),
     ("method", "bitwise_and"): (
         "(Tensor other)",
         "(Number other)",
@@ -33730,6 +34388,9 @@ SIGNATURES = {
     ),
     ("method", "heaviside_"): (
         "(Tensor values)",
+    ),
+    ("method", "histc"): (
+        "(int bins = 100, Number min = 0, Number max = 0)",
     ),
     ("method", "hypot"): (
         "(Tensor other)",
@@ -34076,6 +34737,10 @@ SIGNATURES = {
     ),
     ("method", "repeat"): (
         "(tuple of ints repeats)",
+    ),
+    ("method", "repeat_interleave"): (
+        "(Tensor repeats, int dim = None, *, int output_size = None)",
+        "(int repeats, int dim = None, *, int output_size = None)",
     ),
     ("method", "reshape"): (
         "(tuple of ints shape)",
