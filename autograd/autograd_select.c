@@ -2,6 +2,7 @@
  * `# ---- selection` block): PyTorch's aminmax_backward, nansum_backward and
  * take_backward (FunctionsManual.cpp), over torchlet's operators so they
  * are differentiable again. */
+#include <float.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -58,5 +59,48 @@ tl_tensor *tl_ag_take_backward(tl_tensor *grad, tl_tensor *self, tl_tensor *inde
     tl_tensor_release(fi);
     tl_tensor_release(fg);
     tl_tensor_release(put);
+    return r;
+}
+
+/* flip(logcumsumexp(flip(x, dim), dim), dim) */
+static tl_tensor *reverse_logcumsumexp(tl_tensor *x, int64_t dim) {
+    tl_tensor *f = tl_ops_flip(x, &dim, 1);
+    tl_tensor *l = f ? tl_ops_logcumsumexp(f, dim) : NULL;
+    tl_tensor *r = l ? tl_ops_flip(l, &dim, 1) : NULL;
+    tl_tensor_release(f);
+    tl_tensor_release(l);
+    return r;
+}
+
+/* exp(reverse_logcumsumexp(log_grad_part - result) + self) */
+static tl_tensor *lcse_part(tl_tensor *log_part, tl_tensor *self, tl_tensor *result, int64_t dim) {
+    tl_tensor *a = tl_ops_sub_Tensor(log_part, result, tl_scalar_from_int(1));
+    tl_tensor *b = a ? reverse_logcumsumexp(a, dim) : NULL;
+    tl_tensor *c = b ? tl_ops_add_Tensor(b, self, tl_scalar_from_int(1)) : NULL;
+    tl_tensor *r = c ? tl_ops_exp(c) : NULL;
+    tl_tensor_release(a);
+    tl_tensor_release(b);
+    tl_tensor_release(c);
+    return r;
+}
+
+/* PyTorch's logcumsumexp_backward (real dtypes): the positive and negative
+ * parts of grad in log space, each through a reversed logcumsumexp */
+tl_tensor *tl_ag_logcumsumexp_backward(tl_tensor *grad, tl_tensor *self, tl_tensor *result, int64_t dim) {
+    if (grad->ndim == 0 || grad->numel == 0) return tl_tensor_retain(grad), grad;
+    const double lowest = grad->dtype == TL_FLOAT64 ? -DBL_MAX : grad->dtype == TL_FLOAT32 ? -FLT_MAX
+                        : grad->dtype == TL_BFLOAT16 ? -3.38953139e38 : -65504.0;
+    tl_tensor *gmin = tl_full(0, NULL, tl_scalar_from_double(lowest), grad->dtype, TL_CPU);
+    tl_tensor *ab = gmin ? tl_ops_abs(grad) : NULL;
+    tl_tensor *lg = ab ? tl_ops_log(ab) : NULL;
+    tl_tensor *pos = lg ? tl_ops_gt_Scalar(grad, tl_scalar_from_int(0)) : NULL;
+    tl_tensor *neg = pos ? tl_ops_lt_Scalar(grad, tl_scalar_from_int(0)) : NULL;
+    tl_tensor *lp = neg ? tl_ops_where_self(pos, lg, gmin) : NULL;
+    tl_tensor *ln = lp ? tl_ops_where_self(neg, lg, gmin) : NULL;
+    tl_tensor *op = ln ? lcse_part(lp, self, result, dim) : NULL;
+    tl_tensor *on = op ? lcse_part(ln, self, result, dim) : NULL;
+    tl_tensor *r = on ? tl_ops_sub_Tensor(op, on, tl_scalar_from_int(1)) : NULL;
+    tl_tensor *list[] = {gmin, ab, lg, pos, neg, lp, ln, op, on};
+    for (size_t i = 0; i < sizeof list / sizeof *list; i++) tl_tensor_release(list[i]);
     return r;
 }

@@ -1803,4 +1803,19 @@ tl_tensor *tl_ops_repeat_interleave_Tensor(tl_tensor *repeats, int64_t output_si
 tl_tensor *tl_ops_repeat_interleave_self_Tensor(tl_tensor *self, tl_tensor *repeats, int64_t dim, bool dim_has, int64_t output_size, bool output_size_has);
 tl_tensor *tl_ops_repeat_interleave_self_int(tl_tensor *self, int64_t repeats, int64_t dim, bool dim_has, int64_t output_size, bool output_size_has);
 
+/* masked_scatter */
+tl_tensor *tl_ops_masked_scatter_(tl_tensor *self, tl_tensor *mask, tl_tensor *source);
+tl_tensor *tl_ops_masked_scatter(tl_tensor *self, tl_tensor *mask, tl_tensor *source);
+
+/* masked_scatter_backward */
+tl_tensor *tl_ops_masked_scatter_backward(tl_tensor *grad_output, tl_tensor *mask, const int64_t *sizes, int64_t sizes_len);
+
+/* _logcumsumexp */
+tl_tensor *tl_ops__logcumsumexp(tl_tensor *self, int64_t dim);
+tl_tensor *tl_ops__logcumsumexp_out(tl_tensor *self, int64_t dim, tl_tensor *out);
+
+/* logcumsumexp */
+tl_tensor *tl_ops_logcumsumexp(tl_tensor *self, int64_t dim);
+tl_tensor *tl_ops_logcumsumexp_out(tl_tensor *self, int64_t dim, tl_tensor *out);
+
 #endif

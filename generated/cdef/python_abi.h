@@ -14,6 +14,7 @@ int tl_pyabi__index_put_impl__r(tl_tensor *self, tl_tensor *const *indices, int6
 int tl_pyabi__index_put_impl_out_r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe, tl_tensor *out);
 int tl_pyabi__log_softmax_backward_data_out_r(tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *out);
 int tl_pyabi__log_softmax_out_r(tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);
+int tl_pyabi__logcumsumexp_out_r(tl_tensor *self, int64_t dim, tl_tensor *out);
 int tl_pyabi__softmax_backward_data_out_r(tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *grad_input);
 int tl_pyabi__softmax_out_r(tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);
 int tl_pyabi_abs__r(tl_tensor *self);
@@ -279,6 +280,7 @@ int tl_pyabi_log_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_log_softmax_int_out_r(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_logaddexp2_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_logaddexp_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_logcumsumexp_out_r(tl_tensor *self, int64_t dim, tl_tensor *out);
 int tl_pyabi_logical_and__r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_logical_and_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_logical_not__r(tl_tensor *self);
@@ -297,6 +299,7 @@ int tl_pyabi_lt__Scalar_r(tl_tensor *self, tl_scalar other);
 int tl_pyabi_lt__Tensor_r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_masked_fill__Scalar_r(tl_tensor *self, tl_tensor *mask, tl_scalar value);
 int tl_pyabi_masked_fill__Tensor_r(tl_tensor *self, tl_tensor *mask, tl_tensor *value);
+int tl_pyabi_masked_scatter__r(tl_tensor *self, tl_tensor *mask, tl_tensor *source);
 int tl_pyabi_masked_select_out_r(tl_tensor *self, tl_tensor *mask, tl_tensor *out);
 int tl_pyabi_matmul_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_max_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
@@ -480,6 +483,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops__linalg_svd_U(...) tl_pyabi_rc(tl_ops__linalg_svd_U(__VA_ARGS__))
 #define tl_ops__log_softmax(...) tl_pyabi_tensor(tl_ops__log_softmax(__VA_ARGS__))
 #define tl_ops__log_softmax_backward_data(...) tl_pyabi_tensor(tl_ops__log_softmax_backward_data(__VA_ARGS__))
+#define tl_ops__logcumsumexp(...) tl_pyabi_tensor(tl_ops__logcumsumexp(__VA_ARGS__))
 #define tl_ops__native_batch_norm_legit(...) tl_pyabi_rc(tl_ops__native_batch_norm_legit(__VA_ARGS__))
 #define tl_ops__native_batch_norm_legit_no_stats(...) tl_pyabi_rc(tl_ops__native_batch_norm_legit_no_stats(__VA_ARGS__))
 #define tl_ops__native_batch_norm_legit_no_training(...) tl_pyabi_rc(tl_ops__native_batch_norm_legit_no_training(__VA_ARGS__))
@@ -742,6 +746,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_log_softmax_int(...) tl_pyabi_tensor(tl_ops_log_softmax_int(__VA_ARGS__))
 #define tl_ops_logaddexp(...) tl_pyabi_tensor(tl_ops_logaddexp(__VA_ARGS__))
 #define tl_ops_logaddexp2(...) tl_pyabi_tensor(tl_ops_logaddexp2(__VA_ARGS__))
+#define tl_ops_logcumsumexp(...) tl_pyabi_tensor(tl_ops_logcumsumexp(__VA_ARGS__))
 #define tl_ops_logical_and(...) tl_pyabi_tensor(tl_ops_logical_and(__VA_ARGS__))
 #define tl_ops_logical_not(...) tl_pyabi_tensor(tl_ops_logical_not(__VA_ARGS__))
 #define tl_ops_logical_or(...) tl_pyabi_tensor(tl_ops_logical_or(__VA_ARGS__))
@@ -754,6 +759,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_lt_Tensor(...) tl_pyabi_tensor(tl_ops_lt_Tensor(__VA_ARGS__))
 #define tl_ops_masked_fill_Scalar(...) tl_pyabi_tensor(tl_ops_masked_fill_Scalar(__VA_ARGS__))
 #define tl_ops_masked_fill_Tensor(...) tl_pyabi_tensor(tl_ops_masked_fill_Tensor(__VA_ARGS__))
+#define tl_ops_masked_scatter(...) tl_pyabi_tensor(tl_ops_masked_scatter(__VA_ARGS__))
+#define tl_ops_masked_scatter_backward(...) tl_pyabi_tensor(tl_ops_masked_scatter_backward(__VA_ARGS__))
 #define tl_ops_masked_select(...) tl_pyabi_tensor(tl_ops_masked_select(__VA_ARGS__))
 #define tl_ops_masked_select_backward(...) tl_pyabi_tensor(tl_ops_masked_select_backward(__VA_ARGS__))
 #define tl_ops_matmul(...) tl_pyabi_tensor(tl_ops_matmul(__VA_ARGS__))

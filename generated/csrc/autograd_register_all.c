@@ -288,6 +288,10 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_histc() != 0) return -1;
     if (tl_autograd_register_isin() != 0) return -1;
     if (tl_autograd_register_repeat_interleave() != 0) return -1;
+    if (tl_autograd_register_masked_scatter() != 0) return -1;
+    if (tl_autograd_register_masked_scatter_backward() != 0) return -1;
+    if (tl_autograd_register__logcumsumexp() != 0) return -1;
+    if (tl_autograd_register_logcumsumexp() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -49,6 +49,14 @@ int tl_pyabi__log_softmax_out_r(tl_tensor *self, int64_t dim, bool half_to_float
     return tl_has_warning() ? 1 : 0;
 }
 
+/* _logcumsumexp.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi__logcumsumexp_out_r(tl_tensor *self, int64_t dim, tl_tensor *out) {
+    tl_tensor *r = tl_ops__logcumsumexp_out(self, dim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* _softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) grad_input) -> Tensor(a!) */
 int tl_pyabi__softmax_backward_data_out_r(tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *grad_input) {
     tl_tensor *r = tl_ops__softmax_backward_data_out(grad_output, output, dim, input_dtype, grad_input);
@@ -2200,6 +2208,14 @@ int tl_pyabi_logaddexp_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) 
     return tl_has_warning() ? 1 : 0;
 }
 
+/* logcumsumexp.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_logcumsumexp_out_r(tl_tensor *self, int64_t dim, tl_tensor *out) {
+    tl_tensor *r = tl_ops_logcumsumexp_out(self, dim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 int tl_pyabi_logical_and__r(tl_tensor *self, tl_tensor *other) {
     tl_tensor *r = tl_ops_logical_and_(self, other);
@@ -2339,6 +2355,14 @@ int tl_pyabi_masked_fill__Scalar_r(tl_tensor *self, tl_tensor *mask, tl_scalar v
 /* masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!) */
 int tl_pyabi_masked_fill__Tensor_r(tl_tensor *self, tl_tensor *mask, tl_tensor *value) {
     tl_tensor *r = tl_ops_masked_fill__Tensor(self, mask, value);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!) */
+int tl_pyabi_masked_scatter__r(tl_tensor *self, tl_tensor *mask, tl_tensor *source) {
+    tl_tensor *r = tl_ops_masked_scatter_(self, mask, source);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

@@ -14,6 +14,7 @@
 #include "ops/_linalg_svd.h"
 #include "ops/_log_softmax.h"
 #include "ops/_log_softmax_backward_data.h"
+#include "ops/_logcumsumexp.h"
 #include "ops/_native_batch_norm_legit.h"
 #include "ops/_native_batch_norm_legit_no_training.h"
 #include "ops/_prelu_kernel.h"
@@ -223,6 +224,7 @@
 #include "ops/log_softmax.h"
 #include "ops/logaddexp.h"
 #include "ops/logaddexp2.h"
+#include "ops/logcumsumexp.h"
 #include "ops/logical_and.h"
 #include "ops/logical_not.h"
 #include "ops/logical_or.h"
@@ -233,6 +235,8 @@
 #include "ops/logsumexp.h"
 #include "ops/lt.h"
 #include "ops/masked_fill.h"
+#include "ops/masked_scatter.h"
+#include "ops/masked_scatter_backward.h"
 #include "ops/masked_select.h"
 #include "ops/masked_select_backward.h"
 #include "ops/matmul.h"
@@ -825,6 +829,10 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_histc() != 0) return -1;
     if (tl_ops_register_isin() != 0) return -1;
     if (tl_ops_register_repeat_interleave() != 0) return -1;
+    if (tl_ops_register_masked_scatter() != 0) return -1;
+    if (tl_ops_register_masked_scatter_backward() != 0) return -1;
+    if (tl_ops_register__logcumsumexp() != 0) return -1;
+    if (tl_ops_register_logcumsumexp() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -284,5 +284,9 @@ int tl_autograd_register_bincount(void);
 int tl_autograd_register_histc(void);
 int tl_autograd_register_isin(void);
 int tl_autograd_register_repeat_interleave(void);
+int tl_autograd_register_masked_scatter(void);
+int tl_autograd_register_masked_scatter_backward(void);
+int tl_autograd_register__logcumsumexp(void);
+int tl_autograd_register_logcumsumexp(void);
 
 #endif

@@ -417,5 +417,9 @@
 #include "ops/histc.h"
 #include "ops/isin.h"
 #include "ops/repeat_interleave.h"
+#include "ops/masked_scatter.h"
+#include "ops/masked_scatter_backward.h"
+#include "ops/_logcumsumexp.h"
+#include "ops/logcumsumexp.h"
 
 #endif

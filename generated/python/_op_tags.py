@@ -346,6 +346,7 @@ TAGS = {
     "aten::lt.Tensor": ("core", "pointwise", ),
     "aten::lt.Tensor_out": ("pointwise", ),
     "aten::masked_fill.Scalar": ("pointwise", ),
+    "aten::masked_scatter": ("core", ),
     "aten::masked_select": ("dynamic_output_shape", ),
     "aten::masked_select.out": ("dynamic_output_shape", ),
     "aten::max": ("reduction", ),

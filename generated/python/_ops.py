@@ -78,6 +78,7 @@ __all__ = [
     "_linalg_svd",
     "_log_softmax",
     "_log_softmax_backward_data",
+    "_logcumsumexp",
     "_native_batch_norm_legit",
     "_native_batch_norm_legit_no_training",
     "_prelu_kernel",
@@ -287,6 +288,7 @@ __all__ = [
     "log_softmax",
     "logaddexp",
     "logaddexp2",
+    "logcumsumexp",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -298,6 +300,8 @@ __all__ = [
     "logsumexp",
     "lt",
     "masked_fill",
+    "masked_scatter",
+    "masked_scatter_backward",
     "masked_select",
     "masked_select_backward",
     "matmul",
@@ -469,6 +473,8 @@ _C__log_softmax = getattr(_lib, "tl_ops__log_softmax", None) or _missing_c("tl_o
 _C__log_softmax_backward_data = getattr(_lib, "tl_ops__log_softmax_backward_data", None) or _missing_c("tl_ops__log_softmax_backward_data")
 _C__log_softmax_backward_data_out = getattr(_lib, "tl_ops__log_softmax_backward_data_out", None) or _missing_c("tl_ops__log_softmax_backward_data_out")
 _C__log_softmax_out = getattr(_lib, "tl_ops__log_softmax_out", None) or _missing_c("tl_ops__log_softmax_out")
+_C__logcumsumexp = getattr(_lib, "tl_ops__logcumsumexp", None) or _missing_c("tl_ops__logcumsumexp")
+_C__logcumsumexp_out = getattr(_lib, "tl_ops__logcumsumexp_out", None) or _missing_c("tl_ops__logcumsumexp_out")
 _C__native_batch_norm_legit = getattr(_lib, "tl_ops__native_batch_norm_legit", None) or _missing_c("tl_ops__native_batch_norm_legit")
 _C__native_batch_norm_legit_no_stats = getattr(_lib, "tl_ops__native_batch_norm_legit_no_stats", None) or _missing_c("tl_ops__native_batch_norm_legit_no_stats")
 _C__native_batch_norm_legit_no_training = getattr(_lib, "tl_ops__native_batch_norm_legit_no_training", None) or _missing_c("tl_ops__native_batch_norm_legit_no_training")
@@ -983,6 +989,8 @@ _C_logaddexp = getattr(_lib, "tl_ops_logaddexp", None) or _missing_c("tl_ops_log
 _C_logaddexp2 = getattr(_lib, "tl_ops_logaddexp2", None) or _missing_c("tl_ops_logaddexp2")
 _C_logaddexp2_out = getattr(_lib, "tl_ops_logaddexp2_out", None) or _missing_c("tl_ops_logaddexp2_out")
 _C_logaddexp_out = getattr(_lib, "tl_ops_logaddexp_out", None) or _missing_c("tl_ops_logaddexp_out")
+_C_logcumsumexp = getattr(_lib, "tl_ops_logcumsumexp", None) or _missing_c("tl_ops_logcumsumexp")
+_C_logcumsumexp_out = getattr(_lib, "tl_ops_logcumsumexp_out", None) or _missing_c("tl_ops_logcumsumexp_out")
 _C_logical_and = getattr(_lib, "tl_ops_logical_and", None) or _missing_c("tl_ops_logical_and")
 _C_logical_and_ = getattr(_lib, "tl_ops_logical_and_", None) or _missing_c("tl_ops_logical_and_")
 _C_logical_and_out = getattr(_lib, "tl_ops_logical_and_out", None) or _missing_c("tl_ops_logical_and_out")
@@ -1013,6 +1021,9 @@ _C_masked_fill_Scalar = getattr(_lib, "tl_ops_masked_fill_Scalar", None) or _mis
 _C_masked_fill_Tensor = getattr(_lib, "tl_ops_masked_fill_Tensor", None) or _missing_c("tl_ops_masked_fill_Tensor")
 _C_masked_fill__Scalar = getattr(_lib, "tl_ops_masked_fill__Scalar", None) or _missing_c("tl_ops_masked_fill__Scalar")
 _C_masked_fill__Tensor = getattr(_lib, "tl_ops_masked_fill__Tensor", None) or _missing_c("tl_ops_masked_fill__Tensor")
+_C_masked_scatter = getattr(_lib, "tl_ops_masked_scatter", None) or _missing_c("tl_ops_masked_scatter")
+_C_masked_scatter_ = getattr(_lib, "tl_ops_masked_scatter_", None) or _missing_c("tl_ops_masked_scatter_")
+_C_masked_scatter_backward = getattr(_lib, "tl_ops_masked_scatter_backward", None) or _missing_c("tl_ops_masked_scatter_backward")
 _C_masked_select = getattr(_lib, "tl_ops_masked_select", None) or _missing_c("tl_ops_masked_select")
 _C_masked_select_backward = getattr(_lib, "tl_ops_masked_select_backward", None) or _missing_c("tl_ops_masked_select_backward")
 _C_masked_select_out = getattr(_lib, "tl_ops_masked_select_out", None) or _missing_c("tl_ops_masked_select_out")
@@ -1423,6 +1434,7 @@ _P__index_put_impl__r = getattr(_lib, "tl_pyabi__index_put_impl__r", None) or _m
 _P__index_put_impl_out_r = getattr(_lib, "tl_pyabi__index_put_impl_out_r", None) or _missing_c("tl_pyabi__index_put_impl_out_r")
 _P__log_softmax_backward_data_out_r = getattr(_lib, "tl_pyabi__log_softmax_backward_data_out_r", None) or _missing_c("tl_pyabi__log_softmax_backward_data_out_r")
 _P__log_softmax_out_r = getattr(_lib, "tl_pyabi__log_softmax_out_r", None) or _missing_c("tl_pyabi__log_softmax_out_r")
+_P__logcumsumexp_out_r = getattr(_lib, "tl_pyabi__logcumsumexp_out_r", None) or _missing_c("tl_pyabi__logcumsumexp_out_r")
 _P__softmax_backward_data_out_r = getattr(_lib, "tl_pyabi__softmax_backward_data_out_r", None) or _missing_c("tl_pyabi__softmax_backward_data_out_r")
 _P__softmax_out_r = getattr(_lib, "tl_pyabi__softmax_out_r", None) or _missing_c("tl_pyabi__softmax_out_r")
 _P_abs__r = getattr(_lib, "tl_pyabi_abs__r", None) or _missing_c("tl_pyabi_abs__r")
@@ -1688,6 +1700,7 @@ _P_log_out_r = getattr(_lib, "tl_pyabi_log_out_r", None) or _missing_c("tl_pyabi
 _P_log_softmax_int_out_r = getattr(_lib, "tl_pyabi_log_softmax_int_out_r", None) or _missing_c("tl_pyabi_log_softmax_int_out_r")
 _P_logaddexp2_out_r = getattr(_lib, "tl_pyabi_logaddexp2_out_r", None) or _missing_c("tl_pyabi_logaddexp2_out_r")
 _P_logaddexp_out_r = getattr(_lib, "tl_pyabi_logaddexp_out_r", None) or _missing_c("tl_pyabi_logaddexp_out_r")
+_P_logcumsumexp_out_r = getattr(_lib, "tl_pyabi_logcumsumexp_out_r", None) or _missing_c("tl_pyabi_logcumsumexp_out_r")
 _P_logical_and__r = getattr(_lib, "tl_pyabi_logical_and__r", None) or _missing_c("tl_pyabi_logical_and__r")
 _P_logical_and_out_r = getattr(_lib, "tl_pyabi_logical_and_out_r", None) or _missing_c("tl_pyabi_logical_and_out_r")
 _P_logical_not__r = getattr(_lib, "tl_pyabi_logical_not__r", None) or _missing_c("tl_pyabi_logical_not__r")
@@ -1706,6 +1719,7 @@ _P_lt__Scalar_r = getattr(_lib, "tl_pyabi_lt__Scalar_r", None) or _missing_c("tl
 _P_lt__Tensor_r = getattr(_lib, "tl_pyabi_lt__Tensor_r", None) or _missing_c("tl_pyabi_lt__Tensor_r")
 _P_masked_fill__Scalar_r = getattr(_lib, "tl_pyabi_masked_fill__Scalar_r", None) or _missing_c("tl_pyabi_masked_fill__Scalar_r")
 _P_masked_fill__Tensor_r = getattr(_lib, "tl_pyabi_masked_fill__Tensor_r", None) or _missing_c("tl_pyabi_masked_fill__Tensor_r")
+_P_masked_scatter__r = getattr(_lib, "tl_pyabi_masked_scatter__r", None) or _missing_c("tl_pyabi_masked_scatter__r")
 _P_masked_select_out_r = getattr(_lib, "tl_pyabi_masked_select_out_r", None) or _missing_c("tl_pyabi_masked_select_out_r")
 _P_matmul_out_r = getattr(_lib, "tl_pyabi_matmul_out_r", None) or _missing_c("tl_pyabi_matmul_out_r")
 _P_max_out_r = getattr(_lib, "tl_pyabi_max_out_r", None) or _missing_c("tl_pyabi_max_out_r")
@@ -2176,6 +2190,40 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype, *, out=Non
     if not isinstance(out, _Tensor):
         raise _arg_error('_log_softmax_backward_data', 'out', 0, 'Tensor', out)
     rc_ = _P__log_softmax_backward_data_out_r(grad_output._p, output._p, dim_c, input_dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: _logcumsumexp(Tensor self, int dim) -> Tensor
+# yaml/native_functions.yaml: _logcumsumexp.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__logcumsumexp = (
+    ('(Tensor input, int dim, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _logcumsumexp(input, dim, *, out=None):
+    '(Tensor input, int dim, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_logcumsumexp, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_logcumsumexp', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('_logcumsumexp', 'dim', 2, 'int', dim)
+    if out is None:
+        h_ = _C__logcumsumexp(input._p, dim_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_logcumsumexp', 'out', 0, 'Tensor', out)
+    rc_ = _P__logcumsumexp_out_r(input._p, dim_c, out._p)
     if rc_:
         _after(rc_)
     return out
@@ -10866,6 +10914,40 @@ def logaddexp2(input, other, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: logcumsumexp(Tensor self, int dim) -> Tensor
+# yaml/native_functions.yaml: logcumsumexp.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_logcumsumexp = (
+    ('(Tensor input, int dim, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def logcumsumexp(input, dim, *, out=None):
+    '(Tensor input, int dim, *, Tensor out = None)'
+    if _TF and (r_ := _tf(logcumsumexp, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('logcumsumexp', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('logcumsumexp', 'dim', 2, 'int', dim)
+    if out is None:
+        h_ = _C_logcumsumexp(input._p, dim_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('logcumsumexp', 'out', 0, 'Tensor', out)
+    rc_ = _P_logcumsumexp_out_r(input._p, dim_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: logical_and(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_logical_and = (
@@ -11320,6 +11402,64 @@ def masked_fill(*args, **kwargs):
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mask' in kwargs) and (_is_scalar(args[2]) if n > 2 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_masked_fill_1, ('input', 'mask', 'value', )[:n])):
         return _implmasked_fill_1(*args, **kwargs)
     raise _invalid_combination('masked_fill', args, kwargs, _SIGS_masked_fill)
+
+
+# yaml/native_functions.yaml: masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
+_SIGS_masked_scatter = (
+    ('(Tensor input, Tensor mask, Tensor source)', (('input', lambda x: isinstance(x, _Tensor)), ('mask', lambda x: isinstance(x, _Tensor)), ('source', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def masked_scatter(input, mask, source):
+    '(Tensor input, Tensor mask, Tensor source)'
+    if _TF and (r_ := _tf(masked_scatter, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('masked_scatter', 'input', 1, 'Tensor', input)
+    if mask.__class__ is not _Tensor:
+        if not isinstance(mask, _Tensor):
+            raise _arg_error('masked_scatter', 'mask', 2, 'Tensor', mask)
+    if source.__class__ is not _Tensor:
+        if not isinstance(source, _Tensor):
+            raise _arg_error('masked_scatter', 'source', 3, 'Tensor', source)
+    h_ = _C_masked_scatter(input._p, mask._p, source._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor
+_SIGS_masked_scatter_backward = (
+    ('(Tensor grad_output, Tensor mask, tuple of ints sizes)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('mask', lambda x: isinstance(x, _Tensor)), ('sizes', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+
+
+def masked_scatter_backward(grad_output, mask, sizes):
+    '(Tensor grad_output, Tensor mask, tuple of ints sizes)'
+    if _TF and (r_ := _tf(masked_scatter_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('masked_scatter_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if mask.__class__ is not _Tensor:
+        if not isinstance(mask, _Tensor):
+            raise _arg_error('masked_scatter_backward', 'mask', 2, 'Tensor', mask)
+    sizes_c = _cv_int_list(sizes, 0)
+    if sizes_c is _BAD:
+        raise _arg_error('masked_scatter_backward', 'sizes', 3, 'tuple of ints', sizes)
+    h_ = _C_masked_scatter_backward(grad_output._p, mask._p, sizes_c[0], sizes_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: masked_select(Tensor self, Tensor mask) -> Tensor
@@ -26572,6 +26712,29 @@ def _m_logaddexp2(self, other):
     return r_
 
 
+# yaml/native_functions.yaml: logcumsumexp(Tensor self, int dim) -> Tensor
+_SIGS__m_logcumsumexp = (
+    ('(int dim)', (('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_logcumsumexp(self, dim):
+    '(int dim)'
+    if _TF and (r_ := _tf(_m_logcumsumexp, locals())) is not _GO:
+        return r_
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('logcumsumexp', 'dim', 1, 'int', dim)
+    h_ = _C_logcumsumexp(self._p, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: logical_and(Tensor self, Tensor other) -> Tensor
 _SIGS__m_logical_and = (
     ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -27012,6 +27175,54 @@ def _m_masked_fill_(self, *args, **kwargs):
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mask' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'value' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_masked_fill__1, ('mask', 'value', )[:n])):
         return _impl_m_masked_fill__1(self, *args, **kwargs)
     raise _invalid_combination('masked_fill_', args, kwargs, _SIGS__m_masked_fill_)
+
+
+# yaml/native_functions.yaml: masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
+_SIGS__m_masked_scatter = (
+    ('(Tensor mask, Tensor source)', (('mask', lambda x: isinstance(x, _Tensor)), ('source', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_masked_scatter(self, mask, source):
+    '(Tensor mask, Tensor source)'
+    if _TF and (r_ := _tf(_m_masked_scatter, locals())) is not _GO:
+        return r_
+    if mask.__class__ is not _Tensor:
+        if not isinstance(mask, _Tensor):
+            raise _arg_error('masked_scatter', 'mask', 1, 'Tensor', mask)
+    if source.__class__ is not _Tensor:
+        if not isinstance(source, _Tensor):
+            raise _arg_error('masked_scatter', 'source', 2, 'Tensor', source)
+    h_ = _C_masked_scatter(self._p, mask._p, source._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)
+_SIGS__m_masked_scatter_ = (
+    ('(Tensor mask, Tensor source)', (('mask', lambda x: isinstance(x, _Tensor)), ('source', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_masked_scatter_(self, mask, source):
+    '(Tensor mask, Tensor source)'
+    if _TF and (r_ := _tf(_m_masked_scatter_, locals())) is not _GO:
+        return r_
+    if mask.__class__ is not _Tensor:
+        if not isinstance(mask, _Tensor):
+            raise _arg_error('masked_scatter_', 'mask', 1, 'Tensor', mask)
+    if source.__class__ is not _Tensor:
+        if not isinstance(source, _Tensor):
+            raise _arg_error('masked_scatter_', 'source', 2, 'Tensor', source)
+    rc_ = _P_masked_scatter__r(self._p, mask._p, source._p)
+    if rc_:
+        _after(rc_)
+    return self
 
 
 # yaml/native_functions.yaml: masked_select(Tensor self, Tensor mask) -> Tensor
@@ -32409,6 +32620,7 @@ class _TensorOps:
     log_softmax = _m_log_softmax
     logaddexp = _m_logaddexp
     logaddexp2 = _m_logaddexp2
+    logcumsumexp = _m_logcumsumexp
     logical_and = _m_logical_and
     logical_and_ = _m_logical_and_
     logical_not = _m_logical_not
@@ -32424,6 +32636,8 @@ class _TensorOps:
     lt_ = _m_lt_
     masked_fill = _m_masked_fill
     masked_fill_ = _m_masked_fill_
+    masked_scatter = _m_masked_scatter
+    masked_scatter_ = _m_masked_scatter_
     masked_select = _m_masked_select
     matmul = _m_matmul
     max = _m_max
@@ -32733,6 +32947,9 @@ SIGNATURES = {
     ),
     ("function", "_log_softmax_backward_data"): (
         "(Tensor grad_output, Tensor output, int dim, torchlet.dtype input_dtype, *, Tensor out = None)",
+    ),
+    ("function", "_logcumsumexp"): (
+        "(Tensor input, int dim, *, Tensor out = None)",
     ),
     ("function", "_native_batch_norm_legit"): (
         "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps)",
@@ -33414,6 +33631,9 @@ SIGNATURES = {
     ("function", "logaddexp2"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
     ),
+    ("function", "logcumsumexp"): (
+        "(Tensor input, int dim, *, Tensor out = None)",
+    ),
     ("function", "logical_and"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
     ),
@@ -33448,6 +33668,12 @@ SIGNATURES = {
     ("function", "masked_fill"): (
         "(Tensor input, Tensor mask, Tensor value)",
         "(Tensor input, Tensor mask, Number value)",
+    ),
+    ("function", "masked_scatter"): (
+        "(Tensor input, Tensor mask, Tensor source)",
+    ),
+    ("function", "masked_scatter_backward"): (
+        "(Tensor grad_output, Tensor mask, tuple of ints sizes)",
     ),
     ("function", "masked_select"): (
         "(Tensor input, Tensor mask, *, Tensor out = None)",
@@ -34516,6 +34742,9 @@ SIGNATURES = {
     ("method", "logaddexp2"): (
         "(Tensor other)",
     ),
+    ("method", "logcumsumexp"): (
+        "(int dim)",
+    ),
     ("method", "logical_and"): (
         "(Tensor other)",
     ),
@@ -34564,6 +34793,12 @@ SIGNATURES = {
     ("method", "masked_fill_"): (
         "(Tensor mask, Tensor value)",
         "(Tensor mask, Number value)",
+    ),
+    ("method", "masked_scatter"): (
+        "(Tensor mask, Tensor source)",
+    ),
+    ("method", "masked_scatter_"): (
+        "(Tensor mask, Tensor source)",
     ),
     ("method", "masked_select"): (
         "(Tensor mask)",

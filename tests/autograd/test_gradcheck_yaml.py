@@ -825,6 +825,12 @@ SELECT_CASES = {
         g, torchlet.zeros(3, 4, dtype=torchlet.float64), torchlet.tensor(_MSK)))],
     "take": [([rn(3, 4)], lambda a: torchlet.take(a, torchlet.tensor([[0, 5], [-1, 5]]))),
              ([rn(4, 3)], lambda a: T(a).take(torchlet.tensor([11, 2, 2])))],
+    "masked_scatter": [([rn(3, 4), rn(9)], lambda a, s: torchlet.masked_scatter(a, torchlet.tensor(_MSK), s)),
+                       ([rn(4), rn(2, 5)], lambda a, s: a.masked_scatter(torchlet.tensor(_MSK), s))],  # broadcast
+    "masked_scatter_backward": [([rn(3, 4)], lambda g: torchlet.masked_scatter_backward(
+        g, torchlet.tensor(_MSK), [2, 5]))],
+    "logcumsumexp": [([rn(3, 5)], lambda a: torchlet.logcumsumexp(a, 1)),
+                     ([rn(4, 3)], lambda a: T(a).logcumsumexp(0)), ([rn()], lambda a: torchlet.logcumsumexp(a, 0))],
 }
 
 # pooling: their own generator; distinct values (no tied maxima) and windows
