@@ -1818,4 +1818,16 @@ tl_tensor *tl_ops__logcumsumexp_out(tl_tensor *self, int64_t dim, tl_tensor *out
 tl_tensor *tl_ops_logcumsumexp(tl_tensor *self, int64_t dim);
 tl_tensor *tl_ops_logcumsumexp_out(tl_tensor *self, int64_t dim, tl_tensor *out);
 
+/* quantile */
+tl_tensor *tl_ops_quantile(tl_tensor *self, tl_tensor *q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation);
+tl_tensor *tl_ops_quantile_out(tl_tensor *self, tl_tensor *q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out);
+tl_tensor *tl_ops_quantile_scalar(tl_tensor *self, double q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation);
+tl_tensor *tl_ops_quantile_scalar_out(tl_tensor *self, double q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out);
+
+/* nanquantile */
+tl_tensor *tl_ops_nanquantile(tl_tensor *self, tl_tensor *q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation);
+tl_tensor *tl_ops_nanquantile_out(tl_tensor *self, tl_tensor *q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out);
+tl_tensor *tl_ops_nanquantile_scalar(tl_tensor *self, double q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation);
+tl_tensor *tl_ops_nanquantile_scalar_out(tl_tensor *self, double q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out);
+
 #endif

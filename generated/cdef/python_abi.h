@@ -328,6 +328,8 @@ int tl_pyabi_mvlgamma_out_r(tl_tensor *self, int64_t p, tl_tensor *out);
 int tl_pyabi_nan_to_num__r(tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has);
 int tl_pyabi_nan_to_num_out_r(tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has, tl_tensor *out);
 int tl_pyabi_nanmean_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+int tl_pyabi_nanquantile_out_r(tl_tensor *self, tl_tensor *q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out);
+int tl_pyabi_nanquantile_scalar_out_r(tl_tensor *self, double q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out);
 int tl_pyabi_nansum_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_ne_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_ne_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
@@ -350,6 +352,8 @@ int tl_pyabi_pow_Tensor_Tensor_out_r(tl_tensor *self, tl_tensor *exponent, tl_te
 int tl_pyabi_pow__Scalar_r(tl_tensor *self, tl_scalar exponent);
 int tl_pyabi_pow__Tensor_r(tl_tensor *self, tl_tensor *exponent);
 int tl_pyabi_prod_int_out_r(tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out);
+int tl_pyabi_quantile_out_r(tl_tensor *self, tl_tensor *q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out);
+int tl_pyabi_quantile_scalar_out_r(tl_tensor *self, double q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out);
 int tl_pyabi_rad2deg__r(tl_tensor *self);
 int tl_pyabi_rad2deg_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_rand_generator_out_r(const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
@@ -807,6 +811,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_nanmedian(...) tl_pyabi_tensor(tl_ops_nanmedian(__VA_ARGS__))
 #define tl_ops_nanmedian_dim(...) tl_pyabi_rc(tl_ops_nanmedian_dim(__VA_ARGS__))
 #define tl_ops_nanmedian_dim_values(...) tl_pyabi_rc(tl_ops_nanmedian_dim_values(__VA_ARGS__))
+#define tl_ops_nanquantile(...) tl_pyabi_tensor(tl_ops_nanquantile(__VA_ARGS__))
+#define tl_ops_nanquantile_scalar(...) tl_pyabi_tensor(tl_ops_nanquantile_scalar(__VA_ARGS__))
 #define tl_ops_nansum(...) tl_pyabi_tensor(tl_ops_nansum(__VA_ARGS__))
 #define tl_ops_narrow(...) tl_pyabi_tensor(tl_ops_narrow(__VA_ARGS__))
 #define tl_ops_narrow_Tensor(...) tl_pyabi_tensor(tl_ops_narrow_Tensor(__VA_ARGS__))
@@ -843,6 +849,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_prelu(...) tl_pyabi_tensor(tl_ops_prelu(__VA_ARGS__))
 #define tl_ops_prod(...) tl_pyabi_tensor(tl_ops_prod(__VA_ARGS__))
 #define tl_ops_prod_dim_int(...) tl_pyabi_tensor(tl_ops_prod_dim_int(__VA_ARGS__))
+#define tl_ops_quantile(...) tl_pyabi_tensor(tl_ops_quantile(__VA_ARGS__))
+#define tl_ops_quantile_scalar(...) tl_pyabi_tensor(tl_ops_quantile_scalar(__VA_ARGS__))
 #define tl_ops_rad2deg(...) tl_pyabi_tensor(tl_ops_rad2deg(__VA_ARGS__))
 #define tl_ops_rand(...) tl_pyabi_tensor(tl_ops_rand(__VA_ARGS__))
 #define tl_ops_rand_generator(...) tl_pyabi_tensor(tl_ops_rand_generator(__VA_ARGS__))

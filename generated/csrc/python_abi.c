@@ -2599,6 +2599,22 @@ int tl_pyabi_nanmean_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len,
     return tl_has_warning() ? 1 : 0;
 }
 
+/* nanquantile.out(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_nanquantile_out_r(tl_tensor *self, tl_tensor *q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out) {
+    tl_tensor *r = tl_ops_nanquantile_out(self, q, dim, dim_has, keepdim, interpolation, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* nanquantile.scalar_out(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_nanquantile_scalar_out_r(tl_tensor *self, double q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out) {
+    tl_tensor *r = tl_ops_nanquantile_scalar_out(self, q, dim, dim_has, keepdim, interpolation, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* nansum.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_nansum_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
     tl_tensor *r = tl_ops_nansum_out(self, dim, dim_len, keepdim, dtype, out);
@@ -2770,6 +2786,22 @@ int tl_pyabi_pow__Tensor_r(tl_tensor *self, tl_tensor *exponent) {
 /* prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_prod_int_out_r(tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out) {
     tl_tensor *r = tl_ops_prod_int_out(self, dim, keepdim, dtype, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* quantile.out(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_quantile_out_r(tl_tensor *self, tl_tensor *q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out) {
+    tl_tensor *r = tl_ops_quantile_out(self, q, dim, dim_has, keepdim, interpolation, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* quantile.scalar_out(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_quantile_scalar_out_r(tl_tensor *self, double q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out) {
+    tl_tensor *r = tl_ops_quantile_scalar_out(self, q, dim, dim_has, keepdim, interpolation, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

@@ -267,6 +267,7 @@
 #include "ops/nan_to_num.h"
 #include "ops/nanmean.h"
 #include "ops/nanmedian.h"
+#include "ops/nanquantile.h"
 #include "ops/nansum.h"
 #include "ops/narrow.h"
 #include "ops/native_batch_norm.h"
@@ -298,6 +299,7 @@
 #include "ops/pow.h"
 #include "ops/prelu.h"
 #include "ops/prod.h"
+#include "ops/quantile.h"
 #include "ops/rad2deg.h"
 #include "ops/rand.h"
 #include "ops/randint.h"
@@ -833,6 +835,8 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_masked_scatter_backward() != 0) return -1;
     if (tl_ops_register__logcumsumexp() != 0) return -1;
     if (tl_ops_register_logcumsumexp() != 0) return -1;
+    if (tl_ops_register_quantile() != 0) return -1;
+    if (tl_ops_register_nanquantile() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -421,5 +421,7 @@
 #include "ops/masked_scatter_backward.h"
 #include "ops/_logcumsumexp.h"
 #include "ops/logcumsumexp.h"
+#include "ops/quantile.h"
+#include "ops/nanquantile.h"
 
 #endif

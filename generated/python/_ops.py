@@ -327,6 +327,7 @@ __all__ = [
     "nan_to_num_",
     "nanmean",
     "nanmedian",
+    "nanquantile",
     "nansum",
     "narrow",
     "native_batch_norm",
@@ -350,6 +351,7 @@ __all__ = [
     "pow",
     "prelu",
     "prod",
+    "quantile",
     "rad2deg",
     "rad2deg_",
     "rand",
@@ -1095,6 +1097,10 @@ _C_nanmean_out = getattr(_lib, "tl_ops_nanmean_out", None) or _missing_c("tl_ops
 _C_nanmedian = getattr(_lib, "tl_ops_nanmedian", None) or _missing_c("tl_ops_nanmedian")
 _C_nanmedian_dim = getattr(_lib, "tl_ops_nanmedian_dim", None) or _missing_c("tl_ops_nanmedian_dim")
 _C_nanmedian_dim_values = getattr(_lib, "tl_ops_nanmedian_dim_values", None) or _missing_c("tl_ops_nanmedian_dim_values")
+_C_nanquantile = getattr(_lib, "tl_ops_nanquantile", None) or _missing_c("tl_ops_nanquantile")
+_C_nanquantile_out = getattr(_lib, "tl_ops_nanquantile_out", None) or _missing_c("tl_ops_nanquantile_out")
+_C_nanquantile_scalar = getattr(_lib, "tl_ops_nanquantile_scalar", None) or _missing_c("tl_ops_nanquantile_scalar")
+_C_nanquantile_scalar_out = getattr(_lib, "tl_ops_nanquantile_scalar_out", None) or _missing_c("tl_ops_nanquantile_scalar_out")
 _C_nansum = getattr(_lib, "tl_ops_nansum", None) or _missing_c("tl_ops_nansum")
 _C_nansum_out = getattr(_lib, "tl_ops_nansum_out", None) or _missing_c("tl_ops_nansum_out")
 _C_narrow = getattr(_lib, "tl_ops_narrow", None) or _missing_c("tl_ops_narrow")
@@ -1153,6 +1159,10 @@ _C_prelu = getattr(_lib, "tl_ops_prelu", None) or _missing_c("tl_ops_prelu")
 _C_prod = getattr(_lib, "tl_ops_prod", None) or _missing_c("tl_ops_prod")
 _C_prod_dim_int = getattr(_lib, "tl_ops_prod_dim_int", None) or _missing_c("tl_ops_prod_dim_int")
 _C_prod_int_out = getattr(_lib, "tl_ops_prod_int_out", None) or _missing_c("tl_ops_prod_int_out")
+_C_quantile = getattr(_lib, "tl_ops_quantile", None) or _missing_c("tl_ops_quantile")
+_C_quantile_out = getattr(_lib, "tl_ops_quantile_out", None) or _missing_c("tl_ops_quantile_out")
+_C_quantile_scalar = getattr(_lib, "tl_ops_quantile_scalar", None) or _missing_c("tl_ops_quantile_scalar")
+_C_quantile_scalar_out = getattr(_lib, "tl_ops_quantile_scalar_out", None) or _missing_c("tl_ops_quantile_scalar_out")
 _C_rad2deg = getattr(_lib, "tl_ops_rad2deg", None) or _missing_c("tl_ops_rad2deg")
 _C_rad2deg_ = getattr(_lib, "tl_ops_rad2deg_", None) or _missing_c("tl_ops_rad2deg_")
 _C_rad2deg_out = getattr(_lib, "tl_ops_rad2deg_out", None) or _missing_c("tl_ops_rad2deg_out")
@@ -1748,6 +1758,8 @@ _P_mvlgamma_out_r = getattr(_lib, "tl_pyabi_mvlgamma_out_r", None) or _missing_c
 _P_nan_to_num__r = getattr(_lib, "tl_pyabi_nan_to_num__r", None) or _missing_c("tl_pyabi_nan_to_num__r")
 _P_nan_to_num_out_r = getattr(_lib, "tl_pyabi_nan_to_num_out_r", None) or _missing_c("tl_pyabi_nan_to_num_out_r")
 _P_nanmean_out_r = getattr(_lib, "tl_pyabi_nanmean_out_r", None) or _missing_c("tl_pyabi_nanmean_out_r")
+_P_nanquantile_out_r = getattr(_lib, "tl_pyabi_nanquantile_out_r", None) or _missing_c("tl_pyabi_nanquantile_out_r")
+_P_nanquantile_scalar_out_r = getattr(_lib, "tl_pyabi_nanquantile_scalar_out_r", None) or _missing_c("tl_pyabi_nanquantile_scalar_out_r")
 _P_nansum_out_r = getattr(_lib, "tl_pyabi_nansum_out_r", None) or _missing_c("tl_pyabi_nansum_out_r")
 _P_ne_Scalar_out_r = getattr(_lib, "tl_pyabi_ne_Scalar_out_r", None) or _missing_c("tl_pyabi_ne_Scalar_out_r")
 _P_ne_Tensor_out_r = getattr(_lib, "tl_pyabi_ne_Tensor_out_r", None) or _missing_c("tl_pyabi_ne_Tensor_out_r")
@@ -1770,6 +1782,8 @@ _P_pow_Tensor_Tensor_out_r = getattr(_lib, "tl_pyabi_pow_Tensor_Tensor_out_r", N
 _P_pow__Scalar_r = getattr(_lib, "tl_pyabi_pow__Scalar_r", None) or _missing_c("tl_pyabi_pow__Scalar_r")
 _P_pow__Tensor_r = getattr(_lib, "tl_pyabi_pow__Tensor_r", None) or _missing_c("tl_pyabi_pow__Tensor_r")
 _P_prod_int_out_r = getattr(_lib, "tl_pyabi_prod_int_out_r", None) or _missing_c("tl_pyabi_prod_int_out_r")
+_P_quantile_out_r = getattr(_lib, "tl_pyabi_quantile_out_r", None) or _missing_c("tl_pyabi_quantile_out_r")
+_P_quantile_scalar_out_r = getattr(_lib, "tl_pyabi_quantile_scalar_out_r", None) or _missing_c("tl_pyabi_quantile_scalar_out_r")
 _P_rad2deg__r = getattr(_lib, "tl_pyabi_rad2deg__r", None) or _missing_c("tl_pyabi_rad2deg__r")
 _P_rad2deg_out_r = getattr(_lib, "tl_pyabi_rad2deg_out_r", None) or _missing_c("tl_pyabi_rad2deg_out_r")
 _P_rand_generator_out_r = getattr(_lib, "tl_pyabi_rand_generator_out_r", None) or _missing_c("tl_pyabi_rand_generator_out_r")
@@ -12662,6 +12676,98 @@ def nanmedian(*args, **kwargs):
     raise _invalid_combination('nanmedian', args, kwargs, _SIGS_nanmedian)
 
 
+# yaml/native_functions.yaml: nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+# yaml/native_functions.yaml: nanquantile.out(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+# yaml/native_functions.yaml: nanquantile.scalar_out(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!)
+_SIGS_nanquantile = (
+    ("(Tensor input, Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None)", (('input', lambda x: isinstance(x, _Tensor)), ('q', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('interpolation', lambda x: _cv_str(x, False) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ("(Tensor input, float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None)", (('input', lambda x: isinstance(x, _Tensor)), ('q', lambda x: _cv_double(x) is not _BAD), ('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('interpolation', lambda x: _cv_str(x, False) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_nanquantile_0 = {'input': lambda x: isinstance(x, _Tensor), 'q': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'interpolation': lambda x: _cv_str(x, False) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_nanquantile_1 = {'input': lambda x: isinstance(x, _Tensor), 'q': lambda x: _cv_double(x) is not _BAD, 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'interpolation': lambda x: _cv_str(x, False) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implnanquantile_0(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
+    "(Tensor input, Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None)"
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nanquantile', 'input', 1, 'Tensor', input)
+    if q.__class__ is not _Tensor:
+        if not isinstance(q, _Tensor):
+            raise _arg_error('nanquantile', 'q', 2, 'Tensor', q)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('nanquantile', 'dim', 3, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('nanquantile', 'keepdim', 4, 'bool', keepdim)
+    interpolation_c = _cv_str(interpolation, False)
+    if interpolation_c is _BAD:
+        raise _arg_error('nanquantile', 'interpolation', 0, 'str', interpolation)
+    if out is None:
+        h_ = _C_nanquantile(input._p, q._p, dim_c[0], dim_c[1], keepdim_c, interpolation_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('nanquantile', 'out', 0, 'Tensor', out)
+    rc_ = _P_nanquantile_out_r(input._p, q._p, dim_c[0], dim_c[1], keepdim_c, interpolation_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implnanquantile_1(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
+    "(Tensor input, float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None)"
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nanquantile', 'input', 1, 'Tensor', input)
+    q_c = _cv_double(q)
+    if q_c is _BAD:
+        raise _arg_error('nanquantile', 'q', 2, 'float', q)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('nanquantile', 'dim', 3, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('nanquantile', 'keepdim', 4, 'bool', keepdim)
+    interpolation_c = _cv_str(interpolation, False)
+    if interpolation_c is _BAD:
+        raise _arg_error('nanquantile', 'interpolation', 0, 'str', interpolation)
+    if out is None:
+        h_ = _C_nanquantile_scalar(input._p, q_c, dim_c[0], dim_c[1], keepdim_c, interpolation_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('nanquantile', 'out', 0, 'Tensor', out)
+    rc_ = _P_nanquantile_scalar_out_r(input._p, q_c, dim_c[0], dim_c[1], keepdim_c, interpolation_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def nanquantile(*args, **kwargs):
+    "(Tensor input, Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None) | (Tensor input, float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None)"
+    if _TF and (r_ := _tf(nanquantile, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'q' in kwargs) and (n <= 2 or _cv_opt_int(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_nanquantile_0, ('input', 'q', 'dim', 'keepdim', )[:n])):
+        return _implnanquantile_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_double(args[1]) is not _BAD if n > 1 else 'q' in kwargs) and (n <= 2 or _cv_opt_int(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_nanquantile_1, ('input', 'q', 'dim', 'keepdim', )[:n])):
+        return _implnanquantile_1(*args, **kwargs)
+    raise _invalid_combination('nanquantile', args, kwargs, _SIGS_nanquantile)
+
+
 # yaml/native_functions.yaml: nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 # yaml/native_functions.yaml: nansum.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 _SIGS_nansum = (
@@ -13652,6 +13758,98 @@ def prod(*args, **kwargs):
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_prod_1, ('input', 'dim', 'keepdim', )[:n])):
         return _implprod_1(*args, **kwargs)
     raise _invalid_combination('prod', args, kwargs, _SIGS_prod)
+
+
+# yaml/native_functions.yaml: quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+# yaml/native_functions.yaml: quantile.out(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+# yaml/native_functions.yaml: quantile.scalar_out(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!)
+_SIGS_quantile = (
+    ("(Tensor input, Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None)", (('input', lambda x: isinstance(x, _Tensor)), ('q', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('interpolation', lambda x: _cv_str(x, False) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ("(Tensor input, float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None)", (('input', lambda x: isinstance(x, _Tensor)), ('q', lambda x: _cv_double(x) is not _BAD), ('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('interpolation', lambda x: _cv_str(x, False) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_quantile_0 = {'input': lambda x: isinstance(x, _Tensor), 'q': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'interpolation': lambda x: _cv_str(x, False) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_quantile_1 = {'input': lambda x: isinstance(x, _Tensor), 'q': lambda x: _cv_double(x) is not _BAD, 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'interpolation': lambda x: _cv_str(x, False) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implquantile_0(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
+    "(Tensor input, Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None)"
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('quantile', 'input', 1, 'Tensor', input)
+    if q.__class__ is not _Tensor:
+        if not isinstance(q, _Tensor):
+            raise _arg_error('quantile', 'q', 2, 'Tensor', q)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('quantile', 'dim', 3, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('quantile', 'keepdim', 4, 'bool', keepdim)
+    interpolation_c = _cv_str(interpolation, False)
+    if interpolation_c is _BAD:
+        raise _arg_error('quantile', 'interpolation', 0, 'str', interpolation)
+    if out is None:
+        h_ = _C_quantile(input._p, q._p, dim_c[0], dim_c[1], keepdim_c, interpolation_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('quantile', 'out', 0, 'Tensor', out)
+    rc_ = _P_quantile_out_r(input._p, q._p, dim_c[0], dim_c[1], keepdim_c, interpolation_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implquantile_1(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
+    "(Tensor input, float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None)"
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('quantile', 'input', 1, 'Tensor', input)
+    q_c = _cv_double(q)
+    if q_c is _BAD:
+        raise _arg_error('quantile', 'q', 2, 'float', q)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('quantile', 'dim', 3, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('quantile', 'keepdim', 4, 'bool', keepdim)
+    interpolation_c = _cv_str(interpolation, False)
+    if interpolation_c is _BAD:
+        raise _arg_error('quantile', 'interpolation', 0, 'str', interpolation)
+    if out is None:
+        h_ = _C_quantile_scalar(input._p, q_c, dim_c[0], dim_c[1], keepdim_c, interpolation_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('quantile', 'out', 0, 'Tensor', out)
+    rc_ = _P_quantile_scalar_out_r(input._p, q_c, dim_c[0], dim_c[1], keepdim_c, interpolation_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def quantile(*args, **kwargs):
+    "(Tensor input, Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None) | (Tensor input, float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None)"
+    if _TF and (r_ := _tf(quantile, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'q' in kwargs) and (n <= 2 or _cv_opt_int(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_quantile_0, ('input', 'q', 'dim', 'keepdim', )[:n])):
+        return _implquantile_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_double(args[1]) is not _BAD if n > 1 else 'q' in kwargs) and (n <= 2 or _cv_opt_int(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_quantile_1, ('input', 'q', 'dim', 'keepdim', )[:n])):
+        return _implquantile_1(*args, **kwargs)
+    raise _invalid_combination('quantile', args, kwargs, _SIGS_quantile)
 
 
 # yaml/native_functions.yaml: rad2deg(Tensor self) -> Tensor
@@ -27987,6 +28185,76 @@ def _m_nanmedian(self, *args, **kwargs):
     raise _invalid_combination('nanmedian', args, kwargs, _SIGS__m_nanmedian)
 
 
+# yaml/native_functions.yaml: nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+# yaml/native_functions.yaml: nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+_SIGS__m_nanquantile = (
+    ("(Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear')", (('q', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('interpolation', lambda x: _cv_str(x, False) is not _BAD),), False),
+    ("(float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear')", (('q', lambda x: _cv_double(x) is not _BAD), ('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('interpolation', lambda x: _cv_str(x, False) is not _BAD),), False),
+)
+_KW__m_nanquantile_0 = {'q': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'interpolation': lambda x: _cv_str(x, False) is not _BAD}
+_KW__m_nanquantile_1 = {'q': lambda x: _cv_double(x) is not _BAD, 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'interpolation': lambda x: _cv_str(x, False) is not _BAD}
+
+
+def _impl_m_nanquantile_0(self, q, dim=None, keepdim=False, *, interpolation='linear'):
+    "(Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear')"
+    if q.__class__ is not _Tensor:
+        if not isinstance(q, _Tensor):
+            raise _arg_error('nanquantile', 'q', 1, 'Tensor', q)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('nanquantile', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('nanquantile', 'keepdim', 3, 'bool', keepdim)
+    interpolation_c = _cv_str(interpolation, False)
+    if interpolation_c is _BAD:
+        raise _arg_error('nanquantile', 'interpolation', 0, 'str', interpolation)
+    h_ = _C_nanquantile(self._p, q._p, dim_c[0], dim_c[1], keepdim_c, interpolation_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_m_nanquantile_1(self, q, dim=None, keepdim=False, *, interpolation='linear'):
+    "(float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear')"
+    q_c = _cv_double(q)
+    if q_c is _BAD:
+        raise _arg_error('nanquantile', 'q', 1, 'float', q)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('nanquantile', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('nanquantile', 'keepdim', 3, 'bool', keepdim)
+    interpolation_c = _cv_str(interpolation, False)
+    if interpolation_c is _BAD:
+        raise _arg_error('nanquantile', 'interpolation', 0, 'str', interpolation)
+    h_ = _C_nanquantile_scalar(self._p, q_c, dim_c[0], dim_c[1], keepdim_c, interpolation_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _m_nanquantile(self, *args, **kwargs):
+    "(Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear') | (float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear')"
+    if _TF and (r_ := _tf(_m_nanquantile, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'q' in kwargs) and (n <= 1 or _cv_opt_int(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_nanquantile_0, ('q', 'dim', 'keepdim', )[:n])):
+        return _impl_m_nanquantile_0(self, *args, **kwargs)
+    if n <= 3 and (_cv_double(args[0]) is not _BAD if n > 0 else 'q' in kwargs) and (n <= 1 or _cv_opt_int(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_nanquantile_1, ('q', 'dim', 'keepdim', )[:n])):
+        return _impl_m_nanquantile_1(self, *args, **kwargs)
+    raise _invalid_combination('nanquantile', args, kwargs, _SIGS__m_nanquantile)
+
+
 # yaml/native_functions.yaml: nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 _SIGS__m_nansum = (
     ('(tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None)', (('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), False),
@@ -28744,6 +29012,76 @@ def _m_prod(self, *args, **kwargs):
     if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_prod_1, ('dim', 'keepdim', )[:n])):
         return _impl_m_prod_1(self, *args, **kwargs)
     raise _invalid_combination('prod', args, kwargs, _SIGS__m_prod)
+
+
+# yaml/native_functions.yaml: quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+# yaml/native_functions.yaml: quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+_SIGS__m_quantile = (
+    ("(Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear')", (('q', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('interpolation', lambda x: _cv_str(x, False) is not _BAD),), False),
+    ("(float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear')", (('q', lambda x: _cv_double(x) is not _BAD), ('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('interpolation', lambda x: _cv_str(x, False) is not _BAD),), False),
+)
+_KW__m_quantile_0 = {'q': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'interpolation': lambda x: _cv_str(x, False) is not _BAD}
+_KW__m_quantile_1 = {'q': lambda x: _cv_double(x) is not _BAD, 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'interpolation': lambda x: _cv_str(x, False) is not _BAD}
+
+
+def _impl_m_quantile_0(self, q, dim=None, keepdim=False, *, interpolation='linear'):
+    "(Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear')"
+    if q.__class__ is not _Tensor:
+        if not isinstance(q, _Tensor):
+            raise _arg_error('quantile', 'q', 1, 'Tensor', q)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('quantile', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('quantile', 'keepdim', 3, 'bool', keepdim)
+    interpolation_c = _cv_str(interpolation, False)
+    if interpolation_c is _BAD:
+        raise _arg_error('quantile', 'interpolation', 0, 'str', interpolation)
+    h_ = _C_quantile(self._p, q._p, dim_c[0], dim_c[1], keepdim_c, interpolation_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_m_quantile_1(self, q, dim=None, keepdim=False, *, interpolation='linear'):
+    "(float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear')"
+    q_c = _cv_double(q)
+    if q_c is _BAD:
+        raise _arg_error('quantile', 'q', 1, 'float', q)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('quantile', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('quantile', 'keepdim', 3, 'bool', keepdim)
+    interpolation_c = _cv_str(interpolation, False)
+    if interpolation_c is _BAD:
+        raise _arg_error('quantile', 'interpolation', 0, 'str', interpolation)
+    h_ = _C_quantile_scalar(self._p, q_c, dim_c[0], dim_c[1], keepdim_c, interpolation_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _m_quantile(self, *args, **kwargs):
+    "(Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear') | (float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear')"
+    if _TF and (r_ := _tf(_m_quantile, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'q' in kwargs) and (n <= 1 or _cv_opt_int(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_quantile_0, ('q', 'dim', 'keepdim', )[:n])):
+        return _impl_m_quantile_0(self, *args, **kwargs)
+    if n <= 3 and (_cv_double(args[0]) is not _BAD if n > 0 else 'q' in kwargs) and (n <= 1 or _cv_opt_int(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_quantile_1, ('q', 'dim', 'keepdim', )[:n])):
+        return _impl_m_quantile_1(self, *args, **kwargs)
+    raise _invalid_combination('quantile', args, kwargs, _SIGS__m_quantile)
 
 
 # yaml/native_functions.yaml: rad2deg(Tensor self) -> Tensor
@@ -32660,6 +32998,7 @@ class _TensorOps:
     nan_to_num_ = _m_nan_to_num_
     nanmean = _m_nanmean
     nanmedian = _m_nanmedian
+    nanquantile = _m_nanquantile
     nansum = _m_nansum
     narrow = _m_narrow
     ne = _m_ne
@@ -32681,6 +33020,7 @@ class _TensorOps:
     pow_ = _m_pow_
     prelu = _m_prelu
     prod = _m_prod
+    quantile = _m_quantile
     rad2deg = _m_rad2deg
     rad2deg_ = _m_rad2deg_
     reciprocal = _m_reciprocal
@@ -33761,6 +34101,10 @@ SIGNATURES = {
         "(Tensor input)",
         "(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)",
     ),
+    ("function", "nanquantile"): (
+        "(Tensor input, Tensor q, int dim = None, bool keepdim = False, *, str interpolation = \u0027linear\u0027, Tensor out = None)",
+        "(Tensor input, float q, int dim = None, bool keepdim = False, *, str interpolation = \u0027linear\u0027, Tensor out = None)",
+    ),
     ("function", "nansum"): (
         "(Tensor input, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
@@ -33834,6 +34178,10 @@ SIGNATURES = {
     ("function", "prod"): (
         "(Tensor input, *, torchlet.dtype dtype = None)",
         "(Tensor input, int dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("function", "quantile"): (
+        "(Tensor input, Tensor q, int dim = None, bool keepdim = False, *, str interpolation = \u0027linear\u0027, Tensor out = None)",
+        "(Tensor input, float q, int dim = None, bool keepdim = False, *, str interpolation = \u0027linear\u0027, Tensor out = None)",
     ),
     ("function", "rad2deg"): (
         "(Tensor input, *, Tensor out = None)",
@@ -34875,6 +35223,10 @@ SIGNATURES = {
         "()",
         "(int dim, bool keepdim = False)",
     ),
+    ("method", "nanquantile"): (
+        "(Tensor q, int dim = None, bool keepdim = False, *, str interpolation = \u0027linear\u0027)",
+        "(float q, int dim = None, bool keepdim = False, *, str interpolation = \u0027linear\u0027)",
+    ),
     ("method", "nansum"): (
         "(tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None)",
     ),
@@ -34943,6 +35295,10 @@ SIGNATURES = {
     ("method", "prod"): (
         "(*, torchlet.dtype dtype = None)",
         "(int dim, bool keepdim = False, *, torchlet.dtype dtype = None)",
+    ),
+    ("method", "quantile"): (
+        "(Tensor q, int dim = None, bool keepdim = False, *, str interpolation = \u0027linear\u0027)",
+        "(float q, int dim = None, bool keepdim = False, *, str interpolation = \u0027linear\u0027)",
     ),
     ("method", "rad2deg"): (
         "()",
