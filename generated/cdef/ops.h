@@ -1830,4 +1830,10 @@ tl_tensor *tl_ops_nanquantile_out(tl_tensor *self, tl_tensor *q, int64_t dim, bo
 tl_tensor *tl_ops_nanquantile_scalar(tl_tensor *self, double q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation);
 tl_tensor *tl_ops_nanquantile_scalar_out(tl_tensor *self, double q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out);
 
+/* block_diag */
+tl_tensor *tl_ops_block_diag(tl_tensor *const *tensors, int64_t tensors_len);
+
+/* unique_consecutive */
+int tl_ops_unique_consecutive(tl_tensor *self, bool return_inverse, bool return_counts, int64_t dim, bool dim_has, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
 #endif

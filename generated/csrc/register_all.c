@@ -80,6 +80,7 @@
 #include "ops/bitwise_or.h"
 #include "ops/bitwise_right_shift.h"
 #include "ops/bitwise_xor.h"
+#include "ops/block_diag.h"
 #include "ops/bmm.h"
 #include "ops/broadcast_tensors.h"
 #include "ops/broadcast_to.h"
@@ -408,6 +409,7 @@
 #include "ops/type_as.h"
 #include "ops/unbind.h"
 #include "ops/unflatten.h"
+#include "ops/unique_consecutive.h"
 #include "ops/unsqueeze.h"
 #include "ops/var.h"
 #include "ops/var_mean.h"
@@ -837,6 +839,8 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_logcumsumexp() != 0) return -1;
     if (tl_ops_register_quantile() != 0) return -1;
     if (tl_ops_register_nanquantile() != 0) return -1;
+    if (tl_ops_register_block_diag() != 0) return -1;
+    if (tl_ops_register_unique_consecutive() != 0) return -1;
     done = 1;
     return 0;
 }

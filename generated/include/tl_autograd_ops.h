@@ -288,5 +288,7 @@ int tl_autograd_register_masked_scatter(void);
 int tl_autograd_register_masked_scatter_backward(void);
 int tl_autograd_register__logcumsumexp(void);
 int tl_autograd_register_logcumsumexp(void);
+int tl_autograd_register_block_diag(void);
+int tl_autograd_register_unique_consecutive(void);
 
 #endif

@@ -423,5 +423,7 @@
 #include "ops/logcumsumexp.h"
 #include "ops/quantile.h"
 #include "ops/nanquantile.h"
+#include "ops/block_diag.h"
+#include "ops/unique_consecutive.h"
 
 #endif

@@ -149,6 +149,7 @@ __all__ = [
     "bitwise_or",
     "bitwise_right_shift",
     "bitwise_xor",
+    "block_diag",
     "bmm",
     "broadcast_tensors",
     "broadcast_to",
@@ -427,6 +428,7 @@ __all__ = [
     "trunc_",
     "unbind",
     "unflatten",
+    "unique_consecutive",
     "unsqueeze",
     "var",
     "var_mean",
@@ -651,6 +653,7 @@ _C_bitwise_xor_Tensor = getattr(_lib, "tl_ops_bitwise_xor_Tensor", None) or _mis
 _C_bitwise_xor_Tensor_out = getattr(_lib, "tl_ops_bitwise_xor_Tensor_out", None) or _missing_c("tl_ops_bitwise_xor_Tensor_out")
 _C_bitwise_xor__Scalar = getattr(_lib, "tl_ops_bitwise_xor__Scalar", None) or _missing_c("tl_ops_bitwise_xor__Scalar")
 _C_bitwise_xor__Tensor = getattr(_lib, "tl_ops_bitwise_xor__Tensor", None) or _missing_c("tl_ops_bitwise_xor__Tensor")
+_C_block_diag = getattr(_lib, "tl_ops_block_diag", None) or _missing_c("tl_ops_block_diag")
 _C_bmm = getattr(_lib, "tl_ops_bmm", None) or _missing_c("tl_ops_bmm")
 _C_bmm_dtype = getattr(_lib, "tl_ops_bmm_dtype", None) or _missing_c("tl_ops_bmm_dtype")
 _C_bmm_dtype_out = getattr(_lib, "tl_ops_bmm_dtype_out", None) or _missing_c("tl_ops_bmm_dtype_out")
@@ -1404,6 +1407,7 @@ _C_trunc_out = getattr(_lib, "tl_ops_trunc_out", None) or _missing_c("tl_ops_tru
 _C_type_as = getattr(_lib, "tl_ops_type_as", None) or _missing_c("tl_ops_type_as")
 _C_unbind_int = getattr(_lib, "tl_ops_unbind_int", None) or _missing_c("tl_ops_unbind_int")
 _C_unflatten_int = getattr(_lib, "tl_ops_unflatten_int", None) or _missing_c("tl_ops_unflatten_int")
+_C_unique_consecutive = getattr(_lib, "tl_ops_unique_consecutive", None) or _missing_c("tl_ops_unique_consecutive")
 _C_unsqueeze = getattr(_lib, "tl_ops_unsqueeze", None) or _missing_c("tl_ops_unsqueeze")
 _C_var = getattr(_lib, "tl_ops_var", None) or _missing_c("tl_ops_var")
 _C_var_correction = getattr(_lib, "tl_ops_var_correction", None) or _missing_c("tl_ops_var_correction")
@@ -5301,6 +5305,29 @@ def bitwise_xor(*args, **kwargs):
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bitwise_xor_2, ('input', 'other', )[:n])):
         return _implbitwise_xor_2(*args, **kwargs)
     raise _invalid_combination('bitwise_xor', args, kwargs, _SIGS_bitwise_xor)
+
+
+# yaml/native_functions.yaml: block_diag(Tensor[] tensors) -> Tensor
+_SIGS_block_diag = (
+    ('(tuple of Tensors tensors)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (), False),
+)
+
+
+def block_diag(tensors):
+    '(tuple of Tensors tensors)'
+    if _TF and (r_ := _tf(block_diag, locals())) is not _GO:
+        return r_
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('block_diag', 'tensors', 1, 'tuple of Tensors', tensors)
+    h_ = _C_block_diag(tensors_c[0], tensors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: bmm(Tensor self, Tensor mat2) -> Tensor
@@ -17141,6 +17168,33 @@ def unflatten(input, dim, sizes):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)
+_SIGS_unique_consecutive = (
+    ('(Tensor input, bool return_inverse = False, bool return_counts = False, int dim = None)', (('input', lambda x: isinstance(x, _Tensor)), ('return_inverse', lambda x: _cv_bool(x) is not _BAD), ('return_counts', lambda x: _cv_bool(x) is not _BAD), ('dim', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    '(Tensor input, bool return_inverse = False, bool return_counts = False, int dim = None)'
+    if _TF and (r_ := _tf(unique_consecutive, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('unique_consecutive', 'input', 1, 'Tensor', input)
+    return_inverse_c = _cv_bool(return_inverse)
+    if return_inverse_c is _BAD:
+        raise _arg_error('unique_consecutive', 'return_inverse', 2, 'bool', return_inverse)
+    return_counts_c = _cv_bool(return_counts)
+    if return_counts_c is _BAD:
+        raise _arg_error('unique_consecutive', 'return_counts', 3, 'bool', return_counts)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('unique_consecutive', 'dim', 4, 'int', dim)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_unique_consecutive(input._p, return_inverse_c, return_counts_c, dim_c[0], dim_c[1], p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3)
 
 
 # yaml/native_functions.yaml: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
@@ -33524,6 +33578,9 @@ SIGNATURES = {
         "(Number input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other, *, Tensor out = None)",
     ),
+    ("function", "block_diag"): (
+        "(tuple of Tensors tensors)",
+    ),
     ("function", "bmm"): (
         "(Tensor input, Tensor mat2, *, Tensor out = None)",
         "(Tensor input, Tensor mat2, torchlet.dtype out_dtype, *, Tensor out = None)",
@@ -34433,6 +34490,9 @@ SIGNATURES = {
     ),
     ("function", "unflatten"): (
         "(Tensor input, int dim, tuple of ints sizes)",
+    ),
+    ("function", "unique_consecutive"): (
+        "(Tensor input, bool return_inverse = False, bool return_counts = False, int dim = None)",
     ),
     ("function", "unsqueeze"): (
         "(Tensor input, int dim)",

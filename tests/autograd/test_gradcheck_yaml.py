@@ -829,6 +829,7 @@ SELECT_CASES = {
                        ([rn(4), rn(2, 5)], lambda a, s: a.masked_scatter(torchlet.tensor(_MSK), s))],  # broadcast
     "masked_scatter_backward": [([rn(3, 4)], lambda g: torchlet.masked_scatter_backward(
         g, torchlet.tensor(_MSK), [2, 5]))],
+    "block_diag": [([rn(2, 3), rn(4), rn()], lambda a, b, c: torchlet.block_diag(a, T(b) if b.ndim == 2 else b, c))],
     "logcumsumexp": [([rn(3, 5)], lambda a: torchlet.logcumsumexp(a, 1)),
                      ([rn(4, 3)], lambda a: T(a).logcumsumexp(0)), ([rn()], lambda a: torchlet.logcumsumexp(a, 0))],
 }

@@ -253,3 +253,129 @@ def test_nan_reductions_and_indexing_against_torch():
     ind = RNG.integers(0, 3, (1, 5, 2))
     assert_same(tl.take_along_dim(x, tl.from_numpy(ind), -1),
                 torch.take_along_dim(y, torch.from_numpy(ind), -1).numpy())
+
+
+# ---------------------------------------------------------------- searching, counting, shapes
+
+
+def test_searchsorted_bucketize_numpy():
+    bd = np.sort(RNG.standard_normal(9))
+    v = RNG.standard_normal((4, 5))
+    for side in ("left", "right"):
+        assert_same(tl.searchsorted(tl.from_numpy(bd), tl.from_numpy(v), side=side), np.searchsorted(bd, v, side=side))
+        assert_same(tl.bucketize(tl.from_numpy(v).t(), tl.from_numpy(bd), right=side == "right"),
+                    np.searchsorted(bd, v.T, side=side))
+    perm = RNG.permutation(9)
+    unsorted = bd[perm]
+    sorter = np.argsort(unsorted)
+    assert_same(tl.searchsorted(tl.from_numpy(unsorted), tl.from_numpy(v), sorter=tl.from_numpy(sorter)),
+                np.searchsorted(bd, v))
+    r = tl.searchsorted(tl.from_numpy(bd), 0.0, out_int32=True)
+    assert r.dtype == tl.int32 and r.shape == () and r.item() == np.searchsorted(bd, 0.0)
+    rows = np.sort(RNG.standard_normal((3, 6)), 1)
+    q = RNG.standard_normal((3, 4))
+    assert_same(tl.searchsorted(tl.from_numpy(rows), tl.from_numpy(q), right=True),
+                np.stack([np.searchsorted(rows[i], q[i], side="right") for i in range(3)]))
+    assert tl.searchsorted(tl.tensor([1.0, 2.0]), tl.tensor([NAN])).item() == 2
+
+
+def test_bincount_histc_isin_numpy():
+    x = RNG.integers(0, 7, 50)
+    w = RNG.standard_normal(50)
+    assert_same(tl.bincount(tl.from_numpy(x)), np.bincount(x))
+    np.testing.assert_allclose(tn(tl.bincount(tl.from_numpy(x), tl.from_numpy(w), minlength=10)),
+                               np.bincount(x, w, minlength=10))
+    assert tl.bincount(tl.from_numpy(x), tl.from_numpy(w.astype(np.float32))).dtype == tl.float32
+    a = RNG.standard_normal(200)
+    np.testing.assert_array_equal(tn(tl.histc(tl.from_numpy(a), bins=7, min=-1, max=1)),
+                                  np.histogram(a, bins=7, range=(-1, 1))[0].astype(np.float64))
+    np.testing.assert_array_equal(tn(tl.histc(tl.from_numpy(a), bins=5)),
+                                  np.histogram(a, bins=5)[0].astype(np.float64))
+    e = RNG.integers(0, 10, (3, 4))
+    t = RNG.integers(0, 10, 5)
+    assert_same(tl.isin(tl.from_numpy(e), tl.from_numpy(t)), np.isin(e, t))
+    assert_same(tl.isin(tl.from_numpy(e), tl.from_numpy(t), invert=True), np.isin(e, t, invert=True))
+    assert_same(tl.isin(tl.from_numpy(e), 3), e == 3)
+    assert tl.isin(3, tl.from_numpy(t)).item() == (3 in t)
+    assert not tl.isin(tl.tensor([NAN]), tl.tensor([NAN])).item()
+
+
+def test_repeat_interleave_block_diag_unique_consecutive_numpy():
+    a = RNG.standard_normal((2, 3))
+    assert_same(tl.repeat_interleave(tl.tensor([2, 0, 1])), np.repeat(np.arange(3), [2, 0, 1]))
+    assert_same(tl.repeat_interleave(tl.from_numpy(a), 2), np.repeat(a, 2))
+    assert_same(tl.repeat_interleave(tl.from_numpy(a), 2, dim=1), np.repeat(a, 2, axis=1))
+    assert_same(tl.repeat_interleave(tl.from_numpy(a).t(), tl.tensor([1, 3]), dim=1), np.repeat(a.T, [1, 3], axis=1))
+    assert_same(tl.from_numpy(a).repeat_interleave(tl.tensor([2]), dim=0), np.repeat(a, 2, axis=0))
+    b = RNG.standard_normal(4)
+    expect = np.zeros((4, 8))
+    expect[:2, :3] = a
+    expect[2, 3:7] = b
+    expect[3, 7] = 5.0
+    assert_same(tl.block_diag(tl.from_numpy(a), tl.from_numpy(b), tl.tensor(5.0)), expect)
+    x = np.array([1, 1, 2, 2, 3, 1, 1, 2])
+    out, inv, cnt = tl.unique_consecutive(tl.from_numpy(x), return_inverse=True, return_counts=True)
+    assert tn(out).tolist() == [1, 2, 3, 1, 2] and tn(inv).tolist() == [0, 0, 1, 1, 2, 3, 3, 4]
+    assert tn(cnt).tolist() == [2, 2, 1, 2, 1]
+    m = np.array([[1, 1], [1, 1], [2, 2]])
+    out, inv = tl.from_numpy(m).unique_consecutive(return_inverse=True, dim=0)
+    assert tn(out).tolist() == [[1, 1], [2, 2]] and tn(inv).tolist() == [0, 0, 1]
+
+
+def test_quantile_numpy():
+    a = RNG.standard_normal((4, 7))
+    for mode in ("linear", "lower", "higher", "midpoint", "nearest"):
+        q = np.array([0.0, 0.3, 0.5, 1.0])
+        np.testing.assert_allclose(tn(tl.quantile(tl.from_numpy(a), tl.from_numpy(q), dim=1, interpolation=mode)),
+                                   np.quantile(a, q, axis=1, method=mode), rtol=1e-12)
+        np.testing.assert_allclose(tl.quantile(tl.from_numpy(a), 0.25, interpolation=mode).item(),
+                                   np.quantile(a, 0.25, method=mode), rtol=1e-12)
+    b = a.copy()
+    b[1, 2] = NAN
+    np.testing.assert_allclose(tn(tl.nanquantile(tl.from_numpy(b), 0.4, dim=1)), np.nanquantile(b, 0.4, axis=1),
+                               rtol=1e-12)
+    assert np.isnan(tn(tl.quantile(tl.from_numpy(b), 0.4, dim=1))[1])
+
+
+def test_logcumsumexp_masked_scatter_numpy():
+    a = RNG.standard_normal((3, 6))
+    np.testing.assert_allclose(tn(tl.logcumsumexp(tl.from_numpy(a).t(), 0)),
+                               np.logaddexp.accumulate(a.T, axis=0), rtol=1e-12)
+    m = RNG.random((3, 6)) > 0.5
+    src = RNG.standard_normal(20)
+    expect = a.copy()
+    expect[m] = src[:m.sum()]
+    assert_same(tl.masked_scatter(tl.from_numpy(a), tl.from_numpy(m), tl.from_numpy(src)), expect)
+
+
+@pytest.mark.parametrize("fn,msg,exc", [
+    (lambda: tl.searchsorted(tl.zeros(4), tl.zeros(2), side="middle"),
+     "torch.searchsorted(): side can only be 'left' or 'right' but got middle", RuntimeError),
+    (lambda: tl.searchsorted(tl.zeros(3, 4), tl.zeros(2, 2)),
+     "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries tensor "
+     "and input value tensor must match, but we got boundaries tensor [3, 4] and input value tensor [2, 2]",
+     RuntimeError),
+    (lambda: tl.searchsorted(tl.zeros(4), tl.zeros(2), sorter=tl.tensor([0, 1, 2, 7])),
+     "torch.searchsorted(): sorter index out of range", RuntimeError),
+    (lambda: tl.bucketize(tl.zeros(2), tl.zeros(2, 2)), "boundaries tensor must be 1 dimension, but got dim(2)",
+     RuntimeError),
+    (lambda: tl.bincount(tl.tensor([1, -1])), "bincount only supports 1-d non-negative integral inputs.",
+     RuntimeError),
+    (lambda: tl.bincount(tl.tensor([1, 2]), tl.tensor([1.0])), "weights should be 1-d and have the same length as "
+     "input", RuntimeError),
+    (lambda: tl.histc(tl.tensor([1.0, 2.0]), min=3, max=2), "torch.histc: max must be larger than min", RuntimeError),
+    (lambda: tl.repeat_interleave(tl.tensor([1, -2])), "repeats can not be negative", RuntimeError),
+    (lambda: tl.repeat_interleave(tl.tensor([1, 2]), output_size=4), "allocated size does not match required size",
+     RuntimeError),
+    (lambda: tl.block_diag(tl.zeros(2, 2, 2)),
+     "torch.block_diag: Input tensors must have 2 or fewer dimensions. Input 0 has 3 dimensions", RuntimeError),
+    (lambda: tl.quantile(tl.zeros(3), 1.5), "quantile() q must be in the range [0, 1] but got 1.5", RuntimeError),
+    (lambda: tl.quantile(tl.zeros(3), 0.5, interpolation="foo"),
+     "quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, but got foo", RuntimeError),
+    (lambda: tl.masked_scatter(tl.zeros(2, 3), tl.ones(2, 3, dtype=tl.bool), tl.zeros(3)),
+     "Number of elements of source < number of ones in mask", RuntimeError),
+])
+def test_search_errors(fn, msg, exc):
+    with pytest.raises(exc) as e:
+        fn()
+    assert msg in str(e.value)
