@@ -11,11 +11,10 @@
  * Tie-breaking is PyTorch's CPU one: kthvalue is its quick_select_template
  * (median-of-three quickselect, NaN largest) run step for step; median /
  * nanmedian order by (value, index), so the chosen index is the stable
- * order's (median: the first NaN of a row that has one); mode picks the
- * smallest most frequent value and the last index of its run in PyTorch's
- * sort, which is the largest index for rows of up to 16 (std::sort's
- * insertion sort). cummax / cummin take the later index on ties and keep the
- * first NaN, as PyTorch's cummax_cummin_helper. */
+ * order's (median: the first NaN of a row that has one); mode sorts the
+ * row as PyTorch's std::sort does (libstdc++'s introsort replayed) and picks
+ * the first longest run and the last index in it. cummax / cummin take the later index on ties, and a NaN (each later NaN
+ * too), as PyTorch's cummax_cummin_helper. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -97,15 +96,57 @@ QUICKSELECT(qsel_nan_i, pair_i, GT_NAN_I)
 QUICKSELECT(qsel_idx_f, pair_f, GT_IDX_F)
 QUICKSELECT(qsel_idx_i, pair_i, GT_IDX_I)
 
-static int cmp_pf(const void *a, const void *b) {
-    const pair_f *x = a, *y = b;
-    return GT_IDX_F(*x, *y) ? 1 : GT_IDX_F(*y, *x) ? -1 : 0;
-}
-
-static int cmp_pi(const void *a, const void *b) {
-    const pair_i *x = a, *y = b;
-    return GT_IDX_I(*x, *y) ? 1 : GT_IDX_I(*y, *x) ? -1 : 0;
-}
+/* libstdc++'s std::sort (introsort, then insertion sort) with PyTorch's mode
+ * comparator `a.v < b.v` (NaN compares false): the order mode's runs and
+ * index come from, equal elements included. The heap-sort fallback for an
+ * exhausted depth limit is not replayed (median-of-three partitions on these
+ * rows stay shallow). */
+#define STD_SORT(NAME, P)                                                                \
+    static void NAME##_insertion(P *a, int64_t lo, int64_t hi) {                         \
+        for (int64_t i = lo + 1; i < hi; i++) {                                          \
+            const P val = a[i];                                                          \
+            if (val.v < a[lo].v) {                                                       \
+                memmove(a + lo + 1, a + lo, (size_t)(i - lo) * sizeof *a);               \
+                a[lo] = val;                                                             \
+            } else {                                                                     \
+                int64_t j = i;                                                           \
+                for (; val.v < a[j - 1].v; j--) a[j] = a[j - 1];                         \
+                a[j] = val;                                                              \
+            }                                                                            \
+        }                                                                                \
+    }                                                                                    \
+    static void NAME##_loop(P *a, int64_t lo, int64_t hi) {                              \
+        while (hi - lo > 16) {                                                           \
+            const int64_t mid = lo + (hi - lo) / 2, x = lo + 1, z = hi - 1;              \
+            int64_t pick;                                                                \
+            if (a[x].v < a[mid].v) pick = a[mid].v < a[z].v ? mid : a[x].v < a[z].v ? z : x; \
+            else pick = a[x].v < a[z].v ? x : a[mid].v < a[z].v ? z : mid;               \
+            SWAP(P, a[lo], a[pick]);                                                     \
+            int64_t f = lo + 1, l = hi;                                                  \
+            for (;;) {                                                                   \
+                while (a[f].v < a[lo].v) f++;                                            \
+                l--;                                                                     \
+                while (a[lo].v < a[l].v) l--;                                            \
+                if (!(f < l)) break;                                                     \
+                SWAP(P, a[f], a[l]);                                                     \
+                f++;                                                                     \
+            }                                                                            \
+            NAME##_loop(a, f, hi);                                                       \
+            hi = f;                                                                      \
+        }                                                                                \
+    }                                                                                    \
+    static void NAME(P *a, int64_t n) {                                                  \
+        NAME##_loop(a, 0, n);                                                            \
+        NAME##_insertion(a, 0, n < 16 ? n : 16);                                         \
+        for (int64_t i = 16; i < n; i++) {                                               \
+            const P val = a[i];                                                          \
+            int64_t j = i;                                                               \
+            for (; val.v < a[j - 1].v; j--) a[j] = a[j - 1];                             \
+            a[j] = val;                                                                  \
+        }                                                                                \
+    }
+STD_SORT(std_sort_f, pair_f)
+STD_SORT(std_sort_i, pair_i)
 
 /* mode of a row sorted by (value, index): the smallest most frequent value,
  * the last index of its run; each NaN is a run of its own */
@@ -139,6 +180,27 @@ static int cmp_pi(const void *a, const void *b) {
         }                                                                      \
     } while (0)
 #define NO_NAN(x) ((void)(x), 0)
+
+/* the index libstdc++'s nth_element leaves first when every element is
+ * equivalent (an all-NaN row of nanmedian): introselect's median-of-three
+ * swap and unguarded partition, which only swap, until 3 elements remain */
+static int64_t all_equivalent_first(int64_t *idx, int64_t n) {
+    for (int64_t i = 0; i < n; i++) idx[i] = i;
+    int64_t last = n;
+    while (last > 3) {
+        const int64_t mid = last / 2;
+        int64_t t = idx[0]; idx[0] = idx[mid]; idx[mid] = t;
+        int64_t lo = 1, hi = last;
+        for (;;) {
+            --hi;
+            if (!(lo < hi)) break;
+            t = idx[lo]; idx[lo] = idx[hi]; idx[hi] = t;
+            ++lo;
+        }
+        last = lo;   /* the cut is past nth (0): keep the front */
+    }
+    return idx[0];
+}
 
 static void sel_rows(int64_t begin, int64_t end, void *ctx) {
     sel_job *j = ctx;
@@ -176,12 +238,16 @@ static void sel_rows(int64_t begin, int64_t end, void *ctx) {
                 res = p[(n - 1) / 2].i;
                 break;
             case SEL_NANMEDIAN: {
-                const int64_t m = (n - nnan - 1) / 2;   /* C++'s truncation: 0 for an all-NaN row */
+                if (nnan == n) {
+                    res = all_equivalent_first((int64_t *)p, n);
+                    break;
+                }
+                const int64_t m = (n - nnan - 1) / 2;
                 qsel_idx_f(p, n, m);
                 res = p[m].i;
                 break;
             }
-            default: qsort(p, (size_t)n, sizeof *p, cmp_pf); MODE_SCAN(p, n, res); break;
+            default: std_sort_f(p, n); MODE_SCAN(p, n, res); break;
             }
         } else {
             const int64_t *row = (const int64_t *)j->data + r * n;
@@ -191,7 +257,7 @@ static void sel_rows(int64_t begin, int64_t end, void *ctx) {
             case SEL_KTH: qsel_nan_i(p, n, j->k); res = p[j->k].i; break;
             case SEL_MEDIAN:
             case SEL_NANMEDIAN: qsel_idx_i(p, n, (n - 1) / 2); res = p[(n - 1) / 2].i; break;
-            default: qsort(p, (size_t)n, sizeof *p, cmp_pi); MODE_SCAN(p, n, res); break;
+            default: std_sort_i(p, n); MODE_SCAN(p, n, res); break;
             }
         }
         j->out[r] = res;
