@@ -309,4 +309,16 @@ tl_tensor *tl_ag_adaptive_avg_pool2d_double_backward(tl_tensor *grad, tl_tensor 
 /* padding: PyTorch's constant_pad_nd_backward */
 tl_tensor *tl_ag_constant_pad_nd_backward(tl_tensor *grad, const int64_t *pad, int64_t npad);
 
+/* selection (autograd/autograd_select.c): PyTorch's aminmax_backward (either
+ * gradient may be undefined: NULL), nansum_backward, take_backward,
+ * logcumsumexp_backward, block_diag_backward */
+tl_tensor *tl_ag_aminmax_backward(tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *grad_min,
+                                  tl_tensor *grad_max, tl_tensor *min, tl_tensor *max);
+tl_tensor *tl_ag_nansum_backward(tl_tensor *grad, tl_tensor *self, const int64_t *dims, int64_t ndims, bool keepdim);
+tl_tensor *tl_ag_take_backward(tl_tensor *grad, tl_tensor *self, tl_tensor *index);
+tl_tensor *tl_ag_logcumsumexp_backward(tl_tensor *grad, tl_tensor *self, tl_tensor *result, int64_t dim);
+/* block_diag: each input's block of grad, in its shape and dtype (a list, as cat's) */
+int tl_ag_block_diag_backward(tl_tensor *grad, const int64_t *const *sizes, const int64_t *ndims, int64_t n,
+                              const tl_dtype *dtypes, int64_t ndtypes, tl_tensor ***ret, int64_t *ret_len);
+
 #endif

@@ -1710,4 +1710,130 @@ tl_tensor *tl_ops_special_xlog1py_out(tl_tensor *self, tl_tensor *other, tl_tens
 tl_tensor *tl_ops_special_xlog1py_self_scalar_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
 tl_tensor *tl_ops_special_xlog1py_other_scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
 
+/* kthvalue */
+int tl_ops_kthvalue(tl_tensor *self, int64_t k, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_kthvalue_values(tl_tensor *self, int64_t k, int64_t dim, bool keepdim, tl_tensor *values, tl_tensor *indices, tl_tensor **ret0, tl_tensor **ret1);
+
+/* median */
+tl_tensor *tl_ops_median(tl_tensor *self);
+int tl_ops_median_dim(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_median_dim_values(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *values, tl_tensor *indices, tl_tensor **ret0, tl_tensor **ret1);
+
+/* nanmedian */
+tl_tensor *tl_ops_nanmedian(tl_tensor *self);
+int tl_ops_nanmedian_dim(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_nanmedian_dim_values(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *values, tl_tensor *indices, tl_tensor **ret0, tl_tensor **ret1);
+
+/* mode */
+int tl_ops_mode(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_mode_values(tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *values, tl_tensor *indices, tl_tensor **ret0, tl_tensor **ret1);
+
+/* cummax */
+int tl_ops_cummax(tl_tensor *self, int64_t dim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_cummax_out(tl_tensor *self, int64_t dim, tl_tensor *values, tl_tensor *indices, tl_tensor **ret0, tl_tensor **ret1);
+
+/* _cummax_helper */
+int tl_ops__cummax_helper(tl_tensor *self, tl_tensor *values, tl_tensor *indices, int64_t dim);
+
+/* cummin */
+int tl_ops_cummin(tl_tensor *self, int64_t dim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_cummin_out(tl_tensor *self, int64_t dim, tl_tensor *values, tl_tensor *indices, tl_tensor **ret0, tl_tensor **ret1);
+
+/* _cummin_helper */
+int tl_ops__cummin_helper(tl_tensor *self, tl_tensor *values, tl_tensor *indices, int64_t dim);
+
+/* cummaxmin_backward */
+tl_tensor *tl_ops_cummaxmin_backward(tl_tensor *grad, tl_tensor *input, tl_tensor *indices, int64_t dim);
+
+/* aminmax */
+int tl_ops_aminmax(tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_aminmax_out(tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *min, tl_tensor *max, tl_tensor **ret0, tl_tensor **ret1);
+
+/* nansum */
+tl_tensor *tl_ops_nansum(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_nansum_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+
+/* nanmean */
+tl_tensor *tl_ops_nanmean(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+tl_tensor *tl_ops_nanmean_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+
+/* masked_select */
+tl_tensor *tl_ops_masked_select_out(tl_tensor *self, tl_tensor *mask, tl_tensor *out);
+tl_tensor *tl_ops_masked_select(tl_tensor *self, tl_tensor *mask);
+
+/* masked_select_backward */
+tl_tensor *tl_ops_masked_select_backward(tl_tensor *grad, tl_tensor *input, tl_tensor *mask);
+
+/* take */
+tl_tensor *tl_ops_take_out(tl_tensor *self, tl_tensor *index, tl_tensor *out);
+tl_tensor *tl_ops_take(tl_tensor *self, tl_tensor *index);
+
+/* take_along_dim */
+tl_tensor *tl_ops_take_along_dim_out(tl_tensor *self, tl_tensor *indices, int64_t dim, bool dim_has, tl_tensor *out);
+tl_tensor *tl_ops_take_along_dim(tl_tensor *self, tl_tensor *indices, int64_t dim, bool dim_has);
+
+/* searchsorted */
+tl_tensor *tl_ops_searchsorted_Tensor(tl_tensor *sorted_sequence, tl_tensor *self, bool out_int32, bool right, const char *side, tl_tensor *sorter);
+tl_tensor *tl_ops_searchsorted_Tensor_out(tl_tensor *sorted_sequence, tl_tensor *self, bool out_int32, bool right, const char *side, tl_tensor *sorter, tl_tensor *out);
+tl_tensor *tl_ops_searchsorted_Scalar(tl_tensor *sorted_sequence, tl_scalar self, bool out_int32, bool right, const char *side, tl_tensor *sorter);
+tl_tensor *tl_ops_searchsorted_Scalar_out(tl_tensor *sorted_sequence, tl_scalar self, bool out_int32, bool right, const char *side, tl_tensor *sorter, tl_tensor *out);
+
+/* bucketize */
+tl_tensor *tl_ops_bucketize_Tensor(tl_tensor *self, tl_tensor *boundaries, bool out_int32, bool right);
+tl_tensor *tl_ops_bucketize_Tensor_out(tl_tensor *self, tl_tensor *boundaries, bool out_int32, bool right, tl_tensor *out);
+tl_tensor *tl_ops_bucketize_Scalar(tl_scalar self, tl_tensor *boundaries, bool out_int32, bool right);
+
+/* bincount */
+tl_tensor *tl_ops_bincount(tl_tensor *self, tl_tensor *weights, int64_t minlength);
+
+/* histc */
+tl_tensor *tl_ops_histc_out(tl_tensor *self, int64_t bins, tl_scalar min, tl_scalar max, tl_tensor *out);
+tl_tensor *tl_ops_histc(tl_tensor *self, int64_t bins, tl_scalar min, tl_scalar max);
+
+/* isin */
+tl_tensor *tl_ops_isin_Tensor_Tensor_out(tl_tensor *elements, tl_tensor *test_elements, bool assume_unique, bool invert, tl_tensor *out);
+tl_tensor *tl_ops_isin_Tensor_Tensor(tl_tensor *elements, tl_tensor *test_elements, bool assume_unique, bool invert);
+tl_tensor *tl_ops_isin_Tensor_Scalar_out(tl_tensor *elements, tl_scalar test_element, bool assume_unique, bool invert, tl_tensor *out);
+tl_tensor *tl_ops_isin_Tensor_Scalar(tl_tensor *elements, tl_scalar test_element, bool assume_unique, bool invert);
+tl_tensor *tl_ops_isin_Scalar_Tensor_out(tl_scalar element, tl_tensor *test_elements, bool assume_unique, bool invert, tl_tensor *out);
+tl_tensor *tl_ops_isin_Scalar_Tensor(tl_scalar element, tl_tensor *test_elements, bool assume_unique, bool invert);
+
+/* repeat_interleave */
+tl_tensor *tl_ops_repeat_interleave_Tensor(tl_tensor *repeats, int64_t output_size, bool output_size_has);
+tl_tensor *tl_ops_repeat_interleave_self_Tensor(tl_tensor *self, tl_tensor *repeats, int64_t dim, bool dim_has, int64_t output_size, bool output_size_has);
+tl_tensor *tl_ops_repeat_interleave_self_int(tl_tensor *self, int64_t repeats, int64_t dim, bool dim_has, int64_t output_size, bool output_size_has);
+
+/* masked_scatter */
+tl_tensor *tl_ops_masked_scatter_(tl_tensor *self, tl_tensor *mask, tl_tensor *source);
+tl_tensor *tl_ops_masked_scatter(tl_tensor *self, tl_tensor *mask, tl_tensor *source);
+
+/* masked_scatter_backward */
+tl_tensor *tl_ops_masked_scatter_backward(tl_tensor *grad_output, tl_tensor *mask, const int64_t *sizes, int64_t sizes_len);
+
+/* _logcumsumexp */
+tl_tensor *tl_ops__logcumsumexp(tl_tensor *self, int64_t dim);
+tl_tensor *tl_ops__logcumsumexp_out(tl_tensor *self, int64_t dim, tl_tensor *out);
+
+/* logcumsumexp */
+tl_tensor *tl_ops_logcumsumexp(tl_tensor *self, int64_t dim);
+tl_tensor *tl_ops_logcumsumexp_out(tl_tensor *self, int64_t dim, tl_tensor *out);
+
+/* quantile */
+tl_tensor *tl_ops_quantile(tl_tensor *self, tl_tensor *q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation);
+tl_tensor *tl_ops_quantile_out(tl_tensor *self, tl_tensor *q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out);
+tl_tensor *tl_ops_quantile_scalar(tl_tensor *self, double q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation);
+tl_tensor *tl_ops_quantile_scalar_out(tl_tensor *self, double q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out);
+
+/* nanquantile */
+tl_tensor *tl_ops_nanquantile(tl_tensor *self, tl_tensor *q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation);
+tl_tensor *tl_ops_nanquantile_out(tl_tensor *self, tl_tensor *q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out);
+tl_tensor *tl_ops_nanquantile_scalar(tl_tensor *self, double q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation);
+tl_tensor *tl_ops_nanquantile_scalar_out(tl_tensor *self, double q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out);
+
+/* block_diag */
+tl_tensor *tl_ops_block_diag(tl_tensor *const *tensors, int64_t tensors_len);
+
+/* unique_consecutive */
+int tl_ops_unique_consecutive(tl_tensor *self, bool return_inverse, bool return_counts, int64_t dim, bool dim_has, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
 #endif

@@ -14,6 +14,7 @@ int tl_pyabi__index_put_impl__r(tl_tensor *self, tl_tensor *const *indices, int6
 int tl_pyabi__index_put_impl_out_r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe, tl_tensor *out);
 int tl_pyabi__log_softmax_backward_data_out_r(tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *out);
 int tl_pyabi__log_softmax_out_r(tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);
+int tl_pyabi__logcumsumexp_out_r(tl_tensor *self, int64_t dim, tl_tensor *out);
 int tl_pyabi__softmax_backward_data_out_r(tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *grad_input);
 int tl_pyabi__softmax_out_r(tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);
 int tl_pyabi_abs__r(tl_tensor *self);
@@ -105,6 +106,7 @@ int tl_pyabi_bitwise_xor__Scalar_r(tl_tensor *self, tl_scalar other);
 int tl_pyabi_bitwise_xor__Tensor_r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_bmm_dtype_out_r(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
 int tl_pyabi_bmm_out_r(tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
+int tl_pyabi_bucketize_Tensor_out_r(tl_tensor *self, tl_tensor *boundaries, bool out_int32, bool right, tl_tensor *out);
 int tl_pyabi_cat_out_r(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
 int tl_pyabi_ceil__r(tl_tensor *self);
 int tl_pyabi_ceil_out_r(tl_tensor *self, tl_tensor *out);
@@ -225,6 +227,7 @@ int tl_pyabi_hardtanh_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *s
 int tl_pyabi_hardtanh_out_r(tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *out);
 int tl_pyabi_heaviside__r(tl_tensor *self, tl_tensor *values);
 int tl_pyabi_heaviside_out_r(tl_tensor *self, tl_tensor *values, tl_tensor *out);
+int tl_pyabi_histc_out_r(tl_tensor *self, int64_t bins, tl_scalar min, tl_scalar max, tl_tensor *out);
 int tl_pyabi_hstack_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
 int tl_pyabi_hypot__r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_hypot_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
@@ -239,6 +242,9 @@ int tl_pyabi_index_fill__int_Scalar_r(tl_tensor *self, int64_t dim, tl_tensor *i
 int tl_pyabi_index_put__r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate);
 int tl_pyabi_index_put_out_r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, tl_tensor *out);
 int tl_pyabi_index_select_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out);
+int tl_pyabi_isin_Scalar_Tensor_out_r(tl_scalar element, tl_tensor *test_elements, bool assume_unique, bool invert, tl_tensor *out);
+int tl_pyabi_isin_Tensor_Scalar_out_r(tl_tensor *elements, tl_scalar test_element, bool assume_unique, bool invert, tl_tensor *out);
+int tl_pyabi_isin_Tensor_Tensor_out_r(tl_tensor *elements, tl_tensor *test_elements, bool assume_unique, bool invert, tl_tensor *out);
 int tl_pyabi_lcm__r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_lcm_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_ldexp__r(tl_tensor *self, tl_tensor *other);
@@ -274,6 +280,7 @@ int tl_pyabi_log_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_log_softmax_int_out_r(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_logaddexp2_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_logaddexp_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_logcumsumexp_out_r(tl_tensor *self, int64_t dim, tl_tensor *out);
 int tl_pyabi_logical_and__r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_logical_and_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_logical_not__r(tl_tensor *self);
@@ -292,6 +299,8 @@ int tl_pyabi_lt__Scalar_r(tl_tensor *self, tl_scalar other);
 int tl_pyabi_lt__Tensor_r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_masked_fill__Scalar_r(tl_tensor *self, tl_tensor *mask, tl_scalar value);
 int tl_pyabi_masked_fill__Tensor_r(tl_tensor *self, tl_tensor *mask, tl_tensor *value);
+int tl_pyabi_masked_scatter__r(tl_tensor *self, tl_tensor *mask, tl_tensor *source);
+int tl_pyabi_masked_select_out_r(tl_tensor *self, tl_tensor *mask, tl_tensor *out);
 int tl_pyabi_matmul_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_max_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_max_pool2d_with_indices_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor *indices, tl_tensor *grad_input);
@@ -318,6 +327,10 @@ int tl_pyabi_mvlgamma__r(tl_tensor *self, int64_t p);
 int tl_pyabi_mvlgamma_out_r(tl_tensor *self, int64_t p, tl_tensor *out);
 int tl_pyabi_nan_to_num__r(tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has);
 int tl_pyabi_nan_to_num_out_r(tl_tensor *self, double nan, bool nan_has, double posinf, bool posinf_has, double neginf, bool neginf_has, tl_tensor *out);
+int tl_pyabi_nanmean_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+int tl_pyabi_nanquantile_out_r(tl_tensor *self, tl_tensor *q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out);
+int tl_pyabi_nanquantile_scalar_out_r(tl_tensor *self, double q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out);
+int tl_pyabi_nansum_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_ne_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_ne_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_ne__Scalar_r(tl_tensor *self, tl_scalar other);
@@ -339,6 +352,8 @@ int tl_pyabi_pow_Tensor_Tensor_out_r(tl_tensor *self, tl_tensor *exponent, tl_te
 int tl_pyabi_pow__Scalar_r(tl_tensor *self, tl_scalar exponent);
 int tl_pyabi_pow__Tensor_r(tl_tensor *self, tl_tensor *exponent);
 int tl_pyabi_prod_int_out_r(tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out);
+int tl_pyabi_quantile_out_r(tl_tensor *self, tl_tensor *q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out);
+int tl_pyabi_quantile_scalar_out_r(tl_tensor *self, double q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out);
 int tl_pyabi_rad2deg__r(tl_tensor *self);
 int tl_pyabi_rad2deg_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_rand_generator_out_r(const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
@@ -371,6 +386,8 @@ int tl_pyabi_scatter_reduce_out_r(tl_tensor *self, int64_t dim, tl_tensor *index
 int tl_pyabi_scatter_src_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out);
 int tl_pyabi_scatter_value_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, tl_tensor *out);
 int tl_pyabi_scatter_value_reduce_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce, tl_tensor *out);
+int tl_pyabi_searchsorted_Scalar_out_r(tl_tensor *sorted_sequence, tl_scalar self, bool out_int32, bool right, const char *side, tl_tensor *sorter, tl_tensor *out);
+int tl_pyabi_searchsorted_Tensor_out_r(tl_tensor *sorted_sequence, tl_tensor *self, bool out_int32, bool right, const char *side, tl_tensor *sorter, tl_tensor *out);
 int tl_pyabi_selu__r(tl_tensor *self);
 int tl_pyabi_sigmoid__r(tl_tensor *self);
 int tl_pyabi_sigmoid_out_r(tl_tensor *self, tl_tensor *out);
@@ -426,6 +443,8 @@ int tl_pyabi_sub__Tensor_r(tl_tensor *self, tl_tensor *other, tl_scalar alpha);
 int tl_pyabi_sub_out_n_other_r(tl_tensor *self, tl_scalar other, tl_scalar alpha, tl_tensor *out);
 int tl_pyabi_sub_out_r(tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out);
 int tl_pyabi_sum_IntList_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+int tl_pyabi_take_along_dim_out_r(tl_tensor *self, tl_tensor *indices, int64_t dim, bool dim_has, tl_tensor *out);
+int tl_pyabi_take_out_r(tl_tensor *self, tl_tensor *index, tl_tensor *out);
 int tl_pyabi_tan__r(tl_tensor *self);
 int tl_pyabi_tan_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_tanh__r(tl_tensor *self);
@@ -461,11 +480,14 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops__adaptive_avg_pool2d(...) tl_pyabi_tensor(tl_ops__adaptive_avg_pool2d(__VA_ARGS__))
 #define tl_ops__adaptive_avg_pool2d_backward(...) tl_pyabi_tensor(tl_ops__adaptive_avg_pool2d_backward(__VA_ARGS__))
 #define tl_ops__convolution_mode(...) tl_pyabi_tensor(tl_ops__convolution_mode(__VA_ARGS__))
+#define tl_ops__cummax_helper(...) tl_pyabi_rc(tl_ops__cummax_helper(__VA_ARGS__))
+#define tl_ops__cummin_helper(...) tl_pyabi_rc(tl_ops__cummin_helper(__VA_ARGS__))
 #define tl_ops__index_put_impl(...) tl_pyabi_tensor(tl_ops__index_put_impl(__VA_ARGS__))
 #define tl_ops__linalg_svd(...) tl_pyabi_rc(tl_ops__linalg_svd(__VA_ARGS__))
 #define tl_ops__linalg_svd_U(...) tl_pyabi_rc(tl_ops__linalg_svd_U(__VA_ARGS__))
 #define tl_ops__log_softmax(...) tl_pyabi_tensor(tl_ops__log_softmax(__VA_ARGS__))
 #define tl_ops__log_softmax_backward_data(...) tl_pyabi_tensor(tl_ops__log_softmax_backward_data(__VA_ARGS__))
+#define tl_ops__logcumsumexp(...) tl_pyabi_tensor(tl_ops__logcumsumexp(__VA_ARGS__))
 #define tl_ops__native_batch_norm_legit(...) tl_pyabi_rc(tl_ops__native_batch_norm_legit(__VA_ARGS__))
 #define tl_ops__native_batch_norm_legit_no_stats(...) tl_pyabi_rc(tl_ops__native_batch_norm_legit_no_stats(__VA_ARGS__))
 #define tl_ops__native_batch_norm_legit_no_training(...) tl_pyabi_rc(tl_ops__native_batch_norm_legit_no_training(__VA_ARGS__))
@@ -497,6 +519,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_allclose(...) tl_pyabi_rc(tl_ops_allclose(__VA_ARGS__))
 #define tl_ops_amax(...) tl_pyabi_tensor(tl_ops_amax(__VA_ARGS__))
 #define tl_ops_amin(...) tl_pyabi_tensor(tl_ops_amin(__VA_ARGS__))
+#define tl_ops_aminmax(...) tl_pyabi_rc(tl_ops_aminmax(__VA_ARGS__))
+#define tl_ops_aminmax_out(...) tl_pyabi_rc(tl_ops_aminmax_out(__VA_ARGS__))
 #define tl_ops_any(...) tl_pyabi_tensor(tl_ops_any(__VA_ARGS__))
 #define tl_ops_any_dim(...) tl_pyabi_tensor(tl_ops_any_dim(__VA_ARGS__))
 #define tl_ops_any_dims(...) tl_pyabi_tensor(tl_ops_any_dims(__VA_ARGS__))
@@ -535,6 +559,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_batch_norm(...) tl_pyabi_tensor(tl_ops_batch_norm(__VA_ARGS__))
 #define tl_ops_binary_cross_entropy(...) tl_pyabi_tensor(tl_ops_binary_cross_entropy(__VA_ARGS__))
 #define tl_ops_binary_cross_entropy_backward(...) tl_pyabi_tensor(tl_ops_binary_cross_entropy_backward(__VA_ARGS__))
+#define tl_ops_bincount(...) tl_pyabi_tensor(tl_ops_bincount(__VA_ARGS__))
 #define tl_ops_bitwise_and_Scalar(...) tl_pyabi_tensor(tl_ops_bitwise_and_Scalar(__VA_ARGS__))
 #define tl_ops_bitwise_and_Scalar_Tensor(...) tl_pyabi_tensor(tl_ops_bitwise_and_Scalar_Tensor(__VA_ARGS__))
 #define tl_ops_bitwise_and_Tensor(...) tl_pyabi_tensor(tl_ops_bitwise_and_Tensor(__VA_ARGS__))
@@ -551,10 +576,13 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_bitwise_xor_Scalar(...) tl_pyabi_tensor(tl_ops_bitwise_xor_Scalar(__VA_ARGS__))
 #define tl_ops_bitwise_xor_Scalar_Tensor(...) tl_pyabi_tensor(tl_ops_bitwise_xor_Scalar_Tensor(__VA_ARGS__))
 #define tl_ops_bitwise_xor_Tensor(...) tl_pyabi_tensor(tl_ops_bitwise_xor_Tensor(__VA_ARGS__))
+#define tl_ops_block_diag(...) tl_pyabi_tensor(tl_ops_block_diag(__VA_ARGS__))
 #define tl_ops_bmm(...) tl_pyabi_tensor(tl_ops_bmm(__VA_ARGS__))
 #define tl_ops_bmm_dtype(...) tl_pyabi_tensor(tl_ops_bmm_dtype(__VA_ARGS__))
 #define tl_ops_broadcast_tensors(...) tl_pyabi_rc(tl_ops_broadcast_tensors(__VA_ARGS__))
 #define tl_ops_broadcast_to(...) tl_pyabi_tensor(tl_ops_broadcast_to(__VA_ARGS__))
+#define tl_ops_bucketize_Scalar(...) tl_pyabi_tensor(tl_ops_bucketize_Scalar(__VA_ARGS__))
+#define tl_ops_bucketize_Tensor(...) tl_pyabi_tensor(tl_ops_bucketize_Tensor(__VA_ARGS__))
 #define tl_ops_cartesian_prod(...) tl_pyabi_tensor(tl_ops_cartesian_prod(__VA_ARGS__))
 #define tl_ops_cat(...) tl_pyabi_tensor(tl_ops_cat(__VA_ARGS__))
 #define tl_ops_ceil(...) tl_pyabi_tensor(tl_ops_ceil(__VA_ARGS__))
@@ -588,6 +616,11 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_count_nonzero(...) tl_pyabi_tensor(tl_ops_count_nonzero(__VA_ARGS__))
 #define tl_ops_count_nonzero_dim_IntList(...) tl_pyabi_tensor(tl_ops_count_nonzero_dim_IntList(__VA_ARGS__))
 #define tl_ops_cross_entropy_loss(...) tl_pyabi_tensor(tl_ops_cross_entropy_loss(__VA_ARGS__))
+#define tl_ops_cummax(...) tl_pyabi_rc(tl_ops_cummax(__VA_ARGS__))
+#define tl_ops_cummax_out(...) tl_pyabi_rc(tl_ops_cummax_out(__VA_ARGS__))
+#define tl_ops_cummaxmin_backward(...) tl_pyabi_tensor(tl_ops_cummaxmin_backward(__VA_ARGS__))
+#define tl_ops_cummin(...) tl_pyabi_rc(tl_ops_cummin(__VA_ARGS__))
+#define tl_ops_cummin_out(...) tl_pyabi_rc(tl_ops_cummin_out(__VA_ARGS__))
 #define tl_ops_cumprod(...) tl_pyabi_tensor(tl_ops_cumprod(__VA_ARGS__))
 #define tl_ops_cumsum(...) tl_pyabi_tensor(tl_ops_cumsum(__VA_ARGS__))
 #define tl_ops_deg2rad(...) tl_pyabi_tensor(tl_ops_deg2rad(__VA_ARGS__))
@@ -663,6 +696,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_hardtanh(...) tl_pyabi_tensor(tl_ops_hardtanh(__VA_ARGS__))
 #define tl_ops_hardtanh_backward(...) tl_pyabi_tensor(tl_ops_hardtanh_backward(__VA_ARGS__))
 #define tl_ops_heaviside(...) tl_pyabi_tensor(tl_ops_heaviside(__VA_ARGS__))
+#define tl_ops_histc(...) tl_pyabi_tensor(tl_ops_histc(__VA_ARGS__))
 #define tl_ops_hstack(...) tl_pyabi_tensor(tl_ops_hstack(__VA_ARGS__))
 #define tl_ops_huber_loss(...) tl_pyabi_tensor(tl_ops_huber_loss(__VA_ARGS__))
 #define tl_ops_huber_loss_backward(...) tl_pyabi_tensor(tl_ops_huber_loss_backward(__VA_ARGS__))
@@ -678,9 +712,14 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_instance_norm(...) tl_pyabi_tensor(tl_ops_instance_norm(__VA_ARGS__))
 #define tl_ops_isclose(...) tl_pyabi_tensor(tl_ops_isclose(__VA_ARGS__))
 #define tl_ops_isfinite(...) tl_pyabi_tensor(tl_ops_isfinite(__VA_ARGS__))
+#define tl_ops_isin_Scalar_Tensor(...) tl_pyabi_tensor(tl_ops_isin_Scalar_Tensor(__VA_ARGS__))
+#define tl_ops_isin_Tensor_Scalar(...) tl_pyabi_tensor(tl_ops_isin_Tensor_Scalar(__VA_ARGS__))
+#define tl_ops_isin_Tensor_Tensor(...) tl_pyabi_tensor(tl_ops_isin_Tensor_Tensor(__VA_ARGS__))
 #define tl_ops_isinf(...) tl_pyabi_tensor(tl_ops_isinf(__VA_ARGS__))
 #define tl_ops_isnan(...) tl_pyabi_tensor(tl_ops_isnan(__VA_ARGS__))
 #define tl_ops_kl_div(...) tl_pyabi_tensor(tl_ops_kl_div(__VA_ARGS__))
+#define tl_ops_kthvalue(...) tl_pyabi_rc(tl_ops_kthvalue(__VA_ARGS__))
+#define tl_ops_kthvalue_values(...) tl_pyabi_rc(tl_ops_kthvalue_values(__VA_ARGS__))
 #define tl_ops_l1_loss(...) tl_pyabi_tensor(tl_ops_l1_loss(__VA_ARGS__))
 #define tl_ops_layer_norm(...) tl_pyabi_tensor(tl_ops_layer_norm(__VA_ARGS__))
 #define tl_ops_lcm(...) tl_pyabi_tensor(tl_ops_lcm(__VA_ARGS__))
@@ -712,6 +751,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_log_softmax_int(...) tl_pyabi_tensor(tl_ops_log_softmax_int(__VA_ARGS__))
 #define tl_ops_logaddexp(...) tl_pyabi_tensor(tl_ops_logaddexp(__VA_ARGS__))
 #define tl_ops_logaddexp2(...) tl_pyabi_tensor(tl_ops_logaddexp2(__VA_ARGS__))
+#define tl_ops_logcumsumexp(...) tl_pyabi_tensor(tl_ops_logcumsumexp(__VA_ARGS__))
 #define tl_ops_logical_and(...) tl_pyabi_tensor(tl_ops_logical_and(__VA_ARGS__))
 #define tl_ops_logical_not(...) tl_pyabi_tensor(tl_ops_logical_not(__VA_ARGS__))
 #define tl_ops_logical_or(...) tl_pyabi_tensor(tl_ops_logical_or(__VA_ARGS__))
@@ -724,6 +764,10 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_lt_Tensor(...) tl_pyabi_tensor(tl_ops_lt_Tensor(__VA_ARGS__))
 #define tl_ops_masked_fill_Scalar(...) tl_pyabi_tensor(tl_ops_masked_fill_Scalar(__VA_ARGS__))
 #define tl_ops_masked_fill_Tensor(...) tl_pyabi_tensor(tl_ops_masked_fill_Tensor(__VA_ARGS__))
+#define tl_ops_masked_scatter(...) tl_pyabi_tensor(tl_ops_masked_scatter(__VA_ARGS__))
+#define tl_ops_masked_scatter_backward(...) tl_pyabi_tensor(tl_ops_masked_scatter_backward(__VA_ARGS__))
+#define tl_ops_masked_select(...) tl_pyabi_tensor(tl_ops_masked_select(__VA_ARGS__))
+#define tl_ops_masked_select_backward(...) tl_pyabi_tensor(tl_ops_masked_select_backward(__VA_ARGS__))
 #define tl_ops_matmul(...) tl_pyabi_tensor(tl_ops_matmul(__VA_ARGS__))
 #define tl_ops_max(...) tl_pyabi_tensor(tl_ops_max(__VA_ARGS__))
 #define tl_ops_max_dim(...) tl_pyabi_rc(tl_ops_max_dim(__VA_ARGS__))
@@ -737,6 +781,9 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_maximum(...) tl_pyabi_tensor(tl_ops_maximum(__VA_ARGS__))
 #define tl_ops_mean(...) tl_pyabi_tensor(tl_ops_mean(__VA_ARGS__))
 #define tl_ops_mean_dim(...) tl_pyabi_tensor(tl_ops_mean_dim(__VA_ARGS__))
+#define tl_ops_median(...) tl_pyabi_tensor(tl_ops_median(__VA_ARGS__))
+#define tl_ops_median_dim(...) tl_pyabi_rc(tl_ops_median_dim(__VA_ARGS__))
+#define tl_ops_median_dim_values(...) tl_pyabi_rc(tl_ops_median_dim_values(__VA_ARGS__))
 #define tl_ops_meshgrid(...) tl_pyabi_rc(tl_ops_meshgrid(__VA_ARGS__))
 #define tl_ops_meshgrid_indexing(...) tl_pyabi_rc(tl_ops_meshgrid_indexing(__VA_ARGS__))
 #define tl_ops_min(...) tl_pyabi_tensor(tl_ops_min(__VA_ARGS__))
@@ -748,6 +795,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_mish_backward(...) tl_pyabi_tensor(tl_ops_mish_backward(__VA_ARGS__))
 #define tl_ops_mm(...) tl_pyabi_tensor(tl_ops_mm(__VA_ARGS__))
 #define tl_ops_mm_dtype(...) tl_pyabi_tensor(tl_ops_mm_dtype(__VA_ARGS__))
+#define tl_ops_mode(...) tl_pyabi_rc(tl_ops_mode(__VA_ARGS__))
+#define tl_ops_mode_values(...) tl_pyabi_rc(tl_ops_mode_values(__VA_ARGS__))
 #define tl_ops_moveaxis_int(...) tl_pyabi_tensor(tl_ops_moveaxis_int(__VA_ARGS__))
 #define tl_ops_moveaxis_intlist(...) tl_pyabi_tensor(tl_ops_moveaxis_intlist(__VA_ARGS__))
 #define tl_ops_movedim_int(...) tl_pyabi_tensor(tl_ops_movedim_int(__VA_ARGS__))
@@ -759,6 +808,13 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_mv(...) tl_pyabi_tensor(tl_ops_mv(__VA_ARGS__))
 #define tl_ops_mvlgamma(...) tl_pyabi_tensor(tl_ops_mvlgamma(__VA_ARGS__))
 #define tl_ops_nan_to_num(...) tl_pyabi_tensor(tl_ops_nan_to_num(__VA_ARGS__))
+#define tl_ops_nanmean(...) tl_pyabi_tensor(tl_ops_nanmean(__VA_ARGS__))
+#define tl_ops_nanmedian(...) tl_pyabi_tensor(tl_ops_nanmedian(__VA_ARGS__))
+#define tl_ops_nanmedian_dim(...) tl_pyabi_rc(tl_ops_nanmedian_dim(__VA_ARGS__))
+#define tl_ops_nanmedian_dim_values(...) tl_pyabi_rc(tl_ops_nanmedian_dim_values(__VA_ARGS__))
+#define tl_ops_nanquantile(...) tl_pyabi_tensor(tl_ops_nanquantile(__VA_ARGS__))
+#define tl_ops_nanquantile_scalar(...) tl_pyabi_tensor(tl_ops_nanquantile_scalar(__VA_ARGS__))
+#define tl_ops_nansum(...) tl_pyabi_tensor(tl_ops_nansum(__VA_ARGS__))
 #define tl_ops_narrow(...) tl_pyabi_tensor(tl_ops_narrow(__VA_ARGS__))
 #define tl_ops_narrow_Tensor(...) tl_pyabi_tensor(tl_ops_narrow_Tensor(__VA_ARGS__))
 #define tl_ops_native_batch_norm(...) tl_pyabi_rc(tl_ops_native_batch_norm(__VA_ARGS__))
@@ -794,6 +850,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_prelu(...) tl_pyabi_tensor(tl_ops_prelu(__VA_ARGS__))
 #define tl_ops_prod(...) tl_pyabi_tensor(tl_ops_prod(__VA_ARGS__))
 #define tl_ops_prod_dim_int(...) tl_pyabi_tensor(tl_ops_prod_dim_int(__VA_ARGS__))
+#define tl_ops_quantile(...) tl_pyabi_tensor(tl_ops_quantile(__VA_ARGS__))
+#define tl_ops_quantile_scalar(...) tl_pyabi_tensor(tl_ops_quantile_scalar(__VA_ARGS__))
 #define tl_ops_rad2deg(...) tl_pyabi_tensor(tl_ops_rad2deg(__VA_ARGS__))
 #define tl_ops_rand(...) tl_pyabi_tensor(tl_ops_rand(__VA_ARGS__))
 #define tl_ops_rand_generator(...) tl_pyabi_tensor(tl_ops_rand_generator(__VA_ARGS__))
@@ -816,6 +874,9 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_remainder_Scalar_Tensor(...) tl_pyabi_tensor(tl_ops_remainder_Scalar_Tensor(__VA_ARGS__))
 #define tl_ops_remainder_Tensor(...) tl_pyabi_tensor(tl_ops_remainder_Tensor(__VA_ARGS__))
 #define tl_ops_repeat(...) tl_pyabi_tensor(tl_ops_repeat(__VA_ARGS__))
+#define tl_ops_repeat_interleave_Tensor(...) tl_pyabi_tensor(tl_ops_repeat_interleave_Tensor(__VA_ARGS__))
+#define tl_ops_repeat_interleave_self_Tensor(...) tl_pyabi_tensor(tl_ops_repeat_interleave_self_Tensor(__VA_ARGS__))
+#define tl_ops_repeat_interleave_self_int(...) tl_pyabi_tensor(tl_ops_repeat_interleave_self_int(__VA_ARGS__))
 #define tl_ops_replication_pad1d(...) tl_pyabi_tensor(tl_ops_replication_pad1d(__VA_ARGS__))
 #define tl_ops_replication_pad1d_backward(...) tl_pyabi_tensor(tl_ops_replication_pad1d_backward(__VA_ARGS__))
 #define tl_ops_replication_pad2d(...) tl_pyabi_tensor(tl_ops_replication_pad2d(__VA_ARGS__))
@@ -838,6 +899,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_scatter_src(...) tl_pyabi_tensor(tl_ops_scatter_src(__VA_ARGS__))
 #define tl_ops_scatter_value(...) tl_pyabi_tensor(tl_ops_scatter_value(__VA_ARGS__))
 #define tl_ops_scatter_value_reduce(...) tl_pyabi_tensor(tl_ops_scatter_value_reduce(__VA_ARGS__))
+#define tl_ops_searchsorted_Scalar(...) tl_pyabi_tensor(tl_ops_searchsorted_Scalar(__VA_ARGS__))
+#define tl_ops_searchsorted_Tensor(...) tl_pyabi_tensor(tl_ops_searchsorted_Tensor(__VA_ARGS__))
 #define tl_ops_select_backward(...) tl_pyabi_tensor(tl_ops_select_backward(__VA_ARGS__))
 #define tl_ops_select_int(...) tl_pyabi_tensor(tl_ops_select_int(__VA_ARGS__))
 #define tl_ops_selu(...) tl_pyabi_tensor(tl_ops_selu(__VA_ARGS__))
@@ -906,6 +969,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_sum(...) tl_pyabi_tensor(tl_ops_sum(__VA_ARGS__))
 #define tl_ops_sum_dim_IntList(...) tl_pyabi_tensor(tl_ops_sum_dim_IntList(__VA_ARGS__))
 #define tl_ops_t(...) tl_pyabi_tensor(tl_ops_t(__VA_ARGS__))
+#define tl_ops_take(...) tl_pyabi_tensor(tl_ops_take(__VA_ARGS__))
+#define tl_ops_take_along_dim(...) tl_pyabi_tensor(tl_ops_take_along_dim(__VA_ARGS__))
 #define tl_ops_tan(...) tl_pyabi_tensor(tl_ops_tan(__VA_ARGS__))
 #define tl_ops_tanh(...) tl_pyabi_tensor(tl_ops_tanh(__VA_ARGS__))
 #define tl_ops_threshold(...) tl_pyabi_tensor(tl_ops_threshold(__VA_ARGS__))
@@ -927,6 +992,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_type_as(...) tl_pyabi_tensor(tl_ops_type_as(__VA_ARGS__))
 #define tl_ops_unbind_int(...) tl_pyabi_rc(tl_ops_unbind_int(__VA_ARGS__))
 #define tl_ops_unflatten_int(...) tl_pyabi_tensor(tl_ops_unflatten_int(__VA_ARGS__))
+#define tl_ops_unique_consecutive(...) tl_pyabi_rc(tl_ops_unique_consecutive(__VA_ARGS__))
 #define tl_ops_unsqueeze(...) tl_pyabi_tensor(tl_ops_unsqueeze(__VA_ARGS__))
 #define tl_ops_var(...) tl_pyabi_tensor(tl_ops_var(__VA_ARGS__))
 #define tl_ops_var_correction(...) tl_pyabi_tensor(tl_ops_var_correction(__VA_ARGS__))

@@ -272,6 +272,28 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_ldexp() != 0) return -1;
     if (tl_autograd_register_special_entr() != 0) return -1;
     if (tl_autograd_register_special_xlog1py() != 0) return -1;
+    if (tl_autograd_register_kthvalue() != 0) return -1;
+    if (tl_autograd_register_median() != 0) return -1;
+    if (tl_autograd_register_nanmedian() != 0) return -1;
+    if (tl_autograd_register_mode() != 0) return -1;
+    if (tl_autograd_register_cummax() != 0) return -1;
+    if (tl_autograd_register_cummin() != 0) return -1;
+    if (tl_autograd_register_aminmax() != 0) return -1;
+    if (tl_autograd_register_nansum() != 0) return -1;
+    if (tl_autograd_register_masked_select() != 0) return -1;
+    if (tl_autograd_register_take() != 0) return -1;
+    if (tl_autograd_register_searchsorted() != 0) return -1;
+    if (tl_autograd_register_bucketize() != 0) return -1;
+    if (tl_autograd_register_bincount() != 0) return -1;
+    if (tl_autograd_register_histc() != 0) return -1;
+    if (tl_autograd_register_isin() != 0) return -1;
+    if (tl_autograd_register_repeat_interleave() != 0) return -1;
+    if (tl_autograd_register_masked_scatter() != 0) return -1;
+    if (tl_autograd_register_masked_scatter_backward() != 0) return -1;
+    if (tl_autograd_register__logcumsumexp() != 0) return -1;
+    if (tl_autograd_register_logcumsumexp() != 0) return -1;
+    if (tl_autograd_register_block_diag() != 0) return -1;
+    if (tl_autograd_register_unique_consecutive() != 0) return -1;
     done = 1;
     return 0;
 }

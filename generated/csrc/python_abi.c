@@ -49,6 +49,14 @@ int tl_pyabi__log_softmax_out_r(tl_tensor *self, int64_t dim, bool half_to_float
     return tl_has_warning() ? 1 : 0;
 }
 
+/* _logcumsumexp.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi__logcumsumexp_out_r(tl_tensor *self, int64_t dim, tl_tensor *out) {
+    tl_tensor *r = tl_ops__logcumsumexp_out(self, dim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* _softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) grad_input) -> Tensor(a!) */
 int tl_pyabi__softmax_backward_data_out_r(tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *grad_input) {
     tl_tensor *r = tl_ops__softmax_backward_data_out(grad_output, output, dim, input_dtype, grad_input);
@@ -779,6 +787,14 @@ int tl_pyabi_bmm_dtype_out_r(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtyp
 /* bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_bmm_out_r(tl_tensor *self, tl_tensor *mat2, tl_tensor *out) {
     tl_tensor *r = tl_ops_bmm_out(self, mat2, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* bucketize.Tensor_out(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_bucketize_Tensor_out_r(tl_tensor *self, tl_tensor *boundaries, bool out_int32, bool right, tl_tensor *out) {
+    tl_tensor *r = tl_ops_bucketize_Tensor_out(self, boundaries, out_int32, right, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -1768,6 +1784,14 @@ int tl_pyabi_heaviside_out_r(tl_tensor *self, tl_tensor *values, tl_tensor *out)
     return tl_has_warning() ? 1 : 0;
 }
 
+/* histc.out(Tensor self, int bins=100, Scalar min=0, Scalar max=0, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_histc_out_r(tl_tensor *self, int64_t bins, tl_scalar min, tl_scalar max, tl_tensor *out) {
+    tl_tensor *r = tl_ops_histc_out(self, bins, min, max, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* hstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_hstack_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out) {
     tl_tensor *r = tl_ops_hstack_out(tensors, tensors_len, out);
@@ -1875,6 +1899,30 @@ int tl_pyabi_index_put_out_r(tl_tensor *self, tl_tensor *const *indices, int64_t
 /* index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_index_select_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out) {
     tl_tensor *r = tl_ops_index_select_out(self, dim, index, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* isin.Scalar_Tensor_out(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_isin_Scalar_Tensor_out_r(tl_scalar element, tl_tensor *test_elements, bool assume_unique, bool invert, tl_tensor *out) {
+    tl_tensor *r = tl_ops_isin_Scalar_Tensor_out(element, test_elements, assume_unique, invert, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* isin.Tensor_Scalar_out(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_isin_Tensor_Scalar_out_r(tl_tensor *elements, tl_scalar test_element, bool assume_unique, bool invert, tl_tensor *out) {
+    tl_tensor *r = tl_ops_isin_Tensor_Scalar_out(elements, test_element, assume_unique, invert, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* isin.Tensor_Tensor_out(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_isin_Tensor_Tensor_out_r(tl_tensor *elements, tl_tensor *test_elements, bool assume_unique, bool invert, tl_tensor *out) {
+    tl_tensor *r = tl_ops_isin_Tensor_Tensor_out(elements, test_elements, assume_unique, invert, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -2160,6 +2208,14 @@ int tl_pyabi_logaddexp_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) 
     return tl_has_warning() ? 1 : 0;
 }
 
+/* logcumsumexp.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_logcumsumexp_out_r(tl_tensor *self, int64_t dim, tl_tensor *out) {
+    tl_tensor *r = tl_ops_logcumsumexp_out(self, dim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 int tl_pyabi_logical_and__r(tl_tensor *self, tl_tensor *other) {
     tl_tensor *r = tl_ops_logical_and_(self, other);
@@ -2299,6 +2355,22 @@ int tl_pyabi_masked_fill__Scalar_r(tl_tensor *self, tl_tensor *mask, tl_scalar v
 /* masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!) */
 int tl_pyabi_masked_fill__Tensor_r(tl_tensor *self, tl_tensor *mask, tl_tensor *value) {
     tl_tensor *r = tl_ops_masked_fill__Tensor(self, mask, value);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!) */
+int tl_pyabi_masked_scatter__r(tl_tensor *self, tl_tensor *mask, tl_tensor *source) {
+    tl_tensor *r = tl_ops_masked_scatter_(self, mask, source);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_masked_select_out_r(tl_tensor *self, tl_tensor *mask, tl_tensor *out) {
+    tl_tensor *r = tl_ops_masked_select_out(self, mask, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -2519,6 +2591,38 @@ int tl_pyabi_nan_to_num_out_r(tl_tensor *self, double nan, bool nan_has, double 
     return tl_has_warning() ? 1 : 0;
 }
 
+/* nanmean.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_nanmean_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    tl_tensor *r = tl_ops_nanmean_out(self, dim, dim_len, keepdim, dtype, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* nanquantile.out(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_nanquantile_out_r(tl_tensor *self, tl_tensor *q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out) {
+    tl_tensor *r = tl_ops_nanquantile_out(self, q, dim, dim_has, keepdim, interpolation, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* nanquantile.scalar_out(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_nanquantile_scalar_out_r(tl_tensor *self, double q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out) {
+    tl_tensor *r = tl_ops_nanquantile_scalar_out(self, q, dim, dim_has, keepdim, interpolation, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* nansum.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_nansum_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    tl_tensor *r = tl_ops_nansum_out(self, dim, dim_len, keepdim, dtype, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_ne_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
     tl_tensor *r = tl_ops_ne_Scalar_out(self, other, out);
@@ -2682,6 +2786,22 @@ int tl_pyabi_pow__Tensor_r(tl_tensor *self, tl_tensor *exponent) {
 /* prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_prod_int_out_r(tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out) {
     tl_tensor *r = tl_ops_prod_int_out(self, dim, keepdim, dtype, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* quantile.out(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_quantile_out_r(tl_tensor *self, tl_tensor *q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out) {
+    tl_tensor *r = tl_ops_quantile_out(self, q, dim, dim_has, keepdim, interpolation, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* quantile.scalar_out(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_quantile_scalar_out_r(tl_tensor *self, double q, int64_t dim, bool dim_has, bool keepdim, const char *interpolation, tl_tensor *out) {
+    tl_tensor *r = tl_ops_quantile_scalar_out(self, q, dim, dim_has, keepdim, interpolation, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -2938,6 +3058,22 @@ int tl_pyabi_scatter_value_out_r(tl_tensor *self, int64_t dim, tl_tensor *index,
 /* scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_scatter_value_reduce_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce, tl_tensor *out) {
     tl_tensor *r = tl_ops_scatter_value_reduce_out(self, dim, index, value, reduce, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* searchsorted.Scalar_out(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_searchsorted_Scalar_out_r(tl_tensor *sorted_sequence, tl_scalar self, bool out_int32, bool right, const char *side, tl_tensor *sorter, tl_tensor *out) {
+    tl_tensor *r = tl_ops_searchsorted_Scalar_out(sorted_sequence, self, out_int32, right, side, sorter, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* searchsorted.Tensor_out(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_searchsorted_Tensor_out_r(tl_tensor *sorted_sequence, tl_tensor *self, bool out_int32, bool right, const char *side, tl_tensor *sorter, tl_tensor *out) {
+    tl_tensor *r = tl_ops_searchsorted_Tensor_out(sorted_sequence, self, out_int32, right, side, sorter, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -3385,6 +3521,22 @@ int tl_pyabi_sub_out_r(tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_te
 /* sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_sum_IntList_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
     tl_tensor *r = tl_ops_sum_IntList_out(self, dim, dim_len, keepdim, dtype, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* take_along_dim.out(Tensor self, Tensor indices, int? dim=None, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_take_along_dim_out_r(tl_tensor *self, tl_tensor *indices, int64_t dim, bool dim_has, tl_tensor *out) {
+    tl_tensor *r = tl_ops_take_along_dim_out(self, indices, dim, dim_has, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* take.out(Tensor self, Tensor index, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_take_out_r(tl_tensor *self, tl_tensor *index, tl_tensor *out) {
+    tl_tensor *r = tl_ops_take_out(self, index, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

@@ -8,10 +8,13 @@
 #include "ops/_adaptive_avg_pool2d.h"
 #include "ops/_adaptive_avg_pool2d_backward.h"
 #include "ops/_convolution_mode.h"
+#include "ops/_cummax_helper.h"
+#include "ops/_cummin_helper.h"
 #include "ops/_index_put_impl.h"
 #include "ops/_linalg_svd.h"
 #include "ops/_log_softmax.h"
 #include "ops/_log_softmax_backward_data.h"
+#include "ops/_logcumsumexp.h"
 #include "ops/_native_batch_norm_legit.h"
 #include "ops/_native_batch_norm_legit_no_training.h"
 #include "ops/_prelu_kernel.h"
@@ -40,6 +43,7 @@
 #include "ops/allclose.h"
 #include "ops/amax.h"
 #include "ops/amin.h"
+#include "ops/aminmax.h"
 #include "ops/any.h"
 #include "ops/arange.h"
 #include "ops/arccos.h"
@@ -69,15 +73,18 @@
 #include "ops/batch_norm.h"
 #include "ops/binary_cross_entropy.h"
 #include "ops/binary_cross_entropy_backward.h"
+#include "ops/bincount.h"
 #include "ops/bitwise_and.h"
 #include "ops/bitwise_left_shift.h"
 #include "ops/bitwise_not.h"
 #include "ops/bitwise_or.h"
 #include "ops/bitwise_right_shift.h"
 #include "ops/bitwise_xor.h"
+#include "ops/block_diag.h"
 #include "ops/bmm.h"
 #include "ops/broadcast_tensors.h"
 #include "ops/broadcast_to.h"
+#include "ops/bucketize.h"
 #include "ops/cartesian_prod.h"
 #include "ops/cat.h"
 #include "ops/ceil.h"
@@ -104,6 +111,9 @@
 #include "ops/cosh.h"
 #include "ops/count_nonzero.h"
 #include "ops/cross_entropy_loss.h"
+#include "ops/cummax.h"
+#include "ops/cummaxmin_backward.h"
+#include "ops/cummin.h"
 #include "ops/cumprod.h"
 #include "ops/cumsum.h"
 #include "ops/deg2rad.h"
@@ -168,6 +178,7 @@
 #include "ops/hardtanh.h"
 #include "ops/hardtanh_backward.h"
 #include "ops/heaviside.h"
+#include "ops/histc.h"
 #include "ops/hstack.h"
 #include "ops/huber_loss.h"
 #include "ops/huber_loss_backward.h"
@@ -183,9 +194,11 @@
 #include "ops/instance_norm.h"
 #include "ops/isclose.h"
 #include "ops/isfinite.h"
+#include "ops/isin.h"
 #include "ops/isinf.h"
 #include "ops/isnan.h"
 #include "ops/kl_div.h"
+#include "ops/kthvalue.h"
 #include "ops/l1_loss.h"
 #include "ops/layer_norm.h"
 #include "ops/lcm.h"
@@ -212,6 +225,7 @@
 #include "ops/log_softmax.h"
 #include "ops/logaddexp.h"
 #include "ops/logaddexp2.h"
+#include "ops/logcumsumexp.h"
 #include "ops/logical_and.h"
 #include "ops/logical_not.h"
 #include "ops/logical_or.h"
@@ -222,6 +236,10 @@
 #include "ops/logsumexp.h"
 #include "ops/lt.h"
 #include "ops/masked_fill.h"
+#include "ops/masked_scatter.h"
+#include "ops/masked_scatter_backward.h"
+#include "ops/masked_select.h"
+#include "ops/masked_select_backward.h"
 #include "ops/matmul.h"
 #include "ops/max.h"
 #include "ops/max_pool1d.h"
@@ -231,12 +249,14 @@
 #include "ops/max_pool2d_with_indices_backward.h"
 #include "ops/maximum.h"
 #include "ops/mean.h"
+#include "ops/median.h"
 #include "ops/meshgrid.h"
 #include "ops/min.h"
 #include "ops/minimum.h"
 #include "ops/mish.h"
 #include "ops/mish_backward.h"
 #include "ops/mm.h"
+#include "ops/mode.h"
 #include "ops/moveaxis.h"
 #include "ops/movedim.h"
 #include "ops/mse_loss.h"
@@ -246,6 +266,10 @@
 #include "ops/mv.h"
 #include "ops/mvlgamma.h"
 #include "ops/nan_to_num.h"
+#include "ops/nanmean.h"
+#include "ops/nanmedian.h"
+#include "ops/nanquantile.h"
+#include "ops/nansum.h"
 #include "ops/narrow.h"
 #include "ops/native_batch_norm.h"
 #include "ops/native_batch_norm_backward.h"
@@ -276,6 +300,7 @@
 #include "ops/pow.h"
 #include "ops/prelu.h"
 #include "ops/prod.h"
+#include "ops/quantile.h"
 #include "ops/rad2deg.h"
 #include "ops/rand.h"
 #include "ops/randint.h"
@@ -290,6 +315,7 @@
 #include "ops/relu6.h"
 #include "ops/remainder.h"
 #include "ops/repeat.h"
+#include "ops/repeat_interleave.h"
 #include "ops/replication_pad1d.h"
 #include "ops/replication_pad1d_backward.h"
 #include "ops/replication_pad2d.h"
@@ -307,6 +333,7 @@
 #include "ops/scaled_dot_product_attention.h"
 #include "ops/scatter.h"
 #include "ops/scatter_add.h"
+#include "ops/searchsorted.h"
 #include "ops/select.h"
 #include "ops/select_backward.h"
 #include "ops/selu.h"
@@ -362,6 +389,8 @@
 #include "ops/sub.h"
 #include "ops/sum.h"
 #include "ops/t.h"
+#include "ops/take.h"
+#include "ops/take_along_dim.h"
 #include "ops/tan.h"
 #include "ops/tanh.h"
 #include "ops/threshold.h"
@@ -380,6 +409,7 @@
 #include "ops/type_as.h"
 #include "ops/unbind.h"
 #include "ops/unflatten.h"
+#include "ops/unique_consecutive.h"
 #include "ops/unsqueeze.h"
 #include "ops/var.h"
 #include "ops/var_mean.h"
@@ -781,6 +811,36 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_special_log_softmax() != 0) return -1;
     if (tl_ops_register_special_softmax() != 0) return -1;
     if (tl_ops_register_special_xlog1py() != 0) return -1;
+    if (tl_ops_register_kthvalue() != 0) return -1;
+    if (tl_ops_register_median() != 0) return -1;
+    if (tl_ops_register_nanmedian() != 0) return -1;
+    if (tl_ops_register_mode() != 0) return -1;
+    if (tl_ops_register_cummax() != 0) return -1;
+    if (tl_ops_register__cummax_helper() != 0) return -1;
+    if (tl_ops_register_cummin() != 0) return -1;
+    if (tl_ops_register__cummin_helper() != 0) return -1;
+    if (tl_ops_register_cummaxmin_backward() != 0) return -1;
+    if (tl_ops_register_aminmax() != 0) return -1;
+    if (tl_ops_register_nansum() != 0) return -1;
+    if (tl_ops_register_nanmean() != 0) return -1;
+    if (tl_ops_register_masked_select() != 0) return -1;
+    if (tl_ops_register_masked_select_backward() != 0) return -1;
+    if (tl_ops_register_take() != 0) return -1;
+    if (tl_ops_register_take_along_dim() != 0) return -1;
+    if (tl_ops_register_searchsorted() != 0) return -1;
+    if (tl_ops_register_bucketize() != 0) return -1;
+    if (tl_ops_register_bincount() != 0) return -1;
+    if (tl_ops_register_histc() != 0) return -1;
+    if (tl_ops_register_isin() != 0) return -1;
+    if (tl_ops_register_repeat_interleave() != 0) return -1;
+    if (tl_ops_register_masked_scatter() != 0) return -1;
+    if (tl_ops_register_masked_scatter_backward() != 0) return -1;
+    if (tl_ops_register__logcumsumexp() != 0) return -1;
+    if (tl_ops_register_logcumsumexp() != 0) return -1;
+    if (tl_ops_register_quantile() != 0) return -1;
+    if (tl_ops_register_nanquantile() != 0) return -1;
+    if (tl_ops_register_block_diag() != 0) return -1;
+    if (tl_ops_register_unique_consecutive() != 0) return -1;
     done = 1;
     return 0;
 }

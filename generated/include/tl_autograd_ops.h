@@ -268,5 +268,27 @@ int tl_autograd_register_lcm(void);
 int tl_autograd_register_ldexp(void);
 int tl_autograd_register_special_entr(void);
 int tl_autograd_register_special_xlog1py(void);
+int tl_autograd_register_kthvalue(void);
+int tl_autograd_register_median(void);
+int tl_autograd_register_nanmedian(void);
+int tl_autograd_register_mode(void);
+int tl_autograd_register_cummax(void);
+int tl_autograd_register_cummin(void);
+int tl_autograd_register_aminmax(void);
+int tl_autograd_register_nansum(void);
+int tl_autograd_register_masked_select(void);
+int tl_autograd_register_take(void);
+int tl_autograd_register_searchsorted(void);
+int tl_autograd_register_bucketize(void);
+int tl_autograd_register_bincount(void);
+int tl_autograd_register_histc(void);
+int tl_autograd_register_isin(void);
+int tl_autograd_register_repeat_interleave(void);
+int tl_autograd_register_masked_scatter(void);
+int tl_autograd_register_masked_scatter_backward(void);
+int tl_autograd_register__logcumsumexp(void);
+int tl_autograd_register_logcumsumexp(void);
+int tl_autograd_register_block_diag(void);
+int tl_autograd_register_unique_consecutive(void);
 
 #endif

@@ -71,11 +71,14 @@ from torchlet._pyargs import (
 __all__ = [
     "_adaptive_avg_pool2d",
     "_convolution_mode",
+    "_cummax_helper",
+    "_cummin_helper",
     "_index_put_impl",
     "_index_put_impl_",
     "_linalg_svd",
     "_log_softmax",
     "_log_softmax_backward_data",
+    "_logcumsumexp",
     "_native_batch_norm_legit",
     "_native_batch_norm_legit_no_training",
     "_prelu_kernel",
@@ -103,6 +106,7 @@ __all__ = [
     "allclose",
     "amax",
     "amin",
+    "aminmax",
     "any",
     "arange",
     "arccos",
@@ -138,15 +142,18 @@ __all__ = [
     "avg_pool1d",
     "baddbmm",
     "batch_norm",
+    "bincount",
     "bitwise_and",
     "bitwise_left_shift",
     "bitwise_not",
     "bitwise_or",
     "bitwise_right_shift",
     "bitwise_xor",
+    "block_diag",
     "bmm",
     "broadcast_tensors",
     "broadcast_to",
+    "bucketize",
     "cartesian_prod",
     "cat",
     "ceil",
@@ -178,6 +185,9 @@ __all__ = [
     "cosh",
     "cosh_",
     "count_nonzero",
+    "cummax",
+    "cummaxmin_backward",
+    "cummin",
     "cumprod",
     "cumsum",
     "deg2rad",
@@ -238,6 +248,7 @@ __all__ = [
     "hardshrink",
     "hardshrink_backward",
     "heaviside",
+    "histc",
     "hstack",
     "hypot",
     "i0",
@@ -253,9 +264,11 @@ __all__ = [
     "instance_norm",
     "isclose",
     "isfinite",
+    "isin",
     "isinf",
     "isnan",
     "kl_div",
+    "kthvalue",
     "layer_norm",
     "lcm",
     "lcm_",
@@ -276,6 +289,7 @@ __all__ = [
     "log_softmax",
     "logaddexp",
     "logaddexp2",
+    "logcumsumexp",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -287,6 +301,10 @@ __all__ = [
     "logsumexp",
     "lt",
     "masked_fill",
+    "masked_scatter",
+    "masked_scatter_backward",
+    "masked_select",
+    "masked_select_backward",
     "matmul",
     "max",
     "max_pool1d",
@@ -294,10 +312,12 @@ __all__ = [
     "max_pool2d",
     "maximum",
     "mean",
+    "median",
     "meshgrid",
     "min",
     "minimum",
     "mm",
+    "mode",
     "moveaxis",
     "movedim",
     "msort",
@@ -306,6 +326,10 @@ __all__ = [
     "mvlgamma",
     "nan_to_num",
     "nan_to_num_",
+    "nanmean",
+    "nanmedian",
+    "nanquantile",
+    "nansum",
     "narrow",
     "native_batch_norm",
     "native_batch_norm_backward",
@@ -328,6 +352,7 @@ __all__ = [
     "pow",
     "prelu",
     "prod",
+    "quantile",
     "rad2deg",
     "rad2deg_",
     "rand",
@@ -339,6 +364,7 @@ __all__ = [
     "relu",
     "relu_",
     "remainder",
+    "repeat_interleave",
     "reshape",
     "rms_norm",
     "roll",
@@ -351,6 +377,7 @@ __all__ = [
     "rsub",
     "scatter",
     "scatter_add",
+    "searchsorted",
     "select",
     "select_backward",
     "selu",
@@ -379,6 +406,8 @@ __all__ = [
     "sub",
     "sum",
     "t",
+    "take",
+    "take_along_dim",
     "tan",
     "tan_",
     "tanh",
@@ -399,6 +428,7 @@ __all__ = [
     "trunc_",
     "unbind",
     "unflatten",
+    "unique_consecutive",
     "unsqueeze",
     "var",
     "var_mean",
@@ -436,6 +466,8 @@ def bind(tensor_cls):
 _C__adaptive_avg_pool2d = getattr(_lib, "tl_ops__adaptive_avg_pool2d", None) or _missing_c("tl_ops__adaptive_avg_pool2d")
 _C__adaptive_avg_pool2d_backward = getattr(_lib, "tl_ops__adaptive_avg_pool2d_backward", None) or _missing_c("tl_ops__adaptive_avg_pool2d_backward")
 _C__convolution_mode = getattr(_lib, "tl_ops__convolution_mode", None) or _missing_c("tl_ops__convolution_mode")
+_C__cummax_helper = getattr(_lib, "tl_ops__cummax_helper", None) or _missing_c("tl_ops__cummax_helper")
+_C__cummin_helper = getattr(_lib, "tl_ops__cummin_helper", None) or _missing_c("tl_ops__cummin_helper")
 _C__index_put_impl = getattr(_lib, "tl_ops__index_put_impl", None) or _missing_c("tl_ops__index_put_impl")
 _C__index_put_impl_ = getattr(_lib, "tl_ops__index_put_impl_", None) or _missing_c("tl_ops__index_put_impl_")
 _C__index_put_impl_out = getattr(_lib, "tl_ops__index_put_impl_out", None) or _missing_c("tl_ops__index_put_impl_out")
@@ -445,6 +477,8 @@ _C__log_softmax = getattr(_lib, "tl_ops__log_softmax", None) or _missing_c("tl_o
 _C__log_softmax_backward_data = getattr(_lib, "tl_ops__log_softmax_backward_data", None) or _missing_c("tl_ops__log_softmax_backward_data")
 _C__log_softmax_backward_data_out = getattr(_lib, "tl_ops__log_softmax_backward_data_out", None) or _missing_c("tl_ops__log_softmax_backward_data_out")
 _C__log_softmax_out = getattr(_lib, "tl_ops__log_softmax_out", None) or _missing_c("tl_ops__log_softmax_out")
+_C__logcumsumexp = getattr(_lib, "tl_ops__logcumsumexp", None) or _missing_c("tl_ops__logcumsumexp")
+_C__logcumsumexp_out = getattr(_lib, "tl_ops__logcumsumexp_out", None) or _missing_c("tl_ops__logcumsumexp_out")
 _C__native_batch_norm_legit = getattr(_lib, "tl_ops__native_batch_norm_legit", None) or _missing_c("tl_ops__native_batch_norm_legit")
 _C__native_batch_norm_legit_no_stats = getattr(_lib, "tl_ops__native_batch_norm_legit_no_stats", None) or _missing_c("tl_ops__native_batch_norm_legit_no_stats")
 _C__native_batch_norm_legit_no_training = getattr(_lib, "tl_ops__native_batch_norm_legit_no_training", None) or _missing_c("tl_ops__native_batch_norm_legit_no_training")
@@ -499,6 +533,8 @@ _C_amax = getattr(_lib, "tl_ops_amax", None) or _missing_c("tl_ops_amax")
 _C_amax_out = getattr(_lib, "tl_ops_amax_out", None) or _missing_c("tl_ops_amax_out")
 _C_amin = getattr(_lib, "tl_ops_amin", None) or _missing_c("tl_ops_amin")
 _C_amin_out = getattr(_lib, "tl_ops_amin_out", None) or _missing_c("tl_ops_amin_out")
+_C_aminmax = getattr(_lib, "tl_ops_aminmax", None) or _missing_c("tl_ops_aminmax")
+_C_aminmax_out = getattr(_lib, "tl_ops_aminmax_out", None) or _missing_c("tl_ops_aminmax_out")
 _C_any = getattr(_lib, "tl_ops_any", None) or _missing_c("tl_ops_any")
 _C_any_all_out = getattr(_lib, "tl_ops_any_all_out", None) or _missing_c("tl_ops_any_all_out")
 _C_any_dim = getattr(_lib, "tl_ops_any_dim", None) or _missing_c("tl_ops_any_dim")
@@ -573,6 +609,7 @@ _C_baddbmm_out = getattr(_lib, "tl_ops_baddbmm_out", None) or _missing_c("tl_ops
 _C_batch_norm = getattr(_lib, "tl_ops_batch_norm", None) or _missing_c("tl_ops_batch_norm")
 _C_binary_cross_entropy = getattr(_lib, "tl_ops_binary_cross_entropy", None) or _missing_c("tl_ops_binary_cross_entropy")
 _C_binary_cross_entropy_backward = getattr(_lib, "tl_ops_binary_cross_entropy_backward", None) or _missing_c("tl_ops_binary_cross_entropy_backward")
+_C_bincount = getattr(_lib, "tl_ops_bincount", None) or _missing_c("tl_ops_bincount")
 _C_bitwise_and_Scalar = getattr(_lib, "tl_ops_bitwise_and_Scalar", None) or _missing_c("tl_ops_bitwise_and_Scalar")
 _C_bitwise_and_Scalar_Tensor = getattr(_lib, "tl_ops_bitwise_and_Scalar_Tensor", None) or _missing_c("tl_ops_bitwise_and_Scalar_Tensor")
 _C_bitwise_and_Scalar_Tensor_out = getattr(_lib, "tl_ops_bitwise_and_Scalar_Tensor_out", None) or _missing_c("tl_ops_bitwise_and_Scalar_Tensor_out")
@@ -616,12 +653,16 @@ _C_bitwise_xor_Tensor = getattr(_lib, "tl_ops_bitwise_xor_Tensor", None) or _mis
 _C_bitwise_xor_Tensor_out = getattr(_lib, "tl_ops_bitwise_xor_Tensor_out", None) or _missing_c("tl_ops_bitwise_xor_Tensor_out")
 _C_bitwise_xor__Scalar = getattr(_lib, "tl_ops_bitwise_xor__Scalar", None) or _missing_c("tl_ops_bitwise_xor__Scalar")
 _C_bitwise_xor__Tensor = getattr(_lib, "tl_ops_bitwise_xor__Tensor", None) or _missing_c("tl_ops_bitwise_xor__Tensor")
+_C_block_diag = getattr(_lib, "tl_ops_block_diag", None) or _missing_c("tl_ops_block_diag")
 _C_bmm = getattr(_lib, "tl_ops_bmm", None) or _missing_c("tl_ops_bmm")
 _C_bmm_dtype = getattr(_lib, "tl_ops_bmm_dtype", None) or _missing_c("tl_ops_bmm_dtype")
 _C_bmm_dtype_out = getattr(_lib, "tl_ops_bmm_dtype_out", None) or _missing_c("tl_ops_bmm_dtype_out")
 _C_bmm_out = getattr(_lib, "tl_ops_bmm_out", None) or _missing_c("tl_ops_bmm_out")
 _C_broadcast_tensors = getattr(_lib, "tl_ops_broadcast_tensors", None) or _missing_c("tl_ops_broadcast_tensors")
 _C_broadcast_to = getattr(_lib, "tl_ops_broadcast_to", None) or _missing_c("tl_ops_broadcast_to")
+_C_bucketize_Scalar = getattr(_lib, "tl_ops_bucketize_Scalar", None) or _missing_c("tl_ops_bucketize_Scalar")
+_C_bucketize_Tensor = getattr(_lib, "tl_ops_bucketize_Tensor", None) or _missing_c("tl_ops_bucketize_Tensor")
+_C_bucketize_Tensor_out = getattr(_lib, "tl_ops_bucketize_Tensor_out", None) or _missing_c("tl_ops_bucketize_Tensor_out")
 _C_cartesian_prod = getattr(_lib, "tl_ops_cartesian_prod", None) or _missing_c("tl_ops_cartesian_prod")
 _C_cat = getattr(_lib, "tl_ops_cat", None) or _missing_c("tl_ops_cat")
 _C_cat_out = getattr(_lib, "tl_ops_cat_out", None) or _missing_c("tl_ops_cat_out")
@@ -682,6 +723,11 @@ _C_cosh_out = getattr(_lib, "tl_ops_cosh_out", None) or _missing_c("tl_ops_cosh_
 _C_count_nonzero = getattr(_lib, "tl_ops_count_nonzero", None) or _missing_c("tl_ops_count_nonzero")
 _C_count_nonzero_dim_IntList = getattr(_lib, "tl_ops_count_nonzero_dim_IntList", None) or _missing_c("tl_ops_count_nonzero_dim_IntList")
 _C_cross_entropy_loss = getattr(_lib, "tl_ops_cross_entropy_loss", None) or _missing_c("tl_ops_cross_entropy_loss")
+_C_cummax = getattr(_lib, "tl_ops_cummax", None) or _missing_c("tl_ops_cummax")
+_C_cummax_out = getattr(_lib, "tl_ops_cummax_out", None) or _missing_c("tl_ops_cummax_out")
+_C_cummaxmin_backward = getattr(_lib, "tl_ops_cummaxmin_backward", None) or _missing_c("tl_ops_cummaxmin_backward")
+_C_cummin = getattr(_lib, "tl_ops_cummin", None) or _missing_c("tl_ops_cummin")
+_C_cummin_out = getattr(_lib, "tl_ops_cummin_out", None) or _missing_c("tl_ops_cummin_out")
 _C_cumprod = getattr(_lib, "tl_ops_cumprod", None) or _missing_c("tl_ops_cumprod")
 _C_cumprod_ = getattr(_lib, "tl_ops_cumprod_", None) or _missing_c("tl_ops_cumprod_")
 _C_cumprod_out = getattr(_lib, "tl_ops_cumprod_out", None) or _missing_c("tl_ops_cumprod_out")
@@ -840,6 +886,8 @@ _C_hardtanh_out = getattr(_lib, "tl_ops_hardtanh_out", None) or _missing_c("tl_o
 _C_heaviside = getattr(_lib, "tl_ops_heaviside", None) or _missing_c("tl_ops_heaviside")
 _C_heaviside_ = getattr(_lib, "tl_ops_heaviside_", None) or _missing_c("tl_ops_heaviside_")
 _C_heaviside_out = getattr(_lib, "tl_ops_heaviside_out", None) or _missing_c("tl_ops_heaviside_out")
+_C_histc = getattr(_lib, "tl_ops_histc", None) or _missing_c("tl_ops_histc")
+_C_histc_out = getattr(_lib, "tl_ops_histc_out", None) or _missing_c("tl_ops_histc_out")
 _C_hstack = getattr(_lib, "tl_ops_hstack", None) or _missing_c("tl_ops_hstack")
 _C_hstack_out = getattr(_lib, "tl_ops_hstack_out", None) or _missing_c("tl_ops_hstack_out")
 _C_huber_loss = getattr(_lib, "tl_ops_huber_loss", None) or _missing_c("tl_ops_huber_loss")
@@ -869,9 +917,17 @@ _C_index_select_out = getattr(_lib, "tl_ops_index_select_out", None) or _missing
 _C_instance_norm = getattr(_lib, "tl_ops_instance_norm", None) or _missing_c("tl_ops_instance_norm")
 _C_isclose = getattr(_lib, "tl_ops_isclose", None) or _missing_c("tl_ops_isclose")
 _C_isfinite = getattr(_lib, "tl_ops_isfinite", None) or _missing_c("tl_ops_isfinite")
+_C_isin_Scalar_Tensor = getattr(_lib, "tl_ops_isin_Scalar_Tensor", None) or _missing_c("tl_ops_isin_Scalar_Tensor")
+_C_isin_Scalar_Tensor_out = getattr(_lib, "tl_ops_isin_Scalar_Tensor_out", None) or _missing_c("tl_ops_isin_Scalar_Tensor_out")
+_C_isin_Tensor_Scalar = getattr(_lib, "tl_ops_isin_Tensor_Scalar", None) or _missing_c("tl_ops_isin_Tensor_Scalar")
+_C_isin_Tensor_Scalar_out = getattr(_lib, "tl_ops_isin_Tensor_Scalar_out", None) or _missing_c("tl_ops_isin_Tensor_Scalar_out")
+_C_isin_Tensor_Tensor = getattr(_lib, "tl_ops_isin_Tensor_Tensor", None) or _missing_c("tl_ops_isin_Tensor_Tensor")
+_C_isin_Tensor_Tensor_out = getattr(_lib, "tl_ops_isin_Tensor_Tensor_out", None) or _missing_c("tl_ops_isin_Tensor_Tensor_out")
 _C_isinf = getattr(_lib, "tl_ops_isinf", None) or _missing_c("tl_ops_isinf")
 _C_isnan = getattr(_lib, "tl_ops_isnan", None) or _missing_c("tl_ops_isnan")
 _C_kl_div = getattr(_lib, "tl_ops_kl_div", None) or _missing_c("tl_ops_kl_div")
+_C_kthvalue = getattr(_lib, "tl_ops_kthvalue", None) or _missing_c("tl_ops_kthvalue")
+_C_kthvalue_values = getattr(_lib, "tl_ops_kthvalue_values", None) or _missing_c("tl_ops_kthvalue_values")
 _C_l1_loss = getattr(_lib, "tl_ops_l1_loss", None) or _missing_c("tl_ops_l1_loss")
 _C_layer_norm = getattr(_lib, "tl_ops_layer_norm", None) or _missing_c("tl_ops_layer_norm")
 _C_lcm = getattr(_lib, "tl_ops_lcm", None) or _missing_c("tl_ops_lcm")
@@ -938,6 +994,8 @@ _C_logaddexp = getattr(_lib, "tl_ops_logaddexp", None) or _missing_c("tl_ops_log
 _C_logaddexp2 = getattr(_lib, "tl_ops_logaddexp2", None) or _missing_c("tl_ops_logaddexp2")
 _C_logaddexp2_out = getattr(_lib, "tl_ops_logaddexp2_out", None) or _missing_c("tl_ops_logaddexp2_out")
 _C_logaddexp_out = getattr(_lib, "tl_ops_logaddexp_out", None) or _missing_c("tl_ops_logaddexp_out")
+_C_logcumsumexp = getattr(_lib, "tl_ops_logcumsumexp", None) or _missing_c("tl_ops_logcumsumexp")
+_C_logcumsumexp_out = getattr(_lib, "tl_ops_logcumsumexp_out", None) or _missing_c("tl_ops_logcumsumexp_out")
 _C_logical_and = getattr(_lib, "tl_ops_logical_and", None) or _missing_c("tl_ops_logical_and")
 _C_logical_and_ = getattr(_lib, "tl_ops_logical_and_", None) or _missing_c("tl_ops_logical_and_")
 _C_logical_and_out = getattr(_lib, "tl_ops_logical_and_out", None) or _missing_c("tl_ops_logical_and_out")
@@ -968,6 +1026,12 @@ _C_masked_fill_Scalar = getattr(_lib, "tl_ops_masked_fill_Scalar", None) or _mis
 _C_masked_fill_Tensor = getattr(_lib, "tl_ops_masked_fill_Tensor", None) or _missing_c("tl_ops_masked_fill_Tensor")
 _C_masked_fill__Scalar = getattr(_lib, "tl_ops_masked_fill__Scalar", None) or _missing_c("tl_ops_masked_fill__Scalar")
 _C_masked_fill__Tensor = getattr(_lib, "tl_ops_masked_fill__Tensor", None) or _missing_c("tl_ops_masked_fill__Tensor")
+_C_masked_scatter = getattr(_lib, "tl_ops_masked_scatter", None) or _missing_c("tl_ops_masked_scatter")
+_C_masked_scatter_ = getattr(_lib, "tl_ops_masked_scatter_", None) or _missing_c("tl_ops_masked_scatter_")
+_C_masked_scatter_backward = getattr(_lib, "tl_ops_masked_scatter_backward", None) or _missing_c("tl_ops_masked_scatter_backward")
+_C_masked_select = getattr(_lib, "tl_ops_masked_select", None) or _missing_c("tl_ops_masked_select")
+_C_masked_select_backward = getattr(_lib, "tl_ops_masked_select_backward", None) or _missing_c("tl_ops_masked_select_backward")
+_C_masked_select_out = getattr(_lib, "tl_ops_masked_select_out", None) or _missing_c("tl_ops_masked_select_out")
 _C_matmul = getattr(_lib, "tl_ops_matmul", None) or _missing_c("tl_ops_matmul")
 _C_matmul_out = getattr(_lib, "tl_ops_matmul_out", None) or _missing_c("tl_ops_matmul_out")
 _C_max = getattr(_lib, "tl_ops_max", None) or _missing_c("tl_ops_max")
@@ -988,6 +1052,9 @@ _C_mean = getattr(_lib, "tl_ops_mean", None) or _missing_c("tl_ops_mean")
 _C_mean_dim = getattr(_lib, "tl_ops_mean_dim", None) or _missing_c("tl_ops_mean_dim")
 _C_mean_dtype_out = getattr(_lib, "tl_ops_mean_dtype_out", None) or _missing_c("tl_ops_mean_dtype_out")
 _C_mean_out = getattr(_lib, "tl_ops_mean_out", None) or _missing_c("tl_ops_mean_out")
+_C_median = getattr(_lib, "tl_ops_median", None) or _missing_c("tl_ops_median")
+_C_median_dim = getattr(_lib, "tl_ops_median_dim", None) or _missing_c("tl_ops_median_dim")
+_C_median_dim_values = getattr(_lib, "tl_ops_median_dim_values", None) or _missing_c("tl_ops_median_dim_values")
 _C_meshgrid = getattr(_lib, "tl_ops_meshgrid", None) or _missing_c("tl_ops_meshgrid")
 _C_meshgrid_indexing = getattr(_lib, "tl_ops_meshgrid_indexing", None) or _missing_c("tl_ops_meshgrid_indexing")
 _C_min = getattr(_lib, "tl_ops_min", None) or _missing_c("tl_ops_min")
@@ -1006,6 +1073,8 @@ _C_mm = getattr(_lib, "tl_ops_mm", None) or _missing_c("tl_ops_mm")
 _C_mm_dtype = getattr(_lib, "tl_ops_mm_dtype", None) or _missing_c("tl_ops_mm_dtype")
 _C_mm_dtype_out = getattr(_lib, "tl_ops_mm_dtype_out", None) or _missing_c("tl_ops_mm_dtype_out")
 _C_mm_out = getattr(_lib, "tl_ops_mm_out", None) or _missing_c("tl_ops_mm_out")
+_C_mode = getattr(_lib, "tl_ops_mode", None) or _missing_c("tl_ops_mode")
+_C_mode_values = getattr(_lib, "tl_ops_mode_values", None) or _missing_c("tl_ops_mode_values")
 _C_moveaxis_int = getattr(_lib, "tl_ops_moveaxis_int", None) or _missing_c("tl_ops_moveaxis_int")
 _C_moveaxis_intlist = getattr(_lib, "tl_ops_moveaxis_intlist", None) or _missing_c("tl_ops_moveaxis_intlist")
 _C_movedim_int = getattr(_lib, "tl_ops_movedim_int", None) or _missing_c("tl_ops_movedim_int")
@@ -1026,6 +1095,17 @@ _C_mvlgamma_out = getattr(_lib, "tl_ops_mvlgamma_out", None) or _missing_c("tl_o
 _C_nan_to_num = getattr(_lib, "tl_ops_nan_to_num", None) or _missing_c("tl_ops_nan_to_num")
 _C_nan_to_num_ = getattr(_lib, "tl_ops_nan_to_num_", None) or _missing_c("tl_ops_nan_to_num_")
 _C_nan_to_num_out = getattr(_lib, "tl_ops_nan_to_num_out", None) or _missing_c("tl_ops_nan_to_num_out")
+_C_nanmean = getattr(_lib, "tl_ops_nanmean", None) or _missing_c("tl_ops_nanmean")
+_C_nanmean_out = getattr(_lib, "tl_ops_nanmean_out", None) or _missing_c("tl_ops_nanmean_out")
+_C_nanmedian = getattr(_lib, "tl_ops_nanmedian", None) or _missing_c("tl_ops_nanmedian")
+_C_nanmedian_dim = getattr(_lib, "tl_ops_nanmedian_dim", None) or _missing_c("tl_ops_nanmedian_dim")
+_C_nanmedian_dim_values = getattr(_lib, "tl_ops_nanmedian_dim_values", None) or _missing_c("tl_ops_nanmedian_dim_values")
+_C_nanquantile = getattr(_lib, "tl_ops_nanquantile", None) or _missing_c("tl_ops_nanquantile")
+_C_nanquantile_out = getattr(_lib, "tl_ops_nanquantile_out", None) or _missing_c("tl_ops_nanquantile_out")
+_C_nanquantile_scalar = getattr(_lib, "tl_ops_nanquantile_scalar", None) or _missing_c("tl_ops_nanquantile_scalar")
+_C_nanquantile_scalar_out = getattr(_lib, "tl_ops_nanquantile_scalar_out", None) or _missing_c("tl_ops_nanquantile_scalar_out")
+_C_nansum = getattr(_lib, "tl_ops_nansum", None) or _missing_c("tl_ops_nansum")
+_C_nansum_out = getattr(_lib, "tl_ops_nansum_out", None) or _missing_c("tl_ops_nansum_out")
 _C_narrow = getattr(_lib, "tl_ops_narrow", None) or _missing_c("tl_ops_narrow")
 _C_narrow_Tensor = getattr(_lib, "tl_ops_narrow_Tensor", None) or _missing_c("tl_ops_narrow_Tensor")
 _C_native_batch_norm = getattr(_lib, "tl_ops_native_batch_norm", None) or _missing_c("tl_ops_native_batch_norm")
@@ -1082,6 +1162,10 @@ _C_prelu = getattr(_lib, "tl_ops_prelu", None) or _missing_c("tl_ops_prelu")
 _C_prod = getattr(_lib, "tl_ops_prod", None) or _missing_c("tl_ops_prod")
 _C_prod_dim_int = getattr(_lib, "tl_ops_prod_dim_int", None) or _missing_c("tl_ops_prod_dim_int")
 _C_prod_int_out = getattr(_lib, "tl_ops_prod_int_out", None) or _missing_c("tl_ops_prod_int_out")
+_C_quantile = getattr(_lib, "tl_ops_quantile", None) or _missing_c("tl_ops_quantile")
+_C_quantile_out = getattr(_lib, "tl_ops_quantile_out", None) or _missing_c("tl_ops_quantile_out")
+_C_quantile_scalar = getattr(_lib, "tl_ops_quantile_scalar", None) or _missing_c("tl_ops_quantile_scalar")
+_C_quantile_scalar_out = getattr(_lib, "tl_ops_quantile_scalar_out", None) or _missing_c("tl_ops_quantile_scalar_out")
 _C_rad2deg = getattr(_lib, "tl_ops_rad2deg", None) or _missing_c("tl_ops_rad2deg")
 _C_rad2deg_ = getattr(_lib, "tl_ops_rad2deg_", None) or _missing_c("tl_ops_rad2deg_")
 _C_rad2deg_out = getattr(_lib, "tl_ops_rad2deg_out", None) or _missing_c("tl_ops_rad2deg_out")
@@ -1118,6 +1202,9 @@ _C_remainder_Tensor_out = getattr(_lib, "tl_ops_remainder_Tensor_out", None) or 
 _C_remainder__Scalar = getattr(_lib, "tl_ops_remainder__Scalar", None) or _missing_c("tl_ops_remainder__Scalar")
 _C_remainder__Tensor = getattr(_lib, "tl_ops_remainder__Tensor", None) or _missing_c("tl_ops_remainder__Tensor")
 _C_repeat = getattr(_lib, "tl_ops_repeat", None) or _missing_c("tl_ops_repeat")
+_C_repeat_interleave_Tensor = getattr(_lib, "tl_ops_repeat_interleave_Tensor", None) or _missing_c("tl_ops_repeat_interleave_Tensor")
+_C_repeat_interleave_self_Tensor = getattr(_lib, "tl_ops_repeat_interleave_self_Tensor", None) or _missing_c("tl_ops_repeat_interleave_self_Tensor")
+_C_repeat_interleave_self_int = getattr(_lib, "tl_ops_repeat_interleave_self_int", None) or _missing_c("tl_ops_repeat_interleave_self_int")
 _C_replication_pad1d = getattr(_lib, "tl_ops_replication_pad1d", None) or _missing_c("tl_ops_replication_pad1d")
 _C_replication_pad1d_backward = getattr(_lib, "tl_ops_replication_pad1d_backward", None) or _missing_c("tl_ops_replication_pad1d_backward")
 _C_replication_pad2d = getattr(_lib, "tl_ops_replication_pad2d", None) or _missing_c("tl_ops_replication_pad2d")
@@ -1158,6 +1245,10 @@ _C_scatter_value = getattr(_lib, "tl_ops_scatter_value", None) or _missing_c("tl
 _C_scatter_value_out = getattr(_lib, "tl_ops_scatter_value_out", None) or _missing_c("tl_ops_scatter_value_out")
 _C_scatter_value_reduce = getattr(_lib, "tl_ops_scatter_value_reduce", None) or _missing_c("tl_ops_scatter_value_reduce")
 _C_scatter_value_reduce_out = getattr(_lib, "tl_ops_scatter_value_reduce_out", None) or _missing_c("tl_ops_scatter_value_reduce_out")
+_C_searchsorted_Scalar = getattr(_lib, "tl_ops_searchsorted_Scalar", None) or _missing_c("tl_ops_searchsorted_Scalar")
+_C_searchsorted_Scalar_out = getattr(_lib, "tl_ops_searchsorted_Scalar_out", None) or _missing_c("tl_ops_searchsorted_Scalar_out")
+_C_searchsorted_Tensor = getattr(_lib, "tl_ops_searchsorted_Tensor", None) or _missing_c("tl_ops_searchsorted_Tensor")
+_C_searchsorted_Tensor_out = getattr(_lib, "tl_ops_searchsorted_Tensor_out", None) or _missing_c("tl_ops_searchsorted_Tensor_out")
 _C_select_backward = getattr(_lib, "tl_ops_select_backward", None) or _missing_c("tl_ops_select_backward")
 _C_select_int = getattr(_lib, "tl_ops_select_int", None) or _missing_c("tl_ops_select_int")
 _C_selu = getattr(_lib, "tl_ops_selu", None) or _missing_c("tl_ops_selu")
@@ -1278,6 +1369,10 @@ _C_sum = getattr(_lib, "tl_ops_sum", None) or _missing_c("tl_ops_sum")
 _C_sum_IntList_out = getattr(_lib, "tl_ops_sum_IntList_out", None) or _missing_c("tl_ops_sum_IntList_out")
 _C_sum_dim_IntList = getattr(_lib, "tl_ops_sum_dim_IntList", None) or _missing_c("tl_ops_sum_dim_IntList")
 _C_t = getattr(_lib, "tl_ops_t", None) or _missing_c("tl_ops_t")
+_C_take = getattr(_lib, "tl_ops_take", None) or _missing_c("tl_ops_take")
+_C_take_along_dim = getattr(_lib, "tl_ops_take_along_dim", None) or _missing_c("tl_ops_take_along_dim")
+_C_take_along_dim_out = getattr(_lib, "tl_ops_take_along_dim_out", None) or _missing_c("tl_ops_take_along_dim_out")
+_C_take_out = getattr(_lib, "tl_ops_take_out", None) or _missing_c("tl_ops_take_out")
 _C_tan = getattr(_lib, "tl_ops_tan", None) or _missing_c("tl_ops_tan")
 _C_tan_ = getattr(_lib, "tl_ops_tan_", None) or _missing_c("tl_ops_tan_")
 _C_tan_out = getattr(_lib, "tl_ops_tan_out", None) or _missing_c("tl_ops_tan_out")
@@ -1312,6 +1407,7 @@ _C_trunc_out = getattr(_lib, "tl_ops_trunc_out", None) or _missing_c("tl_ops_tru
 _C_type_as = getattr(_lib, "tl_ops_type_as", None) or _missing_c("tl_ops_type_as")
 _C_unbind_int = getattr(_lib, "tl_ops_unbind_int", None) or _missing_c("tl_ops_unbind_int")
 _C_unflatten_int = getattr(_lib, "tl_ops_unflatten_int", None) or _missing_c("tl_ops_unflatten_int")
+_C_unique_consecutive = getattr(_lib, "tl_ops_unique_consecutive", None) or _missing_c("tl_ops_unique_consecutive")
 _C_unsqueeze = getattr(_lib, "tl_ops_unsqueeze", None) or _missing_c("tl_ops_unsqueeze")
 _C_var = getattr(_lib, "tl_ops_var", None) or _missing_c("tl_ops_var")
 _C_var_correction = getattr(_lib, "tl_ops_var_correction", None) or _missing_c("tl_ops_var_correction")
@@ -1352,6 +1448,7 @@ _P__index_put_impl__r = getattr(_lib, "tl_pyabi__index_put_impl__r", None) or _m
 _P__index_put_impl_out_r = getattr(_lib, "tl_pyabi__index_put_impl_out_r", None) or _missing_c("tl_pyabi__index_put_impl_out_r")
 _P__log_softmax_backward_data_out_r = getattr(_lib, "tl_pyabi__log_softmax_backward_data_out_r", None) or _missing_c("tl_pyabi__log_softmax_backward_data_out_r")
 _P__log_softmax_out_r = getattr(_lib, "tl_pyabi__log_softmax_out_r", None) or _missing_c("tl_pyabi__log_softmax_out_r")
+_P__logcumsumexp_out_r = getattr(_lib, "tl_pyabi__logcumsumexp_out_r", None) or _missing_c("tl_pyabi__logcumsumexp_out_r")
 _P__softmax_backward_data_out_r = getattr(_lib, "tl_pyabi__softmax_backward_data_out_r", None) or _missing_c("tl_pyabi__softmax_backward_data_out_r")
 _P__softmax_out_r = getattr(_lib, "tl_pyabi__softmax_out_r", None) or _missing_c("tl_pyabi__softmax_out_r")
 _P_abs__r = getattr(_lib, "tl_pyabi_abs__r", None) or _missing_c("tl_pyabi_abs__r")
@@ -1443,6 +1540,7 @@ _P_bitwise_xor__Scalar_r = getattr(_lib, "tl_pyabi_bitwise_xor__Scalar_r", None)
 _P_bitwise_xor__Tensor_r = getattr(_lib, "tl_pyabi_bitwise_xor__Tensor_r", None) or _missing_c("tl_pyabi_bitwise_xor__Tensor_r")
 _P_bmm_dtype_out_r = getattr(_lib, "tl_pyabi_bmm_dtype_out_r", None) or _missing_c("tl_pyabi_bmm_dtype_out_r")
 _P_bmm_out_r = getattr(_lib, "tl_pyabi_bmm_out_r", None) or _missing_c("tl_pyabi_bmm_out_r")
+_P_bucketize_Tensor_out_r = getattr(_lib, "tl_pyabi_bucketize_Tensor_out_r", None) or _missing_c("tl_pyabi_bucketize_Tensor_out_r")
 _P_cat_out_r = getattr(_lib, "tl_pyabi_cat_out_r", None) or _missing_c("tl_pyabi_cat_out_r")
 _P_ceil__r = getattr(_lib, "tl_pyabi_ceil__r", None) or _missing_c("tl_pyabi_ceil__r")
 _P_ceil_out_r = getattr(_lib, "tl_pyabi_ceil_out_r", None) or _missing_c("tl_pyabi_ceil_out_r")
@@ -1563,6 +1661,7 @@ _P_hardtanh_backward_grad_input_r = getattr(_lib, "tl_pyabi_hardtanh_backward_gr
 _P_hardtanh_out_r = getattr(_lib, "tl_pyabi_hardtanh_out_r", None) or _missing_c("tl_pyabi_hardtanh_out_r")
 _P_heaviside__r = getattr(_lib, "tl_pyabi_heaviside__r", None) or _missing_c("tl_pyabi_heaviside__r")
 _P_heaviside_out_r = getattr(_lib, "tl_pyabi_heaviside_out_r", None) or _missing_c("tl_pyabi_heaviside_out_r")
+_P_histc_out_r = getattr(_lib, "tl_pyabi_histc_out_r", None) or _missing_c("tl_pyabi_histc_out_r")
 _P_hstack_out_r = getattr(_lib, "tl_pyabi_hstack_out_r", None) or _missing_c("tl_pyabi_hstack_out_r")
 _P_hypot__r = getattr(_lib, "tl_pyabi_hypot__r", None) or _missing_c("tl_pyabi_hypot__r")
 _P_hypot_out_r = getattr(_lib, "tl_pyabi_hypot_out_r", None) or _missing_c("tl_pyabi_hypot_out_r")
@@ -1577,6 +1676,9 @@ _P_index_fill__int_Scalar_r = getattr(_lib, "tl_pyabi_index_fill__int_Scalar_r",
 _P_index_put__r = getattr(_lib, "tl_pyabi_index_put__r", None) or _missing_c("tl_pyabi_index_put__r")
 _P_index_put_out_r = getattr(_lib, "tl_pyabi_index_put_out_r", None) or _missing_c("tl_pyabi_index_put_out_r")
 _P_index_select_out_r = getattr(_lib, "tl_pyabi_index_select_out_r", None) or _missing_c("tl_pyabi_index_select_out_r")
+_P_isin_Scalar_Tensor_out_r = getattr(_lib, "tl_pyabi_isin_Scalar_Tensor_out_r", None) or _missing_c("tl_pyabi_isin_Scalar_Tensor_out_r")
+_P_isin_Tensor_Scalar_out_r = getattr(_lib, "tl_pyabi_isin_Tensor_Scalar_out_r", None) or _missing_c("tl_pyabi_isin_Tensor_Scalar_out_r")
+_P_isin_Tensor_Tensor_out_r = getattr(_lib, "tl_pyabi_isin_Tensor_Tensor_out_r", None) or _missing_c("tl_pyabi_isin_Tensor_Tensor_out_r")
 _P_lcm__r = getattr(_lib, "tl_pyabi_lcm__r", None) or _missing_c("tl_pyabi_lcm__r")
 _P_lcm_out_r = getattr(_lib, "tl_pyabi_lcm_out_r", None) or _missing_c("tl_pyabi_lcm_out_r")
 _P_ldexp__r = getattr(_lib, "tl_pyabi_ldexp__r", None) or _missing_c("tl_pyabi_ldexp__r")
@@ -1612,6 +1714,7 @@ _P_log_out_r = getattr(_lib, "tl_pyabi_log_out_r", None) or _missing_c("tl_pyabi
 _P_log_softmax_int_out_r = getattr(_lib, "tl_pyabi_log_softmax_int_out_r", None) or _missing_c("tl_pyabi_log_softmax_int_out_r")
 _P_logaddexp2_out_r = getattr(_lib, "tl_pyabi_logaddexp2_out_r", None) or _missing_c("tl_pyabi_logaddexp2_out_r")
 _P_logaddexp_out_r = getattr(_lib, "tl_pyabi_logaddexp_out_r", None) or _missing_c("tl_pyabi_logaddexp_out_r")
+_P_logcumsumexp_out_r = getattr(_lib, "tl_pyabi_logcumsumexp_out_r", None) or _missing_c("tl_pyabi_logcumsumexp_out_r")
 _P_logical_and__r = getattr(_lib, "tl_pyabi_logical_and__r", None) or _missing_c("tl_pyabi_logical_and__r")
 _P_logical_and_out_r = getattr(_lib, "tl_pyabi_logical_and_out_r", None) or _missing_c("tl_pyabi_logical_and_out_r")
 _P_logical_not__r = getattr(_lib, "tl_pyabi_logical_not__r", None) or _missing_c("tl_pyabi_logical_not__r")
@@ -1630,6 +1733,8 @@ _P_lt__Scalar_r = getattr(_lib, "tl_pyabi_lt__Scalar_r", None) or _missing_c("tl
 _P_lt__Tensor_r = getattr(_lib, "tl_pyabi_lt__Tensor_r", None) or _missing_c("tl_pyabi_lt__Tensor_r")
 _P_masked_fill__Scalar_r = getattr(_lib, "tl_pyabi_masked_fill__Scalar_r", None) or _missing_c("tl_pyabi_masked_fill__Scalar_r")
 _P_masked_fill__Tensor_r = getattr(_lib, "tl_pyabi_masked_fill__Tensor_r", None) or _missing_c("tl_pyabi_masked_fill__Tensor_r")
+_P_masked_scatter__r = getattr(_lib, "tl_pyabi_masked_scatter__r", None) or _missing_c("tl_pyabi_masked_scatter__r")
+_P_masked_select_out_r = getattr(_lib, "tl_pyabi_masked_select_out_r", None) or _missing_c("tl_pyabi_masked_select_out_r")
 _P_matmul_out_r = getattr(_lib, "tl_pyabi_matmul_out_r", None) or _missing_c("tl_pyabi_matmul_out_r")
 _P_max_out_r = getattr(_lib, "tl_pyabi_max_out_r", None) or _missing_c("tl_pyabi_max_out_r")
 _P_max_pool2d_with_indices_backward_grad_input_r = getattr(_lib, "tl_pyabi_max_pool2d_with_indices_backward_grad_input_r", None) or _missing_c("tl_pyabi_max_pool2d_with_indices_backward_grad_input_r")
@@ -1656,6 +1761,10 @@ _P_mvlgamma__r = getattr(_lib, "tl_pyabi_mvlgamma__r", None) or _missing_c("tl_p
 _P_mvlgamma_out_r = getattr(_lib, "tl_pyabi_mvlgamma_out_r", None) or _missing_c("tl_pyabi_mvlgamma_out_r")
 _P_nan_to_num__r = getattr(_lib, "tl_pyabi_nan_to_num__r", None) or _missing_c("tl_pyabi_nan_to_num__r")
 _P_nan_to_num_out_r = getattr(_lib, "tl_pyabi_nan_to_num_out_r", None) or _missing_c("tl_pyabi_nan_to_num_out_r")
+_P_nanmean_out_r = getattr(_lib, "tl_pyabi_nanmean_out_r", None) or _missing_c("tl_pyabi_nanmean_out_r")
+_P_nanquantile_out_r = getattr(_lib, "tl_pyabi_nanquantile_out_r", None) or _missing_c("tl_pyabi_nanquantile_out_r")
+_P_nanquantile_scalar_out_r = getattr(_lib, "tl_pyabi_nanquantile_scalar_out_r", None) or _missing_c("tl_pyabi_nanquantile_scalar_out_r")
+_P_nansum_out_r = getattr(_lib, "tl_pyabi_nansum_out_r", None) or _missing_c("tl_pyabi_nansum_out_r")
 _P_ne_Scalar_out_r = getattr(_lib, "tl_pyabi_ne_Scalar_out_r", None) or _missing_c("tl_pyabi_ne_Scalar_out_r")
 _P_ne_Tensor_out_r = getattr(_lib, "tl_pyabi_ne_Tensor_out_r", None) or _missing_c("tl_pyabi_ne_Tensor_out_r")
 _P_ne__Scalar_r = getattr(_lib, "tl_pyabi_ne__Scalar_r", None) or _missing_c("tl_pyabi_ne__Scalar_r")
@@ -1677,6 +1786,8 @@ _P_pow_Tensor_Tensor_out_r = getattr(_lib, "tl_pyabi_pow_Tensor_Tensor_out_r", N
 _P_pow__Scalar_r = getattr(_lib, "tl_pyabi_pow__Scalar_r", None) or _missing_c("tl_pyabi_pow__Scalar_r")
 _P_pow__Tensor_r = getattr(_lib, "tl_pyabi_pow__Tensor_r", None) or _missing_c("tl_pyabi_pow__Tensor_r")
 _P_prod_int_out_r = getattr(_lib, "tl_pyabi_prod_int_out_r", None) or _missing_c("tl_pyabi_prod_int_out_r")
+_P_quantile_out_r = getattr(_lib, "tl_pyabi_quantile_out_r", None) or _missing_c("tl_pyabi_quantile_out_r")
+_P_quantile_scalar_out_r = getattr(_lib, "tl_pyabi_quantile_scalar_out_r", None) or _missing_c("tl_pyabi_quantile_scalar_out_r")
 _P_rad2deg__r = getattr(_lib, "tl_pyabi_rad2deg__r", None) or _missing_c("tl_pyabi_rad2deg__r")
 _P_rad2deg_out_r = getattr(_lib, "tl_pyabi_rad2deg_out_r", None) or _missing_c("tl_pyabi_rad2deg_out_r")
 _P_rand_generator_out_r = getattr(_lib, "tl_pyabi_rand_generator_out_r", None) or _missing_c("tl_pyabi_rand_generator_out_r")
@@ -1709,6 +1820,8 @@ _P_scatter_reduce_out_r = getattr(_lib, "tl_pyabi_scatter_reduce_out_r", None) o
 _P_scatter_src_out_r = getattr(_lib, "tl_pyabi_scatter_src_out_r", None) or _missing_c("tl_pyabi_scatter_src_out_r")
 _P_scatter_value_out_r = getattr(_lib, "tl_pyabi_scatter_value_out_r", None) or _missing_c("tl_pyabi_scatter_value_out_r")
 _P_scatter_value_reduce_out_r = getattr(_lib, "tl_pyabi_scatter_value_reduce_out_r", None) or _missing_c("tl_pyabi_scatter_value_reduce_out_r")
+_P_searchsorted_Scalar_out_r = getattr(_lib, "tl_pyabi_searchsorted_Scalar_out_r", None) or _missing_c("tl_pyabi_searchsorted_Scalar_out_r")
+_P_searchsorted_Tensor_out_r = getattr(_lib, "tl_pyabi_searchsorted_Tensor_out_r", None) or _missing_c("tl_pyabi_searchsorted_Tensor_out_r")
 _P_selu__r = getattr(_lib, "tl_pyabi_selu__r", None) or _missing_c("tl_pyabi_selu__r")
 _P_sigmoid__r = getattr(_lib, "tl_pyabi_sigmoid__r", None) or _missing_c("tl_pyabi_sigmoid__r")
 _P_sigmoid_out_r = getattr(_lib, "tl_pyabi_sigmoid_out_r", None) or _missing_c("tl_pyabi_sigmoid_out_r")
@@ -1764,6 +1877,8 @@ _P_sub__Tensor_r = getattr(_lib, "tl_pyabi_sub__Tensor_r", None) or _missing_c("
 _P_sub_out_n_other_r = getattr(_lib, "tl_pyabi_sub_out_n_other_r", None) or _missing_c("tl_pyabi_sub_out_n_other_r")
 _P_sub_out_r = getattr(_lib, "tl_pyabi_sub_out_r", None) or _missing_c("tl_pyabi_sub_out_r")
 _P_sum_IntList_out_r = getattr(_lib, "tl_pyabi_sum_IntList_out_r", None) or _missing_c("tl_pyabi_sum_IntList_out_r")
+_P_take_along_dim_out_r = getattr(_lib, "tl_pyabi_take_along_dim_out_r", None) or _missing_c("tl_pyabi_take_along_dim_out_r")
+_P_take_out_r = getattr(_lib, "tl_pyabi_take_out_r", None) or _missing_c("tl_pyabi_take_out_r")
 _P_tan__r = getattr(_lib, "tl_pyabi_tan__r", None) or _missing_c("tl_pyabi_tan__r")
 _P_tan_out_r = getattr(_lib, "tl_pyabi_tan_out_r", None) or _missing_c("tl_pyabi_tan_out_r")
 _P_tanh__r = getattr(_lib, "tl_pyabi_tanh__r", None) or _missing_c("tl_pyabi_tanh__r")
@@ -1858,6 +1973,58 @@ def _convolution_mode(input, weight, bias, stride, padding, dilation, groups):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: _cummax_helper(Tensor self, Tensor(a!) values, Tensor(b!) indices, int dim) -> ()
+_SIGS__cummax_helper = (
+    ('(Tensor input, Tensor values, Tensor indices, int dim)', (('input', lambda x: isinstance(x, _Tensor)), ('values', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _cummax_helper(input, values, indices, dim):
+    '(Tensor input, Tensor values, Tensor indices, int dim)'
+    if _TF and (r_ := _tf(_cummax_helper, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_cummax_helper', 'input', 1, 'Tensor', input)
+    if values.__class__ is not _Tensor:
+        if not isinstance(values, _Tensor):
+            raise _arg_error('_cummax_helper', 'values', 2, 'Tensor', values)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('_cummax_helper', 'indices', 3, 'Tensor', indices)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('_cummax_helper', 'dim', 4, 'int', dim)
+    _check_rc(_C__cummax_helper(input._p, values._p, indices._p, dim_c))
+    return None
+
+
+# yaml/native_functions.yaml: _cummin_helper(Tensor self, Tensor(a!) values, Tensor(b!) indices, int dim) -> ()
+_SIGS__cummin_helper = (
+    ('(Tensor input, Tensor values, Tensor indices, int dim)', (('input', lambda x: isinstance(x, _Tensor)), ('values', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _cummin_helper(input, values, indices, dim):
+    '(Tensor input, Tensor values, Tensor indices, int dim)'
+    if _TF and (r_ := _tf(_cummin_helper, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_cummin_helper', 'input', 1, 'Tensor', input)
+    if values.__class__ is not _Tensor:
+        if not isinstance(values, _Tensor):
+            raise _arg_error('_cummin_helper', 'values', 2, 'Tensor', values)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('_cummin_helper', 'indices', 3, 'Tensor', indices)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('_cummin_helper', 'dim', 4, 'int', dim)
+    _check_rc(_C__cummin_helper(input._p, values._p, indices._p, dim_c))
+    return None
 
 
 # yaml/native_functions.yaml: _index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor
@@ -2041,6 +2208,40 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype, *, out=Non
     if not isinstance(out, _Tensor):
         raise _arg_error('_log_softmax_backward_data', 'out', 0, 'Tensor', out)
     rc_ = _P__log_softmax_backward_data_out_r(grad_output._p, output._p, dim_c, input_dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: _logcumsumexp(Tensor self, int dim) -> Tensor
+# yaml/native_functions.yaml: _logcumsumexp.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__logcumsumexp = (
+    ('(Tensor input, int dim, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _logcumsumexp(input, dim, *, out=None):
+    '(Tensor input, int dim, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_logcumsumexp, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_logcumsumexp', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('_logcumsumexp', 'dim', 2, 'int', dim)
+    if out is None:
+        h_ = _C__logcumsumexp(input._p, dim_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_logcumsumexp', 'out', 0, 'Tensor', out)
+    rc_ = _P__logcumsumexp_out_r(input._p, dim_c, out._p)
     if rc_:
         _after(rc_)
     return out
@@ -3099,6 +3300,38 @@ def amin(input, dim=(), keepdim=False, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
+# yaml/native_functions.yaml: aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)
+_SIGS_aminmax = (
+    ('(Tensor input, *, int dim = None, bool keepdim = False, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD), ('out', lambda x: isinstance(x, (tuple, list))),), False),
+)
+
+
+def aminmax(input, *, dim=None, keepdim=False, out=None):
+    '(Tensor input, *, int dim = None, bool keepdim = False, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(aminmax, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('aminmax', 'input', 1, 'Tensor', input)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('aminmax', 'dim', 0, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('aminmax', 'keepdim', 0, 'bool', keepdim)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_aminmax(input._p, dim_c[0], dim_c[1], keepdim_c, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'aminmax', ('min', 'max'))
+    _check_out_tuple(out, 2, 3)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_aminmax_out(input._p, dim_c[0], dim_c[1], keepdim_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    return _out_tuple_result(out, 'aminmax_out', ('min', 'max'))
 
 
 # yaml/native_functions.yaml: any(Tensor self) -> Tensor
@@ -4469,6 +4702,35 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
     return r_
 
 
+# yaml/native_functions.yaml: bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor
+_SIGS_bincount = (
+    ('(Tensor input, Tensor weights = None, int minlength = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('weights', lambda x: (x is None or isinstance(x, _Tensor))), ('minlength', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def bincount(input, weights=None, minlength=0):
+    '(Tensor input, Tensor weights = None, int minlength = 0)'
+    if _TF and (r_ := _tf(bincount, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('bincount', 'input', 1, 'Tensor', input)
+    weights_c = _cv_opt_tensor(weights)
+    if weights_c is _BAD:
+        raise _arg_error('bincount', 'weights', 2, 'Tensor', weights)
+    minlength_c = _cv_int(minlength)
+    if minlength_c is _BAD:
+        raise _arg_error('bincount', 'minlength', 3, 'int', minlength)
+    h_ = _C_bincount(input._p, weights_c, minlength_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor
 # yaml/native_functions.yaml: bitwise_and.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
@@ -5045,6 +5307,29 @@ def bitwise_xor(*args, **kwargs):
     raise _invalid_combination('bitwise_xor', args, kwargs, _SIGS_bitwise_xor)
 
 
+# yaml/native_functions.yaml: block_diag(Tensor[] tensors) -> Tensor
+_SIGS_block_diag = (
+    ('(tuple of Tensors tensors)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (), False),
+)
+
+
+def block_diag(tensors):
+    '(tuple of Tensors tensors)'
+    if _TF and (r_ := _tf(block_diag, locals())) is not _GO:
+        return r_
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('block_diag', 'tensors', 1, 'tuple of Tensors', tensors)
+    h_ = _C_block_diag(tensors_c[0], tensors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: bmm(Tensor self, Tensor mat2) -> Tensor
 # yaml/native_functions.yaml: bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: bmm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor
@@ -5165,6 +5450,86 @@ def broadcast_to(input, size):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
+# yaml/native_functions.yaml: bucketize.Tensor_out(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
+_SIGS_bucketize = (
+    ('(Tensor input, Tensor boundaries, *, bool out_int32 = False, bool right = False, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('boundaries', lambda x: isinstance(x, _Tensor)),), (('out_int32', lambda x: _cv_bool(x) is not _BAD), ('right', lambda x: _cv_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number input, Tensor boundaries, *, bool out_int32 = False, bool right = False)', (('input', lambda x: _is_scalar(x)), ('boundaries', lambda x: isinstance(x, _Tensor)),), (('out_int32', lambda x: _cv_bool(x) is not _BAD), ('right', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+_KW_bucketize_0 = {'input': lambda x: isinstance(x, _Tensor), 'boundaries': lambda x: isinstance(x, _Tensor), 'out_int32': lambda x: _cv_bool(x) is not _BAD, 'right': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_bucketize_1 = {'input': lambda x: _is_scalar(x), 'boundaries': lambda x: isinstance(x, _Tensor), 'out_int32': lambda x: _cv_bool(x) is not _BAD, 'right': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _implbucketize_0(input, boundaries, *, out_int32=False, right=False, out=None):
+    '(Tensor input, Tensor boundaries, *, bool out_int32 = False, bool right = False, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('bucketize', 'input', 1, 'Tensor', input)
+    if boundaries.__class__ is not _Tensor:
+        if not isinstance(boundaries, _Tensor):
+            raise _arg_error('bucketize', 'boundaries', 2, 'Tensor', boundaries)
+    out_int32_c = _cv_bool(out_int32)
+    if out_int32_c is _BAD:
+        raise _arg_error('bucketize', 'out_int32', 0, 'bool', out_int32)
+    right_c = _cv_bool(right)
+    if right_c is _BAD:
+        raise _arg_error('bucketize', 'right', 0, 'bool', right)
+    if out is None:
+        h_ = _C_bucketize_Tensor(input._p, boundaries._p, out_int32_c, right_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('bucketize', 'out', 0, 'Tensor', out)
+    rc_ = _P_bucketize_Tensor_out_r(input._p, boundaries._p, out_int32_c, right_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implbucketize_1(input, boundaries, *, out_int32=False, right=False):
+    '(Number input, Tensor boundaries, *, bool out_int32 = False, bool right = False)'
+    input_c = _SC_INT.get(input) if input.__class__ is int else None
+    if input_c is None:
+        input_c = _cv_scalar(input)
+        if input_c is _BAD:
+            raise _arg_error('bucketize', 'input', 1, 'Number', input)
+    if boundaries.__class__ is not _Tensor:
+        if not isinstance(boundaries, _Tensor):
+            raise _arg_error('bucketize', 'boundaries', 2, 'Tensor', boundaries)
+    out_int32_c = _cv_bool(out_int32)
+    if out_int32_c is _BAD:
+        raise _arg_error('bucketize', 'out_int32', 0, 'bool', out_int32)
+    right_c = _cv_bool(right)
+    if right_c is _BAD:
+        raise _arg_error('bucketize', 'right', 0, 'bool', right)
+    h_ = _C_bucketize_Scalar(input_c, boundaries._p, out_int32_c, right_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def bucketize(*args, **kwargs):
+    '(Tensor input, Tensor boundaries, *, bool out_int32 = False, bool right = False, Tensor out = None) | (Number input, Tensor boundaries, *, bool out_int32 = False, bool right = False)'
+    if _TF and (r_ := _tf(bucketize, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'boundaries' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bucketize_0, ('input', 'boundaries', )[:n])):
+        return _implbucketize_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'boundaries' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bucketize_1, ('input', 'boundaries', )[:n])):
+        return _implbucketize_1(*args, **kwargs)
+    raise _invalid_combination('bucketize', args, kwargs, _SIGS_bucketize)
 
 
 # yaml/native_functions.yaml: cartesian_prod(Tensor[] tensors) -> Tensor
@@ -6617,6 +6982,96 @@ def count_nonzero(*args, **kwargs):
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_count_nonzero_1, ('input', 'dim', )[:n])):
         return _implcount_nonzero_1(*args, **kwargs)
     raise _invalid_combination('count_nonzero', args, kwargs, _SIGS_count_nonzero)
+
+
+# yaml/native_functions.yaml: cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
+# yaml/native_functions.yaml: cummax.out(Tensor self, int dim, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
+_SIGS_cummax = (
+    ('(Tensor input, int dim, *, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (('out', lambda x: isinstance(x, (tuple, list))),), False),
+)
+
+
+def cummax(input, dim, *, out=None):
+    '(Tensor input, int dim, *, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(cummax, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cummax', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cummax', 'dim', 2, 'int', dim)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_cummax(input._p, dim_c, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'cummax', ('values', 'indices'))
+    _check_out_tuple(out, 2, 2)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_cummax_out(input._p, dim_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    return _out_tuple_result(out, 'cummax_out', ('values', 'indices'))
+
+
+# yaml/native_functions.yaml: cummaxmin_backward(Tensor grad, Tensor input, Tensor indices, int dim) -> Tensor
+_SIGS_cummaxmin_backward = (
+    ('(Tensor grad, Tensor input, Tensor indices, int dim)', (('grad', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def cummaxmin_backward(grad, input, indices, dim):
+    '(Tensor grad, Tensor input, Tensor indices, int dim)'
+    if _TF and (r_ := _tf(cummaxmin_backward, locals())) is not _GO:
+        return r_
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('cummaxmin_backward', 'grad', 1, 'Tensor', grad)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cummaxmin_backward', 'input', 2, 'Tensor', input)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('cummaxmin_backward', 'indices', 3, 'Tensor', indices)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cummaxmin_backward', 'dim', 4, 'int', dim)
+    h_ = _C_cummaxmin_backward(grad._p, input._p, indices._p, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)
+# yaml/native_functions.yaml: cummin.out(Tensor self, int dim, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
+_SIGS_cummin = (
+    ('(Tensor input, int dim, *, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (('out', lambda x: isinstance(x, (tuple, list))),), False),
+)
+
+
+def cummin(input, dim, *, out=None):
+    '(Tensor input, int dim, *, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(cummin, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cummin', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cummin', 'dim', 2, 'int', dim)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_cummin(input._p, dim_c, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'cummin', ('values', 'indices'))
+    _check_out_tuple(out, 2, 2)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_cummin_out(input._p, dim_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    return _out_tuple_result(out, 'cummin_out', ('values', 'indices'))
 
 
 # yaml/native_functions.yaml: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
@@ -9014,6 +9469,50 @@ def heaviside(input, values, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor
+# yaml/native_functions.yaml: histc.out(Tensor self, int bins=100, Scalar min=0, Scalar max=0, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_histc = (
+    ('(Tensor input, int bins = 100, Number min = 0, Number max = 0, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('bins', lambda x: _cv_int(x) is not _BAD), ('min', lambda x: _is_scalar(x)), ('max', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def histc(input, bins=100, min=0, max=0, *, out=None):
+    '(Tensor input, int bins = 100, Number min = 0, Number max = 0, *, Tensor out = None)'
+    if _TF and (r_ := _tf(histc, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('histc', 'input', 1, 'Tensor', input)
+    bins_c = _cv_int(bins)
+    if bins_c is _BAD:
+        raise _arg_error('histc', 'bins', 2, 'int', bins)
+    min_c = _SC_INT.get(min) if min.__class__ is int else None
+    if min_c is None:
+        min_c = _cv_scalar(min)
+        if min_c is _BAD:
+            raise _arg_error('histc', 'min', 3, 'Number', min)
+    max_c = _SC_INT.get(max) if max.__class__ is int else None
+    if max_c is None:
+        max_c = _cv_scalar(max)
+        if max_c is _BAD:
+            raise _arg_error('histc', 'max', 4, 'Number', max)
+    if out is None:
+        h_ = _C_histc(input._p, bins_c, min_c, max_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('histc', 'out', 0, 'Tensor', out)
+    rc_ = _P_histc_out_r(input._p, bins_c, min_c, max_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: hstack(Tensor[] tensors) -> Tensor
 # yaml/native_functions.yaml: hstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_hstack = (
@@ -9524,6 +10023,133 @@ def isfinite(input):
     return r_
 
 
+# yaml/native_functions.yaml: isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor
+# yaml/native_functions.yaml: isin.Tensor_Tensor_out(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False) -> Tensor
+# yaml/native_functions.yaml: isin.Tensor_Scalar_out(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor
+# yaml/native_functions.yaml: isin.Scalar_Tensor_out(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)
+_SIGS_isin = (
+    ('(Tensor elements, Tensor test_elements, *, bool assume_unique = False, bool invert = False, Tensor out = None)', (('elements', lambda x: isinstance(x, _Tensor)), ('test_elements', lambda x: isinstance(x, _Tensor)),), (('assume_unique', lambda x: _cv_bool(x) is not _BAD), ('invert', lambda x: _cv_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number element, Tensor test_elements, *, bool assume_unique = False, bool invert = False, Tensor out = None)', (('element', lambda x: _is_scalar(x)), ('test_elements', lambda x: isinstance(x, _Tensor)),), (('assume_unique', lambda x: _cv_bool(x) is not _BAD), ('invert', lambda x: _cv_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor elements, Number test_element, *, bool assume_unique = False, bool invert = False, Tensor out = None)', (('elements', lambda x: isinstance(x, _Tensor)), ('test_element', lambda x: _is_scalar(x)),), (('assume_unique', lambda x: _cv_bool(x) is not _BAD), ('invert', lambda x: _cv_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_isin_0 = {'elements': lambda x: isinstance(x, _Tensor), 'test_elements': lambda x: isinstance(x, _Tensor), 'assume_unique': lambda x: _cv_bool(x) is not _BAD, 'invert': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_isin_1 = {'element': lambda x: _is_scalar(x), 'test_elements': lambda x: isinstance(x, _Tensor), 'assume_unique': lambda x: _cv_bool(x) is not _BAD, 'invert': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_isin_2 = {'elements': lambda x: isinstance(x, _Tensor), 'test_element': lambda x: _is_scalar(x), 'assume_unique': lambda x: _cv_bool(x) is not _BAD, 'invert': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implisin_0(elements, test_elements, *, assume_unique=False, invert=False, out=None):
+    '(Tensor elements, Tensor test_elements, *, bool assume_unique = False, bool invert = False, Tensor out = None)'
+    if elements.__class__ is not _Tensor:
+        if not isinstance(elements, _Tensor):
+            raise _arg_error('isin', 'elements', 1, 'Tensor', elements)
+    if test_elements.__class__ is not _Tensor:
+        if not isinstance(test_elements, _Tensor):
+            raise _arg_error('isin', 'test_elements', 2, 'Tensor', test_elements)
+    assume_unique_c = _cv_bool(assume_unique)
+    if assume_unique_c is _BAD:
+        raise _arg_error('isin', 'assume_unique', 0, 'bool', assume_unique)
+    invert_c = _cv_bool(invert)
+    if invert_c is _BAD:
+        raise _arg_error('isin', 'invert', 0, 'bool', invert)
+    if out is None:
+        h_ = _C_isin_Tensor_Tensor(elements._p, test_elements._p, assume_unique_c, invert_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('isin', 'out', 0, 'Tensor', out)
+    rc_ = _P_isin_Tensor_Tensor_out_r(elements._p, test_elements._p, assume_unique_c, invert_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implisin_1(element, test_elements, *, assume_unique=False, invert=False, out=None):
+    '(Number element, Tensor test_elements, *, bool assume_unique = False, bool invert = False, Tensor out = None)'
+    element_c = _SC_INT.get(element) if element.__class__ is int else None
+    if element_c is None:
+        element_c = _cv_scalar(element)
+        if element_c is _BAD:
+            raise _arg_error('isin', 'element', 1, 'Number', element)
+    if test_elements.__class__ is not _Tensor:
+        if not isinstance(test_elements, _Tensor):
+            raise _arg_error('isin', 'test_elements', 2, 'Tensor', test_elements)
+    assume_unique_c = _cv_bool(assume_unique)
+    if assume_unique_c is _BAD:
+        raise _arg_error('isin', 'assume_unique', 0, 'bool', assume_unique)
+    invert_c = _cv_bool(invert)
+    if invert_c is _BAD:
+        raise _arg_error('isin', 'invert', 0, 'bool', invert)
+    if out is None:
+        h_ = _C_isin_Scalar_Tensor(element_c, test_elements._p, assume_unique_c, invert_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('isin', 'out', 0, 'Tensor', out)
+    rc_ = _P_isin_Scalar_Tensor_out_r(element_c, test_elements._p, assume_unique_c, invert_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implisin_2(elements, test_element, *, assume_unique=False, invert=False, out=None):
+    '(Tensor elements, Number test_element, *, bool assume_unique = False, bool invert = False, Tensor out = None)'
+    if elements.__class__ is not _Tensor:
+        if not isinstance(elements, _Tensor):
+            raise _arg_error('isin', 'elements', 1, 'Tensor', elements)
+    test_element_c = _SC_INT.get(test_element) if test_element.__class__ is int else None
+    if test_element_c is None:
+        test_element_c = _cv_scalar(test_element)
+        if test_element_c is _BAD:
+            raise _arg_error('isin', 'test_element', 2, 'Number', test_element)
+    assume_unique_c = _cv_bool(assume_unique)
+    if assume_unique_c is _BAD:
+        raise _arg_error('isin', 'assume_unique', 0, 'bool', assume_unique)
+    invert_c = _cv_bool(invert)
+    if invert_c is _BAD:
+        raise _arg_error('isin', 'invert', 0, 'bool', invert)
+    if out is None:
+        h_ = _C_isin_Tensor_Scalar(elements._p, test_element_c, assume_unique_c, invert_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('isin', 'out', 0, 'Tensor', out)
+    rc_ = _P_isin_Tensor_Scalar_out_r(elements._p, test_element_c, assume_unique_c, invert_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def isin(*args, **kwargs):
+    '(Tensor elements, Tensor test_elements, *, bool assume_unique = False, bool invert = False, Tensor out = None) | (Number element, Tensor test_elements, *, bool assume_unique = False, bool invert = False, Tensor out = None) | (Tensor elements, Number test_element, *, bool assume_unique = False, bool invert = False, Tensor out = None)'
+    if _TF and (r_ := _tf(isin, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'elements' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'test_elements' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_isin_0, ('elements', 'test_elements', )[:n])):
+        return _implisin_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'element' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'test_elements' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_isin_1, ('element', 'test_elements', )[:n])):
+        return _implisin_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'elements' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'test_element' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_isin_2, ('elements', 'test_element', )[:n])):
+        return _implisin_2(*args, **kwargs)
+    raise _invalid_combination('isin', args, kwargs, _SIGS_isin)
+
+
 # yaml/native_functions.yaml: isinf(Tensor self) -> Tensor
 _SIGS_isinf = (
     ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -9600,6 +10226,41 @@ def kl_div(input, target, reduction=1, *, log_target=False):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+# yaml/native_functions.yaml: kthvalue.values(Tensor self, SymInt k, int dim=-1, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
+_SIGS_kthvalue = (
+    ('(Tensor input, int k, int dim = -1, bool keepdim = False, *, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('k', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, (tuple, list))),), False),
+)
+
+
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+    '(Tensor input, int k, int dim = -1, bool keepdim = False, *, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(kthvalue, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('kthvalue', 'input', 1, 'Tensor', input)
+    k_c = _cv_int(k)
+    if k_c is _BAD:
+        raise _arg_error('kthvalue', 'k', 2, 'int', k)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('kthvalue', 'dim', 3, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('kthvalue', 'keepdim', 4, 'bool', keepdim)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_kthvalue(input._p, k_c, dim_c, keepdim_c, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'kthvalue', ('values', 'indices'))
+    _check_out_tuple(out, 2, 4)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_kthvalue_values(input._p, k_c, dim_c, keepdim_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    return _out_tuple_result(out, 'kthvalue_out', ('values', 'indices'))
 
 
 # yaml/native_functions.yaml: layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor
@@ -10294,6 +10955,40 @@ def logaddexp2(input, other, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: logcumsumexp(Tensor self, int dim) -> Tensor
+# yaml/native_functions.yaml: logcumsumexp.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_logcumsumexp = (
+    ('(Tensor input, int dim, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def logcumsumexp(input, dim, *, out=None):
+    '(Tensor input, int dim, *, Tensor out = None)'
+    if _TF and (r_ := _tf(logcumsumexp, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('logcumsumexp', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('logcumsumexp', 'dim', 2, 'int', dim)
+    if out is None:
+        h_ = _C_logcumsumexp(input._p, dim_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('logcumsumexp', 'out', 0, 'Tensor', out)
+    rc_ = _P_logcumsumexp_out_r(input._p, dim_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: logical_and(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_logical_and = (
@@ -10750,6 +11445,127 @@ def masked_fill(*args, **kwargs):
     raise _invalid_combination('masked_fill', args, kwargs, _SIGS_masked_fill)
 
 
+# yaml/native_functions.yaml: masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
+_SIGS_masked_scatter = (
+    ('(Tensor input, Tensor mask, Tensor source)', (('input', lambda x: isinstance(x, _Tensor)), ('mask', lambda x: isinstance(x, _Tensor)), ('source', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def masked_scatter(input, mask, source):
+    '(Tensor input, Tensor mask, Tensor source)'
+    if _TF and (r_ := _tf(masked_scatter, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('masked_scatter', 'input', 1, 'Tensor', input)
+    if mask.__class__ is not _Tensor:
+        if not isinstance(mask, _Tensor):
+            raise _arg_error('masked_scatter', 'mask', 2, 'Tensor', mask)
+    if source.__class__ is not _Tensor:
+        if not isinstance(source, _Tensor):
+            raise _arg_error('masked_scatter', 'source', 3, 'Tensor', source)
+    h_ = _C_masked_scatter(input._p, mask._p, source._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor
+_SIGS_masked_scatter_backward = (
+    ('(Tensor grad_output, Tensor mask, tuple of ints sizes)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('mask', lambda x: isinstance(x, _Tensor)), ('sizes', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+
+
+def masked_scatter_backward(grad_output, mask, sizes):
+    '(Tensor grad_output, Tensor mask, tuple of ints sizes)'
+    if _TF and (r_ := _tf(masked_scatter_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('masked_scatter_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if mask.__class__ is not _Tensor:
+        if not isinstance(mask, _Tensor):
+            raise _arg_error('masked_scatter_backward', 'mask', 2, 'Tensor', mask)
+    sizes_c = _cv_int_list(sizes, 0)
+    if sizes_c is _BAD:
+        raise _arg_error('masked_scatter_backward', 'sizes', 3, 'tuple of ints', sizes)
+    h_ = _C_masked_scatter_backward(grad_output._p, mask._p, sizes_c[0], sizes_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: masked_select(Tensor self, Tensor mask) -> Tensor
+# yaml/native_functions.yaml: masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_masked_select = (
+    ('(Tensor input, Tensor mask, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('mask', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def masked_select(input, mask, *, out=None):
+    '(Tensor input, Tensor mask, *, Tensor out = None)'
+    if _TF and (r_ := _tf(masked_select, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('masked_select', 'input', 1, 'Tensor', input)
+    if mask.__class__ is not _Tensor:
+        if not isinstance(mask, _Tensor):
+            raise _arg_error('masked_select', 'mask', 2, 'Tensor', mask)
+    if out is None:
+        h_ = _C_masked_select(input._p, mask._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('masked_select', 'out', 0, 'Tensor', out)
+    rc_ = _P_masked_select_out_r(input._p, mask._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: masked_select_backward(Tensor grad, Tensor input, Tensor mask) -> Tensor
+_SIGS_masked_select_backward = (
+    ('(Tensor grad, Tensor input, Tensor mask)', (('grad', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('mask', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def masked_select_backward(grad, input, mask):
+    '(Tensor grad, Tensor input, Tensor mask)'
+    if _TF and (r_ := _tf(masked_select_backward, locals())) is not _GO:
+        return r_
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('masked_select_backward', 'grad', 1, 'Tensor', grad)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('masked_select_backward', 'input', 2, 'Tensor', input)
+    if mask.__class__ is not _Tensor:
+        if not isinstance(mask, _Tensor):
+            raise _arg_error('masked_select_backward', 'mask', 3, 'Tensor', mask)
+    h_ = _C_masked_select_backward(grad._p, input._p, mask._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: matmul(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_matmul = (
@@ -11107,6 +11923,67 @@ def mean(*args, **kwargs):
     raise _invalid_combination('mean', args, kwargs, _SIGS_mean)
 
 
+# yaml/native_functions.yaml: median(Tensor self) -> Tensor
+# yaml/native_functions.yaml: median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+# yaml/native_functions.yaml: median.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
+_SIGS_median = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, (tuple, list))),), False),
+)
+_KW_median_0 = {'input': lambda x: isinstance(x, _Tensor)}
+_KW_median_1 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, (tuple, list)))}
+
+
+def _implmedian_0(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('median', 'input', 1, 'Tensor', input)
+    h_ = _C_median(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implmedian_1(input, dim, keepdim=False, *, out=None):
+    '(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('median', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('median', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('median', 'keepdim', 3, 'bool', keepdim)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_median_dim(input._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'median', ('values', 'indices'))
+    _check_out_tuple(out, 2, 3)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_median_dim_values(input._p, dim_c, keepdim_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    return _out_tuple_result(out, 'median_out', ('values', 'indices'))
+
+
+def median(*args, **kwargs):
+    '(Tensor input) | (Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(median, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_median_0, ('input', )[:n])):
+        return _implmedian_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_median_1, ('input', 'dim', 'keepdim', )[:n])):
+        return _implmedian_1(*args, **kwargs)
+    raise _invalid_combination('median', args, kwargs, _SIGS_median)
+
+
 # yaml/native_functions.yaml: meshgrid(Tensor[] tensors) -> Tensor[]
 # yaml/native_functions.yaml: meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]
 _SIGS_meshgrid = (
@@ -11363,6 +12240,38 @@ def mm(*args, **kwargs):
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat2' in kwargs) and (_cv_dtype(args[2], False) is not _BAD if n > 2 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_mm_1, ('input', 'mat2', 'out_dtype', )[:n])):
         return _implmm_1(*args, **kwargs)
     raise _invalid_combination('mm', args, kwargs, _SIGS_mm)
+
+
+# yaml/native_functions.yaml: mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+# yaml/native_functions.yaml: mode.values(Tensor self, int dim=-1, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
+_SIGS_mode = (
+    ('(Tensor input, int dim = -1, bool keepdim = False, *, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, (tuple, list))),), False),
+)
+
+
+def mode(input, dim=-1, keepdim=False, *, out=None):
+    '(Tensor input, int dim = -1, bool keepdim = False, *, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(mode, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('mode', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('mode', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('mode', 'keepdim', 3, 'bool', keepdim)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_mode(input._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'mode', ('values', 'indices'))
+    _check_out_tuple(out, 2, 3)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_mode_values(input._p, dim_c, keepdim_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    return _out_tuple_result(out, 'mode_out', ('values', 'indices'))
 
 
 # yaml/native_functions.yaml: moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
@@ -11691,6 +12600,239 @@ def nan_to_num_(input, nan=None, posinf=None, neginf=None):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: nanmean.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_nanmean = (
+    ('(Tensor input, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    '(Tensor input, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if _TF and (r_ := _tf(nanmean, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nanmean', 'input', 1, 'Tensor', input)
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('nanmean', 'dim', 2, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('nanmean', 'keepdim', 3, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('nanmean', 'dtype', 0, 'torchlet.dtype', dtype)
+    if out is None:
+        h_ = _C_nanmean(input._p, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('nanmean', 'out', 0, 'Tensor', out)
+    rc_ = _P_nanmean_out_r(input._p, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: nanmedian(Tensor self) -> Tensor
+# yaml/native_functions.yaml: nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+# yaml/native_functions.yaml: nanmedian.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
+_SIGS_nanmedian = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, (tuple, list))),), False),
+)
+_KW_nanmedian_0 = {'input': lambda x: isinstance(x, _Tensor)}
+_KW_nanmedian_1 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, (tuple, list)))}
+
+
+def _implnanmedian_0(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nanmedian', 'input', 1, 'Tensor', input)
+    h_ = _C_nanmedian(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implnanmedian_1(input, dim, keepdim=False, *, out=None):
+    '(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nanmedian', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('nanmedian', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('nanmedian', 'keepdim', 3, 'bool', keepdim)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_nanmedian_dim(input._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'nanmedian', ('values', 'indices'))
+    _check_out_tuple(out, 2, 3)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_nanmedian_dim_values(input._p, dim_c, keepdim_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    return _out_tuple_result(out, 'nanmedian_out', ('values', 'indices'))
+
+
+def nanmedian(*args, **kwargs):
+    '(Tensor input) | (Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(nanmedian, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_nanmedian_0, ('input', )[:n])):
+        return _implnanmedian_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_nanmedian_1, ('input', 'dim', 'keepdim', )[:n])):
+        return _implnanmedian_1(*args, **kwargs)
+    raise _invalid_combination('nanmedian', args, kwargs, _SIGS_nanmedian)
+
+
+# yaml/native_functions.yaml: nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+# yaml/native_functions.yaml: nanquantile.out(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+# yaml/native_functions.yaml: nanquantile.scalar_out(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!)
+_SIGS_nanquantile = (
+    ("(Tensor input, Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None)", (('input', lambda x: isinstance(x, _Tensor)), ('q', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('interpolation', lambda x: _cv_str(x, False) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ("(Tensor input, float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None)", (('input', lambda x: isinstance(x, _Tensor)), ('q', lambda x: _cv_double(x) is not _BAD), ('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('interpolation', lambda x: _cv_str(x, False) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_nanquantile_0 = {'input': lambda x: isinstance(x, _Tensor), 'q': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'interpolation': lambda x: _cv_str(x, False) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_nanquantile_1 = {'input': lambda x: isinstance(x, _Tensor), 'q': lambda x: _cv_double(x) is not _BAD, 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'interpolation': lambda x: _cv_str(x, False) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implnanquantile_0(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
+    "(Tensor input, Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None)"
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nanquantile', 'input', 1, 'Tensor', input)
+    if q.__class__ is not _Tensor:
+        if not isinstance(q, _Tensor):
+            raise _arg_error('nanquantile', 'q', 2, 'Tensor', q)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('nanquantile', 'dim', 3, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('nanquantile', 'keepdim', 4, 'bool', keepdim)
+    interpolation_c = _cv_str(interpolation, False)
+    if interpolation_c is _BAD:
+        raise _arg_error('nanquantile', 'interpolation', 0, 'str', interpolation)
+    if out is None:
+        h_ = _C_nanquantile(input._p, q._p, dim_c[0], dim_c[1], keepdim_c, interpolation_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('nanquantile', 'out', 0, 'Tensor', out)
+    rc_ = _P_nanquantile_out_r(input._p, q._p, dim_c[0], dim_c[1], keepdim_c, interpolation_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implnanquantile_1(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
+    "(Tensor input, float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None)"
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nanquantile', 'input', 1, 'Tensor', input)
+    q_c = _cv_double(q)
+    if q_c is _BAD:
+        raise _arg_error('nanquantile', 'q', 2, 'float', q)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('nanquantile', 'dim', 3, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('nanquantile', 'keepdim', 4, 'bool', keepdim)
+    interpolation_c = _cv_str(interpolation, False)
+    if interpolation_c is _BAD:
+        raise _arg_error('nanquantile', 'interpolation', 0, 'str', interpolation)
+    if out is None:
+        h_ = _C_nanquantile_scalar(input._p, q_c, dim_c[0], dim_c[1], keepdim_c, interpolation_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('nanquantile', 'out', 0, 'Tensor', out)
+    rc_ = _P_nanquantile_scalar_out_r(input._p, q_c, dim_c[0], dim_c[1], keepdim_c, interpolation_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def nanquantile(*args, **kwargs):
+    "(Tensor input, Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None) | (Tensor input, float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None)"
+    if _TF and (r_ := _tf(nanquantile, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'q' in kwargs) and (n <= 2 or _cv_opt_int(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_nanquantile_0, ('input', 'q', 'dim', 'keepdim', )[:n])):
+        return _implnanquantile_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_double(args[1]) is not _BAD if n > 1 else 'q' in kwargs) and (n <= 2 or _cv_opt_int(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_nanquantile_1, ('input', 'q', 'dim', 'keepdim', )[:n])):
+        return _implnanquantile_1(*args, **kwargs)
+    raise _invalid_combination('nanquantile', args, kwargs, _SIGS_nanquantile)
+
+
+# yaml/native_functions.yaml: nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+# yaml/native_functions.yaml: nansum.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_nansum = (
+    ('(Tensor input, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    '(Tensor input, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)'
+    if _TF and (r_ := _tf(nansum, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nansum', 'input', 1, 'Tensor', input)
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('nansum', 'dim', 2, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('nansum', 'keepdim', 3, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('nansum', 'dtype', 0, 'torchlet.dtype', dtype)
+    if out is None:
+        h_ = _C_nansum(input._p, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('nansum', 'out', 0, 'Tensor', out)
+    rc_ = _P_nansum_out_r(input._p, dim_c[0], dim_c[1], keepdim_c, dtype_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)
@@ -12645,6 +13787,98 @@ def prod(*args, **kwargs):
     raise _invalid_combination('prod', args, kwargs, _SIGS_prod)
 
 
+# yaml/native_functions.yaml: quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+# yaml/native_functions.yaml: quantile.out(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+# yaml/native_functions.yaml: quantile.scalar_out(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear', Tensor(a!) out) -> Tensor(a!)
+_SIGS_quantile = (
+    ("(Tensor input, Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None)", (('input', lambda x: isinstance(x, _Tensor)), ('q', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('interpolation', lambda x: _cv_str(x, False) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ("(Tensor input, float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None)", (('input', lambda x: isinstance(x, _Tensor)), ('q', lambda x: _cv_double(x) is not _BAD), ('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('interpolation', lambda x: _cv_str(x, False) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_quantile_0 = {'input': lambda x: isinstance(x, _Tensor), 'q': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'interpolation': lambda x: _cv_str(x, False) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_quantile_1 = {'input': lambda x: isinstance(x, _Tensor), 'q': lambda x: _cv_double(x) is not _BAD, 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'interpolation': lambda x: _cv_str(x, False) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implquantile_0(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
+    "(Tensor input, Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None)"
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('quantile', 'input', 1, 'Tensor', input)
+    if q.__class__ is not _Tensor:
+        if not isinstance(q, _Tensor):
+            raise _arg_error('quantile', 'q', 2, 'Tensor', q)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('quantile', 'dim', 3, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('quantile', 'keepdim', 4, 'bool', keepdim)
+    interpolation_c = _cv_str(interpolation, False)
+    if interpolation_c is _BAD:
+        raise _arg_error('quantile', 'interpolation', 0, 'str', interpolation)
+    if out is None:
+        h_ = _C_quantile(input._p, q._p, dim_c[0], dim_c[1], keepdim_c, interpolation_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('quantile', 'out', 0, 'Tensor', out)
+    rc_ = _P_quantile_out_r(input._p, q._p, dim_c[0], dim_c[1], keepdim_c, interpolation_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implquantile_1(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
+    "(Tensor input, float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None)"
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('quantile', 'input', 1, 'Tensor', input)
+    q_c = _cv_double(q)
+    if q_c is _BAD:
+        raise _arg_error('quantile', 'q', 2, 'float', q)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('quantile', 'dim', 3, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('quantile', 'keepdim', 4, 'bool', keepdim)
+    interpolation_c = _cv_str(interpolation, False)
+    if interpolation_c is _BAD:
+        raise _arg_error('quantile', 'interpolation', 0, 'str', interpolation)
+    if out is None:
+        h_ = _C_quantile_scalar(input._p, q_c, dim_c[0], dim_c[1], keepdim_c, interpolation_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('quantile', 'out', 0, 'Tensor', out)
+    rc_ = _P_quantile_scalar_out_r(input._p, q_c, dim_c[0], dim_c[1], keepdim_c, interpolation_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def quantile(*args, **kwargs):
+    "(Tensor input, Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None) | (Tensor input, float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear', Tensor out = None)"
+    if _TF and (r_ := _tf(quantile, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'q' in kwargs) and (n <= 2 or _cv_opt_int(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_quantile_0, ('input', 'q', 'dim', 'keepdim', )[:n])):
+        return _implquantile_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_double(args[1]) is not _BAD if n > 1 else 'q' in kwargs) and (n <= 2 or _cv_opt_int(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_quantile_1, ('input', 'q', 'dim', 'keepdim', )[:n])):
+        return _implquantile_1(*args, **kwargs)
+    raise _invalid_combination('quantile', args, kwargs, _SIGS_quantile)
+
+
 # yaml/native_functions.yaml: rad2deg(Tensor self) -> Tensor
 # yaml/native_functions.yaml: rad2deg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_rad2deg = (
@@ -13407,6 +14641,99 @@ def remainder(*args, **kwargs):
     raise _invalid_combination('remainder', args, kwargs, _SIGS_remainder)
 
 
+# yaml/native_functions.yaml: repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor
+# yaml/native_functions.yaml: repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor
+# yaml/native_functions.yaml: repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor
+_SIGS_repeat_interleave = (
+    ('(Tensor input, Tensor repeats, int dim = None, *, int output_size = None)', (('input', lambda x: isinstance(x, _Tensor)), ('repeats', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD),), (('output_size', lambda x: _cv_opt_int(x) is not _BAD),), False),
+    ('(Tensor input, int repeats, int dim = None, *, int output_size = None)', (('input', lambda x: isinstance(x, _Tensor)), ('repeats', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_opt_int(x) is not _BAD),), (('output_size', lambda x: _cv_opt_int(x) is not _BAD),), False),
+    ('(Tensor repeats, *, int output_size = None)', (('repeats', lambda x: isinstance(x, _Tensor)),), (('output_size', lambda x: _cv_opt_int(x) is not _BAD),), False),
+)
+_KW_repeat_interleave_0 = {'input': lambda x: isinstance(x, _Tensor), 'repeats': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'output_size': lambda x: _cv_opt_int(x) is not _BAD}
+_KW_repeat_interleave_1 = {'input': lambda x: isinstance(x, _Tensor), 'repeats': lambda x: _cv_int(x) is not _BAD, 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'output_size': lambda x: _cv_opt_int(x) is not _BAD}
+_KW_repeat_interleave_2 = {'repeats': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int(x) is not _BAD}
+
+
+def _implrepeat_interleave_0(input, repeats, dim=None, *, output_size=None):
+    '(Tensor input, Tensor repeats, int dim = None, *, int output_size = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('repeat_interleave', 'input', 1, 'Tensor', input)
+    if repeats.__class__ is not _Tensor:
+        if not isinstance(repeats, _Tensor):
+            raise _arg_error('repeat_interleave', 'repeats', 2, 'Tensor', repeats)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('repeat_interleave', 'dim', 3, 'int', dim)
+    output_size_c = _cv_opt_int(output_size)
+    if output_size_c is _BAD:
+        raise _arg_error('repeat_interleave', 'output_size', 0, 'int', output_size)
+    h_ = _C_repeat_interleave_self_Tensor(input._p, repeats._p, dim_c[0], dim_c[1], output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implrepeat_interleave_1(input, repeats, dim=None, *, output_size=None):
+    '(Tensor input, int repeats, int dim = None, *, int output_size = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('repeat_interleave', 'input', 1, 'Tensor', input)
+    repeats_c = _cv_int(repeats)
+    if repeats_c is _BAD:
+        raise _arg_error('repeat_interleave', 'repeats', 2, 'int', repeats)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('repeat_interleave', 'dim', 3, 'int', dim)
+    output_size_c = _cv_opt_int(output_size)
+    if output_size_c is _BAD:
+        raise _arg_error('repeat_interleave', 'output_size', 0, 'int', output_size)
+    h_ = _C_repeat_interleave_self_int(input._p, repeats_c, dim_c[0], dim_c[1], output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implrepeat_interleave_2(repeats, *, output_size=None):
+    '(Tensor repeats, *, int output_size = None)'
+    if repeats.__class__ is not _Tensor:
+        if not isinstance(repeats, _Tensor):
+            raise _arg_error('repeat_interleave', 'repeats', 1, 'Tensor', repeats)
+    output_size_c = _cv_opt_int(output_size)
+    if output_size_c is _BAD:
+        raise _arg_error('repeat_interleave', 'output_size', 0, 'int', output_size)
+    h_ = _C_repeat_interleave_Tensor(repeats._p, output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def repeat_interleave(*args, **kwargs):
+    '(Tensor input, Tensor repeats, int dim = None, *, int output_size = None) | (Tensor input, int repeats, int dim = None, *, int output_size = None) | (Tensor repeats, *, int output_size = None)'
+    if _TF and (r_ := _tf(repeat_interleave, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'repeats' in kwargs) and (n <= 2 or _cv_opt_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_repeat_interleave_0, ('input', 'repeats', 'dim', )[:n])):
+        return _implrepeat_interleave_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'repeats' in kwargs) and (n <= 2 or _cv_opt_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_repeat_interleave_1, ('input', 'repeats', 'dim', )[:n])):
+        return _implrepeat_interleave_1(*args, **kwargs)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'repeats' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_repeat_interleave_2, ('repeats', )[:n])):
+        return _implrepeat_interleave_2(*args, **kwargs)
+    raise _invalid_combination('repeat_interleave', args, kwargs, _SIGS_repeat_interleave)
+
+
 # yaml/native_functions.yaml: reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)
 _SIGS_reshape = (
     ('(Tensor input, tuple of ints shape)', (('input', lambda x: isinstance(x, _Tensor)), ('shape', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
@@ -14014,6 +15341,106 @@ def scatter_add(input, dim, index, src, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+# yaml/native_functions.yaml: searchsorted.Tensor_out(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+# yaml/native_functions.yaml: searchsorted.Scalar_out(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_searchsorted = (
+    ('(Tensor sorted_sequence, Tensor input, *, bool out_int32 = False, bool right = False, str side = None, Tensor sorter = None, Tensor out = None)', (('sorted_sequence', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)),), (('out_int32', lambda x: _cv_bool(x) is not _BAD), ('right', lambda x: _cv_bool(x) is not _BAD), ('side', lambda x: _cv_str(x, True) is not _BAD), ('sorter', lambda x: (x is None or isinstance(x, _Tensor))), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor sorted_sequence, Number input, *, bool out_int32 = False, bool right = False, str side = None, Tensor sorter = None, Tensor out = None)', (('sorted_sequence', lambda x: isinstance(x, _Tensor)), ('input', lambda x: _is_scalar(x)),), (('out_int32', lambda x: _cv_bool(x) is not _BAD), ('right', lambda x: _cv_bool(x) is not _BAD), ('side', lambda x: _cv_str(x, True) is not _BAD), ('sorter', lambda x: (x is None or isinstance(x, _Tensor))), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_searchsorted_0 = {'sorted_sequence': lambda x: isinstance(x, _Tensor), 'input': lambda x: isinstance(x, _Tensor), 'out_int32': lambda x: _cv_bool(x) is not _BAD, 'right': lambda x: _cv_bool(x) is not _BAD, 'side': lambda x: _cv_str(x, True) is not _BAD, 'sorter': lambda x: (x is None or isinstance(x, _Tensor)), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_searchsorted_1 = {'sorted_sequence': lambda x: isinstance(x, _Tensor), 'input': lambda x: _is_scalar(x), 'out_int32': lambda x: _cv_bool(x) is not _BAD, 'right': lambda x: _cv_bool(x) is not _BAD, 'side': lambda x: _cv_str(x, True) is not _BAD, 'sorter': lambda x: (x is None or isinstance(x, _Tensor)), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implsearchsorted_0(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
+    '(Tensor sorted_sequence, Tensor input, *, bool out_int32 = False, bool right = False, str side = None, Tensor sorter = None, Tensor out = None)'
+    if sorted_sequence.__class__ is not _Tensor:
+        if not isinstance(sorted_sequence, _Tensor):
+            raise _arg_error('searchsorted', 'sorted_sequence', 1, 'Tensor', sorted_sequence)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('searchsorted', 'input', 2, 'Tensor', input)
+    out_int32_c = _cv_bool(out_int32)
+    if out_int32_c is _BAD:
+        raise _arg_error('searchsorted', 'out_int32', 0, 'bool', out_int32)
+    right_c = _cv_bool(right)
+    if right_c is _BAD:
+        raise _arg_error('searchsorted', 'right', 0, 'bool', right)
+    side_c = _cv_str(side, True)
+    if side_c is _BAD:
+        raise _arg_error('searchsorted', 'side', 0, 'str', side)
+    sorter_c = _cv_opt_tensor(sorter)
+    if sorter_c is _BAD:
+        raise _arg_error('searchsorted', 'sorter', 0, 'Tensor', sorter)
+    if out is None:
+        h_ = _C_searchsorted_Tensor(sorted_sequence._p, input._p, out_int32_c, right_c, side_c, sorter_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('searchsorted', 'out', 0, 'Tensor', out)
+    rc_ = _P_searchsorted_Tensor_out_r(sorted_sequence._p, input._p, out_int32_c, right_c, side_c, sorter_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implsearchsorted_1(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
+    '(Tensor sorted_sequence, Number input, *, bool out_int32 = False, bool right = False, str side = None, Tensor sorter = None, Tensor out = None)'
+    if sorted_sequence.__class__ is not _Tensor:
+        if not isinstance(sorted_sequence, _Tensor):
+            raise _arg_error('searchsorted', 'sorted_sequence', 1, 'Tensor', sorted_sequence)
+    input_c = _SC_INT.get(input) if input.__class__ is int else None
+    if input_c is None:
+        input_c = _cv_scalar(input)
+        if input_c is _BAD:
+            raise _arg_error('searchsorted', 'input', 2, 'Number', input)
+    out_int32_c = _cv_bool(out_int32)
+    if out_int32_c is _BAD:
+        raise _arg_error('searchsorted', 'out_int32', 0, 'bool', out_int32)
+    right_c = _cv_bool(right)
+    if right_c is _BAD:
+        raise _arg_error('searchsorted', 'right', 0, 'bool', right)
+    side_c = _cv_str(side, True)
+    if side_c is _BAD:
+        raise _arg_error('searchsorted', 'side', 0, 'str', side)
+    sorter_c = _cv_opt_tensor(sorter)
+    if sorter_c is _BAD:
+        raise _arg_error('searchsorted', 'sorter', 0, 'Tensor', sorter)
+    if out is None:
+        h_ = _C_searchsorted_Scalar(sorted_sequence._p, input_c, out_int32_c, right_c, side_c, sorter_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('searchsorted', 'out', 0, 'Tensor', out)
+    rc_ = _P_searchsorted_Scalar_out_r(sorted_sequence._p, input_c, out_int32_c, right_c, side_c, sorter_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def searchsorted(*args, **kwargs):
+    '(Tensor sorted_sequence, Tensor input, *, bool out_int32 = False, bool right = False, str side = None, Tensor sorter = None, Tensor out = None) | (Tensor sorted_sequence, Number input, *, bool out_int32 = False, bool right = False, str side = None, Tensor sorter = None, Tensor out = None)'
+    if _TF and (r_ := _tf(searchsorted, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'sorted_sequence' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_searchsorted_0, ('sorted_sequence', 'input', )[:n])):
+        return _implsearchsorted_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'sorted_sequence' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_searchsorted_1, ('sorted_sequence', 'input', )[:n])):
+        return _implsearchsorted_1(*args, **kwargs)
+    raise _invalid_combination('searchsorted', args, kwargs, _SIGS_searchsorted)
 
 
 # yaml/native_functions.yaml: select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
@@ -15072,6 +16499,77 @@ def t(input):
     return r_
 
 
+# yaml/native_functions.yaml: take(Tensor self, Tensor index) -> Tensor
+# yaml/native_functions.yaml: take.out(Tensor self, Tensor index, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_take = (
+    ('(Tensor input, Tensor index, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('index', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def take(input, index, *, out=None):
+    '(Tensor input, Tensor index, *, Tensor out = None)'
+    if _TF and (r_ := _tf(take, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('take', 'input', 1, 'Tensor', input)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('take', 'index', 2, 'Tensor', index)
+    if out is None:
+        h_ = _C_take(input._p, index._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('take', 'out', 0, 'Tensor', out)
+    rc_ = _P_take_out_r(input._p, index._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor
+# yaml/native_functions.yaml: take_along_dim.out(Tensor self, Tensor indices, int? dim=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_take_along_dim = (
+    ('(Tensor input, Tensor indices, int dim = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def take_along_dim(input, indices, dim=None, *, out=None):
+    '(Tensor input, Tensor indices, int dim = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(take_along_dim, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('take_along_dim', 'input', 1, 'Tensor', input)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('take_along_dim', 'indices', 2, 'Tensor', indices)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('take_along_dim', 'dim', 3, 'int', dim)
+    if out is None:
+        h_ = _C_take_along_dim(input._p, indices._p, dim_c[0], dim_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('take_along_dim', 'out', 0, 'Tensor', out)
+    rc_ = _P_take_along_dim_out_r(input._p, indices._p, dim_c[0], dim_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: tan(Tensor self) -> Tensor
 # yaml/native_functions.yaml: tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_tan = (
@@ -15670,6 +17168,33 @@ def unflatten(input, dim, sizes):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)
+_SIGS_unique_consecutive = (
+    ('(Tensor input, bool return_inverse = False, bool return_counts = False, int dim = None)', (('input', lambda x: isinstance(x, _Tensor)), ('return_inverse', lambda x: _cv_bool(x) is not _BAD), ('return_counts', lambda x: _cv_bool(x) is not _BAD), ('dim', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    '(Tensor input, bool return_inverse = False, bool return_counts = False, int dim = None)'
+    if _TF and (r_ := _tf(unique_consecutive, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('unique_consecutive', 'input', 1, 'Tensor', input)
+    return_inverse_c = _cv_bool(return_inverse)
+    if return_inverse_c is _BAD:
+        raise _arg_error('unique_consecutive', 'return_inverse', 2, 'bool', return_inverse)
+    return_counts_c = _cv_bool(return_counts)
+    if return_counts_c is _BAD:
+        raise _arg_error('unique_consecutive', 'return_counts', 3, 'bool', return_counts)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('unique_consecutive', 'dim', 4, 'int', dim)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_unique_consecutive(input._p, return_inverse_c, return_counts_c, dim_c[0], dim_c[1], p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3)
 
 
 # yaml/native_functions.yaml: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
@@ -20436,6 +21961,27 @@ def _m_amin(self, dim=(), keepdim=False):
     return r_
 
 
+# yaml/native_functions.yaml: aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
+_SIGS__m_aminmax = (
+    ('(*, int dim = None, bool keepdim = False)', (), (('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _m_aminmax(self, *, dim=None, keepdim=False):
+    '(*, int dim = None, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_aminmax, locals())) is not _GO:
+        return r_
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('aminmax', 'dim', 0, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('aminmax', 'keepdim', 0, 'bool', keepdim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_aminmax(self._p, dim_c[0], dim_c[1], keepdim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'aminmax', ('min', 'max'))
+
+
 # yaml/native_functions.yaml: any(Tensor self) -> Tensor
 # yaml/native_functions.yaml: any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
 # yaml/native_functions.yaml: any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
@@ -21183,6 +22729,32 @@ def _m_baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor
+_SIGS__m_bincount = (
+    ('(Tensor weights = None, int minlength = 0)', (('weights', lambda x: (x is None or isinstance(x, _Tensor))), ('minlength', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_bincount(self, weights=None, minlength=0):
+    '(Tensor weights = None, int minlength = 0)'
+    if _TF and (r_ := _tf(_m_bincount, locals())) is not _GO:
+        return r_
+    weights_c = _cv_opt_tensor(weights)
+    if weights_c is _BAD:
+        raise _arg_error('bincount', 'weights', 1, 'Tensor', weights)
+    minlength_c = _cv_int(minlength)
+    if minlength_c is _BAD:
+        raise _arg_error('bincount', 'minlength', 2, 'int', minlength)
+    h_ = _C_bincount(self._p, weights_c, minlength_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor
@@ -22509,6 +24081,42 @@ def _m_count_nonzero(self, *args, **kwargs):
     if ((n == 0 and 'dim' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_count_nonzero_1, ())):
         return _impl_m_count_nonzero_1(self, *args, **kwargs)
     raise _invalid_combination('count_nonzero', args, kwargs, _SIGS__m_count_nonzero)
+
+
+# yaml/native_functions.yaml: cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
+_SIGS__m_cummax = (
+    ('(int dim)', (('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_cummax(self, dim):
+    '(int dim)'
+    if _TF and (r_ := _tf(_m_cummax, locals())) is not _GO:
+        return r_
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cummax', 'dim', 1, 'int', dim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_cummax(self._p, dim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'cummax', ('values', 'indices'))
+
+
+# yaml/native_functions.yaml: cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)
+_SIGS__m_cummin = (
+    ('(int dim)', (('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_cummin(self, dim):
+    '(int dim)'
+    if _TF and (r_ := _tf(_m_cummin, locals())) is not _GO:
+        return r_
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cummin', 'dim', 1, 'int', dim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_cummin(self._p, dim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'cummin', ('values', 'indices'))
 
 
 # yaml/native_functions.yaml: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
@@ -24302,6 +25910,39 @@ def _m_heaviside_(self, values):
     return self
 
 
+# yaml/native_functions.yaml: histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor
+_SIGS__m_histc = (
+    ('(int bins = 100, Number min = 0, Number max = 0)', (('bins', lambda x: _cv_int(x) is not _BAD), ('min', lambda x: _is_scalar(x)), ('max', lambda x: _is_scalar(x)),), (), False),
+)
+
+
+def _m_histc(self, bins=100, min=0, max=0):
+    '(int bins = 100, Number min = 0, Number max = 0)'
+    if _TF and (r_ := _tf(_m_histc, locals())) is not _GO:
+        return r_
+    bins_c = _cv_int(bins)
+    if bins_c is _BAD:
+        raise _arg_error('histc', 'bins', 1, 'int', bins)
+    min_c = _SC_INT.get(min) if min.__class__ is int else None
+    if min_c is None:
+        min_c = _cv_scalar(min)
+        if min_c is _BAD:
+            raise _arg_error('histc', 'min', 2, 'Number', min)
+    max_c = _SC_INT.get(max) if max.__class__ is int else None
+    if max_c is None:
+        max_c = _cv_scalar(max)
+        if max_c is _BAD:
+            raise _arg_error('histc', 'max', 3, 'Number', max)
+    h_ = _C_histc(self._p, bins_c, min_c, max_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: hypot(Tensor self, Tensor other) -> Tensor
 _SIGS__m_hypot = (
     ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -24749,6 +26390,30 @@ def _m_isnan(self):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+_SIGS__m_kthvalue = (
+    ('(int k, int dim = -1, bool keepdim = False)', (('k', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_kthvalue(self, k, dim=-1, keepdim=False):
+    '(int k, int dim = -1, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_kthvalue, locals())) is not _GO:
+        return r_
+    k_c = _cv_int(k)
+    if k_c is _BAD:
+        raise _arg_error('kthvalue', 'k', 1, 'int', k)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('kthvalue', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('kthvalue', 'keepdim', 3, 'bool', keepdim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_kthvalue(self._p, k_c, dim_c, keepdim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'kthvalue', ('values', 'indices'))
 
 
 # yaml/native_functions.yaml: lcm(Tensor self, Tensor other) -> Tensor
@@ -25299,6 +26964,29 @@ def _m_logaddexp2(self, other):
     return r_
 
 
+# yaml/native_functions.yaml: logcumsumexp(Tensor self, int dim) -> Tensor
+_SIGS__m_logcumsumexp = (
+    ('(int dim)', (('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_logcumsumexp(self, dim):
+    '(int dim)'
+    if _TF and (r_ := _tf(_m_logcumsumexp, locals())) is not _GO:
+        return r_
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('logcumsumexp', 'dim', 1, 'int', dim)
+    h_ = _C_logcumsumexp(self._p, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: logical_and(Tensor self, Tensor other) -> Tensor
 _SIGS__m_logical_and = (
     ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -25741,6 +27429,77 @@ def _m_masked_fill_(self, *args, **kwargs):
     raise _invalid_combination('masked_fill_', args, kwargs, _SIGS__m_masked_fill_)
 
 
+# yaml/native_functions.yaml: masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
+_SIGS__m_masked_scatter = (
+    ('(Tensor mask, Tensor source)', (('mask', lambda x: isinstance(x, _Tensor)), ('source', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_masked_scatter(self, mask, source):
+    '(Tensor mask, Tensor source)'
+    if _TF and (r_ := _tf(_m_masked_scatter, locals())) is not _GO:
+        return r_
+    if mask.__class__ is not _Tensor:
+        if not isinstance(mask, _Tensor):
+            raise _arg_error('masked_scatter', 'mask', 1, 'Tensor', mask)
+    if source.__class__ is not _Tensor:
+        if not isinstance(source, _Tensor):
+            raise _arg_error('masked_scatter', 'source', 2, 'Tensor', source)
+    h_ = _C_masked_scatter(self._p, mask._p, source._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)
+_SIGS__m_masked_scatter_ = (
+    ('(Tensor mask, Tensor source)', (('mask', lambda x: isinstance(x, _Tensor)), ('source', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_masked_scatter_(self, mask, source):
+    '(Tensor mask, Tensor source)'
+    if _TF and (r_ := _tf(_m_masked_scatter_, locals())) is not _GO:
+        return r_
+    if mask.__class__ is not _Tensor:
+        if not isinstance(mask, _Tensor):
+            raise _arg_error('masked_scatter_', 'mask', 1, 'Tensor', mask)
+    if source.__class__ is not _Tensor:
+        if not isinstance(source, _Tensor):
+            raise _arg_error('masked_scatter_', 'source', 2, 'Tensor', source)
+    rc_ = _P_masked_scatter__r(self._p, mask._p, source._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: masked_select(Tensor self, Tensor mask) -> Tensor
+_SIGS__m_masked_select = (
+    ('(Tensor mask)', (('mask', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_masked_select(self, mask):
+    '(Tensor mask)'
+    if _TF and (r_ := _tf(_m_masked_select, locals())) is not _GO:
+        return r_
+    if mask.__class__ is not _Tensor:
+        if not isinstance(mask, _Tensor):
+            raise _arg_error('masked_select', 'mask', 1, 'Tensor', mask)
+    h_ = _C_masked_select(self._p, mask._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: matmul(Tensor self, Tensor other) -> Tensor
 _SIGS__m_matmul = (
     ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -25912,6 +27671,53 @@ def _m_mean(self, *args, **kwargs):
     raise _invalid_combination('mean', args, kwargs, _SIGS__m_mean)
 
 
+# yaml/native_functions.yaml: median(Tensor self) -> Tensor
+# yaml/native_functions.yaml: median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+_SIGS__m_median = (
+    ('()', (), (), False),
+    ('(int dim, bool keepdim = False)', (('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW__m_median_0 = {}
+_KW__m_median_1 = {'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _impl_m_median_0(self):
+    '()'
+    h_ = _C_median(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_m_median_1(self, dim, keepdim=False):
+    '(int dim, bool keepdim = False)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('median', 'dim', 1, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('median', 'keepdim', 2, 'bool', keepdim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_median_dim(self._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'median', ('values', 'indices'))
+
+
+def _m_median(self, *args, **kwargs):
+    '() | (int dim, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_median, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_median_0, ()[:n])):
+        return _impl_m_median_0(self, *args, **kwargs)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_median_1, ('dim', 'keepdim', )[:n])):
+        return _impl_m_median_1(self, *args, **kwargs)
+    raise _invalid_combination('median', args, kwargs, _SIGS__m_median)
+
+
 # yaml/native_functions.yaml: min(Tensor self) -> Tensor
 # yaml/native_functions.yaml: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 # yaml/native_functions.yaml: min.other(Tensor self, Tensor other) -> Tensor
@@ -26023,6 +27829,27 @@ def _m_mm(self, mat2):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+_SIGS__m_mode = (
+    ('(int dim = -1, bool keepdim = False)', (('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_mode(self, dim=-1, keepdim=False):
+    '(int dim = -1, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_mode, locals())) is not _GO:
+        return r_
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('mode', 'dim', 1, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('mode', 'keepdim', 2, 'bool', keepdim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_mode(self._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'mode', ('values', 'indices'))
 
 
 # yaml/native_functions.yaml: moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
@@ -26334,6 +28161,181 @@ def _m_nan_to_num_(self, nan=None, posinf=None, neginf=None):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+_SIGS__m_nanmean = (
+    ('(tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None)', (('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), False),
+)
+
+
+def _m_nanmean(self, dim=None, keepdim=False, *, dtype=None):
+    '(tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_nanmean, locals())) is not _GO:
+        return r_
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('nanmean', 'dim', 1, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('nanmean', 'keepdim', 2, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('nanmean', 'dtype', 0, 'torchlet.dtype', dtype)
+    h_ = _C_nanmean(self._p, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: nanmedian(Tensor self) -> Tensor
+# yaml/native_functions.yaml: nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+_SIGS__m_nanmedian = (
+    ('()', (), (), False),
+    ('(int dim, bool keepdim = False)', (('dim', lambda x: _cv_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW__m_nanmedian_0 = {}
+_KW__m_nanmedian_1 = {'dim': lambda x: _cv_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _impl_m_nanmedian_0(self):
+    '()'
+    h_ = _C_nanmedian(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_m_nanmedian_1(self, dim, keepdim=False):
+    '(int dim, bool keepdim = False)'
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('nanmedian', 'dim', 1, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('nanmedian', 'keepdim', 2, 'bool', keepdim)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_nanmedian_dim(self._p, dim_c, keepdim_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'nanmedian', ('values', 'indices'))
+
+
+def _m_nanmedian(self, *args, **kwargs):
+    '() | (int dim, bool keepdim = False)'
+    if _TF and (r_ := _tf(_m_nanmedian, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_nanmedian_0, ()[:n])):
+        return _impl_m_nanmedian_0(self, *args, **kwargs)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_nanmedian_1, ('dim', 'keepdim', )[:n])):
+        return _impl_m_nanmedian_1(self, *args, **kwargs)
+    raise _invalid_combination('nanmedian', args, kwargs, _SIGS__m_nanmedian)
+
+
+# yaml/native_functions.yaml: nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+# yaml/native_functions.yaml: nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+_SIGS__m_nanquantile = (
+    ("(Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear')", (('q', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('interpolation', lambda x: _cv_str(x, False) is not _BAD),), False),
+    ("(float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear')", (('q', lambda x: _cv_double(x) is not _BAD), ('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('interpolation', lambda x: _cv_str(x, False) is not _BAD),), False),
+)
+_KW__m_nanquantile_0 = {'q': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'interpolation': lambda x: _cv_str(x, False) is not _BAD}
+_KW__m_nanquantile_1 = {'q': lambda x: _cv_double(x) is not _BAD, 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'interpolation': lambda x: _cv_str(x, False) is not _BAD}
+
+
+def _impl_m_nanquantile_0(self, q, dim=None, keepdim=False, *, interpolation='linear'):
+    "(Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear')"
+    if q.__class__ is not _Tensor:
+        if not isinstance(q, _Tensor):
+            raise _arg_error('nanquantile', 'q', 1, 'Tensor', q)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('nanquantile', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('nanquantile', 'keepdim', 3, 'bool', keepdim)
+    interpolation_c = _cv_str(interpolation, False)
+    if interpolation_c is _BAD:
+        raise _arg_error('nanquantile', 'interpolation', 0, 'str', interpolation)
+    h_ = _C_nanquantile(self._p, q._p, dim_c[0], dim_c[1], keepdim_c, interpolation_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_m_nanquantile_1(self, q, dim=None, keepdim=False, *, interpolation='linear'):
+    "(float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear')"
+    q_c = _cv_double(q)
+    if q_c is _BAD:
+        raise _arg_error('nanquantile', 'q', 1, 'float', q)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('nanquantile', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('nanquantile', 'keepdim', 3, 'bool', keepdim)
+    interpolation_c = _cv_str(interpolation, False)
+    if interpolation_c is _BAD:
+        raise _arg_error('nanquantile', 'interpolation', 0, 'str', interpolation)
+    h_ = _C_nanquantile_scalar(self._p, q_c, dim_c[0], dim_c[1], keepdim_c, interpolation_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _m_nanquantile(self, *args, **kwargs):
+    "(Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear') | (float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear')"
+    if _TF and (r_ := _tf(_m_nanquantile, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'q' in kwargs) and (n <= 1 or _cv_opt_int(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_nanquantile_0, ('q', 'dim', 'keepdim', )[:n])):
+        return _impl_m_nanquantile_0(self, *args, **kwargs)
+    if n <= 3 and (_cv_double(args[0]) is not _BAD if n > 0 else 'q' in kwargs) and (n <= 1 or _cv_opt_int(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_nanquantile_1, ('q', 'dim', 'keepdim', )[:n])):
+        return _impl_m_nanquantile_1(self, *args, **kwargs)
+    raise _invalid_combination('nanquantile', args, kwargs, _SIGS__m_nanquantile)
+
+
+# yaml/native_functions.yaml: nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+_SIGS__m_nansum = (
+    ('(tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None)', (('dim', lambda x: _cv_opt_int_list(x, 1) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), False),
+)
+
+
+def _m_nansum(self, dim=None, keepdim=False, *, dtype=None):
+    '(tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None)'
+    if _TF and (r_ := _tf(_m_nansum, locals())) is not _GO:
+        return r_
+    dim_c = _cv_opt_int_list(dim, 1)
+    if dim_c is _BAD:
+        raise _arg_error('nansum', 'dim', 1, 'tuple of ints', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('nansum', 'keepdim', 2, 'bool', keepdim)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('nansum', 'dtype', 0, 'torchlet.dtype', dtype)
+    h_ = _C_nansum(self._p, dim_c[0], dim_c[1], keepdim_c, dtype_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)
@@ -27066,6 +29068,76 @@ def _m_prod(self, *args, **kwargs):
     raise _invalid_combination('prod', args, kwargs, _SIGS__m_prod)
 
 
+# yaml/native_functions.yaml: quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+# yaml/native_functions.yaml: quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+_SIGS__m_quantile = (
+    ("(Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear')", (('q', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('interpolation', lambda x: _cv_str(x, False) is not _BAD),), False),
+    ("(float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear')", (('q', lambda x: _cv_double(x) is not _BAD), ('dim', lambda x: _cv_opt_int(x) is not _BAD), ('keepdim', lambda x: _cv_bool(x) is not _BAD),), (('interpolation', lambda x: _cv_str(x, False) is not _BAD),), False),
+)
+_KW__m_quantile_0 = {'q': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'interpolation': lambda x: _cv_str(x, False) is not _BAD}
+_KW__m_quantile_1 = {'q': lambda x: _cv_double(x) is not _BAD, 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'keepdim': lambda x: _cv_bool(x) is not _BAD, 'interpolation': lambda x: _cv_str(x, False) is not _BAD}
+
+
+def _impl_m_quantile_0(self, q, dim=None, keepdim=False, *, interpolation='linear'):
+    "(Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear')"
+    if q.__class__ is not _Tensor:
+        if not isinstance(q, _Tensor):
+            raise _arg_error('quantile', 'q', 1, 'Tensor', q)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('quantile', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('quantile', 'keepdim', 3, 'bool', keepdim)
+    interpolation_c = _cv_str(interpolation, False)
+    if interpolation_c is _BAD:
+        raise _arg_error('quantile', 'interpolation', 0, 'str', interpolation)
+    h_ = _C_quantile(self._p, q._p, dim_c[0], dim_c[1], keepdim_c, interpolation_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_m_quantile_1(self, q, dim=None, keepdim=False, *, interpolation='linear'):
+    "(float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear')"
+    q_c = _cv_double(q)
+    if q_c is _BAD:
+        raise _arg_error('quantile', 'q', 1, 'float', q)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('quantile', 'dim', 2, 'int', dim)
+    keepdim_c = _cv_bool(keepdim)
+    if keepdim_c is _BAD:
+        raise _arg_error('quantile', 'keepdim', 3, 'bool', keepdim)
+    interpolation_c = _cv_str(interpolation, False)
+    if interpolation_c is _BAD:
+        raise _arg_error('quantile', 'interpolation', 0, 'str', interpolation)
+    h_ = _C_quantile_scalar(self._p, q_c, dim_c[0], dim_c[1], keepdim_c, interpolation_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _m_quantile(self, *args, **kwargs):
+    "(Tensor q, int dim = None, bool keepdim = False, *, str interpolation = 'linear') | (float q, int dim = None, bool keepdim = False, *, str interpolation = 'linear')"
+    if _TF and (r_ := _tf(_m_quantile, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'q' in kwargs) and (n <= 1 or _cv_opt_int(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_quantile_0, ('q', 'dim', 'keepdim', )[:n])):
+        return _impl_m_quantile_0(self, *args, **kwargs)
+    if n <= 3 and (_cv_double(args[0]) is not _BAD if n > 0 else 'q' in kwargs) and (n <= 1 or _cv_opt_int(args[1]) is not _BAD) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_quantile_1, ('q', 'dim', 'keepdim', )[:n])):
+        return _impl_m_quantile_1(self, *args, **kwargs)
+    raise _invalid_combination('quantile', args, kwargs, _SIGS__m_quantile)
+
+
 # yaml/native_functions.yaml: rad2deg(Tensor self) -> Tensor
 _SIGS__m_rad2deg = (
     ('()', (), (), False),
@@ -27313,6 +29385,70 @@ def _m_repeat(self, *_args, repeats=None):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor
+# yaml/native_functions.yaml: repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor
+_SIGS__m_repeat_interleave = (
+    ('(Tensor repeats, int dim = None, *, int output_size = None)', (('repeats', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD),), (('output_size', lambda x: _cv_opt_int(x) is not _BAD),), False),
+    ('(int repeats, int dim = None, *, int output_size = None)', (('repeats', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_opt_int(x) is not _BAD),), (('output_size', lambda x: _cv_opt_int(x) is not _BAD),), False),
+)
+_KW__m_repeat_interleave_0 = {'repeats': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'output_size': lambda x: _cv_opt_int(x) is not _BAD}
+_KW__m_repeat_interleave_1 = {'repeats': lambda x: _cv_int(x) is not _BAD, 'dim': lambda x: _cv_opt_int(x) is not _BAD, 'output_size': lambda x: _cv_opt_int(x) is not _BAD}
+
+
+def _impl_m_repeat_interleave_0(self, repeats, dim=None, *, output_size=None):
+    '(Tensor repeats, int dim = None, *, int output_size = None)'
+    if repeats.__class__ is not _Tensor:
+        if not isinstance(repeats, _Tensor):
+            raise _arg_error('repeat_interleave', 'repeats', 1, 'Tensor', repeats)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('repeat_interleave', 'dim', 2, 'int', dim)
+    output_size_c = _cv_opt_int(output_size)
+    if output_size_c is _BAD:
+        raise _arg_error('repeat_interleave', 'output_size', 0, 'int', output_size)
+    h_ = _C_repeat_interleave_self_Tensor(self._p, repeats._p, dim_c[0], dim_c[1], output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_m_repeat_interleave_1(self, repeats, dim=None, *, output_size=None):
+    '(int repeats, int dim = None, *, int output_size = None)'
+    repeats_c = _cv_int(repeats)
+    if repeats_c is _BAD:
+        raise _arg_error('repeat_interleave', 'repeats', 1, 'int', repeats)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('repeat_interleave', 'dim', 2, 'int', dim)
+    output_size_c = _cv_opt_int(output_size)
+    if output_size_c is _BAD:
+        raise _arg_error('repeat_interleave', 'output_size', 0, 'int', output_size)
+    h_ = _C_repeat_interleave_self_int(self._p, repeats_c, dim_c[0], dim_c[1], output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _m_repeat_interleave(self, *args, **kwargs):
+    '(Tensor repeats, int dim = None, *, int output_size = None) | (int repeats, int dim = None, *, int output_size = None)'
+    if _TF and (r_ := _tf(_m_repeat_interleave, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'repeats' in kwargs) and (n <= 1 or _cv_opt_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_repeat_interleave_0, ('repeats', 'dim', )[:n])):
+        return _impl_m_repeat_interleave_0(self, *args, **kwargs)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'repeats' in kwargs) and (n <= 1 or _cv_opt_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_repeat_interleave_1, ('repeats', 'dim', )[:n])):
+        return _impl_m_repeat_interleave_1(self, *args, **kwargs)
+    raise _invalid_combination('repeat_interleave', args, kwargs, _SIGS__m_repeat_interleave)
 
 
 # yaml/native_functions.yaml: reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)
@@ -28540,6 +30676,55 @@ def _m_t(self):
     if _TF and (r_ := _tf(_m_t, locals())) is not _GO:
         return r_
     h_ = _C_t(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: take(Tensor self, Tensor index) -> Tensor
+_SIGS__m_take = (
+    ('(Tensor index)', (('index', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_take(self, index):
+    '(Tensor index)'
+    if _TF and (r_ := _tf(_m_take, locals())) is not _GO:
+        return r_
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('take', 'index', 1, 'Tensor', index)
+    h_ = _C_take(self._p, index._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor
+_SIGS__m_take_along_dim = (
+    ('(Tensor indices, int dim = None)', (('indices', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_take_along_dim(self, indices, dim=None):
+    '(Tensor indices, int dim = None)'
+    if _TF and (r_ := _tf(_m_take_along_dim, locals())) is not _GO:
+        return r_
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('take_along_dim', 'indices', 1, 'Tensor', indices)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('take_along_dim', 'dim', 2, 'int', dim)
+    h_ = _C_take_along_dim(self._p, indices._p, dim_c[0], dim_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -30656,6 +32841,7 @@ class _TensorOps:
     allclose = _m_allclose
     amax = _m_amax
     amin = _m_amin
+    aminmax = _m_aminmax
     any = _m_any
     arccos = _m_arccos
     arccos_ = _m_arccos_
@@ -30688,6 +32874,7 @@ class _TensorOps:
     atanh_ = _m_atanh_
     baddbmm = _m_baddbmm
     baddbmm_ = _m_baddbmm_
+    bincount = _m_bincount
     bitwise_and = _m_bitwise_and
     bitwise_and_ = _m_bitwise_and_
     bitwise_left_shift = _m_bitwise_left_shift
@@ -30723,6 +32910,8 @@ class _TensorOps:
     cosh = _m_cosh
     cosh_ = _m_cosh_
     count_nonzero = _m_count_nonzero
+    cummax = _m_cummax
+    cummin = _m_cummin
     cumprod = _m_cumprod
     cumprod_ = _m_cumprod_
     cumsum = _m_cumsum
@@ -30782,6 +32971,7 @@ class _TensorOps:
     hardshrink_backward = _m_hardshrink_backward
     heaviside = _m_heaviside
     heaviside_ = _m_heaviside_
+    histc = _m_histc
     hypot = _m_hypot
     hypot_ = _m_hypot_
     i0 = _m_i0
@@ -30800,6 +32990,7 @@ class _TensorOps:
     isfinite = _m_isfinite
     isinf = _m_isinf
     isnan = _m_isnan
+    kthvalue = _m_kthvalue
     lcm = _m_lcm
     lcm_ = _m_lcm_
     ldexp = _m_ldexp
@@ -30821,6 +33012,7 @@ class _TensorOps:
     log_softmax = _m_log_softmax
     logaddexp = _m_logaddexp
     logaddexp2 = _m_logaddexp2
+    logcumsumexp = _m_logcumsumexp
     logical_and = _m_logical_and
     logical_and_ = _m_logical_and_
     logical_not = _m_logical_not
@@ -30836,13 +33028,18 @@ class _TensorOps:
     lt_ = _m_lt_
     masked_fill = _m_masked_fill
     masked_fill_ = _m_masked_fill_
+    masked_scatter = _m_masked_scatter
+    masked_scatter_ = _m_masked_scatter_
+    masked_select = _m_masked_select
     matmul = _m_matmul
     max = _m_max
     maximum = _m_maximum
     mean = _m_mean
+    median = _m_median
     min = _m_min
     minimum = _m_minimum
     mm = _m_mm
+    mode = _m_mode
     moveaxis = _m_moveaxis
     movedim = _m_movedim
     msort = _m_msort
@@ -30853,6 +33050,10 @@ class _TensorOps:
     mvlgamma_ = _m_mvlgamma_
     nan_to_num = _m_nan_to_num
     nan_to_num_ = _m_nan_to_num_
+    nanmean = _m_nanmean
+    nanmedian = _m_nanmedian
+    nanquantile = _m_nanquantile
+    nansum = _m_nansum
     narrow = _m_narrow
     ne = _m_ne
     ne_ = _m_ne_
@@ -30873,6 +33074,7 @@ class _TensorOps:
     pow_ = _m_pow_
     prelu = _m_prelu
     prod = _m_prod
+    quantile = _m_quantile
     rad2deg = _m_rad2deg
     rad2deg_ = _m_rad2deg_
     reciprocal = _m_reciprocal
@@ -30882,6 +33084,7 @@ class _TensorOps:
     remainder = _m_remainder
     remainder_ = _m_remainder_
     repeat = _m_repeat
+    repeat_interleave = _m_repeat_interleave
     reshape = _m_reshape
     reshape_as = _m_reshape_as
     roll = _m_roll
@@ -30917,6 +33120,8 @@ class _TensorOps:
     sub_ = _m_sub_
     sum = _m_sum
     t = _m_t
+    take = _m_take
+    take_along_dim = _m_take_along_dim
     tan = _m_tan
     tan_ = _m_tan_
     tanh = _m_tanh
@@ -31116,6 +33321,12 @@ SIGNATURES = {
     ("function", "_convolution_mode"): (
         "(Tensor input, Tensor weight, Tensor bias, tuple of ints stride, str padding, tuple of ints dilation, int groups)",
     ),
+    ("function", "_cummax_helper"): (
+        "(Tensor input, Tensor values, Tensor indices, int dim)",
+    ),
+    ("function", "_cummin_helper"): (
+        "(Tensor input, Tensor values, Tensor indices, int dim)",
+    ),
     ("function", "_index_put_impl"): (
         "(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False, *, Tensor out = None)",
     ),
@@ -31130,6 +33341,9 @@ SIGNATURES = {
     ),
     ("function", "_log_softmax_backward_data"): (
         "(Tensor grad_output, Tensor output, int dim, torchlet.dtype input_dtype, *, Tensor out = None)",
+    ),
+    ("function", "_logcumsumexp"): (
+        "(Tensor input, int dim, *, Tensor out = None)",
     ),
     ("function", "_native_batch_norm_legit"): (
         "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps)",
@@ -31215,6 +33429,9 @@ SIGNATURES = {
     ),
     ("function", "amin"): (
         "(Tensor input, tuple of ints dim = [], bool keepdim = False, *, Tensor out = None)",
+    ),
+    ("function", "aminmax"): (
+        "(Tensor input, *, int dim = None, bool keepdim = False, tuple of Tensors out = None)",
     ),
     ("function", "any"): (
         "(Tensor input, *, Tensor out = None)",
@@ -31330,6 +33547,9 @@ SIGNATURES = {
     ("function", "batch_norm"): (
         "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps, bool cudnn_enabled)",
     ),
+    ("function", "bincount"): (
+        "(Tensor input, Tensor weights = None, int minlength = 0)",
+    ),
     ("function", "bitwise_and"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Number input, Tensor other, *, Tensor out = None)",
@@ -31358,6 +33578,9 @@ SIGNATURES = {
         "(Number input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other, *, Tensor out = None)",
     ),
+    ("function", "block_diag"): (
+        "(tuple of Tensors tensors)",
+    ),
     ("function", "bmm"): (
         "(Tensor input, Tensor mat2, *, Tensor out = None)",
         "(Tensor input, Tensor mat2, torchlet.dtype out_dtype, *, Tensor out = None)",
@@ -31367,6 +33590,10 @@ SIGNATURES = {
     ),
     ("function", "broadcast_to"): (
         "(Tensor input, tuple of ints size)",
+    ),
+    ("function", "bucketize"): (
+        "(Tensor input, Tensor boundaries, *, bool out_int32 = False, bool right = False, Tensor out = None)",
+        "(Number input, Tensor boundaries, *, bool out_int32 = False, bool right = False)",
     ),
     ("function", "cartesian_prod"): (
         "(tuple of Tensors tensors)",
@@ -31472,6 +33699,15 @@ SIGNATURES = {
     ("function", "count_nonzero"): (
         "(Tensor input, int dim = None)",
         "(Tensor input, tuple of ints dim)",
+    ),
+    ("function", "cummax"): (
+        "(Tensor input, int dim, *, tuple of Tensors out = None)",
+    ),
+    ("function", "cummaxmin_backward"): (
+        "(Tensor grad, Tensor input, Tensor indices, int dim)",
+    ),
+    ("function", "cummin"): (
+        "(Tensor input, int dim, *, tuple of Tensors out = None)",
     ),
     ("function", "cumprod"): (
         "(Tensor input, int dim, *, torchlet.dtype dtype = None, Tensor out = None)",
@@ -31665,6 +33901,9 @@ SIGNATURES = {
     ("function", "heaviside"): (
         "(Tensor input, Tensor values, *, Tensor out = None)",
     ),
+    ("function", "histc"): (
+        "(Tensor input, int bins = 100, Number min = 0, Number max = 0, *, Tensor out = None)",
+    ),
     ("function", "hstack"): (
         "(tuple of Tensors tensors, *, Tensor out = None)",
     ),
@@ -31710,6 +33949,11 @@ SIGNATURES = {
     ("function", "isfinite"): (
         "(Tensor input)",
     ),
+    ("function", "isin"): (
+        "(Tensor elements, Tensor test_elements, *, bool assume_unique = False, bool invert = False, Tensor out = None)",
+        "(Number element, Tensor test_elements, *, bool assume_unique = False, bool invert = False, Tensor out = None)",
+        "(Tensor elements, Number test_element, *, bool assume_unique = False, bool invert = False, Tensor out = None)",
+    ),
     ("function", "isinf"): (
         "(Tensor input)",
     ),
@@ -31718,6 +33962,9 @@ SIGNATURES = {
     ),
     ("function", "kl_div"): (
         "(Tensor input, Tensor target, int reduction = Mean, *, bool log_target = False)",
+    ),
+    ("function", "kthvalue"): (
+        "(Tensor input, int k, int dim = -1, bool keepdim = False, *, tuple of Tensors out = None)",
     ),
     ("function", "layer_norm"): (
         "(Tensor input, tuple of ints normalized_shape, Tensor weight = None, Tensor bias = None, float eps = 1e-05, bool cudnn_enable = True)",
@@ -31781,6 +34028,9 @@ SIGNATURES = {
     ("function", "logaddexp2"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
     ),
+    ("function", "logcumsumexp"): (
+        "(Tensor input, int dim, *, Tensor out = None)",
+    ),
     ("function", "logical_and"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
     ),
@@ -31816,6 +34066,18 @@ SIGNATURES = {
         "(Tensor input, Tensor mask, Tensor value)",
         "(Tensor input, Tensor mask, Number value)",
     ),
+    ("function", "masked_scatter"): (
+        "(Tensor input, Tensor mask, Tensor source)",
+    ),
+    ("function", "masked_scatter_backward"): (
+        "(Tensor grad_output, Tensor mask, tuple of ints sizes)",
+    ),
+    ("function", "masked_select"): (
+        "(Tensor input, Tensor mask, *, Tensor out = None)",
+    ),
+    ("function", "masked_select_backward"): (
+        "(Tensor grad, Tensor input, Tensor mask)",
+    ),
     ("function", "matmul"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
     ),
@@ -31840,6 +34102,10 @@ SIGNATURES = {
         "(Tensor input, *, torchlet.dtype dtype = None, Tensor out = None)",
         "(Tensor input, tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
+    ("function", "median"): (
+        "(Tensor input)",
+        "(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)",
+    ),
     ("function", "meshgrid"): (
         "(tuple of Tensors tensors)",
         "(tuple of Tensors tensors, *, str indexing)",
@@ -31855,6 +34121,9 @@ SIGNATURES = {
     ("function", "mm"): (
         "(Tensor input, Tensor mat2, *, Tensor out = None)",
         "(Tensor input, Tensor mat2, torchlet.dtype out_dtype, *, Tensor out = None)",
+    ),
+    ("function", "mode"): (
+        "(Tensor input, int dim = -1, bool keepdim = False, *, tuple of Tensors out = None)",
     ),
     ("function", "moveaxis"): (
         "(Tensor input, int source, int destination)",
@@ -31881,6 +34150,20 @@ SIGNATURES = {
     ),
     ("function", "nan_to_num_"): (
         "(Tensor input, float nan = None, float posinf = None, float neginf = None)",
+    ),
+    ("function", "nanmean"): (
+        "(Tensor input, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("function", "nanmedian"): (
+        "(Tensor input)",
+        "(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)",
+    ),
+    ("function", "nanquantile"): (
+        "(Tensor input, Tensor q, int dim = None, bool keepdim = False, *, str interpolation = \u0027linear\u0027, Tensor out = None)",
+        "(Tensor input, float q, int dim = None, bool keepdim = False, *, str interpolation = \u0027linear\u0027, Tensor out = None)",
+    ),
+    ("function", "nansum"): (
+        "(Tensor input, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
     ("function", "narrow"): (
         "(Tensor input, int dim, Tensor start, int length)",
@@ -31953,6 +34236,10 @@ SIGNATURES = {
         "(Tensor input, *, torchlet.dtype dtype = None)",
         "(Tensor input, int dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
+    ("function", "quantile"): (
+        "(Tensor input, Tensor q, int dim = None, bool keepdim = False, *, str interpolation = \u0027linear\u0027, Tensor out = None)",
+        "(Tensor input, float q, int dim = None, bool keepdim = False, *, str interpolation = \u0027linear\u0027, Tensor out = None)",
+    ),
     ("function", "rad2deg"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -31993,6 +34280,11 @@ SIGNATURES = {
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Number input, Tensor other)",
         "(Tensor input, Number other, *, Tensor out = None)",
+    ),
+    ("function", "repeat_interleave"): (
+        "(Tensor input, Tensor repeats, int dim = None, *, int output_size = None)",
+        "(Tensor input, int repeats, int dim = None, *, int output_size = None)",
+        "(Tensor repeats, *, int output_size = None)",
     ),
     ("function", "reshape"): (
         "(Tensor input, tuple of ints shape)",
@@ -32035,6 +34327,10 @@ SIGNATURES = {
     ),
     ("function", "scatter_add"): (
         "(Tensor input, int dim, Tensor index, Tensor src, *, Tensor out = None)",
+    ),
+    ("function", "searchsorted"): (
+        "(Tensor sorted_sequence, Tensor input, *, bool out_int32 = False, bool right = False, str side = None, Tensor sorter = None, Tensor out = None)",
+        "(Tensor sorted_sequence, Number input, *, bool out_int32 = False, bool right = False, str side = None, Tensor sorter = None, Tensor out = None)",
     ),
     ("function", "select"): (
         "(Tensor input, int dim, int index)",
@@ -32129,6 +34425,12 @@ SIGNATURES = {
     ("function", "t"): (
         "(Tensor input)",
     ),
+    ("function", "take"): (
+        "(Tensor input, Tensor index, *, Tensor out = None)",
+    ),
+    ("function", "take_along_dim"): (
+        "(Tensor input, Tensor indices, int dim = None, *, Tensor out = None)",
+    ),
     ("function", "tan"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -32188,6 +34490,9 @@ SIGNATURES = {
     ),
     ("function", "unflatten"): (
         "(Tensor input, int dim, tuple of ints sizes)",
+    ),
+    ("function", "unique_consecutive"): (
+        "(Tensor input, bool return_inverse = False, bool return_counts = False, int dim = None)",
     ),
     ("function", "unsqueeze"): (
         "(Tensor input, int dim)",
@@ -32289,6 +34594,9 @@ SIGNATURES = {
     ("method", "amin"): (
         "(tuple of ints dim = [], bool keepdim = False)",
     ),
+    ("method", "aminmax"): (
+        "(*, int dim = None, bool keepdim = False)",
+    ),
     ("method", "any"): (
         "()",
         "(int dim, bool keepdim = False)",
@@ -32387,6 +34695,9 @@ SIGNATURES = {
     ),
     ("method", "baddbmm_"): (
         "(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)",
+    ),
+    ("method", "bincount"): (
+        "(Tensor weights = None, int minlength = 0)",
     ),
     ("method", "bitwise_and"): (
         "(Tensor other)",
@@ -32511,6 +34822,12 @@ SIGNATURES = {
     ("method", "count_nonzero"): (
         "(int dim = None)",
         "(tuple of ints dim)",
+    ),
+    ("method", "cummax"): (
+        "(int dim)",
+    ),
+    ("method", "cummin"): (
+        "(int dim)",
     ),
     ("method", "cumprod"): (
         "(int dim, *, torchlet.dtype dtype = None)",
@@ -32706,6 +35023,9 @@ SIGNATURES = {
     ("method", "heaviside_"): (
         "(Tensor values)",
     ),
+    ("method", "histc"): (
+        "(int bins = 100, Number min = 0, Number max = 0)",
+    ),
     ("method", "hypot"): (
         "(Tensor other)",
     ),
@@ -32759,6 +35079,9 @@ SIGNATURES = {
     ),
     ("method", "isnan"): (
         "()",
+    ),
+    ("method", "kthvalue"): (
+        "(int k, int dim = -1, bool keepdim = False)",
     ),
     ("method", "lcm"): (
         "(Tensor other)",
@@ -32827,6 +35150,9 @@ SIGNATURES = {
     ("method", "logaddexp2"): (
         "(Tensor other)",
     ),
+    ("method", "logcumsumexp"): (
+        "(int dim)",
+    ),
     ("method", "logical_and"): (
         "(Tensor other)",
     ),
@@ -32876,6 +35202,15 @@ SIGNATURES = {
         "(Tensor mask, Tensor value)",
         "(Tensor mask, Number value)",
     ),
+    ("method", "masked_scatter"): (
+        "(Tensor mask, Tensor source)",
+    ),
+    ("method", "masked_scatter_"): (
+        "(Tensor mask, Tensor source)",
+    ),
+    ("method", "masked_select"): (
+        "(Tensor mask)",
+    ),
     ("method", "matmul"): (
         "(Tensor other)",
     ),
@@ -32891,6 +35226,10 @@ SIGNATURES = {
         "(*, torchlet.dtype dtype = None)",
         "(tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None)",
     ),
+    ("method", "median"): (
+        "()",
+        "(int dim, bool keepdim = False)",
+    ),
     ("method", "min"): (
         "()",
         "(Tensor other)",
@@ -32901,6 +35240,9 @@ SIGNATURES = {
     ),
     ("method", "mm"): (
         "(Tensor mat2)",
+    ),
+    ("method", "mode"): (
+        "(int dim = -1, bool keepdim = False)",
     ),
     ("method", "moveaxis"): (
         "(int source, int destination)",
@@ -32933,6 +35275,20 @@ SIGNATURES = {
     ),
     ("method", "nan_to_num_"): (
         "(float nan = None, float posinf = None, float neginf = None)",
+    ),
+    ("method", "nanmean"): (
+        "(tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None)",
+    ),
+    ("method", "nanmedian"): (
+        "()",
+        "(int dim, bool keepdim = False)",
+    ),
+    ("method", "nanquantile"): (
+        "(Tensor q, int dim = None, bool keepdim = False, *, str interpolation = \u0027linear\u0027)",
+        "(float q, int dim = None, bool keepdim = False, *, str interpolation = \u0027linear\u0027)",
+    ),
+    ("method", "nansum"): (
+        "(tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None)",
     ),
     ("method", "narrow"): (
         "(int dim, Tensor start, int length)",
@@ -33000,6 +35356,10 @@ SIGNATURES = {
         "(*, torchlet.dtype dtype = None)",
         "(int dim, bool keepdim = False, *, torchlet.dtype dtype = None)",
     ),
+    ("method", "quantile"): (
+        "(Tensor q, int dim = None, bool keepdim = False, *, str interpolation = \u0027linear\u0027)",
+        "(float q, int dim = None, bool keepdim = False, *, str interpolation = \u0027linear\u0027)",
+    ),
     ("method", "rad2deg"): (
         "()",
     ),
@@ -33028,6 +35388,10 @@ SIGNATURES = {
     ),
     ("method", "repeat"): (
         "(tuple of ints repeats)",
+    ),
+    ("method", "repeat_interleave"): (
+        "(Tensor repeats, int dim = None, *, int output_size = None)",
+        "(int repeats, int dim = None, *, int output_size = None)",
     ),
     ("method", "reshape"): (
         "(tuple of ints shape)",
@@ -33148,6 +35512,12 @@ SIGNATURES = {
     ),
     ("method", "t"): (
         "()",
+    ),
+    ("method", "take"): (
+        "(Tensor index)",
+    ),
+    ("method", "take_along_dim"): (
+        "(Tensor indices, int dim = None)",
     ),
     ("method", "tan"): (
         "()",

@@ -129,6 +129,9 @@ if _gen_ops is not None:
     from . import _tensor_api  # noqa: E402  (float() ... type(), new_tensor, broadcast_shapes, meshgrid(*tensors))
 
     _tensor_api.install(Tensor, globals())
+    from . import _select_api  # noqa: E402  (unique_consecutive's outputs, block_diag(*tensors), as torch/functional.py)
+
+    _select_api.install(Tensor, globals())
     from . import linalg, return_types, special  # noqa: E402,F401  (torchlet.linalg.vector_norm, torchlet.return_types.max, torchlet.special.i1)
 
 from . import _dispatch  # noqa: E402,F401  (torchlet._C._dispatch_keys, ...)

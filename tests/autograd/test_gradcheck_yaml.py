@@ -796,6 +796,44 @@ SHAPES_SORT_CASES = {
 }
 
 
+# selection: kthvalue, median, mode, cummax/cummin, aminmax, nan-reductions,
+# masked_select, take (kernels/native/select.c, select_index.c); distinct values
+_NANX = _distinct(3, 4)
+_NANX[1, 2] = np.nan
+_MSK = np.array([[True, False, True, True], [False, False, True, False], [True, True, False, True]])
+SELECT_CASES = {
+    "kthvalue": [([_distinct(3, 5)], lambda a: torchlet.kthvalue(a, 2, 1)[0]),
+                 ([_distinct(4, 3)], lambda a: torchlet.kthvalue(T(a), 3, 0, True)[0])],
+    "median": [([_distinct(3, 5)], lambda a: torchlet.median(a)), ([_distinct(4)], lambda a: T(a).median())],
+    "nanmedian": [([_distinct(3, 5)], lambda a: torchlet.nanmedian(a))],
+    "median.dim": [([_distinct(3, 5)], lambda a: torchlet.median(a, 1)[0]),
+                   ([_distinct(4, 3)], lambda a: torchlet.median(T(a), 0, True)[0])],
+    "nanmedian.dim": [([_distinct(3, 5)], lambda a: torchlet.nanmedian(a, 1)[0])],
+    "mode": [([_distinct(3, 5)], lambda a: torchlet.mode(a, 1)[0])],
+    "cummax": [([_distinct(3, 5)], lambda a: torchlet.cummax(a, 1)[0]),
+               ([_distinct(4, 3)], lambda a: torchlet.cummax(T(a), 0)[0])],
+    "cummin": [([_distinct(3, 5)], lambda a: torchlet.cummin(a, 0)[0])],
+    "cummaxmin_backward": [([rn(3, 4)], lambda g: torchlet.cummaxmin_backward(
+        g, torchlet.zeros(3, 4, dtype=torchlet.float64), torchlet.tensor([[0, 0, 2, 2]] * 3), 1))],
+    "aminmax": [([_distinct(3, 5)], lambda a: (lambda r: r[0] * 2 + r[1])(torchlet.aminmax(a, dim=1))),
+                ([_distinct(3, 4)], lambda a: (lambda r: r[0] - r[1])(torchlet.aminmax(T(a), keepdim=True)))],
+    "nansum": [([rn(3, 4)], lambda a: torchlet.nansum(a, 1)), ([_NANX], lambda a: torchlet.nansum(a)),
+               ([_NANX], lambda a: torchlet.nansum(T(a), 0, keepdim=True))],
+    "masked_select": [([rn(3, 4)], lambda a: torchlet.masked_select(a, torchlet.tensor(_MSK))),
+                      ([rn(4)], lambda a: torchlet.masked_select(a, torchlet.tensor(_MSK)))],  # broadcast
+    "masked_select_backward": [([rn(7)], lambda g: torchlet.masked_select_backward(
+        g, torchlet.zeros(3, 4, dtype=torchlet.float64), torchlet.tensor(_MSK)))],
+    "take": [([rn(3, 4)], lambda a: torchlet.take(a, torchlet.tensor([[0, 5], [-1, 5]]))),
+             ([rn(4, 3)], lambda a: T(a).take(torchlet.tensor([11, 2, 2])))],
+    "masked_scatter": [([rn(3, 4), rn(9)], lambda a, s: torchlet.masked_scatter(a, torchlet.tensor(_MSK), s)),
+                       ([rn(4), rn(2, 5)], lambda a, s: a.masked_scatter(torchlet.tensor(_MSK), s))],  # broadcast
+    "masked_scatter_backward": [([rn(3, 4)], lambda g: torchlet.masked_scatter_backward(
+        g, torchlet.tensor(_MSK), [2, 5]))],
+    "block_diag": [([rn(2, 3), rn(4), rn()], lambda a, b, c: torchlet.block_diag(a, T(b) if b.ndim == 2 else b, c))],
+    "logcumsumexp": [([rn(3, 5)], lambda a: torchlet.logcumsumexp(a, 1)),
+                     ([rn(4, 3)], lambda a: T(a).logcumsumexp(0)), ([rn()], lambda a: torchlet.logcumsumexp(a, 0))],
+}
+
 # pooling: their own generator; distinct values (no tied maxima) and windows
 # with padding, ceil_mode, dilation, non-contiguous inputs
 RP = np.random.default_rng(4242)
@@ -881,6 +919,7 @@ PAD_CASES = {
 }
 
 CASES = {
+    **SELECT_CASES,
     **POOL_CASES,
     **NORM_CASES,
     **PAD_CASES,
