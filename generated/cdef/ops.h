@@ -1710,4 +1710,42 @@ tl_tensor *tl_ops_special_xlog1py_out(tl_tensor *self, tl_tensor *other, tl_tens
 tl_tensor *tl_ops_special_xlog1py_self_scalar_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
 tl_tensor *tl_ops_special_xlog1py_other_scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
 
+/* einsum */
+tl_tensor *tl_ops_einsum(const char *equation, tl_tensor *const *tensors, int64_t tensors_len, const int64_t *path, int64_t path_len);
+
+/* tensordot */
+tl_tensor *tl_ops_tensordot(tl_tensor *self, tl_tensor *other, const int64_t *dims_self, int64_t dims_self_len, const int64_t *dims_other, int64_t dims_other_len);
+tl_tensor *tl_ops_tensordot_out(tl_tensor *self, tl_tensor *other, const int64_t *dims_self, int64_t dims_self_len, const int64_t *dims_other, int64_t dims_other_len, tl_tensor *out);
+
+/* inner */
+tl_tensor *tl_ops_inner(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_inner_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* kron */
+tl_tensor *tl_ops_kron(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_kron_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* linalg_vecdot */
+tl_tensor *tl_ops_linalg_vecdot(tl_tensor *x, tl_tensor *y, int64_t dim);
+tl_tensor *tl_ops_linalg_vecdot_out(tl_tensor *x, tl_tensor *y, int64_t dim, tl_tensor *out);
+
+/* linalg_diagonal */
+tl_tensor *tl_ops_linalg_diagonal(tl_tensor *A, int64_t offset, int64_t dim1, int64_t dim2);
+
+/* linalg_multi_dot */
+tl_tensor *tl_ops_linalg_multi_dot(tl_tensor *const *tensors, int64_t tensors_len);
+tl_tensor *tl_ops_linalg_multi_dot_out(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
+
+/* linalg_vander */
+tl_tensor *tl_ops_linalg_vander(tl_tensor *x, int64_t N, bool N_has);
+
+/* diff */
+tl_tensor *tl_ops_diff(tl_tensor *self, int64_t n, int64_t dim, tl_tensor *prepend, tl_tensor *append);
+
+/* cov */
+tl_tensor *tl_ops_cov(tl_tensor *self, int64_t correction, tl_tensor *fweights, tl_tensor *aweights);
+
+/* corrcoef */
+tl_tensor *tl_ops_corrcoef(tl_tensor *self);
+
 #endif

@@ -239,6 +239,8 @@ int tl_pyabi_index_fill__int_Scalar_r(tl_tensor *self, int64_t dim, tl_tensor *i
 int tl_pyabi_index_put__r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate);
 int tl_pyabi_index_put_out_r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, tl_tensor *out);
 int tl_pyabi_index_select_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out);
+int tl_pyabi_inner_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_kron_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_lcm__r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_lcm_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_ldexp__r(tl_tensor *self, tl_tensor *other);
@@ -258,9 +260,11 @@ int tl_pyabi_lgamma__r(tl_tensor *self);
 int tl_pyabi_lgamma_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_linalg_matrix_norm_out_r(tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_linalg_matrix_norm_str_ord_out_r(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+int tl_pyabi_linalg_multi_dot_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
 int tl_pyabi_linalg_norm_ord_str_out_r(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_linalg_norm_out_r(tl_tensor *self, const tl_scalar *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_linalg_svdvals_out_r(tl_tensor *A, const char *driver, tl_tensor *out);
+int tl_pyabi_linalg_vecdot_out_r(tl_tensor *x, tl_tensor *y, int64_t dim, tl_tensor *out);
 int tl_pyabi_linalg_vector_norm_out_r(tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_linear_out_r(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *out);
 int tl_pyabi_log10__r(tl_tensor *self);
@@ -430,6 +434,7 @@ int tl_pyabi_tan__r(tl_tensor *self);
 int tl_pyabi_tan_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_tanh__r(tl_tensor *self);
 int tl_pyabi_tanh_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_tensordot_out_r(tl_tensor *self, tl_tensor *other, const int64_t *dims_self, int64_t dims_self_len, const int64_t *dims_other, int64_t dims_other_len, tl_tensor *out);
 int tl_pyabi_threshold__r(tl_tensor *self, tl_scalar threshold, tl_scalar value);
 int tl_pyabi_threshold_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold, tl_tensor *grad_input);
 int tl_pyabi_threshold_out_r(tl_tensor *self, tl_scalar threshold, tl_scalar value, tl_tensor *out);
@@ -583,10 +588,12 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_convolution(...) tl_pyabi_tensor(tl_ops_convolution(__VA_ARGS__))
 #define tl_ops_convolution_backward(...) tl_pyabi_rc(tl_ops_convolution_backward(__VA_ARGS__))
 #define tl_ops_copysign_Tensor(...) tl_pyabi_tensor(tl_ops_copysign_Tensor(__VA_ARGS__))
+#define tl_ops_corrcoef(...) tl_pyabi_tensor(tl_ops_corrcoef(__VA_ARGS__))
 #define tl_ops_cos(...) tl_pyabi_tensor(tl_ops_cos(__VA_ARGS__))
 #define tl_ops_cosh(...) tl_pyabi_tensor(tl_ops_cosh(__VA_ARGS__))
 #define tl_ops_count_nonzero(...) tl_pyabi_tensor(tl_ops_count_nonzero(__VA_ARGS__))
 #define tl_ops_count_nonzero_dim_IntList(...) tl_pyabi_tensor(tl_ops_count_nonzero_dim_IntList(__VA_ARGS__))
+#define tl_ops_cov(...) tl_pyabi_tensor(tl_ops_cov(__VA_ARGS__))
 #define tl_ops_cross_entropy_loss(...) tl_pyabi_tensor(tl_ops_cross_entropy_loss(__VA_ARGS__))
 #define tl_ops_cumprod(...) tl_pyabi_tensor(tl_ops_cumprod(__VA_ARGS__))
 #define tl_ops_cumsum(...) tl_pyabi_tensor(tl_ops_cumsum(__VA_ARGS__))
@@ -595,12 +602,14 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_diag_embed(...) tl_pyabi_tensor(tl_ops_diag_embed(__VA_ARGS__))
 #define tl_ops_diagonal(...) tl_pyabi_tensor(tl_ops_diagonal(__VA_ARGS__))
 #define tl_ops_diagonal_backward(...) tl_pyabi_tensor(tl_ops_diagonal_backward(__VA_ARGS__))
+#define tl_ops_diff(...) tl_pyabi_tensor(tl_ops_diff(__VA_ARGS__))
 #define tl_ops_digamma(...) tl_pyabi_tensor(tl_ops_digamma(__VA_ARGS__))
 #define tl_ops_div_Scalar_mode(...) tl_pyabi_tensor(tl_ops_div_Scalar_mode(__VA_ARGS__))
 #define tl_ops_div_Tensor(...) tl_pyabi_tensor(tl_ops_div_Tensor(__VA_ARGS__))
 #define tl_ops_div_Tensor_mode(...) tl_pyabi_tensor(tl_ops_div_Tensor_mode(__VA_ARGS__))
 #define tl_ops_dot(...) tl_pyabi_tensor(tl_ops_dot(__VA_ARGS__))
 #define tl_ops_dropout(...) tl_pyabi_tensor(tl_ops_dropout(__VA_ARGS__))
+#define tl_ops_einsum(...) tl_pyabi_tensor(tl_ops_einsum(__VA_ARGS__))
 #define tl_ops_elu(...) tl_pyabi_tensor(tl_ops_elu(__VA_ARGS__))
 #define tl_ops_elu_backward(...) tl_pyabi_tensor(tl_ops_elu_backward(__VA_ARGS__))
 #define tl_ops_embedding(...) tl_pyabi_tensor(tl_ops_embedding(__VA_ARGS__))
@@ -675,12 +684,14 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_index_put(...) tl_pyabi_tensor(tl_ops_index_put(__VA_ARGS__))
 #define tl_ops_index_select(...) tl_pyabi_tensor(tl_ops_index_select(__VA_ARGS__))
 #define tl_ops_index_select_backward(...) tl_pyabi_tensor(tl_ops_index_select_backward(__VA_ARGS__))
+#define tl_ops_inner(...) tl_pyabi_tensor(tl_ops_inner(__VA_ARGS__))
 #define tl_ops_instance_norm(...) tl_pyabi_tensor(tl_ops_instance_norm(__VA_ARGS__))
 #define tl_ops_isclose(...) tl_pyabi_tensor(tl_ops_isclose(__VA_ARGS__))
 #define tl_ops_isfinite(...) tl_pyabi_tensor(tl_ops_isfinite(__VA_ARGS__))
 #define tl_ops_isinf(...) tl_pyabi_tensor(tl_ops_isinf(__VA_ARGS__))
 #define tl_ops_isnan(...) tl_pyabi_tensor(tl_ops_isnan(__VA_ARGS__))
 #define tl_ops_kl_div(...) tl_pyabi_tensor(tl_ops_kl_div(__VA_ARGS__))
+#define tl_ops_kron(...) tl_pyabi_tensor(tl_ops_kron(__VA_ARGS__))
 #define tl_ops_l1_loss(...) tl_pyabi_tensor(tl_ops_l1_loss(__VA_ARGS__))
 #define tl_ops_layer_norm(...) tl_pyabi_tensor(tl_ops_layer_norm(__VA_ARGS__))
 #define tl_ops_lcm(...) tl_pyabi_tensor(tl_ops_lcm(__VA_ARGS__))
@@ -692,13 +703,17 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_lerp_Scalar(...) tl_pyabi_tensor(tl_ops_lerp_Scalar(__VA_ARGS__))
 #define tl_ops_lerp_Tensor(...) tl_pyabi_tensor(tl_ops_lerp_Tensor(__VA_ARGS__))
 #define tl_ops_lgamma(...) tl_pyabi_tensor(tl_ops_lgamma(__VA_ARGS__))
+#define tl_ops_linalg_diagonal(...) tl_pyabi_tensor(tl_ops_linalg_diagonal(__VA_ARGS__))
 #define tl_ops_linalg_matrix_norm(...) tl_pyabi_tensor(tl_ops_linalg_matrix_norm(__VA_ARGS__))
 #define tl_ops_linalg_matrix_norm_str_ord(...) tl_pyabi_tensor(tl_ops_linalg_matrix_norm_str_ord(__VA_ARGS__))
+#define tl_ops_linalg_multi_dot(...) tl_pyabi_tensor(tl_ops_linalg_multi_dot(__VA_ARGS__))
 #define tl_ops_linalg_norm(...) tl_pyabi_tensor(tl_ops_linalg_norm(__VA_ARGS__))
 #define tl_ops_linalg_norm_ord_str(...) tl_pyabi_tensor(tl_ops_linalg_norm_ord_str(__VA_ARGS__))
 #define tl_ops_linalg_svd(...) tl_pyabi_rc(tl_ops_linalg_svd(__VA_ARGS__))
 #define tl_ops_linalg_svd_U(...) tl_pyabi_rc(tl_ops_linalg_svd_U(__VA_ARGS__))
 #define tl_ops_linalg_svdvals(...) tl_pyabi_tensor(tl_ops_linalg_svdvals(__VA_ARGS__))
+#define tl_ops_linalg_vander(...) tl_pyabi_tensor(tl_ops_linalg_vander(__VA_ARGS__))
+#define tl_ops_linalg_vecdot(...) tl_pyabi_tensor(tl_ops_linalg_vecdot(__VA_ARGS__))
 #define tl_ops_linalg_vector_norm(...) tl_pyabi_tensor(tl_ops_linalg_vector_norm(__VA_ARGS__))
 #define tl_ops_linear(...) tl_pyabi_tensor(tl_ops_linear(__VA_ARGS__))
 #define tl_ops_linspace(...) tl_pyabi_tensor(tl_ops_linspace(__VA_ARGS__))
@@ -908,6 +923,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_t(...) tl_pyabi_tensor(tl_ops_t(__VA_ARGS__))
 #define tl_ops_tan(...) tl_pyabi_tensor(tl_ops_tan(__VA_ARGS__))
 #define tl_ops_tanh(...) tl_pyabi_tensor(tl_ops_tanh(__VA_ARGS__))
+#define tl_ops_tensordot(...) tl_pyabi_tensor(tl_ops_tensordot(__VA_ARGS__))
 #define tl_ops_threshold(...) tl_pyabi_tensor(tl_ops_threshold(__VA_ARGS__))
 #define tl_ops_threshold_backward(...) tl_pyabi_tensor(tl_ops_threshold_backward(__VA_ARGS__))
 #define tl_ops_tile(...) tl_pyabi_tensor(tl_ops_tile(__VA_ARGS__))

@@ -100,9 +100,11 @@
 #include "ops/convolution_backward.h"
 #include "ops/copy.h"
 #include "ops/copysign.h"
+#include "ops/corrcoef.h"
 #include "ops/cos.h"
 #include "ops/cosh.h"
 #include "ops/count_nonzero.h"
+#include "ops/cov.h"
 #include "ops/cross_entropy_loss.h"
 #include "ops/cumprod.h"
 #include "ops/cumsum.h"
@@ -111,10 +113,12 @@
 #include "ops/diag_embed.h"
 #include "ops/diagonal.h"
 #include "ops/diagonal_backward.h"
+#include "ops/diff.h"
 #include "ops/digamma.h"
 #include "ops/div.h"
 #include "ops/dot.h"
 #include "ops/dropout.h"
+#include "ops/einsum.h"
 #include "ops/elu.h"
 #include "ops/elu_backward.h"
 #include "ops/embedding.h"
@@ -180,12 +184,14 @@
 #include "ops/index_put.h"
 #include "ops/index_select.h"
 #include "ops/index_select_backward.h"
+#include "ops/inner.h"
 #include "ops/instance_norm.h"
 #include "ops/isclose.h"
 #include "ops/isfinite.h"
 #include "ops/isinf.h"
 #include "ops/isnan.h"
 #include "ops/kl_div.h"
+#include "ops/kron.h"
 #include "ops/l1_loss.h"
 #include "ops/layer_norm.h"
 #include "ops/lcm.h"
@@ -195,10 +201,14 @@
 #include "ops/leaky_relu_backward.h"
 #include "ops/lerp.h"
 #include "ops/lgamma.h"
+#include "ops/linalg_diagonal.h"
 #include "ops/linalg_matrix_norm.h"
+#include "ops/linalg_multi_dot.h"
 #include "ops/linalg_norm.h"
 #include "ops/linalg_svd.h"
 #include "ops/linalg_svdvals.h"
+#include "ops/linalg_vander.h"
+#include "ops/linalg_vecdot.h"
 #include "ops/linalg_vector_norm.h"
 #include "ops/linear.h"
 #include "ops/linspace.h"
@@ -364,6 +374,7 @@
 #include "ops/t.h"
 #include "ops/tan.h"
 #include "ops/tanh.h"
+#include "ops/tensordot.h"
 #include "ops/threshold.h"
 #include "ops/threshold_backward.h"
 #include "ops/tile.h"
@@ -781,6 +792,17 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_special_log_softmax() != 0) return -1;
     if (tl_ops_register_special_softmax() != 0) return -1;
     if (tl_ops_register_special_xlog1py() != 0) return -1;
+    if (tl_ops_register_einsum() != 0) return -1;
+    if (tl_ops_register_tensordot() != 0) return -1;
+    if (tl_ops_register_inner() != 0) return -1;
+    if (tl_ops_register_kron() != 0) return -1;
+    if (tl_ops_register_linalg_vecdot() != 0) return -1;
+    if (tl_ops_register_linalg_diagonal() != 0) return -1;
+    if (tl_ops_register_linalg_multi_dot() != 0) return -1;
+    if (tl_ops_register_linalg_vander() != 0) return -1;
+    if (tl_ops_register_diff() != 0) return -1;
+    if (tl_ops_register_cov() != 0) return -1;
+    if (tl_ops_register_corrcoef() != 0) return -1;
     done = 1;
     return 0;
 }

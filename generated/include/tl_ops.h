@@ -395,5 +395,16 @@
 #include "ops/special_log_softmax.h"
 #include "ops/special_softmax.h"
 #include "ops/special_xlog1py.h"
+#include "ops/einsum.h"
+#include "ops/tensordot.h"
+#include "ops/inner.h"
+#include "ops/kron.h"
+#include "ops/linalg_vecdot.h"
+#include "ops/linalg_diagonal.h"
+#include "ops/linalg_multi_dot.h"
+#include "ops/linalg_vander.h"
+#include "ops/diff.h"
+#include "ops/cov.h"
+#include "ops/corrcoef.h"
 
 #endif

@@ -173,11 +173,13 @@ __all__ = [
     "convolution",
     "convolution_backward",
     "copysign",
+    "corrcoef",
     "cos",
     "cos_",
     "cosh",
     "cosh_",
     "count_nonzero",
+    "cov",
     "cumprod",
     "cumsum",
     "deg2rad",
@@ -186,10 +188,12 @@ __all__ = [
     "diag_embed",
     "diagonal",
     "diagonal_backward",
+    "diff",
     "digamma",
     "div",
     "dot",
     "dropout",
+    "einsum",
     "embedding",
     "embedding_backward",
     "embedding_dense_backward",
@@ -250,12 +254,14 @@ __all__ = [
     "index_put_",
     "index_select",
     "index_select_backward",
+    "inner",
     "instance_norm",
     "isclose",
     "isfinite",
     "isinf",
     "isnan",
     "kl_div",
+    "kron",
     "layer_norm",
     "lcm",
     "lcm_",
@@ -383,6 +389,7 @@ __all__ = [
     "tan_",
     "tanh",
     "tanh_",
+    "tensordot",
     "threshold",
     "threshold_",
     "threshold_backward",
@@ -673,6 +680,7 @@ _C_copy_ = getattr(_lib, "tl_ops_copy_", None) or _missing_c("tl_ops_copy_")
 _C_copysign_Tensor = getattr(_lib, "tl_ops_copysign_Tensor", None) or _missing_c("tl_ops_copysign_Tensor")
 _C_copysign__Tensor = getattr(_lib, "tl_ops_copysign__Tensor", None) or _missing_c("tl_ops_copysign__Tensor")
 _C_copysign_out = getattr(_lib, "tl_ops_copysign_out", None) or _missing_c("tl_ops_copysign_out")
+_C_corrcoef = getattr(_lib, "tl_ops_corrcoef", None) or _missing_c("tl_ops_corrcoef")
 _C_cos = getattr(_lib, "tl_ops_cos", None) or _missing_c("tl_ops_cos")
 _C_cos_ = getattr(_lib, "tl_ops_cos_", None) or _missing_c("tl_ops_cos_")
 _C_cos_out = getattr(_lib, "tl_ops_cos_out", None) or _missing_c("tl_ops_cos_out")
@@ -681,6 +689,7 @@ _C_cosh_ = getattr(_lib, "tl_ops_cosh_", None) or _missing_c("tl_ops_cosh_")
 _C_cosh_out = getattr(_lib, "tl_ops_cosh_out", None) or _missing_c("tl_ops_cosh_out")
 _C_count_nonzero = getattr(_lib, "tl_ops_count_nonzero", None) or _missing_c("tl_ops_count_nonzero")
 _C_count_nonzero_dim_IntList = getattr(_lib, "tl_ops_count_nonzero_dim_IntList", None) or _missing_c("tl_ops_count_nonzero_dim_IntList")
+_C_cov = getattr(_lib, "tl_ops_cov", None) or _missing_c("tl_ops_cov")
 _C_cross_entropy_loss = getattr(_lib, "tl_ops_cross_entropy_loss", None) or _missing_c("tl_ops_cross_entropy_loss")
 _C_cumprod = getattr(_lib, "tl_ops_cumprod", None) or _missing_c("tl_ops_cumprod")
 _C_cumprod_ = getattr(_lib, "tl_ops_cumprod_", None) or _missing_c("tl_ops_cumprod_")
@@ -695,6 +704,7 @@ _C_diag = getattr(_lib, "tl_ops_diag", None) or _missing_c("tl_ops_diag")
 _C_diag_embed = getattr(_lib, "tl_ops_diag_embed", None) or _missing_c("tl_ops_diag_embed")
 _C_diagonal = getattr(_lib, "tl_ops_diagonal", None) or _missing_c("tl_ops_diagonal")
 _C_diagonal_backward = getattr(_lib, "tl_ops_diagonal_backward", None) or _missing_c("tl_ops_diagonal_backward")
+_C_diff = getattr(_lib, "tl_ops_diff", None) or _missing_c("tl_ops_diff")
 _C_digamma = getattr(_lib, "tl_ops_digamma", None) or _missing_c("tl_ops_digamma")
 _C_digamma_ = getattr(_lib, "tl_ops_digamma_", None) or _missing_c("tl_ops_digamma_")
 _C_digamma_out = getattr(_lib, "tl_ops_digamma_out", None) or _missing_c("tl_ops_digamma_out")
@@ -709,6 +719,7 @@ _C_div_out_mode = getattr(_lib, "tl_ops_div_out_mode", None) or _missing_c("tl_o
 _C_dot = getattr(_lib, "tl_ops_dot", None) or _missing_c("tl_ops_dot")
 _C_dot_out = getattr(_lib, "tl_ops_dot_out", None) or _missing_c("tl_ops_dot_out")
 _C_dropout = getattr(_lib, "tl_ops_dropout", None) or _missing_c("tl_ops_dropout")
+_C_einsum = getattr(_lib, "tl_ops_einsum", None) or _missing_c("tl_ops_einsum")
 _C_elu = getattr(_lib, "tl_ops_elu", None) or _missing_c("tl_ops_elu")
 _C_elu_ = getattr(_lib, "tl_ops_elu_", None) or _missing_c("tl_ops_elu_")
 _C_elu_backward = getattr(_lib, "tl_ops_elu_backward", None) or _missing_c("tl_ops_elu_backward")
@@ -866,12 +877,16 @@ _C_index_put_out = getattr(_lib, "tl_ops_index_put_out", None) or _missing_c("tl
 _C_index_select = getattr(_lib, "tl_ops_index_select", None) or _missing_c("tl_ops_index_select")
 _C_index_select_backward = getattr(_lib, "tl_ops_index_select_backward", None) or _missing_c("tl_ops_index_select_backward")
 _C_index_select_out = getattr(_lib, "tl_ops_index_select_out", None) or _missing_c("tl_ops_index_select_out")
+_C_inner = getattr(_lib, "tl_ops_inner", None) or _missing_c("tl_ops_inner")
+_C_inner_out = getattr(_lib, "tl_ops_inner_out", None) or _missing_c("tl_ops_inner_out")
 _C_instance_norm = getattr(_lib, "tl_ops_instance_norm", None) or _missing_c("tl_ops_instance_norm")
 _C_isclose = getattr(_lib, "tl_ops_isclose", None) or _missing_c("tl_ops_isclose")
 _C_isfinite = getattr(_lib, "tl_ops_isfinite", None) or _missing_c("tl_ops_isfinite")
 _C_isinf = getattr(_lib, "tl_ops_isinf", None) or _missing_c("tl_ops_isinf")
 _C_isnan = getattr(_lib, "tl_ops_isnan", None) or _missing_c("tl_ops_isnan")
 _C_kl_div = getattr(_lib, "tl_ops_kl_div", None) or _missing_c("tl_ops_kl_div")
+_C_kron = getattr(_lib, "tl_ops_kron", None) or _missing_c("tl_ops_kron")
+_C_kron_out = getattr(_lib, "tl_ops_kron_out", None) or _missing_c("tl_ops_kron_out")
 _C_l1_loss = getattr(_lib, "tl_ops_l1_loss", None) or _missing_c("tl_ops_l1_loss")
 _C_layer_norm = getattr(_lib, "tl_ops_layer_norm", None) or _missing_c("tl_ops_layer_norm")
 _C_lcm = getattr(_lib, "tl_ops_lcm", None) or _missing_c("tl_ops_lcm")
@@ -900,10 +915,13 @@ _C_lerp__Tensor = getattr(_lib, "tl_ops_lerp__Tensor", None) or _missing_c("tl_o
 _C_lgamma = getattr(_lib, "tl_ops_lgamma", None) or _missing_c("tl_ops_lgamma")
 _C_lgamma_ = getattr(_lib, "tl_ops_lgamma_", None) or _missing_c("tl_ops_lgamma_")
 _C_lgamma_out = getattr(_lib, "tl_ops_lgamma_out", None) or _missing_c("tl_ops_lgamma_out")
+_C_linalg_diagonal = getattr(_lib, "tl_ops_linalg_diagonal", None) or _missing_c("tl_ops_linalg_diagonal")
 _C_linalg_matrix_norm = getattr(_lib, "tl_ops_linalg_matrix_norm", None) or _missing_c("tl_ops_linalg_matrix_norm")
 _C_linalg_matrix_norm_out = getattr(_lib, "tl_ops_linalg_matrix_norm_out", None) or _missing_c("tl_ops_linalg_matrix_norm_out")
 _C_linalg_matrix_norm_str_ord = getattr(_lib, "tl_ops_linalg_matrix_norm_str_ord", None) or _missing_c("tl_ops_linalg_matrix_norm_str_ord")
 _C_linalg_matrix_norm_str_ord_out = getattr(_lib, "tl_ops_linalg_matrix_norm_str_ord_out", None) or _missing_c("tl_ops_linalg_matrix_norm_str_ord_out")
+_C_linalg_multi_dot = getattr(_lib, "tl_ops_linalg_multi_dot", None) or _missing_c("tl_ops_linalg_multi_dot")
+_C_linalg_multi_dot_out = getattr(_lib, "tl_ops_linalg_multi_dot_out", None) or _missing_c("tl_ops_linalg_multi_dot_out")
 _C_linalg_norm = getattr(_lib, "tl_ops_linalg_norm", None) or _missing_c("tl_ops_linalg_norm")
 _C_linalg_norm_ord_str = getattr(_lib, "tl_ops_linalg_norm_ord_str", None) or _missing_c("tl_ops_linalg_norm_ord_str")
 _C_linalg_norm_ord_str_out = getattr(_lib, "tl_ops_linalg_norm_ord_str_out", None) or _missing_c("tl_ops_linalg_norm_ord_str_out")
@@ -912,6 +930,9 @@ _C_linalg_svd = getattr(_lib, "tl_ops_linalg_svd", None) or _missing_c("tl_ops_l
 _C_linalg_svd_U = getattr(_lib, "tl_ops_linalg_svd_U", None) or _missing_c("tl_ops_linalg_svd_U")
 _C_linalg_svdvals = getattr(_lib, "tl_ops_linalg_svdvals", None) or _missing_c("tl_ops_linalg_svdvals")
 _C_linalg_svdvals_out = getattr(_lib, "tl_ops_linalg_svdvals_out", None) or _missing_c("tl_ops_linalg_svdvals_out")
+_C_linalg_vander = getattr(_lib, "tl_ops_linalg_vander", None) or _missing_c("tl_ops_linalg_vander")
+_C_linalg_vecdot = getattr(_lib, "tl_ops_linalg_vecdot", None) or _missing_c("tl_ops_linalg_vecdot")
+_C_linalg_vecdot_out = getattr(_lib, "tl_ops_linalg_vecdot_out", None) or _missing_c("tl_ops_linalg_vecdot_out")
 _C_linalg_vector_norm = getattr(_lib, "tl_ops_linalg_vector_norm", None) or _missing_c("tl_ops_linalg_vector_norm")
 _C_linalg_vector_norm_out = getattr(_lib, "tl_ops_linalg_vector_norm_out", None) or _missing_c("tl_ops_linalg_vector_norm_out")
 _C_linear = getattr(_lib, "tl_ops_linear", None) or _missing_c("tl_ops_linear")
@@ -1284,6 +1305,8 @@ _C_tan_out = getattr(_lib, "tl_ops_tan_out", None) or _missing_c("tl_ops_tan_out
 _C_tanh = getattr(_lib, "tl_ops_tanh", None) or _missing_c("tl_ops_tanh")
 _C_tanh_ = getattr(_lib, "tl_ops_tanh_", None) or _missing_c("tl_ops_tanh_")
 _C_tanh_out = getattr(_lib, "tl_ops_tanh_out", None) or _missing_c("tl_ops_tanh_out")
+_C_tensordot = getattr(_lib, "tl_ops_tensordot", None) or _missing_c("tl_ops_tensordot")
+_C_tensordot_out = getattr(_lib, "tl_ops_tensordot_out", None) or _missing_c("tl_ops_tensordot_out")
 _C_threshold = getattr(_lib, "tl_ops_threshold", None) or _missing_c("tl_ops_threshold")
 _C_threshold_ = getattr(_lib, "tl_ops_threshold_", None) or _missing_c("tl_ops_threshold_")
 _C_threshold_backward = getattr(_lib, "tl_ops_threshold_backward", None) or _missing_c("tl_ops_threshold_backward")
@@ -1577,6 +1600,8 @@ _P_index_fill__int_Scalar_r = getattr(_lib, "tl_pyabi_index_fill__int_Scalar_r",
 _P_index_put__r = getattr(_lib, "tl_pyabi_index_put__r", None) or _missing_c("tl_pyabi_index_put__r")
 _P_index_put_out_r = getattr(_lib, "tl_pyabi_index_put_out_r", None) or _missing_c("tl_pyabi_index_put_out_r")
 _P_index_select_out_r = getattr(_lib, "tl_pyabi_index_select_out_r", None) or _missing_c("tl_pyabi_index_select_out_r")
+_P_inner_out_r = getattr(_lib, "tl_pyabi_inner_out_r", None) or _missing_c("tl_pyabi_inner_out_r")
+_P_kron_out_r = getattr(_lib, "tl_pyabi_kron_out_r", None) or _missing_c("tl_pyabi_kron_out_r")
 _P_lcm__r = getattr(_lib, "tl_pyabi_lcm__r", None) or _missing_c("tl_pyabi_lcm__r")
 _P_lcm_out_r = getattr(_lib, "tl_pyabi_lcm_out_r", None) or _missing_c("tl_pyabi_lcm_out_r")
 _P_ldexp__r = getattr(_lib, "tl_pyabi_ldexp__r", None) or _missing_c("tl_pyabi_ldexp__r")
@@ -1596,9 +1621,11 @@ _P_lgamma__r = getattr(_lib, "tl_pyabi_lgamma__r", None) or _missing_c("tl_pyabi
 _P_lgamma_out_r = getattr(_lib, "tl_pyabi_lgamma_out_r", None) or _missing_c("tl_pyabi_lgamma_out_r")
 _P_linalg_matrix_norm_out_r = getattr(_lib, "tl_pyabi_linalg_matrix_norm_out_r", None) or _missing_c("tl_pyabi_linalg_matrix_norm_out_r")
 _P_linalg_matrix_norm_str_ord_out_r = getattr(_lib, "tl_pyabi_linalg_matrix_norm_str_ord_out_r", None) or _missing_c("tl_pyabi_linalg_matrix_norm_str_ord_out_r")
+_P_linalg_multi_dot_out_r = getattr(_lib, "tl_pyabi_linalg_multi_dot_out_r", None) or _missing_c("tl_pyabi_linalg_multi_dot_out_r")
 _P_linalg_norm_ord_str_out_r = getattr(_lib, "tl_pyabi_linalg_norm_ord_str_out_r", None) or _missing_c("tl_pyabi_linalg_norm_ord_str_out_r")
 _P_linalg_norm_out_r = getattr(_lib, "tl_pyabi_linalg_norm_out_r", None) or _missing_c("tl_pyabi_linalg_norm_out_r")
 _P_linalg_svdvals_out_r = getattr(_lib, "tl_pyabi_linalg_svdvals_out_r", None) or _missing_c("tl_pyabi_linalg_svdvals_out_r")
+_P_linalg_vecdot_out_r = getattr(_lib, "tl_pyabi_linalg_vecdot_out_r", None) or _missing_c("tl_pyabi_linalg_vecdot_out_r")
 _P_linalg_vector_norm_out_r = getattr(_lib, "tl_pyabi_linalg_vector_norm_out_r", None) or _missing_c("tl_pyabi_linalg_vector_norm_out_r")
 _P_linear_out_r = getattr(_lib, "tl_pyabi_linear_out_r", None) or _missing_c("tl_pyabi_linear_out_r")
 _P_log10__r = getattr(_lib, "tl_pyabi_log10__r", None) or _missing_c("tl_pyabi_log10__r")
@@ -1768,6 +1795,7 @@ _P_tan__r = getattr(_lib, "tl_pyabi_tan__r", None) or _missing_c("tl_pyabi_tan__
 _P_tan_out_r = getattr(_lib, "tl_pyabi_tan_out_r", None) or _missing_c("tl_pyabi_tan_out_r")
 _P_tanh__r = getattr(_lib, "tl_pyabi_tanh__r", None) or _missing_c("tl_pyabi_tanh__r")
 _P_tanh_out_r = getattr(_lib, "tl_pyabi_tanh_out_r", None) or _missing_c("tl_pyabi_tanh_out_r")
+_P_tensordot_out_r = getattr(_lib, "tl_pyabi_tensordot_out_r", None) or _missing_c("tl_pyabi_tensordot_out_r")
 _P_threshold__r = getattr(_lib, "tl_pyabi_threshold__r", None) or _missing_c("tl_pyabi_threshold__r")
 _P_threshold_backward_grad_input_r = getattr(_lib, "tl_pyabi_threshold_backward_grad_input_r", None) or _missing_c("tl_pyabi_threshold_backward_grad_input_r")
 _P_threshold_out_r = getattr(_lib, "tl_pyabi_threshold_out_r", None) or _missing_c("tl_pyabi_threshold_out_r")
@@ -6461,6 +6489,29 @@ def copysign(input, other, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: corrcoef(Tensor self) -> Tensor
+_SIGS_corrcoef = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def corrcoef(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(corrcoef, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('corrcoef', 'input', 1, 'Tensor', input)
+    h_ = _C_corrcoef(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: cos(Tensor self) -> Tensor
 # yaml/native_functions.yaml: cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_cos = (
@@ -6617,6 +6668,38 @@ def count_nonzero(*args, **kwargs):
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_count_nonzero_1, ('input', 'dim', )[:n])):
         return _implcount_nonzero_1(*args, **kwargs)
     raise _invalid_combination('count_nonzero', args, kwargs, _SIGS_count_nonzero)
+
+
+# yaml/native_functions.yaml: cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor
+_SIGS_cov = (
+    ('(Tensor input, *, int correction = 1, Tensor fweights = None, Tensor aweights = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('correction', lambda x: _cv_int(x) is not _BAD), ('fweights', lambda x: (x is None or isinstance(x, _Tensor))), ('aweights', lambda x: (x is None or isinstance(x, _Tensor))),), False),
+)
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    '(Tensor input, *, int correction = 1, Tensor fweights = None, Tensor aweights = None)'
+    if _TF and (r_ := _tf(cov, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cov', 'input', 1, 'Tensor', input)
+    correction_c = _cv_int(correction)
+    if correction_c is _BAD:
+        raise _arg_error('cov', 'correction', 0, 'int', correction)
+    fweights_c = _cv_opt_tensor(fweights)
+    if fweights_c is _BAD:
+        raise _arg_error('cov', 'fweights', 0, 'Tensor', fweights)
+    aweights_c = _cv_opt_tensor(aweights)
+    if aweights_c is _BAD:
+        raise _arg_error('cov', 'aweights', 0, 'Tensor', aweights)
+    h_ = _C_cov(input._p, correction_c, fweights_c, aweights_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
@@ -6868,6 +6951,41 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
     return r_
 
 
+# yaml/native_functions.yaml: diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor
+_SIGS_diff = (
+    ('(Tensor input, int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None)', (('input', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('prepend', lambda x: (x is None or isinstance(x, _Tensor))), ('append', lambda x: (x is None or isinstance(x, _Tensor))),), (), False),
+)
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    '(Tensor input, int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None)'
+    if _TF and (r_ := _tf(diff, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('diff', 'input', 1, 'Tensor', input)
+    n_c = _cv_int(n)
+    if n_c is _BAD:
+        raise _arg_error('diff', 'n', 2, 'int', n)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('diff', 'dim', 3, 'int', dim)
+    prepend_c = _cv_opt_tensor(prepend)
+    if prepend_c is _BAD:
+        raise _arg_error('diff', 'prepend', 4, 'Tensor', prepend)
+    append_c = _cv_opt_tensor(append)
+    if append_c is _BAD:
+        raise _arg_error('diff', 'append', 5, 'Tensor', append)
+    h_ = _C_diff(input._p, n_c, dim_c, prepend_c, append_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: digamma(Tensor self) -> Tensor
 # yaml/native_functions.yaml: digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_digamma = (
@@ -7072,6 +7190,35 @@ def dropout(input, p, train):
     if train_c is _BAD:
         raise _arg_error('dropout', 'train', 3, 'bool', train)
     h_ = _C_dropout(input._p, p_c, train_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor
+_SIGS_einsum = (
+    ('(str equation, tuple of Tensors tensors, *, tuple of ints path = None)', (('equation', lambda x: _cv_str(x, False) is not _BAD), ('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (('path', lambda x: _cv_opt_int_list(x, 0) is not _BAD),), False),
+)
+
+
+def einsum(equation, tensors, *, path=None):
+    '(str equation, tuple of Tensors tensors, *, tuple of ints path = None)'
+    if _TF and (r_ := _tf(einsum, locals())) is not _GO:
+        return r_
+    equation_c = _cv_str(equation, False)
+    if equation_c is _BAD:
+        raise _arg_error('einsum', 'equation', 1, 'str', equation)
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('einsum', 'tensors', 2, 'tuple of Tensors', tensors)
+    path_c = _cv_opt_int_list(path, 0)
+    if path_c is _BAD:
+        raise _arg_error('einsum', 'path', 0, 'tuple of ints', path)
+    h_ = _C_einsum(equation_c, tensors_c[0], tensors_c[1], path_c[0], path_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -9419,6 +9566,40 @@ def index_select_backward(grad, self_sizes, dim, index):
     return r_
 
 
+# yaml/native_functions.yaml: inner(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: inner.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_inner = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def inner(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(inner, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('inner', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('inner', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_inner(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('inner', 'out', 0, 'Tensor', out)
+    rc_ = _P_inner_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor
 _SIGS_instance_norm = (
     ('(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('running_mean', lambda x: (x is None or isinstance(x, _Tensor))), ('running_var', lambda x: (x is None or isinstance(x, _Tensor))), ('use_input_stats', lambda x: _cv_bool(x) is not _BAD), ('momentum', lambda x: _cv_double(x) is not _BAD), ('eps', lambda x: _cv_double(x) is not _BAD), ('cudnn_enabled', lambda x: _cv_bool(x) is not _BAD),), (), False),
@@ -9600,6 +9781,40 @@ def kl_div(input, target, reduction=1, *, log_target=False):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: kron(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: kron.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_kron = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def kron(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(kron, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('kron', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('kron', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_kron(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('kron', 'out', 0, 'Tensor', out)
+    rc_ = _P_kron_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor
@@ -15172,6 +15387,46 @@ def tanh_(input):
     return input
 
 
+# yaml/native_functions.yaml: tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor
+# yaml/native_functions.yaml: tensordot.out(Tensor self, Tensor other, int[] dims_self, int[] dims_other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_tensordot = (
+    ('(Tensor input, Tensor other, tuple of ints dims_self, tuple of ints dims_other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)), ('dims_self', lambda x: _cv_int_list(x, 0) is not _BAD), ('dims_other', lambda x: _cv_int_list(x, 0) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def tensordot(input, other, dims_self, dims_other, *, out=None):
+    '(Tensor input, Tensor other, tuple of ints dims_self, tuple of ints dims_other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(tensordot, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('tensordot', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('tensordot', 'other', 2, 'Tensor', other)
+    dims_self_c = _cv_int_list(dims_self, 0)
+    if dims_self_c is _BAD:
+        raise _arg_error('tensordot', 'dims_self', 3, 'tuple of ints', dims_self)
+    dims_other_c = _cv_int_list(dims_other, 0)
+    if dims_other_c is _BAD:
+        raise _arg_error('tensordot', 'dims_other', 4, 'tuple of ints', dims_other)
+    if out is None:
+        h_ = _C_tensordot(input._p, other._p, dims_self_c[0], dims_self_c[1], dims_other_c[0], dims_other_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('tensordot', 'out', 0, 'Tensor', out)
+    rc_ = _P_tensordot_out_r(input._p, other._p, dims_self_c[0], dims_self_c[1], dims_other_c[0], dims_other_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
 # yaml/native_functions.yaml: threshold.out(Tensor self, Scalar threshold, Scalar value, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_threshold = (
@@ -18725,6 +18980,38 @@ def _nn_softshrink_backward(grad_output, input, lambd, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)
+_SIGS__linalg_linalg_diagonal = (
+    ('(Tensor A, *, int offset = 0, int dim1 = -2, int dim2 = -1)', (('A', lambda x: isinstance(x, _Tensor)),), (('offset', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD), ('dim2', lambda x: _cv_int(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    '(Tensor A, *, int offset = 0, int dim1 = -2, int dim2 = -1)'
+    if _TF and (r_ := _tf(_linalg_linalg_diagonal, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_diagonal', 'A', 1, 'Tensor', A)
+    offset_c = _cv_int(offset)
+    if offset_c is _BAD:
+        raise _arg_error('linalg_diagonal', 'offset', 0, 'int', offset)
+    dim1_c = _cv_int(dim1)
+    if dim1_c is _BAD:
+        raise _arg_error('linalg_diagonal', 'dim1', 0, 'int', dim1)
+    dim2_c = _cv_int(dim2)
+    if dim2_c is _BAD:
+        raise _arg_error('linalg_diagonal', 'dim2', 0, 'int', dim2)
+    h_ = _C_linalg_diagonal(A._p, offset_c, dim1_c, dim2_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 # yaml/native_functions.yaml: linalg_matrix_norm.out(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
@@ -18817,6 +19104,37 @@ def _linalg_linalg_matrix_norm(*args, **kwargs):
     if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_str(args[1], False) is not _BAD) and (n <= 2 or _cv_int_list(args[2], 0) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_norm_1, ('input', 'ord', 'dim', 'keepdim', )[:n])):
         return _impl_linalg_linalg_matrix_norm_1(*args, **kwargs)
     raise _invalid_combination('linalg_matrix_norm', args, kwargs, _SIGS__linalg_linalg_matrix_norm)
+
+
+# yaml/native_functions.yaml: linalg_multi_dot(Tensor[] tensors) -> Tensor
+# yaml/native_functions.yaml: linalg_multi_dot.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__linalg_linalg_multi_dot = (
+    ('(tuple of Tensors tensors, *, Tensor out = None)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _linalg_linalg_multi_dot(tensors, *, out=None):
+    '(tuple of Tensors tensors, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_linalg_linalg_multi_dot, locals())) is not _GO:
+        return r_
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('linalg_multi_dot', 'tensors', 1, 'tuple of Tensors', tensors)
+    if out is None:
+        h_ = _C_linalg_multi_dot(tensors_c[0], tensors_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('linalg_multi_dot', 'out', 0, 'Tensor', out)
+    rc_ = _P_linalg_multi_dot_out_r(tensors_c[0], tensors_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
@@ -18972,6 +19290,69 @@ def _linalg_linalg_svdvals(A, *, driver=None, out=None):
     if not isinstance(out, _Tensor):
         raise _arg_error('linalg_svdvals', 'out', 0, 'Tensor', out)
     rc_ = _P_linalg_svdvals_out_r(A._p, driver_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor
+_SIGS__linalg_linalg_vander = (
+    ('(Tensor x, *, int N = None)', (('x', lambda x: isinstance(x, _Tensor)),), (('N', lambda x: _cv_opt_int(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_vander(x, *, N=None):
+    '(Tensor x, *, int N = None)'
+    if _TF and (r_ := _tf(_linalg_linalg_vander, locals())) is not _GO:
+        return r_
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('linalg_vander', 'x', 1, 'Tensor', x)
+    N_c = _cv_opt_int(N)
+    if N_c is _BAD:
+        raise _arg_error('linalg_vander', 'N', 0, 'int', N)
+    h_ = _C_linalg_vander(x._p, N_c[0], N_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor
+# yaml/native_functions.yaml: linalg_vecdot.out(Tensor x, Tensor y, *, int dim=-1, Tensor(a!) out) -> Tensor(a!)
+_SIGS__linalg_linalg_vecdot = (
+    ('(Tensor x, Tensor y, *, int dim = -1, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('y', lambda x: isinstance(x, _Tensor)),), (('dim', lambda x: _cv_int(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _linalg_linalg_vecdot(x, y, *, dim=-1, out=None):
+    '(Tensor x, Tensor y, *, int dim = -1, Tensor out = None)'
+    if _TF and (r_ := _tf(_linalg_linalg_vecdot, locals())) is not _GO:
+        return r_
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('linalg_vecdot', 'x', 1, 'Tensor', x)
+    if y.__class__ is not _Tensor:
+        if not isinstance(y, _Tensor):
+            raise _arg_error('linalg_vecdot', 'y', 2, 'Tensor', y)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('linalg_vecdot', 'dim', 0, 'int', dim)
+    if out is None:
+        h_ = _C_linalg_vecdot(x._p, y._p, dim_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('linalg_vecdot', 'out', 0, 'Tensor', out)
+    rc_ = _P_linalg_vecdot_out_r(x._p, y._p, dim_c, out._p)
     if rc_:
         _after(rc_)
     return out
@@ -22379,6 +22760,26 @@ def _m_copysign_(self, other):
     return self
 
 
+# yaml/native_functions.yaml: corrcoef(Tensor self) -> Tensor
+_SIGS__m_corrcoef = (
+    ('()', (), (), False),
+)
+
+
+def _m_corrcoef(self):
+    '()'
+    if _TF and (r_ := _tf(_m_corrcoef, locals())) is not _GO:
+        return r_
+    h_ = _C_corrcoef(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: cos(Tensor self) -> Tensor
 _SIGS__m_cos = (
     ('()', (), (), False),
@@ -22509,6 +22910,35 @@ def _m_count_nonzero(self, *args, **kwargs):
     if ((n == 0 and 'dim' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_count_nonzero_1, ())):
         return _impl_m_count_nonzero_1(self, *args, **kwargs)
     raise _invalid_combination('count_nonzero', args, kwargs, _SIGS__m_count_nonzero)
+
+
+# yaml/native_functions.yaml: cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor
+_SIGS__m_cov = (
+    ('(*, int correction = 1, Tensor fweights = None, Tensor aweights = None)', (), (('correction', lambda x: _cv_int(x) is not _BAD), ('fweights', lambda x: (x is None or isinstance(x, _Tensor))), ('aweights', lambda x: (x is None or isinstance(x, _Tensor))),), False),
+)
+
+
+def _m_cov(self, *, correction=1, fweights=None, aweights=None):
+    '(*, int correction = 1, Tensor fweights = None, Tensor aweights = None)'
+    if _TF and (r_ := _tf(_m_cov, locals())) is not _GO:
+        return r_
+    correction_c = _cv_int(correction)
+    if correction_c is _BAD:
+        raise _arg_error('cov', 'correction', 0, 'int', correction)
+    fweights_c = _cv_opt_tensor(fweights)
+    if fweights_c is _BAD:
+        raise _arg_error('cov', 'fweights', 0, 'Tensor', fweights)
+    aweights_c = _cv_opt_tensor(aweights)
+    if aweights_c is _BAD:
+        raise _arg_error('cov', 'aweights', 0, 'Tensor', aweights)
+    h_ = _C_cov(self._p, correction_c, fweights_c, aweights_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
@@ -22715,6 +23145,38 @@ def _m_diagonal(self, offset=0, dim1=0, dim2=1):
     if dim2_c is _BAD:
         raise _arg_error('diagonal', 'dim2', 3, 'int', dim2)
     h_ = _C_diagonal(self._p, offset_c, dim1_c, dim2_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor
+_SIGS__m_diff = (
+    ('(int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None)', (('n', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('prepend', lambda x: (x is None or isinstance(x, _Tensor))), ('append', lambda x: (x is None or isinstance(x, _Tensor))),), (), False),
+)
+
+
+def _m_diff(self, n=1, dim=-1, prepend=None, append=None):
+    '(int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None)'
+    if _TF and (r_ := _tf(_m_diff, locals())) is not _GO:
+        return r_
+    n_c = _cv_int(n)
+    if n_c is _BAD:
+        raise _arg_error('diff', 'n', 1, 'int', n)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('diff', 'dim', 2, 'int', dim)
+    prepend_c = _cv_opt_tensor(prepend)
+    if prepend_c is _BAD:
+        raise _arg_error('diff', 'prepend', 3, 'Tensor', prepend)
+    append_c = _cv_opt_tensor(append)
+    if append_c is _BAD:
+        raise _arg_error('diff', 'append', 4, 'Tensor', append)
+    h_ = _C_diff(self._p, n_c, dim_c, prepend_c, append_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -24659,6 +25121,29 @@ def _m_index_select(self, dim, index):
     return r_
 
 
+# yaml/native_functions.yaml: inner(Tensor self, Tensor other) -> Tensor
+_SIGS__m_inner = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_inner(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_inner, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('inner', 'other', 1, 'Tensor', other)
+    h_ = _C_inner(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor
 _SIGS__m_isclose = (
     ('(Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)', (('other', lambda x: isinstance(x, _Tensor)), ('rtol', lambda x: _cv_double(x) is not _BAD), ('atol', lambda x: _cv_double(x) is not _BAD), ('equal_nan', lambda x: _cv_bool(x) is not _BAD),), (), False),
@@ -24742,6 +25227,29 @@ def _m_isnan(self):
     if _TF and (r_ := _tf(_m_isnan, locals())) is not _GO:
         return r_
     h_ = _C_isnan(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: kron(Tensor self, Tensor other) -> Tensor
+_SIGS__m_kron = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_kron(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_kron, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('kron', 'other', 1, 'Tensor', other)
+    h_ = _C_kron(self._p, other._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -30718,11 +31226,13 @@ class _TensorOps:
     copy_ = _m_copy_
     copysign = _m_copysign
     copysign_ = _m_copysign_
+    corrcoef = _m_corrcoef
     cos = _m_cos
     cos_ = _m_cos_
     cosh = _m_cosh
     cosh_ = _m_cosh_
     count_nonzero = _m_count_nonzero
+    cov = _m_cov
     cumprod = _m_cumprod
     cumprod_ = _m_cumprod_
     cumsum = _m_cumsum
@@ -30732,6 +31242,7 @@ class _TensorOps:
     diag = _m_diag
     diag_embed = _m_diag_embed
     diagonal = _m_diagonal
+    diff = _m_diff
     digamma = _m_digamma
     digamma_ = _m_digamma_
     div = _m_div
@@ -30796,10 +31307,12 @@ class _TensorOps:
     index_put = _m_index_put
     index_put_ = _m_index_put_
     index_select = _m_index_select
+    inner = _m_inner
     isclose = _m_isclose
     isfinite = _m_isfinite
     isinf = _m_isinf
     isnan = _m_isnan
+    kron = _m_kron
     lcm = _m_lcm
     lcm_ = _m_lcm_
     ldexp = _m_ldexp
@@ -31073,10 +31586,14 @@ def _public_names():
         (_nn_softplus_backward, "softplus_backward"),
         (_nn_softshrink, "softshrink"),
         (_nn_softshrink_backward, "softshrink_backward"),
+        (_linalg_linalg_diagonal, "linalg_diagonal"),
         (_linalg_linalg_matrix_norm, "linalg_matrix_norm"),
+        (_linalg_linalg_multi_dot, "linalg_multi_dot"),
         (_linalg_linalg_norm, "linalg_norm"),
         (_linalg_linalg_svd, "linalg_svd"),
         (_linalg_linalg_svdvals, "linalg_svdvals"),
+        (_linalg_linalg_vander, "linalg_vander"),
+        (_linalg_linalg_vecdot, "linalg_vecdot"),
         (_linalg_linalg_vector_norm, "linalg_vector_norm"),
         (_special_special_digamma, "special_digamma"),
         (_special_special_entr, "special_entr"),
@@ -31457,6 +31974,9 @@ SIGNATURES = {
     ("function", "copysign"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
     ),
+    ("function", "corrcoef"): (
+        "(Tensor input)",
+    ),
     ("function", "cos"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -31472,6 +31992,9 @@ SIGNATURES = {
     ("function", "count_nonzero"): (
         "(Tensor input, int dim = None)",
         "(Tensor input, tuple of ints dim)",
+    ),
+    ("function", "cov"): (
+        "(Tensor input, *, int correction = 1, Tensor fweights = None, Tensor aweights = None)",
     ),
     ("function", "cumprod"): (
         "(Tensor input, int dim, *, torchlet.dtype dtype = None, Tensor out = None)",
@@ -31497,6 +32020,9 @@ SIGNATURES = {
     ("function", "diagonal_backward"): (
         "(Tensor grad_output, tuple of ints input_sizes, int offset, int dim1, int dim2)",
     ),
+    ("function", "diff"): (
+        "(Tensor input, int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None)",
+    ),
     ("function", "digamma"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -31510,6 +32036,9 @@ SIGNATURES = {
     ),
     ("function", "dropout"): (
         "(Tensor input, float p, bool train)",
+    ),
+    ("function", "einsum"): (
+        "(str equation, tuple of Tensors tensors, *, tuple of ints path = None)",
     ),
     ("function", "embedding"): (
         "(Tensor weight, Tensor indices, int padding_idx = -1, bool scale_grad_by_freq = False, bool sparse = False)",
@@ -31701,6 +32230,9 @@ SIGNATURES = {
     ("function", "index_select_backward"): (
         "(Tensor grad, tuple of ints self_sizes, int dim, Tensor index)",
     ),
+    ("function", "inner"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
     ("function", "instance_norm"): (
         "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled)",
     ),
@@ -31718,6 +32250,9 @@ SIGNATURES = {
     ),
     ("function", "kl_div"): (
         "(Tensor input, Tensor target, int reduction = Mean, *, bool log_target = False)",
+    ),
+    ("function", "kron"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
     ),
     ("function", "layer_norm"): (
         "(Tensor input, tuple of ints normalized_shape, Tensor weight = None, Tensor bias = None, float eps = 1e-05, bool cudnn_enable = True)",
@@ -32141,6 +32676,9 @@ SIGNATURES = {
     ("function", "tanh_"): (
         "(Tensor input)",
     ),
+    ("function", "tensordot"): (
+        "(Tensor input, Tensor other, tuple of ints dims_self, tuple of ints dims_other, *, Tensor out = None)",
+    ),
     ("function", "threshold"): (
         "(Tensor input, Number threshold, Number value, *, Tensor out = None)",
     ),
@@ -32496,6 +33034,9 @@ SIGNATURES = {
     ("method", "copysign_"): (
         "(Tensor other)",
     ),
+    ("method", "corrcoef"): (
+        "()",
+    ),
     ("method", "cos"): (
         "()",
     ),
@@ -32511,6 +33052,9 @@ SIGNATURES = {
     ("method", "count_nonzero"): (
         "(int dim = None)",
         "(tuple of ints dim)",
+    ),
+    ("method", "cov"): (
+        "(*, int correction = 1, Tensor fweights = None, Tensor aweights = None)",
     ),
     ("method", "cumprod"): (
         "(int dim, *, torchlet.dtype dtype = None)",
@@ -32538,6 +33082,9 @@ SIGNATURES = {
     ),
     ("method", "diagonal"): (
         "(int offset = 0, int dim1 = 0, int dim2 = 1)",
+    ),
+    ("method", "diff"): (
+        "(int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None)",
     ),
     ("method", "digamma"): (
         "()",
@@ -32748,6 +33295,9 @@ SIGNATURES = {
     ("method", "index_select"): (
         "(int dim, Tensor index)",
     ),
+    ("method", "inner"): (
+        "(Tensor other)",
+    ),
     ("method", "isclose"): (
         "(Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)",
     ),
@@ -32759,6 +33309,9 @@ SIGNATURES = {
     ),
     ("method", "isnan"): (
         "()",
+    ),
+    ("method", "kron"): (
+        "(Tensor other)",
     ),
     ("method", "lcm"): (
         "(Tensor other)",
@@ -33452,9 +34005,15 @@ SIGNATURES = {
     ("nn", "softshrink_backward"): (
         "(Tensor grad_output, Tensor input, Number lambd, *, Tensor out = None)",
     ),
+    ("linalg", "linalg_diagonal"): (
+        "(Tensor A, *, int offset = 0, int dim1 = -2, int dim2 = -1)",
+    ),
     ("linalg", "linalg_matrix_norm"): (
         "(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
         "(Tensor input, str ord = \u0027fro\u0027, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("linalg", "linalg_multi_dot"): (
+        "(tuple of Tensors tensors, *, Tensor out = None)",
     ),
     ("linalg", "linalg_norm"): (
         "(Tensor input, Number ord = None, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
@@ -33465,6 +34024,12 @@ SIGNATURES = {
     ),
     ("linalg", "linalg_svdvals"): (
         "(Tensor A, *, str driver = None, Tensor out = None)",
+    ),
+    ("linalg", "linalg_vander"): (
+        "(Tensor x, *, int N = None)",
+    ),
+    ("linalg", "linalg_vecdot"): (
+        "(Tensor x, Tensor y, *, int dim = -1, Tensor out = None)",
     ),
     ("linalg", "linalg_vector_norm"): (
         "(Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",

@@ -129,7 +129,11 @@ if _gen_ops is not None:
     from . import _tensor_api  # noqa: E402  (float() ... type(), new_tensor, broadcast_shapes, meshgrid(*tensors))
 
     _tensor_api.install(Tensor, globals())
+    from . import _products  # noqa: E402  (einsum(*operands) and its sublist format, tensordot(dims=int | lists))
+
+    _products.install(globals())
     from . import linalg, return_types, special  # noqa: E402,F401  (torchlet.linalg.vector_norm, torchlet.return_types.max, torchlet.special.i1)
+    from . import masked  # noqa: E402,F401  (torchlet.masked.sum ...: reductions over an explicit mask)
 
 from . import _dispatch  # noqa: E402,F401  (torchlet._C._dispatch_keys, ...)
 from ._ops import ops  # noqa: E402  (torchlet.ops.aten.add.Tensor: the operator table's rows)
