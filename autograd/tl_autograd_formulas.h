@@ -308,5 +308,8 @@ tl_tensor *tl_ag_max_pool_double_backward(tl_tensor *grad, tl_tensor *indices, i
 tl_tensor *tl_ag_adaptive_avg_pool2d_double_backward(tl_tensor *grad, tl_tensor *grad_output);
 /* padding: PyTorch's constant_pad_nd_backward */
 tl_tensor *tl_ag_constant_pad_nd_backward(tl_tensor *grad, const int64_t *pad, int64_t npad);
+/* addbmm: grad.unsqueeze(0).expand({batch1.size(0), batch1.size(1), batch2.size(2)}),
+ * PyTorch's braced size list in one call (kernels/native/products.c) */
+tl_tensor *tl_ag_addbmm_grad_batches(tl_tensor *grad, tl_tensor *batch1, tl_tensor *batch2);
 
 #endif

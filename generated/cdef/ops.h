@@ -1748,4 +1748,13 @@ tl_tensor *tl_ops_cov(tl_tensor *self, int64_t correction, tl_tensor *fweights, 
 /* corrcoef */
 tl_tensor *tl_ops_corrcoef(tl_tensor *self);
 
+/* addmv */
+tl_tensor *tl_ops_addmv(tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha);
+
+/* addr */
+tl_tensor *tl_ops_addr(tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha);
+
+/* addbmm */
+tl_tensor *tl_ops_addbmm(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
+
 #endif

@@ -32,9 +32,12 @@
 #include "ops/adaptive_max_pool2d.h"
 #include "ops/adaptive_max_pool2d_backward.h"
 #include "ops/add.h"
+#include "ops/addbmm.h"
 #include "ops/addcdiv.h"
 #include "ops/addcmul.h"
 #include "ops/addmm.h"
+#include "ops/addmv.h"
+#include "ops/addr.h"
 #include "ops/alias.h"
 #include "ops/all.h"
 #include "ops/allclose.h"
@@ -803,6 +806,9 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_diff() != 0) return -1;
     if (tl_ops_register_cov() != 0) return -1;
     if (tl_ops_register_corrcoef() != 0) return -1;
+    if (tl_ops_register_addmv() != 0) return -1;
+    if (tl_ops_register_addr() != 0) return -1;
+    if (tl_ops_register_addbmm() != 0) return -1;
     done = 1;
     return 0;
 }

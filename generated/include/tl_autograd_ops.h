@@ -268,5 +268,8 @@ int tl_autograd_register_lcm(void);
 int tl_autograd_register_ldexp(void);
 int tl_autograd_register_special_entr(void);
 int tl_autograd_register_special_xlog1py(void);
+int tl_autograd_register_addmv(void);
+int tl_autograd_register_addr(void);
+int tl_autograd_register_addbmm(void);
 
 #endif

@@ -406,5 +406,8 @@
 #include "ops/diff.h"
 #include "ops/cov.h"
 #include "ops/corrcoef.h"
+#include "ops/addmv.h"
+#include "ops/addr.h"
+#include "ops/addbmm.h"
 
 #endif

@@ -95,9 +95,12 @@ __all__ = [
     "adaptive_avg_pool1d",
     "adaptive_max_pool1d",
     "add",
+    "addbmm",
     "addcdiv",
     "addcmul",
     "addmm",
+    "addmv",
+    "addr",
     "alias",
     "all",
     "allclose",
@@ -483,6 +486,7 @@ _C_adaptive_max_pool2d_backward_grad_input = getattr(_lib, "tl_ops_adaptive_max_
 _C_add_Tensor = getattr(_lib, "tl_ops_add_Tensor", None) or _missing_c("tl_ops_add_Tensor")
 _C_add__Tensor = getattr(_lib, "tl_ops_add__Tensor", None) or _missing_c("tl_ops_add__Tensor")
 _C_add_out = getattr(_lib, "tl_ops_add_out", None) or _missing_c("tl_ops_add_out")
+_C_addbmm = getattr(_lib, "tl_ops_addbmm", None) or _missing_c("tl_ops_addbmm")
 _C_addcdiv = getattr(_lib, "tl_ops_addcdiv", None) or _missing_c("tl_ops_addcdiv")
 _C_addcdiv_ = getattr(_lib, "tl_ops_addcdiv_", None) or _missing_c("tl_ops_addcdiv_")
 _C_addcdiv_out = getattr(_lib, "tl_ops_addcdiv_out", None) or _missing_c("tl_ops_addcdiv_out")
@@ -494,6 +498,8 @@ _C_addmm_ = getattr(_lib, "tl_ops_addmm_", None) or _missing_c("tl_ops_addmm_")
 _C_addmm_dtype = getattr(_lib, "tl_ops_addmm_dtype", None) or _missing_c("tl_ops_addmm_dtype")
 _C_addmm_dtype_out = getattr(_lib, "tl_ops_addmm_dtype_out", None) or _missing_c("tl_ops_addmm_dtype_out")
 _C_addmm_out = getattr(_lib, "tl_ops_addmm_out", None) or _missing_c("tl_ops_addmm_out")
+_C_addmv = getattr(_lib, "tl_ops_addmv", None) or _missing_c("tl_ops_addmv")
+_C_addr = getattr(_lib, "tl_ops_addr", None) or _missing_c("tl_ops_addr")
 _C_alias = getattr(_lib, "tl_ops_alias", None) or _missing_c("tl_ops_alias")
 _C_all = getattr(_lib, "tl_ops_all", None) or _missing_c("tl_ops_all")
 _C_all_all_out = getattr(_lib, "tl_ops_all_all_out", None) or _missing_c("tl_ops_all_all_out")
@@ -2707,6 +2713,45 @@ def add(input, other, *, alpha=1, out=None):
     return out
 
 
+# yaml/native_functions.yaml: addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+_SIGS_addbmm = (
+    ('(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('batch1', lambda x: isinstance(x, _Tensor)), ('batch2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    '(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(addbmm, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('addbmm', 'input', 1, 'Tensor', input)
+    if batch1.__class__ is not _Tensor:
+        if not isinstance(batch1, _Tensor):
+            raise _arg_error('addbmm', 'batch1', 2, 'Tensor', batch1)
+    if batch2.__class__ is not _Tensor:
+        if not isinstance(batch2, _Tensor):
+            raise _arg_error('addbmm', 'batch2', 3, 'Tensor', batch2)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('addbmm', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('addbmm', 'alpha', 0, 'Number', alpha)
+    h_ = _C_addbmm(input._p, batch1._p, batch2._p, beta_c, alpha_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
 # yaml/native_functions.yaml: addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)
 _SIGS_addcdiv = (
@@ -2892,6 +2937,84 @@ def addmm(*args, **kwargs):
     if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'mat2' in kwargs) and (_cv_dtype(args[3], False) is not _BAD if n > 3 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_addmm_1, ('input', 'mat1', 'mat2', 'out_dtype', )[:n])):
         return _impladdmm_1(*args, **kwargs)
     raise _invalid_combination('addmm', args, kwargs, _SIGS_addmm)
+
+
+# yaml/native_functions.yaml: addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+_SIGS_addmv = (
+    ('(Tensor input, Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('mat', lambda x: isinstance(x, _Tensor)), ('vec', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    '(Tensor input, Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(addmv, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('addmv', 'input', 1, 'Tensor', input)
+    if mat.__class__ is not _Tensor:
+        if not isinstance(mat, _Tensor):
+            raise _arg_error('addmv', 'mat', 2, 'Tensor', mat)
+    if vec.__class__ is not _Tensor:
+        if not isinstance(vec, _Tensor):
+            raise _arg_error('addmv', 'vec', 3, 'Tensor', vec)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('addmv', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('addmv', 'alpha', 0, 'Number', alpha)
+    h_ = _C_addmv(input._p, mat._p, vec._p, beta_c, alpha_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+_SIGS_addr = (
+    ('(Tensor input, Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('vec1', lambda x: isinstance(x, _Tensor)), ('vec2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    '(Tensor input, Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(addr, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('addr', 'input', 1, 'Tensor', input)
+    if vec1.__class__ is not _Tensor:
+        if not isinstance(vec1, _Tensor):
+            raise _arg_error('addr', 'vec1', 2, 'Tensor', vec1)
+    if vec2.__class__ is not _Tensor:
+        if not isinstance(vec2, _Tensor):
+            raise _arg_error('addr', 'vec2', 3, 'Tensor', vec2)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('addr', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('addr', 'alpha', 0, 'Number', alpha)
+    h_ = _C_addr(input._p, vec1._p, vec2._p, beta_c, alpha_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: alias(Tensor(a) self) -> Tensor(a)
@@ -20459,6 +20582,42 @@ def _m_add_(self, other, *, alpha=1):
     return self
 
 
+# yaml/native_functions.yaml: addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+_SIGS__m_addbmm = (
+    ('(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)', (('batch1', lambda x: isinstance(x, _Tensor)), ('batch2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+)
+
+
+def _m_addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    '(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_addbmm, locals())) is not _GO:
+        return r_
+    if batch1.__class__ is not _Tensor:
+        if not isinstance(batch1, _Tensor):
+            raise _arg_error('addbmm', 'batch1', 1, 'Tensor', batch1)
+    if batch2.__class__ is not _Tensor:
+        if not isinstance(batch2, _Tensor):
+            raise _arg_error('addbmm', 'batch2', 2, 'Tensor', batch2)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('addbmm', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('addbmm', 'alpha', 0, 'Number', alpha)
+    h_ = _C_addbmm(self._p, batch1._p, batch2._p, beta_c, alpha_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
 _SIGS__m_addcdiv = (
     ('(Tensor tensor1, Tensor tensor2, *, Number value = 1)', (('tensor1', lambda x: isinstance(x, _Tensor)), ('tensor2', lambda x: isinstance(x, _Tensor)),), (('value', lambda x: _is_scalar(x)),), False),
@@ -20641,6 +20800,78 @@ def _m_addmm_(self, mat1, mat2, *, beta=1, alpha=1):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+_SIGS__m_addmv = (
+    ('(Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)', (('mat', lambda x: isinstance(x, _Tensor)), ('vec', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+)
+
+
+def _m_addmv(self, mat, vec, *, beta=1, alpha=1):
+    '(Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_addmv, locals())) is not _GO:
+        return r_
+    if mat.__class__ is not _Tensor:
+        if not isinstance(mat, _Tensor):
+            raise _arg_error('addmv', 'mat', 1, 'Tensor', mat)
+    if vec.__class__ is not _Tensor:
+        if not isinstance(vec, _Tensor):
+            raise _arg_error('addmv', 'vec', 2, 'Tensor', vec)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('addmv', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('addmv', 'alpha', 0, 'Number', alpha)
+    h_ = _C_addmv(self._p, mat._p, vec._p, beta_c, alpha_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+_SIGS__m_addr = (
+    ('(Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1)', (('vec1', lambda x: isinstance(x, _Tensor)), ('vec2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+)
+
+
+def _m_addr(self, vec1, vec2, *, beta=1, alpha=1):
+    '(Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_addr, locals())) is not _GO:
+        return r_
+    if vec1.__class__ is not _Tensor:
+        if not isinstance(vec1, _Tensor):
+            raise _arg_error('addr', 'vec1', 1, 'Tensor', vec1)
+    if vec2.__class__ is not _Tensor:
+        if not isinstance(vec2, _Tensor):
+            raise _arg_error('addr', 'vec2', 2, 'Tensor', vec2)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('addr', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('addr', 'alpha', 0, 'Number', alpha)
+    h_ = _C_addr(self._p, vec1._p, vec2._p, beta_c, alpha_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: alias(Tensor(a) self) -> Tensor(a)
@@ -31153,12 +31384,15 @@ class _TensorOps:
     acosh_ = _m_acosh_
     add = _m_add
     add_ = _m_add_
+    addbmm = _m_addbmm
     addcdiv = _m_addcdiv
     addcdiv_ = _m_addcdiv_
     addcmul = _m_addcmul
     addcmul_ = _m_addcmul_
     addmm = _m_addmm
     addmm_ = _m_addmm_
+    addmv = _m_addmv
+    addr = _m_addr
     alias = _m_alias
     all = _m_all
     allclose = _m_allclose
@@ -31706,6 +31940,9 @@ SIGNATURES = {
     ("function", "add"): (
         "(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)",
     ),
+    ("function", "addbmm"): (
+        "(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)",
+    ),
     ("function", "addcdiv"): (
         "(Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, Tensor out = None)",
     ),
@@ -31715,6 +31952,12 @@ SIGNATURES = {
     ("function", "addmm"): (
         "(Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
         "(Tensor input, Tensor mat1, Tensor mat2, torchlet.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
+    ),
+    ("function", "addmv"): (
+        "(Tensor input, Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)",
+    ),
+    ("function", "addr"): (
+        "(Tensor input, Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1)",
     ),
     ("function", "alias"): (
         "(Tensor input)",
@@ -32792,6 +33035,9 @@ SIGNATURES = {
     ("method", "add_"): (
         "(Tensor other, *, Number alpha = 1)",
     ),
+    ("method", "addbmm"): (
+        "(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)",
+    ),
     ("method", "addcdiv"): (
         "(Tensor tensor1, Tensor tensor2, *, Number value = 1)",
     ),
@@ -32809,6 +33055,12 @@ SIGNATURES = {
     ),
     ("method", "addmm_"): (
         "(Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1)",
+    ),
+    ("method", "addmv"): (
+        "(Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)",
+    ),
+    ("method", "addr"): (
+        "(Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1)",
     ),
     ("method", "alias"): (
         "()",

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tl_autograd_formulas.h"
 #include "tl_error.h"
 #include "tl_internal.h"
 #include "tl_ops.h"
@@ -611,5 +612,136 @@ tl_tensor *tl_native_corrcoef(tl_keyset ks, tl_tensor *self) {
     tl_tensor_release(d);
     tl_tensor_release(sd);
     tl_tensor_release(v);
+    return r;
+}
+
+/* ------------------------------------------------------------ addmv / addr / addbmm */
+
+static bool scalar_is(tl_scalar s, double v) {
+    return s.kind == TL_SCALAR_DOUBLE ? s.d == v : (double)s.i == v;
+}
+
+/* alpha * prod + beta * self; beta == 0 ignores self (its NaN / inf do not
+ * propagate), as PyTorch's kernels zero the output before the product */
+static tl_tensor *scale_add(tl_tensor *prod, tl_tensor *self, tl_scalar beta, tl_scalar alpha) {
+    if (!prod) return NULL;
+    tl_tensor *r = prod;
+    if (!scalar_is(alpha, 1.0) && step(&r, tl_ops_mul_Scalar(r, alpha))) return NULL;
+    if (!scalar_is(beta, 0.0)) {
+        tl_tensor *bs = scalar_is(beta, 1.0) ? (tl_tensor_retain(self), self) : tl_ops_mul_Scalar(self, beta);
+        if (!bs || step(&r, tl_ops_add_Tensor(bs, r, tl_scalar_from_int(1)))) {
+            tl_tensor_release(bs);
+            return NULL;
+        }
+        tl_tensor_release(bs);
+    }
+    return r;
+}
+
+static int check_integral_scalars(tl_dtype dt, tl_scalar beta, tl_scalar alpha) {
+    if (!tl_dtype_is_integral(dt, 1)) return 0;
+    if (beta.kind == TL_SCALAR_DOUBLE)
+        return tl_set_error(TL_ERR_RUNTIME, "For integral input tensors, argument beta must not be a floating point number.");
+    if (alpha.kind == TL_SCALAR_DOUBLE)
+        return tl_set_error(TL_ERR_RUNTIME, "For integral input tensors, argument alpha must not be a floating point number.");
+    return 0;
+}
+
+tl_tensor *tl_native_addmv(tl_keyset ks, tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta,
+                           tl_scalar alpha) {
+    (void)ks;
+    if (!(tl_tensor_ndim(mat) == 2 && tl_tensor_ndim(vec) == 1 && tl_tensor_ndim(self) <= 1)) {
+        tl_set_error(TL_ERR_RUNTIME, "vector + matrix @ vector expected, got %lld, %lld, %lld",
+                     (long long)tl_tensor_ndim(self), (long long)tl_tensor_ndim(mat), (long long)tl_tensor_ndim(vec));
+        return NULL;
+    }
+    const int64_t m0 = tl_tensor_size(mat, 0), m1 = tl_tensor_size(mat, 1), v0 = tl_tensor_size(vec, 0);
+    if (!(m1 == v0 && (m0 == tl_tensor_numel(self) || tl_tensor_numel(self) == 1))) {
+        tl_set_error(TL_ERR_RUNTIME, "size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)",
+                     (long long)(tl_tensor_ndim(self) ? tl_tensor_size(self, 0) : 1), (long long)m0, (long long)m1,
+                     (long long)v0);
+        return NULL;
+    }
+    if (check_integral_scalars(tl_tensor_dtype(vec), beta, alpha)) return NULL;
+    return scale_add(tl_ops_mv(mat, vec), self, beta, alpha);
+}
+
+tl_tensor *tl_native_addr(tl_keyset ks, tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta,
+                          tl_scalar alpha) {
+    (void)ks;
+    for (int k = 0; k < 2; k++) {
+        tl_tensor *v = k ? vec2 : vec1;
+        if (tl_tensor_ndim(v) != 1) {
+            tl_set_error(TL_ERR_RUNTIME, "addr: Expected 1-D argument %s, but got %lld-D", k ? "vec2" : "vec1",
+                         (long long)tl_tensor_ndim(v));
+            return NULL;
+        }
+    }
+    const tl_dtype dt = tl_promote_types(tl_promote_types(tl_tensor_dtype(self), tl_tensor_dtype(vec1)),
+                                         tl_tensor_dtype(vec2));
+    if (dt == TL_BOOL) {
+        if (beta.kind != TL_SCALAR_BOOL) {
+            tl_set_error(TL_ERR_RUNTIME, "Boolean beta only supported for Boolean results.");
+            return NULL;
+        }
+        if (alpha.kind != TL_SCALAR_BOOL) {
+            tl_set_error(TL_ERR_RUNTIME, "Boolean alpha only supported for Boolean results.");
+            return NULL;
+        }
+    } else if (check_integral_scalars(dt, beta, alpha)) {
+        return NULL;
+    }
+    /* self must expand to the outer product's shape (PyTorch's expand_size) */
+    const int64_t shape[2] = {tl_tensor_size(vec1, 0), tl_tensor_size(vec2, 0)};
+    tl_tensor *e = tl_ops_expand(self, shape, 2, false), *r = NULL;
+    if (!e) return NULL;
+    tl_tensor_release(e);
+    if ((r = scale_add(tl_ops_outer(vec1, vec2), self, beta, alpha)) && tl_tensor_dtype(r) != dt)
+        step(&r, tl_ops_to_dtype(r, dt, false, false, -1));
+    return r;
+}
+
+tl_tensor *tl_native_addbmm(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta,
+                            tl_scalar alpha) {
+    (void)ks;
+    if (tl_tensor_ndim(batch1) != 3) {
+        tl_set_error(TL_ERR_RUNTIME, "batch1 must be a 3D tensor");
+        return NULL;
+    }
+    if (tl_tensor_ndim(batch2) != 3) {
+        tl_set_error(TL_ERR_RUNTIME, "batch2 must be a 3D tensor");
+        return NULL;
+    }
+    const int64_t b = tl_tensor_size(batch1, 0), n = tl_tensor_size(batch1, 1), k = tl_tensor_size(batch1, 2);
+    const int64_t b2 = tl_tensor_size(batch2, 0), k2 = tl_tensor_size(batch2, 1), p = tl_tensor_size(batch2, 2);
+    if (b != b2) {
+        tl_set_error(TL_ERR_RUNTIME, "batch1 and batch2 must have same number of batches, got %lld and %lld",
+                     (long long)b, (long long)b2);
+        return NULL;
+    }
+    if (k != k2) {
+        tl_set_error(TL_ERR_RUNTIME, "Incompatible matrix sizes for bmm (%lldx%lld and %lldx%lld)", (long long)n,
+                     (long long)k, (long long)k2, (long long)p);
+        return NULL;
+    }
+    const int64_t shape[2] = {n, p};
+    tl_tensor *bs = tl_ops_expand(self, shape, 2, false), *a = NULL, *c = NULL, *r = NULL;
+    if (!bs) return NULL;
+    /* the batches summed by one product: [n, b*k] @ [b*k, p] */
+    const int64_t as[2] = {n, b * k}, cs[2] = {b * k, p};
+    if ((a = tl_ops_transpose_int(batch1, 0, 1)) && !step(&a, tl_ops_reshape(a, as, 2)) &&
+        (c = tl_ops_reshape(batch2, cs, 2)))
+        r = tl_ops_addmm(bs, a, c, beta, alpha);
+    tl_tensor_release(bs);
+    tl_tensor_release(a);
+    tl_tensor_release(c);
+    return r;
+}
+
+tl_tensor *tl_ag_addbmm_grad_batches(tl_tensor *grad, tl_tensor *batch1, tl_tensor *batch2) {
+    const int64_t shape[3] = {tl_tensor_size(batch1, 0), tl_tensor_size(batch1, 1), tl_tensor_size(batch2, 2)};
+    tl_tensor *u = tl_ops_unsqueeze(grad, 0), *r = NULL;
+    if (u) r = tl_ops_expand(u, shape, 3, false);
+    tl_tensor_release(u);
     return r;
 }

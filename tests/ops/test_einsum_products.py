@@ -315,3 +315,55 @@ def test_against_torch():
     np.testing.assert_allclose(tn(tl.kron(T(x), T(a[0]))), torch.kron(tx, ta[0]).numpy(), rtol=1e-12)
     assert tl.cov(T(np.arange(6).reshape(2, 3))).dtype == tl.float32  # int input: true_divide
     assert torch.cov(torch.arange(6).reshape(2, 3)).dtype == torch.float32
+
+
+# ---------------------------------------------------------------- addmv / addr / addbmm
+
+
+@pytest.mark.parametrize("beta,alpha", [(1, 1), (0.5, 2.0), (0, 1.5)])
+def test_addmv_addr_addbmm(beta, alpha):
+    s, m, v = rnd(4), rnd(4, 3), rnd(3, seed=1)
+    np.testing.assert_allclose(tn(tl.addmv(T(s), T(m), T(v), beta=beta, alpha=alpha)),
+                               beta * s + alpha * (m @ v), rtol=1e-12)
+    s2, v1, v2 = rnd(4, 5), rnd(4, seed=2), rnd(5, seed=3)
+    np.testing.assert_allclose(tn(tl.addr(T(s2), T(v1), T(v2), beta=beta, alpha=alpha)),
+                               beta * s2 + alpha * np.outer(v1, v2), rtol=1e-12)
+    b1, b2 = rnd(3, 4, 2), rnd(3, 2, 5, seed=4)
+    np.testing.assert_allclose(tn(tl.addbmm(T(s2), T(b1), T(b2), beta=beta, alpha=alpha)),
+                               beta * s2 + alpha * np.einsum("bij,bjk->ik", b1, b2), rtol=1e-12)
+    # broadcast self, method forms
+    np.testing.assert_allclose(tn(T(rnd(1)).addmv(T(m), T(v))), rnd(1) + m @ v, rtol=1e-12)
+    np.testing.assert_allclose(tn(T(rnd(5)).addbmm(T(b1), T(b2))), rnd(5) + np.einsum("bij,bjk->ik", b1, b2),
+                               rtol=1e-12)
+
+
+def test_beta_zero_ignores_nan():
+    nan4 = np.full(4, np.nan)
+    m, v = rnd(4, 3), rnd(3)
+    np.testing.assert_allclose(tn(tl.addmv(T(nan4), T(m), T(v), beta=0)), m @ v, rtol=1e-12)
+    np.testing.assert_allclose(tn(tl.addr(T(np.full((4, 3), np.nan)), T(rnd(4)), T(v), beta=0)),
+                               np.outer(rnd(4), v), rtol=1e-12)
+    b1, b2 = rnd(2, 4, 3), rnd(2, 3, 2)
+    np.testing.assert_allclose(tn(tl.addbmm(T(np.full((4, 2), np.nan)), T(b1), T(b2), beta=0)),
+                               np.einsum("bij,bjk->ik", b1, b2), rtol=1e-12)
+
+
+def test_add_products_errors_and_grad():
+    with pytest.raises(RuntimeError, match="vector \\+ matrix @ vector expected, got 1, 1, 1"):
+        tl.addmv(T(rnd(3)), T(rnd(3)), T(rnd(3)))
+    with pytest.raises(RuntimeError, match="size mismatch, got input \\(3\\), mat \\(2x3\\), vec \\(3\\)"):
+        tl.addmv(T(rnd(3)), T(rnd(2, 3)), T(rnd(3)))
+    with pytest.raises(RuntimeError, match="addr: Expected 1-D argument vec1, but got 2-D"):
+        tl.addr(T(rnd(2, 2)), T(rnd(2, 2)), T(rnd(2)))
+    with pytest.raises(RuntimeError, match="batch1 and batch2 must have same number of batches, got 2 and 3"):
+        tl.addbmm(T(rnd(4, 2)), T(rnd(2, 4, 3)), T(rnd(3, 3, 2)))
+    with pytest.raises(RuntimeError, match="Incompatible matrix sizes for bmm \\(4x3 and 2x2\\)"):
+        tl.addbmm(T(rnd(4, 2)), T(rnd(2, 4, 3)), T(rnd(2, 2, 2)))
+    with pytest.raises(RuntimeError, match="For integral input tensors, argument beta must not be a floating point"):
+        tl.addr(tl.ones(2, 2, dtype=tl.int64), tl.ones(2, dtype=tl.int64), tl.ones(2, dtype=tl.int64), beta=0.5)
+    s, m, v = (T(x).requires_grad_() for x in (rnd(4), rnd(4, 3), rnd(3, seed=1)))
+    assert gradcheck(lambda a, b, c: tl.addmv(a, b, c, beta=0.5, alpha=2.0), (s, m, v))
+    s2, v1, v2 = (T(x).requires_grad_() for x in (rnd(4, 3), rnd(4, seed=2), rnd(3, seed=3)))
+    assert gradcheck(lambda a, b, c: tl.addr(a, b, c, beta=0.5, alpha=2.0), (s2, v1, v2))
+    b1, b2 = T(rnd(2, 4, 5)).requires_grad_(), T(rnd(2, 5, 3, seed=4)).requires_grad_()
+    assert gradcheck(lambda a, b, c: tl.addbmm(a, b, c, beta=0.5, alpha=2.0), (s2, b1, b2))
