@@ -311,5 +311,7 @@ tl_tensor *tl_ag_constant_pad_nd_backward(tl_tensor *grad, const int64_t *pad, i
 /* addbmm: grad.unsqueeze(0).expand({batch1.size(0), batch1.size(1), batch2.size(2)}),
  * PyTorch's braced size list in one call (kernels/native/products.c) */
 tl_tensor *tl_ag_addbmm_grad_batches(tl_tensor *grad, tl_tensor *batch1, tl_tensor *batch2);
+/* dist: PyTorch's norm_backward (the full-tensor p-norm's gradient) */
+tl_tensor *tl_ag_norm_backward(tl_tensor *grad, tl_tensor *self, tl_scalar p, tl_tensor *result);
 
 #endif

@@ -1757,4 +1757,13 @@ tl_tensor *tl_ops_addr(tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_sca
 /* addbmm */
 tl_tensor *tl_ops_addbmm(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
 
+/* cross */
+tl_tensor *tl_ops_cross(tl_tensor *self, tl_tensor *other, int64_t dim, bool dim_has);
+
+/* linalg_cross */
+tl_tensor *tl_ops_linalg_cross(tl_tensor *self, tl_tensor *other, int64_t dim);
+
+/* dist */
+tl_tensor *tl_ops_dist(tl_tensor *self, tl_tensor *other, tl_scalar p);
+
 #endif

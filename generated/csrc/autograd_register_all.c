@@ -275,6 +275,8 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_addmv() != 0) return -1;
     if (tl_autograd_register_addr() != 0) return -1;
     if (tl_autograd_register_addbmm() != 0) return -1;
+    if (tl_autograd_register_linalg_cross() != 0) return -1;
+    if (tl_autograd_register_dist() != 0) return -1;
     done = 1;
     return 0;
 }

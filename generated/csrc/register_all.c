@@ -108,6 +108,7 @@
 #include "ops/cosh.h"
 #include "ops/count_nonzero.h"
 #include "ops/cov.h"
+#include "ops/cross.h"
 #include "ops/cross_entropy_loss.h"
 #include "ops/cumprod.h"
 #include "ops/cumsum.h"
@@ -118,6 +119,7 @@
 #include "ops/diagonal_backward.h"
 #include "ops/diff.h"
 #include "ops/digamma.h"
+#include "ops/dist.h"
 #include "ops/div.h"
 #include "ops/dot.h"
 #include "ops/dropout.h"
@@ -204,6 +206,7 @@
 #include "ops/leaky_relu_backward.h"
 #include "ops/lerp.h"
 #include "ops/lgamma.h"
+#include "ops/linalg_cross.h"
 #include "ops/linalg_diagonal.h"
 #include "ops/linalg_matrix_norm.h"
 #include "ops/linalg_multi_dot.h"
@@ -809,6 +812,9 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_addmv() != 0) return -1;
     if (tl_ops_register_addr() != 0) return -1;
     if (tl_ops_register_addbmm() != 0) return -1;
+    if (tl_ops_register_cross() != 0) return -1;
+    if (tl_ops_register_linalg_cross() != 0) return -1;
+    if (tl_ops_register_dist() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -271,5 +271,7 @@ int tl_autograd_register_special_xlog1py(void);
 int tl_autograd_register_addmv(void);
 int tl_autograd_register_addr(void);
 int tl_autograd_register_addbmm(void);
+int tl_autograd_register_linalg_cross(void);
+int tl_autograd_register_dist(void);
 
 #endif

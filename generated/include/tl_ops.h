@@ -409,5 +409,8 @@
 #include "ops/addmv.h"
 #include "ops/addr.h"
 #include "ops/addbmm.h"
+#include "ops/cross.h"
+#include "ops/linalg_cross.h"
+#include "ops/dist.h"
 
 #endif

@@ -7,6 +7,7 @@ PyTorch's torch._C._linalg (their YAML entries say `python_module: linalg`).
 torchlet.linalg builds on them; the bindings themselves live in _ops.py
 (they share its converters and overload machinery)."""
 from ._ops import (  # noqa: F401
+    _linalg_linalg_cross as linalg_cross,
     _linalg_linalg_diagonal as linalg_diagonal,
     _linalg_linalg_matrix_norm as linalg_matrix_norm,
     _linalg_linalg_multi_dot as linalg_multi_dot,
@@ -19,6 +20,7 @@ from ._ops import (  # noqa: F401
 )
 
 __all__ = [
+    "linalg_cross",
     "linalg_diagonal",
     "linalg_matrix_norm",
     "linalg_multi_dot",

@@ -12,6 +12,7 @@ from torchlet._tensor import Tensor
 Number = int | float | bool
 
 __all__ = [
+    "linalg_cross",
     "linalg_diagonal",
     "linalg_matrix_norm",
     "linalg_multi_dot",
@@ -23,6 +24,7 @@ __all__ = [
     "linalg_vector_norm",
 ]
 
+def linalg_cross(input: Tensor, other: Tensor, *, dim: int = ...) -> Tensor: ...
 def linalg_diagonal(A: Tensor, *, offset: int = ..., dim1: int = ..., dim2: int = ...) -> Tensor: ...
 @overload
 def linalg_matrix_norm(input: Tensor, ord: Number, dim: Sequence[int] = ..., keepdim: bool = ..., *, dtype: _dtype | None = ..., out: Tensor | None = ...) -> Tensor: ...

@@ -183,6 +183,7 @@ __all__ = [
     "cosh_",
     "count_nonzero",
     "cov",
+    "cross",
     "cumprod",
     "cumsum",
     "deg2rad",
@@ -193,6 +194,7 @@ __all__ = [
     "diagonal_backward",
     "diff",
     "digamma",
+    "dist",
     "div",
     "dot",
     "dropout",
@@ -696,6 +698,7 @@ _C_cosh_out = getattr(_lib, "tl_ops_cosh_out", None) or _missing_c("tl_ops_cosh_
 _C_count_nonzero = getattr(_lib, "tl_ops_count_nonzero", None) or _missing_c("tl_ops_count_nonzero")
 _C_count_nonzero_dim_IntList = getattr(_lib, "tl_ops_count_nonzero_dim_IntList", None) or _missing_c("tl_ops_count_nonzero_dim_IntList")
 _C_cov = getattr(_lib, "tl_ops_cov", None) or _missing_c("tl_ops_cov")
+_C_cross = getattr(_lib, "tl_ops_cross", None) or _missing_c("tl_ops_cross")
 _C_cross_entropy_loss = getattr(_lib, "tl_ops_cross_entropy_loss", None) or _missing_c("tl_ops_cross_entropy_loss")
 _C_cumprod = getattr(_lib, "tl_ops_cumprod", None) or _missing_c("tl_ops_cumprod")
 _C_cumprod_ = getattr(_lib, "tl_ops_cumprod_", None) or _missing_c("tl_ops_cumprod_")
@@ -714,6 +717,7 @@ _C_diff = getattr(_lib, "tl_ops_diff", None) or _missing_c("tl_ops_diff")
 _C_digamma = getattr(_lib, "tl_ops_digamma", None) or _missing_c("tl_ops_digamma")
 _C_digamma_ = getattr(_lib, "tl_ops_digamma_", None) or _missing_c("tl_ops_digamma_")
 _C_digamma_out = getattr(_lib, "tl_ops_digamma_out", None) or _missing_c("tl_ops_digamma_out")
+_C_dist = getattr(_lib, "tl_ops_dist", None) or _missing_c("tl_ops_dist")
 _C_div_Scalar_mode = getattr(_lib, "tl_ops_div_Scalar_mode", None) or _missing_c("tl_ops_div_Scalar_mode")
 _C_div_Tensor = getattr(_lib, "tl_ops_div_Tensor", None) or _missing_c("tl_ops_div_Tensor")
 _C_div_Tensor_mode = getattr(_lib, "tl_ops_div_Tensor_mode", None) or _missing_c("tl_ops_div_Tensor_mode")
@@ -921,6 +925,7 @@ _C_lerp__Tensor = getattr(_lib, "tl_ops_lerp__Tensor", None) or _missing_c("tl_o
 _C_lgamma = getattr(_lib, "tl_ops_lgamma", None) or _missing_c("tl_ops_lgamma")
 _C_lgamma_ = getattr(_lib, "tl_ops_lgamma_", None) or _missing_c("tl_ops_lgamma_")
 _C_lgamma_out = getattr(_lib, "tl_ops_lgamma_out", None) or _missing_c("tl_ops_lgamma_out")
+_C_linalg_cross = getattr(_lib, "tl_ops_linalg_cross", None) or _missing_c("tl_ops_linalg_cross")
 _C_linalg_diagonal = getattr(_lib, "tl_ops_linalg_diagonal", None) or _missing_c("tl_ops_linalg_diagonal")
 _C_linalg_matrix_norm = getattr(_lib, "tl_ops_linalg_matrix_norm", None) or _missing_c("tl_ops_linalg_matrix_norm")
 _C_linalg_matrix_norm_out = getattr(_lib, "tl_ops_linalg_matrix_norm_out", None) or _missing_c("tl_ops_linalg_matrix_norm_out")
@@ -6825,6 +6830,35 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     return r_
 
 
+# yaml/native_functions.yaml: cross(Tensor self, Tensor other, int? dim=None) -> Tensor
+_SIGS_cross = (
+    ('(Tensor input, Tensor other, int dim = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+)
+
+
+def cross(input, other, dim=None):
+    '(Tensor input, Tensor other, int dim = None)'
+    if _TF and (r_ := _tf(cross, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cross', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('cross', 'other', 2, 'Tensor', other)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cross', 'dim', 3, 'int', dim)
+    h_ = _C_cross(input._p, other._p, dim_c[0], dim_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
 # yaml/native_functions.yaml: cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 _SIGS_cumprod = (
@@ -7138,6 +7172,37 @@ def digamma(input, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: dist(Tensor self, Tensor other, Scalar p=2) -> Tensor
+_SIGS_dist = (
+    ('(Tensor input, Tensor other, Number p = 2)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _is_scalar(x)),), (), False),
+)
+
+
+def dist(input, other, p=2):
+    '(Tensor input, Tensor other, Number p = 2)'
+    if _TF and (r_ := _tf(dist, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('dist', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('dist', 'other', 2, 'Tensor', other)
+    p_c = _SC_INT.get(p) if p.__class__ is int else None
+    if p_c is None:
+        p_c = _cv_scalar(p)
+        if p_c is _BAD:
+            raise _arg_error('dist', 'p', 3, 'Number', p)
+    h_ = _C_dist(input._p, other._p, p_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: div.Tensor(Tensor self, Tensor other) -> Tensor
@@ -19103,6 +19168,35 @@ def _nn_softshrink_backward(grad_output, input, lambd, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor
+_SIGS__linalg_linalg_cross = (
+    ('(Tensor input, Tensor other, *, int dim = -1)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('dim', lambda x: _cv_int(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_cross(input, other, *, dim=-1):
+    '(Tensor input, Tensor other, *, int dim = -1)'
+    if _TF and (r_ := _tf(_linalg_linalg_cross, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_cross', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('linalg_cross', 'other', 2, 'Tensor', other)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('linalg_cross', 'dim', 0, 'int', dim)
+    h_ = _C_linalg_cross(input._p, other._p, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)
 _SIGS__linalg_linalg_diagonal = (
     ('(Tensor A, *, int offset = 0, int dim1 = -2, int dim2 = -1)', (('A', lambda x: isinstance(x, _Tensor)),), (('offset', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD), ('dim2', lambda x: _cv_int(x) is not _BAD),), False),
@@ -23172,6 +23266,32 @@ def _m_cov(self, *, correction=1, fweights=None, aweights=None):
     return r_
 
 
+# yaml/native_functions.yaml: cross(Tensor self, Tensor other, int? dim=None) -> Tensor
+_SIGS__m_cross = (
+    ('(Tensor other, int dim = None)', (('other', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_cross(self, other, dim=None):
+    '(Tensor other, int dim = None)'
+    if _TF and (r_ := _tf(_m_cross, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('cross', 'other', 1, 'Tensor', other)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cross', 'dim', 2, 'int', dim)
+    h_ = _C_cross(self._p, other._p, dim_c[0], dim_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
 _SIGS__m_cumprod = (
     ('(int dim, *, torchlet.dtype dtype = None)', (('dim', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), False),
@@ -23451,6 +23571,34 @@ def _m_digamma_(self):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: dist(Tensor self, Tensor other, Scalar p=2) -> Tensor
+_SIGS__m_dist = (
+    ('(Tensor other, Number p = 2)', (('other', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _is_scalar(x)),), (), False),
+)
+
+
+def _m_dist(self, other, p=2):
+    '(Tensor other, Number p = 2)'
+    if _TF and (r_ := _tf(_m_dist, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('dist', 'other', 1, 'Tensor', other)
+    p_c = _SC_INT.get(p) if p.__class__ is int else None
+    if p_c is None:
+        p_c = _cv_scalar(p)
+        if p_c is _BAD:
+            raise _arg_error('dist', 'p', 2, 'Number', p)
+    h_ = _C_dist(self._p, other._p, p_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: div.Tensor(Tensor self, Tensor other) -> Tensor
@@ -31467,6 +31615,7 @@ class _TensorOps:
     cosh_ = _m_cosh_
     count_nonzero = _m_count_nonzero
     cov = _m_cov
+    cross = _m_cross
     cumprod = _m_cumprod
     cumprod_ = _m_cumprod_
     cumsum = _m_cumsum
@@ -31479,6 +31628,7 @@ class _TensorOps:
     diff = _m_diff
     digamma = _m_digamma
     digamma_ = _m_digamma_
+    dist = _m_dist
     div = _m_div
     div_ = _m_div_
     dot = _m_dot
@@ -31820,6 +31970,7 @@ def _public_names():
         (_nn_softplus_backward, "softplus_backward"),
         (_nn_softshrink, "softshrink"),
         (_nn_softshrink_backward, "softshrink_backward"),
+        (_linalg_linalg_cross, "linalg_cross"),
         (_linalg_linalg_diagonal, "linalg_diagonal"),
         (_linalg_linalg_matrix_norm, "linalg_matrix_norm"),
         (_linalg_linalg_multi_dot, "linalg_multi_dot"),
@@ -32239,6 +32390,9 @@ SIGNATURES = {
     ("function", "cov"): (
         "(Tensor input, *, int correction = 1, Tensor fweights = None, Tensor aweights = None)",
     ),
+    ("function", "cross"): (
+        "(Tensor input, Tensor other, int dim = None)",
+    ),
     ("function", "cumprod"): (
         "(Tensor input, int dim, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
@@ -32268,6 +32422,9 @@ SIGNATURES = {
     ),
     ("function", "digamma"): (
         "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "dist"): (
+        "(Tensor input, Tensor other, Number p = 2)",
     ),
     ("function", "div"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -33308,6 +33465,9 @@ SIGNATURES = {
     ("method", "cov"): (
         "(*, int correction = 1, Tensor fweights = None, Tensor aweights = None)",
     ),
+    ("method", "cross"): (
+        "(Tensor other, int dim = None)",
+    ),
     ("method", "cumprod"): (
         "(int dim, *, torchlet.dtype dtype = None)",
     ),
@@ -33343,6 +33503,9 @@ SIGNATURES = {
     ),
     ("method", "digamma_"): (
         "()",
+    ),
+    ("method", "dist"): (
+        "(Tensor other, Number p = 2)",
     ),
     ("method", "div"): (
         "(Tensor other)",
@@ -34256,6 +34419,9 @@ SIGNATURES = {
     ),
     ("nn", "softshrink_backward"): (
         "(Tensor grad_output, Tensor input, Number lambd, *, Tensor out = None)",
+    ),
+    ("linalg", "linalg_cross"): (
+        "(Tensor input, Tensor other, *, int dim = -1)",
     ),
     ("linalg", "linalg_diagonal"): (
         "(Tensor A, *, int offset = 0, int dim1 = -2, int dim2 = -1)",

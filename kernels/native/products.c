@@ -745,3 +745,74 @@ tl_tensor *tl_ag_addbmm_grad_batches(tl_tensor *grad, tl_tensor *batch1, tl_tens
     tl_tensor_release(u);
     return r;
 }
+
+/* ------------------------------------------------------------ cross / linalg.cross / dist */
+
+tl_tensor *tl_native_linalg_cross(tl_keyset ks, tl_tensor *self, tl_tensor *other, int64_t dim) {
+    (void)ks;
+    if (tl_tensor_ndim(self) != tl_tensor_ndim(other)) {
+        tl_set_error(TL_ERR_RUNTIME, "linalg.cross: inputs must have the same number of dimensions.");
+        return NULL;
+    }
+    const int64_t sa = tl_tensor_size(self, dim), sb = sa < 0 ? -1 : tl_tensor_size(other, dim);
+    if (sa < 0 || sb < 0) return NULL;
+    if (sa != 3 || sb != 3) {
+        tl_set_error(TL_ERR_RUNTIME, "linalg.cross: inputs dimension %lld must have length 3. Got %lld and %lld",
+                     (long long)dim, (long long)sa, (long long)sb);
+        return NULL;
+    }
+    /* r_i = a_{i+1} b_{i+2} - a_{i+2} b_{i+1}, the batch dims broadcast by mul */
+    tl_tensor *a[3] = {NULL}, *b[3] = {NULL}, *r[3] = {NULL}, *res = NULL;
+    int ok = 1;
+    for (int i = 0; i < 3 && ok; i++)
+        ok = (a[i] = tl_ops_narrow(self, dim, i, 1)) && (b[i] = tl_ops_narrow(other, dim, i, 1));
+    for (int i = 0; i < 3 && ok; i++) {
+        tl_tensor *p = tl_ops_mul_Tensor(a[(i + 1) % 3], b[(i + 2) % 3]);
+        tl_tensor *q = p ? tl_ops_mul_Tensor(a[(i + 2) % 3], b[(i + 1) % 3]) : NULL;
+        if (q) r[i] = tl_ops_sub_Tensor(p, q, tl_scalar_from_int(1));
+        tl_tensor_release(p);
+        tl_tensor_release(q);
+        ok = r[i] != NULL;
+    }
+    if (ok) res = tl_ops_cat(r, 3, dim);
+    for (int i = 0; i < 3; i++) {
+        tl_tensor_release(a[i]);
+        tl_tensor_release(b[i]);
+        tl_tensor_release(r[i]);
+    }
+    return res;
+}
+
+tl_tensor *tl_native_cross(tl_keyset ks, tl_tensor *self, tl_tensor *other, int64_t dim, bool dim_has) {
+    (void)ks;
+    if (!dim_has) { /* PyTorch's default: the first dim of size 3, with its deprecation warning */
+        TL_WARN_ONCE("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                     "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
+                     "with that of linalg.cross in a future release.");
+        dim = -1;
+        for (int64_t i = 0; i < tl_tensor_ndim(self) && dim < 0; i++)
+            if (tl_tensor_size(self, i) == 3) dim = i;
+        if (dim < 0) {
+            tl_set_error(TL_ERR_RUNTIME, "no dimension of size 3 in input");
+            return NULL;
+        }
+    }
+    return tl_ops_linalg_cross(self, other, dim);
+}
+
+tl_tensor *tl_native_dist(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_scalar p) {
+    (void)ks;
+    tl_tensor *d = tl_ops_sub_Tensor(self, other, tl_scalar_from_int(1)), *r = NULL;
+    if (!d) return NULL;
+    if (!tl_dtype_is_floating(tl_tensor_dtype(d)))
+        tl_set_error(TL_ERR_RUNTIME, "norm(): input dtype should be either floating point or complex. Got %s instead.",
+                     tl_dtype_scalar_name(tl_tensor_dtype(d)));
+    else
+        r = tl_ops_linalg_vector_norm(d, p, NULL, 0, false, TL_DTYPE_UNDEFINED);
+    tl_tensor_release(d);
+    return r;
+}
+
+tl_tensor *tl_ag_norm_backward(tl_tensor *grad, tl_tensor *self, tl_scalar p, tl_tensor *result) {
+    return tl_ag_linalg_vector_norm_backward(grad, self, p, result, NULL, 0, false);
+}

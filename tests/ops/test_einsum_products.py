@@ -367,3 +367,31 @@ def test_add_products_errors_and_grad():
     assert gradcheck(lambda a, b, c: tl.addr(a, b, c, beta=0.5, alpha=2.0), (s2, v1, v2))
     b1, b2 = T(rnd(2, 4, 5)).requires_grad_(), T(rnd(2, 5, 3, seed=4)).requires_grad_()
     assert gradcheck(lambda a, b, c: tl.addbmm(a, b, c, beta=0.5, alpha=2.0), (s2, b1, b2))
+
+
+# ---------------------------------------------------------------- cross / dist
+
+
+def test_cross():
+    a, b = rnd(4, 3), rnd(4, 3, seed=1)
+    np.testing.assert_allclose(tn(tl.linalg.cross(T(a), T(b))), np.cross(a, b), rtol=1e-12)
+    np.testing.assert_allclose(tn(tl.cross(T(a.T.copy()), T(b.T.copy()), dim=0)), np.cross(a, b).T, rtol=1e-12)
+    np.testing.assert_allclose(tn(tl.linalg.cross(T(rnd(1, 3)), T(b))), np.cross(rnd(1, 3), b), rtol=1e-12)
+    with pytest.warns(UserWarning, match="Using torch.cross without specifying the dim arg is deprecated"):
+        r = tl.cross(T(a), T(b))
+    np.testing.assert_allclose(tn(r), np.cross(a, b), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="linalg.cross: inputs dimension -1 must have length 3. Got 2 and 2"):
+        tl.linalg.cross(T(rnd(3, 2)), T(rnd(3, 2)))
+    with pytest.raises(RuntimeError, match="linalg.cross: inputs must have the same number of dimensions."):
+        tl.linalg.cross(T(rnd(3)), T(rnd(2, 3)))
+    assert gradcheck(lambda x, y: tl.linalg.cross(x, y), (T(a).requires_grad_(), T(b).requires_grad_()))
+
+
+@pytest.mark.parametrize("p", [2, 1, 3.5, 0, float("inf")])
+def test_dist(p):
+    a, b = rnd(3, 4), rnd(4, seed=1)
+    want = np.linalg.norm((a - b).ravel(), ord=p)
+    np.testing.assert_allclose(float(tl.dist(T(a), T(b), p).item()), want, rtol=1e-12)
+    np.testing.assert_allclose(float(T(a).dist(T(b), p=p).item()), want, rtol=1e-12)
+    if p != 0:
+        assert gradcheck(lambda x, y: tl.dist(x, y, p), (T(a).requires_grad_(), T(b).requires_grad_()))
