@@ -313,5 +313,8 @@ tl_tensor *tl_ag_constant_pad_nd_backward(tl_tensor *grad, const int64_t *pad, i
 tl_tensor *tl_ag_addbmm_grad_batches(tl_tensor *grad, tl_tensor *batch1, tl_tensor *batch2);
 /* dist: PyTorch's norm_backward (the full-tensor p-norm's gradient) */
 tl_tensor *tl_ag_norm_backward(tl_tensor *grad, tl_tensor *self, tl_scalar p, tl_tensor *result);
+/* _euclidean_dist: PyTorch's _euclidean_dist_backward, both gradients (kernels/native/cdist.c) */
+int tl_ag__euclidean_dist_backward(tl_tensor *grad, tl_tensor *x1, tl_tensor *x2, tl_tensor *res, tl_tensor **grad_x1,
+                                   tl_tensor **grad_x2);
 
 #endif

@@ -1,7 +1,8 @@
-"""einsum and tensordot (kernels/native/einsum.c, products.c: permute +
-reshape to one batched BLAS product), torchlet beside numpy (np.einsum with
-optimize=True, np.tensordot) and PyTorch (when installed), interleaved in one
-process (round robin, best of several rounds).
+"""einsum, tensordot (kernels/native/einsum.c, products.c: permute + reshape
+to one batched BLAS product) and cdist (kernels/native/cdist.c: the mm-based
+Euclidean path), torchlet beside numpy (np.einsum with optimize=True,
+np.tensordot, the same expansion of |x - y|^2 in numpy) and PyTorch (when
+installed), interleaved in one process (round robin, best of several rounds).
 
     .venv/bin/python benchmarks/bench_einsum.py [--threads 1,2]
 """
@@ -34,7 +35,7 @@ def run(threads: int):
     f = rng.standard_normal((48, 40, 300)).astype(np.float32)
     ta, tb, tc, td, te, tf = (tl.from_numpy(x) for x in (a, b, c, d, e, f))
     pa, pb, pc, pd, pe, pf = (torch.from_numpy(x) for x in (a, b, c, d, e, f)) if T else (None,) * 6
-    B = Bench("einsum / tensordot, float32", threads=threads, cpu=tl.get_cpu_capability())
+    B = Bench("einsum / tensordot / cdist, float32", threads=threads, cpu=tl.get_cpu_capability())
     B.row = lambda name, nbytes=None, **fns: B.rows.append(
         (name, nbytes, interleaved({k: v for k, v in fns.items() if v is not None}, rounds=5)))
     B.row("einsum bij,bjk->bik 64x128x96x112", 4 * (a.size + b.size),
@@ -49,6 +50,18 @@ def run(threads: int):
           torchlet=lambda: tl.tensordot(te, tf, dims=2),
           numpy=lambda: np.tensordot(e, f, axes=2),
           torch=(lambda: torch.tensordot(pe, pf, dims=2)) if T else None)
+    x1 = rng.standard_normal((1000, 64)).astype(np.float32)
+    x2 = rng.standard_normal((2000, 64)).astype(np.float32)
+    t1, t2 = tl.from_numpy(x1), tl.from_numpy(x2)
+    p1, p2 = (torch.from_numpy(x1), torch.from_numpy(x2)) if T else (None, None)
+
+    def np_cdist():  # the same mm-based expansion, in numpy
+        d = (x1 * x1).sum(1)[:, None] - 2.0 * (x1 @ x2.T) + (x2 * x2).sum(1)[None, :]
+        return np.sqrt(np.maximum(d, 1e-30))
+
+    B.row("cdist p=2 1000x64 vs 2000x64", 4 * (x1.size + x2.size),
+          torchlet=lambda: tl.cdist(t1, t2), numpy=np_cdist,
+          torch=(lambda: torch.cdist(p1, p2)) if T else None)
     B.print()
 
 

@@ -1766,4 +1766,25 @@ tl_tensor *tl_ops_linalg_cross(tl_tensor *self, tl_tensor *other, int64_t dim);
 /* dist */
 tl_tensor *tl_ops_dist(tl_tensor *self, tl_tensor *other, tl_scalar p);
 
+/* cdist */
+tl_tensor *tl_ops_cdist(tl_tensor *x1, tl_tensor *x2, double p, int64_t compute_mode, bool compute_mode_has);
+
+/* _euclidean_dist */
+tl_tensor *tl_ops__euclidean_dist(tl_tensor *x1, tl_tensor *x2);
+
+/* _cdist_forward */
+tl_tensor *tl_ops__cdist_forward(tl_tensor *x1, tl_tensor *x2, double p, int64_t compute_mode, bool compute_mode_has);
+
+/* _cdist_backward */
+tl_tensor *tl_ops__cdist_backward(tl_tensor *grad, tl_tensor *x1, tl_tensor *x2, double p, tl_tensor *cdist);
+
+/* pdist */
+tl_tensor *tl_ops_pdist(tl_tensor *self, double p);
+
+/* _pdist_forward */
+tl_tensor *tl_ops__pdist_forward(tl_tensor *self, double p);
+
+/* _pdist_backward */
+tl_tensor *tl_ops__pdist_backward(tl_tensor *grad, tl_tensor *self, double p, tl_tensor *pdist);
+
 #endif

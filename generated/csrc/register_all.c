@@ -7,13 +7,18 @@
 #include "tl_ops_base.h"
 #include "ops/_adaptive_avg_pool2d.h"
 #include "ops/_adaptive_avg_pool2d_backward.h"
+#include "ops/_cdist_backward.h"
+#include "ops/_cdist_forward.h"
 #include "ops/_convolution_mode.h"
+#include "ops/_euclidean_dist.h"
 #include "ops/_index_put_impl.h"
 #include "ops/_linalg_svd.h"
 #include "ops/_log_softmax.h"
 #include "ops/_log_softmax_backward_data.h"
 #include "ops/_native_batch_norm_legit.h"
 #include "ops/_native_batch_norm_legit_no_training.h"
+#include "ops/_pdist_backward.h"
+#include "ops/_pdist_forward.h"
 #include "ops/_prelu_kernel.h"
 #include "ops/_prelu_kernel_backward.h"
 #include "ops/_scaled_dot_product_flash_attention_for_cpu.h"
@@ -83,6 +88,7 @@
 #include "ops/broadcast_to.h"
 #include "ops/cartesian_prod.h"
 #include "ops/cat.h"
+#include "ops/cdist.h"
 #include "ops/ceil.h"
 #include "ops/celu.h"
 #include "ops/chunk.h"
@@ -287,6 +293,7 @@
 #include "ops/ones.h"
 #include "ops/ones_like.h"
 #include "ops/outer.h"
+#include "ops/pdist.h"
 #include "ops/permute.h"
 #include "ops/polygamma.h"
 #include "ops/pow.h"
@@ -815,6 +822,13 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_cross() != 0) return -1;
     if (tl_ops_register_linalg_cross() != 0) return -1;
     if (tl_ops_register_dist() != 0) return -1;
+    if (tl_ops_register_cdist() != 0) return -1;
+    if (tl_ops_register__euclidean_dist() != 0) return -1;
+    if (tl_ops_register__cdist_forward() != 0) return -1;
+    if (tl_ops_register__cdist_backward() != 0) return -1;
+    if (tl_ops_register_pdist() != 0) return -1;
+    if (tl_ops_register__pdist_forward() != 0) return -1;
+    if (tl_ops_register__pdist_backward() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -412,5 +412,12 @@
 #include "ops/cross.h"
 #include "ops/linalg_cross.h"
 #include "ops/dist.h"
+#include "ops/cdist.h"
+#include "ops/_euclidean_dist.h"
+#include "ops/_cdist_forward.h"
+#include "ops/_cdist_backward.h"
+#include "ops/pdist.h"
+#include "ops/_pdist_forward.h"
+#include "ops/_pdist_backward.h"
 
 #endif

@@ -70,7 +70,10 @@ from torchlet._pyargs import (
 
 __all__ = [
     "_adaptive_avg_pool2d",
+    "_cdist_backward",
+    "_cdist_forward",
     "_convolution_mode",
+    "_euclidean_dist",
     "_index_put_impl",
     "_index_put_impl_",
     "_linalg_svd",
@@ -78,6 +81,8 @@ __all__ = [
     "_log_softmax_backward_data",
     "_native_batch_norm_legit",
     "_native_batch_norm_legit_no_training",
+    "_pdist_backward",
+    "_pdist_forward",
     "_prelu_kernel",
     "_prelu_kernel_backward",
     "_scaled_dot_product_flash_attention_for_cpu",
@@ -152,6 +157,7 @@ __all__ = [
     "broadcast_to",
     "cartesian_prod",
     "cat",
+    "cdist",
     "ceil",
     "ceil_",
     "celu",
@@ -334,6 +340,7 @@ __all__ = [
     "ones",
     "ones_like",
     "outer",
+    "pdist",
     "permute",
     "polygamma",
     "pow",
@@ -447,7 +454,10 @@ def bind(tensor_cls):
 # the C entry points (docs/OPERATOR_ABI.md)
 _C__adaptive_avg_pool2d = getattr(_lib, "tl_ops__adaptive_avg_pool2d", None) or _missing_c("tl_ops__adaptive_avg_pool2d")
 _C__adaptive_avg_pool2d_backward = getattr(_lib, "tl_ops__adaptive_avg_pool2d_backward", None) or _missing_c("tl_ops__adaptive_avg_pool2d_backward")
+_C__cdist_backward = getattr(_lib, "tl_ops__cdist_backward", None) or _missing_c("tl_ops__cdist_backward")
+_C__cdist_forward = getattr(_lib, "tl_ops__cdist_forward", None) or _missing_c("tl_ops__cdist_forward")
 _C__convolution_mode = getattr(_lib, "tl_ops__convolution_mode", None) or _missing_c("tl_ops__convolution_mode")
+_C__euclidean_dist = getattr(_lib, "tl_ops__euclidean_dist", None) or _missing_c("tl_ops__euclidean_dist")
 _C__index_put_impl = getattr(_lib, "tl_ops__index_put_impl", None) or _missing_c("tl_ops__index_put_impl")
 _C__index_put_impl_ = getattr(_lib, "tl_ops__index_put_impl_", None) or _missing_c("tl_ops__index_put_impl_")
 _C__index_put_impl_out = getattr(_lib, "tl_ops__index_put_impl_out", None) or _missing_c("tl_ops__index_put_impl_out")
@@ -460,6 +470,8 @@ _C__log_softmax_out = getattr(_lib, "tl_ops__log_softmax_out", None) or _missing
 _C__native_batch_norm_legit = getattr(_lib, "tl_ops__native_batch_norm_legit", None) or _missing_c("tl_ops__native_batch_norm_legit")
 _C__native_batch_norm_legit_no_stats = getattr(_lib, "tl_ops__native_batch_norm_legit_no_stats", None) or _missing_c("tl_ops__native_batch_norm_legit_no_stats")
 _C__native_batch_norm_legit_no_training = getattr(_lib, "tl_ops__native_batch_norm_legit_no_training", None) or _missing_c("tl_ops__native_batch_norm_legit_no_training")
+_C__pdist_backward = getattr(_lib, "tl_ops__pdist_backward", None) or _missing_c("tl_ops__pdist_backward")
+_C__pdist_forward = getattr(_lib, "tl_ops__pdist_forward", None) or _missing_c("tl_ops__pdist_forward")
 _C__prelu_kernel = getattr(_lib, "tl_ops__prelu_kernel", None) or _missing_c("tl_ops__prelu_kernel")
 _C__prelu_kernel_backward = getattr(_lib, "tl_ops__prelu_kernel_backward", None) or _missing_c("tl_ops__prelu_kernel_backward")
 _C__scaled_dot_product_flash_attention_for_cpu = getattr(_lib, "tl_ops__scaled_dot_product_flash_attention_for_cpu", None) or _missing_c("tl_ops__scaled_dot_product_flash_attention_for_cpu")
@@ -640,6 +652,7 @@ _C_broadcast_to = getattr(_lib, "tl_ops_broadcast_to", None) or _missing_c("tl_o
 _C_cartesian_prod = getattr(_lib, "tl_ops_cartesian_prod", None) or _missing_c("tl_ops_cartesian_prod")
 _C_cat = getattr(_lib, "tl_ops_cat", None) or _missing_c("tl_ops_cat")
 _C_cat_out = getattr(_lib, "tl_ops_cat_out", None) or _missing_c("tl_ops_cat_out")
+_C_cdist = getattr(_lib, "tl_ops_cdist", None) or _missing_c("tl_ops_cdist")
 _C_ceil = getattr(_lib, "tl_ops_ceil", None) or _missing_c("tl_ops_ceil")
 _C_ceil_ = getattr(_lib, "tl_ops_ceil_", None) or _missing_c("tl_ops_ceil_")
 _C_ceil_out = getattr(_lib, "tl_ops_ceil_out", None) or _missing_c("tl_ops_ceil_out")
@@ -1098,6 +1111,7 @@ _C_ones_like = getattr(_lib, "tl_ops_ones_like", None) or _missing_c("tl_ops_one
 _C_ones_out = getattr(_lib, "tl_ops_ones_out", None) or _missing_c("tl_ops_ones_out")
 _C_outer = getattr(_lib, "tl_ops_outer", None) or _missing_c("tl_ops_outer")
 _C_outer_out = getattr(_lib, "tl_ops_outer_out", None) or _missing_c("tl_ops_outer_out")
+_C_pdist = getattr(_lib, "tl_ops_pdist", None) or _missing_c("tl_ops_pdist")
 _C_permute = getattr(_lib, "tl_ops_permute", None) or _missing_c("tl_ops_permute")
 _C_polygamma = getattr(_lib, "tl_ops_polygamma", None) or _missing_c("tl_ops_polygamma")
 _C_polygamma_ = getattr(_lib, "tl_ops_polygamma_", None) or _missing_c("tl_ops_polygamma_")
@@ -1858,6 +1872,73 @@ def _adaptive_avg_pool2d(input, output_size):
     return r_
 
 
+# yaml/native_functions.yaml: _cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor
+_SIGS__cdist_backward = (
+    ('(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist)', (('grad', lambda x: isinstance(x, _Tensor)), ('x1', lambda x: isinstance(x, _Tensor)), ('x2', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_double(x) is not _BAD), ('cdist', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _cdist_backward(grad, x1, x2, p, cdist):
+    '(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist)'
+    if _TF and (r_ := _tf(_cdist_backward, locals())) is not _GO:
+        return r_
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('_cdist_backward', 'grad', 1, 'Tensor', grad)
+    if x1.__class__ is not _Tensor:
+        if not isinstance(x1, _Tensor):
+            raise _arg_error('_cdist_backward', 'x1', 2, 'Tensor', x1)
+    if x2.__class__ is not _Tensor:
+        if not isinstance(x2, _Tensor):
+            raise _arg_error('_cdist_backward', 'x2', 3, 'Tensor', x2)
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('_cdist_backward', 'p', 4, 'float', p)
+    if cdist.__class__ is not _Tensor:
+        if not isinstance(cdist, _Tensor):
+            raise _arg_error('_cdist_backward', 'cdist', 5, 'Tensor', cdist)
+    h_ = _C__cdist_backward(grad._p, x1._p, x2._p, p_c, cdist._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: _cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor
+_SIGS__cdist_forward = (
+    ('(Tensor x1, Tensor x2, float p, int compute_mode)', (('x1', lambda x: isinstance(x, _Tensor)), ('x2', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_double(x) is not _BAD), ('compute_mode', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+)
+
+
+def _cdist_forward(x1, x2, p, compute_mode):
+    '(Tensor x1, Tensor x2, float p, int compute_mode)'
+    if _TF and (r_ := _tf(_cdist_forward, locals())) is not _GO:
+        return r_
+    if x1.__class__ is not _Tensor:
+        if not isinstance(x1, _Tensor):
+            raise _arg_error('_cdist_forward', 'x1', 1, 'Tensor', x1)
+    if x2.__class__ is not _Tensor:
+        if not isinstance(x2, _Tensor):
+            raise _arg_error('_cdist_forward', 'x2', 2, 'Tensor', x2)
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('_cdist_forward', 'p', 3, 'float', p)
+    compute_mode_c = _cv_opt_int(compute_mode)
+    if compute_mode_c is _BAD:
+        raise _arg_error('_cdist_forward', 'compute_mode', 4, 'int', compute_mode)
+    h_ = _C__cdist_forward(x1._p, x2._p, p_c, compute_mode_c[0], compute_mode_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: _convolution_mode(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, str padding, SymInt[] dilation, SymInt groups) -> Tensor
 _SIGS__convolution_mode = (
     ('(Tensor input, Tensor weight, Tensor bias, tuple of ints stride, str padding, tuple of ints dilation, int groups)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('stride', lambda x: _cv_int_list(x, 0) is not _BAD), ('padding', lambda x: _cv_str(x, False) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 0) is not _BAD), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -1890,6 +1971,32 @@ def _convolution_mode(input, weight, bias, stride, padding, dilation, groups):
     if groups_c is _BAD:
         raise _arg_error('_convolution_mode', 'groups', 7, 'int', groups)
     h_ = _C__convolution_mode(input._p, weight._p, bias_c, stride_c[0], stride_c[1], padding_c, dilation_c[0], dilation_c[1], groups_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: _euclidean_dist(Tensor x1, Tensor x2) -> Tensor
+_SIGS__euclidean_dist = (
+    ('(Tensor x1, Tensor x2)', (('x1', lambda x: isinstance(x, _Tensor)), ('x2', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _euclidean_dist(x1, x2):
+    '(Tensor x1, Tensor x2)'
+    if _TF and (r_ := _tf(_euclidean_dist, locals())) is not _GO:
+        return r_
+    if x1.__class__ is not _Tensor:
+        if not isinstance(x1, _Tensor):
+            raise _arg_error('_euclidean_dist', 'x1', 1, 'Tensor', x1)
+    if x2.__class__ is not _Tensor:
+        if not isinstance(x2, _Tensor):
+            raise _arg_error('_euclidean_dist', 'x2', 2, 'Tensor', x2)
+    h_ = _C__euclidean_dist(x1._p, x2._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -2197,6 +2304,64 @@ def _native_batch_norm_legit_no_training(input, weight, bias, running_mean, runn
     p_ = _ffi.new('tl_tensor *[3]')
     _check_rc(_C__native_batch_norm_legit_no_training(input._p, weight_c, bias_c, running_mean._p, running_var._p, momentum_c, eps_c, p_ + 0, p_ + 1, p_ + 2))
     return _tensors_result(p_, 3)
+
+
+# yaml/native_functions.yaml: _pdist_backward(Tensor grad, Tensor self, float p, Tensor pdist) -> Tensor
+_SIGS__pdist_backward = (
+    ('(Tensor grad, Tensor input, float p, Tensor pdist)', (('grad', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_double(x) is not _BAD), ('pdist', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _pdist_backward(grad, input, p, pdist):
+    '(Tensor grad, Tensor input, float p, Tensor pdist)'
+    if _TF and (r_ := _tf(_pdist_backward, locals())) is not _GO:
+        return r_
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('_pdist_backward', 'grad', 1, 'Tensor', grad)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_pdist_backward', 'input', 2, 'Tensor', input)
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('_pdist_backward', 'p', 3, 'float', p)
+    if pdist.__class__ is not _Tensor:
+        if not isinstance(pdist, _Tensor):
+            raise _arg_error('_pdist_backward', 'pdist', 4, 'Tensor', pdist)
+    h_ = _C__pdist_backward(grad._p, input._p, p_c, pdist._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: _pdist_forward(Tensor self, float p=2) -> Tensor
+_SIGS__pdist_forward = (
+    ('(Tensor input, float p = 2)', (('input', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def _pdist_forward(input, p=2):
+    '(Tensor input, float p = 2)'
+    if _TF and (r_ := _tf(_pdist_forward, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_pdist_forward', 'input', 1, 'Tensor', input)
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('_pdist_forward', 'p', 2, 'float', p)
+    h_ = _C__pdist_forward(input._p, p_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: _prelu_kernel(Tensor self, Tensor weight) -> Tensor
@@ -5378,6 +5543,38 @@ def cat(tensors, dim=0, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor
+_SIGS_cdist = (
+    ('(Tensor x1, Tensor x2, float p = 2, int compute_mode = None)', (('x1', lambda x: isinstance(x, _Tensor)), ('x2', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_double(x) is not _BAD), ('compute_mode', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+)
+
+
+def cdist(x1, x2, p=2, compute_mode=None):
+    '(Tensor x1, Tensor x2, float p = 2, int compute_mode = None)'
+    if _TF and (r_ := _tf(cdist, locals())) is not _GO:
+        return r_
+    if x1.__class__ is not _Tensor:
+        if not isinstance(x1, _Tensor):
+            raise _arg_error('cdist', 'x1', 1, 'Tensor', x1)
+    if x2.__class__ is not _Tensor:
+        if not isinstance(x2, _Tensor):
+            raise _arg_error('cdist', 'x2', 2, 'Tensor', x2)
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('cdist', 'p', 3, 'float', p)
+    compute_mode_c = _cv_opt_int(compute_mode)
+    if compute_mode_c is _BAD:
+        raise _arg_error('cdist', 'compute_mode', 4, 'int', compute_mode)
+    h_ = _C_cdist(x1._p, x2._p, p_c, compute_mode_c[0], compute_mode_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: ceil(Tensor self) -> Tensor
@@ -12779,6 +12976,32 @@ def outer(input, vec2, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: pdist(Tensor self, float p=2) -> Tensor
+_SIGS_pdist = (
+    ('(Tensor input, float p = 2)', (('input', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def pdist(input, p=2):
+    '(Tensor input, float p = 2)'
+    if _TF and (r_ := _tf(pdist, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('pdist', 'input', 1, 'Tensor', input)
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('pdist', 'p', 2, 'float', p)
+    h_ = _C_pdist(input._p, p_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: permute(Tensor(a) self, int[] dims) -> Tensor(a)
@@ -32015,8 +32238,17 @@ SIGNATURES = {
     ("function", "_adaptive_avg_pool2d"): (
         "(Tensor input, tuple of ints output_size)",
     ),
+    ("function", "_cdist_backward"): (
+        "(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist)",
+    ),
+    ("function", "_cdist_forward"): (
+        "(Tensor x1, Tensor x2, float p, int compute_mode)",
+    ),
     ("function", "_convolution_mode"): (
         "(Tensor input, Tensor weight, Tensor bias, tuple of ints stride, str padding, tuple of ints dilation, int groups)",
+    ),
+    ("function", "_euclidean_dist"): (
+        "(Tensor x1, Tensor x2)",
     ),
     ("function", "_index_put_impl"): (
         "(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False, *, Tensor out = None)",
@@ -32039,6 +32271,12 @@ SIGNATURES = {
     ),
     ("function", "_native_batch_norm_legit_no_training"): (
         "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, float momentum, float eps)",
+    ),
+    ("function", "_pdist_backward"): (
+        "(Tensor grad, Tensor input, float p, Tensor pdist)",
+    ),
+    ("function", "_pdist_forward"): (
+        "(Tensor input, float p = 2)",
     ),
     ("function", "_prelu_kernel"): (
         "(Tensor input, Tensor weight)",
@@ -32284,6 +32522,9 @@ SIGNATURES = {
     ),
     ("function", "cat"): (
         "(tuple of Tensors tensors, int dim = 0, *, Tensor out = None)",
+    ),
+    ("function", "cdist"): (
+        "(Tensor x1, Tensor x2, float p = 2, int compute_mode = None)",
     ),
     ("function", "ceil"): (
         "(Tensor input, *, Tensor out = None)",
@@ -32869,6 +33110,9 @@ SIGNATURES = {
     ),
     ("function", "outer"): (
         "(Tensor input, Tensor vec2, *, Tensor out = None)",
+    ),
+    ("function", "pdist"): (
+        "(Tensor input, float p = 2)",
     ),
     ("function", "permute"): (
         "(Tensor input, tuple of ints dims)",

@@ -395,3 +395,60 @@ def test_dist(p):
     np.testing.assert_allclose(float(T(a).dist(T(b), p=p).item()), want, rtol=1e-12)
     if p != 0:
         assert gradcheck(lambda x, y: tl.dist(x, y, p), (T(a).requires_grad_(), T(b).requires_grad_()))
+
+
+# ---------------------------------------------------------------- cdist / pdist
+
+
+def np_cdist(a, b, p):
+    d = np.abs(a[..., :, None, :] - b[..., None, :, :])
+    if p == 0:
+        return (d != 0).sum(-1).astype(a.dtype)
+    if np.isinf(p):
+        return d.max(-1)
+    return (d ** p).sum(-1) ** (1.0 / p)
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 0.0, 3.0, 0.5, float("inf")])
+@pytest.mark.parametrize("r1,r2", [(4, 5), (30, 7)])  # 30 rows: the mm-based path for p = 2
+def test_cdist(p, r1, r2):
+    a, b = rnd(2, r1, 6), rnd(r2, 6, seed=1)
+    got = tl.cdist(T(a), T(b), p=p)
+    np.testing.assert_allclose(tn(got), np_cdist(a, b, p), rtol=1e-9, atol=1e-9)
+    if p not in (0.0,):
+        assert gradcheck(lambda x, y: tl.cdist(x, y, p=p), (T(a[:, :3]).requires_grad_(), T(b[:4]).requires_grad_()))
+
+
+def test_cdist_modes_float32_errors():
+    a, b = rnd(40, 8, dtype=np.float32), rnd(30, 8, seed=1, dtype=np.float32)
+    for mode in (0, 1, 2):
+        r = tl.cdist(T(a), T(b), compute_mode=mode)
+        assert r.dtype == tl.float32
+        np.testing.assert_allclose(tn(r), np_cdist(a.astype(np.float64), b.astype(np.float64), 2.0), rtol=1e-4,
+                                   atol=1e-4)
+    assert tuple(tl.cdist(T(rnd(0, 3)), T(rnd(4, 3))).shape) == (0, 4)
+    with pytest.raises(RuntimeError, match="cdist only supports at least 2D tensors, X1 got: 1D"):
+        tl.cdist(T(rnd(3)), T(rnd(2, 3)))
+    with pytest.raises(RuntimeError, match="X1 and X2 must have the same number of columns. X1: 3 X2: 4"):
+        tl.cdist(T(rnd(2, 3)), T(rnd(2, 4)))
+    with pytest.raises(RuntimeError, match="cdist only supports non-negative p values"):
+        tl.cdist(T(rnd(2, 3)), T(rnd(2, 3)), p=-1.0)
+
+
+def test_cdist_transposed_input():
+    a = rnd(6, 5)
+    ta = T(a).t()  # [5, 6], non-contiguous
+    b = rnd(3, 6, seed=2)
+    np.testing.assert_allclose(tn(tl.cdist(ta, T(b), p=1.0)), np_cdist(a.T, b, 1.0), rtol=1e-12)
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 0.0, 3.0, float("inf")])
+def test_pdist(p):
+    a = rnd(5, 4)
+    iu = np.triu_indices(5, 1)
+    want = np_cdist(a, a, p)[iu]
+    np.testing.assert_allclose(tn(tl.nn.functional.pdist(T(a), p=p)), want, rtol=1e-10, atol=1e-12)
+    if p != 0.0:
+        assert gradcheck(lambda x: tl.nn.functional.pdist(x, p=p), (T(a).requires_grad_(),))
+    with pytest.raises(RuntimeError, match="pdist only supports 2D tensors, got: 1D"):
+        tl.nn.functional.pdist(T(rnd(3)))
