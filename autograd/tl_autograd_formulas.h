@@ -308,6 +308,14 @@ tl_tensor *tl_ag_max_pool_double_backward(tl_tensor *grad, tl_tensor *indices, i
 tl_tensor *tl_ag_adaptive_avg_pool2d_double_backward(tl_tensor *grad, tl_tensor *grad_output);
 /* padding: PyTorch's constant_pad_nd_backward */
 tl_tensor *tl_ag_constant_pad_nd_backward(tl_tensor *grad, const int64_t *pad, int64_t npad);
+/* addbmm: grad.unsqueeze(0).expand({batch1.size(0), batch1.size(1), batch2.size(2)}),
+ * PyTorch's braced size list in one call (kernels/native/products.c) */
+tl_tensor *tl_ag_addbmm_grad_batches(tl_tensor *grad, tl_tensor *batch1, tl_tensor *batch2);
+/* dist: PyTorch's norm_backward (the full-tensor p-norm's gradient) */
+tl_tensor *tl_ag_norm_backward(tl_tensor *grad, tl_tensor *self, tl_scalar p, tl_tensor *result);
+/* _euclidean_dist: PyTorch's _euclidean_dist_backward, both gradients (kernels/native/cdist.c) */
+int tl_ag__euclidean_dist_backward(tl_tensor *grad, tl_tensor *x1, tl_tensor *x2, tl_tensor *res, tl_tensor **grad_x1,
+                                   tl_tensor **grad_x2);
 
 /* selection (autograd/autograd_select.c): PyTorch's aminmax_backward (either
  * gradient may be undefined: NULL), nansum_backward, take_backward,

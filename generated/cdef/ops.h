@@ -1836,4 +1836,81 @@ tl_tensor *tl_ops_block_diag(tl_tensor *const *tensors, int64_t tensors_len);
 /* unique_consecutive */
 int tl_ops_unique_consecutive(tl_tensor *self, bool return_inverse, bool return_counts, int64_t dim, bool dim_has, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
 
+/* einsum */
+tl_tensor *tl_ops_einsum(const char *equation, tl_tensor *const *tensors, int64_t tensors_len, const int64_t *path, int64_t path_len);
+
+/* tensordot */
+tl_tensor *tl_ops_tensordot(tl_tensor *self, tl_tensor *other, const int64_t *dims_self, int64_t dims_self_len, const int64_t *dims_other, int64_t dims_other_len);
+tl_tensor *tl_ops_tensordot_out(tl_tensor *self, tl_tensor *other, const int64_t *dims_self, int64_t dims_self_len, const int64_t *dims_other, int64_t dims_other_len, tl_tensor *out);
+
+/* inner */
+tl_tensor *tl_ops_inner(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_inner_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* kron */
+tl_tensor *tl_ops_kron(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_kron_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* linalg_vecdot */
+tl_tensor *tl_ops_linalg_vecdot(tl_tensor *x, tl_tensor *y, int64_t dim);
+tl_tensor *tl_ops_linalg_vecdot_out(tl_tensor *x, tl_tensor *y, int64_t dim, tl_tensor *out);
+
+/* linalg_diagonal */
+tl_tensor *tl_ops_linalg_diagonal(tl_tensor *A, int64_t offset, int64_t dim1, int64_t dim2);
+
+/* linalg_multi_dot */
+tl_tensor *tl_ops_linalg_multi_dot(tl_tensor *const *tensors, int64_t tensors_len);
+tl_tensor *tl_ops_linalg_multi_dot_out(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
+
+/* linalg_vander */
+tl_tensor *tl_ops_linalg_vander(tl_tensor *x, int64_t N, bool N_has);
+
+/* diff */
+tl_tensor *tl_ops_diff(tl_tensor *self, int64_t n, int64_t dim, tl_tensor *prepend, tl_tensor *append);
+
+/* cov */
+tl_tensor *tl_ops_cov(tl_tensor *self, int64_t correction, tl_tensor *fweights, tl_tensor *aweights);
+
+/* corrcoef */
+tl_tensor *tl_ops_corrcoef(tl_tensor *self);
+
+/* addmv */
+tl_tensor *tl_ops_addmv(tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha);
+
+/* addr */
+tl_tensor *tl_ops_addr(tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha);
+
+/* addbmm */
+tl_tensor *tl_ops_addbmm(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
+
+/* cross */
+tl_tensor *tl_ops_cross(tl_tensor *self, tl_tensor *other, int64_t dim, bool dim_has);
+
+/* linalg_cross */
+tl_tensor *tl_ops_linalg_cross(tl_tensor *self, tl_tensor *other, int64_t dim);
+
+/* dist */
+tl_tensor *tl_ops_dist(tl_tensor *self, tl_tensor *other, tl_scalar p);
+
+/* cdist */
+tl_tensor *tl_ops_cdist(tl_tensor *x1, tl_tensor *x2, double p, int64_t compute_mode, bool compute_mode_has);
+
+/* _euclidean_dist */
+tl_tensor *tl_ops__euclidean_dist(tl_tensor *x1, tl_tensor *x2);
+
+/* _cdist_forward */
+tl_tensor *tl_ops__cdist_forward(tl_tensor *x1, tl_tensor *x2, double p, int64_t compute_mode, bool compute_mode_has);
+
+/* _cdist_backward */
+tl_tensor *tl_ops__cdist_backward(tl_tensor *grad, tl_tensor *x1, tl_tensor *x2, double p, tl_tensor *cdist);
+
+/* pdist */
+tl_tensor *tl_ops_pdist(tl_tensor *self, double p);
+
+/* _pdist_forward */
+tl_tensor *tl_ops__pdist_forward(tl_tensor *self, double p);
+
+/* _pdist_backward */
+tl_tensor *tl_ops__pdist_backward(tl_tensor *grad, tl_tensor *self, double p, tl_tensor *pdist);
+
 #endif

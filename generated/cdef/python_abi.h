@@ -242,9 +242,11 @@ int tl_pyabi_index_fill__int_Scalar_r(tl_tensor *self, int64_t dim, tl_tensor *i
 int tl_pyabi_index_put__r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate);
 int tl_pyabi_index_put_out_r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, tl_tensor *out);
 int tl_pyabi_index_select_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out);
+int tl_pyabi_inner_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_isin_Scalar_Tensor_out_r(tl_scalar element, tl_tensor *test_elements, bool assume_unique, bool invert, tl_tensor *out);
 int tl_pyabi_isin_Tensor_Scalar_out_r(tl_tensor *elements, tl_scalar test_element, bool assume_unique, bool invert, tl_tensor *out);
 int tl_pyabi_isin_Tensor_Tensor_out_r(tl_tensor *elements, tl_tensor *test_elements, bool assume_unique, bool invert, tl_tensor *out);
+int tl_pyabi_kron_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_lcm__r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_lcm_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_ldexp__r(tl_tensor *self, tl_tensor *other);
@@ -264,9 +266,11 @@ int tl_pyabi_lgamma__r(tl_tensor *self);
 int tl_pyabi_lgamma_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_linalg_matrix_norm_out_r(tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_linalg_matrix_norm_str_ord_out_r(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+int tl_pyabi_linalg_multi_dot_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
 int tl_pyabi_linalg_norm_ord_str_out_r(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_linalg_norm_out_r(tl_tensor *self, const tl_scalar *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_linalg_svdvals_out_r(tl_tensor *A, const char *driver, tl_tensor *out);
+int tl_pyabi_linalg_vecdot_out_r(tl_tensor *x, tl_tensor *y, int64_t dim, tl_tensor *out);
 int tl_pyabi_linalg_vector_norm_out_r(tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_linear_out_r(tl_tensor *input, tl_tensor *weight, tl_tensor *bias, tl_tensor *out);
 int tl_pyabi_log10__r(tl_tensor *self);
@@ -449,6 +453,7 @@ int tl_pyabi_tan__r(tl_tensor *self);
 int tl_pyabi_tan_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_tanh__r(tl_tensor *self);
 int tl_pyabi_tanh_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_tensordot_out_r(tl_tensor *self, tl_tensor *other, const int64_t *dims_self, int64_t dims_self_len, const int64_t *dims_other, int64_t dims_other_len, tl_tensor *out);
 int tl_pyabi_threshold__r(tl_tensor *self, tl_scalar threshold, tl_scalar value);
 int tl_pyabi_threshold_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_scalar threshold, tl_tensor *grad_input);
 int tl_pyabi_threshold_out_r(tl_tensor *self, tl_scalar threshold, tl_scalar value, tl_tensor *out);
@@ -479,9 +484,12 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
  * does not expand inside its own expansion, so the real function is called. */
 #define tl_ops__adaptive_avg_pool2d(...) tl_pyabi_tensor(tl_ops__adaptive_avg_pool2d(__VA_ARGS__))
 #define tl_ops__adaptive_avg_pool2d_backward(...) tl_pyabi_tensor(tl_ops__adaptive_avg_pool2d_backward(__VA_ARGS__))
+#define tl_ops__cdist_backward(...) tl_pyabi_tensor(tl_ops__cdist_backward(__VA_ARGS__))
+#define tl_ops__cdist_forward(...) tl_pyabi_tensor(tl_ops__cdist_forward(__VA_ARGS__))
 #define tl_ops__convolution_mode(...) tl_pyabi_tensor(tl_ops__convolution_mode(__VA_ARGS__))
 #define tl_ops__cummax_helper(...) tl_pyabi_rc(tl_ops__cummax_helper(__VA_ARGS__))
 #define tl_ops__cummin_helper(...) tl_pyabi_rc(tl_ops__cummin_helper(__VA_ARGS__))
+#define tl_ops__euclidean_dist(...) tl_pyabi_tensor(tl_ops__euclidean_dist(__VA_ARGS__))
 #define tl_ops__index_put_impl(...) tl_pyabi_tensor(tl_ops__index_put_impl(__VA_ARGS__))
 #define tl_ops__linalg_svd(...) tl_pyabi_rc(tl_ops__linalg_svd(__VA_ARGS__))
 #define tl_ops__linalg_svd_U(...) tl_pyabi_rc(tl_ops__linalg_svd_U(__VA_ARGS__))
@@ -491,6 +499,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops__native_batch_norm_legit(...) tl_pyabi_rc(tl_ops__native_batch_norm_legit(__VA_ARGS__))
 #define tl_ops__native_batch_norm_legit_no_stats(...) tl_pyabi_rc(tl_ops__native_batch_norm_legit_no_stats(__VA_ARGS__))
 #define tl_ops__native_batch_norm_legit_no_training(...) tl_pyabi_rc(tl_ops__native_batch_norm_legit_no_training(__VA_ARGS__))
+#define tl_ops__pdist_backward(...) tl_pyabi_tensor(tl_ops__pdist_backward(__VA_ARGS__))
+#define tl_ops__pdist_forward(...) tl_pyabi_tensor(tl_ops__pdist_forward(__VA_ARGS__))
 #define tl_ops__prelu_kernel(...) tl_pyabi_tensor(tl_ops__prelu_kernel(__VA_ARGS__))
 #define tl_ops__prelu_kernel_backward(...) tl_pyabi_rc(tl_ops__prelu_kernel_backward(__VA_ARGS__))
 #define tl_ops__scaled_dot_product_flash_attention_for_cpu(...) tl_pyabi_rc(tl_ops__scaled_dot_product_flash_attention_for_cpu(__VA_ARGS__))
@@ -508,10 +518,13 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_adaptive_max_pool2d(...) tl_pyabi_rc(tl_ops_adaptive_max_pool2d(__VA_ARGS__))
 #define tl_ops_adaptive_max_pool2d_backward(...) tl_pyabi_tensor(tl_ops_adaptive_max_pool2d_backward(__VA_ARGS__))
 #define tl_ops_add_Tensor(...) tl_pyabi_tensor(tl_ops_add_Tensor(__VA_ARGS__))
+#define tl_ops_addbmm(...) tl_pyabi_tensor(tl_ops_addbmm(__VA_ARGS__))
 #define tl_ops_addcdiv(...) tl_pyabi_tensor(tl_ops_addcdiv(__VA_ARGS__))
 #define tl_ops_addcmul(...) tl_pyabi_tensor(tl_ops_addcmul(__VA_ARGS__))
 #define tl_ops_addmm(...) tl_pyabi_tensor(tl_ops_addmm(__VA_ARGS__))
 #define tl_ops_addmm_dtype(...) tl_pyabi_tensor(tl_ops_addmm_dtype(__VA_ARGS__))
+#define tl_ops_addmv(...) tl_pyabi_tensor(tl_ops_addmv(__VA_ARGS__))
+#define tl_ops_addr(...) tl_pyabi_tensor(tl_ops_addr(__VA_ARGS__))
 #define tl_ops_alias(...) tl_pyabi_tensor(tl_ops_alias(__VA_ARGS__))
 #define tl_ops_all(...) tl_pyabi_tensor(tl_ops_all(__VA_ARGS__))
 #define tl_ops_all_dim(...) tl_pyabi_tensor(tl_ops_all_dim(__VA_ARGS__))
@@ -585,6 +598,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_bucketize_Tensor(...) tl_pyabi_tensor(tl_ops_bucketize_Tensor(__VA_ARGS__))
 #define tl_ops_cartesian_prod(...) tl_pyabi_tensor(tl_ops_cartesian_prod(__VA_ARGS__))
 #define tl_ops_cat(...) tl_pyabi_tensor(tl_ops_cat(__VA_ARGS__))
+#define tl_ops_cdist(...) tl_pyabi_tensor(tl_ops_cdist(__VA_ARGS__))
 #define tl_ops_ceil(...) tl_pyabi_tensor(tl_ops_ceil(__VA_ARGS__))
 #define tl_ops_celu(...) tl_pyabi_tensor(tl_ops_celu(__VA_ARGS__))
 #define tl_ops_chunk(...) tl_pyabi_rc(tl_ops_chunk(__VA_ARGS__))
@@ -611,10 +625,13 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_convolution(...) tl_pyabi_tensor(tl_ops_convolution(__VA_ARGS__))
 #define tl_ops_convolution_backward(...) tl_pyabi_rc(tl_ops_convolution_backward(__VA_ARGS__))
 #define tl_ops_copysign_Tensor(...) tl_pyabi_tensor(tl_ops_copysign_Tensor(__VA_ARGS__))
+#define tl_ops_corrcoef(...) tl_pyabi_tensor(tl_ops_corrcoef(__VA_ARGS__))
 #define tl_ops_cos(...) tl_pyabi_tensor(tl_ops_cos(__VA_ARGS__))
 #define tl_ops_cosh(...) tl_pyabi_tensor(tl_ops_cosh(__VA_ARGS__))
 #define tl_ops_count_nonzero(...) tl_pyabi_tensor(tl_ops_count_nonzero(__VA_ARGS__))
 #define tl_ops_count_nonzero_dim_IntList(...) tl_pyabi_tensor(tl_ops_count_nonzero_dim_IntList(__VA_ARGS__))
+#define tl_ops_cov(...) tl_pyabi_tensor(tl_ops_cov(__VA_ARGS__))
+#define tl_ops_cross(...) tl_pyabi_tensor(tl_ops_cross(__VA_ARGS__))
 #define tl_ops_cross_entropy_loss(...) tl_pyabi_tensor(tl_ops_cross_entropy_loss(__VA_ARGS__))
 #define tl_ops_cummax(...) tl_pyabi_rc(tl_ops_cummax(__VA_ARGS__))
 #define tl_ops_cummax_out(...) tl_pyabi_rc(tl_ops_cummax_out(__VA_ARGS__))
@@ -628,12 +645,15 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_diag_embed(...) tl_pyabi_tensor(tl_ops_diag_embed(__VA_ARGS__))
 #define tl_ops_diagonal(...) tl_pyabi_tensor(tl_ops_diagonal(__VA_ARGS__))
 #define tl_ops_diagonal_backward(...) tl_pyabi_tensor(tl_ops_diagonal_backward(__VA_ARGS__))
+#define tl_ops_diff(...) tl_pyabi_tensor(tl_ops_diff(__VA_ARGS__))
 #define tl_ops_digamma(...) tl_pyabi_tensor(tl_ops_digamma(__VA_ARGS__))
+#define tl_ops_dist(...) tl_pyabi_tensor(tl_ops_dist(__VA_ARGS__))
 #define tl_ops_div_Scalar_mode(...) tl_pyabi_tensor(tl_ops_div_Scalar_mode(__VA_ARGS__))
 #define tl_ops_div_Tensor(...) tl_pyabi_tensor(tl_ops_div_Tensor(__VA_ARGS__))
 #define tl_ops_div_Tensor_mode(...) tl_pyabi_tensor(tl_ops_div_Tensor_mode(__VA_ARGS__))
 #define tl_ops_dot(...) tl_pyabi_tensor(tl_ops_dot(__VA_ARGS__))
 #define tl_ops_dropout(...) tl_pyabi_tensor(tl_ops_dropout(__VA_ARGS__))
+#define tl_ops_einsum(...) tl_pyabi_tensor(tl_ops_einsum(__VA_ARGS__))
 #define tl_ops_elu(...) tl_pyabi_tensor(tl_ops_elu(__VA_ARGS__))
 #define tl_ops_elu_backward(...) tl_pyabi_tensor(tl_ops_elu_backward(__VA_ARGS__))
 #define tl_ops_embedding(...) tl_pyabi_tensor(tl_ops_embedding(__VA_ARGS__))
@@ -709,6 +729,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_index_put(...) tl_pyabi_tensor(tl_ops_index_put(__VA_ARGS__))
 #define tl_ops_index_select(...) tl_pyabi_tensor(tl_ops_index_select(__VA_ARGS__))
 #define tl_ops_index_select_backward(...) tl_pyabi_tensor(tl_ops_index_select_backward(__VA_ARGS__))
+#define tl_ops_inner(...) tl_pyabi_tensor(tl_ops_inner(__VA_ARGS__))
 #define tl_ops_instance_norm(...) tl_pyabi_tensor(tl_ops_instance_norm(__VA_ARGS__))
 #define tl_ops_isclose(...) tl_pyabi_tensor(tl_ops_isclose(__VA_ARGS__))
 #define tl_ops_isfinite(...) tl_pyabi_tensor(tl_ops_isfinite(__VA_ARGS__))
@@ -718,6 +739,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_isinf(...) tl_pyabi_tensor(tl_ops_isinf(__VA_ARGS__))
 #define tl_ops_isnan(...) tl_pyabi_tensor(tl_ops_isnan(__VA_ARGS__))
 #define tl_ops_kl_div(...) tl_pyabi_tensor(tl_ops_kl_div(__VA_ARGS__))
+#define tl_ops_kron(...) tl_pyabi_tensor(tl_ops_kron(__VA_ARGS__))
 #define tl_ops_kthvalue(...) tl_pyabi_rc(tl_ops_kthvalue(__VA_ARGS__))
 #define tl_ops_kthvalue_values(...) tl_pyabi_rc(tl_ops_kthvalue_values(__VA_ARGS__))
 #define tl_ops_l1_loss(...) tl_pyabi_tensor(tl_ops_l1_loss(__VA_ARGS__))
@@ -731,13 +753,18 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_lerp_Scalar(...) tl_pyabi_tensor(tl_ops_lerp_Scalar(__VA_ARGS__))
 #define tl_ops_lerp_Tensor(...) tl_pyabi_tensor(tl_ops_lerp_Tensor(__VA_ARGS__))
 #define tl_ops_lgamma(...) tl_pyabi_tensor(tl_ops_lgamma(__VA_ARGS__))
+#define tl_ops_linalg_cross(...) tl_pyabi_tensor(tl_ops_linalg_cross(__VA_ARGS__))
+#define tl_ops_linalg_diagonal(...) tl_pyabi_tensor(tl_ops_linalg_diagonal(__VA_ARGS__))
 #define tl_ops_linalg_matrix_norm(...) tl_pyabi_tensor(tl_ops_linalg_matrix_norm(__VA_ARGS__))
 #define tl_ops_linalg_matrix_norm_str_ord(...) tl_pyabi_tensor(tl_ops_linalg_matrix_norm_str_ord(__VA_ARGS__))
+#define tl_ops_linalg_multi_dot(...) tl_pyabi_tensor(tl_ops_linalg_multi_dot(__VA_ARGS__))
 #define tl_ops_linalg_norm(...) tl_pyabi_tensor(tl_ops_linalg_norm(__VA_ARGS__))
 #define tl_ops_linalg_norm_ord_str(...) tl_pyabi_tensor(tl_ops_linalg_norm_ord_str(__VA_ARGS__))
 #define tl_ops_linalg_svd(...) tl_pyabi_rc(tl_ops_linalg_svd(__VA_ARGS__))
 #define tl_ops_linalg_svd_U(...) tl_pyabi_rc(tl_ops_linalg_svd_U(__VA_ARGS__))
 #define tl_ops_linalg_svdvals(...) tl_pyabi_tensor(tl_ops_linalg_svdvals(__VA_ARGS__))
+#define tl_ops_linalg_vander(...) tl_pyabi_tensor(tl_ops_linalg_vander(__VA_ARGS__))
+#define tl_ops_linalg_vecdot(...) tl_pyabi_tensor(tl_ops_linalg_vecdot(__VA_ARGS__))
 #define tl_ops_linalg_vector_norm(...) tl_pyabi_tensor(tl_ops_linalg_vector_norm(__VA_ARGS__))
 #define tl_ops_linear(...) tl_pyabi_tensor(tl_ops_linear(__VA_ARGS__))
 #define tl_ops_linspace(...) tl_pyabi_tensor(tl_ops_linspace(__VA_ARGS__))
@@ -842,6 +869,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_ones(...) tl_pyabi_tensor(tl_ops_ones(__VA_ARGS__))
 #define tl_ops_ones_like(...) tl_pyabi_tensor(tl_ops_ones_like(__VA_ARGS__))
 #define tl_ops_outer(...) tl_pyabi_tensor(tl_ops_outer(__VA_ARGS__))
+#define tl_ops_pdist(...) tl_pyabi_tensor(tl_ops_pdist(__VA_ARGS__))
 #define tl_ops_permute(...) tl_pyabi_tensor(tl_ops_permute(__VA_ARGS__))
 #define tl_ops_polygamma(...) tl_pyabi_tensor(tl_ops_polygamma(__VA_ARGS__))
 #define tl_ops_pow_Scalar(...) tl_pyabi_tensor(tl_ops_pow_Scalar(__VA_ARGS__))
@@ -973,6 +1001,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_take_along_dim(...) tl_pyabi_tensor(tl_ops_take_along_dim(__VA_ARGS__))
 #define tl_ops_tan(...) tl_pyabi_tensor(tl_ops_tan(__VA_ARGS__))
 #define tl_ops_tanh(...) tl_pyabi_tensor(tl_ops_tanh(__VA_ARGS__))
+#define tl_ops_tensordot(...) tl_pyabi_tensor(tl_ops_tensordot(__VA_ARGS__))
 #define tl_ops_threshold(...) tl_pyabi_tensor(tl_ops_threshold(__VA_ARGS__))
 #define tl_ops_threshold_backward(...) tl_pyabi_tensor(tl_ops_threshold_backward(__VA_ARGS__))
 #define tl_ops_tile(...) tl_pyabi_tensor(tl_ops_tile(__VA_ARGS__))

@@ -294,6 +294,16 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_logcumsumexp() != 0) return -1;
     if (tl_autograd_register_block_diag() != 0) return -1;
     if (tl_autograd_register_unique_consecutive() != 0) return -1;
+    if (tl_autograd_register_addmv() != 0) return -1;
+    if (tl_autograd_register_addr() != 0) return -1;
+    if (tl_autograd_register_addbmm() != 0) return -1;
+    if (tl_autograd_register_linalg_cross() != 0) return -1;
+    if (tl_autograd_register_dist() != 0) return -1;
+    if (tl_autograd_register__euclidean_dist() != 0) return -1;
+    if (tl_autograd_register__cdist_forward() != 0) return -1;
+    if (tl_autograd_register__cdist_backward() != 0) return -1;
+    if (tl_autograd_register__pdist_forward() != 0) return -1;
+    if (tl_autograd_register__pdist_backward() != 0) return -1;
     done = 1;
     return 0;
 }

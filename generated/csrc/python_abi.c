@@ -1904,6 +1904,14 @@ int tl_pyabi_index_select_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, 
     return tl_has_warning() ? 1 : 0;
 }
 
+/* inner.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_inner_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_inner_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* isin.Scalar_Tensor_out(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_isin_Scalar_Tensor_out_r(tl_scalar element, tl_tensor *test_elements, bool assume_unique, bool invert, tl_tensor *out) {
     tl_tensor *r = tl_ops_isin_Scalar_Tensor_out(element, test_elements, assume_unique, invert, out);
@@ -1923,6 +1931,14 @@ int tl_pyabi_isin_Tensor_Scalar_out_r(tl_tensor *elements, tl_scalar test_elemen
 /* isin.Tensor_Tensor_out(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_isin_Tensor_Tensor_out_r(tl_tensor *elements, tl_tensor *test_elements, bool assume_unique, bool invert, tl_tensor *out) {
     tl_tensor *r = tl_ops_isin_Tensor_Tensor_out(elements, test_elements, assume_unique, invert, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* kron.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_kron_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_kron_out(self, other, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -2080,6 +2096,14 @@ int tl_pyabi_linalg_matrix_norm_str_ord_out_r(tl_tensor *self, const char *ord, 
     return tl_has_warning() ? 1 : 0;
 }
 
+/* linalg_multi_dot.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_linalg_multi_dot_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out) {
+    tl_tensor *r = tl_ops_linalg_multi_dot_out(tensors, tensors_len, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* linalg_norm.ord_str_out(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_linalg_norm_ord_str_out_r(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
     tl_tensor *r = tl_ops_linalg_norm_ord_str_out(self, ord, dim, dim_len, keepdim, dtype, out);
@@ -2099,6 +2123,14 @@ int tl_pyabi_linalg_norm_out_r(tl_tensor *self, const tl_scalar *ord, const int6
 /* linalg_svdvals.out(Tensor A, *, str? driver=None, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_linalg_svdvals_out_r(tl_tensor *A, const char *driver, tl_tensor *out) {
     tl_tensor *r = tl_ops_linalg_svdvals_out(A, driver, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* linalg_vecdot.out(Tensor x, Tensor y, *, int dim=-1, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_linalg_vecdot_out_r(tl_tensor *x, tl_tensor *y, int64_t dim, tl_tensor *out) {
+    tl_tensor *r = tl_ops_linalg_vecdot_out(x, y, dim, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -3569,6 +3601,14 @@ int tl_pyabi_tanh__r(tl_tensor *self) {
 /* tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_tanh_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_tanh_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* tensordot.out(Tensor self, Tensor other, int[] dims_self, int[] dims_other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_tensordot_out_r(tl_tensor *self, tl_tensor *other, const int64_t *dims_self, int64_t dims_self_len, const int64_t *dims_other, int64_t dims_other_len, tl_tensor *out) {
+    tl_tensor *r = tl_ops_tensordot_out(self, other, dims_self, dims_self_len, dims_other, dims_other_len, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

@@ -7,9 +7,12 @@
 #include "tl_ops_base.h"
 #include "ops/_adaptive_avg_pool2d.h"
 #include "ops/_adaptive_avg_pool2d_backward.h"
+#include "ops/_cdist_backward.h"
+#include "ops/_cdist_forward.h"
 #include "ops/_convolution_mode.h"
 #include "ops/_cummax_helper.h"
 #include "ops/_cummin_helper.h"
+#include "ops/_euclidean_dist.h"
 #include "ops/_index_put_impl.h"
 #include "ops/_linalg_svd.h"
 #include "ops/_log_softmax.h"
@@ -17,6 +20,8 @@
 #include "ops/_logcumsumexp.h"
 #include "ops/_native_batch_norm_legit.h"
 #include "ops/_native_batch_norm_legit_no_training.h"
+#include "ops/_pdist_backward.h"
+#include "ops/_pdist_forward.h"
 #include "ops/_prelu_kernel.h"
 #include "ops/_prelu_kernel_backward.h"
 #include "ops/_scaled_dot_product_flash_attention_for_cpu.h"
@@ -35,9 +40,12 @@
 #include "ops/adaptive_max_pool2d.h"
 #include "ops/adaptive_max_pool2d_backward.h"
 #include "ops/add.h"
+#include "ops/addbmm.h"
 #include "ops/addcdiv.h"
 #include "ops/addcmul.h"
 #include "ops/addmm.h"
+#include "ops/addmv.h"
+#include "ops/addr.h"
 #include "ops/alias.h"
 #include "ops/all.h"
 #include "ops/allclose.h"
@@ -87,6 +95,7 @@
 #include "ops/bucketize.h"
 #include "ops/cartesian_prod.h"
 #include "ops/cat.h"
+#include "ops/cdist.h"
 #include "ops/ceil.h"
 #include "ops/celu.h"
 #include "ops/chunk.h"
@@ -107,9 +116,12 @@
 #include "ops/convolution_backward.h"
 #include "ops/copy.h"
 #include "ops/copysign.h"
+#include "ops/corrcoef.h"
 #include "ops/cos.h"
 #include "ops/cosh.h"
 #include "ops/count_nonzero.h"
+#include "ops/cov.h"
+#include "ops/cross.h"
 #include "ops/cross_entropy_loss.h"
 #include "ops/cummax.h"
 #include "ops/cummaxmin_backward.h"
@@ -121,10 +133,13 @@
 #include "ops/diag_embed.h"
 #include "ops/diagonal.h"
 #include "ops/diagonal_backward.h"
+#include "ops/diff.h"
 #include "ops/digamma.h"
+#include "ops/dist.h"
 #include "ops/div.h"
 #include "ops/dot.h"
 #include "ops/dropout.h"
+#include "ops/einsum.h"
 #include "ops/elu.h"
 #include "ops/elu_backward.h"
 #include "ops/embedding.h"
@@ -191,6 +206,7 @@
 #include "ops/index_put.h"
 #include "ops/index_select.h"
 #include "ops/index_select_backward.h"
+#include "ops/inner.h"
 #include "ops/instance_norm.h"
 #include "ops/isclose.h"
 #include "ops/isfinite.h"
@@ -198,6 +214,7 @@
 #include "ops/isinf.h"
 #include "ops/isnan.h"
 #include "ops/kl_div.h"
+#include "ops/kron.h"
 #include "ops/kthvalue.h"
 #include "ops/l1_loss.h"
 #include "ops/layer_norm.h"
@@ -208,10 +225,15 @@
 #include "ops/leaky_relu_backward.h"
 #include "ops/lerp.h"
 #include "ops/lgamma.h"
+#include "ops/linalg_cross.h"
+#include "ops/linalg_diagonal.h"
 #include "ops/linalg_matrix_norm.h"
+#include "ops/linalg_multi_dot.h"
 #include "ops/linalg_norm.h"
 #include "ops/linalg_svd.h"
 #include "ops/linalg_svdvals.h"
+#include "ops/linalg_vander.h"
+#include "ops/linalg_vecdot.h"
 #include "ops/linalg_vector_norm.h"
 #include "ops/linear.h"
 #include "ops/linspace.h"
@@ -295,6 +317,7 @@
 #include "ops/ones.h"
 #include "ops/ones_like.h"
 #include "ops/outer.h"
+#include "ops/pdist.h"
 #include "ops/permute.h"
 #include "ops/polygamma.h"
 #include "ops/pow.h"
@@ -393,6 +416,7 @@
 #include "ops/take_along_dim.h"
 #include "ops/tan.h"
 #include "ops/tanh.h"
+#include "ops/tensordot.h"
 #include "ops/threshold.h"
 #include "ops/threshold_backward.h"
 #include "ops/tile.h"
@@ -841,6 +865,30 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_nanquantile() != 0) return -1;
     if (tl_ops_register_block_diag() != 0) return -1;
     if (tl_ops_register_unique_consecutive() != 0) return -1;
+    if (tl_ops_register_einsum() != 0) return -1;
+    if (tl_ops_register_tensordot() != 0) return -1;
+    if (tl_ops_register_inner() != 0) return -1;
+    if (tl_ops_register_kron() != 0) return -1;
+    if (tl_ops_register_linalg_vecdot() != 0) return -1;
+    if (tl_ops_register_linalg_diagonal() != 0) return -1;
+    if (tl_ops_register_linalg_multi_dot() != 0) return -1;
+    if (tl_ops_register_linalg_vander() != 0) return -1;
+    if (tl_ops_register_diff() != 0) return -1;
+    if (tl_ops_register_cov() != 0) return -1;
+    if (tl_ops_register_corrcoef() != 0) return -1;
+    if (tl_ops_register_addmv() != 0) return -1;
+    if (tl_ops_register_addr() != 0) return -1;
+    if (tl_ops_register_addbmm() != 0) return -1;
+    if (tl_ops_register_cross() != 0) return -1;
+    if (tl_ops_register_linalg_cross() != 0) return -1;
+    if (tl_ops_register_dist() != 0) return -1;
+    if (tl_ops_register_cdist() != 0) return -1;
+    if (tl_ops_register__euclidean_dist() != 0) return -1;
+    if (tl_ops_register__cdist_forward() != 0) return -1;
+    if (tl_ops_register__cdist_backward() != 0) return -1;
+    if (tl_ops_register_pdist() != 0) return -1;
+    if (tl_ops_register__pdist_forward() != 0) return -1;
+    if (tl_ops_register__pdist_backward() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -290,5 +290,15 @@ int tl_autograd_register__logcumsumexp(void);
 int tl_autograd_register_logcumsumexp(void);
 int tl_autograd_register_block_diag(void);
 int tl_autograd_register_unique_consecutive(void);
+int tl_autograd_register_addmv(void);
+int tl_autograd_register_addr(void);
+int tl_autograd_register_addbmm(void);
+int tl_autograd_register_linalg_cross(void);
+int tl_autograd_register_dist(void);
+int tl_autograd_register__euclidean_dist(void);
+int tl_autograd_register__cdist_forward(void);
+int tl_autograd_register__cdist_backward(void);
+int tl_autograd_register__pdist_forward(void);
+int tl_autograd_register__pdist_backward(void);
 
 #endif

@@ -7,17 +7,27 @@ PyTorch's torch._C._linalg (their YAML entries say `python_module: linalg`).
 torchlet.linalg builds on them; the bindings themselves live in _ops.py
 (they share its converters and overload machinery)."""
 from ._ops import (  # noqa: F401
+    _linalg_linalg_cross as linalg_cross,
+    _linalg_linalg_diagonal as linalg_diagonal,
     _linalg_linalg_matrix_norm as linalg_matrix_norm,
+    _linalg_linalg_multi_dot as linalg_multi_dot,
     _linalg_linalg_norm as linalg_norm,
     _linalg_linalg_svd as linalg_svd,
     _linalg_linalg_svdvals as linalg_svdvals,
+    _linalg_linalg_vander as linalg_vander,
+    _linalg_linalg_vecdot as linalg_vecdot,
     _linalg_linalg_vector_norm as linalg_vector_norm,
 )
 
 __all__ = [
+    "linalg_cross",
+    "linalg_diagonal",
     "linalg_matrix_norm",
+    "linalg_multi_dot",
     "linalg_norm",
     "linalg_svd",
     "linalg_svdvals",
+    "linalg_vander",
+    "linalg_vecdot",
     "linalg_vector_norm",
 ]

@@ -70,9 +70,12 @@ from torchlet._pyargs import (
 
 __all__ = [
     "_adaptive_avg_pool2d",
+    "_cdist_backward",
+    "_cdist_forward",
     "_convolution_mode",
     "_cummax_helper",
     "_cummin_helper",
+    "_euclidean_dist",
     "_index_put_impl",
     "_index_put_impl_",
     "_linalg_svd",
@@ -81,6 +84,8 @@ __all__ = [
     "_logcumsumexp",
     "_native_batch_norm_legit",
     "_native_batch_norm_legit_no_training",
+    "_pdist_backward",
+    "_pdist_forward",
     "_prelu_kernel",
     "_prelu_kernel_backward",
     "_scaled_dot_product_flash_attention_for_cpu",
@@ -98,9 +103,12 @@ __all__ = [
     "adaptive_avg_pool1d",
     "adaptive_max_pool1d",
     "add",
+    "addbmm",
     "addcdiv",
     "addcmul",
     "addmm",
+    "addmv",
+    "addr",
     "alias",
     "all",
     "allclose",
@@ -156,6 +164,7 @@ __all__ = [
     "bucketize",
     "cartesian_prod",
     "cat",
+    "cdist",
     "ceil",
     "ceil_",
     "celu",
@@ -180,11 +189,14 @@ __all__ = [
     "convolution",
     "convolution_backward",
     "copysign",
+    "corrcoef",
     "cos",
     "cos_",
     "cosh",
     "cosh_",
     "count_nonzero",
+    "cov",
+    "cross",
     "cummax",
     "cummaxmin_backward",
     "cummin",
@@ -196,10 +208,13 @@ __all__ = [
     "diag_embed",
     "diagonal",
     "diagonal_backward",
+    "diff",
     "digamma",
+    "dist",
     "div",
     "dot",
     "dropout",
+    "einsum",
     "embedding",
     "embedding_backward",
     "embedding_dense_backward",
@@ -261,6 +276,7 @@ __all__ = [
     "index_put_",
     "index_select",
     "index_select_backward",
+    "inner",
     "instance_norm",
     "isclose",
     "isfinite",
@@ -268,6 +284,7 @@ __all__ = [
     "isinf",
     "isnan",
     "kl_div",
+    "kron",
     "kthvalue",
     "layer_norm",
     "lcm",
@@ -347,6 +364,7 @@ __all__ = [
     "ones",
     "ones_like",
     "outer",
+    "pdist",
     "permute",
     "polygamma",
     "pow",
@@ -412,6 +430,7 @@ __all__ = [
     "tan_",
     "tanh",
     "tanh_",
+    "tensordot",
     "threshold",
     "threshold_",
     "threshold_backward",
@@ -465,9 +484,12 @@ def bind(tensor_cls):
 # the C entry points (docs/OPERATOR_ABI.md)
 _C__adaptive_avg_pool2d = getattr(_lib, "tl_ops__adaptive_avg_pool2d", None) or _missing_c("tl_ops__adaptive_avg_pool2d")
 _C__adaptive_avg_pool2d_backward = getattr(_lib, "tl_ops__adaptive_avg_pool2d_backward", None) or _missing_c("tl_ops__adaptive_avg_pool2d_backward")
+_C__cdist_backward = getattr(_lib, "tl_ops__cdist_backward", None) or _missing_c("tl_ops__cdist_backward")
+_C__cdist_forward = getattr(_lib, "tl_ops__cdist_forward", None) or _missing_c("tl_ops__cdist_forward")
 _C__convolution_mode = getattr(_lib, "tl_ops__convolution_mode", None) or _missing_c("tl_ops__convolution_mode")
 _C__cummax_helper = getattr(_lib, "tl_ops__cummax_helper", None) or _missing_c("tl_ops__cummax_helper")
 _C__cummin_helper = getattr(_lib, "tl_ops__cummin_helper", None) or _missing_c("tl_ops__cummin_helper")
+_C__euclidean_dist = getattr(_lib, "tl_ops__euclidean_dist", None) or _missing_c("tl_ops__euclidean_dist")
 _C__index_put_impl = getattr(_lib, "tl_ops__index_put_impl", None) or _missing_c("tl_ops__index_put_impl")
 _C__index_put_impl_ = getattr(_lib, "tl_ops__index_put_impl_", None) or _missing_c("tl_ops__index_put_impl_")
 _C__index_put_impl_out = getattr(_lib, "tl_ops__index_put_impl_out", None) or _missing_c("tl_ops__index_put_impl_out")
@@ -482,6 +504,8 @@ _C__logcumsumexp_out = getattr(_lib, "tl_ops__logcumsumexp_out", None) or _missi
 _C__native_batch_norm_legit = getattr(_lib, "tl_ops__native_batch_norm_legit", None) or _missing_c("tl_ops__native_batch_norm_legit")
 _C__native_batch_norm_legit_no_stats = getattr(_lib, "tl_ops__native_batch_norm_legit_no_stats", None) or _missing_c("tl_ops__native_batch_norm_legit_no_stats")
 _C__native_batch_norm_legit_no_training = getattr(_lib, "tl_ops__native_batch_norm_legit_no_training", None) or _missing_c("tl_ops__native_batch_norm_legit_no_training")
+_C__pdist_backward = getattr(_lib, "tl_ops__pdist_backward", None) or _missing_c("tl_ops__pdist_backward")
+_C__pdist_forward = getattr(_lib, "tl_ops__pdist_forward", None) or _missing_c("tl_ops__pdist_forward")
 _C__prelu_kernel = getattr(_lib, "tl_ops__prelu_kernel", None) or _missing_c("tl_ops__prelu_kernel")
 _C__prelu_kernel_backward = getattr(_lib, "tl_ops__prelu_kernel_backward", None) or _missing_c("tl_ops__prelu_kernel_backward")
 _C__scaled_dot_product_flash_attention_for_cpu = getattr(_lib, "tl_ops__scaled_dot_product_flash_attention_for_cpu", None) or _missing_c("tl_ops__scaled_dot_product_flash_attention_for_cpu")
@@ -510,6 +534,7 @@ _C_adaptive_max_pool2d_backward_grad_input = getattr(_lib, "tl_ops_adaptive_max_
 _C_add_Tensor = getattr(_lib, "tl_ops_add_Tensor", None) or _missing_c("tl_ops_add_Tensor")
 _C_add__Tensor = getattr(_lib, "tl_ops_add__Tensor", None) or _missing_c("tl_ops_add__Tensor")
 _C_add_out = getattr(_lib, "tl_ops_add_out", None) or _missing_c("tl_ops_add_out")
+_C_addbmm = getattr(_lib, "tl_ops_addbmm", None) or _missing_c("tl_ops_addbmm")
 _C_addcdiv = getattr(_lib, "tl_ops_addcdiv", None) or _missing_c("tl_ops_addcdiv")
 _C_addcdiv_ = getattr(_lib, "tl_ops_addcdiv_", None) or _missing_c("tl_ops_addcdiv_")
 _C_addcdiv_out = getattr(_lib, "tl_ops_addcdiv_out", None) or _missing_c("tl_ops_addcdiv_out")
@@ -521,6 +546,8 @@ _C_addmm_ = getattr(_lib, "tl_ops_addmm_", None) or _missing_c("tl_ops_addmm_")
 _C_addmm_dtype = getattr(_lib, "tl_ops_addmm_dtype", None) or _missing_c("tl_ops_addmm_dtype")
 _C_addmm_dtype_out = getattr(_lib, "tl_ops_addmm_dtype_out", None) or _missing_c("tl_ops_addmm_dtype_out")
 _C_addmm_out = getattr(_lib, "tl_ops_addmm_out", None) or _missing_c("tl_ops_addmm_out")
+_C_addmv = getattr(_lib, "tl_ops_addmv", None) or _missing_c("tl_ops_addmv")
+_C_addr = getattr(_lib, "tl_ops_addr", None) or _missing_c("tl_ops_addr")
 _C_alias = getattr(_lib, "tl_ops_alias", None) or _missing_c("tl_ops_alias")
 _C_all = getattr(_lib, "tl_ops_all", None) or _missing_c("tl_ops_all")
 _C_all_all_out = getattr(_lib, "tl_ops_all_all_out", None) or _missing_c("tl_ops_all_all_out")
@@ -666,6 +693,7 @@ _C_bucketize_Tensor_out = getattr(_lib, "tl_ops_bucketize_Tensor_out", None) or 
 _C_cartesian_prod = getattr(_lib, "tl_ops_cartesian_prod", None) or _missing_c("tl_ops_cartesian_prod")
 _C_cat = getattr(_lib, "tl_ops_cat", None) or _missing_c("tl_ops_cat")
 _C_cat_out = getattr(_lib, "tl_ops_cat_out", None) or _missing_c("tl_ops_cat_out")
+_C_cdist = getattr(_lib, "tl_ops_cdist", None) or _missing_c("tl_ops_cdist")
 _C_ceil = getattr(_lib, "tl_ops_ceil", None) or _missing_c("tl_ops_ceil")
 _C_ceil_ = getattr(_lib, "tl_ops_ceil_", None) or _missing_c("tl_ops_ceil_")
 _C_ceil_out = getattr(_lib, "tl_ops_ceil_out", None) or _missing_c("tl_ops_ceil_out")
@@ -714,6 +742,7 @@ _C_copy_ = getattr(_lib, "tl_ops_copy_", None) or _missing_c("tl_ops_copy_")
 _C_copysign_Tensor = getattr(_lib, "tl_ops_copysign_Tensor", None) or _missing_c("tl_ops_copysign_Tensor")
 _C_copysign__Tensor = getattr(_lib, "tl_ops_copysign__Tensor", None) or _missing_c("tl_ops_copysign__Tensor")
 _C_copysign_out = getattr(_lib, "tl_ops_copysign_out", None) or _missing_c("tl_ops_copysign_out")
+_C_corrcoef = getattr(_lib, "tl_ops_corrcoef", None) or _missing_c("tl_ops_corrcoef")
 _C_cos = getattr(_lib, "tl_ops_cos", None) or _missing_c("tl_ops_cos")
 _C_cos_ = getattr(_lib, "tl_ops_cos_", None) or _missing_c("tl_ops_cos_")
 _C_cos_out = getattr(_lib, "tl_ops_cos_out", None) or _missing_c("tl_ops_cos_out")
@@ -722,6 +751,8 @@ _C_cosh_ = getattr(_lib, "tl_ops_cosh_", None) or _missing_c("tl_ops_cosh_")
 _C_cosh_out = getattr(_lib, "tl_ops_cosh_out", None) or _missing_c("tl_ops_cosh_out")
 _C_count_nonzero = getattr(_lib, "tl_ops_count_nonzero", None) or _missing_c("tl_ops_count_nonzero")
 _C_count_nonzero_dim_IntList = getattr(_lib, "tl_ops_count_nonzero_dim_IntList", None) or _missing_c("tl_ops_count_nonzero_dim_IntList")
+_C_cov = getattr(_lib, "tl_ops_cov", None) or _missing_c("tl_ops_cov")
+_C_cross = getattr(_lib, "tl_ops_cross", None) or _missing_c("tl_ops_cross")
 _C_cross_entropy_loss = getattr(_lib, "tl_ops_cross_entropy_loss", None) or _missing_c("tl_ops_cross_entropy_loss")
 _C_cummax = getattr(_lib, "tl_ops_cummax", None) or _missing_c("tl_ops_cummax")
 _C_cummax_out = getattr(_lib, "tl_ops_cummax_out", None) or _missing_c("tl_ops_cummax_out")
@@ -741,9 +772,11 @@ _C_diag = getattr(_lib, "tl_ops_diag", None) or _missing_c("tl_ops_diag")
 _C_diag_embed = getattr(_lib, "tl_ops_diag_embed", None) or _missing_c("tl_ops_diag_embed")
 _C_diagonal = getattr(_lib, "tl_ops_diagonal", None) or _missing_c("tl_ops_diagonal")
 _C_diagonal_backward = getattr(_lib, "tl_ops_diagonal_backward", None) or _missing_c("tl_ops_diagonal_backward")
+_C_diff = getattr(_lib, "tl_ops_diff", None) or _missing_c("tl_ops_diff")
 _C_digamma = getattr(_lib, "tl_ops_digamma", None) or _missing_c("tl_ops_digamma")
 _C_digamma_ = getattr(_lib, "tl_ops_digamma_", None) or _missing_c("tl_ops_digamma_")
 _C_digamma_out = getattr(_lib, "tl_ops_digamma_out", None) or _missing_c("tl_ops_digamma_out")
+_C_dist = getattr(_lib, "tl_ops_dist", None) or _missing_c("tl_ops_dist")
 _C_div_Scalar_mode = getattr(_lib, "tl_ops_div_Scalar_mode", None) or _missing_c("tl_ops_div_Scalar_mode")
 _C_div_Tensor = getattr(_lib, "tl_ops_div_Tensor", None) or _missing_c("tl_ops_div_Tensor")
 _C_div_Tensor_mode = getattr(_lib, "tl_ops_div_Tensor_mode", None) or _missing_c("tl_ops_div_Tensor_mode")
@@ -755,6 +788,7 @@ _C_div_out_mode = getattr(_lib, "tl_ops_div_out_mode", None) or _missing_c("tl_o
 _C_dot = getattr(_lib, "tl_ops_dot", None) or _missing_c("tl_ops_dot")
 _C_dot_out = getattr(_lib, "tl_ops_dot_out", None) or _missing_c("tl_ops_dot_out")
 _C_dropout = getattr(_lib, "tl_ops_dropout", None) or _missing_c("tl_ops_dropout")
+_C_einsum = getattr(_lib, "tl_ops_einsum", None) or _missing_c("tl_ops_einsum")
 _C_elu = getattr(_lib, "tl_ops_elu", None) or _missing_c("tl_ops_elu")
 _C_elu_ = getattr(_lib, "tl_ops_elu_", None) or _missing_c("tl_ops_elu_")
 _C_elu_backward = getattr(_lib, "tl_ops_elu_backward", None) or _missing_c("tl_ops_elu_backward")
@@ -914,6 +948,8 @@ _C_index_put_out = getattr(_lib, "tl_ops_index_put_out", None) or _missing_c("tl
 _C_index_select = getattr(_lib, "tl_ops_index_select", None) or _missing_c("tl_ops_index_select")
 _C_index_select_backward = getattr(_lib, "tl_ops_index_select_backward", None) or _missing_c("tl_ops_index_select_backward")
 _C_index_select_out = getattr(_lib, "tl_ops_index_select_out", None) or _missing_c("tl_ops_index_select_out")
+_C_inner = getattr(_lib, "tl_ops_inner", None) or _missing_c("tl_ops_inner")
+_C_inner_out = getattr(_lib, "tl_ops_inner_out", None) or _missing_c("tl_ops_inner_out")
 _C_instance_norm = getattr(_lib, "tl_ops_instance_norm", None) or _missing_c("tl_ops_instance_norm")
 _C_isclose = getattr(_lib, "tl_ops_isclose", None) or _missing_c("tl_ops_isclose")
 _C_isfinite = getattr(_lib, "tl_ops_isfinite", None) or _missing_c("tl_ops_isfinite")
@@ -926,6 +962,8 @@ _C_isin_Tensor_Tensor_out = getattr(_lib, "tl_ops_isin_Tensor_Tensor_out", None)
 _C_isinf = getattr(_lib, "tl_ops_isinf", None) or _missing_c("tl_ops_isinf")
 _C_isnan = getattr(_lib, "tl_ops_isnan", None) or _missing_c("tl_ops_isnan")
 _C_kl_div = getattr(_lib, "tl_ops_kl_div", None) or _missing_c("tl_ops_kl_div")
+_C_kron = getattr(_lib, "tl_ops_kron", None) or _missing_c("tl_ops_kron")
+_C_kron_out = getattr(_lib, "tl_ops_kron_out", None) or _missing_c("tl_ops_kron_out")
 _C_kthvalue = getattr(_lib, "tl_ops_kthvalue", None) or _missing_c("tl_ops_kthvalue")
 _C_kthvalue_values = getattr(_lib, "tl_ops_kthvalue_values", None) or _missing_c("tl_ops_kthvalue_values")
 _C_l1_loss = getattr(_lib, "tl_ops_l1_loss", None) or _missing_c("tl_ops_l1_loss")
@@ -956,10 +994,14 @@ _C_lerp__Tensor = getattr(_lib, "tl_ops_lerp__Tensor", None) or _missing_c("tl_o
 _C_lgamma = getattr(_lib, "tl_ops_lgamma", None) or _missing_c("tl_ops_lgamma")
 _C_lgamma_ = getattr(_lib, "tl_ops_lgamma_", None) or _missing_c("tl_ops_lgamma_")
 _C_lgamma_out = getattr(_lib, "tl_ops_lgamma_out", None) or _missing_c("tl_ops_lgamma_out")
+_C_linalg_cross = getattr(_lib, "tl_ops_linalg_cross", None) or _missing_c("tl_ops_linalg_cross")
+_C_linalg_diagonal = getattr(_lib, "tl_ops_linalg_diagonal", None) or _missing_c("tl_ops_linalg_diagonal")
 _C_linalg_matrix_norm = getattr(_lib, "tl_ops_linalg_matrix_norm", None) or _missing_c("tl_ops_linalg_matrix_norm")
 _C_linalg_matrix_norm_out = getattr(_lib, "tl_ops_linalg_matrix_norm_out", None) or _missing_c("tl_ops_linalg_matrix_norm_out")
 _C_linalg_matrix_norm_str_ord = getattr(_lib, "tl_ops_linalg_matrix_norm_str_ord", None) or _missing_c("tl_ops_linalg_matrix_norm_str_ord")
 _C_linalg_matrix_norm_str_ord_out = getattr(_lib, "tl_ops_linalg_matrix_norm_str_ord_out", None) or _missing_c("tl_ops_linalg_matrix_norm_str_ord_out")
+_C_linalg_multi_dot = getattr(_lib, "tl_ops_linalg_multi_dot", None) or _missing_c("tl_ops_linalg_multi_dot")
+_C_linalg_multi_dot_out = getattr(_lib, "tl_ops_linalg_multi_dot_out", None) or _missing_c("tl_ops_linalg_multi_dot_out")
 _C_linalg_norm = getattr(_lib, "tl_ops_linalg_norm", None) or _missing_c("tl_ops_linalg_norm")
 _C_linalg_norm_ord_str = getattr(_lib, "tl_ops_linalg_norm_ord_str", None) or _missing_c("tl_ops_linalg_norm_ord_str")
 _C_linalg_norm_ord_str_out = getattr(_lib, "tl_ops_linalg_norm_ord_str_out", None) or _missing_c("tl_ops_linalg_norm_ord_str_out")
@@ -968,6 +1010,9 @@ _C_linalg_svd = getattr(_lib, "tl_ops_linalg_svd", None) or _missing_c("tl_ops_l
 _C_linalg_svd_U = getattr(_lib, "tl_ops_linalg_svd_U", None) or _missing_c("tl_ops_linalg_svd_U")
 _C_linalg_svdvals = getattr(_lib, "tl_ops_linalg_svdvals", None) or _missing_c("tl_ops_linalg_svdvals")
 _C_linalg_svdvals_out = getattr(_lib, "tl_ops_linalg_svdvals_out", None) or _missing_c("tl_ops_linalg_svdvals_out")
+_C_linalg_vander = getattr(_lib, "tl_ops_linalg_vander", None) or _missing_c("tl_ops_linalg_vander")
+_C_linalg_vecdot = getattr(_lib, "tl_ops_linalg_vecdot", None) or _missing_c("tl_ops_linalg_vecdot")
+_C_linalg_vecdot_out = getattr(_lib, "tl_ops_linalg_vecdot_out", None) or _missing_c("tl_ops_linalg_vecdot_out")
 _C_linalg_vector_norm = getattr(_lib, "tl_ops_linalg_vector_norm", None) or _missing_c("tl_ops_linalg_vector_norm")
 _C_linalg_vector_norm_out = getattr(_lib, "tl_ops_linalg_vector_norm_out", None) or _missing_c("tl_ops_linalg_vector_norm_out")
 _C_linear = getattr(_lib, "tl_ops_linear", None) or _missing_c("tl_ops_linear")
@@ -1146,6 +1191,7 @@ _C_ones_like = getattr(_lib, "tl_ops_ones_like", None) or _missing_c("tl_ops_one
 _C_ones_out = getattr(_lib, "tl_ops_ones_out", None) or _missing_c("tl_ops_ones_out")
 _C_outer = getattr(_lib, "tl_ops_outer", None) or _missing_c("tl_ops_outer")
 _C_outer_out = getattr(_lib, "tl_ops_outer_out", None) or _missing_c("tl_ops_outer_out")
+_C_pdist = getattr(_lib, "tl_ops_pdist", None) or _missing_c("tl_ops_pdist")
 _C_permute = getattr(_lib, "tl_ops_permute", None) or _missing_c("tl_ops_permute")
 _C_polygamma = getattr(_lib, "tl_ops_polygamma", None) or _missing_c("tl_ops_polygamma")
 _C_polygamma_ = getattr(_lib, "tl_ops_polygamma_", None) or _missing_c("tl_ops_polygamma_")
@@ -1379,6 +1425,8 @@ _C_tan_out = getattr(_lib, "tl_ops_tan_out", None) or _missing_c("tl_ops_tan_out
 _C_tanh = getattr(_lib, "tl_ops_tanh", None) or _missing_c("tl_ops_tanh")
 _C_tanh_ = getattr(_lib, "tl_ops_tanh_", None) or _missing_c("tl_ops_tanh_")
 _C_tanh_out = getattr(_lib, "tl_ops_tanh_out", None) or _missing_c("tl_ops_tanh_out")
+_C_tensordot = getattr(_lib, "tl_ops_tensordot", None) or _missing_c("tl_ops_tensordot")
+_C_tensordot_out = getattr(_lib, "tl_ops_tensordot_out", None) or _missing_c("tl_ops_tensordot_out")
 _C_threshold = getattr(_lib, "tl_ops_threshold", None) or _missing_c("tl_ops_threshold")
 _C_threshold_ = getattr(_lib, "tl_ops_threshold_", None) or _missing_c("tl_ops_threshold_")
 _C_threshold_backward = getattr(_lib, "tl_ops_threshold_backward", None) or _missing_c("tl_ops_threshold_backward")
@@ -1676,9 +1724,11 @@ _P_index_fill__int_Scalar_r = getattr(_lib, "tl_pyabi_index_fill__int_Scalar_r",
 _P_index_put__r = getattr(_lib, "tl_pyabi_index_put__r", None) or _missing_c("tl_pyabi_index_put__r")
 _P_index_put_out_r = getattr(_lib, "tl_pyabi_index_put_out_r", None) or _missing_c("tl_pyabi_index_put_out_r")
 _P_index_select_out_r = getattr(_lib, "tl_pyabi_index_select_out_r", None) or _missing_c("tl_pyabi_index_select_out_r")
+_P_inner_out_r = getattr(_lib, "tl_pyabi_inner_out_r", None) or _missing_c("tl_pyabi_inner_out_r")
 _P_isin_Scalar_Tensor_out_r = getattr(_lib, "tl_pyabi_isin_Scalar_Tensor_out_r", None) or _missing_c("tl_pyabi_isin_Scalar_Tensor_out_r")
 _P_isin_Tensor_Scalar_out_r = getattr(_lib, "tl_pyabi_isin_Tensor_Scalar_out_r", None) or _missing_c("tl_pyabi_isin_Tensor_Scalar_out_r")
 _P_isin_Tensor_Tensor_out_r = getattr(_lib, "tl_pyabi_isin_Tensor_Tensor_out_r", None) or _missing_c("tl_pyabi_isin_Tensor_Tensor_out_r")
+_P_kron_out_r = getattr(_lib, "tl_pyabi_kron_out_r", None) or _missing_c("tl_pyabi_kron_out_r")
 _P_lcm__r = getattr(_lib, "tl_pyabi_lcm__r", None) or _missing_c("tl_pyabi_lcm__r")
 _P_lcm_out_r = getattr(_lib, "tl_pyabi_lcm_out_r", None) or _missing_c("tl_pyabi_lcm_out_r")
 _P_ldexp__r = getattr(_lib, "tl_pyabi_ldexp__r", None) or _missing_c("tl_pyabi_ldexp__r")
@@ -1698,9 +1748,11 @@ _P_lgamma__r = getattr(_lib, "tl_pyabi_lgamma__r", None) or _missing_c("tl_pyabi
 _P_lgamma_out_r = getattr(_lib, "tl_pyabi_lgamma_out_r", None) or _missing_c("tl_pyabi_lgamma_out_r")
 _P_linalg_matrix_norm_out_r = getattr(_lib, "tl_pyabi_linalg_matrix_norm_out_r", None) or _missing_c("tl_pyabi_linalg_matrix_norm_out_r")
 _P_linalg_matrix_norm_str_ord_out_r = getattr(_lib, "tl_pyabi_linalg_matrix_norm_str_ord_out_r", None) or _missing_c("tl_pyabi_linalg_matrix_norm_str_ord_out_r")
+_P_linalg_multi_dot_out_r = getattr(_lib, "tl_pyabi_linalg_multi_dot_out_r", None) or _missing_c("tl_pyabi_linalg_multi_dot_out_r")
 _P_linalg_norm_ord_str_out_r = getattr(_lib, "tl_pyabi_linalg_norm_ord_str_out_r", None) or _missing_c("tl_pyabi_linalg_norm_ord_str_out_r")
 _P_linalg_norm_out_r = getattr(_lib, "tl_pyabi_linalg_norm_out_r", None) or _missing_c("tl_pyabi_linalg_norm_out_r")
 _P_linalg_svdvals_out_r = getattr(_lib, "tl_pyabi_linalg_svdvals_out_r", None) or _missing_c("tl_pyabi_linalg_svdvals_out_r")
+_P_linalg_vecdot_out_r = getattr(_lib, "tl_pyabi_linalg_vecdot_out_r", None) or _missing_c("tl_pyabi_linalg_vecdot_out_r")
 _P_linalg_vector_norm_out_r = getattr(_lib, "tl_pyabi_linalg_vector_norm_out_r", None) or _missing_c("tl_pyabi_linalg_vector_norm_out_r")
 _P_linear_out_r = getattr(_lib, "tl_pyabi_linear_out_r", None) or _missing_c("tl_pyabi_linear_out_r")
 _P_log10__r = getattr(_lib, "tl_pyabi_log10__r", None) or _missing_c("tl_pyabi_log10__r")
@@ -1883,6 +1935,7 @@ _P_tan__r = getattr(_lib, "tl_pyabi_tan__r", None) or _missing_c("tl_pyabi_tan__
 _P_tan_out_r = getattr(_lib, "tl_pyabi_tan_out_r", None) or _missing_c("tl_pyabi_tan_out_r")
 _P_tanh__r = getattr(_lib, "tl_pyabi_tanh__r", None) or _missing_c("tl_pyabi_tanh__r")
 _P_tanh_out_r = getattr(_lib, "tl_pyabi_tanh_out_r", None) or _missing_c("tl_pyabi_tanh_out_r")
+_P_tensordot_out_r = getattr(_lib, "tl_pyabi_tensordot_out_r", None) or _missing_c("tl_pyabi_tensordot_out_r")
 _P_threshold__r = getattr(_lib, "tl_pyabi_threshold__r", None) or _missing_c("tl_pyabi_threshold__r")
 _P_threshold_backward_grad_input_r = getattr(_lib, "tl_pyabi_threshold_backward_grad_input_r", None) or _missing_c("tl_pyabi_threshold_backward_grad_input_r")
 _P_threshold_out_r = getattr(_lib, "tl_pyabi_threshold_out_r", None) or _missing_c("tl_pyabi_threshold_out_r")
@@ -1925,6 +1978,73 @@ def _adaptive_avg_pool2d(input, output_size):
     if output_size_c is _BAD:
         raise _arg_error('_adaptive_avg_pool2d', 'output_size', 2, 'tuple of ints', output_size)
     h_ = _C__adaptive_avg_pool2d(input._p, output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: _cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor
+_SIGS__cdist_backward = (
+    ('(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist)', (('grad', lambda x: isinstance(x, _Tensor)), ('x1', lambda x: isinstance(x, _Tensor)), ('x2', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_double(x) is not _BAD), ('cdist', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _cdist_backward(grad, x1, x2, p, cdist):
+    '(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist)'
+    if _TF and (r_ := _tf(_cdist_backward, locals())) is not _GO:
+        return r_
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('_cdist_backward', 'grad', 1, 'Tensor', grad)
+    if x1.__class__ is not _Tensor:
+        if not isinstance(x1, _Tensor):
+            raise _arg_error('_cdist_backward', 'x1', 2, 'Tensor', x1)
+    if x2.__class__ is not _Tensor:
+        if not isinstance(x2, _Tensor):
+            raise _arg_error('_cdist_backward', 'x2', 3, 'Tensor', x2)
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('_cdist_backward', 'p', 4, 'float', p)
+    if cdist.__class__ is not _Tensor:
+        if not isinstance(cdist, _Tensor):
+            raise _arg_error('_cdist_backward', 'cdist', 5, 'Tensor', cdist)
+    h_ = _C__cdist_backward(grad._p, x1._p, x2._p, p_c, cdist._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: _cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor
+_SIGS__cdist_forward = (
+    ('(Tensor x1, Tensor x2, float p, int compute_mode)', (('x1', lambda x: isinstance(x, _Tensor)), ('x2', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_double(x) is not _BAD), ('compute_mode', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+)
+
+
+def _cdist_forward(x1, x2, p, compute_mode):
+    '(Tensor x1, Tensor x2, float p, int compute_mode)'
+    if _TF and (r_ := _tf(_cdist_forward, locals())) is not _GO:
+        return r_
+    if x1.__class__ is not _Tensor:
+        if not isinstance(x1, _Tensor):
+            raise _arg_error('_cdist_forward', 'x1', 1, 'Tensor', x1)
+    if x2.__class__ is not _Tensor:
+        if not isinstance(x2, _Tensor):
+            raise _arg_error('_cdist_forward', 'x2', 2, 'Tensor', x2)
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('_cdist_forward', 'p', 3, 'float', p)
+    compute_mode_c = _cv_opt_int(compute_mode)
+    if compute_mode_c is _BAD:
+        raise _arg_error('_cdist_forward', 'compute_mode', 4, 'int', compute_mode)
+    h_ = _C__cdist_forward(x1._p, x2._p, p_c, compute_mode_c[0], compute_mode_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -2025,6 +2145,32 @@ def _cummin_helper(input, values, indices, dim):
         raise _arg_error('_cummin_helper', 'dim', 4, 'int', dim)
     _check_rc(_C__cummin_helper(input._p, values._p, indices._p, dim_c))
     return None
+
+
+# yaml/native_functions.yaml: _euclidean_dist(Tensor x1, Tensor x2) -> Tensor
+_SIGS__euclidean_dist = (
+    ('(Tensor x1, Tensor x2)', (('x1', lambda x: isinstance(x, _Tensor)), ('x2', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _euclidean_dist(x1, x2):
+    '(Tensor x1, Tensor x2)'
+    if _TF and (r_ := _tf(_euclidean_dist, locals())) is not _GO:
+        return r_
+    if x1.__class__ is not _Tensor:
+        if not isinstance(x1, _Tensor):
+            raise _arg_error('_euclidean_dist', 'x1', 1, 'Tensor', x1)
+    if x2.__class__ is not _Tensor:
+        if not isinstance(x2, _Tensor):
+            raise _arg_error('_euclidean_dist', 'x2', 2, 'Tensor', x2)
+    h_ = _C__euclidean_dist(x1._p, x2._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: _index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor
@@ -2359,6 +2505,64 @@ def _native_batch_norm_legit_no_training(input, weight, bias, running_mean, runn
     p_ = _ffi.new('tl_tensor *[3]')
     _check_rc(_C__native_batch_norm_legit_no_training(input._p, weight_c, bias_c, running_mean._p, running_var._p, momentum_c, eps_c, p_ + 0, p_ + 1, p_ + 2))
     return _tensors_result(p_, 3)
+
+
+# yaml/native_functions.yaml: _pdist_backward(Tensor grad, Tensor self, float p, Tensor pdist) -> Tensor
+_SIGS__pdist_backward = (
+    ('(Tensor grad, Tensor input, float p, Tensor pdist)', (('grad', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_double(x) is not _BAD), ('pdist', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _pdist_backward(grad, input, p, pdist):
+    '(Tensor grad, Tensor input, float p, Tensor pdist)'
+    if _TF and (r_ := _tf(_pdist_backward, locals())) is not _GO:
+        return r_
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('_pdist_backward', 'grad', 1, 'Tensor', grad)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_pdist_backward', 'input', 2, 'Tensor', input)
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('_pdist_backward', 'p', 3, 'float', p)
+    if pdist.__class__ is not _Tensor:
+        if not isinstance(pdist, _Tensor):
+            raise _arg_error('_pdist_backward', 'pdist', 4, 'Tensor', pdist)
+    h_ = _C__pdist_backward(grad._p, input._p, p_c, pdist._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: _pdist_forward(Tensor self, float p=2) -> Tensor
+_SIGS__pdist_forward = (
+    ('(Tensor input, float p = 2)', (('input', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def _pdist_forward(input, p=2):
+    '(Tensor input, float p = 2)'
+    if _TF and (r_ := _tf(_pdist_forward, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_pdist_forward', 'input', 1, 'Tensor', input)
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('_pdist_forward', 'p', 2, 'float', p)
+    h_ = _C__pdist_forward(input._p, p_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: _prelu_kernel(Tensor self, Tensor weight) -> Tensor
@@ -2880,6 +3084,45 @@ def add(input, other, *, alpha=1, out=None):
     return out
 
 
+# yaml/native_functions.yaml: addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+_SIGS_addbmm = (
+    ('(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('batch1', lambda x: isinstance(x, _Tensor)), ('batch2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    '(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(addbmm, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('addbmm', 'input', 1, 'Tensor', input)
+    if batch1.__class__ is not _Tensor:
+        if not isinstance(batch1, _Tensor):
+            raise _arg_error('addbmm', 'batch1', 2, 'Tensor', batch1)
+    if batch2.__class__ is not _Tensor:
+        if not isinstance(batch2, _Tensor):
+            raise _arg_error('addbmm', 'batch2', 3, 'Tensor', batch2)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('addbmm', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('addbmm', 'alpha', 0, 'Number', alpha)
+    h_ = _C_addbmm(input._p, batch1._p, batch2._p, beta_c, alpha_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
 # yaml/native_functions.yaml: addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)
 _SIGS_addcdiv = (
@@ -3065,6 +3308,84 @@ def addmm(*args, **kwargs):
     if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'mat1' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'mat2' in kwargs) and (_cv_dtype(args[3], False) is not _BAD if n > 3 else 'out_dtype' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_addmm_1, ('input', 'mat1', 'mat2', 'out_dtype', )[:n])):
         return _impladdmm_1(*args, **kwargs)
     raise _invalid_combination('addmm', args, kwargs, _SIGS_addmm)
+
+
+# yaml/native_functions.yaml: addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+_SIGS_addmv = (
+    ('(Tensor input, Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('mat', lambda x: isinstance(x, _Tensor)), ('vec', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    '(Tensor input, Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(addmv, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('addmv', 'input', 1, 'Tensor', input)
+    if mat.__class__ is not _Tensor:
+        if not isinstance(mat, _Tensor):
+            raise _arg_error('addmv', 'mat', 2, 'Tensor', mat)
+    if vec.__class__ is not _Tensor:
+        if not isinstance(vec, _Tensor):
+            raise _arg_error('addmv', 'vec', 3, 'Tensor', vec)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('addmv', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('addmv', 'alpha', 0, 'Number', alpha)
+    h_ = _C_addmv(input._p, mat._p, vec._p, beta_c, alpha_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+_SIGS_addr = (
+    ('(Tensor input, Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('vec1', lambda x: isinstance(x, _Tensor)), ('vec2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    '(Tensor input, Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(addr, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('addr', 'input', 1, 'Tensor', input)
+    if vec1.__class__ is not _Tensor:
+        if not isinstance(vec1, _Tensor):
+            raise _arg_error('addr', 'vec1', 2, 'Tensor', vec1)
+    if vec2.__class__ is not _Tensor:
+        if not isinstance(vec2, _Tensor):
+            raise _arg_error('addr', 'vec2', 3, 'Tensor', vec2)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('addr', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('addr', 'alpha', 0, 'Number', alpha)
+    h_ = _C_addr(input._p, vec1._p, vec2._p, beta_c, alpha_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: alias(Tensor(a) self) -> Tensor(a)
@@ -5589,6 +5910,38 @@ def cat(tensors, dim=0, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor
+_SIGS_cdist = (
+    ('(Tensor x1, Tensor x2, float p = 2, int compute_mode = None)', (('x1', lambda x: isinstance(x, _Tensor)), ('x2', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_double(x) is not _BAD), ('compute_mode', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+)
+
+
+def cdist(x1, x2, p=2, compute_mode=None):
+    '(Tensor x1, Tensor x2, float p = 2, int compute_mode = None)'
+    if _TF and (r_ := _tf(cdist, locals())) is not _GO:
+        return r_
+    if x1.__class__ is not _Tensor:
+        if not isinstance(x1, _Tensor):
+            raise _arg_error('cdist', 'x1', 1, 'Tensor', x1)
+    if x2.__class__ is not _Tensor:
+        if not isinstance(x2, _Tensor):
+            raise _arg_error('cdist', 'x2', 2, 'Tensor', x2)
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('cdist', 'p', 3, 'float', p)
+    compute_mode_c = _cv_opt_int(compute_mode)
+    if compute_mode_c is _BAD:
+        raise _arg_error('cdist', 'compute_mode', 4, 'int', compute_mode)
+    h_ = _C_cdist(x1._p, x2._p, p_c, compute_mode_c[0], compute_mode_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: ceil(Tensor self) -> Tensor
 # yaml/native_functions.yaml: ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_ceil = (
@@ -6826,6 +7179,29 @@ def copysign(input, other, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: corrcoef(Tensor self) -> Tensor
+_SIGS_corrcoef = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def corrcoef(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(corrcoef, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('corrcoef', 'input', 1, 'Tensor', input)
+    h_ = _C_corrcoef(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: cos(Tensor self) -> Tensor
 # yaml/native_functions.yaml: cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_cos = (
@@ -6982,6 +7358,67 @@ def count_nonzero(*args, **kwargs):
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_count_nonzero_1, ('input', 'dim', )[:n])):
         return _implcount_nonzero_1(*args, **kwargs)
     raise _invalid_combination('count_nonzero', args, kwargs, _SIGS_count_nonzero)
+
+
+# yaml/native_functions.yaml: cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor
+_SIGS_cov = (
+    ('(Tensor input, *, int correction = 1, Tensor fweights = None, Tensor aweights = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('correction', lambda x: _cv_int(x) is not _BAD), ('fweights', lambda x: (x is None or isinstance(x, _Tensor))), ('aweights', lambda x: (x is None or isinstance(x, _Tensor))),), False),
+)
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    '(Tensor input, *, int correction = 1, Tensor fweights = None, Tensor aweights = None)'
+    if _TF and (r_ := _tf(cov, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cov', 'input', 1, 'Tensor', input)
+    correction_c = _cv_int(correction)
+    if correction_c is _BAD:
+        raise _arg_error('cov', 'correction', 0, 'int', correction)
+    fweights_c = _cv_opt_tensor(fweights)
+    if fweights_c is _BAD:
+        raise _arg_error('cov', 'fweights', 0, 'Tensor', fweights)
+    aweights_c = _cv_opt_tensor(aweights)
+    if aweights_c is _BAD:
+        raise _arg_error('cov', 'aweights', 0, 'Tensor', aweights)
+    h_ = _C_cov(input._p, correction_c, fweights_c, aweights_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: cross(Tensor self, Tensor other, int? dim=None) -> Tensor
+_SIGS_cross = (
+    ('(Tensor input, Tensor other, int dim = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+)
+
+
+def cross(input, other, dim=None):
+    '(Tensor input, Tensor other, int dim = None)'
+    if _TF and (r_ := _tf(cross, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cross', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('cross', 'other', 2, 'Tensor', other)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cross', 'dim', 3, 'int', dim)
+    h_ = _C_cross(input._p, other._p, dim_c[0], dim_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
@@ -7323,6 +7760,41 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
     return r_
 
 
+# yaml/native_functions.yaml: diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor
+_SIGS_diff = (
+    ('(Tensor input, int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None)', (('input', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('prepend', lambda x: (x is None or isinstance(x, _Tensor))), ('append', lambda x: (x is None or isinstance(x, _Tensor))),), (), False),
+)
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    '(Tensor input, int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None)'
+    if _TF and (r_ := _tf(diff, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('diff', 'input', 1, 'Tensor', input)
+    n_c = _cv_int(n)
+    if n_c is _BAD:
+        raise _arg_error('diff', 'n', 2, 'int', n)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('diff', 'dim', 3, 'int', dim)
+    prepend_c = _cv_opt_tensor(prepend)
+    if prepend_c is _BAD:
+        raise _arg_error('diff', 'prepend', 4, 'Tensor', prepend)
+    append_c = _cv_opt_tensor(append)
+    if append_c is _BAD:
+        raise _arg_error('diff', 'append', 5, 'Tensor', append)
+    h_ = _C_diff(input._p, n_c, dim_c, prepend_c, append_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: digamma(Tensor self) -> Tensor
 # yaml/native_functions.yaml: digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_digamma = (
@@ -7352,6 +7824,37 @@ def digamma(input, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: dist(Tensor self, Tensor other, Scalar p=2) -> Tensor
+_SIGS_dist = (
+    ('(Tensor input, Tensor other, Number p = 2)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _is_scalar(x)),), (), False),
+)
+
+
+def dist(input, other, p=2):
+    '(Tensor input, Tensor other, Number p = 2)'
+    if _TF and (r_ := _tf(dist, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('dist', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('dist', 'other', 2, 'Tensor', other)
+    p_c = _SC_INT.get(p) if p.__class__ is int else None
+    if p_c is None:
+        p_c = _cv_scalar(p)
+        if p_c is _BAD:
+            raise _arg_error('dist', 'p', 3, 'Number', p)
+    h_ = _C_dist(input._p, other._p, p_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: div.Tensor(Tensor self, Tensor other) -> Tensor
@@ -7527,6 +8030,35 @@ def dropout(input, p, train):
     if train_c is _BAD:
         raise _arg_error('dropout', 'train', 3, 'bool', train)
     h_ = _C_dropout(input._p, p_c, train_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor
+_SIGS_einsum = (
+    ('(str equation, tuple of Tensors tensors, *, tuple of ints path = None)', (('equation', lambda x: _cv_str(x, False) is not _BAD), ('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (('path', lambda x: _cv_opt_int_list(x, 0) is not _BAD),), False),
+)
+
+
+def einsum(equation, tensors, *, path=None):
+    '(str equation, tuple of Tensors tensors, *, tuple of ints path = None)'
+    if _TF and (r_ := _tf(einsum, locals())) is not _GO:
+        return r_
+    equation_c = _cv_str(equation, False)
+    if equation_c is _BAD:
+        raise _arg_error('einsum', 'equation', 1, 'str', equation)
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('einsum', 'tensors', 2, 'tuple of Tensors', tensors)
+    path_c = _cv_opt_int_list(path, 0)
+    if path_c is _BAD:
+        raise _arg_error('einsum', 'path', 0, 'tuple of ints', path)
+    h_ = _C_einsum(equation_c, tensors_c[0], tensors_c[1], path_c[0], path_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -9918,6 +10450,40 @@ def index_select_backward(grad, self_sizes, dim, index):
     return r_
 
 
+# yaml/native_functions.yaml: inner(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: inner.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_inner = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def inner(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(inner, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('inner', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('inner', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_inner(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('inner', 'out', 0, 'Tensor', out)
+    rc_ = _P_inner_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor
 _SIGS_instance_norm = (
     ('(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('running_mean', lambda x: (x is None or isinstance(x, _Tensor))), ('running_var', lambda x: (x is None or isinstance(x, _Tensor))), ('use_input_stats', lambda x: _cv_bool(x) is not _BAD), ('momentum', lambda x: _cv_double(x) is not _BAD), ('eps', lambda x: _cv_double(x) is not _BAD), ('cudnn_enabled', lambda x: _cv_bool(x) is not _BAD),), (), False),
@@ -10226,6 +10792,40 @@ def kl_div(input, target, reduction=1, *, log_target=False):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: kron(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: kron.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_kron = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def kron(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(kron, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('kron', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('kron', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_kron(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('kron', 'out', 0, 'Tensor', out)
+    rc_ = _P_kron_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
@@ -13520,6 +14120,32 @@ def outer(input, vec2, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: pdist(Tensor self, float p=2) -> Tensor
+_SIGS_pdist = (
+    ('(Tensor input, float p = 2)', (('input', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def pdist(input, p=2):
+    '(Tensor input, float p = 2)'
+    if _TF and (r_ := _tf(pdist, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('pdist', 'input', 1, 'Tensor', input)
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('pdist', 'p', 2, 'float', p)
+    h_ = _C_pdist(input._p, p_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: permute(Tensor(a) self, int[] dims) -> Tensor(a)
 _SIGS_permute = (
     ('(Tensor input, tuple of ints dims)', (('input', lambda x: isinstance(x, _Tensor)), ('dims', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
@@ -16668,6 +17294,46 @@ def tanh_(input):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor
+# yaml/native_functions.yaml: tensordot.out(Tensor self, Tensor other, int[] dims_self, int[] dims_other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_tensordot = (
+    ('(Tensor input, Tensor other, tuple of ints dims_self, tuple of ints dims_other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)), ('dims_self', lambda x: _cv_int_list(x, 0) is not _BAD), ('dims_other', lambda x: _cv_int_list(x, 0) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def tensordot(input, other, dims_self, dims_other, *, out=None):
+    '(Tensor input, Tensor other, tuple of ints dims_self, tuple of ints dims_other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(tensordot, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('tensordot', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('tensordot', 'other', 2, 'Tensor', other)
+    dims_self_c = _cv_int_list(dims_self, 0)
+    if dims_self_c is _BAD:
+        raise _arg_error('tensordot', 'dims_self', 3, 'tuple of ints', dims_self)
+    dims_other_c = _cv_int_list(dims_other, 0)
+    if dims_other_c is _BAD:
+        raise _arg_error('tensordot', 'dims_other', 4, 'tuple of ints', dims_other)
+    if out is None:
+        h_ = _C_tensordot(input._p, other._p, dims_self_c[0], dims_self_c[1], dims_other_c[0], dims_other_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('tensordot', 'out', 0, 'Tensor', out)
+    rc_ = _P_tensordot_out_r(input._p, other._p, dims_self_c[0], dims_self_c[1], dims_other_c[0], dims_other_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
@@ -20250,6 +20916,67 @@ def _nn_softshrink_backward(grad_output, input, lambd, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor
+_SIGS__linalg_linalg_cross = (
+    ('(Tensor input, Tensor other, *, int dim = -1)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('dim', lambda x: _cv_int(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_cross(input, other, *, dim=-1):
+    '(Tensor input, Tensor other, *, int dim = -1)'
+    if _TF and (r_ := _tf(_linalg_linalg_cross, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_cross', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('linalg_cross', 'other', 2, 'Tensor', other)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('linalg_cross', 'dim', 0, 'int', dim)
+    h_ = _C_linalg_cross(input._p, other._p, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)
+_SIGS__linalg_linalg_diagonal = (
+    ('(Tensor A, *, int offset = 0, int dim1 = -2, int dim2 = -1)', (('A', lambda x: isinstance(x, _Tensor)),), (('offset', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD), ('dim2', lambda x: _cv_int(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    '(Tensor A, *, int offset = 0, int dim1 = -2, int dim2 = -1)'
+    if _TF and (r_ := _tf(_linalg_linalg_diagonal, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_diagonal', 'A', 1, 'Tensor', A)
+    offset_c = _cv_int(offset)
+    if offset_c is _BAD:
+        raise _arg_error('linalg_diagonal', 'offset', 0, 'int', offset)
+    dim1_c = _cv_int(dim1)
+    if dim1_c is _BAD:
+        raise _arg_error('linalg_diagonal', 'dim1', 0, 'int', dim1)
+    dim2_c = _cv_int(dim2)
+    if dim2_c is _BAD:
+        raise _arg_error('linalg_diagonal', 'dim2', 0, 'int', dim2)
+    h_ = _C_linalg_diagonal(A._p, offset_c, dim1_c, dim2_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 # yaml/native_functions.yaml: linalg_matrix_norm.out(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
@@ -20342,6 +21069,37 @@ def _linalg_linalg_matrix_norm(*args, **kwargs):
     if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_str(args[1], False) is not _BAD) and (n <= 2 or _cv_int_list(args[2], 0) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_norm_1, ('input', 'ord', 'dim', 'keepdim', )[:n])):
         return _impl_linalg_linalg_matrix_norm_1(*args, **kwargs)
     raise _invalid_combination('linalg_matrix_norm', args, kwargs, _SIGS__linalg_linalg_matrix_norm)
+
+
+# yaml/native_functions.yaml: linalg_multi_dot(Tensor[] tensors) -> Tensor
+# yaml/native_functions.yaml: linalg_multi_dot.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__linalg_linalg_multi_dot = (
+    ('(tuple of Tensors tensors, *, Tensor out = None)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _linalg_linalg_multi_dot(tensors, *, out=None):
+    '(tuple of Tensors tensors, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_linalg_linalg_multi_dot, locals())) is not _GO:
+        return r_
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('linalg_multi_dot', 'tensors', 1, 'tuple of Tensors', tensors)
+    if out is None:
+        h_ = _C_linalg_multi_dot(tensors_c[0], tensors_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('linalg_multi_dot', 'out', 0, 'Tensor', out)
+    rc_ = _P_linalg_multi_dot_out_r(tensors_c[0], tensors_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
@@ -20497,6 +21255,69 @@ def _linalg_linalg_svdvals(A, *, driver=None, out=None):
     if not isinstance(out, _Tensor):
         raise _arg_error('linalg_svdvals', 'out', 0, 'Tensor', out)
     rc_ = _P_linalg_svdvals_out_r(A._p, driver_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor
+_SIGS__linalg_linalg_vander = (
+    ('(Tensor x, *, int N = None)', (('x', lambda x: isinstance(x, _Tensor)),), (('N', lambda x: _cv_opt_int(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_vander(x, *, N=None):
+    '(Tensor x, *, int N = None)'
+    if _TF and (r_ := _tf(_linalg_linalg_vander, locals())) is not _GO:
+        return r_
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('linalg_vander', 'x', 1, 'Tensor', x)
+    N_c = _cv_opt_int(N)
+    if N_c is _BAD:
+        raise _arg_error('linalg_vander', 'N', 0, 'int', N)
+    h_ = _C_linalg_vander(x._p, N_c[0], N_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor
+# yaml/native_functions.yaml: linalg_vecdot.out(Tensor x, Tensor y, *, int dim=-1, Tensor(a!) out) -> Tensor(a!)
+_SIGS__linalg_linalg_vecdot = (
+    ('(Tensor x, Tensor y, *, int dim = -1, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('y', lambda x: isinstance(x, _Tensor)),), (('dim', lambda x: _cv_int(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _linalg_linalg_vecdot(x, y, *, dim=-1, out=None):
+    '(Tensor x, Tensor y, *, int dim = -1, Tensor out = None)'
+    if _TF and (r_ := _tf(_linalg_linalg_vecdot, locals())) is not _GO:
+        return r_
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('linalg_vecdot', 'x', 1, 'Tensor', x)
+    if y.__class__ is not _Tensor:
+        if not isinstance(y, _Tensor):
+            raise _arg_error('linalg_vecdot', 'y', 2, 'Tensor', y)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('linalg_vecdot', 'dim', 0, 'int', dim)
+    if out is None:
+        h_ = _C_linalg_vecdot(x._p, y._p, dim_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('linalg_vecdot', 'out', 0, 'Tensor', out)
+    rc_ = _P_linalg_vecdot_out_r(x._p, y._p, dim_c, out._p)
     if rc_:
         _after(rc_)
     return out
@@ -21603,6 +22424,42 @@ def _m_add_(self, other, *, alpha=1):
     return self
 
 
+# yaml/native_functions.yaml: addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+_SIGS__m_addbmm = (
+    ('(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)', (('batch1', lambda x: isinstance(x, _Tensor)), ('batch2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+)
+
+
+def _m_addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    '(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_addbmm, locals())) is not _GO:
+        return r_
+    if batch1.__class__ is not _Tensor:
+        if not isinstance(batch1, _Tensor):
+            raise _arg_error('addbmm', 'batch1', 1, 'Tensor', batch1)
+    if batch2.__class__ is not _Tensor:
+        if not isinstance(batch2, _Tensor):
+            raise _arg_error('addbmm', 'batch2', 2, 'Tensor', batch2)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('addbmm', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('addbmm', 'alpha', 0, 'Number', alpha)
+    h_ = _C_addbmm(self._p, batch1._p, batch2._p, beta_c, alpha_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
 _SIGS__m_addcdiv = (
     ('(Tensor tensor1, Tensor tensor2, *, Number value = 1)', (('tensor1', lambda x: isinstance(x, _Tensor)), ('tensor2', lambda x: isinstance(x, _Tensor)),), (('value', lambda x: _is_scalar(x)),), False),
@@ -21785,6 +22642,78 @@ def _m_addmm_(self, mat1, mat2, *, beta=1, alpha=1):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+_SIGS__m_addmv = (
+    ('(Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)', (('mat', lambda x: isinstance(x, _Tensor)), ('vec', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+)
+
+
+def _m_addmv(self, mat, vec, *, beta=1, alpha=1):
+    '(Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_addmv, locals())) is not _GO:
+        return r_
+    if mat.__class__ is not _Tensor:
+        if not isinstance(mat, _Tensor):
+            raise _arg_error('addmv', 'mat', 1, 'Tensor', mat)
+    if vec.__class__ is not _Tensor:
+        if not isinstance(vec, _Tensor):
+            raise _arg_error('addmv', 'vec', 2, 'Tensor', vec)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('addmv', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('addmv', 'alpha', 0, 'Number', alpha)
+    h_ = _C_addmv(self._p, mat._p, vec._p, beta_c, alpha_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+_SIGS__m_addr = (
+    ('(Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1)', (('vec1', lambda x: isinstance(x, _Tensor)), ('vec2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+)
+
+
+def _m_addr(self, vec1, vec2, *, beta=1, alpha=1):
+    '(Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_addr, locals())) is not _GO:
+        return r_
+    if vec1.__class__ is not _Tensor:
+        if not isinstance(vec1, _Tensor):
+            raise _arg_error('addr', 'vec1', 1, 'Tensor', vec1)
+    if vec2.__class__ is not _Tensor:
+        if not isinstance(vec2, _Tensor):
+            raise _arg_error('addr', 'vec2', 2, 'Tensor', vec2)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('addr', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('addr', 'alpha', 0, 'Number', alpha)
+    h_ = _C_addr(self._p, vec1._p, vec2._p, beta_c, alpha_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: alias(Tensor(a) self) -> Tensor(a)
@@ -23951,6 +24880,26 @@ def _m_copysign_(self, other):
     return self
 
 
+# yaml/native_functions.yaml: corrcoef(Tensor self) -> Tensor
+_SIGS__m_corrcoef = (
+    ('()', (), (), False),
+)
+
+
+def _m_corrcoef(self):
+    '()'
+    if _TF and (r_ := _tf(_m_corrcoef, locals())) is not _GO:
+        return r_
+    h_ = _C_corrcoef(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: cos(Tensor self) -> Tensor
 _SIGS__m_cos = (
     ('()', (), (), False),
@@ -24081,6 +25030,61 @@ def _m_count_nonzero(self, *args, **kwargs):
     if ((n == 0 and 'dim' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_count_nonzero_1, ())):
         return _impl_m_count_nonzero_1(self, *args, **kwargs)
     raise _invalid_combination('count_nonzero', args, kwargs, _SIGS__m_count_nonzero)
+
+
+# yaml/native_functions.yaml: cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor
+_SIGS__m_cov = (
+    ('(*, int correction = 1, Tensor fweights = None, Tensor aweights = None)', (), (('correction', lambda x: _cv_int(x) is not _BAD), ('fweights', lambda x: (x is None or isinstance(x, _Tensor))), ('aweights', lambda x: (x is None or isinstance(x, _Tensor))),), False),
+)
+
+
+def _m_cov(self, *, correction=1, fweights=None, aweights=None):
+    '(*, int correction = 1, Tensor fweights = None, Tensor aweights = None)'
+    if _TF and (r_ := _tf(_m_cov, locals())) is not _GO:
+        return r_
+    correction_c = _cv_int(correction)
+    if correction_c is _BAD:
+        raise _arg_error('cov', 'correction', 0, 'int', correction)
+    fweights_c = _cv_opt_tensor(fweights)
+    if fweights_c is _BAD:
+        raise _arg_error('cov', 'fweights', 0, 'Tensor', fweights)
+    aweights_c = _cv_opt_tensor(aweights)
+    if aweights_c is _BAD:
+        raise _arg_error('cov', 'aweights', 0, 'Tensor', aweights)
+    h_ = _C_cov(self._p, correction_c, fweights_c, aweights_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: cross(Tensor self, Tensor other, int? dim=None) -> Tensor
+_SIGS__m_cross = (
+    ('(Tensor other, int dim = None)', (('other', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_cross(self, other, dim=None):
+    '(Tensor other, int dim = None)'
+    if _TF and (r_ := _tf(_m_cross, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('cross', 'other', 1, 'Tensor', other)
+    dim_c = _cv_opt_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cross', 'dim', 2, 'int', dim)
+    h_ = _C_cross(self._p, other._p, dim_c[0], dim_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
@@ -24332,6 +25336,38 @@ def _m_diagonal(self, offset=0, dim1=0, dim2=1):
     return r_
 
 
+# yaml/native_functions.yaml: diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor
+_SIGS__m_diff = (
+    ('(int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None)', (('n', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('prepend', lambda x: (x is None or isinstance(x, _Tensor))), ('append', lambda x: (x is None or isinstance(x, _Tensor))),), (), False),
+)
+
+
+def _m_diff(self, n=1, dim=-1, prepend=None, append=None):
+    '(int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None)'
+    if _TF and (r_ := _tf(_m_diff, locals())) is not _GO:
+        return r_
+    n_c = _cv_int(n)
+    if n_c is _BAD:
+        raise _arg_error('diff', 'n', 1, 'int', n)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('diff', 'dim', 2, 'int', dim)
+    prepend_c = _cv_opt_tensor(prepend)
+    if prepend_c is _BAD:
+        raise _arg_error('diff', 'prepend', 3, 'Tensor', prepend)
+    append_c = _cv_opt_tensor(append)
+    if append_c is _BAD:
+        raise _arg_error('diff', 'append', 4, 'Tensor', append)
+    h_ = _C_diff(self._p, n_c, dim_c, prepend_c, append_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: digamma(Tensor self) -> Tensor
 _SIGS__m_digamma = (
     ('()', (), (), False),
@@ -24366,6 +25402,34 @@ def _m_digamma_(self):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: dist(Tensor self, Tensor other, Scalar p=2) -> Tensor
+_SIGS__m_dist = (
+    ('(Tensor other, Number p = 2)', (('other', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _is_scalar(x)),), (), False),
+)
+
+
+def _m_dist(self, other, p=2):
+    '(Tensor other, Number p = 2)'
+    if _TF and (r_ := _tf(_m_dist, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('dist', 'other', 1, 'Tensor', other)
+    p_c = _SC_INT.get(p) if p.__class__ is int else None
+    if p_c is None:
+        p_c = _cv_scalar(p)
+        if p_c is _BAD:
+            raise _arg_error('dist', 'p', 2, 'Number', p)
+    h_ = _C_dist(self._p, other._p, p_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: div.Tensor(Tensor self, Tensor other) -> Tensor
@@ -26300,6 +27364,29 @@ def _m_index_select(self, dim, index):
     return r_
 
 
+# yaml/native_functions.yaml: inner(Tensor self, Tensor other) -> Tensor
+_SIGS__m_inner = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_inner(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_inner, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('inner', 'other', 1, 'Tensor', other)
+    h_ = _C_inner(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor
 _SIGS__m_isclose = (
     ('(Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)', (('other', lambda x: isinstance(x, _Tensor)), ('rtol', lambda x: _cv_double(x) is not _BAD), ('atol', lambda x: _cv_double(x) is not _BAD), ('equal_nan', lambda x: _cv_bool(x) is not _BAD),), (), False),
@@ -26383,6 +27470,29 @@ def _m_isnan(self):
     if _TF and (r_ := _tf(_m_isnan, locals())) is not _GO:
         return r_
     h_ = _C_isnan(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: kron(Tensor self, Tensor other) -> Tensor
+_SIGS__m_kron = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_kron(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_kron, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('kron', 'other', 1, 'Tensor', other)
+    h_ = _C_kron(self._p, other._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -32830,12 +33940,15 @@ class _TensorOps:
     acosh_ = _m_acosh_
     add = _m_add
     add_ = _m_add_
+    addbmm = _m_addbmm
     addcdiv = _m_addcdiv
     addcdiv_ = _m_addcdiv_
     addcmul = _m_addcmul
     addcmul_ = _m_addcmul_
     addmm = _m_addmm
     addmm_ = _m_addmm_
+    addmv = _m_addmv
+    addr = _m_addr
     alias = _m_alias
     all = _m_all
     allclose = _m_allclose
@@ -32905,11 +34018,14 @@ class _TensorOps:
     copy_ = _m_copy_
     copysign = _m_copysign
     copysign_ = _m_copysign_
+    corrcoef = _m_corrcoef
     cos = _m_cos
     cos_ = _m_cos_
     cosh = _m_cosh
     cosh_ = _m_cosh_
     count_nonzero = _m_count_nonzero
+    cov = _m_cov
+    cross = _m_cross
     cummax = _m_cummax
     cummin = _m_cummin
     cumprod = _m_cumprod
@@ -32921,8 +34037,10 @@ class _TensorOps:
     diag = _m_diag
     diag_embed = _m_diag_embed
     diagonal = _m_diagonal
+    diff = _m_diff
     digamma = _m_digamma
     digamma_ = _m_digamma_
+    dist = _m_dist
     div = _m_div
     div_ = _m_div_
     dot = _m_dot
@@ -32986,10 +34104,12 @@ class _TensorOps:
     index_put = _m_index_put
     index_put_ = _m_index_put_
     index_select = _m_index_select
+    inner = _m_inner
     isclose = _m_isclose
     isfinite = _m_isfinite
     isinf = _m_isinf
     isnan = _m_isnan
+    kron = _m_kron
     kthvalue = _m_kthvalue
     lcm = _m_lcm
     lcm_ = _m_lcm_
@@ -33278,10 +34398,15 @@ def _public_names():
         (_nn_softplus_backward, "softplus_backward"),
         (_nn_softshrink, "softshrink"),
         (_nn_softshrink_backward, "softshrink_backward"),
+        (_linalg_linalg_cross, "linalg_cross"),
+        (_linalg_linalg_diagonal, "linalg_diagonal"),
         (_linalg_linalg_matrix_norm, "linalg_matrix_norm"),
+        (_linalg_linalg_multi_dot, "linalg_multi_dot"),
         (_linalg_linalg_norm, "linalg_norm"),
         (_linalg_linalg_svd, "linalg_svd"),
         (_linalg_linalg_svdvals, "linalg_svdvals"),
+        (_linalg_linalg_vander, "linalg_vander"),
+        (_linalg_linalg_vecdot, "linalg_vecdot"),
         (_linalg_linalg_vector_norm, "linalg_vector_norm"),
         (_special_special_digamma, "special_digamma"),
         (_special_special_entr, "special_entr"),
@@ -33318,6 +34443,12 @@ SIGNATURES = {
     ("function", "_adaptive_avg_pool2d"): (
         "(Tensor input, tuple of ints output_size)",
     ),
+    ("function", "_cdist_backward"): (
+        "(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist)",
+    ),
+    ("function", "_cdist_forward"): (
+        "(Tensor x1, Tensor x2, float p, int compute_mode)",
+    ),
     ("function", "_convolution_mode"): (
         "(Tensor input, Tensor weight, Tensor bias, tuple of ints stride, str padding, tuple of ints dilation, int groups)",
     ),
@@ -33326,6 +34457,9 @@ SIGNATURES = {
     ),
     ("function", "_cummin_helper"): (
         "(Tensor input, Tensor values, Tensor indices, int dim)",
+    ),
+    ("function", "_euclidean_dist"): (
+        "(Tensor x1, Tensor x2)",
     ),
     ("function", "_index_put_impl"): (
         "(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False, *, Tensor out = None)",
@@ -33351,6 +34485,12 @@ SIGNATURES = {
     ),
     ("function", "_native_batch_norm_legit_no_training"): (
         "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, float momentum, float eps)",
+    ),
+    ("function", "_pdist_backward"): (
+        "(Tensor grad, Tensor input, float p, Tensor pdist)",
+    ),
+    ("function", "_pdist_forward"): (
+        "(Tensor input, float p = 2)",
     ),
     ("function", "_prelu_kernel"): (
         "(Tensor input, Tensor weight)",
@@ -33403,6 +34543,9 @@ SIGNATURES = {
     ("function", "add"): (
         "(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)",
     ),
+    ("function", "addbmm"): (
+        "(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)",
+    ),
     ("function", "addcdiv"): (
         "(Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, Tensor out = None)",
     ),
@@ -33412,6 +34555,12 @@ SIGNATURES = {
     ("function", "addmm"): (
         "(Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
         "(Tensor input, Tensor mat1, Tensor mat2, torchlet.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
+    ),
+    ("function", "addmv"): (
+        "(Tensor input, Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)",
+    ),
+    ("function", "addr"): (
+        "(Tensor input, Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1)",
     ),
     ("function", "alias"): (
         "(Tensor input)",
@@ -33601,6 +34750,9 @@ SIGNATURES = {
     ("function", "cat"): (
         "(tuple of Tensors tensors, int dim = 0, *, Tensor out = None)",
     ),
+    ("function", "cdist"): (
+        "(Tensor x1, Tensor x2, float p = 2, int compute_mode = None)",
+    ),
     ("function", "ceil"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -33684,6 +34836,9 @@ SIGNATURES = {
     ("function", "copysign"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
     ),
+    ("function", "corrcoef"): (
+        "(Tensor input)",
+    ),
     ("function", "cos"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -33699,6 +34854,12 @@ SIGNATURES = {
     ("function", "count_nonzero"): (
         "(Tensor input, int dim = None)",
         "(Tensor input, tuple of ints dim)",
+    ),
+    ("function", "cov"): (
+        "(Tensor input, *, int correction = 1, Tensor fweights = None, Tensor aweights = None)",
+    ),
+    ("function", "cross"): (
+        "(Tensor input, Tensor other, int dim = None)",
     ),
     ("function", "cummax"): (
         "(Tensor input, int dim, *, tuple of Tensors out = None)",
@@ -33733,8 +34894,14 @@ SIGNATURES = {
     ("function", "diagonal_backward"): (
         "(Tensor grad_output, tuple of ints input_sizes, int offset, int dim1, int dim2)",
     ),
+    ("function", "diff"): (
+        "(Tensor input, int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None)",
+    ),
     ("function", "digamma"): (
         "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "dist"): (
+        "(Tensor input, Tensor other, Number p = 2)",
     ),
     ("function", "div"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -33746,6 +34913,9 @@ SIGNATURES = {
     ),
     ("function", "dropout"): (
         "(Tensor input, float p, bool train)",
+    ),
+    ("function", "einsum"): (
+        "(str equation, tuple of Tensors tensors, *, tuple of ints path = None)",
     ),
     ("function", "embedding"): (
         "(Tensor weight, Tensor indices, int padding_idx = -1, bool scale_grad_by_freq = False, bool sparse = False)",
@@ -33940,6 +35110,9 @@ SIGNATURES = {
     ("function", "index_select_backward"): (
         "(Tensor grad, tuple of ints self_sizes, int dim, Tensor index)",
     ),
+    ("function", "inner"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
     ("function", "instance_norm"): (
         "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled)",
     ),
@@ -33962,6 +35135,9 @@ SIGNATURES = {
     ),
     ("function", "kl_div"): (
         "(Tensor input, Tensor target, int reduction = Mean, *, bool log_target = False)",
+    ),
+    ("function", "kron"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
     ),
     ("function", "kthvalue"): (
         "(Tensor input, int k, int dim = -1, bool keepdim = False, *, tuple of Tensors out = None)",
@@ -34218,6 +35394,9 @@ SIGNATURES = {
     ("function", "outer"): (
         "(Tensor input, Tensor vec2, *, Tensor out = None)",
     ),
+    ("function", "pdist"): (
+        "(Tensor input, float p = 2)",
+    ),
     ("function", "permute"): (
         "(Tensor input, tuple of ints dims)",
     ),
@@ -34443,6 +35622,9 @@ SIGNATURES = {
     ("function", "tanh_"): (
         "(Tensor input)",
     ),
+    ("function", "tensordot"): (
+        "(Tensor input, Tensor other, tuple of ints dims_self, tuple of ints dims_other, *, Tensor out = None)",
+    ),
     ("function", "threshold"): (
         "(Tensor input, Number threshold, Number value, *, Tensor out = None)",
     ),
@@ -34559,6 +35741,9 @@ SIGNATURES = {
     ("method", "add_"): (
         "(Tensor other, *, Number alpha = 1)",
     ),
+    ("method", "addbmm"): (
+        "(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)",
+    ),
     ("method", "addcdiv"): (
         "(Tensor tensor1, Tensor tensor2, *, Number value = 1)",
     ),
@@ -34576,6 +35761,12 @@ SIGNATURES = {
     ),
     ("method", "addmm_"): (
         "(Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1)",
+    ),
+    ("method", "addmv"): (
+        "(Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)",
+    ),
+    ("method", "addr"): (
+        "(Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1)",
     ),
     ("method", "alias"): (
         "()",
@@ -34807,6 +35998,9 @@ SIGNATURES = {
     ("method", "copysign_"): (
         "(Tensor other)",
     ),
+    ("method", "corrcoef"): (
+        "()",
+    ),
     ("method", "cos"): (
         "()",
     ),
@@ -34822,6 +36016,12 @@ SIGNATURES = {
     ("method", "count_nonzero"): (
         "(int dim = None)",
         "(tuple of ints dim)",
+    ),
+    ("method", "cov"): (
+        "(*, int correction = 1, Tensor fweights = None, Tensor aweights = None)",
+    ),
+    ("method", "cross"): (
+        "(Tensor other, int dim = None)",
     ),
     ("method", "cummax"): (
         "(int dim)",
@@ -34856,11 +36056,17 @@ SIGNATURES = {
     ("method", "diagonal"): (
         "(int offset = 0, int dim1 = 0, int dim2 = 1)",
     ),
+    ("method", "diff"): (
+        "(int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None)",
+    ),
     ("method", "digamma"): (
         "()",
     ),
     ("method", "digamma_"): (
         "()",
+    ),
+    ("method", "dist"): (
+        "(Tensor other, Number p = 2)",
     ),
     ("method", "div"): (
         "(Tensor other)",
@@ -35068,6 +36274,9 @@ SIGNATURES = {
     ("method", "index_select"): (
         "(int dim, Tensor index)",
     ),
+    ("method", "inner"): (
+        "(Tensor other)",
+    ),
     ("method", "isclose"): (
         "(Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)",
     ),
@@ -35079,6 +36288,9 @@ SIGNATURES = {
     ),
     ("method", "isnan"): (
         "()",
+    ),
+    ("method", "kron"): (
+        "(Tensor other)",
     ),
     ("method", "kthvalue"): (
         "(int k, int dim = -1, bool keepdim = False)",
@@ -35822,9 +37034,18 @@ SIGNATURES = {
     ("nn", "softshrink_backward"): (
         "(Tensor grad_output, Tensor input, Number lambd, *, Tensor out = None)",
     ),
+    ("linalg", "linalg_cross"): (
+        "(Tensor input, Tensor other, *, int dim = -1)",
+    ),
+    ("linalg", "linalg_diagonal"): (
+        "(Tensor A, *, int offset = 0, int dim1 = -2, int dim2 = -1)",
+    ),
     ("linalg", "linalg_matrix_norm"): (
         "(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
         "(Tensor input, str ord = \u0027fro\u0027, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("linalg", "linalg_multi_dot"): (
+        "(tuple of Tensors tensors, *, Tensor out = None)",
     ),
     ("linalg", "linalg_norm"): (
         "(Tensor input, Number ord = None, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
@@ -35835,6 +37056,12 @@ SIGNATURES = {
     ),
     ("linalg", "linalg_svdvals"): (
         "(Tensor A, *, str driver = None, Tensor out = None)",
+    ),
+    ("linalg", "linalg_vander"): (
+        "(Tensor x, *, int N = None)",
+    ),
+    ("linalg", "linalg_vecdot"): (
+        "(Tensor x, Tensor y, *, int dim = -1, Tensor out = None)",
     ),
     ("linalg", "linalg_vector_norm"): (
         "(Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",

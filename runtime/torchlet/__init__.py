@@ -132,7 +132,11 @@ if _gen_ops is not None:
     from . import _select_api  # noqa: E402  (unique_consecutive's outputs, block_diag(*tensors), as torch/functional.py)
 
     _select_api.install(Tensor, globals())
+    from . import _products  # noqa: E402  (einsum(*operands) and its sublist format, tensordot(dims=int | lists))
+
+    _products.install(globals())
     from . import linalg, return_types, special  # noqa: E402,F401  (torchlet.linalg.vector_norm, torchlet.return_types.max, torchlet.special.i1)
+    from . import masked  # noqa: E402,F401  (torchlet.masked.sum ...: reductions over an explicit mask)
 
 from . import _dispatch  # noqa: E402,F401  (torchlet._C._dispatch_keys, ...)
 from ._ops import ops  # noqa: E402  (torchlet.ops.aten.add.Tensor: the operator table's rows)

@@ -1,5 +1,6 @@
 """torchlet.linalg: PyTorch's torch.linalg functions that torchlet has
-(vector_norm, matrix_norm, norm, svd, svdvals).
+(vector_norm, matrix_norm, norm, svd, svdvals, vecdot, diagonal,
+multi_dot, vander, cross).
 
 As torch/linalg/__init__.py does with torch._C._linalg, each is the generated
 binding of its `python_module: linalg` operator (yaml/native_functions.yaml,
@@ -17,5 +18,10 @@ matrix_norm = _linalg.linalg_matrix_norm
 norm = _linalg.linalg_norm
 svd = _linalg.linalg_svd
 svdvals = _linalg.linalg_svdvals
+vecdot = _linalg.linalg_vecdot
+diagonal = _linalg.linalg_diagonal
+multi_dot = _linalg.linalg_multi_dot
+vander = _linalg.linalg_vander
+cross = _linalg.linalg_cross
 
-__all__ = ["matrix_norm", "norm", "svd", "svdvals", "vector_norm"]
+__all__ = ["cross", "diagonal", "matrix_norm", "multi_dot", "norm", "svd", "svdvals", "vander", "vecdot", "vector_norm"]

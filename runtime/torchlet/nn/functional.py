@@ -1009,3 +1009,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
         div = div.reshape(sizes)
     div = div.mul(alpha).add(k).pow(beta)
     return input / div
+
+
+# torch.nn.functional.pdist is torch.pdist (the operator binding)
+pdist = torchlet.pdist
