@@ -17,6 +17,7 @@
 
 #include "missing_ops.h"
 #include "tl_error.h"
+#include "tl_half.h"
 #include "tl_internal.h"
 #include "tl_ops.h"
 #include "tl_structured.h"
@@ -308,9 +309,26 @@ tl_tensor *tl_native__bincount_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *wei
         }                                                                                      \
     } while (0)
 
+/* float16 / bfloat16: c10::Half arithmetic, each step rounded to the dtype */
+static inline float round16(float x, bool bf) {
+    return bf ? tl_bf16_to_f32(tl_f32_to_bf16(x)) : tl_f16_to_f32(tl_f32_to_f16(x));
+}
+
+static void histc16(const uint16_t *x, int64_t n, bool bf, double left, double right, int64_t bins, double *h) {
+    const float l = round16((float)left, bf), r = round16((float)right, bf), nb = round16((float)bins, bf);
+    const float width = round16(r - l, bf);
+    for (int64_t i = 0; i < n; i++) {
+        const float e = bf ? tl_bf16_to_f32(x[i]) : tl_f16_to_f32(x[i]);
+        if (!(e >= l && e <= r)) continue;
+        int64_t pos = (int64_t)round16(round16(round16(e - l, bf) * nb, bf) / width, bf);
+        if (pos == bins) pos -= 1;
+        h[pos] += 1;
+    }
+}
+
 tl_tensor *tl_native_histogram_histc(tl_keyset ks, tl_tensor *self, int64_t bins, tl_scalar min, tl_scalar max) {
     (void)ks;
-    if (self->dtype != TL_FLOAT32 && self->dtype != TL_FLOAT64)
+    if (!tl_dtype_is_floating(self->dtype))
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"histogram_cpu\" not implemented for '%s'",
                             tl_dtype_scalar_name(self->dtype)), NULL;
     if (bins <= 0)
@@ -343,7 +361,8 @@ tl_tensor *tl_native_histogram_histc(tl_keyset ks, tl_tensor *self, int64_t bins
     }
     double *h = tl_tensor_data_ptr(hist);
     if (self->dtype == TL_FLOAT32) HISTC(float);
-    else HISTC(double);
+    else if (self->dtype == TL_FLOAT64) HISTC(double);
+    else histc16(tl_tensor_data_ptr(c), c->numel, self->dtype == TL_BFLOAT16, left, right, bins, h);
     tl_tensor *r = tl_to_dtype(hist, self->dtype, 0);
     tl_tensor_release(hist);
     tl_tensor_release(c);
