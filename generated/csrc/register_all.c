@@ -179,6 +179,7 @@
 #include "ops/hardtanh_backward.h"
 #include "ops/heaviside.h"
 #include "ops/histc.h"
+#include "ops/histogram.h"
 #include "ops/hstack.h"
 #include "ops/huber_loss.h"
 #include "ops/huber_loss_backward.h"
@@ -841,6 +842,7 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_nanquantile() != 0) return -1;
     if (tl_ops_register_block_diag() != 0) return -1;
     if (tl_ops_register_unique_consecutive() != 0) return -1;
+    if (tl_ops_register_histogram() != 0) return -1;
     done = 1;
     return 0;
 }

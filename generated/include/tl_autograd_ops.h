@@ -290,5 +290,6 @@ int tl_autograd_register__logcumsumexp(void);
 int tl_autograd_register_logcumsumexp(void);
 int tl_autograd_register_block_diag(void);
 int tl_autograd_register_unique_consecutive(void);
+int tl_autograd_register_histogram(void);
 
 #endif

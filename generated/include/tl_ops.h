@@ -425,5 +425,6 @@
 #include "ops/nanquantile.h"
 #include "ops/block_diag.h"
 #include "ops/unique_consecutive.h"
+#include "ops/histogram.h"
 
 #endif
