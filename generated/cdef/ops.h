@@ -1836,6 +1836,12 @@ tl_tensor *tl_ops_block_diag(tl_tensor *const *tensors, int64_t tensors_len);
 /* unique_consecutive */
 int tl_ops_unique_consecutive(tl_tensor *self, bool return_inverse, bool return_counts, int64_t dim, bool dim_has, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
 
+/* histogram */
+int tl_ops_histogram_bins_tensor_out(tl_tensor *self, tl_tensor *bins, tl_tensor *weight, bool density, tl_tensor *hist, tl_tensor *bin_edges, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_histogram_bins_tensor(tl_tensor *self, tl_tensor *bins, tl_tensor *weight, bool density, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_histogram_bin_ct_out(tl_tensor *self, int64_t bins, const double *range, int64_t range_len, tl_tensor *weight, bool density, tl_tensor *hist, tl_tensor *bin_edges, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_histogram_bin_ct(tl_tensor *self, int64_t bins, const double *range, int64_t range_len, tl_tensor *weight, bool density, tl_tensor **ret0, tl_tensor **ret1);
+
 /* einsum */
 tl_tensor *tl_ops_einsum(const char *equation, tl_tensor *const *tensors, int64_t tensors_len, const int64_t *path, int64_t path_len);
 

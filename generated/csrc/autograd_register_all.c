@@ -294,6 +294,7 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_logcumsumexp() != 0) return -1;
     if (tl_autograd_register_block_diag() != 0) return -1;
     if (tl_autograd_register_unique_consecutive() != 0) return -1;
+    if (tl_autograd_register_histogram() != 0) return -1;
     if (tl_autograd_register_addmv() != 0) return -1;
     if (tl_autograd_register_addr() != 0) return -1;
     if (tl_autograd_register_addbmm() != 0) return -1;

@@ -194,6 +194,7 @@
 #include "ops/hardtanh_backward.h"
 #include "ops/heaviside.h"
 #include "ops/histc.h"
+#include "ops/histogram.h"
 #include "ops/hstack.h"
 #include "ops/huber_loss.h"
 #include "ops/huber_loss_backward.h"
@@ -865,6 +866,7 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_nanquantile() != 0) return -1;
     if (tl_ops_register_block_diag() != 0) return -1;
     if (tl_ops_register_unique_consecutive() != 0) return -1;
+    if (tl_ops_register_histogram() != 0) return -1;
     if (tl_ops_register_einsum() != 0) return -1;
     if (tl_ops_register_tensordot() != 0) return -1;
     if (tl_ops_register_inner() != 0) return -1;

@@ -290,6 +290,7 @@ int tl_autograd_register__logcumsumexp(void);
 int tl_autograd_register_logcumsumexp(void);
 int tl_autograd_register_block_diag(void);
 int tl_autograd_register_unique_consecutive(void);
+int tl_autograd_register_histogram(void);
 int tl_autograd_register_addmv(void);
 int tl_autograd_register_addr(void);
 int tl_autograd_register_addbmm(void);

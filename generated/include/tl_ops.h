@@ -425,6 +425,7 @@
 #include "ops/nanquantile.h"
 #include "ops/block_diag.h"
 #include "ops/unique_consecutive.h"
+#include "ops/histogram.h"
 #include "ops/einsum.h"
 #include "ops/tensordot.h"
 #include "ops/inner.h"

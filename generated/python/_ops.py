@@ -264,6 +264,7 @@ __all__ = [
     "hardshrink_backward",
     "heaviside",
     "histc",
+    "histogram",
     "hstack",
     "hypot",
     "i0",
@@ -922,6 +923,10 @@ _C_heaviside_ = getattr(_lib, "tl_ops_heaviside_", None) or _missing_c("tl_ops_h
 _C_heaviside_out = getattr(_lib, "tl_ops_heaviside_out", None) or _missing_c("tl_ops_heaviside_out")
 _C_histc = getattr(_lib, "tl_ops_histc", None) or _missing_c("tl_ops_histc")
 _C_histc_out = getattr(_lib, "tl_ops_histc_out", None) or _missing_c("tl_ops_histc_out")
+_C_histogram_bin_ct = getattr(_lib, "tl_ops_histogram_bin_ct", None) or _missing_c("tl_ops_histogram_bin_ct")
+_C_histogram_bin_ct_out = getattr(_lib, "tl_ops_histogram_bin_ct_out", None) or _missing_c("tl_ops_histogram_bin_ct_out")
+_C_histogram_bins_tensor = getattr(_lib, "tl_ops_histogram_bins_tensor", None) or _missing_c("tl_ops_histogram_bins_tensor")
+_C_histogram_bins_tensor_out = getattr(_lib, "tl_ops_histogram_bins_tensor_out", None) or _missing_c("tl_ops_histogram_bins_tensor_out")
 _C_hstack = getattr(_lib, "tl_ops_hstack", None) or _missing_c("tl_ops_hstack")
 _C_hstack_out = getattr(_lib, "tl_ops_hstack_out", None) or _missing_c("tl_ops_hstack_out")
 _C_huber_loss = getattr(_lib, "tl_ops_huber_loss", None) or _missing_c("tl_ops_huber_loss")
@@ -10043,6 +10048,85 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)
+# yaml/native_functions.yaml: histogram.bins_tensor_out(Tensor self, Tensor bins, *, Tensor? weight=None, bool density=False, Tensor(a!) hist, Tensor(b!) bin_edges) -> (Tensor(a!) hist, Tensor(b!) bin_edges)
+# yaml/native_functions.yaml: histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)
+# yaml/native_functions.yaml: histogram.bin_ct_out(Tensor self, int bins=100, *, float[]? range=None, Tensor? weight=None, bool density=False, Tensor(a!) hist, Tensor(b!) bin_edges) -> (Tensor(a!) hist, Tensor(b!) bin_edges)
+_SIGS_histogram = (
+    ('(Tensor input, Tensor bins, *, Tensor weight = None, bool density = False, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('bins', lambda x: isinstance(x, _Tensor)),), (('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('density', lambda x: _cv_bool(x) is not _BAD), ('out', lambda x: isinstance(x, (tuple, list))),), False),
+    ('(Tensor input, int bins = 100, *, tuple of floats range = None, Tensor weight = None, bool density = False, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('bins', lambda x: _cv_int(x) is not _BAD),), (('range', lambda x: _cv_opt_double_list(x, 0) is not _BAD), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('density', lambda x: _cv_bool(x) is not _BAD), ('out', lambda x: isinstance(x, (tuple, list))),), False),
+)
+_KW_histogram_0 = {'input': lambda x: isinstance(x, _Tensor), 'bins': lambda x: isinstance(x, _Tensor), 'weight': lambda x: (x is None or isinstance(x, _Tensor)), 'density': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, (tuple, list)))}
+_KW_histogram_1 = {'input': lambda x: isinstance(x, _Tensor), 'bins': lambda x: _cv_int(x) is not _BAD, 'range': lambda x: _cv_opt_double_list(x, 0) is not _BAD, 'weight': lambda x: (x is None or isinstance(x, _Tensor)), 'density': lambda x: _cv_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, (tuple, list)))}
+
+
+def _implhistogram_0(input, bins, *, weight=None, density=False, out=None):
+    '(Tensor input, Tensor bins, *, Tensor weight = None, bool density = False, tuple of Tensors out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('histogram', 'input', 1, 'Tensor', input)
+    if bins.__class__ is not _Tensor:
+        if not isinstance(bins, _Tensor):
+            raise _arg_error('histogram', 'bins', 2, 'Tensor', bins)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('histogram', 'weight', 0, 'Tensor', weight)
+    density_c = _cv_bool(density)
+    if density_c is _BAD:
+        raise _arg_error('histogram', 'density', 0, 'bool', density)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_histogram_bins_tensor(input._p, bins._p, weight_c, density_c, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'histogram', ('hist', 'bin_edges'))
+    _check_out_tuple(out, 2, 4)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_histogram_bins_tensor_out(input._p, bins._p, weight_c, density_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    return _out_tuple_result(out, 'histogram_out', ('hist', 'bin_edges'))
+
+
+def _implhistogram_1(input, bins=100, *, range=None, weight=None, density=False, out=None):
+    '(Tensor input, int bins = 100, *, tuple of floats range = None, Tensor weight = None, bool density = False, tuple of Tensors out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('histogram', 'input', 1, 'Tensor', input)
+    bins_c = _cv_int(bins)
+    if bins_c is _BAD:
+        raise _arg_error('histogram', 'bins', 2, 'int', bins)
+    range_c = _cv_opt_double_list(range, 0)
+    if range_c is _BAD:
+        raise _arg_error('histogram', 'range', 0, 'tuple of floats', range)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('histogram', 'weight', 0, 'Tensor', weight)
+    density_c = _cv_bool(density)
+    if density_c is _BAD:
+        raise _arg_error('histogram', 'density', 0, 'bool', density)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_histogram_bin_ct(input._p, bins_c, range_c[0], range_c[1], weight_c, density_c, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'histogram', ('hist', 'bin_edges'))
+    _check_out_tuple(out, 2, 5)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_histogram_bin_ct_out(input._p, bins_c, range_c[0], range_c[1], weight_c, density_c, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    return _out_tuple_result(out, 'histogram_out', ('hist', 'bin_edges'))
+
+
+def histogram(*args, **kwargs):
+    '(Tensor input, Tensor bins, *, Tensor weight = None, bool density = False, tuple of Tensors out = None) | (Tensor input, int bins = 100, *, tuple of floats range = None, Tensor weight = None, bool density = False, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(histogram, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'bins' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_histogram_0, ('input', 'bins', )[:n])):
+        return _implhistogram_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_histogram_1, ('input', 'bins', )[:n])):
+        return _implhistogram_1(*args, **kwargs)
+    raise _invalid_combination('histogram', args, kwargs, _SIGS_histogram)
 
 
 # yaml/native_functions.yaml: hstack(Tensor[] tensors) -> Tensor
@@ -27007,6 +27091,63 @@ def _m_histc(self, bins=100, min=0, max=0):
     return r_
 
 
+# yaml/native_functions.yaml: histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)
+# yaml/native_functions.yaml: histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)
+_SIGS__m_histogram = (
+    ('(Tensor bins, *, Tensor weight = None, bool density = False)', (('bins', lambda x: isinstance(x, _Tensor)),), (('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('density', lambda x: _cv_bool(x) is not _BAD),), False),
+    ('(int bins = 100, *, tuple of floats range = None, Tensor weight = None, bool density = False)', (('bins', lambda x: _cv_int(x) is not _BAD),), (('range', lambda x: _cv_opt_double_list(x, 0) is not _BAD), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('density', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+_KW__m_histogram_0 = {'bins': lambda x: isinstance(x, _Tensor), 'weight': lambda x: (x is None or isinstance(x, _Tensor)), 'density': lambda x: _cv_bool(x) is not _BAD}
+_KW__m_histogram_1 = {'bins': lambda x: _cv_int(x) is not _BAD, 'range': lambda x: _cv_opt_double_list(x, 0) is not _BAD, 'weight': lambda x: (x is None or isinstance(x, _Tensor)), 'density': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _impl_m_histogram_0(self, bins, *, weight=None, density=False):
+    '(Tensor bins, *, Tensor weight = None, bool density = False)'
+    if bins.__class__ is not _Tensor:
+        if not isinstance(bins, _Tensor):
+            raise _arg_error('histogram', 'bins', 1, 'Tensor', bins)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('histogram', 'weight', 0, 'Tensor', weight)
+    density_c = _cv_bool(density)
+    if density_c is _BAD:
+        raise _arg_error('histogram', 'density', 0, 'bool', density)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_histogram_bins_tensor(self._p, bins._p, weight_c, density_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'histogram', ('hist', 'bin_edges'))
+
+
+def _impl_m_histogram_1(self, bins=100, *, range=None, weight=None, density=False):
+    '(int bins = 100, *, tuple of floats range = None, Tensor weight = None, bool density = False)'
+    bins_c = _cv_int(bins)
+    if bins_c is _BAD:
+        raise _arg_error('histogram', 'bins', 1, 'int', bins)
+    range_c = _cv_opt_double_list(range, 0)
+    if range_c is _BAD:
+        raise _arg_error('histogram', 'range', 0, 'tuple of floats', range)
+    weight_c = _cv_opt_tensor(weight)
+    if weight_c is _BAD:
+        raise _arg_error('histogram', 'weight', 0, 'Tensor', weight)
+    density_c = _cv_bool(density)
+    if density_c is _BAD:
+        raise _arg_error('histogram', 'density', 0, 'bool', density)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_histogram_bin_ct(self._p, bins_c, range_c[0], range_c[1], weight_c, density_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'histogram', ('hist', 'bin_edges'))
+
+
+def _m_histogram(self, *args, **kwargs):
+    '(Tensor bins, *, Tensor weight = None, bool density = False) | (int bins = 100, *, tuple of floats range = None, Tensor weight = None, bool density = False)'
+    if _TF and (r_ := _tf(_m_histogram, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'bins' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_histogram_0, ('bins', )[:n])):
+        return _impl_m_histogram_0(self, *args, **kwargs)
+    if n <= 1 and (n <= 0 or _cv_int(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_histogram_1, ('bins', )[:n])):
+        return _impl_m_histogram_1(self, *args, **kwargs)
+    raise _invalid_combination('histogram', args, kwargs, _SIGS__m_histogram)
+
+
 # yaml/native_functions.yaml: hypot(Tensor self, Tensor other) -> Tensor
 _SIGS__m_hypot = (
     ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -34090,6 +34231,7 @@ class _TensorOps:
     heaviside = _m_heaviside
     heaviside_ = _m_heaviside_
     histc = _m_histc
+    histogram = _m_histogram
     hypot = _m_hypot
     hypot_ = _m_hypot_
     i0 = _m_i0
@@ -35073,6 +35215,10 @@ SIGNATURES = {
     ),
     ("function", "histc"): (
         "(Tensor input, int bins = 100, Number min = 0, Number max = 0, *, Tensor out = None)",
+    ),
+    ("function", "histogram"): (
+        "(Tensor input, Tensor bins, *, Tensor weight = None, bool density = False, tuple of Tensors out = None)",
+        "(Tensor input, int bins = 100, *, tuple of floats range = None, Tensor weight = None, bool density = False, tuple of Tensors out = None)",
     ),
     ("function", "hstack"): (
         "(tuple of Tensors tensors, *, Tensor out = None)",
@@ -36231,6 +36377,10 @@ SIGNATURES = {
     ),
     ("method", "histc"): (
         "(int bins = 100, Number min = 0, Number max = 0)",
+    ),
+    ("method", "histogram"): (
+        "(Tensor bins, *, Tensor weight = None, bool density = False)",
+        "(int bins = 100, *, tuple of floats range = None, Tensor weight = None, bool density = False)",
     ),
     ("method", "hypot"): (
         "(Tensor other)",

@@ -18,7 +18,8 @@
 
 /* ------------------------------------------------------------ masked_select */
 
-/* self and mask broadcast together (PyTorch's expand_outplace): 0 or -1 */
+/* self and mask broadcast together (PyTorch's expand_outplace), a 0-dim
+ * pair as one element (the index operators take no 0-dim bool index): 0 or -1 */
 static int broadcast_pair(tl_tensor *a, tl_tensor *b, tl_tensor **ra, tl_tensor **rb) {
     tl_tensor *in[2] = {a, b}, **out = NULL;
     int64_t n = 0;
@@ -26,6 +27,18 @@ static int broadcast_pair(tl_tensor *a, tl_tensor *b, tl_tensor **ra, tl_tensor 
     *ra = out[0];
     *rb = out[1];
     free(out);
+    if ((*ra)->ndim == 0) {
+        const int64_t one = 1;
+        tl_tensor *x = tl_ops_reshape(*ra, &one, 1), *y = x ? tl_ops_reshape(*rb, &one, 1) : NULL;
+        tl_tensor_release(*ra);
+        tl_tensor_release(*rb);
+        *ra = x;
+        *rb = y;
+        if (!y) {
+            tl_tensor_release(x);
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -151,9 +164,13 @@ tl_tensor *tl_native_take_along_dim(tl_keyset ks, tl_tensor *self, tl_tensor *in
     }
     tl_tensor *sb = tl_ops_broadcast_to(self, ss, nd);
     tl_tensor *ib = sb ? tl_ops_broadcast_to(indices, is, nd) : NULL;
-    tl_tensor *r = ib ? tl_ops_gather(sb, d, ib, false) : NULL;
+    /* PyTorch 2.13 takes indices along dim modulo its size (-1 and 5 of 5 are 4 and 0) */
+    tl_tensor *iw = ib && ss[d] > 0 ? tl_ops_remainder_Scalar(ib, tl_scalar_from_int(ss[d])) : ib;
+    if (iw && iw == ib) tl_tensor_retain(iw);
+    tl_tensor *r = iw ? tl_ops_gather(sb, d, iw, false) : NULL;
     tl_tensor_release(sb);
     tl_tensor_release(ib);
+    tl_tensor_release(iw);
     return r;
 }
 

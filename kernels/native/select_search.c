@@ -17,6 +17,7 @@
 
 #include "missing_ops.h"
 #include "tl_error.h"
+#include "tl_half.h"
 #include "tl_internal.h"
 #include "tl_ops.h"
 #include "tl_structured.h"
@@ -308,9 +309,26 @@ tl_tensor *tl_native__bincount_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *wei
         }                                                                                      \
     } while (0)
 
+/* float16 / bfloat16: c10::Half arithmetic, each step rounded to the dtype */
+static inline float round16(float x, bool bf) {
+    return bf ? tl_bf16_to_f32(tl_f32_to_bf16(x)) : tl_f16_to_f32(tl_f32_to_f16(x));
+}
+
+static void histc16(const uint16_t *x, int64_t n, bool bf, double left, double right, int64_t bins, double *h) {
+    const float l = round16((float)left, bf), r = round16((float)right, bf), nb = round16((float)bins, bf);
+    const float width = round16(r - l, bf);
+    for (int64_t i = 0; i < n; i++) {
+        const float e = bf ? tl_bf16_to_f32(x[i]) : tl_f16_to_f32(x[i]);
+        if (!(e >= l && e <= r)) continue;
+        int64_t pos = (int64_t)round16(round16(round16(e - l, bf) * nb, bf) / width, bf);
+        if (pos == bins) pos -= 1;
+        h[pos] += 1;
+    }
+}
+
 tl_tensor *tl_native_histogram_histc(tl_keyset ks, tl_tensor *self, int64_t bins, tl_scalar min, tl_scalar max) {
     (void)ks;
-    if (self->dtype != TL_FLOAT32 && self->dtype != TL_FLOAT64)
+    if (!tl_dtype_is_floating(self->dtype))
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"histogram_cpu\" not implemented for '%s'",
                             tl_dtype_scalar_name(self->dtype)), NULL;
     if (bins <= 0)
@@ -343,7 +361,8 @@ tl_tensor *tl_native_histogram_histc(tl_keyset ks, tl_tensor *self, int64_t bins
     }
     double *h = tl_tensor_data_ptr(hist);
     if (self->dtype == TL_FLOAT32) HISTC(float);
-    else HISTC(double);
+    else if (self->dtype == TL_FLOAT64) HISTC(double);
+    else histc16(tl_tensor_data_ptr(c), c->numel, self->dtype == TL_BFLOAT16, left, right, bins, h);
     tl_tensor *r = tl_to_dtype(hist, self->dtype, 0);
     tl_tensor_release(hist);
     tl_tensor_release(c);
@@ -539,4 +558,203 @@ tl_tensor *tl_native_repeat_interleave_symint__repeat_interleave_self_int(tl_key
     tl_tensor_release(u);
     tl_tensor_release(e);
     return r;
+}
+
+/* ------------------------------------------------------------ histogram */
+
+/* PyTorch's histogramdd kernel for one dimension: bin positions by linear
+ * interpolation checked against the neighbouring edges (bins given as a
+ * count) or by binary search over the edges (bins given as a tensor), in the
+ * input dtype; the last bin holds its right edge */
+#define HIST_FILL(T)                                                                             \
+    do {                                                                                         \
+        const T *x = tl_tensor_data_ptr(c), *ed = tl_tensor_data_ptr(e);                         \
+        const T l = ed[0], r = ed[ne - 1];                                                       \
+        for (int64_t i = 0; i < c->numel; i++) {                                                 \
+            const T v = x[i];                                                                    \
+            if (!(v >= l && v <= r)) continue;                                                   \
+            int64_t lo = 0, hi = ne;                                                             \
+            if (linear) {                                                                        \
+                const int64_t p = (int64_t)((v - l) * (T)(ne - 1) / (r - l));                    \
+                lo = p - 1 > 0 ? p - 1 : 0;                                                      \
+                hi = p + 2 < ne ? p + 2 : ne;                                                    \
+            }                                                                                    \
+            while (lo < hi) { /* upper_bound */                                                  \
+                const int64_t m = lo + (hi - lo) / 2;                                            \
+                if (!(v < ed[m])) lo = m + 1;                                                    \
+                else hi = m;                                                                     \
+            }                                                                                    \
+            int64_t pos = lo - 1;                                                                \
+            if (pos == ne - 1) pos -= 1;                                                         \
+            h[pos] += w ? w[i] : 1.0;                                                            \
+        }                                                                                        \
+    } while (0)
+
+static int histogram_impl(tl_tensor *self, tl_tensor *edges, bool linear, tl_tensor *weight, bool density,
+                          tl_tensor **ret0, tl_tensor **ret1) {
+    if (weight) {
+        if (weight->ndim != self->ndim || memcmp(weight->sizes, self->sizes, (size_t)self->ndim * sizeof(int64_t))) {
+            char a[256], b[256];
+            snprintf(a, sizeof a, "[%lld, 1]", (long long)self->numel);
+            sizes_str(weight, b, sizeof b);
+            return tl_set_error(TL_ERR_RUNTIME,
+                                "torch.histogramdd: if weight tensor is provided it should have the same shape as the "
+                                "input tensor excluding its innermost dimension, but got input with shape %s and "
+                                "weight with shape %s", a, b);
+        }
+        if (weight->dtype != self->dtype)
+            return tl_set_error(TL_ERR_RUNTIME,
+                                "torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
+                                "have the same dtype, but got input(%s), and weight(%s)",
+                                tl_dtype_caffe2_name(self->dtype), tl_dtype_caffe2_name(weight->dtype));
+    }
+    const int64_t ne = edges->numel, nb = ne - 1;
+    tl_tensor *c = tl_contiguous(self), *e = c ? tl_contiguous(edges) : NULL;
+    tl_tensor *wc = e && weight ? work_copy(weight, true) : NULL;
+    tl_tensor *acc = e && (!weight || wc) ? tl_zeros(1, &nb, TL_FLOAT64, TL_CPU) : NULL;
+    tl_tensor *hist = NULL, *be = NULL;
+    if (acc) {
+        double *h = tl_tensor_data_ptr(acc);
+        const double *w = wc ? tl_tensor_data_ptr(wc) : NULL;
+        if (self->dtype == TL_FLOAT32) HIST_FILL(float);
+        else HIST_FILL(double);
+        hist = tl_to_dtype(acc, self->dtype, 0);
+        be = hist ? tl_to_dtype(e, self->dtype, 1) : NULL;
+    }
+    if (be && density) {   /* hist / hist.sum() / bin widths */
+        tl_tensor *total = tl_ops_sum(hist, TL_DTYPE_UNDEFINED);
+        tl_tensor *hi = total ? tl_ops_narrow(be, 0, 1, nb) : NULL, *lo = hi ? tl_ops_narrow(be, 0, 0, nb) : NULL;
+        tl_tensor *width = lo ? tl_ops_sub_Tensor(hi, lo, tl_scalar_from_int(1)) : NULL;
+        tl_tensor *a = width ? tl_ops_div_Tensor(hist, total) : NULL;
+        tl_tensor *d = a ? tl_ops_div_Tensor(a, width) : NULL;
+        tl_tensor *list[] = {total, hi, lo, width, a, hist};
+        for (size_t i = 0; i < sizeof list / sizeof *list; i++) tl_tensor_release(list[i]);
+        hist = d;
+    }
+    tl_tensor_release(c);
+    tl_tensor_release(e);
+    tl_tensor_release(wc);
+    tl_tensor_release(acc);
+    if (!hist || !be) {
+        tl_tensor_release(hist);
+        tl_tensor_release(be);
+        return -1;
+    }
+    *ret0 = hist;
+    *ret1 = be;
+    return 0;
+}
+
+static int hist_dtype_check(tl_tensor *self) {
+    if (self->dtype != TL_FLOAT32 && self->dtype != TL_FLOAT64)
+        return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"histogramdd\" not implemented for '%s'",
+                            tl_dtype_scalar_name(self->dtype));
+    return 0;
+}
+
+int tl_native_histogram(tl_keyset ks, tl_tensor *self, tl_tensor *bins, tl_tensor *weight, bool density,
+                        tl_tensor **ret0, tl_tensor **ret1) {
+    (void)ks;
+    if (hist_dtype_check(self)) return -1;
+    if (bins->ndim != 1)
+        return tl_set_error(TL_ERR_RUNTIME,
+                            "torch.histogramdd: bins tensor should have one dimension, but got %lld dimensions in the "
+                            "bins tensor for dimension 0", (long long)bins->ndim);
+    if (bins->dtype != self->dtype)
+        return tl_set_error(TL_ERR_RUNTIME,
+                            "torch.histogramdd: input tensor and bins tensors should have the same dtype, but got input "
+                            "with dtype %s and bins for dimension 0 with dtype %s",
+                            tl_dtype_caffe2_name(self->dtype), tl_dtype_caffe2_name(bins->dtype));
+    if (bins->numel < 1)
+        return tl_set_error(TL_ERR_RUNTIME,
+                            "torch.histogramdd: bins tensor should have at least 1 element, but got 0 elements in the "
+                            "bins tensor for dimension 0");
+    return histogram_impl(self, bins, false, weight, density, ret0, ret1);
+}
+
+int tl_native_histogram__histogram_bin_ct(tl_keyset ks, tl_tensor *self, int64_t bins, const double *range,
+                                          int64_t range_len, tl_tensor *weight, bool density, tl_tensor **ret0,
+                                          tl_tensor **ret1) {
+    (void)ks;
+    if (hist_dtype_check(self)) return -1;
+    if (bins <= 0)
+        return tl_set_error(TL_ERR_RUNTIME, "torch.histogram(): bins must be > 0, but got %lld for dimension 0",
+                            (long long)bins);
+    if (range && range_len != 2)
+        return tl_set_error(TL_ERR_RUNTIME,
+                            "torch.histogramdd: for a 1-dimensional histogram, range should have 2 elements, but got "
+                            "%lld", (long long)range_len);
+    double left = 0.0, right = 1.0;   /* PyTorch's edges for an empty input without range */
+    if (range) {
+        left = range[0];
+        right = range[1];
+    } else if (self->numel > 0) {
+        tl_tensor *mn = tl_ops_amin(self, NULL, 0, false), *mx = mn ? tl_ops_amax(self, NULL, 0, false) : NULL;
+        tl_scalar a, b;
+        const int rc = mx ? (tl_tensor_item(mn, &a) || tl_tensor_item(mx, &b)) : -1;
+        tl_tensor_release(mn);
+        tl_tensor_release(mx);
+        if (rc) return -1;
+        left = a.d;
+        right = b.d;
+    }
+    if (left == right) {
+        left -= 0.5;
+        right += 0.5;
+    }
+    if (isinf(left) || isinf(right) || isnan(left) || isnan(right))
+        return tl_set_error(TL_ERR_RUNTIME, "torch.histogramdd: dimension 0's range [%g, %g] is not finite", left,
+                            right);
+    if (!(left <= right))
+        return tl_set_error(TL_ERR_RUNTIME,
+                            "torch.histogramdd: min should not exceed max, but got min %g max %g for dimension 0", left,
+                            right);
+    /* PyTorch's CPU linspace in the input dtype: the first half counts up
+     * from start, the second half down from end, each step one fused
+     * multiply-add as PyTorch's vectorized (FMA) build computes it */
+    const int64_t ne = bins + 1;
+    tl_tensor *edges = tl_empty(1, &ne, self->dtype, TL_CPU);
+    if (!edges) return -1;
+    if (self->dtype == TL_FLOAT32) {
+        float *ed = tl_tensor_data_ptr(edges);
+        const float a = (float)left, b = (float)right, step = (b - a) / (float)(ne - 1);
+        for (int64_t i = 0; i < ne; i++) ed[i] = i < ne / 2 ? fmaf(step, (float)i, a) : fmaf(-step, (float)(ne - i - 1), b);
+    } else {
+        double *ed = tl_tensor_data_ptr(edges);
+        const double step = (right - left) / (double)(ne - 1);
+        for (int64_t i = 0; i < ne; i++)
+            ed[i] = i < ne / 2 ? fma(step, (double)i, left) : fma(-step, (double)(ne - i - 1), right);
+    }
+    const int rc = histogram_impl(self, edges, true, weight, density, ret0, ret1);
+    tl_tensor_release(edges);
+    return rc;
+}
+
+static int hist_to_out(int rc, tl_tensor *h, tl_tensor *e, tl_tensor *hist, tl_tensor *bin_edges, tl_tensor **ret0,
+                       tl_tensor **ret1) {
+    if (rc) return -1;
+    tl_tensor *a = tl_missing_copy_to_out(h, hist);
+    tl_tensor *b = a ? tl_missing_copy_to_out(e, bin_edges) : (tl_tensor_release(e), NULL);
+    if (!a || !b) {
+        tl_tensor_release(a);
+        return -1;
+    }
+    *ret0 = a;
+    *ret1 = b;
+    return 0;
+}
+
+int tl_native_histogram_out(tl_keyset ks, tl_tensor *self, tl_tensor *bins, tl_tensor *weight, bool density,
+                            tl_tensor *hist, tl_tensor *bin_edges, tl_tensor **ret0, tl_tensor **ret1) {
+    tl_tensor *h = NULL, *e = NULL;
+    const int rc = tl_native_histogram(ks, self, bins, weight, density, &h, &e);
+    return hist_to_out(rc, h, e, hist, bin_edges, ret0, ret1);
+}
+
+int tl_native_histogram_out__histogram_bin_ct_out(tl_keyset ks, tl_tensor *self, int64_t bins, const double *range,
+                                                  int64_t range_len, tl_tensor *weight, bool density, tl_tensor *hist,
+                                                  tl_tensor *bin_edges, tl_tensor **ret0, tl_tensor **ret1) {
+    tl_tensor *h = NULL, *e = NULL;
+    const int rc = tl_native_histogram__histogram_bin_ct(ks, self, bins, range, range_len, weight, density, &h, &e);
+    return hist_to_out(rc, h, e, hist, bin_edges, ret0, ret1);
 }

@@ -96,7 +96,7 @@ int tl_ag_block_diag_backward(tl_tensor *grad, const int64_t *const *sizes, cons
 
 /* ------------------------------------------------------------ unique_consecutive */
 
-/* slice i of rows (row-major, width w, work dtype) equals slice i - 1: floats
+/* row i of rows (row-major, width w, work dtype) equals row i - 1: floats
  * by value (NaN never equal, -0.0 == 0.0) */
 static bool same_prev(const tl_tensor *rows, int64_t i, int64_t w) {
     if (rows->dtype == TL_FLOAT64) {

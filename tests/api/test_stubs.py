@@ -28,9 +28,10 @@ def test_stub_is_shipped_with_the_package():
 
 # torchlet functions that wrap their generated binding in Python, like PyTorch's
 # hand-written bindings (nonzero's as_tuple=, cat([]): runtime/torchlet/_missing_ops.py;
-# the *tensors forms: runtime/torchlet/_tensor_api.py)
+# the *tensors forms: runtime/torchlet/_tensor_api.py; unique_consecutive's outputs, block_diag(*tensors):
+# runtime/torchlet/_select_api.py)
 HAND_WRAPPED = {"nonzero", "cat", "broadcast_tensors", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d",
-                "cartesian_prod"}
+                "cartesian_prod", "unique_consecutive", "block_diag"}
 
 
 def test_every_function_and_method_has_a_stub():

@@ -827,6 +827,7 @@ SELECT_CASES = {
              ([rn(4, 3)], lambda a: T(a).take(torchlet.tensor([11, 2, 2])))],
     "masked_scatter": [([rn(3, 4), rn(9)], lambda a, s: torchlet.masked_scatter(a, torchlet.tensor(_MSK), s)),
                        ([rn(4), rn(2, 5)], lambda a, s: a.masked_scatter(torchlet.tensor(_MSK), s))],  # broadcast
+    "masked_scatter_": [([rn(3, 4), rn(9)], lambda a, s: a.clone().masked_scatter_(torchlet.tensor(_MSK), s))],
     "masked_scatter_backward": [([rn(3, 4)], lambda g: torchlet.masked_scatter_backward(
         g, torchlet.tensor(_MSK), [2, 5]))],
     "block_diag": [([rn(2, 3), rn(4), rn()], lambda a, b, c: torchlet.block_diag(a, T(b) if b.ndim == 2 else b, c))],

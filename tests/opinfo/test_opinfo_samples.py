@@ -3,7 +3,9 @@
 
 For every OpInfo whose operator torchlet has (resolved by the OpInfo's name:
 `nn.functional.x` -> torchlet.nn.functional.x, `linalg.x` -> torchlet.linalg.x,
-`x` -> torchlet.x, else the method Tensor.x), each CPU sample of each dtype
+`x` -> torchlet.x, else the method Tensor.x, else the operator
+torchlet.ops.aten.x for OpInfos of aten operators without a Python function,
+such as max_pool2d_with_indices_backward), each CPU sample of each dtype
 torchlet has is converted through numpy (strides kept), run through both
 libraries, and the outputs compared: values (NaN equal), dtypes, shapes.
 Gradients are compared on the float64 samples of differentiable operators
@@ -78,6 +80,8 @@ def resolve(op):
     if len(parts) == 1 and hasattr(tl.Tensor, name):
         meth = getattr(tl.Tensor, name)
         return lambda self, *a, **k: meth(self, *a, **k)
+    if len(parts) == 1 and name in tl.ops.aten:   # an aten operator the OpInfo calls through torch.ops.aten
+        return getattr(tl.ops.aten, name)
     return None
 
 

@@ -378,3 +378,32 @@ def test_search_errors(fn, msg, exc):
     with pytest.raises(exc) as e:
         fn()
     assert msg in str(e.value)
+
+
+def test_histogram_numpy():
+    a = RNG.standard_normal(300)
+    w = RNG.random(300)
+    h, e = tl.histogram(tl.from_numpy(a), 7, range=(-1.0, 2.0), weight=tl.from_numpy(w))
+    eh, ee = np.histogram(a, 7, range=(-1.0, 2.0), weights=w)
+    np.testing.assert_allclose(tn(h), eh, rtol=1e-12)
+    np.testing.assert_allclose(tn(e), ee, rtol=1e-12)
+    h, e = tl.histogram(tl.from_numpy(a), tl.tensor([-2.0, -0.5, 0.0, 3.0], dtype=tl.float64), density=True)
+    np.testing.assert_allclose(tn(h), np.histogram(a, [-2.0, -0.5, 0.0, 3.0], density=True)[0], rtol=1e-12)
+    h, e = tl.histogram(tl.ones(3), 2)
+    assert tn(e).tolist() == [0.5, 1.0, 1.5] and tn(h).tolist() == [0.0, 3.0]
+
+
+@needs_torch
+def test_histogram_against_torch():
+    for trial in range(60):
+        a = RNG.standard_normal(int(RNG.integers(0, 40))).astype(np.float32 if trial % 2 else np.float64)
+        w = RNG.random(a.shape).astype(a.dtype)
+        bins = int(RNG.integers(1, 12))
+        rng_ = (-1.0, 1.5) if trial % 3 == 0 else None
+        wt = trial % 5 == 0
+        e = torch.histogram(torch.from_numpy(a), bins, range=rng_, weight=torch.from_numpy(w) if wt else None,
+                            density=trial % 4 == 0)
+        r = tl.histogram(tl.from_numpy(a), bins, range=rng_, weight=tl.from_numpy(w) if wt else None,
+                         density=trial % 4 == 0)
+        np.testing.assert_allclose(tn(r[0]), e[0].numpy(), rtol=1e-5)
+        np.testing.assert_array_equal(tn(r[1]), e[1].numpy())
