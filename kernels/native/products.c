@@ -662,7 +662,10 @@ tl_tensor *tl_native_addmv(tl_keyset ks, tl_tensor *self, tl_tensor *mat, tl_ten
                      (long long)v0);
         return NULL;
     }
-    if (check_integral_scalars(tl_tensor_dtype(vec), beta, alpha)) return NULL;
+    if (tl_dtype_is_integral(tl_tensor_dtype(vec), 1)) { /* PyTorch's integer addmv truncates beta and alpha */
+        if (beta.kind == TL_SCALAR_DOUBLE) beta = tl_scalar_from_int((int64_t)beta.d);
+        if (alpha.kind == TL_SCALAR_DOUBLE) alpha = tl_scalar_from_int((int64_t)alpha.d);
+    }
     return scale_add(tl_ops_mv(mat, vec), self, beta, alpha);
 }
 
@@ -679,18 +682,12 @@ tl_tensor *tl_native_addr(tl_keyset ks, tl_tensor *self, tl_tensor *vec1, tl_ten
     }
     const tl_dtype dt = tl_promote_types(tl_promote_types(tl_tensor_dtype(self), tl_tensor_dtype(vec1)),
                                          tl_tensor_dtype(vec2));
-    if (dt == TL_BOOL) {
-        if (beta.kind != TL_SCALAR_BOOL) {
-            tl_set_error(TL_ERR_RUNTIME, "Boolean beta only supported for Boolean results.");
-            return NULL;
-        }
-        if (alpha.kind != TL_SCALAR_BOOL) {
-            tl_set_error(TL_ERR_RUNTIME, "Boolean alpha only supported for Boolean results.");
-            return NULL;
-        }
-    } else if (check_integral_scalars(dt, beta, alpha)) {
+    if (dt != TL_BOOL && (beta.kind == TL_SCALAR_BOOL || alpha.kind == TL_SCALAR_BOOL)) {
+        tl_set_error(TL_ERR_RUNTIME, "Boolean %s only supported for Boolean results.",
+                     beta.kind == TL_SCALAR_BOOL ? "beta" : "alpha");
         return NULL;
     }
+    if (check_integral_scalars(dt, beta, alpha)) return NULL;
     /* self must expand to the outer product's shape (PyTorch's expand_size) */
     const int64_t shape[2] = {tl_tensor_size(vec1, 0), tl_tensor_size(vec2, 0)};
     tl_tensor *e = tl_ops_expand(self, shape, 2, false), *r = NULL;

@@ -421,12 +421,14 @@ def test_cdist(p, r1, r2):
 
 def test_cdist_modes_float32_errors():
     a, b = rnd(40, 8, dtype=np.float32), rnd(30, 8, seed=1, dtype=np.float32)
-    for mode in (0, 1, 2):
+    for mode in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist"):
         r = tl.cdist(T(a), T(b), compute_mode=mode)
         assert r.dtype == tl.float32
         np.testing.assert_allclose(tn(r), np_cdist(a.astype(np.float64), b.astype(np.float64), 2.0), rtol=1e-4,
                                    atol=1e-4)
     assert tuple(tl.cdist(T(rnd(0, 3)), T(rnd(4, 3))).shape) == (0, 4)
+    with pytest.raises(ValueError, match="bad is not a valid value for compute_mode"):
+        tl.cdist(T(a), T(b), compute_mode="bad")
     with pytest.raises(RuntimeError, match="cdist only supports at least 2D tensors, X1 got: 1D"):
         tl.cdist(T(rnd(3)), T(rnd(2, 3)))
     with pytest.raises(RuntimeError, match="X1 and X2 must have the same number of columns. X1: 3 X2: 4"):
