@@ -906,6 +906,9 @@ PRODUCTS_CASES = {
     "_cdist_forward": [([_rpr(3, 4), _rpr(5, 4)], lambda a, b: torchlet._cdist_forward(a, b, 2.0, None)),
                        ([_rpr(2, 3, 4), _rpr(5, 4)], lambda a, b: torchlet._cdist_forward(a, b, 1.5, None)),
                        ([_rpr(3, 4), _rpr(5, 4)], lambda a, b: torchlet._cdist_forward(a, b, 3.0, 2))],
+    "addmv_": [([_rpr(3), _rpr(3, 4), _rpr(4)], lambda s, m, v: s.clone().addmv_(m, v, beta=2, alpha=0.5))],
+    "addr_": [([_rpr(3, 4), _rpr(3), _rpr(4)], lambda s, a, b: s.clone().addr_(a, b, beta=0.5))],
+    "addbmm_": [([_rpr(3, 2), _rpr(2, 3, 4), _rpr(2, 4, 2)], lambda s, a, b: s.clone().addbmm_(a, b, alpha=-1))],
     "_pdist_forward": [([_rpr(4, 3)], lambda a: torchlet._pdist_forward(a, 2.0)),
                        ([_rpr(5, 2)], lambda a: torchlet._pdist_forward(a, 1.5))],
 }

@@ -454,3 +454,48 @@ def test_pdist(p):
         assert gradcheck(lambda x: tl.nn.functional.pdist(x, p=p), (T(a).requires_grad_(),))
     with pytest.raises(RuntimeError, match="pdist only supports 2D tensors, got: 1D"):
         tl.nn.functional.pdist(T(rnd(3)))
+
+
+def test_add_products_inplace_and_out():
+    s, m, v = rnd(4), rnd(4, 3), rnd(3, seed=1)
+    t = T(s)
+    r = t.addmv_(T(m), T(v), beta=0.5, alpha=2.0)
+    assert r is t or r.data_ptr() == t.data_ptr()
+    np.testing.assert_allclose(tn(t), 0.5 * s + 2.0 * (m @ v), rtol=1e-12)
+    out = tl.empty(0, dtype=tl.float64)
+    tl.addmv(T(s), T(m), T(v), out=out)
+    np.testing.assert_allclose(tn(out), s + m @ v, rtol=1e-12)
+    with pytest.raises(RuntimeError, match=r"Bad in-place call: input tensor size \[1\] and output tensor size \[4\] "
+                                           r"should match"):
+        T(rnd(1)).addmv_(T(m), T(v))
+    s2, v1, v2 = rnd(4, 3), rnd(4, seed=2), rnd(3, seed=3)
+    t2 = T(s2)
+    t2.addr_(T(v1), T(v2), alpha=-1)
+    np.testing.assert_allclose(tn(t2), s2 - np.outer(v1, v2), rtol=1e-12)
+    out = tl.empty(0, dtype=tl.float64)
+    tl.addr(T(s2), T(v1), T(v2), beta=2, out=out)
+    np.testing.assert_allclose(tn(out), 2 * s2 + np.outer(v1, v2), rtol=1e-12)
+    b1, b2 = rnd(2, 4, 5), rnd(2, 5, 3, seed=4)
+    t3 = T(s2)
+    t3.addbmm_(T(b1), T(b2))
+    np.testing.assert_allclose(tn(t3), s2 + np.einsum("bij,bjk->ik", b1, b2), rtol=1e-12)
+    out = tl.empty(0, dtype=tl.float64)
+    tl.addbmm(T(s2), T(b1), T(b2), out=out)
+    np.testing.assert_allclose(tn(out), s2 + np.einsum("bij,bjk->ik", b1, b2), rtol=1e-12)
+    a, b = rnd(4, 3), rnd(4, 3, seed=1)
+    out = tl.empty(0, dtype=tl.float64)
+    tl.linalg.cross(T(a), T(b), out=out)
+    np.testing.assert_allclose(tn(out), np.cross(a, b), rtol=1e-12)
+    out2 = tl.empty(0, dtype=tl.float64)
+    tl.cross(T(a), T(b), dim=1, out=out2)
+    np.testing.assert_allclose(tn(out2), np.cross(a, b), rtol=1e-12)
+
+
+@needs_torch
+def test_add_products_inplace_errors_like_torch():
+    m, v = rnd(4, 3), rnd(3)
+    with pytest.raises(RuntimeError) as e:
+        T(rnd(1)).addmv_(T(m), T(v))
+    with pytest.raises(RuntimeError) as et:
+        torch.from_numpy(rnd(1)).addmv_(torch.from_numpy(m), torch.from_numpy(v))
+    assert str(e.value) == str(et.value)
