@@ -58,6 +58,8 @@ def _tensordot(gen):
             return r_
         from ._tensor import Tensor
 
+        if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+            return gen(a, b, [], [])  # the binding's TypeError (torch's Python code fails on a.dim())
         if isinstance(dims, bool) or not isinstance(dims, (tuple, list, Tensor, int)):
             raise RuntimeError("tensordot expects dims to be int or tuple[list[int], list[int]] or "
                                f"list[list[int]] containing two lists, but got dims={dims}")
@@ -66,7 +68,8 @@ def _tensordot(gen):
             dims_a, dims_b = dims
         elif isinstance(dims, Tensor):
             if dims.numel() > 1:
-                assert dims.size()[0] == 2
+                if dims.size()[0] != 2:  # torch asserts this
+                    raise ValueError(f"tensordot expects a dims tensor of 2 rows, but got dims={dims}")
                 dims_a, dims_b = dims[0].tolist(), dims[1].tolist()
             else:
                 n = int(dims.item())
