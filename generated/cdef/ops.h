@@ -1741,6 +1741,7 @@ tl_tensor *tl_ops_linalg_vander(tl_tensor *x, int64_t N, bool N_has);
 
 /* diff */
 tl_tensor *tl_ops_diff(tl_tensor *self, int64_t n, int64_t dim, tl_tensor *prepend, tl_tensor *append);
+tl_tensor *tl_ops_diff_out(tl_tensor *self, int64_t n, int64_t dim, tl_tensor *prepend, tl_tensor *append, tl_tensor *out);
 
 /* cov */
 tl_tensor *tl_ops_cov(tl_tensor *self, int64_t correction, tl_tensor *fweights, tl_tensor *aweights);

@@ -146,6 +146,7 @@ int tl_pyabi_cumsum__r(tl_tensor *self, int64_t dim, tl_dtype dtype);
 int tl_pyabi_cumsum_out_r(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_deg2rad__r(tl_tensor *self);
 int tl_pyabi_deg2rad_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_diff_out_r(tl_tensor *self, int64_t n, int64_t dim, tl_tensor *prepend, tl_tensor *append, tl_tensor *out);
 int tl_pyabi_digamma__r(tl_tensor *self);
 int tl_pyabi_digamma_out_r(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_pyabi_div_Tensor_mode_n_other(tl_tensor *self, tl_scalar other, const char *rounding_mode);

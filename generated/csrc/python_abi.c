@@ -1115,6 +1115,14 @@ int tl_pyabi_deg2rad_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* diff.out(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_diff_out_r(tl_tensor *self, int64_t n, int64_t dim, tl_tensor *prepend, tl_tensor *append, tl_tensor *out) {
+    tl_tensor *r = tl_ops_diff_out(self, n, dim, prepend, append, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* digamma_(Tensor(a!) self) -> Tensor(a!) */
 int tl_pyabi_digamma__r(tl_tensor *self) {
     tl_tensor *r = tl_ops_digamma_(self);

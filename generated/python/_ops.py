@@ -735,6 +735,7 @@ _C_diag_embed = getattr(_lib, "tl_ops_diag_embed", None) or _missing_c("tl_ops_d
 _C_diagonal = getattr(_lib, "tl_ops_diagonal", None) or _missing_c("tl_ops_diagonal")
 _C_diagonal_backward = getattr(_lib, "tl_ops_diagonal_backward", None) or _missing_c("tl_ops_diagonal_backward")
 _C_diff = getattr(_lib, "tl_ops_diff", None) or _missing_c("tl_ops_diff")
+_C_diff_out = getattr(_lib, "tl_ops_diff_out", None) or _missing_c("tl_ops_diff_out")
 _C_digamma = getattr(_lib, "tl_ops_digamma", None) or _missing_c("tl_ops_digamma")
 _C_digamma_ = getattr(_lib, "tl_ops_digamma_", None) or _missing_c("tl_ops_digamma_")
 _C_digamma_out = getattr(_lib, "tl_ops_digamma_out", None) or _missing_c("tl_ops_digamma_out")
@@ -1541,6 +1542,7 @@ _P_cumsum__r = getattr(_lib, "tl_pyabi_cumsum__r", None) or _missing_c("tl_pyabi
 _P_cumsum_out_r = getattr(_lib, "tl_pyabi_cumsum_out_r", None) or _missing_c("tl_pyabi_cumsum_out_r")
 _P_deg2rad__r = getattr(_lib, "tl_pyabi_deg2rad__r", None) or _missing_c("tl_pyabi_deg2rad__r")
 _P_deg2rad_out_r = getattr(_lib, "tl_pyabi_deg2rad_out_r", None) or _missing_c("tl_pyabi_deg2rad_out_r")
+_P_diff_out_r = getattr(_lib, "tl_pyabi_diff_out_r", None) or _missing_c("tl_pyabi_diff_out_r")
 _P_digamma__r = getattr(_lib, "tl_pyabi_digamma__r", None) or _missing_c("tl_pyabi_digamma__r")
 _P_digamma_out_r = getattr(_lib, "tl_pyabi_digamma_out_r", None) or _missing_c("tl_pyabi_digamma_out_r")
 _P_div_Tensor_mode_n_other = getattr(_lib, "tl_pyabi_div_Tensor_mode_n_other", None) or _missing_c("tl_pyabi_div_Tensor_mode_n_other")
@@ -7390,13 +7392,14 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
 
 
 # yaml/native_functions.yaml: diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor
+# yaml/native_functions.yaml: diff.out(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_diff = (
-    ('(Tensor input, int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None)', (('input', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('prepend', lambda x: (x is None or isinstance(x, _Tensor))), ('append', lambda x: (x is None or isinstance(x, _Tensor))),), (), False),
+    ('(Tensor input, int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('prepend', lambda x: (x is None or isinstance(x, _Tensor))), ('append', lambda x: (x is None or isinstance(x, _Tensor))),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 
 
-def diff(input, n=1, dim=-1, prepend=None, append=None):
-    '(Tensor input, int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None)'
+def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
+    '(Tensor input, int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None, *, Tensor out = None)'
     if _TF and (r_ := _tf(diff, locals())) is not _GO:
         return r_
     if input.__class__ is not _Tensor:
@@ -7414,14 +7417,21 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     append_c = _cv_opt_tensor(append)
     if append_c is _BAD:
         raise _arg_error('diff', 'append', 5, 'Tensor', append)
-    h_ = _C_diff(input._p, n_c, dim_c, prepend_c, append_c)
-    if not h_:  # the error, or the result parked while warnings are raised
-        h_ = _pending_result()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
-        r_ = _as_subclass(r_)
-    return r_
+    if out is None:
+        h_ = _C_diff(input._p, n_c, dim_c, prepend_c, append_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('diff', 'out', 0, 'Tensor', out)
+    rc_ = _P_diff_out_r(input._p, n_c, dim_c, prepend_c, append_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: digamma(Tensor self) -> Tensor
@@ -32853,7 +32863,7 @@ SIGNATURES = {
         "(Tensor grad_output, tuple of ints input_sizes, int offset, int dim1, int dim2)",
     ),
     ("function", "diff"): (
-        "(Tensor input, int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None)",
+        "(Tensor input, int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None, *, Tensor out = None)",
     ),
     ("function", "digamma"): (
         "(Tensor input, *, Tensor out = None)",

@@ -479,6 +479,18 @@ tl_tensor *tl_native_diff(tl_keyset ks, tl_tensor *self, int64_t n, int64_t dim,
     return a;
 }
 
+tl_tensor *tl_native_diff_out(tl_keyset ks, tl_tensor *self, int64_t n, int64_t dim, tl_tensor *prepend,
+                              tl_tensor *append, tl_tensor *out) {
+    tl_tensor *r = tl_native_diff(ks, self, n, dim, prepend, append);
+    if (r && !tl_can_cast(tl_tensor_dtype(r), tl_tensor_dtype(out))) { /* sub_out's rule */
+        tl_set_error(TL_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s",
+                     tl_dtype_scalar_name(tl_tensor_dtype(r)), tl_dtype_scalar_name(tl_tensor_dtype(out)));
+        tl_tensor_release(r);
+        return NULL;
+    }
+    return to_out(r, out, TL_DTYPE_UNDEFINED);
+}
+
 /* ------------------------------------------------------------ cov / corrcoef */
 
 static int check_weights(tl_tensor *w, const char *name, bool integral, int64_t num_obs) {

@@ -499,3 +499,12 @@ def test_add_products_inplace_errors_like_torch():
     with pytest.raises(RuntimeError) as et:
         torch.from_numpy(rnd(1)).addmv_(torch.from_numpy(m), torch.from_numpy(v))
     assert str(e.value) == str(et.value)
+
+
+def test_diff_out():
+    a = rnd(3, 5)
+    out = tl.empty(0, dtype=tl.float64)
+    tl.diff(T(a), n=2, dim=1, out=out)
+    np.testing.assert_allclose(tn(out), np.diff(a, n=2, axis=1), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="result type Double can't be cast to the desired output type Long"):
+        tl.diff(T(a), out=tl.empty(0, dtype=tl.int64))
