@@ -1873,6 +1873,7 @@ tl_tensor *tl_ops_linalg_vander(tl_tensor *x, int64_t N, bool N_has);
 
 /* diff */
 tl_tensor *tl_ops_diff(tl_tensor *self, int64_t n, int64_t dim, tl_tensor *prepend, tl_tensor *append);
+tl_tensor *tl_ops_diff_out(tl_tensor *self, int64_t n, int64_t dim, tl_tensor *prepend, tl_tensor *append, tl_tensor *out);
 
 /* cov */
 tl_tensor *tl_ops_cov(tl_tensor *self, int64_t correction, tl_tensor *fweights, tl_tensor *aweights);
@@ -1882,18 +1883,26 @@ tl_tensor *tl_ops_corrcoef(tl_tensor *self);
 
 /* addmv */
 tl_tensor *tl_ops_addmv(tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_addmv_(tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_addmv_out(tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 
 /* addr */
 tl_tensor *tl_ops_addr(tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_addr_(tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_addr_out(tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 
 /* addbmm */
+tl_tensor *tl_ops_addbmm_(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_addbmm_out(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 tl_tensor *tl_ops_addbmm(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
 
 /* cross */
 tl_tensor *tl_ops_cross(tl_tensor *self, tl_tensor *other, int64_t dim, bool dim_has);
+tl_tensor *tl_ops_cross_out(tl_tensor *self, tl_tensor *other, int64_t dim, bool dim_has, tl_tensor *out);
 
 /* linalg_cross */
 tl_tensor *tl_ops_linalg_cross(tl_tensor *self, tl_tensor *other, int64_t dim);
+tl_tensor *tl_ops_linalg_cross_out(tl_tensor *self, tl_tensor *other, int64_t dim, tl_tensor *out);
 
 /* dist */
 tl_tensor *tl_ops_dist(tl_tensor *self, tl_tensor *other, tl_scalar p);

@@ -9,6 +9,8 @@
  *   addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
+ *   addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+ *   addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  *   addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
  */
 #include <stdbool.h>
@@ -127,6 +129,54 @@ static const tl_node_vtable AddbmmBackward0_vtable = {
 };
 
 /* ----------------------------------------------------------------------
+ * addbmm_: addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+ * records AddbmmBackward0 (in place: self's history is rebased onto it)
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_addbmm_(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    if (tl_autograd_check_inplace(self) < 0) return NULL;
+    tl_tensor *ins_[3] = { self, batch1, batch2 };
+    if (!tl_autograd_compute_requires_grad(ins_, 3))
+        return tl_ops_addbmm__redispatch(below_, self, batch1, batch2, beta, alpha);
+    AddbmmBackward0 *n_ = (AddbmmBackward0 *)tl_node_new(&AddbmmBackward0_vtable, sizeof(AddbmmBackward0), 1, 3);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 3) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        n_->beta = beta;
+    }
+    if (tl_node_next_edge(&n_->base, 1).node || tl_node_next_edge(&n_->base, 2).node) {
+        if (tl_saved_variable_save(&n_->batch1_, batch1, 0) < 0) goto fail;
+        if (tl_saved_variable_save(&n_->batch2_, batch2, 0) < 0) goto fail;
+        n_->alpha = alpha;
+    }
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_addbmm__redispatch(below_, self, batch1, batch2, beta, alpha);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_rebase_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
+}
+
+/* ----------------------------------------------------------------------
+ * addbmm.out: addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+ * out= variants are not differentiable
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_addbmm_out(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[4] = { self, batch1, batch2, out };
+    if (tl_autograd_check_out("addbmm", ins_, 4)) return NULL;
+    return tl_ops_addbmm_out_redispatch(below_, self, batch1, batch2, beta, alpha, out);
+}
+
+/* ----------------------------------------------------------------------
  * addbmm: addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
  * records AddbmmBackward0
  * ---------------------------------------------------------------------- */
@@ -163,6 +213,10 @@ fail:
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_addbmm(void) {
+    if (tl_op_register_kernel(tl_ops_addbmm__op, TL_KEY_AUTOGRAD, (void *)tl_autograd_addbmm_, tl_ops_addbmm__boxed, NULL,
+            "tl_autograd_addbmm_ registered at generated/csrc/autograd_addbmm.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_addbmm_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_addbmm_out, tl_ops_addbmm_out_boxed, NULL,
+            "tl_autograd_addbmm_out registered at generated/csrc/autograd_addbmm.c") < 0) return -1;
     if (tl_op_register_kernel(tl_ops_addbmm_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_addbmm, tl_ops_addbmm_boxed, NULL,
             "tl_autograd_addbmm registered at generated/csrc/autograd_addbmm.c") < 0) return -1;
     return 0;

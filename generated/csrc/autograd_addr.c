@@ -10,6 +10,8 @@
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+ *   addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+ *   addr.out(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -148,9 +150,65 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
+/* ----------------------------------------------------------------------
+ * addr_: addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+ * records AddrBackward0 (in place: self's history is rebased onto it)
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_addr_(tl_keyset ks, tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    if (tl_autograd_check_inplace(self) < 0) return NULL;
+    tl_tensor *ins_[3] = { self, vec1, vec2 };
+    if (!tl_autograd_compute_requires_grad(ins_, 3))
+        return tl_ops_addr__redispatch(below_, self, vec1, vec2, beta, alpha);
+    AddrBackward0 *n_ = (AddrBackward0 *)tl_node_new(&AddrBackward0_vtable, sizeof(AddrBackward0), 1, 3);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 3) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        n_->beta = beta;
+    }
+    if (tl_node_next_edge(&n_->base, 1).node) {
+        if (tl_saved_variable_save(&n_->vec2_, vec2, 0) < 0) goto fail;
+    }
+    if (tl_node_next_edge(&n_->base, 1).node || tl_node_next_edge(&n_->base, 2).node) {
+        n_->alpha = alpha;
+    }
+    if (tl_node_next_edge(&n_->base, 2).node) {
+        if (tl_saved_variable_save(&n_->vec1_, vec1, 0) < 0) goto fail;
+    }
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_addr__redispatch(below_, self, vec1, vec2, beta, alpha);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_rebase_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
+}
+
+/* ----------------------------------------------------------------------
+ * addr.out: addr.out(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+ * out= variants are not differentiable
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_addr_out(tl_keyset ks, tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[4] = { self, vec1, vec2, out };
+    if (tl_autograd_check_out("addr", ins_, 4)) return NULL;
+    return tl_ops_addr_out_redispatch(below_, self, vec1, vec2, beta, alpha, out);
+}
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_addr(void) {
     if (tl_op_register_kernel(tl_ops_addr_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_addr, tl_ops_addr_boxed, NULL,
             "tl_autograd_addr registered at generated/csrc/autograd_addr.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_addr__op, TL_KEY_AUTOGRAD, (void *)tl_autograd_addr_, tl_ops_addr__boxed, NULL,
+            "tl_autograd_addr_ registered at generated/csrc/autograd_addr.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_addr_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_addr_out, tl_ops_addr_out_boxed, NULL,
+            "tl_autograd_addr_out registered at generated/csrc/autograd_addr.c") < 0) return -1;
     return 0;
 }

@@ -10,6 +10,7 @@
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor
+ *   linalg_cross.out(Tensor self, Tensor other, *, int dim=-1, Tensor(a!) out) -> Tensor(a!)
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -118,9 +119,22 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
+/* ----------------------------------------------------------------------
+ * linalg_cross.out: linalg_cross.out(Tensor self, Tensor other, *, int dim=-1, Tensor(a!) out) -> Tensor(a!)
+ * out= variants are not differentiable
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_linalg_cross_out(tl_keyset ks, tl_tensor *self, tl_tensor *other, int64_t dim, tl_tensor *out) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[3] = { self, other, out };
+    if (tl_autograd_check_out("linalg_cross", ins_, 3)) return NULL;
+    return tl_ops_linalg_cross_out_redispatch(below_, self, other, dim, out);
+}
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_linalg_cross(void) {
     if (tl_op_register_kernel(tl_ops_linalg_cross_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_linalg_cross, tl_ops_linalg_cross_boxed, NULL,
             "tl_autograd_linalg_cross registered at generated/csrc/autograd_linalg_cross.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_linalg_cross_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_linalg_cross_out, tl_ops_linalg_cross_out_boxed, NULL,
+            "tl_autograd_linalg_cross_out registered at generated/csrc/autograd_linalg_cross.c") < 0) return -1;
     return 0;
 }

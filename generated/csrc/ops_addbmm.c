@@ -6,10 +6,148 @@
  *
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
+ *   addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+ *   addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  *   addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
  */
 #include "tl_ops_base.h"
 #include "ops/addbmm.h"
+
+/* ======================================================================
+ * aten::addbmm_
+ *   addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_addbmm__op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_addbmm__boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, batch1);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, batch2);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, beta);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, alpha);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_addbmm__op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::addbmm_::call) */
+tl_tensor *tl_ops_addbmm_(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_addbmm__op, tl_tensor_key_set(self) | tl_tensor_key_set(batch1) | tl_tensor_key_set(batch2), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_addbmm__fn)k_->unboxed)(ks, self, batch1, batch2, beta, alpha);
+    return tl_ops_addbmm__boxing_wrapper(k_, ks, self, batch1, batch2, beta, alpha);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_addbmm__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_addbmm__op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_addbmm__fn)k_->unboxed)(ks, self, batch1, batch2, beta, alpha);
+    return tl_ops_addbmm__boxing_wrapper(k_, ks, self, batch1, batch2, beta, alpha);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_addbmm__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_tensor *batch1 = NULL;
+    tl_tensor *batch2 = NULL;
+    tl_scalar beta;
+    tl_scalar alpha;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &alpha);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &beta);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &batch2);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &batch1);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_addbmm__fn)k_->unboxed)(ks, self, batch1, batch2, beta, alpha);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(batch1);
+    tl_tensor_release(batch2);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::addbmm.out
+ *   addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_addbmm_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_addbmm_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, batch1);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, batch2);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, beta);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, alpha);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_addbmm_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::addbmm_out::call) */
+tl_tensor *tl_ops_addbmm_out(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_addbmm_out_op, tl_tensor_key_set(self) | tl_tensor_key_set(batch1) | tl_tensor_key_set(batch2) | tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_addbmm_out_fn)k_->unboxed)(ks, self, batch1, batch2, beta, alpha, out);
+    return tl_ops_addbmm_out_boxing_wrapper(k_, ks, self, batch1, batch2, beta, alpha, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_addbmm_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_addbmm_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_addbmm_out_fn)k_->unboxed)(ks, self, batch1, batch2, beta, alpha, out);
+    return tl_ops_addbmm_out_boxing_wrapper(k_, ks, self, batch1, batch2, beta, alpha, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_addbmm_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_tensor *batch1 = NULL;
+    tl_tensor *batch2 = NULL;
+    tl_scalar beta;
+    tl_scalar alpha;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &alpha);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &beta);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &batch2);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &batch1);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_addbmm_out_fn)k_->unboxed)(ks, self, batch1, batch2, beta, alpha, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(batch1);
+    tl_tensor_release(batch2);
+    tl_tensor_release(out);
+    return rc_;
+}
 
 /* ======================================================================
  * aten::addbmm
@@ -80,6 +218,20 @@ int tl_ops_addbmm_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset k
 /* ====================================================================== */
 
 int tl_ops_register_addbmm(void) {
+    tl_ops_addbmm__op = tl_op_define("aten::addbmm_", "addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)");
+    if (!tl_ops_addbmm__op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_addbmm_))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::addbmm_", "CPU", "tl_native_addbmm_");
+    else if (tl_op_register_kernel(tl_ops_addbmm__op, TL_KEY_CPU, (void *)tl_native_addbmm_, tl_ops_addbmm__boxed, NULL,
+                                   "tl_native_addbmm_ registered at generated/csrc/ops_addbmm.c") < 0)
+        return -1;
+    tl_ops_addbmm_out_op = tl_op_define("aten::addbmm.out", "addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_addbmm_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_addbmm_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::addbmm.out", "CPU", "tl_native_addbmm_out");
+    else if (tl_op_register_kernel(tl_ops_addbmm_out_op, TL_KEY_CPU, (void *)tl_native_addbmm_out, tl_ops_addbmm_out_boxed, NULL,
+                                   "tl_native_addbmm_out registered at generated/csrc/ops_addbmm.c") < 0)
+        return -1;
     tl_ops_addbmm_op = tl_op_define("aten::addbmm", "addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor");
     if (!tl_ops_addbmm_op) return -1;
     if (TL_KERNEL_MISSING(tl_native_addbmm))  /* a hand-written kernel is missing: no CPU kernel */

@@ -7,6 +7,8 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+ *   addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+ *   addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops_base.h"
 #include "ops/addmv.h"
@@ -77,6 +79,142 @@ int tl_ops_addmv_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks
     return rc_;
 }
 
+/* ======================================================================
+ * aten::addmv_
+ *   addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_addmv__op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_addmv__boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, mat);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, vec);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, beta);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, alpha);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_addmv__op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::addmv_::call) */
+tl_tensor *tl_ops_addmv_(tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_addmv__op, tl_tensor_key_set(self) | tl_tensor_key_set(mat) | tl_tensor_key_set(vec), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_addmv__fn)k_->unboxed)(ks, self, mat, vec, beta, alpha);
+    return tl_ops_addmv__boxing_wrapper(k_, ks, self, mat, vec, beta, alpha);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_addmv__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_addmv__op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_addmv__fn)k_->unboxed)(ks, self, mat, vec, beta, alpha);
+    return tl_ops_addmv__boxing_wrapper(k_, ks, self, mat, vec, beta, alpha);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_addmv__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_tensor *mat = NULL;
+    tl_tensor *vec = NULL;
+    tl_scalar beta;
+    tl_scalar alpha;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &alpha);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &beta);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &vec);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &mat);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_addmv__fn)k_->unboxed)(ks, self, mat, vec, beta, alpha);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(mat);
+    tl_tensor_release(vec);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::addmv.out
+ *   addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_addmv_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_addmv_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, mat);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, vec);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, beta);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, alpha);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_addmv_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::addmv_out::call) */
+tl_tensor *tl_ops_addmv_out(tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_addmv_out_op, tl_tensor_key_set(self) | tl_tensor_key_set(mat) | tl_tensor_key_set(vec) | tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_addmv_out_fn)k_->unboxed)(ks, self, mat, vec, beta, alpha, out);
+    return tl_ops_addmv_out_boxing_wrapper(k_, ks, self, mat, vec, beta, alpha, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_addmv_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_addmv_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_addmv_out_fn)k_->unboxed)(ks, self, mat, vec, beta, alpha, out);
+    return tl_ops_addmv_out_boxing_wrapper(k_, ks, self, mat, vec, beta, alpha, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_addmv_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_tensor *mat = NULL;
+    tl_tensor *vec = NULL;
+    tl_scalar beta;
+    tl_scalar alpha;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &alpha);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &beta);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &vec);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &mat);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_addmv_out_fn)k_->unboxed)(ks, self, mat, vec, beta, alpha, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(mat);
+    tl_tensor_release(vec);
+    tl_tensor_release(out);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_addmv(void) {
@@ -86,6 +224,20 @@ int tl_ops_register_addmv(void) {
         tl_glue_note_missing("aten::addmv", "CPU", "tl_native_addmv");
     else if (tl_op_register_kernel(tl_ops_addmv_op, TL_KEY_CPU, (void *)tl_native_addmv, tl_ops_addmv_boxed, NULL,
                                    "tl_native_addmv registered at generated/csrc/ops_addmv.c") < 0)
+        return -1;
+    tl_ops_addmv__op = tl_op_define("aten::addmv_", "addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)");
+    if (!tl_ops_addmv__op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_addmv_))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::addmv_", "CPU", "tl_native_addmv_");
+    else if (tl_op_register_kernel(tl_ops_addmv__op, TL_KEY_CPU, (void *)tl_native_addmv_, tl_ops_addmv__boxed, NULL,
+                                   "tl_native_addmv_ registered at generated/csrc/ops_addmv.c") < 0)
+        return -1;
+    tl_ops_addmv_out_op = tl_op_define("aten::addmv.out", "addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_addmv_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_addmv_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::addmv.out", "CPU", "tl_native_addmv_out");
+    else if (tl_op_register_kernel(tl_ops_addmv_out_op, TL_KEY_CPU, (void *)tl_native_addmv_out, tl_ops_addmv_out_boxed, NULL,
+                                   "tl_native_addmv_out registered at generated/csrc/ops_addmv.c") < 0)
         return -1;
     return 0;
 }

@@ -7,6 +7,8 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+ *   addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+ *   addr.out(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops_base.h"
 #include "ops/addr.h"
@@ -77,6 +79,142 @@ int tl_ops_addr_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks,
     return rc_;
 }
 
+/* ======================================================================
+ * aten::addr_
+ *   addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_addr__op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_addr__boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, vec1);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, vec2);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, beta);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, alpha);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_addr__op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::addr_::call) */
+tl_tensor *tl_ops_addr_(tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_addr__op, tl_tensor_key_set(self) | tl_tensor_key_set(vec1) | tl_tensor_key_set(vec2), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_addr__fn)k_->unboxed)(ks, self, vec1, vec2, beta, alpha);
+    return tl_ops_addr__boxing_wrapper(k_, ks, self, vec1, vec2, beta, alpha);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_addr__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_addr__op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_addr__fn)k_->unboxed)(ks, self, vec1, vec2, beta, alpha);
+    return tl_ops_addr__boxing_wrapper(k_, ks, self, vec1, vec2, beta, alpha);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_addr__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_tensor *vec1 = NULL;
+    tl_tensor *vec2 = NULL;
+    tl_scalar beta;
+    tl_scalar alpha;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &alpha);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &beta);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &vec2);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &vec1);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_addr__fn)k_->unboxed)(ks, self, vec1, vec2, beta, alpha);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(vec1);
+    tl_tensor_release(vec2);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::addr.out
+ *   addr.out(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_addr_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_addr_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, vec1);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, vec2);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, beta);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, alpha);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_addr_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::addr_out::call) */
+tl_tensor *tl_ops_addr_out(tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_addr_out_op, tl_tensor_key_set(self) | tl_tensor_key_set(vec1) | tl_tensor_key_set(vec2) | tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_addr_out_fn)k_->unboxed)(ks, self, vec1, vec2, beta, alpha, out);
+    return tl_ops_addr_out_boxing_wrapper(k_, ks, self, vec1, vec2, beta, alpha, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_addr_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_addr_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_addr_out_fn)k_->unboxed)(ks, self, vec1, vec2, beta, alpha, out);
+    return tl_ops_addr_out_boxing_wrapper(k_, ks, self, vec1, vec2, beta, alpha, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_addr_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_tensor *vec1 = NULL;
+    tl_tensor *vec2 = NULL;
+    tl_scalar beta;
+    tl_scalar alpha;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &alpha);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &beta);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &vec2);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &vec1);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_addr_out_fn)k_->unboxed)(ks, self, vec1, vec2, beta, alpha, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(vec1);
+    tl_tensor_release(vec2);
+    tl_tensor_release(out);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_addr(void) {
@@ -86,6 +224,20 @@ int tl_ops_register_addr(void) {
         tl_glue_note_missing("aten::addr", "CPU", "tl_native_addr");
     else if (tl_op_register_kernel(tl_ops_addr_op, TL_KEY_CPU, (void *)tl_native_addr, tl_ops_addr_boxed, NULL,
                                    "tl_native_addr registered at generated/csrc/ops_addr.c") < 0)
+        return -1;
+    tl_ops_addr__op = tl_op_define("aten::addr_", "addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)");
+    if (!tl_ops_addr__op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_addr_))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::addr_", "CPU", "tl_native_addr_");
+    else if (tl_op_register_kernel(tl_ops_addr__op, TL_KEY_CPU, (void *)tl_native_addr_, tl_ops_addr__boxed, NULL,
+                                   "tl_native_addr_ registered at generated/csrc/ops_addr.c") < 0)
+        return -1;
+    tl_ops_addr_out_op = tl_op_define("aten::addr.out", "addr.out(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_addr_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_addr_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::addr.out", "CPU", "tl_native_addr_out");
+    else if (tl_op_register_kernel(tl_ops_addr_out_op, TL_KEY_CPU, (void *)tl_native_addr_out, tl_ops_addr_out_boxed, NULL,
+                                   "tl_native_addr_out registered at generated/csrc/ops_addr.c") < 0)
         return -1;
     return 0;
 }

@@ -7,6 +7,7 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor
+ *   diff.out(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None, *, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops_base.h"
 #include "ops/diff.h"
@@ -77,6 +78,76 @@ int tl_ops_diff_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks,
     return rc_;
 }
 
+/* ======================================================================
+ * aten::diff.out
+ *   diff.out(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None, *, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_diff_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_diff_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, int64_t n, int64_t dim, tl_tensor *prepend, tl_tensor *append, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_int(&st_, n);
+    if (rc_ == 0) rc_ = tl_stack_push_int(&st_, dim);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, prepend);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, append);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_diff_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::diff_out::call) */
+tl_tensor *tl_ops_diff_out(tl_tensor *self, int64_t n, int64_t dim, tl_tensor *prepend, tl_tensor *append, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_diff_out_op, tl_tensor_key_set(self) | (prepend ? tl_tensor_key_set(prepend) : 0) | (append ? tl_tensor_key_set(append) : 0) | tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_diff_out_fn)k_->unboxed)(ks, self, n, dim, prepend, append, out);
+    return tl_ops_diff_out_boxing_wrapper(k_, ks, self, n, dim, prepend, append, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_diff_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t n, int64_t dim, tl_tensor *prepend, tl_tensor *append, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_diff_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_diff_out_fn)k_->unboxed)(ks, self, n, dim, prepend, append, out);
+    return tl_ops_diff_out_boxing_wrapper(k_, ks, self, n, dim, prepend, append, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_diff_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    int64_t n = 0;
+    int64_t dim = 0;
+    tl_tensor *prepend = NULL;
+    tl_tensor *append = NULL;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_stack_pop_opt_tensor(st, &append);
+    if (rc_ == 0) rc_ = tl_stack_pop_opt_tensor(st, &prepend);
+    if (rc_ == 0) rc_ = tl_stack_pop_int(st, &dim);
+    if (rc_ == 0) rc_ = tl_stack_pop_int(st, &n);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_diff_out_fn)k_->unboxed)(ks, self, n, dim, prepend, append, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(prepend);
+    tl_tensor_release(append);
+    tl_tensor_release(out);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_diff(void) {
@@ -86,6 +157,13 @@ int tl_ops_register_diff(void) {
         tl_glue_note_missing("aten::diff", "CompositeImplicitAutograd", "tl_native_diff");
     else if (tl_op_register_kernel(tl_ops_diff_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_diff, tl_ops_diff_boxed, NULL,
                                    "tl_native_diff registered at generated/csrc/ops_diff.c") < 0)
+        return -1;
+    tl_ops_diff_out_op = tl_op_define("aten::diff.out", "diff.out(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None, *, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_diff_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_diff_out))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
+        tl_glue_note_missing("aten::diff.out", "CompositeImplicitAutograd", "tl_native_diff_out");
+    else if (tl_op_register_kernel(tl_ops_diff_out_op, TL_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, (void *)tl_native_diff_out, tl_ops_diff_out_boxed, NULL,
+                                   "tl_native_diff_out registered at generated/csrc/ops_diff.c") < 0)
         return -1;
     return 0;
 }

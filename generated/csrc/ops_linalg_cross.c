@@ -7,6 +7,7 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor
+ *   linalg_cross.out(Tensor self, Tensor other, *, int dim=-1, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops_base.h"
 #include "ops/linalg_cross.h"
@@ -70,6 +71,69 @@ int tl_ops_linalg_cross_boxed(const tl_kernel *k_, const tl_operator *op_, tl_ke
     return rc_;
 }
 
+/* ======================================================================
+ * aten::linalg_cross.out
+ *   linalg_cross.out(Tensor self, Tensor other, *, int dim=-1, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_linalg_cross_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_linalg_cross_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_tensor *other, int64_t dim, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, other);
+    if (rc_ == 0) rc_ = tl_stack_push_int(&st_, dim);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_linalg_cross_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::linalg_cross_out::call) */
+tl_tensor *tl_ops_linalg_cross_out(tl_tensor *self, tl_tensor *other, int64_t dim, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_linalg_cross_out_op, tl_tensor_key_set(self) | tl_tensor_key_set(other) | tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_linalg_cross_out_fn)k_->unboxed)(ks, self, other, dim, out);
+    return tl_ops_linalg_cross_out_boxing_wrapper(k_, ks, self, other, dim, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_linalg_cross_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, int64_t dim, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_linalg_cross_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_linalg_cross_out_fn)k_->unboxed)(ks, self, other, dim, out);
+    return tl_ops_linalg_cross_out_boxing_wrapper(k_, ks, self, other, dim, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_linalg_cross_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_tensor *other = NULL;
+    int64_t dim = 0;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_stack_pop_int(st, &dim);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &other);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_linalg_cross_out_fn)k_->unboxed)(ks, self, other, dim, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(other);
+    tl_tensor_release(out);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_linalg_cross(void) {
@@ -79,6 +143,13 @@ int tl_ops_register_linalg_cross(void) {
         tl_glue_note_missing("aten::linalg_cross", "CPU", "tl_native_linalg_cross");
     else if (tl_op_register_kernel(tl_ops_linalg_cross_op, TL_KEY_CPU, (void *)tl_native_linalg_cross, tl_ops_linalg_cross_boxed, NULL,
                                    "tl_native_linalg_cross registered at generated/csrc/ops_linalg_cross.c") < 0)
+        return -1;
+    tl_ops_linalg_cross_out_op = tl_op_define("aten::linalg_cross.out", "linalg_cross.out(Tensor self, Tensor other, *, int dim=-1, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_linalg_cross_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_linalg_cross_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::linalg_cross.out", "CPU", "tl_native_linalg_cross_out");
+    else if (tl_op_register_kernel(tl_ops_linalg_cross_out_op, TL_KEY_CPU, (void *)tl_native_linalg_cross_out, tl_ops_linalg_cross_out_boxed, NULL,
+                                   "tl_native_linalg_cross_out registered at generated/csrc/ops_linalg_cross.c") < 0)
         return -1;
     return 0;
 }

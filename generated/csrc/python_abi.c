@@ -176,6 +176,22 @@ int tl_pyabi_add_out_r(tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_te
     return tl_has_warning() ? 1 : 0;
 }
 
+/* addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
+int tl_pyabi_addbmm__r(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha) {
+    tl_tensor *r = tl_ops_addbmm_(self, batch1, batch2, beta, alpha);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_addbmm_out_r(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    tl_tensor *r = tl_ops_addbmm_out(self, batch1, batch2, beta, alpha, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
 int tl_pyabi_addcdiv__r(tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value) {
     tl_tensor *r = tl_ops_addcdiv_(self, tensor1, tensor2, value);
@@ -227,6 +243,38 @@ int tl_pyabi_addmm_dtype_out_r(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2
 /* addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_addmm_out_r(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
     tl_tensor *r = tl_ops_addmm_out(self, mat1, mat2, beta, alpha, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
+int tl_pyabi_addmv__r(tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha) {
+    tl_tensor *r = tl_ops_addmv_(self, mat, vec, beta, alpha);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_addmv_out_r(tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    tl_tensor *r = tl_ops_addmv_out(self, mat, vec, beta, alpha, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
+int tl_pyabi_addr__r(tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha) {
+    tl_tensor *r = tl_ops_addr_(self, vec1, vec2, beta, alpha);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* addr.out(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_addr_out_r(tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    tl_tensor *r = tl_ops_addr_out(self, vec1, vec2, beta, alpha, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -1027,6 +1075,14 @@ int tl_pyabi_cosh_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* cross.out(Tensor self, Tensor other, int? dim=None, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_cross_out_r(tl_tensor *self, tl_tensor *other, int64_t dim, bool dim_has, tl_tensor *out) {
+    tl_tensor *r = tl_ops_cross_out(self, other, dim, dim_has, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
 int tl_pyabi_cumprod__r(tl_tensor *self, int64_t dim, tl_dtype dtype) {
     tl_tensor *r = tl_ops_cumprod_(self, dim, dtype);
@@ -1070,6 +1126,14 @@ int tl_pyabi_deg2rad__r(tl_tensor *self) {
 /* deg2rad.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_deg2rad_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_deg2rad_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* diff.out(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_diff_out_r(tl_tensor *self, int64_t n, int64_t dim, tl_tensor *prepend, tl_tensor *append, tl_tensor *out) {
+    tl_tensor *r = tl_ops_diff_out(self, n, dim, prepend, append, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -2075,6 +2139,14 @@ int tl_pyabi_lgamma__r(tl_tensor *self) {
 /* lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_lgamma_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_lgamma_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* linalg_cross.out(Tensor self, Tensor other, *, int dim=-1, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_linalg_cross_out_r(tl_tensor *self, tl_tensor *other, int64_t dim, tl_tensor *out) {
+    tl_tensor *r = tl_ops_linalg_cross_out(self, other, dim, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

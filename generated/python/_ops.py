@@ -108,6 +108,7 @@ __all__ = [
     "addcmul",
     "addmm",
     "addmv",
+    "addmv_",
     "addr",
     "alias",
     "all",
@@ -536,6 +537,8 @@ _C_add_Tensor = getattr(_lib, "tl_ops_add_Tensor", None) or _missing_c("tl_ops_a
 _C_add__Tensor = getattr(_lib, "tl_ops_add__Tensor", None) or _missing_c("tl_ops_add__Tensor")
 _C_add_out = getattr(_lib, "tl_ops_add_out", None) or _missing_c("tl_ops_add_out")
 _C_addbmm = getattr(_lib, "tl_ops_addbmm", None) or _missing_c("tl_ops_addbmm")
+_C_addbmm_ = getattr(_lib, "tl_ops_addbmm_", None) or _missing_c("tl_ops_addbmm_")
+_C_addbmm_out = getattr(_lib, "tl_ops_addbmm_out", None) or _missing_c("tl_ops_addbmm_out")
 _C_addcdiv = getattr(_lib, "tl_ops_addcdiv", None) or _missing_c("tl_ops_addcdiv")
 _C_addcdiv_ = getattr(_lib, "tl_ops_addcdiv_", None) or _missing_c("tl_ops_addcdiv_")
 _C_addcdiv_out = getattr(_lib, "tl_ops_addcdiv_out", None) or _missing_c("tl_ops_addcdiv_out")
@@ -548,7 +551,11 @@ _C_addmm_dtype = getattr(_lib, "tl_ops_addmm_dtype", None) or _missing_c("tl_ops
 _C_addmm_dtype_out = getattr(_lib, "tl_ops_addmm_dtype_out", None) or _missing_c("tl_ops_addmm_dtype_out")
 _C_addmm_out = getattr(_lib, "tl_ops_addmm_out", None) or _missing_c("tl_ops_addmm_out")
 _C_addmv = getattr(_lib, "tl_ops_addmv", None) or _missing_c("tl_ops_addmv")
+_C_addmv_ = getattr(_lib, "tl_ops_addmv_", None) or _missing_c("tl_ops_addmv_")
+_C_addmv_out = getattr(_lib, "tl_ops_addmv_out", None) or _missing_c("tl_ops_addmv_out")
 _C_addr = getattr(_lib, "tl_ops_addr", None) or _missing_c("tl_ops_addr")
+_C_addr_ = getattr(_lib, "tl_ops_addr_", None) or _missing_c("tl_ops_addr_")
+_C_addr_out = getattr(_lib, "tl_ops_addr_out", None) or _missing_c("tl_ops_addr_out")
 _C_alias = getattr(_lib, "tl_ops_alias", None) or _missing_c("tl_ops_alias")
 _C_all = getattr(_lib, "tl_ops_all", None) or _missing_c("tl_ops_all")
 _C_all_all_out = getattr(_lib, "tl_ops_all_all_out", None) or _missing_c("tl_ops_all_all_out")
@@ -755,6 +762,7 @@ _C_count_nonzero_dim_IntList = getattr(_lib, "tl_ops_count_nonzero_dim_IntList",
 _C_cov = getattr(_lib, "tl_ops_cov", None) or _missing_c("tl_ops_cov")
 _C_cross = getattr(_lib, "tl_ops_cross", None) or _missing_c("tl_ops_cross")
 _C_cross_entropy_loss = getattr(_lib, "tl_ops_cross_entropy_loss", None) or _missing_c("tl_ops_cross_entropy_loss")
+_C_cross_out = getattr(_lib, "tl_ops_cross_out", None) or _missing_c("tl_ops_cross_out")
 _C_cummax = getattr(_lib, "tl_ops_cummax", None) or _missing_c("tl_ops_cummax")
 _C_cummax_out = getattr(_lib, "tl_ops_cummax_out", None) or _missing_c("tl_ops_cummax_out")
 _C_cummaxmin_backward = getattr(_lib, "tl_ops_cummaxmin_backward", None) or _missing_c("tl_ops_cummaxmin_backward")
@@ -774,6 +782,7 @@ _C_diag_embed = getattr(_lib, "tl_ops_diag_embed", None) or _missing_c("tl_ops_d
 _C_diagonal = getattr(_lib, "tl_ops_diagonal", None) or _missing_c("tl_ops_diagonal")
 _C_diagonal_backward = getattr(_lib, "tl_ops_diagonal_backward", None) or _missing_c("tl_ops_diagonal_backward")
 _C_diff = getattr(_lib, "tl_ops_diff", None) or _missing_c("tl_ops_diff")
+_C_diff_out = getattr(_lib, "tl_ops_diff_out", None) or _missing_c("tl_ops_diff_out")
 _C_digamma = getattr(_lib, "tl_ops_digamma", None) or _missing_c("tl_ops_digamma")
 _C_digamma_ = getattr(_lib, "tl_ops_digamma_", None) or _missing_c("tl_ops_digamma_")
 _C_digamma_out = getattr(_lib, "tl_ops_digamma_out", None) or _missing_c("tl_ops_digamma_out")
@@ -1000,6 +1009,7 @@ _C_lgamma = getattr(_lib, "tl_ops_lgamma", None) or _missing_c("tl_ops_lgamma")
 _C_lgamma_ = getattr(_lib, "tl_ops_lgamma_", None) or _missing_c("tl_ops_lgamma_")
 _C_lgamma_out = getattr(_lib, "tl_ops_lgamma_out", None) or _missing_c("tl_ops_lgamma_out")
 _C_linalg_cross = getattr(_lib, "tl_ops_linalg_cross", None) or _missing_c("tl_ops_linalg_cross")
+_C_linalg_cross_out = getattr(_lib, "tl_ops_linalg_cross_out", None) or _missing_c("tl_ops_linalg_cross_out")
 _C_linalg_diagonal = getattr(_lib, "tl_ops_linalg_diagonal", None) or _missing_c("tl_ops_linalg_diagonal")
 _C_linalg_matrix_norm = getattr(_lib, "tl_ops_linalg_matrix_norm", None) or _missing_c("tl_ops_linalg_matrix_norm")
 _C_linalg_matrix_norm_out = getattr(_lib, "tl_ops_linalg_matrix_norm_out", None) or _missing_c("tl_ops_linalg_matrix_norm_out")
@@ -1516,6 +1526,8 @@ _P_add__Tensor_n_other_r = getattr(_lib, "tl_pyabi_add__Tensor_n_other_r", None)
 _P_add__Tensor_r = getattr(_lib, "tl_pyabi_add__Tensor_r", None) or _missing_c("tl_pyabi_add__Tensor_r")
 _P_add_out_n_other_r = getattr(_lib, "tl_pyabi_add_out_n_other_r", None) or _missing_c("tl_pyabi_add_out_n_other_r")
 _P_add_out_r = getattr(_lib, "tl_pyabi_add_out_r", None) or _missing_c("tl_pyabi_add_out_r")
+_P_addbmm__r = getattr(_lib, "tl_pyabi_addbmm__r", None) or _missing_c("tl_pyabi_addbmm__r")
+_P_addbmm_out_r = getattr(_lib, "tl_pyabi_addbmm_out_r", None) or _missing_c("tl_pyabi_addbmm_out_r")
 _P_addcdiv__r = getattr(_lib, "tl_pyabi_addcdiv__r", None) or _missing_c("tl_pyabi_addcdiv__r")
 _P_addcdiv_out_r = getattr(_lib, "tl_pyabi_addcdiv_out_r", None) or _missing_c("tl_pyabi_addcdiv_out_r")
 _P_addcmul__r = getattr(_lib, "tl_pyabi_addcmul__r", None) or _missing_c("tl_pyabi_addcmul__r")
@@ -1523,6 +1535,10 @@ _P_addcmul_out_r = getattr(_lib, "tl_pyabi_addcmul_out_r", None) or _missing_c("
 _P_addmm__r = getattr(_lib, "tl_pyabi_addmm__r", None) or _missing_c("tl_pyabi_addmm__r")
 _P_addmm_dtype_out_r = getattr(_lib, "tl_pyabi_addmm_dtype_out_r", None) or _missing_c("tl_pyabi_addmm_dtype_out_r")
 _P_addmm_out_r = getattr(_lib, "tl_pyabi_addmm_out_r", None) or _missing_c("tl_pyabi_addmm_out_r")
+_P_addmv__r = getattr(_lib, "tl_pyabi_addmv__r", None) or _missing_c("tl_pyabi_addmv__r")
+_P_addmv_out_r = getattr(_lib, "tl_pyabi_addmv_out_r", None) or _missing_c("tl_pyabi_addmv_out_r")
+_P_addr__r = getattr(_lib, "tl_pyabi_addr__r", None) or _missing_c("tl_pyabi_addr__r")
+_P_addr_out_r = getattr(_lib, "tl_pyabi_addr_out_r", None) or _missing_c("tl_pyabi_addr_out_r")
 _P_all_all_out_r = getattr(_lib, "tl_pyabi_all_all_out_r", None) or _missing_c("tl_pyabi_all_all_out_r")
 _P_all_dims_out_r = getattr(_lib, "tl_pyabi_all_dims_out_r", None) or _missing_c("tl_pyabi_all_dims_out_r")
 _P_all_out_r = getattr(_lib, "tl_pyabi_all_out_r", None) or _missing_c("tl_pyabi_all_out_r")
@@ -1622,12 +1638,14 @@ _P_cos__r = getattr(_lib, "tl_pyabi_cos__r", None) or _missing_c("tl_pyabi_cos__
 _P_cos_out_r = getattr(_lib, "tl_pyabi_cos_out_r", None) or _missing_c("tl_pyabi_cos_out_r")
 _P_cosh__r = getattr(_lib, "tl_pyabi_cosh__r", None) or _missing_c("tl_pyabi_cosh__r")
 _P_cosh_out_r = getattr(_lib, "tl_pyabi_cosh_out_r", None) or _missing_c("tl_pyabi_cosh_out_r")
+_P_cross_out_r = getattr(_lib, "tl_pyabi_cross_out_r", None) or _missing_c("tl_pyabi_cross_out_r")
 _P_cumprod__r = getattr(_lib, "tl_pyabi_cumprod__r", None) or _missing_c("tl_pyabi_cumprod__r")
 _P_cumprod_out_r = getattr(_lib, "tl_pyabi_cumprod_out_r", None) or _missing_c("tl_pyabi_cumprod_out_r")
 _P_cumsum__r = getattr(_lib, "tl_pyabi_cumsum__r", None) or _missing_c("tl_pyabi_cumsum__r")
 _P_cumsum_out_r = getattr(_lib, "tl_pyabi_cumsum_out_r", None) or _missing_c("tl_pyabi_cumsum_out_r")
 _P_deg2rad__r = getattr(_lib, "tl_pyabi_deg2rad__r", None) or _missing_c("tl_pyabi_deg2rad__r")
 _P_deg2rad_out_r = getattr(_lib, "tl_pyabi_deg2rad_out_r", None) or _missing_c("tl_pyabi_deg2rad_out_r")
+_P_diff_out_r = getattr(_lib, "tl_pyabi_diff_out_r", None) or _missing_c("tl_pyabi_diff_out_r")
 _P_digamma__r = getattr(_lib, "tl_pyabi_digamma__r", None) or _missing_c("tl_pyabi_digamma__r")
 _P_digamma_out_r = getattr(_lib, "tl_pyabi_digamma_out_r", None) or _missing_c("tl_pyabi_digamma_out_r")
 _P_div_Tensor_mode_n_other = getattr(_lib, "tl_pyabi_div_Tensor_mode_n_other", None) or _missing_c("tl_pyabi_div_Tensor_mode_n_other")
@@ -1751,6 +1769,7 @@ _P_lerp__Scalar_r = getattr(_lib, "tl_pyabi_lerp__Scalar_r", None) or _missing_c
 _P_lerp__Tensor_r = getattr(_lib, "tl_pyabi_lerp__Tensor_r", None) or _missing_c("tl_pyabi_lerp__Tensor_r")
 _P_lgamma__r = getattr(_lib, "tl_pyabi_lgamma__r", None) or _missing_c("tl_pyabi_lgamma__r")
 _P_lgamma_out_r = getattr(_lib, "tl_pyabi_lgamma_out_r", None) or _missing_c("tl_pyabi_lgamma_out_r")
+_P_linalg_cross_out_r = getattr(_lib, "tl_pyabi_linalg_cross_out_r", None) or _missing_c("tl_pyabi_linalg_cross_out_r")
 _P_linalg_matrix_norm_out_r = getattr(_lib, "tl_pyabi_linalg_matrix_norm_out_r", None) or _missing_c("tl_pyabi_linalg_matrix_norm_out_r")
 _P_linalg_matrix_norm_str_ord_out_r = getattr(_lib, "tl_pyabi_linalg_matrix_norm_str_ord_out_r", None) or _missing_c("tl_pyabi_linalg_matrix_norm_str_ord_out_r")
 _P_linalg_multi_dot_out_r = getattr(_lib, "tl_pyabi_linalg_multi_dot_out_r", None) or _missing_c("tl_pyabi_linalg_multi_dot_out_r")
@@ -3090,13 +3109,14 @@ def add(input, other, *, alpha=1, out=None):
 
 
 # yaml/native_functions.yaml: addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+# yaml/native_functions.yaml: addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 _SIGS_addbmm = (
-    ('(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('batch1', lambda x: isinstance(x, _Tensor)), ('batch2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+    ('(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('batch1', lambda x: isinstance(x, _Tensor)), ('batch2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)), ('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 
 
-def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    '(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)'
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    '(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1, Tensor out = None)'
     if _TF and (r_ := _tf(addbmm, locals())) is not _GO:
         return r_
     if input.__class__ is not _Tensor:
@@ -3118,14 +3138,21 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
         alpha_c = _cv_scalar(alpha)
         if alpha_c is _BAD:
             raise _arg_error('addbmm', 'alpha', 0, 'Number', alpha)
-    h_ = _C_addbmm(input._p, batch1._p, batch2._p, beta_c, alpha_c)
-    if not h_:  # the error, or the result parked while warnings are raised
-        h_ = _pending_result()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
-        r_ = _as_subclass(r_)
-    return r_
+    if out is None:
+        h_ = _C_addbmm(input._p, batch1._p, batch2._p, beta_c, alpha_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('addbmm', 'out', 0, 'Tensor', out)
+    rc_ = _P_addbmm_out_r(input._p, batch1._p, batch2._p, beta_c, alpha_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
@@ -3316,13 +3343,14 @@ def addmm(*args, **kwargs):
 
 
 # yaml/native_functions.yaml: addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+# yaml/native_functions.yaml: addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 _SIGS_addmv = (
-    ('(Tensor input, Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('mat', lambda x: isinstance(x, _Tensor)), ('vec', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+    ('(Tensor input, Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('mat', lambda x: isinstance(x, _Tensor)), ('vec', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)), ('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 
 
-def addmv(input, mat, vec, *, beta=1, alpha=1):
-    '(Tensor input, Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)'
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+    '(Tensor input, Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1, Tensor out = None)'
     if _TF and (r_ := _tf(addmv, locals())) is not _GO:
         return r_
     if input.__class__ is not _Tensor:
@@ -3344,24 +3372,67 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
         alpha_c = _cv_scalar(alpha)
         if alpha_c is _BAD:
             raise _arg_error('addmv', 'alpha', 0, 'Number', alpha)
-    h_ = _C_addmv(input._p, mat._p, vec._p, beta_c, alpha_c)
-    if not h_:  # the error, or the result parked while warnings are raised
-        h_ = _pending_result()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
-        r_ = _as_subclass(r_)
-    return r_
+    if out is None:
+        h_ = _C_addmv(input._p, mat._p, vec._p, beta_c, alpha_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('addmv', 'out', 0, 'Tensor', out)
+    rc_ = _P_addmv_out_r(input._p, mat._p, vec._p, beta_c, alpha_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
-# yaml/native_functions.yaml: addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
-_SIGS_addr = (
-    ('(Tensor input, Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('vec1', lambda x: isinstance(x, _Tensor)), ('vec2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+# yaml/native_functions.yaml: addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+_SIGS_addmv_ = (
+    ('(Tensor input, Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('mat', lambda x: isinstance(x, _Tensor)), ('vec', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
 )
 
 
-def addr(input, vec1, vec2, *, beta=1, alpha=1):
-    '(Tensor input, Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1)'
+def addmv_(input, mat, vec, *, beta=1, alpha=1):
+    '(Tensor input, Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(addmv_, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('addmv_', 'input', 1, 'Tensor', input)
+    if mat.__class__ is not _Tensor:
+        if not isinstance(mat, _Tensor):
+            raise _arg_error('addmv_', 'mat', 2, 'Tensor', mat)
+    if vec.__class__ is not _Tensor:
+        if not isinstance(vec, _Tensor):
+            raise _arg_error('addmv_', 'vec', 3, 'Tensor', vec)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('addmv_', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('addmv_', 'alpha', 0, 'Number', alpha)
+    rc_ = _P_addmv__r(input._p, mat._p, vec._p, beta_c, alpha_c)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+# yaml/native_functions.yaml: addr.out(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+_SIGS_addr = (
+    ('(Tensor input, Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('vec1', lambda x: isinstance(x, _Tensor)), ('vec2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    '(Tensor input, Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1, Tensor out = None)'
     if _TF and (r_ := _tf(addr, locals())) is not _GO:
         return r_
     if input.__class__ is not _Tensor:
@@ -3383,14 +3454,21 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
         alpha_c = _cv_scalar(alpha)
         if alpha_c is _BAD:
             raise _arg_error('addr', 'alpha', 0, 'Number', alpha)
-    h_ = _C_addr(input._p, vec1._p, vec2._p, beta_c, alpha_c)
-    if not h_:  # the error, or the result parked while warnings are raised
-        h_ = _pending_result()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
-        r_ = _as_subclass(r_)
-    return r_
+    if out is None:
+        h_ = _C_addr(input._p, vec1._p, vec2._p, beta_c, alpha_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('addr', 'out', 0, 'Tensor', out)
+    rc_ = _P_addr_out_r(input._p, vec1._p, vec2._p, beta_c, alpha_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: alias(Tensor(a) self) -> Tensor(a)
@@ -7398,13 +7476,14 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
 
 
 # yaml/native_functions.yaml: cross(Tensor self, Tensor other, int? dim=None) -> Tensor
+# yaml/native_functions.yaml: cross.out(Tensor self, Tensor other, int? dim=None, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_cross = (
-    ('(Tensor input, Tensor other, int dim = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+    ('(Tensor input, Tensor other, int dim = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_opt_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 
 
-def cross(input, other, dim=None):
-    '(Tensor input, Tensor other, int dim = None)'
+def cross(input, other, dim=None, *, out=None):
+    '(Tensor input, Tensor other, int dim = None, *, Tensor out = None)'
     if _TF and (r_ := _tf(cross, locals())) is not _GO:
         return r_
     if input.__class__ is not _Tensor:
@@ -7416,14 +7495,21 @@ def cross(input, other, dim=None):
     dim_c = _cv_opt_int(dim)
     if dim_c is _BAD:
         raise _arg_error('cross', 'dim', 3, 'int', dim)
-    h_ = _C_cross(input._p, other._p, dim_c[0], dim_c[1])
-    if not h_:  # the error, or the result parked while warnings are raised
-        h_ = _pending_result()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
-        r_ = _as_subclass(r_)
-    return r_
+    if out is None:
+        h_ = _C_cross(input._p, other._p, dim_c[0], dim_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('cross', 'out', 0, 'Tensor', out)
+    rc_ = _P_cross_out_r(input._p, other._p, dim_c[0], dim_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
@@ -7766,13 +7852,14 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
 
 
 # yaml/native_functions.yaml: diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor
+# yaml/native_functions.yaml: diff.out(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_diff = (
-    ('(Tensor input, int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None)', (('input', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('prepend', lambda x: (x is None or isinstance(x, _Tensor))), ('append', lambda x: (x is None or isinstance(x, _Tensor))),), (), False),
+    ('(Tensor input, int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD), ('prepend', lambda x: (x is None or isinstance(x, _Tensor))), ('append', lambda x: (x is None or isinstance(x, _Tensor))),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 
 
-def diff(input, n=1, dim=-1, prepend=None, append=None):
-    '(Tensor input, int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None)'
+def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
+    '(Tensor input, int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None, *, Tensor out = None)'
     if _TF and (r_ := _tf(diff, locals())) is not _GO:
         return r_
     if input.__class__ is not _Tensor:
@@ -7790,14 +7877,21 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     append_c = _cv_opt_tensor(append)
     if append_c is _BAD:
         raise _arg_error('diff', 'append', 5, 'Tensor', append)
-    h_ = _C_diff(input._p, n_c, dim_c, prepend_c, append_c)
-    if not h_:  # the error, or the result parked while warnings are raised
-        h_ = _pending_result()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
-        r_ = _as_subclass(r_)
-    return r_
+    if out is None:
+        h_ = _C_diff(input._p, n_c, dim_c, prepend_c, append_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('diff', 'out', 0, 'Tensor', out)
+    rc_ = _P_diff_out_r(input._p, n_c, dim_c, prepend_c, append_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: digamma(Tensor self) -> Tensor
@@ -21001,13 +21095,14 @@ def _nn_softshrink_backward(grad_output, input, lambd, *, out=None):
 
 
 # yaml/native_functions.yaml: linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor
+# yaml/native_functions.yaml: linalg_cross.out(Tensor self, Tensor other, *, int dim=-1, Tensor(a!) out) -> Tensor(a!)
 _SIGS__linalg_linalg_cross = (
-    ('(Tensor input, Tensor other, *, int dim = -1)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('dim', lambda x: _cv_int(x) is not _BAD),), False),
+    ('(Tensor input, Tensor other, *, int dim = -1, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('dim', lambda x: _cv_int(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 
 
-def _linalg_linalg_cross(input, other, *, dim=-1):
-    '(Tensor input, Tensor other, *, int dim = -1)'
+def _linalg_linalg_cross(input, other, *, dim=-1, out=None):
+    '(Tensor input, Tensor other, *, int dim = -1, Tensor out = None)'
     if _TF and (r_ := _tf(_linalg_linalg_cross, locals())) is not _GO:
         return r_
     if input.__class__ is not _Tensor:
@@ -21019,14 +21114,21 @@ def _linalg_linalg_cross(input, other, *, dim=-1):
     dim_c = _cv_int(dim)
     if dim_c is _BAD:
         raise _arg_error('linalg_cross', 'dim', 0, 'int', dim)
-    h_ = _C_linalg_cross(input._p, other._p, dim_c)
-    if not h_:  # the error, or the result parked while warnings are raised
-        h_ = _pending_result()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
-        r_ = _as_subclass(r_)
-    return r_
+    if out is None:
+        h_ = _C_linalg_cross(input._p, other._p, dim_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('linalg_cross', 'out', 0, 'Tensor', out)
+    rc_ = _P_linalg_cross_out_r(input._p, other._p, dim_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)
@@ -22544,6 +22646,38 @@ def _m_addbmm(self, batch1, batch2, *, beta=1, alpha=1):
     return r_
 
 
+# yaml/native_functions.yaml: addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+_SIGS__m_addbmm_ = (
+    ('(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)', (('batch1', lambda x: isinstance(x, _Tensor)), ('batch2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+)
+
+
+def _m_addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    '(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_addbmm_, locals())) is not _GO:
+        return r_
+    if batch1.__class__ is not _Tensor:
+        if not isinstance(batch1, _Tensor):
+            raise _arg_error('addbmm_', 'batch1', 1, 'Tensor', batch1)
+    if batch2.__class__ is not _Tensor:
+        if not isinstance(batch2, _Tensor):
+            raise _arg_error('addbmm_', 'batch2', 2, 'Tensor', batch2)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('addbmm_', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('addbmm_', 'alpha', 0, 'Number', alpha)
+    rc_ = _P_addbmm__r(self._p, batch1._p, batch2._p, beta_c, alpha_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
 _SIGS__m_addcdiv = (
     ('(Tensor tensor1, Tensor tensor2, *, Number value = 1)', (('tensor1', lambda x: isinstance(x, _Tensor)), ('tensor2', lambda x: isinstance(x, _Tensor)),), (('value', lambda x: _is_scalar(x)),), False),
@@ -22764,6 +22898,38 @@ def _m_addmv(self, mat, vec, *, beta=1, alpha=1):
     return r_
 
 
+# yaml/native_functions.yaml: addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+_SIGS__m_addmv_ = (
+    ('(Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)', (('mat', lambda x: isinstance(x, _Tensor)), ('vec', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+)
+
+
+def _m_addmv_(self, mat, vec, *, beta=1, alpha=1):
+    '(Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_addmv_, locals())) is not _GO:
+        return r_
+    if mat.__class__ is not _Tensor:
+        if not isinstance(mat, _Tensor):
+            raise _arg_error('addmv_', 'mat', 1, 'Tensor', mat)
+    if vec.__class__ is not _Tensor:
+        if not isinstance(vec, _Tensor):
+            raise _arg_error('addmv_', 'vec', 2, 'Tensor', vec)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('addmv_', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('addmv_', 'alpha', 0, 'Number', alpha)
+    rc_ = _P_addmv__r(self._p, mat._p, vec._p, beta_c, alpha_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 _SIGS__m_addr = (
     ('(Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1)', (('vec1', lambda x: isinstance(x, _Tensor)), ('vec2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
@@ -22798,6 +22964,38 @@ def _m_addr(self, vec1, vec2, *, beta=1, alpha=1):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+_SIGS__m_addr_ = (
+    ('(Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1)', (('vec1', lambda x: isinstance(x, _Tensor)), ('vec2', lambda x: isinstance(x, _Tensor)),), (('beta', lambda x: _is_scalar(x)), ('alpha', lambda x: _is_scalar(x)),), False),
+)
+
+
+def _m_addr_(self, vec1, vec2, *, beta=1, alpha=1):
+    '(Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1)'
+    if _TF and (r_ := _tf(_m_addr_, locals())) is not _GO:
+        return r_
+    if vec1.__class__ is not _Tensor:
+        if not isinstance(vec1, _Tensor):
+            raise _arg_error('addr_', 'vec1', 1, 'Tensor', vec1)
+    if vec2.__class__ is not _Tensor:
+        if not isinstance(vec2, _Tensor):
+            raise _arg_error('addr_', 'vec2', 2, 'Tensor', vec2)
+    beta_c = _SC_INT.get(beta) if beta.__class__ is int else None
+    if beta_c is None:
+        beta_c = _cv_scalar(beta)
+        if beta_c is _BAD:
+            raise _arg_error('addr_', 'beta', 0, 'Number', beta)
+    alpha_c = _SC_INT.get(alpha) if alpha.__class__ is int else None
+    if alpha_c is None:
+        alpha_c = _cv_scalar(alpha)
+        if alpha_c is _BAD:
+            raise _arg_error('addr_', 'alpha', 0, 'Number', alpha)
+    rc_ = _P_addr__r(self._p, vec1._p, vec2._p, beta_c, alpha_c)
+    if rc_:
+        _after(rc_)
+    return self
 
 
 # yaml/native_functions.yaml: alias(Tensor(a) self) -> Tensor(a)
@@ -34082,6 +34280,7 @@ class _TensorOps:
     add = _m_add
     add_ = _m_add_
     addbmm = _m_addbmm
+    addbmm_ = _m_addbmm_
     addcdiv = _m_addcdiv
     addcdiv_ = _m_addcdiv_
     addcmul = _m_addcmul
@@ -34089,7 +34288,9 @@ class _TensorOps:
     addmm = _m_addmm
     addmm_ = _m_addmm_
     addmv = _m_addmv
+    addmv_ = _m_addmv_
     addr = _m_addr
+    addr_ = _m_addr_
     alias = _m_alias
     all = _m_all
     allclose = _m_allclose
@@ -34686,7 +34887,7 @@ SIGNATURES = {
         "(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)",
     ),
     ("function", "addbmm"): (
-        "(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)",
+        "(Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
     ),
     ("function", "addcdiv"): (
         "(Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, Tensor out = None)",
@@ -34699,10 +34900,13 @@ SIGNATURES = {
         "(Tensor input, Tensor mat1, Tensor mat2, torchlet.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
     ),
     ("function", "addmv"): (
+        "(Tensor input, Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
+    ),
+    ("function", "addmv_"): (
         "(Tensor input, Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)",
     ),
     ("function", "addr"): (
-        "(Tensor input, Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1)",
+        "(Tensor input, Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1, Tensor out = None)",
     ),
     ("function", "alias"): (
         "(Tensor input)",
@@ -35001,7 +35205,7 @@ SIGNATURES = {
         "(Tensor input, *, int correction = 1, Tensor fweights = None, Tensor aweights = None)",
     ),
     ("function", "cross"): (
-        "(Tensor input, Tensor other, int dim = None)",
+        "(Tensor input, Tensor other, int dim = None, *, Tensor out = None)",
     ),
     ("function", "cummax"): (
         "(Tensor input, int dim, *, tuple of Tensors out = None)",
@@ -35037,7 +35241,7 @@ SIGNATURES = {
         "(Tensor grad_output, tuple of ints input_sizes, int offset, int dim1, int dim2)",
     ),
     ("function", "diff"): (
-        "(Tensor input, int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None)",
+        "(Tensor input, int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None, *, Tensor out = None)",
     ),
     ("function", "digamma"): (
         "(Tensor input, *, Tensor out = None)",
@@ -35890,6 +36094,9 @@ SIGNATURES = {
     ("method", "addbmm"): (
         "(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)",
     ),
+    ("method", "addbmm_"): (
+        "(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)",
+    ),
     ("method", "addcdiv"): (
         "(Tensor tensor1, Tensor tensor2, *, Number value = 1)",
     ),
@@ -35911,7 +36118,13 @@ SIGNATURES = {
     ("method", "addmv"): (
         "(Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)",
     ),
+    ("method", "addmv_"): (
+        "(Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1)",
+    ),
     ("method", "addr"): (
+        "(Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1)",
+    ),
+    ("method", "addr_"): (
         "(Tensor vec1, Tensor vec2, *, Number beta = 1, Number alpha = 1)",
     ),
     ("method", "alias"): (
@@ -37185,7 +37398,7 @@ SIGNATURES = {
         "(Tensor grad_output, Tensor input, Number lambd, *, Tensor out = None)",
     ),
     ("linalg", "linalg_cross"): (
-        "(Tensor input, Tensor other, *, int dim = -1)",
+        "(Tensor input, Tensor other, *, int dim = -1, Tensor out = None)",
     ),
     ("linalg", "linalg_diagonal"): (
         "(Tensor A, *, int offset = 0, int dim1 = -2, int dim2 = -1)",

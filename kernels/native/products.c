@@ -479,6 +479,18 @@ tl_tensor *tl_native_diff(tl_keyset ks, tl_tensor *self, int64_t n, int64_t dim,
     return a;
 }
 
+tl_tensor *tl_native_diff_out(tl_keyset ks, tl_tensor *self, int64_t n, int64_t dim, tl_tensor *prepend,
+                              tl_tensor *append, tl_tensor *out) {
+    tl_tensor *r = tl_native_diff(ks, self, n, dim, prepend, append);
+    if (r && !tl_can_cast(tl_tensor_dtype(r), tl_tensor_dtype(out))) { /* sub_out's rule */
+        tl_set_error(TL_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s",
+                     tl_dtype_scalar_name(tl_tensor_dtype(r)), tl_dtype_scalar_name(tl_tensor_dtype(out)));
+        tl_tensor_release(r);
+        return NULL;
+    }
+    return to_out(r, out, TL_DTYPE_UNDEFINED);
+}
+
 /* ------------------------------------------------------------ cov / corrcoef */
 
 static int check_weights(tl_tensor *w, const char *name, bool integral, int64_t num_obs) {
@@ -662,7 +674,10 @@ tl_tensor *tl_native_addmv(tl_keyset ks, tl_tensor *self, tl_tensor *mat, tl_ten
                      (long long)v0);
         return NULL;
     }
-    if (check_integral_scalars(tl_tensor_dtype(vec), beta, alpha)) return NULL;
+    if (tl_dtype_is_integral(tl_tensor_dtype(vec), 1)) { /* PyTorch's integer addmv truncates beta and alpha */
+        if (beta.kind == TL_SCALAR_DOUBLE) beta = tl_scalar_from_int((int64_t)beta.d);
+        if (alpha.kind == TL_SCALAR_DOUBLE) alpha = tl_scalar_from_int((int64_t)alpha.d);
+    }
     return scale_add(tl_ops_mv(mat, vec), self, beta, alpha);
 }
 
@@ -679,18 +694,12 @@ tl_tensor *tl_native_addr(tl_keyset ks, tl_tensor *self, tl_tensor *vec1, tl_ten
     }
     const tl_dtype dt = tl_promote_types(tl_promote_types(tl_tensor_dtype(self), tl_tensor_dtype(vec1)),
                                          tl_tensor_dtype(vec2));
-    if (dt == TL_BOOL) {
-        if (beta.kind != TL_SCALAR_BOOL) {
-            tl_set_error(TL_ERR_RUNTIME, "Boolean beta only supported for Boolean results.");
-            return NULL;
-        }
-        if (alpha.kind != TL_SCALAR_BOOL) {
-            tl_set_error(TL_ERR_RUNTIME, "Boolean alpha only supported for Boolean results.");
-            return NULL;
-        }
-    } else if (check_integral_scalars(dt, beta, alpha)) {
+    if (dt != TL_BOOL && (beta.kind == TL_SCALAR_BOOL || alpha.kind == TL_SCALAR_BOOL)) {
+        tl_set_error(TL_ERR_RUNTIME, "Boolean %s only supported for Boolean results.",
+                     beta.kind == TL_SCALAR_BOOL ? "beta" : "alpha");
         return NULL;
     }
+    if (check_integral_scalars(dt, beta, alpha)) return NULL;
     /* self must expand to the outer product's shape (PyTorch's expand_size) */
     const int64_t shape[2] = {tl_tensor_size(vec1, 0), tl_tensor_size(vec2, 0)};
     tl_tensor *e = tl_ops_expand(self, shape, 2, false), *r = NULL;
@@ -783,21 +792,35 @@ tl_tensor *tl_native_linalg_cross(tl_keyset ks, tl_tensor *self, tl_tensor *othe
     return res;
 }
 
+/* cross's dim: without one PyTorch's default, the first dim of size 3, with
+ * its deprecation warning; -1 + error when there is none */
+static int cross_dim(tl_tensor *self, int64_t *dim, bool dim_has) {
+    if (dim_has) return 0;
+    TL_WARN_ONCE("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                 "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
+                 "with that of linalg.cross in a future release.");
+    for (int64_t i = 0; i < tl_tensor_ndim(self); i++)
+        if (tl_tensor_size(self, i) == 3) {
+            *dim = i;
+            return 0;
+        }
+    return tl_set_error(TL_ERR_RUNTIME, "no dimension of size 3 in input");
+}
+
 tl_tensor *tl_native_cross(tl_keyset ks, tl_tensor *self, tl_tensor *other, int64_t dim, bool dim_has) {
     (void)ks;
-    if (!dim_has) { /* PyTorch's default: the first dim of size 3, with its deprecation warning */
-        TL_WARN_ONCE("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
-                     "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
-                     "with that of linalg.cross in a future release.");
-        dim = -1;
-        for (int64_t i = 0; i < tl_tensor_ndim(self) && dim < 0; i++)
-            if (tl_tensor_size(self, i) == 3) dim = i;
-        if (dim < 0) {
-            tl_set_error(TL_ERR_RUNTIME, "no dimension of size 3 in input");
-            return NULL;
-        }
-    }
-    return tl_ops_linalg_cross(self, other, dim);
+    return cross_dim(self, &dim, dim_has) ? NULL : tl_ops_linalg_cross(self, other, dim);
+}
+
+tl_tensor *tl_native_cross_out(tl_keyset ks, tl_tensor *self, tl_tensor *other, int64_t dim, bool dim_has,
+                               tl_tensor *out) {
+    (void)ks;
+    return cross_dim(self, &dim, dim_has) ? NULL : tl_ops_linalg_cross_out(self, other, dim, out);
+}
+
+tl_tensor *tl_native_linalg_cross_out(tl_keyset ks, tl_tensor *self, tl_tensor *other, int64_t dim, tl_tensor *out) {
+    tl_tensor *r = tl_native_linalg_cross(ks, self, other, dim);
+    return to_out(r, out, r ? tl_tensor_dtype(r) : TL_DTYPE_UNDEFINED);
 }
 
 tl_tensor *tl_native_dist(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_scalar p) {
@@ -815,4 +838,58 @@ tl_tensor *tl_native_dist(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_sc
 
 tl_tensor *tl_ag_norm_backward(tl_tensor *grad, tl_tensor *self, tl_scalar p, tl_tensor *result) {
     return tl_ag_linalg_vector_norm_backward(grad, self, p, result, NULL, 0, false);
+}
+
+/* ------------------------------------------------------------ in-place and out= forms */
+
+/* the functional result written into self: PyTorch's structured in-place
+ * checks (same dtype, same size), then a copy */
+static tl_tensor *into_self(tl_tensor *r, tl_tensor *self) {
+    if (!r) return NULL;
+    tl_tensor *res = NULL;
+    char a[512], b[512];
+    if (tl_tensor_dtype(r) != tl_tensor_dtype(self))
+        tl_set_error(TL_ERR_RUNTIME, "Bad in-place call: input tensor dtype %s and output tensor dtype %s should match",
+                     tl_dtype_caffe2_name(tl_tensor_dtype(self)), tl_dtype_caffe2_name(tl_tensor_dtype(r)));
+    else if (tl_tensor_ndim(r) != tl_tensor_ndim(self) ||
+             memcmp(tl_tensor_sizes(r), tl_tensor_sizes(self), (size_t)tl_tensor_ndim(r) * sizeof(int64_t)))
+        tl_set_error(TL_ERR_RUNTIME, "Bad in-place call: input tensor size %s and output tensor size %s should match",
+                     shape_str(self, a, sizeof a), shape_str(r, b, sizeof b));
+    else
+        res = tl_ops_copy_(self, r, false);
+    tl_tensor_release(r);
+    return res;
+}
+
+tl_tensor *tl_native_addmv_(tl_keyset ks, tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta,
+                            tl_scalar alpha) {
+    return into_self(tl_native_addmv(ks, self, mat, vec, beta, alpha), self);
+}
+
+tl_tensor *tl_native_addmv_out(tl_keyset ks, tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta,
+                               tl_scalar alpha, tl_tensor *out) {
+    tl_tensor *r = tl_native_addmv(ks, self, mat, vec, beta, alpha);
+    return to_out(r, out, r ? tl_tensor_dtype(r) : TL_DTYPE_UNDEFINED);
+}
+
+tl_tensor *tl_native_addr_(tl_keyset ks, tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta,
+                           tl_scalar alpha) {
+    return into_self(tl_native_addr(ks, self, vec1, vec2, beta, alpha), self);
+}
+
+tl_tensor *tl_native_addr_out(tl_keyset ks, tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta,
+                              tl_scalar alpha, tl_tensor *out) {
+    tl_tensor *r = tl_native_addr(ks, self, vec1, vec2, beta, alpha);
+    return to_out(r, out, r ? tl_tensor_dtype(r) : TL_DTYPE_UNDEFINED);
+}
+
+tl_tensor *tl_native_addbmm_(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta,
+                             tl_scalar alpha) {
+    return into_self(tl_native_addbmm(ks, self, batch1, batch2, beta, alpha), self);
+}
+
+tl_tensor *tl_native_addbmm_out(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta,
+                                tl_scalar alpha, tl_tensor *out) {
+    tl_tensor *r = tl_native_addbmm(ks, self, batch1, batch2, beta, alpha);
+    return to_out(r, out, r ? tl_tensor_dtype(r) : TL_DTYPE_UNDEFINED);
 }

@@ -1,7 +1,8 @@
 """torch/functional.py's Python front ends of the contraction operators:
 ``einsum(equation, *operands)`` and its sublist format ``einsum(op0, sub0,
-op1, sub1, ..., [out_sub])``, and ``tensordot(a, b, dims)`` with dims an
-int, a pair of lists or a tensor; both then call their generated bindings
+op1, sub1, ..., [out_sub])``, ``tensordot(a, b, dims)`` with dims an int, a
+pair of lists or a tensor, and ``cdist``'s compute_mode names; each then
+calls its generated binding
 (the operators are in yaml/native_functions.yaml, kernels/native/einsum.c and
 kernels/native/products.c)."""
 from __future__ import annotations
@@ -57,6 +58,8 @@ def _tensordot(gen):
             return r_
         from ._tensor import Tensor
 
+        if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+            return gen(a, b, [], [])  # the binding's TypeError (torch's Python code fails on a.dim())
         if isinstance(dims, bool) or not isinstance(dims, (tuple, list, Tensor, int)):
             raise RuntimeError("tensordot expects dims to be int or tuple[list[int], list[int]] or "
                                f"list[list[int]] containing two lists, but got dims={dims}")
@@ -65,7 +68,8 @@ def _tensordot(gen):
             dims_a, dims_b = dims
         elif isinstance(dims, Tensor):
             if dims.numel() > 1:
-                assert dims.size()[0] == 2
+                if dims.size()[0] != 2:  # torch asserts this
+                    raise ValueError(f"tensordot expects a dims tensor of 2 rows, but got dims={dims}")
                 dims_a, dims_b = dims[0].tolist(), dims[1].tolist()
             else:
                 n = int(dims.item())
@@ -86,6 +90,25 @@ def _tensordot(gen):
     return tensordot
 
 
+_CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": 1,
+                "donot_use_mm_for_euclid_dist": 2}
+
+
+def _cdist(gen):
+    def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+        """p-norm distances between the rows of x1 and x2 (batched), as torch.cdist:
+        compute_mode names whether p = 2 may use the matrix-product expansion."""
+        if _TF and (r_ := _tf_args(cdist, (x1, x2), {"p": p, "compute_mode": compute_mode})) is not _GO:
+            return r_
+        if compute_mode not in _CDIST_MODES:
+            raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+        return gen(x1, x2, p, _CDIST_MODES[compute_mode])
+
+    cdist.__wrapped__ = gen
+    return cdist
+
+
 def install(namespace: dict) -> None:
     namespace["einsum"] = _einsum(namespace["einsum"])
     namespace["tensordot"] = _tensordot(namespace["tensordot"])
+    namespace["cdist"] = _cdist(namespace["cdist"])

@@ -919,6 +919,39 @@ PAD_CASES = {
     "replication_pad2d_backward": [([_rp(2, 3, 7, 8), _rp(2, 3, 4, 5)], lambda g, x: _nn().replication_pad2d_backward(g, x, [2, 1, 3, 0]))],
 }
 
+# contractions and products (addmv, addr, addbmm, linalg_cross, dist, the
+# distance kernels): own generator; transposed operands, broadcast self
+RPR = np.random.default_rng(6063)
+
+
+def _rpr(*shape):
+    return RPR.standard_normal(shape)
+
+
+PRODUCTS_CASES = {
+    "addmv": [([_rpr(3), _rpr(3, 4), _rpr(4)], lambda s, m, v: torchlet.addmv(s, m, v, beta=0.5, alpha=2)),
+              ([_rpr(1), _rpr(4, 3), _rpr(4)], lambda s, m, v: torchlet.addmv(s, T(m), v))],
+    "addr": [([_rpr(3, 4), _rpr(3), _rpr(4)], lambda s, a, b: torchlet.addr(s, a, b, beta=-1, alpha=1.5)),
+             ([_rpr(4), _rpr(3), _rpr(4)], lambda s, a, b: torchlet.addr(s, a, b))],
+    "addbmm": [([_rpr(3, 2), _rpr(2, 3, 4), _rpr(2, 4, 2)], lambda s, a, b: torchlet.addbmm(s, a, b, alpha=0.5)),
+               ([_rpr(2), _rpr(2, 4, 3), _rpr(2, 4, 2)],
+                lambda s, a, b: torchlet.addbmm(s, a.transpose(1, 2), b, beta=2))],
+    "linalg_cross": [([_rpr(4, 3), _rpr(4, 3)], lambda a, b: torchlet.linalg.cross(a, b)),
+                     ([_rpr(3, 2), _rpr(3, 1)], lambda a, b: torchlet.linalg.cross(T(a), T(b), dim=1))],
+    "dist": [([_rpr(3, 4), _rpr(4)], lambda a, b: torchlet.dist(a, b)),
+             ([_rpr(5), _rpr(5)], lambda a, b: torchlet.dist(a, b, 3.5)),
+             ([_rpr(2, 3), _rpr(2, 3)], lambda a, b: torchlet.dist(a, b, float("inf")))],
+    "_euclidean_dist": [([_rpr(3, 4), _rpr(5, 4)], lambda a, b: torchlet._euclidean_dist(a, b))],
+    "_cdist_forward": [([_rpr(3, 4), _rpr(5, 4)], lambda a, b: torchlet._cdist_forward(a, b, 2.0, None)),
+                       ([_rpr(2, 3, 4), _rpr(5, 4)], lambda a, b: torchlet._cdist_forward(a, b, 1.5, None)),
+                       ([_rpr(3, 4), _rpr(5, 4)], lambda a, b: torchlet._cdist_forward(a, b, 3.0, 2))],
+    "addmv_": [([_rpr(3), _rpr(3, 4), _rpr(4)], lambda s, m, v: s.clone().addmv_(m, v, beta=2, alpha=0.5))],
+    "addr_": [([_rpr(3, 4), _rpr(3), _rpr(4)], lambda s, a, b: s.clone().addr_(a, b, beta=0.5))],
+    "addbmm_": [([_rpr(3, 2), _rpr(2, 3, 4), _rpr(2, 4, 2)], lambda s, a, b: s.clone().addbmm_(a, b, alpha=-1))],
+    "_pdist_forward": [([_rpr(4, 3)], lambda a: torchlet._pdist_forward(a, 2.0)),
+                       ([_rpr(5, 2)], lambda a: torchlet._pdist_forward(a, 1.5))],
+}
+
 CASES = {
     **SELECT_CASES,
     **POOL_CASES,
@@ -937,6 +970,7 @@ CASES = {
     **LINALG_CASES,
     **NN_CASES,
     **MISSING_OPS_CASES,
+    **PRODUCTS_CASES,
     "add.Tensor": [([rn(2, 3), rn(3)], lambda a, b: torchlet.add(a, b, alpha=2.5)),
                    ([rn(3, 1), rn(1, 4)], lambda a, b: a + b),
                    ([rn(), rn(2)], lambda a, b: a + b),

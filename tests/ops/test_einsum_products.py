@@ -421,12 +421,14 @@ def test_cdist(p, r1, r2):
 
 def test_cdist_modes_float32_errors():
     a, b = rnd(40, 8, dtype=np.float32), rnd(30, 8, seed=1, dtype=np.float32)
-    for mode in (0, 1, 2):
+    for mode in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist"):
         r = tl.cdist(T(a), T(b), compute_mode=mode)
         assert r.dtype == tl.float32
         np.testing.assert_allclose(tn(r), np_cdist(a.astype(np.float64), b.astype(np.float64), 2.0), rtol=1e-4,
                                    atol=1e-4)
     assert tuple(tl.cdist(T(rnd(0, 3)), T(rnd(4, 3))).shape) == (0, 4)
+    with pytest.raises(ValueError, match="bad is not a valid value for compute_mode"):
+        tl.cdist(T(a), T(b), compute_mode="bad")
     with pytest.raises(RuntimeError, match="cdist only supports at least 2D tensors, X1 got: 1D"):
         tl.cdist(T(rnd(3)), T(rnd(2, 3)))
     with pytest.raises(RuntimeError, match="X1 and X2 must have the same number of columns. X1: 3 X2: 4"):
@@ -452,3 +454,57 @@ def test_pdist(p):
         assert gradcheck(lambda x: tl.nn.functional.pdist(x, p=p), (T(a).requires_grad_(),))
     with pytest.raises(RuntimeError, match="pdist only supports 2D tensors, got: 1D"):
         tl.nn.functional.pdist(T(rnd(3)))
+
+
+def test_add_products_inplace_and_out():
+    s, m, v = rnd(4), rnd(4, 3), rnd(3, seed=1)
+    t = T(s)
+    r = t.addmv_(T(m), T(v), beta=0.5, alpha=2.0)
+    assert r is t or r.data_ptr() == t.data_ptr()
+    np.testing.assert_allclose(tn(t), 0.5 * s + 2.0 * (m @ v), rtol=1e-12)
+    out = tl.empty(0, dtype=tl.float64)
+    tl.addmv(T(s), T(m), T(v), out=out)
+    np.testing.assert_allclose(tn(out), s + m @ v, rtol=1e-12)
+    with pytest.raises(RuntimeError, match=r"Bad in-place call: input tensor size \[1\] and output tensor size \[4\] "
+                                           r"should match"):
+        T(rnd(1)).addmv_(T(m), T(v))
+    s2, v1, v2 = rnd(4, 3), rnd(4, seed=2), rnd(3, seed=3)
+    t2 = T(s2)
+    t2.addr_(T(v1), T(v2), alpha=-1)
+    np.testing.assert_allclose(tn(t2), s2 - np.outer(v1, v2), rtol=1e-12)
+    out = tl.empty(0, dtype=tl.float64)
+    tl.addr(T(s2), T(v1), T(v2), beta=2, out=out)
+    np.testing.assert_allclose(tn(out), 2 * s2 + np.outer(v1, v2), rtol=1e-12)
+    b1, b2 = rnd(2, 4, 5), rnd(2, 5, 3, seed=4)
+    t3 = T(s2)
+    t3.addbmm_(T(b1), T(b2))
+    np.testing.assert_allclose(tn(t3), s2 + np.einsum("bij,bjk->ik", b1, b2), rtol=1e-12)
+    out = tl.empty(0, dtype=tl.float64)
+    tl.addbmm(T(s2), T(b1), T(b2), out=out)
+    np.testing.assert_allclose(tn(out), s2 + np.einsum("bij,bjk->ik", b1, b2), rtol=1e-12)
+    a, b = rnd(4, 3), rnd(4, 3, seed=1)
+    out = tl.empty(0, dtype=tl.float64)
+    tl.linalg.cross(T(a), T(b), out=out)
+    np.testing.assert_allclose(tn(out), np.cross(a, b), rtol=1e-12)
+    out2 = tl.empty(0, dtype=tl.float64)
+    tl.cross(T(a), T(b), dim=1, out=out2)
+    np.testing.assert_allclose(tn(out2), np.cross(a, b), rtol=1e-12)
+
+
+@needs_torch
+def test_add_products_inplace_errors_like_torch():
+    m, v = rnd(4, 3), rnd(3)
+    with pytest.raises(RuntimeError) as e:
+        T(rnd(1)).addmv_(T(m), T(v))
+    with pytest.raises(RuntimeError) as et:
+        torch.from_numpy(rnd(1)).addmv_(torch.from_numpy(m), torch.from_numpy(v))
+    assert str(e.value) == str(et.value)
+
+
+def test_diff_out():
+    a = rnd(3, 5)
+    out = tl.empty(0, dtype=tl.float64)
+    tl.diff(T(a), n=2, dim=1, out=out)
+    np.testing.assert_allclose(tn(out), np.diff(a, n=2, axis=1), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="result type Double can't be cast to the desired output type Long"):
+        tl.diff(T(a), out=tl.empty(0, dtype=tl.int64))

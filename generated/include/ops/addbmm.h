@@ -11,6 +11,20 @@
 
 /* ---------------------------------------------------------------- addbmm */
 int tl_ops_register_addbmm(void);
+/* addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
+extern tl_operator *tl_ops_addbmm__op;
+typedef tl_tensor *(*tl_ops_addbmm__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_addbmm_(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_addbmm__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
+int tl_ops_addbmm__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_addbmm_(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
+/* addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_addbmm_out_op;
+typedef tl_tensor *(*tl_ops_addbmm_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+tl_tensor *tl_ops_addbmm_out(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+tl_tensor *tl_ops_addbmm_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+int tl_ops_addbmm_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_addbmm_out(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 /* addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
 extern tl_operator *tl_ops_addbmm_op;
 typedef tl_tensor *(*tl_ops_addbmm_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);

@@ -18,5 +18,19 @@ tl_tensor *tl_ops_addmv(tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scal
 tl_tensor *tl_ops_addmv_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha);
 int tl_ops_addmv_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_addmv(tl_keyset ks, tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha);
+/* addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
+extern tl_operator *tl_ops_addmv__op;
+typedef tl_tensor *(*tl_ops_addmv__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_addmv_(tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_addmv__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha);
+int tl_ops_addmv__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_addmv_(tl_keyset ks, tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha);
+/* addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_addmv_out_op;
+typedef tl_tensor *(*tl_ops_addmv_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+tl_tensor *tl_ops_addmv_out(tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+tl_tensor *tl_ops_addmv_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+int tl_ops_addmv_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_addmv_out(tl_keyset ks, tl_tensor *self, tl_tensor *mat, tl_tensor *vec, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 
 #endif

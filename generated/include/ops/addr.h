@@ -18,5 +18,19 @@ tl_tensor *tl_ops_addr(tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_sca
 tl_tensor *tl_ops_addr_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha);
 int tl_ops_addr_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_addr(tl_keyset ks, tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha);
+/* addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
+extern tl_operator *tl_ops_addr__op;
+typedef tl_tensor *(*tl_ops_addr__fn)(tl_keyset ks, tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_addr_(tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha);
+tl_tensor *tl_ops_addr__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha);
+int tl_ops_addr__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_addr_(tl_keyset ks, tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha);
+/* addr.out(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_addr_out_op;
+typedef tl_tensor *(*tl_ops_addr_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+tl_tensor *tl_ops_addr_out(tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+tl_tensor *tl_ops_addr_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+int tl_ops_addr_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_addr_out(tl_keyset ks, tl_tensor *self, tl_tensor *vec1, tl_tensor *vec2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 
 #endif

@@ -18,5 +18,12 @@ tl_tensor *tl_ops_cross(tl_tensor *self, tl_tensor *other, int64_t dim, bool dim
 tl_tensor *tl_ops_cross_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, int64_t dim, bool dim_has);
 int tl_ops_cross_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_cross(tl_keyset ks, tl_tensor *self, tl_tensor *other, int64_t dim, bool dim_has);
+/* cross.out(Tensor self, Tensor other, int? dim=None, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_cross_out_op;
+typedef tl_tensor *(*tl_ops_cross_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, int64_t dim, bool dim_has, tl_tensor *out);
+tl_tensor *tl_ops_cross_out(tl_tensor *self, tl_tensor *other, int64_t dim, bool dim_has, tl_tensor *out);
+tl_tensor *tl_ops_cross_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, int64_t dim, bool dim_has, tl_tensor *out);
+int tl_ops_cross_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_cross_out(tl_keyset ks, tl_tensor *self, tl_tensor *other, int64_t dim, bool dim_has, tl_tensor *out);
 
 #endif

@@ -18,5 +18,12 @@ tl_tensor *tl_ops_diff(tl_tensor *self, int64_t n, int64_t dim, tl_tensor *prepe
 tl_tensor *tl_ops_diff_redispatch(tl_keyset ks, tl_tensor *self, int64_t n, int64_t dim, tl_tensor *prepend, tl_tensor *append);
 int tl_ops_diff_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_diff(tl_keyset ks, tl_tensor *self, int64_t n, int64_t dim, tl_tensor *prepend, tl_tensor *append);
+/* diff.out(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_diff_out_op;
+typedef tl_tensor *(*tl_ops_diff_out_fn)(tl_keyset ks, tl_tensor *self, int64_t n, int64_t dim, tl_tensor *prepend, tl_tensor *append, tl_tensor *out);
+tl_tensor *tl_ops_diff_out(tl_tensor *self, int64_t n, int64_t dim, tl_tensor *prepend, tl_tensor *append, tl_tensor *out);
+tl_tensor *tl_ops_diff_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t n, int64_t dim, tl_tensor *prepend, tl_tensor *append, tl_tensor *out);
+int tl_ops_diff_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_diff_out(tl_keyset ks, tl_tensor *self, int64_t n, int64_t dim, tl_tensor *prepend, tl_tensor *append, tl_tensor *out);
 
 #endif

@@ -18,5 +18,12 @@ tl_tensor *tl_ops_linalg_cross(tl_tensor *self, tl_tensor *other, int64_t dim);
 tl_tensor *tl_ops_linalg_cross_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, int64_t dim);
 int tl_ops_linalg_cross_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_linalg_cross(tl_keyset ks, tl_tensor *self, tl_tensor *other, int64_t dim);
+/* linalg_cross.out(Tensor self, Tensor other, *, int dim=-1, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_linalg_cross_out_op;
+typedef tl_tensor *(*tl_ops_linalg_cross_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *other, int64_t dim, tl_tensor *out);
+tl_tensor *tl_ops_linalg_cross_out(tl_tensor *self, tl_tensor *other, int64_t dim, tl_tensor *out);
+tl_tensor *tl_ops_linalg_cross_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *other, int64_t dim, tl_tensor *out);
+int tl_ops_linalg_cross_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_linalg_cross_out(tl_keyset ks, tl_tensor *self, tl_tensor *other, int64_t dim, tl_tensor *out);
 
 #endif
