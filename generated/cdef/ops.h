@@ -1710,4 +1710,86 @@ tl_tensor *tl_ops_special_xlog1py_out(tl_tensor *self, tl_tensor *other, tl_tens
 tl_tensor *tl_ops_special_xlog1py_self_scalar_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
 tl_tensor *tl_ops_special_xlog1py_other_scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
 
+/* ravel */
+tl_tensor *tl_ops_ravel(tl_tensor *self);
+
+/* fliplr */
+tl_tensor *tl_ops_fliplr(tl_tensor *self);
+
+/* flipud */
+tl_tensor *tl_ops_flipud(tl_tensor *self);
+
+/* rot90 */
+tl_tensor *tl_ops_rot90(tl_tensor *self, int64_t k, const int64_t *dims, int64_t dims_len);
+
+/* tensor_split */
+int tl_ops_tensor_split_sections(tl_tensor *self, int64_t sections, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_tensor_split_indices(tl_tensor *self, const int64_t *indices, int64_t indices_len, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_tensor_split_tensor_indices_or_sections(tl_tensor *self, tl_tensor *tensor_indices_or_sections, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+
+/* hsplit */
+int tl_ops_hsplit_int(tl_tensor *self, int64_t sections, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_hsplit_array(tl_tensor *self, const int64_t *indices, int64_t indices_len, tl_tensor ***ret, int64_t *ret_len);
+
+/* vsplit */
+int tl_ops_vsplit_int(tl_tensor *self, int64_t sections, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_vsplit_array(tl_tensor *self, const int64_t *indices, int64_t indices_len, tl_tensor ***ret, int64_t *ret_len);
+
+/* dsplit */
+int tl_ops_dsplit_int(tl_tensor *self, int64_t sections, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_dsplit_array(tl_tensor *self, const int64_t *indices, int64_t indices_len, tl_tensor ***ret, int64_t *ret_len);
+
+/* column_stack */
+tl_tensor *tl_ops_column_stack(tl_tensor *const *tensors, int64_t tensors_len);
+tl_tensor *tl_ops_column_stack_out(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
+
+/* dstack */
+tl_tensor *tl_ops_dstack(tl_tensor *const *tensors, int64_t tensors_len);
+tl_tensor *tl_ops_dstack_out(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
+
+/* unsafe_chunk */
+int tl_ops_unsafe_chunk(tl_tensor *self, int64_t chunks, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+
+/* unsafe_split */
+int tl_ops_unsafe_split_Tensor(tl_tensor *self, int64_t split_size, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+
+/* positive */
+tl_tensor *tl_ops_positive(tl_tensor *self);
+
+/* true_divide */
+tl_tensor *tl_ops_true_divide_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_true_divide__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_true_divide_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_true_divide_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_true_divide__Scalar(tl_tensor *self, tl_scalar other);
+
+/* square */
+tl_tensor *tl_ops_square(tl_tensor *self);
+tl_tensor *tl_ops_square_(tl_tensor *self);
+tl_tensor *tl_ops_square_out(tl_tensor *self, tl_tensor *out);
+
+/* isreal */
+tl_tensor *tl_ops_isreal(tl_tensor *self);
+
+/* conj */
+tl_tensor *tl_ops_conj(tl_tensor *self);
+
+/* conj_physical */
+tl_tensor *tl_ops_conj_physical(tl_tensor *self);
+
+/* resolve_conj */
+tl_tensor *tl_ops_resolve_conj(tl_tensor *self);
+
+/* resolve_neg */
+tl_tensor *tl_ops_resolve_neg(tl_tensor *self);
+
+/* real */
+tl_tensor *tl_ops_real(tl_tensor *self);
+
+/* diagflat */
+tl_tensor *tl_ops_diagflat(tl_tensor *self, int64_t offset);
+
+/* sum_to_size */
+tl_tensor *tl_ops_sum_to_size(tl_tensor *self, const int64_t *size, int64_t size_len);
+
 #endif

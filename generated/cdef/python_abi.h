@@ -125,6 +125,7 @@ int tl_pyabi_clip_Tensor_out_r(tl_tensor *self, tl_tensor *min, tl_tensor *max, 
 int tl_pyabi_clip__Tensor_r(tl_tensor *self, tl_tensor *min, tl_tensor *max);
 int tl_pyabi_clip__r(tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
 int tl_pyabi_clip_out_r(tl_tensor *self, const tl_scalar *min, const tl_scalar *max, tl_tensor *out);
+int tl_pyabi_column_stack_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
 int tl_pyabi_copy__n_src_r(tl_tensor *self, tl_scalar src, bool non_blocking);
 int tl_pyabi_copy__r(tl_tensor *self, tl_tensor *src, bool non_blocking);
 int tl_pyabi_copysign__Tensor_r(tl_tensor *self, tl_tensor *other);
@@ -153,6 +154,7 @@ int tl_pyabi_div_out_mode_r(tl_tensor *self, tl_tensor *other, const char *round
 int tl_pyabi_div_out_n_other_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_div_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_dot_out_r(tl_tensor *self, tl_tensor *tensor, tl_tensor *out);
+int tl_pyabi_dstack_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
 int tl_pyabi_elu__r(tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale);
 int tl_pyabi_elu_backward_grad_input_r(tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result, tl_tensor *grad_input);
 int tl_pyabi_elu_out_r(tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, tl_tensor *out);
@@ -417,6 +419,8 @@ int tl_pyabi_special_xlogy_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *o
 int tl_pyabi_special_xlogy_self_scalar_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_sqrt__r(tl_tensor *self);
 int tl_pyabi_sqrt_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_square__r(tl_tensor *self);
+int tl_pyabi_square_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_stack_out_r(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
 int tl_pyabi_std_correction_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor *out);
 int tl_pyabi_std_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor *out);
@@ -438,6 +442,12 @@ int tl_pyabi_tril__r(tl_tensor *self, int64_t diagonal);
 int tl_pyabi_tril_out_r(tl_tensor *self, int64_t diagonal, tl_tensor *out);
 int tl_pyabi_triu__r(tl_tensor *self, int64_t diagonal);
 int tl_pyabi_triu_out_r(tl_tensor *self, int64_t diagonal, tl_tensor *out);
+tl_tensor *tl_pyabi_true_divide_Tensor_n_other(tl_tensor *self, tl_scalar other);
+int tl_pyabi_true_divide__Scalar_r(tl_tensor *self, tl_scalar other);
+int tl_pyabi_true_divide__Tensor_n_other_r(tl_tensor *self, tl_scalar other);
+int tl_pyabi_true_divide__Tensor_r(tl_tensor *self, tl_tensor *other);
+int tl_pyabi_true_divide_out_n_other_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_pyabi_true_divide_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_trunc__r(tl_tensor *self);
 int tl_pyabi_trunc_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_var_correction_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor *out);
@@ -569,6 +579,9 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_clip(...) tl_pyabi_tensor(tl_ops_clip(__VA_ARGS__))
 #define tl_ops_clip_Tensor(...) tl_pyabi_tensor(tl_ops_clip_Tensor(__VA_ARGS__))
 #define tl_ops_clone(...) tl_pyabi_tensor(tl_ops_clone(__VA_ARGS__))
+#define tl_ops_column_stack(...) tl_pyabi_tensor(tl_ops_column_stack(__VA_ARGS__))
+#define tl_ops_conj(...) tl_pyabi_tensor(tl_ops_conj(__VA_ARGS__))
+#define tl_ops_conj_physical(...) tl_pyabi_tensor(tl_ops_conj_physical(__VA_ARGS__))
 #define tl_ops_constant_pad_nd(...) tl_pyabi_tensor(tl_ops_constant_pad_nd(__VA_ARGS__))
 #define tl_ops_contiguous(...) tl_pyabi_tensor(tl_ops_contiguous(__VA_ARGS__))
 #define tl_ops_conv1d(...) tl_pyabi_tensor(tl_ops_conv1d(__VA_ARGS__))
@@ -593,6 +606,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_deg2rad(...) tl_pyabi_tensor(tl_ops_deg2rad(__VA_ARGS__))
 #define tl_ops_diag(...) tl_pyabi_tensor(tl_ops_diag(__VA_ARGS__))
 #define tl_ops_diag_embed(...) tl_pyabi_tensor(tl_ops_diag_embed(__VA_ARGS__))
+#define tl_ops_diagflat(...) tl_pyabi_tensor(tl_ops_diagflat(__VA_ARGS__))
 #define tl_ops_diagonal(...) tl_pyabi_tensor(tl_ops_diagonal(__VA_ARGS__))
 #define tl_ops_diagonal_backward(...) tl_pyabi_tensor(tl_ops_diagonal_backward(__VA_ARGS__))
 #define tl_ops_digamma(...) tl_pyabi_tensor(tl_ops_digamma(__VA_ARGS__))
@@ -601,6 +615,9 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_div_Tensor_mode(...) tl_pyabi_tensor(tl_ops_div_Tensor_mode(__VA_ARGS__))
 #define tl_ops_dot(...) tl_pyabi_tensor(tl_ops_dot(__VA_ARGS__))
 #define tl_ops_dropout(...) tl_pyabi_tensor(tl_ops_dropout(__VA_ARGS__))
+#define tl_ops_dsplit_array(...) tl_pyabi_rc(tl_ops_dsplit_array(__VA_ARGS__))
+#define tl_ops_dsplit_int(...) tl_pyabi_rc(tl_ops_dsplit_int(__VA_ARGS__))
+#define tl_ops_dstack(...) tl_pyabi_tensor(tl_ops_dstack(__VA_ARGS__))
 #define tl_ops_elu(...) tl_pyabi_tensor(tl_ops_elu(__VA_ARGS__))
 #define tl_ops_elu_backward(...) tl_pyabi_tensor(tl_ops_elu_backward(__VA_ARGS__))
 #define tl_ops_embedding(...) tl_pyabi_tensor(tl_ops_embedding(__VA_ARGS__))
@@ -626,6 +643,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_fill_Tensor(...) tl_pyabi_tensor(tl_ops_fill_Tensor(__VA_ARGS__))
 #define tl_ops_flatten_using_ints(...) tl_pyabi_tensor(tl_ops_flatten_using_ints(__VA_ARGS__))
 #define tl_ops_flip(...) tl_pyabi_tensor(tl_ops_flip(__VA_ARGS__))
+#define tl_ops_fliplr(...) tl_pyabi_tensor(tl_ops_fliplr(__VA_ARGS__))
+#define tl_ops_flipud(...) tl_pyabi_tensor(tl_ops_flipud(__VA_ARGS__))
 #define tl_ops_float_power_Scalar(...) tl_pyabi_tensor(tl_ops_float_power_Scalar(__VA_ARGS__))
 #define tl_ops_float_power_Tensor_Scalar(...) tl_pyabi_tensor(tl_ops_float_power_Tensor_Scalar(__VA_ARGS__))
 #define tl_ops_float_power_Tensor_Tensor(...) tl_pyabi_tensor(tl_ops_float_power_Tensor_Tensor(__VA_ARGS__))
@@ -663,6 +682,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_hardtanh(...) tl_pyabi_tensor(tl_ops_hardtanh(__VA_ARGS__))
 #define tl_ops_hardtanh_backward(...) tl_pyabi_tensor(tl_ops_hardtanh_backward(__VA_ARGS__))
 #define tl_ops_heaviside(...) tl_pyabi_tensor(tl_ops_heaviside(__VA_ARGS__))
+#define tl_ops_hsplit_array(...) tl_pyabi_rc(tl_ops_hsplit_array(__VA_ARGS__))
+#define tl_ops_hsplit_int(...) tl_pyabi_rc(tl_ops_hsplit_int(__VA_ARGS__))
 #define tl_ops_hstack(...) tl_pyabi_tensor(tl_ops_hstack(__VA_ARGS__))
 #define tl_ops_huber_loss(...) tl_pyabi_tensor(tl_ops_huber_loss(__VA_ARGS__))
 #define tl_ops_huber_loss_backward(...) tl_pyabi_tensor(tl_ops_huber_loss_backward(__VA_ARGS__))
@@ -680,6 +701,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_isfinite(...) tl_pyabi_tensor(tl_ops_isfinite(__VA_ARGS__))
 #define tl_ops_isinf(...) tl_pyabi_tensor(tl_ops_isinf(__VA_ARGS__))
 #define tl_ops_isnan(...) tl_pyabi_tensor(tl_ops_isnan(__VA_ARGS__))
+#define tl_ops_isreal(...) tl_pyabi_tensor(tl_ops_isreal(__VA_ARGS__))
 #define tl_ops_kl_div(...) tl_pyabi_tensor(tl_ops_kl_div(__VA_ARGS__))
 #define tl_ops_l1_loss(...) tl_pyabi_tensor(tl_ops_l1_loss(__VA_ARGS__))
 #define tl_ops_layer_norm(...) tl_pyabi_tensor(tl_ops_layer_norm(__VA_ARGS__))
@@ -788,6 +810,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_outer(...) tl_pyabi_tensor(tl_ops_outer(__VA_ARGS__))
 #define tl_ops_permute(...) tl_pyabi_tensor(tl_ops_permute(__VA_ARGS__))
 #define tl_ops_polygamma(...) tl_pyabi_tensor(tl_ops_polygamma(__VA_ARGS__))
+#define tl_ops_positive(...) tl_pyabi_tensor(tl_ops_positive(__VA_ARGS__))
 #define tl_ops_pow_Scalar(...) tl_pyabi_tensor(tl_ops_pow_Scalar(__VA_ARGS__))
 #define tl_ops_pow_Tensor_Scalar(...) tl_pyabi_tensor(tl_ops_pow_Tensor_Scalar(__VA_ARGS__))
 #define tl_ops_pow_Tensor_Tensor(...) tl_pyabi_tensor(tl_ops_pow_Tensor_Tensor(__VA_ARGS__))
@@ -805,6 +828,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_randn_generator(...) tl_pyabi_tensor(tl_ops_randn_generator(__VA_ARGS__))
 #define tl_ops_randperm(...) tl_pyabi_tensor(tl_ops_randperm(__VA_ARGS__))
 #define tl_ops_randperm_generator(...) tl_pyabi_tensor(tl_ops_randperm_generator(__VA_ARGS__))
+#define tl_ops_ravel(...) tl_pyabi_tensor(tl_ops_ravel(__VA_ARGS__))
+#define tl_ops_real(...) tl_pyabi_tensor(tl_ops_real(__VA_ARGS__))
 #define tl_ops_reciprocal(...) tl_pyabi_tensor(tl_ops_reciprocal(__VA_ARGS__))
 #define tl_ops_reflection_pad1d(...) tl_pyabi_tensor(tl_ops_reflection_pad1d(__VA_ARGS__))
 #define tl_ops_reflection_pad1d_backward(...) tl_pyabi_tensor(tl_ops_reflection_pad1d_backward(__VA_ARGS__))
@@ -822,8 +847,11 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_replication_pad2d_backward(...) tl_pyabi_tensor(tl_ops_replication_pad2d_backward(__VA_ARGS__))
 #define tl_ops_reshape(...) tl_pyabi_tensor(tl_ops_reshape(__VA_ARGS__))
 #define tl_ops_reshape_as(...) tl_pyabi_tensor(tl_ops_reshape_as(__VA_ARGS__))
+#define tl_ops_resolve_conj(...) tl_pyabi_tensor(tl_ops_resolve_conj(__VA_ARGS__))
+#define tl_ops_resolve_neg(...) tl_pyabi_tensor(tl_ops_resolve_neg(__VA_ARGS__))
 #define tl_ops_rms_norm(...) tl_pyabi_tensor(tl_ops_rms_norm(__VA_ARGS__))
 #define tl_ops_roll(...) tl_pyabi_tensor(tl_ops_roll(__VA_ARGS__))
+#define tl_ops_rot90(...) tl_pyabi_tensor(tl_ops_rot90(__VA_ARGS__))
 #define tl_ops_round(...) tl_pyabi_tensor(tl_ops_round(__VA_ARGS__))
 #define tl_ops_round_decimals(...) tl_pyabi_tensor(tl_ops_round_decimals(__VA_ARGS__))
 #define tl_ops_rrelu(...) tl_pyabi_tensor(tl_ops_rrelu(__VA_ARGS__))
@@ -892,6 +920,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_split_sizes(...) tl_pyabi_rc(tl_ops_split_sizes(__VA_ARGS__))
 #define tl_ops_split_with_sizes(...) tl_pyabi_rc(tl_ops_split_with_sizes(__VA_ARGS__))
 #define tl_ops_sqrt(...) tl_pyabi_tensor(tl_ops_sqrt(__VA_ARGS__))
+#define tl_ops_square(...) tl_pyabi_tensor(tl_ops_square(__VA_ARGS__))
 #define tl_ops_squeeze(...) tl_pyabi_tensor(tl_ops_squeeze(__VA_ARGS__))
 #define tl_ops_squeeze_dim(...) tl_pyabi_tensor(tl_ops_squeeze_dim(__VA_ARGS__))
 #define tl_ops_squeeze_dims(...) tl_pyabi_tensor(tl_ops_squeeze_dims(__VA_ARGS__))
@@ -905,9 +934,13 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_sub_Tensor(...) tl_pyabi_tensor(tl_ops_sub_Tensor(__VA_ARGS__))
 #define tl_ops_sum(...) tl_pyabi_tensor(tl_ops_sum(__VA_ARGS__))
 #define tl_ops_sum_dim_IntList(...) tl_pyabi_tensor(tl_ops_sum_dim_IntList(__VA_ARGS__))
+#define tl_ops_sum_to_size(...) tl_pyabi_tensor(tl_ops_sum_to_size(__VA_ARGS__))
 #define tl_ops_t(...) tl_pyabi_tensor(tl_ops_t(__VA_ARGS__))
 #define tl_ops_tan(...) tl_pyabi_tensor(tl_ops_tan(__VA_ARGS__))
 #define tl_ops_tanh(...) tl_pyabi_tensor(tl_ops_tanh(__VA_ARGS__))
+#define tl_ops_tensor_split_indices(...) tl_pyabi_rc(tl_ops_tensor_split_indices(__VA_ARGS__))
+#define tl_ops_tensor_split_sections(...) tl_pyabi_rc(tl_ops_tensor_split_sections(__VA_ARGS__))
+#define tl_ops_tensor_split_tensor_indices_or_sections(...) tl_pyabi_rc(tl_ops_tensor_split_tensor_indices_or_sections(__VA_ARGS__))
 #define tl_ops_threshold(...) tl_pyabi_tensor(tl_ops_threshold(__VA_ARGS__))
 #define tl_ops_threshold_backward(...) tl_pyabi_tensor(tl_ops_threshold_backward(__VA_ARGS__))
 #define tl_ops_tile(...) tl_pyabi_tensor(tl_ops_tile(__VA_ARGS__))
@@ -923,10 +956,14 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_tril_indices(...) tl_pyabi_tensor(tl_ops_tril_indices(__VA_ARGS__))
 #define tl_ops_triu(...) tl_pyabi_tensor(tl_ops_triu(__VA_ARGS__))
 #define tl_ops_triu_indices(...) tl_pyabi_tensor(tl_ops_triu_indices(__VA_ARGS__))
+#define tl_ops_true_divide_Scalar(...) tl_pyabi_tensor(tl_ops_true_divide_Scalar(__VA_ARGS__))
+#define tl_ops_true_divide_Tensor(...) tl_pyabi_tensor(tl_ops_true_divide_Tensor(__VA_ARGS__))
 #define tl_ops_trunc(...) tl_pyabi_tensor(tl_ops_trunc(__VA_ARGS__))
 #define tl_ops_type_as(...) tl_pyabi_tensor(tl_ops_type_as(__VA_ARGS__))
 #define tl_ops_unbind_int(...) tl_pyabi_rc(tl_ops_unbind_int(__VA_ARGS__))
 #define tl_ops_unflatten_int(...) tl_pyabi_tensor(tl_ops_unflatten_int(__VA_ARGS__))
+#define tl_ops_unsafe_chunk(...) tl_pyabi_rc(tl_ops_unsafe_chunk(__VA_ARGS__))
+#define tl_ops_unsafe_split_Tensor(...) tl_pyabi_rc(tl_ops_unsafe_split_Tensor(__VA_ARGS__))
 #define tl_ops_unsqueeze(...) tl_pyabi_tensor(tl_ops_unsqueeze(__VA_ARGS__))
 #define tl_ops_var(...) tl_pyabi_tensor(tl_ops_var(__VA_ARGS__))
 #define tl_ops_var_correction(...) tl_pyabi_tensor(tl_ops_var_correction(__VA_ARGS__))
@@ -937,6 +974,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_view(...) tl_pyabi_tensor(tl_ops_view(__VA_ARGS__))
 #define tl_ops_view_as(...) tl_pyabi_tensor(tl_ops_view_as(__VA_ARGS__))
 #define tl_ops_view_dtype(...) tl_pyabi_tensor(tl_ops_view_dtype(__VA_ARGS__))
+#define tl_ops_vsplit_array(...) tl_pyabi_rc(tl_ops_vsplit_array(__VA_ARGS__))
+#define tl_ops_vsplit_int(...) tl_pyabi_rc(tl_ops_vsplit_int(__VA_ARGS__))
 #define tl_ops_vstack(...) tl_pyabi_tensor(tl_ops_vstack(__VA_ARGS__))
 #define tl_ops_where(...) tl_pyabi_rc(tl_ops_where(__VA_ARGS__))
 #define tl_ops_where_Scalar(...) tl_pyabi_tensor(tl_ops_where_Scalar(__VA_ARGS__))

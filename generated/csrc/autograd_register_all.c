@@ -272,6 +272,8 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_ldexp() != 0) return -1;
     if (tl_autograd_register_special_entr() != 0) return -1;
     if (tl_autograd_register_special_xlog1py() != 0) return -1;
+    if (tl_autograd_register_rot90() != 0) return -1;
+    if (tl_autograd_register_unsafe_split() != 0) return -1;
     done = 1;
     return 0;
 }

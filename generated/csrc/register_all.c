@@ -88,6 +88,9 @@
 #include "ops/clamp_min.h"
 #include "ops/clip.h"
 #include "ops/clone.h"
+#include "ops/column_stack.h"
+#include "ops/conj.h"
+#include "ops/conj_physical.h"
 #include "ops/constant_pad_nd.h"
 #include "ops/contiguous.h"
 #include "ops/conv1d.h"
@@ -109,12 +112,15 @@
 #include "ops/deg2rad.h"
 #include "ops/diag.h"
 #include "ops/diag_embed.h"
+#include "ops/diagflat.h"
 #include "ops/diagonal.h"
 #include "ops/diagonal_backward.h"
 #include "ops/digamma.h"
 #include "ops/div.h"
 #include "ops/dot.h"
 #include "ops/dropout.h"
+#include "ops/dsplit.h"
+#include "ops/dstack.h"
 #include "ops/elu.h"
 #include "ops/elu_backward.h"
 #include "ops/embedding.h"
@@ -138,6 +144,8 @@
 #include "ops/fill.h"
 #include "ops/flatten.h"
 #include "ops/flip.h"
+#include "ops/fliplr.h"
+#include "ops/flipud.h"
 #include "ops/float_power.h"
 #include "ops/floor.h"
 #include "ops/floor_divide.h"
@@ -168,6 +176,7 @@
 #include "ops/hardtanh.h"
 #include "ops/hardtanh_backward.h"
 #include "ops/heaviside.h"
+#include "ops/hsplit.h"
 #include "ops/hstack.h"
 #include "ops/huber_loss.h"
 #include "ops/huber_loss_backward.h"
@@ -185,6 +194,7 @@
 #include "ops/isfinite.h"
 #include "ops/isinf.h"
 #include "ops/isnan.h"
+#include "ops/isreal.h"
 #include "ops/kl_div.h"
 #include "ops/l1_loss.h"
 #include "ops/layer_norm.h"
@@ -273,6 +283,7 @@
 #include "ops/outer.h"
 #include "ops/permute.h"
 #include "ops/polygamma.h"
+#include "ops/positive.h"
 #include "ops/pow.h"
 #include "ops/prelu.h"
 #include "ops/prod.h"
@@ -281,6 +292,8 @@
 #include "ops/randint.h"
 #include "ops/randn.h"
 #include "ops/randperm.h"
+#include "ops/ravel.h"
+#include "ops/real.h"
 #include "ops/reciprocal.h"
 #include "ops/reflection_pad1d.h"
 #include "ops/reflection_pad1d_backward.h"
@@ -296,8 +309,11 @@
 #include "ops/replication_pad2d_backward.h"
 #include "ops/reshape.h"
 #include "ops/reshape_as.h"
+#include "ops/resolve_conj.h"
+#include "ops/resolve_neg.h"
 #include "ops/rms_norm.h"
 #include "ops/roll.h"
+#include "ops/rot90.h"
 #include "ops/round.h"
 #include "ops/rrelu.h"
 #include "ops/rrelu_with_noise.h"
@@ -355,15 +371,18 @@
 #include "ops/split.h"
 #include "ops/split_with_sizes.h"
 #include "ops/sqrt.h"
+#include "ops/square.h"
 #include "ops/squeeze.h"
 #include "ops/stack.h"
 #include "ops/std.h"
 #include "ops/std_mean.h"
 #include "ops/sub.h"
 #include "ops/sum.h"
+#include "ops/sum_to_size.h"
 #include "ops/t.h"
 #include "ops/tan.h"
 #include "ops/tanh.h"
+#include "ops/tensor_split.h"
 #include "ops/threshold.h"
 #include "ops/threshold_backward.h"
 #include "ops/tile.h"
@@ -376,15 +395,19 @@
 #include "ops/tril_indices.h"
 #include "ops/triu.h"
 #include "ops/triu_indices.h"
+#include "ops/true_divide.h"
 #include "ops/trunc.h"
 #include "ops/type_as.h"
 #include "ops/unbind.h"
 #include "ops/unflatten.h"
+#include "ops/unsafe_chunk.h"
+#include "ops/unsafe_split.h"
 #include "ops/unsqueeze.h"
 #include "ops/var.h"
 #include "ops/var_mean.h"
 #include "ops/view.h"
 #include "ops/view_as.h"
+#include "ops/vsplit.h"
 #include "ops/vstack.h"
 #include "ops/where.h"
 #include "ops/xlogy.h"
@@ -781,6 +804,29 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_special_log_softmax() != 0) return -1;
     if (tl_ops_register_special_softmax() != 0) return -1;
     if (tl_ops_register_special_xlog1py() != 0) return -1;
+    if (tl_ops_register_ravel() != 0) return -1;
+    if (tl_ops_register_fliplr() != 0) return -1;
+    if (tl_ops_register_flipud() != 0) return -1;
+    if (tl_ops_register_rot90() != 0) return -1;
+    if (tl_ops_register_tensor_split() != 0) return -1;
+    if (tl_ops_register_hsplit() != 0) return -1;
+    if (tl_ops_register_vsplit() != 0) return -1;
+    if (tl_ops_register_dsplit() != 0) return -1;
+    if (tl_ops_register_column_stack() != 0) return -1;
+    if (tl_ops_register_dstack() != 0) return -1;
+    if (tl_ops_register_unsafe_chunk() != 0) return -1;
+    if (tl_ops_register_unsafe_split() != 0) return -1;
+    if (tl_ops_register_positive() != 0) return -1;
+    if (tl_ops_register_true_divide() != 0) return -1;
+    if (tl_ops_register_square() != 0) return -1;
+    if (tl_ops_register_isreal() != 0) return -1;
+    if (tl_ops_register_conj() != 0) return -1;
+    if (tl_ops_register_conj_physical() != 0) return -1;
+    if (tl_ops_register_resolve_conj() != 0) return -1;
+    if (tl_ops_register_resolve_neg() != 0) return -1;
+    if (tl_ops_register_real() != 0) return -1;
+    if (tl_ops_register_diagflat() != 0) return -1;
+    if (tl_ops_register_sum_to_size() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -268,5 +268,7 @@ int tl_autograd_register_lcm(void);
 int tl_autograd_register_ldexp(void);
 int tl_autograd_register_special_entr(void);
 int tl_autograd_register_special_xlog1py(void);
+int tl_autograd_register_rot90(void);
+int tl_autograd_register_unsafe_split(void);
 
 #endif

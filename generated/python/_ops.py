@@ -163,6 +163,9 @@ __all__ = [
     "clip",
     "clip_",
     "clone",
+    "column_stack",
+    "conj",
+    "conj_physical",
     "constant_pad_nd",
     "conv1d",
     "conv2d",
@@ -184,12 +187,15 @@ __all__ = [
     "deg2rad_",
     "diag",
     "diag_embed",
+    "diagflat",
     "diagonal",
     "diagonal_backward",
     "digamma",
     "div",
     "dot",
     "dropout",
+    "dsplit",
+    "dstack",
     "embedding",
     "embedding_backward",
     "embedding_dense_backward",
@@ -215,6 +221,8 @@ __all__ = [
     "fill_",
     "flatten",
     "flip",
+    "fliplr",
+    "flipud",
     "float_power",
     "floor",
     "floor_",
@@ -238,6 +246,7 @@ __all__ = [
     "hardshrink",
     "hardshrink_backward",
     "heaviside",
+    "hsplit",
     "hstack",
     "hypot",
     "i0",
@@ -255,6 +264,7 @@ __all__ = [
     "isfinite",
     "isinf",
     "isnan",
+    "isreal",
     "kl_div",
     "layer_norm",
     "lcm",
@@ -325,6 +335,7 @@ __all__ = [
     "outer",
     "permute",
     "polygamma",
+    "positive",
     "pow",
     "prelu",
     "prod",
@@ -334,14 +345,19 @@ __all__ = [
     "randint",
     "randn",
     "randperm",
+    "ravel",
+    "real",
     "reciprocal",
     "reciprocal_",
     "relu",
     "relu_",
     "remainder",
     "reshape",
+    "resolve_conj",
+    "resolve_neg",
     "rms_norm",
     "roll",
+    "rot90",
     "round",
     "round_",
     "rrelu",
@@ -372,6 +388,8 @@ __all__ = [
     "split_with_sizes",
     "sqrt",
     "sqrt_",
+    "square",
+    "square_",
     "squeeze",
     "stack",
     "std",
@@ -383,6 +401,7 @@ __all__ = [
     "tan_",
     "tanh",
     "tanh_",
+    "tensor_split",
     "threshold",
     "threshold_",
     "threshold_backward",
@@ -395,13 +414,17 @@ __all__ = [
     "tril_indices",
     "triu",
     "triu_indices",
+    "true_divide",
     "trunc",
     "trunc_",
     "unbind",
     "unflatten",
+    "unsafe_chunk",
+    "unsafe_split",
     "unsqueeze",
     "var",
     "var_mean",
+    "vsplit",
     "vstack",
     "where",
     "xlogy",
@@ -656,6 +679,10 @@ _C_clip_Tensor_out = getattr(_lib, "tl_ops_clip_Tensor_out", None) or _missing_c
 _C_clip__Tensor = getattr(_lib, "tl_ops_clip__Tensor", None) or _missing_c("tl_ops_clip__Tensor")
 _C_clip_out = getattr(_lib, "tl_ops_clip_out", None) or _missing_c("tl_ops_clip_out")
 _C_clone = getattr(_lib, "tl_ops_clone", None) or _missing_c("tl_ops_clone")
+_C_column_stack = getattr(_lib, "tl_ops_column_stack", None) or _missing_c("tl_ops_column_stack")
+_C_column_stack_out = getattr(_lib, "tl_ops_column_stack_out", None) or _missing_c("tl_ops_column_stack_out")
+_C_conj = getattr(_lib, "tl_ops_conj", None) or _missing_c("tl_ops_conj")
+_C_conj_physical = getattr(_lib, "tl_ops_conj_physical", None) or _missing_c("tl_ops_conj_physical")
 _C_constant_pad_nd = getattr(_lib, "tl_ops_constant_pad_nd", None) or _missing_c("tl_ops_constant_pad_nd")
 _C_contiguous = getattr(_lib, "tl_ops_contiguous", None) or _missing_c("tl_ops_contiguous")
 _C_conv1d = getattr(_lib, "tl_ops_conv1d", None) or _missing_c("tl_ops_conv1d")
@@ -693,6 +720,7 @@ _C_deg2rad_ = getattr(_lib, "tl_ops_deg2rad_", None) or _missing_c("tl_ops_deg2r
 _C_deg2rad_out = getattr(_lib, "tl_ops_deg2rad_out", None) or _missing_c("tl_ops_deg2rad_out")
 _C_diag = getattr(_lib, "tl_ops_diag", None) or _missing_c("tl_ops_diag")
 _C_diag_embed = getattr(_lib, "tl_ops_diag_embed", None) or _missing_c("tl_ops_diag_embed")
+_C_diagflat = getattr(_lib, "tl_ops_diagflat", None) or _missing_c("tl_ops_diagflat")
 _C_diagonal = getattr(_lib, "tl_ops_diagonal", None) or _missing_c("tl_ops_diagonal")
 _C_diagonal_backward = getattr(_lib, "tl_ops_diagonal_backward", None) or _missing_c("tl_ops_diagonal_backward")
 _C_digamma = getattr(_lib, "tl_ops_digamma", None) or _missing_c("tl_ops_digamma")
@@ -709,6 +737,10 @@ _C_div_out_mode = getattr(_lib, "tl_ops_div_out_mode", None) or _missing_c("tl_o
 _C_dot = getattr(_lib, "tl_ops_dot", None) or _missing_c("tl_ops_dot")
 _C_dot_out = getattr(_lib, "tl_ops_dot_out", None) or _missing_c("tl_ops_dot_out")
 _C_dropout = getattr(_lib, "tl_ops_dropout", None) or _missing_c("tl_ops_dropout")
+_C_dsplit_array = getattr(_lib, "tl_ops_dsplit_array", None) or _missing_c("tl_ops_dsplit_array")
+_C_dsplit_int = getattr(_lib, "tl_ops_dsplit_int", None) or _missing_c("tl_ops_dsplit_int")
+_C_dstack = getattr(_lib, "tl_ops_dstack", None) or _missing_c("tl_ops_dstack")
+_C_dstack_out = getattr(_lib, "tl_ops_dstack_out", None) or _missing_c("tl_ops_dstack_out")
 _C_elu = getattr(_lib, "tl_ops_elu", None) or _missing_c("tl_ops_elu")
 _C_elu_ = getattr(_lib, "tl_ops_elu_", None) or _missing_c("tl_ops_elu_")
 _C_elu_backward = getattr(_lib, "tl_ops_elu_backward", None) or _missing_c("tl_ops_elu_backward")
@@ -757,6 +789,8 @@ _C_fill__Scalar = getattr(_lib, "tl_ops_fill__Scalar", None) or _missing_c("tl_o
 _C_fill__Tensor = getattr(_lib, "tl_ops_fill__Tensor", None) or _missing_c("tl_ops_fill__Tensor")
 _C_flatten_using_ints = getattr(_lib, "tl_ops_flatten_using_ints", None) or _missing_c("tl_ops_flatten_using_ints")
 _C_flip = getattr(_lib, "tl_ops_flip", None) or _missing_c("tl_ops_flip")
+_C_fliplr = getattr(_lib, "tl_ops_fliplr", None) or _missing_c("tl_ops_fliplr")
+_C_flipud = getattr(_lib, "tl_ops_flipud", None) or _missing_c("tl_ops_flipud")
 _C_float_power_Scalar = getattr(_lib, "tl_ops_float_power_Scalar", None) or _missing_c("tl_ops_float_power_Scalar")
 _C_float_power_Scalar_out = getattr(_lib, "tl_ops_float_power_Scalar_out", None) or _missing_c("tl_ops_float_power_Scalar_out")
 _C_float_power_Tensor_Scalar = getattr(_lib, "tl_ops_float_power_Tensor_Scalar", None) or _missing_c("tl_ops_float_power_Tensor_Scalar")
@@ -840,6 +874,8 @@ _C_hardtanh_out = getattr(_lib, "tl_ops_hardtanh_out", None) or _missing_c("tl_o
 _C_heaviside = getattr(_lib, "tl_ops_heaviside", None) or _missing_c("tl_ops_heaviside")
 _C_heaviside_ = getattr(_lib, "tl_ops_heaviside_", None) or _missing_c("tl_ops_heaviside_")
 _C_heaviside_out = getattr(_lib, "tl_ops_heaviside_out", None) or _missing_c("tl_ops_heaviside_out")
+_C_hsplit_array = getattr(_lib, "tl_ops_hsplit_array", None) or _missing_c("tl_ops_hsplit_array")
+_C_hsplit_int = getattr(_lib, "tl_ops_hsplit_int", None) or _missing_c("tl_ops_hsplit_int")
 _C_hstack = getattr(_lib, "tl_ops_hstack", None) or _missing_c("tl_ops_hstack")
 _C_hstack_out = getattr(_lib, "tl_ops_hstack_out", None) or _missing_c("tl_ops_hstack_out")
 _C_huber_loss = getattr(_lib, "tl_ops_huber_loss", None) or _missing_c("tl_ops_huber_loss")
@@ -871,6 +907,7 @@ _C_isclose = getattr(_lib, "tl_ops_isclose", None) or _missing_c("tl_ops_isclose
 _C_isfinite = getattr(_lib, "tl_ops_isfinite", None) or _missing_c("tl_ops_isfinite")
 _C_isinf = getattr(_lib, "tl_ops_isinf", None) or _missing_c("tl_ops_isinf")
 _C_isnan = getattr(_lib, "tl_ops_isnan", None) or _missing_c("tl_ops_isnan")
+_C_isreal = getattr(_lib, "tl_ops_isreal", None) or _missing_c("tl_ops_isreal")
 _C_kl_div = getattr(_lib, "tl_ops_kl_div", None) or _missing_c("tl_ops_kl_div")
 _C_l1_loss = getattr(_lib, "tl_ops_l1_loss", None) or _missing_c("tl_ops_l1_loss")
 _C_layer_norm = getattr(_lib, "tl_ops_layer_norm", None) or _missing_c("tl_ops_layer_norm")
@@ -1070,6 +1107,7 @@ _C_permute = getattr(_lib, "tl_ops_permute", None) or _missing_c("tl_ops_permute
 _C_polygamma = getattr(_lib, "tl_ops_polygamma", None) or _missing_c("tl_ops_polygamma")
 _C_polygamma_ = getattr(_lib, "tl_ops_polygamma_", None) or _missing_c("tl_ops_polygamma_")
 _C_polygamma_out = getattr(_lib, "tl_ops_polygamma_out", None) or _missing_c("tl_ops_polygamma_out")
+_C_positive = getattr(_lib, "tl_ops_positive", None) or _missing_c("tl_ops_positive")
 _C_pow_Scalar = getattr(_lib, "tl_ops_pow_Scalar", None) or _missing_c("tl_ops_pow_Scalar")
 _C_pow_Scalar_out = getattr(_lib, "tl_ops_pow_Scalar_out", None) or _missing_c("tl_ops_pow_Scalar_out")
 _C_pow_Tensor_Scalar = getattr(_lib, "tl_ops_pow_Tensor_Scalar", None) or _missing_c("tl_ops_pow_Tensor_Scalar")
@@ -1099,6 +1137,8 @@ _C_randn_generator_out = getattr(_lib, "tl_ops_randn_generator_out", None) or _m
 _C_randn_out = getattr(_lib, "tl_ops_randn_out", None) or _missing_c("tl_ops_randn_out")
 _C_randperm = getattr(_lib, "tl_ops_randperm", None) or _missing_c("tl_ops_randperm")
 _C_randperm_generator = getattr(_lib, "tl_ops_randperm_generator", None) or _missing_c("tl_ops_randperm_generator")
+_C_ravel = getattr(_lib, "tl_ops_ravel", None) or _missing_c("tl_ops_ravel")
+_C_real = getattr(_lib, "tl_ops_real", None) or _missing_c("tl_ops_real")
 _C_reciprocal = getattr(_lib, "tl_ops_reciprocal", None) or _missing_c("tl_ops_reciprocal")
 _C_reciprocal_ = getattr(_lib, "tl_ops_reciprocal_", None) or _missing_c("tl_ops_reciprocal_")
 _C_reciprocal_out = getattr(_lib, "tl_ops_reciprocal_out", None) or _missing_c("tl_ops_reciprocal_out")
@@ -1124,8 +1164,11 @@ _C_replication_pad2d = getattr(_lib, "tl_ops_replication_pad2d", None) or _missi
 _C_replication_pad2d_backward = getattr(_lib, "tl_ops_replication_pad2d_backward", None) or _missing_c("tl_ops_replication_pad2d_backward")
 _C_reshape = getattr(_lib, "tl_ops_reshape", None) or _missing_c("tl_ops_reshape")
 _C_reshape_as = getattr(_lib, "tl_ops_reshape_as", None) or _missing_c("tl_ops_reshape_as")
+_C_resolve_conj = getattr(_lib, "tl_ops_resolve_conj", None) or _missing_c("tl_ops_resolve_conj")
+_C_resolve_neg = getattr(_lib, "tl_ops_resolve_neg", None) or _missing_c("tl_ops_resolve_neg")
 _C_rms_norm = getattr(_lib, "tl_ops_rms_norm", None) or _missing_c("tl_ops_rms_norm")
 _C_roll = getattr(_lib, "tl_ops_roll", None) or _missing_c("tl_ops_roll")
+_C_rot90 = getattr(_lib, "tl_ops_rot90", None) or _missing_c("tl_ops_rot90")
 _C_round = getattr(_lib, "tl_ops_round", None) or _missing_c("tl_ops_round")
 _C_round_ = getattr(_lib, "tl_ops_round_", None) or _missing_c("tl_ops_round_")
 _C_round__decimals = getattr(_lib, "tl_ops_round__decimals", None) or _missing_c("tl_ops_round__decimals")
@@ -1258,6 +1301,9 @@ _C_split_with_sizes = getattr(_lib, "tl_ops_split_with_sizes", None) or _missing
 _C_sqrt = getattr(_lib, "tl_ops_sqrt", None) or _missing_c("tl_ops_sqrt")
 _C_sqrt_ = getattr(_lib, "tl_ops_sqrt_", None) or _missing_c("tl_ops_sqrt_")
 _C_sqrt_out = getattr(_lib, "tl_ops_sqrt_out", None) or _missing_c("tl_ops_sqrt_out")
+_C_square = getattr(_lib, "tl_ops_square", None) or _missing_c("tl_ops_square")
+_C_square_ = getattr(_lib, "tl_ops_square_", None) or _missing_c("tl_ops_square_")
+_C_square_out = getattr(_lib, "tl_ops_square_out", None) or _missing_c("tl_ops_square_out")
 _C_squeeze = getattr(_lib, "tl_ops_squeeze", None) or _missing_c("tl_ops_squeeze")
 _C_squeeze_dim = getattr(_lib, "tl_ops_squeeze_dim", None) or _missing_c("tl_ops_squeeze_dim")
 _C_squeeze_dims = getattr(_lib, "tl_ops_squeeze_dims", None) or _missing_c("tl_ops_squeeze_dims")
@@ -1277,6 +1323,7 @@ _C_sub_out = getattr(_lib, "tl_ops_sub_out", None) or _missing_c("tl_ops_sub_out
 _C_sum = getattr(_lib, "tl_ops_sum", None) or _missing_c("tl_ops_sum")
 _C_sum_IntList_out = getattr(_lib, "tl_ops_sum_IntList_out", None) or _missing_c("tl_ops_sum_IntList_out")
 _C_sum_dim_IntList = getattr(_lib, "tl_ops_sum_dim_IntList", None) or _missing_c("tl_ops_sum_dim_IntList")
+_C_sum_to_size = getattr(_lib, "tl_ops_sum_to_size", None) or _missing_c("tl_ops_sum_to_size")
 _C_t = getattr(_lib, "tl_ops_t", None) or _missing_c("tl_ops_t")
 _C_tan = getattr(_lib, "tl_ops_tan", None) or _missing_c("tl_ops_tan")
 _C_tan_ = getattr(_lib, "tl_ops_tan_", None) or _missing_c("tl_ops_tan_")
@@ -1284,6 +1331,9 @@ _C_tan_out = getattr(_lib, "tl_ops_tan_out", None) or _missing_c("tl_ops_tan_out
 _C_tanh = getattr(_lib, "tl_ops_tanh", None) or _missing_c("tl_ops_tanh")
 _C_tanh_ = getattr(_lib, "tl_ops_tanh_", None) or _missing_c("tl_ops_tanh_")
 _C_tanh_out = getattr(_lib, "tl_ops_tanh_out", None) or _missing_c("tl_ops_tanh_out")
+_C_tensor_split_indices = getattr(_lib, "tl_ops_tensor_split_indices", None) or _missing_c("tl_ops_tensor_split_indices")
+_C_tensor_split_sections = getattr(_lib, "tl_ops_tensor_split_sections", None) or _missing_c("tl_ops_tensor_split_sections")
+_C_tensor_split_tensor_indices_or_sections = getattr(_lib, "tl_ops_tensor_split_tensor_indices_or_sections", None) or _missing_c("tl_ops_tensor_split_tensor_indices_or_sections")
 _C_threshold = getattr(_lib, "tl_ops_threshold", None) or _missing_c("tl_ops_threshold")
 _C_threshold_ = getattr(_lib, "tl_ops_threshold_", None) or _missing_c("tl_ops_threshold_")
 _C_threshold_backward = getattr(_lib, "tl_ops_threshold_backward", None) or _missing_c("tl_ops_threshold_backward")
@@ -1306,12 +1356,19 @@ _C_triu = getattr(_lib, "tl_ops_triu", None) or _missing_c("tl_ops_triu")
 _C_triu_ = getattr(_lib, "tl_ops_triu_", None) or _missing_c("tl_ops_triu_")
 _C_triu_indices = getattr(_lib, "tl_ops_triu_indices", None) or _missing_c("tl_ops_triu_indices")
 _C_triu_out = getattr(_lib, "tl_ops_triu_out", None) or _missing_c("tl_ops_triu_out")
+_C_true_divide_Scalar = getattr(_lib, "tl_ops_true_divide_Scalar", None) or _missing_c("tl_ops_true_divide_Scalar")
+_C_true_divide_Tensor = getattr(_lib, "tl_ops_true_divide_Tensor", None) or _missing_c("tl_ops_true_divide_Tensor")
+_C_true_divide__Scalar = getattr(_lib, "tl_ops_true_divide__Scalar", None) or _missing_c("tl_ops_true_divide__Scalar")
+_C_true_divide__Tensor = getattr(_lib, "tl_ops_true_divide__Tensor", None) or _missing_c("tl_ops_true_divide__Tensor")
+_C_true_divide_out = getattr(_lib, "tl_ops_true_divide_out", None) or _missing_c("tl_ops_true_divide_out")
 _C_trunc = getattr(_lib, "tl_ops_trunc", None) or _missing_c("tl_ops_trunc")
 _C_trunc_ = getattr(_lib, "tl_ops_trunc_", None) or _missing_c("tl_ops_trunc_")
 _C_trunc_out = getattr(_lib, "tl_ops_trunc_out", None) or _missing_c("tl_ops_trunc_out")
 _C_type_as = getattr(_lib, "tl_ops_type_as", None) or _missing_c("tl_ops_type_as")
 _C_unbind_int = getattr(_lib, "tl_ops_unbind_int", None) or _missing_c("tl_ops_unbind_int")
 _C_unflatten_int = getattr(_lib, "tl_ops_unflatten_int", None) or _missing_c("tl_ops_unflatten_int")
+_C_unsafe_chunk = getattr(_lib, "tl_ops_unsafe_chunk", None) or _missing_c("tl_ops_unsafe_chunk")
+_C_unsafe_split_Tensor = getattr(_lib, "tl_ops_unsafe_split_Tensor", None) or _missing_c("tl_ops_unsafe_split_Tensor")
 _C_unsqueeze = getattr(_lib, "tl_ops_unsqueeze", None) or _missing_c("tl_ops_unsqueeze")
 _C_var = getattr(_lib, "tl_ops_var", None) or _missing_c("tl_ops_var")
 _C_var_correction = getattr(_lib, "tl_ops_var_correction", None) or _missing_c("tl_ops_var_correction")
@@ -1324,6 +1381,8 @@ _C_var_out = getattr(_lib, "tl_ops_var_out", None) or _missing_c("tl_ops_var_out
 _C_view = getattr(_lib, "tl_ops_view", None) or _missing_c("tl_ops_view")
 _C_view_as = getattr(_lib, "tl_ops_view_as", None) or _missing_c("tl_ops_view_as")
 _C_view_dtype = getattr(_lib, "tl_ops_view_dtype", None) or _missing_c("tl_ops_view_dtype")
+_C_vsplit_array = getattr(_lib, "tl_ops_vsplit_array", None) or _missing_c("tl_ops_vsplit_array")
+_C_vsplit_int = getattr(_lib, "tl_ops_vsplit_int", None) or _missing_c("tl_ops_vsplit_int")
 _C_vstack = getattr(_lib, "tl_ops_vstack", None) or _missing_c("tl_ops_vstack")
 _C_vstack_out = getattr(_lib, "tl_ops_vstack_out", None) or _missing_c("tl_ops_vstack_out")
 _C_where = getattr(_lib, "tl_ops_where", None) or _missing_c("tl_ops_where")
@@ -1463,6 +1522,7 @@ _P_clip_Tensor_out_r = getattr(_lib, "tl_pyabi_clip_Tensor_out_r", None) or _mis
 _P_clip__Tensor_r = getattr(_lib, "tl_pyabi_clip__Tensor_r", None) or _missing_c("tl_pyabi_clip__Tensor_r")
 _P_clip__r = getattr(_lib, "tl_pyabi_clip__r", None) or _missing_c("tl_pyabi_clip__r")
 _P_clip_out_r = getattr(_lib, "tl_pyabi_clip_out_r", None) or _missing_c("tl_pyabi_clip_out_r")
+_P_column_stack_out_r = getattr(_lib, "tl_pyabi_column_stack_out_r", None) or _missing_c("tl_pyabi_column_stack_out_r")
 _P_copy__n_src_r = getattr(_lib, "tl_pyabi_copy__n_src_r", None) or _missing_c("tl_pyabi_copy__n_src_r")
 _P_copy__r = getattr(_lib, "tl_pyabi_copy__r", None) or _missing_c("tl_pyabi_copy__r")
 _P_copysign__Tensor_r = getattr(_lib, "tl_pyabi_copysign__Tensor_r", None) or _missing_c("tl_pyabi_copysign__Tensor_r")
@@ -1491,6 +1551,7 @@ _P_div_out_mode_r = getattr(_lib, "tl_pyabi_div_out_mode_r", None) or _missing_c
 _P_div_out_n_other_r = getattr(_lib, "tl_pyabi_div_out_n_other_r", None) or _missing_c("tl_pyabi_div_out_n_other_r")
 _P_div_out_r = getattr(_lib, "tl_pyabi_div_out_r", None) or _missing_c("tl_pyabi_div_out_r")
 _P_dot_out_r = getattr(_lib, "tl_pyabi_dot_out_r", None) or _missing_c("tl_pyabi_dot_out_r")
+_P_dstack_out_r = getattr(_lib, "tl_pyabi_dstack_out_r", None) or _missing_c("tl_pyabi_dstack_out_r")
 _P_elu__r = getattr(_lib, "tl_pyabi_elu__r", None) or _missing_c("tl_pyabi_elu__r")
 _P_elu_backward_grad_input_r = getattr(_lib, "tl_pyabi_elu_backward_grad_input_r", None) or _missing_c("tl_pyabi_elu_backward_grad_input_r")
 _P_elu_out_r = getattr(_lib, "tl_pyabi_elu_out_r", None) or _missing_c("tl_pyabi_elu_out_r")
@@ -1755,6 +1816,8 @@ _P_special_xlogy_out_r = getattr(_lib, "tl_pyabi_special_xlogy_out_r", None) or 
 _P_special_xlogy_self_scalar_out_r = getattr(_lib, "tl_pyabi_special_xlogy_self_scalar_out_r", None) or _missing_c("tl_pyabi_special_xlogy_self_scalar_out_r")
 _P_sqrt__r = getattr(_lib, "tl_pyabi_sqrt__r", None) or _missing_c("tl_pyabi_sqrt__r")
 _P_sqrt_out_r = getattr(_lib, "tl_pyabi_sqrt_out_r", None) or _missing_c("tl_pyabi_sqrt_out_r")
+_P_square__r = getattr(_lib, "tl_pyabi_square__r", None) or _missing_c("tl_pyabi_square__r")
+_P_square_out_r = getattr(_lib, "tl_pyabi_square_out_r", None) or _missing_c("tl_pyabi_square_out_r")
 _P_stack_out_r = getattr(_lib, "tl_pyabi_stack_out_r", None) or _missing_c("tl_pyabi_stack_out_r")
 _P_std_correction_out_r = getattr(_lib, "tl_pyabi_std_correction_out_r", None) or _missing_c("tl_pyabi_std_correction_out_r")
 _P_std_out_r = getattr(_lib, "tl_pyabi_std_out_r", None) or _missing_c("tl_pyabi_std_out_r")
@@ -1776,6 +1839,12 @@ _P_tril__r = getattr(_lib, "tl_pyabi_tril__r", None) or _missing_c("tl_pyabi_tri
 _P_tril_out_r = getattr(_lib, "tl_pyabi_tril_out_r", None) or _missing_c("tl_pyabi_tril_out_r")
 _P_triu__r = getattr(_lib, "tl_pyabi_triu__r", None) or _missing_c("tl_pyabi_triu__r")
 _P_triu_out_r = getattr(_lib, "tl_pyabi_triu_out_r", None) or _missing_c("tl_pyabi_triu_out_r")
+_P_true_divide_Tensor_n_other = getattr(_lib, "tl_pyabi_true_divide_Tensor_n_other", None) or _missing_c("tl_pyabi_true_divide_Tensor_n_other")
+_P_true_divide__Scalar_r = getattr(_lib, "tl_pyabi_true_divide__Scalar_r", None) or _missing_c("tl_pyabi_true_divide__Scalar_r")
+_P_true_divide__Tensor_n_other_r = getattr(_lib, "tl_pyabi_true_divide__Tensor_n_other_r", None) or _missing_c("tl_pyabi_true_divide__Tensor_n_other_r")
+_P_true_divide__Tensor_r = getattr(_lib, "tl_pyabi_true_divide__Tensor_r", None) or _missing_c("tl_pyabi_true_divide__Tensor_r")
+_P_true_divide_out_n_other_r = getattr(_lib, "tl_pyabi_true_divide_out_n_other_r", None) or _missing_c("tl_pyabi_true_divide_out_n_other_r")
+_P_true_divide_out_r = getattr(_lib, "tl_pyabi_true_divide_out_r", None) or _missing_c("tl_pyabi_true_divide_out_r")
 _P_trunc__r = getattr(_lib, "tl_pyabi_trunc__r", None) or _missing_c("tl_pyabi_trunc__r")
 _P_trunc_out_r = getattr(_lib, "tl_pyabi_trunc_out_r", None) or _missing_c("tl_pyabi_trunc_out_r")
 _P_var_correction_out_r = getattr(_lib, "tl_pyabi_var_correction_out_r", None) or _missing_c("tl_pyabi_var_correction_out_r")
@@ -5905,6 +5974,83 @@ def clone(input, *, memory_format=None):
     return r_
 
 
+# yaml/native_functions.yaml: column_stack(Tensor[] tensors) -> Tensor
+# yaml/native_functions.yaml: column_stack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_column_stack = (
+    ('(tuple of Tensors tensors, *, Tensor out = None)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def column_stack(tensors, *, out=None):
+    '(tuple of Tensors tensors, *, Tensor out = None)'
+    if _TF and (r_ := _tf(column_stack, locals())) is not _GO:
+        return r_
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('column_stack', 'tensors', 1, 'tuple of Tensors', tensors)
+    if out is None:
+        h_ = _C_column_stack(tensors_c[0], tensors_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('column_stack', 'out', 0, 'Tensor', out)
+    rc_ = _P_column_stack_out_r(tensors_c[0], tensors_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: conj(Tensor(a) self) -> Tensor(a)
+_SIGS_conj = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def conj(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(conj, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('conj', 'input', 1, 'Tensor', input)
+    h_ = _C_conj(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: conj_physical(Tensor self) -> Tensor
+_SIGS_conj_physical = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def conj_physical(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(conj_physical, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('conj_physical', 'input', 1, 'Tensor', input)
+    h_ = _C_conj_physical(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor
 _SIGS_constant_pad_nd = (
     ('(Tensor input, tuple of ints pad, Number value = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('pad', lambda x: _cv_int_list(x, 0) is not _BAD), ('value', lambda x: _is_scalar(x)),), (), False),
@@ -6801,6 +6947,32 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     return r_
 
 
+# yaml/native_functions.yaml: diagflat(Tensor self, int offset=0) -> Tensor
+_SIGS_diagflat = (
+    ('(Tensor input, int offset = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('offset', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def diagflat(input, offset=0):
+    '(Tensor input, int offset = 0)'
+    if _TF and (r_ := _tf(diagflat, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('diagflat', 'input', 1, 'Tensor', input)
+    offset_c = _cv_int(offset)
+    if offset_c is _BAD:
+        raise _arg_error('diagflat', 'offset', 2, 'int', offset)
+    h_ = _C_diagflat(input._p, offset_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
 _SIGS_diagonal = (
     ('(Tensor input, int offset = 0, int dim1 = 0, int dim2 = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('offset', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD), ('dim2', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -7079,6 +7251,87 @@ def dropout(input, p, train):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+# yaml/native_functions.yaml: dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+_SIGS_dsplit = (
+    ('(Tensor input, int sections)', (('input', lambda x: isinstance(x, _Tensor)), ('sections', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints indices)', (('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+_KW_dsplit_0 = {'input': lambda x: isinstance(x, _Tensor), 'sections': lambda x: _cv_int(x) is not _BAD}
+_KW_dsplit_1 = {'input': lambda x: isinstance(x, _Tensor), 'indices': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _impldsplit_0(input, sections):
+    '(Tensor input, int sections)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('dsplit', 'input', 1, 'Tensor', input)
+    sections_c = _cv_int(sections)
+    if sections_c is _BAD:
+        raise _arg_error('dsplit', 'sections', 2, 'int', sections)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_dsplit_int(input._p, sections_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _impldsplit_1(input, indices):
+    '(Tensor input, tuple of ints indices)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('dsplit', 'input', 1, 'Tensor', input)
+    indices_c = _cv_int_list(indices, 0)
+    if indices_c is _BAD:
+        raise _arg_error('dsplit', 'indices', 2, 'tuple of ints', indices)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_dsplit_array(input._p, indices_c[0], indices_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def dsplit(*args, **kwargs):
+    '(Tensor input, int sections) | (Tensor input, tuple of ints indices)'
+    if _TF and (r_ := _tf(dsplit, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'sections' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_dsplit_0, ('input', 'sections', )[:n])):
+        return _impldsplit_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'indices' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_dsplit_1, ('input', 'indices', )[:n])):
+        return _impldsplit_1(*args, **kwargs)
+    raise _invalid_combination('dsplit', args, kwargs, _SIGS_dsplit)
+
+
+# yaml/native_functions.yaml: dstack(Tensor[] tensors) -> Tensor
+# yaml/native_functions.yaml: dstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_dstack = (
+    ('(tuple of Tensors tensors, *, Tensor out = None)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def dstack(tensors, *, out=None):
+    '(tuple of Tensors tensors, *, Tensor out = None)'
+    if _TF and (r_ := _tf(dstack, locals())) is not _GO:
+        return r_
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('dstack', 'tensors', 1, 'tuple of Tensors', tensors)
+    if out is None:
+        h_ = _C_dstack(tensors_c[0], tensors_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('dstack', 'out', 0, 'Tensor', out)
+    rc_ = _P_dstack_out_r(tensors_c[0], tensors_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
@@ -7985,6 +8238,52 @@ def flip(input, dims):
     if dims_c is _BAD:
         raise _arg_error('flip', 'dims', 2, 'tuple of ints', dims)
     h_ = _C_flip(input._p, dims_c[0], dims_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: fliplr(Tensor self) -> Tensor
+_SIGS_fliplr = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def fliplr(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(fliplr, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('fliplr', 'input', 1, 'Tensor', input)
+    h_ = _C_fliplr(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: flipud(Tensor self) -> Tensor
+_SIGS_flipud = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def flipud(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(flipud, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('flipud', 'input', 1, 'Tensor', input)
+    h_ = _C_flipud(input._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -9014,6 +9313,56 @@ def heaviside(input, values, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+# yaml/native_functions.yaml: hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+_SIGS_hsplit = (
+    ('(Tensor input, int sections)', (('input', lambda x: isinstance(x, _Tensor)), ('sections', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints indices)', (('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+_KW_hsplit_0 = {'input': lambda x: isinstance(x, _Tensor), 'sections': lambda x: _cv_int(x) is not _BAD}
+_KW_hsplit_1 = {'input': lambda x: isinstance(x, _Tensor), 'indices': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _implhsplit_0(input, sections):
+    '(Tensor input, int sections)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('hsplit', 'input', 1, 'Tensor', input)
+    sections_c = _cv_int(sections)
+    if sections_c is _BAD:
+        raise _arg_error('hsplit', 'sections', 2, 'int', sections)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_hsplit_int(input._p, sections_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _implhsplit_1(input, indices):
+    '(Tensor input, tuple of ints indices)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('hsplit', 'input', 1, 'Tensor', input)
+    indices_c = _cv_int_list(indices, 0)
+    if indices_c is _BAD:
+        raise _arg_error('hsplit', 'indices', 2, 'tuple of ints', indices)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_hsplit_array(input._p, indices_c[0], indices_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def hsplit(*args, **kwargs):
+    '(Tensor input, int sections) | (Tensor input, tuple of ints indices)'
+    if _TF and (r_ := _tf(hsplit, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'sections' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_hsplit_0, ('input', 'sections', )[:n])):
+        return _implhsplit_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'indices' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_hsplit_1, ('input', 'indices', )[:n])):
+        return _implhsplit_1(*args, **kwargs)
+    raise _invalid_combination('hsplit', args, kwargs, _SIGS_hsplit)
+
+
 # yaml/native_functions.yaml: hstack(Tensor[] tensors) -> Tensor
 # yaml/native_functions.yaml: hstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_hstack = (
@@ -9561,6 +9910,29 @@ def isnan(input):
         if not isinstance(input, _Tensor):
             raise _arg_error('isnan', 'input', 1, 'Tensor', input)
     h_ = _C_isnan(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: isreal(Tensor self) -> Tensor
+_SIGS_isreal = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def isreal(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(isreal, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('isreal', 'input', 1, 'Tensor', input)
+    h_ = _C_isreal(input._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -12438,6 +12810,29 @@ def polygamma(n, input, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: positive(Tensor(a) self) -> Tensor(a)
+_SIGS_positive = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def positive(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(positive, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('positive', 'input', 1, 'Tensor', input)
+    h_ = _C_positive(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 # yaml/native_functions.yaml: pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: pow.Scalar(Scalar self, Tensor exponent) -> Tensor
@@ -13214,6 +13609,52 @@ def randperm(*args, **kwargs):
     raise _invalid_combination('randperm', args, kwargs, _SIGS_randperm)
 
 
+# yaml/native_functions.yaml: ravel(Tensor(a) self) -> Tensor(a)
+_SIGS_ravel = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def ravel(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(ravel, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('ravel', 'input', 1, 'Tensor', input)
+    h_ = _C_ravel(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: real(Tensor(a) self) -> Tensor(a)
+_SIGS_real = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def real(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(real, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('real', 'input', 1, 'Tensor', input)
+    h_ = _C_real(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: reciprocal(Tensor self) -> Tensor
 # yaml/native_functions.yaml: reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_reciprocal = (
@@ -13433,6 +13874,52 @@ def reshape(input, shape):
     return r_
 
 
+# yaml/native_functions.yaml: resolve_conj(Tensor(a) self) -> Tensor(a)
+_SIGS_resolve_conj = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def resolve_conj(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(resolve_conj, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('resolve_conj', 'input', 1, 'Tensor', input)
+    h_ = _C_resolve_conj(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: resolve_neg(Tensor(a) self) -> Tensor(a)
+_SIGS_resolve_neg = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def resolve_neg(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(resolve_neg, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('resolve_neg', 'input', 1, 'Tensor', input)
+    h_ = _C_resolve_neg(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor
 _SIGS_rms_norm = (
     ('(Tensor input, tuple of ints normalized_shape, Tensor weight = None, float eps = None)', (('input', lambda x: isinstance(x, _Tensor)), ('normalized_shape', lambda x: _cv_int_list(x, 0) is not _BAD), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('eps', lambda x: _cv_opt_double(x) is not _BAD),), (), False),
@@ -13485,6 +13972,35 @@ def roll(input, shifts, dims=()):
     if dims_c is _BAD:
         raise _arg_error('roll', 'dims', 3, 'tuple of ints', dims)
     h_ = _C_roll(input._p, shifts_c[0], shifts_c[1], dims_c[0], dims_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor
+_SIGS_rot90 = (
+    ('(Tensor input, int k = 1, tuple of ints dims = [0, 1])', (('input', lambda x: isinstance(x, _Tensor)), ('k', lambda x: _cv_int(x) is not _BAD), ('dims', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    '(Tensor input, int k = 1, tuple of ints dims = [0, 1])'
+    if _TF and (r_ := _tf(rot90, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('rot90', 'input', 1, 'Tensor', input)
+    k_c = _cv_int(k)
+    if k_c is _BAD:
+        raise _arg_error('rot90', 'k', 2, 'int', k)
+    dims_c = _cv_int_list(dims, 0)
+    if dims_c is _BAD:
+        raise _arg_error('rot90', 'dims', 3, 'tuple of ints', dims)
+    h_ = _C_rot90(input._p, k_c, dims_c[0], dims_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -14632,6 +15148,56 @@ def sqrt_(input):
     return input
 
 
+# yaml/native_functions.yaml: square(Tensor self) -> Tensor
+# yaml/native_functions.yaml: square.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_square = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def square(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(square, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('square', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_square(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('square', 'out', 0, 'Tensor', out)
+    rc_ = _P_square_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: square_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_square_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def square_(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(square_, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('square_', 'input', 1, 'Tensor', input)
+    rc_ = _P_square__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
 # yaml/native_functions.yaml: squeeze(Tensor(a) self) -> Tensor(a)
 # yaml/native_functions.yaml: squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 # yaml/native_functions.yaml: squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
@@ -15172,6 +15738,84 @@ def tanh_(input):
     return input
 
 
+# yaml/native_functions.yaml: tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]
+# yaml/native_functions.yaml: tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]
+# yaml/native_functions.yaml: tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]
+_SIGS_tensor_split = (
+    ('(Tensor input, Tensor tensor_indices_or_sections, int dim = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('tensor_indices_or_sections', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(Tensor input, int sections, int dim = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('sections', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints indices, int dim = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: _cv_int_list(x, 0) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+_KW_tensor_split_0 = {'input': lambda x: isinstance(x, _Tensor), 'tensor_indices_or_sections': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD}
+_KW_tensor_split_1 = {'input': lambda x: isinstance(x, _Tensor), 'sections': lambda x: _cv_int(x) is not _BAD, 'dim': lambda x: _cv_int(x) is not _BAD}
+_KW_tensor_split_2 = {'input': lambda x: isinstance(x, _Tensor), 'indices': lambda x: _cv_int_list(x, 0) is not _BAD, 'dim': lambda x: _cv_int(x) is not _BAD}
+
+
+def _impltensor_split_0(input, tensor_indices_or_sections, dim=0):
+    '(Tensor input, Tensor tensor_indices_or_sections, int dim = 0)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('tensor_split', 'input', 1, 'Tensor', input)
+    if tensor_indices_or_sections.__class__ is not _Tensor:
+        if not isinstance(tensor_indices_or_sections, _Tensor):
+            raise _arg_error('tensor_split', 'tensor_indices_or_sections', 2, 'Tensor', tensor_indices_or_sections)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('tensor_split', 'dim', 3, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_tensor_split_tensor_indices_or_sections(input._p, tensor_indices_or_sections._p, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _impltensor_split_1(input, sections, dim=0):
+    '(Tensor input, int sections, int dim = 0)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('tensor_split', 'input', 1, 'Tensor', input)
+    sections_c = _cv_int(sections)
+    if sections_c is _BAD:
+        raise _arg_error('tensor_split', 'sections', 2, 'int', sections)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('tensor_split', 'dim', 3, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_tensor_split_sections(input._p, sections_c, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _impltensor_split_2(input, indices, dim=0):
+    '(Tensor input, tuple of ints indices, int dim = 0)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('tensor_split', 'input', 1, 'Tensor', input)
+    indices_c = _cv_int_list(indices, 0)
+    if indices_c is _BAD:
+        raise _arg_error('tensor_split', 'indices', 2, 'tuple of ints', indices)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('tensor_split', 'dim', 3, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_tensor_split_indices(input._p, indices_c[0], indices_c[1], dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def tensor_split(*args, **kwargs):
+    '(Tensor input, Tensor tensor_indices_or_sections, int dim = 0) | (Tensor input, int sections, int dim = 0) | (Tensor input, tuple of ints indices, int dim = 0)'
+    if _TF and (r_ := _tf(tensor_split, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'tensor_indices_or_sections' in kwargs) and (n <= 2 or _cv_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_tensor_split_0, ('input', 'tensor_indices_or_sections', 'dim', )[:n])):
+        return _impltensor_split_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'sections' in kwargs) and (n <= 2 or _cv_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_tensor_split_1, ('input', 'sections', 'dim', )[:n])):
+        return _impltensor_split_1(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'indices' in kwargs) and (n <= 2 or _cv_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_tensor_split_2, ('input', 'indices', 'dim', )[:n])):
+        return _impltensor_split_2(*args, **kwargs)
+    raise _invalid_combination('tensor_split', args, kwargs, _SIGS_tensor_split)
+
+
 # yaml/native_functions.yaml: threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
 # yaml/native_functions.yaml: threshold.out(Tensor self, Scalar threshold, Scalar value, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_threshold = (
@@ -15571,6 +16215,81 @@ def triu_indices(row, col, offset=0, *, dtype=None, layout=None, device=None, pi
     return r_
 
 
+# yaml/native_functions.yaml: true_divide.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: true_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: true_divide.Scalar(Tensor self, Scalar other) -> Tensor
+_SIGS_true_divide = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW_true_divide_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x)), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_true_divide_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x)}
+
+
+def _impltrue_divide_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('true_divide', 'input', 1, 'Tensor', input)
+    other_n = None
+    if other.__class__ is not _Tensor:
+        if other.__class__ in _NUMBERS:
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
+        elif not isinstance(other, _Tensor):
+            raise _arg_error('true_divide', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = (_C_true_divide_Tensor(input._p, other._p) if other_n is None else _P_true_divide_Tensor_n_other(input._p, other_n))
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('true_divide', 'out', 0, 'Tensor', out)
+    rc_ = (_P_true_divide_out_r(input._p, other._p, out._p) if other_n is None else _P_true_divide_out_n_other_r(input._p, other_n, out._p))
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impltrue_divide_1(input, other):
+    '(Tensor input, Number other)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('true_divide', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('true_divide', 'other', 2, 'Number', other)
+    h_ = _C_true_divide_Scalar(input._p, other_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def true_divide(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other)'
+    if _TF and (r_ := _tf(true_divide, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor) or _is_number(args[1])) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_true_divide_0, ('input', 'other', )[:n])):
+        return _impltrue_divide_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_true_divide_1, ('input', 'other', )[:n])):
+        return _impltrue_divide_1(*args, **kwargs)
+    raise _invalid_combination('true_divide', args, kwargs, _SIGS_true_divide)
+
+
 # yaml/native_functions.yaml: trunc(Tensor self) -> Tensor
 # yaml/native_functions.yaml: trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_trunc = (
@@ -15670,6 +16389,56 @@ def unflatten(input, dim, sizes):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]
+_SIGS_unsafe_chunk = (
+    ('(Tensor input, int chunks, int dim = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('chunks', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    '(Tensor input, int chunks, int dim = 0)'
+    if _TF and (r_ := _tf(unsafe_chunk, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('unsafe_chunk', 'input', 1, 'Tensor', input)
+    chunks_c = _cv_int(chunks)
+    if chunks_c is _BAD:
+        raise _arg_error('unsafe_chunk', 'chunks', 2, 'int', chunks)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('unsafe_chunk', 'dim', 3, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_unsafe_chunk(input._p, chunks_c, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+# yaml/native_functions.yaml: unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]
+_SIGS_unsafe_split = (
+    ('(Tensor input, int split_size, int dim = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('split_size', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def unsafe_split(input, split_size, dim=0):
+    '(Tensor input, int split_size, int dim = 0)'
+    if _TF and (r_ := _tf(unsafe_split, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('unsafe_split', 'input', 1, 'Tensor', input)
+    split_size_c = _cv_int(split_size)
+    if split_size_c is _BAD:
+        raise _arg_error('unsafe_split', 'split_size', 2, 'int', split_size)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('unsafe_split', 'dim', 3, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_unsafe_split_Tensor(input._p, split_size_c, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
 
 
 # yaml/native_functions.yaml: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
@@ -15883,6 +16652,56 @@ def var_mean(*args, **kwargs):
     if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_mean_2, ('input', 'dim', 'unbiased', 'keepdim', )[:n])):
         return _implvar_mean_2(*args, **kwargs)
     raise _invalid_combination('var_mean', args, kwargs, _SIGS_var_mean)
+
+
+# yaml/native_functions.yaml: vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+# yaml/native_functions.yaml: vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+_SIGS_vsplit = (
+    ('(Tensor input, int sections)', (('input', lambda x: isinstance(x, _Tensor)), ('sections', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints indices)', (('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+_KW_vsplit_0 = {'input': lambda x: isinstance(x, _Tensor), 'sections': lambda x: _cv_int(x) is not _BAD}
+_KW_vsplit_1 = {'input': lambda x: isinstance(x, _Tensor), 'indices': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _implvsplit_0(input, sections):
+    '(Tensor input, int sections)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('vsplit', 'input', 1, 'Tensor', input)
+    sections_c = _cv_int(sections)
+    if sections_c is _BAD:
+        raise _arg_error('vsplit', 'sections', 2, 'int', sections)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_vsplit_int(input._p, sections_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _implvsplit_1(input, indices):
+    '(Tensor input, tuple of ints indices)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('vsplit', 'input', 1, 'Tensor', input)
+    indices_c = _cv_int_list(indices, 0)
+    if indices_c is _BAD:
+        raise _arg_error('vsplit', 'indices', 2, 'tuple of ints', indices)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_vsplit_array(input._p, indices_c[0], indices_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def vsplit(*args, **kwargs):
+    '(Tensor input, int sections) | (Tensor input, tuple of ints indices)'
+    if _TF and (r_ := _tf(vsplit, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'sections' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_vsplit_0, ('input', 'sections', )[:n])):
+        return _implvsplit_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'indices' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_vsplit_1, ('input', 'indices', )[:n])):
+        return _implvsplit_1(*args, **kwargs)
+    raise _invalid_combination('vsplit', args, kwargs, _SIGS_vsplit)
 
 
 # yaml/native_functions.yaml: vstack(Tensor[] tensors) -> Tensor
@@ -22282,6 +23101,46 @@ def _m_clone(self, *, memory_format=None):
     return r_
 
 
+# yaml/native_functions.yaml: conj(Tensor(a) self) -> Tensor(a)
+_SIGS__m_conj = (
+    ('()', (), (), False),
+)
+
+
+def _m_conj(self):
+    '()'
+    if _TF and (r_ := _tf(_m_conj, locals())) is not _GO:
+        return r_
+    h_ = _C_conj(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: conj_physical(Tensor self) -> Tensor
+_SIGS__m_conj_physical = (
+    ('()', (), (), False),
+)
+
+
+def _m_conj_physical(self):
+    '()'
+    if _TF and (r_ := _tf(_m_conj_physical, locals())) is not _GO:
+        return r_
+    h_ = _C_conj_physical(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)
 _SIGS__m_contiguous = (
     ('(*, torchlet.memory_format memory_format = contiguous_format)', (), (('memory_format', lambda x: _cv_enum(x, False) is not _BAD),), False),
@@ -22695,6 +23554,29 @@ def _m_diag_embed(self, offset=0, dim1=-2, dim2=-1):
     return r_
 
 
+# yaml/native_functions.yaml: diagflat(Tensor self, int offset=0) -> Tensor
+_SIGS__m_diagflat = (
+    ('(int offset = 0)', (('offset', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_diagflat(self, offset=0):
+    '(int offset = 0)'
+    if _TF and (r_ := _tf(_m_diagflat, locals())) is not _GO:
+        return r_
+    offset_c = _cv_int(offset)
+    if offset_c is _BAD:
+        raise _arg_error('diagflat', 'offset', 1, 'int', offset)
+    h_ = _C_diagflat(self._p, offset_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
 _SIGS__m_diagonal = (
     ('(int offset = 0, int dim1 = 0, int dim2 = 1)', (('offset', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD), ('dim2', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -22957,6 +23839,58 @@ def _m_dot(self, tensor):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+# yaml/native_functions.yaml: dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+_SIGS__m_dsplit = (
+    ('(int sections)', (('sections', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(tuple of ints indices)', (('indices', lambda x: _cv_int_list(x, 0) is not _BAD),), (), True),
+)
+_KW__m_dsplit_0 = {'sections': lambda x: _cv_int(x) is not _BAD}
+_KW__m_dsplit_1 = {'indices': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _impl_m_dsplit_0(self, sections):
+    '(int sections)'
+    sections_c = _cv_int(sections)
+    if sections_c is _BAD:
+        raise _arg_error('dsplit', 'sections', 1, 'int', sections)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_dsplit_int(self._p, sections_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _impl_m_dsplit_1(self, *_args, indices=None):
+    '(tuple of ints indices)'
+    if _args and indices is None and _args[0].__class__ is int:
+        indices = _args  # f(2, 3): the common case
+    else:
+        indices = _varargs(_args, indices)
+    if indices is None:
+        raise _missing_error('dsplit', 'indices')
+    if indices is _BAD:
+        raise TypeError("dsplit() got multiple values for argument 'indices'")
+    indices_c = _cv_int_list(indices, 0)
+    if indices_c is _BAD:
+        raise _arg_error('dsplit', 'indices', 1, 'tuple of ints', indices)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_dsplit_array(self._p, indices_c[0], indices_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _m_dsplit(self, *args, **kwargs):
+    '(int sections) | (tuple of ints indices)'
+    if _TF and (r_ := _tf(_m_dsplit, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (_cv_int(args[0]) is not _BAD if n > 0 else 'sections' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_dsplit_0, ('sections', )[:n])):
+        return _impl_m_dsplit_0(self, *args, **kwargs)
+    if ((n == 0 and 'indices' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_dsplit_1, ())):
+        return _impl_m_dsplit_1(self, *args, **kwargs)
+    raise _invalid_combination('dsplit', args, kwargs, _SIGS__m_dsplit)
 
 
 # yaml/native_functions.yaml: eq.Tensor(Tensor self, Tensor other) -> Tensor
@@ -23457,6 +24391,46 @@ def _m_flip(self, *_args, dims=None):
     if dims_c is _BAD:
         raise _arg_error('flip', 'dims', 1, 'tuple of ints', dims)
     h_ = _C_flip(self._p, dims_c[0], dims_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: fliplr(Tensor self) -> Tensor
+_SIGS__m_fliplr = (
+    ('()', (), (), False),
+)
+
+
+def _m_fliplr(self):
+    '()'
+    if _TF and (r_ := _tf(_m_fliplr, locals())) is not _GO:
+        return r_
+    h_ = _C_fliplr(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: flipud(Tensor self) -> Tensor
+_SIGS__m_flipud = (
+    ('()', (), (), False),
+)
+
+
+def _m_flipud(self):
+    '()'
+    if _TF and (r_ := _tf(_m_flipud, locals())) is not _GO:
+        return r_
+    h_ = _C_flipud(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -24302,6 +25276,58 @@ def _m_heaviside_(self, values):
     return self
 
 
+# yaml/native_functions.yaml: hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+# yaml/native_functions.yaml: hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+_SIGS__m_hsplit = (
+    ('(int sections)', (('sections', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(tuple of ints indices)', (('indices', lambda x: _cv_int_list(x, 0) is not _BAD),), (), True),
+)
+_KW__m_hsplit_0 = {'sections': lambda x: _cv_int(x) is not _BAD}
+_KW__m_hsplit_1 = {'indices': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _impl_m_hsplit_0(self, sections):
+    '(int sections)'
+    sections_c = _cv_int(sections)
+    if sections_c is _BAD:
+        raise _arg_error('hsplit', 'sections', 1, 'int', sections)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_hsplit_int(self._p, sections_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _impl_m_hsplit_1(self, *_args, indices=None):
+    '(tuple of ints indices)'
+    if _args and indices is None and _args[0].__class__ is int:
+        indices = _args  # f(2, 3): the common case
+    else:
+        indices = _varargs(_args, indices)
+    if indices is None:
+        raise _missing_error('hsplit', 'indices')
+    if indices is _BAD:
+        raise TypeError("hsplit() got multiple values for argument 'indices'")
+    indices_c = _cv_int_list(indices, 0)
+    if indices_c is _BAD:
+        raise _arg_error('hsplit', 'indices', 1, 'tuple of ints', indices)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_hsplit_array(self._p, indices_c[0], indices_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _m_hsplit(self, *args, **kwargs):
+    '(int sections) | (tuple of ints indices)'
+    if _TF and (r_ := _tf(_m_hsplit, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (_cv_int(args[0]) is not _BAD if n > 0 else 'sections' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_hsplit_0, ('sections', )[:n])):
+        return _impl_m_hsplit_0(self, *args, **kwargs)
+    if ((n == 0 and 'indices' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_hsplit_1, ())):
+        return _impl_m_hsplit_1(self, *args, **kwargs)
+    raise _invalid_combination('hsplit', args, kwargs, _SIGS__m_hsplit)
+
+
 # yaml/native_functions.yaml: hypot(Tensor self, Tensor other) -> Tensor
 _SIGS__m_hypot = (
     ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -24742,6 +25768,26 @@ def _m_isnan(self):
     if _TF and (r_ := _tf(_m_isnan, locals())) is not _GO:
         return r_
     h_ = _C_isnan(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: isreal(Tensor self) -> Tensor
+_SIGS__m_isreal = (
+    ('()', (), (), False),
+)
+
+
+def _m_isreal(self):
+    '()'
+    if _TF and (r_ := _tf(_m_isreal, locals())) is not _GO:
+        return r_
+    h_ = _C_isreal(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -26885,6 +27931,26 @@ def _m_polygamma_(self, n):
     return self
 
 
+# yaml/native_functions.yaml: positive(Tensor(a) self) -> Tensor(a)
+_SIGS__m_positive = (
+    ('()', (), (), False),
+)
+
+
+def _m_positive(self):
+    '()'
+    if _TF and (r_ := _tf(_m_positive, locals())) is not _GO:
+        return r_
+    h_ = _C_positive(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 # yaml/native_functions.yaml: pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 _SIGS__m_pow = (
@@ -27100,6 +28166,26 @@ def _m_rad2deg_(self):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: ravel(Tensor(a) self) -> Tensor(a)
+_SIGS__m_ravel = (
+    ('()', (), (), False),
+)
+
+
+def _m_ravel(self):
+    '()'
+    if _TF and (r_ := _tf(_m_ravel, locals())) is not _GO:
+        return r_
+    h_ = _C_ravel(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: reciprocal(Tensor self) -> Tensor
@@ -27379,6 +28465,46 @@ def _m_reshape_as(self, other):
     return r_
 
 
+# yaml/native_functions.yaml: resolve_conj(Tensor(a) self) -> Tensor(a)
+_SIGS__m_resolve_conj = (
+    ('()', (), (), False),
+)
+
+
+def _m_resolve_conj(self):
+    '()'
+    if _TF and (r_ := _tf(_m_resolve_conj, locals())) is not _GO:
+        return r_
+    h_ = _C_resolve_conj(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: resolve_neg(Tensor(a) self) -> Tensor(a)
+_SIGS__m_resolve_neg = (
+    ('()', (), (), False),
+)
+
+
+def _m_resolve_neg(self):
+    '()'
+    if _TF and (r_ := _tf(_m_resolve_neg, locals())) is not _GO:
+        return r_
+    h_ = _C_resolve_neg(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
 _SIGS__m_roll = (
     ('(tuple of ints shifts, tuple of ints dims = [])', (('shifts', lambda x: _cv_int_list(x, 1) is not _BAD), ('dims', lambda x: _cv_int_list(x, 1) is not _BAD),), (), False),
@@ -27396,6 +28522,32 @@ def _m_roll(self, shifts, dims=()):
     if dims_c is _BAD:
         raise _arg_error('roll', 'dims', 2, 'tuple of ints', dims)
     h_ = _C_roll(self._p, shifts_c[0], shifts_c[1], dims_c[0], dims_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor
+_SIGS__m_rot90 = (
+    ('(int k = 1, tuple of ints dims = [0, 1])', (('k', lambda x: _cv_int(x) is not _BAD), ('dims', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+
+
+def _m_rot90(self, k=1, dims=(0, 1)):
+    '(int k = 1, tuple of ints dims = [0, 1])'
+    if _TF and (r_ := _tf(_m_rot90, locals())) is not _GO:
+        return r_
+    k_c = _cv_int(k)
+    if k_c is _BAD:
+        raise _arg_error('rot90', 'k', 1, 'int', k)
+    dims_c = _cv_int_list(dims, 0)
+    if dims_c is _BAD:
+        raise _arg_error('rot90', 'dims', 2, 'tuple of ints', dims)
+    h_ = _C_rot90(self._p, k_c, dims_c[0], dims_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -28244,6 +29396,42 @@ def _m_sqrt_(self):
     return self
 
 
+# yaml/native_functions.yaml: square(Tensor self) -> Tensor
+_SIGS__m_square = (
+    ('()', (), (), False),
+)
+
+
+def _m_square(self):
+    '()'
+    if _TF and (r_ := _tf(_m_square, locals())) is not _GO:
+        return r_
+    h_ = _C_square(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: square_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_square_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_square_(self):
+    '()'
+    if _TF and (r_ := _tf(_m_square_, locals())) is not _GO:
+        return r_
+    rc_ = _P_square__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: squeeze(Tensor(a) self) -> Tensor(a)
 # yaml/native_functions.yaml: squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 # yaml/native_functions.yaml: squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
@@ -28529,6 +29717,47 @@ def _m_sum(self, *args, **kwargs):
     raise _invalid_combination('sum', args, kwargs, _SIGS__m_sum)
 
 
+# yaml/native_functions.yaml: sum_to_size(Tensor self, SymInt[] size) -> Tensor
+_SIGS__m_sum_to_size = (
+    ('(tuple of ints size)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (), True),
+)
+
+
+def _m_sum_to_size(self, *_args, size=None):
+    '(tuple of ints size)'
+    if _TF and (r_ := _tf(_m_sum_to_size, locals())) is not _GO:
+        return r_
+    if size is None and _args and _args[0].__class__ is int and _args[-1].__class__ is int:
+        if len(_args) <= 3 and _args[len(_args) // 2].__class__ is int and (a_ := _INT_ARRAYS.get(_args)) is not None:
+            h_ = _C_sum_to_size(self._p, a_, len(_args))
+            if not h_:  # the error, or the result parked while warnings are raised
+                h_ = _pending_result()
+            r_ = _new(_Tensor)
+            r_._p = h_
+            if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+                r_ = _as_subclass(r_)
+            return r_
+    if _args and size is None and _args[0].__class__ is int:
+        size = _args  # f(2, 3): the common case
+    else:
+        size = _varargs(_args, size)
+    if size is None:
+        raise _missing_error('sum_to_size', 'size')
+    if size is _BAD:
+        raise TypeError("sum_to_size() got multiple values for argument 'size'")
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('sum_to_size', 'size', 1, 'tuple of ints', size)
+    h_ = _C_sum_to_size(self._p, size_c[0], size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: t(Tensor(a) self) -> Tensor(a)
 _SIGS__m_t = (
     ('()', (), (), False),
@@ -28619,6 +29848,75 @@ def _m_tanh_(self):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]
+# yaml/native_functions.yaml: tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]
+# yaml/native_functions.yaml: tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]
+_SIGS__m_tensor_split = (
+    ('(Tensor tensor_indices_or_sections, int dim = 0)', (('tensor_indices_or_sections', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(int sections, int dim = 0)', (('sections', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(tuple of ints indices, int dim = 0)', (('indices', lambda x: _cv_int_list(x, 0) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+_KW__m_tensor_split_0 = {'tensor_indices_or_sections': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD}
+_KW__m_tensor_split_1 = {'sections': lambda x: _cv_int(x) is not _BAD, 'dim': lambda x: _cv_int(x) is not _BAD}
+_KW__m_tensor_split_2 = {'indices': lambda x: _cv_int_list(x, 0) is not _BAD, 'dim': lambda x: _cv_int(x) is not _BAD}
+
+
+def _impl_m_tensor_split_0(self, tensor_indices_or_sections, dim=0):
+    '(Tensor tensor_indices_or_sections, int dim = 0)'
+    if tensor_indices_or_sections.__class__ is not _Tensor:
+        if not isinstance(tensor_indices_or_sections, _Tensor):
+            raise _arg_error('tensor_split', 'tensor_indices_or_sections', 1, 'Tensor', tensor_indices_or_sections)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('tensor_split', 'dim', 2, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_tensor_split_tensor_indices_or_sections(self._p, tensor_indices_or_sections._p, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _impl_m_tensor_split_1(self, sections, dim=0):
+    '(int sections, int dim = 0)'
+    sections_c = _cv_int(sections)
+    if sections_c is _BAD:
+        raise _arg_error('tensor_split', 'sections', 1, 'int', sections)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('tensor_split', 'dim', 2, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_tensor_split_sections(self._p, sections_c, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _impl_m_tensor_split_2(self, indices, dim=0):
+    '(tuple of ints indices, int dim = 0)'
+    indices_c = _cv_int_list(indices, 0)
+    if indices_c is _BAD:
+        raise _arg_error('tensor_split', 'indices', 1, 'tuple of ints', indices)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('tensor_split', 'dim', 2, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_tensor_split_indices(self._p, indices_c[0], indices_c[1], dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _m_tensor_split(self, *args, **kwargs):
+    '(Tensor tensor_indices_or_sections, int dim = 0) | (int sections, int dim = 0) | (tuple of ints indices, int dim = 0)'
+    if _TF and (r_ := _tf(_m_tensor_split, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'tensor_indices_or_sections' in kwargs) and (n <= 1 or _cv_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_tensor_split_0, ('tensor_indices_or_sections', 'dim', )[:n])):
+        return _impl_m_tensor_split_0(self, *args, **kwargs)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'sections' in kwargs) and (n <= 1 or _cv_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_tensor_split_1, ('sections', 'dim', )[:n])):
+        return _impl_m_tensor_split_1(self, *args, **kwargs)
+    if n <= 2 and (_cv_int_list(args[0], 0) is not _BAD if n > 0 else 'indices' in kwargs) and (n <= 1 or _cv_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_tensor_split_2, ('indices', 'dim', )[:n])):
+        return _impl_m_tensor_split_2(self, *args, **kwargs)
+    raise _invalid_combination('tensor_split', args, kwargs, _SIGS__m_tensor_split)
 
 
 # yaml/native_functions.yaml: tile(Tensor self, SymInt[] dims) -> Tensor
@@ -28978,6 +30276,120 @@ def _m_triu_(self, diagonal=0):
     return self
 
 
+# yaml/native_functions.yaml: true_divide.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: true_divide.Scalar(Tensor self, Scalar other) -> Tensor
+_SIGS__m_true_divide = (
+    ('(Tensor other)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_true_divide_0 = {'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))}
+_KW__m_true_divide_1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_true_divide_0(self, other):
+    '(Tensor other)'
+    other_n = None
+    if other.__class__ is not _Tensor:
+        if other.__class__ in _NUMBERS:
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
+        elif not isinstance(other, _Tensor):
+            raise _arg_error('true_divide', 'other', 1, 'Tensor', other)
+    h_ = (_C_true_divide_Tensor(self._p, other._p) if other_n is None else _P_true_divide_Tensor_n_other(self._p, other_n))
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_m_true_divide_1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('true_divide', 'other', 1, 'Number', other)
+    h_ = _C_true_divide_Scalar(self._p, other_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _m_true_divide(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_true_divide, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_true_divide_0, ('other', )[:n])):
+        return _impl_m_true_divide_0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_true_divide_1, ('other', )[:n])):
+        return _impl_m_true_divide_1(self, *args, **kwargs)
+    raise _invalid_combination('true_divide', args, kwargs, _SIGS__m_true_divide)
+
+
+# yaml/native_functions.yaml: true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+# yaml/native_functions.yaml: true_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+_SIGS__m_true_divide_ = (
+    ('(Tensor other)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_true_divide__0 = {'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))}
+_KW__m_true_divide__1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_true_divide__0(self, other):
+    '(Tensor other)'
+    other_n = None
+    if other.__class__ is not _Tensor:
+        if other.__class__ in _NUMBERS:
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
+        elif not isinstance(other, _Tensor):
+            raise _arg_error('true_divide_', 'other', 1, 'Tensor', other)
+    rc_ = (_P_true_divide__Tensor_r(self._p, other._p) if other_n is None else _P_true_divide__Tensor_n_other_r(self._p, other_n))
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_true_divide__1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('true_divide_', 'other', 1, 'Number', other)
+    rc_ = _P_true_divide__Scalar_r(self._p, other_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_true_divide_(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_true_divide_, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_true_divide__0, ('other', )[:n])):
+        return _impl_m_true_divide__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_true_divide__1, ('other', )[:n])):
+        return _impl_m_true_divide__1(self, *args, **kwargs)
+    raise _invalid_combination('true_divide_', args, kwargs, _SIGS__m_true_divide_)
+
+
 # yaml/native_functions.yaml: trunc(Tensor self) -> Tensor
 _SIGS__m_trunc = (
     ('()', (), (), False),
@@ -29080,6 +30492,50 @@ def _m_unflatten(self, dim, sizes):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]
+_SIGS__m_unsafe_chunk = (
+    ('(int chunks, int dim = 0)', (('chunks', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_unsafe_chunk(self, chunks, dim=0):
+    '(int chunks, int dim = 0)'
+    if _TF and (r_ := _tf(_m_unsafe_chunk, locals())) is not _GO:
+        return r_
+    chunks_c = _cv_int(chunks)
+    if chunks_c is _BAD:
+        raise _arg_error('unsafe_chunk', 'chunks', 1, 'int', chunks)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('unsafe_chunk', 'dim', 2, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_unsafe_chunk(self._p, chunks_c, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+# yaml/native_functions.yaml: unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]
+_SIGS__m_unsafe_split = (
+    ('(int split_size, int dim = 0)', (('split_size', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_unsafe_split(self, split_size, dim=0):
+    '(int split_size, int dim = 0)'
+    if _TF and (r_ := _tf(_m_unsafe_split, locals())) is not _GO:
+        return r_
+    split_size_c = _cv_int(split_size)
+    if split_size_c is _BAD:
+        raise _arg_error('unsafe_split', 'split_size', 1, 'int', split_size)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('unsafe_split', 'dim', 2, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_unsafe_split_Tensor(self._p, split_size_c, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
 
 
 # yaml/native_functions.yaml: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
@@ -29281,6 +30737,58 @@ def _m_view_as(self, other):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+# yaml/native_functions.yaml: vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+_SIGS__m_vsplit = (
+    ('(int sections)', (('sections', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(tuple of ints indices)', (('indices', lambda x: _cv_int_list(x, 0) is not _BAD),), (), True),
+)
+_KW__m_vsplit_0 = {'sections': lambda x: _cv_int(x) is not _BAD}
+_KW__m_vsplit_1 = {'indices': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _impl_m_vsplit_0(self, sections):
+    '(int sections)'
+    sections_c = _cv_int(sections)
+    if sections_c is _BAD:
+        raise _arg_error('vsplit', 'sections', 1, 'int', sections)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_vsplit_int(self._p, sections_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _impl_m_vsplit_1(self, *_args, indices=None):
+    '(tuple of ints indices)'
+    if _args and indices is None and _args[0].__class__ is int:
+        indices = _args  # f(2, 3): the common case
+    else:
+        indices = _varargs(_args, indices)
+    if indices is None:
+        raise _missing_error('vsplit', 'indices')
+    if indices is _BAD:
+        raise TypeError("vsplit() got multiple values for argument 'indices'")
+    indices_c = _cv_int_list(indices, 0)
+    if indices_c is _BAD:
+        raise _arg_error('vsplit', 'indices', 1, 'tuple of ints', indices)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_vsplit_array(self._p, indices_c[0], indices_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _m_vsplit(self, *args, **kwargs):
+    '(int sections) | (tuple of ints indices)'
+    if _TF and (r_ := _tf(_m_vsplit, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (_cv_int(args[0]) is not _BAD if n > 0 else 'sections' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_vsplit_0, ('sections', )[:n])):
+        return _impl_m_vsplit_0(self, *args, **kwargs)
+    if ((n == 0 and 'indices' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_vsplit_1, ())):
+        return _impl_m_vsplit_1(self, *args, **kwargs)
+    raise _invalid_combination('vsplit', args, kwargs, _SIGS__m_vsplit)
 
 
 # yaml/native_functions.yaml: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
@@ -30714,6 +32222,8 @@ class _TensorOps:
     clip = _m_clip
     clip_ = _m_clip_
     clone = _m_clone
+    conj = _m_conj
+    conj_physical = _m_conj_physical
     contiguous = _m_contiguous
     copy_ = _m_copy_
     copysign = _m_copysign
@@ -30731,12 +32241,14 @@ class _TensorOps:
     deg2rad_ = _m_deg2rad_
     diag = _m_diag
     diag_embed = _m_diag_embed
+    diagflat = _m_diagflat
     diagonal = _m_diagonal
     digamma = _m_digamma
     digamma_ = _m_digamma_
     div = _m_div
     div_ = _m_div_
     dot = _m_dot
+    dsplit = _m_dsplit
     eq = _m_eq
     eq_ = _m_eq_
     equal = _m_equal
@@ -30757,6 +32269,8 @@ class _TensorOps:
     fill_ = _m_fill_
     flatten = _m_flatten
     flip = _m_flip
+    fliplr = _m_fliplr
+    flipud = _m_flipud
     float_power = _m_float_power
     float_power_ = _m_float_power_
     floor = _m_floor
@@ -30782,6 +32296,7 @@ class _TensorOps:
     hardshrink_backward = _m_hardshrink_backward
     heaviside = _m_heaviside
     heaviside_ = _m_heaviside_
+    hsplit = _m_hsplit
     hypot = _m_hypot
     hypot_ = _m_hypot_
     i0 = _m_i0
@@ -30800,6 +32315,7 @@ class _TensorOps:
     isfinite = _m_isfinite
     isinf = _m_isinf
     isnan = _m_isnan
+    isreal = _m_isreal
     lcm = _m_lcm
     lcm_ = _m_lcm_
     ldexp = _m_ldexp
@@ -30869,12 +32385,14 @@ class _TensorOps:
     permute = _m_permute
     polygamma = _m_polygamma
     polygamma_ = _m_polygamma_
+    positive = _m_positive
     pow = _m_pow
     pow_ = _m_pow_
     prelu = _m_prelu
     prod = _m_prod
     rad2deg = _m_rad2deg
     rad2deg_ = _m_rad2deg_
+    ravel = _m_ravel
     reciprocal = _m_reciprocal
     reciprocal_ = _m_reciprocal_
     relu = _m_relu
@@ -30884,7 +32402,10 @@ class _TensorOps:
     repeat = _m_repeat
     reshape = _m_reshape
     reshape_as = _m_reshape_as
+    resolve_conj = _m_resolve_conj
+    resolve_neg = _m_resolve_neg
     roll = _m_roll
+    rot90 = _m_rot90
     round = _m_round
     round_ = _m_round_
     rsqrt = _m_rsqrt
@@ -30911,16 +32432,20 @@ class _TensorOps:
     split_with_sizes = _m_split_with_sizes
     sqrt = _m_sqrt
     sqrt_ = _m_sqrt_
+    square = _m_square
+    square_ = _m_square_
     squeeze = _m_squeeze
     std = _m_std
     sub = _m_sub
     sub_ = _m_sub_
     sum = _m_sum
+    sum_to_size = _m_sum_to_size
     t = _m_t
     tan = _m_tan
     tan_ = _m_tan_
     tanh = _m_tanh
     tanh_ = _m_tanh_
+    tensor_split = _m_tensor_split
     tile = _m_tile
     to = _m_to
     topk = _m_topk
@@ -30930,15 +32455,20 @@ class _TensorOps:
     tril_ = _m_tril_
     triu = _m_triu
     triu_ = _m_triu_
+    true_divide = _m_true_divide
+    true_divide_ = _m_true_divide_
     trunc = _m_trunc
     trunc_ = _m_trunc_
     type_as = _m_type_as
     unbind = _m_unbind
     unflatten = _m_unflatten
+    unsafe_chunk = _m_unsafe_chunk
+    unsafe_split = _m_unsafe_split
     unsqueeze = _m_unsqueeze
     var = _m_var
     view = _m_view
     view_as = _m_view_as
+    vsplit = _m_vsplit
     where = _m_where
     xlogy = _m_xlogy
     xlogy_ = _m_xlogy_
@@ -31424,6 +32954,15 @@ SIGNATURES = {
     ("function", "clone"): (
         "(Tensor input, *, torchlet.memory_format memory_format = None)",
     ),
+    ("function", "column_stack"): (
+        "(tuple of Tensors tensors, *, Tensor out = None)",
+    ),
+    ("function", "conj"): (
+        "(Tensor input)",
+    ),
+    ("function", "conj_physical"): (
+        "(Tensor input)",
+    ),
     ("function", "constant_pad_nd"): (
         "(Tensor input, tuple of ints pad, Number value = 0)",
     ),
@@ -31491,6 +33030,9 @@ SIGNATURES = {
     ("function", "diag_embed"): (
         "(Tensor input, int offset = 0, int dim1 = -2, int dim2 = -1)",
     ),
+    ("function", "diagflat"): (
+        "(Tensor input, int offset = 0)",
+    ),
     ("function", "diagonal"): (
         "(Tensor input, int offset = 0, int dim1 = 0, int dim2 = 1)",
     ),
@@ -31510,6 +33052,13 @@ SIGNATURES = {
     ),
     ("function", "dropout"): (
         "(Tensor input, float p, bool train)",
+    ),
+    ("function", "dsplit"): (
+        "(Tensor input, int sections)",
+        "(Tensor input, tuple of ints indices)",
+    ),
+    ("function", "dstack"): (
+        "(tuple of Tensors tensors, *, Tensor out = None)",
     ),
     ("function", "embedding"): (
         "(Tensor weight, Tensor indices, int padding_idx = -1, bool scale_grad_by_freq = False, bool sparse = False)",
@@ -31590,6 +33139,12 @@ SIGNATURES = {
     ("function", "flip"): (
         "(Tensor input, tuple of ints dims)",
     ),
+    ("function", "fliplr"): (
+        "(Tensor input)",
+    ),
+    ("function", "flipud"): (
+        "(Tensor input)",
+    ),
     ("function", "float_power"): (
         "(Tensor input, Tensor exponent, *, Tensor out = None)",
         "(Number input, Tensor exponent, *, Tensor out = None)",
@@ -31665,6 +33220,10 @@ SIGNATURES = {
     ("function", "heaviside"): (
         "(Tensor input, Tensor values, *, Tensor out = None)",
     ),
+    ("function", "hsplit"): (
+        "(Tensor input, int sections)",
+        "(Tensor input, tuple of ints indices)",
+    ),
     ("function", "hstack"): (
         "(tuple of Tensors tensors, *, Tensor out = None)",
     ),
@@ -31714,6 +33273,9 @@ SIGNATURES = {
         "(Tensor input)",
     ),
     ("function", "isnan"): (
+        "(Tensor input)",
+    ),
+    ("function", "isreal"): (
         "(Tensor input)",
     ),
     ("function", "kl_div"): (
@@ -31941,6 +33503,9 @@ SIGNATURES = {
     ("function", "polygamma"): (
         "(int n, Tensor input, *, Tensor out = None)",
     ),
+    ("function", "positive"): (
+        "(Tensor input)",
+    ),
     ("function", "pow"): (
         "(Tensor input, Tensor exponent, *, Tensor out = None)",
         "(Number input, Tensor exponent, *, Tensor out = None)",
@@ -31977,6 +33542,12 @@ SIGNATURES = {
         "(int n, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
         "(int n, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
+    ("function", "ravel"): (
+        "(Tensor input)",
+    ),
+    ("function", "real"): (
+        "(Tensor input)",
+    ),
     ("function", "reciprocal"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -31997,11 +33568,20 @@ SIGNATURES = {
     ("function", "reshape"): (
         "(Tensor input, tuple of ints shape)",
     ),
+    ("function", "resolve_conj"): (
+        "(Tensor input)",
+    ),
+    ("function", "resolve_neg"): (
+        "(Tensor input)",
+    ),
     ("function", "rms_norm"): (
         "(Tensor input, tuple of ints normalized_shape, Tensor weight = None, float eps = None)",
     ),
     ("function", "roll"): (
         "(Tensor input, tuple of ints shifts, tuple of ints dims = [])",
+    ),
+    ("function", "rot90"): (
+        "(Tensor input, int k = 1, tuple of ints dims = [0, 1])",
     ),
     ("function", "round"): (
         "(Tensor input, *, Tensor out = None)",
@@ -32101,6 +33681,12 @@ SIGNATURES = {
     ("function", "sqrt_"): (
         "(Tensor input)",
     ),
+    ("function", "square"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "square_"): (
+        "(Tensor input)",
+    ),
     ("function", "squeeze"): (
         "(Tensor input)",
         "(Tensor input, int dim)",
@@ -32141,6 +33727,11 @@ SIGNATURES = {
     ("function", "tanh_"): (
         "(Tensor input)",
     ),
+    ("function", "tensor_split"): (
+        "(Tensor input, Tensor tensor_indices_or_sections, int dim = 0)",
+        "(Tensor input, int sections, int dim = 0)",
+        "(Tensor input, tuple of ints indices, int dim = 0)",
+    ),
     ("function", "threshold"): (
         "(Tensor input, Number threshold, Number value, *, Tensor out = None)",
     ),
@@ -32177,6 +33768,10 @@ SIGNATURES = {
     ("function", "triu_indices"): (
         "(int row, int col, int offset = 0, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
+    ("function", "true_divide"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other)",
+    ),
     ("function", "trunc"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -32188,6 +33783,12 @@ SIGNATURES = {
     ),
     ("function", "unflatten"): (
         "(Tensor input, int dim, tuple of ints sizes)",
+    ),
+    ("function", "unsafe_chunk"): (
+        "(Tensor input, int chunks, int dim = 0)",
+    ),
+    ("function", "unsafe_split"): (
+        "(Tensor input, int split_size, int dim = 0)",
     ),
     ("function", "unsqueeze"): (
         "(Tensor input, int dim)",
@@ -32201,6 +33802,10 @@ SIGNATURES = {
         "(Tensor input, bool unbiased = True)",
         "(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False)",
         "(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False)",
+    ),
+    ("function", "vsplit"): (
+        "(Tensor input, int sections)",
+        "(Tensor input, tuple of ints indices)",
     ),
     ("function", "vstack"): (
         "(tuple of Tensors tensors, *, Tensor out = None)",
@@ -32484,6 +34089,12 @@ SIGNATURES = {
     ("method", "clone"): (
         "(*, torchlet.memory_format memory_format = None)",
     ),
+    ("method", "conj"): (
+        "()",
+    ),
+    ("method", "conj_physical"): (
+        "()",
+    ),
     ("method", "contiguous"): (
         "(*, torchlet.memory_format memory_format = contiguous_format)",
     ),
@@ -32536,6 +34147,9 @@ SIGNATURES = {
     ("method", "diag_embed"): (
         "(int offset = 0, int dim1 = -2, int dim2 = -1)",
     ),
+    ("method", "diagflat"): (
+        "(int offset = 0)",
+    ),
     ("method", "diagonal"): (
         "(int offset = 0, int dim1 = 0, int dim2 = 1)",
     ),
@@ -32557,6 +34171,10 @@ SIGNATURES = {
     ),
     ("method", "dot"): (
         "(Tensor tensor)",
+    ),
+    ("method", "dsplit"): (
+        "(int sections)",
+        "(tuple of ints indices)",
     ),
     ("method", "eq"): (
         "(Tensor other)",
@@ -32620,6 +34238,12 @@ SIGNATURES = {
     ),
     ("method", "flip"): (
         "(tuple of ints dims)",
+    ),
+    ("method", "fliplr"): (
+        "()",
+    ),
+    ("method", "flipud"): (
+        "()",
     ),
     ("method", "float_power"): (
         "(Tensor exponent)",
@@ -32706,6 +34330,10 @@ SIGNATURES = {
     ("method", "heaviside_"): (
         "(Tensor values)",
     ),
+    ("method", "hsplit"): (
+        "(int sections)",
+        "(tuple of ints indices)",
+    ),
     ("method", "hypot"): (
         "(Tensor other)",
     ),
@@ -32758,6 +34386,9 @@ SIGNATURES = {
         "()",
     ),
     ("method", "isnan"): (
+        "()",
+    ),
+    ("method", "isreal"): (
         "()",
     ),
     ("method", "lcm"): (
@@ -32985,6 +34616,9 @@ SIGNATURES = {
     ("method", "polygamma_"): (
         "(int n)",
     ),
+    ("method", "positive"): (
+        "()",
+    ),
     ("method", "pow"): (
         "(Tensor exponent)",
         "(Number exponent)",
@@ -33004,6 +34638,9 @@ SIGNATURES = {
         "()",
     ),
     ("method", "rad2deg_"): (
+        "()",
+    ),
+    ("method", "ravel"): (
         "()",
     ),
     ("method", "reciprocal"): (
@@ -33035,8 +34672,17 @@ SIGNATURES = {
     ("method", "reshape_as"): (
         "(Tensor other)",
     ),
+    ("method", "resolve_conj"): (
+        "()",
+    ),
+    ("method", "resolve_neg"): (
+        "()",
+    ),
     ("method", "roll"): (
         "(tuple of ints shifts, tuple of ints dims = [])",
+    ),
+    ("method", "rot90"): (
+        "(int k = 1, tuple of ints dims = [0, 1])",
     ),
     ("method", "round"): (
         "()",
@@ -33126,6 +34772,12 @@ SIGNATURES = {
     ("method", "sqrt_"): (
         "()",
     ),
+    ("method", "square"): (
+        "()",
+    ),
+    ("method", "square_"): (
+        "()",
+    ),
     ("method", "squeeze"): (
         "()",
         "(int dim)",
@@ -33146,6 +34798,9 @@ SIGNATURES = {
         "(*, torchlet.dtype dtype = None)",
         "(tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None)",
     ),
+    ("method", "sum_to_size"): (
+        "(tuple of ints size)",
+    ),
     ("method", "t"): (
         "()",
     ),
@@ -33160,6 +34815,11 @@ SIGNATURES = {
     ),
     ("method", "tanh_"): (
         "()",
+    ),
+    ("method", "tensor_split"): (
+        "(Tensor tensor_indices_or_sections, int dim = 0)",
+        "(int sections, int dim = 0)",
+        "(tuple of ints indices, int dim = 0)",
     ),
     ("method", "tile"): (
         "(tuple of ints dims)",
@@ -33191,6 +34851,14 @@ SIGNATURES = {
     ("method", "triu_"): (
         "(int diagonal = 0)",
     ),
+    ("method", "true_divide"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "true_divide_"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
     ("method", "trunc"): (
         "()",
     ),
@@ -33206,6 +34874,12 @@ SIGNATURES = {
     ("method", "unflatten"): (
         "(int dim, tuple of ints sizes)",
     ),
+    ("method", "unsafe_chunk"): (
+        "(int chunks, int dim = 0)",
+    ),
+    ("method", "unsafe_split"): (
+        "(int split_size, int dim = 0)",
+    ),
     ("method", "unsqueeze"): (
         "(int dim)",
     ),
@@ -33220,6 +34894,10 @@ SIGNATURES = {
     ),
     ("method", "view_as"): (
         "(Tensor other)",
+    ),
+    ("method", "vsplit"): (
+        "(int sections)",
+        "(tuple of ints indices)",
     ),
     ("method", "where"): (
         "(Tensor condition, Tensor other)",

@@ -880,6 +880,15 @@ PAD_CASES = {
     "replication_pad2d_backward": [([_rp(2, 3, 7, 8), _rp(2, 3, 4, 5)], lambda g, x: _nn().replication_pad2d_backward(g, x, [2, 1, 3, 0]))],
 }
 
+# shape helpers: rot90 and unsafe_split (CompositeExplicitAutograd, PyTorch's formulas)
+SHAPE_HELPERS_CASES = {
+    "rot90": [([rn(3, 4)], lambda a: torchlet.rot90(a)), ([rn(2, 3, 4)], lambda a: torchlet.rot90(a, -3, [2, 0])),
+              ([rn(3, 4)], lambda a: T(a).rot90(2))],
+    "unsafe_split.Tensor": [([rn(5, 3)], lambda a: torchlet.unsafe_split(a, 2)[2] * 2),
+                            ([rn(3, 4)], lambda a: torchlet.unsafe_split(T(a), 3, 0)[0] + 1)],
+}
+
+
 CASES = {
     **POOL_CASES,
     **NORM_CASES,
@@ -983,6 +992,7 @@ CASES = {
     "minimum": [([rn(2, 3), rn(3)], lambda a, b: torchlet.minimum(a, b)),
                 ([rn(), rn(2)], lambda a, b: torchlet.minimum(a, b))],
     **SHAPE_INDEX_CASES,
+    **SHAPE_HELPERS_CASES,
 }
 # inputs that are not differentiated (threshold_backward's self: its formula is zeros)
 DIFF = {"threshold_backward": [0], "where.self": [1, 2],
