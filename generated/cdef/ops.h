@@ -1792,4 +1792,63 @@ tl_tensor *tl_ops_diagflat(tl_tensor *self, int64_t offset);
 /* sum_to_size */
 tl_tensor *tl_ops_sum_to_size(tl_tensor *self, const int64_t *size, int64_t size_len);
 
+/* scalar_tensor */
+tl_tensor *tl_ops_scalar_tensor(tl_scalar s_arg, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* narrow_copy */
+tl_tensor *tl_ops_narrow_copy(tl_tensor *self, int64_t dim, int64_t start, int64_t length);
+
+/* alias_copy */
+tl_tensor *tl_ops_alias_copy(tl_tensor *self);
+
+/* as_strided_copy */
+tl_tensor *tl_ops_as_strided_copy(tl_tensor *self, const int64_t *size, int64_t size_len, const int64_t *stride, int64_t stride_len, int64_t storage_offset, bool storage_offset_has);
+
+/* diagonal_copy */
+tl_tensor *tl_ops_diagonal_copy(tl_tensor *self, int64_t offset, int64_t dim1, int64_t dim2);
+
+/* expand_copy */
+tl_tensor *tl_ops_expand_copy(tl_tensor *self, const int64_t *size, int64_t size_len, bool implicit);
+
+/* permute_copy */
+tl_tensor *tl_ops_permute_copy(tl_tensor *self, const int64_t *dims, int64_t dims_len);
+
+/* split_with_sizes_copy */
+int tl_ops_split_with_sizes_copy(tl_tensor *self, const int64_t *split_sizes, int64_t split_sizes_len, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+
+/* squeeze_copy */
+tl_tensor *tl_ops_squeeze_copy(tl_tensor *self);
+tl_tensor *tl_ops_squeeze_copy_dim(tl_tensor *self, int64_t dim);
+tl_tensor *tl_ops_squeeze_copy_dims(tl_tensor *self, const int64_t *dim, int64_t dim_len);
+
+/* t_copy */
+tl_tensor *tl_ops_t_copy(tl_tensor *self);
+
+/* transpose_copy */
+tl_tensor *tl_ops_transpose_copy_int(tl_tensor *self, int64_t dim0, int64_t dim1);
+
+/* unsqueeze_copy */
+tl_tensor *tl_ops_unsqueeze_copy(tl_tensor *self, int64_t dim);
+
+/* unbind_copy */
+int tl_ops_unbind_copy_int(tl_tensor *self, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+
+/* view_copy */
+tl_tensor *tl_ops_view_copy(tl_tensor *self, const int64_t *size, int64_t size_len);
+
+/* slice_scatter */
+tl_tensor *tl_ops_slice_scatter(tl_tensor *self, tl_tensor *src, int64_t dim, int64_t start, bool start_has, int64_t end, bool end_has, int64_t step);
+
+/* select_scatter */
+tl_tensor *tl_ops_select_scatter(tl_tensor *self, tl_tensor *src, int64_t dim, int64_t index);
+
+/* diagonal_scatter */
+tl_tensor *tl_ops_diagonal_scatter(tl_tensor *self, tl_tensor *src, int64_t offset, int64_t dim1, int64_t dim2);
+
+/* empty_permuted */
+tl_tensor *tl_ops_empty_permuted(const int64_t *size, int64_t size_len, const int64_t *physical_layout, int64_t physical_layout_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* new_empty_strided */
+tl_tensor *tl_ops_new_empty_strided(tl_tensor *self, const int64_t *size, int64_t size_len, const int64_t *stride, int64_t stride_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
 #endif

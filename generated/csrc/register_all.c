@@ -36,6 +36,7 @@
 #include "ops/addcmul.h"
 #include "ops/addmm.h"
 #include "ops/alias.h"
+#include "ops/alias_copy.h"
 #include "ops/all.h"
 #include "ops/allclose.h"
 #include "ops/amax.h"
@@ -54,6 +55,7 @@
 #include "ops/argsort.h"
 #include "ops/argwhere.h"
 #include "ops/as_strided.h"
+#include "ops/as_strided_copy.h"
 #include "ops/asin.h"
 #include "ops/asinh.h"
 #include "ops/atan.h"
@@ -115,6 +117,8 @@
 #include "ops/diagflat.h"
 #include "ops/diagonal.h"
 #include "ops/diagonal_backward.h"
+#include "ops/diagonal_copy.h"
+#include "ops/diagonal_scatter.h"
 #include "ops/digamma.h"
 #include "ops/div.h"
 #include "ops/dot.h"
@@ -129,6 +133,7 @@
 #include "ops/embedding_renorm.h"
 #include "ops/empty.h"
 #include "ops/empty_like.h"
+#include "ops/empty_permuted.h"
 #include "ops/empty_strided.h"
 #include "ops/eq.h"
 #include "ops/equal.h"
@@ -139,6 +144,7 @@
 #include "ops/exp2.h"
 #include "ops/expand.h"
 #include "ops/expand_as.h"
+#include "ops/expand_copy.h"
 #include "ops/expm1.h"
 #include "ops/eye.h"
 #include "ops/fill.h"
@@ -257,6 +263,7 @@
 #include "ops/mvlgamma.h"
 #include "ops/nan_to_num.h"
 #include "ops/narrow.h"
+#include "ops/narrow_copy.h"
 #include "ops/native_batch_norm.h"
 #include "ops/native_batch_norm_backward.h"
 #include "ops/native_dropout.h"
@@ -268,6 +275,7 @@
 #include "ops/ne.h"
 #include "ops/neg.h"
 #include "ops/new_empty.h"
+#include "ops/new_empty_strided.h"
 #include "ops/new_full.h"
 #include "ops/new_ones.h"
 #include "ops/new_zeros.h"
@@ -282,6 +290,7 @@
 #include "ops/ones_like.h"
 #include "ops/outer.h"
 #include "ops/permute.h"
+#include "ops/permute_copy.h"
 #include "ops/polygamma.h"
 #include "ops/positive.h"
 #include "ops/pow.h"
@@ -320,11 +329,13 @@
 #include "ops/rrelu_with_noise_backward.h"
 #include "ops/rsqrt.h"
 #include "ops/rsub.h"
+#include "ops/scalar_tensor.h"
 #include "ops/scaled_dot_product_attention.h"
 #include "ops/scatter.h"
 #include "ops/scatter_add.h"
 #include "ops/select.h"
 #include "ops/select_backward.h"
+#include "ops/select_scatter.h"
 #include "ops/selu.h"
 #include "ops/sigmoid.h"
 #include "ops/sign.h"
@@ -335,6 +346,7 @@
 #include "ops/sinh.h"
 #include "ops/slice.h"
 #include "ops/slice_backward.h"
+#include "ops/slice_scatter.h"
 #include "ops/smooth_l1_loss.h"
 #include "ops/smooth_l1_loss_backward.h"
 #include "ops/soft_margin_loss.h"
@@ -370,9 +382,11 @@
 #include "ops/special_xlogy.h"
 #include "ops/split.h"
 #include "ops/split_with_sizes.h"
+#include "ops/split_with_sizes_copy.h"
 #include "ops/sqrt.h"
 #include "ops/square.h"
 #include "ops/squeeze.h"
+#include "ops/squeeze_copy.h"
 #include "ops/stack.h"
 #include "ops/std.h"
 #include "ops/std_mean.h"
@@ -380,6 +394,7 @@
 #include "ops/sum.h"
 #include "ops/sum_to_size.h"
 #include "ops/t.h"
+#include "ops/t_copy.h"
 #include "ops/tan.h"
 #include "ops/tanh.h"
 #include "ops/tensor_split.h"
@@ -391,6 +406,7 @@
 #include "ops/trace.h"
 #include "ops/trace_backward.h"
 #include "ops/transpose.h"
+#include "ops/transpose_copy.h"
 #include "ops/tril.h"
 #include "ops/tril_indices.h"
 #include "ops/triu.h"
@@ -399,14 +415,17 @@
 #include "ops/trunc.h"
 #include "ops/type_as.h"
 #include "ops/unbind.h"
+#include "ops/unbind_copy.h"
 #include "ops/unflatten.h"
 #include "ops/unsafe_chunk.h"
 #include "ops/unsafe_split.h"
 #include "ops/unsqueeze.h"
+#include "ops/unsqueeze_copy.h"
 #include "ops/var.h"
 #include "ops/var_mean.h"
 #include "ops/view.h"
 #include "ops/view_as.h"
+#include "ops/view_copy.h"
 #include "ops/vsplit.h"
 #include "ops/vstack.h"
 #include "ops/where.h"
@@ -827,6 +846,25 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_real() != 0) return -1;
     if (tl_ops_register_diagflat() != 0) return -1;
     if (tl_ops_register_sum_to_size() != 0) return -1;
+    if (tl_ops_register_scalar_tensor() != 0) return -1;
+    if (tl_ops_register_narrow_copy() != 0) return -1;
+    if (tl_ops_register_alias_copy() != 0) return -1;
+    if (tl_ops_register_as_strided_copy() != 0) return -1;
+    if (tl_ops_register_diagonal_copy() != 0) return -1;
+    if (tl_ops_register_expand_copy() != 0) return -1;
+    if (tl_ops_register_permute_copy() != 0) return -1;
+    if (tl_ops_register_split_with_sizes_copy() != 0) return -1;
+    if (tl_ops_register_squeeze_copy() != 0) return -1;
+    if (tl_ops_register_t_copy() != 0) return -1;
+    if (tl_ops_register_transpose_copy() != 0) return -1;
+    if (tl_ops_register_unsqueeze_copy() != 0) return -1;
+    if (tl_ops_register_unbind_copy() != 0) return -1;
+    if (tl_ops_register_view_copy() != 0) return -1;
+    if (tl_ops_register_slice_scatter() != 0) return -1;
+    if (tl_ops_register_select_scatter() != 0) return -1;
+    if (tl_ops_register_diagonal_scatter() != 0) return -1;
+    if (tl_ops_register_empty_permuted() != 0) return -1;
+    if (tl_ops_register_new_empty_strided() != 0) return -1;
     done = 1;
     return 0;
 }

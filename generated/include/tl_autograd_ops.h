@@ -270,5 +270,22 @@ int tl_autograd_register_special_entr(void);
 int tl_autograd_register_special_xlog1py(void);
 int tl_autograd_register_rot90(void);
 int tl_autograd_register_unsafe_split(void);
+int tl_autograd_register_narrow_copy(void);
+int tl_autograd_register_alias_copy(void);
+int tl_autograd_register_as_strided_copy(void);
+int tl_autograd_register_diagonal_copy(void);
+int tl_autograd_register_expand_copy(void);
+int tl_autograd_register_permute_copy(void);
+int tl_autograd_register_split_with_sizes_copy(void);
+int tl_autograd_register_squeeze_copy(void);
+int tl_autograd_register_t_copy(void);
+int tl_autograd_register_transpose_copy(void);
+int tl_autograd_register_unsqueeze_copy(void);
+int tl_autograd_register_unbind_copy(void);
+int tl_autograd_register_view_copy(void);
+int tl_autograd_register_slice_scatter(void);
+int tl_autograd_register_select_scatter(void);
+int tl_autograd_register_diagonal_scatter(void);
+int tl_autograd_register_new_empty_strided(void);
 
 #endif

@@ -99,6 +99,7 @@ __all__ = [
     "addcmul",
     "addmm",
     "alias",
+    "alias_copy",
     "all",
     "allclose",
     "amax",
@@ -123,6 +124,7 @@ __all__ = [
     "argsort",
     "argwhere",
     "as_strided",
+    "as_strided_copy",
     "asin",
     "asin_",
     "asinh",
@@ -190,6 +192,8 @@ __all__ = [
     "diagflat",
     "diagonal",
     "diagonal_backward",
+    "diagonal_copy",
+    "diagonal_scatter",
     "digamma",
     "div",
     "dot",
@@ -202,6 +206,7 @@ __all__ = [
     "embedding_renorm_",
     "empty",
     "empty_like",
+    "empty_permuted",
     "empty_strided",
     "eq",
     "equal",
@@ -214,6 +219,7 @@ __all__ = [
     "exp2",
     "exp2_",
     "exp_",
+    "expand_copy",
     "expm1",
     "expm1_",
     "eye",
@@ -317,6 +323,7 @@ __all__ = [
     "nan_to_num",
     "nan_to_num_",
     "narrow",
+    "narrow_copy",
     "native_batch_norm",
     "native_batch_norm_backward",
     "native_dropout",
@@ -334,6 +341,7 @@ __all__ = [
     "ones_like",
     "outer",
     "permute",
+    "permute_copy",
     "polygamma",
     "positive",
     "pow",
@@ -365,10 +373,12 @@ __all__ = [
     "rsqrt",
     "rsqrt_",
     "rsub",
+    "scalar_tensor",
     "scatter",
     "scatter_add",
     "select",
     "select_backward",
+    "select_scatter",
     "selu",
     "selu_",
     "sigmoid",
@@ -382,21 +392,25 @@ __all__ = [
     "sinh",
     "sinh_",
     "slice_backward",
+    "slice_scatter",
     "softmax",
     "sort",
     "split",
     "split_with_sizes",
+    "split_with_sizes_copy",
     "sqrt",
     "sqrt_",
     "square",
     "square_",
     "squeeze",
+    "squeeze_copy",
     "stack",
     "std",
     "std_mean",
     "sub",
     "sum",
     "t",
+    "t_copy",
     "tan",
     "tan_",
     "tanh",
@@ -410,6 +424,7 @@ __all__ = [
     "trace",
     "trace_backward",
     "transpose",
+    "transpose_copy",
     "tril",
     "tril_indices",
     "triu",
@@ -418,12 +433,15 @@ __all__ = [
     "trunc",
     "trunc_",
     "unbind",
+    "unbind_copy",
     "unflatten",
     "unsafe_chunk",
     "unsafe_split",
     "unsqueeze",
+    "unsqueeze_copy",
     "var",
     "var_mean",
+    "view_copy",
     "vsplit",
     "vstack",
     "where",
@@ -511,6 +529,7 @@ _C_addmm_dtype = getattr(_lib, "tl_ops_addmm_dtype", None) or _missing_c("tl_ops
 _C_addmm_dtype_out = getattr(_lib, "tl_ops_addmm_dtype_out", None) or _missing_c("tl_ops_addmm_dtype_out")
 _C_addmm_out = getattr(_lib, "tl_ops_addmm_out", None) or _missing_c("tl_ops_addmm_out")
 _C_alias = getattr(_lib, "tl_ops_alias", None) or _missing_c("tl_ops_alias")
+_C_alias_copy = getattr(_lib, "tl_ops_alias_copy", None) or _missing_c("tl_ops_alias_copy")
 _C_all = getattr(_lib, "tl_ops_all", None) or _missing_c("tl_ops_all")
 _C_all_all_out = getattr(_lib, "tl_ops_all_all_out", None) or _missing_c("tl_ops_all_all_out")
 _C_all_dim = getattr(_lib, "tl_ops_all_dim", None) or _missing_c("tl_ops_all_dim")
@@ -562,6 +581,7 @@ _C_argsort = getattr(_lib, "tl_ops_argsort", None) or _missing_c("tl_ops_argsort
 _C_argsort_stable = getattr(_lib, "tl_ops_argsort_stable", None) or _missing_c("tl_ops_argsort_stable")
 _C_argwhere = getattr(_lib, "tl_ops_argwhere", None) or _missing_c("tl_ops_argwhere")
 _C_as_strided = getattr(_lib, "tl_ops_as_strided", None) or _missing_c("tl_ops_as_strided")
+_C_as_strided_copy = getattr(_lib, "tl_ops_as_strided_copy", None) or _missing_c("tl_ops_as_strided_copy")
 _C_asin = getattr(_lib, "tl_ops_asin", None) or _missing_c("tl_ops_asin")
 _C_asin_ = getattr(_lib, "tl_ops_asin_", None) or _missing_c("tl_ops_asin_")
 _C_asin_out = getattr(_lib, "tl_ops_asin_out", None) or _missing_c("tl_ops_asin_out")
@@ -723,6 +743,8 @@ _C_diag_embed = getattr(_lib, "tl_ops_diag_embed", None) or _missing_c("tl_ops_d
 _C_diagflat = getattr(_lib, "tl_ops_diagflat", None) or _missing_c("tl_ops_diagflat")
 _C_diagonal = getattr(_lib, "tl_ops_diagonal", None) or _missing_c("tl_ops_diagonal")
 _C_diagonal_backward = getattr(_lib, "tl_ops_diagonal_backward", None) or _missing_c("tl_ops_diagonal_backward")
+_C_diagonal_copy = getattr(_lib, "tl_ops_diagonal_copy", None) or _missing_c("tl_ops_diagonal_copy")
+_C_diagonal_scatter = getattr(_lib, "tl_ops_diagonal_scatter", None) or _missing_c("tl_ops_diagonal_scatter")
 _C_digamma = getattr(_lib, "tl_ops_digamma", None) or _missing_c("tl_ops_digamma")
 _C_digamma_ = getattr(_lib, "tl_ops_digamma_", None) or _missing_c("tl_ops_digamma_")
 _C_digamma_out = getattr(_lib, "tl_ops_digamma_out", None) or _missing_c("tl_ops_digamma_out")
@@ -753,6 +775,7 @@ _C_embedding_renorm_ = getattr(_lib, "tl_ops_embedding_renorm_", None) or _missi
 _C_empty_like = getattr(_lib, "tl_ops_empty_like", None) or _missing_c("tl_ops_empty_like")
 _C_empty_memory_format = getattr(_lib, "tl_ops_empty_memory_format", None) or _missing_c("tl_ops_empty_memory_format")
 _C_empty_out = getattr(_lib, "tl_ops_empty_out", None) or _missing_c("tl_ops_empty_out")
+_C_empty_permuted = getattr(_lib, "tl_ops_empty_permuted", None) or _missing_c("tl_ops_empty_permuted")
 _C_empty_strided = getattr(_lib, "tl_ops_empty_strided", None) or _missing_c("tl_ops_empty_strided")
 _C_eq_Scalar = getattr(_lib, "tl_ops_eq_Scalar", None) or _missing_c("tl_ops_eq_Scalar")
 _C_eq_Scalar_out = getattr(_lib, "tl_ops_eq_Scalar_out", None) or _missing_c("tl_ops_eq_Scalar_out")
@@ -778,6 +801,7 @@ _C_exp_ = getattr(_lib, "tl_ops_exp_", None) or _missing_c("tl_ops_exp_")
 _C_exp_out = getattr(_lib, "tl_ops_exp_out", None) or _missing_c("tl_ops_exp_out")
 _C_expand = getattr(_lib, "tl_ops_expand", None) or _missing_c("tl_ops_expand")
 _C_expand_as = getattr(_lib, "tl_ops_expand_as", None) or _missing_c("tl_ops_expand_as")
+_C_expand_copy = getattr(_lib, "tl_ops_expand_copy", None) or _missing_c("tl_ops_expand_copy")
 _C_expm1 = getattr(_lib, "tl_ops_expm1", None) or _missing_c("tl_ops_expm1")
 _C_expm1_ = getattr(_lib, "tl_ops_expm1_", None) or _missing_c("tl_ops_expm1_")
 _C_expm1_out = getattr(_lib, "tl_ops_expm1_out", None) or _missing_c("tl_ops_expm1_out")
@@ -1065,6 +1089,7 @@ _C_nan_to_num_ = getattr(_lib, "tl_ops_nan_to_num_", None) or _missing_c("tl_ops
 _C_nan_to_num_out = getattr(_lib, "tl_ops_nan_to_num_out", None) or _missing_c("tl_ops_nan_to_num_out")
 _C_narrow = getattr(_lib, "tl_ops_narrow", None) or _missing_c("tl_ops_narrow")
 _C_narrow_Tensor = getattr(_lib, "tl_ops_narrow_Tensor", None) or _missing_c("tl_ops_narrow_Tensor")
+_C_narrow_copy = getattr(_lib, "tl_ops_narrow_copy", None) or _missing_c("tl_ops_narrow_copy")
 _C_native_batch_norm = getattr(_lib, "tl_ops_native_batch_norm", None) or _missing_c("tl_ops_native_batch_norm")
 _C_native_batch_norm_backward = getattr(_lib, "tl_ops_native_batch_norm_backward", None) or _missing_c("tl_ops_native_batch_norm_backward")
 _C_native_dropout = getattr(_lib, "tl_ops_native_dropout", None) or _missing_c("tl_ops_native_dropout")
@@ -1083,6 +1108,7 @@ _C_neg = getattr(_lib, "tl_ops_neg", None) or _missing_c("tl_ops_neg")
 _C_neg_ = getattr(_lib, "tl_ops_neg_", None) or _missing_c("tl_ops_neg_")
 _C_neg_out = getattr(_lib, "tl_ops_neg_out", None) or _missing_c("tl_ops_neg_out")
 _C_new_empty = getattr(_lib, "tl_ops_new_empty", None) or _missing_c("tl_ops_new_empty")
+_C_new_empty_strided = getattr(_lib, "tl_ops_new_empty_strided", None) or _missing_c("tl_ops_new_empty_strided")
 _C_new_full = getattr(_lib, "tl_ops_new_full", None) or _missing_c("tl_ops_new_full")
 _C_new_ones = getattr(_lib, "tl_ops_new_ones", None) or _missing_c("tl_ops_new_ones")
 _C_new_zeros = getattr(_lib, "tl_ops_new_zeros", None) or _missing_c("tl_ops_new_zeros")
@@ -1104,6 +1130,7 @@ _C_ones_out = getattr(_lib, "tl_ops_ones_out", None) or _missing_c("tl_ops_ones_
 _C_outer = getattr(_lib, "tl_ops_outer", None) or _missing_c("tl_ops_outer")
 _C_outer_out = getattr(_lib, "tl_ops_outer_out", None) or _missing_c("tl_ops_outer_out")
 _C_permute = getattr(_lib, "tl_ops_permute", None) or _missing_c("tl_ops_permute")
+_C_permute_copy = getattr(_lib, "tl_ops_permute_copy", None) or _missing_c("tl_ops_permute_copy")
 _C_polygamma = getattr(_lib, "tl_ops_polygamma", None) or _missing_c("tl_ops_polygamma")
 _C_polygamma_ = getattr(_lib, "tl_ops_polygamma_", None) or _missing_c("tl_ops_polygamma_")
 _C_polygamma_out = getattr(_lib, "tl_ops_polygamma_out", None) or _missing_c("tl_ops_polygamma_out")
@@ -1185,6 +1212,7 @@ _C_rsqrt_ = getattr(_lib, "tl_ops_rsqrt_", None) or _missing_c("tl_ops_rsqrt_")
 _C_rsqrt_out = getattr(_lib, "tl_ops_rsqrt_out", None) or _missing_c("tl_ops_rsqrt_out")
 _C_rsub_Scalar = getattr(_lib, "tl_ops_rsub_Scalar", None) or _missing_c("tl_ops_rsub_Scalar")
 _C_rsub_Tensor = getattr(_lib, "tl_ops_rsub_Tensor", None) or _missing_c("tl_ops_rsub_Tensor")
+_C_scalar_tensor = getattr(_lib, "tl_ops_scalar_tensor", None) or _missing_c("tl_ops_scalar_tensor")
 _C_scaled_dot_product_attention = getattr(_lib, "tl_ops_scaled_dot_product_attention", None) or _missing_c("tl_ops_scaled_dot_product_attention")
 _C_scatter__reduce = getattr(_lib, "tl_ops_scatter__reduce", None) or _missing_c("tl_ops_scatter__reduce")
 _C_scatter__src = getattr(_lib, "tl_ops_scatter__src", None) or _missing_c("tl_ops_scatter__src")
@@ -1203,6 +1231,7 @@ _C_scatter_value_reduce = getattr(_lib, "tl_ops_scatter_value_reduce", None) or 
 _C_scatter_value_reduce_out = getattr(_lib, "tl_ops_scatter_value_reduce_out", None) or _missing_c("tl_ops_scatter_value_reduce_out")
 _C_select_backward = getattr(_lib, "tl_ops_select_backward", None) or _missing_c("tl_ops_select_backward")
 _C_select_int = getattr(_lib, "tl_ops_select_int", None) or _missing_c("tl_ops_select_int")
+_C_select_scatter = getattr(_lib, "tl_ops_select_scatter", None) or _missing_c("tl_ops_select_scatter")
 _C_selu = getattr(_lib, "tl_ops_selu", None) or _missing_c("tl_ops_selu")
 _C_selu_ = getattr(_lib, "tl_ops_selu_", None) or _missing_c("tl_ops_selu_")
 _C_sigmoid = getattr(_lib, "tl_ops_sigmoid", None) or _missing_c("tl_ops_sigmoid")
@@ -1227,6 +1256,7 @@ _C_sinh_ = getattr(_lib, "tl_ops_sinh_", None) or _missing_c("tl_ops_sinh_")
 _C_sinh_out = getattr(_lib, "tl_ops_sinh_out", None) or _missing_c("tl_ops_sinh_out")
 _C_slice_Tensor = getattr(_lib, "tl_ops_slice_Tensor", None) or _missing_c("tl_ops_slice_Tensor")
 _C_slice_backward = getattr(_lib, "tl_ops_slice_backward", None) or _missing_c("tl_ops_slice_backward")
+_C_slice_scatter = getattr(_lib, "tl_ops_slice_scatter", None) or _missing_c("tl_ops_slice_scatter")
 _C_smooth_l1_loss = getattr(_lib, "tl_ops_smooth_l1_loss", None) or _missing_c("tl_ops_smooth_l1_loss")
 _C_smooth_l1_loss_backward = getattr(_lib, "tl_ops_smooth_l1_loss_backward", None) or _missing_c("tl_ops_smooth_l1_loss_backward")
 _C_soft_margin_loss = getattr(_lib, "tl_ops_soft_margin_loss", None) or _missing_c("tl_ops_soft_margin_loss")
@@ -1298,6 +1328,7 @@ _C_special_xlogy_self_scalar_out = getattr(_lib, "tl_ops_special_xlogy_self_scal
 _C_split_Tensor = getattr(_lib, "tl_ops_split_Tensor", None) or _missing_c("tl_ops_split_Tensor")
 _C_split_sizes = getattr(_lib, "tl_ops_split_sizes", None) or _missing_c("tl_ops_split_sizes")
 _C_split_with_sizes = getattr(_lib, "tl_ops_split_with_sizes", None) or _missing_c("tl_ops_split_with_sizes")
+_C_split_with_sizes_copy = getattr(_lib, "tl_ops_split_with_sizes_copy", None) or _missing_c("tl_ops_split_with_sizes_copy")
 _C_sqrt = getattr(_lib, "tl_ops_sqrt", None) or _missing_c("tl_ops_sqrt")
 _C_sqrt_ = getattr(_lib, "tl_ops_sqrt_", None) or _missing_c("tl_ops_sqrt_")
 _C_sqrt_out = getattr(_lib, "tl_ops_sqrt_out", None) or _missing_c("tl_ops_sqrt_out")
@@ -1305,6 +1336,9 @@ _C_square = getattr(_lib, "tl_ops_square", None) or _missing_c("tl_ops_square")
 _C_square_ = getattr(_lib, "tl_ops_square_", None) or _missing_c("tl_ops_square_")
 _C_square_out = getattr(_lib, "tl_ops_square_out", None) or _missing_c("tl_ops_square_out")
 _C_squeeze = getattr(_lib, "tl_ops_squeeze", None) or _missing_c("tl_ops_squeeze")
+_C_squeeze_copy = getattr(_lib, "tl_ops_squeeze_copy", None) or _missing_c("tl_ops_squeeze_copy")
+_C_squeeze_copy_dim = getattr(_lib, "tl_ops_squeeze_copy_dim", None) or _missing_c("tl_ops_squeeze_copy_dim")
+_C_squeeze_copy_dims = getattr(_lib, "tl_ops_squeeze_copy_dims", None) or _missing_c("tl_ops_squeeze_copy_dims")
 _C_squeeze_dim = getattr(_lib, "tl_ops_squeeze_dim", None) or _missing_c("tl_ops_squeeze_dim")
 _C_squeeze_dims = getattr(_lib, "tl_ops_squeeze_dims", None) or _missing_c("tl_ops_squeeze_dims")
 _C_stack = getattr(_lib, "tl_ops_stack", None) or _missing_c("tl_ops_stack")
@@ -1325,6 +1359,7 @@ _C_sum_IntList_out = getattr(_lib, "tl_ops_sum_IntList_out", None) or _missing_c
 _C_sum_dim_IntList = getattr(_lib, "tl_ops_sum_dim_IntList", None) or _missing_c("tl_ops_sum_dim_IntList")
 _C_sum_to_size = getattr(_lib, "tl_ops_sum_to_size", None) or _missing_c("tl_ops_sum_to_size")
 _C_t = getattr(_lib, "tl_ops_t", None) or _missing_c("tl_ops_t")
+_C_t_copy = getattr(_lib, "tl_ops_t_copy", None) or _missing_c("tl_ops_t_copy")
 _C_tan = getattr(_lib, "tl_ops_tan", None) or _missing_c("tl_ops_tan")
 _C_tan_ = getattr(_lib, "tl_ops_tan_", None) or _missing_c("tl_ops_tan_")
 _C_tan_out = getattr(_lib, "tl_ops_tan_out", None) or _missing_c("tl_ops_tan_out")
@@ -1347,6 +1382,7 @@ _C_to_other = getattr(_lib, "tl_ops_to_other", None) or _missing_c("tl_ops_to_ot
 _C_topk = getattr(_lib, "tl_ops_topk", None) or _missing_c("tl_ops_topk")
 _C_trace = getattr(_lib, "tl_ops_trace", None) or _missing_c("tl_ops_trace")
 _C_trace_backward = getattr(_lib, "tl_ops_trace_backward", None) or _missing_c("tl_ops_trace_backward")
+_C_transpose_copy_int = getattr(_lib, "tl_ops_transpose_copy_int", None) or _missing_c("tl_ops_transpose_copy_int")
 _C_transpose_int = getattr(_lib, "tl_ops_transpose_int", None) or _missing_c("tl_ops_transpose_int")
 _C_tril = getattr(_lib, "tl_ops_tril", None) or _missing_c("tl_ops_tril")
 _C_tril_ = getattr(_lib, "tl_ops_tril_", None) or _missing_c("tl_ops_tril_")
@@ -1365,11 +1401,13 @@ _C_trunc = getattr(_lib, "tl_ops_trunc", None) or _missing_c("tl_ops_trunc")
 _C_trunc_ = getattr(_lib, "tl_ops_trunc_", None) or _missing_c("tl_ops_trunc_")
 _C_trunc_out = getattr(_lib, "tl_ops_trunc_out", None) or _missing_c("tl_ops_trunc_out")
 _C_type_as = getattr(_lib, "tl_ops_type_as", None) or _missing_c("tl_ops_type_as")
+_C_unbind_copy_int = getattr(_lib, "tl_ops_unbind_copy_int", None) or _missing_c("tl_ops_unbind_copy_int")
 _C_unbind_int = getattr(_lib, "tl_ops_unbind_int", None) or _missing_c("tl_ops_unbind_int")
 _C_unflatten_int = getattr(_lib, "tl_ops_unflatten_int", None) or _missing_c("tl_ops_unflatten_int")
 _C_unsafe_chunk = getattr(_lib, "tl_ops_unsafe_chunk", None) or _missing_c("tl_ops_unsafe_chunk")
 _C_unsafe_split_Tensor = getattr(_lib, "tl_ops_unsafe_split_Tensor", None) or _missing_c("tl_ops_unsafe_split_Tensor")
 _C_unsqueeze = getattr(_lib, "tl_ops_unsqueeze", None) or _missing_c("tl_ops_unsqueeze")
+_C_unsqueeze_copy = getattr(_lib, "tl_ops_unsqueeze_copy", None) or _missing_c("tl_ops_unsqueeze_copy")
 _C_var = getattr(_lib, "tl_ops_var", None) or _missing_c("tl_ops_var")
 _C_var_correction = getattr(_lib, "tl_ops_var_correction", None) or _missing_c("tl_ops_var_correction")
 _C_var_correction_out = getattr(_lib, "tl_ops_var_correction_out", None) or _missing_c("tl_ops_var_correction_out")
@@ -1380,6 +1418,7 @@ _C_var_mean_dim = getattr(_lib, "tl_ops_var_mean_dim", None) or _missing_c("tl_o
 _C_var_out = getattr(_lib, "tl_ops_var_out", None) or _missing_c("tl_ops_var_out")
 _C_view = getattr(_lib, "tl_ops_view", None) or _missing_c("tl_ops_view")
 _C_view_as = getattr(_lib, "tl_ops_view_as", None) or _missing_c("tl_ops_view_as")
+_C_view_copy = getattr(_lib, "tl_ops_view_copy", None) or _missing_c("tl_ops_view_copy")
 _C_view_dtype = getattr(_lib, "tl_ops_view_dtype", None) or _missing_c("tl_ops_view_dtype")
 _C_vsplit_array = getattr(_lib, "tl_ops_vsplit_array", None) or _missing_c("tl_ops_vsplit_array")
 _C_vsplit_int = getattr(_lib, "tl_ops_vsplit_int", None) or _missing_c("tl_ops_vsplit_int")
@@ -2958,6 +2997,29 @@ def alias(input):
     return r_
 
 
+# yaml/native_functions.yaml: alias_copy(Tensor self) -> Tensor
+_SIGS_alias_copy = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def alias_copy(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(alias_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('alias_copy', 'input', 1, 'Tensor', input)
+    h_ = _C_alias_copy(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: all(Tensor self) -> Tensor
 # yaml/native_functions.yaml: all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
@@ -3963,6 +4025,38 @@ def as_strided(input, size, stride, storage_offset=None):
     if storage_offset_c is _BAD:
         raise _arg_error('as_strided', 'storage_offset', 4, 'int', storage_offset)
     h_ = _C_as_strided(input._p, size_c[0], size_c[1], stride_c[0], stride_c[1], storage_offset_c[0], storage_offset_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor
+_SIGS_as_strided_copy = (
+    ('(Tensor input, tuple of ints size, tuple of ints stride, int storage_offset = None)', (('input', lambda x: isinstance(x, _Tensor)), ('size', lambda x: _cv_int_list(x, 0) is not _BAD), ('stride', lambda x: _cv_int_list(x, 0) is not _BAD), ('storage_offset', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+)
+
+
+def as_strided_copy(input, size, stride, storage_offset=None):
+    '(Tensor input, tuple of ints size, tuple of ints stride, int storage_offset = None)'
+    if _TF and (r_ := _tf(as_strided_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('as_strided_copy', 'input', 1, 'Tensor', input)
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('as_strided_copy', 'size', 2, 'tuple of ints', size)
+    stride_c = _cv_int_list(stride, 0)
+    if stride_c is _BAD:
+        raise _arg_error('as_strided_copy', 'stride', 3, 'tuple of ints', stride)
+    storage_offset_c = _cv_opt_int(storage_offset)
+    if storage_offset_c is _BAD:
+        raise _arg_error('as_strided_copy', 'storage_offset', 4, 'int', storage_offset)
+    h_ = _C_as_strided_copy(input._p, size_c[0], size_c[1], stride_c[0], stride_c[1], storage_offset_c[0], storage_offset_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -7040,6 +7134,73 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
     return r_
 
 
+# yaml/native_functions.yaml: diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor
+_SIGS_diagonal_copy = (
+    ('(Tensor input, int offset = 0, int dim1 = 0, int dim2 = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('offset', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD), ('dim2', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def diagonal_copy(input, offset=0, dim1=0, dim2=1):
+    '(Tensor input, int offset = 0, int dim1 = 0, int dim2 = 1)'
+    if _TF and (r_ := _tf(diagonal_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('diagonal_copy', 'input', 1, 'Tensor', input)
+    offset_c = _cv_int(offset)
+    if offset_c is _BAD:
+        raise _arg_error('diagonal_copy', 'offset', 2, 'int', offset)
+    dim1_c = _cv_int(dim1)
+    if dim1_c is _BAD:
+        raise _arg_error('diagonal_copy', 'dim1', 3, 'int', dim1)
+    dim2_c = _cv_int(dim2)
+    if dim2_c is _BAD:
+        raise _arg_error('diagonal_copy', 'dim2', 4, 'int', dim2)
+    h_ = _C_diagonal_copy(input._p, offset_c, dim1_c, dim2_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor
+_SIGS_diagonal_scatter = (
+    ('(Tensor input, Tensor src, int offset = 0, int dim1 = 0, int dim2 = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('src', lambda x: isinstance(x, _Tensor)), ('offset', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD), ('dim2', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    '(Tensor input, Tensor src, int offset = 0, int dim1 = 0, int dim2 = 1)'
+    if _TF and (r_ := _tf(diagonal_scatter, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('diagonal_scatter', 'input', 1, 'Tensor', input)
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('diagonal_scatter', 'src', 2, 'Tensor', src)
+    offset_c = _cv_int(offset)
+    if offset_c is _BAD:
+        raise _arg_error('diagonal_scatter', 'offset', 3, 'int', offset)
+    dim1_c = _cv_int(dim1)
+    if dim1_c is _BAD:
+        raise _arg_error('diagonal_scatter', 'dim1', 4, 'int', dim1)
+    dim2_c = _cv_int(dim2)
+    if dim2_c is _BAD:
+        raise _arg_error('diagonal_scatter', 'dim2', 5, 'int', dim2)
+    h_ = _C_diagonal_scatter(input._p, src._p, offset_c, dim1_c, dim2_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: digamma(Tensor self) -> Tensor
 # yaml/native_functions.yaml: digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_digamma = (
@@ -7573,6 +7734,47 @@ def empty_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
     return r_
 
 
+# yaml/native_functions.yaml: empty_permuted(SymInt[] size, int[] physical_layout, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS_empty_permuted = (
+    ('(tuple of ints size, tuple of ints physical_layout, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD), ('physical_layout', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(tuple of ints size, tuple of ints physical_layout, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(empty_permuted, locals())) is not _GO:
+        return r_
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('empty_permuted', 'size', 1, 'tuple of ints', size)
+    physical_layout_c = _cv_int_list(physical_layout, 0)
+    if physical_layout_c is _BAD:
+        raise _arg_error('empty_permuted', 'physical_layout', 2, 'tuple of ints', physical_layout)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('empty_permuted', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('empty_permuted', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('empty_permuted', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('empty_permuted', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_empty_permuted(size_c[0], size_c[1], physical_layout_c[0], physical_layout_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 _SIGS_empty_strided = (
     ('(tuple of ints size, tuple of ints stride, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD), ('stride', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
@@ -7940,6 +8142,35 @@ def exp_(input):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor
+_SIGS_expand_copy = (
+    ('(Tensor input, tuple of ints size, *, bool implicit = False)', (('input', lambda x: isinstance(x, _Tensor)), ('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('implicit', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def expand_copy(input, size, *, implicit=False):
+    '(Tensor input, tuple of ints size, *, bool implicit = False)'
+    if _TF and (r_ := _tf(expand_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('expand_copy', 'input', 1, 'Tensor', input)
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('expand_copy', 'size', 2, 'tuple of ints', size)
+    implicit_c = _cv_bool(implicit)
+    if implicit_c is _BAD:
+        raise _arg_error('expand_copy', 'implicit', 0, 'bool', implicit)
+    h_ = _C_expand_copy(input._p, size_c[0], size_c[1], implicit_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: expm1(Tensor self) -> Tensor
@@ -12135,6 +12366,38 @@ def narrow(*args, **kwargs):
     raise _invalid_combination('narrow', args, kwargs, _SIGS_narrow)
 
 
+# yaml/native_functions.yaml: narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor
+_SIGS_narrow_copy = (
+    ('(Tensor input, int dim, int start, int length)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('start', lambda x: _cv_int(x) is not _BAD), ('length', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def narrow_copy(input, dim, start, length):
+    '(Tensor input, int dim, int start, int length)'
+    if _TF and (r_ := _tf(narrow_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('narrow_copy', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('narrow_copy', 'dim', 2, 'int', dim)
+    start_c = _cv_int(start)
+    if start_c is _BAD:
+        raise _arg_error('narrow_copy', 'start', 3, 'int', start)
+    length_c = _cv_int(length)
+    if length_c is _BAD:
+        raise _arg_error('narrow_copy', 'length', 4, 'int', length)
+    h_ = _C_narrow_copy(input._p, dim_c, start_c, length_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
 _SIGS_native_batch_norm = (
     ('(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('running_mean', lambda x: (x is None or isinstance(x, _Tensor))), ('running_var', lambda x: (x is None or isinstance(x, _Tensor))), ('training', lambda x: _cv_bool(x) is not _BAD), ('momentum', lambda x: _cv_double(x) is not _BAD), ('eps', lambda x: _cv_double(x) is not _BAD),), (), False),
@@ -12767,6 +13030,32 @@ def permute(input, dims):
     if dims_c is _BAD:
         raise _arg_error('permute', 'dims', 2, 'tuple of ints', dims)
     h_ = _C_permute(input._p, dims_c[0], dims_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: permute_copy(Tensor self, int[] dims) -> Tensor
+_SIGS_permute_copy = (
+    ('(Tensor input, tuple of ints dims)', (('input', lambda x: isinstance(x, _Tensor)), ('dims', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+
+
+def permute_copy(input, dims):
+    '(Tensor input, tuple of ints dims)'
+    if _TF and (r_ := _tf(permute_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('permute_copy', 'input', 1, 'Tensor', input)
+    dims_c = _cv_int_list(dims, 0)
+    if dims_c is _BAD:
+        raise _arg_error('permute_copy', 'dims', 2, 'tuple of ints', dims)
+    h_ = _C_permute_copy(input._p, dims_c[0], dims_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -14322,6 +14611,46 @@ def rsub(*args, **kwargs):
     raise _invalid_combination('rsub', args, kwargs, _SIGS_rsub)
 
 
+# yaml/native_functions.yaml: scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS_scalar_tensor = (
+    ('(Number s, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('s', lambda x: _is_scalar(x)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(Number s, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(scalar_tensor, locals())) is not _GO:
+        return r_
+    s_c = _SC_INT.get(s) if s.__class__ is int else None
+    if s_c is None:
+        s_c = _cv_scalar(s)
+        if s_c is _BAD:
+            raise _arg_error('scalar_tensor', 's', 1, 'Number', s)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('scalar_tensor', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('scalar_tensor', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('scalar_tensor', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('scalar_tensor', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_scalar_tensor(s_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 # yaml/native_functions.yaml: scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
@@ -14584,6 +14913,38 @@ def select_backward(grad_output, input_sizes, dim, index):
     if index_c is _BAD:
         raise _arg_error('select_backward', 'index', 4, 'int', index)
     h_ = _C_select_backward(grad_output._p, input_sizes_c[0], input_sizes_c[1], dim_c, index_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor
+_SIGS_select_scatter = (
+    ('(Tensor input, Tensor src, int dim, int index)', (('input', lambda x: isinstance(x, _Tensor)), ('src', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def select_scatter(input, src, dim, index):
+    '(Tensor input, Tensor src, int dim, int index)'
+    if _TF and (r_ := _tf(select_scatter, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('select_scatter', 'input', 1, 'Tensor', input)
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('select_scatter', 'src', 2, 'Tensor', src)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('select_scatter', 'dim', 3, 'int', dim)
+    index_c = _cv_int(index)
+    if index_c is _BAD:
+        raise _arg_error('select_scatter', 'index', 4, 'int', index)
+    h_ = _C_select_scatter(input._p, src._p, dim_c, index_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -14923,6 +15284,44 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
     return r_
 
 
+# yaml/native_functions.yaml: slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
+_SIGS_slice_scatter = (
+    ('(Tensor input, Tensor src, int dim = 0, int start = None, int end = None, int step = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('src', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('start', lambda x: _cv_opt_int(x) is not _BAD), ('end', lambda x: _cv_opt_int(x) is not _BAD), ('step', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    '(Tensor input, Tensor src, int dim = 0, int start = None, int end = None, int step = 1)'
+    if _TF and (r_ := _tf(slice_scatter, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('slice_scatter', 'input', 1, 'Tensor', input)
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('slice_scatter', 'src', 2, 'Tensor', src)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('slice_scatter', 'dim', 3, 'int', dim)
+    start_c = _cv_opt_int(start)
+    if start_c is _BAD:
+        raise _arg_error('slice_scatter', 'start', 4, 'int', start)
+    end_c = _cv_opt_int(end)
+    if end_c is _BAD:
+        raise _arg_error('slice_scatter', 'end', 5, 'int', end)
+    step_c = _cv_int(step)
+    if step_c is _BAD:
+        raise _arg_error('slice_scatter', 'step', 6, 'int', step)
+    h_ = _C_slice_scatter(input._p, src._p, dim_c, start_c[0], start_c[1], end_c[0], end_c[1], step_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 # yaml/native_functions.yaml: softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_softmax = (
@@ -15095,6 +15494,31 @@ def split_with_sizes(input, split_sizes, dim=0):
     p_ = _ffi.new('tl_tensor ***')
     n_ = _ffi.new('int64_t *')
     _check_rc(_C_split_with_sizes(input._p, split_sizes_c[0], split_sizes_c[1], dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+# yaml/native_functions.yaml: split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]
+_SIGS_split_with_sizes_copy = (
+    ('(Tensor input, tuple of ints split_sizes, int dim = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('split_sizes', lambda x: _cv_int_list(x, 0) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def split_with_sizes_copy(input, split_sizes, dim=0):
+    '(Tensor input, tuple of ints split_sizes, int dim = 0)'
+    if _TF and (r_ := _tf(split_with_sizes_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('split_with_sizes_copy', 'input', 1, 'Tensor', input)
+    split_sizes_c = _cv_int_list(split_sizes, 0)
+    if split_sizes_c is _BAD:
+        raise _arg_error('split_with_sizes_copy', 'split_sizes', 2, 'tuple of ints', split_sizes)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('split_with_sizes_copy', 'dim', 3, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_split_with_sizes_copy(input._p, split_sizes_c[0], split_sizes_c[1], dim_c, p_, n_))
     return _tensor_list_result(p_, n_)
 
 
@@ -15274,6 +15698,84 @@ def squeeze(*args, **kwargs):
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_2, ('input', 'dim', )[:n])):
         return _implsqueeze_2(*args, **kwargs)
     raise _invalid_combination('squeeze', args, kwargs, _SIGS_squeeze)
+
+
+# yaml/native_functions.yaml: squeeze_copy(Tensor self) -> Tensor
+# yaml/native_functions.yaml: squeeze_copy.dim(Tensor self, int dim) -> Tensor
+# yaml/native_functions.yaml: squeeze_copy.dims(Tensor self, int[] dim) -> Tensor
+_SIGS_squeeze_copy = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Tensor input, int dim)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints dim)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+_KW_squeeze_copy_0 = {'input': lambda x: isinstance(x, _Tensor)}
+_KW_squeeze_copy_1 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD}
+_KW_squeeze_copy_2 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _implsqueeze_copy_0(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('squeeze_copy', 'input', 1, 'Tensor', input)
+    h_ = _C_squeeze_copy(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implsqueeze_copy_1(input, dim):
+    '(Tensor input, int dim)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('squeeze_copy', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('squeeze_copy', 'dim', 2, 'int', dim)
+    h_ = _C_squeeze_copy_dim(input._p, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implsqueeze_copy_2(input, dim):
+    '(Tensor input, tuple of ints dim)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('squeeze_copy', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int_list(dim, 0)
+    if dim_c is _BAD:
+        raise _arg_error('squeeze_copy', 'dim', 2, 'tuple of ints', dim)
+    h_ = _C_squeeze_copy_dims(input._p, dim_c[0], dim_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def squeeze_copy(*args, **kwargs):
+    '(Tensor input) | (Tensor input, int dim) | (Tensor input, tuple of ints dim)'
+    if _TF and (r_ := _tf(squeeze_copy, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_copy_0, ('input', )[:n])):
+        return _implsqueeze_copy_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_copy_1, ('input', 'dim', )[:n])):
+        return _implsqueeze_copy_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_copy_2, ('input', 'dim', )[:n])):
+        return _implsqueeze_copy_2(*args, **kwargs)
+    raise _invalid_combination('squeeze_copy', args, kwargs, _SIGS_squeeze_copy)
 
 
 # yaml/native_functions.yaml: stack(Tensor[] tensors, int dim=0) -> Tensor
@@ -15629,6 +16131,29 @@ def t(input):
         if not isinstance(input, _Tensor):
             raise _arg_error('t', 'input', 1, 'Tensor', input)
     h_ = _C_t(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: t_copy(Tensor self) -> Tensor
+_SIGS_t_copy = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def t_copy(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(t_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('t_copy', 'input', 1, 'Tensor', input)
+    h_ = _C_t_copy(input._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -16059,6 +16584,35 @@ def transpose(input, dim0, dim1):
     return r_
 
 
+# yaml/native_functions.yaml: transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor
+_SIGS_transpose_copy = (
+    ('(Tensor input, int dim0, int dim1)', (('input', lambda x: isinstance(x, _Tensor)), ('dim0', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def transpose_copy(input, dim0, dim1):
+    '(Tensor input, int dim0, int dim1)'
+    if _TF and (r_ := _tf(transpose_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('transpose_copy', 'input', 1, 'Tensor', input)
+    dim0_c = _cv_int(dim0)
+    if dim0_c is _BAD:
+        raise _arg_error('transpose_copy', 'dim0', 2, 'int', dim0)
+    dim1_c = _cv_int(dim1)
+    if dim1_c is _BAD:
+        raise _arg_error('transpose_copy', 'dim1', 3, 'int', dim1)
+    h_ = _C_transpose_copy_int(input._p, dim0_c, dim1_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: tril(Tensor self, SymInt diagonal=0) -> Tensor
 # yaml/native_functions.yaml: tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_tril = (
@@ -16362,6 +16916,28 @@ def unbind(input, dim=0):
     return _tensor_list_result(p_, n_)
 
 
+# yaml/native_functions.yaml: unbind_copy.int(Tensor self, int dim=0) -> Tensor[]
+_SIGS_unbind_copy = (
+    ('(Tensor input, int dim = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def unbind_copy(input, dim=0):
+    '(Tensor input, int dim = 0)'
+    if _TF and (r_ := _tf(unbind_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('unbind_copy', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('unbind_copy', 'dim', 2, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_unbind_copy_int(input._p, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
 # yaml/native_functions.yaml: unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)
 _SIGS_unflatten = (
     ('(Tensor input, int dim, tuple of ints sizes)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('sizes', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
@@ -16458,6 +17034,32 @@ def unsqueeze(input, dim):
     if dim_c is _BAD:
         raise _arg_error('unsqueeze', 'dim', 2, 'int', dim)
     h_ = _C_unsqueeze(input._p, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: unsqueeze_copy(Tensor self, int dim) -> Tensor
+_SIGS_unsqueeze_copy = (
+    ('(Tensor input, int dim)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def unsqueeze_copy(input, dim):
+    '(Tensor input, int dim)'
+    if _TF and (r_ := _tf(unsqueeze_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('unsqueeze_copy', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('unsqueeze_copy', 'dim', 2, 'int', dim)
+    h_ = _C_unsqueeze_copy(input._p, dim_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -16652,6 +17254,32 @@ def var_mean(*args, **kwargs):
     if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_mean_2, ('input', 'dim', 'unbiased', 'keepdim', )[:n])):
         return _implvar_mean_2(*args, **kwargs)
     raise _invalid_combination('var_mean', args, kwargs, _SIGS_var_mean)
+
+
+# yaml/native_functions.yaml: view_copy(Tensor self, SymInt[] size) -> Tensor
+_SIGS_view_copy = (
+    ('(Tensor input, tuple of ints size)', (('input', lambda x: isinstance(x, _Tensor)), ('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+
+
+def view_copy(input, size):
+    '(Tensor input, tuple of ints size)'
+    if _TF and (r_ := _tf(view_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('view_copy', 'input', 1, 'Tensor', input)
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('view_copy', 'size', 2, 'tuple of ints', size)
+    h_ = _C_view_copy(input._p, size_c[0], size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
@@ -23606,6 +24234,38 @@ def _m_diagonal(self, offset=0, dim1=0, dim2=1):
     return r_
 
 
+# yaml/native_functions.yaml: diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor
+_SIGS__m_diagonal_scatter = (
+    ('(Tensor src, int offset = 0, int dim1 = 0, int dim2 = 1)', (('src', lambda x: isinstance(x, _Tensor)), ('offset', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD), ('dim2', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+    '(Tensor src, int offset = 0, int dim1 = 0, int dim2 = 1)'
+    if _TF and (r_ := _tf(_m_diagonal_scatter, locals())) is not _GO:
+        return r_
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('diagonal_scatter', 'src', 1, 'Tensor', src)
+    offset_c = _cv_int(offset)
+    if offset_c is _BAD:
+        raise _arg_error('diagonal_scatter', 'offset', 2, 'int', offset)
+    dim1_c = _cv_int(dim1)
+    if dim1_c is _BAD:
+        raise _arg_error('diagonal_scatter', 'dim1', 3, 'int', dim1)
+    dim2_c = _cv_int(dim2)
+    if dim2_c is _BAD:
+        raise _arg_error('diagonal_scatter', 'dim2', 4, 'int', dim2)
+    h_ = _C_diagonal_scatter(self._p, src._p, offset_c, dim1_c, dim2_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: digamma(Tensor self) -> Tensor
 _SIGS__m_digamma = (
     ('()', (), (), False),
@@ -27446,6 +28106,35 @@ def _m_narrow(self, *args, **kwargs):
     raise _invalid_combination('narrow', args, kwargs, _SIGS__m_narrow)
 
 
+# yaml/native_functions.yaml: narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor
+_SIGS__m_narrow_copy = (
+    ('(int dim, int start, int length)', (('dim', lambda x: _cv_int(x) is not _BAD), ('start', lambda x: _cv_int(x) is not _BAD), ('length', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_narrow_copy(self, dim, start, length):
+    '(int dim, int start, int length)'
+    if _TF and (r_ := _tf(_m_narrow_copy, locals())) is not _GO:
+        return r_
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('narrow_copy', 'dim', 1, 'int', dim)
+    start_c = _cv_int(start)
+    if start_c is _BAD:
+        raise _arg_error('narrow_copy', 'start', 2, 'int', start)
+    length_c = _cv_int(length)
+    if length_c is _BAD:
+        raise _arg_error('narrow_copy', 'length', 3, 'int', length)
+    h_ = _C_narrow_copy(self._p, dim_c, start_c, length_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: ne.Tensor(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: ne.Scalar(Tensor self, Scalar other) -> Tensor
 _SIGS__m_ne = (
@@ -27616,6 +28305,47 @@ def _m_new_empty(self, *_args, size=None, dtype=None, layout=None, device=None, 
     if pin_memory_c is _BAD:
         raise _arg_error('new_empty', 'pin_memory', 0, 'bool', pin_memory)
     h_ = _C_new_empty(self._p, size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS__m_new_empty_strided = (
+    ('(tuple of ints size, tuple of ints stride, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD), ('stride', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+
+
+def _m_new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(tuple of ints size, tuple of ints stride, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(_m_new_empty_strided, locals())) is not _GO:
+        return r_
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('new_empty_strided', 'size', 1, 'tuple of ints', size)
+    stride_c = _cv_int_list(stride, 0)
+    if stride_c is _BAD:
+        raise _arg_error('new_empty_strided', 'stride', 2, 'tuple of ints', stride)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('new_empty_strided', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('new_empty_strided', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('new_empty_strided', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('new_empty_strided', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_new_empty_strided(self._p, size_c[0], size_c[1], stride_c[0], stride_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -28999,6 +29729,35 @@ def _m_select(self, dim, index):
     return r_
 
 
+# yaml/native_functions.yaml: select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor
+_SIGS__m_select_scatter = (
+    ('(Tensor src, int dim, int index)', (('src', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_select_scatter(self, src, dim, index):
+    '(Tensor src, int dim, int index)'
+    if _TF and (r_ := _tf(_m_select_scatter, locals())) is not _GO:
+        return r_
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('select_scatter', 'src', 1, 'Tensor', src)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('select_scatter', 'dim', 2, 'int', dim)
+    index_c = _cv_int(index)
+    if index_c is _BAD:
+        raise _arg_error('select_scatter', 'index', 3, 'int', index)
+    h_ = _C_select_scatter(self._p, src._p, dim_c, index_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: sigmoid(Tensor self) -> Tensor
 _SIGS__m_sigmoid = (
     ('()', (), (), False),
@@ -29202,6 +29961,41 @@ def _m_slice(self, dim=0, start=None, end=None, step=1):
     if step_c is _BAD:
         raise _arg_error('slice', 'step', 4, 'int', step)
     h_ = _C_slice_Tensor(self._p, dim_c, start_c[0], start_c[1], end_c[0], end_c[1], step_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
+_SIGS__m_slice_scatter = (
+    ('(Tensor src, int dim = 0, int start = None, int end = None, int step = 1)', (('src', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('start', lambda x: _cv_opt_int(x) is not _BAD), ('end', lambda x: _cv_opt_int(x) is not _BAD), ('step', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+    '(Tensor src, int dim = 0, int start = None, int end = None, int step = 1)'
+    if _TF and (r_ := _tf(_m_slice_scatter, locals())) is not _GO:
+        return r_
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('slice_scatter', 'src', 1, 'Tensor', src)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('slice_scatter', 'dim', 2, 'int', dim)
+    start_c = _cv_opt_int(start)
+    if start_c is _BAD:
+        raise _arg_error('slice_scatter', 'start', 3, 'int', start)
+    end_c = _cv_opt_int(end)
+    if end_c is _BAD:
+        raise _arg_error('slice_scatter', 'end', 4, 'int', end)
+    step_c = _cv_int(step)
+    if step_c is _BAD:
+        raise _arg_error('slice_scatter', 'step', 5, 'int', step)
+    h_ = _C_slice_scatter(self._p, src._p, dim_c, start_c[0], start_c[1], end_c[0], end_c[1], step_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -32243,6 +33037,7 @@ class _TensorOps:
     diag_embed = _m_diag_embed
     diagflat = _m_diagflat
     diagonal = _m_diagonal
+    diagonal_scatter = _m_diagonal_scatter
     digamma = _m_digamma
     digamma_ = _m_digamma_
     div = _m_div
@@ -32370,11 +33165,13 @@ class _TensorOps:
     nan_to_num = _m_nan_to_num
     nan_to_num_ = _m_nan_to_num_
     narrow = _m_narrow
+    narrow_copy = _m_narrow_copy
     ne = _m_ne
     ne_ = _m_ne_
     neg = _m_neg
     neg_ = _m_neg_
     new_empty = _m_new_empty
+    new_empty_strided = _m_new_empty_strided
     new_full = _m_new_full
     new_ones = _m_new_ones
     new_zeros = _m_new_zeros
@@ -32415,6 +33212,7 @@ class _TensorOps:
     scatter_add = _m_scatter_add
     scatter_add_ = _m_scatter_add_
     select = _m_select
+    select_scatter = _m_select_scatter
     sigmoid = _m_sigmoid
     sigmoid_ = _m_sigmoid_
     sign = _m_sign
@@ -32426,6 +33224,7 @@ class _TensorOps:
     sinh = _m_sinh
     sinh_ = _m_sinh_
     slice = _m_slice
+    slice_scatter = _m_slice_scatter
     softmax = _m_softmax
     sort = _m_sort
     split = _m_split
@@ -32732,6 +33531,9 @@ SIGNATURES = {
     ("function", "alias"): (
         "(Tensor input)",
     ),
+    ("function", "alias_copy"): (
+        "(Tensor input)",
+    ),
     ("function", "all"): (
         "(Tensor input, *, Tensor out = None)",
         "(Tensor input, int dim, bool keepdim = False, *, Tensor out = None)",
@@ -32809,6 +33611,9 @@ SIGNATURES = {
         "(Tensor input)",
     ),
     ("function", "as_strided"): (
+        "(Tensor input, tuple of ints size, tuple of ints stride, int storage_offset = None)",
+    ),
+    ("function", "as_strided_copy"): (
         "(Tensor input, tuple of ints size, tuple of ints stride, int storage_offset = None)",
     ),
     ("function", "asin"): (
@@ -33039,6 +33844,12 @@ SIGNATURES = {
     ("function", "diagonal_backward"): (
         "(Tensor grad_output, tuple of ints input_sizes, int offset, int dim1, int dim2)",
     ),
+    ("function", "diagonal_copy"): (
+        "(Tensor input, int offset = 0, int dim1 = 0, int dim2 = 1)",
+    ),
+    ("function", "diagonal_scatter"): (
+        "(Tensor input, Tensor src, int offset = 0, int dim1 = 0, int dim2 = 1)",
+    ),
     ("function", "digamma"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -33078,6 +33889,9 @@ SIGNATURES = {
     ("function", "empty_like"): (
         "(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
     ),
+    ("function", "empty_permuted"): (
+        "(tuple of ints size, tuple of ints physical_layout, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+    ),
     ("function", "empty_strided"): (
         "(tuple of ints size, tuple of ints stride, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
@@ -33114,6 +33928,9 @@ SIGNATURES = {
     ),
     ("function", "exp_"): (
         "(Tensor input)",
+    ),
+    ("function", "expand_copy"): (
+        "(Tensor input, tuple of ints size, *, bool implicit = False)",
     ),
     ("function", "expm1"): (
         "(Tensor input, *, Tensor out = None)",
@@ -33448,6 +34265,9 @@ SIGNATURES = {
         "(Tensor input, int dim, Tensor start, int length)",
         "(Tensor input, int dim, int start, int length)",
     ),
+    ("function", "narrow_copy"): (
+        "(Tensor input, int dim, int start, int length)",
+    ),
     ("function", "native_batch_norm"): (
         "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps)",
     ),
@@ -33498,6 +34318,9 @@ SIGNATURES = {
         "(Tensor input, Tensor vec2, *, Tensor out = None)",
     ),
     ("function", "permute"): (
+        "(Tensor input, tuple of ints dims)",
+    ),
+    ("function", "permute_copy"): (
         "(Tensor input, tuple of ints dims)",
     ),
     ("function", "polygamma"): (
@@ -33607,6 +34430,9 @@ SIGNATURES = {
         "(Tensor input, Tensor other, *, Number alpha = 1)",
         "(Tensor input, Number other, Number alpha = 1)",
     ),
+    ("function", "scalar_tensor"): (
+        "(Number s, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+    ),
     ("function", "scatter"): (
         "(Tensor input, int dim, Tensor index, Tensor src, *, Tensor out = None)",
         "(Tensor input, int dim, Tensor index, Number value, *, Tensor out = None)",
@@ -33621,6 +34447,9 @@ SIGNATURES = {
     ),
     ("function", "select_backward"): (
         "(Tensor grad_output, tuple of ints input_sizes, int dim, int index)",
+    ),
+    ("function", "select_scatter"): (
+        "(Tensor input, Tensor src, int dim, int index)",
     ),
     ("function", "selu"): (
         "(Tensor input)",
@@ -33661,6 +34490,9 @@ SIGNATURES = {
     ("function", "slice_backward"): (
         "(Tensor grad_output, tuple of ints input_sizes, int dim, int start, int end, int step)",
     ),
+    ("function", "slice_scatter"): (
+        "(Tensor input, Tensor src, int dim = 0, int start = None, int end = None, int step = 1)",
+    ),
     ("function", "softmax"): (
         "(Tensor input, int dim, torchlet.dtype dtype = None, *, Tensor out = None)",
     ),
@@ -33673,6 +34505,9 @@ SIGNATURES = {
         "(Tensor input, tuple of ints split_size, int dim = 0)",
     ),
     ("function", "split_with_sizes"): (
+        "(Tensor input, tuple of ints split_sizes, int dim = 0)",
+    ),
+    ("function", "split_with_sizes_copy"): (
         "(Tensor input, tuple of ints split_sizes, int dim = 0)",
     ),
     ("function", "sqrt"): (
@@ -33688,6 +34523,11 @@ SIGNATURES = {
         "(Tensor input)",
     ),
     ("function", "squeeze"): (
+        "(Tensor input)",
+        "(Tensor input, int dim)",
+        "(Tensor input, tuple of ints dim)",
+    ),
+    ("function", "squeeze_copy"): (
         "(Tensor input)",
         "(Tensor input, int dim)",
         "(Tensor input, tuple of ints dim)",
@@ -33713,6 +34553,9 @@ SIGNATURES = {
         "(Tensor input, tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
     ("function", "t"): (
+        "(Tensor input)",
+    ),
+    ("function", "t_copy"): (
         "(Tensor input)",
     ),
     ("function", "tan"): (
@@ -33756,6 +34599,9 @@ SIGNATURES = {
     ("function", "transpose"): (
         "(Tensor input, int dim0, int dim1)",
     ),
+    ("function", "transpose_copy"): (
+        "(Tensor input, int dim0, int dim1)",
+    ),
     ("function", "tril"): (
         "(Tensor input, int diagonal = 0, *, Tensor out = None)",
     ),
@@ -33781,6 +34627,9 @@ SIGNATURES = {
     ("function", "unbind"): (
         "(Tensor input, int dim = 0)",
     ),
+    ("function", "unbind_copy"): (
+        "(Tensor input, int dim = 0)",
+    ),
     ("function", "unflatten"): (
         "(Tensor input, int dim, tuple of ints sizes)",
     ),
@@ -33793,6 +34642,9 @@ SIGNATURES = {
     ("function", "unsqueeze"): (
         "(Tensor input, int dim)",
     ),
+    ("function", "unsqueeze_copy"): (
+        "(Tensor input, int dim)",
+    ),
     ("function", "var"): (
         "(Tensor input, bool unbiased = True)",
         "(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False, Tensor out = None)",
@@ -33802,6 +34654,9 @@ SIGNATURES = {
         "(Tensor input, bool unbiased = True)",
         "(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False)",
         "(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False)",
+    ),
+    ("function", "view_copy"): (
+        "(Tensor input, tuple of ints size)",
     ),
     ("function", "vsplit"): (
         "(Tensor input, int sections)",
@@ -34152,6 +35007,9 @@ SIGNATURES = {
     ),
     ("method", "diagonal"): (
         "(int offset = 0, int dim1 = 0, int dim2 = 1)",
+    ),
+    ("method", "diagonal_scatter"): (
+        "(Tensor src, int offset = 0, int dim1 = 0, int dim2 = 1)",
     ),
     ("method", "digamma"): (
         "()",
@@ -34569,6 +35427,9 @@ SIGNATURES = {
         "(int dim, Tensor start, int length)",
         "(int dim, int start, int length)",
     ),
+    ("method", "narrow_copy"): (
+        "(int dim, int start, int length)",
+    ),
     ("method", "ne"): (
         "(Tensor other)",
         "(Number other)",
@@ -34585,6 +35446,9 @@ SIGNATURES = {
     ),
     ("method", "new_empty"): (
         "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+    ),
+    ("method", "new_empty_strided"): (
+        "(tuple of ints size, tuple of ints stride, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
     ("method", "new_full"): (
         "(tuple of ints size, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
@@ -34719,6 +35583,9 @@ SIGNATURES = {
     ("method", "select"): (
         "(int dim, int index)",
     ),
+    ("method", "select_scatter"): (
+        "(Tensor src, int dim, int index)",
+    ),
     ("method", "sigmoid"): (
         "()",
     ),
@@ -34751,6 +35618,9 @@ SIGNATURES = {
     ),
     ("method", "slice"): (
         "(int dim = 0, int start = None, int end = None, int step = 1)",
+    ),
+    ("method", "slice_scatter"): (
+        "(Tensor src, int dim = 0, int start = None, int end = None, int step = 1)",
     ),
     ("method", "softmax"): (
         "(int dim, torchlet.dtype dtype = None)",

@@ -16,6 +16,11 @@ R = np.random.default_rng(2026)
 vals = make_vals(R)
 
 
+def alias(r, x):
+    """r is x's tensor (the binding wraps it in a new Python object)"""
+    return r.data_ptr() == x.data_ptr() and r.shape == x.shape and r.stride() == x.stride() and r.dtype is x.dtype
+
+
 def pieces(ts, refs, dt=None):
     assert isinstance(ts, tuple) and len(ts) == len(refs)
     for t, r in zip(ts, refs):
@@ -68,7 +73,9 @@ def test_rot90_errors():
     raises(RuntimeError, "expected total dims >= 2, but got total dims = 1", lambda: tl.rot90(mk(vals((3,)))))
     raises(RuntimeError, "expected rotation dims to be different, but got dim0 = 0 and dim1 = -2",
            lambda: tl.rot90(x, 1, [0, -2]))
-    raises(RuntimeError, "Rotation dim0 out of range, dim0 = 2", lambda: tl.rot90(x, 1, [2, 0]))
+    raises(RuntimeError, "expected rotation dims to be different, but got dim0 = 2 and dim1 = 0",
+           lambda: tl.rot90(x, 1, [2, 0]))   # |2 - 0| == ndim: checked before the range
+    raises(RuntimeError, "Rotation dim0 out of range, dim0 = 3", lambda: tl.rot90(x, 1, [3, 0]))
     raises(RuntimeError, "Rotation dim1 out of range, dim1 = -3", lambda: tl.rot90(x, 1, [0, -3]))
 
 
@@ -178,7 +185,7 @@ def test_unsafe_chunk_split():
 def test_positive_true_divide_square():
     a = vals((3, 4)) - 50
     x = mk(a)
-    assert tl.positive(x) is x
+    assert alias(tl.positive(x), x)
     raises(RuntimeError, "The `+` operator, on a bool tensor is not supported.", lambda: tl.positive(mk(a, tl.bool)))
     b = vals((4,)) + 1
     np.testing.assert_allclose(npv(tl.true_divide(x, mk(b))), a / b, rtol=1e-6)
@@ -206,8 +213,8 @@ def test_isreal_conj_real(dt):
     x = mk(vals((2, 3), dt), dt)
     same(tl.isreal(x), np.ones((2, 3)), tl.bool)
     for f in (tl.conj, tl.resolve_conj, tl.resolve_neg, tl.conj_physical, tl.real):
-        assert f(x) is x
-    assert x.conj() is x and x.resolve_conj() is x and x.conj_physical() is x
+        assert alias(f(x), x)
+    assert alias(x.conj(), x) and alias(x.resolve_conj(), x) and alias(x.conj_physical(), x)
 
 
 # ----------------------------------------------------- diagflat / sum_to_size
@@ -227,7 +234,7 @@ def test_sum_to_size():
     same(x.sum_to_size(3, 1), a.sum(0).sum(1, keepdims=True))
     same(x.sum_to_size([1, 3, 4]), a.sum(0, keepdims=True))
     same(x.sum_to_size(()), a.sum())
-    assert x.sum_to_size(2, 3, 4) is x
+    assert alias(x.sum_to_size(2, 3, 4), x)
     raises(RuntimeError, "size {[5]} is not expandable to size {[2, 3, 4]}.", lambda: x.sum_to_size(5))
     raises(RuntimeError, "size {[1, 2, 3, 4]} is not expandable to size {[2, 3, 4]}.",
            lambda: x.sum_to_size(1, 2, 3, 4))
@@ -273,3 +280,75 @@ def test_against_torch():
             np.testing.assert_array_equal(npv(r), e.double().numpy())
             assert tt(r).dtype == e.dtype
     assert str(torch.square(torch.tensor([True])).dtype).endswith(NAMES[tl.square(tl.tensor([True])).dtype])
+
+
+# ------------------------------------------------------------ *_copy operators
+
+
+def test_view_copies():
+    a = vals((3, 4, 5))
+    x = mk(a)
+    cases = [(tl.alias_copy(x), a), (tl.diagonal_copy(x, 1, 0, 2), np.diagonal(a, 1, 0, 2)),
+             (tl.expand_copy(mk(a[:1]), [2, 4, 5]), np.broadcast_to(a[:1], (2, 4, 5))),
+             (tl.permute_copy(x, [2, 0, 1]), a.transpose(2, 0, 1)), (tl.t_copy(x[0]), a[0].T),
+             (tl.transpose_copy(x, 0, -1), a.swapaxes(0, 2)), (tl.unsqueeze_copy(x, 1), a[:, None]),
+             (tl.squeeze_copy(mk(a[:1, :, :1])), a[0, :, 0]), (tl.squeeze_copy(mk(a[:1]), 0), a[0]),
+             (tl.squeeze_copy(mk(a[:1, :, :1]), [0, 2]), a[0, :, 0]),
+             (tl.view_copy(x, [12, 5]), a.reshape(12, 5)), (tl.view_copy(x.transpose(0, 1), [-1]), a.swapaxes(0, 1).ravel()),
+             (tl.as_strided_copy(x, [2, 2], [5, 1], 3), np.lib.stride_tricks.as_strided(a.ravel()[3:], (2, 2), (40, 8))),
+             (tl.narrow_copy(x, 2, 1, 3), a[:, :, 1:4]), (x.narrow_copy(-1, 0, 0), a[:, :, :0])]
+    for r, e in cases:
+        same(r, e)
+        assert r.is_contiguous() and r.data_ptr() != x.data_ptr()
+    pieces(tl.split_with_sizes_copy(x, [1, 3], 1), np.split(a, [1], 1))
+    pieces(tl.unbind_copy(x, 2), [a[:, :, i] for i in range(5)])
+    assert all(p.is_contiguous() for p in tl.unbind_copy(x, 2))
+    raises(RuntimeError, "start (2) + length (4) exceeds dimension size (5).", lambda: tl.narrow_copy(x, 2, 2, 4))
+
+
+def test_scatters():
+    a, s = vals((4, 5)), vals((4,))
+    x = mk(a)
+    e = a.copy()
+    e[:, 2] = s
+    same(tl.select_scatter(x, mk(s), 1, 2), e)
+    same(x.select_scatter(mk(s), 1, -3), e)
+    e = a.copy()
+    e[1:4:2] = a[:2] + 1
+    same(tl.slice_scatter(x, mk(a[:2] + 1), 0, 1, None, 2), e)
+    e = a.copy()
+    e[:, 3:] = 7
+    same(tl.slice_scatter(x.t(), mk(np.full((2, 4), 7.0)), 0, 3).t(), e)
+    e = a.copy()
+    np.fill_diagonal(e[:, 1:], -1)
+    same(tl.diagonal_scatter(x, mk(-np.ones(4)), 1), e)
+    same(x, a)   # self untouched
+    raises(RuntimeError, "expected src to have a size equal to the slice of self. src size = [3], slice size = [4]",
+           lambda: tl.select_scatter(x, mk(vals((3,))), 1, 0))
+
+
+def test_factories():
+    r = tl.scalar_tensor(3)
+    assert r.shape == () and r.dtype is tl.float32 and r.item() == 3
+    assert tl.scalar_tensor(True, dtype=tl.int64).item() == 1
+    assert tl.scalar_tensor(2.5, dtype=tl.float64).dtype is tl.float64
+    e = tl.empty_permuted((2, 3, 4), (2, 0, 1))
+    assert tuple(e.shape) == (2, 3, 4) and e.stride() == (3, 1, 6)
+    raises(RuntimeError, "Number of dimensions in size does not match the length of the physical_layout; i.e. "
+           "len(size) = 2 is not equal to len(physical_layout) = 3", lambda: tl.empty_permuted((2, 3), (0, 1, 2)))
+    raises(RuntimeError, "Duplicate dim not allowed", lambda: tl.empty_permuted((2, 3), (0, 0)))
+    x = mk(vals((2,)), tl.int32)
+    n = x.new_empty_strided((2, 3), (1, 2))
+    assert n.dtype is tl.int32 and n.stride() == (1, 2)
+    assert x.new_empty_strided((2,), (1,), dtype=tl.float64).dtype is tl.float64
+
+
+def test_copy_and_scatter_gradients():
+    a = R.standard_normal((3, 4))
+    assert _gc(lambda x: tl.diagonal_copy(x, 1) * 2, a)
+    assert _gc(lambda x: tl.permute_copy(x, [1, 0]) + tl.t_copy(x) + tl.transpose_copy(x, 0, 1), a)
+    assert _gc(lambda x: tl.expand_copy(x[:1], [2, 4]) + tl.view_copy(x, [4, 3]).t()[:1], a)
+    assert _gc(lambda x: tl.unbind_copy(x, 1)[2] + tl.split_with_sizes_copy(x, [1, 2])[1].sum(0)[:3], a)
+    assert _gc(lambda x, s: tl.select_scatter(x, s[0], 0, 1), a, a)
+    assert _gc(lambda x, s: tl.slice_scatter(x, s[:, 1:3], 1, 1, 3), a, a)
+    assert _gc(lambda x, s: tl.diagonal_scatter(x, s[0, :3]), a, a)
