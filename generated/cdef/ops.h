@@ -1851,4 +1851,19 @@ tl_tensor *tl_ops_empty_permuted(const int64_t *size, int64_t size_len, const in
 /* new_empty_strided */
 tl_tensor *tl_ops_new_empty_strided(tl_tensor *self, const int64_t *size, int64_t size_len, const int64_t *stride, int64_t stride_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
 
+/* trapezoid */
+tl_tensor *tl_ops_trapezoid_x(tl_tensor *y, tl_tensor *x, int64_t dim);
+tl_tensor *tl_ops_trapezoid_dx(tl_tensor *y, tl_scalar dx, int64_t dim);
+
+/* trapz */
+tl_tensor *tl_ops_trapz_x(tl_tensor *y, tl_tensor *x, int64_t dim);
+tl_tensor *tl_ops_trapz_dx(tl_tensor *y, double dx, int64_t dim);
+
+/* cumulative_trapezoid */
+tl_tensor *tl_ops_cumulative_trapezoid_x(tl_tensor *y, tl_tensor *x, int64_t dim);
+tl_tensor *tl_ops_cumulative_trapezoid_dx(tl_tensor *y, tl_scalar dx, int64_t dim);
+
+/* vdot */
+tl_tensor *tl_ops_vdot(tl_tensor *self, tl_tensor *other);
+
 #endif

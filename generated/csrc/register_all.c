@@ -111,6 +111,7 @@
 #include "ops/cross_entropy_loss.h"
 #include "ops/cumprod.h"
 #include "ops/cumsum.h"
+#include "ops/cumulative_trapezoid.h"
 #include "ops/deg2rad.h"
 #include "ops/diag.h"
 #include "ops/diag_embed.h"
@@ -407,6 +408,8 @@
 #include "ops/trace_backward.h"
 #include "ops/transpose.h"
 #include "ops/transpose_copy.h"
+#include "ops/trapezoid.h"
+#include "ops/trapz.h"
 #include "ops/tril.h"
 #include "ops/tril_indices.h"
 #include "ops/triu.h"
@@ -423,6 +426,7 @@
 #include "ops/unsqueeze_copy.h"
 #include "ops/var.h"
 #include "ops/var_mean.h"
+#include "ops/vdot.h"
 #include "ops/view.h"
 #include "ops/view_as.h"
 #include "ops/view_copy.h"
@@ -865,6 +869,10 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_diagonal_scatter() != 0) return -1;
     if (tl_ops_register_empty_permuted() != 0) return -1;
     if (tl_ops_register_new_empty_strided() != 0) return -1;
+    if (tl_ops_register_trapezoid() != 0) return -1;
+    if (tl_ops_register_trapz() != 0) return -1;
+    if (tl_ops_register_cumulative_trapezoid() != 0) return -1;
+    if (tl_ops_register_vdot() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -287,5 +287,6 @@ int tl_autograd_register_slice_scatter(void);
 int tl_autograd_register_select_scatter(void);
 int tl_autograd_register_diagonal_scatter(void);
 int tl_autograd_register_new_empty_strided(void);
+int tl_autograd_register_vdot(void);
 
 #endif

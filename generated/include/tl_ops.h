@@ -437,5 +437,9 @@
 #include "ops/diagonal_scatter.h"
 #include "ops/empty_permuted.h"
 #include "ops/new_empty_strided.h"
+#include "ops/trapezoid.h"
+#include "ops/trapz.h"
+#include "ops/cumulative_trapezoid.h"
+#include "ops/vdot.h"
 
 #endif

@@ -185,6 +185,7 @@ __all__ = [
     "count_nonzero",
     "cumprod",
     "cumsum",
+    "cumulative_trapezoid",
     "deg2rad",
     "deg2rad_",
     "diag",
@@ -425,6 +426,8 @@ __all__ = [
     "trace_backward",
     "transpose",
     "transpose_copy",
+    "trapezoid",
+    "trapz",
     "tril",
     "tril_indices",
     "triu",
@@ -441,6 +444,7 @@ __all__ = [
     "unsqueeze_copy",
     "var",
     "var_mean",
+    "vdot",
     "view_copy",
     "vsplit",
     "vstack",
@@ -735,6 +739,8 @@ _C_cumprod_out = getattr(_lib, "tl_ops_cumprod_out", None) or _missing_c("tl_ops
 _C_cumsum = getattr(_lib, "tl_ops_cumsum", None) or _missing_c("tl_ops_cumsum")
 _C_cumsum_ = getattr(_lib, "tl_ops_cumsum_", None) or _missing_c("tl_ops_cumsum_")
 _C_cumsum_out = getattr(_lib, "tl_ops_cumsum_out", None) or _missing_c("tl_ops_cumsum_out")
+_C_cumulative_trapezoid_dx = getattr(_lib, "tl_ops_cumulative_trapezoid_dx", None) or _missing_c("tl_ops_cumulative_trapezoid_dx")
+_C_cumulative_trapezoid_x = getattr(_lib, "tl_ops_cumulative_trapezoid_x", None) or _missing_c("tl_ops_cumulative_trapezoid_x")
 _C_deg2rad = getattr(_lib, "tl_ops_deg2rad", None) or _missing_c("tl_ops_deg2rad")
 _C_deg2rad_ = getattr(_lib, "tl_ops_deg2rad_", None) or _missing_c("tl_ops_deg2rad_")
 _C_deg2rad_out = getattr(_lib, "tl_ops_deg2rad_out", None) or _missing_c("tl_ops_deg2rad_out")
@@ -1384,6 +1390,10 @@ _C_trace = getattr(_lib, "tl_ops_trace", None) or _missing_c("tl_ops_trace")
 _C_trace_backward = getattr(_lib, "tl_ops_trace_backward", None) or _missing_c("tl_ops_trace_backward")
 _C_transpose_copy_int = getattr(_lib, "tl_ops_transpose_copy_int", None) or _missing_c("tl_ops_transpose_copy_int")
 _C_transpose_int = getattr(_lib, "tl_ops_transpose_int", None) or _missing_c("tl_ops_transpose_int")
+_C_trapezoid_dx = getattr(_lib, "tl_ops_trapezoid_dx", None) or _missing_c("tl_ops_trapezoid_dx")
+_C_trapezoid_x = getattr(_lib, "tl_ops_trapezoid_x", None) or _missing_c("tl_ops_trapezoid_x")
+_C_trapz_dx = getattr(_lib, "tl_ops_trapz_dx", None) or _missing_c("tl_ops_trapz_dx")
+_C_trapz_x = getattr(_lib, "tl_ops_trapz_x", None) or _missing_c("tl_ops_trapz_x")
 _C_tril = getattr(_lib, "tl_ops_tril", None) or _missing_c("tl_ops_tril")
 _C_tril_ = getattr(_lib, "tl_ops_tril_", None) or _missing_c("tl_ops_tril_")
 _C_tril_indices = getattr(_lib, "tl_ops_tril_indices", None) or _missing_c("tl_ops_tril_indices")
@@ -1416,6 +1426,7 @@ _C_var_mean = getattr(_lib, "tl_ops_var_mean", None) or _missing_c("tl_ops_var_m
 _C_var_mean_correction = getattr(_lib, "tl_ops_var_mean_correction", None) or _missing_c("tl_ops_var_mean_correction")
 _C_var_mean_dim = getattr(_lib, "tl_ops_var_mean_dim", None) or _missing_c("tl_ops_var_mean_dim")
 _C_var_out = getattr(_lib, "tl_ops_var_out", None) or _missing_c("tl_ops_var_out")
+_C_vdot = getattr(_lib, "tl_ops_vdot", None) or _missing_c("tl_ops_vdot")
 _C_view = getattr(_lib, "tl_ops_view", None) or _missing_c("tl_ops_view")
 _C_view_as = getattr(_lib, "tl_ops_view_as", None) or _missing_c("tl_ops_view_as")
 _C_view_copy = getattr(_lib, "tl_ops_view_copy", None) or _missing_c("tl_ops_view_copy")
@@ -6931,6 +6942,72 @@ def cumsum(input, dim, *, dtype=None, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
+# yaml/native_functions.yaml: cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor
+_SIGS_cumulative_trapezoid = (
+    ('(Tensor y, Tensor x, *, int dim = -1)', (('y', lambda x: isinstance(x, _Tensor)), ('x', lambda x: isinstance(x, _Tensor)),), (('dim', lambda x: _cv_int(x) is not _BAD),), False),
+    ('(Tensor y, *, Number dx = 1, int dim = -1)', (('y', lambda x: isinstance(x, _Tensor)),), (('dx', lambda x: _is_scalar(x)), ('dim', lambda x: _cv_int(x) is not _BAD),), False),
+)
+_KW_cumulative_trapezoid_0 = {'y': lambda x: isinstance(x, _Tensor), 'x': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD}
+_KW_cumulative_trapezoid_1 = {'y': lambda x: isinstance(x, _Tensor), 'dx': lambda x: _is_scalar(x), 'dim': lambda x: _cv_int(x) is not _BAD}
+
+
+def _implcumulative_trapezoid_0(y, x, *, dim=-1):
+    '(Tensor y, Tensor x, *, int dim = -1)'
+    if y.__class__ is not _Tensor:
+        if not isinstance(y, _Tensor):
+            raise _arg_error('cumulative_trapezoid', 'y', 1, 'Tensor', y)
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('cumulative_trapezoid', 'x', 2, 'Tensor', x)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cumulative_trapezoid', 'dim', 0, 'int', dim)
+    h_ = _C_cumulative_trapezoid_x(y._p, x._p, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implcumulative_trapezoid_1(y, *, dx=1, dim=-1):
+    '(Tensor y, *, Number dx = 1, int dim = -1)'
+    if y.__class__ is not _Tensor:
+        if not isinstance(y, _Tensor):
+            raise _arg_error('cumulative_trapezoid', 'y', 1, 'Tensor', y)
+    dx_c = _SC_INT.get(dx) if dx.__class__ is int else None
+    if dx_c is None:
+        dx_c = _cv_scalar(dx)
+        if dx_c is _BAD:
+            raise _arg_error('cumulative_trapezoid', 'dx', 0, 'Number', dx)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cumulative_trapezoid', 'dim', 0, 'int', dim)
+    h_ = _C_cumulative_trapezoid_dx(y._p, dx_c, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def cumulative_trapezoid(*args, **kwargs):
+    '(Tensor y, Tensor x, *, int dim = -1) | (Tensor y, *, Number dx = 1, int dim = -1)'
+    if _TF and (r_ := _tf(cumulative_trapezoid, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'y' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'x' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_cumulative_trapezoid_0, ('y', 'x', )[:n])):
+        return _implcumulative_trapezoid_0(*args, **kwargs)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'y' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_cumulative_trapezoid_1, ('y', )[:n])):
+        return _implcumulative_trapezoid_1(*args, **kwargs)
+    raise _invalid_combination('cumulative_trapezoid', args, kwargs, _SIGS_cumulative_trapezoid)
 
 
 # yaml/native_functions.yaml: deg2rad(Tensor self) -> Tensor
@@ -16613,6 +16690,136 @@ def transpose_copy(input, dim0, dim1):
     return r_
 
 
+# yaml/native_functions.yaml: trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
+# yaml/native_functions.yaml: trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor
+_SIGS_trapezoid = (
+    ('(Tensor y, Tensor x, *, int dim = -1)', (('y', lambda x: isinstance(x, _Tensor)), ('x', lambda x: isinstance(x, _Tensor)),), (('dim', lambda x: _cv_int(x) is not _BAD),), False),
+    ('(Tensor y, *, Number dx = 1, int dim = -1)', (('y', lambda x: isinstance(x, _Tensor)),), (('dx', lambda x: _is_scalar(x)), ('dim', lambda x: _cv_int(x) is not _BAD),), False),
+)
+_KW_trapezoid_0 = {'y': lambda x: isinstance(x, _Tensor), 'x': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD}
+_KW_trapezoid_1 = {'y': lambda x: isinstance(x, _Tensor), 'dx': lambda x: _is_scalar(x), 'dim': lambda x: _cv_int(x) is not _BAD}
+
+
+def _impltrapezoid_0(y, x, *, dim=-1):
+    '(Tensor y, Tensor x, *, int dim = -1)'
+    if y.__class__ is not _Tensor:
+        if not isinstance(y, _Tensor):
+            raise _arg_error('trapezoid', 'y', 1, 'Tensor', y)
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('trapezoid', 'x', 2, 'Tensor', x)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('trapezoid', 'dim', 0, 'int', dim)
+    h_ = _C_trapezoid_x(y._p, x._p, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impltrapezoid_1(y, *, dx=1, dim=-1):
+    '(Tensor y, *, Number dx = 1, int dim = -1)'
+    if y.__class__ is not _Tensor:
+        if not isinstance(y, _Tensor):
+            raise _arg_error('trapezoid', 'y', 1, 'Tensor', y)
+    dx_c = _SC_INT.get(dx) if dx.__class__ is int else None
+    if dx_c is None:
+        dx_c = _cv_scalar(dx)
+        if dx_c is _BAD:
+            raise _arg_error('trapezoid', 'dx', 0, 'Number', dx)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('trapezoid', 'dim', 0, 'int', dim)
+    h_ = _C_trapezoid_dx(y._p, dx_c, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def trapezoid(*args, **kwargs):
+    '(Tensor y, Tensor x, *, int dim = -1) | (Tensor y, *, Number dx = 1, int dim = -1)'
+    if _TF and (r_ := _tf(trapezoid, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'y' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'x' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_trapezoid_0, ('y', 'x', )[:n])):
+        return _impltrapezoid_0(*args, **kwargs)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'y' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_trapezoid_1, ('y', )[:n])):
+        return _impltrapezoid_1(*args, **kwargs)
+    raise _invalid_combination('trapezoid', args, kwargs, _SIGS_trapezoid)
+
+
+# yaml/native_functions.yaml: trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
+# yaml/native_functions.yaml: trapz.dx(Tensor y, *, float dx=1, int dim=-1) -> Tensor
+_SIGS_trapz = (
+    ('(Tensor y, *, float dx = 1, int dim = -1)', (('y', lambda x: isinstance(x, _Tensor)),), (('dx', lambda x: _cv_double(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), False),
+    ('(Tensor y, Tensor x, *, int dim = -1)', (('y', lambda x: isinstance(x, _Tensor)), ('x', lambda x: isinstance(x, _Tensor)),), (('dim', lambda x: _cv_int(x) is not _BAD),), False),
+)
+_KW_trapz_0 = {'y': lambda x: isinstance(x, _Tensor), 'dx': lambda x: _cv_double(x) is not _BAD, 'dim': lambda x: _cv_int(x) is not _BAD}
+_KW_trapz_1 = {'y': lambda x: isinstance(x, _Tensor), 'x': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD}
+
+
+def _impltrapz_0(y, *, dx=1, dim=-1):
+    '(Tensor y, *, float dx = 1, int dim = -1)'
+    if y.__class__ is not _Tensor:
+        if not isinstance(y, _Tensor):
+            raise _arg_error('trapz', 'y', 1, 'Tensor', y)
+    dx_c = _cv_double(dx)
+    if dx_c is _BAD:
+        raise _arg_error('trapz', 'dx', 0, 'float', dx)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('trapz', 'dim', 0, 'int', dim)
+    h_ = _C_trapz_dx(y._p, dx_c, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impltrapz_1(y, x, *, dim=-1):
+    '(Tensor y, Tensor x, *, int dim = -1)'
+    if y.__class__ is not _Tensor:
+        if not isinstance(y, _Tensor):
+            raise _arg_error('trapz', 'y', 1, 'Tensor', y)
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('trapz', 'x', 2, 'Tensor', x)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('trapz', 'dim', 0, 'int', dim)
+    h_ = _C_trapz_x(y._p, x._p, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def trapz(*args, **kwargs):
+    '(Tensor y, *, float dx = 1, int dim = -1) | (Tensor y, Tensor x, *, int dim = -1)'
+    if _TF and (r_ := _tf(trapz, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'y' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_trapz_0, ('y', )[:n])):
+        return _impltrapz_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'y' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'x' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_trapz_1, ('y', 'x', )[:n])):
+        return _impltrapz_1(*args, **kwargs)
+    raise _invalid_combination('trapz', args, kwargs, _SIGS_trapz)
+
+
 # yaml/native_functions.yaml: tril(Tensor self, SymInt diagonal=0) -> Tensor
 # yaml/native_functions.yaml: tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_tril = (
@@ -17254,6 +17461,32 @@ def var_mean(*args, **kwargs):
     if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_mean_2, ('input', 'dim', 'unbiased', 'keepdim', )[:n])):
         return _implvar_mean_2(*args, **kwargs)
     raise _invalid_combination('var_mean', args, kwargs, _SIGS_var_mean)
+
+
+# yaml/native_functions.yaml: vdot(Tensor self, Tensor other) -> Tensor
+_SIGS_vdot = (
+    ('(Tensor input, Tensor other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def vdot(input, other):
+    '(Tensor input, Tensor other)'
+    if _TF and (r_ := _tf(vdot, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('vdot', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('vdot', 'other', 2, 'Tensor', other)
+    h_ = _C_vdot(input._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: view_copy(Tensor self, SymInt[] size) -> Tensor
@@ -31439,6 +31672,29 @@ def _m_var(self, *args, **kwargs):
     raise _invalid_combination('var', args, kwargs, _SIGS__m_var)
 
 
+# yaml/native_functions.yaml: vdot(Tensor self, Tensor other) -> Tensor
+_SIGS__m_vdot = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_vdot(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_vdot, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('vdot', 'other', 1, 'Tensor', other)
+    h_ = _C_vdot(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 # yaml/native_functions.yaml: view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)
 _SIGS__m_view = (
@@ -31774,6 +32030,7 @@ def _m_zero_(self):
 #   __imul__ mul_ inplace
 #   __truediv__ div forward
 #   __rtruediv__ reciprocal reciprocal_mul
+#   __rdiv__ reciprocal reciprocal_mul
 #   __itruediv__ div_ inplace
 #   __floordiv__ floor_divide forward
 #   __rfloordiv__ floor_divide reflect
@@ -32024,8 +32281,17 @@ def _d__truediv__(self, other):
 def _d__rtruediv__(self, other):
     if _TF and (r_ := _tf_args(_d__rtruediv__, (self, other,))) is not _GO:
         return r_
-    # __rtruediv__: self.reciprocal() * other, as torch.Tensor.__rtruediv__
-    if other.__class__ not in _NUMBERS and not _is_number(other):
+    # __rtruediv__: self.reciprocal() * other, as torch.Tensor.__rtruediv__ (a number or a tensor)
+    if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):
+        return NotImplemented
+    return _m_reciprocal(self) * other
+
+
+def _d__rdiv__(self, other):
+    if _TF and (r_ := _tf_args(_d__rdiv__, (self, other,))) is not _GO:
+        return r_
+    # __rdiv__: self.reciprocal() * other, as torch.Tensor.__rdiv__ (a number or a tensor)
+    if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):
         return NotImplemented
     return _m_reciprocal(self) * other
 
@@ -33265,6 +33531,7 @@ class _TensorOps:
     unsafe_split = _m_unsafe_split
     unsqueeze = _m_unsqueeze
     var = _m_var
+    vdot = _m_vdot
     view = _m_view
     view_as = _m_view_as
     vsplit = _m_vsplit
@@ -33283,6 +33550,7 @@ class _TensorOps:
     __imul__ = _d__imul__
     __truediv__ = _d__truediv__
     __rtruediv__ = _d__rtruediv__
+    __rdiv__ = _d__rdiv__
     __itruediv__ = _d__itruediv__
     __floordiv__ = _d__floordiv__
     __rfloordiv__ = _d__rfloordiv__
@@ -33822,6 +34090,10 @@ SIGNATURES = {
     ),
     ("function", "cumsum"): (
         "(Tensor input, int dim, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("function", "cumulative_trapezoid"): (
+        "(Tensor y, Tensor x, *, int dim = -1)",
+        "(Tensor y, *, Number dx = 1, int dim = -1)",
     ),
     ("function", "deg2rad"): (
         "(Tensor input, *, Tensor out = None)",
@@ -34602,6 +34874,14 @@ SIGNATURES = {
     ("function", "transpose_copy"): (
         "(Tensor input, int dim0, int dim1)",
     ),
+    ("function", "trapezoid"): (
+        "(Tensor y, Tensor x, *, int dim = -1)",
+        "(Tensor y, *, Number dx = 1, int dim = -1)",
+    ),
+    ("function", "trapz"): (
+        "(Tensor y, *, float dx = 1, int dim = -1)",
+        "(Tensor y, Tensor x, *, int dim = -1)",
+    ),
     ("function", "tril"): (
         "(Tensor input, int diagonal = 0, *, Tensor out = None)",
     ),
@@ -34654,6 +34934,9 @@ SIGNATURES = {
         "(Tensor input, bool unbiased = True)",
         "(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False)",
         "(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False)",
+    ),
+    ("function", "vdot"): (
+        "(Tensor input, Tensor other)",
     ),
     ("function", "view_copy"): (
         "(Tensor input, tuple of ints size)",
@@ -35757,6 +36040,9 @@ SIGNATURES = {
         "(bool unbiased = True)",
         "(tuple of ints dim = None, *, Number correction = None, bool keepdim = False)",
         "(tuple of ints dim, bool unbiased = True, bool keepdim = False)",
+    ),
+    ("method", "vdot"): (
+        "(Tensor other)",
     ),
     ("method", "view"): (
         "(torchlet.dtype dtype)",

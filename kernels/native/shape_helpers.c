@@ -3,11 +3,12 @@
  * ExpandUtils.h): ravel, fliplr / flipud / rot90, tensor_split and the
  * h/v/dsplit family, column_stack / dstack, unsafe_chunk / unsafe_split,
  * positive, true_divide, square, isreal, the conj / neg no-ops of real
- * dtypes, real, diagflat, sum_to_size.
+ * dtypes, real, vdot, diagflat, sum_to_size.
  *
- * All but rot90 and unsafe_split are CompositeImplicitAutograd: autograd
- * records the operators they call. torchlet has no complex dtypes, so the
- * complex branches of PyTorch's code never apply. Messages are PyTorch's. */
+ * All but rot90, unsafe_split (CompositeExplicitAutograd) and vdot (CPU) are
+ * CompositeImplicitAutograd: autograd records the operators they call.
+ * torchlet has no complex dtypes, so the complex branches of PyTorch's code
+ * never apply. Messages are PyTorch's. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -407,6 +408,12 @@ tl_tensor *tl_native_resolve_neg(tl_keyset ks, tl_tensor *self) {
 tl_tensor *tl_native_real(tl_keyset ks, tl_tensor *self) {
     (void)ks;
     return same(self);
+}
+
+/* vdot of real vectors is dot (PyTorch's Blas.cpp dispatches there, with dot's checks) */
+tl_tensor *tl_native_vdot(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    (void)ks;
+    return tl_ops_dot(self, other);
 }
 
 /* ------------------------------------------------- diagflat / sum_to_size */

@@ -904,6 +904,7 @@ SHAPE_HELPERS_CASES = {
     "slice_scatter": [([rn(4, 3), rn(2, 3)], lambda a, s: torchlet.slice_scatter(a, s, 0, 1, 4, 2))],
     "select_scatter": [([rn(3, 4), rn(3)], lambda a, s: torchlet.select_scatter(a, s, 1, -1))],
     "diagonal_scatter": [([rn(3, 4), rn(3)], lambda a, s: torchlet.diagonal_scatter(a, s, 1))],
+    "vdot": [([rn(4), rn(4)], lambda a, b: torchlet.vdot(a, b)), ([rn(3, 2), rn(3)], lambda a, b: T(a)[1].vdot(b))],
 }
 
 

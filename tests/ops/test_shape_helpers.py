@@ -352,3 +352,92 @@ def test_copy_and_scatter_gradients():
     assert _gc(lambda x, s: tl.select_scatter(x, s[0], 0, 1), a, a)
     assert _gc(lambda x, s: tl.slice_scatter(x, s[:, 1:3], 1, 1, 3), a, a)
     assert _gc(lambda x, s: tl.diagonal_scatter(x, s[0, :3]), a, a)
+
+
+# ---------------------------------------------------------------- integration
+
+
+def test_trapezoid():
+    y = R.standard_normal((3, 5))
+    x = np.sort(R.standard_normal(5))
+    Y = mk(y, tl.float64)
+    np.testing.assert_allclose(npv(tl.trapezoid(Y, mk(x, tl.float64))), np.trapezoid(y, x), rtol=1e-12)
+    np.testing.assert_allclose(npv(tl.trapezoid(Y, dx=0.5, dim=0)), np.trapezoid(y, dx=0.5, axis=0), rtol=1e-12)
+    np.testing.assert_allclose(npv(tl.trapz(Y.t(), dx=2.0, dim=0)), np.trapezoid(y.T, dx=2.0, axis=0), rtol=1e-12)
+    X = R.standard_normal((3, 5))
+    np.testing.assert_allclose(npv(tl.trapz(Y, mk(X, tl.float64))), np.trapezoid(y, X), rtol=1e-12)
+    y3 = R.standard_normal((2, 3, 5))   # x with fewer dims: ones in front
+    np.testing.assert_allclose(npv(tl.trapezoid(mk(y3, tl.float64), mk(X, tl.float64))), np.trapezoid(y3, X),
+                               rtol=1e-12)
+    same(tl.trapezoid(mk(np.zeros((3, 0)))), np.zeros(3))
+    assert tl.trapezoid(mk(np.arange(4.0), tl.int64)).dtype is tl.float32
+    raises(RuntimeError, "trapezoid: There must be one `x` value for each sample point",
+           lambda: tl.trapezoid(Y, mk(x[:4])))
+    raises(RuntimeError, "trapezoid: received a bool input for `y`, but bool is not supported",
+           lambda: tl.trapezoid(mk(y, tl.bool)))
+    raises(RuntimeError, "trapezoid: Currently, we only support dx as a real number.", lambda: tl.trapezoid(Y, dx=True))
+    raises(IndexError, "Dimension specified as -1 but tensor has no dimensions",
+           lambda: tl.trapezoid(mk(np.float64(1.0))))
+
+
+def test_cumulative_trapezoid():
+    y = R.standard_normal((3, 5))
+    x = np.sort(R.standard_normal(5))
+    Y = mk(y, tl.float64)
+    dy = (y[:, 1:] + y[:, :-1]) / 2
+    np.testing.assert_allclose(npv(tl.cumulative_trapezoid(Y, mk(x, tl.float64))), np.cumsum(dy * np.diff(x), 1),
+                               rtol=1e-12)
+    np.testing.assert_allclose(npv(tl.cumulative_trapezoid(Y, dx=3)), np.cumsum(dy * 3, 1), rtol=1e-12)
+    np.testing.assert_allclose(npv(tl.cumulative_trapezoid(Y, dim=0)),
+                               np.cumsum((y[1:] + y[:-1]) / 2, 0), rtol=1e-12)
+    raises(RuntimeError, "cumulative_trapezoid: received a bool input for `x` or `y`, but bool is not supported",
+           lambda: tl.cumulative_trapezoid(Y, mk(x, tl.bool)))
+
+
+def test_integration_gradients():
+    y, x = R.standard_normal((3, 4)), np.sort(R.standard_normal(4))
+    assert _gc(lambda a, b: tl.trapezoid(a, b), y, x)
+    assert _gc(lambda a: tl.trapz(a, dx=0.3, dim=0), y)
+    assert _gc(lambda a, b: tl.cumulative_trapezoid(a, b), y, x)
+    assert _gc(lambda a: tl.cumulative_trapezoid(a.t(), dx=2), y)
+
+
+def test_rdiv():
+    a = vals((2, 3)) + 1
+    x = mk(a, tl.float64)
+    np.testing.assert_allclose(npv(x.__rdiv__(2)), 2 / a)
+    np.testing.assert_allclose(npv(x.t().__rdiv__(-3.5)), -3.5 / a.T)
+    b = vals((3,)) + 1
+    np.testing.assert_allclose(npv(x.__rdiv__(mk(b, tl.float64))), b / a)   # a tensor: other / self
+    np.testing.assert_allclose(npv(x.__rtruediv__(mk(b, tl.float64))), b / a)
+    assert x.__rdiv__("a") is NotImplemented
+
+
+def test_unravel_index():
+    shape = (3, 4, 5)
+    flat = R.integers(0, 60, size=(2, 7))
+    got = tl.unravel_index(tl.tensor(flat), shape)
+    assert isinstance(got, tuple) and len(got) == 3
+    for g, e in zip(got, np.unravel_index(flat, shape)):
+        same(g, e, tl.int64)
+    same(tl.unravel_index(tl.tensor(7, dtype=tl.int32), 5)[0], np.array(2), tl.int64)
+    for g, e in zip(tl.unravel_index(tl.tensor([-1, 13]), (4, 5)), ([3, 2], [4, 3])):
+        same(g, np.array(e), tl.int64)   # negative indices count from the end (floor division)
+    with pytest.raises(TypeError, match="^expected 'indices' to be integer dtype, but got torchlet.float32$"):
+        tl.unravel_index(tl.tensor([1.0]), (2,))
+    with pytest.raises(TypeError, match="^expected 'shape' sequence to only contain ints, but got <class 'float'>$"):
+        tl.unravel_index(tl.tensor([1]), (2.0,))
+    with pytest.raises(ValueError, match=r"^'shape' cannot have negative values, but got \(2, -1\)$"):
+        tl.unravel_index(tl.tensor([1]), (2, -1))
+
+
+def test_vdot():
+    a, b = R.standard_normal(5), R.standard_normal(5)
+    r = tl.vdot(mk(a, tl.float64), mk(b, tl.float64))
+    assert r.shape == () and r.dtype is tl.float64
+    np.testing.assert_allclose(r.item(), np.vdot(a, b), rtol=1e-12)
+    np.testing.assert_allclose(mk(a).vdot(mk(b)[::1]).item(), np.vdot(a, b), rtol=1e-5)
+    raises(RuntimeError, "1D tensors expected, but got 2D and 1D tensors", lambda: tl.vdot(mk(vals((2, 2))), mk(a)))
+    raises(RuntimeError, "dot : expected both vectors to have same dtype, but found Float and Double",
+           lambda: tl.vdot(mk(a), mk(b, tl.float64)))
+    assert _gc(lambda x, y: tl.vdot(x, y), a, b)
