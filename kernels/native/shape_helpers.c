@@ -20,6 +20,8 @@
 #include "tl_structured.h"
 #include "tl_tensor.h"
 
+#include "shape_index.h"
+
 static tl_tensor *same(tl_tensor *self) {
     tl_tensor_retain(self);
     return self;
@@ -310,21 +312,7 @@ int tl_native_unsafe_split(tl_keyset ks, tl_tensor *self, int64_t split_size, in
 int tl_native_unsafe_chunk(tl_keyset ks, tl_tensor *self, int64_t chunks, int64_t dim, tl_tensor ***ret,
                            int64_t *ret_len) {
     (void)ks;
-    if (self->ndim == 0) return tl_set_error(TL_ERR_RUNTIME, "chunk expects at least a 1-dimensional tensor");
-    if (chunks <= 0)
-        return tl_set_error(TL_ERR_RUNTIME, "chunk expects `chunks` to be greater than 0, got: %lld", (long long)chunks);
-    const int64_t d = tl__wrap_dim(dim, self->ndim, 0);
-    if (d < 0) return -1;
-    const int64_t size = self->sizes[d], split = (size + chunks - 1) / chunks;
-    if (split == 0 && size == 0) {
-        /* `chunks` empty pieces (split_with_sizes: torchlet has no unsafe_split_with_sizes) */
-        int64_t *lens = calloc((size_t)chunks, sizeof(int64_t));
-        if (!lens) return tl_set_error(TL_ERR_MEMORY, "out of memory");
-        int rc = tl_ops_split_with_sizes(self, lens, chunks, d, ret, ret_len);
-        free(lens);
-        return rc;
-    }
-    return tl_ops_unsafe_split_Tensor(self, split, d, ret, ret_len);
+    return tl__chunk_pieces(self, chunks, dim, true, ret, ret_len);
 }
 
 /* ------------------------------------------------------ pointwise aliases */
