@@ -1866,4 +1866,7 @@ tl_tensor *tl_ops_cumulative_trapezoid_dx(tl_tensor *y, tl_scalar dx, int64_t di
 /* vdot */
 tl_tensor *tl_ops_vdot(tl_tensor *self, tl_tensor *other);
 
+/* combinations */
+tl_tensor *tl_ops_combinations(tl_tensor *self, int64_t r, bool with_replacement);
+
 #endif

@@ -582,6 +582,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_clip_Tensor(...) tl_pyabi_tensor(tl_ops_clip_Tensor(__VA_ARGS__))
 #define tl_ops_clone(...) tl_pyabi_tensor(tl_ops_clone(__VA_ARGS__))
 #define tl_ops_column_stack(...) tl_pyabi_tensor(tl_ops_column_stack(__VA_ARGS__))
+#define tl_ops_combinations(...) tl_pyabi_tensor(tl_ops_combinations(__VA_ARGS__))
 #define tl_ops_conj(...) tl_pyabi_tensor(tl_ops_conj(__VA_ARGS__))
 #define tl_ops_conj_physical(...) tl_pyabi_tensor(tl_ops_conj_physical(__VA_ARGS__))
 #define tl_ops_constant_pad_nd(...) tl_pyabi_tensor(tl_ops_constant_pad_nd(__VA_ARGS__))

@@ -91,6 +91,7 @@
 #include "ops/clip.h"
 #include "ops/clone.h"
 #include "ops/column_stack.h"
+#include "ops/combinations.h"
 #include "ops/conj.h"
 #include "ops/conj_physical.h"
 #include "ops/constant_pad_nd.h"
@@ -873,6 +874,7 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_trapz() != 0) return -1;
     if (tl_ops_register_cumulative_trapezoid() != 0) return -1;
     if (tl_ops_register_vdot() != 0) return -1;
+    if (tl_ops_register_combinations() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -441,5 +441,6 @@
 #include "ops/trapz.h"
 #include "ops/cumulative_trapezoid.h"
 #include "ops/vdot.h"
+#include "ops/combinations.h"
 
 #endif

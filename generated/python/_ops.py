@@ -166,6 +166,7 @@ __all__ = [
     "clip_",
     "clone",
     "column_stack",
+    "combinations",
     "conj",
     "conj_physical",
     "constant_pad_nd",
@@ -705,6 +706,7 @@ _C_clip_out = getattr(_lib, "tl_ops_clip_out", None) or _missing_c("tl_ops_clip_
 _C_clone = getattr(_lib, "tl_ops_clone", None) or _missing_c("tl_ops_clone")
 _C_column_stack = getattr(_lib, "tl_ops_column_stack", None) or _missing_c("tl_ops_column_stack")
 _C_column_stack_out = getattr(_lib, "tl_ops_column_stack_out", None) or _missing_c("tl_ops_column_stack_out")
+_C_combinations = getattr(_lib, "tl_ops_combinations", None) or _missing_c("tl_ops_combinations")
 _C_conj = getattr(_lib, "tl_ops_conj", None) or _missing_c("tl_ops_conj")
 _C_conj_physical = getattr(_lib, "tl_ops_conj_physical", None) or _missing_c("tl_ops_conj_physical")
 _C_constant_pad_nd = getattr(_lib, "tl_ops_constant_pad_nd", None) or _missing_c("tl_ops_constant_pad_nd")
@@ -6108,6 +6110,35 @@ def column_stack(tensors, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor
+_SIGS_combinations = (
+    ('(Tensor input, int r = 2, bool with_replacement = False)', (('input', lambda x: isinstance(x, _Tensor)), ('r', lambda x: _cv_int(x) is not _BAD), ('with_replacement', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def combinations(input, r=2, with_replacement=False):
+    '(Tensor input, int r = 2, bool with_replacement = False)'
+    if _TF and (r_ := _tf(combinations, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('combinations', 'input', 1, 'Tensor', input)
+    r_c = _cv_int(r)
+    if r_c is _BAD:
+        raise _arg_error('combinations', 'r', 2, 'int', r)
+    with_replacement_c = _cv_bool(with_replacement)
+    if with_replacement_c is _BAD:
+        raise _arg_error('combinations', 'with_replacement', 3, 'bool', with_replacement)
+    h_ = _C_combinations(input._p, r_c, with_replacement_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: conj(Tensor(a) self) -> Tensor(a)
@@ -34029,6 +34060,9 @@ SIGNATURES = {
     ),
     ("function", "column_stack"): (
         "(tuple of Tensors tensors, *, Tensor out = None)",
+    ),
+    ("function", "combinations"): (
+        "(Tensor input, int r = 2, bool with_replacement = False)",
     ),
     ("function", "conj"): (
         "(Tensor input)",

@@ -441,3 +441,23 @@ def test_vdot():
     raises(RuntimeError, "dot : expected both vectors to have same dtype, but found Float and Double",
            lambda: tl.vdot(mk(a), mk(b, tl.float64)))
     assert _gc(lambda x, y: tl.vdot(x, y), a, b)
+
+
+@pytest.mark.parametrize("r", [0, 1, 2, 3, 5])
+def test_combinations(r):
+    import itertools
+    a = vals((4,))
+    for rep, gen in ((False, itertools.combinations), (True, itertools.combinations_with_replacement)):
+        got = tl.combinations(mk(a), r, with_replacement=rep)
+        want = np.array(list(gen(a, r))) if r else np.zeros(0)
+        if r and not len(want):
+            want = np.zeros((0, r))
+        same(got, want, tl.float32)
+    same(tl.combinations(mk(a, tl.int64)[::2]), np.array(list(itertools.combinations(a[::2], 2))), tl.int64)
+
+
+def test_combinations_errors_and_grad():
+    raises(RuntimeError, "Expect a 1D vector, but got shape [2, 2]", lambda: tl.combinations(mk(vals((2, 2)))))
+    raises(RuntimeError, "Expect a non-negative number, but got -1", lambda: tl.combinations(mk(vals((3,))), -1))
+    assert _gc(lambda x: tl.combinations(x, 2) * 1.5, R.standard_normal(4))
+    assert _gc(lambda x: tl.combinations(x, 3, True).sum(1), R.standard_normal(3))
