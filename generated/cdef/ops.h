@@ -1869,4 +1869,7 @@ tl_tensor *tl_ops_vdot(tl_tensor *self, tl_tensor *other);
 /* combinations */
 tl_tensor *tl_ops_combinations(tl_tensor *self, int64_t r, bool with_replacement);
 
+/* nonzero_static */
+tl_tensor *tl_ops_nonzero_static(tl_tensor *self, int64_t size, int64_t fill_value);
+
 #endif

@@ -816,6 +816,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_nll_loss_forward_output(...) tl_pyabi_rc(tl_ops_nll_loss_forward_output(__VA_ARGS__))
 #define tl_ops_nll_loss_nd(...) tl_pyabi_tensor(tl_ops_nll_loss_nd(__VA_ARGS__))
 #define tl_ops_nonzero(...) tl_pyabi_tensor(tl_ops_nonzero(__VA_ARGS__))
+#define tl_ops_nonzero_static(...) tl_pyabi_tensor(tl_ops_nonzero_static(__VA_ARGS__))
 #define tl_ops_ones(...) tl_pyabi_tensor(tl_ops_ones(__VA_ARGS__))
 #define tl_ops_ones_like(...) tl_pyabi_tensor(tl_ops_ones_like(__VA_ARGS__))
 #define tl_ops_outer(...) tl_pyabi_tensor(tl_ops_outer(__VA_ARGS__))

@@ -292,6 +292,7 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_diagonal_scatter() != 0) return -1;
     if (tl_autograd_register_new_empty_strided() != 0) return -1;
     if (tl_autograd_register_vdot() != 0) return -1;
+    if (tl_autograd_register_nonzero_static() != 0) return -1;
     done = 1;
     return 0;
 }

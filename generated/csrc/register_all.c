@@ -288,6 +288,7 @@
 #include "ops/nll_loss_nd.h"
 #include "ops/nonzero.h"
 #include "ops/nonzero_numpy.h"
+#include "ops/nonzero_static.h"
 #include "ops/ones.h"
 #include "ops/ones_like.h"
 #include "ops/outer.h"
@@ -875,6 +876,7 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_cumulative_trapezoid() != 0) return -1;
     if (tl_ops_register_vdot() != 0) return -1;
     if (tl_ops_register_combinations() != 0) return -1;
+    if (tl_ops_register_nonzero_static() != 0) return -1;
     done = 1;
     return 0;
 }

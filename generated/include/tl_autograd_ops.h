@@ -288,5 +288,6 @@ int tl_autograd_register_select_scatter(void);
 int tl_autograd_register_diagonal_scatter(void);
 int tl_autograd_register_new_empty_strided(void);
 int tl_autograd_register_vdot(void);
+int tl_autograd_register_nonzero_static(void);
 
 #endif

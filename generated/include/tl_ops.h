@@ -442,5 +442,6 @@
 #include "ops/cumulative_trapezoid.h"
 #include "ops/vdot.h"
 #include "ops/combinations.h"
+#include "ops/nonzero_static.h"
 
 #endif

@@ -339,6 +339,7 @@ __all__ = [
     "neg_",
     "nextafter",
     "nonzero",
+    "nonzero_static",
     "ones",
     "ones_like",
     "outer",
@@ -1132,6 +1133,7 @@ _C_nll_loss_nd = getattr(_lib, "tl_ops_nll_loss_nd", None) or _missing_c("tl_ops
 _C_nll_loss_out = getattr(_lib, "tl_ops_nll_loss_out", None) or _missing_c("tl_ops_nll_loss_out")
 _C_nonzero = getattr(_lib, "tl_ops_nonzero", None) or _missing_c("tl_ops_nonzero")
 _C_nonzero_out = getattr(_lib, "tl_ops_nonzero_out", None) or _missing_c("tl_ops_nonzero_out")
+_C_nonzero_static = getattr(_lib, "tl_ops_nonzero_static", None) or _missing_c("tl_ops_nonzero_static")
 _C_ones = getattr(_lib, "tl_ops_ones", None) or _missing_c("tl_ops_ones")
 _C_ones_like = getattr(_lib, "tl_ops_ones_like", None) or _missing_c("tl_ops_ones_like")
 _C_ones_out = getattr(_lib, "tl_ops_ones_out", None) or _missing_c("tl_ops_ones_out")
@@ -12985,6 +12987,35 @@ def nonzero(input, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor
+_SIGS_nonzero_static = (
+    ('(Tensor input, *, int size, int fill_value = -1)', (('input', lambda x: isinstance(x, _Tensor)),), (('size', lambda x: _cv_int(x) is not _BAD), ('fill_value', lambda x: _cv_int(x) is not _BAD),), False),
+)
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    '(Tensor input, *, int size, int fill_value = -1)'
+    if _TF and (r_ := _tf(nonzero_static, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nonzero_static', 'input', 1, 'Tensor', input)
+    size_c = _cv_int(size)
+    if size_c is _BAD:
+        raise _arg_error('nonzero_static', 'size', 0, 'int', size)
+    fill_value_c = _cv_int(fill_value)
+    if fill_value_c is _BAD:
+        raise _arg_error('nonzero_static', 'fill_value', 0, 'int', fill_value)
+    h_ = _C_nonzero_static(input._p, size_c, fill_value_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -28819,6 +28850,32 @@ def _m_nonzero(self):
     return r_
 
 
+# yaml/native_functions.yaml: nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor
+_SIGS__m_nonzero_static = (
+    ('(*, int size, int fill_value = -1)', (), (('size', lambda x: _cv_int(x) is not _BAD), ('fill_value', lambda x: _cv_int(x) is not _BAD),), False),
+)
+
+
+def _m_nonzero_static(self, *, size, fill_value=-1):
+    '(*, int size, int fill_value = -1)'
+    if _TF and (r_ := _tf(_m_nonzero_static, locals())) is not _GO:
+        return r_
+    size_c = _cv_int(size)
+    if size_c is _BAD:
+        raise _arg_error('nonzero_static', 'size', 0, 'int', size)
+    fill_value_c = _cv_int(fill_value)
+    if fill_value_c is _BAD:
+        raise _arg_error('nonzero_static', 'fill_value', 0, 'int', fill_value)
+    h_ = _C_nonzero_static(self._p, size_c, fill_value_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: outer(Tensor self, Tensor vec2) -> Tensor
 _SIGS__m_outer = (
     ('(Tensor vec2)', (('vec2', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -33475,6 +33532,7 @@ class _TensorOps:
     nextafter = _m_nextafter
     nextafter_ = _m_nextafter_
     nonzero = _m_nonzero
+    nonzero_static = _m_nonzero_static
     outer = _m_outer
     permute = _m_permute
     polygamma = _m_polygamma
@@ -34613,6 +34671,9 @@ SIGNATURES = {
     ),
     ("function", "nonzero"): (
         "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "nonzero_static"): (
+        "(Tensor input, *, int size, int fill_value = -1)",
     ),
     ("function", "ones"): (
         "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
@@ -35784,6 +35845,9 @@ SIGNATURES = {
     ),
     ("method", "nonzero"): (
         "()",
+    ),
+    ("method", "nonzero_static"): (
+        "(*, int size, int fill_value = -1)",
     ),
     ("method", "outer"): (
         "(Tensor vec2)",

@@ -59,7 +59,7 @@ tl_tensor *tl_native_flipud(tl_keyset ks, tl_tensor *self) {
     return tl_ops_flip(self, &d, 1);
 }
 
-/* CompositeExplicitAutograd (RotBackward0: grad.rot90(-k, dims)) */
+/* CompositeExplicitAutograd (Rot90Backward0: grad.rot90(-k, dims)) */
 tl_tensor *tl_native_rot90(tl_keyset ks, tl_tensor *self, int64_t k, const int64_t *dims, int64_t dims_len) {
     (void)ks;
     const int64_t total = self->ndim;

@@ -461,3 +461,16 @@ def test_combinations_errors_and_grad():
     raises(RuntimeError, "Expect a non-negative number, but got -1", lambda: tl.combinations(mk(vals((3,))), -1))
     assert _gc(lambda x: tl.combinations(x, 2) * 1.5, R.standard_normal(4))
     assert _gc(lambda x: tl.combinations(x, 3, True).sum(1), R.standard_normal(3))
+
+
+def test_nonzero_static():
+    a = (vals((3, 4)) > 60).astype(np.float64)
+    nz = np.argwhere(a)
+    for size in (0, 2, len(nz), len(nz) + 3):
+        want = np.full((size, 2), -1)
+        want[:min(size, len(nz))] = nz[:size]
+        same(tl.nonzero_static(mk(a), size=size), want, tl.int64)
+    same(mk(a).t().nonzero_static(size=4, fill_value=9)[:1], np.argwhere(a.T)[:1], tl.int64)
+    same(tl.nonzero_static(mk(np.float64(2.0)), size=2), np.zeros((2, 0)), tl.int64)
+    raises(RuntimeError, "nonzero_static: 'size' must be an non-negative integer, but got size: -1",
+           lambda: tl.nonzero_static(mk(a), size=-1))
