@@ -92,6 +92,7 @@ DUNDERS: tuple[tuple[str, str, str], ...] = (
     ("__imul__", "mul_", "inplace"),
     ("__truediv__", "div", "forward"),
     ("__rtruediv__", "reciprocal", "reciprocal_mul"),
+    ("__rdiv__", "reciprocal", "reciprocal_mul"),   # torch/_tensor.py: __rtruediv__ = __rdiv__
     ("__itruediv__", "div_", "inplace"),
     ("__floordiv__", "floor_divide", "forward"),
     ("__rfloordiv__", "floor_divide", "reflect"),

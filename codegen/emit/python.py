@@ -677,7 +677,7 @@ def _unary_ok(s: PySignature, nargs: int) -> bool:
 # dunders and the C ones PyTorch binds under their own name); the others report
 # the method they call (`a + b` -> add, `a += b` -> add_), as PyTorch does.
 TF_SELF_DUNDERS = frozenset(
-    "__rsub__ __rtruediv__ __floordiv__ __rfloordiv__ __rmod__ __rpow__ __rmatmul__ __and__ __iand__ __or__ "
+    "__rsub__ __rtruediv__ __rdiv__ __floordiv__ __rfloordiv__ __rmod__ __rpow__ __rmatmul__ __and__ __iand__ __or__ "
     "__ior__ __xor__ __ixor__ __lshift__ __rlshift__ __ilshift__ __rshift__ __rrshift__ __irshift__ __eq__ "
     "__invert__".split())
 
@@ -733,8 +733,8 @@ def _emit_dunder(dunder: str, op: str, form: str, methods: dict[str, Binding], f
         if op not in methods or "mul" not in methods:
             return None
         L.append(f"def {pyname}(self, other):")
-        L.append(f"    # {dunder}: self.reciprocal() * other, as torch.Tensor.{dunder}")
-        L.append("    if other.__class__ not in _NUMBERS and not _is_number(other):")
+        L.append(f"    # {dunder}: self.reciprocal() * other, as torch.Tensor.{dunder} (a number or a tensor)")
+        L.append("    if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):")
         L.append("        return NotImplemented")
         L.append(f"    return _m_{op}(self) * other")
         return L

@@ -1928,4 +1928,166 @@ tl_tensor *tl_ops__pdist_forward(tl_tensor *self, double p);
 /* _pdist_backward */
 tl_tensor *tl_ops__pdist_backward(tl_tensor *grad, tl_tensor *self, double p, tl_tensor *pdist);
 
+/* ravel */
+tl_tensor *tl_ops_ravel(tl_tensor *self);
+
+/* fliplr */
+tl_tensor *tl_ops_fliplr(tl_tensor *self);
+
+/* flipud */
+tl_tensor *tl_ops_flipud(tl_tensor *self);
+
+/* rot90 */
+tl_tensor *tl_ops_rot90(tl_tensor *self, int64_t k, const int64_t *dims, int64_t dims_len);
+
+/* tensor_split */
+int tl_ops_tensor_split_sections(tl_tensor *self, int64_t sections, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_tensor_split_indices(tl_tensor *self, const int64_t *indices, int64_t indices_len, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_tensor_split_tensor_indices_or_sections(tl_tensor *self, tl_tensor *tensor_indices_or_sections, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+
+/* hsplit */
+int tl_ops_hsplit_int(tl_tensor *self, int64_t sections, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_hsplit_array(tl_tensor *self, const int64_t *indices, int64_t indices_len, tl_tensor ***ret, int64_t *ret_len);
+
+/* vsplit */
+int tl_ops_vsplit_int(tl_tensor *self, int64_t sections, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_vsplit_array(tl_tensor *self, const int64_t *indices, int64_t indices_len, tl_tensor ***ret, int64_t *ret_len);
+
+/* dsplit */
+int tl_ops_dsplit_int(tl_tensor *self, int64_t sections, tl_tensor ***ret, int64_t *ret_len);
+int tl_ops_dsplit_array(tl_tensor *self, const int64_t *indices, int64_t indices_len, tl_tensor ***ret, int64_t *ret_len);
+
+/* column_stack */
+tl_tensor *tl_ops_column_stack(tl_tensor *const *tensors, int64_t tensors_len);
+tl_tensor *tl_ops_column_stack_out(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
+
+/* dstack */
+tl_tensor *tl_ops_dstack(tl_tensor *const *tensors, int64_t tensors_len);
+tl_tensor *tl_ops_dstack_out(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
+
+/* unsafe_chunk */
+int tl_ops_unsafe_chunk(tl_tensor *self, int64_t chunks, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+
+/* unsafe_split */
+int tl_ops_unsafe_split_Tensor(tl_tensor *self, int64_t split_size, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+
+/* positive */
+tl_tensor *tl_ops_positive(tl_tensor *self);
+
+/* true_divide */
+tl_tensor *tl_ops_true_divide_Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_true_divide__Tensor(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_true_divide_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_true_divide_Scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_true_divide__Scalar(tl_tensor *self, tl_scalar other);
+
+/* square */
+tl_tensor *tl_ops_square(tl_tensor *self);
+tl_tensor *tl_ops_square_(tl_tensor *self);
+tl_tensor *tl_ops_square_out(tl_tensor *self, tl_tensor *out);
+
+/* isreal */
+tl_tensor *tl_ops_isreal(tl_tensor *self);
+
+/* conj */
+tl_tensor *tl_ops_conj(tl_tensor *self);
+
+/* conj_physical */
+tl_tensor *tl_ops_conj_physical(tl_tensor *self);
+
+/* resolve_conj */
+tl_tensor *tl_ops_resolve_conj(tl_tensor *self);
+
+/* resolve_neg */
+tl_tensor *tl_ops_resolve_neg(tl_tensor *self);
+
+/* real */
+tl_tensor *tl_ops_real(tl_tensor *self);
+
+/* diagflat */
+tl_tensor *tl_ops_diagflat(tl_tensor *self, int64_t offset);
+
+/* sum_to_size */
+tl_tensor *tl_ops_sum_to_size(tl_tensor *self, const int64_t *size, int64_t size_len);
+
+/* scalar_tensor */
+tl_tensor *tl_ops_scalar_tensor(tl_scalar s_arg, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* narrow_copy */
+tl_tensor *tl_ops_narrow_copy(tl_tensor *self, int64_t dim, int64_t start, int64_t length);
+
+/* alias_copy */
+tl_tensor *tl_ops_alias_copy(tl_tensor *self);
+
+/* as_strided_copy */
+tl_tensor *tl_ops_as_strided_copy(tl_tensor *self, const int64_t *size, int64_t size_len, const int64_t *stride, int64_t stride_len, int64_t storage_offset, bool storage_offset_has);
+
+/* diagonal_copy */
+tl_tensor *tl_ops_diagonal_copy(tl_tensor *self, int64_t offset, int64_t dim1, int64_t dim2);
+
+/* expand_copy */
+tl_tensor *tl_ops_expand_copy(tl_tensor *self, const int64_t *size, int64_t size_len, bool implicit);
+
+/* permute_copy */
+tl_tensor *tl_ops_permute_copy(tl_tensor *self, const int64_t *dims, int64_t dims_len);
+
+/* split_with_sizes_copy */
+int tl_ops_split_with_sizes_copy(tl_tensor *self, const int64_t *split_sizes, int64_t split_sizes_len, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+
+/* squeeze_copy */
+tl_tensor *tl_ops_squeeze_copy(tl_tensor *self);
+tl_tensor *tl_ops_squeeze_copy_dim(tl_tensor *self, int64_t dim);
+tl_tensor *tl_ops_squeeze_copy_dims(tl_tensor *self, const int64_t *dim, int64_t dim_len);
+
+/* t_copy */
+tl_tensor *tl_ops_t_copy(tl_tensor *self);
+
+/* transpose_copy */
+tl_tensor *tl_ops_transpose_copy_int(tl_tensor *self, int64_t dim0, int64_t dim1);
+
+/* unsqueeze_copy */
+tl_tensor *tl_ops_unsqueeze_copy(tl_tensor *self, int64_t dim);
+
+/* unbind_copy */
+int tl_ops_unbind_copy_int(tl_tensor *self, int64_t dim, tl_tensor ***ret, int64_t *ret_len);
+
+/* view_copy */
+tl_tensor *tl_ops_view_copy(tl_tensor *self, const int64_t *size, int64_t size_len);
+
+/* slice_scatter */
+tl_tensor *tl_ops_slice_scatter(tl_tensor *self, tl_tensor *src, int64_t dim, int64_t start, bool start_has, int64_t end, bool end_has, int64_t step);
+
+/* select_scatter */
+tl_tensor *tl_ops_select_scatter(tl_tensor *self, tl_tensor *src, int64_t dim, int64_t index);
+
+/* diagonal_scatter */
+tl_tensor *tl_ops_diagonal_scatter(tl_tensor *self, tl_tensor *src, int64_t offset, int64_t dim1, int64_t dim2);
+
+/* empty_permuted */
+tl_tensor *tl_ops_empty_permuted(const int64_t *size, int64_t size_len, const int64_t *physical_layout, int64_t physical_layout_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* new_empty_strided */
+tl_tensor *tl_ops_new_empty_strided(tl_tensor *self, const int64_t *size, int64_t size_len, const int64_t *stride, int64_t stride_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+
+/* trapezoid */
+tl_tensor *tl_ops_trapezoid_x(tl_tensor *y, tl_tensor *x, int64_t dim);
+tl_tensor *tl_ops_trapezoid_dx(tl_tensor *y, tl_scalar dx, int64_t dim);
+
+/* trapz */
+tl_tensor *tl_ops_trapz_x(tl_tensor *y, tl_tensor *x, int64_t dim);
+tl_tensor *tl_ops_trapz_dx(tl_tensor *y, double dx, int64_t dim);
+
+/* cumulative_trapezoid */
+tl_tensor *tl_ops_cumulative_trapezoid_x(tl_tensor *y, tl_tensor *x, int64_t dim);
+tl_tensor *tl_ops_cumulative_trapezoid_dx(tl_tensor *y, tl_scalar dx, int64_t dim);
+
+/* vdot */
+tl_tensor *tl_ops_vdot(tl_tensor *self, tl_tensor *other);
+
+/* combinations */
+tl_tensor *tl_ops_combinations(tl_tensor *self, int64_t r, bool with_replacement);
+
+/* nonzero_static */
+tl_tensor *tl_ops_nonzero_static(tl_tensor *self, int64_t size, int64_t fill_value);
+
 #endif

@@ -133,6 +133,7 @@ int tl_pyabi_clip_Tensor_out_r(tl_tensor *self, tl_tensor *min, tl_tensor *max, 
 int tl_pyabi_clip__Tensor_r(tl_tensor *self, tl_tensor *min, tl_tensor *max);
 int tl_pyabi_clip__r(tl_tensor *self, const tl_scalar *min, const tl_scalar *max);
 int tl_pyabi_clip_out_r(tl_tensor *self, const tl_scalar *min, const tl_scalar *max, tl_tensor *out);
+int tl_pyabi_column_stack_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
 int tl_pyabi_copy__n_src_r(tl_tensor *self, tl_scalar src, bool non_blocking);
 int tl_pyabi_copy__r(tl_tensor *self, tl_tensor *src, bool non_blocking);
 int tl_pyabi_copysign__Tensor_r(tl_tensor *self, tl_tensor *other);
@@ -163,6 +164,7 @@ int tl_pyabi_div_out_mode_r(tl_tensor *self, tl_tensor *other, const char *round
 int tl_pyabi_div_out_n_other_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_div_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_dot_out_r(tl_tensor *self, tl_tensor *tensor, tl_tensor *out);
+int tl_pyabi_dstack_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
 int tl_pyabi_elu__r(tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale);
 int tl_pyabi_elu_backward_grad_input_r(tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result, tl_tensor *grad_input);
 int tl_pyabi_elu_out_r(tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, tl_tensor *out);
@@ -447,6 +449,8 @@ int tl_pyabi_special_xlogy_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *o
 int tl_pyabi_special_xlogy_self_scalar_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_sqrt__r(tl_tensor *self);
 int tl_pyabi_sqrt_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_square__r(tl_tensor *self);
+int tl_pyabi_square_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_stack_out_r(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
 int tl_pyabi_std_correction_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor *out);
 int tl_pyabi_std_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor *out);
@@ -471,6 +475,12 @@ int tl_pyabi_tril__r(tl_tensor *self, int64_t diagonal);
 int tl_pyabi_tril_out_r(tl_tensor *self, int64_t diagonal, tl_tensor *out);
 int tl_pyabi_triu__r(tl_tensor *self, int64_t diagonal);
 int tl_pyabi_triu_out_r(tl_tensor *self, int64_t diagonal, tl_tensor *out);
+tl_tensor *tl_pyabi_true_divide_Tensor_n_other(tl_tensor *self, tl_scalar other);
+int tl_pyabi_true_divide__Scalar_r(tl_tensor *self, tl_scalar other);
+int tl_pyabi_true_divide__Tensor_n_other_r(tl_tensor *self, tl_scalar other);
+int tl_pyabi_true_divide__Tensor_r(tl_tensor *self, tl_tensor *other);
+int tl_pyabi_true_divide_out_n_other_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_pyabi_true_divide_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_trunc__r(tl_tensor *self);
 int tl_pyabi_trunc_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_var_correction_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor *out);
@@ -535,6 +545,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_addmv(...) tl_pyabi_tensor(tl_ops_addmv(__VA_ARGS__))
 #define tl_ops_addr(...) tl_pyabi_tensor(tl_ops_addr(__VA_ARGS__))
 #define tl_ops_alias(...) tl_pyabi_tensor(tl_ops_alias(__VA_ARGS__))
+#define tl_ops_alias_copy(...) tl_pyabi_tensor(tl_ops_alias_copy(__VA_ARGS__))
 #define tl_ops_all(...) tl_pyabi_tensor(tl_ops_all(__VA_ARGS__))
 #define tl_ops_all_dim(...) tl_pyabi_tensor(tl_ops_all_dim(__VA_ARGS__))
 #define tl_ops_all_dims(...) tl_pyabi_tensor(tl_ops_all_dims(__VA_ARGS__))
@@ -562,6 +573,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_argsort_stable(...) tl_pyabi_tensor(tl_ops_argsort_stable(__VA_ARGS__))
 #define tl_ops_argwhere(...) tl_pyabi_tensor(tl_ops_argwhere(__VA_ARGS__))
 #define tl_ops_as_strided(...) tl_pyabi_tensor(tl_ops_as_strided(__VA_ARGS__))
+#define tl_ops_as_strided_copy(...) tl_pyabi_tensor(tl_ops_as_strided_copy(__VA_ARGS__))
 #define tl_ops_asin(...) tl_pyabi_tensor(tl_ops_asin(__VA_ARGS__))
 #define tl_ops_asinh(...) tl_pyabi_tensor(tl_ops_asinh(__VA_ARGS__))
 #define tl_ops_atan(...) tl_pyabi_tensor(tl_ops_atan(__VA_ARGS__))
@@ -620,6 +632,10 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_clip(...) tl_pyabi_tensor(tl_ops_clip(__VA_ARGS__))
 #define tl_ops_clip_Tensor(...) tl_pyabi_tensor(tl_ops_clip_Tensor(__VA_ARGS__))
 #define tl_ops_clone(...) tl_pyabi_tensor(tl_ops_clone(__VA_ARGS__))
+#define tl_ops_column_stack(...) tl_pyabi_tensor(tl_ops_column_stack(__VA_ARGS__))
+#define tl_ops_combinations(...) tl_pyabi_tensor(tl_ops_combinations(__VA_ARGS__))
+#define tl_ops_conj(...) tl_pyabi_tensor(tl_ops_conj(__VA_ARGS__))
+#define tl_ops_conj_physical(...) tl_pyabi_tensor(tl_ops_conj_physical(__VA_ARGS__))
 #define tl_ops_constant_pad_nd(...) tl_pyabi_tensor(tl_ops_constant_pad_nd(__VA_ARGS__))
 #define tl_ops_contiguous(...) tl_pyabi_tensor(tl_ops_contiguous(__VA_ARGS__))
 #define tl_ops_conv1d(...) tl_pyabi_tensor(tl_ops_conv1d(__VA_ARGS__))
@@ -649,11 +665,16 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_cummin_out(...) tl_pyabi_rc(tl_ops_cummin_out(__VA_ARGS__))
 #define tl_ops_cumprod(...) tl_pyabi_tensor(tl_ops_cumprod(__VA_ARGS__))
 #define tl_ops_cumsum(...) tl_pyabi_tensor(tl_ops_cumsum(__VA_ARGS__))
+#define tl_ops_cumulative_trapezoid_dx(...) tl_pyabi_tensor(tl_ops_cumulative_trapezoid_dx(__VA_ARGS__))
+#define tl_ops_cumulative_trapezoid_x(...) tl_pyabi_tensor(tl_ops_cumulative_trapezoid_x(__VA_ARGS__))
 #define tl_ops_deg2rad(...) tl_pyabi_tensor(tl_ops_deg2rad(__VA_ARGS__))
 #define tl_ops_diag(...) tl_pyabi_tensor(tl_ops_diag(__VA_ARGS__))
 #define tl_ops_diag_embed(...) tl_pyabi_tensor(tl_ops_diag_embed(__VA_ARGS__))
+#define tl_ops_diagflat(...) tl_pyabi_tensor(tl_ops_diagflat(__VA_ARGS__))
 #define tl_ops_diagonal(...) tl_pyabi_tensor(tl_ops_diagonal(__VA_ARGS__))
 #define tl_ops_diagonal_backward(...) tl_pyabi_tensor(tl_ops_diagonal_backward(__VA_ARGS__))
+#define tl_ops_diagonal_copy(...) tl_pyabi_tensor(tl_ops_diagonal_copy(__VA_ARGS__))
+#define tl_ops_diagonal_scatter(...) tl_pyabi_tensor(tl_ops_diagonal_scatter(__VA_ARGS__))
 #define tl_ops_diff(...) tl_pyabi_tensor(tl_ops_diff(__VA_ARGS__))
 #define tl_ops_digamma(...) tl_pyabi_tensor(tl_ops_digamma(__VA_ARGS__))
 #define tl_ops_dist(...) tl_pyabi_tensor(tl_ops_dist(__VA_ARGS__))
@@ -662,6 +683,9 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_div_Tensor_mode(...) tl_pyabi_tensor(tl_ops_div_Tensor_mode(__VA_ARGS__))
 #define tl_ops_dot(...) tl_pyabi_tensor(tl_ops_dot(__VA_ARGS__))
 #define tl_ops_dropout(...) tl_pyabi_tensor(tl_ops_dropout(__VA_ARGS__))
+#define tl_ops_dsplit_array(...) tl_pyabi_rc(tl_ops_dsplit_array(__VA_ARGS__))
+#define tl_ops_dsplit_int(...) tl_pyabi_rc(tl_ops_dsplit_int(__VA_ARGS__))
+#define tl_ops_dstack(...) tl_pyabi_tensor(tl_ops_dstack(__VA_ARGS__))
 #define tl_ops_einsum(...) tl_pyabi_tensor(tl_ops_einsum(__VA_ARGS__))
 #define tl_ops_elu(...) tl_pyabi_tensor(tl_ops_elu(__VA_ARGS__))
 #define tl_ops_elu_backward(...) tl_pyabi_tensor(tl_ops_elu_backward(__VA_ARGS__))
@@ -670,6 +694,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_embedding_dense_backward(...) tl_pyabi_tensor(tl_ops_embedding_dense_backward(__VA_ARGS__))
 #define tl_ops_empty_like(...) tl_pyabi_tensor(tl_ops_empty_like(__VA_ARGS__))
 #define tl_ops_empty_memory_format(...) tl_pyabi_tensor(tl_ops_empty_memory_format(__VA_ARGS__))
+#define tl_ops_empty_permuted(...) tl_pyabi_tensor(tl_ops_empty_permuted(__VA_ARGS__))
 #define tl_ops_empty_strided(...) tl_pyabi_tensor(tl_ops_empty_strided(__VA_ARGS__))
 #define tl_ops_eq_Scalar(...) tl_pyabi_tensor(tl_ops_eq_Scalar(__VA_ARGS__))
 #define tl_ops_eq_Tensor(...) tl_pyabi_tensor(tl_ops_eq_Tensor(__VA_ARGS__))
@@ -681,6 +706,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_exp2(...) tl_pyabi_tensor(tl_ops_exp2(__VA_ARGS__))
 #define tl_ops_expand(...) tl_pyabi_tensor(tl_ops_expand(__VA_ARGS__))
 #define tl_ops_expand_as(...) tl_pyabi_tensor(tl_ops_expand_as(__VA_ARGS__))
+#define tl_ops_expand_copy(...) tl_pyabi_tensor(tl_ops_expand_copy(__VA_ARGS__))
 #define tl_ops_expm1(...) tl_pyabi_tensor(tl_ops_expm1(__VA_ARGS__))
 #define tl_ops_eye(...) tl_pyabi_tensor(tl_ops_eye(__VA_ARGS__))
 #define tl_ops_eye_m(...) tl_pyabi_tensor(tl_ops_eye_m(__VA_ARGS__))
@@ -688,6 +714,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_fill_Tensor(...) tl_pyabi_tensor(tl_ops_fill_Tensor(__VA_ARGS__))
 #define tl_ops_flatten_using_ints(...) tl_pyabi_tensor(tl_ops_flatten_using_ints(__VA_ARGS__))
 #define tl_ops_flip(...) tl_pyabi_tensor(tl_ops_flip(__VA_ARGS__))
+#define tl_ops_fliplr(...) tl_pyabi_tensor(tl_ops_fliplr(__VA_ARGS__))
+#define tl_ops_flipud(...) tl_pyabi_tensor(tl_ops_flipud(__VA_ARGS__))
 #define tl_ops_float_power_Scalar(...) tl_pyabi_tensor(tl_ops_float_power_Scalar(__VA_ARGS__))
 #define tl_ops_float_power_Tensor_Scalar(...) tl_pyabi_tensor(tl_ops_float_power_Tensor_Scalar(__VA_ARGS__))
 #define tl_ops_float_power_Tensor_Tensor(...) tl_pyabi_tensor(tl_ops_float_power_Tensor_Tensor(__VA_ARGS__))
@@ -730,6 +758,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_histogram_bin_ct_out(...) tl_pyabi_rc(tl_ops_histogram_bin_ct_out(__VA_ARGS__))
 #define tl_ops_histogram_bins_tensor(...) tl_pyabi_rc(tl_ops_histogram_bins_tensor(__VA_ARGS__))
 #define tl_ops_histogram_bins_tensor_out(...) tl_pyabi_rc(tl_ops_histogram_bins_tensor_out(__VA_ARGS__))
+#define tl_ops_hsplit_array(...) tl_pyabi_rc(tl_ops_hsplit_array(__VA_ARGS__))
+#define tl_ops_hsplit_int(...) tl_pyabi_rc(tl_ops_hsplit_int(__VA_ARGS__))
 #define tl_ops_hstack(...) tl_pyabi_tensor(tl_ops_hstack(__VA_ARGS__))
 #define tl_ops_huber_loss(...) tl_pyabi_tensor(tl_ops_huber_loss(__VA_ARGS__))
 #define tl_ops_huber_loss_backward(...) tl_pyabi_tensor(tl_ops_huber_loss_backward(__VA_ARGS__))
@@ -751,6 +781,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_isin_Tensor_Tensor(...) tl_pyabi_tensor(tl_ops_isin_Tensor_Tensor(__VA_ARGS__))
 #define tl_ops_isinf(...) tl_pyabi_tensor(tl_ops_isinf(__VA_ARGS__))
 #define tl_ops_isnan(...) tl_pyabi_tensor(tl_ops_isnan(__VA_ARGS__))
+#define tl_ops_isreal(...) tl_pyabi_tensor(tl_ops_isreal(__VA_ARGS__))
 #define tl_ops_kl_div(...) tl_pyabi_tensor(tl_ops_kl_div(__VA_ARGS__))
 #define tl_ops_kron(...) tl_pyabi_tensor(tl_ops_kron(__VA_ARGS__))
 #define tl_ops_kthvalue(...) tl_pyabi_rc(tl_ops_kthvalue(__VA_ARGS__))
@@ -857,6 +888,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_nansum(...) tl_pyabi_tensor(tl_ops_nansum(__VA_ARGS__))
 #define tl_ops_narrow(...) tl_pyabi_tensor(tl_ops_narrow(__VA_ARGS__))
 #define tl_ops_narrow_Tensor(...) tl_pyabi_tensor(tl_ops_narrow_Tensor(__VA_ARGS__))
+#define tl_ops_narrow_copy(...) tl_pyabi_tensor(tl_ops_narrow_copy(__VA_ARGS__))
 #define tl_ops_native_batch_norm(...) tl_pyabi_rc(tl_ops_native_batch_norm(__VA_ARGS__))
 #define tl_ops_native_batch_norm_backward(...) tl_pyabi_rc(tl_ops_native_batch_norm_backward(__VA_ARGS__))
 #define tl_ops_native_dropout(...) tl_pyabi_rc(tl_ops_native_dropout(__VA_ARGS__))
@@ -869,6 +901,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_ne_Tensor(...) tl_pyabi_tensor(tl_ops_ne_Tensor(__VA_ARGS__))
 #define tl_ops_neg(...) tl_pyabi_tensor(tl_ops_neg(__VA_ARGS__))
 #define tl_ops_new_empty(...) tl_pyabi_tensor(tl_ops_new_empty(__VA_ARGS__))
+#define tl_ops_new_empty_strided(...) tl_pyabi_tensor(tl_ops_new_empty_strided(__VA_ARGS__))
 #define tl_ops_new_full(...) tl_pyabi_tensor(tl_ops_new_full(__VA_ARGS__))
 #define tl_ops_new_ones(...) tl_pyabi_tensor(tl_ops_new_ones(__VA_ARGS__))
 #define tl_ops_new_zeros(...) tl_pyabi_tensor(tl_ops_new_zeros(__VA_ARGS__))
@@ -879,12 +912,15 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_nll_loss_forward_output(...) tl_pyabi_rc(tl_ops_nll_loss_forward_output(__VA_ARGS__))
 #define tl_ops_nll_loss_nd(...) tl_pyabi_tensor(tl_ops_nll_loss_nd(__VA_ARGS__))
 #define tl_ops_nonzero(...) tl_pyabi_tensor(tl_ops_nonzero(__VA_ARGS__))
+#define tl_ops_nonzero_static(...) tl_pyabi_tensor(tl_ops_nonzero_static(__VA_ARGS__))
 #define tl_ops_ones(...) tl_pyabi_tensor(tl_ops_ones(__VA_ARGS__))
 #define tl_ops_ones_like(...) tl_pyabi_tensor(tl_ops_ones_like(__VA_ARGS__))
 #define tl_ops_outer(...) tl_pyabi_tensor(tl_ops_outer(__VA_ARGS__))
 #define tl_ops_pdist(...) tl_pyabi_tensor(tl_ops_pdist(__VA_ARGS__))
 #define tl_ops_permute(...) tl_pyabi_tensor(tl_ops_permute(__VA_ARGS__))
+#define tl_ops_permute_copy(...) tl_pyabi_tensor(tl_ops_permute_copy(__VA_ARGS__))
 #define tl_ops_polygamma(...) tl_pyabi_tensor(tl_ops_polygamma(__VA_ARGS__))
+#define tl_ops_positive(...) tl_pyabi_tensor(tl_ops_positive(__VA_ARGS__))
 #define tl_ops_pow_Scalar(...) tl_pyabi_tensor(tl_ops_pow_Scalar(__VA_ARGS__))
 #define tl_ops_pow_Tensor_Scalar(...) tl_pyabi_tensor(tl_ops_pow_Tensor_Scalar(__VA_ARGS__))
 #define tl_ops_pow_Tensor_Tensor(...) tl_pyabi_tensor(tl_ops_pow_Tensor_Tensor(__VA_ARGS__))
@@ -904,6 +940,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_randn_generator(...) tl_pyabi_tensor(tl_ops_randn_generator(__VA_ARGS__))
 #define tl_ops_randperm(...) tl_pyabi_tensor(tl_ops_randperm(__VA_ARGS__))
 #define tl_ops_randperm_generator(...) tl_pyabi_tensor(tl_ops_randperm_generator(__VA_ARGS__))
+#define tl_ops_ravel(...) tl_pyabi_tensor(tl_ops_ravel(__VA_ARGS__))
+#define tl_ops_real(...) tl_pyabi_tensor(tl_ops_real(__VA_ARGS__))
 #define tl_ops_reciprocal(...) tl_pyabi_tensor(tl_ops_reciprocal(__VA_ARGS__))
 #define tl_ops_reflection_pad1d(...) tl_pyabi_tensor(tl_ops_reflection_pad1d(__VA_ARGS__))
 #define tl_ops_reflection_pad1d_backward(...) tl_pyabi_tensor(tl_ops_reflection_pad1d_backward(__VA_ARGS__))
@@ -924,8 +962,11 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_replication_pad2d_backward(...) tl_pyabi_tensor(tl_ops_replication_pad2d_backward(__VA_ARGS__))
 #define tl_ops_reshape(...) tl_pyabi_tensor(tl_ops_reshape(__VA_ARGS__))
 #define tl_ops_reshape_as(...) tl_pyabi_tensor(tl_ops_reshape_as(__VA_ARGS__))
+#define tl_ops_resolve_conj(...) tl_pyabi_tensor(tl_ops_resolve_conj(__VA_ARGS__))
+#define tl_ops_resolve_neg(...) tl_pyabi_tensor(tl_ops_resolve_neg(__VA_ARGS__))
 #define tl_ops_rms_norm(...) tl_pyabi_tensor(tl_ops_rms_norm(__VA_ARGS__))
 #define tl_ops_roll(...) tl_pyabi_tensor(tl_ops_roll(__VA_ARGS__))
+#define tl_ops_rot90(...) tl_pyabi_tensor(tl_ops_rot90(__VA_ARGS__))
 #define tl_ops_round(...) tl_pyabi_tensor(tl_ops_round(__VA_ARGS__))
 #define tl_ops_round_decimals(...) tl_pyabi_tensor(tl_ops_round_decimals(__VA_ARGS__))
 #define tl_ops_rrelu(...) tl_pyabi_tensor(tl_ops_rrelu(__VA_ARGS__))
@@ -934,6 +975,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_rsqrt(...) tl_pyabi_tensor(tl_ops_rsqrt(__VA_ARGS__))
 #define tl_ops_rsub_Scalar(...) tl_pyabi_tensor(tl_ops_rsub_Scalar(__VA_ARGS__))
 #define tl_ops_rsub_Tensor(...) tl_pyabi_tensor(tl_ops_rsub_Tensor(__VA_ARGS__))
+#define tl_ops_scalar_tensor(...) tl_pyabi_tensor(tl_ops_scalar_tensor(__VA_ARGS__))
 #define tl_ops_scaled_dot_product_attention(...) tl_pyabi_tensor(tl_ops_scaled_dot_product_attention(__VA_ARGS__))
 #define tl_ops_scatter_add(...) tl_pyabi_tensor(tl_ops_scatter_add(__VA_ARGS__))
 #define tl_ops_scatter_reduce(...) tl_pyabi_tensor(tl_ops_scatter_reduce(__VA_ARGS__))
@@ -944,6 +986,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_searchsorted_Tensor(...) tl_pyabi_tensor(tl_ops_searchsorted_Tensor(__VA_ARGS__))
 #define tl_ops_select_backward(...) tl_pyabi_tensor(tl_ops_select_backward(__VA_ARGS__))
 #define tl_ops_select_int(...) tl_pyabi_tensor(tl_ops_select_int(__VA_ARGS__))
+#define tl_ops_select_scatter(...) tl_pyabi_tensor(tl_ops_select_scatter(__VA_ARGS__))
 #define tl_ops_selu(...) tl_pyabi_tensor(tl_ops_selu(__VA_ARGS__))
 #define tl_ops_sigmoid(...) tl_pyabi_tensor(tl_ops_sigmoid(__VA_ARGS__))
 #define tl_ops_sign(...) tl_pyabi_tensor(tl_ops_sign(__VA_ARGS__))
@@ -954,6 +997,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_sinh(...) tl_pyabi_tensor(tl_ops_sinh(__VA_ARGS__))
 #define tl_ops_slice_Tensor(...) tl_pyabi_tensor(tl_ops_slice_Tensor(__VA_ARGS__))
 #define tl_ops_slice_backward(...) tl_pyabi_tensor(tl_ops_slice_backward(__VA_ARGS__))
+#define tl_ops_slice_scatter(...) tl_pyabi_tensor(tl_ops_slice_scatter(__VA_ARGS__))
 #define tl_ops_smooth_l1_loss(...) tl_pyabi_tensor(tl_ops_smooth_l1_loss(__VA_ARGS__))
 #define tl_ops_smooth_l1_loss_backward(...) tl_pyabi_tensor(tl_ops_smooth_l1_loss_backward(__VA_ARGS__))
 #define tl_ops_soft_margin_loss(...) tl_pyabi_tensor(tl_ops_soft_margin_loss(__VA_ARGS__))
@@ -995,8 +1039,13 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_split_Tensor(...) tl_pyabi_rc(tl_ops_split_Tensor(__VA_ARGS__))
 #define tl_ops_split_sizes(...) tl_pyabi_rc(tl_ops_split_sizes(__VA_ARGS__))
 #define tl_ops_split_with_sizes(...) tl_pyabi_rc(tl_ops_split_with_sizes(__VA_ARGS__))
+#define tl_ops_split_with_sizes_copy(...) tl_pyabi_rc(tl_ops_split_with_sizes_copy(__VA_ARGS__))
 #define tl_ops_sqrt(...) tl_pyabi_tensor(tl_ops_sqrt(__VA_ARGS__))
+#define tl_ops_square(...) tl_pyabi_tensor(tl_ops_square(__VA_ARGS__))
 #define tl_ops_squeeze(...) tl_pyabi_tensor(tl_ops_squeeze(__VA_ARGS__))
+#define tl_ops_squeeze_copy(...) tl_pyabi_tensor(tl_ops_squeeze_copy(__VA_ARGS__))
+#define tl_ops_squeeze_copy_dim(...) tl_pyabi_tensor(tl_ops_squeeze_copy_dim(__VA_ARGS__))
+#define tl_ops_squeeze_copy_dims(...) tl_pyabi_tensor(tl_ops_squeeze_copy_dims(__VA_ARGS__))
 #define tl_ops_squeeze_dim(...) tl_pyabi_tensor(tl_ops_squeeze_dim(__VA_ARGS__))
 #define tl_ops_squeeze_dims(...) tl_pyabi_tensor(tl_ops_squeeze_dims(__VA_ARGS__))
 #define tl_ops_stack(...) tl_pyabi_tensor(tl_ops_stack(__VA_ARGS__))
@@ -1009,11 +1058,16 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_sub_Tensor(...) tl_pyabi_tensor(tl_ops_sub_Tensor(__VA_ARGS__))
 #define tl_ops_sum(...) tl_pyabi_tensor(tl_ops_sum(__VA_ARGS__))
 #define tl_ops_sum_dim_IntList(...) tl_pyabi_tensor(tl_ops_sum_dim_IntList(__VA_ARGS__))
+#define tl_ops_sum_to_size(...) tl_pyabi_tensor(tl_ops_sum_to_size(__VA_ARGS__))
 #define tl_ops_t(...) tl_pyabi_tensor(tl_ops_t(__VA_ARGS__))
+#define tl_ops_t_copy(...) tl_pyabi_tensor(tl_ops_t_copy(__VA_ARGS__))
 #define tl_ops_take(...) tl_pyabi_tensor(tl_ops_take(__VA_ARGS__))
 #define tl_ops_take_along_dim(...) tl_pyabi_tensor(tl_ops_take_along_dim(__VA_ARGS__))
 #define tl_ops_tan(...) tl_pyabi_tensor(tl_ops_tan(__VA_ARGS__))
 #define tl_ops_tanh(...) tl_pyabi_tensor(tl_ops_tanh(__VA_ARGS__))
+#define tl_ops_tensor_split_indices(...) tl_pyabi_rc(tl_ops_tensor_split_indices(__VA_ARGS__))
+#define tl_ops_tensor_split_sections(...) tl_pyabi_rc(tl_ops_tensor_split_sections(__VA_ARGS__))
+#define tl_ops_tensor_split_tensor_indices_or_sections(...) tl_pyabi_rc(tl_ops_tensor_split_tensor_indices_or_sections(__VA_ARGS__))
 #define tl_ops_tensordot(...) tl_pyabi_tensor(tl_ops_tensordot(__VA_ARGS__))
 #define tl_ops_threshold(...) tl_pyabi_tensor(tl_ops_threshold(__VA_ARGS__))
 #define tl_ops_threshold_backward(...) tl_pyabi_tensor(tl_ops_threshold_backward(__VA_ARGS__))
@@ -1025,26 +1079,41 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_topk(...) tl_pyabi_rc(tl_ops_topk(__VA_ARGS__))
 #define tl_ops_trace(...) tl_pyabi_tensor(tl_ops_trace(__VA_ARGS__))
 #define tl_ops_trace_backward(...) tl_pyabi_tensor(tl_ops_trace_backward(__VA_ARGS__))
+#define tl_ops_transpose_copy_int(...) tl_pyabi_tensor(tl_ops_transpose_copy_int(__VA_ARGS__))
 #define tl_ops_transpose_int(...) tl_pyabi_tensor(tl_ops_transpose_int(__VA_ARGS__))
+#define tl_ops_trapezoid_dx(...) tl_pyabi_tensor(tl_ops_trapezoid_dx(__VA_ARGS__))
+#define tl_ops_trapezoid_x(...) tl_pyabi_tensor(tl_ops_trapezoid_x(__VA_ARGS__))
+#define tl_ops_trapz_dx(...) tl_pyabi_tensor(tl_ops_trapz_dx(__VA_ARGS__))
+#define tl_ops_trapz_x(...) tl_pyabi_tensor(tl_ops_trapz_x(__VA_ARGS__))
 #define tl_ops_tril(...) tl_pyabi_tensor(tl_ops_tril(__VA_ARGS__))
 #define tl_ops_tril_indices(...) tl_pyabi_tensor(tl_ops_tril_indices(__VA_ARGS__))
 #define tl_ops_triu(...) tl_pyabi_tensor(tl_ops_triu(__VA_ARGS__))
 #define tl_ops_triu_indices(...) tl_pyabi_tensor(tl_ops_triu_indices(__VA_ARGS__))
+#define tl_ops_true_divide_Scalar(...) tl_pyabi_tensor(tl_ops_true_divide_Scalar(__VA_ARGS__))
+#define tl_ops_true_divide_Tensor(...) tl_pyabi_tensor(tl_ops_true_divide_Tensor(__VA_ARGS__))
 #define tl_ops_trunc(...) tl_pyabi_tensor(tl_ops_trunc(__VA_ARGS__))
 #define tl_ops_type_as(...) tl_pyabi_tensor(tl_ops_type_as(__VA_ARGS__))
+#define tl_ops_unbind_copy_int(...) tl_pyabi_rc(tl_ops_unbind_copy_int(__VA_ARGS__))
 #define tl_ops_unbind_int(...) tl_pyabi_rc(tl_ops_unbind_int(__VA_ARGS__))
 #define tl_ops_unflatten_int(...) tl_pyabi_tensor(tl_ops_unflatten_int(__VA_ARGS__))
 #define tl_ops_unique_consecutive(...) tl_pyabi_rc(tl_ops_unique_consecutive(__VA_ARGS__))
+#define tl_ops_unsafe_chunk(...) tl_pyabi_rc(tl_ops_unsafe_chunk(__VA_ARGS__))
+#define tl_ops_unsafe_split_Tensor(...) tl_pyabi_rc(tl_ops_unsafe_split_Tensor(__VA_ARGS__))
 #define tl_ops_unsqueeze(...) tl_pyabi_tensor(tl_ops_unsqueeze(__VA_ARGS__))
+#define tl_ops_unsqueeze_copy(...) tl_pyabi_tensor(tl_ops_unsqueeze_copy(__VA_ARGS__))
 #define tl_ops_var(...) tl_pyabi_tensor(tl_ops_var(__VA_ARGS__))
 #define tl_ops_var_correction(...) tl_pyabi_tensor(tl_ops_var_correction(__VA_ARGS__))
 #define tl_ops_var_dim(...) tl_pyabi_tensor(tl_ops_var_dim(__VA_ARGS__))
 #define tl_ops_var_mean(...) tl_pyabi_rc(tl_ops_var_mean(__VA_ARGS__))
 #define tl_ops_var_mean_correction(...) tl_pyabi_rc(tl_ops_var_mean_correction(__VA_ARGS__))
 #define tl_ops_var_mean_dim(...) tl_pyabi_rc(tl_ops_var_mean_dim(__VA_ARGS__))
+#define tl_ops_vdot(...) tl_pyabi_tensor(tl_ops_vdot(__VA_ARGS__))
 #define tl_ops_view(...) tl_pyabi_tensor(tl_ops_view(__VA_ARGS__))
 #define tl_ops_view_as(...) tl_pyabi_tensor(tl_ops_view_as(__VA_ARGS__))
+#define tl_ops_view_copy(...) tl_pyabi_tensor(tl_ops_view_copy(__VA_ARGS__))
 #define tl_ops_view_dtype(...) tl_pyabi_tensor(tl_ops_view_dtype(__VA_ARGS__))
+#define tl_ops_vsplit_array(...) tl_pyabi_rc(tl_ops_vsplit_array(__VA_ARGS__))
+#define tl_ops_vsplit_int(...) tl_pyabi_rc(tl_ops_vsplit_int(__VA_ARGS__))
 #define tl_ops_vstack(...) tl_pyabi_tensor(tl_ops_vstack(__VA_ARGS__))
 #define tl_ops_where(...) tl_pyabi_rc(tl_ops_where(__VA_ARGS__))
 #define tl_ops_where_Scalar(...) tl_pyabi_tensor(tl_ops_where_Scalar(__VA_ARGS__))

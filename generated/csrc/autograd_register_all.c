@@ -305,6 +305,27 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register__cdist_backward() != 0) return -1;
     if (tl_autograd_register__pdist_forward() != 0) return -1;
     if (tl_autograd_register__pdist_backward() != 0) return -1;
+    if (tl_autograd_register_rot90() != 0) return -1;
+    if (tl_autograd_register_unsafe_split() != 0) return -1;
+    if (tl_autograd_register_narrow_copy() != 0) return -1;
+    if (tl_autograd_register_alias_copy() != 0) return -1;
+    if (tl_autograd_register_as_strided_copy() != 0) return -1;
+    if (tl_autograd_register_diagonal_copy() != 0) return -1;
+    if (tl_autograd_register_expand_copy() != 0) return -1;
+    if (tl_autograd_register_permute_copy() != 0) return -1;
+    if (tl_autograd_register_split_with_sizes_copy() != 0) return -1;
+    if (tl_autograd_register_squeeze_copy() != 0) return -1;
+    if (tl_autograd_register_t_copy() != 0) return -1;
+    if (tl_autograd_register_transpose_copy() != 0) return -1;
+    if (tl_autograd_register_unsqueeze_copy() != 0) return -1;
+    if (tl_autograd_register_unbind_copy() != 0) return -1;
+    if (tl_autograd_register_view_copy() != 0) return -1;
+    if (tl_autograd_register_slice_scatter() != 0) return -1;
+    if (tl_autograd_register_select_scatter() != 0) return -1;
+    if (tl_autograd_register_diagonal_scatter() != 0) return -1;
+    if (tl_autograd_register_new_empty_strided() != 0) return -1;
+    if (tl_autograd_register_vdot() != 0) return -1;
+    if (tl_autograd_register_nonzero_static() != 0) return -1;
     done = 1;
     return 0;
 }

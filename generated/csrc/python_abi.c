@@ -1008,6 +1008,14 @@ int tl_pyabi_clip_out_r(tl_tensor *self, const tl_scalar *min, const tl_scalar *
     return tl_has_warning() ? 1 : 0;
 }
 
+/* column_stack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_column_stack_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out) {
+    tl_tensor *r = tl_ops_column_stack_out(tensors, tensors_len, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!) */
 int tl_pyabi_copy__n_src_r(tl_tensor *self, tl_scalar src, bool non_blocking) {
     tl_tensor *src_t = tl_wrapped_scalar(src);
@@ -1260,6 +1268,14 @@ int tl_pyabi_div_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
 /* dot.out(Tensor self, Tensor tensor, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_dot_out_r(tl_tensor *self, tl_tensor *tensor, tl_tensor *out) {
     tl_tensor *r = tl_ops_dot_out(self, tensor, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* dstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_dstack_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out) {
+    tl_tensor *r = tl_ops_dstack_out(tensors, tensors_len, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -3551,6 +3567,22 @@ int tl_pyabi_sqrt_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* square_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_square__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_square_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* square.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_square_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_square_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_stack_out_r(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out) {
     tl_tensor *r = tl_ops_stack_out(tensors, tensors_len, dim, out);
@@ -3746,6 +3778,61 @@ int tl_pyabi_triu__r(tl_tensor *self, int64_t diagonal) {
 /* triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_triu_out_r(tl_tensor *self, int64_t diagonal, tl_tensor *out) {
     tl_tensor *r = tl_ops_triu_out(self, diagonal, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* true_divide.Tensor(Tensor self, Tensor other) -> Tensor */
+tl_tensor *tl_pyabi_true_divide_Tensor_n_other(tl_tensor *self, tl_scalar other) {
+    tl_tensor *other_t = tl_wrapped_scalar(other);
+    if (!other_t) return NULL;
+    tl_tensor *r = tl_ops_true_divide_Tensor(self, other_t);
+    tl_tensor_release(other_t);
+    return tl_pyabi_tensor(r);  /* NULL + parked result: a warning is pending */
+}
+
+/* true_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+int tl_pyabi_true_divide__Scalar_r(tl_tensor *self, tl_scalar other) {
+    tl_tensor *r = tl_ops_true_divide__Scalar(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_true_divide__Tensor_n_other_r(tl_tensor *self, tl_scalar other) {
+    tl_tensor *other_t = tl_wrapped_scalar(other);
+    if (!other_t) return -1;
+    tl_tensor *r = tl_ops_true_divide__Tensor(self, other_t);
+    tl_tensor_release(other_t);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_true_divide__Tensor_r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_true_divide__Tensor(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* true_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_true_divide_out_n_other_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_tensor *other_t = tl_wrapped_scalar(other);
+    if (!other_t) return -1;
+    tl_tensor *r = tl_ops_true_divide_out(self, other_t, out);
+    tl_tensor_release(other_t);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* true_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_true_divide_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_true_divide_out(self, other, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

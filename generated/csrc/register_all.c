@@ -47,6 +47,7 @@
 #include "ops/addmv.h"
 #include "ops/addr.h"
 #include "ops/alias.h"
+#include "ops/alias_copy.h"
 #include "ops/all.h"
 #include "ops/allclose.h"
 #include "ops/amax.h"
@@ -66,6 +67,7 @@
 #include "ops/argsort.h"
 #include "ops/argwhere.h"
 #include "ops/as_strided.h"
+#include "ops/as_strided_copy.h"
 #include "ops/asin.h"
 #include "ops/asinh.h"
 #include "ops/atan.h"
@@ -104,6 +106,10 @@
 #include "ops/clamp_min.h"
 #include "ops/clip.h"
 #include "ops/clone.h"
+#include "ops/column_stack.h"
+#include "ops/combinations.h"
+#include "ops/conj.h"
+#include "ops/conj_physical.h"
 #include "ops/constant_pad_nd.h"
 #include "ops/contiguous.h"
 #include "ops/conv1d.h"
@@ -128,17 +134,23 @@
 #include "ops/cummin.h"
 #include "ops/cumprod.h"
 #include "ops/cumsum.h"
+#include "ops/cumulative_trapezoid.h"
 #include "ops/deg2rad.h"
 #include "ops/diag.h"
 #include "ops/diag_embed.h"
+#include "ops/diagflat.h"
 #include "ops/diagonal.h"
 #include "ops/diagonal_backward.h"
+#include "ops/diagonal_copy.h"
+#include "ops/diagonal_scatter.h"
 #include "ops/diff.h"
 #include "ops/digamma.h"
 #include "ops/dist.h"
 #include "ops/div.h"
 #include "ops/dot.h"
 #include "ops/dropout.h"
+#include "ops/dsplit.h"
+#include "ops/dstack.h"
 #include "ops/einsum.h"
 #include "ops/elu.h"
 #include "ops/elu_backward.h"
@@ -148,6 +160,7 @@
 #include "ops/embedding_renorm.h"
 #include "ops/empty.h"
 #include "ops/empty_like.h"
+#include "ops/empty_permuted.h"
 #include "ops/empty_strided.h"
 #include "ops/eq.h"
 #include "ops/equal.h"
@@ -158,11 +171,14 @@
 #include "ops/exp2.h"
 #include "ops/expand.h"
 #include "ops/expand_as.h"
+#include "ops/expand_copy.h"
 #include "ops/expm1.h"
 #include "ops/eye.h"
 #include "ops/fill.h"
 #include "ops/flatten.h"
 #include "ops/flip.h"
+#include "ops/fliplr.h"
+#include "ops/flipud.h"
 #include "ops/float_power.h"
 #include "ops/floor.h"
 #include "ops/floor_divide.h"
@@ -195,6 +211,7 @@
 #include "ops/heaviside.h"
 #include "ops/histc.h"
 #include "ops/histogram.h"
+#include "ops/hsplit.h"
 #include "ops/hstack.h"
 #include "ops/huber_loss.h"
 #include "ops/huber_loss_backward.h"
@@ -214,6 +231,7 @@
 #include "ops/isin.h"
 #include "ops/isinf.h"
 #include "ops/isnan.h"
+#include "ops/isreal.h"
 #include "ops/kl_div.h"
 #include "ops/kron.h"
 #include "ops/kthvalue.h"
@@ -294,6 +312,7 @@
 #include "ops/nanquantile.h"
 #include "ops/nansum.h"
 #include "ops/narrow.h"
+#include "ops/narrow_copy.h"
 #include "ops/native_batch_norm.h"
 #include "ops/native_batch_norm_backward.h"
 #include "ops/native_dropout.h"
@@ -305,6 +324,7 @@
 #include "ops/ne.h"
 #include "ops/neg.h"
 #include "ops/new_empty.h"
+#include "ops/new_empty_strided.h"
 #include "ops/new_full.h"
 #include "ops/new_ones.h"
 #include "ops/new_zeros.h"
@@ -315,12 +335,15 @@
 #include "ops/nll_loss_nd.h"
 #include "ops/nonzero.h"
 #include "ops/nonzero_numpy.h"
+#include "ops/nonzero_static.h"
 #include "ops/ones.h"
 #include "ops/ones_like.h"
 #include "ops/outer.h"
 #include "ops/pdist.h"
 #include "ops/permute.h"
+#include "ops/permute_copy.h"
 #include "ops/polygamma.h"
+#include "ops/positive.h"
 #include "ops/pow.h"
 #include "ops/prelu.h"
 #include "ops/prod.h"
@@ -330,6 +353,8 @@
 #include "ops/randint.h"
 #include "ops/randn.h"
 #include "ops/randperm.h"
+#include "ops/ravel.h"
+#include "ops/real.h"
 #include "ops/reciprocal.h"
 #include "ops/reflection_pad1d.h"
 #include "ops/reflection_pad1d_backward.h"
@@ -346,20 +371,25 @@
 #include "ops/replication_pad2d_backward.h"
 #include "ops/reshape.h"
 #include "ops/reshape_as.h"
+#include "ops/resolve_conj.h"
+#include "ops/resolve_neg.h"
 #include "ops/rms_norm.h"
 #include "ops/roll.h"
+#include "ops/rot90.h"
 #include "ops/round.h"
 #include "ops/rrelu.h"
 #include "ops/rrelu_with_noise.h"
 #include "ops/rrelu_with_noise_backward.h"
 #include "ops/rsqrt.h"
 #include "ops/rsub.h"
+#include "ops/scalar_tensor.h"
 #include "ops/scaled_dot_product_attention.h"
 #include "ops/scatter.h"
 #include "ops/scatter_add.h"
 #include "ops/searchsorted.h"
 #include "ops/select.h"
 #include "ops/select_backward.h"
+#include "ops/select_scatter.h"
 #include "ops/selu.h"
 #include "ops/sigmoid.h"
 #include "ops/sign.h"
@@ -370,6 +400,7 @@
 #include "ops/sinh.h"
 #include "ops/slice.h"
 #include "ops/slice_backward.h"
+#include "ops/slice_scatter.h"
 #include "ops/smooth_l1_loss.h"
 #include "ops/smooth_l1_loss_backward.h"
 #include "ops/soft_margin_loss.h"
@@ -405,18 +436,24 @@
 #include "ops/special_xlogy.h"
 #include "ops/split.h"
 #include "ops/split_with_sizes.h"
+#include "ops/split_with_sizes_copy.h"
 #include "ops/sqrt.h"
+#include "ops/square.h"
 #include "ops/squeeze.h"
+#include "ops/squeeze_copy.h"
 #include "ops/stack.h"
 #include "ops/std.h"
 #include "ops/std_mean.h"
 #include "ops/sub.h"
 #include "ops/sum.h"
+#include "ops/sum_to_size.h"
 #include "ops/t.h"
+#include "ops/t_copy.h"
 #include "ops/take.h"
 #include "ops/take_along_dim.h"
 #include "ops/tan.h"
 #include "ops/tanh.h"
+#include "ops/tensor_split.h"
 #include "ops/tensordot.h"
 #include "ops/threshold.h"
 #include "ops/threshold_backward.h"
@@ -426,20 +463,31 @@
 #include "ops/trace.h"
 #include "ops/trace_backward.h"
 #include "ops/transpose.h"
+#include "ops/transpose_copy.h"
+#include "ops/trapezoid.h"
+#include "ops/trapz.h"
 #include "ops/tril.h"
 #include "ops/tril_indices.h"
 #include "ops/triu.h"
 #include "ops/triu_indices.h"
+#include "ops/true_divide.h"
 #include "ops/trunc.h"
 #include "ops/type_as.h"
 #include "ops/unbind.h"
+#include "ops/unbind_copy.h"
 #include "ops/unflatten.h"
 #include "ops/unique_consecutive.h"
+#include "ops/unsafe_chunk.h"
+#include "ops/unsafe_split.h"
 #include "ops/unsqueeze.h"
+#include "ops/unsqueeze_copy.h"
 #include "ops/var.h"
 #include "ops/var_mean.h"
+#include "ops/vdot.h"
 #include "ops/view.h"
 #include "ops/view_as.h"
+#include "ops/view_copy.h"
+#include "ops/vsplit.h"
 #include "ops/vstack.h"
 #include "ops/where.h"
 #include "ops/xlogy.h"
@@ -891,6 +939,54 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_pdist() != 0) return -1;
     if (tl_ops_register__pdist_forward() != 0) return -1;
     if (tl_ops_register__pdist_backward() != 0) return -1;
+    if (tl_ops_register_ravel() != 0) return -1;
+    if (tl_ops_register_fliplr() != 0) return -1;
+    if (tl_ops_register_flipud() != 0) return -1;
+    if (tl_ops_register_rot90() != 0) return -1;
+    if (tl_ops_register_tensor_split() != 0) return -1;
+    if (tl_ops_register_hsplit() != 0) return -1;
+    if (tl_ops_register_vsplit() != 0) return -1;
+    if (tl_ops_register_dsplit() != 0) return -1;
+    if (tl_ops_register_column_stack() != 0) return -1;
+    if (tl_ops_register_dstack() != 0) return -1;
+    if (tl_ops_register_unsafe_chunk() != 0) return -1;
+    if (tl_ops_register_unsafe_split() != 0) return -1;
+    if (tl_ops_register_positive() != 0) return -1;
+    if (tl_ops_register_true_divide() != 0) return -1;
+    if (tl_ops_register_square() != 0) return -1;
+    if (tl_ops_register_isreal() != 0) return -1;
+    if (tl_ops_register_conj() != 0) return -1;
+    if (tl_ops_register_conj_physical() != 0) return -1;
+    if (tl_ops_register_resolve_conj() != 0) return -1;
+    if (tl_ops_register_resolve_neg() != 0) return -1;
+    if (tl_ops_register_real() != 0) return -1;
+    if (tl_ops_register_diagflat() != 0) return -1;
+    if (tl_ops_register_sum_to_size() != 0) return -1;
+    if (tl_ops_register_scalar_tensor() != 0) return -1;
+    if (tl_ops_register_narrow_copy() != 0) return -1;
+    if (tl_ops_register_alias_copy() != 0) return -1;
+    if (tl_ops_register_as_strided_copy() != 0) return -1;
+    if (tl_ops_register_diagonal_copy() != 0) return -1;
+    if (tl_ops_register_expand_copy() != 0) return -1;
+    if (tl_ops_register_permute_copy() != 0) return -1;
+    if (tl_ops_register_split_with_sizes_copy() != 0) return -1;
+    if (tl_ops_register_squeeze_copy() != 0) return -1;
+    if (tl_ops_register_t_copy() != 0) return -1;
+    if (tl_ops_register_transpose_copy() != 0) return -1;
+    if (tl_ops_register_unsqueeze_copy() != 0) return -1;
+    if (tl_ops_register_unbind_copy() != 0) return -1;
+    if (tl_ops_register_view_copy() != 0) return -1;
+    if (tl_ops_register_slice_scatter() != 0) return -1;
+    if (tl_ops_register_select_scatter() != 0) return -1;
+    if (tl_ops_register_diagonal_scatter() != 0) return -1;
+    if (tl_ops_register_empty_permuted() != 0) return -1;
+    if (tl_ops_register_new_empty_strided() != 0) return -1;
+    if (tl_ops_register_trapezoid() != 0) return -1;
+    if (tl_ops_register_trapz() != 0) return -1;
+    if (tl_ops_register_cumulative_trapezoid() != 0) return -1;
+    if (tl_ops_register_vdot() != 0) return -1;
+    if (tl_ops_register_combinations() != 0) return -1;
+    if (tl_ops_register_nonzero_static() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -301,5 +301,26 @@ int tl_autograd_register__cdist_forward(void);
 int tl_autograd_register__cdist_backward(void);
 int tl_autograd_register__pdist_forward(void);
 int tl_autograd_register__pdist_backward(void);
+int tl_autograd_register_rot90(void);
+int tl_autograd_register_unsafe_split(void);
+int tl_autograd_register_narrow_copy(void);
+int tl_autograd_register_alias_copy(void);
+int tl_autograd_register_as_strided_copy(void);
+int tl_autograd_register_diagonal_copy(void);
+int tl_autograd_register_expand_copy(void);
+int tl_autograd_register_permute_copy(void);
+int tl_autograd_register_split_with_sizes_copy(void);
+int tl_autograd_register_squeeze_copy(void);
+int tl_autograd_register_t_copy(void);
+int tl_autograd_register_transpose_copy(void);
+int tl_autograd_register_unsqueeze_copy(void);
+int tl_autograd_register_unbind_copy(void);
+int tl_autograd_register_view_copy(void);
+int tl_autograd_register_slice_scatter(void);
+int tl_autograd_register_select_scatter(void);
+int tl_autograd_register_diagonal_scatter(void);
+int tl_autograd_register_new_empty_strided(void);
+int tl_autograd_register_vdot(void);
+int tl_autograd_register_nonzero_static(void);
 
 #endif

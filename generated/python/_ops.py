@@ -111,6 +111,7 @@ __all__ = [
     "addmv_",
     "addr",
     "alias",
+    "alias_copy",
     "all",
     "allclose",
     "amax",
@@ -136,6 +137,7 @@ __all__ = [
     "argsort",
     "argwhere",
     "as_strided",
+    "as_strided_copy",
     "asin",
     "asin_",
     "asinh",
@@ -180,6 +182,10 @@ __all__ = [
     "clip",
     "clip_",
     "clone",
+    "column_stack",
+    "combinations",
+    "conj",
+    "conj_physical",
     "constant_pad_nd",
     "conv1d",
     "conv2d",
@@ -203,18 +209,24 @@ __all__ = [
     "cummin",
     "cumprod",
     "cumsum",
+    "cumulative_trapezoid",
     "deg2rad",
     "deg2rad_",
     "diag",
     "diag_embed",
+    "diagflat",
     "diagonal",
     "diagonal_backward",
+    "diagonal_copy",
+    "diagonal_scatter",
     "diff",
     "digamma",
     "dist",
     "div",
     "dot",
     "dropout",
+    "dsplit",
+    "dstack",
     "einsum",
     "embedding",
     "embedding_backward",
@@ -222,6 +234,7 @@ __all__ = [
     "embedding_renorm_",
     "empty",
     "empty_like",
+    "empty_permuted",
     "empty_strided",
     "eq",
     "equal",
@@ -234,6 +247,7 @@ __all__ = [
     "exp2",
     "exp2_",
     "exp_",
+    "expand_copy",
     "expm1",
     "expm1_",
     "eye",
@@ -241,6 +255,8 @@ __all__ = [
     "fill_",
     "flatten",
     "flip",
+    "fliplr",
+    "flipud",
     "float_power",
     "floor",
     "floor_",
@@ -266,6 +282,7 @@ __all__ = [
     "heaviside",
     "histc",
     "histogram",
+    "hsplit",
     "hstack",
     "hypot",
     "i0",
@@ -285,6 +302,7 @@ __all__ = [
     "isin",
     "isinf",
     "isnan",
+    "isreal",
     "kl_div",
     "kron",
     "kthvalue",
@@ -350,6 +368,7 @@ __all__ = [
     "nanquantile",
     "nansum",
     "narrow",
+    "narrow_copy",
     "native_batch_norm",
     "native_batch_norm_backward",
     "native_dropout",
@@ -363,12 +382,15 @@ __all__ = [
     "neg_",
     "nextafter",
     "nonzero",
+    "nonzero_static",
     "ones",
     "ones_like",
     "outer",
     "pdist",
     "permute",
+    "permute_copy",
     "polygamma",
+    "positive",
     "pow",
     "prelu",
     "prod",
@@ -379,6 +401,8 @@ __all__ = [
     "randint",
     "randn",
     "randperm",
+    "ravel",
+    "real",
     "reciprocal",
     "reciprocal_",
     "relu",
@@ -386,8 +410,11 @@ __all__ = [
     "remainder",
     "repeat_interleave",
     "reshape",
+    "resolve_conj",
+    "resolve_neg",
     "rms_norm",
     "roll",
+    "rot90",
     "round",
     "round_",
     "rrelu",
@@ -395,11 +422,13 @@ __all__ = [
     "rsqrt",
     "rsqrt_",
     "rsub",
+    "scalar_tensor",
     "scatter",
     "scatter_add",
     "searchsorted",
     "select",
     "select_backward",
+    "select_scatter",
     "selu",
     "selu_",
     "sigmoid",
@@ -413,25 +442,32 @@ __all__ = [
     "sinh",
     "sinh_",
     "slice_backward",
+    "slice_scatter",
     "softmax",
     "sort",
     "split",
     "split_with_sizes",
+    "split_with_sizes_copy",
     "sqrt",
     "sqrt_",
+    "square",
+    "square_",
     "squeeze",
+    "squeeze_copy",
     "stack",
     "std",
     "std_mean",
     "sub",
     "sum",
     "t",
+    "t_copy",
     "take",
     "take_along_dim",
     "tan",
     "tan_",
     "tanh",
     "tanh_",
+    "tensor_split",
     "tensordot",
     "threshold",
     "threshold_",
@@ -441,18 +477,29 @@ __all__ = [
     "trace",
     "trace_backward",
     "transpose",
+    "transpose_copy",
+    "trapezoid",
+    "trapz",
     "tril",
     "tril_indices",
     "triu",
     "triu_indices",
+    "true_divide",
     "trunc",
     "trunc_",
     "unbind",
+    "unbind_copy",
     "unflatten",
     "unique_consecutive",
+    "unsafe_chunk",
+    "unsafe_split",
     "unsqueeze",
+    "unsqueeze_copy",
     "var",
     "var_mean",
+    "vdot",
+    "view_copy",
+    "vsplit",
     "vstack",
     "where",
     "xlogy",
@@ -557,6 +604,7 @@ _C_addr = getattr(_lib, "tl_ops_addr", None) or _missing_c("tl_ops_addr")
 _C_addr_ = getattr(_lib, "tl_ops_addr_", None) or _missing_c("tl_ops_addr_")
 _C_addr_out = getattr(_lib, "tl_ops_addr_out", None) or _missing_c("tl_ops_addr_out")
 _C_alias = getattr(_lib, "tl_ops_alias", None) or _missing_c("tl_ops_alias")
+_C_alias_copy = getattr(_lib, "tl_ops_alias_copy", None) or _missing_c("tl_ops_alias_copy")
 _C_all = getattr(_lib, "tl_ops_all", None) or _missing_c("tl_ops_all")
 _C_all_all_out = getattr(_lib, "tl_ops_all_all_out", None) or _missing_c("tl_ops_all_all_out")
 _C_all_dim = getattr(_lib, "tl_ops_all_dim", None) or _missing_c("tl_ops_all_dim")
@@ -610,6 +658,7 @@ _C_argsort = getattr(_lib, "tl_ops_argsort", None) or _missing_c("tl_ops_argsort
 _C_argsort_stable = getattr(_lib, "tl_ops_argsort_stable", None) or _missing_c("tl_ops_argsort_stable")
 _C_argwhere = getattr(_lib, "tl_ops_argwhere", None) or _missing_c("tl_ops_argwhere")
 _C_as_strided = getattr(_lib, "tl_ops_as_strided", None) or _missing_c("tl_ops_as_strided")
+_C_as_strided_copy = getattr(_lib, "tl_ops_as_strided_copy", None) or _missing_c("tl_ops_as_strided_copy")
 _C_asin = getattr(_lib, "tl_ops_asin", None) or _missing_c("tl_ops_asin")
 _C_asin_ = getattr(_lib, "tl_ops_asin_", None) or _missing_c("tl_ops_asin_")
 _C_asin_out = getattr(_lib, "tl_ops_asin_out", None) or _missing_c("tl_ops_asin_out")
@@ -733,6 +782,11 @@ _C_clip_Tensor_out = getattr(_lib, "tl_ops_clip_Tensor_out", None) or _missing_c
 _C_clip__Tensor = getattr(_lib, "tl_ops_clip__Tensor", None) or _missing_c("tl_ops_clip__Tensor")
 _C_clip_out = getattr(_lib, "tl_ops_clip_out", None) or _missing_c("tl_ops_clip_out")
 _C_clone = getattr(_lib, "tl_ops_clone", None) or _missing_c("tl_ops_clone")
+_C_column_stack = getattr(_lib, "tl_ops_column_stack", None) or _missing_c("tl_ops_column_stack")
+_C_column_stack_out = getattr(_lib, "tl_ops_column_stack_out", None) or _missing_c("tl_ops_column_stack_out")
+_C_combinations = getattr(_lib, "tl_ops_combinations", None) or _missing_c("tl_ops_combinations")
+_C_conj = getattr(_lib, "tl_ops_conj", None) or _missing_c("tl_ops_conj")
+_C_conj_physical = getattr(_lib, "tl_ops_conj_physical", None) or _missing_c("tl_ops_conj_physical")
 _C_constant_pad_nd = getattr(_lib, "tl_ops_constant_pad_nd", None) or _missing_c("tl_ops_constant_pad_nd")
 _C_contiguous = getattr(_lib, "tl_ops_contiguous", None) or _missing_c("tl_ops_contiguous")
 _C_conv1d = getattr(_lib, "tl_ops_conv1d", None) or _missing_c("tl_ops_conv1d")
@@ -774,13 +828,18 @@ _C_cumprod_out = getattr(_lib, "tl_ops_cumprod_out", None) or _missing_c("tl_ops
 _C_cumsum = getattr(_lib, "tl_ops_cumsum", None) or _missing_c("tl_ops_cumsum")
 _C_cumsum_ = getattr(_lib, "tl_ops_cumsum_", None) or _missing_c("tl_ops_cumsum_")
 _C_cumsum_out = getattr(_lib, "tl_ops_cumsum_out", None) or _missing_c("tl_ops_cumsum_out")
+_C_cumulative_trapezoid_dx = getattr(_lib, "tl_ops_cumulative_trapezoid_dx", None) or _missing_c("tl_ops_cumulative_trapezoid_dx")
+_C_cumulative_trapezoid_x = getattr(_lib, "tl_ops_cumulative_trapezoid_x", None) or _missing_c("tl_ops_cumulative_trapezoid_x")
 _C_deg2rad = getattr(_lib, "tl_ops_deg2rad", None) or _missing_c("tl_ops_deg2rad")
 _C_deg2rad_ = getattr(_lib, "tl_ops_deg2rad_", None) or _missing_c("tl_ops_deg2rad_")
 _C_deg2rad_out = getattr(_lib, "tl_ops_deg2rad_out", None) or _missing_c("tl_ops_deg2rad_out")
 _C_diag = getattr(_lib, "tl_ops_diag", None) or _missing_c("tl_ops_diag")
 _C_diag_embed = getattr(_lib, "tl_ops_diag_embed", None) or _missing_c("tl_ops_diag_embed")
+_C_diagflat = getattr(_lib, "tl_ops_diagflat", None) or _missing_c("tl_ops_diagflat")
 _C_diagonal = getattr(_lib, "tl_ops_diagonal", None) or _missing_c("tl_ops_diagonal")
 _C_diagonal_backward = getattr(_lib, "tl_ops_diagonal_backward", None) or _missing_c("tl_ops_diagonal_backward")
+_C_diagonal_copy = getattr(_lib, "tl_ops_diagonal_copy", None) or _missing_c("tl_ops_diagonal_copy")
+_C_diagonal_scatter = getattr(_lib, "tl_ops_diagonal_scatter", None) or _missing_c("tl_ops_diagonal_scatter")
 _C_diff = getattr(_lib, "tl_ops_diff", None) or _missing_c("tl_ops_diff")
 _C_diff_out = getattr(_lib, "tl_ops_diff_out", None) or _missing_c("tl_ops_diff_out")
 _C_digamma = getattr(_lib, "tl_ops_digamma", None) or _missing_c("tl_ops_digamma")
@@ -798,6 +857,10 @@ _C_div_out_mode = getattr(_lib, "tl_ops_div_out_mode", None) or _missing_c("tl_o
 _C_dot = getattr(_lib, "tl_ops_dot", None) or _missing_c("tl_ops_dot")
 _C_dot_out = getattr(_lib, "tl_ops_dot_out", None) or _missing_c("tl_ops_dot_out")
 _C_dropout = getattr(_lib, "tl_ops_dropout", None) or _missing_c("tl_ops_dropout")
+_C_dsplit_array = getattr(_lib, "tl_ops_dsplit_array", None) or _missing_c("tl_ops_dsplit_array")
+_C_dsplit_int = getattr(_lib, "tl_ops_dsplit_int", None) or _missing_c("tl_ops_dsplit_int")
+_C_dstack = getattr(_lib, "tl_ops_dstack", None) or _missing_c("tl_ops_dstack")
+_C_dstack_out = getattr(_lib, "tl_ops_dstack_out", None) or _missing_c("tl_ops_dstack_out")
 _C_einsum = getattr(_lib, "tl_ops_einsum", None) or _missing_c("tl_ops_einsum")
 _C_elu = getattr(_lib, "tl_ops_elu", None) or _missing_c("tl_ops_elu")
 _C_elu_ = getattr(_lib, "tl_ops_elu_", None) or _missing_c("tl_ops_elu_")
@@ -811,6 +874,7 @@ _C_embedding_renorm_ = getattr(_lib, "tl_ops_embedding_renorm_", None) or _missi
 _C_empty_like = getattr(_lib, "tl_ops_empty_like", None) or _missing_c("tl_ops_empty_like")
 _C_empty_memory_format = getattr(_lib, "tl_ops_empty_memory_format", None) or _missing_c("tl_ops_empty_memory_format")
 _C_empty_out = getattr(_lib, "tl_ops_empty_out", None) or _missing_c("tl_ops_empty_out")
+_C_empty_permuted = getattr(_lib, "tl_ops_empty_permuted", None) or _missing_c("tl_ops_empty_permuted")
 _C_empty_strided = getattr(_lib, "tl_ops_empty_strided", None) or _missing_c("tl_ops_empty_strided")
 _C_eq_Scalar = getattr(_lib, "tl_ops_eq_Scalar", None) or _missing_c("tl_ops_eq_Scalar")
 _C_eq_Scalar_out = getattr(_lib, "tl_ops_eq_Scalar_out", None) or _missing_c("tl_ops_eq_Scalar_out")
@@ -836,6 +900,7 @@ _C_exp_ = getattr(_lib, "tl_ops_exp_", None) or _missing_c("tl_ops_exp_")
 _C_exp_out = getattr(_lib, "tl_ops_exp_out", None) or _missing_c("tl_ops_exp_out")
 _C_expand = getattr(_lib, "tl_ops_expand", None) or _missing_c("tl_ops_expand")
 _C_expand_as = getattr(_lib, "tl_ops_expand_as", None) or _missing_c("tl_ops_expand_as")
+_C_expand_copy = getattr(_lib, "tl_ops_expand_copy", None) or _missing_c("tl_ops_expand_copy")
 _C_expm1 = getattr(_lib, "tl_ops_expm1", None) or _missing_c("tl_ops_expm1")
 _C_expm1_ = getattr(_lib, "tl_ops_expm1_", None) or _missing_c("tl_ops_expm1_")
 _C_expm1_out = getattr(_lib, "tl_ops_expm1_out", None) or _missing_c("tl_ops_expm1_out")
@@ -847,6 +912,8 @@ _C_fill__Scalar = getattr(_lib, "tl_ops_fill__Scalar", None) or _missing_c("tl_o
 _C_fill__Tensor = getattr(_lib, "tl_ops_fill__Tensor", None) or _missing_c("tl_ops_fill__Tensor")
 _C_flatten_using_ints = getattr(_lib, "tl_ops_flatten_using_ints", None) or _missing_c("tl_ops_flatten_using_ints")
 _C_flip = getattr(_lib, "tl_ops_flip", None) or _missing_c("tl_ops_flip")
+_C_fliplr = getattr(_lib, "tl_ops_fliplr", None) or _missing_c("tl_ops_fliplr")
+_C_flipud = getattr(_lib, "tl_ops_flipud", None) or _missing_c("tl_ops_flipud")
 _C_float_power_Scalar = getattr(_lib, "tl_ops_float_power_Scalar", None) or _missing_c("tl_ops_float_power_Scalar")
 _C_float_power_Scalar_out = getattr(_lib, "tl_ops_float_power_Scalar_out", None) or _missing_c("tl_ops_float_power_Scalar_out")
 _C_float_power_Tensor_Scalar = getattr(_lib, "tl_ops_float_power_Tensor_Scalar", None) or _missing_c("tl_ops_float_power_Tensor_Scalar")
@@ -936,6 +1003,8 @@ _C_histogram_bin_ct = getattr(_lib, "tl_ops_histogram_bin_ct", None) or _missing
 _C_histogram_bin_ct_out = getattr(_lib, "tl_ops_histogram_bin_ct_out", None) or _missing_c("tl_ops_histogram_bin_ct_out")
 _C_histogram_bins_tensor = getattr(_lib, "tl_ops_histogram_bins_tensor", None) or _missing_c("tl_ops_histogram_bins_tensor")
 _C_histogram_bins_tensor_out = getattr(_lib, "tl_ops_histogram_bins_tensor_out", None) or _missing_c("tl_ops_histogram_bins_tensor_out")
+_C_hsplit_array = getattr(_lib, "tl_ops_hsplit_array", None) or _missing_c("tl_ops_hsplit_array")
+_C_hsplit_int = getattr(_lib, "tl_ops_hsplit_int", None) or _missing_c("tl_ops_hsplit_int")
 _C_hstack = getattr(_lib, "tl_ops_hstack", None) or _missing_c("tl_ops_hstack")
 _C_hstack_out = getattr(_lib, "tl_ops_hstack_out", None) or _missing_c("tl_ops_hstack_out")
 _C_huber_loss = getattr(_lib, "tl_ops_huber_loss", None) or _missing_c("tl_ops_huber_loss")
@@ -975,6 +1044,7 @@ _C_isin_Tensor_Tensor = getattr(_lib, "tl_ops_isin_Tensor_Tensor", None) or _mis
 _C_isin_Tensor_Tensor_out = getattr(_lib, "tl_ops_isin_Tensor_Tensor_out", None) or _missing_c("tl_ops_isin_Tensor_Tensor_out")
 _C_isinf = getattr(_lib, "tl_ops_isinf", None) or _missing_c("tl_ops_isinf")
 _C_isnan = getattr(_lib, "tl_ops_isnan", None) or _missing_c("tl_ops_isnan")
+_C_isreal = getattr(_lib, "tl_ops_isreal", None) or _missing_c("tl_ops_isreal")
 _C_kl_div = getattr(_lib, "tl_ops_kl_div", None) or _missing_c("tl_ops_kl_div")
 _C_kron = getattr(_lib, "tl_ops_kron", None) or _missing_c("tl_ops_kron")
 _C_kron_out = getattr(_lib, "tl_ops_kron_out", None) or _missing_c("tl_ops_kron_out")
@@ -1168,6 +1238,7 @@ _C_nansum = getattr(_lib, "tl_ops_nansum", None) or _missing_c("tl_ops_nansum")
 _C_nansum_out = getattr(_lib, "tl_ops_nansum_out", None) or _missing_c("tl_ops_nansum_out")
 _C_narrow = getattr(_lib, "tl_ops_narrow", None) or _missing_c("tl_ops_narrow")
 _C_narrow_Tensor = getattr(_lib, "tl_ops_narrow_Tensor", None) or _missing_c("tl_ops_narrow_Tensor")
+_C_narrow_copy = getattr(_lib, "tl_ops_narrow_copy", None) or _missing_c("tl_ops_narrow_copy")
 _C_native_batch_norm = getattr(_lib, "tl_ops_native_batch_norm", None) or _missing_c("tl_ops_native_batch_norm")
 _C_native_batch_norm_backward = getattr(_lib, "tl_ops_native_batch_norm_backward", None) or _missing_c("tl_ops_native_batch_norm_backward")
 _C_native_dropout = getattr(_lib, "tl_ops_native_dropout", None) or _missing_c("tl_ops_native_dropout")
@@ -1186,6 +1257,7 @@ _C_neg = getattr(_lib, "tl_ops_neg", None) or _missing_c("tl_ops_neg")
 _C_neg_ = getattr(_lib, "tl_ops_neg_", None) or _missing_c("tl_ops_neg_")
 _C_neg_out = getattr(_lib, "tl_ops_neg_out", None) or _missing_c("tl_ops_neg_out")
 _C_new_empty = getattr(_lib, "tl_ops_new_empty", None) or _missing_c("tl_ops_new_empty")
+_C_new_empty_strided = getattr(_lib, "tl_ops_new_empty_strided", None) or _missing_c("tl_ops_new_empty_strided")
 _C_new_full = getattr(_lib, "tl_ops_new_full", None) or _missing_c("tl_ops_new_full")
 _C_new_ones = getattr(_lib, "tl_ops_new_ones", None) or _missing_c("tl_ops_new_ones")
 _C_new_zeros = getattr(_lib, "tl_ops_new_zeros", None) or _missing_c("tl_ops_new_zeros")
@@ -1201,6 +1273,7 @@ _C_nll_loss_nd = getattr(_lib, "tl_ops_nll_loss_nd", None) or _missing_c("tl_ops
 _C_nll_loss_out = getattr(_lib, "tl_ops_nll_loss_out", None) or _missing_c("tl_ops_nll_loss_out")
 _C_nonzero = getattr(_lib, "tl_ops_nonzero", None) or _missing_c("tl_ops_nonzero")
 _C_nonzero_out = getattr(_lib, "tl_ops_nonzero_out", None) or _missing_c("tl_ops_nonzero_out")
+_C_nonzero_static = getattr(_lib, "tl_ops_nonzero_static", None) or _missing_c("tl_ops_nonzero_static")
 _C_ones = getattr(_lib, "tl_ops_ones", None) or _missing_c("tl_ops_ones")
 _C_ones_like = getattr(_lib, "tl_ops_ones_like", None) or _missing_c("tl_ops_ones_like")
 _C_ones_out = getattr(_lib, "tl_ops_ones_out", None) or _missing_c("tl_ops_ones_out")
@@ -1208,9 +1281,11 @@ _C_outer = getattr(_lib, "tl_ops_outer", None) or _missing_c("tl_ops_outer")
 _C_outer_out = getattr(_lib, "tl_ops_outer_out", None) or _missing_c("tl_ops_outer_out")
 _C_pdist = getattr(_lib, "tl_ops_pdist", None) or _missing_c("tl_ops_pdist")
 _C_permute = getattr(_lib, "tl_ops_permute", None) or _missing_c("tl_ops_permute")
+_C_permute_copy = getattr(_lib, "tl_ops_permute_copy", None) or _missing_c("tl_ops_permute_copy")
 _C_polygamma = getattr(_lib, "tl_ops_polygamma", None) or _missing_c("tl_ops_polygamma")
 _C_polygamma_ = getattr(_lib, "tl_ops_polygamma_", None) or _missing_c("tl_ops_polygamma_")
 _C_polygamma_out = getattr(_lib, "tl_ops_polygamma_out", None) or _missing_c("tl_ops_polygamma_out")
+_C_positive = getattr(_lib, "tl_ops_positive", None) or _missing_c("tl_ops_positive")
 _C_pow_Scalar = getattr(_lib, "tl_ops_pow_Scalar", None) or _missing_c("tl_ops_pow_Scalar")
 _C_pow_Scalar_out = getattr(_lib, "tl_ops_pow_Scalar_out", None) or _missing_c("tl_ops_pow_Scalar_out")
 _C_pow_Tensor_Scalar = getattr(_lib, "tl_ops_pow_Tensor_Scalar", None) or _missing_c("tl_ops_pow_Tensor_Scalar")
@@ -1244,6 +1319,8 @@ _C_randn_generator_out = getattr(_lib, "tl_ops_randn_generator_out", None) or _m
 _C_randn_out = getattr(_lib, "tl_ops_randn_out", None) or _missing_c("tl_ops_randn_out")
 _C_randperm = getattr(_lib, "tl_ops_randperm", None) or _missing_c("tl_ops_randperm")
 _C_randperm_generator = getattr(_lib, "tl_ops_randperm_generator", None) or _missing_c("tl_ops_randperm_generator")
+_C_ravel = getattr(_lib, "tl_ops_ravel", None) or _missing_c("tl_ops_ravel")
+_C_real = getattr(_lib, "tl_ops_real", None) or _missing_c("tl_ops_real")
 _C_reciprocal = getattr(_lib, "tl_ops_reciprocal", None) or _missing_c("tl_ops_reciprocal")
 _C_reciprocal_ = getattr(_lib, "tl_ops_reciprocal_", None) or _missing_c("tl_ops_reciprocal_")
 _C_reciprocal_out = getattr(_lib, "tl_ops_reciprocal_out", None) or _missing_c("tl_ops_reciprocal_out")
@@ -1272,8 +1349,11 @@ _C_replication_pad2d = getattr(_lib, "tl_ops_replication_pad2d", None) or _missi
 _C_replication_pad2d_backward = getattr(_lib, "tl_ops_replication_pad2d_backward", None) or _missing_c("tl_ops_replication_pad2d_backward")
 _C_reshape = getattr(_lib, "tl_ops_reshape", None) or _missing_c("tl_ops_reshape")
 _C_reshape_as = getattr(_lib, "tl_ops_reshape_as", None) or _missing_c("tl_ops_reshape_as")
+_C_resolve_conj = getattr(_lib, "tl_ops_resolve_conj", None) or _missing_c("tl_ops_resolve_conj")
+_C_resolve_neg = getattr(_lib, "tl_ops_resolve_neg", None) or _missing_c("tl_ops_resolve_neg")
 _C_rms_norm = getattr(_lib, "tl_ops_rms_norm", None) or _missing_c("tl_ops_rms_norm")
 _C_roll = getattr(_lib, "tl_ops_roll", None) or _missing_c("tl_ops_roll")
+_C_rot90 = getattr(_lib, "tl_ops_rot90", None) or _missing_c("tl_ops_rot90")
 _C_round = getattr(_lib, "tl_ops_round", None) or _missing_c("tl_ops_round")
 _C_round_ = getattr(_lib, "tl_ops_round_", None) or _missing_c("tl_ops_round_")
 _C_round__decimals = getattr(_lib, "tl_ops_round__decimals", None) or _missing_c("tl_ops_round__decimals")
@@ -1290,6 +1370,7 @@ _C_rsqrt_ = getattr(_lib, "tl_ops_rsqrt_", None) or _missing_c("tl_ops_rsqrt_")
 _C_rsqrt_out = getattr(_lib, "tl_ops_rsqrt_out", None) or _missing_c("tl_ops_rsqrt_out")
 _C_rsub_Scalar = getattr(_lib, "tl_ops_rsub_Scalar", None) or _missing_c("tl_ops_rsub_Scalar")
 _C_rsub_Tensor = getattr(_lib, "tl_ops_rsub_Tensor", None) or _missing_c("tl_ops_rsub_Tensor")
+_C_scalar_tensor = getattr(_lib, "tl_ops_scalar_tensor", None) or _missing_c("tl_ops_scalar_tensor")
 _C_scaled_dot_product_attention = getattr(_lib, "tl_ops_scaled_dot_product_attention", None) or _missing_c("tl_ops_scaled_dot_product_attention")
 _C_scatter__reduce = getattr(_lib, "tl_ops_scatter__reduce", None) or _missing_c("tl_ops_scatter__reduce")
 _C_scatter__src = getattr(_lib, "tl_ops_scatter__src", None) or _missing_c("tl_ops_scatter__src")
@@ -1312,6 +1393,7 @@ _C_searchsorted_Tensor = getattr(_lib, "tl_ops_searchsorted_Tensor", None) or _m
 _C_searchsorted_Tensor_out = getattr(_lib, "tl_ops_searchsorted_Tensor_out", None) or _missing_c("tl_ops_searchsorted_Tensor_out")
 _C_select_backward = getattr(_lib, "tl_ops_select_backward", None) or _missing_c("tl_ops_select_backward")
 _C_select_int = getattr(_lib, "tl_ops_select_int", None) or _missing_c("tl_ops_select_int")
+_C_select_scatter = getattr(_lib, "tl_ops_select_scatter", None) or _missing_c("tl_ops_select_scatter")
 _C_selu = getattr(_lib, "tl_ops_selu", None) or _missing_c("tl_ops_selu")
 _C_selu_ = getattr(_lib, "tl_ops_selu_", None) or _missing_c("tl_ops_selu_")
 _C_sigmoid = getattr(_lib, "tl_ops_sigmoid", None) or _missing_c("tl_ops_sigmoid")
@@ -1336,6 +1418,7 @@ _C_sinh_ = getattr(_lib, "tl_ops_sinh_", None) or _missing_c("tl_ops_sinh_")
 _C_sinh_out = getattr(_lib, "tl_ops_sinh_out", None) or _missing_c("tl_ops_sinh_out")
 _C_slice_Tensor = getattr(_lib, "tl_ops_slice_Tensor", None) or _missing_c("tl_ops_slice_Tensor")
 _C_slice_backward = getattr(_lib, "tl_ops_slice_backward", None) or _missing_c("tl_ops_slice_backward")
+_C_slice_scatter = getattr(_lib, "tl_ops_slice_scatter", None) or _missing_c("tl_ops_slice_scatter")
 _C_smooth_l1_loss = getattr(_lib, "tl_ops_smooth_l1_loss", None) or _missing_c("tl_ops_smooth_l1_loss")
 _C_smooth_l1_loss_backward = getattr(_lib, "tl_ops_smooth_l1_loss_backward", None) or _missing_c("tl_ops_smooth_l1_loss_backward")
 _C_soft_margin_loss = getattr(_lib, "tl_ops_soft_margin_loss", None) or _missing_c("tl_ops_soft_margin_loss")
@@ -1407,10 +1490,17 @@ _C_special_xlogy_self_scalar_out = getattr(_lib, "tl_ops_special_xlogy_self_scal
 _C_split_Tensor = getattr(_lib, "tl_ops_split_Tensor", None) or _missing_c("tl_ops_split_Tensor")
 _C_split_sizes = getattr(_lib, "tl_ops_split_sizes", None) or _missing_c("tl_ops_split_sizes")
 _C_split_with_sizes = getattr(_lib, "tl_ops_split_with_sizes", None) or _missing_c("tl_ops_split_with_sizes")
+_C_split_with_sizes_copy = getattr(_lib, "tl_ops_split_with_sizes_copy", None) or _missing_c("tl_ops_split_with_sizes_copy")
 _C_sqrt = getattr(_lib, "tl_ops_sqrt", None) or _missing_c("tl_ops_sqrt")
 _C_sqrt_ = getattr(_lib, "tl_ops_sqrt_", None) or _missing_c("tl_ops_sqrt_")
 _C_sqrt_out = getattr(_lib, "tl_ops_sqrt_out", None) or _missing_c("tl_ops_sqrt_out")
+_C_square = getattr(_lib, "tl_ops_square", None) or _missing_c("tl_ops_square")
+_C_square_ = getattr(_lib, "tl_ops_square_", None) or _missing_c("tl_ops_square_")
+_C_square_out = getattr(_lib, "tl_ops_square_out", None) or _missing_c("tl_ops_square_out")
 _C_squeeze = getattr(_lib, "tl_ops_squeeze", None) or _missing_c("tl_ops_squeeze")
+_C_squeeze_copy = getattr(_lib, "tl_ops_squeeze_copy", None) or _missing_c("tl_ops_squeeze_copy")
+_C_squeeze_copy_dim = getattr(_lib, "tl_ops_squeeze_copy_dim", None) or _missing_c("tl_ops_squeeze_copy_dim")
+_C_squeeze_copy_dims = getattr(_lib, "tl_ops_squeeze_copy_dims", None) or _missing_c("tl_ops_squeeze_copy_dims")
 _C_squeeze_dim = getattr(_lib, "tl_ops_squeeze_dim", None) or _missing_c("tl_ops_squeeze_dim")
 _C_squeeze_dims = getattr(_lib, "tl_ops_squeeze_dims", None) or _missing_c("tl_ops_squeeze_dims")
 _C_stack = getattr(_lib, "tl_ops_stack", None) or _missing_c("tl_ops_stack")
@@ -1429,7 +1519,9 @@ _C_sub_out = getattr(_lib, "tl_ops_sub_out", None) or _missing_c("tl_ops_sub_out
 _C_sum = getattr(_lib, "tl_ops_sum", None) or _missing_c("tl_ops_sum")
 _C_sum_IntList_out = getattr(_lib, "tl_ops_sum_IntList_out", None) or _missing_c("tl_ops_sum_IntList_out")
 _C_sum_dim_IntList = getattr(_lib, "tl_ops_sum_dim_IntList", None) or _missing_c("tl_ops_sum_dim_IntList")
+_C_sum_to_size = getattr(_lib, "tl_ops_sum_to_size", None) or _missing_c("tl_ops_sum_to_size")
 _C_t = getattr(_lib, "tl_ops_t", None) or _missing_c("tl_ops_t")
+_C_t_copy = getattr(_lib, "tl_ops_t_copy", None) or _missing_c("tl_ops_t_copy")
 _C_take = getattr(_lib, "tl_ops_take", None) or _missing_c("tl_ops_take")
 _C_take_along_dim = getattr(_lib, "tl_ops_take_along_dim", None) or _missing_c("tl_ops_take_along_dim")
 _C_take_along_dim_out = getattr(_lib, "tl_ops_take_along_dim_out", None) or _missing_c("tl_ops_take_along_dim_out")
@@ -1440,6 +1532,9 @@ _C_tan_out = getattr(_lib, "tl_ops_tan_out", None) or _missing_c("tl_ops_tan_out
 _C_tanh = getattr(_lib, "tl_ops_tanh", None) or _missing_c("tl_ops_tanh")
 _C_tanh_ = getattr(_lib, "tl_ops_tanh_", None) or _missing_c("tl_ops_tanh_")
 _C_tanh_out = getattr(_lib, "tl_ops_tanh_out", None) or _missing_c("tl_ops_tanh_out")
+_C_tensor_split_indices = getattr(_lib, "tl_ops_tensor_split_indices", None) or _missing_c("tl_ops_tensor_split_indices")
+_C_tensor_split_sections = getattr(_lib, "tl_ops_tensor_split_sections", None) or _missing_c("tl_ops_tensor_split_sections")
+_C_tensor_split_tensor_indices_or_sections = getattr(_lib, "tl_ops_tensor_split_tensor_indices_or_sections", None) or _missing_c("tl_ops_tensor_split_tensor_indices_or_sections")
 _C_tensordot = getattr(_lib, "tl_ops_tensordot", None) or _missing_c("tl_ops_tensordot")
 _C_tensordot_out = getattr(_lib, "tl_ops_tensordot_out", None) or _missing_c("tl_ops_tensordot_out")
 _C_threshold = getattr(_lib, "tl_ops_threshold", None) or _missing_c("tl_ops_threshold")
@@ -1455,7 +1550,12 @@ _C_to_other = getattr(_lib, "tl_ops_to_other", None) or _missing_c("tl_ops_to_ot
 _C_topk = getattr(_lib, "tl_ops_topk", None) or _missing_c("tl_ops_topk")
 _C_trace = getattr(_lib, "tl_ops_trace", None) or _missing_c("tl_ops_trace")
 _C_trace_backward = getattr(_lib, "tl_ops_trace_backward", None) or _missing_c("tl_ops_trace_backward")
+_C_transpose_copy_int = getattr(_lib, "tl_ops_transpose_copy_int", None) or _missing_c("tl_ops_transpose_copy_int")
 _C_transpose_int = getattr(_lib, "tl_ops_transpose_int", None) or _missing_c("tl_ops_transpose_int")
+_C_trapezoid_dx = getattr(_lib, "tl_ops_trapezoid_dx", None) or _missing_c("tl_ops_trapezoid_dx")
+_C_trapezoid_x = getattr(_lib, "tl_ops_trapezoid_x", None) or _missing_c("tl_ops_trapezoid_x")
+_C_trapz_dx = getattr(_lib, "tl_ops_trapz_dx", None) or _missing_c("tl_ops_trapz_dx")
+_C_trapz_x = getattr(_lib, "tl_ops_trapz_x", None) or _missing_c("tl_ops_trapz_x")
 _C_tril = getattr(_lib, "tl_ops_tril", None) or _missing_c("tl_ops_tril")
 _C_tril_ = getattr(_lib, "tl_ops_tril_", None) or _missing_c("tl_ops_tril_")
 _C_tril_indices = getattr(_lib, "tl_ops_tril_indices", None) or _missing_c("tl_ops_tril_indices")
@@ -1464,14 +1564,23 @@ _C_triu = getattr(_lib, "tl_ops_triu", None) or _missing_c("tl_ops_triu")
 _C_triu_ = getattr(_lib, "tl_ops_triu_", None) or _missing_c("tl_ops_triu_")
 _C_triu_indices = getattr(_lib, "tl_ops_triu_indices", None) or _missing_c("tl_ops_triu_indices")
 _C_triu_out = getattr(_lib, "tl_ops_triu_out", None) or _missing_c("tl_ops_triu_out")
+_C_true_divide_Scalar = getattr(_lib, "tl_ops_true_divide_Scalar", None) or _missing_c("tl_ops_true_divide_Scalar")
+_C_true_divide_Tensor = getattr(_lib, "tl_ops_true_divide_Tensor", None) or _missing_c("tl_ops_true_divide_Tensor")
+_C_true_divide__Scalar = getattr(_lib, "tl_ops_true_divide__Scalar", None) or _missing_c("tl_ops_true_divide__Scalar")
+_C_true_divide__Tensor = getattr(_lib, "tl_ops_true_divide__Tensor", None) or _missing_c("tl_ops_true_divide__Tensor")
+_C_true_divide_out = getattr(_lib, "tl_ops_true_divide_out", None) or _missing_c("tl_ops_true_divide_out")
 _C_trunc = getattr(_lib, "tl_ops_trunc", None) or _missing_c("tl_ops_trunc")
 _C_trunc_ = getattr(_lib, "tl_ops_trunc_", None) or _missing_c("tl_ops_trunc_")
 _C_trunc_out = getattr(_lib, "tl_ops_trunc_out", None) or _missing_c("tl_ops_trunc_out")
 _C_type_as = getattr(_lib, "tl_ops_type_as", None) or _missing_c("tl_ops_type_as")
+_C_unbind_copy_int = getattr(_lib, "tl_ops_unbind_copy_int", None) or _missing_c("tl_ops_unbind_copy_int")
 _C_unbind_int = getattr(_lib, "tl_ops_unbind_int", None) or _missing_c("tl_ops_unbind_int")
 _C_unflatten_int = getattr(_lib, "tl_ops_unflatten_int", None) or _missing_c("tl_ops_unflatten_int")
 _C_unique_consecutive = getattr(_lib, "tl_ops_unique_consecutive", None) or _missing_c("tl_ops_unique_consecutive")
+_C_unsafe_chunk = getattr(_lib, "tl_ops_unsafe_chunk", None) or _missing_c("tl_ops_unsafe_chunk")
+_C_unsafe_split_Tensor = getattr(_lib, "tl_ops_unsafe_split_Tensor", None) or _missing_c("tl_ops_unsafe_split_Tensor")
 _C_unsqueeze = getattr(_lib, "tl_ops_unsqueeze", None) or _missing_c("tl_ops_unsqueeze")
+_C_unsqueeze_copy = getattr(_lib, "tl_ops_unsqueeze_copy", None) or _missing_c("tl_ops_unsqueeze_copy")
 _C_var = getattr(_lib, "tl_ops_var", None) or _missing_c("tl_ops_var")
 _C_var_correction = getattr(_lib, "tl_ops_var_correction", None) or _missing_c("tl_ops_var_correction")
 _C_var_correction_out = getattr(_lib, "tl_ops_var_correction_out", None) or _missing_c("tl_ops_var_correction_out")
@@ -1480,9 +1589,13 @@ _C_var_mean = getattr(_lib, "tl_ops_var_mean", None) or _missing_c("tl_ops_var_m
 _C_var_mean_correction = getattr(_lib, "tl_ops_var_mean_correction", None) or _missing_c("tl_ops_var_mean_correction")
 _C_var_mean_dim = getattr(_lib, "tl_ops_var_mean_dim", None) or _missing_c("tl_ops_var_mean_dim")
 _C_var_out = getattr(_lib, "tl_ops_var_out", None) or _missing_c("tl_ops_var_out")
+_C_vdot = getattr(_lib, "tl_ops_vdot", None) or _missing_c("tl_ops_vdot")
 _C_view = getattr(_lib, "tl_ops_view", None) or _missing_c("tl_ops_view")
 _C_view_as = getattr(_lib, "tl_ops_view_as", None) or _missing_c("tl_ops_view_as")
+_C_view_copy = getattr(_lib, "tl_ops_view_copy", None) or _missing_c("tl_ops_view_copy")
 _C_view_dtype = getattr(_lib, "tl_ops_view_dtype", None) or _missing_c("tl_ops_view_dtype")
+_C_vsplit_array = getattr(_lib, "tl_ops_vsplit_array", None) or _missing_c("tl_ops_vsplit_array")
+_C_vsplit_int = getattr(_lib, "tl_ops_vsplit_int", None) or _missing_c("tl_ops_vsplit_int")
 _C_vstack = getattr(_lib, "tl_ops_vstack", None) or _missing_c("tl_ops_vstack")
 _C_vstack_out = getattr(_lib, "tl_ops_vstack_out", None) or _missing_c("tl_ops_vstack_out")
 _C_where = getattr(_lib, "tl_ops_where", None) or _missing_c("tl_ops_where")
@@ -1630,6 +1743,7 @@ _P_clip_Tensor_out_r = getattr(_lib, "tl_pyabi_clip_Tensor_out_r", None) or _mis
 _P_clip__Tensor_r = getattr(_lib, "tl_pyabi_clip__Tensor_r", None) or _missing_c("tl_pyabi_clip__Tensor_r")
 _P_clip__r = getattr(_lib, "tl_pyabi_clip__r", None) or _missing_c("tl_pyabi_clip__r")
 _P_clip_out_r = getattr(_lib, "tl_pyabi_clip_out_r", None) or _missing_c("tl_pyabi_clip_out_r")
+_P_column_stack_out_r = getattr(_lib, "tl_pyabi_column_stack_out_r", None) or _missing_c("tl_pyabi_column_stack_out_r")
 _P_copy__n_src_r = getattr(_lib, "tl_pyabi_copy__n_src_r", None) or _missing_c("tl_pyabi_copy__n_src_r")
 _P_copy__r = getattr(_lib, "tl_pyabi_copy__r", None) or _missing_c("tl_pyabi_copy__r")
 _P_copysign__Tensor_r = getattr(_lib, "tl_pyabi_copysign__Tensor_r", None) or _missing_c("tl_pyabi_copysign__Tensor_r")
@@ -1660,6 +1774,7 @@ _P_div_out_mode_r = getattr(_lib, "tl_pyabi_div_out_mode_r", None) or _missing_c
 _P_div_out_n_other_r = getattr(_lib, "tl_pyabi_div_out_n_other_r", None) or _missing_c("tl_pyabi_div_out_n_other_r")
 _P_div_out_r = getattr(_lib, "tl_pyabi_div_out_r", None) or _missing_c("tl_pyabi_div_out_r")
 _P_dot_out_r = getattr(_lib, "tl_pyabi_dot_out_r", None) or _missing_c("tl_pyabi_dot_out_r")
+_P_dstack_out_r = getattr(_lib, "tl_pyabi_dstack_out_r", None) or _missing_c("tl_pyabi_dstack_out_r")
 _P_elu__r = getattr(_lib, "tl_pyabi_elu__r", None) or _missing_c("tl_pyabi_elu__r")
 _P_elu_backward_grad_input_r = getattr(_lib, "tl_pyabi_elu_backward_grad_input_r", None) or _missing_c("tl_pyabi_elu_backward_grad_input_r")
 _P_elu_out_r = getattr(_lib, "tl_pyabi_elu_out_r", None) or _missing_c("tl_pyabi_elu_out_r")
@@ -1944,6 +2059,8 @@ _P_special_xlogy_out_r = getattr(_lib, "tl_pyabi_special_xlogy_out_r", None) or 
 _P_special_xlogy_self_scalar_out_r = getattr(_lib, "tl_pyabi_special_xlogy_self_scalar_out_r", None) or _missing_c("tl_pyabi_special_xlogy_self_scalar_out_r")
 _P_sqrt__r = getattr(_lib, "tl_pyabi_sqrt__r", None) or _missing_c("tl_pyabi_sqrt__r")
 _P_sqrt_out_r = getattr(_lib, "tl_pyabi_sqrt_out_r", None) or _missing_c("tl_pyabi_sqrt_out_r")
+_P_square__r = getattr(_lib, "tl_pyabi_square__r", None) or _missing_c("tl_pyabi_square__r")
+_P_square_out_r = getattr(_lib, "tl_pyabi_square_out_r", None) or _missing_c("tl_pyabi_square_out_r")
 _P_stack_out_r = getattr(_lib, "tl_pyabi_stack_out_r", None) or _missing_c("tl_pyabi_stack_out_r")
 _P_std_correction_out_r = getattr(_lib, "tl_pyabi_std_correction_out_r", None) or _missing_c("tl_pyabi_std_correction_out_r")
 _P_std_out_r = getattr(_lib, "tl_pyabi_std_out_r", None) or _missing_c("tl_pyabi_std_out_r")
@@ -1968,6 +2085,12 @@ _P_tril__r = getattr(_lib, "tl_pyabi_tril__r", None) or _missing_c("tl_pyabi_tri
 _P_tril_out_r = getattr(_lib, "tl_pyabi_tril_out_r", None) or _missing_c("tl_pyabi_tril_out_r")
 _P_triu__r = getattr(_lib, "tl_pyabi_triu__r", None) or _missing_c("tl_pyabi_triu__r")
 _P_triu_out_r = getattr(_lib, "tl_pyabi_triu_out_r", None) or _missing_c("tl_pyabi_triu_out_r")
+_P_true_divide_Tensor_n_other = getattr(_lib, "tl_pyabi_true_divide_Tensor_n_other", None) or _missing_c("tl_pyabi_true_divide_Tensor_n_other")
+_P_true_divide__Scalar_r = getattr(_lib, "tl_pyabi_true_divide__Scalar_r", None) or _missing_c("tl_pyabi_true_divide__Scalar_r")
+_P_true_divide__Tensor_n_other_r = getattr(_lib, "tl_pyabi_true_divide__Tensor_n_other_r", None) or _missing_c("tl_pyabi_true_divide__Tensor_n_other_r")
+_P_true_divide__Tensor_r = getattr(_lib, "tl_pyabi_true_divide__Tensor_r", None) or _missing_c("tl_pyabi_true_divide__Tensor_r")
+_P_true_divide_out_n_other_r = getattr(_lib, "tl_pyabi_true_divide_out_n_other_r", None) or _missing_c("tl_pyabi_true_divide_out_n_other_r")
+_P_true_divide_out_r = getattr(_lib, "tl_pyabi_true_divide_out_r", None) or _missing_c("tl_pyabi_true_divide_out_r")
 _P_trunc__r = getattr(_lib, "tl_pyabi_trunc__r", None) or _missing_c("tl_pyabi_trunc__r")
 _P_trunc_out_r = getattr(_lib, "tl_pyabi_trunc_out_r", None) or _missing_c("tl_pyabi_trunc_out_r")
 _P_var_correction_out_r = getattr(_lib, "tl_pyabi_var_correction_out_r", None) or _missing_c("tl_pyabi_var_correction_out_r")
@@ -3494,6 +3617,29 @@ def alias(input):
     return r_
 
 
+# yaml/native_functions.yaml: alias_copy(Tensor self) -> Tensor
+_SIGS_alias_copy = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def alias_copy(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(alias_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('alias_copy', 'input', 1, 'Tensor', input)
+    h_ = _C_alias_copy(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: all(Tensor self) -> Tensor
 # yaml/native_functions.yaml: all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
@@ -4531,6 +4677,38 @@ def as_strided(input, size, stride, storage_offset=None):
     if storage_offset_c is _BAD:
         raise _arg_error('as_strided', 'storage_offset', 4, 'int', storage_offset)
     h_ = _C_as_strided(input._p, size_c[0], size_c[1], stride_c[0], stride_c[1], storage_offset_c[0], storage_offset_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor
+_SIGS_as_strided_copy = (
+    ('(Tensor input, tuple of ints size, tuple of ints stride, int storage_offset = None)', (('input', lambda x: isinstance(x, _Tensor)), ('size', lambda x: _cv_int_list(x, 0) is not _BAD), ('stride', lambda x: _cv_int_list(x, 0) is not _BAD), ('storage_offset', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+)
+
+
+def as_strided_copy(input, size, stride, storage_offset=None):
+    '(Tensor input, tuple of ints size, tuple of ints stride, int storage_offset = None)'
+    if _TF and (r_ := _tf(as_strided_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('as_strided_copy', 'input', 1, 'Tensor', input)
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('as_strided_copy', 'size', 2, 'tuple of ints', size)
+    stride_c = _cv_int_list(stride, 0)
+    if stride_c is _BAD:
+        raise _arg_error('as_strided_copy', 'stride', 3, 'tuple of ints', stride)
+    storage_offset_c = _cv_opt_int(storage_offset)
+    if storage_offset_c is _BAD:
+        raise _arg_error('as_strided_copy', 'storage_offset', 4, 'int', storage_offset)
+    h_ = _C_as_strided_copy(input._p, size_c[0], size_c[1], stride_c[0], stride_c[1], storage_offset_c[0], storage_offset_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -6706,6 +6884,112 @@ def clone(input, *, memory_format=None):
     return r_
 
 
+# yaml/native_functions.yaml: column_stack(Tensor[] tensors) -> Tensor
+# yaml/native_functions.yaml: column_stack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_column_stack = (
+    ('(tuple of Tensors tensors, *, Tensor out = None)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def column_stack(tensors, *, out=None):
+    '(tuple of Tensors tensors, *, Tensor out = None)'
+    if _TF and (r_ := _tf(column_stack, locals())) is not _GO:
+        return r_
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('column_stack', 'tensors', 1, 'tuple of Tensors', tensors)
+    if out is None:
+        h_ = _C_column_stack(tensors_c[0], tensors_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('column_stack', 'out', 0, 'Tensor', out)
+    rc_ = _P_column_stack_out_r(tensors_c[0], tensors_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor
+_SIGS_combinations = (
+    ('(Tensor input, int r = 2, bool with_replacement = False)', (('input', lambda x: isinstance(x, _Tensor)), ('r', lambda x: _cv_int(x) is not _BAD), ('with_replacement', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def combinations(input, r=2, with_replacement=False):
+    '(Tensor input, int r = 2, bool with_replacement = False)'
+    if _TF and (r_ := _tf(combinations, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('combinations', 'input', 1, 'Tensor', input)
+    r_c = _cv_int(r)
+    if r_c is _BAD:
+        raise _arg_error('combinations', 'r', 2, 'int', r)
+    with_replacement_c = _cv_bool(with_replacement)
+    if with_replacement_c is _BAD:
+        raise _arg_error('combinations', 'with_replacement', 3, 'bool', with_replacement)
+    h_ = _C_combinations(input._p, r_c, with_replacement_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: conj(Tensor(a) self) -> Tensor(a)
+_SIGS_conj = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def conj(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(conj, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('conj', 'input', 1, 'Tensor', input)
+    h_ = _C_conj(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: conj_physical(Tensor self) -> Tensor
+_SIGS_conj_physical = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def conj_physical(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(conj_physical, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('conj_physical', 'input', 1, 'Tensor', input)
+    h_ = _C_conj_physical(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor
 _SIGS_constant_pad_nd = (
     ('(Tensor input, tuple of ints pad, Number value = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('pad', lambda x: _cv_int_list(x, 0) is not _BAD), ('value', lambda x: _is_scalar(x)),), (), False),
@@ -7676,6 +7960,72 @@ def cumsum(input, dim, *, dtype=None, out=None):
     return out
 
 
+# yaml/native_functions.yaml: cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
+# yaml/native_functions.yaml: cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor
+_SIGS_cumulative_trapezoid = (
+    ('(Tensor y, Tensor x, *, int dim = -1)', (('y', lambda x: isinstance(x, _Tensor)), ('x', lambda x: isinstance(x, _Tensor)),), (('dim', lambda x: _cv_int(x) is not _BAD),), False),
+    ('(Tensor y, *, Number dx = 1, int dim = -1)', (('y', lambda x: isinstance(x, _Tensor)),), (('dx', lambda x: _is_scalar(x)), ('dim', lambda x: _cv_int(x) is not _BAD),), False),
+)
+_KW_cumulative_trapezoid_0 = {'y': lambda x: isinstance(x, _Tensor), 'x': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD}
+_KW_cumulative_trapezoid_1 = {'y': lambda x: isinstance(x, _Tensor), 'dx': lambda x: _is_scalar(x), 'dim': lambda x: _cv_int(x) is not _BAD}
+
+
+def _implcumulative_trapezoid_0(y, x, *, dim=-1):
+    '(Tensor y, Tensor x, *, int dim = -1)'
+    if y.__class__ is not _Tensor:
+        if not isinstance(y, _Tensor):
+            raise _arg_error('cumulative_trapezoid', 'y', 1, 'Tensor', y)
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('cumulative_trapezoid', 'x', 2, 'Tensor', x)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cumulative_trapezoid', 'dim', 0, 'int', dim)
+    h_ = _C_cumulative_trapezoid_x(y._p, x._p, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implcumulative_trapezoid_1(y, *, dx=1, dim=-1):
+    '(Tensor y, *, Number dx = 1, int dim = -1)'
+    if y.__class__ is not _Tensor:
+        if not isinstance(y, _Tensor):
+            raise _arg_error('cumulative_trapezoid', 'y', 1, 'Tensor', y)
+    dx_c = _SC_INT.get(dx) if dx.__class__ is int else None
+    if dx_c is None:
+        dx_c = _cv_scalar(dx)
+        if dx_c is _BAD:
+            raise _arg_error('cumulative_trapezoid', 'dx', 0, 'Number', dx)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('cumulative_trapezoid', 'dim', 0, 'int', dim)
+    h_ = _C_cumulative_trapezoid_dx(y._p, dx_c, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def cumulative_trapezoid(*args, **kwargs):
+    '(Tensor y, Tensor x, *, int dim = -1) | (Tensor y, *, Number dx = 1, int dim = -1)'
+    if _TF and (r_ := _tf(cumulative_trapezoid, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'y' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'x' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_cumulative_trapezoid_0, ('y', 'x', )[:n])):
+        return _implcumulative_trapezoid_0(*args, **kwargs)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'y' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_cumulative_trapezoid_1, ('y', )[:n])):
+        return _implcumulative_trapezoid_1(*args, **kwargs)
+    raise _invalid_combination('cumulative_trapezoid', args, kwargs, _SIGS_cumulative_trapezoid)
+
+
 # yaml/native_functions.yaml: deg2rad(Tensor self) -> Tensor
 # yaml/native_functions.yaml: deg2rad.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_deg2rad = (
@@ -7784,6 +8134,32 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     return r_
 
 
+# yaml/native_functions.yaml: diagflat(Tensor self, int offset=0) -> Tensor
+_SIGS_diagflat = (
+    ('(Tensor input, int offset = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('offset', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def diagflat(input, offset=0):
+    '(Tensor input, int offset = 0)'
+    if _TF and (r_ := _tf(diagflat, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('diagflat', 'input', 1, 'Tensor', input)
+    offset_c = _cv_int(offset)
+    if offset_c is _BAD:
+        raise _arg_error('diagflat', 'offset', 2, 'int', offset)
+    h_ = _C_diagflat(input._p, offset_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
 _SIGS_diagonal = (
     ('(Tensor input, int offset = 0, int dim1 = 0, int dim2 = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('offset', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD), ('dim2', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -7842,6 +8218,73 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
     if dim2_c is _BAD:
         raise _arg_error('diagonal_backward', 'dim2', 5, 'int', dim2)
     h_ = _C_diagonal_backward(grad_output._p, input_sizes_c[0], input_sizes_c[1], offset_c, dim1_c, dim2_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor
+_SIGS_diagonal_copy = (
+    ('(Tensor input, int offset = 0, int dim1 = 0, int dim2 = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('offset', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD), ('dim2', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def diagonal_copy(input, offset=0, dim1=0, dim2=1):
+    '(Tensor input, int offset = 0, int dim1 = 0, int dim2 = 1)'
+    if _TF and (r_ := _tf(diagonal_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('diagonal_copy', 'input', 1, 'Tensor', input)
+    offset_c = _cv_int(offset)
+    if offset_c is _BAD:
+        raise _arg_error('diagonal_copy', 'offset', 2, 'int', offset)
+    dim1_c = _cv_int(dim1)
+    if dim1_c is _BAD:
+        raise _arg_error('diagonal_copy', 'dim1', 3, 'int', dim1)
+    dim2_c = _cv_int(dim2)
+    if dim2_c is _BAD:
+        raise _arg_error('diagonal_copy', 'dim2', 4, 'int', dim2)
+    h_ = _C_diagonal_copy(input._p, offset_c, dim1_c, dim2_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor
+_SIGS_diagonal_scatter = (
+    ('(Tensor input, Tensor src, int offset = 0, int dim1 = 0, int dim2 = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('src', lambda x: isinstance(x, _Tensor)), ('offset', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD), ('dim2', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    '(Tensor input, Tensor src, int offset = 0, int dim1 = 0, int dim2 = 1)'
+    if _TF and (r_ := _tf(diagonal_scatter, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('diagonal_scatter', 'input', 1, 'Tensor', input)
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('diagonal_scatter', 'src', 2, 'Tensor', src)
+    offset_c = _cv_int(offset)
+    if offset_c is _BAD:
+        raise _arg_error('diagonal_scatter', 'offset', 3, 'int', offset)
+    dim1_c = _cv_int(dim1)
+    if dim1_c is _BAD:
+        raise _arg_error('diagonal_scatter', 'dim1', 4, 'int', dim1)
+    dim2_c = _cv_int(dim2)
+    if dim2_c is _BAD:
+        raise _arg_error('diagonal_scatter', 'dim2', 5, 'int', dim2)
+    h_ = _C_diagonal_scatter(input._p, src._p, offset_c, dim1_c, dim2_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -8138,6 +8581,87 @@ def dropout(input, p, train):
     return r_
 
 
+# yaml/native_functions.yaml: dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+# yaml/native_functions.yaml: dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+_SIGS_dsplit = (
+    ('(Tensor input, int sections)', (('input', lambda x: isinstance(x, _Tensor)), ('sections', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints indices)', (('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+_KW_dsplit_0 = {'input': lambda x: isinstance(x, _Tensor), 'sections': lambda x: _cv_int(x) is not _BAD}
+_KW_dsplit_1 = {'input': lambda x: isinstance(x, _Tensor), 'indices': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _impldsplit_0(input, sections):
+    '(Tensor input, int sections)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('dsplit', 'input', 1, 'Tensor', input)
+    sections_c = _cv_int(sections)
+    if sections_c is _BAD:
+        raise _arg_error('dsplit', 'sections', 2, 'int', sections)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_dsplit_int(input._p, sections_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _impldsplit_1(input, indices):
+    '(Tensor input, tuple of ints indices)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('dsplit', 'input', 1, 'Tensor', input)
+    indices_c = _cv_int_list(indices, 0)
+    if indices_c is _BAD:
+        raise _arg_error('dsplit', 'indices', 2, 'tuple of ints', indices)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_dsplit_array(input._p, indices_c[0], indices_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def dsplit(*args, **kwargs):
+    '(Tensor input, int sections) | (Tensor input, tuple of ints indices)'
+    if _TF and (r_ := _tf(dsplit, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'sections' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_dsplit_0, ('input', 'sections', )[:n])):
+        return _impldsplit_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'indices' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_dsplit_1, ('input', 'indices', )[:n])):
+        return _impldsplit_1(*args, **kwargs)
+    raise _invalid_combination('dsplit', args, kwargs, _SIGS_dsplit)
+
+
+# yaml/native_functions.yaml: dstack(Tensor[] tensors) -> Tensor
+# yaml/native_functions.yaml: dstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_dstack = (
+    ('(tuple of Tensors tensors, *, Tensor out = None)', (('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def dstack(tensors, *, out=None):
+    '(tuple of Tensors tensors, *, Tensor out = None)'
+    if _TF and (r_ := _tf(dstack, locals())) is not _GO:
+        return r_
+    tensors_c = _cv_tensor_list(tensors)
+    if tensors_c is _BAD:
+        raise _arg_error('dstack', 'tensors', 1, 'tuple of Tensors', tensors)
+    if out is None:
+        h_ = _C_dstack(tensors_c[0], tensors_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('dstack', 'out', 0, 'Tensor', out)
+    rc_ = _P_dstack_out_r(tensors_c[0], tensors_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor
 _SIGS_einsum = (
     ('(str equation, tuple of Tensors tensors, *, tuple of ints path = None)', (('equation', lambda x: _cv_str(x, False) is not _BAD), ('tensors', lambda x: _cv_tensor_list(x) is not _BAD),), (('path', lambda x: _cv_opt_int_list(x, 0) is not _BAD),), False),
@@ -8394,6 +8918,47 @@ def empty_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
     if memory_format_c is _BAD:
         raise _arg_error('empty_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
     h_ = _C_empty_like(input._p, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: empty_permuted(SymInt[] size, int[] physical_layout, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS_empty_permuted = (
+    ('(tuple of ints size, tuple of ints physical_layout, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD), ('physical_layout', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(tuple of ints size, tuple of ints physical_layout, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(empty_permuted, locals())) is not _GO:
+        return r_
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('empty_permuted', 'size', 1, 'tuple of ints', size)
+    physical_layout_c = _cv_int_list(physical_layout, 0)
+    if physical_layout_c is _BAD:
+        raise _arg_error('empty_permuted', 'physical_layout', 2, 'tuple of ints', physical_layout)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('empty_permuted', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('empty_permuted', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('empty_permuted', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('empty_permuted', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_empty_permuted(size_c[0], size_c[1], physical_layout_c[0], physical_layout_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -8775,6 +9340,35 @@ def exp_(input):
     return input
 
 
+# yaml/native_functions.yaml: expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor
+_SIGS_expand_copy = (
+    ('(Tensor input, tuple of ints size, *, bool implicit = False)', (('input', lambda x: isinstance(x, _Tensor)), ('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('implicit', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def expand_copy(input, size, *, implicit=False):
+    '(Tensor input, tuple of ints size, *, bool implicit = False)'
+    if _TF and (r_ := _tf(expand_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('expand_copy', 'input', 1, 'Tensor', input)
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('expand_copy', 'size', 2, 'tuple of ints', size)
+    implicit_c = _cv_bool(implicit)
+    if implicit_c is _BAD:
+        raise _arg_error('expand_copy', 'implicit', 0, 'bool', implicit)
+    h_ = _C_expand_copy(input._p, size_c[0], size_c[1], implicit_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: expm1(Tensor self) -> Tensor
 # yaml/native_functions.yaml: expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_expm1 = (
@@ -9071,6 +9665,52 @@ def flip(input, dims):
     if dims_c is _BAD:
         raise _arg_error('flip', 'dims', 2, 'tuple of ints', dims)
     h_ = _C_flip(input._p, dims_c[0], dims_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: fliplr(Tensor self) -> Tensor
+_SIGS_fliplr = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def fliplr(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(fliplr, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('fliplr', 'input', 1, 'Tensor', input)
+    h_ = _C_fliplr(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: flipud(Tensor self) -> Tensor
+_SIGS_flipud = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def flipud(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(flipud, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('flipud', 'input', 1, 'Tensor', input)
+    h_ = _C_flipud(input._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -10223,6 +10863,56 @@ def histogram(*args, **kwargs):
     raise _invalid_combination('histogram', args, kwargs, _SIGS_histogram)
 
 
+# yaml/native_functions.yaml: hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+# yaml/native_functions.yaml: hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+_SIGS_hsplit = (
+    ('(Tensor input, int sections)', (('input', lambda x: isinstance(x, _Tensor)), ('sections', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints indices)', (('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+_KW_hsplit_0 = {'input': lambda x: isinstance(x, _Tensor), 'sections': lambda x: _cv_int(x) is not _BAD}
+_KW_hsplit_1 = {'input': lambda x: isinstance(x, _Tensor), 'indices': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _implhsplit_0(input, sections):
+    '(Tensor input, int sections)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('hsplit', 'input', 1, 'Tensor', input)
+    sections_c = _cv_int(sections)
+    if sections_c is _BAD:
+        raise _arg_error('hsplit', 'sections', 2, 'int', sections)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_hsplit_int(input._p, sections_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _implhsplit_1(input, indices):
+    '(Tensor input, tuple of ints indices)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('hsplit', 'input', 1, 'Tensor', input)
+    indices_c = _cv_int_list(indices, 0)
+    if indices_c is _BAD:
+        raise _arg_error('hsplit', 'indices', 2, 'tuple of ints', indices)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_hsplit_array(input._p, indices_c[0], indices_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def hsplit(*args, **kwargs):
+    '(Tensor input, int sections) | (Tensor input, tuple of ints indices)'
+    if _TF and (r_ := _tf(hsplit, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'sections' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_hsplit_0, ('input', 'sections', )[:n])):
+        return _implhsplit_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'indices' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_hsplit_1, ('input', 'indices', )[:n])):
+        return _implhsplit_1(*args, **kwargs)
+    raise _invalid_combination('hsplit', args, kwargs, _SIGS_hsplit)
+
+
 # yaml/native_functions.yaml: hstack(Tensor[] tensors) -> Tensor
 # yaml/native_functions.yaml: hstack.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_hstack = (
@@ -10931,6 +11621,29 @@ def isnan(input):
         if not isinstance(input, _Tensor):
             raise _arg_error('isnan', 'input', 1, 'Tensor', input)
     h_ = _C_isnan(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: isreal(Tensor self) -> Tensor
+_SIGS_isreal = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def isreal(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(isreal, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('isreal', 'input', 1, 'Tensor', input)
+    h_ = _C_isreal(input._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -13683,6 +14396,38 @@ def narrow(*args, **kwargs):
     raise _invalid_combination('narrow', args, kwargs, _SIGS_narrow)
 
 
+# yaml/native_functions.yaml: narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor
+_SIGS_narrow_copy = (
+    ('(Tensor input, int dim, int start, int length)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('start', lambda x: _cv_int(x) is not _BAD), ('length', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def narrow_copy(input, dim, start, length):
+    '(Tensor input, int dim, int start, int length)'
+    if _TF and (r_ := _tf(narrow_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('narrow_copy', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('narrow_copy', 'dim', 2, 'int', dim)
+    start_c = _cv_int(start)
+    if start_c is _BAD:
+        raise _arg_error('narrow_copy', 'start', 3, 'int', start)
+    length_c = _cv_int(length)
+    if length_c is _BAD:
+        raise _arg_error('narrow_copy', 'length', 4, 'int', length)
+    h_ = _C_narrow_copy(input._p, dim_c, start_c, length_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
 _SIGS_native_batch_norm = (
     ('(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps)', (('input', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('bias', lambda x: (x is None or isinstance(x, _Tensor))), ('running_mean', lambda x: (x is None or isinstance(x, _Tensor))), ('running_var', lambda x: (x is None or isinstance(x, _Tensor))), ('training', lambda x: _cv_bool(x) is not _BAD), ('momentum', lambda x: _cv_double(x) is not _BAD), ('eps', lambda x: _cv_double(x) is not _BAD),), (), False),
@@ -14164,6 +14909,35 @@ def nonzero(input, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor
+_SIGS_nonzero_static = (
+    ('(Tensor input, *, int size, int fill_value = -1)', (('input', lambda x: isinstance(x, _Tensor)),), (('size', lambda x: _cv_int(x) is not _BAD), ('fill_value', lambda x: _cv_int(x) is not _BAD),), False),
+)
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    '(Tensor input, *, int size, int fill_value = -1)'
+    if _TF and (r_ := _tf(nonzero_static, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('nonzero_static', 'input', 1, 'Tensor', input)
+    size_c = _cv_int(size)
+    if size_c is _BAD:
+        raise _arg_error('nonzero_static', 'size', 0, 'int', size)
+    fill_value_c = _cv_int(fill_value)
+    if fill_value_c is _BAD:
+        raise _arg_error('nonzero_static', 'fill_value', 0, 'int', fill_value)
+    h_ = _C_nonzero_static(input._p, size_c, fill_value_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 # yaml/native_functions.yaml: ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_ones = (
@@ -14350,6 +15124,32 @@ def permute(input, dims):
     return r_
 
 
+# yaml/native_functions.yaml: permute_copy(Tensor self, int[] dims) -> Tensor
+_SIGS_permute_copy = (
+    ('(Tensor input, tuple of ints dims)', (('input', lambda x: isinstance(x, _Tensor)), ('dims', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+
+
+def permute_copy(input, dims):
+    '(Tensor input, tuple of ints dims)'
+    if _TF and (r_ := _tf(permute_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('permute_copy', 'input', 1, 'Tensor', input)
+    dims_c = _cv_int_list(dims, 0)
+    if dims_c is _BAD:
+        raise _arg_error('permute_copy', 'dims', 2, 'tuple of ints', dims)
+    h_ = _C_permute_copy(input._p, dims_c[0], dims_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: polygamma(int n, Tensor self) -> Tensor
 # yaml/native_functions.yaml: polygamma.out(int n, Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_polygamma = (
@@ -14382,6 +15182,29 @@ def polygamma(n, input, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: positive(Tensor(a) self) -> Tensor(a)
+_SIGS_positive = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def positive(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(positive, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('positive', 'input', 1, 'Tensor', input)
+    h_ = _C_positive(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
@@ -15252,6 +16075,52 @@ def randperm(*args, **kwargs):
     raise _invalid_combination('randperm', args, kwargs, _SIGS_randperm)
 
 
+# yaml/native_functions.yaml: ravel(Tensor(a) self) -> Tensor(a)
+_SIGS_ravel = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def ravel(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(ravel, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('ravel', 'input', 1, 'Tensor', input)
+    h_ = _C_ravel(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: real(Tensor(a) self) -> Tensor(a)
+_SIGS_real = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def real(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(real, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('real', 'input', 1, 'Tensor', input)
+    h_ = _C_real(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: reciprocal(Tensor self) -> Tensor
 # yaml/native_functions.yaml: reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_reciprocal = (
@@ -15564,6 +16433,52 @@ def reshape(input, shape):
     return r_
 
 
+# yaml/native_functions.yaml: resolve_conj(Tensor(a) self) -> Tensor(a)
+_SIGS_resolve_conj = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def resolve_conj(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(resolve_conj, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('resolve_conj', 'input', 1, 'Tensor', input)
+    h_ = _C_resolve_conj(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: resolve_neg(Tensor(a) self) -> Tensor(a)
+_SIGS_resolve_neg = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def resolve_neg(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(resolve_neg, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('resolve_neg', 'input', 1, 'Tensor', input)
+    h_ = _C_resolve_neg(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor
 _SIGS_rms_norm = (
     ('(Tensor input, tuple of ints normalized_shape, Tensor weight = None, float eps = None)', (('input', lambda x: isinstance(x, _Tensor)), ('normalized_shape', lambda x: _cv_int_list(x, 0) is not _BAD), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('eps', lambda x: _cv_opt_double(x) is not _BAD),), (), False),
@@ -15616,6 +16531,35 @@ def roll(input, shifts, dims=()):
     if dims_c is _BAD:
         raise _arg_error('roll', 'dims', 3, 'tuple of ints', dims)
     h_ = _C_roll(input._p, shifts_c[0], shifts_c[1], dims_c[0], dims_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor
+_SIGS_rot90 = (
+    ('(Tensor input, int k = 1, tuple of ints dims = [0, 1])', (('input', lambda x: isinstance(x, _Tensor)), ('k', lambda x: _cv_int(x) is not _BAD), ('dims', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    '(Tensor input, int k = 1, tuple of ints dims = [0, 1])'
+    if _TF and (r_ := _tf(rot90, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('rot90', 'input', 1, 'Tensor', input)
+    k_c = _cv_int(k)
+    if k_c is _BAD:
+        raise _arg_error('rot90', 'k', 2, 'int', k)
+    dims_c = _cv_int_list(dims, 0)
+    if dims_c is _BAD:
+        raise _arg_error('rot90', 'dims', 3, 'tuple of ints', dims)
+    h_ = _C_rot90(input._p, k_c, dims_c[0], dims_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -15935,6 +16879,46 @@ def rsub(*args, **kwargs):
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (n <= 2 or _is_scalar(args[2])) and (not kwargs or _kw_ok(kwargs, _KW_rsub_1, ('input', 'other', 'alpha', )[:n])):
         return _implrsub_1(*args, **kwargs)
     raise _invalid_combination('rsub', args, kwargs, _SIGS_rsub)
+
+
+# yaml/native_functions.yaml: scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS_scalar_tensor = (
+    ('(Number s, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('s', lambda x: _is_scalar(x)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(Number s, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(scalar_tensor, locals())) is not _GO:
+        return r_
+    s_c = _SC_INT.get(s) if s.__class__ is int else None
+    if s_c is None:
+        s_c = _cv_scalar(s)
+        if s_c is _BAD:
+            raise _arg_error('scalar_tensor', 's', 1, 'Number', s)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('scalar_tensor', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('scalar_tensor', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('scalar_tensor', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('scalar_tensor', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_scalar_tensor(s_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
@@ -16308,6 +17292,38 @@ def select_backward(grad_output, input_sizes, dim, index):
     return r_
 
 
+# yaml/native_functions.yaml: select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor
+_SIGS_select_scatter = (
+    ('(Tensor input, Tensor src, int dim, int index)', (('input', lambda x: isinstance(x, _Tensor)), ('src', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def select_scatter(input, src, dim, index):
+    '(Tensor input, Tensor src, int dim, int index)'
+    if _TF and (r_ := _tf(select_scatter, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('select_scatter', 'input', 1, 'Tensor', input)
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('select_scatter', 'src', 2, 'Tensor', src)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('select_scatter', 'dim', 3, 'int', dim)
+    index_c = _cv_int(index)
+    if index_c is _BAD:
+        raise _arg_error('select_scatter', 'index', 4, 'int', index)
+    h_ = _C_select_scatter(input._p, src._p, dim_c, index_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: selu(Tensor self) -> Tensor
 _SIGS_selu = (
     ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -16638,6 +17654,44 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
     return r_
 
 
+# yaml/native_functions.yaml: slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
+_SIGS_slice_scatter = (
+    ('(Tensor input, Tensor src, int dim = 0, int start = None, int end = None, int step = 1)', (('input', lambda x: isinstance(x, _Tensor)), ('src', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('start', lambda x: _cv_opt_int(x) is not _BAD), ('end', lambda x: _cv_opt_int(x) is not _BAD), ('step', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    '(Tensor input, Tensor src, int dim = 0, int start = None, int end = None, int step = 1)'
+    if _TF and (r_ := _tf(slice_scatter, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('slice_scatter', 'input', 1, 'Tensor', input)
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('slice_scatter', 'src', 2, 'Tensor', src)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('slice_scatter', 'dim', 3, 'int', dim)
+    start_c = _cv_opt_int(start)
+    if start_c is _BAD:
+        raise _arg_error('slice_scatter', 'start', 4, 'int', start)
+    end_c = _cv_opt_int(end)
+    if end_c is _BAD:
+        raise _arg_error('slice_scatter', 'end', 5, 'int', end)
+    step_c = _cv_int(step)
+    if step_c is _BAD:
+        raise _arg_error('slice_scatter', 'step', 6, 'int', step)
+    h_ = _C_slice_scatter(input._p, src._p, dim_c, start_c[0], start_c[1], end_c[0], end_c[1], step_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 # yaml/native_functions.yaml: softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_softmax = (
@@ -16813,6 +17867,31 @@ def split_with_sizes(input, split_sizes, dim=0):
     return _tensor_list_result(p_, n_)
 
 
+# yaml/native_functions.yaml: split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]
+_SIGS_split_with_sizes_copy = (
+    ('(Tensor input, tuple of ints split_sizes, int dim = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('split_sizes', lambda x: _cv_int_list(x, 0) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def split_with_sizes_copy(input, split_sizes, dim=0):
+    '(Tensor input, tuple of ints split_sizes, int dim = 0)'
+    if _TF and (r_ := _tf(split_with_sizes_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('split_with_sizes_copy', 'input', 1, 'Tensor', input)
+    split_sizes_c = _cv_int_list(split_sizes, 0)
+    if split_sizes_c is _BAD:
+        raise _arg_error('split_with_sizes_copy', 'split_sizes', 2, 'tuple of ints', split_sizes)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('split_with_sizes_copy', 'dim', 3, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_split_with_sizes_copy(input._p, split_sizes_c[0], split_sizes_c[1], dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
 # yaml/native_functions.yaml: sqrt(Tensor self) -> Tensor
 # yaml/native_functions.yaml: sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_sqrt = (
@@ -16858,6 +17937,56 @@ def sqrt_(input):
         if not isinstance(input, _Tensor):
             raise _arg_error('sqrt_', 'input', 1, 'Tensor', input)
     rc_ = _P_sqrt__r(input._p)
+    if rc_:
+        _after(rc_)
+    return input
+
+
+# yaml/native_functions.yaml: square(Tensor self) -> Tensor
+# yaml/native_functions.yaml: square.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_square = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def square(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(square, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('square', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_square(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('square', 'out', 0, 'Tensor', out)
+    rc_ = _P_square_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: square_(Tensor(a!) self) -> Tensor(a!)
+_SIGS_square_ = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def square_(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(square_, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('square_', 'input', 1, 'Tensor', input)
+    rc_ = _P_square__r(input._p)
     if rc_:
         _after(rc_)
     return input
@@ -16939,6 +18068,84 @@ def squeeze(*args, **kwargs):
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_2, ('input', 'dim', )[:n])):
         return _implsqueeze_2(*args, **kwargs)
     raise _invalid_combination('squeeze', args, kwargs, _SIGS_squeeze)
+
+
+# yaml/native_functions.yaml: squeeze_copy(Tensor self) -> Tensor
+# yaml/native_functions.yaml: squeeze_copy.dim(Tensor self, int dim) -> Tensor
+# yaml/native_functions.yaml: squeeze_copy.dims(Tensor self, int[] dim) -> Tensor
+_SIGS_squeeze_copy = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+    ('(Tensor input, int dim)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints dim)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+_KW_squeeze_copy_0 = {'input': lambda x: isinstance(x, _Tensor)}
+_KW_squeeze_copy_1 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD}
+_KW_squeeze_copy_2 = {'input': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _implsqueeze_copy_0(input):
+    '(Tensor input)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('squeeze_copy', 'input', 1, 'Tensor', input)
+    h_ = _C_squeeze_copy(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implsqueeze_copy_1(input, dim):
+    '(Tensor input, int dim)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('squeeze_copy', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('squeeze_copy', 'dim', 2, 'int', dim)
+    h_ = _C_squeeze_copy_dim(input._p, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implsqueeze_copy_2(input, dim):
+    '(Tensor input, tuple of ints dim)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('squeeze_copy', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int_list(dim, 0)
+    if dim_c is _BAD:
+        raise _arg_error('squeeze_copy', 'dim', 2, 'tuple of ints', dim)
+    h_ = _C_squeeze_copy_dims(input._p, dim_c[0], dim_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def squeeze_copy(*args, **kwargs):
+    '(Tensor input) | (Tensor input, int dim) | (Tensor input, tuple of ints dim)'
+    if _TF and (r_ := _tf(squeeze_copy, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_copy_0, ('input', )[:n])):
+        return _implsqueeze_copy_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_copy_1, ('input', 'dim', )[:n])):
+        return _implsqueeze_copy_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'dim' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_squeeze_copy_2, ('input', 'dim', )[:n])):
+        return _implsqueeze_copy_2(*args, **kwargs)
+    raise _invalid_combination('squeeze_copy', args, kwargs, _SIGS_squeeze_copy)
 
 
 # yaml/native_functions.yaml: stack(Tensor[] tensors, int dim=0) -> Tensor
@@ -17303,6 +18510,29 @@ def t(input):
     return r_
 
 
+# yaml/native_functions.yaml: t_copy(Tensor self) -> Tensor
+_SIGS_t_copy = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def t_copy(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(t_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('t_copy', 'input', 1, 'Tensor', input)
+    h_ = _C_t_copy(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: take(Tensor self, Tensor index) -> Tensor
 # yaml/native_functions.yaml: take.out(Tensor self, Tensor index, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_take = (
@@ -17472,6 +18702,84 @@ def tanh_(input):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]
+# yaml/native_functions.yaml: tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]
+# yaml/native_functions.yaml: tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]
+_SIGS_tensor_split = (
+    ('(Tensor input, Tensor tensor_indices_or_sections, int dim = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('tensor_indices_or_sections', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(Tensor input, int sections, int dim = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('sections', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints indices, int dim = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: _cv_int_list(x, 0) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+_KW_tensor_split_0 = {'input': lambda x: isinstance(x, _Tensor), 'tensor_indices_or_sections': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD}
+_KW_tensor_split_1 = {'input': lambda x: isinstance(x, _Tensor), 'sections': lambda x: _cv_int(x) is not _BAD, 'dim': lambda x: _cv_int(x) is not _BAD}
+_KW_tensor_split_2 = {'input': lambda x: isinstance(x, _Tensor), 'indices': lambda x: _cv_int_list(x, 0) is not _BAD, 'dim': lambda x: _cv_int(x) is not _BAD}
+
+
+def _impltensor_split_0(input, tensor_indices_or_sections, dim=0):
+    '(Tensor input, Tensor tensor_indices_or_sections, int dim = 0)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('tensor_split', 'input', 1, 'Tensor', input)
+    if tensor_indices_or_sections.__class__ is not _Tensor:
+        if not isinstance(tensor_indices_or_sections, _Tensor):
+            raise _arg_error('tensor_split', 'tensor_indices_or_sections', 2, 'Tensor', tensor_indices_or_sections)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('tensor_split', 'dim', 3, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_tensor_split_tensor_indices_or_sections(input._p, tensor_indices_or_sections._p, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _impltensor_split_1(input, sections, dim=0):
+    '(Tensor input, int sections, int dim = 0)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('tensor_split', 'input', 1, 'Tensor', input)
+    sections_c = _cv_int(sections)
+    if sections_c is _BAD:
+        raise _arg_error('tensor_split', 'sections', 2, 'int', sections)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('tensor_split', 'dim', 3, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_tensor_split_sections(input._p, sections_c, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _impltensor_split_2(input, indices, dim=0):
+    '(Tensor input, tuple of ints indices, int dim = 0)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('tensor_split', 'input', 1, 'Tensor', input)
+    indices_c = _cv_int_list(indices, 0)
+    if indices_c is _BAD:
+        raise _arg_error('tensor_split', 'indices', 2, 'tuple of ints', indices)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('tensor_split', 'dim', 3, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_tensor_split_indices(input._p, indices_c[0], indices_c[1], dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def tensor_split(*args, **kwargs):
+    '(Tensor input, Tensor tensor_indices_or_sections, int dim = 0) | (Tensor input, int sections, int dim = 0) | (Tensor input, tuple of ints indices, int dim = 0)'
+    if _TF and (r_ := _tf(tensor_split, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'tensor_indices_or_sections' in kwargs) and (n <= 2 or _cv_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_tensor_split_0, ('input', 'tensor_indices_or_sections', 'dim', )[:n])):
+        return _impltensor_split_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'sections' in kwargs) and (n <= 2 or _cv_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_tensor_split_1, ('input', 'sections', 'dim', )[:n])):
+        return _impltensor_split_1(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'indices' in kwargs) and (n <= 2 or _cv_int(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_tensor_split_2, ('input', 'indices', 'dim', )[:n])):
+        return _impltensor_split_2(*args, **kwargs)
+    raise _invalid_combination('tensor_split', args, kwargs, _SIGS_tensor_split)
 
 
 # yaml/native_functions.yaml: tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor
@@ -17757,6 +19065,165 @@ def transpose(input, dim0, dim1):
     return r_
 
 
+# yaml/native_functions.yaml: transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor
+_SIGS_transpose_copy = (
+    ('(Tensor input, int dim0, int dim1)', (('input', lambda x: isinstance(x, _Tensor)), ('dim0', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def transpose_copy(input, dim0, dim1):
+    '(Tensor input, int dim0, int dim1)'
+    if _TF and (r_ := _tf(transpose_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('transpose_copy', 'input', 1, 'Tensor', input)
+    dim0_c = _cv_int(dim0)
+    if dim0_c is _BAD:
+        raise _arg_error('transpose_copy', 'dim0', 2, 'int', dim0)
+    dim1_c = _cv_int(dim1)
+    if dim1_c is _BAD:
+        raise _arg_error('transpose_copy', 'dim1', 3, 'int', dim1)
+    h_ = _C_transpose_copy_int(input._p, dim0_c, dim1_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
+# yaml/native_functions.yaml: trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor
+_SIGS_trapezoid = (
+    ('(Tensor y, Tensor x, *, int dim = -1)', (('y', lambda x: isinstance(x, _Tensor)), ('x', lambda x: isinstance(x, _Tensor)),), (('dim', lambda x: _cv_int(x) is not _BAD),), False),
+    ('(Tensor y, *, Number dx = 1, int dim = -1)', (('y', lambda x: isinstance(x, _Tensor)),), (('dx', lambda x: _is_scalar(x)), ('dim', lambda x: _cv_int(x) is not _BAD),), False),
+)
+_KW_trapezoid_0 = {'y': lambda x: isinstance(x, _Tensor), 'x': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD}
+_KW_trapezoid_1 = {'y': lambda x: isinstance(x, _Tensor), 'dx': lambda x: _is_scalar(x), 'dim': lambda x: _cv_int(x) is not _BAD}
+
+
+def _impltrapezoid_0(y, x, *, dim=-1):
+    '(Tensor y, Tensor x, *, int dim = -1)'
+    if y.__class__ is not _Tensor:
+        if not isinstance(y, _Tensor):
+            raise _arg_error('trapezoid', 'y', 1, 'Tensor', y)
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('trapezoid', 'x', 2, 'Tensor', x)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('trapezoid', 'dim', 0, 'int', dim)
+    h_ = _C_trapezoid_x(y._p, x._p, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impltrapezoid_1(y, *, dx=1, dim=-1):
+    '(Tensor y, *, Number dx = 1, int dim = -1)'
+    if y.__class__ is not _Tensor:
+        if not isinstance(y, _Tensor):
+            raise _arg_error('trapezoid', 'y', 1, 'Tensor', y)
+    dx_c = _SC_INT.get(dx) if dx.__class__ is int else None
+    if dx_c is None:
+        dx_c = _cv_scalar(dx)
+        if dx_c is _BAD:
+            raise _arg_error('trapezoid', 'dx', 0, 'Number', dx)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('trapezoid', 'dim', 0, 'int', dim)
+    h_ = _C_trapezoid_dx(y._p, dx_c, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def trapezoid(*args, **kwargs):
+    '(Tensor y, Tensor x, *, int dim = -1) | (Tensor y, *, Number dx = 1, int dim = -1)'
+    if _TF and (r_ := _tf(trapezoid, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'y' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'x' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_trapezoid_0, ('y', 'x', )[:n])):
+        return _impltrapezoid_0(*args, **kwargs)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'y' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_trapezoid_1, ('y', )[:n])):
+        return _impltrapezoid_1(*args, **kwargs)
+    raise _invalid_combination('trapezoid', args, kwargs, _SIGS_trapezoid)
+
+
+# yaml/native_functions.yaml: trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
+# yaml/native_functions.yaml: trapz.dx(Tensor y, *, float dx=1, int dim=-1) -> Tensor
+_SIGS_trapz = (
+    ('(Tensor y, *, float dx = 1, int dim = -1)', (('y', lambda x: isinstance(x, _Tensor)),), (('dx', lambda x: _cv_double(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), False),
+    ('(Tensor y, Tensor x, *, int dim = -1)', (('y', lambda x: isinstance(x, _Tensor)), ('x', lambda x: isinstance(x, _Tensor)),), (('dim', lambda x: _cv_int(x) is not _BAD),), False),
+)
+_KW_trapz_0 = {'y': lambda x: isinstance(x, _Tensor), 'dx': lambda x: _cv_double(x) is not _BAD, 'dim': lambda x: _cv_int(x) is not _BAD}
+_KW_trapz_1 = {'y': lambda x: isinstance(x, _Tensor), 'x': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD}
+
+
+def _impltrapz_0(y, *, dx=1, dim=-1):
+    '(Tensor y, *, float dx = 1, int dim = -1)'
+    if y.__class__ is not _Tensor:
+        if not isinstance(y, _Tensor):
+            raise _arg_error('trapz', 'y', 1, 'Tensor', y)
+    dx_c = _cv_double(dx)
+    if dx_c is _BAD:
+        raise _arg_error('trapz', 'dx', 0, 'float', dx)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('trapz', 'dim', 0, 'int', dim)
+    h_ = _C_trapz_dx(y._p, dx_c, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impltrapz_1(y, x, *, dim=-1):
+    '(Tensor y, Tensor x, *, int dim = -1)'
+    if y.__class__ is not _Tensor:
+        if not isinstance(y, _Tensor):
+            raise _arg_error('trapz', 'y', 1, 'Tensor', y)
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('trapz', 'x', 2, 'Tensor', x)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('trapz', 'dim', 0, 'int', dim)
+    h_ = _C_trapz_x(y._p, x._p, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def trapz(*args, **kwargs):
+    '(Tensor y, *, float dx = 1, int dim = -1) | (Tensor y, Tensor x, *, int dim = -1)'
+    if _TF and (r_ := _tf(trapz, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'y' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_trapz_0, ('y', )[:n])):
+        return _impltrapz_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'y' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'x' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_trapz_1, ('y', 'x', )[:n])):
+        return _impltrapz_1(*args, **kwargs)
+    raise _invalid_combination('trapz', args, kwargs, _SIGS_trapz)
+
+
 # yaml/native_functions.yaml: tril(Tensor self, SymInt diagonal=0) -> Tensor
 # yaml/native_functions.yaml: tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_tril = (
@@ -17913,6 +19380,81 @@ def triu_indices(row, col, offset=0, *, dtype=None, layout=None, device=None, pi
     return r_
 
 
+# yaml/native_functions.yaml: true_divide.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: true_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: true_divide.Scalar(Tensor self, Scalar other) -> Tensor
+_SIGS_true_divide = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW_true_divide_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x)), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_true_divide_1 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x)}
+
+
+def _impltrue_divide_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('true_divide', 'input', 1, 'Tensor', input)
+    other_n = None
+    if other.__class__ is not _Tensor:
+        if other.__class__ in _NUMBERS:
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
+        elif not isinstance(other, _Tensor):
+            raise _arg_error('true_divide', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = (_C_true_divide_Tensor(input._p, other._p) if other_n is None else _P_true_divide_Tensor_n_other(input._p, other_n))
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('true_divide', 'out', 0, 'Tensor', out)
+    rc_ = (_P_true_divide_out_r(input._p, other._p, out._p) if other_n is None else _P_true_divide_out_n_other_r(input._p, other_n, out._p))
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impltrue_divide_1(input, other):
+    '(Tensor input, Number other)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('true_divide', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('true_divide', 'other', 2, 'Number', other)
+    h_ = _C_true_divide_Scalar(input._p, other_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def true_divide(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Tensor input, Number other)'
+    if _TF and (r_ := _tf(true_divide, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and ((args[1].__class__ in _NUMBERS or isinstance(args[1], _Tensor) or _is_number(args[1])) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_true_divide_0, ('input', 'other', )[:n])):
+        return _impltrue_divide_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_true_divide_1, ('input', 'other', )[:n])):
+        return _impltrue_divide_1(*args, **kwargs)
+    raise _invalid_combination('true_divide', args, kwargs, _SIGS_true_divide)
+
+
 # yaml/native_functions.yaml: trunc(Tensor self) -> Tensor
 # yaml/native_functions.yaml: trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_trunc = (
@@ -17985,6 +19527,28 @@ def unbind(input, dim=0):
     return _tensor_list_result(p_, n_)
 
 
+# yaml/native_functions.yaml: unbind_copy.int(Tensor self, int dim=0) -> Tensor[]
+_SIGS_unbind_copy = (
+    ('(Tensor input, int dim = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def unbind_copy(input, dim=0):
+    '(Tensor input, int dim = 0)'
+    if _TF and (r_ := _tf(unbind_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('unbind_copy', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('unbind_copy', 'dim', 2, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_unbind_copy_int(input._p, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
 # yaml/native_functions.yaml: unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)
 _SIGS_unflatten = (
     ('(Tensor input, int dim, tuple of ints sizes)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('sizes', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
@@ -18041,6 +19605,56 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     return _tensors_result(p_, 3)
 
 
+# yaml/native_functions.yaml: unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]
+_SIGS_unsafe_chunk = (
+    ('(Tensor input, int chunks, int dim = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('chunks', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    '(Tensor input, int chunks, int dim = 0)'
+    if _TF and (r_ := _tf(unsafe_chunk, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('unsafe_chunk', 'input', 1, 'Tensor', input)
+    chunks_c = _cv_int(chunks)
+    if chunks_c is _BAD:
+        raise _arg_error('unsafe_chunk', 'chunks', 2, 'int', chunks)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('unsafe_chunk', 'dim', 3, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_unsafe_chunk(input._p, chunks_c, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+# yaml/native_functions.yaml: unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]
+_SIGS_unsafe_split = (
+    ('(Tensor input, int split_size, int dim = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('split_size', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def unsafe_split(input, split_size, dim=0):
+    '(Tensor input, int split_size, int dim = 0)'
+    if _TF and (r_ := _tf(unsafe_split, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('unsafe_split', 'input', 1, 'Tensor', input)
+    split_size_c = _cv_int(split_size)
+    if split_size_c is _BAD:
+        raise _arg_error('unsafe_split', 'split_size', 2, 'int', split_size)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('unsafe_split', 'dim', 3, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_unsafe_split_Tensor(input._p, split_size_c, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
 # yaml/native_functions.yaml: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 _SIGS_unsqueeze = (
     ('(Tensor input, int dim)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -18058,6 +19672,32 @@ def unsqueeze(input, dim):
     if dim_c is _BAD:
         raise _arg_error('unsqueeze', 'dim', 2, 'int', dim)
     h_ = _C_unsqueeze(input._p, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: unsqueeze_copy(Tensor self, int dim) -> Tensor
+_SIGS_unsqueeze_copy = (
+    ('(Tensor input, int dim)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def unsqueeze_copy(input, dim):
+    '(Tensor input, int dim)'
+    if _TF and (r_ := _tf(unsqueeze_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('unsqueeze_copy', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('unsqueeze_copy', 'dim', 2, 'int', dim)
+    h_ = _C_unsqueeze_copy(input._p, dim_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -18252,6 +19892,108 @@ def var_mean(*args, **kwargs):
     if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_var_mean_2, ('input', 'dim', 'unbiased', 'keepdim', )[:n])):
         return _implvar_mean_2(*args, **kwargs)
     raise _invalid_combination('var_mean', args, kwargs, _SIGS_var_mean)
+
+
+# yaml/native_functions.yaml: vdot(Tensor self, Tensor other) -> Tensor
+_SIGS_vdot = (
+    ('(Tensor input, Tensor other)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def vdot(input, other):
+    '(Tensor input, Tensor other)'
+    if _TF and (r_ := _tf(vdot, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('vdot', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('vdot', 'other', 2, 'Tensor', other)
+    h_ = _C_vdot(input._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: view_copy(Tensor self, SymInt[] size) -> Tensor
+_SIGS_view_copy = (
+    ('(Tensor input, tuple of ints size)', (('input', lambda x: isinstance(x, _Tensor)), ('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+
+
+def view_copy(input, size):
+    '(Tensor input, tuple of ints size)'
+    if _TF and (r_ := _tf(view_copy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('view_copy', 'input', 1, 'Tensor', input)
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('view_copy', 'size', 2, 'tuple of ints', size)
+    h_ = _C_view_copy(input._p, size_c[0], size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+# yaml/native_functions.yaml: vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+_SIGS_vsplit = (
+    ('(Tensor input, int sections)', (('input', lambda x: isinstance(x, _Tensor)), ('sections', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints indices)', (('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+_KW_vsplit_0 = {'input': lambda x: isinstance(x, _Tensor), 'sections': lambda x: _cv_int(x) is not _BAD}
+_KW_vsplit_1 = {'input': lambda x: isinstance(x, _Tensor), 'indices': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _implvsplit_0(input, sections):
+    '(Tensor input, int sections)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('vsplit', 'input', 1, 'Tensor', input)
+    sections_c = _cv_int(sections)
+    if sections_c is _BAD:
+        raise _arg_error('vsplit', 'sections', 2, 'int', sections)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_vsplit_int(input._p, sections_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _implvsplit_1(input, indices):
+    '(Tensor input, tuple of ints indices)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('vsplit', 'input', 1, 'Tensor', input)
+    indices_c = _cv_int_list(indices, 0)
+    if indices_c is _BAD:
+        raise _arg_error('vsplit', 'indices', 2, 'tuple of ints', indices)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_vsplit_array(input._p, indices_c[0], indices_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def vsplit(*args, **kwargs):
+    '(Tensor input, int sections) | (Tensor input, tuple of ints indices)'
+    if _TF and (r_ := _tf(vsplit, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'sections' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_vsplit_0, ('input', 'sections', )[:n])):
+        return _implvsplit_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 0) is not _BAD if n > 1 else 'indices' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_vsplit_1, ('input', 'indices', )[:n])):
+        return _implvsplit_1(*args, **kwargs)
+    raise _invalid_combination('vsplit', args, kwargs, _SIGS_vsplit)
 
 
 # yaml/native_functions.yaml: vstack(Tensor[] tensors) -> Tensor
@@ -25065,6 +26807,46 @@ def _m_clone(self, *, memory_format=None):
     return r_
 
 
+# yaml/native_functions.yaml: conj(Tensor(a) self) -> Tensor(a)
+_SIGS__m_conj = (
+    ('()', (), (), False),
+)
+
+
+def _m_conj(self):
+    '()'
+    if _TF and (r_ := _tf(_m_conj, locals())) is not _GO:
+        return r_
+    h_ = _C_conj(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: conj_physical(Tensor self) -> Tensor
+_SIGS__m_conj_physical = (
+    ('()', (), (), False),
+)
+
+
+def _m_conj_physical(self):
+    '()'
+    if _TF and (r_ := _tf(_m_conj_physical, locals())) is not _GO:
+        return r_
+    h_ = _C_conj_physical(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)
 _SIGS__m_contiguous = (
     ('(*, torchlet.memory_format memory_format = contiguous_format)', (), (('memory_format', lambda x: _cv_enum(x, False) is not _BAD),), False),
@@ -25589,6 +27371,29 @@ def _m_diag_embed(self, offset=0, dim1=-2, dim2=-1):
     return r_
 
 
+# yaml/native_functions.yaml: diagflat(Tensor self, int offset=0) -> Tensor
+_SIGS__m_diagflat = (
+    ('(int offset = 0)', (('offset', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_diagflat(self, offset=0):
+    '(int offset = 0)'
+    if _TF and (r_ := _tf(_m_diagflat, locals())) is not _GO:
+        return r_
+    offset_c = _cv_int(offset)
+    if offset_c is _BAD:
+        raise _arg_error('diagflat', 'offset', 1, 'int', offset)
+    h_ = _C_diagflat(self._p, offset_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
 _SIGS__m_diagonal = (
     ('(int offset = 0, int dim1 = 0, int dim2 = 1)', (('offset', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD), ('dim2', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -25609,6 +27414,38 @@ def _m_diagonal(self, offset=0, dim1=0, dim2=1):
     if dim2_c is _BAD:
         raise _arg_error('diagonal', 'dim2', 3, 'int', dim2)
     h_ = _C_diagonal(self._p, offset_c, dim1_c, dim2_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor
+_SIGS__m_diagonal_scatter = (
+    ('(Tensor src, int offset = 0, int dim1 = 0, int dim2 = 1)', (('src', lambda x: isinstance(x, _Tensor)), ('offset', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD), ('dim2', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+    '(Tensor src, int offset = 0, int dim1 = 0, int dim2 = 1)'
+    if _TF and (r_ := _tf(_m_diagonal_scatter, locals())) is not _GO:
+        return r_
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('diagonal_scatter', 'src', 1, 'Tensor', src)
+    offset_c = _cv_int(offset)
+    if offset_c is _BAD:
+        raise _arg_error('diagonal_scatter', 'offset', 2, 'int', offset)
+    dim1_c = _cv_int(dim1)
+    if dim1_c is _BAD:
+        raise _arg_error('diagonal_scatter', 'dim1', 3, 'int', dim1)
+    dim2_c = _cv_int(dim2)
+    if dim2_c is _BAD:
+        raise _arg_error('diagonal_scatter', 'dim2', 4, 'int', dim2)
+    h_ = _C_diagonal_scatter(self._p, src._p, offset_c, dim1_c, dim2_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -25911,6 +27748,58 @@ def _m_dot(self, tensor):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+# yaml/native_functions.yaml: dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+_SIGS__m_dsplit = (
+    ('(int sections)', (('sections', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(tuple of ints indices)', (('indices', lambda x: _cv_int_list(x, 0) is not _BAD),), (), True),
+)
+_KW__m_dsplit_0 = {'sections': lambda x: _cv_int(x) is not _BAD}
+_KW__m_dsplit_1 = {'indices': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _impl_m_dsplit_0(self, sections):
+    '(int sections)'
+    sections_c = _cv_int(sections)
+    if sections_c is _BAD:
+        raise _arg_error('dsplit', 'sections', 1, 'int', sections)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_dsplit_int(self._p, sections_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _impl_m_dsplit_1(self, *_args, indices=None):
+    '(tuple of ints indices)'
+    if _args and indices is None and _args[0].__class__ is int:
+        indices = _args  # f(2, 3): the common case
+    else:
+        indices = _varargs(_args, indices)
+    if indices is None:
+        raise _missing_error('dsplit', 'indices')
+    if indices is _BAD:
+        raise TypeError("dsplit() got multiple values for argument 'indices'")
+    indices_c = _cv_int_list(indices, 0)
+    if indices_c is _BAD:
+        raise _arg_error('dsplit', 'indices', 1, 'tuple of ints', indices)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_dsplit_array(self._p, indices_c[0], indices_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _m_dsplit(self, *args, **kwargs):
+    '(int sections) | (tuple of ints indices)'
+    if _TF and (r_ := _tf(_m_dsplit, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (_cv_int(args[0]) is not _BAD if n > 0 else 'sections' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_dsplit_0, ('sections', )[:n])):
+        return _impl_m_dsplit_0(self, *args, **kwargs)
+    if ((n == 0 and 'indices' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_dsplit_1, ())):
+        return _impl_m_dsplit_1(self, *args, **kwargs)
+    raise _invalid_combination('dsplit', args, kwargs, _SIGS__m_dsplit)
 
 
 # yaml/native_functions.yaml: eq.Tensor(Tensor self, Tensor other) -> Tensor
@@ -26411,6 +28300,46 @@ def _m_flip(self, *_args, dims=None):
     if dims_c is _BAD:
         raise _arg_error('flip', 'dims', 1, 'tuple of ints', dims)
     h_ = _C_flip(self._p, dims_c[0], dims_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: fliplr(Tensor self) -> Tensor
+_SIGS__m_fliplr = (
+    ('()', (), (), False),
+)
+
+
+def _m_fliplr(self):
+    '()'
+    if _TF and (r_ := _tf(_m_fliplr, locals())) is not _GO:
+        return r_
+    h_ = _C_fliplr(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: flipud(Tensor self) -> Tensor
+_SIGS__m_flipud = (
+    ('()', (), (), False),
+)
+
+
+def _m_flipud(self):
+    '()'
+    if _TF and (r_ := _tf(_m_flipud, locals())) is not _GO:
+        return r_
+    h_ = _C_flipud(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -27346,6 +29275,58 @@ def _m_histogram(self, *args, **kwargs):
     raise _invalid_combination('histogram', args, kwargs, _SIGS__m_histogram)
 
 
+# yaml/native_functions.yaml: hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+# yaml/native_functions.yaml: hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+_SIGS__m_hsplit = (
+    ('(int sections)', (('sections', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(tuple of ints indices)', (('indices', lambda x: _cv_int_list(x, 0) is not _BAD),), (), True),
+)
+_KW__m_hsplit_0 = {'sections': lambda x: _cv_int(x) is not _BAD}
+_KW__m_hsplit_1 = {'indices': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _impl_m_hsplit_0(self, sections):
+    '(int sections)'
+    sections_c = _cv_int(sections)
+    if sections_c is _BAD:
+        raise _arg_error('hsplit', 'sections', 1, 'int', sections)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_hsplit_int(self._p, sections_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _impl_m_hsplit_1(self, *_args, indices=None):
+    '(tuple of ints indices)'
+    if _args and indices is None and _args[0].__class__ is int:
+        indices = _args  # f(2, 3): the common case
+    else:
+        indices = _varargs(_args, indices)
+    if indices is None:
+        raise _missing_error('hsplit', 'indices')
+    if indices is _BAD:
+        raise TypeError("hsplit() got multiple values for argument 'indices'")
+    indices_c = _cv_int_list(indices, 0)
+    if indices_c is _BAD:
+        raise _arg_error('hsplit', 'indices', 1, 'tuple of ints', indices)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_hsplit_array(self._p, indices_c[0], indices_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _m_hsplit(self, *args, **kwargs):
+    '(int sections) | (tuple of ints indices)'
+    if _TF and (r_ := _tf(_m_hsplit, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (_cv_int(args[0]) is not _BAD if n > 0 else 'sections' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_hsplit_0, ('sections', )[:n])):
+        return _impl_m_hsplit_0(self, *args, **kwargs)
+    if ((n == 0 and 'indices' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_hsplit_1, ())):
+        return _impl_m_hsplit_1(self, *args, **kwargs)
+    raise _invalid_combination('hsplit', args, kwargs, _SIGS__m_hsplit)
+
+
 # yaml/native_functions.yaml: hypot(Tensor self, Tensor other) -> Tensor
 _SIGS__m_hypot = (
     ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -27809,6 +29790,26 @@ def _m_isnan(self):
     if _TF and (r_ := _tf(_m_isnan, locals())) is not _GO:
         return r_
     h_ = _C_isnan(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: isreal(Tensor self) -> Tensor
+_SIGS__m_isreal = (
+    ('()', (), (), False),
+)
+
+
+def _m_isreal(self):
+    '()'
+    if _TF and (r_ := _tf(_m_isreal, locals())) is not _GO:
+        return r_
+    h_ = _C_isreal(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -29851,6 +31852,35 @@ def _m_narrow(self, *args, **kwargs):
     raise _invalid_combination('narrow', args, kwargs, _SIGS__m_narrow)
 
 
+# yaml/native_functions.yaml: narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor
+_SIGS__m_narrow_copy = (
+    ('(int dim, int start, int length)', (('dim', lambda x: _cv_int(x) is not _BAD), ('start', lambda x: _cv_int(x) is not _BAD), ('length', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_narrow_copy(self, dim, start, length):
+    '(int dim, int start, int length)'
+    if _TF and (r_ := _tf(_m_narrow_copy, locals())) is not _GO:
+        return r_
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('narrow_copy', 'dim', 1, 'int', dim)
+    start_c = _cv_int(start)
+    if start_c is _BAD:
+        raise _arg_error('narrow_copy', 'start', 2, 'int', start)
+    length_c = _cv_int(length)
+    if length_c is _BAD:
+        raise _arg_error('narrow_copy', 'length', 3, 'int', length)
+    h_ = _C_narrow_copy(self._p, dim_c, start_c, length_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: ne.Tensor(Tensor self, Tensor other) -> Tensor
 # yaml/native_functions.yaml: ne.Scalar(Tensor self, Scalar other) -> Tensor
 _SIGS__m_ne = (
@@ -30021,6 +32051,47 @@ def _m_new_empty(self, *_args, size=None, dtype=None, layout=None, device=None, 
     if pin_memory_c is _BAD:
         raise _arg_error('new_empty', 'pin_memory', 0, 'bool', pin_memory)
     h_ = _C_new_empty(self._p, size_c[0], size_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+_SIGS__m_new_empty_strided = (
+    ('(tuple of ints size, tuple of ints stride, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD), ('stride', lambda x: _cv_int_list(x, 0) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+
+
+def _m_new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    '(tuple of ints size, tuple of ints stride, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(_m_new_empty_strided, locals())) is not _GO:
+        return r_
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('new_empty_strided', 'size', 1, 'tuple of ints', size)
+    stride_c = _cv_int_list(stride, 0)
+    if stride_c is _BAD:
+        raise _arg_error('new_empty_strided', 'stride', 2, 'tuple of ints', stride)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('new_empty_strided', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('new_empty_strided', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('new_empty_strided', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('new_empty_strided', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_new_empty_strided(self._p, size_c[0], size_c[1], stride_c[0], stride_c[1], dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -30230,6 +32301,32 @@ def _m_nonzero(self):
     return r_
 
 
+# yaml/native_functions.yaml: nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor
+_SIGS__m_nonzero_static = (
+    ('(*, int size, int fill_value = -1)', (), (('size', lambda x: _cv_int(x) is not _BAD), ('fill_value', lambda x: _cv_int(x) is not _BAD),), False),
+)
+
+
+def _m_nonzero_static(self, *, size, fill_value=-1):
+    '(*, int size, int fill_value = -1)'
+    if _TF and (r_ := _tf(_m_nonzero_static, locals())) is not _GO:
+        return r_
+    size_c = _cv_int(size)
+    if size_c is _BAD:
+        raise _arg_error('nonzero_static', 'size', 0, 'int', size)
+    fill_value_c = _cv_int(fill_value)
+    if fill_value_c is _BAD:
+        raise _arg_error('nonzero_static', 'fill_value', 0, 'int', fill_value)
+    h_ = _C_nonzero_static(self._p, size_c, fill_value_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: outer(Tensor self, Tensor vec2) -> Tensor
 _SIGS__m_outer = (
     ('(Tensor vec2)', (('vec2', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -30334,6 +32431,26 @@ def _m_polygamma_(self, n):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: positive(Tensor(a) self) -> Tensor(a)
+_SIGS__m_positive = (
+    ('()', (), (), False),
+)
+
+
+def _m_positive(self):
+    '()'
+    if _TF and (r_ := _tf(_m_positive, locals())) is not _GO:
+        return r_
+    h_ = _C_positive(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
@@ -30621,6 +32738,26 @@ def _m_rad2deg_(self):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: ravel(Tensor(a) self) -> Tensor(a)
+_SIGS__m_ravel = (
+    ('()', (), (), False),
+)
+
+
+def _m_ravel(self):
+    '()'
+    if _TF and (r_ := _tf(_m_ravel, locals())) is not _GO:
+        return r_
+    h_ = _C_ravel(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: reciprocal(Tensor self) -> Tensor
@@ -30964,6 +33101,46 @@ def _m_reshape_as(self, other):
     return r_
 
 
+# yaml/native_functions.yaml: resolve_conj(Tensor(a) self) -> Tensor(a)
+_SIGS__m_resolve_conj = (
+    ('()', (), (), False),
+)
+
+
+def _m_resolve_conj(self):
+    '()'
+    if _TF and (r_ := _tf(_m_resolve_conj, locals())) is not _GO:
+        return r_
+    h_ = _C_resolve_conj(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: resolve_neg(Tensor(a) self) -> Tensor(a)
+_SIGS__m_resolve_neg = (
+    ('()', (), (), False),
+)
+
+
+def _m_resolve_neg(self):
+    '()'
+    if _TF and (r_ := _tf(_m_resolve_neg, locals())) is not _GO:
+        return r_
+    h_ = _C_resolve_neg(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
 _SIGS__m_roll = (
     ('(tuple of ints shifts, tuple of ints dims = [])', (('shifts', lambda x: _cv_int_list(x, 1) is not _BAD), ('dims', lambda x: _cv_int_list(x, 1) is not _BAD),), (), False),
@@ -30981,6 +33158,32 @@ def _m_roll(self, shifts, dims=()):
     if dims_c is _BAD:
         raise _arg_error('roll', 'dims', 2, 'tuple of ints', dims)
     h_ = _C_roll(self._p, shifts_c[0], shifts_c[1], dims_c[0], dims_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor
+_SIGS__m_rot90 = (
+    ('(int k = 1, tuple of ints dims = [0, 1])', (('k', lambda x: _cv_int(x) is not _BAD), ('dims', lambda x: _cv_int_list(x, 0) is not _BAD),), (), False),
+)
+
+
+def _m_rot90(self, k=1, dims=(0, 1)):
+    '(int k = 1, tuple of ints dims = [0, 1])'
+    if _TF and (r_ := _tf(_m_rot90, locals())) is not _GO:
+        return r_
+    k_c = _cv_int(k)
+    if k_c is _BAD:
+        raise _arg_error('rot90', 'k', 1, 'int', k)
+    dims_c = _cv_int_list(dims, 0)
+    if dims_c is _BAD:
+        raise _arg_error('rot90', 'dims', 2, 'tuple of ints', dims)
+    h_ = _C_rot90(self._p, k_c, dims_c[0], dims_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -31432,6 +33635,35 @@ def _m_select(self, dim, index):
     return r_
 
 
+# yaml/native_functions.yaml: select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor
+_SIGS__m_select_scatter = (
+    ('(Tensor src, int dim, int index)', (('src', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_select_scatter(self, src, dim, index):
+    '(Tensor src, int dim, int index)'
+    if _TF and (r_ := _tf(_m_select_scatter, locals())) is not _GO:
+        return r_
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('select_scatter', 'src', 1, 'Tensor', src)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('select_scatter', 'dim', 2, 'int', dim)
+    index_c = _cv_int(index)
+    if index_c is _BAD:
+        raise _arg_error('select_scatter', 'index', 3, 'int', index)
+    h_ = _C_select_scatter(self._p, src._p, dim_c, index_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: sigmoid(Tensor self) -> Tensor
 _SIGS__m_sigmoid = (
     ('()', (), (), False),
@@ -31644,6 +33876,41 @@ def _m_slice(self, dim=0, start=None, end=None, step=1):
     return r_
 
 
+# yaml/native_functions.yaml: slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
+_SIGS__m_slice_scatter = (
+    ('(Tensor src, int dim = 0, int start = None, int end = None, int step = 1)', (('src', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('start', lambda x: _cv_opt_int(x) is not _BAD), ('end', lambda x: _cv_opt_int(x) is not _BAD), ('step', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+    '(Tensor src, int dim = 0, int start = None, int end = None, int step = 1)'
+    if _TF and (r_ := _tf(_m_slice_scatter, locals())) is not _GO:
+        return r_
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('slice_scatter', 'src', 1, 'Tensor', src)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('slice_scatter', 'dim', 2, 'int', dim)
+    start_c = _cv_opt_int(start)
+    if start_c is _BAD:
+        raise _arg_error('slice_scatter', 'start', 3, 'int', start)
+    end_c = _cv_opt_int(end)
+    if end_c is _BAD:
+        raise _arg_error('slice_scatter', 'end', 4, 'int', end)
+    step_c = _cv_int(step)
+    if step_c is _BAD:
+        raise _arg_error('slice_scatter', 'step', 5, 'int', step)
+    h_ = _C_slice_scatter(self._p, src._p, dim_c, start_c[0], start_c[1], end_c[0], end_c[1], step_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 _SIGS__m_softmax = (
     ('(int dim, torchlet.dtype dtype = None)', (('dim', lambda x: _cv_int(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), (), False),
@@ -31824,6 +34091,42 @@ def _m_sqrt_(self):
     if _TF and (r_ := _tf(_m_sqrt_, locals())) is not _GO:
         return r_
     rc_ = _P_sqrt__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: square(Tensor self) -> Tensor
+_SIGS__m_square = (
+    ('()', (), (), False),
+)
+
+
+def _m_square(self):
+    '()'
+    if _TF and (r_ := _tf(_m_square, locals())) is not _GO:
+        return r_
+    h_ = _C_square(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: square_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_square_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_square_(self):
+    '()'
+    if _TF and (r_ := _tf(_m_square_, locals())) is not _GO:
+        return r_
+    rc_ = _P_square__r(self._p)
     if rc_:
         _after(rc_)
     return self
@@ -32114,6 +34417,47 @@ def _m_sum(self, *args, **kwargs):
     raise _invalid_combination('sum', args, kwargs, _SIGS__m_sum)
 
 
+# yaml/native_functions.yaml: sum_to_size(Tensor self, SymInt[] size) -> Tensor
+_SIGS__m_sum_to_size = (
+    ('(tuple of ints size)', (('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (), True),
+)
+
+
+def _m_sum_to_size(self, *_args, size=None):
+    '(tuple of ints size)'
+    if _TF and (r_ := _tf(_m_sum_to_size, locals())) is not _GO:
+        return r_
+    if size is None and _args and _args[0].__class__ is int and _args[-1].__class__ is int:
+        if len(_args) <= 3 and _args[len(_args) // 2].__class__ is int and (a_ := _INT_ARRAYS.get(_args)) is not None:
+            h_ = _C_sum_to_size(self._p, a_, len(_args))
+            if not h_:  # the error, or the result parked while warnings are raised
+                h_ = _pending_result()
+            r_ = _new(_Tensor)
+            r_._p = h_
+            if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+                r_ = _as_subclass(r_)
+            return r_
+    if _args and size is None and _args[0].__class__ is int:
+        size = _args  # f(2, 3): the common case
+    else:
+        size = _varargs(_args, size)
+    if size is None:
+        raise _missing_error('sum_to_size', 'size')
+    if size is _BAD:
+        raise TypeError("sum_to_size() got multiple values for argument 'size'")
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('sum_to_size', 'size', 1, 'tuple of ints', size)
+    h_ = _C_sum_to_size(self._p, size_c[0], size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: t(Tensor(a) self) -> Tensor(a)
 _SIGS__m_t = (
     ('()', (), (), False),
@@ -32253,6 +34597,75 @@ def _m_tanh_(self):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]
+# yaml/native_functions.yaml: tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]
+# yaml/native_functions.yaml: tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]
+_SIGS__m_tensor_split = (
+    ('(Tensor tensor_indices_or_sections, int dim = 0)', (('tensor_indices_or_sections', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(int sections, int dim = 0)', (('sections', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(tuple of ints indices, int dim = 0)', (('indices', lambda x: _cv_int_list(x, 0) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+_KW__m_tensor_split_0 = {'tensor_indices_or_sections': lambda x: isinstance(x, _Tensor), 'dim': lambda x: _cv_int(x) is not _BAD}
+_KW__m_tensor_split_1 = {'sections': lambda x: _cv_int(x) is not _BAD, 'dim': lambda x: _cv_int(x) is not _BAD}
+_KW__m_tensor_split_2 = {'indices': lambda x: _cv_int_list(x, 0) is not _BAD, 'dim': lambda x: _cv_int(x) is not _BAD}
+
+
+def _impl_m_tensor_split_0(self, tensor_indices_or_sections, dim=0):
+    '(Tensor tensor_indices_or_sections, int dim = 0)'
+    if tensor_indices_or_sections.__class__ is not _Tensor:
+        if not isinstance(tensor_indices_or_sections, _Tensor):
+            raise _arg_error('tensor_split', 'tensor_indices_or_sections', 1, 'Tensor', tensor_indices_or_sections)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('tensor_split', 'dim', 2, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_tensor_split_tensor_indices_or_sections(self._p, tensor_indices_or_sections._p, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _impl_m_tensor_split_1(self, sections, dim=0):
+    '(int sections, int dim = 0)'
+    sections_c = _cv_int(sections)
+    if sections_c is _BAD:
+        raise _arg_error('tensor_split', 'sections', 1, 'int', sections)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('tensor_split', 'dim', 2, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_tensor_split_sections(self._p, sections_c, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _impl_m_tensor_split_2(self, indices, dim=0):
+    '(tuple of ints indices, int dim = 0)'
+    indices_c = _cv_int_list(indices, 0)
+    if indices_c is _BAD:
+        raise _arg_error('tensor_split', 'indices', 1, 'tuple of ints', indices)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('tensor_split', 'dim', 2, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_tensor_split_indices(self._p, indices_c[0], indices_c[1], dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _m_tensor_split(self, *args, **kwargs):
+    '(Tensor tensor_indices_or_sections, int dim = 0) | (int sections, int dim = 0) | (tuple of ints indices, int dim = 0)'
+    if _TF and (r_ := _tf(_m_tensor_split, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'tensor_indices_or_sections' in kwargs) and (n <= 1 or _cv_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_tensor_split_0, ('tensor_indices_or_sections', 'dim', )[:n])):
+        return _impl_m_tensor_split_0(self, *args, **kwargs)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'sections' in kwargs) and (n <= 1 or _cv_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_tensor_split_1, ('sections', 'dim', )[:n])):
+        return _impl_m_tensor_split_1(self, *args, **kwargs)
+    if n <= 2 and (_cv_int_list(args[0], 0) is not _BAD if n > 0 else 'indices' in kwargs) and (n <= 1 or _cv_int(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_tensor_split_2, ('indices', 'dim', )[:n])):
+        return _impl_m_tensor_split_2(self, *args, **kwargs)
+    raise _invalid_combination('tensor_split', args, kwargs, _SIGS__m_tensor_split)
 
 
 # yaml/native_functions.yaml: tile(Tensor self, SymInt[] dims) -> Tensor
@@ -32612,6 +35025,120 @@ def _m_triu_(self, diagonal=0):
     return self
 
 
+# yaml/native_functions.yaml: true_divide.Tensor(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: true_divide.Scalar(Tensor self, Scalar other) -> Tensor
+_SIGS__m_true_divide = (
+    ('(Tensor other)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_true_divide_0 = {'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))}
+_KW__m_true_divide_1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_true_divide_0(self, other):
+    '(Tensor other)'
+    other_n = None
+    if other.__class__ is not _Tensor:
+        if other.__class__ in _NUMBERS:
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
+        elif not isinstance(other, _Tensor):
+            raise _arg_error('true_divide', 'other', 1, 'Tensor', other)
+    h_ = (_C_true_divide_Tensor(self._p, other._p) if other_n is None else _P_true_divide_Tensor_n_other(self._p, other_n))
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_m_true_divide_1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('true_divide', 'other', 1, 'Number', other)
+    h_ = _C_true_divide_Scalar(self._p, other_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _m_true_divide(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_true_divide, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_true_divide_0, ('other', )[:n])):
+        return _impl_m_true_divide_0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_true_divide_1, ('other', )[:n])):
+        return _impl_m_true_divide_1(self, *args, **kwargs)
+    raise _invalid_combination('true_divide', args, kwargs, _SIGS__m_true_divide)
+
+
+# yaml/native_functions.yaml: true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+# yaml/native_functions.yaml: true_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+_SIGS__m_true_divide_ = (
+    ('(Tensor other)', (('other', lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))),), (), False),
+    ('(Number other)', (('other', lambda x: _is_scalar(x)),), (), False),
+)
+_KW__m_true_divide__0 = {'other': lambda x: (x.__class__ in _NUMBERS or isinstance(x, _Tensor) or _is_number(x))}
+_KW__m_true_divide__1 = {'other': lambda x: _is_scalar(x)}
+
+
+def _impl_m_true_divide__0(self, other):
+    '(Tensor other)'
+    other_n = None
+    if other.__class__ is not _Tensor:
+        if other.__class__ in _NUMBERS:
+            other_n = _SC_INT.get(other) if other.__class__ is int else None
+            if other_n is None:
+                other_n = _cv_scalar(other)
+        elif _is_number(other):  # numpy scalars and other numbers
+            other_n = _cv_scalar(other)
+        elif not isinstance(other, _Tensor):
+            raise _arg_error('true_divide_', 'other', 1, 'Tensor', other)
+    rc_ = (_P_true_divide__Tensor_r(self._p, other._p) if other_n is None else _P_true_divide__Tensor_n_other_r(self._p, other_n))
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_true_divide__1(self, other):
+    '(Number other)'
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('true_divide_', 'other', 1, 'Number', other)
+    rc_ = _P_true_divide__Scalar_r(self._p, other_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_true_divide_(self, *args, **kwargs):
+    '(Tensor other) | (Number other)'
+    if _TF and (r_ := _tf(_m_true_divide_, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and ((args[0].__class__ in _NUMBERS or isinstance(args[0], _Tensor) or _is_number(args[0])) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_true_divide__0, ('other', )[:n])):
+        return _impl_m_true_divide__0(self, *args, **kwargs)
+    if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_true_divide__1, ('other', )[:n])):
+        return _impl_m_true_divide__1(self, *args, **kwargs)
+    raise _invalid_combination('true_divide_', args, kwargs, _SIGS__m_true_divide_)
+
+
 # yaml/native_functions.yaml: trunc(Tensor self) -> Tensor
 _SIGS__m_trunc = (
     ('()', (), (), False),
@@ -32714,6 +35241,50 @@ def _m_unflatten(self, dim, sizes):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]
+_SIGS__m_unsafe_chunk = (
+    ('(int chunks, int dim = 0)', (('chunks', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_unsafe_chunk(self, chunks, dim=0):
+    '(int chunks, int dim = 0)'
+    if _TF and (r_ := _tf(_m_unsafe_chunk, locals())) is not _GO:
+        return r_
+    chunks_c = _cv_int(chunks)
+    if chunks_c is _BAD:
+        raise _arg_error('unsafe_chunk', 'chunks', 1, 'int', chunks)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('unsafe_chunk', 'dim', 2, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_unsafe_chunk(self._p, chunks_c, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+# yaml/native_functions.yaml: unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]
+_SIGS__m_unsafe_split = (
+    ('(int split_size, int dim = 0)', (('split_size', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _m_unsafe_split(self, split_size, dim=0):
+    '(int split_size, int dim = 0)'
+    if _TF and (r_ := _tf(_m_unsafe_split, locals())) is not _GO:
+        return r_
+    split_size_c = _cv_int(split_size)
+    if split_size_c is _BAD:
+        raise _arg_error('unsafe_split', 'split_size', 1, 'int', split_size)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('unsafe_split', 'dim', 2, 'int', dim)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_unsafe_split_Tensor(self._p, split_size_c, dim_c, p_, n_))
+    return _tensor_list_result(p_, n_)
 
 
 # yaml/native_functions.yaml: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
@@ -32823,6 +35394,29 @@ def _m_var(self, *args, **kwargs):
     raise _invalid_combination('var', args, kwargs, _SIGS__m_var)
 
 
+# yaml/native_functions.yaml: vdot(Tensor self, Tensor other) -> Tensor
+_SIGS__m_vdot = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_vdot(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_vdot, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('vdot', 'other', 1, 'Tensor', other)
+    h_ = _C_vdot(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 # yaml/native_functions.yaml: view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)
 _SIGS__m_view = (
@@ -32915,6 +35509,58 @@ def _m_view_as(self, other):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+# yaml/native_functions.yaml: vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+_SIGS__m_vsplit = (
+    ('(int sections)', (('sections', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(tuple of ints indices)', (('indices', lambda x: _cv_int_list(x, 0) is not _BAD),), (), True),
+)
+_KW__m_vsplit_0 = {'sections': lambda x: _cv_int(x) is not _BAD}
+_KW__m_vsplit_1 = {'indices': lambda x: _cv_int_list(x, 0) is not _BAD}
+
+
+def _impl_m_vsplit_0(self, sections):
+    '(int sections)'
+    sections_c = _cv_int(sections)
+    if sections_c is _BAD:
+        raise _arg_error('vsplit', 'sections', 1, 'int', sections)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_vsplit_int(self._p, sections_c, p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _impl_m_vsplit_1(self, *_args, indices=None):
+    '(tuple of ints indices)'
+    if _args and indices is None and _args[0].__class__ is int:
+        indices = _args  # f(2, 3): the common case
+    else:
+        indices = _varargs(_args, indices)
+    if indices is None:
+        raise _missing_error('vsplit', 'indices')
+    if indices is _BAD:
+        raise TypeError("vsplit() got multiple values for argument 'indices'")
+    indices_c = _cv_int_list(indices, 0)
+    if indices_c is _BAD:
+        raise _arg_error('vsplit', 'indices', 1, 'tuple of ints', indices)
+    p_ = _ffi.new('tl_tensor ***')
+    n_ = _ffi.new('int64_t *')
+    _check_rc(_C_vsplit_array(self._p, indices_c[0], indices_c[1], p_, n_))
+    return _tensor_list_result(p_, n_)
+
+
+def _m_vsplit(self, *args, **kwargs):
+    '(int sections) | (tuple of ints indices)'
+    if _TF and (r_ := _tf(_m_vsplit, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (_cv_int(args[0]) is not _BAD if n > 0 else 'sections' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_vsplit_0, ('sections', )[:n])):
+        return _impl_m_vsplit_0(self, *args, **kwargs)
+    if ((n == 0 and 'indices' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW__m_vsplit_1, ())):
+        return _impl_m_vsplit_1(self, *args, **kwargs)
+    raise _invalid_combination('vsplit', args, kwargs, _SIGS__m_vsplit)
 
 
 # yaml/native_functions.yaml: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
@@ -33106,6 +35752,7 @@ def _m_zero_(self):
 #   __imul__ mul_ inplace
 #   __truediv__ div forward
 #   __rtruediv__ reciprocal reciprocal_mul
+#   __rdiv__ reciprocal reciprocal_mul
 #   __itruediv__ div_ inplace
 #   __floordiv__ floor_divide forward
 #   __rfloordiv__ floor_divide reflect
@@ -33356,8 +36003,17 @@ def _d__truediv__(self, other):
 def _d__rtruediv__(self, other):
     if _TF and (r_ := _tf_args(_d__rtruediv__, (self, other,))) is not _GO:
         return r_
-    # __rtruediv__: self.reciprocal() * other, as torch.Tensor.__rtruediv__
-    if other.__class__ not in _NUMBERS and not _is_number(other):
+    # __rtruediv__: self.reciprocal() * other, as torch.Tensor.__rtruediv__ (a number or a tensor)
+    if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):
+        return NotImplemented
+    return _m_reciprocal(self) * other
+
+
+def _d__rdiv__(self, other):
+    if _TF and (r_ := _tf_args(_d__rdiv__, (self, other,))) is not _GO:
+        return r_
+    # __rdiv__: self.reciprocal() * other, as torch.Tensor.__rdiv__ (a number or a tensor)
+    if other.__class__ not in _NUMBERS and not _is_number(other) and not isinstance(other, _Tensor):
         return NotImplemented
     return _m_reciprocal(self) * other
 
@@ -34356,6 +37012,8 @@ class _TensorOps:
     clip = _m_clip
     clip_ = _m_clip_
     clone = _m_clone
+    conj = _m_conj
+    conj_physical = _m_conj_physical
     contiguous = _m_contiguous
     copy_ = _m_copy_
     copysign = _m_copysign
@@ -34378,7 +37036,9 @@ class _TensorOps:
     deg2rad_ = _m_deg2rad_
     diag = _m_diag
     diag_embed = _m_diag_embed
+    diagflat = _m_diagflat
     diagonal = _m_diagonal
+    diagonal_scatter = _m_diagonal_scatter
     diff = _m_diff
     digamma = _m_digamma
     digamma_ = _m_digamma_
@@ -34386,6 +37046,7 @@ class _TensorOps:
     div = _m_div
     div_ = _m_div_
     dot = _m_dot
+    dsplit = _m_dsplit
     eq = _m_eq
     eq_ = _m_eq_
     equal = _m_equal
@@ -34406,6 +37067,8 @@ class _TensorOps:
     fill_ = _m_fill_
     flatten = _m_flatten
     flip = _m_flip
+    fliplr = _m_fliplr
+    flipud = _m_flipud
     float_power = _m_float_power
     float_power_ = _m_float_power_
     floor = _m_floor
@@ -34433,6 +37096,7 @@ class _TensorOps:
     heaviside_ = _m_heaviside_
     histc = _m_histc
     histogram = _m_histogram
+    hsplit = _m_hsplit
     hypot = _m_hypot
     hypot_ = _m_hypot_
     i0 = _m_i0
@@ -34452,6 +37116,7 @@ class _TensorOps:
     isfinite = _m_isfinite
     isinf = _m_isinf
     isnan = _m_isnan
+    isreal = _m_isreal
     kron = _m_kron
     kthvalue = _m_kthvalue
     lcm = _m_lcm
@@ -34518,21 +37183,25 @@ class _TensorOps:
     nanquantile = _m_nanquantile
     nansum = _m_nansum
     narrow = _m_narrow
+    narrow_copy = _m_narrow_copy
     ne = _m_ne
     ne_ = _m_ne_
     neg = _m_neg
     neg_ = _m_neg_
     new_empty = _m_new_empty
+    new_empty_strided = _m_new_empty_strided
     new_full = _m_new_full
     new_ones = _m_new_ones
     new_zeros = _m_new_zeros
     nextafter = _m_nextafter
     nextafter_ = _m_nextafter_
     nonzero = _m_nonzero
+    nonzero_static = _m_nonzero_static
     outer = _m_outer
     permute = _m_permute
     polygamma = _m_polygamma
     polygamma_ = _m_polygamma_
+    positive = _m_positive
     pow = _m_pow
     pow_ = _m_pow_
     prelu = _m_prelu
@@ -34540,6 +37209,7 @@ class _TensorOps:
     quantile = _m_quantile
     rad2deg = _m_rad2deg
     rad2deg_ = _m_rad2deg_
+    ravel = _m_ravel
     reciprocal = _m_reciprocal
     reciprocal_ = _m_reciprocal_
     relu = _m_relu
@@ -34550,7 +37220,10 @@ class _TensorOps:
     repeat_interleave = _m_repeat_interleave
     reshape = _m_reshape
     reshape_as = _m_reshape_as
+    resolve_conj = _m_resolve_conj
+    resolve_neg = _m_resolve_neg
     roll = _m_roll
+    rot90 = _m_rot90
     round = _m_round
     round_ = _m_round_
     rsqrt = _m_rsqrt
@@ -34560,6 +37233,7 @@ class _TensorOps:
     scatter_add = _m_scatter_add
     scatter_add_ = _m_scatter_add_
     select = _m_select
+    select_scatter = _m_select_scatter
     sigmoid = _m_sigmoid
     sigmoid_ = _m_sigmoid_
     sign = _m_sign
@@ -34571,17 +37245,21 @@ class _TensorOps:
     sinh = _m_sinh
     sinh_ = _m_sinh_
     slice = _m_slice
+    slice_scatter = _m_slice_scatter
     softmax = _m_softmax
     sort = _m_sort
     split = _m_split
     split_with_sizes = _m_split_with_sizes
     sqrt = _m_sqrt
     sqrt_ = _m_sqrt_
+    square = _m_square
+    square_ = _m_square_
     squeeze = _m_squeeze
     std = _m_std
     sub = _m_sub
     sub_ = _m_sub_
     sum = _m_sum
+    sum_to_size = _m_sum_to_size
     t = _m_t
     take = _m_take
     take_along_dim = _m_take_along_dim
@@ -34589,6 +37267,7 @@ class _TensorOps:
     tan_ = _m_tan_
     tanh = _m_tanh
     tanh_ = _m_tanh_
+    tensor_split = _m_tensor_split
     tile = _m_tile
     to = _m_to
     topk = _m_topk
@@ -34598,15 +37277,21 @@ class _TensorOps:
     tril_ = _m_tril_
     triu = _m_triu
     triu_ = _m_triu_
+    true_divide = _m_true_divide
+    true_divide_ = _m_true_divide_
     trunc = _m_trunc
     trunc_ = _m_trunc_
     type_as = _m_type_as
     unbind = _m_unbind
     unflatten = _m_unflatten
+    unsafe_chunk = _m_unsafe_chunk
+    unsafe_split = _m_unsafe_split
     unsqueeze = _m_unsqueeze
     var = _m_var
+    vdot = _m_vdot
     view = _m_view
     view_as = _m_view_as
+    vsplit = _m_vsplit
     where = _m_where
     xlogy = _m_xlogy
     xlogy_ = _m_xlogy_
@@ -34622,6 +37307,7 @@ class _TensorOps:
     __imul__ = _d__imul__
     __truediv__ = _d__truediv__
     __rtruediv__ = _d__rtruediv__
+    __rdiv__ = _d__rdiv__
     __itruediv__ = _d__itruediv__
     __floordiv__ = _d__floordiv__
     __rfloordiv__ = _d__rfloordiv__
@@ -34911,6 +37597,9 @@ SIGNATURES = {
     ("function", "alias"): (
         "(Tensor input)",
     ),
+    ("function", "alias_copy"): (
+        "(Tensor input)",
+    ),
     ("function", "all"): (
         "(Tensor input, *, Tensor out = None)",
         "(Tensor input, int dim, bool keepdim = False, *, Tensor out = None)",
@@ -34991,6 +37680,9 @@ SIGNATURES = {
         "(Tensor input)",
     ),
     ("function", "as_strided"): (
+        "(Tensor input, tuple of ints size, tuple of ints stride, int storage_offset = None)",
+    ),
+    ("function", "as_strided_copy"): (
         "(Tensor input, tuple of ints size, tuple of ints stride, int storage_offset = None)",
     ),
     ("function", "asin"): (
@@ -35149,6 +37841,18 @@ SIGNATURES = {
     ("function", "clone"): (
         "(Tensor input, *, torchlet.memory_format memory_format = None)",
     ),
+    ("function", "column_stack"): (
+        "(tuple of Tensors tensors, *, Tensor out = None)",
+    ),
+    ("function", "combinations"): (
+        "(Tensor input, int r = 2, bool with_replacement = False)",
+    ),
+    ("function", "conj"): (
+        "(Tensor input)",
+    ),
+    ("function", "conj_physical"): (
+        "(Tensor input)",
+    ),
     ("function", "constant_pad_nd"): (
         "(Tensor input, tuple of ints pad, Number value = 0)",
     ),
@@ -35222,6 +37926,10 @@ SIGNATURES = {
     ("function", "cumsum"): (
         "(Tensor input, int dim, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
+    ("function", "cumulative_trapezoid"): (
+        "(Tensor y, Tensor x, *, int dim = -1)",
+        "(Tensor y, *, Number dx = 1, int dim = -1)",
+    ),
     ("function", "deg2rad"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -35234,11 +37942,20 @@ SIGNATURES = {
     ("function", "diag_embed"): (
         "(Tensor input, int offset = 0, int dim1 = -2, int dim2 = -1)",
     ),
+    ("function", "diagflat"): (
+        "(Tensor input, int offset = 0)",
+    ),
     ("function", "diagonal"): (
         "(Tensor input, int offset = 0, int dim1 = 0, int dim2 = 1)",
     ),
     ("function", "diagonal_backward"): (
         "(Tensor grad_output, tuple of ints input_sizes, int offset, int dim1, int dim2)",
+    ),
+    ("function", "diagonal_copy"): (
+        "(Tensor input, int offset = 0, int dim1 = 0, int dim2 = 1)",
+    ),
+    ("function", "diagonal_scatter"): (
+        "(Tensor input, Tensor src, int offset = 0, int dim1 = 0, int dim2 = 1)",
     ),
     ("function", "diff"): (
         "(Tensor input, int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None, *, Tensor out = None)",
@@ -35260,6 +37977,13 @@ SIGNATURES = {
     ("function", "dropout"): (
         "(Tensor input, float p, bool train)",
     ),
+    ("function", "dsplit"): (
+        "(Tensor input, int sections)",
+        "(Tensor input, tuple of ints indices)",
+    ),
+    ("function", "dstack"): (
+        "(tuple of Tensors tensors, *, Tensor out = None)",
+    ),
     ("function", "einsum"): (
         "(str equation, tuple of Tensors tensors, *, tuple of ints path = None)",
     ),
@@ -35280,6 +38004,9 @@ SIGNATURES = {
     ),
     ("function", "empty_like"): (
         "(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
+    ),
+    ("function", "empty_permuted"): (
+        "(tuple of ints size, tuple of ints physical_layout, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
     ("function", "empty_strided"): (
         "(tuple of ints size, tuple of ints stride, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
@@ -35318,6 +38045,9 @@ SIGNATURES = {
     ("function", "exp_"): (
         "(Tensor input)",
     ),
+    ("function", "expand_copy"): (
+        "(Tensor input, tuple of ints size, *, bool implicit = False)",
+    ),
     ("function", "expm1"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -35341,6 +38071,12 @@ SIGNATURES = {
     ),
     ("function", "flip"): (
         "(Tensor input, tuple of ints dims)",
+    ),
+    ("function", "fliplr"): (
+        "(Tensor input)",
+    ),
+    ("function", "flipud"): (
+        "(Tensor input)",
     ),
     ("function", "float_power"): (
         "(Tensor input, Tensor exponent, *, Tensor out = None)",
@@ -35424,6 +38160,10 @@ SIGNATURES = {
         "(Tensor input, Tensor bins, *, Tensor weight = None, bool density = False, tuple of Tensors out = None)",
         "(Tensor input, int bins = 100, *, tuple of floats range = None, Tensor weight = None, bool density = False, tuple of Tensors out = None)",
     ),
+    ("function", "hsplit"): (
+        "(Tensor input, int sections)",
+        "(Tensor input, tuple of ints indices)",
+    ),
     ("function", "hstack"): (
         "(tuple of Tensors tensors, *, Tensor out = None)",
     ),
@@ -35481,6 +38221,9 @@ SIGNATURES = {
         "(Tensor input)",
     ),
     ("function", "isnan"): (
+        "(Tensor input)",
+    ),
+    ("function", "isreal"): (
         "(Tensor input)",
     ),
     ("function", "kl_div"): (
@@ -35695,6 +38438,9 @@ SIGNATURES = {
         "(Tensor input, int dim, Tensor start, int length)",
         "(Tensor input, int dim, int start, int length)",
     ),
+    ("function", "narrow_copy"): (
+        "(Tensor input, int dim, int start, int length)",
+    ),
     ("function", "native_batch_norm"): (
         "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps)",
     ),
@@ -35735,6 +38481,9 @@ SIGNATURES = {
     ("function", "nonzero"): (
         "(Tensor input, *, Tensor out = None)",
     ),
+    ("function", "nonzero_static"): (
+        "(Tensor input, *, int size, int fill_value = -1)",
+    ),
     ("function", "ones"): (
         "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
     ),
@@ -35750,8 +38499,14 @@ SIGNATURES = {
     ("function", "permute"): (
         "(Tensor input, tuple of ints dims)",
     ),
+    ("function", "permute_copy"): (
+        "(Tensor input, tuple of ints dims)",
+    ),
     ("function", "polygamma"): (
         "(int n, Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "positive"): (
+        "(Tensor input)",
     ),
     ("function", "pow"): (
         "(Tensor input, Tensor exponent, *, Tensor out = None)",
@@ -35793,6 +38548,12 @@ SIGNATURES = {
         "(int n, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
         "(int n, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
+    ("function", "ravel"): (
+        "(Tensor input)",
+    ),
+    ("function", "real"): (
+        "(Tensor input)",
+    ),
     ("function", "reciprocal"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -35818,11 +38579,20 @@ SIGNATURES = {
     ("function", "reshape"): (
         "(Tensor input, tuple of ints shape)",
     ),
+    ("function", "resolve_conj"): (
+        "(Tensor input)",
+    ),
+    ("function", "resolve_neg"): (
+        "(Tensor input)",
+    ),
     ("function", "rms_norm"): (
         "(Tensor input, tuple of ints normalized_shape, Tensor weight = None, float eps = None)",
     ),
     ("function", "roll"): (
         "(Tensor input, tuple of ints shifts, tuple of ints dims = [])",
+    ),
+    ("function", "rot90"): (
+        "(Tensor input, int k = 1, tuple of ints dims = [0, 1])",
     ),
     ("function", "round"): (
         "(Tensor input, *, Tensor out = None)",
@@ -35848,6 +38618,9 @@ SIGNATURES = {
         "(Tensor input, Tensor other, *, Number alpha = 1)",
         "(Tensor input, Number other, Number alpha = 1)",
     ),
+    ("function", "scalar_tensor"): (
+        "(Number s, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+    ),
     ("function", "scatter"): (
         "(Tensor input, int dim, Tensor index, Tensor src, *, Tensor out = None)",
         "(Tensor input, int dim, Tensor index, Number value, *, Tensor out = None)",
@@ -35866,6 +38639,9 @@ SIGNATURES = {
     ),
     ("function", "select_backward"): (
         "(Tensor grad_output, tuple of ints input_sizes, int dim, int index)",
+    ),
+    ("function", "select_scatter"): (
+        "(Tensor input, Tensor src, int dim, int index)",
     ),
     ("function", "selu"): (
         "(Tensor input)",
@@ -35906,6 +38682,9 @@ SIGNATURES = {
     ("function", "slice_backward"): (
         "(Tensor grad_output, tuple of ints input_sizes, int dim, int start, int end, int step)",
     ),
+    ("function", "slice_scatter"): (
+        "(Tensor input, Tensor src, int dim = 0, int start = None, int end = None, int step = 1)",
+    ),
     ("function", "softmax"): (
         "(Tensor input, int dim, torchlet.dtype dtype = None, *, Tensor out = None)",
     ),
@@ -35920,13 +38699,27 @@ SIGNATURES = {
     ("function", "split_with_sizes"): (
         "(Tensor input, tuple of ints split_sizes, int dim = 0)",
     ),
+    ("function", "split_with_sizes_copy"): (
+        "(Tensor input, tuple of ints split_sizes, int dim = 0)",
+    ),
     ("function", "sqrt"): (
         "(Tensor input, *, Tensor out = None)",
     ),
     ("function", "sqrt_"): (
         "(Tensor input)",
     ),
+    ("function", "square"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "square_"): (
+        "(Tensor input)",
+    ),
     ("function", "squeeze"): (
+        "(Tensor input)",
+        "(Tensor input, int dim)",
+        "(Tensor input, tuple of ints dim)",
+    ),
+    ("function", "squeeze_copy"): (
         "(Tensor input)",
         "(Tensor input, int dim)",
         "(Tensor input, tuple of ints dim)",
@@ -35954,6 +38747,9 @@ SIGNATURES = {
     ("function", "t"): (
         "(Tensor input)",
     ),
+    ("function", "t_copy"): (
+        "(Tensor input)",
+    ),
     ("function", "take"): (
         "(Tensor input, Tensor index, *, Tensor out = None)",
     ),
@@ -35971,6 +38767,11 @@ SIGNATURES = {
     ),
     ("function", "tanh_"): (
         "(Tensor input)",
+    ),
+    ("function", "tensor_split"): (
+        "(Tensor input, Tensor tensor_indices_or_sections, int dim = 0)",
+        "(Tensor input, int sections, int dim = 0)",
+        "(Tensor input, tuple of ints indices, int dim = 0)",
     ),
     ("function", "tensordot"): (
         "(Tensor input, Tensor other, tuple of ints dims_self, tuple of ints dims_other, *, Tensor out = None)",
@@ -35999,6 +38800,17 @@ SIGNATURES = {
     ("function", "transpose"): (
         "(Tensor input, int dim0, int dim1)",
     ),
+    ("function", "transpose_copy"): (
+        "(Tensor input, int dim0, int dim1)",
+    ),
+    ("function", "trapezoid"): (
+        "(Tensor y, Tensor x, *, int dim = -1)",
+        "(Tensor y, *, Number dx = 1, int dim = -1)",
+    ),
+    ("function", "trapz"): (
+        "(Tensor y, *, float dx = 1, int dim = -1)",
+        "(Tensor y, Tensor x, *, int dim = -1)",
+    ),
     ("function", "tril"): (
         "(Tensor input, int diagonal = 0, *, Tensor out = None)",
     ),
@@ -36011,6 +38823,10 @@ SIGNATURES = {
     ("function", "triu_indices"): (
         "(int row, int col, int offset = 0, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
+    ("function", "true_divide"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other)",
+    ),
     ("function", "trunc"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -36020,13 +38836,25 @@ SIGNATURES = {
     ("function", "unbind"): (
         "(Tensor input, int dim = 0)",
     ),
+    ("function", "unbind_copy"): (
+        "(Tensor input, int dim = 0)",
+    ),
     ("function", "unflatten"): (
         "(Tensor input, int dim, tuple of ints sizes)",
     ),
     ("function", "unique_consecutive"): (
         "(Tensor input, bool return_inverse = False, bool return_counts = False, int dim = None)",
     ),
+    ("function", "unsafe_chunk"): (
+        "(Tensor input, int chunks, int dim = 0)",
+    ),
+    ("function", "unsafe_split"): (
+        "(Tensor input, int split_size, int dim = 0)",
+    ),
     ("function", "unsqueeze"): (
+        "(Tensor input, int dim)",
+    ),
+    ("function", "unsqueeze_copy"): (
         "(Tensor input, int dim)",
     ),
     ("function", "var"): (
@@ -36038,6 +38866,16 @@ SIGNATURES = {
         "(Tensor input, bool unbiased = True)",
         "(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False)",
         "(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False)",
+    ),
+    ("function", "vdot"): (
+        "(Tensor input, Tensor other)",
+    ),
+    ("function", "view_copy"): (
+        "(Tensor input, tuple of ints size)",
+    ),
+    ("function", "vsplit"): (
+        "(Tensor input, int sections)",
+        "(Tensor input, tuple of ints indices)",
     ),
     ("function", "vstack"): (
         "(tuple of Tensors tensors, *, Tensor out = None)",
@@ -36345,6 +39183,12 @@ SIGNATURES = {
     ("method", "clone"): (
         "(*, torchlet.memory_format memory_format = None)",
     ),
+    ("method", "conj"): (
+        "()",
+    ),
+    ("method", "conj_physical"): (
+        "()",
+    ),
     ("method", "contiguous"): (
         "(*, torchlet.memory_format memory_format = contiguous_format)",
     ),
@@ -36412,8 +39256,14 @@ SIGNATURES = {
     ("method", "diag_embed"): (
         "(int offset = 0, int dim1 = -2, int dim2 = -1)",
     ),
+    ("method", "diagflat"): (
+        "(int offset = 0)",
+    ),
     ("method", "diagonal"): (
         "(int offset = 0, int dim1 = 0, int dim2 = 1)",
+    ),
+    ("method", "diagonal_scatter"): (
+        "(Tensor src, int offset = 0, int dim1 = 0, int dim2 = 1)",
     ),
     ("method", "diff"): (
         "(int n = 1, int dim = -1, Tensor prepend = None, Tensor append = None)",
@@ -36439,6 +39289,10 @@ SIGNATURES = {
     ),
     ("method", "dot"): (
         "(Tensor tensor)",
+    ),
+    ("method", "dsplit"): (
+        "(int sections)",
+        "(tuple of ints indices)",
     ),
     ("method", "eq"): (
         "(Tensor other)",
@@ -36502,6 +39356,12 @@ SIGNATURES = {
     ),
     ("method", "flip"): (
         "(tuple of ints dims)",
+    ),
+    ("method", "fliplr"): (
+        "()",
+    ),
+    ("method", "flipud"): (
+        "()",
     ),
     ("method", "float_power"): (
         "(Tensor exponent)",
@@ -36595,6 +39455,10 @@ SIGNATURES = {
         "(Tensor bins, *, Tensor weight = None, bool density = False)",
         "(int bins = 100, *, tuple of floats range = None, Tensor weight = None, bool density = False)",
     ),
+    ("method", "hsplit"): (
+        "(int sections)",
+        "(tuple of ints indices)",
+    ),
     ("method", "hypot"): (
         "(Tensor other)",
     ),
@@ -36650,6 +39514,9 @@ SIGNATURES = {
         "()",
     ),
     ("method", "isnan"): (
+        "()",
+    ),
+    ("method", "isreal"): (
         "()",
     ),
     ("method", "kron"): (
@@ -36869,6 +39736,9 @@ SIGNATURES = {
         "(int dim, Tensor start, int length)",
         "(int dim, int start, int length)",
     ),
+    ("method", "narrow_copy"): (
+        "(int dim, int start, int length)",
+    ),
     ("method", "ne"): (
         "(Tensor other)",
         "(Number other)",
@@ -36885,6 +39755,9 @@ SIGNATURES = {
     ),
     ("method", "new_empty"): (
         "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+    ),
+    ("method", "new_empty_strided"): (
+        "(tuple of ints size, tuple of ints stride, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
     ("method", "new_full"): (
         "(tuple of ints size, Number fill_value, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
@@ -36904,6 +39777,9 @@ SIGNATURES = {
     ("method", "nonzero"): (
         "()",
     ),
+    ("method", "nonzero_static"): (
+        "(*, int size, int fill_value = -1)",
+    ),
     ("method", "outer"): (
         "(Tensor vec2)",
     ),
@@ -36915,6 +39791,9 @@ SIGNATURES = {
     ),
     ("method", "polygamma_"): (
         "(int n)",
+    ),
+    ("method", "positive"): (
+        "()",
     ),
     ("method", "pow"): (
         "(Tensor exponent)",
@@ -36939,6 +39818,9 @@ SIGNATURES = {
         "()",
     ),
     ("method", "rad2deg_"): (
+        "()",
+    ),
+    ("method", "ravel"): (
         "()",
     ),
     ("method", "reciprocal"): (
@@ -36974,8 +39856,17 @@ SIGNATURES = {
     ("method", "reshape_as"): (
         "(Tensor other)",
     ),
+    ("method", "resolve_conj"): (
+        "()",
+    ),
+    ("method", "resolve_neg"): (
+        "()",
+    ),
     ("method", "roll"): (
         "(tuple of ints shifts, tuple of ints dims = [])",
+    ),
+    ("method", "rot90"): (
+        "(int k = 1, tuple of ints dims = [0, 1])",
     ),
     ("method", "round"): (
         "()",
@@ -37012,6 +39903,9 @@ SIGNATURES = {
     ("method", "select"): (
         "(int dim, int index)",
     ),
+    ("method", "select_scatter"): (
+        "(Tensor src, int dim, int index)",
+    ),
     ("method", "sigmoid"): (
         "()",
     ),
@@ -37045,6 +39939,9 @@ SIGNATURES = {
     ("method", "slice"): (
         "(int dim = 0, int start = None, int end = None, int step = 1)",
     ),
+    ("method", "slice_scatter"): (
+        "(Tensor src, int dim = 0, int start = None, int end = None, int step = 1)",
+    ),
     ("method", "softmax"): (
         "(int dim, torchlet.dtype dtype = None)",
     ),
@@ -37063,6 +39960,12 @@ SIGNATURES = {
         "()",
     ),
     ("method", "sqrt_"): (
+        "()",
+    ),
+    ("method", "square"): (
+        "()",
+    ),
+    ("method", "square_"): (
         "()",
     ),
     ("method", "squeeze"): (
@@ -37085,6 +39988,9 @@ SIGNATURES = {
         "(*, torchlet.dtype dtype = None)",
         "(tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None)",
     ),
+    ("method", "sum_to_size"): (
+        "(tuple of ints size)",
+    ),
     ("method", "t"): (
         "()",
     ),
@@ -37105,6 +40011,11 @@ SIGNATURES = {
     ),
     ("method", "tanh_"): (
         "()",
+    ),
+    ("method", "tensor_split"): (
+        "(Tensor tensor_indices_or_sections, int dim = 0)",
+        "(int sections, int dim = 0)",
+        "(tuple of ints indices, int dim = 0)",
     ),
     ("method", "tile"): (
         "(tuple of ints dims)",
@@ -37136,6 +40047,14 @@ SIGNATURES = {
     ("method", "triu_"): (
         "(int diagonal = 0)",
     ),
+    ("method", "true_divide"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
+    ("method", "true_divide_"): (
+        "(Tensor other)",
+        "(Number other)",
+    ),
     ("method", "trunc"): (
         "()",
     ),
@@ -37151,6 +40070,12 @@ SIGNATURES = {
     ("method", "unflatten"): (
         "(int dim, tuple of ints sizes)",
     ),
+    ("method", "unsafe_chunk"): (
+        "(int chunks, int dim = 0)",
+    ),
+    ("method", "unsafe_split"): (
+        "(int split_size, int dim = 0)",
+    ),
     ("method", "unsqueeze"): (
         "(int dim)",
     ),
@@ -37159,12 +40084,19 @@ SIGNATURES = {
         "(tuple of ints dim = None, *, Number correction = None, bool keepdim = False)",
         "(tuple of ints dim, bool unbiased = True, bool keepdim = False)",
     ),
+    ("method", "vdot"): (
+        "(Tensor other)",
+    ),
     ("method", "view"): (
         "(torchlet.dtype dtype)",
         "(tuple of ints size)",
     ),
     ("method", "view_as"): (
         "(Tensor other)",
+    ),
+    ("method", "vsplit"): (
+        "(int sections)",
+        "(tuple of ints indices)",
     ),
     ("method", "where"): (
         "(Tensor condition, Tensor other)",

@@ -5,6 +5,7 @@
 #ifndef TL_SHAPE_INDEX_H
 #define TL_SHAPE_INDEX_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -97,5 +98,8 @@ static inline int si_next(int64_t nd, const int64_t *sizes, int64_t skip, int64_
     }
     return 0;
 }
+
+/* chunk / unsafe_chunk (shape_ops.c) */
+int tl__chunk_pieces(tl_tensor *self, int64_t chunks, int64_t dim, bool unsafe, tl_tensor ***ret, int64_t *ret_len);
 
 #endif

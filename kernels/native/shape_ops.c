@@ -313,8 +313,9 @@ int tl_native_split_sizes(tl_keyset ks, tl_tensor *self, const int64_t *split_si
     return tl_ops_split_with_sizes(self, split_size, split_size_len, dim, ret, ret_len);
 }
 
-int tl_native_chunk(tl_keyset ks, tl_tensor *self, int64_t chunks, int64_t dim, tl_tensor ***ret, int64_t *ret_len) {
-    (void)ks;
+/* chunk's pieces: split (unsafe_split for unsafe_chunk) into pieces of
+ * ceil(size / chunks); `chunks` empty pieces of an empty dim */
+int tl__chunk_pieces(tl_tensor *self, int64_t chunks, int64_t dim, bool unsafe, tl_tensor ***ret, int64_t *ret_len) {
     if (self->ndim == 0) return tl_set_error(TL_ERR_RUNTIME, "chunk expects at least a 1-dimensional tensor");
     if (chunks <= 0)
         return tl_set_error(TL_ERR_RUNTIME, "chunk expects `chunks` to be greater than 0, got: %lld", (long long)chunks);
@@ -329,7 +330,13 @@ int tl_native_chunk(tl_keyset ks, tl_tensor *self, int64_t chunks, int64_t dim, 
         free(lens);
         return rc;
     }
-    return tl_ops_split_Tensor(self, split, d, ret, ret_len);
+    return unsafe ? tl_ops_unsafe_split_Tensor(self, split, d, ret, ret_len)
+                  : tl_ops_split_Tensor(self, split, d, ret, ret_len);
+}
+
+int tl_native_chunk(tl_keyset ks, tl_tensor *self, int64_t chunks, int64_t dim, tl_tensor ***ret, int64_t *ret_len) {
+    (void)ks;
+    return tl__chunk_pieces(self, chunks, dim, false, ret, ret_len);
 }
 
 int tl_native_unbind(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor ***ret, int64_t *ret_len) {

@@ -137,6 +137,8 @@ if _gen_ops is not None:
     _products.install(globals())
     from . import linalg, return_types, special  # noqa: E402,F401  (torchlet.linalg.vector_norm, torchlet.return_types.max, torchlet.special.i1)
     from . import masked  # noqa: E402,F401  (torchlet.masked.sum ...: reductions over an explicit mask)
+    from . import signal  # noqa: E402,F401  (torchlet.signal.windows)
+    from ._functional import unravel_index  # noqa: E402,F401  (torch/functional.py's Python functions)
 
 from . import _dispatch  # noqa: E402,F401  (torchlet._C._dispatch_keys, ...)
 from ._ops import ops  # noqa: E402  (torchlet.ops.aten.add.Tensor: the operator table's rows)

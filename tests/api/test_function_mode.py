@@ -139,7 +139,7 @@ def test_nesting_innermost_first(lib_name):
 DUNDER_CASES = [
     ("__add__", "add"), ("__radd__", "add"), ("__iadd__", "add_"), ("__sub__", "sub"), ("__rsub__", "__rsub__"),
     ("__isub__", "sub_"), ("__mul__", "mul"), ("__rmul__", "mul"), ("__imul__", "mul_"), ("__truediv__", "div"),
-    ("__rtruediv__", "__rtruediv__"), ("__itruediv__", "div_"), ("__floordiv__", "__floordiv__"),
+    ("__rtruediv__", "__rtruediv__"), ("__rdiv__", "__rdiv__"), ("__itruediv__", "div_"), ("__floordiv__", "__floordiv__"),
     ("__rfloordiv__", "__rfloordiv__"), ("__ifloordiv__", "floor_divide_"), ("__mod__", "remainder"),
     ("__rmod__", "__rmod__"), ("__imod__", "remainder_"), ("__pow__", "pow"), ("__rpow__", "__rpow__"),
     ("__ipow__", "pow_"), ("__matmul__", "matmul"), ("__rmatmul__", "__rmatmul__"), ("__and__", "__and__"),

@@ -952,6 +952,34 @@ PRODUCTS_CASES = {
                        ([_rpr(5, 2)], lambda a: torchlet._pdist_forward(a, 1.5))],
 }
 
+# shape helpers: rot90 and unsafe_split (CompositeExplicitAutograd, PyTorch's formulas)
+SHAPE_HELPERS_CASES = {
+    "rot90": [([rn(3, 4)], lambda a: torchlet.rot90(a)), ([rn(2, 3, 4)], lambda a: torchlet.rot90(a, -3, [2, 0])),
+              ([rn(3, 4)], lambda a: T(a).rot90(2))],
+    "unsafe_split.Tensor": [([rn(5, 3)], lambda a: torchlet.unsafe_split(a, 2)[2] * 2),
+                            ([rn(3, 4)], lambda a: torchlet.unsafe_split(T(a), 3, 0)[0] + 1)],
+    "narrow_copy": [([rn(4, 3)], lambda a: torchlet.narrow_copy(a, 0, 1, 2)), ([rn(3, 4)], lambda a: T(a).narrow_copy(1, 0, 3))],
+    "alias_copy": [([rn(2, 3)], lambda a: torchlet.alias_copy(a))],
+    "as_strided_copy": [([rn(3, 4)], lambda a: torchlet.as_strided_copy(a, [2, 2], [4, 1], 1))],
+    "diagonal_copy": [([rn(3, 4)], lambda a: torchlet.diagonal_copy(a, -1))],
+    "expand_copy": [([rn(3, 1)], lambda a: torchlet.expand_copy(a, [2, 3, 4]))],
+    "permute_copy": [([rn(2, 3, 4)], lambda a: torchlet.permute_copy(a, [2, 0, 1]))],
+    "split_with_sizes_copy": [([rn(5, 3)], lambda a: torchlet.split_with_sizes_copy(a, [2, 3])[1] * 2)],
+    "squeeze_copy": [([rn(1, 3, 1)], lambda a: torchlet.squeeze_copy(a))],
+    "squeeze_copy.dim": [([rn(1, 3, 1)], lambda a: torchlet.squeeze_copy(a, -1))],
+    "squeeze_copy.dims": [([rn(1, 3, 1)], lambda a: torchlet.squeeze_copy(a, [0, 2]))],
+    "t_copy": [([rn(2, 3)], lambda a: torchlet.t_copy(a))],
+    "transpose_copy.int": [([rn(2, 3, 4)], lambda a: torchlet.transpose_copy(a, 0, 2))],
+    "unsqueeze_copy": [([rn(2, 3)], lambda a: torchlet.unsqueeze_copy(a, 1))],
+    "unbind_copy.int": [([rn(3, 2)], lambda a: torchlet.unbind_copy(a, 1)[0] * 3)],
+    "view_copy": [([rn(2, 6)], lambda a: torchlet.view_copy(a, [3, 4])), ([rn(3, 4)], lambda a: torchlet.view_copy(T(a), [12]))],
+    "slice_scatter": [([rn(4, 3), rn(2, 3)], lambda a, s: torchlet.slice_scatter(a, s, 0, 1, 4, 2))],
+    "select_scatter": [([rn(3, 4), rn(3)], lambda a, s: torchlet.select_scatter(a, s, 1, -1))],
+    "diagonal_scatter": [([rn(3, 4), rn(3)], lambda a, s: torchlet.diagonal_scatter(a, s, 1))],
+    "vdot": [([rn(4), rn(4)], lambda a, b: torchlet.vdot(a, b)), ([rn(3, 2), rn(3)], lambda a, b: T(a)[1].vdot(b))],
+}
+
+
 CASES = {
     **SELECT_CASES,
     **POOL_CASES,
@@ -1057,6 +1085,7 @@ CASES = {
     "minimum": [([rn(2, 3), rn(3)], lambda a, b: torchlet.minimum(a, b)),
                 ([rn(), rn(2)], lambda a, b: torchlet.minimum(a, b))],
     **SHAPE_INDEX_CASES,
+    **SHAPE_HELPERS_CASES,
 }
 # inputs that are not differentiated (threshold_backward's self: its formula is zeros)
 DIFF = {"threshold_backward": [0], "where.self": [1, 2],

@@ -52,9 +52,10 @@ DTYPES = {
 }
 TOL = {torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5), torch.float32: (1.3e-6, 1e-5),
        torch.float64: (1e-7, 1e-7)}
-# OpInfos whose samples draw random numbers: values cannot match
+# OpInfos whose samples draw random numbers or leave memory uninitialised: values cannot match
 RANDOM = ("dropout", "rand", "bernoulli", "multinomial", "normal", "uniform", "randint", "randn", "randperm",
-          "empty", "new_empty", "empty_like", "empty_strided", "new_empty_strided", "feature_alpha_dropout")
+          "empty", "new_empty", "empty_like", "empty_strided", "new_empty_strided", "empty_permuted",
+          "feature_alpha_dropout")
 
 
 class Unconvertible(Exception):
