@@ -309,4 +309,14 @@ tl_tensor *tl_ag_adaptive_avg_pool2d_double_backward(tl_tensor *grad, tl_tensor 
 /* padding: PyTorch's constant_pad_nd_backward */
 tl_tensor *tl_ag_constant_pad_nd_backward(tl_tensor *grad, const int64_t *pad, int64_t npad);
 
+/* LAPACK solvers (autograd/autograd_linalg_solve.c): PyTorch's
+ * linalg_solve_backward, linalg_det_backward, slogdet_backward,
+ * cholesky_backward for real inputs */
+int tl_ag_linalg_solve_backward(tl_tensor *grad, tl_tensor *result, tl_tensor *A, tl_tensor *LU, tl_tensor *pivots,
+                                bool left, bool B_requires_grad, tl_tensor **grad_A, tl_tensor **grad_B);
+tl_tensor *tl_ag_linalg_det_backward(tl_tensor *grad, tl_tensor *det, tl_tensor *A, tl_tensor *LU, tl_tensor *pivots);
+tl_tensor *tl_ag_slogdet_backward(tl_tensor *grad_sign, tl_tensor *grad_logabsdet, tl_tensor *A, tl_tensor *sign,
+                                  tl_tensor *LU, tl_tensor *pivots);
+tl_tensor *tl_ag_cholesky_backward(tl_tensor *grad, bool upper, tl_tensor *L);
+
 #endif

@@ -1710,4 +1710,61 @@ tl_tensor *tl_ops_special_xlog1py_out(tl_tensor *self, tl_tensor *other, tl_tens
 tl_tensor *tl_ops_special_xlog1py_self_scalar_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
 tl_tensor *tl_ops_special_xlog1py_other_scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
 
+/* linalg_inv_ex */
+int tl_ops_linalg_inv_ex(tl_tensor *A, bool check_errors, tl_tensor **ret0, tl_tensor **ret1);
+
+/* linalg_inv */
+tl_tensor *tl_ops_linalg_inv(tl_tensor *A);
+
+/* inverse */
+tl_tensor *tl_ops_inverse(tl_tensor *self);
+
+/* _linalg_solve_ex */
+int tl_ops__linalg_solve_ex(tl_tensor *A, tl_tensor *B, bool left, bool check_errors, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2, tl_tensor **ret3);
+
+/* linalg_solve_ex */
+int tl_ops_linalg_solve_ex(tl_tensor *A, tl_tensor *B, bool left, bool check_errors, tl_tensor **ret0, tl_tensor **ret1);
+
+/* linalg_solve */
+tl_tensor *tl_ops_linalg_solve(tl_tensor *A, tl_tensor *B, bool left);
+
+/* _linalg_det */
+int tl_ops__linalg_det(tl_tensor *A, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* linalg_det */
+tl_tensor *tl_ops_linalg_det(tl_tensor *A);
+
+/* det */
+tl_tensor *tl_ops_det(tl_tensor *self);
+
+/* _linalg_slogdet */
+int tl_ops__linalg_slogdet(tl_tensor *A, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2, tl_tensor **ret3);
+
+/* linalg_slogdet */
+int tl_ops_linalg_slogdet(tl_tensor *A, tl_tensor **ret0, tl_tensor **ret1);
+
+/* slogdet */
+int tl_ops_slogdet(tl_tensor *self, tl_tensor **ret0, tl_tensor **ret1);
+
+/* logdet */
+tl_tensor *tl_ops_logdet(tl_tensor *self);
+
+/* linalg_cholesky_ex */
+int tl_ops_linalg_cholesky_ex(tl_tensor *self, bool upper, bool check_errors, tl_tensor **ret0, tl_tensor **ret1);
+
+/* linalg_cholesky */
+tl_tensor *tl_ops_linalg_cholesky(tl_tensor *self, bool upper);
+
+/* cholesky */
+tl_tensor *tl_ops_cholesky(tl_tensor *self, bool upper);
+
+/* linalg_matrix_power */
+tl_tensor *tl_ops_linalg_matrix_power(tl_tensor *self, int64_t n);
+
+/* linalg_tensorinv */
+tl_tensor *tl_ops_linalg_tensorinv(tl_tensor *self, int64_t ind);
+
+/* linalg_tensorsolve */
+tl_tensor *tl_ops_linalg_tensorsolve(tl_tensor *self, tl_tensor *other, const int64_t *dims, int64_t dims_len);
+
 #endif

@@ -272,6 +272,12 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_ldexp() != 0) return -1;
     if (tl_autograd_register_special_entr() != 0) return -1;
     if (tl_autograd_register_special_xlog1py() != 0) return -1;
+    if (tl_autograd_register_linalg_inv_ex() != 0) return -1;
+    if (tl_autograd_register__linalg_solve_ex() != 0) return -1;
+    if (tl_autograd_register__linalg_det() != 0) return -1;
+    if (tl_autograd_register__linalg_slogdet() != 0) return -1;
+    if (tl_autograd_register_linalg_cholesky_ex() != 0) return -1;
+    if (tl_autograd_register_cholesky() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -9,6 +9,9 @@
 #include "ops/_adaptive_avg_pool2d_backward.h"
 #include "ops/_convolution_mode.h"
 #include "ops/_index_put_impl.h"
+#include "ops/_linalg_det.h"
+#include "ops/_linalg_slogdet.h"
+#include "ops/_linalg_solve_ex.h"
 #include "ops/_linalg_svd.h"
 #include "ops/_log_softmax.h"
 #include "ops/_log_softmax_backward_data.h"
@@ -82,6 +85,7 @@
 #include "ops/cat.h"
 #include "ops/ceil.h"
 #include "ops/celu.h"
+#include "ops/cholesky.h"
 #include "ops/chunk.h"
 #include "ops/clamp.h"
 #include "ops/clamp_max.h"
@@ -107,6 +111,7 @@
 #include "ops/cumprod.h"
 #include "ops/cumsum.h"
 #include "ops/deg2rad.h"
+#include "ops/det.h"
 #include "ops/diag.h"
 #include "ops/diag_embed.h"
 #include "ops/diagonal.h"
@@ -181,6 +186,7 @@
 #include "ops/index_select.h"
 #include "ops/index_select_backward.h"
 #include "ops/instance_norm.h"
+#include "ops/inverse.h"
 #include "ops/isclose.h"
 #include "ops/isfinite.h"
 #include "ops/isinf.h"
@@ -195,10 +201,21 @@
 #include "ops/leaky_relu_backward.h"
 #include "ops/lerp.h"
 #include "ops/lgamma.h"
+#include "ops/linalg_cholesky.h"
+#include "ops/linalg_cholesky_ex.h"
+#include "ops/linalg_det.h"
+#include "ops/linalg_inv.h"
+#include "ops/linalg_inv_ex.h"
 #include "ops/linalg_matrix_norm.h"
+#include "ops/linalg_matrix_power.h"
 #include "ops/linalg_norm.h"
+#include "ops/linalg_slogdet.h"
+#include "ops/linalg_solve.h"
+#include "ops/linalg_solve_ex.h"
 #include "ops/linalg_svd.h"
 #include "ops/linalg_svdvals.h"
+#include "ops/linalg_tensorinv.h"
+#include "ops/linalg_tensorsolve.h"
 #include "ops/linalg_vector_norm.h"
 #include "ops/linear.h"
 #include "ops/linspace.h"
@@ -212,6 +229,7 @@
 #include "ops/log_softmax.h"
 #include "ops/logaddexp.h"
 #include "ops/logaddexp2.h"
+#include "ops/logdet.h"
 #include "ops/logical_and.h"
 #include "ops/logical_not.h"
 #include "ops/logical_or.h"
@@ -319,6 +337,7 @@
 #include "ops/sinh.h"
 #include "ops/slice.h"
 #include "ops/slice_backward.h"
+#include "ops/slogdet.h"
 #include "ops/smooth_l1_loss.h"
 #include "ops/smooth_l1_loss_backward.h"
 #include "ops/soft_margin_loss.h"
@@ -781,6 +800,25 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_special_log_softmax() != 0) return -1;
     if (tl_ops_register_special_softmax() != 0) return -1;
     if (tl_ops_register_special_xlog1py() != 0) return -1;
+    if (tl_ops_register_linalg_inv_ex() != 0) return -1;
+    if (tl_ops_register_linalg_inv() != 0) return -1;
+    if (tl_ops_register_inverse() != 0) return -1;
+    if (tl_ops_register__linalg_solve_ex() != 0) return -1;
+    if (tl_ops_register_linalg_solve_ex() != 0) return -1;
+    if (tl_ops_register_linalg_solve() != 0) return -1;
+    if (tl_ops_register__linalg_det() != 0) return -1;
+    if (tl_ops_register_linalg_det() != 0) return -1;
+    if (tl_ops_register_det() != 0) return -1;
+    if (tl_ops_register__linalg_slogdet() != 0) return -1;
+    if (tl_ops_register_linalg_slogdet() != 0) return -1;
+    if (tl_ops_register_slogdet() != 0) return -1;
+    if (tl_ops_register_logdet() != 0) return -1;
+    if (tl_ops_register_linalg_cholesky_ex() != 0) return -1;
+    if (tl_ops_register_linalg_cholesky() != 0) return -1;
+    if (tl_ops_register_cholesky() != 0) return -1;
+    if (tl_ops_register_linalg_matrix_power() != 0) return -1;
+    if (tl_ops_register_linalg_tensorinv() != 0) return -1;
+    if (tl_ops_register_linalg_tensorsolve() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -268,5 +268,11 @@ int tl_autograd_register_lcm(void);
 int tl_autograd_register_ldexp(void);
 int tl_autograd_register_special_entr(void);
 int tl_autograd_register_special_xlog1py(void);
+int tl_autograd_register_linalg_inv_ex(void);
+int tl_autograd_register__linalg_solve_ex(void);
+int tl_autograd_register__linalg_det(void);
+int tl_autograd_register__linalg_slogdet(void);
+int tl_autograd_register_linalg_cholesky_ex(void);
+int tl_autograd_register_cholesky(void);
 
 #endif

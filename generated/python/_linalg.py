@@ -7,17 +7,39 @@ PyTorch's torch._C._linalg (their YAML entries say `python_module: linalg`).
 torchlet.linalg builds on them; the bindings themselves live in _ops.py
 (they share its converters and overload machinery)."""
 from ._ops import (  # noqa: F401
+    _linalg_linalg_cholesky as linalg_cholesky,
+    _linalg_linalg_cholesky_ex as linalg_cholesky_ex,
+    _linalg_linalg_det as linalg_det,
+    _linalg_linalg_inv as linalg_inv,
+    _linalg_linalg_inv_ex as linalg_inv_ex,
     _linalg_linalg_matrix_norm as linalg_matrix_norm,
+    _linalg_linalg_matrix_power as linalg_matrix_power,
     _linalg_linalg_norm as linalg_norm,
+    _linalg_linalg_slogdet as linalg_slogdet,
+    _linalg_linalg_solve as linalg_solve,
+    _linalg_linalg_solve_ex as linalg_solve_ex,
     _linalg_linalg_svd as linalg_svd,
     _linalg_linalg_svdvals as linalg_svdvals,
+    _linalg_linalg_tensorinv as linalg_tensorinv,
+    _linalg_linalg_tensorsolve as linalg_tensorsolve,
     _linalg_linalg_vector_norm as linalg_vector_norm,
 )
 
 __all__ = [
+    "linalg_cholesky",
+    "linalg_cholesky_ex",
+    "linalg_det",
+    "linalg_inv",
+    "linalg_inv_ex",
     "linalg_matrix_norm",
+    "linalg_matrix_power",
     "linalg_norm",
+    "linalg_slogdet",
+    "linalg_solve",
+    "linalg_solve_ex",
     "linalg_svd",
     "linalg_svdvals",
+    "linalg_tensorinv",
+    "linalg_tensorsolve",
     "linalg_vector_norm",
 ]

@@ -73,6 +73,9 @@ __all__ = [
     "_convolution_mode",
     "_index_put_impl",
     "_index_put_impl_",
+    "_linalg_det",
+    "_linalg_slogdet",
+    "_linalg_solve_ex",
     "_linalg_svd",
     "_log_softmax",
     "_log_softmax_backward_data",
@@ -153,6 +156,7 @@ __all__ = [
     "ceil_",
     "celu",
     "celu_",
+    "cholesky",
     "chunk",
     "clamp",
     "clamp_",
@@ -182,6 +186,7 @@ __all__ = [
     "cumsum",
     "deg2rad",
     "deg2rad_",
+    "det",
     "diag",
     "diag_embed",
     "diagonal",
@@ -251,6 +256,7 @@ __all__ = [
     "index_select",
     "index_select_backward",
     "instance_norm",
+    "inverse",
     "isclose",
     "isfinite",
     "isinf",
@@ -276,6 +282,7 @@ __all__ = [
     "log_softmax",
     "logaddexp",
     "logaddexp2",
+    "logdet",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -366,6 +373,7 @@ __all__ = [
     "sinh",
     "sinh_",
     "slice_backward",
+    "slogdet",
     "softmax",
     "sort",
     "split",
@@ -439,6 +447,9 @@ _C__convolution_mode = getattr(_lib, "tl_ops__convolution_mode", None) or _missi
 _C__index_put_impl = getattr(_lib, "tl_ops__index_put_impl", None) or _missing_c("tl_ops__index_put_impl")
 _C__index_put_impl_ = getattr(_lib, "tl_ops__index_put_impl_", None) or _missing_c("tl_ops__index_put_impl_")
 _C__index_put_impl_out = getattr(_lib, "tl_ops__index_put_impl_out", None) or _missing_c("tl_ops__index_put_impl_out")
+_C__linalg_det = getattr(_lib, "tl_ops__linalg_det", None) or _missing_c("tl_ops__linalg_det")
+_C__linalg_slogdet = getattr(_lib, "tl_ops__linalg_slogdet", None) or _missing_c("tl_ops__linalg_slogdet")
+_C__linalg_solve_ex = getattr(_lib, "tl_ops__linalg_solve_ex", None) or _missing_c("tl_ops__linalg_solve_ex")
 _C__linalg_svd = getattr(_lib, "tl_ops__linalg_svd", None) or _missing_c("tl_ops__linalg_svd")
 _C__linalg_svd_U = getattr(_lib, "tl_ops__linalg_svd_U", None) or _missing_c("tl_ops__linalg_svd_U")
 _C__log_softmax = getattr(_lib, "tl_ops__log_softmax", None) or _missing_c("tl_ops__log_softmax")
@@ -630,6 +641,7 @@ _C_ceil_ = getattr(_lib, "tl_ops_ceil_", None) or _missing_c("tl_ops_ceil_")
 _C_ceil_out = getattr(_lib, "tl_ops_ceil_out", None) or _missing_c("tl_ops_ceil_out")
 _C_celu = getattr(_lib, "tl_ops_celu", None) or _missing_c("tl_ops_celu")
 _C_celu_ = getattr(_lib, "tl_ops_celu_", None) or _missing_c("tl_ops_celu_")
+_C_cholesky = getattr(_lib, "tl_ops_cholesky", None) or _missing_c("tl_ops_cholesky")
 _C_chunk = getattr(_lib, "tl_ops_chunk", None) or _missing_c("tl_ops_chunk")
 _C_clamp = getattr(_lib, "tl_ops_clamp", None) or _missing_c("tl_ops_clamp")
 _C_clamp_ = getattr(_lib, "tl_ops_clamp_", None) or _missing_c("tl_ops_clamp_")
@@ -691,6 +703,7 @@ _C_cumsum_out = getattr(_lib, "tl_ops_cumsum_out", None) or _missing_c("tl_ops_c
 _C_deg2rad = getattr(_lib, "tl_ops_deg2rad", None) or _missing_c("tl_ops_deg2rad")
 _C_deg2rad_ = getattr(_lib, "tl_ops_deg2rad_", None) or _missing_c("tl_ops_deg2rad_")
 _C_deg2rad_out = getattr(_lib, "tl_ops_deg2rad_out", None) or _missing_c("tl_ops_deg2rad_out")
+_C_det = getattr(_lib, "tl_ops_det", None) or _missing_c("tl_ops_det")
 _C_diag = getattr(_lib, "tl_ops_diag", None) or _missing_c("tl_ops_diag")
 _C_diag_embed = getattr(_lib, "tl_ops_diag_embed", None) or _missing_c("tl_ops_diag_embed")
 _C_diagonal = getattr(_lib, "tl_ops_diagonal", None) or _missing_c("tl_ops_diagonal")
@@ -867,6 +880,7 @@ _C_index_select = getattr(_lib, "tl_ops_index_select", None) or _missing_c("tl_o
 _C_index_select_backward = getattr(_lib, "tl_ops_index_select_backward", None) or _missing_c("tl_ops_index_select_backward")
 _C_index_select_out = getattr(_lib, "tl_ops_index_select_out", None) or _missing_c("tl_ops_index_select_out")
 _C_instance_norm = getattr(_lib, "tl_ops_instance_norm", None) or _missing_c("tl_ops_instance_norm")
+_C_inverse = getattr(_lib, "tl_ops_inverse", None) or _missing_c("tl_ops_inverse")
 _C_isclose = getattr(_lib, "tl_ops_isclose", None) or _missing_c("tl_ops_isclose")
 _C_isfinite = getattr(_lib, "tl_ops_isfinite", None) or _missing_c("tl_ops_isfinite")
 _C_isinf = getattr(_lib, "tl_ops_isinf", None) or _missing_c("tl_ops_isinf")
@@ -900,18 +914,29 @@ _C_lerp__Tensor = getattr(_lib, "tl_ops_lerp__Tensor", None) or _missing_c("tl_o
 _C_lgamma = getattr(_lib, "tl_ops_lgamma", None) or _missing_c("tl_ops_lgamma")
 _C_lgamma_ = getattr(_lib, "tl_ops_lgamma_", None) or _missing_c("tl_ops_lgamma_")
 _C_lgamma_out = getattr(_lib, "tl_ops_lgamma_out", None) or _missing_c("tl_ops_lgamma_out")
+_C_linalg_cholesky = getattr(_lib, "tl_ops_linalg_cholesky", None) or _missing_c("tl_ops_linalg_cholesky")
+_C_linalg_cholesky_ex = getattr(_lib, "tl_ops_linalg_cholesky_ex", None) or _missing_c("tl_ops_linalg_cholesky_ex")
+_C_linalg_det = getattr(_lib, "tl_ops_linalg_det", None) or _missing_c("tl_ops_linalg_det")
+_C_linalg_inv = getattr(_lib, "tl_ops_linalg_inv", None) or _missing_c("tl_ops_linalg_inv")
+_C_linalg_inv_ex = getattr(_lib, "tl_ops_linalg_inv_ex", None) or _missing_c("tl_ops_linalg_inv_ex")
 _C_linalg_matrix_norm = getattr(_lib, "tl_ops_linalg_matrix_norm", None) or _missing_c("tl_ops_linalg_matrix_norm")
 _C_linalg_matrix_norm_out = getattr(_lib, "tl_ops_linalg_matrix_norm_out", None) or _missing_c("tl_ops_linalg_matrix_norm_out")
 _C_linalg_matrix_norm_str_ord = getattr(_lib, "tl_ops_linalg_matrix_norm_str_ord", None) or _missing_c("tl_ops_linalg_matrix_norm_str_ord")
 _C_linalg_matrix_norm_str_ord_out = getattr(_lib, "tl_ops_linalg_matrix_norm_str_ord_out", None) or _missing_c("tl_ops_linalg_matrix_norm_str_ord_out")
+_C_linalg_matrix_power = getattr(_lib, "tl_ops_linalg_matrix_power", None) or _missing_c("tl_ops_linalg_matrix_power")
 _C_linalg_norm = getattr(_lib, "tl_ops_linalg_norm", None) or _missing_c("tl_ops_linalg_norm")
 _C_linalg_norm_ord_str = getattr(_lib, "tl_ops_linalg_norm_ord_str", None) or _missing_c("tl_ops_linalg_norm_ord_str")
 _C_linalg_norm_ord_str_out = getattr(_lib, "tl_ops_linalg_norm_ord_str_out", None) or _missing_c("tl_ops_linalg_norm_ord_str_out")
 _C_linalg_norm_out = getattr(_lib, "tl_ops_linalg_norm_out", None) or _missing_c("tl_ops_linalg_norm_out")
+_C_linalg_slogdet = getattr(_lib, "tl_ops_linalg_slogdet", None) or _missing_c("tl_ops_linalg_slogdet")
+_C_linalg_solve = getattr(_lib, "tl_ops_linalg_solve", None) or _missing_c("tl_ops_linalg_solve")
+_C_linalg_solve_ex = getattr(_lib, "tl_ops_linalg_solve_ex", None) or _missing_c("tl_ops_linalg_solve_ex")
 _C_linalg_svd = getattr(_lib, "tl_ops_linalg_svd", None) or _missing_c("tl_ops_linalg_svd")
 _C_linalg_svd_U = getattr(_lib, "tl_ops_linalg_svd_U", None) or _missing_c("tl_ops_linalg_svd_U")
 _C_linalg_svdvals = getattr(_lib, "tl_ops_linalg_svdvals", None) or _missing_c("tl_ops_linalg_svdvals")
 _C_linalg_svdvals_out = getattr(_lib, "tl_ops_linalg_svdvals_out", None) or _missing_c("tl_ops_linalg_svdvals_out")
+_C_linalg_tensorinv = getattr(_lib, "tl_ops_linalg_tensorinv", None) or _missing_c("tl_ops_linalg_tensorinv")
+_C_linalg_tensorsolve = getattr(_lib, "tl_ops_linalg_tensorsolve", None) or _missing_c("tl_ops_linalg_tensorsolve")
 _C_linalg_vector_norm = getattr(_lib, "tl_ops_linalg_vector_norm", None) or _missing_c("tl_ops_linalg_vector_norm")
 _C_linalg_vector_norm_out = getattr(_lib, "tl_ops_linalg_vector_norm_out", None) or _missing_c("tl_ops_linalg_vector_norm_out")
 _C_linear = getattr(_lib, "tl_ops_linear", None) or _missing_c("tl_ops_linear")
@@ -938,6 +963,7 @@ _C_logaddexp = getattr(_lib, "tl_ops_logaddexp", None) or _missing_c("tl_ops_log
 _C_logaddexp2 = getattr(_lib, "tl_ops_logaddexp2", None) or _missing_c("tl_ops_logaddexp2")
 _C_logaddexp2_out = getattr(_lib, "tl_ops_logaddexp2_out", None) or _missing_c("tl_ops_logaddexp2_out")
 _C_logaddexp_out = getattr(_lib, "tl_ops_logaddexp_out", None) or _missing_c("tl_ops_logaddexp_out")
+_C_logdet = getattr(_lib, "tl_ops_logdet", None) or _missing_c("tl_ops_logdet")
 _C_logical_and = getattr(_lib, "tl_ops_logical_and", None) or _missing_c("tl_ops_logical_and")
 _C_logical_and_ = getattr(_lib, "tl_ops_logical_and_", None) or _missing_c("tl_ops_logical_and_")
 _C_logical_and_out = getattr(_lib, "tl_ops_logical_and_out", None) or _missing_c("tl_ops_logical_and_out")
@@ -1184,6 +1210,7 @@ _C_sinh_ = getattr(_lib, "tl_ops_sinh_", None) or _missing_c("tl_ops_sinh_")
 _C_sinh_out = getattr(_lib, "tl_ops_sinh_out", None) or _missing_c("tl_ops_sinh_out")
 _C_slice_Tensor = getattr(_lib, "tl_ops_slice_Tensor", None) or _missing_c("tl_ops_slice_Tensor")
 _C_slice_backward = getattr(_lib, "tl_ops_slice_backward", None) or _missing_c("tl_ops_slice_backward")
+_C_slogdet = getattr(_lib, "tl_ops_slogdet", None) or _missing_c("tl_ops_slogdet")
 _C_smooth_l1_loss = getattr(_lib, "tl_ops_smooth_l1_loss", None) or _missing_c("tl_ops_smooth_l1_loss")
 _C_smooth_l1_loss_backward = getattr(_lib, "tl_ops_smooth_l1_loss_backward", None) or _missing_c("tl_ops_smooth_l1_loss_backward")
 _C_soft_margin_loss = getattr(_lib, "tl_ops_soft_margin_loss", None) or _missing_c("tl_ops_soft_margin_loss")
@@ -1932,6 +1959,69 @@ def _index_put_impl_(input, indices, values, accumulate=False, unsafe=False):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: _linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)
+_SIGS__linalg_det = (
+    ('(Tensor A)', (('A', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _linalg_det(A):
+    '(Tensor A)'
+    if _TF and (r_ := _tf(_linalg_det, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('_linalg_det', 'A', 1, 'Tensor', A)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C__linalg_det(A._p, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3, '_linalg_det', ('result', 'LU', 'pivots'))
+
+
+# yaml/native_functions.yaml: _linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)
+_SIGS__linalg_slogdet = (
+    ('(Tensor A)', (('A', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _linalg_slogdet(A):
+    '(Tensor A)'
+    if _TF and (r_ := _tf(_linalg_slogdet, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('_linalg_slogdet', 'A', 1, 'Tensor', A)
+    p_ = _ffi.new('tl_tensor *[4]')
+    _check_rc(_C__linalg_slogdet(A._p, p_ + 0, p_ + 1, p_ + 2, p_ + 3))
+    return _tensors_result(p_, 4, '_linalg_slogdet', ('sign', 'logabsdet', 'LU', 'pivots'))
+
+
+# yaml/native_functions.yaml: _linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)
+_SIGS__linalg_solve_ex = (
+    ('(Tensor A, Tensor B, *, bool left = True, bool check_errors = False)', (('A', lambda x: isinstance(x, _Tensor)), ('B', lambda x: isinstance(x, _Tensor)),), (('left', lambda x: _cv_bool(x) is not _BAD), ('check_errors', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_solve_ex(A, B, *, left=True, check_errors=False):
+    '(Tensor A, Tensor B, *, bool left = True, bool check_errors = False)'
+    if _TF and (r_ := _tf(_linalg_solve_ex, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('_linalg_solve_ex', 'A', 1, 'Tensor', A)
+    if B.__class__ is not _Tensor:
+        if not isinstance(B, _Tensor):
+            raise _arg_error('_linalg_solve_ex', 'B', 2, 'Tensor', B)
+    left_c = _cv_bool(left)
+    if left_c is _BAD:
+        raise _arg_error('_linalg_solve_ex', 'left', 0, 'bool', left)
+    check_errors_c = _cv_bool(check_errors)
+    if check_errors_c is _BAD:
+        raise _arg_error('_linalg_solve_ex', 'check_errors', 0, 'bool', check_errors)
+    p_ = _ffi.new('tl_tensor *[4]')
+    _check_rc(_C__linalg_solve_ex(A._p, B._p, left_c, check_errors_c, p_ + 0, p_ + 1, p_ + 2, p_ + 3))
+    return _tensors_result(p_, 4, '_linalg_solve_ex', ('result', 'LU', 'pivots', 'info'))
 
 
 # yaml/native_functions.yaml: _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
@@ -5326,6 +5416,32 @@ def celu_(input, alpha=1.0):
     return input
 
 
+# yaml/native_functions.yaml: cholesky(Tensor self, bool upper=False) -> Tensor
+_SIGS_cholesky = (
+    ('(Tensor input, bool upper = False)', (('input', lambda x: isinstance(x, _Tensor)), ('upper', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def cholesky(input, upper=False):
+    '(Tensor input, bool upper = False)'
+    if _TF and (r_ := _tf(cholesky, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cholesky', 'input', 1, 'Tensor', input)
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('cholesky', 'upper', 2, 'bool', upper)
+    h_ = _C_cholesky(input._p, upper_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
 _SIGS_chunk = (
     ('(Tensor input, int chunks, int dim = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('chunks', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -6741,6 +6857,29 @@ def deg2rad_(input):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: det(Tensor self) -> Tensor
+_SIGS_det = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def det(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(det, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('det', 'input', 1, 'Tensor', input)
+    h_ = _C_det(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: diag(Tensor self, int diagonal=0) -> Tensor
@@ -9466,6 +9605,29 @@ def instance_norm(input, weight, bias, running_mean, running_var, use_input_stat
     return r_
 
 
+# yaml/native_functions.yaml: inverse(Tensor self) -> Tensor
+_SIGS_inverse = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def inverse(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(inverse, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('inverse', 'input', 1, 'Tensor', input)
+    h_ = _C_inverse(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor
 _SIGS_isclose = (
     ('(Tensor input, Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)), ('rtol', lambda x: _cv_double(x) is not _BAD), ('atol', lambda x: _cv_double(x) is not _BAD), ('equal_nan', lambda x: _cv_bool(x) is not _BAD),), (), False),
@@ -10292,6 +10454,29 @@ def logaddexp2(input, other, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: logdet(Tensor self) -> Tensor
+_SIGS_logdet = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def logdet(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(logdet, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('logdet', 'input', 1, 'Tensor', input)
+    h_ = _C_logdet(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: logical_and(Tensor self, Tensor other) -> Tensor
@@ -14405,6 +14590,24 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)
+_SIGS_slogdet = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def slogdet(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(slogdet, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('slogdet', 'input', 1, 'Tensor', input)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_slogdet(input._p, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'slogdet', ('sign', 'logabsdet'))
 
 
 # yaml/native_functions.yaml: softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
@@ -18725,6 +18928,123 @@ def _nn_softshrink_backward(grad_output, input, lambd, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor
+_SIGS__linalg_linalg_cholesky = (
+    ('(Tensor input, *, bool upper = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('upper', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_cholesky(input, *, upper=False):
+    '(Tensor input, *, bool upper = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_cholesky, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_cholesky', 'input', 1, 'Tensor', input)
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('linalg_cholesky', 'upper', 0, 'bool', upper)
+    h_ = _C_linalg_cholesky(input._p, upper_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)
+_SIGS__linalg_linalg_cholesky_ex = (
+    ('(Tensor input, *, bool upper = False, bool check_errors = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('upper', lambda x: _cv_bool(x) is not _BAD), ('check_errors', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_cholesky_ex(input, *, upper=False, check_errors=False):
+    '(Tensor input, *, bool upper = False, bool check_errors = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_cholesky_ex, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_cholesky_ex', 'input', 1, 'Tensor', input)
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('linalg_cholesky_ex', 'upper', 0, 'bool', upper)
+    check_errors_c = _cv_bool(check_errors)
+    if check_errors_c is _BAD:
+        raise _arg_error('linalg_cholesky_ex', 'check_errors', 0, 'bool', check_errors)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_linalg_cholesky_ex(input._p, upper_c, check_errors_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'linalg_cholesky_ex', ('L', 'info'))
+
+
+# yaml/native_functions.yaml: linalg_det(Tensor A) -> Tensor
+_SIGS__linalg_linalg_det = (
+    ('(Tensor A)', (('A', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _linalg_linalg_det(A):
+    '(Tensor A)'
+    if _TF and (r_ := _tf(_linalg_linalg_det, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_det', 'A', 1, 'Tensor', A)
+    h_ = _C_linalg_det(A._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: linalg_inv(Tensor A) -> Tensor
+_SIGS__linalg_linalg_inv = (
+    ('(Tensor A)', (('A', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _linalg_linalg_inv(A):
+    '(Tensor A)'
+    if _TF and (r_ := _tf(_linalg_linalg_inv, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_inv', 'A', 1, 'Tensor', A)
+    h_ = _C_linalg_inv(A._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)
+_SIGS__linalg_linalg_inv_ex = (
+    ('(Tensor A, *, bool check_errors = False)', (('A', lambda x: isinstance(x, _Tensor)),), (('check_errors', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_inv_ex(A, *, check_errors=False):
+    '(Tensor A, *, bool check_errors = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_inv_ex, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_inv_ex', 'A', 1, 'Tensor', A)
+    check_errors_c = _cv_bool(check_errors)
+    if check_errors_c is _BAD:
+        raise _arg_error('linalg_inv_ex', 'check_errors', 0, 'bool', check_errors)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_linalg_inv_ex(A._p, check_errors_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'linalg_inv_ex', ('inverse', 'info'))
+
+
 # yaml/native_functions.yaml: linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 # yaml/native_functions.yaml: linalg_matrix_norm.out(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
@@ -18819,6 +19139,32 @@ def _linalg_linalg_matrix_norm(*args, **kwargs):
     raise _invalid_combination('linalg_matrix_norm', args, kwargs, _SIGS__linalg_linalg_matrix_norm)
 
 
+# yaml/native_functions.yaml: linalg_matrix_power(Tensor self, int n) -> Tensor
+_SIGS__linalg_linalg_matrix_power = (
+    ('(Tensor input, int n)', (('input', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _linalg_linalg_matrix_power(input, n):
+    '(Tensor input, int n)'
+    if _TF and (r_ := _tf(_linalg_linalg_matrix_power, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_matrix_power', 'input', 1, 'Tensor', input)
+    n_c = _cv_int(n)
+    if n_c is _BAD:
+        raise _arg_error('linalg_matrix_power', 'n', 2, 'int', n)
+    h_ = _C_linalg_matrix_power(input._p, n_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 # yaml/native_functions.yaml: linalg_norm.out(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
@@ -18911,6 +19257,80 @@ def _linalg_linalg_norm(*args, **kwargs):
     raise _invalid_combination('linalg_norm', args, kwargs, _SIGS__linalg_linalg_norm)
 
 
+# yaml/native_functions.yaml: linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)
+_SIGS__linalg_linalg_slogdet = (
+    ('(Tensor A)', (('A', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _linalg_linalg_slogdet(A):
+    '(Tensor A)'
+    if _TF and (r_ := _tf(_linalg_linalg_slogdet, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_slogdet', 'A', 1, 'Tensor', A)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_linalg_slogdet(A._p, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'linalg_slogdet', ('sign', 'logabsdet'))
+
+
+# yaml/native_functions.yaml: linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor
+_SIGS__linalg_linalg_solve = (
+    ('(Tensor A, Tensor B, *, bool left = True)', (('A', lambda x: isinstance(x, _Tensor)), ('B', lambda x: isinstance(x, _Tensor)),), (('left', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_solve(A, B, *, left=True):
+    '(Tensor A, Tensor B, *, bool left = True)'
+    if _TF and (r_ := _tf(_linalg_linalg_solve, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_solve', 'A', 1, 'Tensor', A)
+    if B.__class__ is not _Tensor:
+        if not isinstance(B, _Tensor):
+            raise _arg_error('linalg_solve', 'B', 2, 'Tensor', B)
+    left_c = _cv_bool(left)
+    if left_c is _BAD:
+        raise _arg_error('linalg_solve', 'left', 0, 'bool', left)
+    h_ = _C_linalg_solve(A._p, B._p, left_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)
+_SIGS__linalg_linalg_solve_ex = (
+    ('(Tensor A, Tensor B, *, bool left = True, bool check_errors = False)', (('A', lambda x: isinstance(x, _Tensor)), ('B', lambda x: isinstance(x, _Tensor)),), (('left', lambda x: _cv_bool(x) is not _BAD), ('check_errors', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_solve_ex(A, B, *, left=True, check_errors=False):
+    '(Tensor A, Tensor B, *, bool left = True, bool check_errors = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_solve_ex, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_solve_ex', 'A', 1, 'Tensor', A)
+    if B.__class__ is not _Tensor:
+        if not isinstance(B, _Tensor):
+            raise _arg_error('linalg_solve_ex', 'B', 2, 'Tensor', B)
+    left_c = _cv_bool(left)
+    if left_c is _BAD:
+        raise _arg_error('linalg_solve_ex', 'left', 0, 'bool', left)
+    check_errors_c = _cv_bool(check_errors)
+    if check_errors_c is _BAD:
+        raise _arg_error('linalg_solve_ex', 'check_errors', 0, 'bool', check_errors)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_linalg_solve_ex(A._p, B._p, left_c, check_errors_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'linalg_solve_ex', ('result', 'info'))
+
+
 # yaml/native_functions.yaml: linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
 # yaml/native_functions.yaml: linalg_svd.U(Tensor A, bool full_matrices=True, *, str? driver=None, Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh) -> (Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh)
 _SIGS__linalg_linalg_svd = (
@@ -18975,6 +19395,61 @@ def _linalg_linalg_svdvals(A, *, driver=None, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: linalg_tensorinv(Tensor self, int ind=2) -> Tensor
+_SIGS__linalg_linalg_tensorinv = (
+    ('(Tensor input, int ind = 2)', (('input', lambda x: isinstance(x, _Tensor)), ('ind', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _linalg_linalg_tensorinv(input, ind=2):
+    '(Tensor input, int ind = 2)'
+    if _TF and (r_ := _tf(_linalg_linalg_tensorinv, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_tensorinv', 'input', 1, 'Tensor', input)
+    ind_c = _cv_int(ind)
+    if ind_c is _BAD:
+        raise _arg_error('linalg_tensorinv', 'ind', 2, 'int', ind)
+    h_ = _C_linalg_tensorinv(input._p, ind_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor
+_SIGS__linalg_linalg_tensorsolve = (
+    ('(Tensor input, Tensor other, tuple of ints dims = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)), ('dims', lambda x: _cv_opt_int_list(x, 0) is not _BAD),), (), False),
+)
+
+
+def _linalg_linalg_tensorsolve(input, other, dims=None):
+    '(Tensor input, Tensor other, tuple of ints dims = None)'
+    if _TF and (r_ := _tf(_linalg_linalg_tensorsolve, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_tensorsolve', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('linalg_tensorsolve', 'other', 2, 'Tensor', other)
+    dims_c = _cv_opt_int_list(dims, 0)
+    if dims_c is _BAD:
+        raise _arg_error('linalg_tensorsolve', 'dims', 3, 'tuple of ints', dims)
+    h_ = _C_linalg_tensorsolve(input._p, other._p, dims_c[0], dims_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
@@ -21821,6 +22296,29 @@ def _m_ceil_(self):
     return self
 
 
+# yaml/native_functions.yaml: cholesky(Tensor self, bool upper=False) -> Tensor
+_SIGS__m_cholesky = (
+    ('(bool upper = False)', (('upper', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_cholesky(self, upper=False):
+    '(bool upper = False)'
+    if _TF and (r_ := _tf(_m_cholesky, locals())) is not _GO:
+        return r_
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('cholesky', 'upper', 1, 'bool', upper)
+    h_ = _C_cholesky(self._p, upper_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
 _SIGS__m_chunk = (
     ('(int chunks, int dim = 0)', (('chunks', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -22641,6 +23139,26 @@ def _m_deg2rad_(self):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: det(Tensor self) -> Tensor
+_SIGS__m_det = (
+    ('()', (), (), False),
+)
+
+
+def _m_det(self):
+    '()'
+    if _TF and (r_ := _tf(_m_det, locals())) is not _GO:
+        return r_
+    h_ = _C_det(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: diag(Tensor self, int diagonal=0) -> Tensor
@@ -24659,6 +25177,26 @@ def _m_index_select(self, dim, index):
     return r_
 
 
+# yaml/native_functions.yaml: inverse(Tensor self) -> Tensor
+_SIGS__m_inverse = (
+    ('()', (), (), False),
+)
+
+
+def _m_inverse(self):
+    '()'
+    if _TF and (r_ := _tf(_m_inverse, locals())) is not _GO:
+        return r_
+    h_ = _C_inverse(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor
 _SIGS__m_isclose = (
     ('(Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)', (('other', lambda x: isinstance(x, _Tensor)), ('rtol', lambda x: _cv_double(x) is not _BAD), ('atol', lambda x: _cv_double(x) is not _BAD), ('equal_nan', lambda x: _cv_bool(x) is not _BAD),), (), False),
@@ -25290,6 +25828,26 @@ def _m_logaddexp2(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('logaddexp2', 'other', 1, 'Tensor', other)
     h_ = _C_logaddexp2(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: logdet(Tensor self) -> Tensor
+_SIGS__m_logdet = (
+    ('()', (), (), False),
+)
+
+
+def _m_logdet(self):
+    '()'
+    if _TF and (r_ := _tf(_m_logdet, locals())) is not _GO:
+        return r_
+    h_ = _C_logdet(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -28059,6 +28617,21 @@ def _m_slice(self, dim=0, start=None, end=None, step=1):
     return r_
 
 
+# yaml/native_functions.yaml: slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)
+_SIGS__m_slogdet = (
+    ('()', (), (), False),
+)
+
+
+def _m_slogdet(self):
+    '()'
+    if _TF and (r_ := _tf(_m_slogdet, locals())) is not _GO:
+        return r_
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_slogdet(self._p, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'slogdet', ('sign', 'logabsdet'))
+
+
 # yaml/native_functions.yaml: softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 _SIGS__m_softmax = (
     ('(int dim, torchlet.dtype dtype = None)', (('dim', lambda x: _cv_int(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), (), False),
@@ -30704,6 +31277,7 @@ class _TensorOps:
     broadcast_to = _m_broadcast_to
     ceil = _m_ceil
     ceil_ = _m_ceil_
+    cholesky = _m_cholesky
     chunk = _m_chunk
     clamp = _m_clamp
     clamp_ = _m_clamp_
@@ -30729,6 +31303,7 @@ class _TensorOps:
     cumsum_ = _m_cumsum_
     deg2rad = _m_deg2rad
     deg2rad_ = _m_deg2rad_
+    det = _m_det
     diag = _m_diag
     diag_embed = _m_diag_embed
     diagonal = _m_diagonal
@@ -30796,6 +31371,7 @@ class _TensorOps:
     index_put = _m_index_put
     index_put_ = _m_index_put_
     index_select = _m_index_select
+    inverse = _m_inverse
     isclose = _m_isclose
     isfinite = _m_isfinite
     isinf = _m_isinf
@@ -30821,6 +31397,7 @@ class _TensorOps:
     log_softmax = _m_log_softmax
     logaddexp = _m_logaddexp
     logaddexp2 = _m_logaddexp2
+    logdet = _m_logdet
     logical_and = _m_logical_and
     logical_and_ = _m_logical_and_
     logical_not = _m_logical_not
@@ -30905,6 +31482,7 @@ class _TensorOps:
     sinh = _m_sinh
     sinh_ = _m_sinh_
     slice = _m_slice
+    slogdet = _m_slogdet
     softmax = _m_softmax
     sort = _m_sort
     split = _m_split
@@ -31073,10 +31651,21 @@ def _public_names():
         (_nn_softplus_backward, "softplus_backward"),
         (_nn_softshrink, "softshrink"),
         (_nn_softshrink_backward, "softshrink_backward"),
+        (_linalg_linalg_cholesky, "linalg_cholesky"),
+        (_linalg_linalg_cholesky_ex, "linalg_cholesky_ex"),
+        (_linalg_linalg_det, "linalg_det"),
+        (_linalg_linalg_inv, "linalg_inv"),
+        (_linalg_linalg_inv_ex, "linalg_inv_ex"),
         (_linalg_linalg_matrix_norm, "linalg_matrix_norm"),
+        (_linalg_linalg_matrix_power, "linalg_matrix_power"),
         (_linalg_linalg_norm, "linalg_norm"),
+        (_linalg_linalg_slogdet, "linalg_slogdet"),
+        (_linalg_linalg_solve, "linalg_solve"),
+        (_linalg_linalg_solve_ex, "linalg_solve_ex"),
         (_linalg_linalg_svd, "linalg_svd"),
         (_linalg_linalg_svdvals, "linalg_svdvals"),
+        (_linalg_linalg_tensorinv, "linalg_tensorinv"),
+        (_linalg_linalg_tensorsolve, "linalg_tensorsolve"),
         (_linalg_linalg_vector_norm, "linalg_vector_norm"),
         (_special_special_digamma, "special_digamma"),
         (_special_special_entr, "special_entr"),
@@ -31121,6 +31710,15 @@ SIGNATURES = {
     ),
     ("function", "_index_put_impl_"): (
         "(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False)",
+    ),
+    ("function", "_linalg_det"): (
+        "(Tensor A)",
+    ),
+    ("function", "_linalg_slogdet"): (
+        "(Tensor A)",
+    ),
+    ("function", "_linalg_solve_ex"): (
+        "(Tensor A, Tensor B, *, bool left = True, bool check_errors = False)",
     ),
     ("function", "_linalg_svd"): (
         "(Tensor A, bool full_matrices = False, bool compute_uv = True, *, str driver = None, tuple of Tensors out = None)",
@@ -31386,6 +31984,9 @@ SIGNATURES = {
     ("function", "celu_"): (
         "(Tensor input, Number alpha = 1.0)",
     ),
+    ("function", "cholesky"): (
+        "(Tensor input, bool upper = False)",
+    ),
     ("function", "chunk"): (
         "(Tensor input, int chunks, int dim = 0)",
     ),
@@ -31483,6 +32084,9 @@ SIGNATURES = {
         "(Tensor input, *, Tensor out = None)",
     ),
     ("function", "deg2rad_"): (
+        "(Tensor input)",
+    ),
+    ("function", "det"): (
         "(Tensor input)",
     ),
     ("function", "diag"): (
@@ -31704,6 +32308,9 @@ SIGNATURES = {
     ("function", "instance_norm"): (
         "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled)",
     ),
+    ("function", "inverse"): (
+        "(Tensor input)",
+    ),
     ("function", "isclose"): (
         "(Tensor input, Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)",
     ),
@@ -31780,6 +32387,9 @@ SIGNATURES = {
     ),
     ("function", "logaddexp2"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "logdet"): (
+        "(Tensor input)",
     ),
     ("function", "logical_and"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -32080,6 +32690,9 @@ SIGNATURES = {
     ),
     ("function", "slice_backward"): (
         "(Tensor grad_output, tuple of ints input_sizes, int dim, int start, int end, int step)",
+    ),
+    ("function", "slogdet"): (
+        "(Tensor input)",
     ),
     ("function", "softmax"): (
         "(Tensor input, int dim, torchlet.dtype dtype = None, *, Tensor out = None)",
@@ -32446,6 +33059,9 @@ SIGNATURES = {
     ("method", "ceil_"): (
         "()",
     ),
+    ("method", "cholesky"): (
+        "(bool upper = False)",
+    ),
     ("method", "chunk"): (
         "(int chunks, int dim = 0)",
     ),
@@ -32528,6 +33144,9 @@ SIGNATURES = {
         "()",
     ),
     ("method", "deg2rad_"): (
+        "()",
+    ),
+    ("method", "det"): (
         "()",
     ),
     ("method", "diag"): (
@@ -32748,6 +33367,9 @@ SIGNATURES = {
     ("method", "index_select"): (
         "(int dim, Tensor index)",
     ),
+    ("method", "inverse"): (
+        "()",
+    ),
     ("method", "isclose"): (
         "(Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)",
     ),
@@ -32826,6 +33448,9 @@ SIGNATURES = {
     ),
     ("method", "logaddexp2"): (
         "(Tensor other)",
+    ),
+    ("method", "logdet"): (
+        "()",
     ),
     ("method", "logical_and"): (
         "(Tensor other)",
@@ -33105,6 +33730,9 @@ SIGNATURES = {
     ),
     ("method", "slice"): (
         "(int dim = 0, int start = None, int end = None, int step = 1)",
+    ),
+    ("method", "slogdet"): (
+        "()",
     ),
     ("method", "softmax"): (
         "(int dim, torchlet.dtype dtype = None)",
@@ -33452,19 +34080,52 @@ SIGNATURES = {
     ("nn", "softshrink_backward"): (
         "(Tensor grad_output, Tensor input, Number lambd, *, Tensor out = None)",
     ),
+    ("linalg", "linalg_cholesky"): (
+        "(Tensor input, *, bool upper = False)",
+    ),
+    ("linalg", "linalg_cholesky_ex"): (
+        "(Tensor input, *, bool upper = False, bool check_errors = False)",
+    ),
+    ("linalg", "linalg_det"): (
+        "(Tensor A)",
+    ),
+    ("linalg", "linalg_inv"): (
+        "(Tensor A)",
+    ),
+    ("linalg", "linalg_inv_ex"): (
+        "(Tensor A, *, bool check_errors = False)",
+    ),
     ("linalg", "linalg_matrix_norm"): (
         "(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
         "(Tensor input, str ord = \u0027fro\u0027, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
+    ("linalg", "linalg_matrix_power"): (
+        "(Tensor input, int n)",
+    ),
     ("linalg", "linalg_norm"): (
         "(Tensor input, Number ord = None, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
         "(Tensor input, str ord, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("linalg", "linalg_slogdet"): (
+        "(Tensor A)",
+    ),
+    ("linalg", "linalg_solve"): (
+        "(Tensor A, Tensor B, *, bool left = True)",
+    ),
+    ("linalg", "linalg_solve_ex"): (
+        "(Tensor A, Tensor B, *, bool left = True, bool check_errors = False)",
     ),
     ("linalg", "linalg_svd"): (
         "(Tensor A, bool full_matrices = True, *, str driver = None, tuple of Tensors out = None)",
     ),
     ("linalg", "linalg_svdvals"): (
         "(Tensor A, *, str driver = None, Tensor out = None)",
+    ),
+    ("linalg", "linalg_tensorinv"): (
+        "(Tensor input, int ind = 2)",
+    ),
+    ("linalg", "linalg_tensorsolve"): (
+        "(Tensor input, Tensor other, tuple of ints dims = None)",
     ),
     ("linalg", "linalg_vector_norm"): (
         "(Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",

@@ -1,5 +1,6 @@
 """torchlet.linalg: PyTorch's torch.linalg functions that torchlet has
-(vector_norm, matrix_norm, norm, svd, svdvals).
+(vector_norm, matrix_norm, norm, svd, svdvals, inv / inv_ex, solve /
+solve_ex, det, slogdet, cholesky / cholesky_ex) and LinAlgError.
 
 As torch/linalg/__init__.py does with torch._C._linalg, each is the generated
 binding of its `python_module: linalg` operator (yaml/native_functions.yaml,
@@ -9,6 +10,7 @@ out=(U, S, Vh)) and argument errors come from the generator."""
 from __future__ import annotations
 
 from torchlet import _C
+from torchlet._errors import _LinAlgError as LinAlgError
 
 _linalg = _C._linalg
 
@@ -17,5 +19,14 @@ matrix_norm = _linalg.linalg_matrix_norm
 norm = _linalg.linalg_norm
 svd = _linalg.linalg_svd
 svdvals = _linalg.linalg_svdvals
+inv = _linalg.linalg_inv
+inv_ex = _linalg.linalg_inv_ex
+solve = _linalg.linalg_solve
+solve_ex = _linalg.linalg_solve_ex
+det = _linalg.linalg_det
+slogdet = _linalg.linalg_slogdet
+cholesky = _linalg.linalg_cholesky
+cholesky_ex = _linalg.linalg_cholesky_ex
 
-__all__ = ["matrix_norm", "norm", "svd", "svdvals", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "det", "inv", "inv_ex", "matrix_norm", "norm", "slogdet",
+           "solve", "solve_ex", "svd", "svdvals", "vector_norm"]

@@ -1,0 +1,63 @@
+"""LAPACK solvers: linalg.inv, linalg.solve (one right-hand side matrix of the
+same size), linalg.cholesky, linalg.det, float64, square 64 and 512 and a
+batch of 256 16x16 matrices, through torchlet, numpy.linalg and PyTorch (when
+installed), interleaved in one process (benchmarks/_harness.py).
+
+    python benchmarks/bench_linalg_solvers.py [--rounds N] [--threads 1,2]
+
+A ratio `vs X` is X's time / torchlet's time: above 1.0 torchlet is faster.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+
+import torchlet as tl  # noqa: E402
+
+from _harness import machine_info, print_interleaved, thread_counts, torch  # noqa: E402
+
+
+def cases(rng):
+    """{case: {impl: fn}} for each size"""
+    rows = {}
+    for name, shape in (("64", (64, 64)), ("512", (512, 512)), ("256x16x16", (256, 16, 16))):
+        n = shape[-1]
+        a = rng.standard_normal(shape) + n ** 0.5 * np.eye(n)
+        b = rng.standard_normal(shape)
+        s = a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+        ta, tb, ts = tl.from_numpy(a), tl.from_numpy(b), tl.from_numpy(s)
+        pa, pb, ps = (torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(s)) if torch else (None,) * 3
+        for op, f_tl, f_np, f_pt in (
+                ("inv", lambda: tl.linalg.inv(ta), lambda: np.linalg.inv(a), lambda: torch.linalg.inv(pa)),
+                ("solve", lambda: tl.linalg.solve(ta, tb), lambda: np.linalg.solve(a, b),
+                 lambda: torch.linalg.solve(pa, pb)),
+                ("cholesky", lambda: tl.linalg.cholesky(ts), lambda: np.linalg.cholesky(s),
+                 lambda: torch.linalg.cholesky(ps)),
+                ("det", lambda: tl.linalg.det(ta), lambda: np.linalg.det(a), lambda: torch.linalg.det(pa))):
+            fns = {"torchlet": f_tl, "numpy": f_np}
+            if torch is not None:
+                fns["torch"] = f_pt
+            rows[f"{op} {name}"] = fns
+    return rows
+
+
+def main():
+    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 5
+    spec = sys.argv[sys.argv.index("--threads") + 1] if "--threads" in sys.argv else None
+    print(f"bench_linalg_solvers: {machine_info()}; torch {torch.__version__ if torch else 'not installed'}; "
+          f"numpy {np.__version__}; float64, interleaved, best of {rounds} rounds")
+    rng = np.random.default_rng(0)
+    for threads in thread_counts([1], spec):
+        tl.set_num_threads(threads)
+        if torch is not None:
+            torch.set_num_threads(threads)
+        print(f"\n## threads={threads}")
+        print_interleaved(cases(rng), rounds=rounds, width=22)
+
+
+if __name__ == "__main__":
+    main()
