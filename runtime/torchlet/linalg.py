@@ -1,6 +1,7 @@
 """torchlet.linalg: PyTorch's torch.linalg functions that torchlet has
 (vector_norm, matrix_norm, norm, svd, svdvals, inv / inv_ex, solve /
-solve_ex, det, slogdet, cholesky / cholesky_ex) and LinAlgError.
+solve_ex, det, slogdet, cholesky / cholesky_ex, matrix_power, tensorinv,
+tensorsolve) and LinAlgError.
 
 As torch/linalg/__init__.py does with torch._C._linalg, each is the generated
 binding of its `python_module: linalg` operator (yaml/native_functions.yaml,
@@ -27,6 +28,9 @@ det = _linalg.linalg_det
 slogdet = _linalg.linalg_slogdet
 cholesky = _linalg.linalg_cholesky
 cholesky_ex = _linalg.linalg_cholesky_ex
+matrix_power = _linalg.linalg_matrix_power
+tensorinv = _linalg.linalg_tensorinv
+tensorsolve = _linalg.linalg_tensorsolve
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "det", "inv", "inv_ex", "matrix_norm", "norm", "slogdet",
-           "solve", "solve_ex", "svd", "svdvals", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "det", "inv", "inv_ex", "matrix_norm", "matrix_power", "norm",
+           "slogdet", "solve", "solve_ex", "svd", "svdvals", "tensorinv", "tensorsolve", "vector_norm"]

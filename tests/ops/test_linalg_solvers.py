@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import torchlet as tl
+from torchlet._C import lib
 
 from ops_helpers import needs_torch, torch
 
@@ -59,7 +60,8 @@ def test_inv(shape, dt):
 @pytest.mark.parametrize("shape", SQUARE, ids=str)
 def test_det_slogdet_logdet(shape, dt):
     a = well(shape)
-    a[..., 0, :] *= -1 if a.size else 1          # some negative determinants
+    if shape[-1]:
+        a[..., 0, :] *= -1          # some negative determinants
     close(tl.linalg.det(T(a, dt)), np.linalg.det(a), dt)
     close(tl.det(T(a, dt)), np.linalg.det(a), dt)
     s, l = tl.linalg.slogdet(T(a, dt))
@@ -249,3 +251,40 @@ def test_gradgradcheck_inv_det():
     a = rg(well((3, 3)))
     assert tl.autograd.gradgradcheck(lambda x: tl.linalg.inv(x), [a])
     assert tl.autograd.gradgradcheck(lambda x: tl.linalg.det(x), [a])
+
+
+# ---------------------------------------------------------------- composites
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 5, 7, -1, -2, -3, -5])
+def test_matrix_power(n):
+    a = well((2, 3, 3)) / 3
+    ref = np.linalg.matrix_power(a, n)
+    close(tl.linalg.matrix_power(T(a), n), ref, tl.float64)
+
+
+def test_matrix_power_integer():
+    a = R.integers(-3, 4, size=(3, 3))
+    got = tl.linalg.matrix_power(tl.tensor(a), 5)
+    assert got.dtype is tl.int64 and (got.numpy() == np.linalg.matrix_power(a, 5)).all()
+
+
+def test_tensorinv_tensorsolve():
+    a = well((6, 6)).reshape(6, 2, 3)
+    close(tl.linalg.tensorinv(T(a), ind=1), np.linalg.tensorinv(a, ind=1), tl.float64)
+    a4 = well((6, 6)).reshape(2, 3, 6)
+    b = R.standard_normal((2, 3))
+    close(tl.linalg.tensorsolve(T(a4), T(b)), np.linalg.tensorsolve(a4, b), tl.float64)
+    a5 = np.moveaxis(a4, 2, 0)
+    close(tl.linalg.tensorsolve(T(a5), T(b), dims=(0,)), np.linalg.tensorsolve(a5, b, axes=(0,)), tl.float64)
+    raises(RuntimeError, "Expected a strictly positive integer for 'ind', but got 0", tl.linalg.tensorinv, T(a), ind=0)
+
+
+def test_cholesky_top_level():
+    s = spd((2, 4, 4))
+    lib.tl_reset_warn_once()   # re-arm the TL_WARN_ONCE sites
+    with pytest.warns(UserWarning, match="torch.cholesky is deprecated"):
+        got = tl.cholesky(T(s))
+    close(got, np.linalg.cholesky(s), tl.float64)
+    close(tl.cholesky(T(s), upper=True), np.swapaxes(np.linalg.cholesky(s), -1, -2), tl.float64)
+    raises(tl.linalg.LinAlgError, "cholesky: (Batch element 1): The factorization could not be completed because the "
+           "input is not positive-definite (the leading minor of order 1 is not positive-definite).", tl.cholesky,
+           T(np.stack([np.eye(2), -np.eye(2)])))
