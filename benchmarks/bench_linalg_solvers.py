@@ -21,6 +21,25 @@ import torchlet as tl  # noqa: E402
 from _harness import machine_info, print_interleaved, thread_counts, torch  # noqa: E402
 
 
+def size_cases(a, b, s):
+    """{op: {impl: fn}} for one operand set (its own closures)"""
+    d = a / a.shape[-1] ** 0.5   # det of a moderate size (a's overflows at 512)
+    ta, tb, ts, td = tl.from_numpy(a), tl.from_numpy(b), tl.from_numpy(s), tl.from_numpy(d)
+    rows = {
+        "inv": {"torchlet": lambda: tl.linalg.inv(ta), "numpy": lambda: np.linalg.inv(a)},
+        "solve": {"torchlet": lambda: tl.linalg.solve(ta, tb), "numpy": lambda: np.linalg.solve(a, b)},
+        "cholesky": {"torchlet": lambda: tl.linalg.cholesky(ts), "numpy": lambda: np.linalg.cholesky(s)},
+        "det": {"torchlet": lambda: tl.linalg.det(td), "numpy": lambda: np.linalg.det(d)},
+    }
+    if torch is not None:
+        pa, pb, ps, pd = torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(s), torch.from_numpy(d)
+        rows["inv"]["torch"] = lambda: torch.linalg.inv(pa)
+        rows["solve"]["torch"] = lambda: torch.linalg.solve(pa, pb)
+        rows["cholesky"]["torch"] = lambda: torch.linalg.cholesky(ps)
+        rows["det"]["torch"] = lambda: torch.linalg.det(pd)
+    return rows
+
+
 def cases(rng):
     """{case: {impl: fn}} for each size"""
     rows = {}
@@ -29,18 +48,7 @@ def cases(rng):
         a = rng.standard_normal(shape) + n ** 0.5 * np.eye(n)
         b = rng.standard_normal(shape)
         s = a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
-        ta, tb, ts = tl.from_numpy(a), tl.from_numpy(b), tl.from_numpy(s)
-        pa, pb, ps = (torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(s)) if torch else (None,) * 3
-        for op, f_tl, f_np, f_pt in (
-                ("inv", lambda: tl.linalg.inv(ta), lambda: np.linalg.inv(a), lambda: torch.linalg.inv(pa)),
-                ("solve", lambda: tl.linalg.solve(ta, tb), lambda: np.linalg.solve(a, b),
-                 lambda: torch.linalg.solve(pa, pb)),
-                ("cholesky", lambda: tl.linalg.cholesky(ts), lambda: np.linalg.cholesky(s),
-                 lambda: torch.linalg.cholesky(ps)),
-                ("det", lambda: tl.linalg.det(ta), lambda: np.linalg.det(a), lambda: torch.linalg.det(pa))):
-            fns = {"torchlet": f_tl, "numpy": f_np}
-            if torch is not None:
-                fns["torch"] = f_pt
+        for op, fns in size_cases(a, b, s).items():
             rows[f"{op} {name}"] = fns
     return rows
 
