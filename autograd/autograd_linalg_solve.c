@@ -164,3 +164,60 @@ tl_tensor *tl_ag_cholesky_backward(tl_tensor *grad, bool upper, tl_tensor *L) {
     tl_tensor *S = G ? hold(&t, tl_ops_add_Tensor(G, tr(&t, G), tl_scalar_from_int(1))) : NULL;
     return finish(&t, S ? hold(&t, tl_ops_mul_Scalar(S, tl_scalar_from_double(0.5))) : NULL);
 }
+
+/* PyTorch's linalg_eig_backward for a symmetric real A = V diag(L) V^T:
+ *   gA = V (skew(V^T gV) / 2 / E + diag(gL)) V^T,  E_ij = L_j - L_i (1 on the diagonal)
+ * (only gL: V diag(gL) V^T). Distinct eigenvalues assumed, as PyTorch. */
+tl_tensor *tl_ag_linalg_eig_backward(tl_tensor *gL, tl_tensor *gV, tl_tensor *L, tl_tensor *V, bool is_hermitian) {
+    if (!is_hermitian) {
+        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "linalg_eig_backward: only the symmetric (eigh) case is supported");
+        return NULL;
+    }
+    if (!gL && !gV) {
+        tl_set_error(TL_ERR_RUNTIME, "linalg_eig_backward: no gradient given");
+        return NULL;
+    }
+    temps t = {.count = 0};
+    tl_tensor *Vt = tr(&t, V);
+    if (!gV) {
+        tl_tensor *row = hold(&t, tl_ops_unsqueeze(gL, -2));
+        tl_tensor *VgL = row ? hold(&t, tl_ops_mul_Tensor(V, row)) : NULL;
+        return finish(&t, matmul(&t, VgL, Vt));
+    }
+    tl_tensor *VhgV = matmul(&t, Vt, gV);
+    tl_tensor *sk = VhgV ? hold(&t, tl_ops_sub_Tensor(VhgV, tr(&t, VhgV), tl_scalar_from_int(1))) : NULL;
+    tl_tensor *half = sk ? hold(&t, tl_ops_mul_Scalar(sk, tl_scalar_from_double(0.5))) : NULL;
+    tl_tensor *Lr = hold(&t, tl_ops_unsqueeze(L, -2)), *Lc = hold(&t, tl_ops_unsqueeze(L, -1));
+    tl_tensor *E = Lr && Lc ? hold(&t, tl_ops_sub_Tensor(Lr, Lc, tl_scalar_from_int(1))) : NULL;
+    tl_tensor *I = hold(&t, tl_ops_eye(tl_tensor_size(L, -1), tl_tensor_dtype(L), -1, -1, false, false));
+    tl_tensor *E1 = E && I ? hold(&t, tl_ops_add_Tensor(E, I, tl_scalar_from_int(1))) : NULL;
+    tl_tensor *M = half && E1 ? hold(&t, tl_ops_div_Tensor(half, E1)) : NULL;  /* its diagonal is 0 */
+    if (M && gL) M = hold(&t, tl_ops_add_Tensor(M, diag(&t, gL), tl_scalar_from_int(1)));
+    return finish(&t, matmul(&t, V, matmul(&t, M, Vt)));
+}
+
+/* PyTorch's linalg_solve_triangular_backward: gB = solve_triangular(A^T, g,
+ * !upper), gA = -gB X^T (left) / -X^T gB, kept on A's triangle */
+int tl_ag_linalg_solve_triangular_backward(tl_tensor *grad, tl_tensor *A, tl_tensor *X, bool upper, bool left,
+                                           bool unitriangular, const bool *grad_input_mask, int64_t n,
+                                           tl_tensor **grad_A, tl_tensor **grad_B) {
+    *grad_A = *grad_B = NULL;
+    if (!grad) return 0;
+    const bool want_A = n > 0 && grad_input_mask[0], want_B = n > 1 && grad_input_mask[1];
+    temps t = {.count = 0};
+    tl_tensor *gB = hold(&t, tl_ops_linalg_solve_triangular(tr(&t, A), grad, !upper, left, unitriangular));
+    tl_tensor *gA = NULL;
+    if (gB && want_A) {
+        tl_tensor *p = left ? matmul(&t, gB, tr(&t, X)) : matmul(&t, tr(&t, X), gB);
+        tl_tensor *np_ = p ? hold(&t, tl_ops_neg(p)) : NULL;
+        const int64_t d = unitriangular ? 1 : 0;
+        gA = np_ ? hold(&t, upper ? tl_ops_triu(np_, d) : tl_ops_tril(np_, -d)) : NULL;
+        if (!gA) return finish(&t, NULL), -1;
+    }
+    if (!gB) return finish(&t, NULL), -1;
+    if (gA) tl_tensor_retain(gA);
+    if (want_B) tl_tensor_retain(gB);
+    finish(&t, NULL);
+    *grad_A = gA, *grad_B = want_B ? gB : NULL;
+    return 0;
+}

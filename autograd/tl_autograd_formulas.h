@@ -318,5 +318,9 @@ tl_tensor *tl_ag_linalg_det_backward(tl_tensor *grad, tl_tensor *det, tl_tensor 
 tl_tensor *tl_ag_slogdet_backward(tl_tensor *grad_sign, tl_tensor *grad_logabsdet, tl_tensor *A, tl_tensor *sign,
                                   tl_tensor *LU, tl_tensor *pivots);
 tl_tensor *tl_ag_cholesky_backward(tl_tensor *grad, bool upper, tl_tensor *L);
+tl_tensor *tl_ag_linalg_eig_backward(tl_tensor *gL, tl_tensor *gV, tl_tensor *L, tl_tensor *V, bool is_hermitian);
+int tl_ag_linalg_solve_triangular_backward(tl_tensor *grad, tl_tensor *A, tl_tensor *X, bool upper, bool left,
+                                           bool unitriangular, const bool *grad_input_mask, int64_t n,
+                                           tl_tensor **grad_A, tl_tensor **grad_B);
 
 #endif

@@ -1767,4 +1767,16 @@ tl_tensor *tl_ops_linalg_tensorinv(tl_tensor *self, int64_t ind);
 /* linalg_tensorsolve */
 tl_tensor *tl_ops_linalg_tensorsolve(tl_tensor *self, tl_tensor *other, const int64_t *dims, int64_t dims_len);
 
+/* _linalg_eigh */
+int tl_ops__linalg_eigh(tl_tensor *A, const char *UPLO, bool compute_v, tl_tensor **ret0, tl_tensor **ret1);
+
+/* linalg_eigh */
+int tl_ops_linalg_eigh(tl_tensor *self, const char *UPLO, tl_tensor **ret0, tl_tensor **ret1);
+
+/* linalg_eigvalsh */
+tl_tensor *tl_ops_linalg_eigvalsh(tl_tensor *self, const char *UPLO);
+
+/* linalg_solve_triangular */
+tl_tensor *tl_ops_linalg_solve_triangular(tl_tensor *self, tl_tensor *B, bool upper, bool left, bool unitriangular);
+
 #endif

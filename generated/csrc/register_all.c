@@ -10,6 +10,7 @@
 #include "ops/_convolution_mode.h"
 #include "ops/_index_put_impl.h"
 #include "ops/_linalg_det.h"
+#include "ops/_linalg_eigh.h"
 #include "ops/_linalg_slogdet.h"
 #include "ops/_linalg_solve_ex.h"
 #include "ops/_linalg_svd.h"
@@ -204,6 +205,8 @@
 #include "ops/linalg_cholesky.h"
 #include "ops/linalg_cholesky_ex.h"
 #include "ops/linalg_det.h"
+#include "ops/linalg_eigh.h"
+#include "ops/linalg_eigvalsh.h"
 #include "ops/linalg_inv.h"
 #include "ops/linalg_inv_ex.h"
 #include "ops/linalg_matrix_norm.h"
@@ -212,6 +215,7 @@
 #include "ops/linalg_slogdet.h"
 #include "ops/linalg_solve.h"
 #include "ops/linalg_solve_ex.h"
+#include "ops/linalg_solve_triangular.h"
 #include "ops/linalg_svd.h"
 #include "ops/linalg_svdvals.h"
 #include "ops/linalg_tensorinv.h"
@@ -819,6 +823,10 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_linalg_matrix_power() != 0) return -1;
     if (tl_ops_register_linalg_tensorinv() != 0) return -1;
     if (tl_ops_register_linalg_tensorsolve() != 0) return -1;
+    if (tl_ops_register__linalg_eigh() != 0) return -1;
+    if (tl_ops_register_linalg_eigh() != 0) return -1;
+    if (tl_ops_register_linalg_eigvalsh() != 0) return -1;
+    if (tl_ops_register_linalg_solve_triangular() != 0) return -1;
     done = 1;
     return 0;
 }

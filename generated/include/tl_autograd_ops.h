@@ -274,5 +274,7 @@ int tl_autograd_register__linalg_det(void);
 int tl_autograd_register__linalg_slogdet(void);
 int tl_autograd_register_linalg_cholesky_ex(void);
 int tl_autograd_register_cholesky(void);
+int tl_autograd_register__linalg_eigh(void);
+int tl_autograd_register_linalg_solve_triangular(void);
 
 #endif

@@ -414,5 +414,9 @@
 #include "ops/linalg_matrix_power.h"
 #include "ops/linalg_tensorinv.h"
 #include "ops/linalg_tensorsolve.h"
+#include "ops/_linalg_eigh.h"
+#include "ops/linalg_eigh.h"
+#include "ops/linalg_eigvalsh.h"
+#include "ops/linalg_solve_triangular.h"
 
 #endif

@@ -74,6 +74,7 @@ __all__ = [
     "_index_put_impl",
     "_index_put_impl_",
     "_linalg_det",
+    "_linalg_eigh",
     "_linalg_slogdet",
     "_linalg_solve_ex",
     "_linalg_svd",
@@ -448,6 +449,7 @@ _C__index_put_impl = getattr(_lib, "tl_ops__index_put_impl", None) or _missing_c
 _C__index_put_impl_ = getattr(_lib, "tl_ops__index_put_impl_", None) or _missing_c("tl_ops__index_put_impl_")
 _C__index_put_impl_out = getattr(_lib, "tl_ops__index_put_impl_out", None) or _missing_c("tl_ops__index_put_impl_out")
 _C__linalg_det = getattr(_lib, "tl_ops__linalg_det", None) or _missing_c("tl_ops__linalg_det")
+_C__linalg_eigh = getattr(_lib, "tl_ops__linalg_eigh", None) or _missing_c("tl_ops__linalg_eigh")
 _C__linalg_slogdet = getattr(_lib, "tl_ops__linalg_slogdet", None) or _missing_c("tl_ops__linalg_slogdet")
 _C__linalg_solve_ex = getattr(_lib, "tl_ops__linalg_solve_ex", None) or _missing_c("tl_ops__linalg_solve_ex")
 _C__linalg_svd = getattr(_lib, "tl_ops__linalg_svd", None) or _missing_c("tl_ops__linalg_svd")
@@ -917,6 +919,8 @@ _C_lgamma_out = getattr(_lib, "tl_ops_lgamma_out", None) or _missing_c("tl_ops_l
 _C_linalg_cholesky = getattr(_lib, "tl_ops_linalg_cholesky", None) or _missing_c("tl_ops_linalg_cholesky")
 _C_linalg_cholesky_ex = getattr(_lib, "tl_ops_linalg_cholesky_ex", None) or _missing_c("tl_ops_linalg_cholesky_ex")
 _C_linalg_det = getattr(_lib, "tl_ops_linalg_det", None) or _missing_c("tl_ops_linalg_det")
+_C_linalg_eigh = getattr(_lib, "tl_ops_linalg_eigh", None) or _missing_c("tl_ops_linalg_eigh")
+_C_linalg_eigvalsh = getattr(_lib, "tl_ops_linalg_eigvalsh", None) or _missing_c("tl_ops_linalg_eigvalsh")
 _C_linalg_inv = getattr(_lib, "tl_ops_linalg_inv", None) or _missing_c("tl_ops_linalg_inv")
 _C_linalg_inv_ex = getattr(_lib, "tl_ops_linalg_inv_ex", None) or _missing_c("tl_ops_linalg_inv_ex")
 _C_linalg_matrix_norm = getattr(_lib, "tl_ops_linalg_matrix_norm", None) or _missing_c("tl_ops_linalg_matrix_norm")
@@ -931,6 +935,7 @@ _C_linalg_norm_out = getattr(_lib, "tl_ops_linalg_norm_out", None) or _missing_c
 _C_linalg_slogdet = getattr(_lib, "tl_ops_linalg_slogdet", None) or _missing_c("tl_ops_linalg_slogdet")
 _C_linalg_solve = getattr(_lib, "tl_ops_linalg_solve", None) or _missing_c("tl_ops_linalg_solve")
 _C_linalg_solve_ex = getattr(_lib, "tl_ops_linalg_solve_ex", None) or _missing_c("tl_ops_linalg_solve_ex")
+_C_linalg_solve_triangular = getattr(_lib, "tl_ops_linalg_solve_triangular", None) or _missing_c("tl_ops_linalg_solve_triangular")
 _C_linalg_svd = getattr(_lib, "tl_ops_linalg_svd", None) or _missing_c("tl_ops_linalg_svd")
 _C_linalg_svd_U = getattr(_lib, "tl_ops_linalg_svd_U", None) or _missing_c("tl_ops_linalg_svd_U")
 _C_linalg_svdvals = getattr(_lib, "tl_ops_linalg_svdvals", None) or _missing_c("tl_ops_linalg_svdvals")
@@ -1977,6 +1982,30 @@ def _linalg_det(A):
     p_ = _ffi.new('tl_tensor *[3]')
     _check_rc(_C__linalg_det(A._p, p_ + 0, p_ + 1, p_ + 2))
     return _tensors_result(p_, 3, '_linalg_det', ('result', 'LU', 'pivots'))
+
+
+# yaml/native_functions.yaml: _linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)
+_SIGS__linalg_eigh = (
+    ("(Tensor A, str UPLO = 'L', bool compute_v = True)", (('A', lambda x: isinstance(x, _Tensor)), ('UPLO', lambda x: _cv_str(x, False) is not _BAD), ('compute_v', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _linalg_eigh(A, UPLO='L', compute_v=True):
+    "(Tensor A, str UPLO = 'L', bool compute_v = True)"
+    if _TF and (r_ := _tf(_linalg_eigh, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('_linalg_eigh', 'A', 1, 'Tensor', A)
+    UPLO_c = _cv_str(UPLO, False)
+    if UPLO_c is _BAD:
+        raise _arg_error('_linalg_eigh', 'UPLO', 2, 'str', UPLO)
+    compute_v_c = _cv_bool(compute_v)
+    if compute_v_c is _BAD:
+        raise _arg_error('_linalg_eigh', 'compute_v', 3, 'bool', compute_v)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C__linalg_eigh(A._p, UPLO_c, compute_v_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, '_linalg_eigh', ('eigenvalues', 'eigenvectors'))
 
 
 # yaml/native_functions.yaml: _linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)
@@ -19001,6 +19030,53 @@ def _linalg_linalg_det(A):
     return r_
 
 
+# yaml/native_functions.yaml: linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)
+_SIGS__linalg_linalg_eigh = (
+    ("(Tensor input, str UPLO = 'L')", (('input', lambda x: isinstance(x, _Tensor)), ('UPLO', lambda x: _cv_str(x, False) is not _BAD),), (), False),
+)
+
+
+def _linalg_linalg_eigh(input, UPLO='L'):
+    "(Tensor input, str UPLO = 'L')"
+    if _TF and (r_ := _tf(_linalg_linalg_eigh, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_eigh', 'input', 1, 'Tensor', input)
+    UPLO_c = _cv_str(UPLO, False)
+    if UPLO_c is _BAD:
+        raise _arg_error('linalg_eigh', 'UPLO', 2, 'str', UPLO)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_linalg_eigh(input._p, UPLO_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'linalg_eigh', ('eigenvalues', 'eigenvectors'))
+
+
+# yaml/native_functions.yaml: linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor
+_SIGS__linalg_linalg_eigvalsh = (
+    ("(Tensor input, str UPLO = 'L')", (('input', lambda x: isinstance(x, _Tensor)), ('UPLO', lambda x: _cv_str(x, False) is not _BAD),), (), False),
+)
+
+
+def _linalg_linalg_eigvalsh(input, UPLO='L'):
+    "(Tensor input, str UPLO = 'L')"
+    if _TF and (r_ := _tf(_linalg_linalg_eigvalsh, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_eigvalsh', 'input', 1, 'Tensor', input)
+    UPLO_c = _cv_str(UPLO, False)
+    if UPLO_c is _BAD:
+        raise _arg_error('linalg_eigvalsh', 'UPLO', 2, 'str', UPLO)
+    h_ = _C_linalg_eigvalsh(input._p, UPLO_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: linalg_inv(Tensor A) -> Tensor
 _SIGS__linalg_linalg_inv = (
     ('(Tensor A)', (('A', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -19329,6 +19405,41 @@ def _linalg_linalg_solve_ex(A, B, *, left=True, check_errors=False):
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_linalg_solve_ex(A._p, B._p, left_c, check_errors_c, p_ + 0, p_ + 1))
     return _tensors_result(p_, 2, 'linalg_solve_ex', ('result', 'info'))
+
+
+# yaml/native_functions.yaml: linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor
+_SIGS__linalg_linalg_solve_triangular = (
+    ('(Tensor input, Tensor B, *, bool upper, bool left = True, bool unitriangular = False)', (('input', lambda x: isinstance(x, _Tensor)), ('B', lambda x: isinstance(x, _Tensor)),), (('upper', lambda x: _cv_bool(x) is not _BAD), ('left', lambda x: _cv_bool(x) is not _BAD), ('unitriangular', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_solve_triangular(input, B, *, upper, left=True, unitriangular=False):
+    '(Tensor input, Tensor B, *, bool upper, bool left = True, bool unitriangular = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_solve_triangular, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_solve_triangular', 'input', 1, 'Tensor', input)
+    if B.__class__ is not _Tensor:
+        if not isinstance(B, _Tensor):
+            raise _arg_error('linalg_solve_triangular', 'B', 2, 'Tensor', B)
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('linalg_solve_triangular', 'upper', 0, 'bool', upper)
+    left_c = _cv_bool(left)
+    if left_c is _BAD:
+        raise _arg_error('linalg_solve_triangular', 'left', 0, 'bool', left)
+    unitriangular_c = _cv_bool(unitriangular)
+    if unitriangular_c is _BAD:
+        raise _arg_error('linalg_solve_triangular', 'unitriangular', 0, 'bool', unitriangular)
+    h_ = _C_linalg_solve_triangular(input._p, B._p, upper_c, left_c, unitriangular_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
@@ -31654,6 +31765,8 @@ def _public_names():
         (_linalg_linalg_cholesky, "linalg_cholesky"),
         (_linalg_linalg_cholesky_ex, "linalg_cholesky_ex"),
         (_linalg_linalg_det, "linalg_det"),
+        (_linalg_linalg_eigh, "linalg_eigh"),
+        (_linalg_linalg_eigvalsh, "linalg_eigvalsh"),
         (_linalg_linalg_inv, "linalg_inv"),
         (_linalg_linalg_inv_ex, "linalg_inv_ex"),
         (_linalg_linalg_matrix_norm, "linalg_matrix_norm"),
@@ -31662,6 +31775,7 @@ def _public_names():
         (_linalg_linalg_slogdet, "linalg_slogdet"),
         (_linalg_linalg_solve, "linalg_solve"),
         (_linalg_linalg_solve_ex, "linalg_solve_ex"),
+        (_linalg_linalg_solve_triangular, "linalg_solve_triangular"),
         (_linalg_linalg_svd, "linalg_svd"),
         (_linalg_linalg_svdvals, "linalg_svdvals"),
         (_linalg_linalg_tensorinv, "linalg_tensorinv"),
@@ -31713,6 +31827,9 @@ SIGNATURES = {
     ),
     ("function", "_linalg_det"): (
         "(Tensor A)",
+    ),
+    ("function", "_linalg_eigh"): (
+        "(Tensor A, str UPLO = \u0027L\u0027, bool compute_v = True)",
     ),
     ("function", "_linalg_slogdet"): (
         "(Tensor A)",
@@ -34089,6 +34206,12 @@ SIGNATURES = {
     ("linalg", "linalg_det"): (
         "(Tensor A)",
     ),
+    ("linalg", "linalg_eigh"): (
+        "(Tensor input, str UPLO = \u0027L\u0027)",
+    ),
+    ("linalg", "linalg_eigvalsh"): (
+        "(Tensor input, str UPLO = \u0027L\u0027)",
+    ),
     ("linalg", "linalg_inv"): (
         "(Tensor A)",
     ),
@@ -34114,6 +34237,9 @@ SIGNATURES = {
     ),
     ("linalg", "linalg_solve_ex"): (
         "(Tensor A, Tensor B, *, bool left = True, bool check_errors = False)",
+    ),
+    ("linalg", "linalg_solve_triangular"): (
+        "(Tensor input, Tensor B, *, bool upper, bool left = True, bool unitriangular = False)",
     ),
     ("linalg", "linalg_svd"): (
         "(Tensor A, bool full_matrices = True, *, str driver = None, tuple of Tensors out = None)",

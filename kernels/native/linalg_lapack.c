@@ -682,3 +682,173 @@ tl_tensor *tl_native_linalg_tensorsolve(tl_keyset ks, tl_tensor *self, tl_tensor
     tl_tensor_release(x);
     return r;
 }
+
+/* ------------------------------------------------------------ eigh */
+
+extern void scipy_ssyevd_(const char *jobz, const char *uplo, const int *n, float *a, const int *lda, float *w,
+                          float *work, const int *lwork, int *iwork, const int *liwork, int *info, size_t jobz_len,
+                          size_t uplo_len);
+extern void scipy_dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w,
+                          double *work, const int *lwork, int *iwork, const int *liwork, int *info, size_t jobz_len,
+                          size_t uplo_len);
+
+typedef struct {
+    tl_tensor *a, *w, *info;
+    int n;
+    char jobz, uplo;
+    int failed;   /* out of memory in some call */
+} syevd_ctx;
+
+static void syevd_range(int64_t b0, int64_t b1, void *vctx) {
+    syevd_ctx *c = (syevd_ctx *)vctx;
+    const int n = c->n, lda = n > 1 ? n : 1;
+    const bool f64 = c->a->dtype == TL_FLOAT64;
+    const size_t isz = f64 ? sizeof(double) : sizeof(float);
+    int lwork = -1, liwork = -1, iq = 0, info = 0;
+    double wq = 0;
+    float wqf = 0;
+    if (f64) scipy_dsyevd_(&c->jobz, &c->uplo, &n, NULL, &lda, NULL, &wq, &lwork, &iq, &liwork, &info, 1, 1);
+    else scipy_ssyevd_(&c->jobz, &c->uplo, &n, NULL, &lda, NULL, &wqf, &lwork, &iq, &liwork, &info, 1, 1);
+    lwork = f64 ? (int)wq : (int)wqf;
+    lwork = lwork > 1 ? lwork : 1, liwork = iq > 1 ? iq : 1;
+    void *work = malloc((size_t)lwork * isz);
+    int *iwork = (int *)malloc((size_t)liwork * sizeof(int));
+    for (int64_t b = b0; work && iwork && b < b1; b++) {
+        char *a = tl__data(c->a) + (size_t)b * (size_t)n * (size_t)n * isz;
+        char *w = tl__data(c->w) + (size_t)b * (size_t)n * isz;
+        int *ib = (int *)tl__data(c->info) + b;
+        if (f64)
+            scipy_dsyevd_(&c->jobz, &c->uplo, &n, (double *)a, &lda, (double *)w, (double *)work, &lwork, iwork,
+                          &liwork, ib, 1, 1);
+        else
+            scipy_ssyevd_(&c->jobz, &c->uplo, &n, (float *)a, &lda, (float *)w, (float *)work, &lwork, iwork,
+                          &liwork, ib, 1, 1);
+    }
+    if (!work || !iwork) c->failed = 1;
+    free(work);
+    free(iwork);
+}
+
+/* _linalg_eigh: ?syevd per matrix. The column-major copy of A is A itself
+ * column-major, so UPLO names the triangle of A read, as PyTorch's; the
+ * eigenvectors come back column-major (the buffer's transposed view) */
+int tl_native__linalg_eigh(tl_keyset ks, tl_tensor *A, const char *UPLO, bool compute_v, tl_tensor **ret0,
+                           tl_tensor **ret1) {
+    (void)ks;
+    if (check_square(A, "linalg.eigh", "A") || check_float(A, "linalg.eigh", "linalg_eigh_cpu")) return -1;
+    if (strlen(UPLO) != 1 || (UPLO[0] != 'U' && UPLO[0] != 'L'))
+        return tl_set_error(TL_ERR_RUNTIME, "Expected UPLO argument to be 'L' or 'U', but got %s", UPLO);
+    const int64_t nd = A->ndim, n = A->sizes[nd - 1];
+    tl_tensor *V = colmajor_copy(A), *info = tl_zeros(nd - 2, A->sizes, TL_INT32, TL_CPU);
+    tl_tensor *w = tl_empty(nd - 1, A->sizes, A->dtype, TL_CPU);
+    syevd_ctx c = {V, w, info, (int)n, compute_v ? 'V' : 'N', UPLO[0], 0};
+    if (V && w && info && n > 0) tl_parallel_for(batch_of(A, 2), batch_grain(n), syevd_range, &c);
+    int rc = (!V || !w || !info) ? -1 : c.failed ? tl_set_error(TL_ERR_MEMORY, "linalg.eigh: out of memory") : 0;
+    if (rc == 0) rc = check_errors(info, "linalg.eigh", nd == 2);
+    tl_tensor_release(info);
+    if (rc == 0 && !compute_v) {   /* PyTorch: an empty eigenvectors tensor */
+        const int64_t zero = 0;
+        tl_tensor_release(V);
+        V = tl_empty(1, &zero, A->dtype, TL_CPU);
+    } else if (rc == 0) {
+        V = mT_owned(V);
+    }
+    if (rc || !V) {
+        tl_tensor_release(V), tl_tensor_release(w);
+        return -1;
+    }
+    *ret0 = w, *ret1 = V;
+    return 0;
+}
+
+int tl_native_linalg_eigh(tl_keyset ks, tl_tensor *A, const char *UPLO, tl_tensor **ret0, tl_tensor **ret1) {
+    (void)ks;
+    return tl_ops__linalg_eigh(A, UPLO, true, ret0, ret1);
+}
+
+/* eigenvectors only when the backward needs them (PyTorch's _may_require_fw_or_bw_grad) */
+tl_tensor *tl_native_linalg_eigvalsh(tl_keyset ks, tl_tensor *A, const char *UPLO) {
+    (void)ks;
+    tl_tensor *w = NULL, *V = NULL;
+    if (tl_ops__linalg_eigh(A, UPLO, tl_autograd_requires_grad(A) != 0, &w, &V)) return NULL;
+    tl_tensor_release(V);
+    return w;
+}
+
+/* ------------------------------------------------------------ solve_triangular */
+
+/* CBLAS (its enums as ints: RowMajor 101, NoTrans 111, Upper 121 / Lower 122,
+ * NonUnit 131 / Unit 132, Left 141 / Right 142) */
+extern void scipy_cblas_strsm(int order, int side, int uplo, int transa, int diag, int m, int n, float alpha,
+                              const float *a, int lda, float *b, int ldb);
+extern void scipy_cblas_dtrsm(int order, int side, int uplo, int transa, int diag, int m, int n, double alpha,
+                              const double *a, int lda, double *b, int ldb);
+
+typedef struct {
+    const tl_tensor *a;
+    tl_tensor *x;
+    int n, k, side, uplo, diag;
+} trsm_ctx;
+
+static void trsm_range(int64_t b0, int64_t b1, void *vctx) {
+    trsm_ctx *c = (trsm_ctx *)vctx;
+    const bool f64 = c->x->dtype == TL_FLOAT64;
+    const size_t isz = f64 ? sizeof(double) : sizeof(float);
+    const int left = c->side == 141, m = left ? c->n : c->k, nn = left ? c->k : c->n;
+    const int lda = c->n > 1 ? c->n : 1, ldb = nn > 1 ? nn : 1;
+    for (int64_t b = b0; b < b1; b++) {
+        const char *a = tl__data(c->a) + (size_t)b * (size_t)c->n * (size_t)c->n * isz;
+        char *x = tl__data(c->x) + (size_t)b * (size_t)c->n * (size_t)c->k * isz;
+        if (f64)
+            scipy_cblas_dtrsm(101, c->side, c->uplo, 111, c->diag, m, nn, 1.0, (const double *)a, lda, (double *)x,
+                              ldb);
+        else
+            scipy_cblas_strsm(101, c->side, c->uplo, 111, c->diag, m, nn, 1.0f, (const float *)a, lda, (float *)x,
+                              ldb);
+    }
+}
+
+/* linalg_solve_triangular: BLAS ?trsm row-major per matrix of the broadcast
+ * batch (no singularity check, as PyTorch's: a zero diagonal gives inf / NaN) */
+tl_tensor *tl_native_linalg_solve_triangular(tl_keyset ks, tl_tensor *self, tl_tensor *B, bool upper, bool left,
+                                             bool unitriangular) {
+    (void)ks;
+    const char *f = "linalg.solve_triangular";
+    if (check_float(self, f, "linalg_solve_triangular") || check_square(self, f, "A") || check_matrix(B, f, "B"))
+        return NULL;
+    if (self->dtype != B->dtype) {
+        tl_set_error(TL_ERR_RUNTIME, "%s: Expected A and B to have the same dtype, but found A of type %s and B of "
+                                     "type %s instead", f, tl_dtype_scalar_name(self->dtype),
+                     tl_dtype_scalar_name(B->dtype));
+        return NULL;
+    }
+    const int64_t n = self->sizes[self->ndim - 1];
+    if (left ? B->sizes[B->ndim - 2] != n : B->sizes[B->ndim - 1] != n) {
+        tl_set_error(TL_ERR_RUNTIME, "%s: Incompatible shapes of A and B for the equation %s (%lldx%lld and %lldx%lld)",
+                     f, left ? "AX = B" : "XA = B", (long long)n, (long long)n, (long long)B->sizes[B->ndim - 2],
+                     (long long)B->sizes[B->ndim - 1]);
+        return NULL;
+    }
+    int64_t shape[TL_MAX_DIMS + 2], nb = 0;
+    if (broadcast_batch(B, self, shape, &nb)) return NULL;
+    shape[nb] = n, shape[nb + 1] = n;
+    tl_tensor *Ae = tl_ops_expand(self, shape, nb + 2, false);
+    tl_tensor *Ac = Ae ? tl_contiguous(Ae) : NULL;
+    tl_tensor_release(Ae);
+    shape[nb] = B->sizes[B->ndim - 2], shape[nb + 1] = B->sizes[B->ndim - 1];
+    tl_tensor *Be = Ac ? tl_ops_expand(B, shape, nb + 2, false) : NULL;
+    tl_tensor *X = Be ? tl_clone(Be) : NULL;
+    tl_tensor_release(Be);
+    if (X && !tl_tensor_is_contiguous(X)) {
+        tl_tensor *c = tl_contiguous(X);
+        tl_tensor_release(X);
+        X = c;
+    }
+    if (X) {
+        trsm_ctx c = {Ac, X, (int)n, (int)(left ? shape[nb + 1] : shape[nb]), left ? 141 : 142, upper ? 121 : 122,
+                      unitriangular ? 132 : 131};
+        if (n > 0 && c.k > 0) tl_parallel_for(batch_of(X, 2), batch_grain(n), trsm_range, &c);
+    }
+    tl_tensor_release(Ac);
+    return X;
+}

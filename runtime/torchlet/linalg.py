@@ -1,7 +1,7 @@
 """torchlet.linalg: PyTorch's torch.linalg functions that torchlet has
 (vector_norm, matrix_norm, norm, svd, svdvals, inv / inv_ex, solve /
 solve_ex, det, slogdet, cholesky / cholesky_ex, matrix_power, tensorinv,
-tensorsolve) and LinAlgError.
+tensorsolve, eigh, eigvalsh, solve_triangular) and LinAlgError.
 
 As torch/linalg/__init__.py does with torch._C._linalg, each is the generated
 binding of its `python_module: linalg` operator (yaml/native_functions.yaml,
@@ -31,6 +31,10 @@ cholesky_ex = _linalg.linalg_cholesky_ex
 matrix_power = _linalg.linalg_matrix_power
 tensorinv = _linalg.linalg_tensorinv
 tensorsolve = _linalg.linalg_tensorsolve
+eigh = _linalg.linalg_eigh
+eigvalsh = _linalg.linalg_eigvalsh
+solve_triangular = _linalg.linalg_solve_triangular
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "det", "inv", "inv_ex", "matrix_norm", "matrix_power", "norm",
-           "slogdet", "solve", "solve_ex", "svd", "svdvals", "tensorinv", "tensorsolve", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "det", "eigh", "eigvalsh", "inv", "inv_ex", "matrix_norm",
+           "matrix_power", "norm", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv",
+           "tensorsolve", "vector_norm"]

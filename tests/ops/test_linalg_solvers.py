@@ -288,3 +288,56 @@ def test_cholesky_top_level():
     raises(tl.linalg.LinAlgError, "cholesky: (Batch element 1): The factorization could not be completed because the "
            "input is not positive-definite (the leading minor of order 1 is not positive-definite).", tl.cholesky,
            T(np.stack([np.eye(2), -np.eye(2)])))
+
+
+# ---------------------------------------------------------------- eigh, solve_triangular
+@pytest.mark.parametrize("dt", FLOATS, ids=str)
+@pytest.mark.parametrize("shape", [(4, 4), (1, 1), (0, 0), (3, 5, 5), (0, 2, 2)], ids=str)
+def test_eigh(shape, dt):
+    a = R.standard_normal(shape)
+    s = a + np.swapaxes(a, -1, -2)
+    for uplo in ("L", "U"):
+        w, V = tl.linalg.eigh(T(s, dt), UPLO=uplo)
+        close(w, np.linalg.eigvalsh(s, UPLO=uplo) if s.size else np.zeros(shape[:-1]), dt)
+        v = V.numpy().astype(np.float64)
+        close(tl.tensor((v * w.numpy()[..., None, :]) @ np.swapaxes(v, -1, -2)), s, dt)   # V diag(w) V^T = A
+        close(tl.linalg.eigvalsh(T(s, dt), UPLO=uplo), w.numpy(), dt)
+
+
+def test_eigh_reads_one_triangle_and_errors():
+    s = spd((4, 4))
+    low = np.tril(s) + np.triu(R.standard_normal((4, 4)), 1)
+    close(tl.linalg.eigvalsh(T(low)), np.linalg.eigvalsh(s), tl.float64)
+    raises(RuntimeError, "Expected UPLO argument to be 'L' or 'U', but got X", tl.linalg.eigh, T(s), UPLO="X")
+
+
+@pytest.mark.parametrize("dt", FLOATS, ids=str)
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("unit", [True, False])
+def test_solve_triangular(dt, upper, left, unit):
+    a = well((2, 4, 4))
+    tri = np.triu(a) if upper else np.tril(a)
+    ref_a = tri.copy()
+    if unit:   # the diagonal is not read: ones
+        ref_a[..., np.arange(4), np.arange(4)] = 1
+    b = R.standard_normal((3, 1, 4, 2) if left else (3, 1, 2, 4))
+    ref = np.linalg.solve(ref_a, b) if left else np.swapaxes(
+        np.linalg.solve(np.swapaxes(ref_a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+    close(tl.linalg.solve_triangular(T(a, dt), T(b, dt), upper=upper, left=left, unitriangular=unit), ref, dt)
+
+
+GRAD_CASES_2 = [
+    ("eigh values", lambda: [rg(R.standard_normal((3, 3)))], lambda a: tl.linalg.eigvalsh(a + a.mT)),
+    ("eigh vectors", lambda: [rg(R.standard_normal((2, 3, 3)))],
+     lambda a: (lambda wv: (wv[0], wv[1] * wv[1][..., :1, :].sign()))(tl.linalg.eigh(a + a.mT))),
+    ("solve_triangular", lambda: [rg(well((3, 3))), rg(R.standard_normal((3, 2)))],
+     lambda a, b: tl.linalg.solve_triangular(a, b, upper=True)),
+    ("solve_triangular right unit", lambda: [rg(well((3, 3))), rg(R.standard_normal((2, 2, 3)))],
+     lambda a, b: tl.linalg.solve_triangular(a, b, upper=False, left=False, unitriangular=True)),
+]
+
+
+@pytest.mark.parametrize("name,make,fn", GRAD_CASES_2, ids=[c[0] for c in GRAD_CASES_2])
+def test_gradcheck_eigh_triangular(name, make, fn):
+    assert tl.autograd.gradcheck(fn, make())
