@@ -1779,4 +1779,7 @@ tl_tensor *tl_ops_linalg_eigvalsh(tl_tensor *self, const char *UPLO);
 /* linalg_solve_triangular */
 tl_tensor *tl_ops_linalg_solve_triangular(tl_tensor *self, tl_tensor *B, bool upper, bool left, bool unitriangular);
 
+/* svd */
+int tl_ops_svd(tl_tensor *self, bool some, bool compute_uv, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
 #endif

@@ -928,6 +928,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_sub_Tensor(...) tl_pyabi_tensor(tl_ops_sub_Tensor(__VA_ARGS__))
 #define tl_ops_sum(...) tl_pyabi_tensor(tl_ops_sum(__VA_ARGS__))
 #define tl_ops_sum_dim_IntList(...) tl_pyabi_tensor(tl_ops_sum_dim_IntList(__VA_ARGS__))
+#define tl_ops_svd(...) tl_pyabi_rc(tl_ops_svd(__VA_ARGS__))
 #define tl_ops_t(...) tl_pyabi_tensor(tl_ops_t(__VA_ARGS__))
 #define tl_ops_tan(...) tl_pyabi_tensor(tl_ops_tan(__VA_ARGS__))
 #define tl_ops_tanh(...) tl_pyabi_tensor(tl_ops_tanh(__VA_ARGS__))

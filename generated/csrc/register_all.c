@@ -384,6 +384,7 @@
 #include "ops/std_mean.h"
 #include "ops/sub.h"
 #include "ops/sum.h"
+#include "ops/svd.h"
 #include "ops/t.h"
 #include "ops/tan.h"
 #include "ops/tanh.h"
@@ -827,6 +828,7 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_linalg_eigh() != 0) return -1;
     if (tl_ops_register_linalg_eigvalsh() != 0) return -1;
     if (tl_ops_register_linalg_solve_triangular() != 0) return -1;
+    if (tl_ops_register_svd() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -418,5 +418,6 @@
 #include "ops/linalg_eigh.h"
 #include "ops/linalg_eigvalsh.h"
 #include "ops/linalg_solve_triangular.h"
+#include "ops/svd.h"
 
 #endif

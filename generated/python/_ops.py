@@ -387,6 +387,7 @@ __all__ = [
     "std_mean",
     "sub",
     "sum",
+    "svd",
     "t",
     "tan",
     "tan_",
@@ -1309,6 +1310,7 @@ _C_sub_out = getattr(_lib, "tl_ops_sub_out", None) or _missing_c("tl_ops_sub_out
 _C_sum = getattr(_lib, "tl_ops_sum", None) or _missing_c("tl_ops_sum")
 _C_sum_IntList_out = getattr(_lib, "tl_ops_sum_IntList_out", None) or _missing_c("tl_ops_sum_IntList_out")
 _C_sum_dim_IntList = getattr(_lib, "tl_ops_sum_dim_IntList", None) or _missing_c("tl_ops_sum_dim_IntList")
+_C_svd = getattr(_lib, "tl_ops_svd", None) or _missing_c("tl_ops_svd")
 _C_t = getattr(_lib, "tl_ops_t", None) or _missing_c("tl_ops_t")
 _C_tan = getattr(_lib, "tl_ops_tan", None) or _missing_c("tl_ops_tan")
 _C_tan_ = getattr(_lib, "tl_ops_tan_", None) or _missing_c("tl_ops_tan_")
@@ -15281,6 +15283,30 @@ def sum(*args, **kwargs):
     raise _invalid_combination('sum', args, kwargs, _SIGS_sum)
 
 
+# yaml/native_functions.yaml: svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)
+_SIGS_svd = (
+    ('(Tensor input, bool some = True, bool compute_uv = True)', (('input', lambda x: isinstance(x, _Tensor)), ('some', lambda x: _cv_bool(x) is not _BAD), ('compute_uv', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def svd(input, some=True, compute_uv=True):
+    '(Tensor input, bool some = True, bool compute_uv = True)'
+    if _TF and (r_ := _tf(svd, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('svd', 'input', 1, 'Tensor', input)
+    some_c = _cv_bool(some)
+    if some_c is _BAD:
+        raise _arg_error('svd', 'some', 2, 'bool', some)
+    compute_uv_c = _cv_bool(compute_uv)
+    if compute_uv_c is _BAD:
+        raise _arg_error('svd', 'compute_uv', 3, 'bool', compute_uv)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_svd(input._p, some_c, compute_uv_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3, 'svd', ('U', 'S', 'V'))
+
+
 # yaml/native_functions.yaml: t(Tensor(a) self) -> Tensor(a)
 _SIGS_t = (
     ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -29213,6 +29239,27 @@ def _m_sum(self, *args, **kwargs):
     raise _invalid_combination('sum', args, kwargs, _SIGS__m_sum)
 
 
+# yaml/native_functions.yaml: svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)
+_SIGS__m_svd = (
+    ('(bool some = True, bool compute_uv = True)', (('some', lambda x: _cv_bool(x) is not _BAD), ('compute_uv', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_svd(self, some=True, compute_uv=True):
+    '(bool some = True, bool compute_uv = True)'
+    if _TF and (r_ := _tf(_m_svd, locals())) is not _GO:
+        return r_
+    some_c = _cv_bool(some)
+    if some_c is _BAD:
+        raise _arg_error('svd', 'some', 1, 'bool', some)
+    compute_uv_c = _cv_bool(compute_uv)
+    if compute_uv_c is _BAD:
+        raise _arg_error('svd', 'compute_uv', 2, 'bool', compute_uv)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_svd(self._p, some_c, compute_uv_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3, 'svd', ('U', 'S', 'V'))
+
+
 # yaml/native_functions.yaml: t(Tensor(a) self) -> Tensor(a)
 _SIGS__m_t = (
     ('()', (), (), False),
@@ -31605,6 +31652,7 @@ class _TensorOps:
     sub = _m_sub
     sub_ = _m_sub_
     sum = _m_sum
+    svd = _m_svd
     t = _m_t
     tan = _m_tan
     tan_ = _m_tan_
@@ -32856,6 +32904,9 @@ SIGNATURES = {
         "(Tensor input, *, torchlet.dtype dtype = None)",
         "(Tensor input, tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
+    ("function", "svd"): (
+        "(Tensor input, bool some = True, bool compute_uv = True)",
+    ),
     ("function", "t"): (
         "(Tensor input)",
     ),
@@ -33890,6 +33941,9 @@ SIGNATURES = {
     ("method", "sum"): (
         "(*, torchlet.dtype dtype = None)",
         "(tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None)",
+    ),
+    ("method", "svd"): (
+        "(bool some = True, bool compute_uv = True)",
     ),
     ("method", "t"): (
         "()",

@@ -852,3 +852,36 @@ tl_tensor *tl_native_linalg_solve_triangular(tl_keyset ks, tl_tensor *self, tl_t
     tl_tensor_release(Ac);
     return X;
 }
+
+/* ------------------------------------------------------------ svd */
+
+/* torch.svd (PyTorch's composite): linalg_svd with full_matrices = !some and
+ * V = Vh^T; without compute_uv, svdvals and zero U (m x m) / V (n x n) */
+int tl_native_svd(tl_keyset ks, tl_tensor *self, bool some, bool compute_uv, tl_tensor **ret0, tl_tensor **ret1,
+                  tl_tensor **ret2) {
+    (void)ks;
+    if (self->ndim < 2)
+        return tl_set_error(TL_ERR_RUNTIME, "linalg.svd: input should have at least 2 dimensions, but has %lld "
+                                            "dimensions instead", (long long)self->ndim);
+    tl_tensor *U = NULL, *S = NULL, *Vh = NULL;
+    if (compute_uv) {
+        if (tl_ops_linalg_svd(self, !some, NULL, &U, &S, &Vh)) return -1;
+    } else {
+        const int64_t nd = self->ndim, m = self->sizes[nd - 2], n = self->sizes[nd - 1];
+        int64_t sizes[TL_MAX_DIMS];
+        memcpy(sizes, self->sizes, sizeof(int64_t) * (size_t)nd);
+        S = tl_ops_linalg_svdvals(self, NULL);
+        sizes[nd - 1] = m;
+        U = S ? tl_zeros(nd, sizes, self->dtype, TL_CPU) : NULL;
+        sizes[nd - 2] = n, sizes[nd - 1] = n;
+        Vh = U ? tl_zeros(nd, sizes, self->dtype, TL_CPU) : NULL;
+    }
+    tl_tensor *V = Vh ? tl_ops_transpose_int(Vh, -2, -1) : NULL;
+    tl_tensor_release(Vh);
+    if (!V) {
+        tl_tensor_release(U), tl_tensor_release(S);
+        return -1;
+    }
+    *ret0 = U, *ret1 = S, *ret2 = V;
+    return 0;
+}

@@ -341,3 +341,24 @@ GRAD_CASES_2 = [
 @pytest.mark.parametrize("name,make,fn", GRAD_CASES_2, ids=[c[0] for c in GRAD_CASES_2])
 def test_gradcheck_eigh_triangular(name, make, fn):
     assert tl.autograd.gradcheck(fn, make())
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (2, 4, 4), (0, 3, 2)], ids=str)
+@pytest.mark.parametrize("some", [True, False])
+def test_svd_top_level(shape, some):
+    a = R.standard_normal(shape)
+    U, S, V = tl.svd(T(a), some=some)
+    k = min(shape[-2:])
+    close(S, np.linalg.svd(a, compute_uv=False) if a.size else np.zeros(shape[:-2] + (k,)), tl.float64)
+    u, v = U.numpy()[..., :k], V.numpy()[..., :k]
+    close(tl.tensor((u * S.numpy()[..., None, :]) @ np.swapaxes(v, -1, -2)), a, tl.float64)
+    assert U.shape[-1] == (k if some else shape[-2]) and V.shape[-1] == (k if some else shape[-1])
+    U0, S0, V0 = tl.svd(T(a), compute_uv=False)
+    assert U0.shape == shape[:-1] + (shape[-2],) and V0.shape == shape[:-2] + (shape[-1],) * 2
+    assert not U0.numpy().any() and not V0.numpy().any()
+    raises(RuntimeError, "linalg.svd: input should have at least 2 dimensions, but has 1 dimensions instead", tl.svd,
+           T(np.ones(3)))
+
+
+def test_svd_top_level_gradcheck():
+    assert tl.autograd.gradcheck(lambda a: tl.svd(a)[1], [rg(R.standard_normal((4, 3)))])
