@@ -221,3 +221,35 @@ int tl_ag_linalg_solve_triangular_backward(tl_tensor *grad, tl_tensor *A, tl_ten
     *grad_A = gA, *grad_B = want_B ? gB : NULL;
     return 0;
 }
+
+/* PyTorch's cholesky_solve_backward: gB = cholesky_solve(g, L),
+ * gL = -(gB X^T + X gB^T) L (lower) / -L (...) (upper) */
+int tl_ag_cholesky_solve_backward(tl_tensor *grad, tl_tensor *self, tl_tensor *input2, tl_tensor *result, bool upper,
+                                  const bool *grad_input_mask, int64_t n, tl_tensor **grad_self,
+                                  tl_tensor **grad_input2) {
+    (void)self, (void)grad_input_mask, (void)n;
+    *grad_self = *grad_input2 = NULL;
+    if (!grad) return 0;
+    temps t = {.count = 0};
+    tl_tensor *gB = hold(&t, tl_ops_cholesky_solve(grad, input2, upper));
+    tl_tensor *c = matmul(&t, gB, tr(&t, result));
+    tl_tensor *cs = c ? hold(&t, tl_ops_add_Tensor(c, tr(&t, c), tl_scalar_from_int(1))) : NULL;
+    tl_tensor *p = upper ? matmul(&t, input2, cs) : matmul(&t, cs, input2);
+    tl_tensor *gL = p ? hold(&t, tl_ops_neg(p)) : NULL;
+    if (!gB || !gL) return finish(&t, NULL), -1;
+    tl_tensor_retain(gB), tl_tensor_retain(gL);
+    finish(&t, NULL);
+    *grad_self = gB, *grad_input2 = gL;
+    return 0;
+}
+
+/* PyTorch's cholesky_inverse_backward: -L inv (g + g^T) inv (upper: times L
+ * on the left), inv = (L L^T)^-1 */
+tl_tensor *tl_ag_cholesky_inverse_backward(tl_tensor *grad, tl_tensor *L, bool upper, tl_tensor *inverse) {
+    if (!grad) return NULL;
+    temps t = {.count = 0};
+    tl_tensor *g = hold(&t, tl_ops_add_Tensor(grad, tr(&t, grad), tl_scalar_from_int(1)));
+    tl_tensor *c = matmul(&t, inverse, matmul(&t, g, inverse));
+    tl_tensor *p = upper ? matmul(&t, L, c) : matmul(&t, c, L);
+    return finish(&t, p ? hold(&t, tl_ops_neg(p)) : NULL);
+}

@@ -322,5 +322,9 @@ tl_tensor *tl_ag_linalg_eig_backward(tl_tensor *gL, tl_tensor *gV, tl_tensor *L,
 int tl_ag_linalg_solve_triangular_backward(tl_tensor *grad, tl_tensor *A, tl_tensor *X, bool upper, bool left,
                                            bool unitriangular, const bool *grad_input_mask, int64_t n,
                                            tl_tensor **grad_A, tl_tensor **grad_B);
+int tl_ag_cholesky_solve_backward(tl_tensor *grad, tl_tensor *self, tl_tensor *input2, tl_tensor *result, bool upper,
+                                  const bool *grad_input_mask, int64_t n, tl_tensor **grad_self,
+                                  tl_tensor **grad_input2);
+tl_tensor *tl_ag_cholesky_inverse_backward(tl_tensor *grad, tl_tensor *L, bool upper, tl_tensor *inverse);
 
 #endif

@@ -1782,4 +1782,10 @@ tl_tensor *tl_ops_linalg_solve_triangular(tl_tensor *self, tl_tensor *B, bool up
 /* svd */
 int tl_ops_svd(tl_tensor *self, bool some, bool compute_uv, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
 
+/* cholesky_solve */
+tl_tensor *tl_ops_cholesky_solve(tl_tensor *self, tl_tensor *input2, bool upper);
+
+/* cholesky_inverse */
+tl_tensor *tl_ops_cholesky_inverse(tl_tensor *self, bool upper);
+
 #endif

@@ -280,6 +280,8 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_cholesky() != 0) return -1;
     if (tl_autograd_register__linalg_eigh() != 0) return -1;
     if (tl_autograd_register_linalg_solve_triangular() != 0) return -1;
+    if (tl_autograd_register_cholesky_solve() != 0) return -1;
+    if (tl_autograd_register_cholesky_inverse() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -87,6 +87,8 @@
 #include "ops/ceil.h"
 #include "ops/celu.h"
 #include "ops/cholesky.h"
+#include "ops/cholesky_inverse.h"
+#include "ops/cholesky_solve.h"
 #include "ops/chunk.h"
 #include "ops/clamp.h"
 #include "ops/clamp_max.h"
@@ -829,6 +831,8 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_linalg_eigvalsh() != 0) return -1;
     if (tl_ops_register_linalg_solve_triangular() != 0) return -1;
     if (tl_ops_register_svd() != 0) return -1;
+    if (tl_ops_register_cholesky_solve() != 0) return -1;
+    if (tl_ops_register_cholesky_inverse() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -276,5 +276,7 @@ int tl_autograd_register_linalg_cholesky_ex(void);
 int tl_autograd_register_cholesky(void);
 int tl_autograd_register__linalg_eigh(void);
 int tl_autograd_register_linalg_solve_triangular(void);
+int tl_autograd_register_cholesky_solve(void);
+int tl_autograd_register_cholesky_inverse(void);
 
 #endif

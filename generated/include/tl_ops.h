@@ -419,5 +419,7 @@
 #include "ops/linalg_eigvalsh.h"
 #include "ops/linalg_solve_triangular.h"
 #include "ops/svd.h"
+#include "ops/cholesky_solve.h"
+#include "ops/cholesky_inverse.h"
 
 #endif

@@ -158,6 +158,8 @@ __all__ = [
     "celu",
     "celu_",
     "cholesky",
+    "cholesky_inverse",
+    "cholesky_solve",
     "chunk",
     "clamp",
     "clamp_",
@@ -645,6 +647,8 @@ _C_ceil_out = getattr(_lib, "tl_ops_ceil_out", None) or _missing_c("tl_ops_ceil_
 _C_celu = getattr(_lib, "tl_ops_celu", None) or _missing_c("tl_ops_celu")
 _C_celu_ = getattr(_lib, "tl_ops_celu_", None) or _missing_c("tl_ops_celu_")
 _C_cholesky = getattr(_lib, "tl_ops_cholesky", None) or _missing_c("tl_ops_cholesky")
+_C_cholesky_inverse = getattr(_lib, "tl_ops_cholesky_inverse", None) or _missing_c("tl_ops_cholesky_inverse")
+_C_cholesky_solve = getattr(_lib, "tl_ops_cholesky_solve", None) or _missing_c("tl_ops_cholesky_solve")
 _C_chunk = getattr(_lib, "tl_ops_chunk", None) or _missing_c("tl_ops_chunk")
 _C_clamp = getattr(_lib, "tl_ops_clamp", None) or _missing_c("tl_ops_clamp")
 _C_clamp_ = getattr(_lib, "tl_ops_clamp_", None) or _missing_c("tl_ops_clamp_")
@@ -5464,6 +5468,61 @@ def cholesky(input, upper=False):
     if upper_c is _BAD:
         raise _arg_error('cholesky', 'upper', 2, 'bool', upper)
     h_ = _C_cholesky(input._p, upper_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: cholesky_inverse(Tensor self, bool upper=False) -> Tensor
+_SIGS_cholesky_inverse = (
+    ('(Tensor input, bool upper = False)', (('input', lambda x: isinstance(x, _Tensor)), ('upper', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def cholesky_inverse(input, upper=False):
+    '(Tensor input, bool upper = False)'
+    if _TF and (r_ := _tf(cholesky_inverse, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cholesky_inverse', 'input', 1, 'Tensor', input)
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('cholesky_inverse', 'upper', 2, 'bool', upper)
+    h_ = _C_cholesky_inverse(input._p, upper_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor
+_SIGS_cholesky_solve = (
+    ('(Tensor input, Tensor input2, bool upper = False)', (('input', lambda x: isinstance(x, _Tensor)), ('input2', lambda x: isinstance(x, _Tensor)), ('upper', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def cholesky_solve(input, input2, upper=False):
+    '(Tensor input, Tensor input2, bool upper = False)'
+    if _TF and (r_ := _tf(cholesky_solve, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cholesky_solve', 'input', 1, 'Tensor', input)
+    if input2.__class__ is not _Tensor:
+        if not isinstance(input2, _Tensor):
+            raise _arg_error('cholesky_solve', 'input2', 2, 'Tensor', input2)
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('cholesky_solve', 'upper', 3, 'bool', upper)
+    h_ = _C_cholesky_solve(input._p, input2._p, upper_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -22456,6 +22515,55 @@ def _m_cholesky(self, upper=False):
     return r_
 
 
+# yaml/native_functions.yaml: cholesky_inverse(Tensor self, bool upper=False) -> Tensor
+_SIGS__m_cholesky_inverse = (
+    ('(bool upper = False)', (('upper', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_cholesky_inverse(self, upper=False):
+    '(bool upper = False)'
+    if _TF and (r_ := _tf(_m_cholesky_inverse, locals())) is not _GO:
+        return r_
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('cholesky_inverse', 'upper', 1, 'bool', upper)
+    h_ = _C_cholesky_inverse(self._p, upper_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor
+_SIGS__m_cholesky_solve = (
+    ('(Tensor input2, bool upper = False)', (('input2', lambda x: isinstance(x, _Tensor)), ('upper', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_cholesky_solve(self, input2, upper=False):
+    '(Tensor input2, bool upper = False)'
+    if _TF and (r_ := _tf(_m_cholesky_solve, locals())) is not _GO:
+        return r_
+    if input2.__class__ is not _Tensor:
+        if not isinstance(input2, _Tensor):
+            raise _arg_error('cholesky_solve', 'input2', 1, 'Tensor', input2)
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('cholesky_solve', 'upper', 2, 'bool', upper)
+    h_ = _C_cholesky_solve(self._p, input2._p, upper_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
 _SIGS__m_chunk = (
     ('(int chunks, int dim = 0)', (('chunks', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -31436,6 +31544,8 @@ class _TensorOps:
     ceil = _m_ceil
     ceil_ = _m_ceil_
     cholesky = _m_cholesky
+    cholesky_inverse = _m_cholesky_inverse
+    cholesky_solve = _m_cholesky_solve
     chunk = _m_chunk
     clamp = _m_clamp
     clamp_ = _m_clamp_
@@ -32151,6 +32261,12 @@ SIGNATURES = {
     ),
     ("function", "cholesky"): (
         "(Tensor input, bool upper = False)",
+    ),
+    ("function", "cholesky_inverse"): (
+        "(Tensor input, bool upper = False)",
+    ),
+    ("function", "cholesky_solve"): (
+        "(Tensor input, Tensor input2, bool upper = False)",
     ),
     ("function", "chunk"): (
         "(Tensor input, int chunks, int dim = 0)",
@@ -33229,6 +33345,12 @@ SIGNATURES = {
     ),
     ("method", "cholesky"): (
         "(bool upper = False)",
+    ),
+    ("method", "cholesky_inverse"): (
+        "(bool upper = False)",
+    ),
+    ("method", "cholesky_solve"): (
+        "(Tensor input2, bool upper = False)",
     ),
     ("method", "chunk"): (
         "(int chunks, int dim = 0)",

@@ -885,3 +885,63 @@ int tl_native_svd(tl_keyset ks, tl_tensor *self, bool some, bool compute_uv, tl_
     *ret0 = U, *ret1 = S, *ret2 = V;
     return 0;
 }
+
+/* ------------------------------------------------------------ cholesky_solve, cholesky_inverse */
+
+/* cholesky_solve (CompositeExplicitAutograd as PyTorch's): A = L L^T (U^T U
+ * when upper) given by its factor input2; X = A^-1 B by two triangular solves */
+tl_tensor *tl_native_cholesky_solve(tl_keyset ks, tl_tensor *self, tl_tensor *input2, bool upper) {
+    (void)ks;
+    if (self->ndim < 2) {
+        tl_set_error(TL_ERR_RUNTIME, "b should have at least 2 dimensions, but has %lld dimensions instead",
+                     (long long)self->ndim);
+        return NULL;
+    }
+    if (input2->ndim < 2) {
+        tl_set_error(TL_ERR_RUNTIME, "u should have at least 2 dimensions, but has %lld dimensions instead",
+                     (long long)input2->ndim);
+        return NULL;
+    }
+    if (self->dtype != input2->dtype) {
+        tl_set_error(TL_ERR_RUNTIME, "Expected b and A to have the same dtype, but found b of type %s and A of type %s "
+                                     "instead.", tl_dtype_scalar_name(self->dtype), tl_dtype_scalar_name(input2->dtype));
+        return NULL;
+    }
+    const int64_t m = input2->sizes[input2->ndim - 2], n = input2->sizes[input2->ndim - 1];
+    if (m != n) {
+        tl_set_error(TL_ERR_RUNTIME, "A must be batches of square matrices, but they are %lld by %lld matrices",
+                     (long long)m, (long long)n);
+        return NULL;
+    }
+    if (self->sizes[self->ndim - 2] != n) {
+        tl_set_error(TL_ERR_RUNTIME, "Incompatible matrix sizes for cholesky_solve: each A matrix is %lld by %lld but "
+                                     "each b matrix is %lld by %lld", (long long)n, (long long)n,
+                     (long long)self->sizes[self->ndim - 2], (long long)self->sizes[self->ndim - 1]);
+        return NULL;
+    }
+    /* lower: L (L^T X) = B; upper: U^T (U X) = B */
+    tl_tensor *t = tl_ops_transpose_int(input2, -2, -1);
+    if (!t) return NULL;
+    tl_tensor *first = upper ? t : input2, *second = upper ? input2 : t;
+    tl_tensor *Y = tl_ops_linalg_solve_triangular(first, self, false, true, false);
+    tl_tensor *X = Y ? tl_ops_linalg_solve_triangular(second, Y, true, true, false) : NULL;
+    tl_tensor_release(Y);
+    tl_tensor_release(t);
+    return X;
+}
+
+/* cholesky_inverse: (L L^T)^-1 (upper: (U^T U)^-1), cholesky_solve of the identity */
+tl_tensor *tl_native_cholesky_inverse(tl_keyset ks, tl_tensor *self, bool upper) {
+    (void)ks;
+    if (check_square(self, "cholesky_inverse", "A") || check_float(self, "cholesky_inverse", "cholesky_inverse_out_cpu"))
+        return NULL;
+    const int64_t n = self->sizes[self->ndim - 1];
+    tl_tensor *I = tl_ops_eye(n, self->dtype, -1, -1, false, false);
+    int64_t sizes[TL_MAX_DIMS];
+    memcpy(sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
+    tl_tensor *E = I ? tl_ops_expand(I, sizes, self->ndim, false) : NULL;
+    tl_tensor_release(I);
+    tl_tensor *X = E ? tl_native_cholesky_solve(ks, E, self, upper) : NULL;
+    tl_tensor_release(E);
+    return X;
+}

@@ -362,3 +362,29 @@ def test_svd_top_level(shape, some):
 
 def test_svd_top_level_gradcheck():
     assert tl.autograd.gradcheck(lambda a: tl.svd(a)[1], [rg(R.standard_normal((4, 3)))])
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_solve_inverse(upper):
+    s = spd((2, 4, 4))
+    L = np.linalg.cholesky(s)
+    f = np.swapaxes(L, -1, -2) if upper else L
+    b = R.standard_normal((3, 1, 4, 2))
+    close(tl.cholesky_solve(T(b), T(f), upper=upper), np.linalg.solve(s, b), tl.float64)
+    close(tl.cholesky_inverse(T(f), upper=upper), np.linalg.inv(s), tl.float64)
+    # the factor's other triangle is not read: perturb the triangle only (PyTorch's triangular-input wrapper)
+    tri = (lambda y: y.triu()) if upper else (lambda y: y.tril())  # noqa: E731
+    inputs = [rg(b[0]), rg(f)]
+    assert tl.autograd.gradcheck(lambda x, y: tl.cholesky_solve(x, tri(y), upper=upper), inputs)
+    assert tl.autograd.gradcheck(lambda y: tl.cholesky_inverse(tri(y), upper=upper), [rg(f)])
+
+
+def test_cholesky_solve_errors():
+    raises(RuntimeError, "Expected b and A to have the same dtype, but found b of type Float and A of type Double "
+           "instead.", tl.cholesky_solve, T(np.ones((3, 2)), tl.float32), T(np.eye(3)))
+    raises(RuntimeError, "Incompatible matrix sizes for cholesky_solve: each A matrix is 3 by 3 but each b matrix is "
+           "4 by 2", tl.cholesky_solve, T(np.ones((4, 2))), T(np.eye(3)))
+    raises(RuntimeError, "b should have at least 2 dimensions, but has 1 dimensions instead", tl.cholesky_solve,
+           T(np.ones(3)), T(np.eye(3)))
+    raises(RuntimeError, "cholesky_inverse: A must be batches of square matrices, but they are 2 by 3 matrices",
+           tl.cholesky_inverse, T(np.ones((2, 3))))
