@@ -508,7 +508,10 @@ def test_linalg_module_is_generated_like_torch_C_linalg():
     from torchlet._generated import _linalg
 
     assert tl._C._linalg is _linalg
-    names = ["linalg_matrix_norm", "linalg_norm", "linalg_svd", "linalg_svdvals", "linalg_vector_norm"]
+    names = ["linalg_cholesky", "linalg_cholesky_ex", "linalg_det", "linalg_eigh", "linalg_eigvalsh", "linalg_inv",
+             "linalg_inv_ex", "linalg_matrix_norm", "linalg_matrix_power", "linalg_norm", "linalg_slogdet",
+             "linalg_solve", "linalg_solve_ex", "linalg_solve_triangular", "linalg_svd", "linalg_svdvals",
+             "linalg_tensorinv", "linalg_tensorsolve", "linalg_vector_norm"]
     assert sorted(_linalg.__all__) == names
     for n in names:
         assert not hasattr(tl, n), n  # torch.linalg_svd does not exist either
