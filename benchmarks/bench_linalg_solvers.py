@@ -1,5 +1,5 @@
 """LAPACK solvers: linalg.inv, linalg.solve (one right-hand side matrix of the
-same size), linalg.cholesky, linalg.det, float64, square 64 and 512 and a
+same size), linalg.cholesky, linalg.det, linalg.eigh, float64, square 64 and 512 and a
 batch of 256 16x16 matrices, through torchlet, numpy.linalg and PyTorch (when
 installed), interleaved in one process (benchmarks/_harness.py).
 
@@ -30,6 +30,7 @@ def size_cases(a, b, s):
         "solve": {"torchlet": lambda: tl.linalg.solve(ta, tb), "numpy": lambda: np.linalg.solve(a, b)},
         "cholesky": {"torchlet": lambda: tl.linalg.cholesky(ts), "numpy": lambda: np.linalg.cholesky(s)},
         "det": {"torchlet": lambda: tl.linalg.det(td), "numpy": lambda: np.linalg.det(d)},
+        "eigh": {"torchlet": lambda: tl.linalg.eigh(ts), "numpy": lambda: np.linalg.eigh(s)},
     }
     if torch is not None:
         pa, pb, ps, pd = torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(s), torch.from_numpy(d)
@@ -37,6 +38,7 @@ def size_cases(a, b, s):
         rows["solve"]["torch"] = lambda: torch.linalg.solve(pa, pb)
         rows["cholesky"]["torch"] = lambda: torch.linalg.cholesky(ps)
         rows["det"]["torch"] = lambda: torch.linalg.det(pd)
+        rows["eigh"]["torch"] = lambda: torch.linalg.eigh(ps)
     return rows
 
 
