@@ -329,4 +329,22 @@ tl_tensor *tl_ag_logcumsumexp_backward(tl_tensor *grad, tl_tensor *self, tl_tens
 int tl_ag_block_diag_backward(tl_tensor *grad, const int64_t *const *sizes, const int64_t *ndims, int64_t n,
                               const tl_dtype *dtypes, int64_t ndtypes, tl_tensor ***ret, int64_t *ret_len);
 
+/* LAPACK solvers (autograd/autograd_linalg_solve.c): PyTorch's
+ * linalg_solve_backward, linalg_det_backward, slogdet_backward,
+ * cholesky_backward for real inputs */
+int tl_ag_linalg_solve_backward(tl_tensor *grad, tl_tensor *result, tl_tensor *A, tl_tensor *LU, tl_tensor *pivots,
+                                bool left, bool B_requires_grad, tl_tensor **grad_A, tl_tensor **grad_B);
+tl_tensor *tl_ag_linalg_det_backward(tl_tensor *grad, tl_tensor *det, tl_tensor *A, tl_tensor *LU, tl_tensor *pivots);
+tl_tensor *tl_ag_slogdet_backward(tl_tensor *grad_sign, tl_tensor *grad_logabsdet, tl_tensor *A, tl_tensor *sign,
+                                  tl_tensor *LU, tl_tensor *pivots);
+tl_tensor *tl_ag_cholesky_backward(tl_tensor *grad, bool upper, tl_tensor *L);
+tl_tensor *tl_ag_linalg_eig_backward(tl_tensor *gL, tl_tensor *gV, tl_tensor *L, tl_tensor *V, bool is_hermitian);
+int tl_ag_linalg_solve_triangular_backward(tl_tensor *grad, tl_tensor *A, tl_tensor *X, bool upper, bool left,
+                                           bool unitriangular, const bool *grad_input_mask, int64_t n,
+                                           tl_tensor **grad_A, tl_tensor **grad_B);
+int tl_ag_cholesky_solve_backward(tl_tensor *grad, tl_tensor *self, tl_tensor *input2, tl_tensor *result, bool upper,
+                                  const bool *grad_input_mask, int64_t n, tl_tensor **grad_self,
+                                  tl_tensor **grad_input2);
+tl_tensor *tl_ag_cholesky_inverse_backward(tl_tensor *grad, tl_tensor *L, bool upper, tl_tensor *inverse);
+
 #endif

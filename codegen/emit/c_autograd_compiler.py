@@ -111,6 +111,10 @@ class FormulaCompiler:
             return self._call(e)
         if isinstance(e, Index) and isinstance(e.obj, Name) and e.obj.simple == "grads" and isinstance(e.index, Number):
             return self._name(Name((f"grads[{e.index.text}]",)))
+        if isinstance(e, Index) and isinstance(e.index, Number) and e.index.text.isdigit():
+            obj = self.compile(e.obj)  # grad_input_mask[1]: one flag of a bool array (false past its end)
+            if obj.kind == "boolarray":
+                return Val("bool", (f"({obj.c[1]} > {e.index.text} && {obj.c[0]}[{e.index.text}])",))
         raise UnsupportedFormula(f"'{to_source(e)}'")
 
     def _name(self, e: Name) -> Val:

@@ -2090,4 +2090,82 @@ tl_tensor *tl_ops_combinations(tl_tensor *self, int64_t r, bool with_replacement
 /* nonzero_static */
 tl_tensor *tl_ops_nonzero_static(tl_tensor *self, int64_t size, int64_t fill_value);
 
+/* linalg_inv_ex */
+int tl_ops_linalg_inv_ex(tl_tensor *A, bool check_errors, tl_tensor **ret0, tl_tensor **ret1);
+
+/* linalg_inv */
+tl_tensor *tl_ops_linalg_inv(tl_tensor *A);
+
+/* inverse */
+tl_tensor *tl_ops_inverse(tl_tensor *self);
+
+/* _linalg_solve_ex */
+int tl_ops__linalg_solve_ex(tl_tensor *A, tl_tensor *B, bool left, bool check_errors, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2, tl_tensor **ret3);
+
+/* linalg_solve_ex */
+int tl_ops_linalg_solve_ex(tl_tensor *A, tl_tensor *B, bool left, bool check_errors, tl_tensor **ret0, tl_tensor **ret1);
+
+/* linalg_solve */
+tl_tensor *tl_ops_linalg_solve(tl_tensor *A, tl_tensor *B, bool left);
+
+/* _linalg_det */
+int tl_ops__linalg_det(tl_tensor *A, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* linalg_det */
+tl_tensor *tl_ops_linalg_det(tl_tensor *A);
+
+/* det */
+tl_tensor *tl_ops_det(tl_tensor *self);
+
+/* _linalg_slogdet */
+int tl_ops__linalg_slogdet(tl_tensor *A, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2, tl_tensor **ret3);
+
+/* linalg_slogdet */
+int tl_ops_linalg_slogdet(tl_tensor *A, tl_tensor **ret0, tl_tensor **ret1);
+
+/* slogdet */
+int tl_ops_slogdet(tl_tensor *self, tl_tensor **ret0, tl_tensor **ret1);
+
+/* logdet */
+tl_tensor *tl_ops_logdet(tl_tensor *self);
+
+/* linalg_cholesky_ex */
+int tl_ops_linalg_cholesky_ex(tl_tensor *self, bool upper, bool check_errors, tl_tensor **ret0, tl_tensor **ret1);
+
+/* linalg_cholesky */
+tl_tensor *tl_ops_linalg_cholesky(tl_tensor *self, bool upper);
+
+/* cholesky */
+tl_tensor *tl_ops_cholesky(tl_tensor *self, bool upper);
+
+/* linalg_matrix_power */
+tl_tensor *tl_ops_linalg_matrix_power(tl_tensor *self, int64_t n);
+
+/* linalg_tensorinv */
+tl_tensor *tl_ops_linalg_tensorinv(tl_tensor *self, int64_t ind);
+
+/* linalg_tensorsolve */
+tl_tensor *tl_ops_linalg_tensorsolve(tl_tensor *self, tl_tensor *other, const int64_t *dims, int64_t dims_len);
+
+/* _linalg_eigh */
+int tl_ops__linalg_eigh(tl_tensor *A, const char *UPLO, bool compute_v, tl_tensor **ret0, tl_tensor **ret1);
+
+/* linalg_eigh */
+int tl_ops_linalg_eigh(tl_tensor *self, const char *UPLO, tl_tensor **ret0, tl_tensor **ret1);
+
+/* linalg_eigvalsh */
+tl_tensor *tl_ops_linalg_eigvalsh(tl_tensor *self, const char *UPLO);
+
+/* linalg_solve_triangular */
+tl_tensor *tl_ops_linalg_solve_triangular(tl_tensor *self, tl_tensor *B, bool upper, bool left, bool unitriangular);
+
+/* svd */
+int tl_ops_svd(tl_tensor *self, bool some, bool compute_uv, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* cholesky_solve */
+tl_tensor *tl_ops_cholesky_solve(tl_tensor *self, tl_tensor *input2, bool upper);
+
+/* cholesky_inverse */
+tl_tensor *tl_ops_cholesky_inverse(tl_tensor *self, bool upper);
+
 #endif

@@ -326,6 +326,16 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_new_empty_strided() != 0) return -1;
     if (tl_autograd_register_vdot() != 0) return -1;
     if (tl_autograd_register_nonzero_static() != 0) return -1;
+    if (tl_autograd_register_linalg_inv_ex() != 0) return -1;
+    if (tl_autograd_register__linalg_solve_ex() != 0) return -1;
+    if (tl_autograd_register__linalg_det() != 0) return -1;
+    if (tl_autograd_register__linalg_slogdet() != 0) return -1;
+    if (tl_autograd_register_linalg_cholesky_ex() != 0) return -1;
+    if (tl_autograd_register_cholesky() != 0) return -1;
+    if (tl_autograd_register__linalg_eigh() != 0) return -1;
+    if (tl_autograd_register_linalg_solve_triangular() != 0) return -1;
+    if (tl_autograd_register_cholesky_solve() != 0) return -1;
+    if (tl_autograd_register_cholesky_inverse() != 0) return -1;
     done = 1;
     return 0;
 }

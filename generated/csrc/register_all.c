@@ -14,6 +14,10 @@
 #include "ops/_cummin_helper.h"
 #include "ops/_euclidean_dist.h"
 #include "ops/_index_put_impl.h"
+#include "ops/_linalg_det.h"
+#include "ops/_linalg_eigh.h"
+#include "ops/_linalg_slogdet.h"
+#include "ops/_linalg_solve_ex.h"
 #include "ops/_linalg_svd.h"
 #include "ops/_log_softmax.h"
 #include "ops/_log_softmax_backward_data.h"
@@ -100,6 +104,9 @@
 #include "ops/cdist.h"
 #include "ops/ceil.h"
 #include "ops/celu.h"
+#include "ops/cholesky.h"
+#include "ops/cholesky_inverse.h"
+#include "ops/cholesky_solve.h"
 #include "ops/chunk.h"
 #include "ops/clamp.h"
 #include "ops/clamp_max.h"
@@ -136,6 +143,7 @@
 #include "ops/cumsum.h"
 #include "ops/cumulative_trapezoid.h"
 #include "ops/deg2rad.h"
+#include "ops/det.h"
 #include "ops/diag.h"
 #include "ops/diag_embed.h"
 #include "ops/diagflat.h"
@@ -226,6 +234,7 @@
 #include "ops/index_select_backward.h"
 #include "ops/inner.h"
 #include "ops/instance_norm.h"
+#include "ops/inverse.h"
 #include "ops/isclose.h"
 #include "ops/isfinite.h"
 #include "ops/isin.h"
@@ -244,13 +253,27 @@
 #include "ops/leaky_relu_backward.h"
 #include "ops/lerp.h"
 #include "ops/lgamma.h"
+#include "ops/linalg_cholesky.h"
+#include "ops/linalg_cholesky_ex.h"
 #include "ops/linalg_cross.h"
+#include "ops/linalg_det.h"
 #include "ops/linalg_diagonal.h"
+#include "ops/linalg_eigh.h"
+#include "ops/linalg_eigvalsh.h"
+#include "ops/linalg_inv.h"
+#include "ops/linalg_inv_ex.h"
 #include "ops/linalg_matrix_norm.h"
+#include "ops/linalg_matrix_power.h"
 #include "ops/linalg_multi_dot.h"
 #include "ops/linalg_norm.h"
+#include "ops/linalg_slogdet.h"
+#include "ops/linalg_solve.h"
+#include "ops/linalg_solve_ex.h"
+#include "ops/linalg_solve_triangular.h"
 #include "ops/linalg_svd.h"
 #include "ops/linalg_svdvals.h"
+#include "ops/linalg_tensorinv.h"
+#include "ops/linalg_tensorsolve.h"
 #include "ops/linalg_vander.h"
 #include "ops/linalg_vecdot.h"
 #include "ops/linalg_vector_norm.h"
@@ -267,6 +290,7 @@
 #include "ops/logaddexp.h"
 #include "ops/logaddexp2.h"
 #include "ops/logcumsumexp.h"
+#include "ops/logdet.h"
 #include "ops/logical_and.h"
 #include "ops/logical_not.h"
 #include "ops/logical_or.h"
@@ -401,6 +425,7 @@
 #include "ops/slice.h"
 #include "ops/slice_backward.h"
 #include "ops/slice_scatter.h"
+#include "ops/slogdet.h"
 #include "ops/smooth_l1_loss.h"
 #include "ops/smooth_l1_loss_backward.h"
 #include "ops/soft_margin_loss.h"
@@ -447,6 +472,7 @@
 #include "ops/sub.h"
 #include "ops/sum.h"
 #include "ops/sum_to_size.h"
+#include "ops/svd.h"
 #include "ops/t.h"
 #include "ops/t_copy.h"
 #include "ops/take.h"
@@ -987,6 +1013,32 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_vdot() != 0) return -1;
     if (tl_ops_register_combinations() != 0) return -1;
     if (tl_ops_register_nonzero_static() != 0) return -1;
+    if (tl_ops_register_linalg_inv_ex() != 0) return -1;
+    if (tl_ops_register_linalg_inv() != 0) return -1;
+    if (tl_ops_register_inverse() != 0) return -1;
+    if (tl_ops_register__linalg_solve_ex() != 0) return -1;
+    if (tl_ops_register_linalg_solve_ex() != 0) return -1;
+    if (tl_ops_register_linalg_solve() != 0) return -1;
+    if (tl_ops_register__linalg_det() != 0) return -1;
+    if (tl_ops_register_linalg_det() != 0) return -1;
+    if (tl_ops_register_det() != 0) return -1;
+    if (tl_ops_register__linalg_slogdet() != 0) return -1;
+    if (tl_ops_register_linalg_slogdet() != 0) return -1;
+    if (tl_ops_register_slogdet() != 0) return -1;
+    if (tl_ops_register_logdet() != 0) return -1;
+    if (tl_ops_register_linalg_cholesky_ex() != 0) return -1;
+    if (tl_ops_register_linalg_cholesky() != 0) return -1;
+    if (tl_ops_register_cholesky() != 0) return -1;
+    if (tl_ops_register_linalg_matrix_power() != 0) return -1;
+    if (tl_ops_register_linalg_tensorinv() != 0) return -1;
+    if (tl_ops_register_linalg_tensorsolve() != 0) return -1;
+    if (tl_ops_register__linalg_eigh() != 0) return -1;
+    if (tl_ops_register_linalg_eigh() != 0) return -1;
+    if (tl_ops_register_linalg_eigvalsh() != 0) return -1;
+    if (tl_ops_register_linalg_solve_triangular() != 0) return -1;
+    if (tl_ops_register_svd() != 0) return -1;
+    if (tl_ops_register_cholesky_solve() != 0) return -1;
+    if (tl_ops_register_cholesky_inverse() != 0) return -1;
     done = 1;
     return 0;
 }

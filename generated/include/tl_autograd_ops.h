@@ -322,5 +322,15 @@ int tl_autograd_register_diagonal_scatter(void);
 int tl_autograd_register_new_empty_strided(void);
 int tl_autograd_register_vdot(void);
 int tl_autograd_register_nonzero_static(void);
+int tl_autograd_register_linalg_inv_ex(void);
+int tl_autograd_register__linalg_solve_ex(void);
+int tl_autograd_register__linalg_det(void);
+int tl_autograd_register__linalg_slogdet(void);
+int tl_autograd_register_linalg_cholesky_ex(void);
+int tl_autograd_register_cholesky(void);
+int tl_autograd_register__linalg_eigh(void);
+int tl_autograd_register_linalg_solve_triangular(void);
+int tl_autograd_register_cholesky_solve(void);
+int tl_autograd_register_cholesky_inverse(void);
 
 #endif

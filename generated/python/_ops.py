@@ -78,6 +78,10 @@ __all__ = [
     "_euclidean_dist",
     "_index_put_impl",
     "_index_put_impl_",
+    "_linalg_det",
+    "_linalg_eigh",
+    "_linalg_slogdet",
+    "_linalg_solve_ex",
     "_linalg_svd",
     "_log_softmax",
     "_log_softmax_backward_data",
@@ -172,6 +176,9 @@ __all__ = [
     "ceil_",
     "celu",
     "celu_",
+    "cholesky",
+    "cholesky_inverse",
+    "cholesky_solve",
     "chunk",
     "clamp",
     "clamp_",
@@ -212,6 +219,7 @@ __all__ = [
     "cumulative_trapezoid",
     "deg2rad",
     "deg2rad_",
+    "det",
     "diag",
     "diag_embed",
     "diagflat",
@@ -297,6 +305,7 @@ __all__ = [
     "index_select_backward",
     "inner",
     "instance_norm",
+    "inverse",
     "isclose",
     "isfinite",
     "isin",
@@ -327,6 +336,7 @@ __all__ = [
     "logaddexp",
     "logaddexp2",
     "logcumsumexp",
+    "logdet",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -443,6 +453,7 @@ __all__ = [
     "sinh_",
     "slice_backward",
     "slice_scatter",
+    "slogdet",
     "softmax",
     "sort",
     "split",
@@ -459,6 +470,7 @@ __all__ = [
     "std_mean",
     "sub",
     "sum",
+    "svd",
     "t",
     "t_copy",
     "take",
@@ -542,6 +554,10 @@ _C__euclidean_dist = getattr(_lib, "tl_ops__euclidean_dist", None) or _missing_c
 _C__index_put_impl = getattr(_lib, "tl_ops__index_put_impl", None) or _missing_c("tl_ops__index_put_impl")
 _C__index_put_impl_ = getattr(_lib, "tl_ops__index_put_impl_", None) or _missing_c("tl_ops__index_put_impl_")
 _C__index_put_impl_out = getattr(_lib, "tl_ops__index_put_impl_out", None) or _missing_c("tl_ops__index_put_impl_out")
+_C__linalg_det = getattr(_lib, "tl_ops__linalg_det", None) or _missing_c("tl_ops__linalg_det")
+_C__linalg_eigh = getattr(_lib, "tl_ops__linalg_eigh", None) or _missing_c("tl_ops__linalg_eigh")
+_C__linalg_slogdet = getattr(_lib, "tl_ops__linalg_slogdet", None) or _missing_c("tl_ops__linalg_slogdet")
+_C__linalg_solve_ex = getattr(_lib, "tl_ops__linalg_solve_ex", None) or _missing_c("tl_ops__linalg_solve_ex")
 _C__linalg_svd = getattr(_lib, "tl_ops__linalg_svd", None) or _missing_c("tl_ops__linalg_svd")
 _C__linalg_svd_U = getattr(_lib, "tl_ops__linalg_svd_U", None) or _missing_c("tl_ops__linalg_svd_U")
 _C__log_softmax = getattr(_lib, "tl_ops__log_softmax", None) or _missing_c("tl_ops__log_softmax")
@@ -756,6 +772,9 @@ _C_ceil_ = getattr(_lib, "tl_ops_ceil_", None) or _missing_c("tl_ops_ceil_")
 _C_ceil_out = getattr(_lib, "tl_ops_ceil_out", None) or _missing_c("tl_ops_ceil_out")
 _C_celu = getattr(_lib, "tl_ops_celu", None) or _missing_c("tl_ops_celu")
 _C_celu_ = getattr(_lib, "tl_ops_celu_", None) or _missing_c("tl_ops_celu_")
+_C_cholesky = getattr(_lib, "tl_ops_cholesky", None) or _missing_c("tl_ops_cholesky")
+_C_cholesky_inverse = getattr(_lib, "tl_ops_cholesky_inverse", None) or _missing_c("tl_ops_cholesky_inverse")
+_C_cholesky_solve = getattr(_lib, "tl_ops_cholesky_solve", None) or _missing_c("tl_ops_cholesky_solve")
 _C_chunk = getattr(_lib, "tl_ops_chunk", None) or _missing_c("tl_ops_chunk")
 _C_clamp = getattr(_lib, "tl_ops_clamp", None) or _missing_c("tl_ops_clamp")
 _C_clamp_ = getattr(_lib, "tl_ops_clamp_", None) or _missing_c("tl_ops_clamp_")
@@ -833,6 +852,7 @@ _C_cumulative_trapezoid_x = getattr(_lib, "tl_ops_cumulative_trapezoid_x", None)
 _C_deg2rad = getattr(_lib, "tl_ops_deg2rad", None) or _missing_c("tl_ops_deg2rad")
 _C_deg2rad_ = getattr(_lib, "tl_ops_deg2rad_", None) or _missing_c("tl_ops_deg2rad_")
 _C_deg2rad_out = getattr(_lib, "tl_ops_deg2rad_out", None) or _missing_c("tl_ops_deg2rad_out")
+_C_det = getattr(_lib, "tl_ops_det", None) or _missing_c("tl_ops_det")
 _C_diag = getattr(_lib, "tl_ops_diag", None) or _missing_c("tl_ops_diag")
 _C_diag_embed = getattr(_lib, "tl_ops_diag_embed", None) or _missing_c("tl_ops_diag_embed")
 _C_diagflat = getattr(_lib, "tl_ops_diagflat", None) or _missing_c("tl_ops_diagflat")
@@ -1034,6 +1054,7 @@ _C_index_select_out = getattr(_lib, "tl_ops_index_select_out", None) or _missing
 _C_inner = getattr(_lib, "tl_ops_inner", None) or _missing_c("tl_ops_inner")
 _C_inner_out = getattr(_lib, "tl_ops_inner_out", None) or _missing_c("tl_ops_inner_out")
 _C_instance_norm = getattr(_lib, "tl_ops_instance_norm", None) or _missing_c("tl_ops_instance_norm")
+_C_inverse = getattr(_lib, "tl_ops_inverse", None) or _missing_c("tl_ops_inverse")
 _C_isclose = getattr(_lib, "tl_ops_isclose", None) or _missing_c("tl_ops_isclose")
 _C_isfinite = getattr(_lib, "tl_ops_isfinite", None) or _missing_c("tl_ops_isfinite")
 _C_isin_Scalar_Tensor = getattr(_lib, "tl_ops_isin_Scalar_Tensor", None) or _missing_c("tl_ops_isin_Scalar_Tensor")
@@ -1078,23 +1099,37 @@ _C_lerp__Tensor = getattr(_lib, "tl_ops_lerp__Tensor", None) or _missing_c("tl_o
 _C_lgamma = getattr(_lib, "tl_ops_lgamma", None) or _missing_c("tl_ops_lgamma")
 _C_lgamma_ = getattr(_lib, "tl_ops_lgamma_", None) or _missing_c("tl_ops_lgamma_")
 _C_lgamma_out = getattr(_lib, "tl_ops_lgamma_out", None) or _missing_c("tl_ops_lgamma_out")
+_C_linalg_cholesky = getattr(_lib, "tl_ops_linalg_cholesky", None) or _missing_c("tl_ops_linalg_cholesky")
+_C_linalg_cholesky_ex = getattr(_lib, "tl_ops_linalg_cholesky_ex", None) or _missing_c("tl_ops_linalg_cholesky_ex")
 _C_linalg_cross = getattr(_lib, "tl_ops_linalg_cross", None) or _missing_c("tl_ops_linalg_cross")
 _C_linalg_cross_out = getattr(_lib, "tl_ops_linalg_cross_out", None) or _missing_c("tl_ops_linalg_cross_out")
+_C_linalg_det = getattr(_lib, "tl_ops_linalg_det", None) or _missing_c("tl_ops_linalg_det")
 _C_linalg_diagonal = getattr(_lib, "tl_ops_linalg_diagonal", None) or _missing_c("tl_ops_linalg_diagonal")
+_C_linalg_eigh = getattr(_lib, "tl_ops_linalg_eigh", None) or _missing_c("tl_ops_linalg_eigh")
+_C_linalg_eigvalsh = getattr(_lib, "tl_ops_linalg_eigvalsh", None) or _missing_c("tl_ops_linalg_eigvalsh")
+_C_linalg_inv = getattr(_lib, "tl_ops_linalg_inv", None) or _missing_c("tl_ops_linalg_inv")
+_C_linalg_inv_ex = getattr(_lib, "tl_ops_linalg_inv_ex", None) or _missing_c("tl_ops_linalg_inv_ex")
 _C_linalg_matrix_norm = getattr(_lib, "tl_ops_linalg_matrix_norm", None) or _missing_c("tl_ops_linalg_matrix_norm")
 _C_linalg_matrix_norm_out = getattr(_lib, "tl_ops_linalg_matrix_norm_out", None) or _missing_c("tl_ops_linalg_matrix_norm_out")
 _C_linalg_matrix_norm_str_ord = getattr(_lib, "tl_ops_linalg_matrix_norm_str_ord", None) or _missing_c("tl_ops_linalg_matrix_norm_str_ord")
 _C_linalg_matrix_norm_str_ord_out = getattr(_lib, "tl_ops_linalg_matrix_norm_str_ord_out", None) or _missing_c("tl_ops_linalg_matrix_norm_str_ord_out")
+_C_linalg_matrix_power = getattr(_lib, "tl_ops_linalg_matrix_power", None) or _missing_c("tl_ops_linalg_matrix_power")
 _C_linalg_multi_dot = getattr(_lib, "tl_ops_linalg_multi_dot", None) or _missing_c("tl_ops_linalg_multi_dot")
 _C_linalg_multi_dot_out = getattr(_lib, "tl_ops_linalg_multi_dot_out", None) or _missing_c("tl_ops_linalg_multi_dot_out")
 _C_linalg_norm = getattr(_lib, "tl_ops_linalg_norm", None) or _missing_c("tl_ops_linalg_norm")
 _C_linalg_norm_ord_str = getattr(_lib, "tl_ops_linalg_norm_ord_str", None) or _missing_c("tl_ops_linalg_norm_ord_str")
 _C_linalg_norm_ord_str_out = getattr(_lib, "tl_ops_linalg_norm_ord_str_out", None) or _missing_c("tl_ops_linalg_norm_ord_str_out")
 _C_linalg_norm_out = getattr(_lib, "tl_ops_linalg_norm_out", None) or _missing_c("tl_ops_linalg_norm_out")
+_C_linalg_slogdet = getattr(_lib, "tl_ops_linalg_slogdet", None) or _missing_c("tl_ops_linalg_slogdet")
+_C_linalg_solve = getattr(_lib, "tl_ops_linalg_solve", None) or _missing_c("tl_ops_linalg_solve")
+_C_linalg_solve_ex = getattr(_lib, "tl_ops_linalg_solve_ex", None) or _missing_c("tl_ops_linalg_solve_ex")
+_C_linalg_solve_triangular = getattr(_lib, "tl_ops_linalg_solve_triangular", None) or _missing_c("tl_ops_linalg_solve_triangular")
 _C_linalg_svd = getattr(_lib, "tl_ops_linalg_svd", None) or _missing_c("tl_ops_linalg_svd")
 _C_linalg_svd_U = getattr(_lib, "tl_ops_linalg_svd_U", None) or _missing_c("tl_ops_linalg_svd_U")
 _C_linalg_svdvals = getattr(_lib, "tl_ops_linalg_svdvals", None) or _missing_c("tl_ops_linalg_svdvals")
 _C_linalg_svdvals_out = getattr(_lib, "tl_ops_linalg_svdvals_out", None) or _missing_c("tl_ops_linalg_svdvals_out")
+_C_linalg_tensorinv = getattr(_lib, "tl_ops_linalg_tensorinv", None) or _missing_c("tl_ops_linalg_tensorinv")
+_C_linalg_tensorsolve = getattr(_lib, "tl_ops_linalg_tensorsolve", None) or _missing_c("tl_ops_linalg_tensorsolve")
 _C_linalg_vander = getattr(_lib, "tl_ops_linalg_vander", None) or _missing_c("tl_ops_linalg_vander")
 _C_linalg_vecdot = getattr(_lib, "tl_ops_linalg_vecdot", None) or _missing_c("tl_ops_linalg_vecdot")
 _C_linalg_vecdot_out = getattr(_lib, "tl_ops_linalg_vecdot_out", None) or _missing_c("tl_ops_linalg_vecdot_out")
@@ -1126,6 +1161,7 @@ _C_logaddexp2_out = getattr(_lib, "tl_ops_logaddexp2_out", None) or _missing_c("
 _C_logaddexp_out = getattr(_lib, "tl_ops_logaddexp_out", None) or _missing_c("tl_ops_logaddexp_out")
 _C_logcumsumexp = getattr(_lib, "tl_ops_logcumsumexp", None) or _missing_c("tl_ops_logcumsumexp")
 _C_logcumsumexp_out = getattr(_lib, "tl_ops_logcumsumexp_out", None) or _missing_c("tl_ops_logcumsumexp_out")
+_C_logdet = getattr(_lib, "tl_ops_logdet", None) or _missing_c("tl_ops_logdet")
 _C_logical_and = getattr(_lib, "tl_ops_logical_and", None) or _missing_c("tl_ops_logical_and")
 _C_logical_and_ = getattr(_lib, "tl_ops_logical_and_", None) or _missing_c("tl_ops_logical_and_")
 _C_logical_and_out = getattr(_lib, "tl_ops_logical_and_out", None) or _missing_c("tl_ops_logical_and_out")
@@ -1419,6 +1455,7 @@ _C_sinh_out = getattr(_lib, "tl_ops_sinh_out", None) or _missing_c("tl_ops_sinh_
 _C_slice_Tensor = getattr(_lib, "tl_ops_slice_Tensor", None) or _missing_c("tl_ops_slice_Tensor")
 _C_slice_backward = getattr(_lib, "tl_ops_slice_backward", None) or _missing_c("tl_ops_slice_backward")
 _C_slice_scatter = getattr(_lib, "tl_ops_slice_scatter", None) or _missing_c("tl_ops_slice_scatter")
+_C_slogdet = getattr(_lib, "tl_ops_slogdet", None) or _missing_c("tl_ops_slogdet")
 _C_smooth_l1_loss = getattr(_lib, "tl_ops_smooth_l1_loss", None) or _missing_c("tl_ops_smooth_l1_loss")
 _C_smooth_l1_loss_backward = getattr(_lib, "tl_ops_smooth_l1_loss_backward", None) or _missing_c("tl_ops_smooth_l1_loss_backward")
 _C_soft_margin_loss = getattr(_lib, "tl_ops_soft_margin_loss", None) or _missing_c("tl_ops_soft_margin_loss")
@@ -1520,6 +1557,7 @@ _C_sum = getattr(_lib, "tl_ops_sum", None) or _missing_c("tl_ops_sum")
 _C_sum_IntList_out = getattr(_lib, "tl_ops_sum_IntList_out", None) or _missing_c("tl_ops_sum_IntList_out")
 _C_sum_dim_IntList = getattr(_lib, "tl_ops_sum_dim_IntList", None) or _missing_c("tl_ops_sum_dim_IntList")
 _C_sum_to_size = getattr(_lib, "tl_ops_sum_to_size", None) or _missing_c("tl_ops_sum_to_size")
+_C_svd = getattr(_lib, "tl_ops_svd", None) or _missing_c("tl_ops_svd")
 _C_t = getattr(_lib, "tl_ops_t", None) or _missing_c("tl_ops_t")
 _C_t_copy = getattr(_lib, "tl_ops_t_copy", None) or _missing_c("tl_ops_t_copy")
 _C_take = getattr(_lib, "tl_ops_take", None) or _missing_c("tl_ops_take")
@@ -2392,6 +2430,93 @@ def _index_put_impl_(input, indices, values, accumulate=False, unsafe=False):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: _linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)
+_SIGS__linalg_det = (
+    ('(Tensor A)', (('A', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _linalg_det(A):
+    '(Tensor A)'
+    if _TF and (r_ := _tf(_linalg_det, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('_linalg_det', 'A', 1, 'Tensor', A)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C__linalg_det(A._p, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3, '_linalg_det', ('result', 'LU', 'pivots'))
+
+
+# yaml/native_functions.yaml: _linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)
+_SIGS__linalg_eigh = (
+    ("(Tensor A, str UPLO = 'L', bool compute_v = True)", (('A', lambda x: isinstance(x, _Tensor)), ('UPLO', lambda x: _cv_str(x, False) is not _BAD), ('compute_v', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _linalg_eigh(A, UPLO='L', compute_v=True):
+    "(Tensor A, str UPLO = 'L', bool compute_v = True)"
+    if _TF and (r_ := _tf(_linalg_eigh, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('_linalg_eigh', 'A', 1, 'Tensor', A)
+    UPLO_c = _cv_str(UPLO, False)
+    if UPLO_c is _BAD:
+        raise _arg_error('_linalg_eigh', 'UPLO', 2, 'str', UPLO)
+    compute_v_c = _cv_bool(compute_v)
+    if compute_v_c is _BAD:
+        raise _arg_error('_linalg_eigh', 'compute_v', 3, 'bool', compute_v)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C__linalg_eigh(A._p, UPLO_c, compute_v_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, '_linalg_eigh', ('eigenvalues', 'eigenvectors'))
+
+
+# yaml/native_functions.yaml: _linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)
+_SIGS__linalg_slogdet = (
+    ('(Tensor A)', (('A', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _linalg_slogdet(A):
+    '(Tensor A)'
+    if _TF and (r_ := _tf(_linalg_slogdet, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('_linalg_slogdet', 'A', 1, 'Tensor', A)
+    p_ = _ffi.new('tl_tensor *[4]')
+    _check_rc(_C__linalg_slogdet(A._p, p_ + 0, p_ + 1, p_ + 2, p_ + 3))
+    return _tensors_result(p_, 4, '_linalg_slogdet', ('sign', 'logabsdet', 'LU', 'pivots'))
+
+
+# yaml/native_functions.yaml: _linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)
+_SIGS__linalg_solve_ex = (
+    ('(Tensor A, Tensor B, *, bool left = True, bool check_errors = False)', (('A', lambda x: isinstance(x, _Tensor)), ('B', lambda x: isinstance(x, _Tensor)),), (('left', lambda x: _cv_bool(x) is not _BAD), ('check_errors', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_solve_ex(A, B, *, left=True, check_errors=False):
+    '(Tensor A, Tensor B, *, bool left = True, bool check_errors = False)'
+    if _TF and (r_ := _tf(_linalg_solve_ex, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('_linalg_solve_ex', 'A', 1, 'Tensor', A)
+    if B.__class__ is not _Tensor:
+        if not isinstance(B, _Tensor):
+            raise _arg_error('_linalg_solve_ex', 'B', 2, 'Tensor', B)
+    left_c = _cv_bool(left)
+    if left_c is _BAD:
+        raise _arg_error('_linalg_solve_ex', 'left', 0, 'bool', left)
+    check_errors_c = _cv_bool(check_errors)
+    if check_errors_c is _BAD:
+        raise _arg_error('_linalg_solve_ex', 'check_errors', 0, 'bool', check_errors)
+    p_ = _ffi.new('tl_tensor *[4]')
+    _check_rc(_C__linalg_solve_ex(A._p, B._p, left_c, check_errors_c, p_ + 0, p_ + 1, p_ + 2, p_ + 3))
+    return _tensors_result(p_, 4, '_linalg_solve_ex', ('result', 'LU', 'pivots', 'info'))
 
 
 # yaml/native_functions.yaml: _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
@@ -6305,6 +6430,87 @@ def celu_(input, alpha=1.0):
     return input
 
 
+# yaml/native_functions.yaml: cholesky(Tensor self, bool upper=False) -> Tensor
+_SIGS_cholesky = (
+    ('(Tensor input, bool upper = False)', (('input', lambda x: isinstance(x, _Tensor)), ('upper', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def cholesky(input, upper=False):
+    '(Tensor input, bool upper = False)'
+    if _TF and (r_ := _tf(cholesky, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cholesky', 'input', 1, 'Tensor', input)
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('cholesky', 'upper', 2, 'bool', upper)
+    h_ = _C_cholesky(input._p, upper_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: cholesky_inverse(Tensor self, bool upper=False) -> Tensor
+_SIGS_cholesky_inverse = (
+    ('(Tensor input, bool upper = False)', (('input', lambda x: isinstance(x, _Tensor)), ('upper', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def cholesky_inverse(input, upper=False):
+    '(Tensor input, bool upper = False)'
+    if _TF and (r_ := _tf(cholesky_inverse, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cholesky_inverse', 'input', 1, 'Tensor', input)
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('cholesky_inverse', 'upper', 2, 'bool', upper)
+    h_ = _C_cholesky_inverse(input._p, upper_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor
+_SIGS_cholesky_solve = (
+    ('(Tensor input, Tensor input2, bool upper = False)', (('input', lambda x: isinstance(x, _Tensor)), ('input2', lambda x: isinstance(x, _Tensor)), ('upper', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def cholesky_solve(input, input2, upper=False):
+    '(Tensor input, Tensor input2, bool upper = False)'
+    if _TF and (r_ := _tf(cholesky_solve, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cholesky_solve', 'input', 1, 'Tensor', input)
+    if input2.__class__ is not _Tensor:
+        if not isinstance(input2, _Tensor):
+            raise _arg_error('cholesky_solve', 'input2', 2, 'Tensor', input2)
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('cholesky_solve', 'upper', 3, 'bool', upper)
+    h_ = _C_cholesky_solve(input._p, input2._p, upper_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
 _SIGS_chunk = (
     ('(Tensor input, int chunks, int dim = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('chunks', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -8074,6 +8280,29 @@ def deg2rad_(input):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: det(Tensor self) -> Tensor
+_SIGS_det = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def det(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(det, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('det', 'input', 1, 'Tensor', input)
+    h_ = _C_det(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: diag(Tensor self, int diagonal=0) -> Tensor
@@ -11399,6 +11628,29 @@ def instance_norm(input, weight, bias, running_mean, running_var, use_input_stat
     return r_
 
 
+# yaml/native_functions.yaml: inverse(Tensor self) -> Tensor
+_SIGS_inverse = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def inverse(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(inverse, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('inverse', 'input', 1, 'Tensor', input)
+    h_ = _C_inverse(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor
 _SIGS_isclose = (
     ('(Tensor input, Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)), ('rtol', lambda x: _cv_double(x) is not _BAD), ('atol', lambda x: _cv_double(x) is not _BAD), ('equal_nan', lambda x: _cv_bool(x) is not _BAD),), (), False),
@@ -12478,6 +12730,29 @@ def logcumsumexp(input, dim, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: logdet(Tensor self) -> Tensor
+_SIGS_logdet = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def logdet(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(logdet, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('logdet', 'input', 1, 'Tensor', input)
+    h_ = _C_logdet(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: logical_and(Tensor self, Tensor other) -> Tensor
@@ -17692,6 +17967,24 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     return r_
 
 
+# yaml/native_functions.yaml: slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)
+_SIGS_slogdet = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def slogdet(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(slogdet, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('slogdet', 'input', 1, 'Tensor', input)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_slogdet(input._p, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'slogdet', ('sign', 'logabsdet'))
+
+
 # yaml/native_functions.yaml: softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 # yaml/native_functions.yaml: softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_softmax = (
@@ -18485,6 +18778,30 @@ def sum(*args, **kwargs):
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 1) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_sum_1, ('input', 'dim', 'keepdim', )[:n])):
         return _implsum_1(*args, **kwargs)
     raise _invalid_combination('sum', args, kwargs, _SIGS_sum)
+
+
+# yaml/native_functions.yaml: svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)
+_SIGS_svd = (
+    ('(Tensor input, bool some = True, bool compute_uv = True)', (('input', lambda x: isinstance(x, _Tensor)), ('some', lambda x: _cv_bool(x) is not _BAD), ('compute_uv', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def svd(input, some=True, compute_uv=True):
+    '(Tensor input, bool some = True, bool compute_uv = True)'
+    if _TF and (r_ := _tf(svd, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('svd', 'input', 1, 'Tensor', input)
+    some_c = _cv_bool(some)
+    if some_c is _BAD:
+        raise _arg_error('svd', 'some', 2, 'bool', some)
+    compute_uv_c = _cv_bool(compute_uv)
+    if compute_uv_c is _BAD:
+        raise _arg_error('svd', 'compute_uv', 3, 'bool', compute_uv)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_svd(input._p, some_c, compute_uv_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3, 'svd', ('U', 'S', 'V'))
 
 
 # yaml/native_functions.yaml: t(Tensor(a) self) -> Tensor(a)
@@ -22836,6 +23153,56 @@ def _nn_softshrink_backward(grad_output, input, lambd, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor
+_SIGS__linalg_linalg_cholesky = (
+    ('(Tensor input, *, bool upper = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('upper', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_cholesky(input, *, upper=False):
+    '(Tensor input, *, bool upper = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_cholesky, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_cholesky', 'input', 1, 'Tensor', input)
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('linalg_cholesky', 'upper', 0, 'bool', upper)
+    h_ = _C_linalg_cholesky(input._p, upper_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)
+_SIGS__linalg_linalg_cholesky_ex = (
+    ('(Tensor input, *, bool upper = False, bool check_errors = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('upper', lambda x: _cv_bool(x) is not _BAD), ('check_errors', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_cholesky_ex(input, *, upper=False, check_errors=False):
+    '(Tensor input, *, bool upper = False, bool check_errors = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_cholesky_ex, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_cholesky_ex', 'input', 1, 'Tensor', input)
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('linalg_cholesky_ex', 'upper', 0, 'bool', upper)
+    check_errors_c = _cv_bool(check_errors)
+    if check_errors_c is _BAD:
+        raise _arg_error('linalg_cholesky_ex', 'check_errors', 0, 'bool', check_errors)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_linalg_cholesky_ex(input._p, upper_c, check_errors_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'linalg_cholesky_ex', ('L', 'info'))
+
+
 # yaml/native_functions.yaml: linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor
 # yaml/native_functions.yaml: linalg_cross.out(Tensor self, Tensor other, *, int dim=-1, Tensor(a!) out) -> Tensor(a!)
 _SIGS__linalg_linalg_cross = (
@@ -22873,6 +23240,29 @@ def _linalg_linalg_cross(input, other, *, dim=-1, out=None):
     return out
 
 
+# yaml/native_functions.yaml: linalg_det(Tensor A) -> Tensor
+_SIGS__linalg_linalg_det = (
+    ('(Tensor A)', (('A', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _linalg_linalg_det(A):
+    '(Tensor A)'
+    if _TF and (r_ := _tf(_linalg_linalg_det, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_det', 'A', 1, 'Tensor', A)
+    h_ = _C_linalg_det(A._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)
 _SIGS__linalg_linalg_diagonal = (
     ('(Tensor A, *, int offset = 0, int dim1 = -2, int dim2 = -1)', (('A', lambda x: isinstance(x, _Tensor)),), (('offset', lambda x: _cv_int(x) is not _BAD), ('dim1', lambda x: _cv_int(x) is not _BAD), ('dim2', lambda x: _cv_int(x) is not _BAD),), False),
@@ -22903,6 +23293,97 @@ def _linalg_linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)
+_SIGS__linalg_linalg_eigh = (
+    ("(Tensor input, str UPLO = 'L')", (('input', lambda x: isinstance(x, _Tensor)), ('UPLO', lambda x: _cv_str(x, False) is not _BAD),), (), False),
+)
+
+
+def _linalg_linalg_eigh(input, UPLO='L'):
+    "(Tensor input, str UPLO = 'L')"
+    if _TF and (r_ := _tf(_linalg_linalg_eigh, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_eigh', 'input', 1, 'Tensor', input)
+    UPLO_c = _cv_str(UPLO, False)
+    if UPLO_c is _BAD:
+        raise _arg_error('linalg_eigh', 'UPLO', 2, 'str', UPLO)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_linalg_eigh(input._p, UPLO_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'linalg_eigh', ('eigenvalues', 'eigenvectors'))
+
+
+# yaml/native_functions.yaml: linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor
+_SIGS__linalg_linalg_eigvalsh = (
+    ("(Tensor input, str UPLO = 'L')", (('input', lambda x: isinstance(x, _Tensor)), ('UPLO', lambda x: _cv_str(x, False) is not _BAD),), (), False),
+)
+
+
+def _linalg_linalg_eigvalsh(input, UPLO='L'):
+    "(Tensor input, str UPLO = 'L')"
+    if _TF and (r_ := _tf(_linalg_linalg_eigvalsh, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_eigvalsh', 'input', 1, 'Tensor', input)
+    UPLO_c = _cv_str(UPLO, False)
+    if UPLO_c is _BAD:
+        raise _arg_error('linalg_eigvalsh', 'UPLO', 2, 'str', UPLO)
+    h_ = _C_linalg_eigvalsh(input._p, UPLO_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: linalg_inv(Tensor A) -> Tensor
+_SIGS__linalg_linalg_inv = (
+    ('(Tensor A)', (('A', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _linalg_linalg_inv(A):
+    '(Tensor A)'
+    if _TF and (r_ := _tf(_linalg_linalg_inv, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_inv', 'A', 1, 'Tensor', A)
+    h_ = _C_linalg_inv(A._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)
+_SIGS__linalg_linalg_inv_ex = (
+    ('(Tensor A, *, bool check_errors = False)', (('A', lambda x: isinstance(x, _Tensor)),), (('check_errors', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_inv_ex(A, *, check_errors=False):
+    '(Tensor A, *, bool check_errors = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_inv_ex, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_inv_ex', 'A', 1, 'Tensor', A)
+    check_errors_c = _cv_bool(check_errors)
+    if check_errors_c is _BAD:
+        raise _arg_error('linalg_inv_ex', 'check_errors', 0, 'bool', check_errors)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_linalg_inv_ex(A._p, check_errors_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'linalg_inv_ex', ('inverse', 'info'))
 
 
 # yaml/native_functions.yaml: linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
@@ -22997,6 +23478,32 @@ def _linalg_linalg_matrix_norm(*args, **kwargs):
     if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_str(args[1], False) is not _BAD) and (n <= 2 or _cv_int_list(args[2], 0) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_norm_1, ('input', 'ord', 'dim', 'keepdim', )[:n])):
         return _impl_linalg_linalg_matrix_norm_1(*args, **kwargs)
     raise _invalid_combination('linalg_matrix_norm', args, kwargs, _SIGS__linalg_linalg_matrix_norm)
+
+
+# yaml/native_functions.yaml: linalg_matrix_power(Tensor self, int n) -> Tensor
+_SIGS__linalg_linalg_matrix_power = (
+    ('(Tensor input, int n)', (('input', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _linalg_linalg_matrix_power(input, n):
+    '(Tensor input, int n)'
+    if _TF and (r_ := _tf(_linalg_linalg_matrix_power, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_matrix_power', 'input', 1, 'Tensor', input)
+    n_c = _cv_int(n)
+    if n_c is _BAD:
+        raise _arg_error('linalg_matrix_power', 'n', 2, 'int', n)
+    h_ = _C_linalg_matrix_power(input._p, n_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: linalg_multi_dot(Tensor[] tensors) -> Tensor
@@ -23122,6 +23629,115 @@ def _linalg_linalg_norm(*args, **kwargs):
     raise _invalid_combination('linalg_norm', args, kwargs, _SIGS__linalg_linalg_norm)
 
 
+# yaml/native_functions.yaml: linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)
+_SIGS__linalg_linalg_slogdet = (
+    ('(Tensor A)', (('A', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _linalg_linalg_slogdet(A):
+    '(Tensor A)'
+    if _TF and (r_ := _tf(_linalg_linalg_slogdet, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_slogdet', 'A', 1, 'Tensor', A)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_linalg_slogdet(A._p, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'linalg_slogdet', ('sign', 'logabsdet'))
+
+
+# yaml/native_functions.yaml: linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor
+_SIGS__linalg_linalg_solve = (
+    ('(Tensor A, Tensor B, *, bool left = True)', (('A', lambda x: isinstance(x, _Tensor)), ('B', lambda x: isinstance(x, _Tensor)),), (('left', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_solve(A, B, *, left=True):
+    '(Tensor A, Tensor B, *, bool left = True)'
+    if _TF and (r_ := _tf(_linalg_linalg_solve, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_solve', 'A', 1, 'Tensor', A)
+    if B.__class__ is not _Tensor:
+        if not isinstance(B, _Tensor):
+            raise _arg_error('linalg_solve', 'B', 2, 'Tensor', B)
+    left_c = _cv_bool(left)
+    if left_c is _BAD:
+        raise _arg_error('linalg_solve', 'left', 0, 'bool', left)
+    h_ = _C_linalg_solve(A._p, B._p, left_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)
+_SIGS__linalg_linalg_solve_ex = (
+    ('(Tensor A, Tensor B, *, bool left = True, bool check_errors = False)', (('A', lambda x: isinstance(x, _Tensor)), ('B', lambda x: isinstance(x, _Tensor)),), (('left', lambda x: _cv_bool(x) is not _BAD), ('check_errors', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_solve_ex(A, B, *, left=True, check_errors=False):
+    '(Tensor A, Tensor B, *, bool left = True, bool check_errors = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_solve_ex, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_solve_ex', 'A', 1, 'Tensor', A)
+    if B.__class__ is not _Tensor:
+        if not isinstance(B, _Tensor):
+            raise _arg_error('linalg_solve_ex', 'B', 2, 'Tensor', B)
+    left_c = _cv_bool(left)
+    if left_c is _BAD:
+        raise _arg_error('linalg_solve_ex', 'left', 0, 'bool', left)
+    check_errors_c = _cv_bool(check_errors)
+    if check_errors_c is _BAD:
+        raise _arg_error('linalg_solve_ex', 'check_errors', 0, 'bool', check_errors)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_linalg_solve_ex(A._p, B._p, left_c, check_errors_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'linalg_solve_ex', ('result', 'info'))
+
+
+# yaml/native_functions.yaml: linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor
+_SIGS__linalg_linalg_solve_triangular = (
+    ('(Tensor input, Tensor B, *, bool upper, bool left = True, bool unitriangular = False)', (('input', lambda x: isinstance(x, _Tensor)), ('B', lambda x: isinstance(x, _Tensor)),), (('upper', lambda x: _cv_bool(x) is not _BAD), ('left', lambda x: _cv_bool(x) is not _BAD), ('unitriangular', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_solve_triangular(input, B, *, upper, left=True, unitriangular=False):
+    '(Tensor input, Tensor B, *, bool upper, bool left = True, bool unitriangular = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_solve_triangular, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_solve_triangular', 'input', 1, 'Tensor', input)
+    if B.__class__ is not _Tensor:
+        if not isinstance(B, _Tensor):
+            raise _arg_error('linalg_solve_triangular', 'B', 2, 'Tensor', B)
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('linalg_solve_triangular', 'upper', 0, 'bool', upper)
+    left_c = _cv_bool(left)
+    if left_c is _BAD:
+        raise _arg_error('linalg_solve_triangular', 'left', 0, 'bool', left)
+    unitriangular_c = _cv_bool(unitriangular)
+    if unitriangular_c is _BAD:
+        raise _arg_error('linalg_solve_triangular', 'unitriangular', 0, 'bool', unitriangular)
+    h_ = _C_linalg_solve_triangular(input._p, B._p, upper_c, left_c, unitriangular_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
 # yaml/native_functions.yaml: linalg_svd.U(Tensor A, bool full_matrices=True, *, str? driver=None, Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh) -> (Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh)
 _SIGS__linalg_linalg_svd = (
@@ -23186,6 +23802,61 @@ def _linalg_linalg_svdvals(A, *, driver=None, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: linalg_tensorinv(Tensor self, int ind=2) -> Tensor
+_SIGS__linalg_linalg_tensorinv = (
+    ('(Tensor input, int ind = 2)', (('input', lambda x: isinstance(x, _Tensor)), ('ind', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _linalg_linalg_tensorinv(input, ind=2):
+    '(Tensor input, int ind = 2)'
+    if _TF and (r_ := _tf(_linalg_linalg_tensorinv, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_tensorinv', 'input', 1, 'Tensor', input)
+    ind_c = _cv_int(ind)
+    if ind_c is _BAD:
+        raise _arg_error('linalg_tensorinv', 'ind', 2, 'int', ind)
+    h_ = _C_linalg_tensorinv(input._p, ind_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor
+_SIGS__linalg_linalg_tensorsolve = (
+    ('(Tensor input, Tensor other, tuple of ints dims = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)), ('dims', lambda x: _cv_opt_int_list(x, 0) is not _BAD),), (), False),
+)
+
+
+def _linalg_linalg_tensorsolve(input, other, dims=None):
+    '(Tensor input, Tensor other, tuple of ints dims = None)'
+    if _TF and (r_ := _tf(_linalg_linalg_tensorsolve, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_tensorsolve', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('linalg_tensorsolve', 'other', 2, 'Tensor', other)
+    dims_c = _cv_opt_int_list(dims, 0)
+    if dims_c is _BAD:
+        raise _arg_error('linalg_tensorsolve', 'dims', 3, 'tuple of ints', dims)
+    h_ = _C_linalg_tensorsolve(input._p, other._p, dims_c[0], dims_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor
@@ -26346,6 +27017,78 @@ def _m_ceil_(self):
     return self
 
 
+# yaml/native_functions.yaml: cholesky(Tensor self, bool upper=False) -> Tensor
+_SIGS__m_cholesky = (
+    ('(bool upper = False)', (('upper', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_cholesky(self, upper=False):
+    '(bool upper = False)'
+    if _TF and (r_ := _tf(_m_cholesky, locals())) is not _GO:
+        return r_
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('cholesky', 'upper', 1, 'bool', upper)
+    h_ = _C_cholesky(self._p, upper_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: cholesky_inverse(Tensor self, bool upper=False) -> Tensor
+_SIGS__m_cholesky_inverse = (
+    ('(bool upper = False)', (('upper', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_cholesky_inverse(self, upper=False):
+    '(bool upper = False)'
+    if _TF and (r_ := _tf(_m_cholesky_inverse, locals())) is not _GO:
+        return r_
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('cholesky_inverse', 'upper', 1, 'bool', upper)
+    h_ = _C_cholesky_inverse(self._p, upper_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor
+_SIGS__m_cholesky_solve = (
+    ('(Tensor input2, bool upper = False)', (('input2', lambda x: isinstance(x, _Tensor)), ('upper', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_cholesky_solve(self, input2, upper=False):
+    '(Tensor input2, bool upper = False)'
+    if _TF and (r_ := _tf(_m_cholesky_solve, locals())) is not _GO:
+        return r_
+    if input2.__class__ is not _Tensor:
+        if not isinstance(input2, _Tensor):
+            raise _arg_error('cholesky_solve', 'input2', 1, 'Tensor', input2)
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('cholesky_solve', 'upper', 2, 'bool', upper)
+    h_ = _C_cholesky_solve(self._p, input2._p, upper_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
 _SIGS__m_chunk = (
     ('(int chunks, int dim = 0)', (('chunks', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -27317,6 +28060,26 @@ def _m_deg2rad_(self):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: det(Tensor self) -> Tensor
+_SIGS__m_det = (
+    ('()', (), (), False),
+)
+
+
+def _m_det(self):
+    '()'
+    if _TF and (r_ := _tf(_m_det, locals())) is not _GO:
+        return r_
+    h_ = _C_det(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: diag(Tensor self, int diagonal=0) -> Tensor
@@ -29707,6 +30470,26 @@ def _m_inner(self, other):
     return r_
 
 
+# yaml/native_functions.yaml: inverse(Tensor self) -> Tensor
+_SIGS__m_inverse = (
+    ('()', (), (), False),
+)
+
+
+def _m_inverse(self):
+    '()'
+    if _TF and (r_ := _tf(_m_inverse, locals())) is not _GO:
+        return r_
+    h_ = _C_inverse(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor
 _SIGS__m_isclose = (
     ('(Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)', (('other', lambda x: isinstance(x, _Tensor)), ('rtol', lambda x: _cv_double(x) is not _BAD), ('atol', lambda x: _cv_double(x) is not _BAD), ('equal_nan', lambda x: _cv_bool(x) is not _BAD),), (), False),
@@ -30428,6 +31211,26 @@ def _m_logcumsumexp(self, dim):
     if dim_c is _BAD:
         raise _arg_error('logcumsumexp', 'dim', 1, 'int', dim)
     h_ = _C_logcumsumexp(self._p, dim_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: logdet(Tensor self) -> Tensor
+_SIGS__m_logdet = (
+    ('()', (), (), False),
+)
+
+
+def _m_logdet(self):
+    '()'
+    if _TF and (r_ := _tf(_m_logdet, locals())) is not _GO:
+        return r_
+    h_ = _C_logdet(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -33911,6 +34714,21 @@ def _m_slice_scatter(self, src, dim=0, start=None, end=None, step=1):
     return r_
 
 
+# yaml/native_functions.yaml: slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)
+_SIGS__m_slogdet = (
+    ('()', (), (), False),
+)
+
+
+def _m_slogdet(self):
+    '()'
+    if _TF and (r_ := _tf(_m_slogdet, locals())) is not _GO:
+        return r_
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_slogdet(self._p, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'slogdet', ('sign', 'logabsdet'))
+
+
 # yaml/native_functions.yaml: softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 _SIGS__m_softmax = (
     ('(int dim, torchlet.dtype dtype = None)', (('dim', lambda x: _cv_int(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD),), (), False),
@@ -34456,6 +35274,27 @@ def _m_sum_to_size(self, *_args, size=None):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)
+_SIGS__m_svd = (
+    ('(bool some = True, bool compute_uv = True)', (('some', lambda x: _cv_bool(x) is not _BAD), ('compute_uv', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_svd(self, some=True, compute_uv=True):
+    '(bool some = True, bool compute_uv = True)'
+    if _TF and (r_ := _tf(_m_svd, locals())) is not _GO:
+        return r_
+    some_c = _cv_bool(some)
+    if some_c is _BAD:
+        raise _arg_error('svd', 'some', 1, 'bool', some)
+    compute_uv_c = _cv_bool(compute_uv)
+    if compute_uv_c is _BAD:
+        raise _arg_error('svd', 'compute_uv', 2, 'bool', compute_uv)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_svd(self._p, some_c, compute_uv_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3, 'svd', ('U', 'S', 'V'))
 
 
 # yaml/native_functions.yaml: t(Tensor(a) self) -> Tensor(a)
@@ -37002,6 +37841,9 @@ class _TensorOps:
     broadcast_to = _m_broadcast_to
     ceil = _m_ceil
     ceil_ = _m_ceil_
+    cholesky = _m_cholesky
+    cholesky_inverse = _m_cholesky_inverse
+    cholesky_solve = _m_cholesky_solve
     chunk = _m_chunk
     clamp = _m_clamp
     clamp_ = _m_clamp_
@@ -37034,6 +37876,7 @@ class _TensorOps:
     cumsum_ = _m_cumsum_
     deg2rad = _m_deg2rad
     deg2rad_ = _m_deg2rad_
+    det = _m_det
     diag = _m_diag
     diag_embed = _m_diag_embed
     diagflat = _m_diagflat
@@ -37112,6 +37955,7 @@ class _TensorOps:
     index_put_ = _m_index_put_
     index_select = _m_index_select
     inner = _m_inner
+    inverse = _m_inverse
     isclose = _m_isclose
     isfinite = _m_isfinite
     isinf = _m_isinf
@@ -37141,6 +37985,7 @@ class _TensorOps:
     logaddexp = _m_logaddexp
     logaddexp2 = _m_logaddexp2
     logcumsumexp = _m_logcumsumexp
+    logdet = _m_logdet
     logical_and = _m_logical_and
     logical_and_ = _m_logical_and_
     logical_not = _m_logical_not
@@ -37246,6 +38091,7 @@ class _TensorOps:
     sinh_ = _m_sinh_
     slice = _m_slice
     slice_scatter = _m_slice_scatter
+    slogdet = _m_slogdet
     softmax = _m_softmax
     sort = _m_sort
     split = _m_split
@@ -37260,6 +38106,7 @@ class _TensorOps:
     sub_ = _m_sub_
     sum = _m_sum
     sum_to_size = _m_sum_to_size
+    svd = _m_svd
     t = _m_t
     take = _m_take
     take_along_dim = _m_take_along_dim
@@ -37427,13 +38274,27 @@ def _public_names():
         (_nn_softplus_backward, "softplus_backward"),
         (_nn_softshrink, "softshrink"),
         (_nn_softshrink_backward, "softshrink_backward"),
+        (_linalg_linalg_cholesky, "linalg_cholesky"),
+        (_linalg_linalg_cholesky_ex, "linalg_cholesky_ex"),
         (_linalg_linalg_cross, "linalg_cross"),
+        (_linalg_linalg_det, "linalg_det"),
         (_linalg_linalg_diagonal, "linalg_diagonal"),
+        (_linalg_linalg_eigh, "linalg_eigh"),
+        (_linalg_linalg_eigvalsh, "linalg_eigvalsh"),
+        (_linalg_linalg_inv, "linalg_inv"),
+        (_linalg_linalg_inv_ex, "linalg_inv_ex"),
         (_linalg_linalg_matrix_norm, "linalg_matrix_norm"),
+        (_linalg_linalg_matrix_power, "linalg_matrix_power"),
         (_linalg_linalg_multi_dot, "linalg_multi_dot"),
         (_linalg_linalg_norm, "linalg_norm"),
+        (_linalg_linalg_slogdet, "linalg_slogdet"),
+        (_linalg_linalg_solve, "linalg_solve"),
+        (_linalg_linalg_solve_ex, "linalg_solve_ex"),
+        (_linalg_linalg_solve_triangular, "linalg_solve_triangular"),
         (_linalg_linalg_svd, "linalg_svd"),
         (_linalg_linalg_svdvals, "linalg_svdvals"),
+        (_linalg_linalg_tensorinv, "linalg_tensorinv"),
+        (_linalg_linalg_tensorsolve, "linalg_tensorsolve"),
         (_linalg_linalg_vander, "linalg_vander"),
         (_linalg_linalg_vecdot, "linalg_vecdot"),
         (_linalg_linalg_vector_norm, "linalg_vector_norm"),
@@ -37495,6 +38356,18 @@ SIGNATURES = {
     ),
     ("function", "_index_put_impl_"): (
         "(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False)",
+    ),
+    ("function", "_linalg_det"): (
+        "(Tensor A)",
+    ),
+    ("function", "_linalg_eigh"): (
+        "(Tensor A, str UPLO = \u0027L\u0027, bool compute_v = True)",
+    ),
+    ("function", "_linalg_slogdet"): (
+        "(Tensor A)",
+    ),
+    ("function", "_linalg_solve_ex"): (
+        "(Tensor A, Tensor B, *, bool left = True, bool check_errors = False)",
     ),
     ("function", "_linalg_svd"): (
         "(Tensor A, bool full_matrices = False, bool compute_uv = True, *, str driver = None, tuple of Tensors out = None)",
@@ -37803,6 +38676,15 @@ SIGNATURES = {
     ("function", "celu_"): (
         "(Tensor input, Number alpha = 1.0)",
     ),
+    ("function", "cholesky"): (
+        "(Tensor input, bool upper = False)",
+    ),
+    ("function", "cholesky_inverse"): (
+        "(Tensor input, bool upper = False)",
+    ),
+    ("function", "cholesky_solve"): (
+        "(Tensor input, Tensor input2, bool upper = False)",
+    ),
     ("function", "chunk"): (
         "(Tensor input, int chunks, int dim = 0)",
     ),
@@ -37934,6 +38816,9 @@ SIGNATURES = {
         "(Tensor input, *, Tensor out = None)",
     ),
     ("function", "deg2rad_"): (
+        "(Tensor input)",
+    ),
+    ("function", "det"): (
         "(Tensor input)",
     ),
     ("function", "diag"): (
@@ -38206,6 +39091,9 @@ SIGNATURES = {
     ("function", "instance_norm"): (
         "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled)",
     ),
+    ("function", "inverse"): (
+        "(Tensor input)",
+    ),
     ("function", "isclose"): (
         "(Tensor input, Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)",
     ),
@@ -38299,6 +39187,9 @@ SIGNATURES = {
     ),
     ("function", "logcumsumexp"): (
         "(Tensor input, int dim, *, Tensor out = None)",
+    ),
+    ("function", "logdet"): (
+        "(Tensor input)",
     ),
     ("function", "logical_and"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -38685,6 +39576,9 @@ SIGNATURES = {
     ("function", "slice_scatter"): (
         "(Tensor input, Tensor src, int dim = 0, int start = None, int end = None, int step = 1)",
     ),
+    ("function", "slogdet"): (
+        "(Tensor input)",
+    ),
     ("function", "softmax"): (
         "(Tensor input, int dim, torchlet.dtype dtype = None, *, Tensor out = None)",
     ),
@@ -38743,6 +39637,9 @@ SIGNATURES = {
     ("function", "sum"): (
         "(Tensor input, *, torchlet.dtype dtype = None)",
         "(Tensor input, tuple of ints dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("function", "svd"): (
+        "(Tensor input, bool some = True, bool compute_uv = True)",
     ),
     ("function", "t"): (
         "(Tensor input)",
@@ -39145,6 +40042,15 @@ SIGNATURES = {
     ("method", "ceil_"): (
         "()",
     ),
+    ("method", "cholesky"): (
+        "(bool upper = False)",
+    ),
+    ("method", "cholesky_inverse"): (
+        "(bool upper = False)",
+    ),
+    ("method", "cholesky_solve"): (
+        "(Tensor input2, bool upper = False)",
+    ),
     ("method", "chunk"): (
         "(int chunks, int dim = 0)",
     ),
@@ -39248,6 +40154,9 @@ SIGNATURES = {
         "()",
     ),
     ("method", "deg2rad_"): (
+        "()",
+    ),
+    ("method", "det"): (
         "()",
     ),
     ("method", "diag"): (
@@ -39504,6 +40413,9 @@ SIGNATURES = {
     ("method", "inner"): (
         "(Tensor other)",
     ),
+    ("method", "inverse"): (
+        "()",
+    ),
     ("method", "isclose"): (
         "(Tensor other, float rtol = 1e-05, float atol = 1e-08, bool equal_nan = False)",
     ),
@@ -39594,6 +40506,9 @@ SIGNATURES = {
     ),
     ("method", "logcumsumexp"): (
         "(int dim)",
+    ),
+    ("method", "logdet"): (
+        "()",
     ),
     ("method", "logical_and"): (
         "(Tensor other)",
@@ -39942,6 +40857,9 @@ SIGNATURES = {
     ("method", "slice_scatter"): (
         "(Tensor src, int dim = 0, int start = None, int end = None, int step = 1)",
     ),
+    ("method", "slogdet"): (
+        "()",
+    ),
     ("method", "softmax"): (
         "(int dim, torchlet.dtype dtype = None)",
     ),
@@ -39990,6 +40908,9 @@ SIGNATURES = {
     ),
     ("method", "sum_to_size"): (
         "(tuple of ints size)",
+    ),
+    ("method", "svd"): (
+        "(bool some = True, bool compute_uv = True)",
     ),
     ("method", "t"): (
         "()",
@@ -40329,15 +41250,39 @@ SIGNATURES = {
     ("nn", "softshrink_backward"): (
         "(Tensor grad_output, Tensor input, Number lambd, *, Tensor out = None)",
     ),
+    ("linalg", "linalg_cholesky"): (
+        "(Tensor input, *, bool upper = False)",
+    ),
+    ("linalg", "linalg_cholesky_ex"): (
+        "(Tensor input, *, bool upper = False, bool check_errors = False)",
+    ),
     ("linalg", "linalg_cross"): (
         "(Tensor input, Tensor other, *, int dim = -1, Tensor out = None)",
+    ),
+    ("linalg", "linalg_det"): (
+        "(Tensor A)",
     ),
     ("linalg", "linalg_diagonal"): (
         "(Tensor A, *, int offset = 0, int dim1 = -2, int dim2 = -1)",
     ),
+    ("linalg", "linalg_eigh"): (
+        "(Tensor input, str UPLO = \u0027L\u0027)",
+    ),
+    ("linalg", "linalg_eigvalsh"): (
+        "(Tensor input, str UPLO = \u0027L\u0027)",
+    ),
+    ("linalg", "linalg_inv"): (
+        "(Tensor A)",
+    ),
+    ("linalg", "linalg_inv_ex"): (
+        "(Tensor A, *, bool check_errors = False)",
+    ),
     ("linalg", "linalg_matrix_norm"): (
         "(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
         "(Tensor input, str ord = \u0027fro\u0027, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("linalg", "linalg_matrix_power"): (
+        "(Tensor input, int n)",
     ),
     ("linalg", "linalg_multi_dot"): (
         "(tuple of Tensors tensors, *, Tensor out = None)",
@@ -40346,11 +41291,29 @@ SIGNATURES = {
         "(Tensor input, Number ord = None, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
         "(Tensor input, str ord, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
+    ("linalg", "linalg_slogdet"): (
+        "(Tensor A)",
+    ),
+    ("linalg", "linalg_solve"): (
+        "(Tensor A, Tensor B, *, bool left = True)",
+    ),
+    ("linalg", "linalg_solve_ex"): (
+        "(Tensor A, Tensor B, *, bool left = True, bool check_errors = False)",
+    ),
+    ("linalg", "linalg_solve_triangular"): (
+        "(Tensor input, Tensor B, *, bool upper, bool left = True, bool unitriangular = False)",
+    ),
     ("linalg", "linalg_svd"): (
         "(Tensor A, bool full_matrices = True, *, str driver = None, tuple of Tensors out = None)",
     ),
     ("linalg", "linalg_svdvals"): (
         "(Tensor A, *, str driver = None, Tensor out = None)",
+    ),
+    ("linalg", "linalg_tensorinv"): (
+        "(Tensor input, int ind = 2)",
+    ),
+    ("linalg", "linalg_tensorsolve"): (
+        "(Tensor input, Tensor other, tuple of ints dims = None)",
     ),
     ("linalg", "linalg_vander"): (
         "(Tensor x, *, int N = None)",

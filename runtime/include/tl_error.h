@@ -19,7 +19,8 @@ typedef enum tl_error_kind {
     TL_ERR_TYPE = 4,             /* TypeError */
     TL_ERR_NOT_IMPLEMENTED = 5,  /* NotImplementedError */
     TL_ERR_MEMORY = 6,           /* MemoryError */
-    TL_ERR_CUDA_OOM = 7          /* torchlet.cuda.OutOfMemoryError (a RuntimeError) */
+    TL_ERR_CUDA_OOM = 7,         /* torchlet.cuda.OutOfMemoryError (a RuntimeError) */
+    TL_ERR_LINALG = 8            /* torchlet.linalg.LinAlgError (a RuntimeError) */
 } tl_error_kind;
 
 /* Records an error (printf-style message, truncated to 2 KiB). Returns -1 so

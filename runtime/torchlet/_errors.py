@@ -26,7 +26,17 @@ class OutOfMemoryError(RuntimeError):
 
 OutOfMemoryError.__module__ = "torchlet.cuda"
 
+
+class _LinAlgError(RuntimeError):
+    """torchlet.linalg.LinAlgError: a LAPACK factorization or solve met a
+    singular / not positive-definite matrix (PyTorch's torch._C._LinAlgError,
+    a RuntimeError, exported as torch.linalg.LinAlgError)."""
+
+
+_LinAlgError.__module__ = "torchlet._C"
+
 _EXC = {
+    lib.TL_ERR_LINALG: _LinAlgError,
     lib.TL_ERR_CUDA_OOM: OutOfMemoryError,
     lib.TL_ERR_RUNTIME: RuntimeError,
     lib.TL_ERR_VALUE: ValueError,

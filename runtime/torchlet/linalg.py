@@ -1,6 +1,8 @@
 """torchlet.linalg: PyTorch's torch.linalg functions that torchlet has
 (vector_norm, matrix_norm, norm, svd, svdvals, vecdot, diagonal,
-multi_dot, vander, cross).
+multi_dot, vander, cross, inv / inv_ex, solve / solve_ex, det, slogdet,
+cholesky / cholesky_ex, matrix_power, tensorinv, tensorsolve, eigh, eigvalsh,
+solve_triangular) and LinAlgError.
 
 As torch/linalg/__init__.py does with torch._C._linalg, each is the generated
 binding of its `python_module: linalg` operator (yaml/native_functions.yaml,
@@ -10,6 +12,7 @@ out=(U, S, Vh)) and argument errors come from the generator."""
 from __future__ import annotations
 
 from torchlet import _C
+from torchlet._errors import _LinAlgError as LinAlgError
 
 _linalg = _C._linalg
 
@@ -23,5 +26,19 @@ diagonal = _linalg.linalg_diagonal
 multi_dot = _linalg.linalg_multi_dot
 vander = _linalg.linalg_vander
 cross = _linalg.linalg_cross
+inv = _linalg.linalg_inv
+inv_ex = _linalg.linalg_inv_ex
+solve = _linalg.linalg_solve
+solve_ex = _linalg.linalg_solve_ex
+det = _linalg.linalg_det
+slogdet = _linalg.linalg_slogdet
+cholesky = _linalg.linalg_cholesky
+cholesky_ex = _linalg.linalg_cholesky_ex
+matrix_power = _linalg.linalg_matrix_power
+tensorinv = _linalg.linalg_tensorinv
+tensorsolve = _linalg.linalg_tensorsolve
+eigh = _linalg.linalg_eigh
+eigvalsh = _linalg.linalg_eigvalsh
+solve_triangular = _linalg.linalg_solve_triangular
 
-__all__ = ["cross", "diagonal", "matrix_norm", "multi_dot", "norm", "svd", "svdvals", "vander", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex", "matrix_power", "multi_dot", "slogdet", "solve", "solve_ex", "solve_triangular", "tensorinv", "tensorsolve", "vander", "vecdot"]

@@ -979,6 +979,54 @@ SHAPE_HELPERS_CASES = {
     "vdot": [([rn(4), rn(4)], lambda a, b: torchlet.vdot(a, b)), ([rn(3, 2), rn(3)], lambda a, b: T(a)[1].vdot(b))],
 }
 
+# LAPACK solvers and decompositions (docs/LINALG.md): their own generator;
+# well-conditioned matrices, symmetric positive-definite ones for cholesky,
+# factors perturbed on their triangle only (the other is not read)
+RL = np.random.default_rng(4242)
+
+
+def _well(*shape):
+    n = shape[-1]
+    return RL.standard_normal(shape) + 3 * n ** 0.5 * np.eye(n)
+
+
+def _spd(*shape):
+    a = RL.standard_normal(shape)
+    return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def _sym(a):
+    return (a + a.transpose(-2, -1)) / 2
+
+
+LINALG_SOLVER_CASES = {
+    "linalg_inv_ex": [([_well(3, 3)], lambda a: torchlet.linalg.inv_ex(T(a))[0]),
+                      ([_well(2, 3, 3)], lambda a: torchlet.linalg.inv(a))],
+    "_linalg_solve_ex": [([_well(3, 3), RL.standard_normal((3, 2))], lambda a, b: torchlet.linalg.solve(a, b)),
+                         ([_well(2, 3, 3), RL.standard_normal(3)], lambda a, b: torchlet.linalg.solve(a, b)),
+                         ([_well(3, 3), RL.standard_normal((2, 4, 3))],
+                          lambda a, b: torchlet.linalg.solve(a, b, left=False))],
+    "_linalg_det": [([_well(2, 3, 3)], lambda a: torchlet.linalg.det(a)),
+                    ([np.array([[1.0, 2.0], [2.0, 4.0]])], lambda a: torchlet.det(a))],
+    "_linalg_slogdet": [([_well(2, 3, 3)], lambda a: torchlet.linalg.slogdet(a)[1]),
+                        ([_spd(3, 3)], lambda a: torchlet.logdet(a))],
+    "linalg_cholesky_ex": [([_spd(3, 3)], lambda a: torchlet.linalg.cholesky_ex(_sym(a))[0]),
+                           ([_spd(2, 3, 3)], lambda a: torchlet.linalg.cholesky(_sym(a), upper=True))],
+    "cholesky": [([_spd(3, 3)], lambda a: torchlet.cholesky(_sym(a)))],
+    "_linalg_eigh": [([RL.standard_normal((3, 3))], lambda a: torchlet.linalg.eigvalsh(_sym(a))),
+                     ([RL.standard_normal((3, 3))],
+                      lambda a: (lambda v: v * v)(torchlet.linalg.eigh(_sym(a), UPLO="U")[1]))],
+    "linalg_solve_triangular": [
+        ([_well(3, 3), RL.standard_normal((3, 2))],
+         lambda a, b: torchlet.linalg.solve_triangular(a.triu(), b, upper=True)),
+        ([_well(3, 3), RL.standard_normal((2, 3))],
+         lambda a, b: torchlet.linalg.solve_triangular(a.tril(), b, upper=False, left=False, unitriangular=True))],
+    "cholesky_solve": [([RL.standard_normal((3, 2)), np.linalg.cholesky(_spd(3, 3))],
+                        lambda b, l: torchlet.cholesky_solve(b, l.tril()))],
+    "cholesky_inverse": [([np.linalg.cholesky(_spd(3, 3)).T.copy()],
+                          lambda u: torchlet.cholesky_inverse(u.triu(), upper=True))],
+}
+
 
 CASES = {
     **SELECT_CASES,
@@ -999,6 +1047,7 @@ CASES = {
     **NN_CASES,
     **MISSING_OPS_CASES,
     **PRODUCTS_CASES,
+    **LINALG_SOLVER_CASES,
     "add.Tensor": [([rn(2, 3), rn(3)], lambda a, b: torchlet.add(a, b, alpha=2.5)),
                    ([rn(3, 1), rn(1, 4)], lambda a, b: a + b),
                    ([rn(), rn(2)], lambda a, b: a + b),

@@ -222,6 +222,13 @@ def test_compiler_identity_and_helpers(model):
     assert lines[0] == "t0_ = tl_ag_maybe_multiply(grad, n_->alpha);"
 
 
+def test_compiler_bool_mask_element(model):
+    """grad_input_mask[1]: one flag of the mask, false past its end"""
+    env = dict(ENV, grad_input_mask=Val("boolarray", ("grad_input_mask", "2")))
+    v, lines = compile_(model, "grad_input_mask[1]", env)
+    assert v.kind == "bool" and v.c == ("(2 > 1 && grad_input_mask[1])",) and lines == []
+
+
 @pytest.mark.parametrize(
     "text, msg",
     [
