@@ -272,6 +272,26 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_ldexp() != 0) return -1;
     if (tl_autograd_register_special_entr() != 0) return -1;
     if (tl_autograd_register_special_xlog1py() != 0) return -1;
+    if (tl_autograd_register_upsample_nearest1d() != 0) return -1;
+    if (tl_autograd_register_upsample_nearest1d_backward() != 0) return -1;
+    if (tl_autograd_register__upsample_nearest_exact1d() != 0) return -1;
+    if (tl_autograd_register__upsample_nearest_exact1d_backward() != 0) return -1;
+    if (tl_autograd_register_upsample_nearest2d() != 0) return -1;
+    if (tl_autograd_register_upsample_nearest2d_backward() != 0) return -1;
+    if (tl_autograd_register__upsample_nearest_exact2d() != 0) return -1;
+    if (tl_autograd_register__upsample_nearest_exact2d_backward() != 0) return -1;
+    if (tl_autograd_register_upsample_nearest3d() != 0) return -1;
+    if (tl_autograd_register_upsample_nearest3d_backward() != 0) return -1;
+    if (tl_autograd_register__upsample_nearest_exact3d() != 0) return -1;
+    if (tl_autograd_register__upsample_nearest_exact3d_backward() != 0) return -1;
+    if (tl_autograd_register_upsample_linear1d() != 0) return -1;
+    if (tl_autograd_register_upsample_linear1d_backward() != 0) return -1;
+    if (tl_autograd_register_upsample_bilinear2d() != 0) return -1;
+    if (tl_autograd_register_upsample_bilinear2d_backward() != 0) return -1;
+    if (tl_autograd_register_upsample_bicubic2d() != 0) return -1;
+    if (tl_autograd_register_upsample_bicubic2d_backward() != 0) return -1;
+    if (tl_autograd_register_upsample_trilinear3d() != 0) return -1;
+    if (tl_autograd_register_upsample_trilinear3d_backward() != 0) return -1;
     done = 1;
     return 0;
 }

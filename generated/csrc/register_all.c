@@ -23,6 +23,12 @@
 #include "ops/_to_copy.h"
 #include "ops/_unique2.h"
 #include "ops/_unsafe_view.h"
+#include "ops/_upsample_nearest_exact1d.h"
+#include "ops/_upsample_nearest_exact1d_backward.h"
+#include "ops/_upsample_nearest_exact2d.h"
+#include "ops/_upsample_nearest_exact2d_backward.h"
+#include "ops/_upsample_nearest_exact3d.h"
+#include "ops/_upsample_nearest_exact3d_backward.h"
 #include "ops/abs.h"
 #include "ops/acos.h"
 #include "ops/acosh.h"
@@ -381,6 +387,20 @@
 #include "ops/unbind.h"
 #include "ops/unflatten.h"
 #include "ops/unsqueeze.h"
+#include "ops/upsample_bicubic2d.h"
+#include "ops/upsample_bicubic2d_backward.h"
+#include "ops/upsample_bilinear2d.h"
+#include "ops/upsample_bilinear2d_backward.h"
+#include "ops/upsample_linear1d.h"
+#include "ops/upsample_linear1d_backward.h"
+#include "ops/upsample_nearest1d.h"
+#include "ops/upsample_nearest1d_backward.h"
+#include "ops/upsample_nearest2d.h"
+#include "ops/upsample_nearest2d_backward.h"
+#include "ops/upsample_nearest3d.h"
+#include "ops/upsample_nearest3d_backward.h"
+#include "ops/upsample_trilinear3d.h"
+#include "ops/upsample_trilinear3d_backward.h"
 #include "ops/var.h"
 #include "ops/var_mean.h"
 #include "ops/view.h"
@@ -781,6 +801,26 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_special_log_softmax() != 0) return -1;
     if (tl_ops_register_special_softmax() != 0) return -1;
     if (tl_ops_register_special_xlog1py() != 0) return -1;
+    if (tl_ops_register_upsample_nearest1d() != 0) return -1;
+    if (tl_ops_register_upsample_nearest1d_backward() != 0) return -1;
+    if (tl_ops_register__upsample_nearest_exact1d() != 0) return -1;
+    if (tl_ops_register__upsample_nearest_exact1d_backward() != 0) return -1;
+    if (tl_ops_register_upsample_nearest2d() != 0) return -1;
+    if (tl_ops_register_upsample_nearest2d_backward() != 0) return -1;
+    if (tl_ops_register__upsample_nearest_exact2d() != 0) return -1;
+    if (tl_ops_register__upsample_nearest_exact2d_backward() != 0) return -1;
+    if (tl_ops_register_upsample_nearest3d() != 0) return -1;
+    if (tl_ops_register_upsample_nearest3d_backward() != 0) return -1;
+    if (tl_ops_register__upsample_nearest_exact3d() != 0) return -1;
+    if (tl_ops_register__upsample_nearest_exact3d_backward() != 0) return -1;
+    if (tl_ops_register_upsample_linear1d() != 0) return -1;
+    if (tl_ops_register_upsample_linear1d_backward() != 0) return -1;
+    if (tl_ops_register_upsample_bilinear2d() != 0) return -1;
+    if (tl_ops_register_upsample_bilinear2d_backward() != 0) return -1;
+    if (tl_ops_register_upsample_bicubic2d() != 0) return -1;
+    if (tl_ops_register_upsample_bicubic2d_backward() != 0) return -1;
+    if (tl_ops_register_upsample_trilinear3d() != 0) return -1;
+    if (tl_ops_register_upsample_trilinear3d_backward() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -268,5 +268,25 @@ int tl_autograd_register_lcm(void);
 int tl_autograd_register_ldexp(void);
 int tl_autograd_register_special_entr(void);
 int tl_autograd_register_special_xlog1py(void);
+int tl_autograd_register_upsample_nearest1d(void);
+int tl_autograd_register_upsample_nearest1d_backward(void);
+int tl_autograd_register__upsample_nearest_exact1d(void);
+int tl_autograd_register__upsample_nearest_exact1d_backward(void);
+int tl_autograd_register_upsample_nearest2d(void);
+int tl_autograd_register_upsample_nearest2d_backward(void);
+int tl_autograd_register__upsample_nearest_exact2d(void);
+int tl_autograd_register__upsample_nearest_exact2d_backward(void);
+int tl_autograd_register_upsample_nearest3d(void);
+int tl_autograd_register_upsample_nearest3d_backward(void);
+int tl_autograd_register__upsample_nearest_exact3d(void);
+int tl_autograd_register__upsample_nearest_exact3d_backward(void);
+int tl_autograd_register_upsample_linear1d(void);
+int tl_autograd_register_upsample_linear1d_backward(void);
+int tl_autograd_register_upsample_bilinear2d(void);
+int tl_autograd_register_upsample_bilinear2d_backward(void);
+int tl_autograd_register_upsample_bicubic2d(void);
+int tl_autograd_register_upsample_bicubic2d_backward(void);
+int tl_autograd_register_upsample_trilinear3d(void);
+int tl_autograd_register_upsample_trilinear3d_backward(void);
 
 #endif

@@ -536,6 +536,8 @@ TAGS = {
     "aten::trunc.out": ("pointwise", ),
     "aten::trunc_": ("pointwise", ),
     "aten::unsqueeze": ("core", ),
+    "aten::upsample_bilinear2d.vec": ("core", ),
+    "aten::upsample_nearest2d.vec": ("core", ),
     "aten::var": ("reduction", ),
     "aten::var.correction": ("core", "reduction", ),
     "aten::var.correction_out": ("reduction", ),

@@ -458,6 +458,21 @@ _C__softmax_backward_data_out = getattr(_lib, "tl_ops__softmax_backward_data_out
 _C__softmax_out = getattr(_lib, "tl_ops__softmax_out", None) or _missing_c("tl_ops__softmax_out")
 _C__to_copy = getattr(_lib, "tl_ops__to_copy", None) or _missing_c("tl_ops__to_copy")
 _C__unique2 = getattr(_lib, "tl_ops__unique2", None) or _missing_c("tl_ops__unique2")
+_C__upsample_nearest_exact1d = getattr(_lib, "tl_ops__upsample_nearest_exact1d", None) or _missing_c("tl_ops__upsample_nearest_exact1d")
+_C__upsample_nearest_exact1d_backward = getattr(_lib, "tl_ops__upsample_nearest_exact1d_backward", None) or _missing_c("tl_ops__upsample_nearest_exact1d_backward")
+_C__upsample_nearest_exact1d_backward_grad_input = getattr(_lib, "tl_ops__upsample_nearest_exact1d_backward_grad_input", None) or _missing_c("tl_ops__upsample_nearest_exact1d_backward_grad_input")
+_C__upsample_nearest_exact1d_out = getattr(_lib, "tl_ops__upsample_nearest_exact1d_out", None) or _missing_c("tl_ops__upsample_nearest_exact1d_out")
+_C__upsample_nearest_exact1d_vec = getattr(_lib, "tl_ops__upsample_nearest_exact1d_vec", None) or _missing_c("tl_ops__upsample_nearest_exact1d_vec")
+_C__upsample_nearest_exact2d = getattr(_lib, "tl_ops__upsample_nearest_exact2d", None) or _missing_c("tl_ops__upsample_nearest_exact2d")
+_C__upsample_nearest_exact2d_backward = getattr(_lib, "tl_ops__upsample_nearest_exact2d_backward", None) or _missing_c("tl_ops__upsample_nearest_exact2d_backward")
+_C__upsample_nearest_exact2d_backward_grad_input = getattr(_lib, "tl_ops__upsample_nearest_exact2d_backward_grad_input", None) or _missing_c("tl_ops__upsample_nearest_exact2d_backward_grad_input")
+_C__upsample_nearest_exact2d_out = getattr(_lib, "tl_ops__upsample_nearest_exact2d_out", None) or _missing_c("tl_ops__upsample_nearest_exact2d_out")
+_C__upsample_nearest_exact2d_vec = getattr(_lib, "tl_ops__upsample_nearest_exact2d_vec", None) or _missing_c("tl_ops__upsample_nearest_exact2d_vec")
+_C__upsample_nearest_exact3d = getattr(_lib, "tl_ops__upsample_nearest_exact3d", None) or _missing_c("tl_ops__upsample_nearest_exact3d")
+_C__upsample_nearest_exact3d_backward = getattr(_lib, "tl_ops__upsample_nearest_exact3d_backward", None) or _missing_c("tl_ops__upsample_nearest_exact3d_backward")
+_C__upsample_nearest_exact3d_backward_grad_input = getattr(_lib, "tl_ops__upsample_nearest_exact3d_backward_grad_input", None) or _missing_c("tl_ops__upsample_nearest_exact3d_backward_grad_input")
+_C__upsample_nearest_exact3d_out = getattr(_lib, "tl_ops__upsample_nearest_exact3d_out", None) or _missing_c("tl_ops__upsample_nearest_exact3d_out")
+_C__upsample_nearest_exact3d_vec = getattr(_lib, "tl_ops__upsample_nearest_exact3d_vec", None) or _missing_c("tl_ops__upsample_nearest_exact3d_vec")
 _C_abs = getattr(_lib, "tl_ops_abs", None) or _missing_c("tl_ops_abs")
 _C_abs_ = getattr(_lib, "tl_ops_abs_", None) or _missing_c("tl_ops_abs_")
 _C_abs_out = getattr(_lib, "tl_ops_abs_out", None) or _missing_c("tl_ops_abs_out")
@@ -1313,6 +1328,41 @@ _C_type_as = getattr(_lib, "tl_ops_type_as", None) or _missing_c("tl_ops_type_as
 _C_unbind_int = getattr(_lib, "tl_ops_unbind_int", None) or _missing_c("tl_ops_unbind_int")
 _C_unflatten_int = getattr(_lib, "tl_ops_unflatten_int", None) or _missing_c("tl_ops_unflatten_int")
 _C_unsqueeze = getattr(_lib, "tl_ops_unsqueeze", None) or _missing_c("tl_ops_unsqueeze")
+_C_upsample_bicubic2d = getattr(_lib, "tl_ops_upsample_bicubic2d", None) or _missing_c("tl_ops_upsample_bicubic2d")
+_C_upsample_bicubic2d_backward = getattr(_lib, "tl_ops_upsample_bicubic2d_backward", None) or _missing_c("tl_ops_upsample_bicubic2d_backward")
+_C_upsample_bicubic2d_backward_grad_input = getattr(_lib, "tl_ops_upsample_bicubic2d_backward_grad_input", None) or _missing_c("tl_ops_upsample_bicubic2d_backward_grad_input")
+_C_upsample_bicubic2d_out = getattr(_lib, "tl_ops_upsample_bicubic2d_out", None) or _missing_c("tl_ops_upsample_bicubic2d_out")
+_C_upsample_bicubic2d_vec = getattr(_lib, "tl_ops_upsample_bicubic2d_vec", None) or _missing_c("tl_ops_upsample_bicubic2d_vec")
+_C_upsample_bilinear2d = getattr(_lib, "tl_ops_upsample_bilinear2d", None) or _missing_c("tl_ops_upsample_bilinear2d")
+_C_upsample_bilinear2d_backward = getattr(_lib, "tl_ops_upsample_bilinear2d_backward", None) or _missing_c("tl_ops_upsample_bilinear2d_backward")
+_C_upsample_bilinear2d_backward_grad_input = getattr(_lib, "tl_ops_upsample_bilinear2d_backward_grad_input", None) or _missing_c("tl_ops_upsample_bilinear2d_backward_grad_input")
+_C_upsample_bilinear2d_out = getattr(_lib, "tl_ops_upsample_bilinear2d_out", None) or _missing_c("tl_ops_upsample_bilinear2d_out")
+_C_upsample_bilinear2d_vec = getattr(_lib, "tl_ops_upsample_bilinear2d_vec", None) or _missing_c("tl_ops_upsample_bilinear2d_vec")
+_C_upsample_linear1d = getattr(_lib, "tl_ops_upsample_linear1d", None) or _missing_c("tl_ops_upsample_linear1d")
+_C_upsample_linear1d_backward = getattr(_lib, "tl_ops_upsample_linear1d_backward", None) or _missing_c("tl_ops_upsample_linear1d_backward")
+_C_upsample_linear1d_backward_grad_input = getattr(_lib, "tl_ops_upsample_linear1d_backward_grad_input", None) or _missing_c("tl_ops_upsample_linear1d_backward_grad_input")
+_C_upsample_linear1d_out = getattr(_lib, "tl_ops_upsample_linear1d_out", None) or _missing_c("tl_ops_upsample_linear1d_out")
+_C_upsample_linear1d_vec = getattr(_lib, "tl_ops_upsample_linear1d_vec", None) or _missing_c("tl_ops_upsample_linear1d_vec")
+_C_upsample_nearest1d = getattr(_lib, "tl_ops_upsample_nearest1d", None) or _missing_c("tl_ops_upsample_nearest1d")
+_C_upsample_nearest1d_backward = getattr(_lib, "tl_ops_upsample_nearest1d_backward", None) or _missing_c("tl_ops_upsample_nearest1d_backward")
+_C_upsample_nearest1d_backward_grad_input = getattr(_lib, "tl_ops_upsample_nearest1d_backward_grad_input", None) or _missing_c("tl_ops_upsample_nearest1d_backward_grad_input")
+_C_upsample_nearest1d_out = getattr(_lib, "tl_ops_upsample_nearest1d_out", None) or _missing_c("tl_ops_upsample_nearest1d_out")
+_C_upsample_nearest1d_vec = getattr(_lib, "tl_ops_upsample_nearest1d_vec", None) or _missing_c("tl_ops_upsample_nearest1d_vec")
+_C_upsample_nearest2d = getattr(_lib, "tl_ops_upsample_nearest2d", None) or _missing_c("tl_ops_upsample_nearest2d")
+_C_upsample_nearest2d_backward = getattr(_lib, "tl_ops_upsample_nearest2d_backward", None) or _missing_c("tl_ops_upsample_nearest2d_backward")
+_C_upsample_nearest2d_backward_grad_input = getattr(_lib, "tl_ops_upsample_nearest2d_backward_grad_input", None) or _missing_c("tl_ops_upsample_nearest2d_backward_grad_input")
+_C_upsample_nearest2d_out = getattr(_lib, "tl_ops_upsample_nearest2d_out", None) or _missing_c("tl_ops_upsample_nearest2d_out")
+_C_upsample_nearest2d_vec = getattr(_lib, "tl_ops_upsample_nearest2d_vec", None) or _missing_c("tl_ops_upsample_nearest2d_vec")
+_C_upsample_nearest3d = getattr(_lib, "tl_ops_upsample_nearest3d", None) or _missing_c("tl_ops_upsample_nearest3d")
+_C_upsample_nearest3d_backward = getattr(_lib, "tl_ops_upsample_nearest3d_backward", None) or _missing_c("tl_ops_upsample_nearest3d_backward")
+_C_upsample_nearest3d_backward_grad_input = getattr(_lib, "tl_ops_upsample_nearest3d_backward_grad_input", None) or _missing_c("tl_ops_upsample_nearest3d_backward_grad_input")
+_C_upsample_nearest3d_out = getattr(_lib, "tl_ops_upsample_nearest3d_out", None) or _missing_c("tl_ops_upsample_nearest3d_out")
+_C_upsample_nearest3d_vec = getattr(_lib, "tl_ops_upsample_nearest3d_vec", None) or _missing_c("tl_ops_upsample_nearest3d_vec")
+_C_upsample_trilinear3d = getattr(_lib, "tl_ops_upsample_trilinear3d", None) or _missing_c("tl_ops_upsample_trilinear3d")
+_C_upsample_trilinear3d_backward = getattr(_lib, "tl_ops_upsample_trilinear3d_backward", None) or _missing_c("tl_ops_upsample_trilinear3d_backward")
+_C_upsample_trilinear3d_backward_grad_input = getattr(_lib, "tl_ops_upsample_trilinear3d_backward_grad_input", None) or _missing_c("tl_ops_upsample_trilinear3d_backward_grad_input")
+_C_upsample_trilinear3d_out = getattr(_lib, "tl_ops_upsample_trilinear3d_out", None) or _missing_c("tl_ops_upsample_trilinear3d_out")
+_C_upsample_trilinear3d_vec = getattr(_lib, "tl_ops_upsample_trilinear3d_vec", None) or _missing_c("tl_ops_upsample_trilinear3d_vec")
 _C_var = getattr(_lib, "tl_ops_var", None) or _missing_c("tl_ops_var")
 _C_var_correction = getattr(_lib, "tl_ops_var_correction", None) or _missing_c("tl_ops_var_correction")
 _C_var_correction_out = getattr(_lib, "tl_ops_var_correction_out", None) or _missing_c("tl_ops_var_correction_out")
@@ -1354,6 +1404,12 @@ _P__log_softmax_backward_data_out_r = getattr(_lib, "tl_pyabi__log_softmax_backw
 _P__log_softmax_out_r = getattr(_lib, "tl_pyabi__log_softmax_out_r", None) or _missing_c("tl_pyabi__log_softmax_out_r")
 _P__softmax_backward_data_out_r = getattr(_lib, "tl_pyabi__softmax_backward_data_out_r", None) or _missing_c("tl_pyabi__softmax_backward_data_out_r")
 _P__softmax_out_r = getattr(_lib, "tl_pyabi__softmax_out_r", None) or _missing_c("tl_pyabi__softmax_out_r")
+_P__upsample_nearest_exact1d_backward_grad_input_r = getattr(_lib, "tl_pyabi__upsample_nearest_exact1d_backward_grad_input_r", None) or _missing_c("tl_pyabi__upsample_nearest_exact1d_backward_grad_input_r")
+_P__upsample_nearest_exact1d_out_r = getattr(_lib, "tl_pyabi__upsample_nearest_exact1d_out_r", None) or _missing_c("tl_pyabi__upsample_nearest_exact1d_out_r")
+_P__upsample_nearest_exact2d_backward_grad_input_r = getattr(_lib, "tl_pyabi__upsample_nearest_exact2d_backward_grad_input_r", None) or _missing_c("tl_pyabi__upsample_nearest_exact2d_backward_grad_input_r")
+_P__upsample_nearest_exact2d_out_r = getattr(_lib, "tl_pyabi__upsample_nearest_exact2d_out_r", None) or _missing_c("tl_pyabi__upsample_nearest_exact2d_out_r")
+_P__upsample_nearest_exact3d_backward_grad_input_r = getattr(_lib, "tl_pyabi__upsample_nearest_exact3d_backward_grad_input_r", None) or _missing_c("tl_pyabi__upsample_nearest_exact3d_backward_grad_input_r")
+_P__upsample_nearest_exact3d_out_r = getattr(_lib, "tl_pyabi__upsample_nearest_exact3d_out_r", None) or _missing_c("tl_pyabi__upsample_nearest_exact3d_out_r")
 _P_abs__r = getattr(_lib, "tl_pyabi_abs__r", None) or _missing_c("tl_pyabi_abs__r")
 _P_abs_out_r = getattr(_lib, "tl_pyabi_abs_out_r", None) or _missing_c("tl_pyabi_abs_out_r")
 _P_acos__r = getattr(_lib, "tl_pyabi_acos__r", None) or _missing_c("tl_pyabi_acos__r")
@@ -1778,6 +1834,20 @@ _P_triu__r = getattr(_lib, "tl_pyabi_triu__r", None) or _missing_c("tl_pyabi_tri
 _P_triu_out_r = getattr(_lib, "tl_pyabi_triu_out_r", None) or _missing_c("tl_pyabi_triu_out_r")
 _P_trunc__r = getattr(_lib, "tl_pyabi_trunc__r", None) or _missing_c("tl_pyabi_trunc__r")
 _P_trunc_out_r = getattr(_lib, "tl_pyabi_trunc_out_r", None) or _missing_c("tl_pyabi_trunc_out_r")
+_P_upsample_bicubic2d_backward_grad_input_r = getattr(_lib, "tl_pyabi_upsample_bicubic2d_backward_grad_input_r", None) or _missing_c("tl_pyabi_upsample_bicubic2d_backward_grad_input_r")
+_P_upsample_bicubic2d_out_r = getattr(_lib, "tl_pyabi_upsample_bicubic2d_out_r", None) or _missing_c("tl_pyabi_upsample_bicubic2d_out_r")
+_P_upsample_bilinear2d_backward_grad_input_r = getattr(_lib, "tl_pyabi_upsample_bilinear2d_backward_grad_input_r", None) or _missing_c("tl_pyabi_upsample_bilinear2d_backward_grad_input_r")
+_P_upsample_bilinear2d_out_r = getattr(_lib, "tl_pyabi_upsample_bilinear2d_out_r", None) or _missing_c("tl_pyabi_upsample_bilinear2d_out_r")
+_P_upsample_linear1d_backward_grad_input_r = getattr(_lib, "tl_pyabi_upsample_linear1d_backward_grad_input_r", None) or _missing_c("tl_pyabi_upsample_linear1d_backward_grad_input_r")
+_P_upsample_linear1d_out_r = getattr(_lib, "tl_pyabi_upsample_linear1d_out_r", None) or _missing_c("tl_pyabi_upsample_linear1d_out_r")
+_P_upsample_nearest1d_backward_grad_input_r = getattr(_lib, "tl_pyabi_upsample_nearest1d_backward_grad_input_r", None) or _missing_c("tl_pyabi_upsample_nearest1d_backward_grad_input_r")
+_P_upsample_nearest1d_out_r = getattr(_lib, "tl_pyabi_upsample_nearest1d_out_r", None) or _missing_c("tl_pyabi_upsample_nearest1d_out_r")
+_P_upsample_nearest2d_backward_grad_input_r = getattr(_lib, "tl_pyabi_upsample_nearest2d_backward_grad_input_r", None) or _missing_c("tl_pyabi_upsample_nearest2d_backward_grad_input_r")
+_P_upsample_nearest2d_out_r = getattr(_lib, "tl_pyabi_upsample_nearest2d_out_r", None) or _missing_c("tl_pyabi_upsample_nearest2d_out_r")
+_P_upsample_nearest3d_backward_grad_input_r = getattr(_lib, "tl_pyabi_upsample_nearest3d_backward_grad_input_r", None) or _missing_c("tl_pyabi_upsample_nearest3d_backward_grad_input_r")
+_P_upsample_nearest3d_out_r = getattr(_lib, "tl_pyabi_upsample_nearest3d_out_r", None) or _missing_c("tl_pyabi_upsample_nearest3d_out_r")
+_P_upsample_trilinear3d_backward_grad_input_r = getattr(_lib, "tl_pyabi_upsample_trilinear3d_backward_grad_input_r", None) or _missing_c("tl_pyabi_upsample_trilinear3d_backward_grad_input_r")
+_P_upsample_trilinear3d_out_r = getattr(_lib, "tl_pyabi_upsample_trilinear3d_out_r", None) or _missing_c("tl_pyabi_upsample_trilinear3d_out_r")
 _P_var_correction_out_r = getattr(_lib, "tl_pyabi_var_correction_out_r", None) or _missing_c("tl_pyabi_var_correction_out_r")
 _P_var_out_r = getattr(_lib, "tl_pyabi_var_out_r", None) or _missing_c("tl_pyabi_var_out_r")
 _P_vstack_out_r = getattr(_lib, "tl_pyabi_vstack_out_r", None) or _missing_c("tl_pyabi_vstack_out_r")
@@ -16370,6 +16440,360 @@ def _nn__adaptive_avg_pool2d_backward(grad_output, input):
     return r_
 
 
+# yaml/native_functions.yaml: _upsample_nearest_exact1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: _upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
+# yaml/native_functions.yaml: _upsample_nearest_exact1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn__upsample_nearest_exact1d = (
+    ('(Tensor input, tuple of ints output_size, float scales = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 1) is not _BAD), ('scales', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn__upsample_nearest_exact1d_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 1) is not _BAD, 'scales': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn__upsample_nearest_exact1d_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn__upsample_nearest_exact1d_0(input, output_size, scales=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, float scales = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_upsample_nearest_exact1d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 1)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact1d', 'output_size', 2, 'tuple of ints', output_size)
+    scales_c = _cv_opt_double(scales)
+    if scales_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact1d', 'scales', 3, 'float', scales)
+    if out is None:
+        h_ = _C__upsample_nearest_exact1d(input._p, output_size_c[0], output_size_c[1], scales_c[0], scales_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_upsample_nearest_exact1d', 'out', 0, 'Tensor', out)
+    rc_ = _P__upsample_nearest_exact1d_out_r(input._p, output_size_c[0], output_size_c[1], scales_c[0], scales_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn__upsample_nearest_exact1d_1(input, output_size, scale_factors):
+    '(Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_upsample_nearest_exact1d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact1d', 'output_size', 2, 'tuple of ints', output_size)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact1d', 'scale_factors', 3, 'tuple of floats', scale_factors)
+    h_ = _C__upsample_nearest_exact1d_vec(input._p, output_size_c[0], output_size_c[1], scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn__upsample_nearest_exact1d(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, float scales = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn__upsample_nearest_exact1d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 1) is not _BAD if n > 1 else 'output_size' in kwargs) and (n <= 2 or _cv_opt_double(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn__upsample_nearest_exact1d_0, ('input', 'output_size', 'scales', )[:n])):
+        return _impl_nn__upsample_nearest_exact1d_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_opt_double_list(args[2], 0) is not _BAD if n > 2 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn__upsample_nearest_exact1d_1, ('input', 'output_size', 'scale_factors', )[:n])):
+        return _impl_nn__upsample_nearest_exact1d_1(*args, **kwargs)
+    raise _invalid_combination('_upsample_nearest_exact1d', args, kwargs, _SIGS__nn__upsample_nearest_exact1d)
+
+
+# yaml/native_functions.yaml: _upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor
+# yaml/native_functions.yaml: _upsample_nearest_exact1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn__upsample_nearest_exact1d_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 1) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('scales', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn__upsample_nearest_exact1d_backward(grad_output, output_size, input_size, scales=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn__upsample_nearest_exact1d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('_upsample_nearest_exact1d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 1)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact1d_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 3)
+    if input_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact1d_backward', 'input_size', 3, 'tuple of ints', input_size)
+    scales_c = _cv_opt_double(scales)
+    if scales_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact1d_backward', 'scales', 4, 'float', scales)
+    if out is None:
+        h_ = _C__upsample_nearest_exact1d_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_c[0], scales_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_upsample_nearest_exact1d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P__upsample_nearest_exact1d_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_c[0], scales_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: _upsample_nearest_exact2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: _upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: _upsample_nearest_exact2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn__upsample_nearest_exact2d = (
+    ('(Tensor input, tuple of ints output_size, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn__upsample_nearest_exact2d_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 2) is not _BAD, 'scales_h': lambda x: _cv_opt_double(x) is not _BAD, 'scales_w': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn__upsample_nearest_exact2d_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn__upsample_nearest_exact2d_0(input, output_size, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_upsample_nearest_exact2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact2d', 'output_size', 2, 'tuple of ints', output_size)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact2d', 'scales_h', 3, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact2d', 'scales_w', 4, 'float', scales_w)
+    if out is None:
+        h_ = _C__upsample_nearest_exact2d(input._p, output_size_c[0], output_size_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_upsample_nearest_exact2d', 'out', 0, 'Tensor', out)
+    rc_ = _P__upsample_nearest_exact2d_out_r(input._p, output_size_c[0], output_size_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn__upsample_nearest_exact2d_1(input, output_size, scale_factors):
+    '(Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_upsample_nearest_exact2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact2d', 'output_size', 2, 'tuple of ints', output_size)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact2d', 'scale_factors', 3, 'tuple of floats', scale_factors)
+    h_ = _C__upsample_nearest_exact2d_vec(input._p, output_size_c[0], output_size_c[1], scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn__upsample_nearest_exact2d(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, float scales_h = None, float scales_w = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn__upsample_nearest_exact2d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 2) is not _BAD if n > 1 else 'output_size' in kwargs) and (n <= 2 or _cv_opt_double(args[2]) is not _BAD) and (n <= 3 or _cv_opt_double(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn__upsample_nearest_exact2d_0, ('input', 'output_size', 'scales_h', 'scales_w', )[:n])):
+        return _impl_nn__upsample_nearest_exact2d_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_opt_double_list(args[2], 0) is not _BAD if n > 2 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn__upsample_nearest_exact2d_1, ('input', 'output_size', 'scale_factors', )[:n])):
+        return _impl_nn__upsample_nearest_exact2d_1(*args, **kwargs)
+    raise _invalid_combination('_upsample_nearest_exact2d', args, kwargs, _SIGS__nn__upsample_nearest_exact2d)
+
+
+# yaml/native_functions.yaml: _upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: _upsample_nearest_exact2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn__upsample_nearest_exact2d_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 4) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn__upsample_nearest_exact2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn__upsample_nearest_exact2d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('_upsample_nearest_exact2d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact2d_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 4)
+    if input_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact2d_backward', 'input_size', 3, 'tuple of ints', input_size)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact2d_backward', 'scales_h', 4, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact2d_backward', 'scales_w', 5, 'float', scales_w)
+    if out is None:
+        h_ = _C__upsample_nearest_exact2d_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_upsample_nearest_exact2d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P__upsample_nearest_exact2d_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: _upsample_nearest_exact3d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: _upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: _upsample_nearest_exact3d.out(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn__upsample_nearest_exact3d = (
+    ('(Tensor input, tuple of ints output_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('scales_d', lambda x: _cv_opt_double(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn__upsample_nearest_exact3d_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 3) is not _BAD, 'scales_d': lambda x: _cv_opt_double(x) is not _BAD, 'scales_h': lambda x: _cv_opt_double(x) is not _BAD, 'scales_w': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn__upsample_nearest_exact3d_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn__upsample_nearest_exact3d_0(input, output_size, scales_d=None, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_upsample_nearest_exact3d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d', 'output_size', 2, 'tuple of ints', output_size)
+    scales_d_c = _cv_opt_double(scales_d)
+    if scales_d_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d', 'scales_d', 3, 'float', scales_d)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d', 'scales_h', 4, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d', 'scales_w', 5, 'float', scales_w)
+    if out is None:
+        h_ = _C__upsample_nearest_exact3d(input._p, output_size_c[0], output_size_c[1], scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_upsample_nearest_exact3d', 'out', 0, 'Tensor', out)
+    rc_ = _P__upsample_nearest_exact3d_out_r(input._p, output_size_c[0], output_size_c[1], scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn__upsample_nearest_exact3d_1(input, output_size, scale_factors):
+    '(Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_upsample_nearest_exact3d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d', 'output_size', 2, 'tuple of ints', output_size)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d', 'scale_factors', 3, 'tuple of floats', scale_factors)
+    h_ = _C__upsample_nearest_exact3d_vec(input._p, output_size_c[0], output_size_c[1], scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn__upsample_nearest_exact3d(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn__upsample_nearest_exact3d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 5 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 3) is not _BAD if n > 1 else 'output_size' in kwargs) and (n <= 2 or _cv_opt_double(args[2]) is not _BAD) and (n <= 3 or _cv_opt_double(args[3]) is not _BAD) and (n <= 4 or _cv_opt_double(args[4]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn__upsample_nearest_exact3d_0, ('input', 'output_size', 'scales_d', 'scales_h', 'scales_w', )[:n])):
+        return _impl_nn__upsample_nearest_exact3d_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_opt_double_list(args[2], 0) is not _BAD if n > 2 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn__upsample_nearest_exact3d_1, ('input', 'output_size', 'scale_factors', )[:n])):
+        return _impl_nn__upsample_nearest_exact3d_1(*args, **kwargs)
+    raise _invalid_combination('_upsample_nearest_exact3d', args, kwargs, _SIGS__nn__upsample_nearest_exact3d)
+
+
+# yaml/native_functions.yaml: _upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: _upsample_nearest_exact3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn__upsample_nearest_exact3d_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 5) is not _BAD), ('scales_d', lambda x: _cv_opt_double(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn__upsample_nearest_exact3d_backward(grad_output, output_size, input_size, scales_d=None, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn__upsample_nearest_exact3d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('_upsample_nearest_exact3d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 5)
+    if input_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d_backward', 'input_size', 3, 'tuple of ints', input_size)
+    scales_d_c = _cv_opt_double(scales_d)
+    if scales_d_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d_backward', 'scales_d', 4, 'float', scales_d)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d_backward', 'scales_h', 5, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d_backward', 'scales_w', 6, 'float', scales_w)
+    if out is None:
+        h_ = _C__upsample_nearest_exact3d_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_upsample_nearest_exact3d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P__upsample_nearest_exact3d_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
 _SIGS__nn_adaptive_avg_pool2d = (
     ('(Tensor input, tuple of ints output_size)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
@@ -18720,6 +19144,868 @@ def _nn_softshrink_backward(grad_output, input, lambd, *, out=None):
     if not isinstance(out, _Tensor):
         raise _arg_error('softshrink_backward', 'out', 0, 'Tensor', out)
     rc_ = _P_softshrink_backward_grad_input_r(grad_output._p, input._p, lambd_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: upsample_bicubic2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_upsample_bicubic2d = (
+    ('(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn_upsample_bicubic2d_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 2) is not _BAD, 'align_corners': lambda x: _cv_bool(x) is not _BAD, 'scales_h': lambda x: _cv_opt_double(x) is not _BAD, 'scales_w': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn_upsample_bicubic2d_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'align_corners': lambda x: _cv_bool(x) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn_upsample_bicubic2d_0(input, output_size, align_corners, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_bicubic2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_bicubic2d', 'output_size', 2, 'tuple of ints', output_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_bicubic2d', 'align_corners', 3, 'bool', align_corners)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('upsample_bicubic2d', 'scales_h', 4, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('upsample_bicubic2d', 'scales_w', 5, 'float', scales_w)
+    if out is None:
+        h_ = _C_upsample_bicubic2d(input._p, output_size_c[0], output_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_bicubic2d', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_bicubic2d_out_r(input._p, output_size_c[0], output_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn_upsample_bicubic2d_1(input, output_size, align_corners, scale_factors):
+    '(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_bicubic2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_bicubic2d', 'output_size', 2, 'tuple of ints', output_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_bicubic2d', 'align_corners', 3, 'bool', align_corners)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('upsample_bicubic2d', 'scale_factors', 4, 'tuple of floats', scale_factors)
+    h_ = _C_upsample_bicubic2d_vec(input._p, output_size_c[0], output_size_c[1], align_corners_c, scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn_upsample_bicubic2d(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn_upsample_bicubic2d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 5 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 2) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_bool(args[2]) is not _BAD if n > 2 else 'align_corners' in kwargs) and (n <= 3 or _cv_opt_double(args[3]) is not _BAD) and (n <= 4 or _cv_opt_double(args[4]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_bicubic2d_0, ('input', 'output_size', 'align_corners', 'scales_h', 'scales_w', )[:n])):
+        return _impl_nn_upsample_bicubic2d_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_bool(args[2]) is not _BAD if n > 2 else 'align_corners' in kwargs) and (_cv_opt_double_list(args[3], 0) is not _BAD if n > 3 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_bicubic2d_1, ('input', 'output_size', 'align_corners', 'scale_factors', )[:n])):
+        return _impl_nn_upsample_bicubic2d_1(*args, **kwargs)
+    raise _invalid_combination('upsample_bicubic2d', args, kwargs, _SIGS__nn_upsample_bicubic2d)
+
+
+# yaml/native_functions.yaml: upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: upsample_bicubic2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_upsample_bicubic2d_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 4) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_upsample_bicubic2d_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_upsample_bicubic2d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('upsample_bicubic2d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_bicubic2d_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 4)
+    if input_size_c is _BAD:
+        raise _arg_error('upsample_bicubic2d_backward', 'input_size', 3, 'tuple of ints', input_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_bicubic2d_backward', 'align_corners', 4, 'bool', align_corners)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('upsample_bicubic2d_backward', 'scales_h', 5, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('upsample_bicubic2d_backward', 'scales_w', 6, 'float', scales_w)
+    if out is None:
+        h_ = _C_upsample_bicubic2d_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_bicubic2d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_bicubic2d_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: upsample_bilinear2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_upsample_bilinear2d = (
+    ('(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn_upsample_bilinear2d_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 2) is not _BAD, 'align_corners': lambda x: _cv_bool(x) is not _BAD, 'scales_h': lambda x: _cv_opt_double(x) is not _BAD, 'scales_w': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn_upsample_bilinear2d_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'align_corners': lambda x: _cv_bool(x) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn_upsample_bilinear2d_0(input, output_size, align_corners, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_bilinear2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_bilinear2d', 'output_size', 2, 'tuple of ints', output_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_bilinear2d', 'align_corners', 3, 'bool', align_corners)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('upsample_bilinear2d', 'scales_h', 4, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('upsample_bilinear2d', 'scales_w', 5, 'float', scales_w)
+    if out is None:
+        h_ = _C_upsample_bilinear2d(input._p, output_size_c[0], output_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_bilinear2d', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_bilinear2d_out_r(input._p, output_size_c[0], output_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn_upsample_bilinear2d_1(input, output_size, align_corners, scale_factors):
+    '(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_bilinear2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_bilinear2d', 'output_size', 2, 'tuple of ints', output_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_bilinear2d', 'align_corners', 3, 'bool', align_corners)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('upsample_bilinear2d', 'scale_factors', 4, 'tuple of floats', scale_factors)
+    h_ = _C_upsample_bilinear2d_vec(input._p, output_size_c[0], output_size_c[1], align_corners_c, scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn_upsample_bilinear2d(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn_upsample_bilinear2d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 5 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 2) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_bool(args[2]) is not _BAD if n > 2 else 'align_corners' in kwargs) and (n <= 3 or _cv_opt_double(args[3]) is not _BAD) and (n <= 4 or _cv_opt_double(args[4]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_bilinear2d_0, ('input', 'output_size', 'align_corners', 'scales_h', 'scales_w', )[:n])):
+        return _impl_nn_upsample_bilinear2d_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_bool(args[2]) is not _BAD if n > 2 else 'align_corners' in kwargs) and (_cv_opt_double_list(args[3], 0) is not _BAD if n > 3 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_bilinear2d_1, ('input', 'output_size', 'align_corners', 'scale_factors', )[:n])):
+        return _impl_nn_upsample_bilinear2d_1(*args, **kwargs)
+    raise _invalid_combination('upsample_bilinear2d', args, kwargs, _SIGS__nn_upsample_bilinear2d)
+
+
+# yaml/native_functions.yaml: upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: upsample_bilinear2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_upsample_bilinear2d_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 4) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_upsample_bilinear2d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('upsample_bilinear2d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_bilinear2d_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 4)
+    if input_size_c is _BAD:
+        raise _arg_error('upsample_bilinear2d_backward', 'input_size', 3, 'tuple of ints', input_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_bilinear2d_backward', 'align_corners', 4, 'bool', align_corners)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('upsample_bilinear2d_backward', 'scales_h', 5, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('upsample_bilinear2d_backward', 'scales_w', 6, 'float', scales_w)
+    if out is None:
+        h_ = _C_upsample_bilinear2d_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_bilinear2d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_bilinear2d_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: upsample_linear1d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor
+# yaml/native_functions.yaml: upsample_linear1d.out(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_upsample_linear1d = (
+    ('(Tensor input, tuple of ints output_size, bool align_corners, float scales = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 1) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scales', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn_upsample_linear1d_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 1) is not _BAD, 'align_corners': lambda x: _cv_bool(x) is not _BAD, 'scales': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn_upsample_linear1d_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'align_corners': lambda x: _cv_bool(x) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn_upsample_linear1d_0(input, output_size, align_corners, scales=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, bool align_corners, float scales = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_linear1d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 1)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_linear1d', 'output_size', 2, 'tuple of ints', output_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_linear1d', 'align_corners', 3, 'bool', align_corners)
+    scales_c = _cv_opt_double(scales)
+    if scales_c is _BAD:
+        raise _arg_error('upsample_linear1d', 'scales', 4, 'float', scales)
+    if out is None:
+        h_ = _C_upsample_linear1d(input._p, output_size_c[0], output_size_c[1], align_corners_c, scales_c[0], scales_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_linear1d', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_linear1d_out_r(input._p, output_size_c[0], output_size_c[1], align_corners_c, scales_c[0], scales_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn_upsample_linear1d_1(input, output_size, align_corners, scale_factors):
+    '(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_linear1d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_linear1d', 'output_size', 2, 'tuple of ints', output_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_linear1d', 'align_corners', 3, 'bool', align_corners)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('upsample_linear1d', 'scale_factors', 4, 'tuple of floats', scale_factors)
+    h_ = _C_upsample_linear1d_vec(input._p, output_size_c[0], output_size_c[1], align_corners_c, scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn_upsample_linear1d(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, bool align_corners, float scales = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn_upsample_linear1d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 1) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_bool(args[2]) is not _BAD if n > 2 else 'align_corners' in kwargs) and (n <= 3 or _cv_opt_double(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_linear1d_0, ('input', 'output_size', 'align_corners', 'scales', )[:n])):
+        return _impl_nn_upsample_linear1d_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_bool(args[2]) is not _BAD if n > 2 else 'align_corners' in kwargs) and (_cv_opt_double_list(args[3], 0) is not _BAD if n > 3 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_linear1d_1, ('input', 'output_size', 'align_corners', 'scale_factors', )[:n])):
+        return _impl_nn_upsample_linear1d_1(*args, **kwargs)
+    raise _invalid_combination('upsample_linear1d', args, kwargs, _SIGS__nn_upsample_linear1d)
+
+
+# yaml/native_functions.yaml: upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor
+# yaml/native_functions.yaml: upsample_linear1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_upsample_linear1d_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 1) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scales', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_upsample_linear1d_backward(grad_output, output_size, input_size, align_corners, scales=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_upsample_linear1d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('upsample_linear1d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 1)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_linear1d_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 3)
+    if input_size_c is _BAD:
+        raise _arg_error('upsample_linear1d_backward', 'input_size', 3, 'tuple of ints', input_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_linear1d_backward', 'align_corners', 4, 'bool', align_corners)
+    scales_c = _cv_opt_double(scales)
+    if scales_c is _BAD:
+        raise _arg_error('upsample_linear1d_backward', 'scales', 5, 'float', scales)
+    if out is None:
+        h_ = _C_upsample_linear1d_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], align_corners_c, scales_c[0], scales_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_linear1d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_linear1d_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], align_corners_c, scales_c[0], scales_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: upsample_nearest1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
+# yaml/native_functions.yaml: upsample_nearest1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_upsample_nearest1d = (
+    ('(Tensor input, tuple of ints output_size, float scales = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 1) is not _BAD), ('scales', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn_upsample_nearest1d_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 1) is not _BAD, 'scales': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn_upsample_nearest1d_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn_upsample_nearest1d_0(input, output_size, scales=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, float scales = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_nearest1d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 1)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_nearest1d', 'output_size', 2, 'tuple of ints', output_size)
+    scales_c = _cv_opt_double(scales)
+    if scales_c is _BAD:
+        raise _arg_error('upsample_nearest1d', 'scales', 3, 'float', scales)
+    if out is None:
+        h_ = _C_upsample_nearest1d(input._p, output_size_c[0], output_size_c[1], scales_c[0], scales_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_nearest1d', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_nearest1d_out_r(input._p, output_size_c[0], output_size_c[1], scales_c[0], scales_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn_upsample_nearest1d_1(input, output_size, scale_factors):
+    '(Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_nearest1d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_nearest1d', 'output_size', 2, 'tuple of ints', output_size)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('upsample_nearest1d', 'scale_factors', 3, 'tuple of floats', scale_factors)
+    h_ = _C_upsample_nearest1d_vec(input._p, output_size_c[0], output_size_c[1], scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn_upsample_nearest1d(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, float scales = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn_upsample_nearest1d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 1) is not _BAD if n > 1 else 'output_size' in kwargs) and (n <= 2 or _cv_opt_double(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_nearest1d_0, ('input', 'output_size', 'scales', )[:n])):
+        return _impl_nn_upsample_nearest1d_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_opt_double_list(args[2], 0) is not _BAD if n > 2 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_nearest1d_1, ('input', 'output_size', 'scale_factors', )[:n])):
+        return _impl_nn_upsample_nearest1d_1(*args, **kwargs)
+    raise _invalid_combination('upsample_nearest1d', args, kwargs, _SIGS__nn_upsample_nearest1d)
+
+
+# yaml/native_functions.yaml: upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor
+# yaml/native_functions.yaml: upsample_nearest1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_upsample_nearest1d_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 1) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('scales', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_upsample_nearest1d_backward(grad_output, output_size, input_size, scales=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_upsample_nearest1d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('upsample_nearest1d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 1)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_nearest1d_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 3)
+    if input_size_c is _BAD:
+        raise _arg_error('upsample_nearest1d_backward', 'input_size', 3, 'tuple of ints', input_size)
+    scales_c = _cv_opt_double(scales)
+    if scales_c is _BAD:
+        raise _arg_error('upsample_nearest1d_backward', 'scales', 4, 'float', scales)
+    if out is None:
+        h_ = _C_upsample_nearest1d_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_c[0], scales_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_nearest1d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_nearest1d_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_c[0], scales_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: upsample_nearest2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_upsample_nearest2d = (
+    ('(Tensor input, tuple of ints output_size, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn_upsample_nearest2d_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 2) is not _BAD, 'scales_h': lambda x: _cv_opt_double(x) is not _BAD, 'scales_w': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn_upsample_nearest2d_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn_upsample_nearest2d_0(input, output_size, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_nearest2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_nearest2d', 'output_size', 2, 'tuple of ints', output_size)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('upsample_nearest2d', 'scales_h', 3, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('upsample_nearest2d', 'scales_w', 4, 'float', scales_w)
+    if out is None:
+        h_ = _C_upsample_nearest2d(input._p, output_size_c[0], output_size_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_nearest2d', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_nearest2d_out_r(input._p, output_size_c[0], output_size_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn_upsample_nearest2d_1(input, output_size, scale_factors):
+    '(Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_nearest2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_nearest2d', 'output_size', 2, 'tuple of ints', output_size)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('upsample_nearest2d', 'scale_factors', 3, 'tuple of floats', scale_factors)
+    h_ = _C_upsample_nearest2d_vec(input._p, output_size_c[0], output_size_c[1], scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn_upsample_nearest2d(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, float scales_h = None, float scales_w = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn_upsample_nearest2d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 2) is not _BAD if n > 1 else 'output_size' in kwargs) and (n <= 2 or _cv_opt_double(args[2]) is not _BAD) and (n <= 3 or _cv_opt_double(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_nearest2d_0, ('input', 'output_size', 'scales_h', 'scales_w', )[:n])):
+        return _impl_nn_upsample_nearest2d_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_opt_double_list(args[2], 0) is not _BAD if n > 2 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_nearest2d_1, ('input', 'output_size', 'scale_factors', )[:n])):
+        return _impl_nn_upsample_nearest2d_1(*args, **kwargs)
+    raise _invalid_combination('upsample_nearest2d', args, kwargs, _SIGS__nn_upsample_nearest2d)
+
+
+# yaml/native_functions.yaml: upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: upsample_nearest2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_upsample_nearest2d_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 4) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_upsample_nearest2d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('upsample_nearest2d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_nearest2d_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 4)
+    if input_size_c is _BAD:
+        raise _arg_error('upsample_nearest2d_backward', 'input_size', 3, 'tuple of ints', input_size)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('upsample_nearest2d_backward', 'scales_h', 4, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('upsample_nearest2d_backward', 'scales_w', 5, 'float', scales_w)
+    if out is None:
+        h_ = _C_upsample_nearest2d_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_nearest2d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_nearest2d_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: upsample_nearest3d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: upsample_nearest3d.out(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_upsample_nearest3d = (
+    ('(Tensor input, tuple of ints output_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('scales_d', lambda x: _cv_opt_double(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn_upsample_nearest3d_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 3) is not _BAD, 'scales_d': lambda x: _cv_opt_double(x) is not _BAD, 'scales_h': lambda x: _cv_opt_double(x) is not _BAD, 'scales_w': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn_upsample_nearest3d_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn_upsample_nearest3d_0(input, output_size, scales_d=None, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_nearest3d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_nearest3d', 'output_size', 2, 'tuple of ints', output_size)
+    scales_d_c = _cv_opt_double(scales_d)
+    if scales_d_c is _BAD:
+        raise _arg_error('upsample_nearest3d', 'scales_d', 3, 'float', scales_d)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('upsample_nearest3d', 'scales_h', 4, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('upsample_nearest3d', 'scales_w', 5, 'float', scales_w)
+    if out is None:
+        h_ = _C_upsample_nearest3d(input._p, output_size_c[0], output_size_c[1], scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_nearest3d', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_nearest3d_out_r(input._p, output_size_c[0], output_size_c[1], scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn_upsample_nearest3d_1(input, output_size, scale_factors):
+    '(Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_nearest3d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_nearest3d', 'output_size', 2, 'tuple of ints', output_size)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('upsample_nearest3d', 'scale_factors', 3, 'tuple of floats', scale_factors)
+    h_ = _C_upsample_nearest3d_vec(input._p, output_size_c[0], output_size_c[1], scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn_upsample_nearest3d(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn_upsample_nearest3d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 5 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 3) is not _BAD if n > 1 else 'output_size' in kwargs) and (n <= 2 or _cv_opt_double(args[2]) is not _BAD) and (n <= 3 or _cv_opt_double(args[3]) is not _BAD) and (n <= 4 or _cv_opt_double(args[4]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_nearest3d_0, ('input', 'output_size', 'scales_d', 'scales_h', 'scales_w', )[:n])):
+        return _impl_nn_upsample_nearest3d_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_opt_double_list(args[2], 0) is not _BAD if n > 2 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_nearest3d_1, ('input', 'output_size', 'scale_factors', )[:n])):
+        return _impl_nn_upsample_nearest3d_1(*args, **kwargs)
+    raise _invalid_combination('upsample_nearest3d', args, kwargs, _SIGS__nn_upsample_nearest3d)
+
+
+# yaml/native_functions.yaml: upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: upsample_nearest3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_upsample_nearest3d_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 5) is not _BAD), ('scales_d', lambda x: _cv_opt_double(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_upsample_nearest3d_backward(grad_output, output_size, input_size, scales_d=None, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_upsample_nearest3d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('upsample_nearest3d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_nearest3d_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 5)
+    if input_size_c is _BAD:
+        raise _arg_error('upsample_nearest3d_backward', 'input_size', 3, 'tuple of ints', input_size)
+    scales_d_c = _cv_opt_double(scales_d)
+    if scales_d_c is _BAD:
+        raise _arg_error('upsample_nearest3d_backward', 'scales_d', 4, 'float', scales_d)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('upsample_nearest3d_backward', 'scales_h', 5, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('upsample_nearest3d_backward', 'scales_w', 6, 'float', scales_w)
+    if out is None:
+        h_ = _C_upsample_nearest3d_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_nearest3d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_nearest3d_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: upsample_trilinear3d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: upsample_trilinear3d.out(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_upsample_trilinear3d = (
+    ('(Tensor input, tuple of ints output_size, bool align_corners, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scales_d', lambda x: _cv_opt_double(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn_upsample_trilinear3d_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 3) is not _BAD, 'align_corners': lambda x: _cv_bool(x) is not _BAD, 'scales_d': lambda x: _cv_opt_double(x) is not _BAD, 'scales_h': lambda x: _cv_opt_double(x) is not _BAD, 'scales_w': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn_upsample_trilinear3d_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'align_corners': lambda x: _cv_bool(x) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn_upsample_trilinear3d_0(input, output_size, align_corners, scales_d=None, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, bool align_corners, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_trilinear3d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_trilinear3d', 'output_size', 2, 'tuple of ints', output_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_trilinear3d', 'align_corners', 3, 'bool', align_corners)
+    scales_d_c = _cv_opt_double(scales_d)
+    if scales_d_c is _BAD:
+        raise _arg_error('upsample_trilinear3d', 'scales_d', 4, 'float', scales_d)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('upsample_trilinear3d', 'scales_h', 5, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('upsample_trilinear3d', 'scales_w', 6, 'float', scales_w)
+    if out is None:
+        h_ = _C_upsample_trilinear3d(input._p, output_size_c[0], output_size_c[1], align_corners_c, scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_trilinear3d', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_trilinear3d_out_r(input._p, output_size_c[0], output_size_c[1], align_corners_c, scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn_upsample_trilinear3d_1(input, output_size, align_corners, scale_factors):
+    '(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_trilinear3d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_trilinear3d', 'output_size', 2, 'tuple of ints', output_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_trilinear3d', 'align_corners', 3, 'bool', align_corners)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('upsample_trilinear3d', 'scale_factors', 4, 'tuple of floats', scale_factors)
+    h_ = _C_upsample_trilinear3d_vec(input._p, output_size_c[0], output_size_c[1], align_corners_c, scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn_upsample_trilinear3d(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, bool align_corners, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn_upsample_trilinear3d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 6 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 3) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_bool(args[2]) is not _BAD if n > 2 else 'align_corners' in kwargs) and (n <= 3 or _cv_opt_double(args[3]) is not _BAD) and (n <= 4 or _cv_opt_double(args[4]) is not _BAD) and (n <= 5 or _cv_opt_double(args[5]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_trilinear3d_0, ('input', 'output_size', 'align_corners', 'scales_d', 'scales_h', 'scales_w', )[:n])):
+        return _impl_nn_upsample_trilinear3d_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_bool(args[2]) is not _BAD if n > 2 else 'align_corners' in kwargs) and (_cv_opt_double_list(args[3], 0) is not _BAD if n > 3 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_trilinear3d_1, ('input', 'output_size', 'align_corners', 'scale_factors', )[:n])):
+        return _impl_nn_upsample_trilinear3d_1(*args, **kwargs)
+    raise _invalid_combination('upsample_trilinear3d', args, kwargs, _SIGS__nn_upsample_trilinear3d)
+
+
+# yaml/native_functions.yaml: upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: upsample_trilinear3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_upsample_trilinear3d_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 5) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scales_d', lambda x: _cv_opt_double(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_upsample_trilinear3d_backward(grad_output, output_size, input_size, align_corners, scales_d=None, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_upsample_trilinear3d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('upsample_trilinear3d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_trilinear3d_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 5)
+    if input_size_c is _BAD:
+        raise _arg_error('upsample_trilinear3d_backward', 'input_size', 3, 'tuple of ints', input_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_trilinear3d_backward', 'align_corners', 4, 'bool', align_corners)
+    scales_d_c = _cv_opt_double(scales_d)
+    if scales_d_c is _BAD:
+        raise _arg_error('upsample_trilinear3d_backward', 'scales_d', 5, 'float', scales_d)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('upsample_trilinear3d_backward', 'scales_h', 6, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('upsample_trilinear3d_backward', 'scales_w', 7, 'float', scales_w)
+    if out is None:
+        h_ = _C_upsample_trilinear3d_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], align_corners_c, scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_trilinear3d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_trilinear3d_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], align_corners_c, scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
     if rc_:
         _after(rc_)
     return out
@@ -31002,6 +32288,12 @@ def _public_names():
             f.__name__ = f.__qualname__ = name
     for f, name in (
         (_nn__adaptive_avg_pool2d_backward, "_adaptive_avg_pool2d_backward"),
+        (_nn__upsample_nearest_exact1d, "_upsample_nearest_exact1d"),
+        (_nn__upsample_nearest_exact1d_backward, "_upsample_nearest_exact1d_backward"),
+        (_nn__upsample_nearest_exact2d, "_upsample_nearest_exact2d"),
+        (_nn__upsample_nearest_exact2d_backward, "_upsample_nearest_exact2d_backward"),
+        (_nn__upsample_nearest_exact3d, "_upsample_nearest_exact3d"),
+        (_nn__upsample_nearest_exact3d_backward, "_upsample_nearest_exact3d_backward"),
         (_nn_adaptive_avg_pool2d, "adaptive_avg_pool2d"),
         (_nn_adaptive_max_pool2d, "adaptive_max_pool2d"),
         (_nn_adaptive_max_pool2d_backward, "adaptive_max_pool2d_backward"),
@@ -31073,6 +32365,20 @@ def _public_names():
         (_nn_softplus_backward, "softplus_backward"),
         (_nn_softshrink, "softshrink"),
         (_nn_softshrink_backward, "softshrink_backward"),
+        (_nn_upsample_bicubic2d, "upsample_bicubic2d"),
+        (_nn_upsample_bicubic2d_backward, "upsample_bicubic2d_backward"),
+        (_nn_upsample_bilinear2d, "upsample_bilinear2d"),
+        (_nn_upsample_bilinear2d_backward, "upsample_bilinear2d_backward"),
+        (_nn_upsample_linear1d, "upsample_linear1d"),
+        (_nn_upsample_linear1d_backward, "upsample_linear1d_backward"),
+        (_nn_upsample_nearest1d, "upsample_nearest1d"),
+        (_nn_upsample_nearest1d_backward, "upsample_nearest1d_backward"),
+        (_nn_upsample_nearest2d, "upsample_nearest2d"),
+        (_nn_upsample_nearest2d_backward, "upsample_nearest2d_backward"),
+        (_nn_upsample_nearest3d, "upsample_nearest3d"),
+        (_nn_upsample_nearest3d_backward, "upsample_nearest3d_backward"),
+        (_nn_upsample_trilinear3d, "upsample_trilinear3d"),
+        (_nn_upsample_trilinear3d_backward, "upsample_trilinear3d_backward"),
         (_linalg_linalg_matrix_norm, "linalg_matrix_norm"),
         (_linalg_linalg_norm, "linalg_norm"),
         (_linalg_linalg_svd, "linalg_svd"),
@@ -33239,6 +34545,27 @@ SIGNATURES = {
     ("nn", "_adaptive_avg_pool2d_backward"): (
         "(Tensor grad_output, Tensor input)",
     ),
+    ("nn", "_upsample_nearest_exact1d"): (
+        "(Tensor input, tuple of ints output_size, float scales = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, tuple of floats scale_factors)",
+    ),
+    ("nn", "_upsample_nearest_exact1d_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales = None, *, Tensor out = None)",
+    ),
+    ("nn", "_upsample_nearest_exact2d"): (
+        "(Tensor input, tuple of ints output_size, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, tuple of floats scale_factors)",
+    ),
+    ("nn", "_upsample_nearest_exact2d_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+    ),
+    ("nn", "_upsample_nearest_exact3d"): (
+        "(Tensor input, tuple of ints output_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, tuple of floats scale_factors)",
+    ),
+    ("nn", "_upsample_nearest_exact3d_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+    ),
     ("nn", "adaptive_avg_pool2d"): (
         "(Tensor input, tuple of ints output_size)",
     ),
@@ -33451,6 +34778,55 @@ SIGNATURES = {
     ),
     ("nn", "softshrink_backward"): (
         "(Tensor grad_output, Tensor input, Number lambd, *, Tensor out = None)",
+    ),
+    ("nn", "upsample_bicubic2d"): (
+        "(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)",
+    ),
+    ("nn", "upsample_bicubic2d_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+    ),
+    ("nn", "upsample_bilinear2d"): (
+        "(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)",
+    ),
+    ("nn", "upsample_bilinear2d_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+    ),
+    ("nn", "upsample_linear1d"): (
+        "(Tensor input, tuple of ints output_size, bool align_corners, float scales = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)",
+    ),
+    ("nn", "upsample_linear1d_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales = None, *, Tensor out = None)",
+    ),
+    ("nn", "upsample_nearest1d"): (
+        "(Tensor input, tuple of ints output_size, float scales = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, tuple of floats scale_factors)",
+    ),
+    ("nn", "upsample_nearest1d_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales = None, *, Tensor out = None)",
+    ),
+    ("nn", "upsample_nearest2d"): (
+        "(Tensor input, tuple of ints output_size, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, tuple of floats scale_factors)",
+    ),
+    ("nn", "upsample_nearest2d_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+    ),
+    ("nn", "upsample_nearest3d"): (
+        "(Tensor input, tuple of ints output_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, tuple of floats scale_factors)",
+    ),
+    ("nn", "upsample_nearest3d_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+    ),
+    ("nn", "upsample_trilinear3d"): (
+        "(Tensor input, tuple of ints output_size, bool align_corners, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)",
+    ),
+    ("nn", "upsample_trilinear3d_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)",
     ),
     ("linalg", "linalg_matrix_norm"): (
         "(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",

@@ -1009,3 +1009,9 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
         div = div.reshape(sizes)
     div = div.mul(alpha).add(k).pow(beta)
     return input / div
+
+
+# ----------------------------------------------------------------- interpolation
+from ._interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest  # noqa: E402,F401
+
+__all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
