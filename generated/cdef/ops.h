@@ -1800,4 +1800,10 @@ tl_tensor *tl_ops_upsample_trilinear3d(tl_tensor *self, const int64_t *output_si
 tl_tensor *tl_ops_upsample_trilinear3d_backward_grad_input(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_d, bool scales_d_has, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
 tl_tensor *tl_ops_upsample_trilinear3d_backward(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_d, bool scales_d_has, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has);
 
+/* pixel_shuffle */
+tl_tensor *tl_ops_pixel_shuffle(tl_tensor *self, int64_t upscale_factor);
+
+/* pixel_unshuffle */
+tl_tensor *tl_ops_pixel_unshuffle(tl_tensor *self, int64_t downscale_factor);
+
 #endif

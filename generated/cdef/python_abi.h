@@ -816,6 +816,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_ones_like(...) tl_pyabi_tensor(tl_ops_ones_like(__VA_ARGS__))
 #define tl_ops_outer(...) tl_pyabi_tensor(tl_ops_outer(__VA_ARGS__))
 #define tl_ops_permute(...) tl_pyabi_tensor(tl_ops_permute(__VA_ARGS__))
+#define tl_ops_pixel_shuffle(...) tl_pyabi_tensor(tl_ops_pixel_shuffle(__VA_ARGS__))
+#define tl_ops_pixel_unshuffle(...) tl_pyabi_tensor(tl_ops_pixel_unshuffle(__VA_ARGS__))
 #define tl_ops_polygamma(...) tl_pyabi_tensor(tl_ops_polygamma(__VA_ARGS__))
 #define tl_ops_pow_Scalar(...) tl_pyabi_tensor(tl_ops_pow_Scalar(__VA_ARGS__))
 #define tl_ops_pow_Tensor_Scalar(...) tl_pyabi_tensor(tl_ops_pow_Tensor_Scalar(__VA_ARGS__))

@@ -292,6 +292,8 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_upsample_bicubic2d_backward() != 0) return -1;
     if (tl_autograd_register_upsample_trilinear3d() != 0) return -1;
     if (tl_autograd_register_upsample_trilinear3d_backward() != 0) return -1;
+    if (tl_autograd_register_pixel_shuffle() != 0) return -1;
+    if (tl_autograd_register_pixel_unshuffle() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -278,6 +278,8 @@
 #include "ops/ones_like.h"
 #include "ops/outer.h"
 #include "ops/permute.h"
+#include "ops/pixel_shuffle.h"
+#include "ops/pixel_unshuffle.h"
 #include "ops/polygamma.h"
 #include "ops/pow.h"
 #include "ops/prelu.h"
@@ -821,6 +823,8 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_upsample_bicubic2d_backward() != 0) return -1;
     if (tl_ops_register_upsample_trilinear3d() != 0) return -1;
     if (tl_ops_register_upsample_trilinear3d_backward() != 0) return -1;
+    if (tl_ops_register_pixel_shuffle() != 0) return -1;
+    if (tl_ops_register_pixel_unshuffle() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -288,5 +288,7 @@ int tl_autograd_register_upsample_bicubic2d(void);
 int tl_autograd_register_upsample_bicubic2d_backward(void);
 int tl_autograd_register_upsample_trilinear3d(void);
 int tl_autograd_register_upsample_trilinear3d_backward(void);
+int tl_autograd_register_pixel_shuffle(void);
+int tl_autograd_register_pixel_unshuffle(void);
 
 #endif

@@ -415,5 +415,7 @@
 #include "ops/upsample_bicubic2d_backward.h"
 #include "ops/upsample_trilinear3d.h"
 #include "ops/upsample_trilinear3d_backward.h"
+#include "ops/pixel_shuffle.h"
+#include "ops/pixel_unshuffle.h"
 
 #endif

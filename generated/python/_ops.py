@@ -324,6 +324,8 @@ __all__ = [
     "ones_like",
     "outer",
     "permute",
+    "pixel_shuffle",
+    "pixel_unshuffle",
     "polygamma",
     "pow",
     "prelu",
@@ -1082,6 +1084,8 @@ _C_ones_out = getattr(_lib, "tl_ops_ones_out", None) or _missing_c("tl_ops_ones_
 _C_outer = getattr(_lib, "tl_ops_outer", None) or _missing_c("tl_ops_outer")
 _C_outer_out = getattr(_lib, "tl_ops_outer_out", None) or _missing_c("tl_ops_outer_out")
 _C_permute = getattr(_lib, "tl_ops_permute", None) or _missing_c("tl_ops_permute")
+_C_pixel_shuffle = getattr(_lib, "tl_ops_pixel_shuffle", None) or _missing_c("tl_ops_pixel_shuffle")
+_C_pixel_unshuffle = getattr(_lib, "tl_ops_pixel_unshuffle", None) or _missing_c("tl_ops_pixel_unshuffle")
 _C_polygamma = getattr(_lib, "tl_ops_polygamma", None) or _missing_c("tl_ops_polygamma")
 _C_polygamma_ = getattr(_lib, "tl_ops_polygamma_", None) or _missing_c("tl_ops_polygamma_")
 _C_polygamma_out = getattr(_lib, "tl_ops_polygamma_out", None) or _missing_c("tl_ops_polygamma_out")
@@ -12465,6 +12469,58 @@ def permute(input, dims):
     if dims_c is _BAD:
         raise _arg_error('permute', 'dims', 2, 'tuple of ints', dims)
     h_ = _C_permute(input._p, dims_c[0], dims_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: pixel_shuffle(Tensor self, int upscale_factor) -> Tensor
+_SIGS_pixel_shuffle = (
+    ('(Tensor input, int upscale_factor)', (('input', lambda x: isinstance(x, _Tensor)), ('upscale_factor', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def pixel_shuffle(input, upscale_factor):
+    '(Tensor input, int upscale_factor)'
+    if _TF and (r_ := _tf(pixel_shuffle, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('pixel_shuffle', 'input', 1, 'Tensor', input)
+    upscale_factor_c = _cv_int(upscale_factor)
+    if upscale_factor_c is _BAD:
+        raise _arg_error('pixel_shuffle', 'upscale_factor', 2, 'int', upscale_factor)
+    h_ = _C_pixel_shuffle(input._p, upscale_factor_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
+_SIGS_pixel_unshuffle = (
+    ('(Tensor input, int downscale_factor)', (('input', lambda x: isinstance(x, _Tensor)), ('downscale_factor', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    '(Tensor input, int downscale_factor)'
+    if _TF and (r_ := _tf(pixel_unshuffle, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('pixel_unshuffle', 'input', 1, 'Tensor', input)
+    downscale_factor_c = _cv_int(downscale_factor)
+    if downscale_factor_c is _BAD:
+        raise _arg_error('pixel_unshuffle', 'downscale_factor', 2, 'int', downscale_factor)
+    h_ = _C_pixel_unshuffle(input._p, downscale_factor_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -33243,6 +33299,12 @@ SIGNATURES = {
     ),
     ("function", "permute"): (
         "(Tensor input, tuple of ints dims)",
+    ),
+    ("function", "pixel_shuffle"): (
+        "(Tensor input, int upscale_factor)",
+    ),
+    ("function", "pixel_unshuffle"): (
+        "(Tensor input, int downscale_factor)",
     ),
     ("function", "polygamma"): (
         "(int n, Tensor input, *, Tensor out = None)",

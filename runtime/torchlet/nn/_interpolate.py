@@ -143,3 +143,15 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
                   stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def pixel_shuffle(input, upscale_factor):
+    if _TF and (r_ := _tf(pixel_shuffle, locals())) is not _GO:
+        return r_
+    return torchlet.pixel_shuffle(input, upscale_factor)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    if _TF and (r_ := _tf(pixel_unshuffle, locals())) is not _GO:
+        return r_
+    return torchlet.pixel_unshuffle(input, downscale_factor)

@@ -1,12 +1,12 @@
 """torch.nn's upsampling layers (torch/nn/modules/upsampling.py) over
 torchlet.nn.functional.interpolate: Upsample, UpsamplingNearest2d,
-UpsamplingBilinear2d, with PyTorch's attributes and extra_repr."""
+UpsamplingBilinear2d (and pixelshuffle.py's PixelShuffle, PixelUnshuffle), with PyTorch's attributes and extra_repr."""
 from __future__ import annotations
 
 from . import functional as F
 from .modules import Module
 
-__all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
+__all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle"]
 
 
 class Upsample(Module):
@@ -43,3 +43,27 @@ class UpsamplingNearest2d(Upsample):
 class UpsamplingBilinear2d(Upsample):
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+
+
+class PixelShuffle(Module):
+    def __init__(self, upscale_factor):
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input):
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self):
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    def __init__(self, downscale_factor):
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input):
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self):
+        return f"downscale_factor={self.downscale_factor}"

@@ -1,0 +1,84 @@
+"""pixel_shuffle / pixel_unshuffle (+ nn.PixelShuffle / PixelUnshuffle):
+against a numpy reshape / transpose always, against torch where installed
+(values, messages), float64 gradients through the gradcheck helper."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import torchlet
+import torchlet.nn as nn
+import torchlet.nn.functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "autograd"))
+from _gradcheck_util import gradcheck  # noqa: E402
+
+R = np.random.default_rng(20261205)
+
+
+def np_pixel_shuffle(x, r):
+    *b, c, h, w = x.shape
+    y = x.reshape(*b, c // (r * r), r, r, h, w)
+    nb = len(b)
+    y = y.transpose(*range(nb), nb, nb + 3, nb + 1, nb + 4, nb + 2)
+    return y.reshape(*b, c // (r * r), h * r, w * r)
+
+
+def np_pixel_unshuffle(x, r):
+    *b, c, h, w = x.shape
+    y = x.reshape(*b, c, h // r, r, w // r, r)
+    nb = len(b)
+    y = y.transpose(*range(nb), nb, nb + 2, nb + 4, nb + 1, nb + 3)
+    return y.reshape(*b, c * r * r, h // r, w // r)
+
+
+@pytest.mark.parametrize("shape,r", [((1, 4, 2, 3), 2), ((2, 3, 18, 2, 5), 3), ((9, 1, 1), 3), ((0, 4, 2, 2), 2)])
+def test_pixel_shuffle_numpy(shape, r):
+    x = R.standard_normal(shape)
+    y = F.pixel_shuffle(torchlet.tensor(x), r)
+    np.testing.assert_array_equal(y.numpy(), np_pixel_shuffle(x, r))
+    back = F.pixel_unshuffle(y, r)
+    np.testing.assert_array_equal(back.numpy(), x)
+    np.testing.assert_array_equal(back.numpy(), np_pixel_unshuffle(np_pixel_shuffle(x, r), r))
+
+
+def test_noncontiguous_and_ints():
+    x = R.integers(0, 100, (2, 4, 6, 3)).astype(np.int32)
+    t = torchlet.tensor(x).transpose(2, 3)
+    np.testing.assert_array_equal(F.pixel_shuffle(t, 2).numpy(), np_pixel_shuffle(x.transpose(0, 1, 3, 2), 2))
+    np.testing.assert_array_equal(F.pixel_unshuffle(t, 3).numpy(), np_pixel_unshuffle(x.transpose(0, 1, 3, 2), 3))
+
+
+def test_gradcheck():
+    x = torchlet.tensor(R.standard_normal((2, 8, 2, 3)), requires_grad=True)
+    assert gradcheck(lambda a: F.pixel_shuffle(a, 2), [x])
+    y = torchlet.tensor(R.standard_normal((1, 2, 4, 6)), requires_grad=True)
+    assert gradcheck(lambda a: F.pixel_unshuffle(a, 2), [y])
+
+
+def test_errors_and_modules():
+    x = torchlet.randn(1, 3, 4, 4)
+    with pytest.raises(RuntimeError, match="divisible by the square of upscale_factor"):
+        F.pixel_shuffle(x, 2)
+    with pytest.raises(RuntimeError, match="at least 3 dimensions"):
+        F.pixel_unshuffle(torchlet.randn(4, 4), 2)
+    with pytest.raises(RuntimeError, match="expects height to be divisible"):
+        F.pixel_unshuffle(torchlet.randn(1, 3, 3, 4), 2)
+    assert repr(nn.PixelShuffle(3)) == "PixelShuffle(upscale_factor=3)"
+    assert repr(nn.PixelUnshuffle(2)) == "PixelUnshuffle(downscale_factor=2)"
+    assert tuple(nn.PixelUnshuffle(2)(x).shape) == (1, 12, 2, 2)
+
+
+def test_against_torch():
+    torch = pytest.importorskip("torch")
+    x = R.standard_normal((2, 3, 8, 4, 6))
+    for fn, r in (("pixel_shuffle", 2), ("pixel_unshuffle", 2)):
+        np.testing.assert_array_equal(getattr(torchlet, fn)(torchlet.tensor(x), r).numpy(),
+                                      getattr(torch, fn)(torch.tensor(x), r).numpy())
+    for bad in ((torchlet.randn(1, 3, 4, 4), torch.randn(1, 3, 4, 4)),):
+        with pytest.raises(RuntimeError) as e1:
+            F.pixel_shuffle(bad[0], 0)
+        with pytest.raises(RuntimeError) as e2:
+            torch.nn.functional.pixel_shuffle(bad[1], 0)
+        assert str(e1.value) == str(e2.value)
