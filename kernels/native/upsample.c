@@ -146,29 +146,41 @@ typedef struct {
     char *dst;
     int64_t in_plane, out_plane, isz;
     int copy, f64, bwd;
+    int failed; /* a thread could not allocate its row buffer (every writer stores 1) */
 } ups_ctx;
 
+/* forward: per output row, the T_d x T_h input rows interpolated along W
+ * into `rows` (the inner sums of PyTorch's nested order), then combined
+ * along H and D in contiguous, vectorizable passes: the same arithmetic in
+ * the same order as the nested sum */
 #define UPS_FWD(T)                                                                                                    \
-    static void fwd_##T(const ups_ctx *c, const T *x, T *y) {                                                         \
+    static void fwd_##T(const ups_ctx *c, const T *x, T *y, T *rows) {                                                \
         const ups_dim *D = &c->d[0], *H = &c->d[1], *W = &c->d[2];                                                    \
+        const int64_t ow_n = W->out, tw = W->t;                                                                       \
+        T *acc_h = rows + D->t * H->t * ow_n;                                                                         \
         for (int64_t od = 0; od < D->out; od++)                                                                       \
-            for (int64_t oh = 0; oh < H->out; oh++)                                                                   \
-                for (int64_t ow = 0; ow < W->out; ow++) {                                                             \
-                    T acc_d = 0;                                                                                      \
-                    for (int64_t a = 0; a < D->t; a++) {                                                              \
-                        const T *xd = x + D->idx[od * D->t + a] * H->in * W->in;                                      \
-                        T acc_h = 0;                                                                                  \
-                        for (int64_t b = 0; b < H->t; b++) {                                                          \
-                            const T *xh = xd + H->idx[oh * H->t + b] * W->in;                                         \
+            for (int64_t oh = 0; oh < H->out; oh++, y += ow_n) {                                                      \
+                for (int64_t a = 0; a < D->t; a++)                                                                    \
+                    for (int64_t b = 0; b < H->t; b++) {                                                              \
+                        const T *xh = x + (D->idx[od * D->t + a] * H->in + H->idx[oh * H->t + b]) * W->in;            \
+                        T *r = rows + (a * H->t + b) * ow_n;                                                          \
+                        for (int64_t ow = 0; ow < ow_n; ow++) {                                                       \
                             T acc_w = 0;                                                                              \
-                            for (int64_t e = 0; e < W->t; e++)                                                        \
-                                acc_w += xh[W->idx[ow * W->t + e]] * (T)W->w[ow * W->t + e];                          \
-                            acc_h += acc_w * (T)H->w[oh * H->t + b];                                                  \
+                            for (int64_t e = 0; e < tw; e++) acc_w += xh[W->idx[ow * tw + e]] * (T)W->w[ow * tw + e]; \
+                            r[ow] = acc_w;                                                                            \
                         }                                                                                             \
-                        acc_d += acc_h * (T)D->w[od * D->t + a];                                                      \
                     }                                                                                                 \
-                    *y++ = acc_d;                                                                                     \
+                for (int64_t ow = 0; ow < ow_n; ow++) y[ow] = 0;                                                      \
+                for (int64_t a = 0; a < D->t; a++) {                                                                  \
+                    for (int64_t ow = 0; ow < ow_n; ow++) acc_h[ow] = 0;                                              \
+                    for (int64_t b = 0; b < H->t; b++) {                                                              \
+                        const T wh = (T)H->w[oh * H->t + b], *r = rows + (a * H->t + b) * ow_n;                       \
+                        for (int64_t ow = 0; ow < ow_n; ow++) acc_h[ow] += r[ow] * wh;                                \
+                    }                                                                                                 \
+                    const T wd = (T)D->w[od * D->t + a];                                                              \
+                    for (int64_t ow = 0; ow < ow_n; ow++) y[ow] += acc_h[ow] * wd;                                    \
                 }                                                                                                     \
+            }                                                                                                         \
     }                                                                                                                 \
     static void bwd_##T(const ups_ctx *c, const T *g, T *gi) {                                                        \
         const ups_dim *D = &c->d[0], *H = &c->d[1], *W = &c->d[2];                                                    \
@@ -199,20 +211,36 @@ static void copy_plane(const ups_ctx *c, const char *x, char *y) {
     for (int64_t od = 0; od < D->out; od++)
         for (int64_t oh = 0; oh < H->out; oh++) {
             const char *row = x + (D->idx[od] * H->in + H->idx[oh]) * W->in * sz;
-            for (int64_t ow = 0; ow < W->out; ow++, y += sz) memcpy(y, row + W->idx[ow] * sz, (size_t)sz);
+            if (sz == 4)
+                for (int64_t ow = 0; ow < W->out; ow++, y += 4) memcpy(y, row + W->idx[ow] * 4, 4);
+            else if (sz == 8)
+                for (int64_t ow = 0; ow < W->out; ow++, y += 8) memcpy(y, row + W->idx[ow] * 8, 8);
+            else
+                for (int64_t ow = 0; ow < W->out; ow++, y += sz) memcpy(y, row + W->idx[ow] * sz, (size_t)sz);
         }
 }
 
 static void run_planes(int64_t b, int64_t e, void *ctx) {
     const ups_ctx *c = ctx;
     const int64_t sp = c->bwd ? c->out_plane : c->in_plane, dp = c->bwd ? c->in_plane : c->out_plane;
+    /* the forward's interpolated rows and its H accumulator */
+    void *rows = NULL;
+    if (!c->copy && !c->bwd) {
+        rows = malloc((size_t)((c->d[0].t * c->d[1].t + 1) * c->d[2].out * c->isz));
+        if (!rows) {
+            ((ups_ctx *)c)->failed = 1;
+            return;
+        }
+    }
     for (int64_t p = b; p < e; p++) {
         const char *s = c->src + p * sp * c->isz;
         char *d = c->dst + p * dp * c->isz;
         if (c->copy) copy_plane(c, s, d);
         else if (c->bwd) c->f64 ? bwd_double(c, (const double *)s, (double *)d) : bwd_float(c, (const float *)s, (float *)d);
-        else c->f64 ? fwd_double(c, (const double *)s, (double *)d) : fwd_float(c, (const float *)s, (float *)d);
+        else if (c->f64) fwd_double(c, (const double *)s, (double *)d, rows);
+        else fwd_float(c, (const float *)s, (float *)d, rows);
     }
+    free(rows);
 }
 
 /* ------------------------------------------------------------ checks (PyTorch's upsample_Nd_common_check) */
@@ -334,7 +362,11 @@ static int run(int mode, int bwd, int nsp, tl_tensor *src, tl_tensor *dst, const
         free(c.d[i].w);
     }
     tl_tensor_release(x);
-    if (rc || !x) return -1;
+    if (rc == 0 && c.failed) rc = tl_set_error(TL_ERR_RUNTIME, "upsample: out of memory");
+    if (rc || !x) {
+        tl_tensor_release(o);
+        return -1;
+    }
     return o ? finish_dst(dst, o, 0) : -1;
 }
 
