@@ -1806,4 +1806,7 @@ tl_tensor *tl_ops_pixel_shuffle(tl_tensor *self, int64_t upscale_factor);
 /* pixel_unshuffle */
 tl_tensor *tl_ops_pixel_unshuffle(tl_tensor *self, int64_t downscale_factor);
 
+/* channel_shuffle */
+tl_tensor *tl_ops_channel_shuffle(tl_tensor *self, int64_t groups);
+
 #endif

@@ -588,6 +588,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_cat(...) tl_pyabi_tensor(tl_ops_cat(__VA_ARGS__))
 #define tl_ops_ceil(...) tl_pyabi_tensor(tl_ops_ceil(__VA_ARGS__))
 #define tl_ops_celu(...) tl_pyabi_tensor(tl_ops_celu(__VA_ARGS__))
+#define tl_ops_channel_shuffle(...) tl_pyabi_tensor(tl_ops_channel_shuffle(__VA_ARGS__))
 #define tl_ops_chunk(...) tl_pyabi_rc(tl_ops_chunk(__VA_ARGS__))
 #define tl_ops_clamp(...) tl_pyabi_tensor(tl_ops_clamp(__VA_ARGS__))
 #define tl_ops_clamp_Tensor(...) tl_pyabi_tensor(tl_ops_clamp_Tensor(__VA_ARGS__))

@@ -294,6 +294,7 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_upsample_trilinear3d_backward() != 0) return -1;
     if (tl_autograd_register_pixel_shuffle() != 0) return -1;
     if (tl_autograd_register_pixel_unshuffle() != 0) return -1;
+    if (tl_autograd_register_channel_shuffle() != 0) return -1;
     done = 1;
     return 0;
 }

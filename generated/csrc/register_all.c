@@ -88,6 +88,7 @@
 #include "ops/cat.h"
 #include "ops/ceil.h"
 #include "ops/celu.h"
+#include "ops/channel_shuffle.h"
 #include "ops/chunk.h"
 #include "ops/clamp.h"
 #include "ops/clamp_max.h"
@@ -825,6 +826,7 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_upsample_trilinear3d_backward() != 0) return -1;
     if (tl_ops_register_pixel_shuffle() != 0) return -1;
     if (tl_ops_register_pixel_unshuffle() != 0) return -1;
+    if (tl_ops_register_channel_shuffle() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -290,5 +290,6 @@ int tl_autograd_register_upsample_trilinear3d(void);
 int tl_autograd_register_upsample_trilinear3d_backward(void);
 int tl_autograd_register_pixel_shuffle(void);
 int tl_autograd_register_pixel_unshuffle(void);
+int tl_autograd_register_channel_shuffle(void);
 
 #endif

@@ -417,5 +417,6 @@
 #include "ops/upsample_trilinear3d_backward.h"
 #include "ops/pixel_shuffle.h"
 #include "ops/pixel_unshuffle.h"
+#include "ops/channel_shuffle.h"
 
 #endif

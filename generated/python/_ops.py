@@ -153,6 +153,7 @@ __all__ = [
     "ceil_",
     "celu",
     "celu_",
+    "channel_shuffle",
     "chunk",
     "clamp",
     "clamp_",
@@ -647,6 +648,7 @@ _C_ceil_ = getattr(_lib, "tl_ops_ceil_", None) or _missing_c("tl_ops_ceil_")
 _C_ceil_out = getattr(_lib, "tl_ops_ceil_out", None) or _missing_c("tl_ops_ceil_out")
 _C_celu = getattr(_lib, "tl_ops_celu", None) or _missing_c("tl_ops_celu")
 _C_celu_ = getattr(_lib, "tl_ops_celu_", None) or _missing_c("tl_ops_celu_")
+_C_channel_shuffle = getattr(_lib, "tl_ops_channel_shuffle", None) or _missing_c("tl_ops_channel_shuffle")
 _C_chunk = getattr(_lib, "tl_ops_chunk", None) or _missing_c("tl_ops_chunk")
 _C_clamp = getattr(_lib, "tl_ops_clamp", None) or _missing_c("tl_ops_clamp")
 _C_clamp_ = getattr(_lib, "tl_ops_clamp_", None) or _missing_c("tl_ops_clamp_")
@@ -5398,6 +5400,32 @@ def celu_(input, alpha=1.0):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: channel_shuffle(Tensor self, SymInt groups) -> Tensor
+_SIGS_channel_shuffle = (
+    ('(Tensor input, int groups)', (('input', lambda x: isinstance(x, _Tensor)), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def channel_shuffle(input, groups):
+    '(Tensor input, int groups)'
+    if _TF and (r_ := _tf(channel_shuffle, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('channel_shuffle', 'input', 1, 'Tensor', input)
+    groups_c = _cv_int(groups)
+    if groups_c is _BAD:
+        raise _arg_error('channel_shuffle', 'groups', 2, 'int', groups)
+    h_ = _C_channel_shuffle(input._p, groups_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
@@ -32747,6 +32775,9 @@ SIGNATURES = {
     ),
     ("function", "celu_"): (
         "(Tensor input, Number alpha = 1.0)",
+    ),
+    ("function", "channel_shuffle"): (
+        "(Tensor input, int groups)",
     ),
     ("function", "chunk"): (
         "(Tensor input, int chunks, int dim = 0)",

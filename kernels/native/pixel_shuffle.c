@@ -91,3 +91,23 @@ tl_tensor *tl_native_pixel_unshuffle_cpu(tl_keyset ks, tl_tensor *self, int64_t 
     const int64_t vsz[6] = {batch_of(self, nd - 3), c, h / r, r, w / r, r}, perm[6] = {0, 1, 3, 5, 2, 4};
     return permuted_copy(self, nd, osz, 6, vsz, perm);
 }
+
+/* channel_shuffle: (N, g, C/g, *) -> (N, C/g, g, *) */
+tl_tensor *tl_native_channel_shuffle(tl_keyset ks, tl_tensor *self, int64_t groups) {
+    (void)ks;
+    const int64_t nd = tl_tensor_ndim(self);
+    if (nd <= 2)
+        return tl_set_error(TL_ERR_RUNTIME, "channel_shuffle expects input to have at least 3 dimensions, but got "
+                                            "input with %lld dimension(s)", (long long)nd), NULL;
+    if (groups <= 0)
+        return tl_set_error(TL_ERR_RUNTIME, "Number of groups to divide channels in must be positive. Value of "
+                                            "groups:%lld", (long long)groups), NULL;
+    const int64_t *s = tl_tensor_sizes(self), c = s[1];
+    if (c % groups != 0)
+        return tl_set_error(TL_ERR_RUNTIME, "Number of channels must be divisible by groups. Got %lld channels and "
+                                            "%lld groups.", (long long)c, (long long)groups), NULL;
+    const int64_t vsz[4] = {s[0], groups, c / groups, batch_of(self, nd) / (s[0] * c > 0 ? s[0] * c : 1)};
+    const int64_t perm[4] = {0, 2, 1, 3};
+    if (s[0] * c == 0) return tl_empty(nd, s, tl_tensor_dtype(self), TL_CPU);
+    return permuted_copy(self, nd, s, 4, vsz, perm);
+}

@@ -1,4 +1,5 @@
-"""pixel_shuffle / pixel_unshuffle (+ nn.PixelShuffle / PixelUnshuffle):
+"""pixel_shuffle / pixel_unshuffle / channel_shuffle (+ nn.PixelShuffle /
+PixelUnshuffle / ChannelShuffle):
 against a numpy reshape / transpose always, against torch where installed
 (values, messages), float64 gradients through the gradcheck helper."""
 import sys
@@ -82,3 +83,26 @@ def test_against_torch():
         with pytest.raises(RuntimeError) as e2:
             torch.nn.functional.pixel_shuffle(bad[1], 0)
         assert str(e1.value) == str(e2.value)
+
+
+@pytest.mark.parametrize("shape,g", [((2, 6, 3, 4), 3), ((1, 4, 5), 2), ((3, 6, 1, 2, 2), 6), ((0, 4, 2), 2)])
+def test_channel_shuffle_numpy(shape, g):
+    x = R.standard_normal(shape)
+    y = F.channel_shuffle(torchlet.tensor(x), g)
+    n, c = shape[:2]
+    ref = x.reshape(n, g, c // g, *shape[2:]).swapaxes(1, 2).reshape(shape)
+    np.testing.assert_array_equal(y.numpy(), ref)
+    t = torchlet.tensor(R.standard_normal((2, 6, 3)), requires_grad=True)
+    assert gradcheck(lambda a: F.channel_shuffle(a, 3), [t])
+
+
+def test_channel_shuffle_errors_module():
+    with pytest.raises(RuntimeError, match="Number of channels must be divisible by groups. Got 5 channels and 2"):
+        F.channel_shuffle(torchlet.randn(1, 5, 2), 2)
+    with pytest.raises(RuntimeError, match="at least 3 dimensions"):
+        F.channel_shuffle(torchlet.randn(4, 4), 2)
+    assert repr(nn.ChannelShuffle(2)) == "ChannelShuffle(groups=2)"
+    torch = pytest.importorskip("torch")
+    x = R.standard_normal((2, 6, 3, 4))
+    np.testing.assert_array_equal(nn.ChannelShuffle(2)(torchlet.tensor(x)).numpy(),
+                                  torch.nn.ChannelShuffle(2)(torch.tensor(x)).numpy())

@@ -155,3 +155,9 @@ def pixel_unshuffle(input, downscale_factor):
     if _TF and (r_ := _tf(pixel_unshuffle, locals())) is not _GO:
         return r_
     return torchlet.pixel_unshuffle(input, downscale_factor)
+
+
+def channel_shuffle(input, groups):
+    if _TF and (r_ := _tf(channel_shuffle, locals())) is not _GO:
+        return r_
+    return torchlet.channel_shuffle(input, groups)

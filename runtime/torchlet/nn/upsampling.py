@@ -1,12 +1,13 @@
 """torch.nn's upsampling layers (torch/nn/modules/upsampling.py) over
 torchlet.nn.functional.interpolate: Upsample, UpsamplingNearest2d,
-UpsamplingBilinear2d (and pixelshuffle.py's PixelShuffle, PixelUnshuffle), with PyTorch's attributes and extra_repr."""
+UpsamplingBilinear2d (and pixelshuffle.py's PixelShuffle, PixelUnshuffle,
+channelshuffle.py's ChannelShuffle), with PyTorch's attributes and extra_repr."""
 from __future__ import annotations
 
 from . import functional as F
 from .modules import Module
 
-__all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle"]
+__all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle"]
 
 
 class Upsample(Module):
@@ -67,3 +68,15 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self):
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"
