@@ -1809,4 +1809,13 @@ tl_tensor *tl_ops_pixel_unshuffle(tl_tensor *self, int64_t downscale_factor);
 /* channel_shuffle */
 tl_tensor *tl_ops_channel_shuffle(tl_tensor *self, int64_t groups);
 
+/* adaptive_avg_pool3d */
+tl_tensor *tl_ops_adaptive_avg_pool3d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+
+/* _adaptive_avg_pool3d */
+tl_tensor *tl_ops__adaptive_avg_pool3d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+
+/* _adaptive_avg_pool3d_backward */
+tl_tensor *tl_ops__adaptive_avg_pool3d_backward(tl_tensor *grad_output, tl_tensor *self);
+
 #endif

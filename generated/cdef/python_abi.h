@@ -480,6 +480,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
  * does not expand inside its own expansion, so the real function is called. */
 #define tl_ops__adaptive_avg_pool2d(...) tl_pyabi_tensor(tl_ops__adaptive_avg_pool2d(__VA_ARGS__))
 #define tl_ops__adaptive_avg_pool2d_backward(...) tl_pyabi_tensor(tl_ops__adaptive_avg_pool2d_backward(__VA_ARGS__))
+#define tl_ops__adaptive_avg_pool3d(...) tl_pyabi_tensor(tl_ops__adaptive_avg_pool3d(__VA_ARGS__))
+#define tl_ops__adaptive_avg_pool3d_backward(...) tl_pyabi_tensor(tl_ops__adaptive_avg_pool3d_backward(__VA_ARGS__))
 #define tl_ops__convolution_mode(...) tl_pyabi_tensor(tl_ops__convolution_mode(__VA_ARGS__))
 #define tl_ops__index_put_impl(...) tl_pyabi_tensor(tl_ops__index_put_impl(__VA_ARGS__))
 #define tl_ops__linalg_svd(...) tl_pyabi_rc(tl_ops__linalg_svd(__VA_ARGS__))
@@ -511,6 +513,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_acosh(...) tl_pyabi_tensor(tl_ops_acosh(__VA_ARGS__))
 #define tl_ops_adaptive_avg_pool1d(...) tl_pyabi_tensor(tl_ops_adaptive_avg_pool1d(__VA_ARGS__))
 #define tl_ops_adaptive_avg_pool2d(...) tl_pyabi_tensor(tl_ops_adaptive_avg_pool2d(__VA_ARGS__))
+#define tl_ops_adaptive_avg_pool3d(...) tl_pyabi_tensor(tl_ops_adaptive_avg_pool3d(__VA_ARGS__))
 #define tl_ops_adaptive_max_pool1d(...) tl_pyabi_rc(tl_ops_adaptive_max_pool1d(__VA_ARGS__))
 #define tl_ops_adaptive_max_pool2d(...) tl_pyabi_rc(tl_ops_adaptive_max_pool2d(__VA_ARGS__))
 #define tl_ops_adaptive_max_pool2d_backward(...) tl_pyabi_tensor(tl_ops_adaptive_max_pool2d_backward(__VA_ARGS__))

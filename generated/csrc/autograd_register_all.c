@@ -295,6 +295,8 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_pixel_shuffle() != 0) return -1;
     if (tl_autograd_register_pixel_unshuffle() != 0) return -1;
     if (tl_autograd_register_channel_shuffle() != 0) return -1;
+    if (tl_autograd_register__adaptive_avg_pool3d() != 0) return -1;
+    if (tl_autograd_register__adaptive_avg_pool3d_backward() != 0) return -1;
     done = 1;
     return 0;
 }

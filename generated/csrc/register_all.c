@@ -7,6 +7,8 @@
 #include "tl_ops_base.h"
 #include "ops/_adaptive_avg_pool2d.h"
 #include "ops/_adaptive_avg_pool2d_backward.h"
+#include "ops/_adaptive_avg_pool3d.h"
+#include "ops/_adaptive_avg_pool3d_backward.h"
 #include "ops/_convolution_mode.h"
 #include "ops/_index_put_impl.h"
 #include "ops/_linalg_svd.h"
@@ -34,6 +36,7 @@
 #include "ops/acosh.h"
 #include "ops/adaptive_avg_pool1d.h"
 #include "ops/adaptive_avg_pool2d.h"
+#include "ops/adaptive_avg_pool3d.h"
 #include "ops/adaptive_max_pool1d.h"
 #include "ops/adaptive_max_pool2d.h"
 #include "ops/adaptive_max_pool2d_backward.h"
@@ -827,6 +830,9 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_pixel_shuffle() != 0) return -1;
     if (tl_ops_register_pixel_unshuffle() != 0) return -1;
     if (tl_ops_register_channel_shuffle() != 0) return -1;
+    if (tl_ops_register_adaptive_avg_pool3d() != 0) return -1;
+    if (tl_ops_register__adaptive_avg_pool3d() != 0) return -1;
+    if (tl_ops_register__adaptive_avg_pool3d_backward() != 0) return -1;
     done = 1;
     return 0;
 }

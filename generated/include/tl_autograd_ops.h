@@ -291,5 +291,7 @@ int tl_autograd_register_upsample_trilinear3d_backward(void);
 int tl_autograd_register_pixel_shuffle(void);
 int tl_autograd_register_pixel_unshuffle(void);
 int tl_autograd_register_channel_shuffle(void);
+int tl_autograd_register__adaptive_avg_pool3d(void);
+int tl_autograd_register__adaptive_avg_pool3d_backward(void);
 
 #endif

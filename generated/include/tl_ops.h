@@ -418,5 +418,8 @@
 #include "ops/pixel_shuffle.h"
 #include "ops/pixel_unshuffle.h"
 #include "ops/channel_shuffle.h"
+#include "ops/adaptive_avg_pool3d.h"
+#include "ops/_adaptive_avg_pool3d.h"
+#include "ops/_adaptive_avg_pool3d_backward.h"
 
 #endif

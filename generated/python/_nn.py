@@ -8,6 +8,7 @@ torchlet.nn.functional builds on them; the bindings themselves live in _ops.py
 (they share its converters and overload machinery)."""
 from ._ops import (  # noqa: F401
     _nn__adaptive_avg_pool2d_backward as _adaptive_avg_pool2d_backward,
+    _nn__adaptive_avg_pool3d_backward as _adaptive_avg_pool3d_backward,
     _nn__upsample_nearest_exact1d as _upsample_nearest_exact1d,
     _nn__upsample_nearest_exact1d_backward as _upsample_nearest_exact1d_backward,
     _nn__upsample_nearest_exact2d as _upsample_nearest_exact2d,
@@ -15,6 +16,7 @@ from ._ops import (  # noqa: F401
     _nn__upsample_nearest_exact3d as _upsample_nearest_exact3d,
     _nn__upsample_nearest_exact3d_backward as _upsample_nearest_exact3d_backward,
     _nn_adaptive_avg_pool2d as adaptive_avg_pool2d,
+    _nn_adaptive_avg_pool3d as adaptive_avg_pool3d,
     _nn_adaptive_max_pool2d as adaptive_max_pool2d,
     _nn_adaptive_max_pool2d_backward as adaptive_max_pool2d_backward,
     _nn_avg_pool2d as avg_pool2d,
@@ -103,6 +105,7 @@ from ._ops import (  # noqa: F401
 
 __all__ = [
     "_adaptive_avg_pool2d_backward",
+    "_adaptive_avg_pool3d_backward",
     "_upsample_nearest_exact1d",
     "_upsample_nearest_exact1d_backward",
     "_upsample_nearest_exact2d",
@@ -110,6 +113,7 @@ __all__ = [
     "_upsample_nearest_exact3d",
     "_upsample_nearest_exact3d_backward",
     "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
     "adaptive_max_pool2d",
     "adaptive_max_pool2d_backward",
     "avg_pool2d",

@@ -22,6 +22,7 @@ ALL_TAGS = (
 TAGS = {
     "aten::_adaptive_avg_pool2d": ("core", ),
     "aten::_adaptive_avg_pool2d_backward": ("core", ),
+    "aten::_adaptive_avg_pool3d": ("core", ),
     "aten::_index_put_impl": ("generated", ),
     "aten::_index_put_impl.out": ("generated", "out", ),
     "aten::_log_softmax": ("core", ),

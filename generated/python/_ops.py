@@ -70,6 +70,7 @@ from torchlet._pyargs import (
 
 __all__ = [
     "_adaptive_avg_pool2d",
+    "_adaptive_avg_pool3d",
     "_convolution_mode",
     "_index_put_impl",
     "_index_put_impl_",
@@ -438,6 +439,8 @@ def bind(tensor_cls):
 # the C entry points (docs/OPERATOR_ABI.md)
 _C__adaptive_avg_pool2d = getattr(_lib, "tl_ops__adaptive_avg_pool2d", None) or _missing_c("tl_ops__adaptive_avg_pool2d")
 _C__adaptive_avg_pool2d_backward = getattr(_lib, "tl_ops__adaptive_avg_pool2d_backward", None) or _missing_c("tl_ops__adaptive_avg_pool2d_backward")
+_C__adaptive_avg_pool3d = getattr(_lib, "tl_ops__adaptive_avg_pool3d", None) or _missing_c("tl_ops__adaptive_avg_pool3d")
+_C__adaptive_avg_pool3d_backward = getattr(_lib, "tl_ops__adaptive_avg_pool3d_backward", None) or _missing_c("tl_ops__adaptive_avg_pool3d_backward")
 _C__convolution_mode = getattr(_lib, "tl_ops__convolution_mode", None) or _missing_c("tl_ops__convolution_mode")
 _C__index_put_impl = getattr(_lib, "tl_ops__index_put_impl", None) or _missing_c("tl_ops__index_put_impl")
 _C__index_put_impl_ = getattr(_lib, "tl_ops__index_put_impl_", None) or _missing_c("tl_ops__index_put_impl_")
@@ -487,6 +490,7 @@ _C_acosh_ = getattr(_lib, "tl_ops_acosh_", None) or _missing_c("tl_ops_acosh_")
 _C_acosh_out = getattr(_lib, "tl_ops_acosh_out", None) or _missing_c("tl_ops_acosh_out")
 _C_adaptive_avg_pool1d = getattr(_lib, "tl_ops_adaptive_avg_pool1d", None) or _missing_c("tl_ops_adaptive_avg_pool1d")
 _C_adaptive_avg_pool2d = getattr(_lib, "tl_ops_adaptive_avg_pool2d", None) or _missing_c("tl_ops_adaptive_avg_pool2d")
+_C_adaptive_avg_pool3d = getattr(_lib, "tl_ops_adaptive_avg_pool3d", None) or _missing_c("tl_ops_adaptive_avg_pool3d")
 _C_adaptive_max_pool1d = getattr(_lib, "tl_ops_adaptive_max_pool1d", None) or _missing_c("tl_ops_adaptive_max_pool1d")
 _C_adaptive_max_pool2d = getattr(_lib, "tl_ops_adaptive_max_pool2d", None) or _missing_c("tl_ops_adaptive_max_pool2d")
 _C_adaptive_max_pool2d_backward = getattr(_lib, "tl_ops_adaptive_max_pool2d_backward", None) or _missing_c("tl_ops_adaptive_max_pool2d_backward")
@@ -1886,6 +1890,32 @@ def _adaptive_avg_pool2d(input, output_size):
     if output_size_c is _BAD:
         raise _arg_error('_adaptive_avg_pool2d', 'output_size', 2, 'tuple of ints', output_size)
     h_ = _C__adaptive_avg_pool2d(input._p, output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: _adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor
+_SIGS__adaptive_avg_pool3d = (
+    ('(Tensor input, tuple of ints output_size)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD),), (), False),
+)
+
+
+def _adaptive_avg_pool3d(input, output_size):
+    '(Tensor input, tuple of ints output_size)'
+    if _TF and (r_ := _tf(_adaptive_avg_pool3d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_adaptive_avg_pool3d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('_adaptive_avg_pool3d', 'output_size', 2, 'tuple of ints', output_size)
+    h_ = _C__adaptive_avg_pool3d(input._p, output_size_c[0], output_size_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -16524,6 +16554,32 @@ def _nn__adaptive_avg_pool2d_backward(grad_output, input):
     return r_
 
 
+# yaml/native_functions.yaml: _adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor
+_SIGS__nn__adaptive_avg_pool3d_backward = (
+    ('(Tensor grad_output, Tensor input)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn__adaptive_avg_pool3d_backward(grad_output, input):
+    '(Tensor grad_output, Tensor input)'
+    if _TF and (r_ := _tf(_nn__adaptive_avg_pool3d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('_adaptive_avg_pool3d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_adaptive_avg_pool3d_backward', 'input', 2, 'Tensor', input)
+    h_ = _C__adaptive_avg_pool3d_backward(grad_output._p, input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: _upsample_nearest_exact1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
 # yaml/native_functions.yaml: _upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
 # yaml/native_functions.yaml: _upsample_nearest_exact1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)
@@ -16895,6 +16951,32 @@ def _nn_adaptive_avg_pool2d(input, output_size):
     if output_size_c is _BAD:
         raise _arg_error('adaptive_avg_pool2d', 'output_size', 2, 'tuple of ints', output_size)
     h_ = _C_adaptive_avg_pool2d(input._p, output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor
+_SIGS__nn_adaptive_avg_pool3d = (
+    ('(Tensor input, tuple of ints output_size)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD),), (), False),
+)
+
+
+def _nn_adaptive_avg_pool3d(input, output_size):
+    '(Tensor input, tuple of ints output_size)'
+    if _TF and (r_ := _tf(_nn_adaptive_avg_pool3d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('adaptive_avg_pool3d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('adaptive_avg_pool3d', 'output_size', 2, 'tuple of ints', output_size)
+    h_ = _C_adaptive_avg_pool3d(input._p, output_size_c[0], output_size_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -32372,6 +32454,7 @@ def _public_names():
             f.__name__ = f.__qualname__ = name
     for f, name in (
         (_nn__adaptive_avg_pool2d_backward, "_adaptive_avg_pool2d_backward"),
+        (_nn__adaptive_avg_pool3d_backward, "_adaptive_avg_pool3d_backward"),
         (_nn__upsample_nearest_exact1d, "_upsample_nearest_exact1d"),
         (_nn__upsample_nearest_exact1d_backward, "_upsample_nearest_exact1d_backward"),
         (_nn__upsample_nearest_exact2d, "_upsample_nearest_exact2d"),
@@ -32379,6 +32462,7 @@ def _public_names():
         (_nn__upsample_nearest_exact3d, "_upsample_nearest_exact3d"),
         (_nn__upsample_nearest_exact3d_backward, "_upsample_nearest_exact3d_backward"),
         (_nn_adaptive_avg_pool2d, "adaptive_avg_pool2d"),
+        (_nn_adaptive_avg_pool3d, "adaptive_avg_pool3d"),
         (_nn_adaptive_max_pool2d, "adaptive_max_pool2d"),
         (_nn_adaptive_max_pool2d_backward, "adaptive_max_pool2d_backward"),
         (_nn_avg_pool2d, "avg_pool2d"),
@@ -32501,6 +32585,9 @@ _public_names()
 # printed signatures, per (kind, name), in the order they are tried
 SIGNATURES = {
     ("function", "_adaptive_avg_pool2d"): (
+        "(Tensor input, tuple of ints output_size)",
+    ),
+    ("function", "_adaptive_avg_pool3d"): (
         "(Tensor input, tuple of ints output_size)",
     ),
     ("function", "_convolution_mode"): (
@@ -34638,6 +34725,9 @@ SIGNATURES = {
     ("nn", "_adaptive_avg_pool2d_backward"): (
         "(Tensor grad_output, Tensor input)",
     ),
+    ("nn", "_adaptive_avg_pool3d_backward"): (
+        "(Tensor grad_output, Tensor input)",
+    ),
     ("nn", "_upsample_nearest_exact1d"): (
         "(Tensor input, tuple of ints output_size, float scales = None, *, Tensor out = None)",
         "(Tensor input, tuple of ints output_size, tuple of floats scale_factors)",
@@ -34660,6 +34750,9 @@ SIGNATURES = {
         "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)",
     ),
     ("nn", "adaptive_avg_pool2d"): (
+        "(Tensor input, tuple of ints output_size)",
+    ),
+    ("nn", "adaptive_avg_pool3d"): (
         "(Tensor input, tuple of ints output_size)",
     ),
     ("nn", "adaptive_max_pool2d"): (

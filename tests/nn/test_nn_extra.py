@@ -1,5 +1,5 @@
 """pixel_shuffle / pixel_unshuffle / channel_shuffle (+ nn.PixelShuffle /
-PixelUnshuffle / ChannelShuffle):
+PixelUnshuffle / ChannelShuffle), adaptive_avg_pool3d (+ AdaptiveAvgPool3d):
 against a numpy reshape / transpose always, against torch where installed
 (values, messages), float64 gradients through the gradcheck helper."""
 import sys
@@ -106,3 +106,40 @@ def test_channel_shuffle_errors_module():
     x = R.standard_normal((2, 6, 3, 4))
     np.testing.assert_array_equal(nn.ChannelShuffle(2)(torchlet.tensor(x)).numpy(),
                                   torch.nn.ChannelShuffle(2)(torch.tensor(x)).numpy())
+
+
+def np_adaptive_avg_pool3d(x, os_):
+    *b, T, H, W = x.shape
+    y = np.zeros((*b, *os_))
+    for ot in range(os_[0]):
+        t0, t1 = ot * T // os_[0], -(-(ot + 1) * T // os_[0])
+        for oh in range(os_[1]):
+            h0, h1 = oh * H // os_[1], -(-(oh + 1) * H // os_[1])
+            for ow in range(os_[2]):
+                w0, w1 = ow * W // os_[2], -(-(ow + 1) * W // os_[2])
+                y[..., ot, oh, ow] = x[..., t0:t1, h0:h1, w0:w1].mean(axis=(-1, -2, -3))
+    return y
+
+
+@pytest.mark.parametrize("shape,os_", [((2, 3, 5, 7, 6), (2, 3, 4)), ((3, 4, 4, 5), (3, 2, 7)),
+                                       ((1, 2, 3, 3, 3), (1, 1, 1))])
+def test_adaptive_avg_pool3d(shape, os_):
+    x = R.standard_normal(shape)
+    y = F.adaptive_avg_pool3d(torchlet.tensor(x), os_)
+    np.testing.assert_allclose(y.numpy(), np_adaptive_avg_pool3d(x, os_), rtol=1e-12, atol=1e-14)
+    y32 = nn.AdaptiveAvgPool3d(os_)(torchlet.tensor(x.astype(np.float32)).transpose(-1, -2))
+    np.testing.assert_allclose(y32.numpy(), np_adaptive_avg_pool3d(x.swapaxes(-1, -2), os_), rtol=1e-5, atol=1e-6)
+    t = torchlet.tensor(R.standard_normal((1, 2, 3, 4, 3)), requires_grad=True)
+    assert gradcheck(lambda a: F.adaptive_avg_pool3d(a, (2, 3, 2)), [t])
+
+
+def test_adaptive_avg_pool3d_errors():
+    with pytest.raises(RuntimeError, match="output_size must be 3"):
+        torchlet._C._nn.adaptive_avg_pool3d(torchlet.randn(1, 2, 3, 3, 3), [2, 2])
+    with pytest.raises(ValueError, match="Input dimension should be at least 4"):
+        F.adaptive_avg_pool3d(torchlet.randn(2, 3, 3), (1, 2, 2))
+    with pytest.raises(RuntimeError, match="Expected 4D or 5D tensor"):
+        torchlet._C._nn.adaptive_avg_pool3d(torchlet.randn(2, 3, 3), [1, 2, 2])
+    with pytest.raises(RuntimeError, match="non-zero size for non-batch dimensions"):
+        F.adaptive_avg_pool3d(torchlet.randn(1, 0, 3, 3, 3), 2)
+    assert repr(nn.AdaptiveAvgPool3d((2, None, 3))) == "AdaptiveAvgPool3d(output_size=(2, None, 3))"

@@ -49,6 +49,7 @@ __all__ = ["functional", "init", "utils", "Module", "Parameter", "Sequential", "
            "InstanceNorm2d", "GroupNorm", "ConstantPad1d", "ConstantPad2d", "ZeroPad1d", "ZeroPad2d",
            "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d"]
 from .upsampling import (  # noqa: E402
-    ChannelShuffle, PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d)
+    AdaptiveAvgPool3d, ChannelShuffle, PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d)
 
-__all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle"]
+__all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
+           "AdaptiveAvgPool3d"]

@@ -161,3 +161,10 @@ def channel_shuffle(input, groups):
     if _TF and (r_ := _tf(channel_shuffle, locals())) is not _GO:
         return r_
     return torchlet.channel_shuffle(input, groups)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    if _TF and (r_ := _tf(adaptive_avg_pool3d, locals())) is not _GO:
+        return r_
+    from .functional import _list_with_default
+    return _nn.adaptive_avg_pool3d(input, _list_with_default(output_size, input.size()))

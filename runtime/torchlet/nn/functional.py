@@ -1013,7 +1013,8 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 # ----------------------------------------------------------------- interpolation
 from ._interpolate import (  # noqa: E402,F401
-    channel_shuffle, interpolate, pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear, upsample_nearest)
+    adaptive_avg_pool3d, channel_shuffle, interpolate, pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear,
+    upsample_nearest)
 
 __all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
-            "channel_shuffle"]
+            "channel_shuffle", "adaptive_avg_pool3d"]

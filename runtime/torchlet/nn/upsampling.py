@@ -1,13 +1,16 @@
 """torch.nn's upsampling layers (torch/nn/modules/upsampling.py) over
 torchlet.nn.functional.interpolate: Upsample, UpsamplingNearest2d,
 UpsamplingBilinear2d (and pixelshuffle.py's PixelShuffle, PixelUnshuffle,
-channelshuffle.py's ChannelShuffle), with PyTorch's attributes and extra_repr."""
+channelshuffle.py's ChannelShuffle, pooling.py's AdaptiveAvgPool3d), with PyTorch's attributes
+and extra_repr."""
 from __future__ import annotations
 
 from . import functional as F
 from .modules import Module
+from .pooling import _AdaptiveAvgPoolNd
 
-__all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle"]
+__all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
+           "AdaptiveAvgPool3d"]
 
 
 class Upsample(Module):
@@ -80,3 +83,10 @@ class ChannelShuffle(Module):
 
     def extra_repr(self):
         return f"groups={self.groups}"
+
+
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """torch.nn.AdaptiveAvgPool3d (pooling.py's base: output_size, extra_repr)"""
+
+    def forward(self, input):
+        return F.adaptive_avg_pool3d(input, self.output_size)
