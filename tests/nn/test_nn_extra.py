@@ -143,3 +143,48 @@ def test_adaptive_avg_pool3d_errors():
     with pytest.raises(RuntimeError, match="non-zero size for non-batch dimensions"):
         F.adaptive_avg_pool3d(torchlet.randn(1, 0, 3, 3, 3), 2)
     assert repr(nn.AdaptiveAvgPool3d((2, None, 3))) == "AdaptiveAvgPool3d(output_size=(2, None, 3))"
+
+
+# ------------------------------------------------------------------ channel-wise and alpha dropout
+
+
+def test_feature_dropout_channels():
+    torchlet.manual_seed(3)
+    x = torchlet.tensor(R.standard_normal((4, 8, 3, 5)))
+    y = F.dropout2d(x, 0.5).numpy()
+    xn = x.numpy()
+    for n in range(4):
+        for c in range(8):
+            # each channel is wholly dropped or wholly scaled by 1 / (1 - p)
+            assert np.allclose(y[n, c], 0) or np.allclose(y[n, c], 2 * xn[n, c])
+    assert F.dropout3d(x[0], 0.3, training=False) is not None
+    np.testing.assert_array_equal(F.dropout1d(x[0, :, 0], 0.4, training=False).numpy(), xn[0, :, 0])
+    assert tuple(F.dropout3d(torchlet.ones(2, 3, 2, 2), 0.5).shape) == (2, 3, 2, 2)
+
+
+def test_alpha_dropout_statistics():
+    torchlet.manual_seed(4)
+    x = torchlet.tensor(R.standard_normal(200000))
+    y = F.alpha_dropout(x, 0.3, training=True).numpy()
+    assert abs(y.mean()) < 0.02 and abs(y.std() - 1) < 0.02  # SELU's fixed point kept
+    f = F.feature_alpha_dropout(torchlet.ones(4, 6, 3, 3), 0.5, True).numpy()
+    a = 1 / np.sqrt((1.7580993408473766 ** 2 * 0.5 + 1) * 0.5)
+    np.testing.assert_allclose(np.unique(f), sorted([a + 1.7580993408473766 * a * 0.5,
+                                                     -1.7580993408473766 * a * 0.5]), rtol=1e-6)
+    np.testing.assert_array_equal(F.alpha_dropout(torchlet.ones(5), 1.0, True).numpy(), np.zeros(5))
+
+
+def test_dropout_nd_checks_modules():
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1"):
+        F.dropout2d(torchlet.ones(2, 2, 2), 1.5)
+    with pytest.raises(RuntimeError, match="dropout1d: Expected 2D or 3D input"):
+        F.dropout1d(torchlet.ones(2, 2, 2, 2))
+    with pytest.warns(UserWarning, match="Received a 3D input to dropout2d"):
+        F.dropout2d(torchlet.ones(2, 2, 2))
+    assert repr(nn.Dropout2d(0.2)) == "Dropout2d(p=0.2, inplace=False)"
+    m = nn.AlphaDropout(0.5)
+    m.eval()
+    x = torchlet.randn(3, 4)
+    np.testing.assert_array_equal(m(x).numpy(), x.numpy())
+    for cls in (nn.Dropout1d, nn.Dropout3d, nn.FeatureAlphaDropout):
+        assert repr(cls(0.1)) == f"{cls.__name__}(p=0.1, inplace=False)"

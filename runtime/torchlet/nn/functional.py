@@ -1018,3 +1018,9 @@ from ._interpolate import (  # noqa: E402,F401
 
 __all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
             "channel_shuffle", "adaptive_avg_pool3d"]
+
+# ----------------------------------------------------------------- channel-wise and alpha dropout
+from ._dropout_nd import (  # noqa: E402,F401
+    alpha_dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout)
+
+__all__ += ["alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout"]
