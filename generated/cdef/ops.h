@@ -1818,4 +1818,7 @@ tl_tensor *tl_ops__adaptive_avg_pool3d(tl_tensor *self, const int64_t *output_si
 /* _adaptive_avg_pool3d_backward */
 tl_tensor *tl_ops__adaptive_avg_pool3d_backward(tl_tensor *grad_output, tl_tensor *self);
 
+/* bilinear */
+tl_tensor *tl_ops_bilinear(tl_tensor *input1, tl_tensor *input2, tl_tensor *weight, tl_tensor *bias);
+
 #endif

@@ -565,6 +565,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_baddbmm(...) tl_pyabi_tensor(tl_ops_baddbmm(__VA_ARGS__))
 #define tl_ops_baddbmm_dtype(...) tl_pyabi_tensor(tl_ops_baddbmm_dtype(__VA_ARGS__))
 #define tl_ops_batch_norm(...) tl_pyabi_tensor(tl_ops_batch_norm(__VA_ARGS__))
+#define tl_ops_bilinear(...) tl_pyabi_tensor(tl_ops_bilinear(__VA_ARGS__))
 #define tl_ops_binary_cross_entropy(...) tl_pyabi_tensor(tl_ops_binary_cross_entropy(__VA_ARGS__))
 #define tl_ops_binary_cross_entropy_backward(...) tl_pyabi_tensor(tl_ops_binary_cross_entropy_backward(__VA_ARGS__))
 #define tl_ops_bitwise_and_Scalar(...) tl_pyabi_tensor(tl_ops_bitwise_and_Scalar(__VA_ARGS__))

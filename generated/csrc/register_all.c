@@ -76,6 +76,7 @@
 #include "ops/avg_pool2d_backward.h"
 #include "ops/baddbmm.h"
 #include "ops/batch_norm.h"
+#include "ops/bilinear.h"
 #include "ops/binary_cross_entropy.h"
 #include "ops/binary_cross_entropy_backward.h"
 #include "ops/bitwise_and.h"
@@ -833,6 +834,7 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_adaptive_avg_pool3d() != 0) return -1;
     if (tl_ops_register__adaptive_avg_pool3d() != 0) return -1;
     if (tl_ops_register__adaptive_avg_pool3d_backward() != 0) return -1;
+    if (tl_ops_register_bilinear() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -421,5 +421,6 @@
 #include "ops/adaptive_avg_pool3d.h"
 #include "ops/_adaptive_avg_pool3d.h"
 #include "ops/_adaptive_avg_pool3d_backward.h"
+#include "ops/bilinear.h"
 
 #endif

@@ -139,6 +139,7 @@ __all__ = [
     "avg_pool1d",
     "baddbmm",
     "batch_norm",
+    "bilinear",
     "bitwise_and",
     "bitwise_left_shift",
     "bitwise_not",
@@ -593,6 +594,7 @@ _C_baddbmm_dtype = getattr(_lib, "tl_ops_baddbmm_dtype", None) or _missing_c("tl
 _C_baddbmm_dtype_out = getattr(_lib, "tl_ops_baddbmm_dtype_out", None) or _missing_c("tl_ops_baddbmm_dtype_out")
 _C_baddbmm_out = getattr(_lib, "tl_ops_baddbmm_out", None) or _missing_c("tl_ops_baddbmm_out")
 _C_batch_norm = getattr(_lib, "tl_ops_batch_norm", None) or _missing_c("tl_ops_batch_norm")
+_C_bilinear = getattr(_lib, "tl_ops_bilinear", None) or _missing_c("tl_ops_bilinear")
 _C_binary_cross_entropy = getattr(_lib, "tl_ops_binary_cross_entropy", None) or _missing_c("tl_ops_binary_cross_entropy")
 _C_binary_cross_entropy_backward = getattr(_lib, "tl_ops_binary_cross_entropy_backward", None) or _missing_c("tl_ops_binary_cross_entropy_backward")
 _C_bitwise_and_Scalar = getattr(_lib, "tl_ops_bitwise_and_Scalar", None) or _missing_c("tl_ops_bitwise_and_Scalar")
@@ -4566,6 +4568,38 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
     if cudnn_enabled_c is _BAD:
         raise _arg_error('batch_norm', 'cudnn_enabled', 9, 'bool', cudnn_enabled)
     h_ = _C_batch_norm(input._p, weight_c, bias_c, running_mean_c, running_var_c, training_c, momentum_c, eps_c, cudnn_enabled_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor
+_SIGS_bilinear = (
+    ('(Tensor input1, Tensor input2, Tensor weight, Tensor bias = None)', (('input1', lambda x: isinstance(x, _Tensor)), ('input2', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))),), (), False),
+)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    '(Tensor input1, Tensor input2, Tensor weight, Tensor bias = None)'
+    if _TF and (r_ := _tf(bilinear, locals())) is not _GO:
+        return r_
+    if input1.__class__ is not _Tensor:
+        if not isinstance(input1, _Tensor):
+            raise _arg_error('bilinear', 'input1', 1, 'Tensor', input1)
+    if input2.__class__ is not _Tensor:
+        if not isinstance(input2, _Tensor):
+            raise _arg_error('bilinear', 'input2', 2, 'Tensor', input2)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('bilinear', 'weight', 3, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('bilinear', 'bias', 4, 'Tensor', bias)
+    h_ = _C_bilinear(input1._p, input2._p, weight._p, bias_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -32806,6 +32840,9 @@ SIGNATURES = {
     ),
     ("function", "batch_norm"): (
         "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps, bool cudnn_enabled)",
+    ),
+    ("function", "bilinear"): (
+        "(Tensor input1, Tensor input2, Tensor weight, Tensor bias = None)",
     ),
     ("function", "bitwise_and"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",

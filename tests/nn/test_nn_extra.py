@@ -188,3 +188,33 @@ def test_dropout_nd_checks_modules():
     np.testing.assert_array_equal(m(x).numpy(), x.numpy())
     for cls in (nn.Dropout1d, nn.Dropout3d, nn.FeatureAlphaDropout):
         assert repr(cls(0.1)) == f"{cls.__name__}(p=0.1, inplace=False)"
+
+
+# ------------------------------------------------------------------ bilinear
+
+
+def test_bilinear_numpy_grad():
+    x1, x2 = R.standard_normal((2, 3, 4)), R.standard_normal((2, 3, 5))
+    w, b = R.standard_normal((6, 4, 5)), R.standard_normal(6)
+    y = F.bilinear(torchlet.tensor(x1), torchlet.tensor(x2), torchlet.tensor(w), torchlet.tensor(b))
+    np.testing.assert_allclose(y.numpy(), np.einsum("...i,oij,...j->...o", x1, w, x2) + b, rtol=1e-12, atol=1e-12)
+    yi = torchlet.bilinear(torchlet.ones(2, 3, dtype=torchlet.int32), torchlet.ones(2, 2, dtype=torchlet.int32),
+                           torchlet.ones(4, 3, 2, dtype=torchlet.int32))
+    assert yi.dtype == torchlet.int32 and int(yi[0, 0]) == 6
+    ts = [torchlet.tensor(R.standard_normal(s), requires_grad=True) for s in ((3, 2), (3, 4), (5, 2, 4), (5,))]
+    assert gradcheck(lambda a, c, ww, bb: F.bilinear(a, c, ww, bb), ts)
+
+
+def test_bilinear_errors_module():
+    with pytest.raises(RuntimeError, match="input1 size does not match weight size: got 3 but expected 4"):
+        F.bilinear(torchlet.randn(2, 3), torchlet.randn(2, 5), torchlet.randn(6, 4, 5))
+    with pytest.raises(RuntimeError, match="input batch dimensions do not match: got 2 and 3"):
+        F.bilinear(torchlet.randn(2, 4), torchlet.randn(3, 5), torchlet.randn(6, 4, 5))
+    m = nn.Bilinear(3, 4, 5)
+    assert repr(m) == "Bilinear(in1_features=3, in2_features=4, out_features=5, bias=True)"
+    torch = pytest.importorskip("torch")
+    t = torch.nn.Bilinear(3, 4, 5)
+    t.load_state_dict({k: torch.tensor(v.detach().numpy()) for k, v in m.state_dict().items()})
+    x1, x2 = R.standard_normal((7, 3)).astype(np.float32), R.standard_normal((7, 4)).astype(np.float32)
+    np.testing.assert_allclose(m(torchlet.tensor(x1), torchlet.tensor(x2)).detach().numpy(),
+                               t(torch.tensor(x1), torch.tensor(x2)).detach().numpy(), rtol=1e-5, atol=1e-6)

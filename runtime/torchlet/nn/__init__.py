@@ -56,3 +56,6 @@ __all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShu
 from ._dropout_nd import AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout  # noqa: E402
 
 __all__ += ["Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
+from .bilinear import Bilinear  # noqa: E402
+
+__all__ += ["Bilinear"]

@@ -168,3 +168,9 @@ def adaptive_avg_pool3d(input, output_size):
         return r_
     from .functional import _list_with_default
     return _nn.adaptive_avg_pool3d(input, _list_with_default(output_size, input.size()))
+
+
+def bilinear(input1, input2, weight, bias=None):
+    if _TF and (r_ := _tf(bilinear, locals())) is not _GO:
+        return r_
+    return torchlet.bilinear(input1, input2, weight, bias)

@@ -1013,11 +1013,11 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 # ----------------------------------------------------------------- interpolation
 from ._interpolate import (  # noqa: E402,F401
-    adaptive_avg_pool3d, channel_shuffle, interpolate, pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear,
+    adaptive_avg_pool3d, bilinear, channel_shuffle, interpolate, pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear,
     upsample_nearest)
 
 __all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
-            "channel_shuffle", "adaptive_avg_pool3d"]
+            "channel_shuffle", "adaptive_avg_pool3d", "bilinear"]
 
 # ----------------------------------------------------------------- channel-wise and alpha dropout
 from ._dropout_nd import (  # noqa: E402,F401
