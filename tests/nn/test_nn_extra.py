@@ -218,3 +218,41 @@ def test_bilinear_errors_module():
     x1, x2 = R.standard_normal((7, 3)).astype(np.float32), R.standard_normal((7, 4)).astype(np.float32)
     np.testing.assert_allclose(m(torchlet.tensor(x1), torchlet.tensor(x2)).detach().numpy(),
                                t(torch.tensor(x1), torch.tensor(x2)).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+# ------------------------------------------------------------------ triplet_margin_with_distance_loss
+
+
+@pytest.mark.parametrize("swap", [False, True])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_triplet_margin_with_distance_loss(swap, reduction):
+    a, p, n = (R.standard_normal((5, 4)) for _ in range(3))
+
+    def dist(x, y):
+        return np.sqrt(((x - y + 1e-6) ** 2).sum(-1))
+    dn = np.minimum(dist(a, n), dist(p, n)) if swap else dist(a, n)
+    ref = np.maximum(0.5 + dist(a, p) - dn, 0)
+    ref = ref.mean() if reduction == "mean" else ref.sum() if reduction == "sum" else ref
+    got = F.triplet_margin_with_distance_loss(torchlet.tensor(a), torchlet.tensor(p), torchlet.tensor(n),
+                                              margin=0.5, swap=swap, reduction=reduction)
+    np.testing.assert_allclose(got.numpy(), ref, rtol=1e-10)
+    m = nn.TripletMarginWithDistanceLoss(distance_function=lambda x, y: (x - y).abs().sum(-1), margin=0.5,
+                                         swap=swap, reduction=reduction)
+    l1 = np.abs(a - p).sum(-1) + 0.5 - (np.minimum(np.abs(a - n).sum(-1), np.abs(p - n).sum(-1)) if swap
+                                         else np.abs(a - n).sum(-1))
+    l1 = np.maximum(l1, 0)
+    l1 = l1.mean() if reduction == "mean" else l1.sum() if reduction == "sum" else l1
+    np.testing.assert_allclose(m(torchlet.tensor(a), torchlet.tensor(p), torchlet.tensor(n)).numpy(), l1,
+                               rtol=1e-10)
+    ts = [torchlet.tensor(v, requires_grad=True) for v in (a, p, n)]
+    assert gradcheck(lambda x, y, z: F.triplet_margin_with_distance_loss(x, y, z, swap=swap, reduction="sum"), ts)
+
+
+def test_triplet_margin_with_distance_loss_errors():
+    x = torchlet.randn(3, 2)
+    with pytest.raises(ValueError, match="margin must be greater than 0, got 0"):
+        F.triplet_margin_with_distance_loss(x, x, x, margin=0)
+    with pytest.raises(RuntimeError, match="anchor 2D, positive 2D, and negative 1D inputs"):
+        F.triplet_margin_with_distance_loss(x, x, x[0])
+    with pytest.raises(ValueError, match="expected margin to be greater than 0"):
+        nn.TripletMarginWithDistanceLoss(margin=-1)

@@ -59,3 +59,6 @@ __all__ += ["Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlpha
 from .bilinear import Bilinear  # noqa: E402
 
 __all__ += ["Bilinear"]
+from ._triplet_distance import TripletMarginWithDistanceLoss  # noqa: E402
+
+__all__ += ["TripletMarginWithDistanceLoss"]

@@ -1024,3 +1024,6 @@ from ._dropout_nd import (  # noqa: E402,F401
     alpha_dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout)
 
 __all__ += ["alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout"]
+from ._triplet_distance import triplet_margin_with_distance_loss  # noqa: E402,F401
+
+__all__ += ["triplet_margin_with_distance_loss"]
