@@ -157,7 +157,8 @@ def test_feature_dropout_channels():
         for c in range(8):
             # each channel is wholly dropped or wholly scaled by 1 / (1 - p)
             assert np.allclose(y[n, c], 0) or np.allclose(y[n, c], 2 * xn[n, c])
-    assert F.dropout3d(x[0], 0.3, training=False) is not None
+    with pytest.warns(UserWarning, match="Received a 3-D input to dropout3d"):
+        assert F.dropout3d(x[0], 0.3, training=False) is not None
     np.testing.assert_array_equal(F.dropout1d(x[0, :, 0], 0.4, training=False).numpy(), xn[0, :, 0])
     assert tuple(F.dropout3d(torchlet.ones(2, 3, 2, 2), 0.5).shape) == (2, 3, 2, 2)
 
