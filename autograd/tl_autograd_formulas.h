@@ -306,6 +306,7 @@ tl_tensor *tl_ag_log_softmax_double_backward_output(tl_tensor *grad, tl_tensor *
  * _adaptive_avg_pool2d_backward's grad_output term */
 tl_tensor *tl_ag_max_pool_double_backward(tl_tensor *grad, tl_tensor *indices, int64_t dim);
 tl_tensor *tl_ag_adaptive_avg_pool2d_double_backward(tl_tensor *grad, tl_tensor *grad_output);
+tl_tensor *tl_ag_adaptive_avg_pool3d_double_backward(tl_tensor *grad, tl_tensor *grad_output); /* kernels/native/adaptive_pool3d.c */
 /* padding: PyTorch's constant_pad_nd_backward */
 tl_tensor *tl_ag_constant_pad_nd_backward(tl_tensor *grad, const int64_t *pad, int64_t npad);
 /* addbmm: grad.unsqueeze(0).expand({batch1.size(0), batch1.size(1), batch2.size(2)}),

@@ -3,7 +3,8 @@ beside PyTorch (when installed): max_pool2d 3x3 stride 2 pad 1 on
 8x64x112x112 and 2x2 on 8x64x56x56 (forward, and forward + backward),
 avg_pool2d, adaptive_avg_pool2d to 1x1, batch_norm training forward and
 forward + backward (weight and bias, running statistics updated), batch_norm
-eval, group_norm (32 groups) forward and forward + backward. Timed round
+eval, group_norm (32 groups) forward and forward + backward, bilinear and
+nearest upsampling by 2 (forward, bilinear forward + backward). Timed round
 robin (`interleaved`) at the thread counts of `--threads` (default 1 and 2).
 Ratio = PyTorch's time / torchlet's time (above 1.0 torchlet is faster)."""
 from __future__ import annotations
@@ -69,6 +70,13 @@ def cases():
     add("group_norm 32 fwd+bwd",
         lambda m: (lambda x=T(m, mid), w_=T(m, w), b_=T(m, b):
                    _fwd_bwd(m, lambda t, ww, bb: m.nn.functional.group_norm(t, 32, ww, bb), x, w_, b_)))
+    add("upsample_bilinear2d x2 8x64x56x56",
+        lambda m: (lambda x=T(m, mid): m.nn.functional.interpolate(x, scale_factor=2, mode="bilinear")))
+    add("upsample_bilinear2d x2 fwd+bwd",
+        lambda m: (lambda x=T(m, mid): _fwd_bwd(m, lambda t: m.nn.functional.interpolate(t, scale_factor=2,
+                                                                                        mode="bilinear"), x)))
+    add("upsample_nearest2d x2 8x64x56x56",
+        lambda m: (lambda x=T(m, mid): m.nn.functional.interpolate(x, scale_factor=2)))
     return rows
 
 

@@ -2168,4 +2168,115 @@ tl_tensor *tl_ops_cholesky_solve(tl_tensor *self, tl_tensor *input2, bool upper)
 /* cholesky_inverse */
 tl_tensor *tl_ops_cholesky_inverse(tl_tensor *self, bool upper);
 
+/* upsample_nearest1d */
+tl_tensor *tl_ops_upsample_nearest1d_vec(tl_tensor *input, const int64_t *output_size, int64_t output_size_len, const double *scale_factors, int64_t scale_factors_len);
+tl_tensor *tl_ops_upsample_nearest1d_out(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, double scales, bool scales_has, tl_tensor *out);
+tl_tensor *tl_ops_upsample_nearest1d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, double scales, bool scales_has);
+
+/* upsample_nearest1d_backward */
+tl_tensor *tl_ops_upsample_nearest1d_backward_grad_input(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, double scales, bool scales_has, tl_tensor *grad_input);
+tl_tensor *tl_ops_upsample_nearest1d_backward(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, double scales, bool scales_has);
+
+/* _upsample_nearest_exact1d */
+tl_tensor *tl_ops__upsample_nearest_exact1d_vec(tl_tensor *input, const int64_t *output_size, int64_t output_size_len, const double *scale_factors, int64_t scale_factors_len);
+tl_tensor *tl_ops__upsample_nearest_exact1d_out(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, double scales, bool scales_has, tl_tensor *out);
+tl_tensor *tl_ops__upsample_nearest_exact1d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, double scales, bool scales_has);
+
+/* _upsample_nearest_exact1d_backward */
+tl_tensor *tl_ops__upsample_nearest_exact1d_backward_grad_input(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, double scales, bool scales_has, tl_tensor *grad_input);
+tl_tensor *tl_ops__upsample_nearest_exact1d_backward(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, double scales, bool scales_has);
+
+/* upsample_nearest2d */
+tl_tensor *tl_ops_upsample_nearest2d_vec(tl_tensor *input, const int64_t *output_size, int64_t output_size_len, const double *scale_factors, int64_t scale_factors_len);
+tl_tensor *tl_ops_upsample_nearest2d_out(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out);
+tl_tensor *tl_ops_upsample_nearest2d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has);
+
+/* upsample_nearest2d_backward */
+tl_tensor *tl_ops_upsample_nearest2d_backward_grad_input(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
+tl_tensor *tl_ops_upsample_nearest2d_backward(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has);
+
+/* _upsample_nearest_exact2d */
+tl_tensor *tl_ops__upsample_nearest_exact2d_vec(tl_tensor *input, const int64_t *output_size, int64_t output_size_len, const double *scale_factors, int64_t scale_factors_len);
+tl_tensor *tl_ops__upsample_nearest_exact2d_out(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out);
+tl_tensor *tl_ops__upsample_nearest_exact2d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has);
+
+/* _upsample_nearest_exact2d_backward */
+tl_tensor *tl_ops__upsample_nearest_exact2d_backward_grad_input(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
+tl_tensor *tl_ops__upsample_nearest_exact2d_backward(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has);
+
+/* upsample_nearest3d */
+tl_tensor *tl_ops_upsample_nearest3d_vec(tl_tensor *input, const int64_t *output_size, int64_t output_size_len, const double *scale_factors, int64_t scale_factors_len);
+tl_tensor *tl_ops_upsample_nearest3d_out(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, double scales_d, bool scales_d_has, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out);
+tl_tensor *tl_ops_upsample_nearest3d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, double scales_d, bool scales_d_has, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has);
+
+/* upsample_nearest3d_backward */
+tl_tensor *tl_ops_upsample_nearest3d_backward_grad_input(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, double scales_d, bool scales_d_has, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
+tl_tensor *tl_ops_upsample_nearest3d_backward(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, double scales_d, bool scales_d_has, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has);
+
+/* _upsample_nearest_exact3d */
+tl_tensor *tl_ops__upsample_nearest_exact3d_vec(tl_tensor *input, const int64_t *output_size, int64_t output_size_len, const double *scale_factors, int64_t scale_factors_len);
+tl_tensor *tl_ops__upsample_nearest_exact3d_out(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, double scales_d, bool scales_d_has, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out);
+tl_tensor *tl_ops__upsample_nearest_exact3d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, double scales_d, bool scales_d_has, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has);
+
+/* _upsample_nearest_exact3d_backward */
+tl_tensor *tl_ops__upsample_nearest_exact3d_backward_grad_input(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, double scales_d, bool scales_d_has, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
+tl_tensor *tl_ops__upsample_nearest_exact3d_backward(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, double scales_d, bool scales_d_has, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has);
+
+/* upsample_linear1d */
+tl_tensor *tl_ops_upsample_linear1d_vec(tl_tensor *input, const int64_t *output_size, int64_t output_size_len, bool align_corners, const double *scale_factors, int64_t scale_factors_len);
+tl_tensor *tl_ops_upsample_linear1d_out(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales, bool scales_has, tl_tensor *out);
+tl_tensor *tl_ops_upsample_linear1d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales, bool scales_has);
+
+/* upsample_linear1d_backward */
+tl_tensor *tl_ops_upsample_linear1d_backward_grad_input(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales, bool scales_has, tl_tensor *grad_input);
+tl_tensor *tl_ops_upsample_linear1d_backward(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales, bool scales_has);
+
+/* upsample_bilinear2d */
+tl_tensor *tl_ops_upsample_bilinear2d_vec(tl_tensor *input, const int64_t *output_size, int64_t output_size_len, bool align_corners, const double *scale_factors, int64_t scale_factors_len);
+tl_tensor *tl_ops_upsample_bilinear2d_out(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out);
+tl_tensor *tl_ops_upsample_bilinear2d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has);
+
+/* upsample_bilinear2d_backward */
+tl_tensor *tl_ops_upsample_bilinear2d_backward_grad_input(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
+tl_tensor *tl_ops_upsample_bilinear2d_backward(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has);
+
+/* upsample_bicubic2d */
+tl_tensor *tl_ops_upsample_bicubic2d_vec(tl_tensor *input, const int64_t *output_size, int64_t output_size_len, bool align_corners, const double *scale_factors, int64_t scale_factors_len);
+tl_tensor *tl_ops_upsample_bicubic2d_out(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out);
+tl_tensor *tl_ops_upsample_bicubic2d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has);
+
+/* upsample_bicubic2d_backward */
+tl_tensor *tl_ops_upsample_bicubic2d_backward_grad_input(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
+tl_tensor *tl_ops_upsample_bicubic2d_backward(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has);
+
+/* upsample_trilinear3d */
+tl_tensor *tl_ops_upsample_trilinear3d_vec(tl_tensor *input, const int64_t *output_size, int64_t output_size_len, bool align_corners, const double *scale_factors, int64_t scale_factors_len);
+tl_tensor *tl_ops_upsample_trilinear3d_out(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales_d, bool scales_d_has, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out);
+tl_tensor *tl_ops_upsample_trilinear3d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales_d, bool scales_d_has, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has);
+
+/* upsample_trilinear3d_backward */
+tl_tensor *tl_ops_upsample_trilinear3d_backward_grad_input(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_d, bool scales_d_has, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
+tl_tensor *tl_ops_upsample_trilinear3d_backward(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_d, bool scales_d_has, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has);
+
+/* pixel_shuffle */
+tl_tensor *tl_ops_pixel_shuffle(tl_tensor *self, int64_t upscale_factor);
+
+/* pixel_unshuffle */
+tl_tensor *tl_ops_pixel_unshuffle(tl_tensor *self, int64_t downscale_factor);
+
+/* channel_shuffle */
+tl_tensor *tl_ops_channel_shuffle(tl_tensor *self, int64_t groups);
+
+/* adaptive_avg_pool3d */
+tl_tensor *tl_ops_adaptive_avg_pool3d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+
+/* _adaptive_avg_pool3d */
+tl_tensor *tl_ops__adaptive_avg_pool3d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len);
+
+/* _adaptive_avg_pool3d_backward */
+tl_tensor *tl_ops__adaptive_avg_pool3d_backward(tl_tensor *grad_output, tl_tensor *self);
+
+/* bilinear */
+tl_tensor *tl_ops_bilinear(tl_tensor *input1, tl_tensor *input2, tl_tensor *weight, tl_tensor *bias);
+
 #endif

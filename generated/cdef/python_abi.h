@@ -17,6 +17,12 @@ int tl_pyabi__log_softmax_out_r(tl_tensor *self, int64_t dim, bool half_to_float
 int tl_pyabi__logcumsumexp_out_r(tl_tensor *self, int64_t dim, tl_tensor *out);
 int tl_pyabi__softmax_backward_data_out_r(tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *grad_input);
 int tl_pyabi__softmax_out_r(tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);
+int tl_pyabi__upsample_nearest_exact1d_backward_grad_input_r(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, double scales, bool scales_has, tl_tensor *grad_input);
+int tl_pyabi__upsample_nearest_exact1d_out_r(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, double scales, bool scales_has, tl_tensor *out);
+int tl_pyabi__upsample_nearest_exact2d_backward_grad_input_r(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
+int tl_pyabi__upsample_nearest_exact2d_out_r(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out);
+int tl_pyabi__upsample_nearest_exact3d_backward_grad_input_r(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, double scales_d, bool scales_d_has, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
+int tl_pyabi__upsample_nearest_exact3d_out_r(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, double scales_d, bool scales_d_has, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out);
 int tl_pyabi_abs__r(tl_tensor *self);
 int tl_pyabi_abs_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_acos__r(tl_tensor *self);
@@ -483,6 +489,20 @@ int tl_pyabi_true_divide_out_n_other_r(tl_tensor *self, tl_scalar other, tl_tens
 int tl_pyabi_true_divide_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_trunc__r(tl_tensor *self);
 int tl_pyabi_trunc_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_upsample_bicubic2d_backward_grad_input_r(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
+int tl_pyabi_upsample_bicubic2d_out_r(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out);
+int tl_pyabi_upsample_bilinear2d_backward_grad_input_r(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
+int tl_pyabi_upsample_bilinear2d_out_r(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out);
+int tl_pyabi_upsample_linear1d_backward_grad_input_r(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales, bool scales_has, tl_tensor *grad_input);
+int tl_pyabi_upsample_linear1d_out_r(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales, bool scales_has, tl_tensor *out);
+int tl_pyabi_upsample_nearest1d_backward_grad_input_r(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, double scales, bool scales_has, tl_tensor *grad_input);
+int tl_pyabi_upsample_nearest1d_out_r(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, double scales, bool scales_has, tl_tensor *out);
+int tl_pyabi_upsample_nearest2d_backward_grad_input_r(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
+int tl_pyabi_upsample_nearest2d_out_r(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out);
+int tl_pyabi_upsample_nearest3d_backward_grad_input_r(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, double scales_d, bool scales_d_has, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
+int tl_pyabi_upsample_nearest3d_out_r(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, double scales_d, bool scales_d_has, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out);
+int tl_pyabi_upsample_trilinear3d_backward_grad_input_r(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_d, bool scales_d_has, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
+int tl_pyabi_upsample_trilinear3d_out_r(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales_d, bool scales_d_has, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out);
 int tl_pyabi_var_correction_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor *out);
 int tl_pyabi_var_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool unbiased, bool keepdim, tl_tensor *out);
 int tl_pyabi_vstack_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
@@ -503,6 +523,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
  * does not expand inside its own expansion, so the real function is called. */
 #define tl_ops__adaptive_avg_pool2d(...) tl_pyabi_tensor(tl_ops__adaptive_avg_pool2d(__VA_ARGS__))
 #define tl_ops__adaptive_avg_pool2d_backward(...) tl_pyabi_tensor(tl_ops__adaptive_avg_pool2d_backward(__VA_ARGS__))
+#define tl_ops__adaptive_avg_pool3d(...) tl_pyabi_tensor(tl_ops__adaptive_avg_pool3d(__VA_ARGS__))
+#define tl_ops__adaptive_avg_pool3d_backward(...) tl_pyabi_tensor(tl_ops__adaptive_avg_pool3d_backward(__VA_ARGS__))
 #define tl_ops__cdist_backward(...) tl_pyabi_tensor(tl_ops__cdist_backward(__VA_ARGS__))
 #define tl_ops__cdist_forward(...) tl_pyabi_tensor(tl_ops__cdist_forward(__VA_ARGS__))
 #define tl_ops__convolution_mode(...) tl_pyabi_tensor(tl_ops__convolution_mode(__VA_ARGS__))
@@ -532,11 +554,21 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops__softmax_backward_data(...) tl_pyabi_tensor(tl_ops__softmax_backward_data(__VA_ARGS__))
 #define tl_ops__to_copy(...) tl_pyabi_tensor(tl_ops__to_copy(__VA_ARGS__))
 #define tl_ops__unique2(...) tl_pyabi_rc(tl_ops__unique2(__VA_ARGS__))
+#define tl_ops__upsample_nearest_exact1d(...) tl_pyabi_tensor(tl_ops__upsample_nearest_exact1d(__VA_ARGS__))
+#define tl_ops__upsample_nearest_exact1d_backward(...) tl_pyabi_tensor(tl_ops__upsample_nearest_exact1d_backward(__VA_ARGS__))
+#define tl_ops__upsample_nearest_exact1d_vec(...) tl_pyabi_tensor(tl_ops__upsample_nearest_exact1d_vec(__VA_ARGS__))
+#define tl_ops__upsample_nearest_exact2d(...) tl_pyabi_tensor(tl_ops__upsample_nearest_exact2d(__VA_ARGS__))
+#define tl_ops__upsample_nearest_exact2d_backward(...) tl_pyabi_tensor(tl_ops__upsample_nearest_exact2d_backward(__VA_ARGS__))
+#define tl_ops__upsample_nearest_exact2d_vec(...) tl_pyabi_tensor(tl_ops__upsample_nearest_exact2d_vec(__VA_ARGS__))
+#define tl_ops__upsample_nearest_exact3d(...) tl_pyabi_tensor(tl_ops__upsample_nearest_exact3d(__VA_ARGS__))
+#define tl_ops__upsample_nearest_exact3d_backward(...) tl_pyabi_tensor(tl_ops__upsample_nearest_exact3d_backward(__VA_ARGS__))
+#define tl_ops__upsample_nearest_exact3d_vec(...) tl_pyabi_tensor(tl_ops__upsample_nearest_exact3d_vec(__VA_ARGS__))
 #define tl_ops_abs(...) tl_pyabi_tensor(tl_ops_abs(__VA_ARGS__))
 #define tl_ops_acos(...) tl_pyabi_tensor(tl_ops_acos(__VA_ARGS__))
 #define tl_ops_acosh(...) tl_pyabi_tensor(tl_ops_acosh(__VA_ARGS__))
 #define tl_ops_adaptive_avg_pool1d(...) tl_pyabi_tensor(tl_ops_adaptive_avg_pool1d(__VA_ARGS__))
 #define tl_ops_adaptive_avg_pool2d(...) tl_pyabi_tensor(tl_ops_adaptive_avg_pool2d(__VA_ARGS__))
+#define tl_ops_adaptive_avg_pool3d(...) tl_pyabi_tensor(tl_ops_adaptive_avg_pool3d(__VA_ARGS__))
 #define tl_ops_adaptive_max_pool1d(...) tl_pyabi_rc(tl_ops_adaptive_max_pool1d(__VA_ARGS__))
 #define tl_ops_adaptive_max_pool2d(...) tl_pyabi_rc(tl_ops_adaptive_max_pool2d(__VA_ARGS__))
 #define tl_ops_adaptive_max_pool2d_backward(...) tl_pyabi_tensor(tl_ops_adaptive_max_pool2d_backward(__VA_ARGS__))
@@ -595,6 +627,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_baddbmm(...) tl_pyabi_tensor(tl_ops_baddbmm(__VA_ARGS__))
 #define tl_ops_baddbmm_dtype(...) tl_pyabi_tensor(tl_ops_baddbmm_dtype(__VA_ARGS__))
 #define tl_ops_batch_norm(...) tl_pyabi_tensor(tl_ops_batch_norm(__VA_ARGS__))
+#define tl_ops_bilinear(...) tl_pyabi_tensor(tl_ops_bilinear(__VA_ARGS__))
 #define tl_ops_binary_cross_entropy(...) tl_pyabi_tensor(tl_ops_binary_cross_entropy(__VA_ARGS__))
 #define tl_ops_binary_cross_entropy_backward(...) tl_pyabi_tensor(tl_ops_binary_cross_entropy_backward(__VA_ARGS__))
 #define tl_ops_bincount(...) tl_pyabi_tensor(tl_ops_bincount(__VA_ARGS__))
@@ -626,6 +659,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_cdist(...) tl_pyabi_tensor(tl_ops_cdist(__VA_ARGS__))
 #define tl_ops_ceil(...) tl_pyabi_tensor(tl_ops_ceil(__VA_ARGS__))
 #define tl_ops_celu(...) tl_pyabi_tensor(tl_ops_celu(__VA_ARGS__))
+#define tl_ops_channel_shuffle(...) tl_pyabi_tensor(tl_ops_channel_shuffle(__VA_ARGS__))
 #define tl_ops_cholesky(...) tl_pyabi_tensor(tl_ops_cholesky(__VA_ARGS__))
 #define tl_ops_cholesky_inverse(...) tl_pyabi_tensor(tl_ops_cholesky_inverse(__VA_ARGS__))
 #define tl_ops_cholesky_solve(...) tl_pyabi_tensor(tl_ops_cholesky_solve(__VA_ARGS__))
@@ -943,6 +977,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_pdist(...) tl_pyabi_tensor(tl_ops_pdist(__VA_ARGS__))
 #define tl_ops_permute(...) tl_pyabi_tensor(tl_ops_permute(__VA_ARGS__))
 #define tl_ops_permute_copy(...) tl_pyabi_tensor(tl_ops_permute_copy(__VA_ARGS__))
+#define tl_ops_pixel_shuffle(...) tl_pyabi_tensor(tl_ops_pixel_shuffle(__VA_ARGS__))
+#define tl_ops_pixel_unshuffle(...) tl_pyabi_tensor(tl_ops_pixel_unshuffle(__VA_ARGS__))
 #define tl_ops_polygamma(...) tl_pyabi_tensor(tl_ops_polygamma(__VA_ARGS__))
 #define tl_ops_positive(...) tl_pyabi_tensor(tl_ops_positive(__VA_ARGS__))
 #define tl_ops_pow_Scalar(...) tl_pyabi_tensor(tl_ops_pow_Scalar(__VA_ARGS__))
@@ -1127,6 +1163,27 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_unsafe_split_Tensor(...) tl_pyabi_rc(tl_ops_unsafe_split_Tensor(__VA_ARGS__))
 #define tl_ops_unsqueeze(...) tl_pyabi_tensor(tl_ops_unsqueeze(__VA_ARGS__))
 #define tl_ops_unsqueeze_copy(...) tl_pyabi_tensor(tl_ops_unsqueeze_copy(__VA_ARGS__))
+#define tl_ops_upsample_bicubic2d(...) tl_pyabi_tensor(tl_ops_upsample_bicubic2d(__VA_ARGS__))
+#define tl_ops_upsample_bicubic2d_backward(...) tl_pyabi_tensor(tl_ops_upsample_bicubic2d_backward(__VA_ARGS__))
+#define tl_ops_upsample_bicubic2d_vec(...) tl_pyabi_tensor(tl_ops_upsample_bicubic2d_vec(__VA_ARGS__))
+#define tl_ops_upsample_bilinear2d(...) tl_pyabi_tensor(tl_ops_upsample_bilinear2d(__VA_ARGS__))
+#define tl_ops_upsample_bilinear2d_backward(...) tl_pyabi_tensor(tl_ops_upsample_bilinear2d_backward(__VA_ARGS__))
+#define tl_ops_upsample_bilinear2d_vec(...) tl_pyabi_tensor(tl_ops_upsample_bilinear2d_vec(__VA_ARGS__))
+#define tl_ops_upsample_linear1d(...) tl_pyabi_tensor(tl_ops_upsample_linear1d(__VA_ARGS__))
+#define tl_ops_upsample_linear1d_backward(...) tl_pyabi_tensor(tl_ops_upsample_linear1d_backward(__VA_ARGS__))
+#define tl_ops_upsample_linear1d_vec(...) tl_pyabi_tensor(tl_ops_upsample_linear1d_vec(__VA_ARGS__))
+#define tl_ops_upsample_nearest1d(...) tl_pyabi_tensor(tl_ops_upsample_nearest1d(__VA_ARGS__))
+#define tl_ops_upsample_nearest1d_backward(...) tl_pyabi_tensor(tl_ops_upsample_nearest1d_backward(__VA_ARGS__))
+#define tl_ops_upsample_nearest1d_vec(...) tl_pyabi_tensor(tl_ops_upsample_nearest1d_vec(__VA_ARGS__))
+#define tl_ops_upsample_nearest2d(...) tl_pyabi_tensor(tl_ops_upsample_nearest2d(__VA_ARGS__))
+#define tl_ops_upsample_nearest2d_backward(...) tl_pyabi_tensor(tl_ops_upsample_nearest2d_backward(__VA_ARGS__))
+#define tl_ops_upsample_nearest2d_vec(...) tl_pyabi_tensor(tl_ops_upsample_nearest2d_vec(__VA_ARGS__))
+#define tl_ops_upsample_nearest3d(...) tl_pyabi_tensor(tl_ops_upsample_nearest3d(__VA_ARGS__))
+#define tl_ops_upsample_nearest3d_backward(...) tl_pyabi_tensor(tl_ops_upsample_nearest3d_backward(__VA_ARGS__))
+#define tl_ops_upsample_nearest3d_vec(...) tl_pyabi_tensor(tl_ops_upsample_nearest3d_vec(__VA_ARGS__))
+#define tl_ops_upsample_trilinear3d(...) tl_pyabi_tensor(tl_ops_upsample_trilinear3d(__VA_ARGS__))
+#define tl_ops_upsample_trilinear3d_backward(...) tl_pyabi_tensor(tl_ops_upsample_trilinear3d_backward(__VA_ARGS__))
+#define tl_ops_upsample_trilinear3d_vec(...) tl_pyabi_tensor(tl_ops_upsample_trilinear3d_vec(__VA_ARGS__))
 #define tl_ops_var(...) tl_pyabi_tensor(tl_ops_var(__VA_ARGS__))
 #define tl_ops_var_correction(...) tl_pyabi_tensor(tl_ops_var_correction(__VA_ARGS__))
 #define tl_ops_var_dim(...) tl_pyabi_tensor(tl_ops_var_dim(__VA_ARGS__))

@@ -7,6 +7,8 @@
 #include "tl_ops_base.h"
 #include "ops/_adaptive_avg_pool2d.h"
 #include "ops/_adaptive_avg_pool2d_backward.h"
+#include "ops/_adaptive_avg_pool3d.h"
+#include "ops/_adaptive_avg_pool3d_backward.h"
 #include "ops/_cdist_backward.h"
 #include "ops/_cdist_forward.h"
 #include "ops/_convolution_mode.h"
@@ -35,11 +37,18 @@
 #include "ops/_to_copy.h"
 #include "ops/_unique2.h"
 #include "ops/_unsafe_view.h"
+#include "ops/_upsample_nearest_exact1d.h"
+#include "ops/_upsample_nearest_exact1d_backward.h"
+#include "ops/_upsample_nearest_exact2d.h"
+#include "ops/_upsample_nearest_exact2d_backward.h"
+#include "ops/_upsample_nearest_exact3d.h"
+#include "ops/_upsample_nearest_exact3d_backward.h"
 #include "ops/abs.h"
 #include "ops/acos.h"
 #include "ops/acosh.h"
 #include "ops/adaptive_avg_pool1d.h"
 #include "ops/adaptive_avg_pool2d.h"
+#include "ops/adaptive_avg_pool3d.h"
 #include "ops/adaptive_max_pool1d.h"
 #include "ops/adaptive_max_pool2d.h"
 #include "ops/adaptive_max_pool2d_backward.h"
@@ -85,6 +94,7 @@
 #include "ops/avg_pool2d_backward.h"
 #include "ops/baddbmm.h"
 #include "ops/batch_norm.h"
+#include "ops/bilinear.h"
 #include "ops/binary_cross_entropy.h"
 #include "ops/binary_cross_entropy_backward.h"
 #include "ops/bincount.h"
@@ -104,6 +114,7 @@
 #include "ops/cdist.h"
 #include "ops/ceil.h"
 #include "ops/celu.h"
+#include "ops/channel_shuffle.h"
 #include "ops/cholesky.h"
 #include "ops/cholesky_inverse.h"
 #include "ops/cholesky_solve.h"
@@ -366,6 +377,8 @@
 #include "ops/pdist.h"
 #include "ops/permute.h"
 #include "ops/permute_copy.h"
+#include "ops/pixel_shuffle.h"
+#include "ops/pixel_unshuffle.h"
 #include "ops/polygamma.h"
 #include "ops/positive.h"
 #include "ops/pow.h"
@@ -507,6 +520,20 @@
 #include "ops/unsafe_split.h"
 #include "ops/unsqueeze.h"
 #include "ops/unsqueeze_copy.h"
+#include "ops/upsample_bicubic2d.h"
+#include "ops/upsample_bicubic2d_backward.h"
+#include "ops/upsample_bilinear2d.h"
+#include "ops/upsample_bilinear2d_backward.h"
+#include "ops/upsample_linear1d.h"
+#include "ops/upsample_linear1d_backward.h"
+#include "ops/upsample_nearest1d.h"
+#include "ops/upsample_nearest1d_backward.h"
+#include "ops/upsample_nearest2d.h"
+#include "ops/upsample_nearest2d_backward.h"
+#include "ops/upsample_nearest3d.h"
+#include "ops/upsample_nearest3d_backward.h"
+#include "ops/upsample_trilinear3d.h"
+#include "ops/upsample_trilinear3d_backward.h"
 #include "ops/var.h"
 #include "ops/var_mean.h"
 #include "ops/vdot.h"
@@ -1039,6 +1066,33 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_svd() != 0) return -1;
     if (tl_ops_register_cholesky_solve() != 0) return -1;
     if (tl_ops_register_cholesky_inverse() != 0) return -1;
+    if (tl_ops_register_upsample_nearest1d() != 0) return -1;
+    if (tl_ops_register_upsample_nearest1d_backward() != 0) return -1;
+    if (tl_ops_register__upsample_nearest_exact1d() != 0) return -1;
+    if (tl_ops_register__upsample_nearest_exact1d_backward() != 0) return -1;
+    if (tl_ops_register_upsample_nearest2d() != 0) return -1;
+    if (tl_ops_register_upsample_nearest2d_backward() != 0) return -1;
+    if (tl_ops_register__upsample_nearest_exact2d() != 0) return -1;
+    if (tl_ops_register__upsample_nearest_exact2d_backward() != 0) return -1;
+    if (tl_ops_register_upsample_nearest3d() != 0) return -1;
+    if (tl_ops_register_upsample_nearest3d_backward() != 0) return -1;
+    if (tl_ops_register__upsample_nearest_exact3d() != 0) return -1;
+    if (tl_ops_register__upsample_nearest_exact3d_backward() != 0) return -1;
+    if (tl_ops_register_upsample_linear1d() != 0) return -1;
+    if (tl_ops_register_upsample_linear1d_backward() != 0) return -1;
+    if (tl_ops_register_upsample_bilinear2d() != 0) return -1;
+    if (tl_ops_register_upsample_bilinear2d_backward() != 0) return -1;
+    if (tl_ops_register_upsample_bicubic2d() != 0) return -1;
+    if (tl_ops_register_upsample_bicubic2d_backward() != 0) return -1;
+    if (tl_ops_register_upsample_trilinear3d() != 0) return -1;
+    if (tl_ops_register_upsample_trilinear3d_backward() != 0) return -1;
+    if (tl_ops_register_pixel_shuffle() != 0) return -1;
+    if (tl_ops_register_pixel_unshuffle() != 0) return -1;
+    if (tl_ops_register_channel_shuffle() != 0) return -1;
+    if (tl_ops_register_adaptive_avg_pool3d() != 0) return -1;
+    if (tl_ops_register__adaptive_avg_pool3d() != 0) return -1;
+    if (tl_ops_register__adaptive_avg_pool3d_backward() != 0) return -1;
+    if (tl_ops_register_bilinear() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -22,6 +22,7 @@ ALL_TAGS = (
 TAGS = {
     "aten::_adaptive_avg_pool2d": ("core", ),
     "aten::_adaptive_avg_pool2d_backward": ("core", ),
+    "aten::_adaptive_avg_pool3d": ("core", ),
     "aten::_index_put_impl": ("generated", ),
     "aten::_index_put_impl.out": ("generated", "out", ),
     "aten::_log_softmax": ("core", ),
@@ -565,6 +566,8 @@ TAGS = {
     "aten::unsafe_chunk": ("maybe_aliasing_or_mutating", ),
     "aten::unsqueeze": ("core", ),
     "aten::unsqueeze_copy": ("view_copy", ),
+    "aten::upsample_bilinear2d.vec": ("core", ),
+    "aten::upsample_nearest2d.vec": ("core", ),
     "aten::var": ("reduction", ),
     "aten::var.correction": ("core", "reduction", ),
     "aten::var.correction_out": ("reduction", ),

@@ -70,6 +70,7 @@ from torchlet._pyargs import (
 
 __all__ = [
     "_adaptive_avg_pool2d",
+    "_adaptive_avg_pool3d",
     "_cdist_backward",
     "_cdist_forward",
     "_convolution_mode",
@@ -157,6 +158,7 @@ __all__ = [
     "avg_pool1d",
     "baddbmm",
     "batch_norm",
+    "bilinear",
     "bincount",
     "bitwise_and",
     "bitwise_left_shift",
@@ -176,6 +178,7 @@ __all__ = [
     "ceil_",
     "celu",
     "celu_",
+    "channel_shuffle",
     "cholesky",
     "cholesky_inverse",
     "cholesky_solve",
@@ -399,6 +402,8 @@ __all__ = [
     "pdist",
     "permute",
     "permute_copy",
+    "pixel_shuffle",
+    "pixel_unshuffle",
     "polygamma",
     "positive",
     "pow",
@@ -545,6 +550,8 @@ def bind(tensor_cls):
 # the C entry points (docs/OPERATOR_ABI.md)
 _C__adaptive_avg_pool2d = getattr(_lib, "tl_ops__adaptive_avg_pool2d", None) or _missing_c("tl_ops__adaptive_avg_pool2d")
 _C__adaptive_avg_pool2d_backward = getattr(_lib, "tl_ops__adaptive_avg_pool2d_backward", None) or _missing_c("tl_ops__adaptive_avg_pool2d_backward")
+_C__adaptive_avg_pool3d = getattr(_lib, "tl_ops__adaptive_avg_pool3d", None) or _missing_c("tl_ops__adaptive_avg_pool3d")
+_C__adaptive_avg_pool3d_backward = getattr(_lib, "tl_ops__adaptive_avg_pool3d_backward", None) or _missing_c("tl_ops__adaptive_avg_pool3d_backward")
 _C__cdist_backward = getattr(_lib, "tl_ops__cdist_backward", None) or _missing_c("tl_ops__cdist_backward")
 _C__cdist_forward = getattr(_lib, "tl_ops__cdist_forward", None) or _missing_c("tl_ops__cdist_forward")
 _C__convolution_mode = getattr(_lib, "tl_ops__convolution_mode", None) or _missing_c("tl_ops__convolution_mode")
@@ -581,6 +588,21 @@ _C__softmax_backward_data_out = getattr(_lib, "tl_ops__softmax_backward_data_out
 _C__softmax_out = getattr(_lib, "tl_ops__softmax_out", None) or _missing_c("tl_ops__softmax_out")
 _C__to_copy = getattr(_lib, "tl_ops__to_copy", None) or _missing_c("tl_ops__to_copy")
 _C__unique2 = getattr(_lib, "tl_ops__unique2", None) or _missing_c("tl_ops__unique2")
+_C__upsample_nearest_exact1d = getattr(_lib, "tl_ops__upsample_nearest_exact1d", None) or _missing_c("tl_ops__upsample_nearest_exact1d")
+_C__upsample_nearest_exact1d_backward = getattr(_lib, "tl_ops__upsample_nearest_exact1d_backward", None) or _missing_c("tl_ops__upsample_nearest_exact1d_backward")
+_C__upsample_nearest_exact1d_backward_grad_input = getattr(_lib, "tl_ops__upsample_nearest_exact1d_backward_grad_input", None) or _missing_c("tl_ops__upsample_nearest_exact1d_backward_grad_input")
+_C__upsample_nearest_exact1d_out = getattr(_lib, "tl_ops__upsample_nearest_exact1d_out", None) or _missing_c("tl_ops__upsample_nearest_exact1d_out")
+_C__upsample_nearest_exact1d_vec = getattr(_lib, "tl_ops__upsample_nearest_exact1d_vec", None) or _missing_c("tl_ops__upsample_nearest_exact1d_vec")
+_C__upsample_nearest_exact2d = getattr(_lib, "tl_ops__upsample_nearest_exact2d", None) or _missing_c("tl_ops__upsample_nearest_exact2d")
+_C__upsample_nearest_exact2d_backward = getattr(_lib, "tl_ops__upsample_nearest_exact2d_backward", None) or _missing_c("tl_ops__upsample_nearest_exact2d_backward")
+_C__upsample_nearest_exact2d_backward_grad_input = getattr(_lib, "tl_ops__upsample_nearest_exact2d_backward_grad_input", None) or _missing_c("tl_ops__upsample_nearest_exact2d_backward_grad_input")
+_C__upsample_nearest_exact2d_out = getattr(_lib, "tl_ops__upsample_nearest_exact2d_out", None) or _missing_c("tl_ops__upsample_nearest_exact2d_out")
+_C__upsample_nearest_exact2d_vec = getattr(_lib, "tl_ops__upsample_nearest_exact2d_vec", None) or _missing_c("tl_ops__upsample_nearest_exact2d_vec")
+_C__upsample_nearest_exact3d = getattr(_lib, "tl_ops__upsample_nearest_exact3d", None) or _missing_c("tl_ops__upsample_nearest_exact3d")
+_C__upsample_nearest_exact3d_backward = getattr(_lib, "tl_ops__upsample_nearest_exact3d_backward", None) or _missing_c("tl_ops__upsample_nearest_exact3d_backward")
+_C__upsample_nearest_exact3d_backward_grad_input = getattr(_lib, "tl_ops__upsample_nearest_exact3d_backward_grad_input", None) or _missing_c("tl_ops__upsample_nearest_exact3d_backward_grad_input")
+_C__upsample_nearest_exact3d_out = getattr(_lib, "tl_ops__upsample_nearest_exact3d_out", None) or _missing_c("tl_ops__upsample_nearest_exact3d_out")
+_C__upsample_nearest_exact3d_vec = getattr(_lib, "tl_ops__upsample_nearest_exact3d_vec", None) or _missing_c("tl_ops__upsample_nearest_exact3d_vec")
 _C_abs = getattr(_lib, "tl_ops_abs", None) or _missing_c("tl_ops_abs")
 _C_abs_ = getattr(_lib, "tl_ops_abs_", None) or _missing_c("tl_ops_abs_")
 _C_abs_out = getattr(_lib, "tl_ops_abs_out", None) or _missing_c("tl_ops_abs_out")
@@ -592,6 +614,7 @@ _C_acosh_ = getattr(_lib, "tl_ops_acosh_", None) or _missing_c("tl_ops_acosh_")
 _C_acosh_out = getattr(_lib, "tl_ops_acosh_out", None) or _missing_c("tl_ops_acosh_out")
 _C_adaptive_avg_pool1d = getattr(_lib, "tl_ops_adaptive_avg_pool1d", None) or _missing_c("tl_ops_adaptive_avg_pool1d")
 _C_adaptive_avg_pool2d = getattr(_lib, "tl_ops_adaptive_avg_pool2d", None) or _missing_c("tl_ops_adaptive_avg_pool2d")
+_C_adaptive_avg_pool3d = getattr(_lib, "tl_ops_adaptive_avg_pool3d", None) or _missing_c("tl_ops_adaptive_avg_pool3d")
 _C_adaptive_max_pool1d = getattr(_lib, "tl_ops_adaptive_max_pool1d", None) or _missing_c("tl_ops_adaptive_max_pool1d")
 _C_adaptive_max_pool2d = getattr(_lib, "tl_ops_adaptive_max_pool2d", None) or _missing_c("tl_ops_adaptive_max_pool2d")
 _C_adaptive_max_pool2d_backward = getattr(_lib, "tl_ops_adaptive_max_pool2d_backward", None) or _missing_c("tl_ops_adaptive_max_pool2d_backward")
@@ -707,6 +730,7 @@ _C_baddbmm_dtype = getattr(_lib, "tl_ops_baddbmm_dtype", None) or _missing_c("tl
 _C_baddbmm_dtype_out = getattr(_lib, "tl_ops_baddbmm_dtype_out", None) or _missing_c("tl_ops_baddbmm_dtype_out")
 _C_baddbmm_out = getattr(_lib, "tl_ops_baddbmm_out", None) or _missing_c("tl_ops_baddbmm_out")
 _C_batch_norm = getattr(_lib, "tl_ops_batch_norm", None) or _missing_c("tl_ops_batch_norm")
+_C_bilinear = getattr(_lib, "tl_ops_bilinear", None) or _missing_c("tl_ops_bilinear")
 _C_binary_cross_entropy = getattr(_lib, "tl_ops_binary_cross_entropy", None) or _missing_c("tl_ops_binary_cross_entropy")
 _C_binary_cross_entropy_backward = getattr(_lib, "tl_ops_binary_cross_entropy_backward", None) or _missing_c("tl_ops_binary_cross_entropy_backward")
 _C_bincount = getattr(_lib, "tl_ops_bincount", None) or _missing_c("tl_ops_bincount")
@@ -772,6 +796,7 @@ _C_ceil_ = getattr(_lib, "tl_ops_ceil_", None) or _missing_c("tl_ops_ceil_")
 _C_ceil_out = getattr(_lib, "tl_ops_ceil_out", None) or _missing_c("tl_ops_ceil_out")
 _C_celu = getattr(_lib, "tl_ops_celu", None) or _missing_c("tl_ops_celu")
 _C_celu_ = getattr(_lib, "tl_ops_celu_", None) or _missing_c("tl_ops_celu_")
+_C_channel_shuffle = getattr(_lib, "tl_ops_channel_shuffle", None) or _missing_c("tl_ops_channel_shuffle")
 _C_cholesky = getattr(_lib, "tl_ops_cholesky", None) or _missing_c("tl_ops_cholesky")
 _C_cholesky_inverse = getattr(_lib, "tl_ops_cholesky_inverse", None) or _missing_c("tl_ops_cholesky_inverse")
 _C_cholesky_solve = getattr(_lib, "tl_ops_cholesky_solve", None) or _missing_c("tl_ops_cholesky_solve")
@@ -1318,6 +1343,8 @@ _C_outer_out = getattr(_lib, "tl_ops_outer_out", None) or _missing_c("tl_ops_out
 _C_pdist = getattr(_lib, "tl_ops_pdist", None) or _missing_c("tl_ops_pdist")
 _C_permute = getattr(_lib, "tl_ops_permute", None) or _missing_c("tl_ops_permute")
 _C_permute_copy = getattr(_lib, "tl_ops_permute_copy", None) or _missing_c("tl_ops_permute_copy")
+_C_pixel_shuffle = getattr(_lib, "tl_ops_pixel_shuffle", None) or _missing_c("tl_ops_pixel_shuffle")
+_C_pixel_unshuffle = getattr(_lib, "tl_ops_pixel_unshuffle", None) or _missing_c("tl_ops_pixel_unshuffle")
 _C_polygamma = getattr(_lib, "tl_ops_polygamma", None) or _missing_c("tl_ops_polygamma")
 _C_polygamma_ = getattr(_lib, "tl_ops_polygamma_", None) or _missing_c("tl_ops_polygamma_")
 _C_polygamma_out = getattr(_lib, "tl_ops_polygamma_out", None) or _missing_c("tl_ops_polygamma_out")
@@ -1619,6 +1646,41 @@ _C_unsafe_chunk = getattr(_lib, "tl_ops_unsafe_chunk", None) or _missing_c("tl_o
 _C_unsafe_split_Tensor = getattr(_lib, "tl_ops_unsafe_split_Tensor", None) or _missing_c("tl_ops_unsafe_split_Tensor")
 _C_unsqueeze = getattr(_lib, "tl_ops_unsqueeze", None) or _missing_c("tl_ops_unsqueeze")
 _C_unsqueeze_copy = getattr(_lib, "tl_ops_unsqueeze_copy", None) or _missing_c("tl_ops_unsqueeze_copy")
+_C_upsample_bicubic2d = getattr(_lib, "tl_ops_upsample_bicubic2d", None) or _missing_c("tl_ops_upsample_bicubic2d")
+_C_upsample_bicubic2d_backward = getattr(_lib, "tl_ops_upsample_bicubic2d_backward", None) or _missing_c("tl_ops_upsample_bicubic2d_backward")
+_C_upsample_bicubic2d_backward_grad_input = getattr(_lib, "tl_ops_upsample_bicubic2d_backward_grad_input", None) or _missing_c("tl_ops_upsample_bicubic2d_backward_grad_input")
+_C_upsample_bicubic2d_out = getattr(_lib, "tl_ops_upsample_bicubic2d_out", None) or _missing_c("tl_ops_upsample_bicubic2d_out")
+_C_upsample_bicubic2d_vec = getattr(_lib, "tl_ops_upsample_bicubic2d_vec", None) or _missing_c("tl_ops_upsample_bicubic2d_vec")
+_C_upsample_bilinear2d = getattr(_lib, "tl_ops_upsample_bilinear2d", None) or _missing_c("tl_ops_upsample_bilinear2d")
+_C_upsample_bilinear2d_backward = getattr(_lib, "tl_ops_upsample_bilinear2d_backward", None) or _missing_c("tl_ops_upsample_bilinear2d_backward")
+_C_upsample_bilinear2d_backward_grad_input = getattr(_lib, "tl_ops_upsample_bilinear2d_backward_grad_input", None) or _missing_c("tl_ops_upsample_bilinear2d_backward_grad_input")
+_C_upsample_bilinear2d_out = getattr(_lib, "tl_ops_upsample_bilinear2d_out", None) or _missing_c("tl_ops_upsample_bilinear2d_out")
+_C_upsample_bilinear2d_vec = getattr(_lib, "tl_ops_upsample_bilinear2d_vec", None) or _missing_c("tl_ops_upsample_bilinear2d_vec")
+_C_upsample_linear1d = getattr(_lib, "tl_ops_upsample_linear1d", None) or _missing_c("tl_ops_upsample_linear1d")
+_C_upsample_linear1d_backward = getattr(_lib, "tl_ops_upsample_linear1d_backward", None) or _missing_c("tl_ops_upsample_linear1d_backward")
+_C_upsample_linear1d_backward_grad_input = getattr(_lib, "tl_ops_upsample_linear1d_backward_grad_input", None) or _missing_c("tl_ops_upsample_linear1d_backward_grad_input")
+_C_upsample_linear1d_out = getattr(_lib, "tl_ops_upsample_linear1d_out", None) or _missing_c("tl_ops_upsample_linear1d_out")
+_C_upsample_linear1d_vec = getattr(_lib, "tl_ops_upsample_linear1d_vec", None) or _missing_c("tl_ops_upsample_linear1d_vec")
+_C_upsample_nearest1d = getattr(_lib, "tl_ops_upsample_nearest1d", None) or _missing_c("tl_ops_upsample_nearest1d")
+_C_upsample_nearest1d_backward = getattr(_lib, "tl_ops_upsample_nearest1d_backward", None) or _missing_c("tl_ops_upsample_nearest1d_backward")
+_C_upsample_nearest1d_backward_grad_input = getattr(_lib, "tl_ops_upsample_nearest1d_backward_grad_input", None) or _missing_c("tl_ops_upsample_nearest1d_backward_grad_input")
+_C_upsample_nearest1d_out = getattr(_lib, "tl_ops_upsample_nearest1d_out", None) or _missing_c("tl_ops_upsample_nearest1d_out")
+_C_upsample_nearest1d_vec = getattr(_lib, "tl_ops_upsample_nearest1d_vec", None) or _missing_c("tl_ops_upsample_nearest1d_vec")
+_C_upsample_nearest2d = getattr(_lib, "tl_ops_upsample_nearest2d", None) or _missing_c("tl_ops_upsample_nearest2d")
+_C_upsample_nearest2d_backward = getattr(_lib, "tl_ops_upsample_nearest2d_backward", None) or _missing_c("tl_ops_upsample_nearest2d_backward")
+_C_upsample_nearest2d_backward_grad_input = getattr(_lib, "tl_ops_upsample_nearest2d_backward_grad_input", None) or _missing_c("tl_ops_upsample_nearest2d_backward_grad_input")
+_C_upsample_nearest2d_out = getattr(_lib, "tl_ops_upsample_nearest2d_out", None) or _missing_c("tl_ops_upsample_nearest2d_out")
+_C_upsample_nearest2d_vec = getattr(_lib, "tl_ops_upsample_nearest2d_vec", None) or _missing_c("tl_ops_upsample_nearest2d_vec")
+_C_upsample_nearest3d = getattr(_lib, "tl_ops_upsample_nearest3d", None) or _missing_c("tl_ops_upsample_nearest3d")
+_C_upsample_nearest3d_backward = getattr(_lib, "tl_ops_upsample_nearest3d_backward", None) or _missing_c("tl_ops_upsample_nearest3d_backward")
+_C_upsample_nearest3d_backward_grad_input = getattr(_lib, "tl_ops_upsample_nearest3d_backward_grad_input", None) or _missing_c("tl_ops_upsample_nearest3d_backward_grad_input")
+_C_upsample_nearest3d_out = getattr(_lib, "tl_ops_upsample_nearest3d_out", None) or _missing_c("tl_ops_upsample_nearest3d_out")
+_C_upsample_nearest3d_vec = getattr(_lib, "tl_ops_upsample_nearest3d_vec", None) or _missing_c("tl_ops_upsample_nearest3d_vec")
+_C_upsample_trilinear3d = getattr(_lib, "tl_ops_upsample_trilinear3d", None) or _missing_c("tl_ops_upsample_trilinear3d")
+_C_upsample_trilinear3d_backward = getattr(_lib, "tl_ops_upsample_trilinear3d_backward", None) or _missing_c("tl_ops_upsample_trilinear3d_backward")
+_C_upsample_trilinear3d_backward_grad_input = getattr(_lib, "tl_ops_upsample_trilinear3d_backward_grad_input", None) or _missing_c("tl_ops_upsample_trilinear3d_backward_grad_input")
+_C_upsample_trilinear3d_out = getattr(_lib, "tl_ops_upsample_trilinear3d_out", None) or _missing_c("tl_ops_upsample_trilinear3d_out")
+_C_upsample_trilinear3d_vec = getattr(_lib, "tl_ops_upsample_trilinear3d_vec", None) or _missing_c("tl_ops_upsample_trilinear3d_vec")
 _C_var = getattr(_lib, "tl_ops_var", None) or _missing_c("tl_ops_var")
 _C_var_correction = getattr(_lib, "tl_ops_var_correction", None) or _missing_c("tl_ops_var_correction")
 _C_var_correction_out = getattr(_lib, "tl_ops_var_correction_out", None) or _missing_c("tl_ops_var_correction_out")
@@ -1665,6 +1727,12 @@ _P__log_softmax_out_r = getattr(_lib, "tl_pyabi__log_softmax_out_r", None) or _m
 _P__logcumsumexp_out_r = getattr(_lib, "tl_pyabi__logcumsumexp_out_r", None) or _missing_c("tl_pyabi__logcumsumexp_out_r")
 _P__softmax_backward_data_out_r = getattr(_lib, "tl_pyabi__softmax_backward_data_out_r", None) or _missing_c("tl_pyabi__softmax_backward_data_out_r")
 _P__softmax_out_r = getattr(_lib, "tl_pyabi__softmax_out_r", None) or _missing_c("tl_pyabi__softmax_out_r")
+_P__upsample_nearest_exact1d_backward_grad_input_r = getattr(_lib, "tl_pyabi__upsample_nearest_exact1d_backward_grad_input_r", None) or _missing_c("tl_pyabi__upsample_nearest_exact1d_backward_grad_input_r")
+_P__upsample_nearest_exact1d_out_r = getattr(_lib, "tl_pyabi__upsample_nearest_exact1d_out_r", None) or _missing_c("tl_pyabi__upsample_nearest_exact1d_out_r")
+_P__upsample_nearest_exact2d_backward_grad_input_r = getattr(_lib, "tl_pyabi__upsample_nearest_exact2d_backward_grad_input_r", None) or _missing_c("tl_pyabi__upsample_nearest_exact2d_backward_grad_input_r")
+_P__upsample_nearest_exact2d_out_r = getattr(_lib, "tl_pyabi__upsample_nearest_exact2d_out_r", None) or _missing_c("tl_pyabi__upsample_nearest_exact2d_out_r")
+_P__upsample_nearest_exact3d_backward_grad_input_r = getattr(_lib, "tl_pyabi__upsample_nearest_exact3d_backward_grad_input_r", None) or _missing_c("tl_pyabi__upsample_nearest_exact3d_backward_grad_input_r")
+_P__upsample_nearest_exact3d_out_r = getattr(_lib, "tl_pyabi__upsample_nearest_exact3d_out_r", None) or _missing_c("tl_pyabi__upsample_nearest_exact3d_out_r")
 _P_abs__r = getattr(_lib, "tl_pyabi_abs__r", None) or _missing_c("tl_pyabi_abs__r")
 _P_abs_out_r = getattr(_lib, "tl_pyabi_abs_out_r", None) or _missing_c("tl_pyabi_abs_out_r")
 _P_acos__r = getattr(_lib, "tl_pyabi_acos__r", None) or _missing_c("tl_pyabi_acos__r")
@@ -2131,6 +2199,20 @@ _P_true_divide_out_n_other_r = getattr(_lib, "tl_pyabi_true_divide_out_n_other_r
 _P_true_divide_out_r = getattr(_lib, "tl_pyabi_true_divide_out_r", None) or _missing_c("tl_pyabi_true_divide_out_r")
 _P_trunc__r = getattr(_lib, "tl_pyabi_trunc__r", None) or _missing_c("tl_pyabi_trunc__r")
 _P_trunc_out_r = getattr(_lib, "tl_pyabi_trunc_out_r", None) or _missing_c("tl_pyabi_trunc_out_r")
+_P_upsample_bicubic2d_backward_grad_input_r = getattr(_lib, "tl_pyabi_upsample_bicubic2d_backward_grad_input_r", None) or _missing_c("tl_pyabi_upsample_bicubic2d_backward_grad_input_r")
+_P_upsample_bicubic2d_out_r = getattr(_lib, "tl_pyabi_upsample_bicubic2d_out_r", None) or _missing_c("tl_pyabi_upsample_bicubic2d_out_r")
+_P_upsample_bilinear2d_backward_grad_input_r = getattr(_lib, "tl_pyabi_upsample_bilinear2d_backward_grad_input_r", None) or _missing_c("tl_pyabi_upsample_bilinear2d_backward_grad_input_r")
+_P_upsample_bilinear2d_out_r = getattr(_lib, "tl_pyabi_upsample_bilinear2d_out_r", None) or _missing_c("tl_pyabi_upsample_bilinear2d_out_r")
+_P_upsample_linear1d_backward_grad_input_r = getattr(_lib, "tl_pyabi_upsample_linear1d_backward_grad_input_r", None) or _missing_c("tl_pyabi_upsample_linear1d_backward_grad_input_r")
+_P_upsample_linear1d_out_r = getattr(_lib, "tl_pyabi_upsample_linear1d_out_r", None) or _missing_c("tl_pyabi_upsample_linear1d_out_r")
+_P_upsample_nearest1d_backward_grad_input_r = getattr(_lib, "tl_pyabi_upsample_nearest1d_backward_grad_input_r", None) or _missing_c("tl_pyabi_upsample_nearest1d_backward_grad_input_r")
+_P_upsample_nearest1d_out_r = getattr(_lib, "tl_pyabi_upsample_nearest1d_out_r", None) or _missing_c("tl_pyabi_upsample_nearest1d_out_r")
+_P_upsample_nearest2d_backward_grad_input_r = getattr(_lib, "tl_pyabi_upsample_nearest2d_backward_grad_input_r", None) or _missing_c("tl_pyabi_upsample_nearest2d_backward_grad_input_r")
+_P_upsample_nearest2d_out_r = getattr(_lib, "tl_pyabi_upsample_nearest2d_out_r", None) or _missing_c("tl_pyabi_upsample_nearest2d_out_r")
+_P_upsample_nearest3d_backward_grad_input_r = getattr(_lib, "tl_pyabi_upsample_nearest3d_backward_grad_input_r", None) or _missing_c("tl_pyabi_upsample_nearest3d_backward_grad_input_r")
+_P_upsample_nearest3d_out_r = getattr(_lib, "tl_pyabi_upsample_nearest3d_out_r", None) or _missing_c("tl_pyabi_upsample_nearest3d_out_r")
+_P_upsample_trilinear3d_backward_grad_input_r = getattr(_lib, "tl_pyabi_upsample_trilinear3d_backward_grad_input_r", None) or _missing_c("tl_pyabi_upsample_trilinear3d_backward_grad_input_r")
+_P_upsample_trilinear3d_out_r = getattr(_lib, "tl_pyabi_upsample_trilinear3d_out_r", None) or _missing_c("tl_pyabi_upsample_trilinear3d_out_r")
 _P_var_correction_out_r = getattr(_lib, "tl_pyabi_var_correction_out_r", None) or _missing_c("tl_pyabi_var_correction_out_r")
 _P_var_out_r = getattr(_lib, "tl_pyabi_var_out_r", None) or _missing_c("tl_pyabi_var_out_r")
 _P_vstack_out_r = getattr(_lib, "tl_pyabi_vstack_out_r", None) or _missing_c("tl_pyabi_vstack_out_r")
@@ -2163,6 +2245,32 @@ def _adaptive_avg_pool2d(input, output_size):
     if output_size_c is _BAD:
         raise _arg_error('_adaptive_avg_pool2d', 'output_size', 2, 'tuple of ints', output_size)
     h_ = _C__adaptive_avg_pool2d(input._p, output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: _adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor
+_SIGS__adaptive_avg_pool3d = (
+    ('(Tensor input, tuple of ints output_size)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD),), (), False),
+)
+
+
+def _adaptive_avg_pool3d(input, output_size):
+    '(Tensor input, tuple of ints output_size)'
+    if _TF and (r_ := _tf(_adaptive_avg_pool3d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_adaptive_avg_pool3d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('_adaptive_avg_pool3d', 'output_size', 2, 'tuple of ints', output_size)
+    h_ = _C__adaptive_avg_pool3d(input._p, output_size_c[0], output_size_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -5409,6 +5517,38 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
     return r_
 
 
+# yaml/native_functions.yaml: bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor
+_SIGS_bilinear = (
+    ('(Tensor input1, Tensor input2, Tensor weight, Tensor bias = None)', (('input1', lambda x: isinstance(x, _Tensor)), ('input2', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('bias', lambda x: (x is None or isinstance(x, _Tensor))),), (), False),
+)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    '(Tensor input1, Tensor input2, Tensor weight, Tensor bias = None)'
+    if _TF and (r_ := _tf(bilinear, locals())) is not _GO:
+        return r_
+    if input1.__class__ is not _Tensor:
+        if not isinstance(input1, _Tensor):
+            raise _arg_error('bilinear', 'input1', 1, 'Tensor', input1)
+    if input2.__class__ is not _Tensor:
+        if not isinstance(input2, _Tensor):
+            raise _arg_error('bilinear', 'input2', 2, 'Tensor', input2)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('bilinear', 'weight', 3, 'Tensor', weight)
+    bias_c = _cv_opt_tensor(bias)
+    if bias_c is _BAD:
+        raise _arg_error('bilinear', 'bias', 4, 'Tensor', bias)
+    h_ = _C_bilinear(input1._p, input2._p, weight._p, bias_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor
 _SIGS_bincount = (
     ('(Tensor input, Tensor weights = None, int minlength = 0)', (('input', lambda x: isinstance(x, _Tensor)), ('weights', lambda x: (x is None or isinstance(x, _Tensor))), ('minlength', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -6428,6 +6568,32 @@ def celu_(input, alpha=1.0):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: channel_shuffle(Tensor self, SymInt groups) -> Tensor
+_SIGS_channel_shuffle = (
+    ('(Tensor input, int groups)', (('input', lambda x: isinstance(x, _Tensor)), ('groups', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def channel_shuffle(input, groups):
+    '(Tensor input, int groups)'
+    if _TF and (r_ := _tf(channel_shuffle, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('channel_shuffle', 'input', 1, 'Tensor', input)
+    groups_c = _cv_int(groups)
+    if groups_c is _BAD:
+        raise _arg_error('channel_shuffle', 'groups', 2, 'int', groups)
+    h_ = _C_channel_shuffle(input._p, groups_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: cholesky(Tensor self, bool upper=False) -> Tensor
@@ -15425,6 +15591,58 @@ def permute_copy(input, dims):
     return r_
 
 
+# yaml/native_functions.yaml: pixel_shuffle(Tensor self, int upscale_factor) -> Tensor
+_SIGS_pixel_shuffle = (
+    ('(Tensor input, int upscale_factor)', (('input', lambda x: isinstance(x, _Tensor)), ('upscale_factor', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def pixel_shuffle(input, upscale_factor):
+    '(Tensor input, int upscale_factor)'
+    if _TF and (r_ := _tf(pixel_shuffle, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('pixel_shuffle', 'input', 1, 'Tensor', input)
+    upscale_factor_c = _cv_int(upscale_factor)
+    if upscale_factor_c is _BAD:
+        raise _arg_error('pixel_shuffle', 'upscale_factor', 2, 'int', upscale_factor)
+    h_ = _C_pixel_shuffle(input._p, upscale_factor_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
+_SIGS_pixel_unshuffle = (
+    ('(Tensor input, int downscale_factor)', (('input', lambda x: isinstance(x, _Tensor)), ('downscale_factor', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    '(Tensor input, int downscale_factor)'
+    if _TF and (r_ := _tf(pixel_unshuffle, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('pixel_unshuffle', 'input', 1, 'Tensor', input)
+    downscale_factor_c = _cv_int(downscale_factor)
+    if downscale_factor_c is _BAD:
+        raise _arg_error('pixel_unshuffle', 'downscale_factor', 2, 'int', downscale_factor)
+    h_ = _C_pixel_unshuffle(input._p, downscale_factor_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: polygamma(int n, Tensor self) -> Tensor
 # yaml/native_functions.yaml: polygamma.out(int n, Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_polygamma = (
@@ -20798,6 +21016,386 @@ def _nn__adaptive_avg_pool2d_backward(grad_output, input):
     return r_
 
 
+# yaml/native_functions.yaml: _adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor
+_SIGS__nn__adaptive_avg_pool3d_backward = (
+    ('(Tensor grad_output, Tensor input)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn__adaptive_avg_pool3d_backward(grad_output, input):
+    '(Tensor grad_output, Tensor input)'
+    if _TF and (r_ := _tf(_nn__adaptive_avg_pool3d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('_adaptive_avg_pool3d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_adaptive_avg_pool3d_backward', 'input', 2, 'Tensor', input)
+    h_ = _C__adaptive_avg_pool3d_backward(grad_output._p, input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: _upsample_nearest_exact1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: _upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
+# yaml/native_functions.yaml: _upsample_nearest_exact1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn__upsample_nearest_exact1d = (
+    ('(Tensor input, tuple of ints output_size, float scales = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 1) is not _BAD), ('scales', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn__upsample_nearest_exact1d_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 1) is not _BAD, 'scales': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn__upsample_nearest_exact1d_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn__upsample_nearest_exact1d_0(input, output_size, scales=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, float scales = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_upsample_nearest_exact1d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 1)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact1d', 'output_size', 2, 'tuple of ints', output_size)
+    scales_c = _cv_opt_double(scales)
+    if scales_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact1d', 'scales', 3, 'float', scales)
+    if out is None:
+        h_ = _C__upsample_nearest_exact1d(input._p, output_size_c[0], output_size_c[1], scales_c[0], scales_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_upsample_nearest_exact1d', 'out', 0, 'Tensor', out)
+    rc_ = _P__upsample_nearest_exact1d_out_r(input._p, output_size_c[0], output_size_c[1], scales_c[0], scales_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn__upsample_nearest_exact1d_1(input, output_size, scale_factors):
+    '(Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_upsample_nearest_exact1d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact1d', 'output_size', 2, 'tuple of ints', output_size)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact1d', 'scale_factors', 3, 'tuple of floats', scale_factors)
+    h_ = _C__upsample_nearest_exact1d_vec(input._p, output_size_c[0], output_size_c[1], scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn__upsample_nearest_exact1d(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, float scales = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn__upsample_nearest_exact1d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 1) is not _BAD if n > 1 else 'output_size' in kwargs) and (n <= 2 or _cv_opt_double(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn__upsample_nearest_exact1d_0, ('input', 'output_size', 'scales', )[:n])):
+        return _impl_nn__upsample_nearest_exact1d_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_opt_double_list(args[2], 0) is not _BAD if n > 2 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn__upsample_nearest_exact1d_1, ('input', 'output_size', 'scale_factors', )[:n])):
+        return _impl_nn__upsample_nearest_exact1d_1(*args, **kwargs)
+    raise _invalid_combination('_upsample_nearest_exact1d', args, kwargs, _SIGS__nn__upsample_nearest_exact1d)
+
+
+# yaml/native_functions.yaml: _upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor
+# yaml/native_functions.yaml: _upsample_nearest_exact1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn__upsample_nearest_exact1d_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 1) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('scales', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn__upsample_nearest_exact1d_backward(grad_output, output_size, input_size, scales=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn__upsample_nearest_exact1d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('_upsample_nearest_exact1d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 1)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact1d_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 3)
+    if input_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact1d_backward', 'input_size', 3, 'tuple of ints', input_size)
+    scales_c = _cv_opt_double(scales)
+    if scales_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact1d_backward', 'scales', 4, 'float', scales)
+    if out is None:
+        h_ = _C__upsample_nearest_exact1d_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_c[0], scales_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_upsample_nearest_exact1d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P__upsample_nearest_exact1d_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_c[0], scales_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: _upsample_nearest_exact2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: _upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: _upsample_nearest_exact2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn__upsample_nearest_exact2d = (
+    ('(Tensor input, tuple of ints output_size, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn__upsample_nearest_exact2d_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 2) is not _BAD, 'scales_h': lambda x: _cv_opt_double(x) is not _BAD, 'scales_w': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn__upsample_nearest_exact2d_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn__upsample_nearest_exact2d_0(input, output_size, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_upsample_nearest_exact2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact2d', 'output_size', 2, 'tuple of ints', output_size)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact2d', 'scales_h', 3, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact2d', 'scales_w', 4, 'float', scales_w)
+    if out is None:
+        h_ = _C__upsample_nearest_exact2d(input._p, output_size_c[0], output_size_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_upsample_nearest_exact2d', 'out', 0, 'Tensor', out)
+    rc_ = _P__upsample_nearest_exact2d_out_r(input._p, output_size_c[0], output_size_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn__upsample_nearest_exact2d_1(input, output_size, scale_factors):
+    '(Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_upsample_nearest_exact2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact2d', 'output_size', 2, 'tuple of ints', output_size)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact2d', 'scale_factors', 3, 'tuple of floats', scale_factors)
+    h_ = _C__upsample_nearest_exact2d_vec(input._p, output_size_c[0], output_size_c[1], scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn__upsample_nearest_exact2d(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, float scales_h = None, float scales_w = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn__upsample_nearest_exact2d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 2) is not _BAD if n > 1 else 'output_size' in kwargs) and (n <= 2 or _cv_opt_double(args[2]) is not _BAD) and (n <= 3 or _cv_opt_double(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn__upsample_nearest_exact2d_0, ('input', 'output_size', 'scales_h', 'scales_w', )[:n])):
+        return _impl_nn__upsample_nearest_exact2d_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_opt_double_list(args[2], 0) is not _BAD if n > 2 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn__upsample_nearest_exact2d_1, ('input', 'output_size', 'scale_factors', )[:n])):
+        return _impl_nn__upsample_nearest_exact2d_1(*args, **kwargs)
+    raise _invalid_combination('_upsample_nearest_exact2d', args, kwargs, _SIGS__nn__upsample_nearest_exact2d)
+
+
+# yaml/native_functions.yaml: _upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: _upsample_nearest_exact2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn__upsample_nearest_exact2d_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 4) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn__upsample_nearest_exact2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn__upsample_nearest_exact2d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('_upsample_nearest_exact2d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact2d_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 4)
+    if input_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact2d_backward', 'input_size', 3, 'tuple of ints', input_size)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact2d_backward', 'scales_h', 4, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact2d_backward', 'scales_w', 5, 'float', scales_w)
+    if out is None:
+        h_ = _C__upsample_nearest_exact2d_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_upsample_nearest_exact2d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P__upsample_nearest_exact2d_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: _upsample_nearest_exact3d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: _upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: _upsample_nearest_exact3d.out(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn__upsample_nearest_exact3d = (
+    ('(Tensor input, tuple of ints output_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('scales_d', lambda x: _cv_opt_double(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn__upsample_nearest_exact3d_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 3) is not _BAD, 'scales_d': lambda x: _cv_opt_double(x) is not _BAD, 'scales_h': lambda x: _cv_opt_double(x) is not _BAD, 'scales_w': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn__upsample_nearest_exact3d_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn__upsample_nearest_exact3d_0(input, output_size, scales_d=None, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_upsample_nearest_exact3d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d', 'output_size', 2, 'tuple of ints', output_size)
+    scales_d_c = _cv_opt_double(scales_d)
+    if scales_d_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d', 'scales_d', 3, 'float', scales_d)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d', 'scales_h', 4, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d', 'scales_w', 5, 'float', scales_w)
+    if out is None:
+        h_ = _C__upsample_nearest_exact3d(input._p, output_size_c[0], output_size_c[1], scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_upsample_nearest_exact3d', 'out', 0, 'Tensor', out)
+    rc_ = _P__upsample_nearest_exact3d_out_r(input._p, output_size_c[0], output_size_c[1], scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn__upsample_nearest_exact3d_1(input, output_size, scale_factors):
+    '(Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_upsample_nearest_exact3d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d', 'output_size', 2, 'tuple of ints', output_size)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d', 'scale_factors', 3, 'tuple of floats', scale_factors)
+    h_ = _C__upsample_nearest_exact3d_vec(input._p, output_size_c[0], output_size_c[1], scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn__upsample_nearest_exact3d(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn__upsample_nearest_exact3d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 5 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 3) is not _BAD if n > 1 else 'output_size' in kwargs) and (n <= 2 or _cv_opt_double(args[2]) is not _BAD) and (n <= 3 or _cv_opt_double(args[3]) is not _BAD) and (n <= 4 or _cv_opt_double(args[4]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn__upsample_nearest_exact3d_0, ('input', 'output_size', 'scales_d', 'scales_h', 'scales_w', )[:n])):
+        return _impl_nn__upsample_nearest_exact3d_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_opt_double_list(args[2], 0) is not _BAD if n > 2 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn__upsample_nearest_exact3d_1, ('input', 'output_size', 'scale_factors', )[:n])):
+        return _impl_nn__upsample_nearest_exact3d_1(*args, **kwargs)
+    raise _invalid_combination('_upsample_nearest_exact3d', args, kwargs, _SIGS__nn__upsample_nearest_exact3d)
+
+
+# yaml/native_functions.yaml: _upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: _upsample_nearest_exact3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn__upsample_nearest_exact3d_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 5) is not _BAD), ('scales_d', lambda x: _cv_opt_double(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn__upsample_nearest_exact3d_backward(grad_output, output_size, input_size, scales_d=None, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn__upsample_nearest_exact3d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('_upsample_nearest_exact3d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 5)
+    if input_size_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d_backward', 'input_size', 3, 'tuple of ints', input_size)
+    scales_d_c = _cv_opt_double(scales_d)
+    if scales_d_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d_backward', 'scales_d', 4, 'float', scales_d)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d_backward', 'scales_h', 5, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('_upsample_nearest_exact3d_backward', 'scales_w', 6, 'float', scales_w)
+    if out is None:
+        h_ = _C__upsample_nearest_exact3d_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_upsample_nearest_exact3d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P__upsample_nearest_exact3d_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
 _SIGS__nn_adaptive_avg_pool2d = (
     ('(Tensor input, tuple of ints output_size)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
@@ -20815,6 +21413,32 @@ def _nn_adaptive_avg_pool2d(input, output_size):
     if output_size_c is _BAD:
         raise _arg_error('adaptive_avg_pool2d', 'output_size', 2, 'tuple of ints', output_size)
     h_ = _C_adaptive_avg_pool2d(input._p, output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor
+_SIGS__nn_adaptive_avg_pool3d = (
+    ('(Tensor input, tuple of ints output_size)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD),), (), False),
+)
+
+
+def _nn_adaptive_avg_pool3d(input, output_size):
+    '(Tensor input, tuple of ints output_size)'
+    if _TF and (r_ := _tf(_nn_adaptive_avg_pool3d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('adaptive_avg_pool3d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('adaptive_avg_pool3d', 'output_size', 2, 'tuple of ints', output_size)
+    h_ = _C_adaptive_avg_pool3d(input._p, output_size_c[0], output_size_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -23148,6 +23772,868 @@ def _nn_softshrink_backward(grad_output, input, lambd, *, out=None):
     if not isinstance(out, _Tensor):
         raise _arg_error('softshrink_backward', 'out', 0, 'Tensor', out)
     rc_ = _P_softshrink_backward_grad_input_r(grad_output._p, input._p, lambd_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: upsample_bicubic2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_upsample_bicubic2d = (
+    ('(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn_upsample_bicubic2d_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 2) is not _BAD, 'align_corners': lambda x: _cv_bool(x) is not _BAD, 'scales_h': lambda x: _cv_opt_double(x) is not _BAD, 'scales_w': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn_upsample_bicubic2d_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'align_corners': lambda x: _cv_bool(x) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn_upsample_bicubic2d_0(input, output_size, align_corners, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_bicubic2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_bicubic2d', 'output_size', 2, 'tuple of ints', output_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_bicubic2d', 'align_corners', 3, 'bool', align_corners)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('upsample_bicubic2d', 'scales_h', 4, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('upsample_bicubic2d', 'scales_w', 5, 'float', scales_w)
+    if out is None:
+        h_ = _C_upsample_bicubic2d(input._p, output_size_c[0], output_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_bicubic2d', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_bicubic2d_out_r(input._p, output_size_c[0], output_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn_upsample_bicubic2d_1(input, output_size, align_corners, scale_factors):
+    '(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_bicubic2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_bicubic2d', 'output_size', 2, 'tuple of ints', output_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_bicubic2d', 'align_corners', 3, 'bool', align_corners)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('upsample_bicubic2d', 'scale_factors', 4, 'tuple of floats', scale_factors)
+    h_ = _C_upsample_bicubic2d_vec(input._p, output_size_c[0], output_size_c[1], align_corners_c, scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn_upsample_bicubic2d(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn_upsample_bicubic2d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 5 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 2) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_bool(args[2]) is not _BAD if n > 2 else 'align_corners' in kwargs) and (n <= 3 or _cv_opt_double(args[3]) is not _BAD) and (n <= 4 or _cv_opt_double(args[4]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_bicubic2d_0, ('input', 'output_size', 'align_corners', 'scales_h', 'scales_w', )[:n])):
+        return _impl_nn_upsample_bicubic2d_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_bool(args[2]) is not _BAD if n > 2 else 'align_corners' in kwargs) and (_cv_opt_double_list(args[3], 0) is not _BAD if n > 3 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_bicubic2d_1, ('input', 'output_size', 'align_corners', 'scale_factors', )[:n])):
+        return _impl_nn_upsample_bicubic2d_1(*args, **kwargs)
+    raise _invalid_combination('upsample_bicubic2d', args, kwargs, _SIGS__nn_upsample_bicubic2d)
+
+
+# yaml/native_functions.yaml: upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: upsample_bicubic2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_upsample_bicubic2d_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 4) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_upsample_bicubic2d_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_upsample_bicubic2d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('upsample_bicubic2d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_bicubic2d_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 4)
+    if input_size_c is _BAD:
+        raise _arg_error('upsample_bicubic2d_backward', 'input_size', 3, 'tuple of ints', input_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_bicubic2d_backward', 'align_corners', 4, 'bool', align_corners)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('upsample_bicubic2d_backward', 'scales_h', 5, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('upsample_bicubic2d_backward', 'scales_w', 6, 'float', scales_w)
+    if out is None:
+        h_ = _C_upsample_bicubic2d_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_bicubic2d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_bicubic2d_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: upsample_bilinear2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_upsample_bilinear2d = (
+    ('(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn_upsample_bilinear2d_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 2) is not _BAD, 'align_corners': lambda x: _cv_bool(x) is not _BAD, 'scales_h': lambda x: _cv_opt_double(x) is not _BAD, 'scales_w': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn_upsample_bilinear2d_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'align_corners': lambda x: _cv_bool(x) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn_upsample_bilinear2d_0(input, output_size, align_corners, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_bilinear2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_bilinear2d', 'output_size', 2, 'tuple of ints', output_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_bilinear2d', 'align_corners', 3, 'bool', align_corners)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('upsample_bilinear2d', 'scales_h', 4, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('upsample_bilinear2d', 'scales_w', 5, 'float', scales_w)
+    if out is None:
+        h_ = _C_upsample_bilinear2d(input._p, output_size_c[0], output_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_bilinear2d', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_bilinear2d_out_r(input._p, output_size_c[0], output_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn_upsample_bilinear2d_1(input, output_size, align_corners, scale_factors):
+    '(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_bilinear2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_bilinear2d', 'output_size', 2, 'tuple of ints', output_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_bilinear2d', 'align_corners', 3, 'bool', align_corners)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('upsample_bilinear2d', 'scale_factors', 4, 'tuple of floats', scale_factors)
+    h_ = _C_upsample_bilinear2d_vec(input._p, output_size_c[0], output_size_c[1], align_corners_c, scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn_upsample_bilinear2d(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn_upsample_bilinear2d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 5 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 2) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_bool(args[2]) is not _BAD if n > 2 else 'align_corners' in kwargs) and (n <= 3 or _cv_opt_double(args[3]) is not _BAD) and (n <= 4 or _cv_opt_double(args[4]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_bilinear2d_0, ('input', 'output_size', 'align_corners', 'scales_h', 'scales_w', )[:n])):
+        return _impl_nn_upsample_bilinear2d_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_bool(args[2]) is not _BAD if n > 2 else 'align_corners' in kwargs) and (_cv_opt_double_list(args[3], 0) is not _BAD if n > 3 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_bilinear2d_1, ('input', 'output_size', 'align_corners', 'scale_factors', )[:n])):
+        return _impl_nn_upsample_bilinear2d_1(*args, **kwargs)
+    raise _invalid_combination('upsample_bilinear2d', args, kwargs, _SIGS__nn_upsample_bilinear2d)
+
+
+# yaml/native_functions.yaml: upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: upsample_bilinear2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_upsample_bilinear2d_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 4) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_upsample_bilinear2d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('upsample_bilinear2d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_bilinear2d_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 4)
+    if input_size_c is _BAD:
+        raise _arg_error('upsample_bilinear2d_backward', 'input_size', 3, 'tuple of ints', input_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_bilinear2d_backward', 'align_corners', 4, 'bool', align_corners)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('upsample_bilinear2d_backward', 'scales_h', 5, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('upsample_bilinear2d_backward', 'scales_w', 6, 'float', scales_w)
+    if out is None:
+        h_ = _C_upsample_bilinear2d_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_bilinear2d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_bilinear2d_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: upsample_linear1d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor
+# yaml/native_functions.yaml: upsample_linear1d.out(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_upsample_linear1d = (
+    ('(Tensor input, tuple of ints output_size, bool align_corners, float scales = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 1) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scales', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn_upsample_linear1d_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 1) is not _BAD, 'align_corners': lambda x: _cv_bool(x) is not _BAD, 'scales': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn_upsample_linear1d_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'align_corners': lambda x: _cv_bool(x) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn_upsample_linear1d_0(input, output_size, align_corners, scales=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, bool align_corners, float scales = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_linear1d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 1)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_linear1d', 'output_size', 2, 'tuple of ints', output_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_linear1d', 'align_corners', 3, 'bool', align_corners)
+    scales_c = _cv_opt_double(scales)
+    if scales_c is _BAD:
+        raise _arg_error('upsample_linear1d', 'scales', 4, 'float', scales)
+    if out is None:
+        h_ = _C_upsample_linear1d(input._p, output_size_c[0], output_size_c[1], align_corners_c, scales_c[0], scales_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_linear1d', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_linear1d_out_r(input._p, output_size_c[0], output_size_c[1], align_corners_c, scales_c[0], scales_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn_upsample_linear1d_1(input, output_size, align_corners, scale_factors):
+    '(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_linear1d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_linear1d', 'output_size', 2, 'tuple of ints', output_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_linear1d', 'align_corners', 3, 'bool', align_corners)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('upsample_linear1d', 'scale_factors', 4, 'tuple of floats', scale_factors)
+    h_ = _C_upsample_linear1d_vec(input._p, output_size_c[0], output_size_c[1], align_corners_c, scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn_upsample_linear1d(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, bool align_corners, float scales = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn_upsample_linear1d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 1) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_bool(args[2]) is not _BAD if n > 2 else 'align_corners' in kwargs) and (n <= 3 or _cv_opt_double(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_linear1d_0, ('input', 'output_size', 'align_corners', 'scales', )[:n])):
+        return _impl_nn_upsample_linear1d_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_bool(args[2]) is not _BAD if n > 2 else 'align_corners' in kwargs) and (_cv_opt_double_list(args[3], 0) is not _BAD if n > 3 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_linear1d_1, ('input', 'output_size', 'align_corners', 'scale_factors', )[:n])):
+        return _impl_nn_upsample_linear1d_1(*args, **kwargs)
+    raise _invalid_combination('upsample_linear1d', args, kwargs, _SIGS__nn_upsample_linear1d)
+
+
+# yaml/native_functions.yaml: upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor
+# yaml/native_functions.yaml: upsample_linear1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_upsample_linear1d_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 1) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scales', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_upsample_linear1d_backward(grad_output, output_size, input_size, align_corners, scales=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_upsample_linear1d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('upsample_linear1d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 1)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_linear1d_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 3)
+    if input_size_c is _BAD:
+        raise _arg_error('upsample_linear1d_backward', 'input_size', 3, 'tuple of ints', input_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_linear1d_backward', 'align_corners', 4, 'bool', align_corners)
+    scales_c = _cv_opt_double(scales)
+    if scales_c is _BAD:
+        raise _arg_error('upsample_linear1d_backward', 'scales', 5, 'float', scales)
+    if out is None:
+        h_ = _C_upsample_linear1d_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], align_corners_c, scales_c[0], scales_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_linear1d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_linear1d_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], align_corners_c, scales_c[0], scales_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: upsample_nearest1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
+# yaml/native_functions.yaml: upsample_nearest1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_upsample_nearest1d = (
+    ('(Tensor input, tuple of ints output_size, float scales = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 1) is not _BAD), ('scales', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn_upsample_nearest1d_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 1) is not _BAD, 'scales': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn_upsample_nearest1d_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn_upsample_nearest1d_0(input, output_size, scales=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, float scales = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_nearest1d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 1)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_nearest1d', 'output_size', 2, 'tuple of ints', output_size)
+    scales_c = _cv_opt_double(scales)
+    if scales_c is _BAD:
+        raise _arg_error('upsample_nearest1d', 'scales', 3, 'float', scales)
+    if out is None:
+        h_ = _C_upsample_nearest1d(input._p, output_size_c[0], output_size_c[1], scales_c[0], scales_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_nearest1d', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_nearest1d_out_r(input._p, output_size_c[0], output_size_c[1], scales_c[0], scales_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn_upsample_nearest1d_1(input, output_size, scale_factors):
+    '(Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_nearest1d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_nearest1d', 'output_size', 2, 'tuple of ints', output_size)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('upsample_nearest1d', 'scale_factors', 3, 'tuple of floats', scale_factors)
+    h_ = _C_upsample_nearest1d_vec(input._p, output_size_c[0], output_size_c[1], scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn_upsample_nearest1d(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, float scales = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn_upsample_nearest1d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 1) is not _BAD if n > 1 else 'output_size' in kwargs) and (n <= 2 or _cv_opt_double(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_nearest1d_0, ('input', 'output_size', 'scales', )[:n])):
+        return _impl_nn_upsample_nearest1d_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_opt_double_list(args[2], 0) is not _BAD if n > 2 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_nearest1d_1, ('input', 'output_size', 'scale_factors', )[:n])):
+        return _impl_nn_upsample_nearest1d_1(*args, **kwargs)
+    raise _invalid_combination('upsample_nearest1d', args, kwargs, _SIGS__nn_upsample_nearest1d)
+
+
+# yaml/native_functions.yaml: upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor
+# yaml/native_functions.yaml: upsample_nearest1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_upsample_nearest1d_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 1) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('scales', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_upsample_nearest1d_backward(grad_output, output_size, input_size, scales=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_upsample_nearest1d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('upsample_nearest1d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 1)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_nearest1d_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 3)
+    if input_size_c is _BAD:
+        raise _arg_error('upsample_nearest1d_backward', 'input_size', 3, 'tuple of ints', input_size)
+    scales_c = _cv_opt_double(scales)
+    if scales_c is _BAD:
+        raise _arg_error('upsample_nearest1d_backward', 'scales', 4, 'float', scales)
+    if out is None:
+        h_ = _C_upsample_nearest1d_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_c[0], scales_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_nearest1d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_nearest1d_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_c[0], scales_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: upsample_nearest2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_upsample_nearest2d = (
+    ('(Tensor input, tuple of ints output_size, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn_upsample_nearest2d_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 2) is not _BAD, 'scales_h': lambda x: _cv_opt_double(x) is not _BAD, 'scales_w': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn_upsample_nearest2d_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn_upsample_nearest2d_0(input, output_size, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_nearest2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_nearest2d', 'output_size', 2, 'tuple of ints', output_size)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('upsample_nearest2d', 'scales_h', 3, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('upsample_nearest2d', 'scales_w', 4, 'float', scales_w)
+    if out is None:
+        h_ = _C_upsample_nearest2d(input._p, output_size_c[0], output_size_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_nearest2d', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_nearest2d_out_r(input._p, output_size_c[0], output_size_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn_upsample_nearest2d_1(input, output_size, scale_factors):
+    '(Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_nearest2d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_nearest2d', 'output_size', 2, 'tuple of ints', output_size)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('upsample_nearest2d', 'scale_factors', 3, 'tuple of floats', scale_factors)
+    h_ = _C_upsample_nearest2d_vec(input._p, output_size_c[0], output_size_c[1], scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn_upsample_nearest2d(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, float scales_h = None, float scales_w = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn_upsample_nearest2d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 2) is not _BAD if n > 1 else 'output_size' in kwargs) and (n <= 2 or _cv_opt_double(args[2]) is not _BAD) and (n <= 3 or _cv_opt_double(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_nearest2d_0, ('input', 'output_size', 'scales_h', 'scales_w', )[:n])):
+        return _impl_nn_upsample_nearest2d_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_opt_double_list(args[2], 0) is not _BAD if n > 2 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_nearest2d_1, ('input', 'output_size', 'scale_factors', )[:n])):
+        return _impl_nn_upsample_nearest2d_1(*args, **kwargs)
+    raise _invalid_combination('upsample_nearest2d', args, kwargs, _SIGS__nn_upsample_nearest2d)
+
+
+# yaml/native_functions.yaml: upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: upsample_nearest2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_upsample_nearest2d_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 4) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_upsample_nearest2d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('upsample_nearest2d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_nearest2d_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 4)
+    if input_size_c is _BAD:
+        raise _arg_error('upsample_nearest2d_backward', 'input_size', 3, 'tuple of ints', input_size)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('upsample_nearest2d_backward', 'scales_h', 4, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('upsample_nearest2d_backward', 'scales_w', 5, 'float', scales_w)
+    if out is None:
+        h_ = _C_upsample_nearest2d_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_nearest2d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_nearest2d_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: upsample_nearest3d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: upsample_nearest3d.out(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_upsample_nearest3d = (
+    ('(Tensor input, tuple of ints output_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('scales_d', lambda x: _cv_opt_double(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn_upsample_nearest3d_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 3) is not _BAD, 'scales_d': lambda x: _cv_opt_double(x) is not _BAD, 'scales_h': lambda x: _cv_opt_double(x) is not _BAD, 'scales_w': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn_upsample_nearest3d_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn_upsample_nearest3d_0(input, output_size, scales_d=None, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_nearest3d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_nearest3d', 'output_size', 2, 'tuple of ints', output_size)
+    scales_d_c = _cv_opt_double(scales_d)
+    if scales_d_c is _BAD:
+        raise _arg_error('upsample_nearest3d', 'scales_d', 3, 'float', scales_d)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('upsample_nearest3d', 'scales_h', 4, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('upsample_nearest3d', 'scales_w', 5, 'float', scales_w)
+    if out is None:
+        h_ = _C_upsample_nearest3d(input._p, output_size_c[0], output_size_c[1], scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_nearest3d', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_nearest3d_out_r(input._p, output_size_c[0], output_size_c[1], scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn_upsample_nearest3d_1(input, output_size, scale_factors):
+    '(Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_nearest3d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_nearest3d', 'output_size', 2, 'tuple of ints', output_size)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('upsample_nearest3d', 'scale_factors', 3, 'tuple of floats', scale_factors)
+    h_ = _C_upsample_nearest3d_vec(input._p, output_size_c[0], output_size_c[1], scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn_upsample_nearest3d(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn_upsample_nearest3d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 5 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 3) is not _BAD if n > 1 else 'output_size' in kwargs) and (n <= 2 or _cv_opt_double(args[2]) is not _BAD) and (n <= 3 or _cv_opt_double(args[3]) is not _BAD) and (n <= 4 or _cv_opt_double(args[4]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_nearest3d_0, ('input', 'output_size', 'scales_d', 'scales_h', 'scales_w', )[:n])):
+        return _impl_nn_upsample_nearest3d_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_opt_double_list(args[2], 0) is not _BAD if n > 2 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_nearest3d_1, ('input', 'output_size', 'scale_factors', )[:n])):
+        return _impl_nn_upsample_nearest3d_1(*args, **kwargs)
+    raise _invalid_combination('upsample_nearest3d', args, kwargs, _SIGS__nn_upsample_nearest3d)
+
+
+# yaml/native_functions.yaml: upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: upsample_nearest3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_upsample_nearest3d_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 5) is not _BAD), ('scales_d', lambda x: _cv_opt_double(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_upsample_nearest3d_backward(grad_output, output_size, input_size, scales_d=None, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_upsample_nearest3d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('upsample_nearest3d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_nearest3d_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 5)
+    if input_size_c is _BAD:
+        raise _arg_error('upsample_nearest3d_backward', 'input_size', 3, 'tuple of ints', input_size)
+    scales_d_c = _cv_opt_double(scales_d)
+    if scales_d_c is _BAD:
+        raise _arg_error('upsample_nearest3d_backward', 'scales_d', 4, 'float', scales_d)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('upsample_nearest3d_backward', 'scales_h', 5, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('upsample_nearest3d_backward', 'scales_w', 6, 'float', scales_w)
+    if out is None:
+        h_ = _C_upsample_nearest3d_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_nearest3d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_nearest3d_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: upsample_trilinear3d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: upsample_trilinear3d.out(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn_upsample_trilinear3d = (
+    ('(Tensor input, tuple of ints output_size, bool align_corners, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scales_d', lambda x: _cv_opt_double(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn_upsample_trilinear3d_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 3) is not _BAD, 'align_corners': lambda x: _cv_bool(x) is not _BAD, 'scales_d': lambda x: _cv_opt_double(x) is not _BAD, 'scales_h': lambda x: _cv_opt_double(x) is not _BAD, 'scales_w': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn_upsample_trilinear3d_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'align_corners': lambda x: _cv_bool(x) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn_upsample_trilinear3d_0(input, output_size, align_corners, scales_d=None, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, bool align_corners, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_trilinear3d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_trilinear3d', 'output_size', 2, 'tuple of ints', output_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_trilinear3d', 'align_corners', 3, 'bool', align_corners)
+    scales_d_c = _cv_opt_double(scales_d)
+    if scales_d_c is _BAD:
+        raise _arg_error('upsample_trilinear3d', 'scales_d', 4, 'float', scales_d)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('upsample_trilinear3d', 'scales_h', 5, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('upsample_trilinear3d', 'scales_w', 6, 'float', scales_w)
+    if out is None:
+        h_ = _C_upsample_trilinear3d(input._p, output_size_c[0], output_size_c[1], align_corners_c, scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_trilinear3d', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_trilinear3d_out_r(input._p, output_size_c[0], output_size_c[1], align_corners_c, scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn_upsample_trilinear3d_1(input, output_size, align_corners, scale_factors):
+    '(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('upsample_trilinear3d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_trilinear3d', 'output_size', 2, 'tuple of ints', output_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_trilinear3d', 'align_corners', 3, 'bool', align_corners)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('upsample_trilinear3d', 'scale_factors', 4, 'tuple of floats', scale_factors)
+    h_ = _C_upsample_trilinear3d_vec(input._p, output_size_c[0], output_size_c[1], align_corners_c, scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn_upsample_trilinear3d(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, bool align_corners, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn_upsample_trilinear3d, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 6 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 3) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_bool(args[2]) is not _BAD if n > 2 else 'align_corners' in kwargs) and (n <= 3 or _cv_opt_double(args[3]) is not _BAD) and (n <= 4 or _cv_opt_double(args[4]) is not _BAD) and (n <= 5 or _cv_opt_double(args[5]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_trilinear3d_0, ('input', 'output_size', 'align_corners', 'scales_d', 'scales_h', 'scales_w', )[:n])):
+        return _impl_nn_upsample_trilinear3d_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_bool(args[2]) is not _BAD if n > 2 else 'align_corners' in kwargs) and (_cv_opt_double_list(args[3], 0) is not _BAD if n > 3 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn_upsample_trilinear3d_1, ('input', 'output_size', 'align_corners', 'scale_factors', )[:n])):
+        return _impl_nn_upsample_trilinear3d_1(*args, **kwargs)
+    raise _invalid_combination('upsample_trilinear3d', args, kwargs, _SIGS__nn_upsample_trilinear3d)
+
+
+# yaml/native_functions.yaml: upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: upsample_trilinear3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn_upsample_trilinear3d_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 5) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scales_d', lambda x: _cv_opt_double(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn_upsample_trilinear3d_backward(grad_output, output_size, input_size, align_corners, scales_d=None, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn_upsample_trilinear3d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('upsample_trilinear3d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('upsample_trilinear3d_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 5)
+    if input_size_c is _BAD:
+        raise _arg_error('upsample_trilinear3d_backward', 'input_size', 3, 'tuple of ints', input_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('upsample_trilinear3d_backward', 'align_corners', 4, 'bool', align_corners)
+    scales_d_c = _cv_opt_double(scales_d)
+    if scales_d_c is _BAD:
+        raise _arg_error('upsample_trilinear3d_backward', 'scales_d', 5, 'float', scales_d)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('upsample_trilinear3d_backward', 'scales_h', 6, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('upsample_trilinear3d_backward', 'scales_w', 7, 'float', scales_w)
+    if out is None:
+        h_ = _C_upsample_trilinear3d_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], align_corners_c, scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('upsample_trilinear3d_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P_upsample_trilinear3d_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], align_corners_c, scales_d_c[0], scales_d_c[1], scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
     if rc_:
         _after(rc_)
     return out
@@ -38203,7 +39689,15 @@ def _public_names():
             f.__name__ = f.__qualname__ = name
     for f, name in (
         (_nn__adaptive_avg_pool2d_backward, "_adaptive_avg_pool2d_backward"),
+        (_nn__adaptive_avg_pool3d_backward, "_adaptive_avg_pool3d_backward"),
+        (_nn__upsample_nearest_exact1d, "_upsample_nearest_exact1d"),
+        (_nn__upsample_nearest_exact1d_backward, "_upsample_nearest_exact1d_backward"),
+        (_nn__upsample_nearest_exact2d, "_upsample_nearest_exact2d"),
+        (_nn__upsample_nearest_exact2d_backward, "_upsample_nearest_exact2d_backward"),
+        (_nn__upsample_nearest_exact3d, "_upsample_nearest_exact3d"),
+        (_nn__upsample_nearest_exact3d_backward, "_upsample_nearest_exact3d_backward"),
         (_nn_adaptive_avg_pool2d, "adaptive_avg_pool2d"),
+        (_nn_adaptive_avg_pool3d, "adaptive_avg_pool3d"),
         (_nn_adaptive_max_pool2d, "adaptive_max_pool2d"),
         (_nn_adaptive_max_pool2d_backward, "adaptive_max_pool2d_backward"),
         (_nn_avg_pool2d, "avg_pool2d"),
@@ -38274,6 +39768,20 @@ def _public_names():
         (_nn_softplus_backward, "softplus_backward"),
         (_nn_softshrink, "softshrink"),
         (_nn_softshrink_backward, "softshrink_backward"),
+        (_nn_upsample_bicubic2d, "upsample_bicubic2d"),
+        (_nn_upsample_bicubic2d_backward, "upsample_bicubic2d_backward"),
+        (_nn_upsample_bilinear2d, "upsample_bilinear2d"),
+        (_nn_upsample_bilinear2d_backward, "upsample_bilinear2d_backward"),
+        (_nn_upsample_linear1d, "upsample_linear1d"),
+        (_nn_upsample_linear1d_backward, "upsample_linear1d_backward"),
+        (_nn_upsample_nearest1d, "upsample_nearest1d"),
+        (_nn_upsample_nearest1d_backward, "upsample_nearest1d_backward"),
+        (_nn_upsample_nearest2d, "upsample_nearest2d"),
+        (_nn_upsample_nearest2d_backward, "upsample_nearest2d_backward"),
+        (_nn_upsample_nearest3d, "upsample_nearest3d"),
+        (_nn_upsample_nearest3d_backward, "upsample_nearest3d_backward"),
+        (_nn_upsample_trilinear3d, "upsample_trilinear3d"),
+        (_nn_upsample_trilinear3d_backward, "upsample_trilinear3d_backward"),
         (_linalg_linalg_cholesky, "linalg_cholesky"),
         (_linalg_linalg_cholesky_ex, "linalg_cholesky_ex"),
         (_linalg_linalg_cross, "linalg_cross"),
@@ -38331,6 +39839,9 @@ _public_names()
 # printed signatures, per (kind, name), in the order they are tried
 SIGNATURES = {
     ("function", "_adaptive_avg_pool2d"): (
+        "(Tensor input, tuple of ints output_size)",
+    ),
+    ("function", "_adaptive_avg_pool3d"): (
         "(Tensor input, tuple of ints output_size)",
     ),
     ("function", "_cdist_backward"): (
@@ -38607,6 +40118,9 @@ SIGNATURES = {
     ("function", "batch_norm"): (
         "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps, bool cudnn_enabled)",
     ),
+    ("function", "bilinear"): (
+        "(Tensor input1, Tensor input2, Tensor weight, Tensor bias = None)",
+    ),
     ("function", "bincount"): (
         "(Tensor input, Tensor weights = None, int minlength = 0)",
     ),
@@ -38675,6 +40189,9 @@ SIGNATURES = {
     ),
     ("function", "celu_"): (
         "(Tensor input, Number alpha = 1.0)",
+    ),
+    ("function", "channel_shuffle"): (
+        "(Tensor input, int groups)",
     ),
     ("function", "cholesky"): (
         "(Tensor input, bool upper = False)",
@@ -39392,6 +40909,12 @@ SIGNATURES = {
     ),
     ("function", "permute_copy"): (
         "(Tensor input, tuple of ints dims)",
+    ),
+    ("function", "pixel_shuffle"): (
+        "(Tensor input, int upscale_factor)",
+    ),
+    ("function", "pixel_unshuffle"): (
+        "(Tensor input, int downscale_factor)",
     ),
     ("function", "polygamma"): (
         "(int n, Tensor input, *, Tensor out = None)",
@@ -41037,7 +42560,34 @@ SIGNATURES = {
     ("nn", "_adaptive_avg_pool2d_backward"): (
         "(Tensor grad_output, Tensor input)",
     ),
+    ("nn", "_adaptive_avg_pool3d_backward"): (
+        "(Tensor grad_output, Tensor input)",
+    ),
+    ("nn", "_upsample_nearest_exact1d"): (
+        "(Tensor input, tuple of ints output_size, float scales = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, tuple of floats scale_factors)",
+    ),
+    ("nn", "_upsample_nearest_exact1d_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales = None, *, Tensor out = None)",
+    ),
+    ("nn", "_upsample_nearest_exact2d"): (
+        "(Tensor input, tuple of ints output_size, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, tuple of floats scale_factors)",
+    ),
+    ("nn", "_upsample_nearest_exact2d_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+    ),
+    ("nn", "_upsample_nearest_exact3d"): (
+        "(Tensor input, tuple of ints output_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, tuple of floats scale_factors)",
+    ),
+    ("nn", "_upsample_nearest_exact3d_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+    ),
     ("nn", "adaptive_avg_pool2d"): (
+        "(Tensor input, tuple of ints output_size)",
+    ),
+    ("nn", "adaptive_avg_pool3d"): (
         "(Tensor input, tuple of ints output_size)",
     ),
     ("nn", "adaptive_max_pool2d"): (
@@ -41249,6 +42799,55 @@ SIGNATURES = {
     ),
     ("nn", "softshrink_backward"): (
         "(Tensor grad_output, Tensor input, Number lambd, *, Tensor out = None)",
+    ),
+    ("nn", "upsample_bicubic2d"): (
+        "(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)",
+    ),
+    ("nn", "upsample_bicubic2d_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+    ),
+    ("nn", "upsample_bilinear2d"): (
+        "(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)",
+    ),
+    ("nn", "upsample_bilinear2d_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+    ),
+    ("nn", "upsample_linear1d"): (
+        "(Tensor input, tuple of ints output_size, bool align_corners, float scales = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)",
+    ),
+    ("nn", "upsample_linear1d_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales = None, *, Tensor out = None)",
+    ),
+    ("nn", "upsample_nearest1d"): (
+        "(Tensor input, tuple of ints output_size, float scales = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, tuple of floats scale_factors)",
+    ),
+    ("nn", "upsample_nearest1d_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales = None, *, Tensor out = None)",
+    ),
+    ("nn", "upsample_nearest2d"): (
+        "(Tensor input, tuple of ints output_size, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, tuple of floats scale_factors)",
+    ),
+    ("nn", "upsample_nearest2d_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+    ),
+    ("nn", "upsample_nearest3d"): (
+        "(Tensor input, tuple of ints output_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, tuple of floats scale_factors)",
+    ),
+    ("nn", "upsample_nearest3d_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+    ),
+    ("nn", "upsample_trilinear3d"): (
+        "(Tensor input, tuple of ints output_size, bool align_corners, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)",
+    ),
+    ("nn", "upsample_trilinear3d_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)",
     ),
     ("linalg", "linalg_cholesky"): (
         "(Tensor input, *, bool upper = False)",

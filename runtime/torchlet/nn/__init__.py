@@ -48,3 +48,17 @@ __all__ = ["functional", "init", "utils", "Module", "Parameter", "Sequential", "
            "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "BatchNorm1d", "BatchNorm2d", "InstanceNorm1d",
            "InstanceNorm2d", "GroupNorm", "ConstantPad1d", "ConstantPad2d", "ZeroPad1d", "ZeroPad2d",
            "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d"]
+from .upsampling import (  # noqa: E402
+    AdaptiveAvgPool3d, ChannelShuffle, PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d)
+
+__all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
+           "AdaptiveAvgPool3d"]
+from ._dropout_nd import AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout  # noqa: E402
+
+__all__ += ["Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
+from .bilinear import Bilinear  # noqa: E402
+
+__all__ += ["Bilinear"]
+from ._triplet_distance import TripletMarginWithDistanceLoss  # noqa: E402
+
+__all__ += ["TripletMarginWithDistanceLoss"]

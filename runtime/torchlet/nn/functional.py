@@ -1013,3 +1013,19 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 # torch.nn.functional.pdist is torch.pdist (the operator binding)
 pdist = torchlet.pdist
+# ----------------------------------------------------------------- interpolation
+from ._interpolate import (  # noqa: E402,F401
+    adaptive_avg_pool3d, bilinear, channel_shuffle, interpolate, pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear,
+    upsample_nearest)
+
+__all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
+            "channel_shuffle", "adaptive_avg_pool3d", "bilinear"]
+
+# ----------------------------------------------------------------- channel-wise and alpha dropout
+from ._dropout_nd import (  # noqa: E402,F401
+    alpha_dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout)
+
+__all__ += ["alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout"]
+from ._triplet_distance import triplet_margin_with_distance_loss  # noqa: E402,F401
+
+__all__ += ["triplet_margin_with_distance_loss"]
