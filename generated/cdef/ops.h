@@ -1710,4 +1710,198 @@ tl_tensor *tl_ops_special_xlog1py_out(tl_tensor *self, tl_tensor *other, tl_tens
 tl_tensor *tl_ops_special_xlog1py_self_scalar_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
 tl_tensor *tl_ops_special_xlog1py_other_scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
 
+/* special_ndtri */
+tl_tensor *tl_ops_special_ndtri(tl_tensor *self);
+tl_tensor *tl_ops_special_ndtri_out(tl_tensor *self, tl_tensor *out);
+
+/* special_log_ndtr */
+tl_tensor *tl_ops_special_log_ndtr(tl_tensor *self);
+tl_tensor *tl_ops_special_log_ndtr_out(tl_tensor *self, tl_tensor *out);
+
+/* special_erfcx */
+tl_tensor *tl_ops_special_erfcx(tl_tensor *self);
+tl_tensor *tl_ops_special_erfcx_out(tl_tensor *self, tl_tensor *out);
+
+/* special_airy_ai */
+tl_tensor *tl_ops_special_airy_ai(tl_tensor *x);
+tl_tensor *tl_ops_special_airy_ai_out(tl_tensor *x, tl_tensor *out);
+
+/* special_bessel_j0 */
+tl_tensor *tl_ops_special_bessel_j0(tl_tensor *self);
+tl_tensor *tl_ops_special_bessel_j0_out(tl_tensor *self, tl_tensor *out);
+
+/* special_bessel_j1 */
+tl_tensor *tl_ops_special_bessel_j1(tl_tensor *self);
+tl_tensor *tl_ops_special_bessel_j1_out(tl_tensor *self, tl_tensor *out);
+
+/* special_bessel_y0 */
+tl_tensor *tl_ops_special_bessel_y0(tl_tensor *self);
+tl_tensor *tl_ops_special_bessel_y0_out(tl_tensor *self, tl_tensor *out);
+
+/* special_bessel_y1 */
+tl_tensor *tl_ops_special_bessel_y1(tl_tensor *self);
+tl_tensor *tl_ops_special_bessel_y1_out(tl_tensor *self, tl_tensor *out);
+
+/* special_modified_bessel_i0 */
+tl_tensor *tl_ops_special_modified_bessel_i0(tl_tensor *self);
+tl_tensor *tl_ops_special_modified_bessel_i0_out(tl_tensor *self, tl_tensor *out);
+
+/* special_modified_bessel_i1 */
+tl_tensor *tl_ops_special_modified_bessel_i1(tl_tensor *self);
+tl_tensor *tl_ops_special_modified_bessel_i1_out(tl_tensor *self, tl_tensor *out);
+
+/* special_modified_bessel_k0 */
+tl_tensor *tl_ops_special_modified_bessel_k0(tl_tensor *self);
+tl_tensor *tl_ops_special_modified_bessel_k0_out(tl_tensor *self, tl_tensor *out);
+
+/* special_modified_bessel_k1 */
+tl_tensor *tl_ops_special_modified_bessel_k1(tl_tensor *self);
+tl_tensor *tl_ops_special_modified_bessel_k1_out(tl_tensor *self, tl_tensor *out);
+
+/* special_scaled_modified_bessel_k0 */
+tl_tensor *tl_ops_special_scaled_modified_bessel_k0(tl_tensor *x);
+tl_tensor *tl_ops_special_scaled_modified_bessel_k0_out(tl_tensor *x, tl_tensor *out);
+
+/* special_scaled_modified_bessel_k1 */
+tl_tensor *tl_ops_special_scaled_modified_bessel_k1(tl_tensor *x);
+tl_tensor *tl_ops_special_scaled_modified_bessel_k1_out(tl_tensor *x, tl_tensor *out);
+
+/* special_spherical_bessel_j0 */
+tl_tensor *tl_ops_special_spherical_bessel_j0(tl_tensor *x);
+tl_tensor *tl_ops_special_spherical_bessel_j0_out(tl_tensor *x, tl_tensor *out);
+
+/* special_i0e */
+tl_tensor *tl_ops_special_i0e(tl_tensor *self);
+tl_tensor *tl_ops_special_i0e_out(tl_tensor *self, tl_tensor *out);
+
+/* special_i1e */
+tl_tensor *tl_ops_special_i1e(tl_tensor *self);
+tl_tensor *tl_ops_special_i1e_out(tl_tensor *self, tl_tensor *out);
+
+/* special_chebyshev_polynomial_t */
+tl_tensor *tl_ops_special_chebyshev_polynomial_t(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_t_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_chebyshev_polynomial_t_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_t_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_chebyshev_polynomial_t_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_t_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_chebyshev_polynomial_u */
+tl_tensor *tl_ops_special_chebyshev_polynomial_u(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_u_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_chebyshev_polynomial_u_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_u_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_chebyshev_polynomial_u_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_u_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_chebyshev_polynomial_v */
+tl_tensor *tl_ops_special_chebyshev_polynomial_v(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_v_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_chebyshev_polynomial_v_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_v_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_chebyshev_polynomial_v_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_v_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_chebyshev_polynomial_w */
+tl_tensor *tl_ops_special_chebyshev_polynomial_w(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_w_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_chebyshev_polynomial_w_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_w_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_chebyshev_polynomial_w_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_w_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_shifted_chebyshev_polynomial_t */
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_t(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_t_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_t_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_t_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_t_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_t_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_shifted_chebyshev_polynomial_u */
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_u(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_u_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_u_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_u_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_u_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_u_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_shifted_chebyshev_polynomial_v */
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_v(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_v_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_v_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_v_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_v_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_v_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_shifted_chebyshev_polynomial_w */
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_w(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_w_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_w_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_w_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_w_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_w_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_hermite_polynomial_h */
+tl_tensor *tl_ops_special_hermite_polynomial_h(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_hermite_polynomial_h_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_hermite_polynomial_h_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_hermite_polynomial_h_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_hermite_polynomial_h_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_hermite_polynomial_h_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_hermite_polynomial_he */
+tl_tensor *tl_ops_special_hermite_polynomial_he(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_hermite_polynomial_he_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_hermite_polynomial_he_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_hermite_polynomial_he_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_hermite_polynomial_he_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_hermite_polynomial_he_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_laguerre_polynomial_l */
+tl_tensor *tl_ops_special_laguerre_polynomial_l(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_laguerre_polynomial_l_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_laguerre_polynomial_l_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_laguerre_polynomial_l_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_laguerre_polynomial_l_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_laguerre_polynomial_l_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_legendre_polynomial_p */
+tl_tensor *tl_ops_special_legendre_polynomial_p(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_legendre_polynomial_p_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_legendre_polynomial_p_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_legendre_polynomial_p_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_legendre_polynomial_p_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_legendre_polynomial_p_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_zeta */
+tl_tensor *tl_ops_special_zeta(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_special_zeta_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_special_zeta_self_scalar(tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_special_zeta_self_scalar_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_special_zeta_other_scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_special_zeta_other_scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+
+/* igamma */
+tl_tensor *tl_ops_igamma_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_igamma(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_igamma_(tl_tensor *self, tl_tensor *other);
+
+/* igammac */
+tl_tensor *tl_ops_igammac_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_igammac(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_igammac_(tl_tensor *self, tl_tensor *other);
+
+/* special_gammainc */
+tl_tensor *tl_ops_special_gammainc(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_special_gammainc_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* special_gammaincc */
+tl_tensor *tl_ops_special_gammaincc(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_special_gammaincc_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* special_multigammaln */
+tl_tensor *tl_ops_special_multigammaln(tl_tensor *self, int64_t p);
+tl_tensor *tl_ops_special_multigammaln_out(tl_tensor *self, int64_t p, tl_tensor *out);
+
 #endif

@@ -1808,6 +1808,38 @@ int tl_pyabi_i0_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_igamma__r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_igamma_(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* igamma.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_igamma_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_igamma_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_igammac__r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_igammac_(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* igammac.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_igammac_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_igammac_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_index_Tensor_out_r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *out) {
     tl_tensor *r = tl_ops_index_Tensor_out(self, indices, indices_len, out);
@@ -3095,6 +3127,142 @@ int tl_pyabi_softshrink_out_r(tl_tensor *self, tl_scalar lambd, tl_tensor *out) 
     return tl_has_warning() ? 1 : 0;
 }
 
+/* special_airy_ai.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_airy_ai_out_r(tl_tensor *x, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_airy_ai_out(x, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_bessel_j0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_bessel_j0_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_bessel_j0_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_bessel_j1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_bessel_j1_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_bessel_j1_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_bessel_y0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_bessel_y0_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_bessel_y0_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_bessel_y1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_bessel_y1_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_bessel_y1_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_t.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_t_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_t_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_t_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_t_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_t.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_t_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_t_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_u.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_u_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_u_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_u_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_u_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_u.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_u_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_u_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_v.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_v_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_v_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_v_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_v_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_v.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_v_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_v_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_w.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_w_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_w_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_w_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_w_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_w.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_w_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_w_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* special_digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_special_digamma_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_special_digamma_out(self, out);
@@ -3122,6 +3290,14 @@ int tl_pyabi_special_erf_out_r(tl_tensor *self, tl_tensor *out) {
 /* special_erfc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_special_erfc_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_special_erfc_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_erfcx.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_erfcx_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_erfcx_out(self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -3159,9 +3335,73 @@ int tl_pyabi_special_expm1_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* special_gammainc.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_gammainc_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_gammainc_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_gammaincc.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_gammaincc_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_gammaincc_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* special_gammaln.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_special_gammaln_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_special_gammaln_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_hermite_polynomial_h.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_hermite_polynomial_h_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_hermite_polynomial_h_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_hermite_polynomial_h.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_hermite_polynomial_h_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_hermite_polynomial_h_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_hermite_polynomial_h.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_hermite_polynomial_h_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_hermite_polynomial_h_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_hermite_polynomial_he.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_hermite_polynomial_he_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_hermite_polynomial_he_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_hermite_polynomial_he.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_hermite_polynomial_he_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_hermite_polynomial_he_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_hermite_polynomial_he.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_hermite_polynomial_he_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_hermite_polynomial_he_x_scalar_out(x, n, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -3175,6 +3415,14 @@ int tl_pyabi_special_i0_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* special_i0e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_i0e_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_i0e_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* special_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_special_i1_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_special_i1_out(self, out);
@@ -3183,9 +3431,73 @@ int tl_pyabi_special_i1_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* special_i1e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_i1e_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_i1e_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_laguerre_polynomial_l.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_laguerre_polynomial_l_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_laguerre_polynomial_l_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_laguerre_polynomial_l.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_laguerre_polynomial_l_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_laguerre_polynomial_l_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_laguerre_polynomial_l.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_laguerre_polynomial_l_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_laguerre_polynomial_l_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_legendre_polynomial_p.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_legendre_polynomial_p_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_legendre_polynomial_p_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_legendre_polynomial_p.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_legendre_polynomial_p_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_legendre_polynomial_p_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_legendre_polynomial_p.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_legendre_polynomial_p_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_legendre_polynomial_p_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* special_log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_special_log1p_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_special_log1p_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_log_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_log_ndtr_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_log_ndtr_out(self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -3207,9 +3519,57 @@ int tl_pyabi_special_logsumexp_out_r(tl_tensor *self, const int64_t *dim, int64_
     return tl_has_warning() ? 1 : 0;
 }
 
+/* special_modified_bessel_i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_modified_bessel_i0_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_modified_bessel_i0_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_modified_bessel_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_modified_bessel_i1_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_modified_bessel_i1_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_modified_bessel_k0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_modified_bessel_k0_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_modified_bessel_k0_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_modified_bessel_k1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_modified_bessel_k1_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_modified_bessel_k1_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_multigammaln.out(Tensor self, int p, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_multigammaln_out_r(tl_tensor *self, int64_t p, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_multigammaln_out(self, p, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* special_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_special_ndtr_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_special_ndtr_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_ndtri.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_ndtri_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_ndtri_out(self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -3239,9 +3599,129 @@ int tl_pyabi_special_round_out_r(tl_tensor *self, int64_t decimals, tl_tensor *o
     return tl_has_warning() ? 1 : 0;
 }
 
+/* special_scaled_modified_bessel_k0.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_scaled_modified_bessel_k0_out_r(tl_tensor *x, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_scaled_modified_bessel_k0_out(x, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_scaled_modified_bessel_k1.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_scaled_modified_bessel_k1_out_r(tl_tensor *x, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_scaled_modified_bessel_k1_out(x, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_t.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_t_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_t_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_t_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_t_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_t.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_t_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_t_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_u.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_u_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_u_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_u_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_u_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_u.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_u_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_u_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_v.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_v_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_v_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_v_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_v_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_v.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_v_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_v_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_w.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_w_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_w_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_w_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_w_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_w.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_w_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_w_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* special_sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_special_sinc_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_special_sinc_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_spherical_bessel_j0.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_spherical_bessel_j0_out_r(tl_tensor *x, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_spherical_bessel_j0_out(x, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -3290,6 +3770,30 @@ int tl_pyabi_special_xlogy_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *o
 /* special_xlogy.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_special_xlogy_self_scalar_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out) {
     tl_tensor *r = tl_ops_special_xlogy_self_scalar_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_zeta.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_zeta_other_scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_zeta_other_scalar_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_zeta.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_zeta_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_zeta_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_zeta.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_zeta_self_scalar_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_zeta_self_scalar_out(self, other, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

@@ -173,6 +173,8 @@
 #include "ops/huber_loss_backward.h"
 #include "ops/hypot.h"
 #include "ops/i0.h"
+#include "ops/igamma.h"
+#include "ops/igammac.h"
 #include "ops/index.h"
 #include "ops/index_add.h"
 #include "ops/index_copy.h"
@@ -329,29 +331,62 @@
 #include "ops/softshrink.h"
 #include "ops/softshrink_backward.h"
 #include "ops/sort.h"
+#include "ops/special_airy_ai.h"
+#include "ops/special_bessel_j0.h"
+#include "ops/special_bessel_j1.h"
+#include "ops/special_bessel_y0.h"
+#include "ops/special_bessel_y1.h"
+#include "ops/special_chebyshev_polynomial_t.h"
+#include "ops/special_chebyshev_polynomial_u.h"
+#include "ops/special_chebyshev_polynomial_v.h"
+#include "ops/special_chebyshev_polynomial_w.h"
 #include "ops/special_digamma.h"
 #include "ops/special_entr.h"
 #include "ops/special_erf.h"
 #include "ops/special_erfc.h"
+#include "ops/special_erfcx.h"
 #include "ops/special_erfinv.h"
 #include "ops/special_exp2.h"
 #include "ops/special_expit.h"
 #include "ops/special_expm1.h"
+#include "ops/special_gammainc.h"
+#include "ops/special_gammaincc.h"
 #include "ops/special_gammaln.h"
+#include "ops/special_hermite_polynomial_h.h"
+#include "ops/special_hermite_polynomial_he.h"
 #include "ops/special_i0.h"
+#include "ops/special_i0e.h"
 #include "ops/special_i1.h"
+#include "ops/special_i1e.h"
+#include "ops/special_laguerre_polynomial_l.h"
+#include "ops/special_legendre_polynomial_p.h"
 #include "ops/special_log1p.h"
+#include "ops/special_log_ndtr.h"
 #include "ops/special_log_softmax.h"
 #include "ops/special_logit.h"
 #include "ops/special_logsumexp.h"
+#include "ops/special_modified_bessel_i0.h"
+#include "ops/special_modified_bessel_i1.h"
+#include "ops/special_modified_bessel_k0.h"
+#include "ops/special_modified_bessel_k1.h"
+#include "ops/special_multigammaln.h"
 #include "ops/special_ndtr.h"
+#include "ops/special_ndtri.h"
 #include "ops/special_polygamma.h"
 #include "ops/special_psi.h"
 #include "ops/special_round.h"
+#include "ops/special_scaled_modified_bessel_k0.h"
+#include "ops/special_scaled_modified_bessel_k1.h"
+#include "ops/special_shifted_chebyshev_polynomial_t.h"
+#include "ops/special_shifted_chebyshev_polynomial_u.h"
+#include "ops/special_shifted_chebyshev_polynomial_v.h"
+#include "ops/special_shifted_chebyshev_polynomial_w.h"
 #include "ops/special_sinc.h"
 #include "ops/special_softmax.h"
+#include "ops/special_spherical_bessel_j0.h"
 #include "ops/special_xlog1py.h"
 #include "ops/special_xlogy.h"
+#include "ops/special_zeta.h"
 #include "ops/split.h"
 #include "ops/split_with_sizes.h"
 #include "ops/sqrt.h"
@@ -781,6 +816,41 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_special_log_softmax() != 0) return -1;
     if (tl_ops_register_special_softmax() != 0) return -1;
     if (tl_ops_register_special_xlog1py() != 0) return -1;
+    if (tl_ops_register_special_ndtri() != 0) return -1;
+    if (tl_ops_register_special_log_ndtr() != 0) return -1;
+    if (tl_ops_register_special_erfcx() != 0) return -1;
+    if (tl_ops_register_special_airy_ai() != 0) return -1;
+    if (tl_ops_register_special_bessel_j0() != 0) return -1;
+    if (tl_ops_register_special_bessel_j1() != 0) return -1;
+    if (tl_ops_register_special_bessel_y0() != 0) return -1;
+    if (tl_ops_register_special_bessel_y1() != 0) return -1;
+    if (tl_ops_register_special_modified_bessel_i0() != 0) return -1;
+    if (tl_ops_register_special_modified_bessel_i1() != 0) return -1;
+    if (tl_ops_register_special_modified_bessel_k0() != 0) return -1;
+    if (tl_ops_register_special_modified_bessel_k1() != 0) return -1;
+    if (tl_ops_register_special_scaled_modified_bessel_k0() != 0) return -1;
+    if (tl_ops_register_special_scaled_modified_bessel_k1() != 0) return -1;
+    if (tl_ops_register_special_spherical_bessel_j0() != 0) return -1;
+    if (tl_ops_register_special_i0e() != 0) return -1;
+    if (tl_ops_register_special_i1e() != 0) return -1;
+    if (tl_ops_register_special_chebyshev_polynomial_t() != 0) return -1;
+    if (tl_ops_register_special_chebyshev_polynomial_u() != 0) return -1;
+    if (tl_ops_register_special_chebyshev_polynomial_v() != 0) return -1;
+    if (tl_ops_register_special_chebyshev_polynomial_w() != 0) return -1;
+    if (tl_ops_register_special_shifted_chebyshev_polynomial_t() != 0) return -1;
+    if (tl_ops_register_special_shifted_chebyshev_polynomial_u() != 0) return -1;
+    if (tl_ops_register_special_shifted_chebyshev_polynomial_v() != 0) return -1;
+    if (tl_ops_register_special_shifted_chebyshev_polynomial_w() != 0) return -1;
+    if (tl_ops_register_special_hermite_polynomial_h() != 0) return -1;
+    if (tl_ops_register_special_hermite_polynomial_he() != 0) return -1;
+    if (tl_ops_register_special_laguerre_polynomial_l() != 0) return -1;
+    if (tl_ops_register_special_legendre_polynomial_p() != 0) return -1;
+    if (tl_ops_register_special_zeta() != 0) return -1;
+    if (tl_ops_register_igamma() != 0) return -1;
+    if (tl_ops_register_igammac() != 0) return -1;
+    if (tl_ops_register_special_gammainc() != 0) return -1;
+    if (tl_ops_register_special_gammaincc() != 0) return -1;
+    if (tl_ops_register_special_multigammaln() != 0) return -1;
     done = 1;
     return 0;
 }

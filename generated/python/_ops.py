@@ -242,6 +242,8 @@ __all__ = [
     "hypot",
     "i0",
     "i0_",
+    "igamma",
+    "igammac",
     "index",
     "index_add",
     "index_copy",
@@ -850,6 +852,12 @@ _C_hypot_out = getattr(_lib, "tl_ops_hypot_out", None) or _missing_c("tl_ops_hyp
 _C_i0 = getattr(_lib, "tl_ops_i0", None) or _missing_c("tl_ops_i0")
 _C_i0_ = getattr(_lib, "tl_ops_i0_", None) or _missing_c("tl_ops_i0_")
 _C_i0_out = getattr(_lib, "tl_ops_i0_out", None) or _missing_c("tl_ops_i0_out")
+_C_igamma = getattr(_lib, "tl_ops_igamma", None) or _missing_c("tl_ops_igamma")
+_C_igamma_ = getattr(_lib, "tl_ops_igamma_", None) or _missing_c("tl_ops_igamma_")
+_C_igamma_out = getattr(_lib, "tl_ops_igamma_out", None) or _missing_c("tl_ops_igamma_out")
+_C_igammac = getattr(_lib, "tl_ops_igammac", None) or _missing_c("tl_ops_igammac")
+_C_igammac_ = getattr(_lib, "tl_ops_igammac_", None) or _missing_c("tl_ops_igammac_")
+_C_igammac_out = getattr(_lib, "tl_ops_igammac_out", None) or _missing_c("tl_ops_igammac_out")
 _C_index_Tensor = getattr(_lib, "tl_ops_index_Tensor", None) or _missing_c("tl_ops_index_Tensor")
 _C_index_Tensor_out = getattr(_lib, "tl_ops_index_Tensor_out", None) or _missing_c("tl_ops_index_Tensor_out")
 _C_index_add = getattr(_lib, "tl_ops_index_add", None) or _missing_c("tl_ops_index_add")
@@ -1200,6 +1208,40 @@ _C_softshrink_backward_grad_input = getattr(_lib, "tl_ops_softshrink_backward_gr
 _C_softshrink_out = getattr(_lib, "tl_ops_softshrink_out", None) or _missing_c("tl_ops_softshrink_out")
 _C_sort = getattr(_lib, "tl_ops_sort", None) or _missing_c("tl_ops_sort")
 _C_sort_stable = getattr(_lib, "tl_ops_sort_stable", None) or _missing_c("tl_ops_sort_stable")
+_C_special_airy_ai = getattr(_lib, "tl_ops_special_airy_ai", None) or _missing_c("tl_ops_special_airy_ai")
+_C_special_airy_ai_out = getattr(_lib, "tl_ops_special_airy_ai_out", None) or _missing_c("tl_ops_special_airy_ai_out")
+_C_special_bessel_j0 = getattr(_lib, "tl_ops_special_bessel_j0", None) or _missing_c("tl_ops_special_bessel_j0")
+_C_special_bessel_j0_out = getattr(_lib, "tl_ops_special_bessel_j0_out", None) or _missing_c("tl_ops_special_bessel_j0_out")
+_C_special_bessel_j1 = getattr(_lib, "tl_ops_special_bessel_j1", None) or _missing_c("tl_ops_special_bessel_j1")
+_C_special_bessel_j1_out = getattr(_lib, "tl_ops_special_bessel_j1_out", None) or _missing_c("tl_ops_special_bessel_j1_out")
+_C_special_bessel_y0 = getattr(_lib, "tl_ops_special_bessel_y0", None) or _missing_c("tl_ops_special_bessel_y0")
+_C_special_bessel_y0_out = getattr(_lib, "tl_ops_special_bessel_y0_out", None) or _missing_c("tl_ops_special_bessel_y0_out")
+_C_special_bessel_y1 = getattr(_lib, "tl_ops_special_bessel_y1", None) or _missing_c("tl_ops_special_bessel_y1")
+_C_special_bessel_y1_out = getattr(_lib, "tl_ops_special_bessel_y1_out", None) or _missing_c("tl_ops_special_bessel_y1_out")
+_C_special_chebyshev_polynomial_t = getattr(_lib, "tl_ops_special_chebyshev_polynomial_t", None) or _missing_c("tl_ops_special_chebyshev_polynomial_t")
+_C_special_chebyshev_polynomial_t_n_scalar = getattr(_lib, "tl_ops_special_chebyshev_polynomial_t_n_scalar", None) or _missing_c("tl_ops_special_chebyshev_polynomial_t_n_scalar")
+_C_special_chebyshev_polynomial_t_n_scalar_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_t_n_scalar_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_t_n_scalar_out")
+_C_special_chebyshev_polynomial_t_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_t_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_t_out")
+_C_special_chebyshev_polynomial_t_x_scalar = getattr(_lib, "tl_ops_special_chebyshev_polynomial_t_x_scalar", None) or _missing_c("tl_ops_special_chebyshev_polynomial_t_x_scalar")
+_C_special_chebyshev_polynomial_t_x_scalar_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_t_x_scalar_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_t_x_scalar_out")
+_C_special_chebyshev_polynomial_u = getattr(_lib, "tl_ops_special_chebyshev_polynomial_u", None) or _missing_c("tl_ops_special_chebyshev_polynomial_u")
+_C_special_chebyshev_polynomial_u_n_scalar = getattr(_lib, "tl_ops_special_chebyshev_polynomial_u_n_scalar", None) or _missing_c("tl_ops_special_chebyshev_polynomial_u_n_scalar")
+_C_special_chebyshev_polynomial_u_n_scalar_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_u_n_scalar_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_u_n_scalar_out")
+_C_special_chebyshev_polynomial_u_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_u_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_u_out")
+_C_special_chebyshev_polynomial_u_x_scalar = getattr(_lib, "tl_ops_special_chebyshev_polynomial_u_x_scalar", None) or _missing_c("tl_ops_special_chebyshev_polynomial_u_x_scalar")
+_C_special_chebyshev_polynomial_u_x_scalar_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_u_x_scalar_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_u_x_scalar_out")
+_C_special_chebyshev_polynomial_v = getattr(_lib, "tl_ops_special_chebyshev_polynomial_v", None) or _missing_c("tl_ops_special_chebyshev_polynomial_v")
+_C_special_chebyshev_polynomial_v_n_scalar = getattr(_lib, "tl_ops_special_chebyshev_polynomial_v_n_scalar", None) or _missing_c("tl_ops_special_chebyshev_polynomial_v_n_scalar")
+_C_special_chebyshev_polynomial_v_n_scalar_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_v_n_scalar_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_v_n_scalar_out")
+_C_special_chebyshev_polynomial_v_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_v_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_v_out")
+_C_special_chebyshev_polynomial_v_x_scalar = getattr(_lib, "tl_ops_special_chebyshev_polynomial_v_x_scalar", None) or _missing_c("tl_ops_special_chebyshev_polynomial_v_x_scalar")
+_C_special_chebyshev_polynomial_v_x_scalar_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_v_x_scalar_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_v_x_scalar_out")
+_C_special_chebyshev_polynomial_w = getattr(_lib, "tl_ops_special_chebyshev_polynomial_w", None) or _missing_c("tl_ops_special_chebyshev_polynomial_w")
+_C_special_chebyshev_polynomial_w_n_scalar = getattr(_lib, "tl_ops_special_chebyshev_polynomial_w_n_scalar", None) or _missing_c("tl_ops_special_chebyshev_polynomial_w_n_scalar")
+_C_special_chebyshev_polynomial_w_n_scalar_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_w_n_scalar_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_w_n_scalar_out")
+_C_special_chebyshev_polynomial_w_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_w_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_w_out")
+_C_special_chebyshev_polynomial_w_x_scalar = getattr(_lib, "tl_ops_special_chebyshev_polynomial_w_x_scalar", None) or _missing_c("tl_ops_special_chebyshev_polynomial_w_x_scalar")
+_C_special_chebyshev_polynomial_w_x_scalar_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_w_x_scalar_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_w_x_scalar_out")
 _C_special_digamma = getattr(_lib, "tl_ops_special_digamma", None) or _missing_c("tl_ops_special_digamma")
 _C_special_digamma_out = getattr(_lib, "tl_ops_special_digamma_out", None) or _missing_c("tl_ops_special_digamma_out")
 _C_special_entr = getattr(_lib, "tl_ops_special_entr", None) or _missing_c("tl_ops_special_entr")
@@ -1208,6 +1250,8 @@ _C_special_erf = getattr(_lib, "tl_ops_special_erf", None) or _missing_c("tl_ops
 _C_special_erf_out = getattr(_lib, "tl_ops_special_erf_out", None) or _missing_c("tl_ops_special_erf_out")
 _C_special_erfc = getattr(_lib, "tl_ops_special_erfc", None) or _missing_c("tl_ops_special_erfc")
 _C_special_erfc_out = getattr(_lib, "tl_ops_special_erfc_out", None) or _missing_c("tl_ops_special_erfc_out")
+_C_special_erfcx = getattr(_lib, "tl_ops_special_erfcx", None) or _missing_c("tl_ops_special_erfcx")
+_C_special_erfcx_out = getattr(_lib, "tl_ops_special_erfcx_out", None) or _missing_c("tl_ops_special_erfcx_out")
 _C_special_erfinv = getattr(_lib, "tl_ops_special_erfinv", None) or _missing_c("tl_ops_special_erfinv")
 _C_special_erfinv_out = getattr(_lib, "tl_ops_special_erfinv_out", None) or _missing_c("tl_ops_special_erfinv_out")
 _C_special_exp2 = getattr(_lib, "tl_ops_special_exp2", None) or _missing_c("tl_ops_special_exp2")
@@ -1216,30 +1260,106 @@ _C_special_expit = getattr(_lib, "tl_ops_special_expit", None) or _missing_c("tl
 _C_special_expit_out = getattr(_lib, "tl_ops_special_expit_out", None) or _missing_c("tl_ops_special_expit_out")
 _C_special_expm1 = getattr(_lib, "tl_ops_special_expm1", None) or _missing_c("tl_ops_special_expm1")
 _C_special_expm1_out = getattr(_lib, "tl_ops_special_expm1_out", None) or _missing_c("tl_ops_special_expm1_out")
+_C_special_gammainc = getattr(_lib, "tl_ops_special_gammainc", None) or _missing_c("tl_ops_special_gammainc")
+_C_special_gammainc_out = getattr(_lib, "tl_ops_special_gammainc_out", None) or _missing_c("tl_ops_special_gammainc_out")
+_C_special_gammaincc = getattr(_lib, "tl_ops_special_gammaincc", None) or _missing_c("tl_ops_special_gammaincc")
+_C_special_gammaincc_out = getattr(_lib, "tl_ops_special_gammaincc_out", None) or _missing_c("tl_ops_special_gammaincc_out")
 _C_special_gammaln = getattr(_lib, "tl_ops_special_gammaln", None) or _missing_c("tl_ops_special_gammaln")
 _C_special_gammaln_out = getattr(_lib, "tl_ops_special_gammaln_out", None) or _missing_c("tl_ops_special_gammaln_out")
+_C_special_hermite_polynomial_h = getattr(_lib, "tl_ops_special_hermite_polynomial_h", None) or _missing_c("tl_ops_special_hermite_polynomial_h")
+_C_special_hermite_polynomial_h_n_scalar = getattr(_lib, "tl_ops_special_hermite_polynomial_h_n_scalar", None) or _missing_c("tl_ops_special_hermite_polynomial_h_n_scalar")
+_C_special_hermite_polynomial_h_n_scalar_out = getattr(_lib, "tl_ops_special_hermite_polynomial_h_n_scalar_out", None) or _missing_c("tl_ops_special_hermite_polynomial_h_n_scalar_out")
+_C_special_hermite_polynomial_h_out = getattr(_lib, "tl_ops_special_hermite_polynomial_h_out", None) or _missing_c("tl_ops_special_hermite_polynomial_h_out")
+_C_special_hermite_polynomial_h_x_scalar = getattr(_lib, "tl_ops_special_hermite_polynomial_h_x_scalar", None) or _missing_c("tl_ops_special_hermite_polynomial_h_x_scalar")
+_C_special_hermite_polynomial_h_x_scalar_out = getattr(_lib, "tl_ops_special_hermite_polynomial_h_x_scalar_out", None) or _missing_c("tl_ops_special_hermite_polynomial_h_x_scalar_out")
+_C_special_hermite_polynomial_he = getattr(_lib, "tl_ops_special_hermite_polynomial_he", None) or _missing_c("tl_ops_special_hermite_polynomial_he")
+_C_special_hermite_polynomial_he_n_scalar = getattr(_lib, "tl_ops_special_hermite_polynomial_he_n_scalar", None) or _missing_c("tl_ops_special_hermite_polynomial_he_n_scalar")
+_C_special_hermite_polynomial_he_n_scalar_out = getattr(_lib, "tl_ops_special_hermite_polynomial_he_n_scalar_out", None) or _missing_c("tl_ops_special_hermite_polynomial_he_n_scalar_out")
+_C_special_hermite_polynomial_he_out = getattr(_lib, "tl_ops_special_hermite_polynomial_he_out", None) or _missing_c("tl_ops_special_hermite_polynomial_he_out")
+_C_special_hermite_polynomial_he_x_scalar = getattr(_lib, "tl_ops_special_hermite_polynomial_he_x_scalar", None) or _missing_c("tl_ops_special_hermite_polynomial_he_x_scalar")
+_C_special_hermite_polynomial_he_x_scalar_out = getattr(_lib, "tl_ops_special_hermite_polynomial_he_x_scalar_out", None) or _missing_c("tl_ops_special_hermite_polynomial_he_x_scalar_out")
 _C_special_i0 = getattr(_lib, "tl_ops_special_i0", None) or _missing_c("tl_ops_special_i0")
 _C_special_i0_out = getattr(_lib, "tl_ops_special_i0_out", None) or _missing_c("tl_ops_special_i0_out")
+_C_special_i0e = getattr(_lib, "tl_ops_special_i0e", None) or _missing_c("tl_ops_special_i0e")
+_C_special_i0e_out = getattr(_lib, "tl_ops_special_i0e_out", None) or _missing_c("tl_ops_special_i0e_out")
 _C_special_i1 = getattr(_lib, "tl_ops_special_i1", None) or _missing_c("tl_ops_special_i1")
 _C_special_i1_out = getattr(_lib, "tl_ops_special_i1_out", None) or _missing_c("tl_ops_special_i1_out")
+_C_special_i1e = getattr(_lib, "tl_ops_special_i1e", None) or _missing_c("tl_ops_special_i1e")
+_C_special_i1e_out = getattr(_lib, "tl_ops_special_i1e_out", None) or _missing_c("tl_ops_special_i1e_out")
+_C_special_laguerre_polynomial_l = getattr(_lib, "tl_ops_special_laguerre_polynomial_l", None) or _missing_c("tl_ops_special_laguerre_polynomial_l")
+_C_special_laguerre_polynomial_l_n_scalar = getattr(_lib, "tl_ops_special_laguerre_polynomial_l_n_scalar", None) or _missing_c("tl_ops_special_laguerre_polynomial_l_n_scalar")
+_C_special_laguerre_polynomial_l_n_scalar_out = getattr(_lib, "tl_ops_special_laguerre_polynomial_l_n_scalar_out", None) or _missing_c("tl_ops_special_laguerre_polynomial_l_n_scalar_out")
+_C_special_laguerre_polynomial_l_out = getattr(_lib, "tl_ops_special_laguerre_polynomial_l_out", None) or _missing_c("tl_ops_special_laguerre_polynomial_l_out")
+_C_special_laguerre_polynomial_l_x_scalar = getattr(_lib, "tl_ops_special_laguerre_polynomial_l_x_scalar", None) or _missing_c("tl_ops_special_laguerre_polynomial_l_x_scalar")
+_C_special_laguerre_polynomial_l_x_scalar_out = getattr(_lib, "tl_ops_special_laguerre_polynomial_l_x_scalar_out", None) or _missing_c("tl_ops_special_laguerre_polynomial_l_x_scalar_out")
+_C_special_legendre_polynomial_p = getattr(_lib, "tl_ops_special_legendre_polynomial_p", None) or _missing_c("tl_ops_special_legendre_polynomial_p")
+_C_special_legendre_polynomial_p_n_scalar = getattr(_lib, "tl_ops_special_legendre_polynomial_p_n_scalar", None) or _missing_c("tl_ops_special_legendre_polynomial_p_n_scalar")
+_C_special_legendre_polynomial_p_n_scalar_out = getattr(_lib, "tl_ops_special_legendre_polynomial_p_n_scalar_out", None) or _missing_c("tl_ops_special_legendre_polynomial_p_n_scalar_out")
+_C_special_legendre_polynomial_p_out = getattr(_lib, "tl_ops_special_legendre_polynomial_p_out", None) or _missing_c("tl_ops_special_legendre_polynomial_p_out")
+_C_special_legendre_polynomial_p_x_scalar = getattr(_lib, "tl_ops_special_legendre_polynomial_p_x_scalar", None) or _missing_c("tl_ops_special_legendre_polynomial_p_x_scalar")
+_C_special_legendre_polynomial_p_x_scalar_out = getattr(_lib, "tl_ops_special_legendre_polynomial_p_x_scalar_out", None) or _missing_c("tl_ops_special_legendre_polynomial_p_x_scalar_out")
 _C_special_log1p = getattr(_lib, "tl_ops_special_log1p", None) or _missing_c("tl_ops_special_log1p")
 _C_special_log1p_out = getattr(_lib, "tl_ops_special_log1p_out", None) or _missing_c("tl_ops_special_log1p_out")
+_C_special_log_ndtr = getattr(_lib, "tl_ops_special_log_ndtr", None) or _missing_c("tl_ops_special_log_ndtr")
+_C_special_log_ndtr_out = getattr(_lib, "tl_ops_special_log_ndtr_out", None) or _missing_c("tl_ops_special_log_ndtr_out")
 _C_special_log_softmax = getattr(_lib, "tl_ops_special_log_softmax", None) or _missing_c("tl_ops_special_log_softmax")
 _C_special_logit = getattr(_lib, "tl_ops_special_logit", None) or _missing_c("tl_ops_special_logit")
 _C_special_logit_out = getattr(_lib, "tl_ops_special_logit_out", None) or _missing_c("tl_ops_special_logit_out")
 _C_special_logsumexp = getattr(_lib, "tl_ops_special_logsumexp", None) or _missing_c("tl_ops_special_logsumexp")
 _C_special_logsumexp_out = getattr(_lib, "tl_ops_special_logsumexp_out", None) or _missing_c("tl_ops_special_logsumexp_out")
+_C_special_modified_bessel_i0 = getattr(_lib, "tl_ops_special_modified_bessel_i0", None) or _missing_c("tl_ops_special_modified_bessel_i0")
+_C_special_modified_bessel_i0_out = getattr(_lib, "tl_ops_special_modified_bessel_i0_out", None) or _missing_c("tl_ops_special_modified_bessel_i0_out")
+_C_special_modified_bessel_i1 = getattr(_lib, "tl_ops_special_modified_bessel_i1", None) or _missing_c("tl_ops_special_modified_bessel_i1")
+_C_special_modified_bessel_i1_out = getattr(_lib, "tl_ops_special_modified_bessel_i1_out", None) or _missing_c("tl_ops_special_modified_bessel_i1_out")
+_C_special_modified_bessel_k0 = getattr(_lib, "tl_ops_special_modified_bessel_k0", None) or _missing_c("tl_ops_special_modified_bessel_k0")
+_C_special_modified_bessel_k0_out = getattr(_lib, "tl_ops_special_modified_bessel_k0_out", None) or _missing_c("tl_ops_special_modified_bessel_k0_out")
+_C_special_modified_bessel_k1 = getattr(_lib, "tl_ops_special_modified_bessel_k1", None) or _missing_c("tl_ops_special_modified_bessel_k1")
+_C_special_modified_bessel_k1_out = getattr(_lib, "tl_ops_special_modified_bessel_k1_out", None) or _missing_c("tl_ops_special_modified_bessel_k1_out")
+_C_special_multigammaln = getattr(_lib, "tl_ops_special_multigammaln", None) or _missing_c("tl_ops_special_multigammaln")
+_C_special_multigammaln_out = getattr(_lib, "tl_ops_special_multigammaln_out", None) or _missing_c("tl_ops_special_multigammaln_out")
 _C_special_ndtr = getattr(_lib, "tl_ops_special_ndtr", None) or _missing_c("tl_ops_special_ndtr")
 _C_special_ndtr_out = getattr(_lib, "tl_ops_special_ndtr_out", None) or _missing_c("tl_ops_special_ndtr_out")
+_C_special_ndtri = getattr(_lib, "tl_ops_special_ndtri", None) or _missing_c("tl_ops_special_ndtri")
+_C_special_ndtri_out = getattr(_lib, "tl_ops_special_ndtri_out", None) or _missing_c("tl_ops_special_ndtri_out")
 _C_special_polygamma = getattr(_lib, "tl_ops_special_polygamma", None) or _missing_c("tl_ops_special_polygamma")
 _C_special_polygamma_out = getattr(_lib, "tl_ops_special_polygamma_out", None) or _missing_c("tl_ops_special_polygamma_out")
 _C_special_psi = getattr(_lib, "tl_ops_special_psi", None) or _missing_c("tl_ops_special_psi")
 _C_special_psi_out = getattr(_lib, "tl_ops_special_psi_out", None) or _missing_c("tl_ops_special_psi_out")
 _C_special_round = getattr(_lib, "tl_ops_special_round", None) or _missing_c("tl_ops_special_round")
 _C_special_round_out = getattr(_lib, "tl_ops_special_round_out", None) or _missing_c("tl_ops_special_round_out")
+_C_special_scaled_modified_bessel_k0 = getattr(_lib, "tl_ops_special_scaled_modified_bessel_k0", None) or _missing_c("tl_ops_special_scaled_modified_bessel_k0")
+_C_special_scaled_modified_bessel_k0_out = getattr(_lib, "tl_ops_special_scaled_modified_bessel_k0_out", None) or _missing_c("tl_ops_special_scaled_modified_bessel_k0_out")
+_C_special_scaled_modified_bessel_k1 = getattr(_lib, "tl_ops_special_scaled_modified_bessel_k1", None) or _missing_c("tl_ops_special_scaled_modified_bessel_k1")
+_C_special_scaled_modified_bessel_k1_out = getattr(_lib, "tl_ops_special_scaled_modified_bessel_k1_out", None) or _missing_c("tl_ops_special_scaled_modified_bessel_k1_out")
+_C_special_shifted_chebyshev_polynomial_t = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_t", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_t")
+_C_special_shifted_chebyshev_polynomial_t_n_scalar = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_t_n_scalar", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_t_n_scalar")
+_C_special_shifted_chebyshev_polynomial_t_n_scalar_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_t_n_scalar_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_t_n_scalar_out")
+_C_special_shifted_chebyshev_polynomial_t_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_t_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_t_out")
+_C_special_shifted_chebyshev_polynomial_t_x_scalar = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_t_x_scalar", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_t_x_scalar")
+_C_special_shifted_chebyshev_polynomial_t_x_scalar_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_t_x_scalar_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_t_x_scalar_out")
+_C_special_shifted_chebyshev_polynomial_u = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_u", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_u")
+_C_special_shifted_chebyshev_polynomial_u_n_scalar = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_u_n_scalar", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_u_n_scalar")
+_C_special_shifted_chebyshev_polynomial_u_n_scalar_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_u_n_scalar_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_u_n_scalar_out")
+_C_special_shifted_chebyshev_polynomial_u_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_u_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_u_out")
+_C_special_shifted_chebyshev_polynomial_u_x_scalar = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_u_x_scalar", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_u_x_scalar")
+_C_special_shifted_chebyshev_polynomial_u_x_scalar_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_u_x_scalar_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_u_x_scalar_out")
+_C_special_shifted_chebyshev_polynomial_v = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_v", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_v")
+_C_special_shifted_chebyshev_polynomial_v_n_scalar = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_v_n_scalar", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_v_n_scalar")
+_C_special_shifted_chebyshev_polynomial_v_n_scalar_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_v_n_scalar_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_v_n_scalar_out")
+_C_special_shifted_chebyshev_polynomial_v_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_v_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_v_out")
+_C_special_shifted_chebyshev_polynomial_v_x_scalar = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_v_x_scalar", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_v_x_scalar")
+_C_special_shifted_chebyshev_polynomial_v_x_scalar_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_v_x_scalar_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_v_x_scalar_out")
+_C_special_shifted_chebyshev_polynomial_w = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_w", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_w")
+_C_special_shifted_chebyshev_polynomial_w_n_scalar = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_w_n_scalar", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_w_n_scalar")
+_C_special_shifted_chebyshev_polynomial_w_n_scalar_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_w_n_scalar_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_w_n_scalar_out")
+_C_special_shifted_chebyshev_polynomial_w_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_w_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_w_out")
+_C_special_shifted_chebyshev_polynomial_w_x_scalar = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_w_x_scalar", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_w_x_scalar")
+_C_special_shifted_chebyshev_polynomial_w_x_scalar_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_w_x_scalar_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_w_x_scalar_out")
 _C_special_sinc = getattr(_lib, "tl_ops_special_sinc", None) or _missing_c("tl_ops_special_sinc")
 _C_special_sinc_out = getattr(_lib, "tl_ops_special_sinc_out", None) or _missing_c("tl_ops_special_sinc_out")
 _C_special_softmax = getattr(_lib, "tl_ops_special_softmax", None) or _missing_c("tl_ops_special_softmax")
+_C_special_spherical_bessel_j0 = getattr(_lib, "tl_ops_special_spherical_bessel_j0", None) or _missing_c("tl_ops_special_spherical_bessel_j0")
+_C_special_spherical_bessel_j0_out = getattr(_lib, "tl_ops_special_spherical_bessel_j0_out", None) or _missing_c("tl_ops_special_spherical_bessel_j0_out")
 _C_special_xlog1py = getattr(_lib, "tl_ops_special_xlog1py", None) or _missing_c("tl_ops_special_xlog1py")
 _C_special_xlog1py_other_scalar = getattr(_lib, "tl_ops_special_xlog1py_other_scalar", None) or _missing_c("tl_ops_special_xlog1py_other_scalar")
 _C_special_xlog1py_other_scalar_out = getattr(_lib, "tl_ops_special_xlog1py_other_scalar_out", None) or _missing_c("tl_ops_special_xlog1py_other_scalar_out")
@@ -1252,6 +1372,12 @@ _C_special_xlogy_other_scalar_out = getattr(_lib, "tl_ops_special_xlogy_other_sc
 _C_special_xlogy_out = getattr(_lib, "tl_ops_special_xlogy_out", None) or _missing_c("tl_ops_special_xlogy_out")
 _C_special_xlogy_self_scalar = getattr(_lib, "tl_ops_special_xlogy_self_scalar", None) or _missing_c("tl_ops_special_xlogy_self_scalar")
 _C_special_xlogy_self_scalar_out = getattr(_lib, "tl_ops_special_xlogy_self_scalar_out", None) or _missing_c("tl_ops_special_xlogy_self_scalar_out")
+_C_special_zeta = getattr(_lib, "tl_ops_special_zeta", None) or _missing_c("tl_ops_special_zeta")
+_C_special_zeta_other_scalar = getattr(_lib, "tl_ops_special_zeta_other_scalar", None) or _missing_c("tl_ops_special_zeta_other_scalar")
+_C_special_zeta_other_scalar_out = getattr(_lib, "tl_ops_special_zeta_other_scalar_out", None) or _missing_c("tl_ops_special_zeta_other_scalar_out")
+_C_special_zeta_out = getattr(_lib, "tl_ops_special_zeta_out", None) or _missing_c("tl_ops_special_zeta_out")
+_C_special_zeta_self_scalar = getattr(_lib, "tl_ops_special_zeta_self_scalar", None) or _missing_c("tl_ops_special_zeta_self_scalar")
+_C_special_zeta_self_scalar_out = getattr(_lib, "tl_ops_special_zeta_self_scalar_out", None) or _missing_c("tl_ops_special_zeta_self_scalar_out")
 _C_split_Tensor = getattr(_lib, "tl_ops_split_Tensor", None) or _missing_c("tl_ops_split_Tensor")
 _C_split_sizes = getattr(_lib, "tl_ops_split_sizes", None) or _missing_c("tl_ops_split_sizes")
 _C_split_with_sizes = getattr(_lib, "tl_ops_split_with_sizes", None) or _missing_c("tl_ops_split_with_sizes")
@@ -1568,6 +1694,10 @@ _P_hypot__r = getattr(_lib, "tl_pyabi_hypot__r", None) or _missing_c("tl_pyabi_h
 _P_hypot_out_r = getattr(_lib, "tl_pyabi_hypot_out_r", None) or _missing_c("tl_pyabi_hypot_out_r")
 _P_i0__r = getattr(_lib, "tl_pyabi_i0__r", None) or _missing_c("tl_pyabi_i0__r")
 _P_i0_out_r = getattr(_lib, "tl_pyabi_i0_out_r", None) or _missing_c("tl_pyabi_i0_out_r")
+_P_igamma__r = getattr(_lib, "tl_pyabi_igamma__r", None) or _missing_c("tl_pyabi_igamma__r")
+_P_igamma_out_r = getattr(_lib, "tl_pyabi_igamma_out_r", None) or _missing_c("tl_pyabi_igamma_out_r")
+_P_igammac__r = getattr(_lib, "tl_pyabi_igammac__r", None) or _missing_c("tl_pyabi_igammac__r")
+_P_igammac_out_r = getattr(_lib, "tl_pyabi_igammac_out_r", None) or _missing_c("tl_pyabi_igammac_out_r")
 _P_index_Tensor_out_r = getattr(_lib, "tl_pyabi_index_Tensor_out_r", None) or _missing_c("tl_pyabi_index_Tensor_out_r")
 _P_index_add__r = getattr(_lib, "tl_pyabi_index_add__r", None) or _missing_c("tl_pyabi_index_add__r")
 _P_index_add_out_r = getattr(_lib, "tl_pyabi_index_add_out_r", None) or _missing_c("tl_pyabi_index_add_out_r")
@@ -1728,31 +1858,90 @@ _P_softplus_backward_grad_input_r = getattr(_lib, "tl_pyabi_softplus_backward_gr
 _P_softplus_out_r = getattr(_lib, "tl_pyabi_softplus_out_r", None) or _missing_c("tl_pyabi_softplus_out_r")
 _P_softshrink_backward_grad_input_r = getattr(_lib, "tl_pyabi_softshrink_backward_grad_input_r", None) or _missing_c("tl_pyabi_softshrink_backward_grad_input_r")
 _P_softshrink_out_r = getattr(_lib, "tl_pyabi_softshrink_out_r", None) or _missing_c("tl_pyabi_softshrink_out_r")
+_P_special_airy_ai_out_r = getattr(_lib, "tl_pyabi_special_airy_ai_out_r", None) or _missing_c("tl_pyabi_special_airy_ai_out_r")
+_P_special_bessel_j0_out_r = getattr(_lib, "tl_pyabi_special_bessel_j0_out_r", None) or _missing_c("tl_pyabi_special_bessel_j0_out_r")
+_P_special_bessel_j1_out_r = getattr(_lib, "tl_pyabi_special_bessel_j1_out_r", None) or _missing_c("tl_pyabi_special_bessel_j1_out_r")
+_P_special_bessel_y0_out_r = getattr(_lib, "tl_pyabi_special_bessel_y0_out_r", None) or _missing_c("tl_pyabi_special_bessel_y0_out_r")
+_P_special_bessel_y1_out_r = getattr(_lib, "tl_pyabi_special_bessel_y1_out_r", None) or _missing_c("tl_pyabi_special_bessel_y1_out_r")
+_P_special_chebyshev_polynomial_t_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_t_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_t_n_scalar_out_r")
+_P_special_chebyshev_polynomial_t_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_t_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_t_out_r")
+_P_special_chebyshev_polynomial_t_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_t_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_t_x_scalar_out_r")
+_P_special_chebyshev_polynomial_u_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_u_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_u_n_scalar_out_r")
+_P_special_chebyshev_polynomial_u_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_u_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_u_out_r")
+_P_special_chebyshev_polynomial_u_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_u_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_u_x_scalar_out_r")
+_P_special_chebyshev_polynomial_v_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_v_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_v_n_scalar_out_r")
+_P_special_chebyshev_polynomial_v_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_v_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_v_out_r")
+_P_special_chebyshev_polynomial_v_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_v_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_v_x_scalar_out_r")
+_P_special_chebyshev_polynomial_w_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_w_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_w_n_scalar_out_r")
+_P_special_chebyshev_polynomial_w_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_w_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_w_out_r")
+_P_special_chebyshev_polynomial_w_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_w_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_w_x_scalar_out_r")
 _P_special_digamma_out_r = getattr(_lib, "tl_pyabi_special_digamma_out_r", None) or _missing_c("tl_pyabi_special_digamma_out_r")
 _P_special_entr_out_r = getattr(_lib, "tl_pyabi_special_entr_out_r", None) or _missing_c("tl_pyabi_special_entr_out_r")
 _P_special_erf_out_r = getattr(_lib, "tl_pyabi_special_erf_out_r", None) or _missing_c("tl_pyabi_special_erf_out_r")
 _P_special_erfc_out_r = getattr(_lib, "tl_pyabi_special_erfc_out_r", None) or _missing_c("tl_pyabi_special_erfc_out_r")
+_P_special_erfcx_out_r = getattr(_lib, "tl_pyabi_special_erfcx_out_r", None) or _missing_c("tl_pyabi_special_erfcx_out_r")
 _P_special_erfinv_out_r = getattr(_lib, "tl_pyabi_special_erfinv_out_r", None) or _missing_c("tl_pyabi_special_erfinv_out_r")
 _P_special_exp2_out_r = getattr(_lib, "tl_pyabi_special_exp2_out_r", None) or _missing_c("tl_pyabi_special_exp2_out_r")
 _P_special_expit_out_r = getattr(_lib, "tl_pyabi_special_expit_out_r", None) or _missing_c("tl_pyabi_special_expit_out_r")
 _P_special_expm1_out_r = getattr(_lib, "tl_pyabi_special_expm1_out_r", None) or _missing_c("tl_pyabi_special_expm1_out_r")
+_P_special_gammainc_out_r = getattr(_lib, "tl_pyabi_special_gammainc_out_r", None) or _missing_c("tl_pyabi_special_gammainc_out_r")
+_P_special_gammaincc_out_r = getattr(_lib, "tl_pyabi_special_gammaincc_out_r", None) or _missing_c("tl_pyabi_special_gammaincc_out_r")
 _P_special_gammaln_out_r = getattr(_lib, "tl_pyabi_special_gammaln_out_r", None) or _missing_c("tl_pyabi_special_gammaln_out_r")
+_P_special_hermite_polynomial_h_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_hermite_polynomial_h_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_hermite_polynomial_h_n_scalar_out_r")
+_P_special_hermite_polynomial_h_out_r = getattr(_lib, "tl_pyabi_special_hermite_polynomial_h_out_r", None) or _missing_c("tl_pyabi_special_hermite_polynomial_h_out_r")
+_P_special_hermite_polynomial_h_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_hermite_polynomial_h_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_hermite_polynomial_h_x_scalar_out_r")
+_P_special_hermite_polynomial_he_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_hermite_polynomial_he_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_hermite_polynomial_he_n_scalar_out_r")
+_P_special_hermite_polynomial_he_out_r = getattr(_lib, "tl_pyabi_special_hermite_polynomial_he_out_r", None) or _missing_c("tl_pyabi_special_hermite_polynomial_he_out_r")
+_P_special_hermite_polynomial_he_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_hermite_polynomial_he_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_hermite_polynomial_he_x_scalar_out_r")
 _P_special_i0_out_r = getattr(_lib, "tl_pyabi_special_i0_out_r", None) or _missing_c("tl_pyabi_special_i0_out_r")
+_P_special_i0e_out_r = getattr(_lib, "tl_pyabi_special_i0e_out_r", None) or _missing_c("tl_pyabi_special_i0e_out_r")
 _P_special_i1_out_r = getattr(_lib, "tl_pyabi_special_i1_out_r", None) or _missing_c("tl_pyabi_special_i1_out_r")
+_P_special_i1e_out_r = getattr(_lib, "tl_pyabi_special_i1e_out_r", None) or _missing_c("tl_pyabi_special_i1e_out_r")
+_P_special_laguerre_polynomial_l_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_laguerre_polynomial_l_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_laguerre_polynomial_l_n_scalar_out_r")
+_P_special_laguerre_polynomial_l_out_r = getattr(_lib, "tl_pyabi_special_laguerre_polynomial_l_out_r", None) or _missing_c("tl_pyabi_special_laguerre_polynomial_l_out_r")
+_P_special_laguerre_polynomial_l_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_laguerre_polynomial_l_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_laguerre_polynomial_l_x_scalar_out_r")
+_P_special_legendre_polynomial_p_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_legendre_polynomial_p_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_legendre_polynomial_p_n_scalar_out_r")
+_P_special_legendre_polynomial_p_out_r = getattr(_lib, "tl_pyabi_special_legendre_polynomial_p_out_r", None) or _missing_c("tl_pyabi_special_legendre_polynomial_p_out_r")
+_P_special_legendre_polynomial_p_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_legendre_polynomial_p_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_legendre_polynomial_p_x_scalar_out_r")
 _P_special_log1p_out_r = getattr(_lib, "tl_pyabi_special_log1p_out_r", None) or _missing_c("tl_pyabi_special_log1p_out_r")
+_P_special_log_ndtr_out_r = getattr(_lib, "tl_pyabi_special_log_ndtr_out_r", None) or _missing_c("tl_pyabi_special_log_ndtr_out_r")
 _P_special_logit_out_r = getattr(_lib, "tl_pyabi_special_logit_out_r", None) or _missing_c("tl_pyabi_special_logit_out_r")
 _P_special_logsumexp_out_r = getattr(_lib, "tl_pyabi_special_logsumexp_out_r", None) or _missing_c("tl_pyabi_special_logsumexp_out_r")
+_P_special_modified_bessel_i0_out_r = getattr(_lib, "tl_pyabi_special_modified_bessel_i0_out_r", None) or _missing_c("tl_pyabi_special_modified_bessel_i0_out_r")
+_P_special_modified_bessel_i1_out_r = getattr(_lib, "tl_pyabi_special_modified_bessel_i1_out_r", None) or _missing_c("tl_pyabi_special_modified_bessel_i1_out_r")
+_P_special_modified_bessel_k0_out_r = getattr(_lib, "tl_pyabi_special_modified_bessel_k0_out_r", None) or _missing_c("tl_pyabi_special_modified_bessel_k0_out_r")
+_P_special_modified_bessel_k1_out_r = getattr(_lib, "tl_pyabi_special_modified_bessel_k1_out_r", None) or _missing_c("tl_pyabi_special_modified_bessel_k1_out_r")
+_P_special_multigammaln_out_r = getattr(_lib, "tl_pyabi_special_multigammaln_out_r", None) or _missing_c("tl_pyabi_special_multigammaln_out_r")
 _P_special_ndtr_out_r = getattr(_lib, "tl_pyabi_special_ndtr_out_r", None) or _missing_c("tl_pyabi_special_ndtr_out_r")
+_P_special_ndtri_out_r = getattr(_lib, "tl_pyabi_special_ndtri_out_r", None) or _missing_c("tl_pyabi_special_ndtri_out_r")
 _P_special_polygamma_out_r = getattr(_lib, "tl_pyabi_special_polygamma_out_r", None) or _missing_c("tl_pyabi_special_polygamma_out_r")
 _P_special_psi_out_r = getattr(_lib, "tl_pyabi_special_psi_out_r", None) or _missing_c("tl_pyabi_special_psi_out_r")
 _P_special_round_out_r = getattr(_lib, "tl_pyabi_special_round_out_r", None) or _missing_c("tl_pyabi_special_round_out_r")
+_P_special_scaled_modified_bessel_k0_out_r = getattr(_lib, "tl_pyabi_special_scaled_modified_bessel_k0_out_r", None) or _missing_c("tl_pyabi_special_scaled_modified_bessel_k0_out_r")
+_P_special_scaled_modified_bessel_k1_out_r = getattr(_lib, "tl_pyabi_special_scaled_modified_bessel_k1_out_r", None) or _missing_c("tl_pyabi_special_scaled_modified_bessel_k1_out_r")
+_P_special_shifted_chebyshev_polynomial_t_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_t_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_t_n_scalar_out_r")
+_P_special_shifted_chebyshev_polynomial_t_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_t_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_t_out_r")
+_P_special_shifted_chebyshev_polynomial_t_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_t_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_t_x_scalar_out_r")
+_P_special_shifted_chebyshev_polynomial_u_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_u_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_u_n_scalar_out_r")
+_P_special_shifted_chebyshev_polynomial_u_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_u_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_u_out_r")
+_P_special_shifted_chebyshev_polynomial_u_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_u_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_u_x_scalar_out_r")
+_P_special_shifted_chebyshev_polynomial_v_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_v_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_v_n_scalar_out_r")
+_P_special_shifted_chebyshev_polynomial_v_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_v_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_v_out_r")
+_P_special_shifted_chebyshev_polynomial_v_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_v_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_v_x_scalar_out_r")
+_P_special_shifted_chebyshev_polynomial_w_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_w_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_w_n_scalar_out_r")
+_P_special_shifted_chebyshev_polynomial_w_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_w_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_w_out_r")
+_P_special_shifted_chebyshev_polynomial_w_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_w_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_w_x_scalar_out_r")
 _P_special_sinc_out_r = getattr(_lib, "tl_pyabi_special_sinc_out_r", None) or _missing_c("tl_pyabi_special_sinc_out_r")
+_P_special_spherical_bessel_j0_out_r = getattr(_lib, "tl_pyabi_special_spherical_bessel_j0_out_r", None) or _missing_c("tl_pyabi_special_spherical_bessel_j0_out_r")
 _P_special_xlog1py_other_scalar_out_r = getattr(_lib, "tl_pyabi_special_xlog1py_other_scalar_out_r", None) or _missing_c("tl_pyabi_special_xlog1py_other_scalar_out_r")
 _P_special_xlog1py_out_r = getattr(_lib, "tl_pyabi_special_xlog1py_out_r", None) or _missing_c("tl_pyabi_special_xlog1py_out_r")
 _P_special_xlog1py_self_scalar_out_r = getattr(_lib, "tl_pyabi_special_xlog1py_self_scalar_out_r", None) or _missing_c("tl_pyabi_special_xlog1py_self_scalar_out_r")
 _P_special_xlogy_other_scalar_out_r = getattr(_lib, "tl_pyabi_special_xlogy_other_scalar_out_r", None) or _missing_c("tl_pyabi_special_xlogy_other_scalar_out_r")
 _P_special_xlogy_out_r = getattr(_lib, "tl_pyabi_special_xlogy_out_r", None) or _missing_c("tl_pyabi_special_xlogy_out_r")
 _P_special_xlogy_self_scalar_out_r = getattr(_lib, "tl_pyabi_special_xlogy_self_scalar_out_r", None) or _missing_c("tl_pyabi_special_xlogy_self_scalar_out_r")
+_P_special_zeta_other_scalar_out_r = getattr(_lib, "tl_pyabi_special_zeta_other_scalar_out_r", None) or _missing_c("tl_pyabi_special_zeta_other_scalar_out_r")
+_P_special_zeta_out_r = getattr(_lib, "tl_pyabi_special_zeta_out_r", None) or _missing_c("tl_pyabi_special_zeta_out_r")
+_P_special_zeta_self_scalar_out_r = getattr(_lib, "tl_pyabi_special_zeta_self_scalar_out_r", None) or _missing_c("tl_pyabi_special_zeta_self_scalar_out_r")
 _P_sqrt__r = getattr(_lib, "tl_pyabi_sqrt__r", None) or _missing_c("tl_pyabi_sqrt__r")
 _P_sqrt_out_r = getattr(_lib, "tl_pyabi_sqrt_out_r", None) or _missing_c("tl_pyabi_sqrt_out_r")
 _P_stack_out_r = getattr(_lib, "tl_pyabi_stack_out_r", None) or _missing_c("tl_pyabi_stack_out_r")
@@ -9127,6 +9316,74 @@ def i0_(input):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: igamma(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: igamma.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_igamma = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def igamma(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(igamma, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('igamma', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('igamma', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_igamma(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('igamma', 'out', 0, 'Tensor', out)
+    rc_ = _P_igamma_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: igammac(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: igammac.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_igammac = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def igammac(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(igammac, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('igammac', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('igammac', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_igammac(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('igammac', 'out', 0, 'Tensor', out)
+    rc_ = _P_igammac_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
@@ -19022,6 +19279,597 @@ def _linalg_linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=N
     return out
 
 
+# yaml/native_functions.yaml: special_airy_ai(Tensor x) -> Tensor
+# yaml/native_functions.yaml: special_airy_ai.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_airy_ai = (
+    ('(Tensor x, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_airy_ai(x, *, out=None):
+    '(Tensor x, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_airy_ai, locals())) is not _GO:
+        return r_
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_airy_ai', 'x', 1, 'Tensor', x)
+    if out is None:
+        h_ = _C_special_airy_ai(x._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_airy_ai', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_airy_ai_out_r(x._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_bessel_j0(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_bessel_j0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_bessel_j0 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_bessel_j0(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_bessel_j0, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_bessel_j0', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_bessel_j0(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_bessel_j0', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_bessel_j0_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_bessel_j1(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_bessel_j1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_bessel_j1 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_bessel_j1(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_bessel_j1, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_bessel_j1', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_bessel_j1(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_bessel_j1', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_bessel_j1_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_bessel_y0(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_bessel_y0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_bessel_y0 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_bessel_y0(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_bessel_y0, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_bessel_y0', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_bessel_y0(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_bessel_y0', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_bessel_y0_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_bessel_y1(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_bessel_y1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_bessel_y1 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_bessel_y1(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_bessel_y1, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_bessel_y1', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_bessel_y1(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_bessel_y1', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_bessel_y1_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_t.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_t.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_chebyshev_polynomial_t = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_chebyshev_polynomial_t_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_chebyshev_polynomial_t_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_chebyshev_polynomial_t_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_chebyshev_polynomial_t_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_t', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_t', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_t(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_t', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_t_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_chebyshev_polynomial_t_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_chebyshev_polynomial_t', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_t', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_t_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_t', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_t_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_chebyshev_polynomial_t_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_t', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_chebyshev_polynomial_t', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_t_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_t', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_t_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_chebyshev_polynomial_t(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_chebyshev_polynomial_t, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_t_0, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_t_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_t_1, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_t_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_t_2, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_t_2(*args, **kwargs)
+    raise _invalid_combination('special_chebyshev_polynomial_t', args, kwargs, _SIGS__special_special_chebyshev_polynomial_t)
+
+
+# yaml/native_functions.yaml: special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_u.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_u.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_chebyshev_polynomial_u = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_chebyshev_polynomial_u_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_chebyshev_polynomial_u_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_chebyshev_polynomial_u_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_chebyshev_polynomial_u_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_u', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_u', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_u(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_u', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_u_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_chebyshev_polynomial_u_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_chebyshev_polynomial_u', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_u', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_u_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_u', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_u_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_chebyshev_polynomial_u_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_u', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_chebyshev_polynomial_u', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_u_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_u', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_u_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_chebyshev_polynomial_u(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_chebyshev_polynomial_u, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_u_0, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_u_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_u_1, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_u_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_u_2, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_u_2(*args, **kwargs)
+    raise _invalid_combination('special_chebyshev_polynomial_u', args, kwargs, _SIGS__special_special_chebyshev_polynomial_u)
+
+
+# yaml/native_functions.yaml: special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_v.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_v.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_chebyshev_polynomial_v = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_chebyshev_polynomial_v_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_chebyshev_polynomial_v_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_chebyshev_polynomial_v_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_chebyshev_polynomial_v_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_v', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_v', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_v(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_v', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_v_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_chebyshev_polynomial_v_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_chebyshev_polynomial_v', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_v', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_v_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_v', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_v_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_chebyshev_polynomial_v_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_v', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_chebyshev_polynomial_v', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_v_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_v', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_v_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_chebyshev_polynomial_v(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_chebyshev_polynomial_v, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_v_0, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_v_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_v_1, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_v_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_v_2, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_v_2(*args, **kwargs)
+    raise _invalid_combination('special_chebyshev_polynomial_v', args, kwargs, _SIGS__special_special_chebyshev_polynomial_v)
+
+
+# yaml/native_functions.yaml: special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_w.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_w.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_chebyshev_polynomial_w = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_chebyshev_polynomial_w_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_chebyshev_polynomial_w_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_chebyshev_polynomial_w_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_chebyshev_polynomial_w_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_w', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_w', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_w(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_w', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_w_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_chebyshev_polynomial_w_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_chebyshev_polynomial_w', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_w', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_w_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_w', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_w_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_chebyshev_polynomial_w_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_w', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_chebyshev_polynomial_w', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_w_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_w', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_w_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_chebyshev_polynomial_w(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_chebyshev_polynomial_w, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_w_0, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_w_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_w_1, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_w_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_w_2, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_w_2(*args, **kwargs)
+    raise _invalid_combination('special_chebyshev_polynomial_w', args, kwargs, _SIGS__special_special_chebyshev_polynomial_w)
+
+
 # yaml/native_functions.yaml: special_digamma(Tensor self) -> Tensor
 # yaml/native_functions.yaml: special_digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__special_special_digamma = (
@@ -19141,6 +19989,37 @@ def _special_special_erfc(input, *, out=None):
     if not isinstance(out, _Tensor):
         raise _arg_error('special_erfc', 'out', 0, 'Tensor', out)
     rc_ = _P_special_erfc_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_erfcx(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_erfcx.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_erfcx = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_erfcx(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_erfcx, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_erfcx', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_erfcx(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_erfcx', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_erfcx_out_r(input._p, out._p)
     if rc_:
         _after(rc_)
     return out
@@ -19270,6 +20149,74 @@ def _special_special_expm1(input, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: special_gammainc(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: special_gammainc.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_gammainc = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_gammainc(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_gammainc, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_gammainc', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('special_gammainc', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_special_gammainc(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_gammainc', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_gammainc_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_gammaincc(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: special_gammaincc.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_gammaincc = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_gammaincc(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_gammaincc, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_gammaincc', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('special_gammaincc', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_special_gammaincc(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_gammaincc', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_gammaincc_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: special_gammaln(Tensor self) -> Tensor
 # yaml/native_functions.yaml: special_gammaln.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__special_special_gammaln = (
@@ -19301,6 +20248,224 @@ def _special_special_gammaln(input, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_hermite_polynomial_h.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_hermite_polynomial_h.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_hermite_polynomial_h.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_hermite_polynomial_h = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_hermite_polynomial_h_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_hermite_polynomial_h_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_hermite_polynomial_h_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_hermite_polynomial_h_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_hermite_polynomial_h', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_hermite_polynomial_h', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_hermite_polynomial_h(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_hermite_polynomial_h', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_hermite_polynomial_h_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_hermite_polynomial_h_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_hermite_polynomial_h', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_hermite_polynomial_h', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_hermite_polynomial_h_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_hermite_polynomial_h', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_hermite_polynomial_h_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_hermite_polynomial_h_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_hermite_polynomial_h', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_hermite_polynomial_h', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_hermite_polynomial_h_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_hermite_polynomial_h', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_hermite_polynomial_h_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_hermite_polynomial_h(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_hermite_polynomial_h, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_hermite_polynomial_h_0, ('x', 'n', )[:n])):
+        return _impl_special_special_hermite_polynomial_h_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_hermite_polynomial_h_1, ('x', 'n', )[:n])):
+        return _impl_special_special_hermite_polynomial_h_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_hermite_polynomial_h_2, ('x', 'n', )[:n])):
+        return _impl_special_special_hermite_polynomial_h_2(*args, **kwargs)
+    raise _invalid_combination('special_hermite_polynomial_h', args, kwargs, _SIGS__special_special_hermite_polynomial_h)
+
+
+# yaml/native_functions.yaml: special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_hermite_polynomial_he.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_hermite_polynomial_he.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_hermite_polynomial_he.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_hermite_polynomial_he = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_hermite_polynomial_he_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_hermite_polynomial_he_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_hermite_polynomial_he_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_hermite_polynomial_he_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_hermite_polynomial_he', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_hermite_polynomial_he', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_hermite_polynomial_he(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_hermite_polynomial_he', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_hermite_polynomial_he_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_hermite_polynomial_he_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_hermite_polynomial_he', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_hermite_polynomial_he', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_hermite_polynomial_he_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_hermite_polynomial_he', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_hermite_polynomial_he_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_hermite_polynomial_he_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_hermite_polynomial_he', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_hermite_polynomial_he', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_hermite_polynomial_he_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_hermite_polynomial_he', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_hermite_polynomial_he_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_hermite_polynomial_he(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_hermite_polynomial_he, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_hermite_polynomial_he_0, ('x', 'n', )[:n])):
+        return _impl_special_special_hermite_polynomial_he_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_hermite_polynomial_he_1, ('x', 'n', )[:n])):
+        return _impl_special_special_hermite_polynomial_he_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_hermite_polynomial_he_2, ('x', 'n', )[:n])):
+        return _impl_special_special_hermite_polynomial_he_2(*args, **kwargs)
+    raise _invalid_combination('special_hermite_polynomial_he', args, kwargs, _SIGS__special_special_hermite_polynomial_he)
+
+
 # yaml/native_functions.yaml: special_i0(Tensor self) -> Tensor
 # yaml/native_functions.yaml: special_i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__special_special_i0 = (
@@ -19327,6 +20492,37 @@ def _special_special_i0(input, *, out=None):
     if not isinstance(out, _Tensor):
         raise _arg_error('special_i0', 'out', 0, 'Tensor', out)
     rc_ = _P_special_i0_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_i0e(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_i0e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_i0e = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_i0e(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_i0e, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_i0e', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_i0e(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_i0e', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_i0e_out_r(input._p, out._p)
     if rc_:
         _after(rc_)
     return out
@@ -19363,6 +20559,255 @@ def _special_special_i1(input, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: special_i1e(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_i1e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_i1e = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_i1e(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_i1e, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_i1e', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_i1e(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_i1e', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_i1e_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_laguerre_polynomial_l.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_laguerre_polynomial_l.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_laguerre_polynomial_l.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_laguerre_polynomial_l = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_laguerre_polynomial_l_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_laguerre_polynomial_l_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_laguerre_polynomial_l_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_laguerre_polynomial_l_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_laguerre_polynomial_l', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_laguerre_polynomial_l', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_laguerre_polynomial_l(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_laguerre_polynomial_l', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_laguerre_polynomial_l_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_laguerre_polynomial_l_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_laguerre_polynomial_l', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_laguerre_polynomial_l', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_laguerre_polynomial_l_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_laguerre_polynomial_l', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_laguerre_polynomial_l_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_laguerre_polynomial_l_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_laguerre_polynomial_l', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_laguerre_polynomial_l', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_laguerre_polynomial_l_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_laguerre_polynomial_l', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_laguerre_polynomial_l_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_laguerre_polynomial_l(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_laguerre_polynomial_l, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_laguerre_polynomial_l_0, ('x', 'n', )[:n])):
+        return _impl_special_special_laguerre_polynomial_l_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_laguerre_polynomial_l_1, ('x', 'n', )[:n])):
+        return _impl_special_special_laguerre_polynomial_l_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_laguerre_polynomial_l_2, ('x', 'n', )[:n])):
+        return _impl_special_special_laguerre_polynomial_l_2(*args, **kwargs)
+    raise _invalid_combination('special_laguerre_polynomial_l', args, kwargs, _SIGS__special_special_laguerre_polynomial_l)
+
+
+# yaml/native_functions.yaml: special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_legendre_polynomial_p.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_legendre_polynomial_p.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_legendre_polynomial_p.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_legendre_polynomial_p = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_legendre_polynomial_p_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_legendre_polynomial_p_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_legendre_polynomial_p_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_legendre_polynomial_p_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_legendre_polynomial_p', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_legendre_polynomial_p', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_legendre_polynomial_p(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_legendre_polynomial_p', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_legendre_polynomial_p_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_legendre_polynomial_p_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_legendre_polynomial_p', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_legendre_polynomial_p', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_legendre_polynomial_p_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_legendre_polynomial_p', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_legendre_polynomial_p_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_legendre_polynomial_p_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_legendre_polynomial_p', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_legendre_polynomial_p', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_legendre_polynomial_p_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_legendre_polynomial_p', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_legendre_polynomial_p_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_legendre_polynomial_p(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_legendre_polynomial_p, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_legendre_polynomial_p_0, ('x', 'n', )[:n])):
+        return _impl_special_special_legendre_polynomial_p_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_legendre_polynomial_p_1, ('x', 'n', )[:n])):
+        return _impl_special_special_legendre_polynomial_p_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_legendre_polynomial_p_2, ('x', 'n', )[:n])):
+        return _impl_special_special_legendre_polynomial_p_2(*args, **kwargs)
+    raise _invalid_combination('special_legendre_polynomial_p', args, kwargs, _SIGS__special_special_legendre_polynomial_p)
+
+
 # yaml/native_functions.yaml: special_log1p(Tensor self) -> Tensor
 # yaml/native_functions.yaml: special_log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__special_special_log1p = (
@@ -19389,6 +20834,37 @@ def _special_special_log1p(input, *, out=None):
     if not isinstance(out, _Tensor):
         raise _arg_error('special_log1p', 'out', 0, 'Tensor', out)
     rc_ = _P_special_log1p_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_log_ndtr(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_log_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_log_ndtr = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_log_ndtr(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_log_ndtr, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_log_ndtr', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_log_ndtr(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_log_ndtr', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_log_ndtr_out_r(input._p, out._p)
     if rc_:
         _after(rc_)
     return out
@@ -19494,6 +20970,164 @@ def _special_special_logsumexp(input, dim, keepdim=False, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: special_modified_bessel_i0(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_modified_bessel_i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_modified_bessel_i0 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_modified_bessel_i0(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_modified_bessel_i0, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_modified_bessel_i0', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_modified_bessel_i0(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_modified_bessel_i0', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_modified_bessel_i0_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_modified_bessel_i1(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_modified_bessel_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_modified_bessel_i1 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_modified_bessel_i1(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_modified_bessel_i1, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_modified_bessel_i1', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_modified_bessel_i1(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_modified_bessel_i1', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_modified_bessel_i1_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_modified_bessel_k0(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_modified_bessel_k0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_modified_bessel_k0 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_modified_bessel_k0(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_modified_bessel_k0, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_modified_bessel_k0', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_modified_bessel_k0(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_modified_bessel_k0', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_modified_bessel_k0_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_modified_bessel_k1(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_modified_bessel_k1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_modified_bessel_k1 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_modified_bessel_k1(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_modified_bessel_k1, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_modified_bessel_k1', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_modified_bessel_k1(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_modified_bessel_k1', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_modified_bessel_k1_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_multigammaln(Tensor self, int p) -> Tensor
+# yaml/native_functions.yaml: special_multigammaln.out(Tensor self, int p, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_multigammaln = (
+    ('(Tensor input, int p, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_multigammaln(input, p, *, out=None):
+    '(Tensor input, int p, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_multigammaln, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_multigammaln', 'input', 1, 'Tensor', input)
+    p_c = _cv_int(p)
+    if p_c is _BAD:
+        raise _arg_error('special_multigammaln', 'p', 2, 'int', p)
+    if out is None:
+        h_ = _C_special_multigammaln(input._p, p_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_multigammaln', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_multigammaln_out_r(input._p, p_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: special_ndtr(Tensor self) -> Tensor
 # yaml/native_functions.yaml: special_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__special_special_ndtr = (
@@ -19520,6 +21154,37 @@ def _special_special_ndtr(input, *, out=None):
     if not isinstance(out, _Tensor):
         raise _arg_error('special_ndtr', 'out', 0, 'Tensor', out)
     rc_ = _P_special_ndtr_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_ndtri(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_ndtri.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_ndtri = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_ndtri(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_ndtri, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_ndtri', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_ndtri(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_ndtri', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_ndtri_out_r(input._p, out._p)
     if rc_:
         _after(rc_)
     return out
@@ -19624,6 +21289,504 @@ def _special_special_round(input, *, decimals=0, out=None):
     return out
 
 
+# yaml/native_functions.yaml: special_scaled_modified_bessel_k0(Tensor x) -> Tensor
+# yaml/native_functions.yaml: special_scaled_modified_bessel_k0.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_scaled_modified_bessel_k0 = (
+    ('(Tensor x, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_scaled_modified_bessel_k0(x, *, out=None):
+    '(Tensor x, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_scaled_modified_bessel_k0, locals())) is not _GO:
+        return r_
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_scaled_modified_bessel_k0', 'x', 1, 'Tensor', x)
+    if out is None:
+        h_ = _C_special_scaled_modified_bessel_k0(x._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_scaled_modified_bessel_k0', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_scaled_modified_bessel_k0_out_r(x._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_scaled_modified_bessel_k1(Tensor x) -> Tensor
+# yaml/native_functions.yaml: special_scaled_modified_bessel_k1.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_scaled_modified_bessel_k1 = (
+    ('(Tensor x, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_scaled_modified_bessel_k1(x, *, out=None):
+    '(Tensor x, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_scaled_modified_bessel_k1, locals())) is not _GO:
+        return r_
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_scaled_modified_bessel_k1', 'x', 1, 'Tensor', x)
+    if out is None:
+        h_ = _C_special_scaled_modified_bessel_k1(x._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_scaled_modified_bessel_k1', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_scaled_modified_bessel_k1_out_r(x._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_t.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_t.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_shifted_chebyshev_polynomial_t = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_shifted_chebyshev_polynomial_t_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_shifted_chebyshev_polynomial_t_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_shifted_chebyshev_polynomial_t_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_t_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_t', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_t', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_t(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_t', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_t_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_t_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_shifted_chebyshev_polynomial_t', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_t', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_t_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_t', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_t_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_t_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_t', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_shifted_chebyshev_polynomial_t', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_t_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_t', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_t_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_shifted_chebyshev_polynomial_t(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_shifted_chebyshev_polynomial_t, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_t_0, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_t_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_t_1, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_t_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_t_2, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_t_2(*args, **kwargs)
+    raise _invalid_combination('special_shifted_chebyshev_polynomial_t', args, kwargs, _SIGS__special_special_shifted_chebyshev_polynomial_t)
+
+
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_u.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_u.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_shifted_chebyshev_polynomial_u = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_shifted_chebyshev_polynomial_u_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_shifted_chebyshev_polynomial_u_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_shifted_chebyshev_polynomial_u_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_u_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_u', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_u', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_u(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_u', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_u_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_u_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_shifted_chebyshev_polynomial_u', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_u', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_u_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_u', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_u_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_u_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_u', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_shifted_chebyshev_polynomial_u', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_u_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_u', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_u_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_shifted_chebyshev_polynomial_u(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_shifted_chebyshev_polynomial_u, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_u_0, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_u_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_u_1, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_u_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_u_2, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_u_2(*args, **kwargs)
+    raise _invalid_combination('special_shifted_chebyshev_polynomial_u', args, kwargs, _SIGS__special_special_shifted_chebyshev_polynomial_u)
+
+
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_v.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_v.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_shifted_chebyshev_polynomial_v = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_shifted_chebyshev_polynomial_v_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_shifted_chebyshev_polynomial_v_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_shifted_chebyshev_polynomial_v_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_v_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_v', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_v', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_v(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_v', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_v_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_v_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_shifted_chebyshev_polynomial_v', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_v', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_v_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_v', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_v_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_v_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_v', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_shifted_chebyshev_polynomial_v', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_v_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_v', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_v_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_shifted_chebyshev_polynomial_v(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_shifted_chebyshev_polynomial_v, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_v_0, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_v_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_v_1, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_v_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_v_2, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_v_2(*args, **kwargs)
+    raise _invalid_combination('special_shifted_chebyshev_polynomial_v', args, kwargs, _SIGS__special_special_shifted_chebyshev_polynomial_v)
+
+
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_w.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_w.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_shifted_chebyshev_polynomial_w = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_shifted_chebyshev_polynomial_w_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_shifted_chebyshev_polynomial_w_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_shifted_chebyshev_polynomial_w_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_w_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_w', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_w', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_w(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_w', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_w_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_w_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_shifted_chebyshev_polynomial_w', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_w', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_w_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_w', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_w_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_w_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_w', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_shifted_chebyshev_polynomial_w', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_w_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_w', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_w_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_shifted_chebyshev_polynomial_w(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_shifted_chebyshev_polynomial_w, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_w_0, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_w_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_w_1, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_w_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_w_2, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_w_2(*args, **kwargs)
+    raise _invalid_combination('special_shifted_chebyshev_polynomial_w', args, kwargs, _SIGS__special_special_shifted_chebyshev_polynomial_w)
+
+
 # yaml/native_functions.yaml: special_sinc(Tensor self) -> Tensor
 # yaml/native_functions.yaml: special_sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__special_special_sinc = (
@@ -19682,6 +21845,37 @@ def _special_special_softmax(input, dim, dtype=None):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: special_spherical_bessel_j0(Tensor x) -> Tensor
+# yaml/native_functions.yaml: special_spherical_bessel_j0.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_spherical_bessel_j0 = (
+    ('(Tensor x, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_spherical_bessel_j0(x, *, out=None):
+    '(Tensor x, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_spherical_bessel_j0, locals())) is not _GO:
+        return r_
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_spherical_bessel_j0', 'x', 1, 'Tensor', x)
+    if out is None:
+        h_ = _C_special_spherical_bessel_j0(x._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_spherical_bessel_j0', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_spherical_bessel_j0_out_r(x._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: special_xlog1py(Tensor self, Tensor other) -> Tensor
@@ -19900,6 +22094,115 @@ def _special_special_xlogy(*args, **kwargs):
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_xlogy_2, ('input', 'other', )[:n])):
         return _impl_special_special_xlogy_2(*args, **kwargs)
     raise _invalid_combination('special_xlogy', args, kwargs, _SIGS__special_special_xlogy)
+
+
+# yaml/native_functions.yaml: special_zeta(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: special_zeta.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: special_zeta.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: special_zeta.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_zeta = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number input, Tensor other, *, Tensor out = None)', (('input', lambda x: _is_scalar(x)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_zeta_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_zeta_1 = {'input': lambda x: _is_scalar(x), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_zeta_2 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_zeta_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_zeta', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('special_zeta', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_special_zeta(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_zeta', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_zeta_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_zeta_1(input, other, *, out=None):
+    '(Number input, Tensor other, *, Tensor out = None)'
+    input_c = _SC_INT.get(input) if input.__class__ is int else None
+    if input_c is None:
+        input_c = _cv_scalar(input)
+        if input_c is _BAD:
+            raise _arg_error('special_zeta', 'input', 1, 'Number', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('special_zeta', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_special_zeta_self_scalar(input_c, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_zeta', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_zeta_self_scalar_out_r(input_c, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_zeta_2(input, other, *, out=None):
+    '(Tensor input, Number other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_zeta', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('special_zeta', 'other', 2, 'Number', other)
+    if out is None:
+        h_ = _C_special_zeta_other_scalar(input._p, other_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_zeta', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_zeta_other_scalar_out_r(input._p, other_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_zeta(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_zeta, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_zeta_0, ('input', 'other', )[:n])):
+        return _impl_special_special_zeta_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_zeta_1, ('input', 'other', )[:n])):
+        return _impl_special_special_zeta_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_zeta_2, ('input', 'other', )[:n])):
+        return _impl_special_special_zeta_2(*args, **kwargs)
+    raise _invalid_combination('special_zeta', args, kwargs, _SIGS__special_special_zeta)
 
 # ------------------------------------------------------------------- methods
 
@@ -24375,6 +26678,90 @@ def _m_i0_(self):
     if _TF and (r_ := _tf(_m_i0_, locals())) is not _GO:
         return r_
     rc_ = _P_i0__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: igamma(Tensor self, Tensor other) -> Tensor
+_SIGS__m_igamma = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_igamma(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_igamma, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('igamma', 'other', 1, 'Tensor', other)
+    h_ = _C_igamma(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS__m_igamma_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_igamma_(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_igamma_, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('igamma_', 'other', 1, 'Tensor', other)
+    rc_ = _P_igamma__r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: igammac(Tensor self, Tensor other) -> Tensor
+_SIGS__m_igammac = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_igammac(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_igammac, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('igammac', 'other', 1, 'Tensor', other)
+    h_ = _C_igammac(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS__m_igammac_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_igammac_(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_igammac_, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('igammac_', 'other', 1, 'Tensor', other)
+    rc_ = _P_igammac__r(self._p, other._p)
     if rc_:
         _after(rc_)
     return self
@@ -30786,6 +33173,10 @@ class _TensorOps:
     hypot_ = _m_hypot_
     i0 = _m_i0
     i0_ = _m_i0_
+    igamma = _m_igamma
+    igamma_ = _m_igamma_
+    igammac = _m_igammac
+    igammac_ = _m_igammac_
     index = _m_index
     index_add = _m_index_add
     index_add_ = _m_index_add_
@@ -31078,29 +33469,62 @@ def _public_names():
         (_linalg_linalg_svd, "linalg_svd"),
         (_linalg_linalg_svdvals, "linalg_svdvals"),
         (_linalg_linalg_vector_norm, "linalg_vector_norm"),
+        (_special_special_airy_ai, "special_airy_ai"),
+        (_special_special_bessel_j0, "special_bessel_j0"),
+        (_special_special_bessel_j1, "special_bessel_j1"),
+        (_special_special_bessel_y0, "special_bessel_y0"),
+        (_special_special_bessel_y1, "special_bessel_y1"),
+        (_special_special_chebyshev_polynomial_t, "special_chebyshev_polynomial_t"),
+        (_special_special_chebyshev_polynomial_u, "special_chebyshev_polynomial_u"),
+        (_special_special_chebyshev_polynomial_v, "special_chebyshev_polynomial_v"),
+        (_special_special_chebyshev_polynomial_w, "special_chebyshev_polynomial_w"),
         (_special_special_digamma, "special_digamma"),
         (_special_special_entr, "special_entr"),
         (_special_special_erf, "special_erf"),
         (_special_special_erfc, "special_erfc"),
+        (_special_special_erfcx, "special_erfcx"),
         (_special_special_erfinv, "special_erfinv"),
         (_special_special_exp2, "special_exp2"),
         (_special_special_expit, "special_expit"),
         (_special_special_expm1, "special_expm1"),
+        (_special_special_gammainc, "special_gammainc"),
+        (_special_special_gammaincc, "special_gammaincc"),
         (_special_special_gammaln, "special_gammaln"),
+        (_special_special_hermite_polynomial_h, "special_hermite_polynomial_h"),
+        (_special_special_hermite_polynomial_he, "special_hermite_polynomial_he"),
         (_special_special_i0, "special_i0"),
+        (_special_special_i0e, "special_i0e"),
         (_special_special_i1, "special_i1"),
+        (_special_special_i1e, "special_i1e"),
+        (_special_special_laguerre_polynomial_l, "special_laguerre_polynomial_l"),
+        (_special_special_legendre_polynomial_p, "special_legendre_polynomial_p"),
         (_special_special_log1p, "special_log1p"),
+        (_special_special_log_ndtr, "special_log_ndtr"),
         (_special_special_log_softmax, "special_log_softmax"),
         (_special_special_logit, "special_logit"),
         (_special_special_logsumexp, "special_logsumexp"),
+        (_special_special_modified_bessel_i0, "special_modified_bessel_i0"),
+        (_special_special_modified_bessel_i1, "special_modified_bessel_i1"),
+        (_special_special_modified_bessel_k0, "special_modified_bessel_k0"),
+        (_special_special_modified_bessel_k1, "special_modified_bessel_k1"),
+        (_special_special_multigammaln, "special_multigammaln"),
         (_special_special_ndtr, "special_ndtr"),
+        (_special_special_ndtri, "special_ndtri"),
         (_special_special_polygamma, "special_polygamma"),
         (_special_special_psi, "special_psi"),
         (_special_special_round, "special_round"),
+        (_special_special_scaled_modified_bessel_k0, "special_scaled_modified_bessel_k0"),
+        (_special_special_scaled_modified_bessel_k1, "special_scaled_modified_bessel_k1"),
+        (_special_special_shifted_chebyshev_polynomial_t, "special_shifted_chebyshev_polynomial_t"),
+        (_special_special_shifted_chebyshev_polynomial_u, "special_shifted_chebyshev_polynomial_u"),
+        (_special_special_shifted_chebyshev_polynomial_v, "special_shifted_chebyshev_polynomial_v"),
+        (_special_special_shifted_chebyshev_polynomial_w, "special_shifted_chebyshev_polynomial_w"),
         (_special_special_sinc, "special_sinc"),
         (_special_special_softmax, "special_softmax"),
+        (_special_special_spherical_bessel_j0, "special_spherical_bessel_j0"),
         (_special_special_xlog1py, "special_xlog1py"),
         (_special_special_xlogy, "special_xlogy"),
+        (_special_special_zeta, "special_zeta"),
     ):
         f.__name__ = f.__qualname__ = name
 
@@ -31676,6 +34100,12 @@ SIGNATURES = {
     ),
     ("function", "i0_"): (
         "(Tensor input)",
+    ),
+    ("function", "igamma"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "igammac"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
     ),
     ("function", "index"): (
         "(Tensor input, tuple of Tensors indices, *, Tensor out = None)",
@@ -32718,6 +35148,18 @@ SIGNATURES = {
     ("method", "i0_"): (
         "()",
     ),
+    ("method", "igamma"): (
+        "(Tensor other)",
+    ),
+    ("method", "igamma_"): (
+        "(Tensor other)",
+    ),
+    ("method", "igammac"): (
+        "(Tensor other)",
+    ),
+    ("method", "igammac_"): (
+        "(Tensor other)",
+    ),
     ("method", "index"): (
         "(tuple of Tensors indices)",
     ),
@@ -33469,6 +35911,41 @@ SIGNATURES = {
     ("linalg", "linalg_vector_norm"): (
         "(Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
+    ("special", "special_airy_ai"): (
+        "(Tensor x, *, Tensor out = None)",
+    ),
+    ("special", "special_bessel_j0"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_bessel_j1"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_bessel_y0"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_bessel_y1"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_chebyshev_polynomial_t"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
+    ("special", "special_chebyshev_polynomial_u"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
+    ("special", "special_chebyshev_polynomial_v"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
+    ("special", "special_chebyshev_polynomial_w"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
     ("special", "special_digamma"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -33479,6 +35956,9 @@ SIGNATURES = {
         "(Tensor input, *, Tensor out = None)",
     ),
     ("special", "special_erfc"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_erfcx"): (
         "(Tensor input, *, Tensor out = None)",
     ),
     ("special", "special_erfinv"): (
@@ -33493,16 +35973,51 @@ SIGNATURES = {
     ("special", "special_expm1"): (
         "(Tensor input, *, Tensor out = None)",
     ),
+    ("special", "special_gammainc"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("special", "special_gammaincc"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
     ("special", "special_gammaln"): (
         "(Tensor input, *, Tensor out = None)",
     ),
+    ("special", "special_hermite_polynomial_h"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
+    ("special", "special_hermite_polynomial_he"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
     ("special", "special_i0"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_i0e"): (
         "(Tensor input, *, Tensor out = None)",
     ),
     ("special", "special_i1"): (
         "(Tensor input, *, Tensor out = None)",
     ),
+    ("special", "special_i1e"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_laguerre_polynomial_l"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
+    ("special", "special_legendre_polynomial_p"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
     ("special", "special_log1p"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_log_ndtr"): (
         "(Tensor input, *, Tensor out = None)",
     ),
     ("special", "special_log_softmax"): (
@@ -33514,7 +36029,25 @@ SIGNATURES = {
     ("special", "special_logsumexp"): (
         "(Tensor input, tuple of ints dim, bool keepdim = False, *, Tensor out = None)",
     ),
+    ("special", "special_modified_bessel_i0"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_modified_bessel_i1"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_modified_bessel_k0"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_modified_bessel_k1"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_multigammaln"): (
+        "(Tensor input, int p, *, Tensor out = None)",
+    ),
     ("special", "special_ndtr"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_ndtri"): (
         "(Tensor input, *, Tensor out = None)",
     ),
     ("special", "special_polygamma"): (
@@ -33526,11 +36059,40 @@ SIGNATURES = {
     ("special", "special_round"): (
         "(Tensor input, *, int decimals = 0, Tensor out = None)",
     ),
+    ("special", "special_scaled_modified_bessel_k0"): (
+        "(Tensor x, *, Tensor out = None)",
+    ),
+    ("special", "special_scaled_modified_bessel_k1"): (
+        "(Tensor x, *, Tensor out = None)",
+    ),
+    ("special", "special_shifted_chebyshev_polynomial_t"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
+    ("special", "special_shifted_chebyshev_polynomial_u"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
+    ("special", "special_shifted_chebyshev_polynomial_v"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
+    ("special", "special_shifted_chebyshev_polynomial_w"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
     ("special", "special_sinc"): (
         "(Tensor input, *, Tensor out = None)",
     ),
     ("special", "special_softmax"): (
         "(Tensor input, int dim, torchlet.dtype dtype = None)",
+    ),
+    ("special", "special_spherical_bessel_j0"): (
+        "(Tensor x, *, Tensor out = None)",
     ),
     ("special", "special_xlog1py"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -33538,6 +36100,11 @@ SIGNATURES = {
         "(Tensor input, Number other, *, Tensor out = None)",
     ),
     ("special", "special_xlogy"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Number input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other, *, Tensor out = None)",
+    ),
+    ("special", "special_zeta"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Number input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other, *, Tensor out = None)",
