@@ -36,40 +36,31 @@ def cases():
     x = rng.uniform(-8, 8, N).astype(np.float32)
     z = rng.uniform(0.1, 20, N).astype(np.float32)
     c = rng.uniform(-1, 1, N).astype(np.float32)
-    tp, tx, tz, tc = tuple(tl.from_numpy(v) for v in (p, x, z, c))
     o = _rt.empty(N)
-    rows = {
-        "ndtri out=": dict(torchlet=lambda: S.ndtri(tp, out=o)),
-        "log_ndtr out=": dict(torchlet=lambda: S.log_ndtr(tx, out=o)),
-        "erfcx out=": dict(torchlet=lambda: S.erfcx(tx, out=o)),
-        "i0e out=": dict(torchlet=lambda: S.i0e(tx, out=o)),
-        "bessel_j0 out=": dict(torchlet=lambda: S.bessel_j0(tx, out=o)),
-        "modified_bessel_k0": dict(torchlet=lambda: S.modified_bessel_k0(tz, out=o)),
-        "chebyshev_t n=5": dict(torchlet=lambda: S.chebyshev_polynomial_t(tc, 5, out=o)),
-        "igamma out=": dict(torchlet=lambda: tl.igamma(tz, tz, out=o)),
+    o_np = np.empty_like(p)
+    o_pt = torch.empty(N) if torch is not None else None
+    TS = torch.special if torch is not None else None
+    # case: (torchlet call, its numpy input, scipy's function name, PyTorch's call on the torch input)
+    table = {
+        "ndtri out=": (lambda t: S.ndtri(t, out=o), p, "ndtri", lambda t: TS.ndtri(t, out=o_pt)),
+        "log_ndtr out=": (lambda t: S.log_ndtr(t, out=o), x, "log_ndtr", lambda t: TS.log_ndtr(t, out=o_pt)),
+        "erfcx out=": (lambda t: S.erfcx(t, out=o), x, "erfcx", lambda t: TS.erfcx(t, out=o_pt)),
+        "i0e out=": (lambda t: S.i0e(t, out=o), x, "i0e", lambda t: TS.i0e(t, out=o_pt)),
+        "bessel_j0 out=": (lambda t: S.bessel_j0(t, out=o), x, "j0", lambda t: TS.bessel_j0(t, out=o_pt)),
+        "modified_bessel_k0": (lambda t: S.modified_bessel_k0(t, out=o), z, "k0",
+                               lambda t: TS.modified_bessel_k0(t, out=o_pt)),
+        "chebyshev_t n=5": (lambda t: S.chebyshev_polynomial_t(t, 5, out=o), c, None,
+                            lambda t: TS.chebyshev_polynomial_t(t, 5, out=o_pt)),
+        "igamma(z, z) out=": (lambda t: tl.igamma(t, t, out=o), z, None, lambda t: torch.igamma(t, t, out=o_pt)),
     }
-    if _sp is not None:
-        o_np = np.empty_like(p)
-        rows["ndtri out="]["numpy"] = lambda: _sp.ndtri(p, out=o_np)
-        rows["log_ndtr out="]["numpy"] = lambda: _sp.log_ndtr(x, out=o_np)
-        rows["erfcx out="]["numpy"] = lambda: _sp.erfcx(x, out=o_np)
-        rows["i0e out="]["numpy"] = lambda: _sp.i0e(x, out=o_np)
-        rows["bessel_j0 out="]["numpy"] = lambda: _sp.j0(x, out=o_np)
-        rows["modified_bessel_k0"]["numpy"] = lambda: _sp.k0(z, out=o_np)
-        rows["chebyshev_t n=5"]["numpy"] = lambda: _sp.eval_chebyt(5, c, out=o_np)
-        rows["igamma out="]["numpy"] = lambda: _sp.gammainc(z, z, out=o_np)
-    if torch is not None:
-        pp, px, pz, pc = (torch.from_numpy(v) for v in (p, x, z, c))
-        o_pt = torch.empty(N)
-        TS = torch.special
-        rows["ndtri out="]["torch"] = lambda: TS.ndtri(pp, out=o_pt)
-        rows["log_ndtr out="]["torch"] = lambda: TS.log_ndtr(px, out=o_pt)
-        rows["erfcx out="]["torch"] = lambda: TS.erfcx(px, out=o_pt)
-        rows["i0e out="]["torch"] = lambda: TS.i0e(px, out=o_pt)
-        rows["bessel_j0 out="]["torch"] = lambda: TS.bessel_j0(px, out=o_pt)
-        rows["modified_bessel_k0"]["torch"] = lambda: TS.modified_bessel_k0(pz, out=o_pt)
-        rows["chebyshev_t n=5"]["torch"] = lambda: TS.chebyshev_polynomial_t(pc, 5, out=o_pt)
-        rows["igamma out="]["torch"] = lambda: torch.igamma(pz, pz, out=o_pt)
+    rows = {}
+    for case, (fn, arr, sp_name, tfn) in table.items():
+        t = tl.from_numpy(arr)
+        rows[case] = dict(torchlet=lambda fn=fn, t=t: fn(t))
+        if _sp is not None and sp_name is not None:
+            rows[case]["numpy"] = lambda f=getattr(_sp, sp_name), a=arr: f(a, out=o_np)
+        if torch is not None:
+            rows[case]["torch"] = lambda tfn=tfn, a=torch.from_numpy(arr): tfn(a)
     return rows
 
 

@@ -431,6 +431,34 @@ static inline double tl_special_polygamma(double n, double x) {
     return ((k % 2) ? 1.0 : -1.0) * exp(tl_special_lgamma(n + 1)) * tl_special_zeta(n + 1, x);
 }
 
+/* trigamma at its poles (x a non-positive integer) as PyTorch computes it:
+ * the reflection -pi^2 / sin^2(pi x) with sin(pi x) rounded in the compute
+ * type (finite but for 0, e.g. 2.0178e13 at -8 in float), six recurrence
+ * steps and the asymptotic series at 1 - x + 6. The OpInfo samples of
+ * integer dtypes hit these values. */
+#define TL_SPECIAL_TRIGAMMA_POLE_BODY(T, pi)                                            const T s = sin_fn(pi * x);                                                        T r = -(pi * pi) / (s * s), y = 1 - x;                                             for (int i = 0; i < 6; i++) {                                                          r += 1 / (y * y);                                                                  y += 1;                                                                        }                                                                                  const T iyy = 1 / (y * y);                                                         r += (1 + 1 / (2 * y) + iyy * ((T)1 / 6 - iyy * ((T)1 / 30 - iyy * ((T)1 / 42)))) / y;      return -r;
+
+
+
+
+
+
+
+
+
+static inline double tl_special_trigamma_pole(double x) {
+#define sin_fn sin
+    TL_SPECIAL_TRIGAMMA_POLE_BODY(double, TL_SPECIAL_PI)
+#undef sin_fn
+}
+static inline float tl_special_trigamma_polef(float x) {
+#define sin_fn sinf
+    TL_SPECIAL_TRIGAMMA_POLE_BODY(float, (float)TL_SPECIAL_PI)
+#undef sin_fn
+}
+#define TL_SPECIAL_TRIGAMMA_POLE(x) ([&]() { auto tl_g_ = ((x)); (void)tl_g_; if constexpr (TL_IS(tl_g_, double)) return tl_special_trigamma_pole((double)(x)); else return tl_special_trigamma_polef((float)(x)); }())
+
+
 /* Giles' single-precision erfinv(ay) / ay for 0 <= ay < 1, both branches
  * evaluated and one selected (branch-free: the float loops vectorize) */
 static inline double tl_special_erfinv_guess(double ay) {
@@ -577,7 +605,7 @@ static inline float tl_special_sincf(float x) {
 
 #endif
 
-#line 581 "generated/cuda/ufunc_special_shifted_chebyshev_polynomial_w.cu"
+#line 609 "generated/cuda/ufunc_special_shifted_chebyshev_polynomial_w.cu"
 #line 1 "kernels/ufunc/tl_special_fns.h"
 /* torchlet.special's functions of the normal distribution, the Bessel and
  * Airy functions, the orthogonal polynomials and the incomplete gamma
@@ -944,39 +972,21 @@ static inline double tl_special_chebyshev_w_n(double x, int64_t n) {
     }
     return q;
 }
-static inline double tl_special_chebyshev_polynomial_t(double x, double nd) {
-    TL_SPECIAL_POLY_N(nd);
-    return tl_special_chebyshev_t_n(x, n);
-}
-static inline double tl_special_chebyshev_polynomial_u(double x, double nd) {
-    TL_SPECIAL_POLY_N(nd);
-    return tl_special_chebyshev_u_n(x, n);
-}
-static inline double tl_special_chebyshev_polynomial_v(double x, double nd) {
-    TL_SPECIAL_POLY_N(nd);
-    return tl_special_chebyshev_v_n(x, n);
-}
-static inline double tl_special_chebyshev_polynomial_w(double x, double nd) {
-    TL_SPECIAL_POLY_N(nd);
-    return tl_special_chebyshev_w_n(x, n);
-}
-/* the shifted polynomials on [0, 1]: P*(x) = P(2x - 1) */
-static inline double tl_special_shifted_chebyshev_polynomial_t(double x, double nd) {
-    TL_SPECIAL_POLY_N(nd);
-    return tl_special_chebyshev_t_n(x + x - 1, n);
-}
-static inline double tl_special_shifted_chebyshev_polynomial_u(double x, double nd) {
-    TL_SPECIAL_POLY_N(nd);
-    return tl_special_chebyshev_u_n(x + x - 1, n);
-}
-static inline double tl_special_shifted_chebyshev_polynomial_v(double x, double nd) {
-    TL_SPECIAL_POLY_N(nd);
-    return tl_special_chebyshev_v_n(x + x - 1, n);
-}
-static inline double tl_special_shifted_chebyshev_polynomial_w(double x, double nd) {
-    TL_SPECIAL_POLY_N(nd);
-    return tl_special_chebyshev_w_n(x + x - 1, n);
-}
+/* the polynomials of n as a floating value; the shifted ones on [0, 1]:
+ * P*(x) = P(2x - 1) */
+#define TL_SPECIAL_CHEBYSHEV(name, kind, arg)                                  static inline double tl_special_##name(double x, double nd) {                  TL_SPECIAL_POLY_N(nd);                                                     return tl_special_chebyshev_##kind##_n(arg, n);                        }
+
+
+
+
+TL_SPECIAL_CHEBYSHEV(chebyshev_polynomial_t, t, x)
+TL_SPECIAL_CHEBYSHEV(chebyshev_polynomial_u, u, x)
+TL_SPECIAL_CHEBYSHEV(chebyshev_polynomial_v, v, x)
+TL_SPECIAL_CHEBYSHEV(chebyshev_polynomial_w, w, x)
+TL_SPECIAL_CHEBYSHEV(shifted_chebyshev_polynomial_t, t, x + x - 1)
+TL_SPECIAL_CHEBYSHEV(shifted_chebyshev_polynomial_u, u, x + x - 1)
+TL_SPECIAL_CHEBYSHEV(shifted_chebyshev_polynomial_v, v, x + x - 1)
+TL_SPECIAL_CHEBYSHEV(shifted_chebyshev_polynomial_w, w, x + x - 1)
 /* physicists' Hermite: H_k+1 = 2x H_k - 2k H_k-1 */
 static inline double tl_special_hermite_polynomial_h(double x, double nd) {
     TL_SPECIAL_POLY_N(nd);
@@ -1080,7 +1090,7 @@ static inline double tl_special_igammac(double a, double x) { return tl_special_
 
 #endif
 
-#line 1084 "generated/cuda/ufunc_special_shifted_chebyshev_polynomial_w.cu"
+#line 1094 "generated/cuda/ufunc_special_shifted_chebyshev_polynomial_w.cu"
 #line 1 "kernels/ufunc/special_shifted_chebyshev_polynomial_w.h"
 /* special_shifted_chebyshev_polynomial_w(x, n): the shifted Chebyshev polynomial W*_n(x) = W_n(2x - 1), n truncated to an integer
  * (tl_special_fns.h), in double
@@ -1089,13 +1099,13 @@ static inline double tl_special_igammac(double a, double x) { return tl_special_
 
 #define TL_UFUNC_special_shifted_chebyshev_polynomial_w(x, n) (TL_USPECIAL2(shifted_chebyshev_polynomial_w, x, n))
 
-#line 1093 "generated/cuda/ufunc_special_shifted_chebyshev_polynomial_w.cu"
+#line 1103 "generated/cuda/ufunc_special_shifted_chebyshev_polynomial_w.cu"
 
 /* ---- kernels */
 /* Float: TL_UFUNC_special_shifted_chebyshev_polynomial_w(x1, x2) */
 #line 6 "kernels/ufunc/special_shifted_chebyshev_polynomial_w.h"
 static TL_CUDA_FORCEINLINE auto ufunc_special_shifted_chebyshev_polynomial_w_f32_op(float x1, float x2) { return TL_UFUNC_special_shifted_chebyshev_polynomial_w(x1, x2); }
-#line 1099 "generated/cuda/ufunc_special_shifted_chebyshev_polynomial_w.cu"
+#line 1109 "generated/cuda/ufunc_special_shifted_chebyshev_polynomial_w.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_special_shifted_chebyshev_polynomial_w_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -1174,7 +1184,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_special_shifted_chebyshe
 /* Double: TL_UFUNC_special_shifted_chebyshev_polynomial_w(x1, x2) */
 #line 6 "kernels/ufunc/special_shifted_chebyshev_polynomial_w.h"
 static TL_CUDA_FORCEINLINE auto ufunc_special_shifted_chebyshev_polynomial_w_f64_op(double x1, double x2) { return TL_UFUNC_special_shifted_chebyshev_polynomial_w(x1, x2); }
-#line 1178 "generated/cuda/ufunc_special_shifted_chebyshev_polynomial_w.cu"
+#line 1188 "generated/cuda/ufunc_special_shifted_chebyshev_polynomial_w.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_special_shifted_chebyshev_polynomial_w_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

@@ -363,39 +363,21 @@ static inline double tl_special_chebyshev_w_n(double x, int64_t n) {
     }
     return q;
 }
-static inline double tl_special_chebyshev_polynomial_t(double x, double nd) {
-    TL_SPECIAL_POLY_N(nd);
-    return tl_special_chebyshev_t_n(x, n);
-}
-static inline double tl_special_chebyshev_polynomial_u(double x, double nd) {
-    TL_SPECIAL_POLY_N(nd);
-    return tl_special_chebyshev_u_n(x, n);
-}
-static inline double tl_special_chebyshev_polynomial_v(double x, double nd) {
-    TL_SPECIAL_POLY_N(nd);
-    return tl_special_chebyshev_v_n(x, n);
-}
-static inline double tl_special_chebyshev_polynomial_w(double x, double nd) {
-    TL_SPECIAL_POLY_N(nd);
-    return tl_special_chebyshev_w_n(x, n);
-}
-/* the shifted polynomials on [0, 1]: P*(x) = P(2x - 1) */
-static inline double tl_special_shifted_chebyshev_polynomial_t(double x, double nd) {
-    TL_SPECIAL_POLY_N(nd);
-    return tl_special_chebyshev_t_n(x + x - 1, n);
-}
-static inline double tl_special_shifted_chebyshev_polynomial_u(double x, double nd) {
-    TL_SPECIAL_POLY_N(nd);
-    return tl_special_chebyshev_u_n(x + x - 1, n);
-}
-static inline double tl_special_shifted_chebyshev_polynomial_v(double x, double nd) {
-    TL_SPECIAL_POLY_N(nd);
-    return tl_special_chebyshev_v_n(x + x - 1, n);
-}
-static inline double tl_special_shifted_chebyshev_polynomial_w(double x, double nd) {
-    TL_SPECIAL_POLY_N(nd);
-    return tl_special_chebyshev_w_n(x + x - 1, n);
-}
+/* the polynomials of n as a floating value; the shifted ones on [0, 1]:
+ * P*(x) = P(2x - 1) */
+#define TL_SPECIAL_CHEBYSHEV(name, kind, arg)                             \
+    static inline double tl_special_##name(double x, double nd) {         \
+        TL_SPECIAL_POLY_N(nd);                                            \
+        return tl_special_chebyshev_##kind##_n(arg, n);                   \
+    }
+TL_SPECIAL_CHEBYSHEV(chebyshev_polynomial_t, t, x)
+TL_SPECIAL_CHEBYSHEV(chebyshev_polynomial_u, u, x)
+TL_SPECIAL_CHEBYSHEV(chebyshev_polynomial_v, v, x)
+TL_SPECIAL_CHEBYSHEV(chebyshev_polynomial_w, w, x)
+TL_SPECIAL_CHEBYSHEV(shifted_chebyshev_polynomial_t, t, x + x - 1)
+TL_SPECIAL_CHEBYSHEV(shifted_chebyshev_polynomial_u, u, x + x - 1)
+TL_SPECIAL_CHEBYSHEV(shifted_chebyshev_polynomial_v, v, x + x - 1)
+TL_SPECIAL_CHEBYSHEV(shifted_chebyshev_polynomial_w, w, x + x - 1)
 /* physicists' Hermite: H_k+1 = 2x H_k - 2k H_k-1 */
 static inline double tl_special_hermite_polynomial_h(double x, double nd) {
     TL_SPECIAL_POLY_N(nd);
