@@ -1904,4 +1904,22 @@ tl_tensor *tl_ops_special_gammaincc_out(tl_tensor *self, tl_tensor *other, tl_te
 tl_tensor *tl_ops_special_multigammaln(tl_tensor *self, int64_t p);
 tl_tensor *tl_ops_special_multigammaln_out(tl_tensor *self, int64_t p, tl_tensor *out);
 
+/* uniform */
+tl_tensor *tl_ops_uniform_(tl_tensor *self, double from, double to, tl_generator *generator);
+
+/* cauchy */
+tl_tensor *tl_ops_cauchy_(tl_tensor *self, double median, double sigma, tl_generator *generator);
+
+/* log_normal */
+tl_tensor *tl_ops_log_normal_(tl_tensor *self, double mean, double std, tl_generator *generator);
+
+/* exponential */
+tl_tensor *tl_ops_exponential_(tl_tensor *self, double lambd, tl_generator *generator);
+
+/* geometric */
+tl_tensor *tl_ops_geometric_(tl_tensor *self, double p, tl_generator *generator);
+
+/* normal */
+tl_tensor *tl_ops_normal_(tl_tensor *self, double mean, double std, tl_generator *generator);
+
 #endif

@@ -304,6 +304,12 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_special_zeta() != 0) return -1;
     if (tl_autograd_register_igamma() != 0) return -1;
     if (tl_autograd_register_igammac() != 0) return -1;
+    if (tl_autograd_register_uniform() != 0) return -1;
+    if (tl_autograd_register_cauchy() != 0) return -1;
+    if (tl_autograd_register_log_normal() != 0) return -1;
+    if (tl_autograd_register_exponential() != 0) return -1;
+    if (tl_autograd_register_geometric() != 0) return -1;
+    if (tl_autograd_register_normal() != 0) return -1;
     done = 1;
     return 0;
 }

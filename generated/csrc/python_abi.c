@@ -792,6 +792,14 @@ int tl_pyabi_cat_out_r(tl_tensor *const *tensors, int64_t tensors_len, int64_t d
     return tl_has_warning() ? 1 : 0;
 }
 
+/* cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!) */
+int tl_pyabi_cauchy__r(tl_tensor *self, double median, double sigma, tl_generator *generator) {
+    tl_tensor *r = tl_ops_cauchy_(self, median, sigma, generator);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* ceil_(Tensor(a!) self) -> Tensor(a!) */
 int tl_pyabi_ceil__r(tl_tensor *self) {
     tl_tensor *r = tl_ops_ceil_(self);
@@ -1353,6 +1361,14 @@ int tl_pyabi_expm1_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!) */
+int tl_pyabi_exponential__r(tl_tensor *self, double lambd, tl_generator *generator) {
+    tl_tensor *r = tl_ops_exponential_(self, lambd, generator);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!) */
 int tl_pyabi_fill__Scalar_r(tl_tensor *self, tl_scalar value) {
     tl_tensor *r = tl_ops_fill__Scalar(self, value);
@@ -1627,6 +1643,14 @@ int tl_pyabi_gelu_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self,
 /* gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_gelu_out_r(tl_tensor *self, const char *approximate, tl_tensor *out) {
     tl_tensor *r = tl_ops_gelu_out(self, approximate, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!) */
+int tl_pyabi_geometric__r(tl_tensor *self, double p, tl_generator *generator) {
+    tl_tensor *r = tl_ops_geometric_(self, p, generator);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -2160,6 +2184,14 @@ int tl_pyabi_log__r(tl_tensor *self) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!) */
+int tl_pyabi_log_normal__r(tl_tensor *self, double mean, double std, tl_generator *generator) {
+    tl_tensor *r = tl_ops_log_normal_(self, mean, std, generator);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_log_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_log_out(self, out);
@@ -2634,6 +2666,14 @@ int tl_pyabi_nll_loss_out_r(tl_tensor *self, tl_tensor *target, tl_tensor *weigh
 /* nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_nonzero_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_nonzero_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!) */
+int tl_pyabi_normal__r(tl_tensor *self, double mean, double std, tl_generator *generator) {
+    tl_tensor *r = tl_ops_normal_(self, mean, std, generator);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -4002,6 +4042,14 @@ int tl_pyabi_trunc__r(tl_tensor *self) {
 /* trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_trunc_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_trunc_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!) */
+int tl_pyabi_uniform__r(tl_tensor *self, double from, double to, tl_generator *generator) {
+    tl_tensor *r = tl_ops_uniform_(self, from, to, generator);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

@@ -80,6 +80,7 @@
 #include "ops/broadcast_to.h"
 #include "ops/cartesian_prod.h"
 #include "ops/cat.h"
+#include "ops/cauchy.h"
 #include "ops/ceil.h"
 #include "ops/celu.h"
 #include "ops/chunk.h"
@@ -134,6 +135,7 @@
 #include "ops/expand.h"
 #include "ops/expand_as.h"
 #include "ops/expm1.h"
+#include "ops/exponential.h"
 #include "ops/eye.h"
 #include "ops/fill.h"
 #include "ops/flatten.h"
@@ -154,6 +156,7 @@
 #include "ops/ge.h"
 #include "ops/gelu.h"
 #include "ops/gelu_backward.h"
+#include "ops/geometric.h"
 #include "ops/ger.h"
 #include "ops/glu.h"
 #include "ops/glu_backward.h"
@@ -208,6 +211,7 @@
 #include "ops/log10.h"
 #include "ops/log1p.h"
 #include "ops/log2.h"
+#include "ops/log_normal.h"
 #include "ops/log_sigmoid.h"
 #include "ops/log_sigmoid_backward.h"
 #include "ops/log_sigmoid_forward.h"
@@ -270,6 +274,7 @@
 #include "ops/nll_loss_nd.h"
 #include "ops/nonzero.h"
 #include "ops/nonzero_numpy.h"
+#include "ops/normal.h"
 #include "ops/ones.h"
 #include "ops/ones_like.h"
 #include "ops/outer.h"
@@ -415,6 +420,7 @@
 #include "ops/type_as.h"
 #include "ops/unbind.h"
 #include "ops/unflatten.h"
+#include "ops/uniform.h"
 #include "ops/unsqueeze.h"
 #include "ops/var.h"
 #include "ops/var_mean.h"
@@ -851,6 +857,12 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_special_gammainc() != 0) return -1;
     if (tl_ops_register_special_gammaincc() != 0) return -1;
     if (tl_ops_register_special_multigammaln() != 0) return -1;
+    if (tl_ops_register_uniform() != 0) return -1;
+    if (tl_ops_register_cauchy() != 0) return -1;
+    if (tl_ops_register_log_normal() != 0) return -1;
+    if (tl_ops_register_exponential() != 0) return -1;
+    if (tl_ops_register_geometric() != 0) return -1;
+    if (tl_ops_register_normal() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -300,5 +300,11 @@ int tl_autograd_register_special_legendre_polynomial_p(void);
 int tl_autograd_register_special_zeta(void);
 int tl_autograd_register_igamma(void);
 int tl_autograd_register_igammac(void);
+int tl_autograd_register_uniform(void);
+int tl_autograd_register_cauchy(void);
+int tl_autograd_register_log_normal(void);
+int tl_autograd_register_exponential(void);
+int tl_autograd_register_geometric(void);
+int tl_autograd_register_normal(void);
 
 #endif

@@ -430,5 +430,11 @@
 #include "ops/special_gammainc.h"
 #include "ops/special_gammaincc.h"
 #include "ops/special_multigammaln.h"
+#include "ops/uniform.h"
+#include "ops/cauchy.h"
+#include "ops/log_normal.h"
+#include "ops/exponential.h"
+#include "ops/geometric.h"
+#include "ops/normal.h"
 
 #endif

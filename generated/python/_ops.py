@@ -627,6 +627,7 @@ _C_broadcast_to = getattr(_lib, "tl_ops_broadcast_to", None) or _missing_c("tl_o
 _C_cartesian_prod = getattr(_lib, "tl_ops_cartesian_prod", None) or _missing_c("tl_ops_cartesian_prod")
 _C_cat = getattr(_lib, "tl_ops_cat", None) or _missing_c("tl_ops_cat")
 _C_cat_out = getattr(_lib, "tl_ops_cat_out", None) or _missing_c("tl_ops_cat_out")
+_C_cauchy_ = getattr(_lib, "tl_ops_cauchy_", None) or _missing_c("tl_ops_cauchy_")
 _C_ceil = getattr(_lib, "tl_ops_ceil", None) or _missing_c("tl_ops_ceil")
 _C_ceil_ = getattr(_lib, "tl_ops_ceil_", None) or _missing_c("tl_ops_ceil_")
 _C_ceil_out = getattr(_lib, "tl_ops_ceil_out", None) or _missing_c("tl_ops_ceil_out")
@@ -751,6 +752,7 @@ _C_expand_as = getattr(_lib, "tl_ops_expand_as", None) or _missing_c("tl_ops_exp
 _C_expm1 = getattr(_lib, "tl_ops_expm1", None) or _missing_c("tl_ops_expm1")
 _C_expm1_ = getattr(_lib, "tl_ops_expm1_", None) or _missing_c("tl_ops_expm1_")
 _C_expm1_out = getattr(_lib, "tl_ops_expm1_out", None) or _missing_c("tl_ops_expm1_out")
+_C_exponential_ = getattr(_lib, "tl_ops_exponential_", None) or _missing_c("tl_ops_exponential_")
 _C_eye = getattr(_lib, "tl_ops_eye", None) or _missing_c("tl_ops_eye")
 _C_eye_m = getattr(_lib, "tl_ops_eye_m", None) or _missing_c("tl_ops_eye_m")
 _C_fill_Scalar = getattr(_lib, "tl_ops_fill_Scalar", None) or _missing_c("tl_ops_fill_Scalar")
@@ -810,6 +812,7 @@ _C_gelu_ = getattr(_lib, "tl_ops_gelu_", None) or _missing_c("tl_ops_gelu_")
 _C_gelu_backward = getattr(_lib, "tl_ops_gelu_backward", None) or _missing_c("tl_ops_gelu_backward")
 _C_gelu_backward_grad_input = getattr(_lib, "tl_ops_gelu_backward_grad_input", None) or _missing_c("tl_ops_gelu_backward_grad_input")
 _C_gelu_out = getattr(_lib, "tl_ops_gelu_out", None) or _missing_c("tl_ops_gelu_out")
+_C_geometric_ = getattr(_lib, "tl_ops_geometric_", None) or _missing_c("tl_ops_geometric_")
 _C_ger = getattr(_lib, "tl_ops_ger", None) or _missing_c("tl_ops_ger")
 _C_ger_out = getattr(_lib, "tl_ops_ger_out", None) or _missing_c("tl_ops_ger_out")
 _C_glu = getattr(_lib, "tl_ops_glu", None) or _missing_c("tl_ops_glu")
@@ -936,6 +939,7 @@ _C_log2 = getattr(_lib, "tl_ops_log2", None) or _missing_c("tl_ops_log2")
 _C_log2_ = getattr(_lib, "tl_ops_log2_", None) or _missing_c("tl_ops_log2_")
 _C_log2_out = getattr(_lib, "tl_ops_log2_out", None) or _missing_c("tl_ops_log2_out")
 _C_log_ = getattr(_lib, "tl_ops_log_", None) or _missing_c("tl_ops_log_")
+_C_log_normal_ = getattr(_lib, "tl_ops_log_normal_", None) or _missing_c("tl_ops_log_normal_")
 _C_log_out = getattr(_lib, "tl_ops_log_out", None) or _missing_c("tl_ops_log_out")
 _C_log_sigmoid = getattr(_lib, "tl_ops_log_sigmoid", None) or _missing_c("tl_ops_log_sigmoid")
 _C_log_sigmoid_backward = getattr(_lib, "tl_ops_log_sigmoid_backward", None) or _missing_c("tl_ops_log_sigmoid_backward")
@@ -1069,6 +1073,7 @@ _C_nll_loss_nd = getattr(_lib, "tl_ops_nll_loss_nd", None) or _missing_c("tl_ops
 _C_nll_loss_out = getattr(_lib, "tl_ops_nll_loss_out", None) or _missing_c("tl_ops_nll_loss_out")
 _C_nonzero = getattr(_lib, "tl_ops_nonzero", None) or _missing_c("tl_ops_nonzero")
 _C_nonzero_out = getattr(_lib, "tl_ops_nonzero_out", None) or _missing_c("tl_ops_nonzero_out")
+_C_normal_ = getattr(_lib, "tl_ops_normal_", None) or _missing_c("tl_ops_normal_")
 _C_ones = getattr(_lib, "tl_ops_ones", None) or _missing_c("tl_ops_ones")
 _C_ones_like = getattr(_lib, "tl_ops_ones_like", None) or _missing_c("tl_ops_ones_like")
 _C_ones_out = getattr(_lib, "tl_ops_ones_out", None) or _missing_c("tl_ops_ones_out")
@@ -1438,6 +1443,7 @@ _C_trunc_out = getattr(_lib, "tl_ops_trunc_out", None) or _missing_c("tl_ops_tru
 _C_type_as = getattr(_lib, "tl_ops_type_as", None) or _missing_c("tl_ops_type_as")
 _C_unbind_int = getattr(_lib, "tl_ops_unbind_int", None) or _missing_c("tl_ops_unbind_int")
 _C_unflatten_int = getattr(_lib, "tl_ops_unflatten_int", None) or _missing_c("tl_ops_unflatten_int")
+_C_uniform_ = getattr(_lib, "tl_ops_uniform_", None) or _missing_c("tl_ops_uniform_")
 _C_unsqueeze = getattr(_lib, "tl_ops_unsqueeze", None) or _missing_c("tl_ops_unsqueeze")
 _C_var = getattr(_lib, "tl_ops_var", None) or _missing_c("tl_ops_var")
 _C_var_correction = getattr(_lib, "tl_ops_var_correction", None) or _missing_c("tl_ops_var_correction")
@@ -1570,6 +1576,7 @@ _P_bitwise_xor__Tensor_r = getattr(_lib, "tl_pyabi_bitwise_xor__Tensor_r", None)
 _P_bmm_dtype_out_r = getattr(_lib, "tl_pyabi_bmm_dtype_out_r", None) or _missing_c("tl_pyabi_bmm_dtype_out_r")
 _P_bmm_out_r = getattr(_lib, "tl_pyabi_bmm_out_r", None) or _missing_c("tl_pyabi_bmm_out_r")
 _P_cat_out_r = getattr(_lib, "tl_pyabi_cat_out_r", None) or _missing_c("tl_pyabi_cat_out_r")
+_P_cauchy__r = getattr(_lib, "tl_pyabi_cauchy__r", None) or _missing_c("tl_pyabi_cauchy__r")
 _P_ceil__r = getattr(_lib, "tl_pyabi_ceil__r", None) or _missing_c("tl_pyabi_ceil__r")
 _P_ceil_out_r = getattr(_lib, "tl_pyabi_ceil_out_r", None) or _missing_c("tl_pyabi_ceil_out_r")
 _P_celu__r = getattr(_lib, "tl_pyabi_celu__r", None) or _missing_c("tl_pyabi_celu__r")
@@ -1638,6 +1645,7 @@ _P_exp__r = getattr(_lib, "tl_pyabi_exp__r", None) or _missing_c("tl_pyabi_exp__
 _P_exp_out_r = getattr(_lib, "tl_pyabi_exp_out_r", None) or _missing_c("tl_pyabi_exp_out_r")
 _P_expm1__r = getattr(_lib, "tl_pyabi_expm1__r", None) or _missing_c("tl_pyabi_expm1__r")
 _P_expm1_out_r = getattr(_lib, "tl_pyabi_expm1_out_r", None) or _missing_c("tl_pyabi_expm1_out_r")
+_P_exponential__r = getattr(_lib, "tl_pyabi_exponential__r", None) or _missing_c("tl_pyabi_exponential__r")
 _P_fill__Scalar_r = getattr(_lib, "tl_pyabi_fill__Scalar_r", None) or _missing_c("tl_pyabi_fill__Scalar_r")
 _P_fill__Tensor_r = getattr(_lib, "tl_pyabi_fill__Tensor_r", None) or _missing_c("tl_pyabi_fill__Tensor_r")
 _P_float_power_Scalar_out_r = getattr(_lib, "tl_pyabi_float_power_Scalar_out_r", None) or _missing_c("tl_pyabi_float_power_Scalar_out_r")
@@ -1672,6 +1680,7 @@ _P_ge__Tensor_r = getattr(_lib, "tl_pyabi_ge__Tensor_r", None) or _missing_c("tl
 _P_gelu__r = getattr(_lib, "tl_pyabi_gelu__r", None) or _missing_c("tl_pyabi_gelu__r")
 _P_gelu_backward_grad_input_r = getattr(_lib, "tl_pyabi_gelu_backward_grad_input_r", None) or _missing_c("tl_pyabi_gelu_backward_grad_input_r")
 _P_gelu_out_r = getattr(_lib, "tl_pyabi_gelu_out_r", None) or _missing_c("tl_pyabi_gelu_out_r")
+_P_geometric__r = getattr(_lib, "tl_pyabi_geometric__r", None) or _missing_c("tl_pyabi_geometric__r")
 _P_ger_out_r = getattr(_lib, "tl_pyabi_ger_out_r", None) or _missing_c("tl_pyabi_ger_out_r")
 _P_gt_Scalar_out_r = getattr(_lib, "tl_pyabi_gt_Scalar_out_r", None) or _missing_c("tl_pyabi_gt_Scalar_out_r")
 _P_gt_Tensor_out_r = getattr(_lib, "tl_pyabi_gt_Tensor_out_r", None) or _missing_c("tl_pyabi_gt_Tensor_out_r")
@@ -1738,6 +1747,7 @@ _P_log1p_out_r = getattr(_lib, "tl_pyabi_log1p_out_r", None) or _missing_c("tl_p
 _P_log2__r = getattr(_lib, "tl_pyabi_log2__r", None) or _missing_c("tl_pyabi_log2__r")
 _P_log2_out_r = getattr(_lib, "tl_pyabi_log2_out_r", None) or _missing_c("tl_pyabi_log2_out_r")
 _P_log__r = getattr(_lib, "tl_pyabi_log__r", None) or _missing_c("tl_pyabi_log__r")
+_P_log_normal__r = getattr(_lib, "tl_pyabi_log_normal__r", None) or _missing_c("tl_pyabi_log_normal__r")
 _P_log_out_r = getattr(_lib, "tl_pyabi_log_out_r", None) or _missing_c("tl_pyabi_log_out_r")
 _P_log_softmax_int_out_r = getattr(_lib, "tl_pyabi_log_softmax_int_out_r", None) or _missing_c("tl_pyabi_log_softmax_int_out_r")
 _P_logaddexp2_out_r = getattr(_lib, "tl_pyabi_logaddexp2_out_r", None) or _missing_c("tl_pyabi_logaddexp2_out_r")
@@ -1797,6 +1807,7 @@ _P_nextafter_out_r = getattr(_lib, "tl_pyabi_nextafter_out_r", None) or _missing
 _P_nll_loss_backward_grad_input_r = getattr(_lib, "tl_pyabi_nll_loss_backward_grad_input_r", None) or _missing_c("tl_pyabi_nll_loss_backward_grad_input_r")
 _P_nll_loss_out_r = getattr(_lib, "tl_pyabi_nll_loss_out_r", None) or _missing_c("tl_pyabi_nll_loss_out_r")
 _P_nonzero_out_r = getattr(_lib, "tl_pyabi_nonzero_out_r", None) or _missing_c("tl_pyabi_nonzero_out_r")
+_P_normal__r = getattr(_lib, "tl_pyabi_normal__r", None) or _missing_c("tl_pyabi_normal__r")
 _P_ones_out_r = getattr(_lib, "tl_pyabi_ones_out_r", None) or _missing_c("tl_pyabi_ones_out_r")
 _P_outer_out_r = getattr(_lib, "tl_pyabi_outer_out_r", None) or _missing_c("tl_pyabi_outer_out_r")
 _P_polygamma__r = getattr(_lib, "tl_pyabi_polygamma__r", None) or _missing_c("tl_pyabi_polygamma__r")
@@ -1967,6 +1978,7 @@ _P_triu__r = getattr(_lib, "tl_pyabi_triu__r", None) or _missing_c("tl_pyabi_tri
 _P_triu_out_r = getattr(_lib, "tl_pyabi_triu_out_r", None) or _missing_c("tl_pyabi_triu_out_r")
 _P_trunc__r = getattr(_lib, "tl_pyabi_trunc__r", None) or _missing_c("tl_pyabi_trunc__r")
 _P_trunc_out_r = getattr(_lib, "tl_pyabi_trunc_out_r", None) or _missing_c("tl_pyabi_trunc_out_r")
+_P_uniform__r = getattr(_lib, "tl_pyabi_uniform__r", None) or _missing_c("tl_pyabi_uniform__r")
 _P_var_correction_out_r = getattr(_lib, "tl_pyabi_var_correction_out_r", None) or _missing_c("tl_pyabi_var_correction_out_r")
 _P_var_out_r = getattr(_lib, "tl_pyabi_var_out_r", None) or _missing_c("tl_pyabi_var_out_r")
 _P_vstack_out_r = getattr(_lib, "tl_pyabi_vstack_out_r", None) or _missing_c("tl_pyabi_vstack_out_r")
@@ -24088,6 +24100,31 @@ def _m_broadcast_to(self, *_args, size=None):
     return r_
 
 
+# yaml/native_functions.yaml: cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)
+_SIGS__m_cauchy_ = (
+    ('(float median = 0, float sigma = 1, *, torchlet.Generator generator = None)', (('median', lambda x: _cv_double(x) is not _BAD), ('sigma', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+)
+
+
+def _m_cauchy_(self, median=0, sigma=1, *, generator=None):
+    '(float median = 0, float sigma = 1, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_m_cauchy_, locals())) is not _GO:
+        return r_
+    median_c = _cv_double(median)
+    if median_c is _BAD:
+        raise _arg_error('cauchy_', 'median', 1, 'float', median)
+    sigma_c = _cv_double(sigma)
+    if sigma_c is _BAD:
+        raise _arg_error('cauchy_', 'sigma', 2, 'float', sigma)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('cauchy_', 'generator', 0, 'torchlet.Generator', generator)
+    rc_ = _P_cauchy__r(self._p, median_c, sigma_c, generator_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: ceil(Tensor self) -> Tensor
 _SIGS__m_ceil = (
     ('()', (), (), False),
@@ -25653,6 +25690,28 @@ def _m_expm1_(self):
     return self
 
 
+# yaml/native_functions.yaml: exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)
+_SIGS__m_exponential_ = (
+    ('(float lambd = 1, *, torchlet.Generator generator = None)', (('lambd', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+)
+
+
+def _m_exponential_(self, lambd=1, *, generator=None):
+    '(float lambd = 1, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_m_exponential_, locals())) is not _GO:
+        return r_
+    lambd_c = _cv_double(lambd)
+    if lambd_c is _BAD:
+        raise _arg_error('exponential_', 'lambd', 1, 'float', lambd)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('exponential_', 'generator', 0, 'torchlet.Generator', generator)
+    rc_ = _P_exponential__r(self._p, lambd_c, generator_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 # yaml/native_functions.yaml: fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
 _SIGS__m_fill_ = (
@@ -26385,6 +26444,28 @@ def _m_ge_(self, *args, **kwargs):
     if n <= 1 and (_is_scalar(args[0]) if n > 0 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_ge__1, ('other', )[:n])):
         return _impl_m_ge__1(self, *args, **kwargs)
     raise _invalid_combination('ge_', args, kwargs, _SIGS__m_ge_)
+
+
+# yaml/native_functions.yaml: geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)
+_SIGS__m_geometric_ = (
+    ('(float p, *, torchlet.Generator generator = None)', (('p', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+)
+
+
+def _m_geometric_(self, p, *, generator=None):
+    '(float p, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_m_geometric_, locals())) is not _GO:
+        return r_
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('geometric_', 'p', 1, 'float', p)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('geometric_', 'generator', 0, 'torchlet.Generator', generator)
+    rc_ = _P_geometric__r(self._p, p_c, generator_c)
+    if rc_:
+        _after(rc_)
+    return self
 
 
 # yaml/native_functions.yaml: ger(Tensor self, Tensor vec2) -> Tensor
@@ -27609,6 +27690,31 @@ def _m_log_(self):
     if _TF and (r_ := _tf(_m_log_, locals())) is not _GO:
         return r_
     rc_ = _P_log__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)
+_SIGS__m_log_normal_ = (
+    ('(float mean = 1, float std = 2, *, torchlet.Generator generator = None)', (('mean', lambda x: _cv_double(x) is not _BAD), ('std', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+)
+
+
+def _m_log_normal_(self, mean=1, std=2, *, generator=None):
+    '(float mean = 1, float std = 2, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_m_log_normal_, locals())) is not _GO:
+        return r_
+    mean_c = _cv_double(mean)
+    if mean_c is _BAD:
+        raise _arg_error('log_normal_', 'mean', 1, 'float', mean)
+    std_c = _cv_double(std)
+    if std_c is _BAD:
+        raise _arg_error('log_normal_', 'std', 2, 'float', std)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('log_normal_', 'generator', 0, 'torchlet.Generator', generator)
+    rc_ = _P_log_normal__r(self._p, mean_c, std_c, generator_c)
     if rc_:
         _after(rc_)
     return self
@@ -29164,6 +29270,31 @@ def _m_nonzero(self):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)
+_SIGS__m_normal_ = (
+    ('(float mean = 0, float std = 1, *, torchlet.Generator generator = None)', (('mean', lambda x: _cv_double(x) is not _BAD), ('std', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+)
+
+
+def _m_normal_(self, mean=0, std=1, *, generator=None):
+    '(float mean = 0, float std = 1, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_m_normal_, locals())) is not _GO:
+        return r_
+    mean_c = _cv_double(mean)
+    if mean_c is _BAD:
+        raise _arg_error('normal_', 'mean', 1, 'float', mean)
+    std_c = _cv_double(std)
+    if std_c is _BAD:
+        raise _arg_error('normal_', 'std', 2, 'float', std)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('normal_', 'generator', 0, 'torchlet.Generator', generator)
+    rc_ = _P_normal__r(self._p, mean_c, std_c, generator_c)
+    if rc_:
+        _after(rc_)
+    return self
 
 
 # yaml/native_functions.yaml: outer(Tensor self, Tensor vec2) -> Tensor
@@ -31469,6 +31600,31 @@ def _m_unflatten(self, dim, sizes):
     return r_
 
 
+# yaml/native_functions.yaml: uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)
+_SIGS__m_uniform_ = (
+    ('(float from_ = 0, float to = 1, *, torchlet.Generator generator = None)', (('from_', lambda x: _cv_double(x) is not _BAD), ('to', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+)
+
+
+def _m_uniform_(self, from_=0, to=1, *, generator=None):
+    '(float from_ = 0, float to = 1, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_m_uniform_, locals())) is not _GO:
+        return r_
+    from__c = _cv_double(from_)
+    if from__c is _BAD:
+        raise _arg_error('uniform_', 'from_', 1, 'float', from_)
+    to_c = _cv_double(to)
+    if to_c is _BAD:
+        raise _arg_error('uniform_', 'to', 2, 'float', to)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('uniform_', 'generator', 0, 'torchlet.Generator', generator)
+    rc_ = _P_uniform__r(self._p, from__c, to_c, generator_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 _SIGS__m_unsqueeze = (
     ('(int dim)', (('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -33089,6 +33245,7 @@ class _TensorOps:
     bitwise_xor_ = _m_bitwise_xor_
     bmm = _m_bmm
     broadcast_to = _m_broadcast_to
+    cauchy_ = _m_cauchy_
     ceil = _m_ceil
     ceil_ = _m_ceil_
     chunk = _m_chunk
@@ -33141,6 +33298,7 @@ class _TensorOps:
     expand_as = _m_expand_as
     expm1 = _m_expm1
     expm1_ = _m_expm1_
+    exponential_ = _m_exponential_
     fill_ = _m_fill_
     flatten = _m_flatten
     flip = _m_flip
@@ -33162,6 +33320,7 @@ class _TensorOps:
     gcd_ = _m_gcd_
     ge = _m_ge
     ge_ = _m_ge_
+    geometric_ = _m_geometric_
     ger = _m_ger
     gt = _m_gt
     gt_ = _m_gt_
@@ -33209,6 +33368,7 @@ class _TensorOps:
     log2 = _m_log2
     log2_ = _m_log2_
     log_ = _m_log_
+    log_normal_ = _m_log_normal_
     log_softmax = _m_log_softmax
     logaddexp = _m_logaddexp
     logaddexp2 = _m_logaddexp2
@@ -33256,6 +33416,7 @@ class _TensorOps:
     nextafter = _m_nextafter
     nextafter_ = _m_nextafter_
     nonzero = _m_nonzero
+    normal_ = _m_normal_
     outer = _m_outer
     permute = _m_permute
     polygamma = _m_polygamma
@@ -33326,6 +33487,7 @@ class _TensorOps:
     type_as = _m_type_as
     unbind = _m_unbind
     unflatten = _m_unflatten
+    uniform_ = _m_uniform_
     unsqueeze = _m_unsqueeze
     var = _m_var
     view = _m_view
@@ -34870,6 +35032,9 @@ SIGNATURES = {
     ("method", "broadcast_to"): (
         "(tuple of ints size)",
     ),
+    ("method", "cauchy_"): (
+        "(float median = 0, float sigma = 1, *, torchlet.Generator generator = None)",
+    ),
     ("method", "ceil"): (
         "()",
     ),
@@ -35041,6 +35206,9 @@ SIGNATURES = {
     ("method", "expm1_"): (
         "()",
     ),
+    ("method", "exponential_"): (
+        "(float lambd = 1, *, torchlet.Generator generator = None)",
+    ),
     ("method", "fill_"): (
         "(Tensor value)",
         "(Number value)",
@@ -35112,6 +35280,9 @@ SIGNATURES = {
     ("method", "ge_"): (
         "(Tensor other)",
         "(Number other)",
+    ),
+    ("method", "geometric_"): (
+        "(float p, *, torchlet.Generator generator = None)",
     ),
     ("method", "ger"): (
         "(Tensor vec2)",
@@ -35259,6 +35430,9 @@ SIGNATURES = {
     ),
     ("method", "log_"): (
         "()",
+    ),
+    ("method", "log_normal_"): (
+        "(float mean = 1, float std = 2, *, torchlet.Generator generator = None)",
     ),
     ("method", "log_softmax"): (
         "(int dim, torchlet.dtype dtype = None)",
@@ -35414,6 +35588,9 @@ SIGNATURES = {
     ),
     ("method", "nonzero"): (
         "()",
+    ),
+    ("method", "normal_"): (
+        "(float mean = 0, float std = 1, *, torchlet.Generator generator = None)",
     ),
     ("method", "outer"): (
         "(Tensor vec2)",
@@ -35647,6 +35824,9 @@ SIGNATURES = {
     ),
     ("method", "unflatten"): (
         "(int dim, tuple of ints sizes)",
+    ),
+    ("method", "uniform_"): (
+        "(float from_ = 0, float to = 1, *, torchlet.Generator generator = None)",
     ),
     ("method", "unsqueeze"): (
         "(int dim)",

@@ -1,0 +1,154 @@
+/* The in-place random distributions: uniform_, normal_, cauchy_,
+ * exponential_, geometric_, log_normal_ (Tensor methods, PyTorch's
+ * schemas, checks and messages).
+ *
+ * Each draws one uniform double in [0, 1) per element from the generator
+ * (the given one or the default, tl_generator_next_double: the Philox stream
+ * that rand and randperm use, so manual_seed makes them reproducible), maps
+ * it through the distribution's inverse CDF (normal: Box-Muller on pairs) in
+ * double, and copies the values into self, rounding once to its dtype.
+ * PyTorch's exact streams are not reproduced; the distributions are.
+ */
+#include <float.h>
+#include <math.h>
+#include <stddef.h>
+
+#include "tl_error.h"
+#include "tl_ops.h"
+#include "tl_runtime.h"
+#include "tl_tensor.h"
+
+typedef double (*dist_fn)(tl_generator *g, double a, double b);
+
+/* self <- f(g, a, b) element by element, through a float64 buffer */
+static tl_tensor *fill_with(tl_tensor *self, tl_generator *gen, dist_fn f, double a, double b) {
+    if (tl_tensor_device(self) == TL_META || tl_tensor_numel(self) == 0) {
+        tl_tensor_retain(self);
+        return self;
+    }
+    tl_generator *g = gen ? gen : tl_default_generator();
+    tl_tensor *tmp = tl_empty(tl_tensor_ndim(self), tl_tensor_sizes(self), TL_FLOAT64, TL_CPU);
+    if (!tmp) return NULL;
+    double *v = tl_tensor_data_ptr(tmp);
+    for (int64_t i = 0, n = tl_tensor_numel(tmp); i < n; i++) v[i] = f(g, a, b);
+    const int rc = tl_copy_(self, tmp);
+    tl_tensor_release(tmp);
+    if (rc != 0) return NULL;
+    tl_tensor_retain(self);
+    return self;
+}
+
+static double draw_uniform(tl_generator *g, double from, double to) {
+    return from + (to - from) * tl_generator_next_double(g);
+}
+/* Box-Muller: one of the pair (u1 in (0, 1]) */
+static double draw_normal(tl_generator *g, double mean, double std) {
+    const double u1 = 1.0 - tl_generator_next_double(g), u2 = tl_generator_next_double(g);
+    return mean + std * sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+static double draw_log_normal(tl_generator *g, double mean, double std) { return exp(draw_normal(g, mean, std)); }
+static double draw_cauchy(tl_generator *g, double median, double sigma) {
+    return median + sigma * tan(M_PI * (tl_generator_next_double(g) - 0.5));
+}
+static double draw_exponential(tl_generator *g, double lambd, double unused) {
+    (void)unused;
+    return -log1p(-tl_generator_next_double(g)) / lambd;   /* 1 - u in (0, 1]: finite */
+}
+/* the number of Bernoulli(p) trials up to the first success: ceil(log(u) / log(1 - p)), u in (0, 1] */
+static double draw_geometric(tl_generator *g, double p, double unused) {
+    (void)unused;
+    const double r = ceil(log(1.0 - tl_generator_next_double(g)) / log1p(-p));
+    return r < 1 ? 1 : r;
+}
+
+/* C's name of the floating type PyTorch prints in some messages */
+static const char *c_type_name(tl_dtype dt) {
+    switch (dt) {
+    case TL_FLOAT64: return "double";
+    case TL_FLOAT16: return "c10::Half";
+    case TL_BFLOAT16: return "c10::BFloat16";
+    default: return "float";
+    }
+}
+static double dtype_max(tl_dtype dt) {
+    switch (dt) {
+    case TL_FLOAT64: return DBL_MAX;
+    case TL_FLOAT16: return 65504.0;
+    case TL_BFLOAT16: return 3.38953138925153547590470800371487867e38;
+    default: return FLT_MAX;
+    }
+}
+
+static int require_floating(tl_tensor *self, const char *kernel) {
+    const tl_dtype dt = tl_tensor_dtype(self);
+    if (tl_dtype_is_floating(dt)) return 0;
+    return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kernel, tl_dtype_scalar_name(dt));
+}
+
+/* PyTorch's check_uniform_bounds */
+tl_tensor *tl_native_uniform_(tl_keyset ks, tl_tensor *self, double from, double to, tl_generator *generator) {
+    (void)ks;
+    if (require_floating(self, "check_uniform_bounds")) return NULL;
+    const tl_dtype dt = tl_tensor_dtype(self);
+    const double max = dtype_max(dt);
+    if (!(from >= -max && from <= max))
+        return tl_set_error(TL_ERR_RUNTIME, "from is out of bounds for %s", c_type_name(dt)), NULL;
+    if (!(to >= -max && to <= max))
+        return tl_set_error(TL_ERR_RUNTIME, "to is out of bounds for %s", c_type_name(dt)), NULL;
+    if (from > to)
+        return tl_set_error(TL_ERR_RUNTIME, "uniform_ expects to return a [from, to) range, but found from=%g > to=%g",
+                            from, to), NULL;
+    if (to - from > max)
+        return tl_set_error(TL_ERR_RUNTIME, "uniform_ expects to-from <= std::numeric_limits<%s>::max(), but found "
+                            "to=%g and from=%g which result in to-from to exceed the limit",
+                            tl_dtype_scalar_name(dt), to, from), NULL;
+    return fill_with(self, generator, draw_uniform, from, to);
+}
+
+tl_tensor *tl_native_normal_(tl_keyset ks, tl_tensor *self, double mean, double std, tl_generator *generator) {
+    (void)ks;
+    if (!(std >= 0.0))
+        return tl_set_error(TL_ERR_RUNTIME, "normal expects std >= 0.0, but found std %g", std), NULL;
+    if (require_floating(self, "normal_kernel_cpu")) return NULL;
+    return fill_with(self, generator, draw_normal, mean, std);
+}
+
+tl_tensor *tl_native_log_normal_(tl_keyset ks, tl_tensor *self, double mean, double std, tl_generator *generator) {
+    (void)ks;
+    if (!(std > 0.0))
+        return tl_set_error(TL_ERR_RUNTIME, "log_normal_ expects std > 0.0, but found std=%g", std), NULL;
+    if (require_floating(self, "log_normal_cpu")) return NULL;
+    return fill_with(self, generator, draw_log_normal, mean, std);
+}
+
+tl_tensor *tl_native_cauchy_(tl_keyset ks, tl_tensor *self, double median, double sigma, tl_generator *generator) {
+    (void)ks;
+    if (!(sigma > 0.0))
+        return tl_set_error(TL_ERR_RUNTIME, "cauchy_ expects sigma > 0.0, but found sigma=%g", sigma), NULL;
+    const tl_dtype dt = tl_tensor_dtype(self);
+    if (!tl_dtype_is_floating(dt))   /* PyTorch prints C's type name here */
+        return tl_set_error(TL_ERR_RUNTIME, "Cauchy distribution is a continuous probability distribution. dtype "
+                            "must be a floating point but you specified %s",
+                            dt == TL_INT64 ? "long int" : dt == TL_INT32 ? "int" : dt == TL_INT16 ? "short int"
+                            : dt == TL_INT8 ? "signed char" : dt == TL_UINT8 ? "unsigned char" : "bool"), NULL;
+    return fill_with(self, generator, draw_cauchy, median, sigma);
+}
+
+tl_tensor *tl_native_exponential_(tl_keyset ks, tl_tensor *self, double lambd, tl_generator *generator) {
+    (void)ks;
+    if (!(lambd > 0.0))
+        return tl_set_error(TL_ERR_RUNTIME, "exponential_ expects lambda > 0.0, but found lambda=%g", lambd), NULL;
+    const tl_dtype dt = tl_tensor_dtype(self);
+    if (!tl_dtype_is_floating(dt))
+        return tl_set_error(TL_ERR_RUNTIME, "Exponential distribution is a continuous probability distribution. "
+                            "dtype must be a floating point but you specified %s", tl_dtype_scalar_name(dt)), NULL;
+    return fill_with(self, generator, draw_exponential, lambd, 0);
+}
+
+/* every dtype (integers and bool too, as PyTorch) */
+tl_tensor *tl_native_geometric_(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator) {
+    (void)ks;
+    if (!(p > 0 && p < 1))
+        return tl_set_error(TL_ERR_RUNTIME, "geometric_ expects p to be in (0, 1), but got p=%g", p), NULL;
+    return fill_with(self, generator, draw_geometric, p, 0);
+}
