@@ -1922,4 +1922,17 @@ tl_tensor *tl_ops_geometric_(tl_tensor *self, double p, tl_generator *generator)
 /* normal */
 tl_tensor *tl_ops_normal_(tl_tensor *self, double mean, double std, tl_generator *generator);
 
+/* bernoulli */
+tl_tensor *tl_ops_bernoulli(tl_tensor *self, tl_generator *generator);
+tl_tensor *tl_ops_bernoulli__float(tl_tensor *self, double p, tl_generator *generator);
+tl_tensor *tl_ops_bernoulli_p(tl_tensor *self, double p, tl_generator *generator);
+
+/* rand_like */
+tl_tensor *tl_ops_rand_like(tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+tl_tensor *tl_ops_rand_like_generator(tl_tensor *self, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+
+/* randn_like */
+tl_tensor *tl_ops_randn_like(tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+tl_tensor *tl_ops_randn_like_generator(tl_tensor *self, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+
 #endif

@@ -76,6 +76,7 @@ int tl_pyabi_avg_pool2d_out_r(tl_tensor *self, const int64_t *kernel_size, int64
 int tl_pyabi_baddbmm__r(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
 int tl_pyabi_baddbmm_dtype_out_r(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 int tl_pyabi_baddbmm_out_r(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+int tl_pyabi_bernoulli__float_r(tl_tensor *self, double p, tl_generator *generator);
 int tl_pyabi_bitwise_and_Scalar_Tensor_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_bitwise_and_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_bitwise_and_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
@@ -602,6 +603,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_baddbmm(...) tl_pyabi_tensor(tl_ops_baddbmm(__VA_ARGS__))
 #define tl_ops_baddbmm_dtype(...) tl_pyabi_tensor(tl_ops_baddbmm_dtype(__VA_ARGS__))
 #define tl_ops_batch_norm(...) tl_pyabi_tensor(tl_ops_batch_norm(__VA_ARGS__))
+#define tl_ops_bernoulli(...) tl_pyabi_tensor(tl_ops_bernoulli(__VA_ARGS__))
+#define tl_ops_bernoulli_p(...) tl_pyabi_tensor(tl_ops_bernoulli_p(__VA_ARGS__))
 #define tl_ops_binary_cross_entropy(...) tl_pyabi_tensor(tl_ops_binary_cross_entropy(__VA_ARGS__))
 #define tl_ops_binary_cross_entropy_backward(...) tl_pyabi_tensor(tl_ops_binary_cross_entropy_backward(__VA_ARGS__))
 #define tl_ops_bitwise_and_Scalar(...) tl_pyabi_tensor(tl_ops_bitwise_and_Scalar(__VA_ARGS__))
@@ -868,12 +871,16 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_rad2deg(...) tl_pyabi_tensor(tl_ops_rad2deg(__VA_ARGS__))
 #define tl_ops_rand(...) tl_pyabi_tensor(tl_ops_rand(__VA_ARGS__))
 #define tl_ops_rand_generator(...) tl_pyabi_tensor(tl_ops_rand_generator(__VA_ARGS__))
+#define tl_ops_rand_like(...) tl_pyabi_tensor(tl_ops_rand_like(__VA_ARGS__))
+#define tl_ops_rand_like_generator(...) tl_pyabi_tensor(tl_ops_rand_like_generator(__VA_ARGS__))
 #define tl_ops_randint(...) tl_pyabi_tensor(tl_ops_randint(__VA_ARGS__))
 #define tl_ops_randint_generator(...) tl_pyabi_tensor(tl_ops_randint_generator(__VA_ARGS__))
 #define tl_ops_randint_low(...) tl_pyabi_tensor(tl_ops_randint_low(__VA_ARGS__))
 #define tl_ops_randint_low_generator(...) tl_pyabi_tensor(tl_ops_randint_low_generator(__VA_ARGS__))
 #define tl_ops_randn(...) tl_pyabi_tensor(tl_ops_randn(__VA_ARGS__))
 #define tl_ops_randn_generator(...) tl_pyabi_tensor(tl_ops_randn_generator(__VA_ARGS__))
+#define tl_ops_randn_like(...) tl_pyabi_tensor(tl_ops_randn_like(__VA_ARGS__))
+#define tl_ops_randn_like_generator(...) tl_pyabi_tensor(tl_ops_randn_like_generator(__VA_ARGS__))
 #define tl_ops_randperm(...) tl_pyabi_tensor(tl_ops_randperm(__VA_ARGS__))
 #define tl_ops_randperm_generator(...) tl_pyabi_tensor(tl_ops_randperm_generator(__VA_ARGS__))
 #define tl_ops_reciprocal(...) tl_pyabi_tensor(tl_ops_reciprocal(__VA_ARGS__))

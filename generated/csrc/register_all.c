@@ -67,6 +67,7 @@
 #include "ops/avg_pool2d_backward.h"
 #include "ops/baddbmm.h"
 #include "ops/batch_norm.h"
+#include "ops/bernoulli.h"
 #include "ops/binary_cross_entropy.h"
 #include "ops/binary_cross_entropy_backward.h"
 #include "ops/bitwise_and.h"
@@ -285,8 +286,10 @@
 #include "ops/prod.h"
 #include "ops/rad2deg.h"
 #include "ops/rand.h"
+#include "ops/rand_like.h"
 #include "ops/randint.h"
 #include "ops/randn.h"
+#include "ops/randn_like.h"
 #include "ops/randperm.h"
 #include "ops/reciprocal.h"
 #include "ops/reflection_pad1d.h"
@@ -863,6 +866,9 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_exponential() != 0) return -1;
     if (tl_ops_register_geometric() != 0) return -1;
     if (tl_ops_register_normal() != 0) return -1;
+    if (tl_ops_register_bernoulli() != 0) return -1;
+    if (tl_ops_register_rand_like() != 0) return -1;
+    if (tl_ops_register_randn_like() != 0) return -1;
     done = 1;
     return 0;
 }

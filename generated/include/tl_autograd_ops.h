@@ -306,5 +306,6 @@ int tl_autograd_register_log_normal(void);
 int tl_autograd_register_exponential(void);
 int tl_autograd_register_geometric(void);
 int tl_autograd_register_normal(void);
+int tl_autograd_register_bernoulli(void);
 
 #endif

@@ -436,5 +436,8 @@
 #include "ops/exponential.h"
 #include "ops/geometric.h"
 #include "ops/normal.h"
+#include "ops/bernoulli.h"
+#include "ops/rand_like.h"
+#include "ops/randn_like.h"
 
 #endif

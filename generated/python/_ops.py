@@ -138,6 +138,7 @@ __all__ = [
     "avg_pool1d",
     "baddbmm",
     "batch_norm",
+    "bernoulli",
     "bitwise_and",
     "bitwise_left_shift",
     "bitwise_not",
@@ -333,8 +334,10 @@ __all__ = [
     "rad2deg",
     "rad2deg_",
     "rand",
+    "rand_like",
     "randint",
     "randn",
+    "randn_like",
     "randperm",
     "reciprocal",
     "reciprocal_",
@@ -573,6 +576,9 @@ _C_baddbmm_dtype = getattr(_lib, "tl_ops_baddbmm_dtype", None) or _missing_c("tl
 _C_baddbmm_dtype_out = getattr(_lib, "tl_ops_baddbmm_dtype_out", None) or _missing_c("tl_ops_baddbmm_dtype_out")
 _C_baddbmm_out = getattr(_lib, "tl_ops_baddbmm_out", None) or _missing_c("tl_ops_baddbmm_out")
 _C_batch_norm = getattr(_lib, "tl_ops_batch_norm", None) or _missing_c("tl_ops_batch_norm")
+_C_bernoulli = getattr(_lib, "tl_ops_bernoulli", None) or _missing_c("tl_ops_bernoulli")
+_C_bernoulli__float = getattr(_lib, "tl_ops_bernoulli__float", None) or _missing_c("tl_ops_bernoulli__float")
+_C_bernoulli_p = getattr(_lib, "tl_ops_bernoulli_p", None) or _missing_c("tl_ops_bernoulli_p")
 _C_binary_cross_entropy = getattr(_lib, "tl_ops_binary_cross_entropy", None) or _missing_c("tl_ops_binary_cross_entropy")
 _C_binary_cross_entropy_backward = getattr(_lib, "tl_ops_binary_cross_entropy_backward", None) or _missing_c("tl_ops_binary_cross_entropy_backward")
 _C_bitwise_and_Scalar = getattr(_lib, "tl_ops_bitwise_and_Scalar", None) or _missing_c("tl_ops_bitwise_and_Scalar")
@@ -1101,6 +1107,8 @@ _C_rad2deg_out = getattr(_lib, "tl_ops_rad2deg_out", None) or _missing_c("tl_ops
 _C_rand = getattr(_lib, "tl_ops_rand", None) or _missing_c("tl_ops_rand")
 _C_rand_generator = getattr(_lib, "tl_ops_rand_generator", None) or _missing_c("tl_ops_rand_generator")
 _C_rand_generator_out = getattr(_lib, "tl_ops_rand_generator_out", None) or _missing_c("tl_ops_rand_generator_out")
+_C_rand_like = getattr(_lib, "tl_ops_rand_like", None) or _missing_c("tl_ops_rand_like")
+_C_rand_like_generator = getattr(_lib, "tl_ops_rand_like_generator", None) or _missing_c("tl_ops_rand_like_generator")
 _C_rand_out = getattr(_lib, "tl_ops_rand_out", None) or _missing_c("tl_ops_rand_out")
 _C_randint = getattr(_lib, "tl_ops_randint", None) or _missing_c("tl_ops_randint")
 _C_randint_generator = getattr(_lib, "tl_ops_randint_generator", None) or _missing_c("tl_ops_randint_generator")
@@ -1109,6 +1117,8 @@ _C_randint_low_generator = getattr(_lib, "tl_ops_randint_low_generator", None) o
 _C_randn = getattr(_lib, "tl_ops_randn", None) or _missing_c("tl_ops_randn")
 _C_randn_generator = getattr(_lib, "tl_ops_randn_generator", None) or _missing_c("tl_ops_randn_generator")
 _C_randn_generator_out = getattr(_lib, "tl_ops_randn_generator_out", None) or _missing_c("tl_ops_randn_generator_out")
+_C_randn_like = getattr(_lib, "tl_ops_randn_like", None) or _missing_c("tl_ops_randn_like")
+_C_randn_like_generator = getattr(_lib, "tl_ops_randn_like_generator", None) or _missing_c("tl_ops_randn_like_generator")
 _C_randn_out = getattr(_lib, "tl_ops_randn_out", None) or _missing_c("tl_ops_randn_out")
 _C_randperm = getattr(_lib, "tl_ops_randperm", None) or _missing_c("tl_ops_randperm")
 _C_randperm_generator = getattr(_lib, "tl_ops_randperm_generator", None) or _missing_c("tl_ops_randperm_generator")
@@ -1546,6 +1556,7 @@ _P_avg_pool2d_out_r = getattr(_lib, "tl_pyabi_avg_pool2d_out_r", None) or _missi
 _P_baddbmm__r = getattr(_lib, "tl_pyabi_baddbmm__r", None) or _missing_c("tl_pyabi_baddbmm__r")
 _P_baddbmm_dtype_out_r = getattr(_lib, "tl_pyabi_baddbmm_dtype_out_r", None) or _missing_c("tl_pyabi_baddbmm_dtype_out_r")
 _P_baddbmm_out_r = getattr(_lib, "tl_pyabi_baddbmm_out_r", None) or _missing_c("tl_pyabi_baddbmm_out_r")
+_P_bernoulli__float_r = getattr(_lib, "tl_pyabi_bernoulli__float_r", None) or _missing_c("tl_pyabi_bernoulli__float_r")
 _P_bitwise_and_Scalar_Tensor_out_r = getattr(_lib, "tl_pyabi_bitwise_and_Scalar_Tensor_out_r", None) or _missing_c("tl_pyabi_bitwise_and_Scalar_Tensor_out_r")
 _P_bitwise_and_Scalar_out_r = getattr(_lib, "tl_pyabi_bitwise_and_Scalar_out_r", None) or _missing_c("tl_pyabi_bitwise_and_Scalar_out_r")
 _P_bitwise_and_Tensor_out_r = getattr(_lib, "tl_pyabi_bitwise_and_Tensor_out_r", None) or _missing_c("tl_pyabi_bitwise_and_Tensor_out_r")
@@ -4668,6 +4679,67 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
+# yaml/native_functions.yaml: bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
+_SIGS_bernoulli = (
+    ('(Tensor input, *, torchlet.Generator generator = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+    ('(Tensor input, float p, *, torchlet.Generator generator = None)', (('input', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+)
+_KW_bernoulli_0 = {'input': lambda x: isinstance(x, _Tensor), 'generator': lambda x: _cv_generator(x) is not _BAD}
+_KW_bernoulli_1 = {'input': lambda x: isinstance(x, _Tensor), 'p': lambda x: _cv_double(x) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD}
+
+
+def _implbernoulli_0(input, *, generator=None):
+    '(Tensor input, *, torchlet.Generator generator = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('bernoulli', 'input', 1, 'Tensor', input)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('bernoulli', 'generator', 0, 'torchlet.Generator', generator)
+    h_ = _C_bernoulli(input._p, generator_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implbernoulli_1(input, p, *, generator=None):
+    '(Tensor input, float p, *, torchlet.Generator generator = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('bernoulli', 'input', 1, 'Tensor', input)
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('bernoulli', 'p', 2, 'float', p)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('bernoulli', 'generator', 0, 'torchlet.Generator', generator)
+    h_ = _C_bernoulli_p(input._p, p_c, generator_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def bernoulli(*args, **kwargs):
+    '(Tensor input, *, torchlet.Generator generator = None) | (Tensor input, float p, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(bernoulli, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bernoulli_0, ('input', )[:n])):
+        return _implbernoulli_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_double(args[1]) is not _BAD if n > 1 else 'p' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bernoulli_1, ('input', 'p', )[:n])):
+        return _implbernoulli_1(*args, **kwargs)
+    raise _invalid_combination('bernoulli', args, kwargs, _SIGS_bernoulli)
 
 
 # yaml/native_functions.yaml: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor
@@ -13093,6 +13165,97 @@ def rand(*args, **kwargs):
     raise _invalid_combination('rand', args, kwargs, _SIGS_rand)
 
 
+# yaml/native_functions.yaml: rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+# yaml/native_functions.yaml: rand_like.generator(Tensor self, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+_SIGS_rand_like = (
+    ('(Tensor input, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+    ('(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+_KW_rand_like_0 = {'input': lambda x: isinstance(x, _Tensor), 'generator': lambda x: _cv_generator(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+_KW_rand_like_1 = {'input': lambda x: isinstance(x, _Tensor), 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+
+
+def _implrand_like_0(input, *, generator, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
+    '(Tensor input, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('rand_like', 'input', 1, 'Tensor', input)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('rand_like', 'generator', 0, 'torchlet.Generator', generator)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('rand_like', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('rand_like', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('rand_like', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('rand_like', 'pin_memory', 0, 'bool', pin_memory)
+    memory_format_c = _cv_enum(memory_format, True)
+    if memory_format_c is _BAD:
+        raise _arg_error('rand_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
+    h_ = _C_rand_like_generator(input._p, generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def _implrand_like_1(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
+    '(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('rand_like', 'input', 1, 'Tensor', input)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('rand_like', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('rand_like', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('rand_like', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('rand_like', 'pin_memory', 0, 'bool', pin_memory)
+    memory_format_c = _cv_enum(memory_format, True)
+    if memory_format_c is _BAD:
+        raise _arg_error('rand_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
+    h_ = _C_rand_like(input._p, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def rand_like(*args, **kwargs):
+    '(Tensor input, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False) | (Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(rand_like, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_rand_like_0, ('input', )[:n])):
+        return _implrand_like_0(*args, **kwargs)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_rand_like_1, ('input', )[:n])):
+        return _implrand_like_1(*args, **kwargs)
+    raise _invalid_combination('rand_like', args, kwargs, _SIGS_rand_like)
+
+
 # yaml/native_functions.yaml: randint(SymInt high, SymInt[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 # yaml/native_functions.yaml: randint.generator(SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 # yaml/native_functions.yaml: randint.low(SymInt low, SymInt high, SymInt[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -13396,6 +13559,97 @@ def randn(*args, **kwargs):
     if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW_randn_1, ())):
         return _implrandn_1(*args, **kwargs)
     raise _invalid_combination('randn', args, kwargs, _SIGS_randn)
+
+
+# yaml/native_functions.yaml: randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+# yaml/native_functions.yaml: randn_like.generator(Tensor self, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+_SIGS_randn_like = (
+    ('(Tensor input, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+    ('(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+_KW_randn_like_0 = {'input': lambda x: isinstance(x, _Tensor), 'generator': lambda x: _cv_generator(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+_KW_randn_like_1 = {'input': lambda x: isinstance(x, _Tensor), 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+
+
+def _implrandn_like_0(input, *, generator, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
+    '(Tensor input, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('randn_like', 'input', 1, 'Tensor', input)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('randn_like', 'generator', 0, 'torchlet.Generator', generator)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('randn_like', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('randn_like', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('randn_like', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('randn_like', 'pin_memory', 0, 'bool', pin_memory)
+    memory_format_c = _cv_enum(memory_format, True)
+    if memory_format_c is _BAD:
+        raise _arg_error('randn_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
+    h_ = _C_randn_like_generator(input._p, generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def _implrandn_like_1(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
+    '(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('randn_like', 'input', 1, 'Tensor', input)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('randn_like', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('randn_like', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('randn_like', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('randn_like', 'pin_memory', 0, 'bool', pin_memory)
+    memory_format_c = _cv_enum(memory_format, True)
+    if memory_format_c is _BAD:
+        raise _arg_error('randn_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
+    h_ = _C_randn_like(input._p, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def randn_like(*args, **kwargs):
+    '(Tensor input, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False) | (Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(randn_like, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_randn_like_0, ('input', )[:n])):
+        return _implrandn_like_0(*args, **kwargs)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_randn_like_1, ('input', )[:n])):
+        return _implrandn_like_1(*args, **kwargs)
+    raise _invalid_combination('randn_like', args, kwargs, _SIGS_randn_like)
 
 
 # yaml/native_functions.yaml: randperm(SymInt n, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -23500,6 +23754,83 @@ def _m_baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     return self
 
 
+# yaml/native_functions.yaml: bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
+# yaml/native_functions.yaml: bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
+_SIGS__m_bernoulli = (
+    ('(*, torchlet.Generator generator = None)', (), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+    ('(float p, *, torchlet.Generator generator = None)', (('p', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+)
+_KW__m_bernoulli_0 = {'generator': lambda x: _cv_generator(x) is not _BAD}
+_KW__m_bernoulli_1 = {'p': lambda x: _cv_double(x) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD}
+
+
+def _impl_m_bernoulli_0(self, *, generator=None):
+    '(*, torchlet.Generator generator = None)'
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('bernoulli', 'generator', 0, 'torchlet.Generator', generator)
+    h_ = _C_bernoulli(self._p, generator_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_m_bernoulli_1(self, p, *, generator=None):
+    '(float p, *, torchlet.Generator generator = None)'
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('bernoulli', 'p', 1, 'float', p)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('bernoulli', 'generator', 0, 'torchlet.Generator', generator)
+    h_ = _C_bernoulli_p(self._p, p_c, generator_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _m_bernoulli(self, *args, **kwargs):
+    '(*, torchlet.Generator generator = None) | (float p, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_m_bernoulli, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_bernoulli_0, ()[:n])):
+        return _impl_m_bernoulli_0(self, *args, **kwargs)
+    if n <= 1 and (_cv_double(args[0]) is not _BAD if n > 0 else 'p' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bernoulli_1, ('p', )[:n])):
+        return _impl_m_bernoulli_1(self, *args, **kwargs)
+    raise _invalid_combination('bernoulli', args, kwargs, _SIGS__m_bernoulli)
+
+
+# yaml/native_functions.yaml: bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
+_SIGS__m_bernoulli_ = (
+    ('(float p = 0.5, *, torchlet.Generator generator = None)', (('p', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+)
+
+
+def _m_bernoulli_(self, p=0.5, *, generator=None):
+    '(float p = 0.5, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_m_bernoulli_, locals())) is not _GO:
+        return r_
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('bernoulli_', 'p', 1, 'float', p)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('bernoulli_', 'generator', 0, 'torchlet.Generator', generator)
+    rc_ = _P_bernoulli__float_r(self._p, p_c, generator_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor
 # yaml/native_functions.yaml: bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
 _SIGS__m_bitwise_and = (
@@ -33231,6 +33562,8 @@ class _TensorOps:
     atanh_ = _m_atanh_
     baddbmm = _m_baddbmm
     baddbmm_ = _m_baddbmm_
+    bernoulli = _m_bernoulli
+    bernoulli_ = _m_bernoulli_
     bitwise_and = _m_bitwise_and
     bitwise_and_ = _m_bitwise_and_
     bitwise_left_shift = _m_bitwise_left_shift
@@ -33916,6 +34249,10 @@ SIGNATURES = {
     ("function", "batch_norm"): (
         "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps, bool cudnn_enabled)",
     ),
+    ("function", "bernoulli"): (
+        "(Tensor input, *, torchlet.Generator generator = None)",
+        "(Tensor input, float p, *, torchlet.Generator generator = None)",
+    ),
     ("function", "bitwise_and"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Number input, Tensor other, *, Tensor out = None)",
@@ -34555,6 +34892,10 @@ SIGNATURES = {
         "(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
         "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
     ),
+    ("function", "rand_like"): (
+        "(Tensor input, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
+        "(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
+    ),
     ("function", "randint"): (
         "(int high, tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
         "(int high, tuple of ints size, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
@@ -34564,6 +34905,10 @@ SIGNATURES = {
     ("function", "randn"): (
         "(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
         "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
+    ),
+    ("function", "randn_like"): (
+        "(Tensor input, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
+        "(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
     ),
     ("function", "randperm"): (
         "(int n, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
@@ -34979,6 +35324,13 @@ SIGNATURES = {
     ),
     ("method", "baddbmm_"): (
         "(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)",
+    ),
+    ("method", "bernoulli"): (
+        "(*, torchlet.Generator generator = None)",
+        "(float p, *, torchlet.Generator generator = None)",
+    ),
+    ("method", "bernoulli_"): (
+        "(float p = 0.5, *, torchlet.Generator generator = None)",
     ),
     ("method", "bitwise_and"): (
         "(Tensor other)",

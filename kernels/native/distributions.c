@@ -152,3 +152,84 @@ tl_tensor *tl_native_geometric_(tl_keyset ks, tl_tensor *self, double p, tl_gene
         return tl_set_error(TL_ERR_RUNTIME, "geometric_ expects p to be in (0, 1), but got p=%g", p), NULL;
     return fill_with(self, generator, draw_geometric, p, 0);
 }
+
+/* bernoulli_(p): 1 where u < p, for every dtype (bool and integers too) */
+static double draw_bernoulli(tl_generator *g, double p, double unused) {
+    (void)unused;
+    return tl_generator_next_double(g) < p ? 1.0 : 0.0;
+}
+
+tl_tensor *tl_native_bernoulli__float(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator) {
+    (void)ks;
+    if (!(p >= 0 && p <= 1))
+        return tl_set_error(TL_ERR_RUNTIME, "bernoulli_ expects p to be in [0, 1], but got p=%g", p), NULL;
+    return fill_with(self, generator, draw_bernoulli, p, 0);
+}
+
+/* bernoulli(self, p): a new tensor like self */
+tl_tensor *tl_native_bernoulli_p(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator) {
+    (void)ks;
+    tl_tensor *r = tl_ops_empty_like(self, TL_DTYPE_UNDEFINED, -1, -1, false, false, -1);
+    tl_tensor *f = r ? tl_ops_bernoulli__float(r, p, generator) : NULL;
+    tl_tensor_release(r);
+    return f;
+}
+
+/* bernoulli(self): self holds the probabilities (floating, in [0, 1]) */
+tl_tensor *tl_native_bernoulli(tl_keyset ks, tl_tensor *self, tl_generator *generator) {
+    (void)ks;
+    if (require_floating(self, "bernoulli_tensor_cpu_p_")) return NULL;
+    tl_tensor *r = tl_ops_empty_like(self, TL_DTYPE_UNDEFINED, -1, -1, false, false, -1);
+    if (!r || tl_tensor_device(self) == TL_META || tl_tensor_numel(self) == 0) return r;
+    tl_generator *g = generator ? generator : tl_default_generator();
+    tl_tensor *p = tl_empty(tl_tensor_ndim(self), tl_tensor_sizes(self), TL_FLOAT64, TL_CPU);
+    int rc = p ? tl_copy_(p, self) : -1;
+    if (rc == 0) {
+        double *v = tl_tensor_data_ptr(p);
+        const int64_t n = tl_tensor_numel(p);
+        for (int64_t i = 0; i < n && rc == 0; i++)
+            if (!(v[i] >= 0 && v[i] <= 1))
+                rc = tl_set_error(TL_ERR_RUNTIME, "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  "
+                                  "(Could this error message be improved?  If so, please report an enhancement "
+                                  "request to PyTorch.)");
+        for (int64_t i = 0; i < n && rc == 0; i++) v[i] = tl_generator_next_double(g) < v[i] ? 1.0 : 0.0;
+        if (rc == 0) rc = tl_copy_(r, p);
+    }
+    tl_tensor_release(p);
+    if (rc != 0) {
+        tl_tensor_release(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* rand_like / randn_like: empty_like, then uniform_(0, 1) / normal_(0, 1) */
+static tl_tensor *random_like(tl_tensor *self, tl_generator *generator, tl_dtype dtype, int layout, int device,
+                              int memory_format, int normal) {
+    tl_tensor *r = tl_ops_empty_like(self, dtype, layout, device, false, false, memory_format);
+    tl_tensor *f = !r ? NULL : normal ? tl_ops_normal_(r, 0, 1, generator) : tl_ops_uniform_(r, 0, 1, generator);
+    tl_tensor_release(r);
+    return f;
+}
+tl_tensor *tl_native_rand_like(tl_keyset ks, tl_tensor *self, tl_dtype dtype, int layout, int device,
+                               bool pin_memory, bool pin_memory_has, int memory_format) {
+    (void)ks; (void)pin_memory; (void)pin_memory_has;
+    return random_like(self, NULL, dtype, layout, device, memory_format, 0);
+}
+tl_tensor *tl_native_rand_like_generator(tl_keyset ks, tl_tensor *self, tl_generator *generator, tl_dtype dtype,
+                                         int layout, int device, bool pin_memory, bool pin_memory_has,
+                                         int memory_format) {
+    (void)ks; (void)pin_memory; (void)pin_memory_has;
+    return random_like(self, generator, dtype, layout, device, memory_format, 0);
+}
+tl_tensor *tl_native_randn_like(tl_keyset ks, tl_tensor *self, tl_dtype dtype, int layout, int device,
+                                bool pin_memory, bool pin_memory_has, int memory_format) {
+    (void)ks; (void)pin_memory; (void)pin_memory_has;
+    return random_like(self, NULL, dtype, layout, device, memory_format, 1);
+}
+tl_tensor *tl_native_randn_like_generator(tl_keyset ks, tl_tensor *self, tl_generator *generator, tl_dtype dtype,
+                                          int layout, int device, bool pin_memory, bool pin_memory_has,
+                                          int memory_format) {
+    (void)ks; (void)pin_memory; (void)pin_memory_has;
+    return random_like(self, generator, dtype, layout, device, memory_format, 1);
+}

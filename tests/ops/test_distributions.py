@@ -128,3 +128,54 @@ def test_errors(name, args, dt, exc, msg):
         with pytest.raises(exc) as te:
             getattr(torch.empty(3, dtype=getattr(torch, str(dt).split(".")[-1])), name)(*args)
         assert msg in str(te.value)
+
+
+def test_bernoulli():
+    tl.manual_seed(3)
+    p = np.concatenate([np.full(N, 0.3), np.full(N, 0.8), np.zeros(100), np.ones(100)])
+    x = tl.bernoulli(tl.from_numpy(p)).numpy()
+    assert set(np.unique(x)) <= {0.0, 1.0}
+    assert abs(x[:N].mean() - 0.3) < 5 * math.sqrt(0.21 / N) and abs(x[N:2 * N].mean() - 0.8) < 5 * math.sqrt(0.16 / N)
+    assert x[2 * N:2 * N + 100].sum() == 0 and x[-100:].sum() == 100
+    y = tl.empty(N, dtype=tl.float32).bernoulli_(0.25).numpy()
+    assert abs(y.mean() - 0.25) < 5 * math.sqrt(0.1875 / N)
+    z = tl.bernoulli(tl.zeros(N, dtype=tl.int64), 0.6)   # every dtype, as PyTorch
+    assert z.dtype == tl.int64 and abs(z.numpy().mean() - 0.6) < 0.02
+    assert tl.zeros(10, dtype=tl.bool).bernoulli_(1.0).numpy().all()
+    g = tl.Generator()
+    g.manual_seed(11)
+    a = tl.bernoulli(tl.full([64], 0.5), generator=g).numpy()
+    g.manual_seed(11)
+    np.testing.assert_array_equal(a, tl.bernoulli(tl.full([64], 0.5), generator=g).numpy())
+    # gradients: zero (PyTorch's derivative); results of bernoulli(x, p) / bernoulli(x) require grad as there
+    w = tl.full([4], 0.5, dtype=tl.float64).requires_grad_()
+    tl.bernoulli(w).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), np.zeros(4))
+    assert tl.bernoulli(w, 0.5).requires_grad
+    with pytest.raises(RuntimeError, match=r"Expected p_in >= 0 && p_in <= 1 to be true, but got false"):
+        tl.bernoulli(tl.tensor([0.5, 1.5]))
+    with pytest.raises(NotImplementedError, match="\"bernoulli_tensor_cpu_p_\" not implemented for 'Long'"):
+        tl.bernoulli(tl.tensor([1, 0]))
+    with pytest.raises(RuntimeError, match=r"bernoulli_ expects p to be in \[0, 1\], but got p=1.5"):
+        tl.empty(3).bernoulli_(1.5)
+
+
+def test_rand_like_randn_like():
+    tl.manual_seed(5)
+    base = tl.zeros(200, 100, dtype=tl.float64).t()
+    u = tl.rand_like(base)
+    assert u.shape == (100, 200) and u.dtype == tl.float64 and u.stride() == base.stride()
+    assert ks_distance(u.numpy().ravel(), lambda x: np.clip(x, 0, 1)) < 0.015
+    z = tl.randn_like(base, dtype=tl.float32)
+    assert z.dtype == tl.float32
+    assert ks_distance(z.numpy().ravel(), lambda x: 0.5 * (1 + _erf(x / math.sqrt(2)))) < 0.015
+    g = tl.Generator()
+    g.manual_seed(2)
+    a = tl.randn_like(base, generator=g).numpy()
+    g.manual_seed(2)
+    np.testing.assert_array_equal(a, tl.randn_like(base, generator=g).numpy())
+    assert not tl.rand_like(tl.zeros(3).requires_grad_()).requires_grad
+    with pytest.raises(NotImplementedError, match="\"check_uniform_bounds\" not implemented for 'Long'"):
+        tl.rand_like(tl.tensor([1, 2]))
+    with pytest.raises(NotImplementedError, match="\"normal_kernel_cpu\" not implemented for 'Long'"):
+        tl.randn_like(tl.tensor([1, 2]))
