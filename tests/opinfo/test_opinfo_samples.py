@@ -52,7 +52,8 @@ TOL = {torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5), torch.float3
        torch.float64: (1e-7, 1e-7)}
 # OpInfos whose samples draw random numbers: values cannot match
 RANDOM = ("dropout", "rand", "bernoulli", "multinomial", "normal", "uniform", "randint", "randn", "randperm",
-          "empty", "new_empty", "empty_like", "empty_strided", "new_empty_strided", "feature_alpha_dropout")
+          "empty", "new_empty", "empty_like", "empty_strided", "new_empty_strided", "feature_alpha_dropout",
+          "rand_like", "randn_like", "randint_like")
 
 
 class Unconvertible(Exception):
