@@ -1921,6 +1921,14 @@ tl_tensor *tl_ops_geometric_(tl_tensor *self, double p, tl_generator *generator)
 
 /* normal */
 tl_tensor *tl_ops_normal_(tl_tensor *self, double mean, double std, tl_generator *generator);
+tl_tensor *tl_ops_normal_Tensor_float_out(tl_tensor *mean, double std, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_normal_Tensor_float(tl_tensor *mean, double std, tl_generator *generator);
+tl_tensor *tl_ops_normal_float_Tensor_out(double mean, tl_tensor *std, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_normal_float_Tensor(double mean, tl_tensor *std, tl_generator *generator);
+tl_tensor *tl_ops_normal_Tensor_Tensor_out(tl_tensor *mean, tl_tensor *std, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_normal_Tensor_Tensor(tl_tensor *mean, tl_tensor *std, tl_generator *generator);
+tl_tensor *tl_ops_normal_float_float(double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_normal_float_float_out(double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
 
 /* bernoulli */
 tl_tensor *tl_ops_bernoulli(tl_tensor *self, tl_generator *generator);

@@ -338,7 +338,11 @@ int tl_pyabi_nextafter_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_nll_loss_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight, tl_tensor *grad_input);
 int tl_pyabi_nll_loss_out_r(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *out);
 int tl_pyabi_nonzero_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_normal_Tensor_Tensor_out_r(tl_tensor *mean, tl_tensor *std, tl_generator *generator, tl_tensor *out);
+int tl_pyabi_normal_Tensor_float_out_r(tl_tensor *mean, double std, tl_generator *generator, tl_tensor *out);
 int tl_pyabi_normal__r(tl_tensor *self, double mean, double std, tl_generator *generator);
+int tl_pyabi_normal_float_Tensor_out_r(double mean, tl_tensor *std, tl_generator *generator, tl_tensor *out);
+int tl_pyabi_normal_float_float_out_r(double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
 int tl_pyabi_ones_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 int tl_pyabi_outer_out_r(tl_tensor *self, tl_tensor *vec2, tl_tensor *out);
 int tl_pyabi_polygamma__r(tl_tensor *self, int64_t n);
@@ -857,6 +861,10 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_nll_loss_forward_output(...) tl_pyabi_rc(tl_ops_nll_loss_forward_output(__VA_ARGS__))
 #define tl_ops_nll_loss_nd(...) tl_pyabi_tensor(tl_ops_nll_loss_nd(__VA_ARGS__))
 #define tl_ops_nonzero(...) tl_pyabi_tensor(tl_ops_nonzero(__VA_ARGS__))
+#define tl_ops_normal_Tensor_Tensor(...) tl_pyabi_tensor(tl_ops_normal_Tensor_Tensor(__VA_ARGS__))
+#define tl_ops_normal_Tensor_float(...) tl_pyabi_tensor(tl_ops_normal_Tensor_float(__VA_ARGS__))
+#define tl_ops_normal_float_Tensor(...) tl_pyabi_tensor(tl_ops_normal_float_Tensor(__VA_ARGS__))
+#define tl_ops_normal_float_float(...) tl_pyabi_tensor(tl_ops_normal_float_float(__VA_ARGS__))
 #define tl_ops_ones(...) tl_pyabi_tensor(tl_ops_ones(__VA_ARGS__))
 #define tl_ops_ones_like(...) tl_pyabi_tensor(tl_ops_ones_like(__VA_ARGS__))
 #define tl_ops_outer(...) tl_pyabi_tensor(tl_ops_outer(__VA_ARGS__))

@@ -7,9 +7,19 @@
  * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)
+ *   normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor
+ *   normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor
+ *   normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)
+ *   normal.Tensor_float_out(Tensor mean, float std=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+ *   normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor
+ *   normal.float_Tensor_out(float mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+ *   normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor
+ *   normal.Tensor_Tensor_out(Tensor mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+ *   normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor
+ *   normal.float_float_out(float mean, float std, SymInt[] size, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -62,6 +72,151 @@ static const tl_node_vtable NormalBackward0_vtable = {
     "NormalBackward0", NormalBackward0_apply, NormalBackward0_release_saved_variables, NormalBackward0_destroy,
 };
 
+/* ======================================================================
+ * NormalBackward1: the backward node of (yaml/derivatives.yaml)
+ *   normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor
+ * ====================================================================== */
+
+typedef struct NormalBackward1 {
+    tl_node base;
+    tl_ag_int_list mean_info_sizes;
+    tl_dtype mean_info_dtype;
+    int mean_info_device;
+} NormalBackward1;
+
+static int NormalBackward1_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    NormalBackward1 *n_ = (NormalBackward1 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *t0_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* mean: zeros_like(mean) */
+        t0_ = tl_ag_zeros_info(n_->mean_info_sizes.data, n_->mean_info_sizes.len, n_->mean_info_dtype, n_->mean_info_device);
+        if (!t0_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+        t0_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(t0_);
+    (void)grad;
+    return rc_;
+}
+
+static void NormalBackward1_release_saved_variables(tl_node *node_) {
+    (void)node_;
+}
+
+static void NormalBackward1_destroy(tl_node *node_) {
+    NormalBackward1 *n_ = (NormalBackward1 *)node_;
+    tl_ag_int_list_free(&n_->mean_info_sizes);
+}
+
+static const tl_node_vtable NormalBackward1_vtable = {
+    "NormalBackward1", NormalBackward1_apply, NormalBackward1_release_saved_variables, NormalBackward1_destroy,
+};
+
+/* ======================================================================
+ * NormalBackward2: the backward node of (yaml/derivatives.yaml)
+ *   normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor
+ * ====================================================================== */
+
+typedef struct NormalBackward2 {
+    tl_node base;
+    tl_ag_int_list std_info_sizes;
+    tl_dtype std_info_dtype;
+    int std_info_device;
+} NormalBackward2;
+
+static int NormalBackward2_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    NormalBackward2 *n_ = (NormalBackward2 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *t0_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* std: zeros_like(std) */
+        t0_ = tl_ag_zeros_info(n_->std_info_sizes.data, n_->std_info_sizes.len, n_->std_info_dtype, n_->std_info_device);
+        if (!t0_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+        t0_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(t0_);
+    (void)grad;
+    return rc_;
+}
+
+static void NormalBackward2_release_saved_variables(tl_node *node_) {
+    (void)node_;
+}
+
+static void NormalBackward2_destroy(tl_node *node_) {
+    NormalBackward2 *n_ = (NormalBackward2 *)node_;
+    tl_ag_int_list_free(&n_->std_info_sizes);
+}
+
+static const tl_node_vtable NormalBackward2_vtable = {
+    "NormalBackward2", NormalBackward2_apply, NormalBackward2_release_saved_variables, NormalBackward2_destroy,
+};
+
+/* ======================================================================
+ * NormalBackward3: the backward node of (yaml/derivatives.yaml)
+ *   normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor
+ * ====================================================================== */
+
+typedef struct NormalBackward3 {
+    tl_node base;
+    tl_ag_int_list mean_info_sizes;
+    tl_dtype mean_info_dtype;
+    int mean_info_device;
+    tl_ag_int_list std_info_sizes;
+    tl_dtype std_info_dtype;
+    int std_info_device;
+} NormalBackward3;
+
+static int NormalBackward3_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    NormalBackward3 *n_ = (NormalBackward3 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *t0_ = NULL;
+    tl_tensor *t1_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0)) {
+        /* mean: zeros_like(mean) */
+        t0_ = tl_ag_zeros_info(n_->mean_info_sizes.data, n_->mean_info_sizes.len, n_->mean_info_dtype, n_->mean_info_device);
+        if (!t0_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+        t0_ = NULL;
+    }
+    if (tl_node_should_compute_output(node_, 1)) {
+        /* std: zeros_like(std) */
+        t1_ = tl_ag_zeros_info(n_->std_info_sizes.data, n_->std_info_sizes.len, n_->std_info_dtype, n_->std_info_device);
+        if (!t1_) goto done;
+        if (tl_ag_set_grad_input(node_, 1, t1_, &grad_inputs[1]) < 0) { t1_ = NULL; goto done; }
+        t1_ = NULL;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(t0_);
+    tl_tensor_release(t1_);
+    (void)grad;
+    return rc_;
+}
+
+static void NormalBackward3_release_saved_variables(tl_node *node_) {
+    (void)node_;
+}
+
+static void NormalBackward3_destroy(tl_node *node_) {
+    NormalBackward3 *n_ = (NormalBackward3 *)node_;
+    tl_ag_int_list_free(&n_->mean_info_sizes);
+    tl_ag_int_list_free(&n_->std_info_sizes);
+}
+
+static const tl_node_vtable NormalBackward3_vtable = {
+    "NormalBackward3", NormalBackward3_apply, NormalBackward3_release_saved_variables, NormalBackward3_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * normal_: normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)
  * records NormalBackward0 (in place: self's history is rebased onto it)
@@ -90,9 +245,171 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
+/* ----------------------------------------------------------------------
+ * normal.Tensor_float_out: normal.Tensor_float_out(Tensor mean, float std=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+ * out= variants are not differentiable
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_normal_Tensor_float_out(tl_keyset ks, tl_tensor *mean, double std, tl_generator *generator, tl_tensor *out) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[2] = { mean, out };
+    if (tl_autograd_check_out("normal", ins_, 2)) return NULL;
+    return tl_ops_normal_Tensor_float_out_redispatch(below_, mean, std, generator, out);
+}
+
+/* ----------------------------------------------------------------------
+ * normal.Tensor_float: normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor
+ * records NormalBackward1
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_normal_Tensor_float(tl_keyset ks, tl_tensor *mean, double std, tl_generator *generator) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[1] = { mean };
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_normal_Tensor_float_redispatch(below_, mean, std, generator);
+    NormalBackward1 *n_ = (NormalBackward1 *)tl_node_new(&NormalBackward1_vtable, sizeof(NormalBackward1), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_ag_int_list_set(&n_->mean_info_sizes, tl_tensor_sizes(mean), tl_tensor_ndim(mean)) < 0) goto fail;
+        n_->mean_info_dtype = tl_tensor_dtype(mean);
+        n_->mean_info_device = (int)tl_tensor_device(mean);
+    }
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_normal_Tensor_float_redispatch(below_, mean, std, generator);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
+}
+
+/* ----------------------------------------------------------------------
+ * normal.float_Tensor_out: normal.float_Tensor_out(float mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+ * out= variants are not differentiable
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_normal_float_Tensor_out(tl_keyset ks, double mean, tl_tensor *std, tl_generator *generator, tl_tensor *out) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[2] = { std, out };
+    if (tl_autograd_check_out("normal", ins_, 2)) return NULL;
+    return tl_ops_normal_float_Tensor_out_redispatch(below_, mean, std, generator, out);
+}
+
+/* ----------------------------------------------------------------------
+ * normal.float_Tensor: normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor
+ * records NormalBackward2
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_normal_float_Tensor(tl_keyset ks, double mean, tl_tensor *std, tl_generator *generator) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[1] = { std };
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_normal_float_Tensor_redispatch(below_, mean, std, generator);
+    NormalBackward2 *n_ = (NormalBackward2 *)tl_node_new(&NormalBackward2_vtable, sizeof(NormalBackward2), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_ag_int_list_set(&n_->std_info_sizes, tl_tensor_sizes(std), tl_tensor_ndim(std)) < 0) goto fail;
+        n_->std_info_dtype = tl_tensor_dtype(std);
+        n_->std_info_device = (int)tl_tensor_device(std);
+    }
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_normal_float_Tensor_redispatch(below_, mean, std, generator);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
+}
+
+/* ----------------------------------------------------------------------
+ * normal.Tensor_Tensor_out: normal.Tensor_Tensor_out(Tensor mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+ * out= variants are not differentiable
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_normal_Tensor_Tensor_out(tl_keyset ks, tl_tensor *mean, tl_tensor *std, tl_generator *generator, tl_tensor *out) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[3] = { mean, std, out };
+    if (tl_autograd_check_out("normal", ins_, 3)) return NULL;
+    return tl_ops_normal_Tensor_Tensor_out_redispatch(below_, mean, std, generator, out);
+}
+
+/* ----------------------------------------------------------------------
+ * normal.Tensor_Tensor: normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor
+ * records NormalBackward3
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_normal_Tensor_Tensor(tl_keyset ks, tl_tensor *mean, tl_tensor *std, tl_generator *generator) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[2] = { mean, std };
+    if (!tl_autograd_compute_requires_grad(ins_, 2))
+        return tl_ops_normal_Tensor_Tensor_redispatch(below_, mean, std, generator);
+    NormalBackward3 *n_ = (NormalBackward3 *)tl_node_new(&NormalBackward3_vtable, sizeof(NormalBackward3), 1, 2);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 2) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_ag_int_list_set(&n_->mean_info_sizes, tl_tensor_sizes(mean), tl_tensor_ndim(mean)) < 0) goto fail;
+        n_->mean_info_dtype = tl_tensor_dtype(mean);
+        n_->mean_info_device = (int)tl_tensor_device(mean);
+    }
+    if (tl_node_next_edge(&n_->base, 1).node) {
+        if (tl_ag_int_list_set(&n_->std_info_sizes, tl_tensor_sizes(std), tl_tensor_ndim(std)) < 0) goto fail;
+        n_->std_info_dtype = tl_tensor_dtype(std);
+        n_->std_info_device = (int)tl_tensor_device(std);
+    }
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_normal_Tensor_Tensor_redispatch(below_, mean, std, generator);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
+}
+
+/* ----------------------------------------------------------------------
+ * normal.float_float_out: normal.float_float_out(float mean, float std, SymInt[] size, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+ * out= variants are not differentiable
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_normal_float_float_out(tl_keyset ks, double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[1] = { out };
+    if (tl_autograd_check_out("aten::normal", ins_, 1)) return NULL;
+    return tl_ops_normal_float_float_out_redispatch(below_, mean, std, size, size_len, generator, out);
+}
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_normal(void) {
     if (tl_op_register_kernel(tl_ops_normal__op, TL_KEY_AUTOGRAD, (void *)tl_autograd_normal_, tl_ops_normal__boxed, NULL,
             "tl_autograd_normal_ registered at generated/csrc/autograd_normal.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_normal_Tensor_float_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_normal_Tensor_float_out, tl_ops_normal_Tensor_float_out_boxed, NULL,
+            "tl_autograd_normal_Tensor_float_out registered at generated/csrc/autograd_normal.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_normal_Tensor_float_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_normal_Tensor_float, tl_ops_normal_Tensor_float_boxed, NULL,
+            "tl_autograd_normal_Tensor_float registered at generated/csrc/autograd_normal.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_normal_float_Tensor_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_normal_float_Tensor_out, tl_ops_normal_float_Tensor_out_boxed, NULL,
+            "tl_autograd_normal_float_Tensor_out registered at generated/csrc/autograd_normal.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_normal_float_Tensor_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_normal_float_Tensor, tl_ops_normal_float_Tensor_boxed, NULL,
+            "tl_autograd_normal_float_Tensor registered at generated/csrc/autograd_normal.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_normal_Tensor_Tensor_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_normal_Tensor_Tensor_out, tl_ops_normal_Tensor_Tensor_out_boxed, NULL,
+            "tl_autograd_normal_Tensor_Tensor_out registered at generated/csrc/autograd_normal.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_normal_Tensor_Tensor_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_normal_Tensor_Tensor, tl_ops_normal_Tensor_Tensor_boxed, NULL,
+            "tl_autograd_normal_Tensor_Tensor registered at generated/csrc/autograd_normal.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_normal_float_float_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_normal_float_float_out, tl_ops_normal_float_float_out_boxed, NULL,
+            "tl_autograd_normal_float_float_out registered at generated/csrc/autograd_normal.c") < 0) return -1;
     return 0;
 }

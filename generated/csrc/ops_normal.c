@@ -7,6 +7,14 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)
+ *   normal.Tensor_float_out(Tensor mean, float std=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+ *   normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor
+ *   normal.float_Tensor_out(float mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+ *   normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor
+ *   normal.Tensor_Tensor_out(Tensor mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+ *   normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor
+ *   normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+ *   normal.float_float_out(float mean, float std, SymInt[] size, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops_base.h"
 #include "ops/normal.h"
@@ -72,6 +80,514 @@ int tl_ops_normal__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset 
     return rc_;
 }
 
+/* ======================================================================
+ * aten::normal.Tensor_float_out
+ *   normal.Tensor_float_out(Tensor mean, float std=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_normal_Tensor_float_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_normal_Tensor_float_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *mean, double std, tl_generator *generator, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, mean);
+    if (rc_ == 0) rc_ = tl_stack_push_double(&st_, std);
+    if (rc_ == 0) rc_ = tl_glue_push_generator(&st_, generator);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_normal_Tensor_float_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::normal_Tensor_float_out::call) */
+tl_tensor *tl_ops_normal_Tensor_float_out(tl_tensor *mean, double std, tl_generator *generator, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_normal_Tensor_float_out_op, tl_tensor_key_set(mean) | tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_normal_Tensor_float_out_fn)k_->unboxed)(ks, mean, std, generator, out);
+    return tl_ops_normal_Tensor_float_out_boxing_wrapper(k_, ks, mean, std, generator, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_normal_Tensor_float_out_redispatch(tl_keyset ks, tl_tensor *mean, double std, tl_generator *generator, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_normal_Tensor_float_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_normal_Tensor_float_out_fn)k_->unboxed)(ks, mean, std, generator, out);
+    return tl_ops_normal_Tensor_float_out_boxing_wrapper(k_, ks, mean, std, generator, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_normal_Tensor_float_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *mean = NULL;
+    double std = 0;
+    tl_generator *generator = NULL;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_glue_pop_generator(st, &generator);
+    if (rc_ == 0) rc_ = tl_stack_pop_double(st, &std);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &mean);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_normal_Tensor_float_out_fn)k_->unboxed)(ks, mean, std, generator, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(mean);
+    tl_tensor_release(out);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::normal.Tensor_float
+ *   normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor
+ * ====================================================================== */
+
+tl_operator *tl_ops_normal_Tensor_float_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_normal_Tensor_float_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *mean, double std, tl_generator *generator) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, mean);
+    if (rc_ == 0) rc_ = tl_stack_push_double(&st_, std);
+    if (rc_ == 0) rc_ = tl_glue_push_generator(&st_, generator);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_normal_Tensor_float_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::normal_Tensor_float::call) */
+tl_tensor *tl_ops_normal_Tensor_float(tl_tensor *mean, double std, tl_generator *generator) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_normal_Tensor_float_op, tl_tensor_key_set(mean), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_normal_Tensor_float_fn)k_->unboxed)(ks, mean, std, generator);
+    return tl_ops_normal_Tensor_float_boxing_wrapper(k_, ks, mean, std, generator);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_normal_Tensor_float_redispatch(tl_keyset ks, tl_tensor *mean, double std, tl_generator *generator) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_normal_Tensor_float_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_normal_Tensor_float_fn)k_->unboxed)(ks, mean, std, generator);
+    return tl_ops_normal_Tensor_float_boxing_wrapper(k_, ks, mean, std, generator);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_normal_Tensor_float_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *mean = NULL;
+    double std = 0;
+    tl_generator *generator = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_glue_pop_generator(st, &generator);
+    if (rc_ == 0) rc_ = tl_stack_pop_double(st, &std);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &mean);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_normal_Tensor_float_fn)k_->unboxed)(ks, mean, std, generator);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(mean);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::normal.float_Tensor_out
+ *   normal.float_Tensor_out(float mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_normal_float_Tensor_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_normal_float_Tensor_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, double mean, tl_tensor *std, tl_generator *generator, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_double(&st_, mean);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, std);
+    if (rc_ == 0) rc_ = tl_glue_push_generator(&st_, generator);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_normal_float_Tensor_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::normal_float_Tensor_out::call) */
+tl_tensor *tl_ops_normal_float_Tensor_out(double mean, tl_tensor *std, tl_generator *generator, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_normal_float_Tensor_out_op, tl_tensor_key_set(std) | tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_normal_float_Tensor_out_fn)k_->unboxed)(ks, mean, std, generator, out);
+    return tl_ops_normal_float_Tensor_out_boxing_wrapper(k_, ks, mean, std, generator, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_normal_float_Tensor_out_redispatch(tl_keyset ks, double mean, tl_tensor *std, tl_generator *generator, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_normal_float_Tensor_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_normal_float_Tensor_out_fn)k_->unboxed)(ks, mean, std, generator, out);
+    return tl_ops_normal_float_Tensor_out_boxing_wrapper(k_, ks, mean, std, generator, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_normal_float_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    double mean = 0;
+    tl_tensor *std = NULL;
+    tl_generator *generator = NULL;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_glue_pop_generator(st, &generator);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &std);
+    if (rc_ == 0) rc_ = tl_stack_pop_double(st, &mean);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_normal_float_Tensor_out_fn)k_->unboxed)(ks, mean, std, generator, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(std);
+    tl_tensor_release(out);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::normal.float_Tensor
+ *   normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor
+ * ====================================================================== */
+
+tl_operator *tl_ops_normal_float_Tensor_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_normal_float_Tensor_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, double mean, tl_tensor *std, tl_generator *generator) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_double(&st_, mean);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, std);
+    if (rc_ == 0) rc_ = tl_glue_push_generator(&st_, generator);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_normal_float_Tensor_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::normal_float_Tensor::call) */
+tl_tensor *tl_ops_normal_float_Tensor(double mean, tl_tensor *std, tl_generator *generator) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_normal_float_Tensor_op, tl_tensor_key_set(std), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_normal_float_Tensor_fn)k_->unboxed)(ks, mean, std, generator);
+    return tl_ops_normal_float_Tensor_boxing_wrapper(k_, ks, mean, std, generator);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_normal_float_Tensor_redispatch(tl_keyset ks, double mean, tl_tensor *std, tl_generator *generator) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_normal_float_Tensor_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_normal_float_Tensor_fn)k_->unboxed)(ks, mean, std, generator);
+    return tl_ops_normal_float_Tensor_boxing_wrapper(k_, ks, mean, std, generator);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_normal_float_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    double mean = 0;
+    tl_tensor *std = NULL;
+    tl_generator *generator = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_glue_pop_generator(st, &generator);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &std);
+    if (rc_ == 0) rc_ = tl_stack_pop_double(st, &mean);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_normal_float_Tensor_fn)k_->unboxed)(ks, mean, std, generator);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(std);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::normal.Tensor_Tensor_out
+ *   normal.Tensor_Tensor_out(Tensor mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_normal_Tensor_Tensor_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_normal_Tensor_Tensor_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *mean, tl_tensor *std, tl_generator *generator, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, mean);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, std);
+    if (rc_ == 0) rc_ = tl_glue_push_generator(&st_, generator);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_normal_Tensor_Tensor_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::normal_Tensor_Tensor_out::call) */
+tl_tensor *tl_ops_normal_Tensor_Tensor_out(tl_tensor *mean, tl_tensor *std, tl_generator *generator, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_normal_Tensor_Tensor_out_op, tl_tensor_key_set(mean) | tl_tensor_key_set(std) | tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_normal_Tensor_Tensor_out_fn)k_->unboxed)(ks, mean, std, generator, out);
+    return tl_ops_normal_Tensor_Tensor_out_boxing_wrapper(k_, ks, mean, std, generator, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_normal_Tensor_Tensor_out_redispatch(tl_keyset ks, tl_tensor *mean, tl_tensor *std, tl_generator *generator, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_normal_Tensor_Tensor_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_normal_Tensor_Tensor_out_fn)k_->unboxed)(ks, mean, std, generator, out);
+    return tl_ops_normal_Tensor_Tensor_out_boxing_wrapper(k_, ks, mean, std, generator, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_normal_Tensor_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *mean = NULL;
+    tl_tensor *std = NULL;
+    tl_generator *generator = NULL;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_glue_pop_generator(st, &generator);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &std);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &mean);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_normal_Tensor_Tensor_out_fn)k_->unboxed)(ks, mean, std, generator, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(mean);
+    tl_tensor_release(std);
+    tl_tensor_release(out);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::normal.Tensor_Tensor
+ *   normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor
+ * ====================================================================== */
+
+tl_operator *tl_ops_normal_Tensor_Tensor_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_normal_Tensor_Tensor_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *mean, tl_tensor *std, tl_generator *generator) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, mean);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, std);
+    if (rc_ == 0) rc_ = tl_glue_push_generator(&st_, generator);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_normal_Tensor_Tensor_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::normal_Tensor_Tensor::call) */
+tl_tensor *tl_ops_normal_Tensor_Tensor(tl_tensor *mean, tl_tensor *std, tl_generator *generator) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_normal_Tensor_Tensor_op, tl_tensor_key_set(mean) | tl_tensor_key_set(std), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_normal_Tensor_Tensor_fn)k_->unboxed)(ks, mean, std, generator);
+    return tl_ops_normal_Tensor_Tensor_boxing_wrapper(k_, ks, mean, std, generator);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_normal_Tensor_Tensor_redispatch(tl_keyset ks, tl_tensor *mean, tl_tensor *std, tl_generator *generator) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_normal_Tensor_Tensor_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_normal_Tensor_Tensor_fn)k_->unboxed)(ks, mean, std, generator);
+    return tl_ops_normal_Tensor_Tensor_boxing_wrapper(k_, ks, mean, std, generator);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_normal_Tensor_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *mean = NULL;
+    tl_tensor *std = NULL;
+    tl_generator *generator = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_glue_pop_generator(st, &generator);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &std);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &mean);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_normal_Tensor_Tensor_fn)k_->unboxed)(ks, mean, std, generator);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(mean);
+    tl_tensor_release(std);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::normal.float_float
+ *   normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+ * ====================================================================== */
+
+tl_operator *tl_ops_normal_float_float_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_normal_float_float_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_double(&st_, mean);
+    if (rc_ == 0) rc_ = tl_stack_push_double(&st_, std);
+    if (rc_ == 0) rc_ = tl_stack_push_int_list(&st_, size, size_len);
+    if (rc_ == 0) rc_ = tl_glue_push_generator(&st_, generator);
+    if (rc_ == 0) rc_ = tl_glue_push_dtype(&st_, dtype);
+    if (rc_ == 0) rc_ = tl_glue_push_enum(&st_, layout);
+    if (rc_ == 0) rc_ = tl_glue_push_device(&st_, device);
+    if (rc_ == 0) rc_ = tl_glue_push_opt_bool(&st_, pin_memory, pin_memory_has);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_normal_float_float_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::normal_float_float::call) */
+tl_tensor *tl_ops_normal_float_float(double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_normal_float_float_op, 0, &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_normal_float_float_fn)k_->unboxed)(ks, mean, std, size, size_len, generator, dtype, layout, device, pin_memory, pin_memory_has);
+    return tl_ops_normal_float_float_boxing_wrapper(k_, ks, mean, std, size, size_len, generator, dtype, layout, device, pin_memory, pin_memory_has);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_normal_float_float_redispatch(tl_keyset ks, double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_normal_float_float_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_normal_float_float_fn)k_->unboxed)(ks, mean, std, size, size_len, generator, dtype, layout, device, pin_memory, pin_memory_has);
+    return tl_ops_normal_float_float_boxing_wrapper(k_, ks, mean, std, size, size_len, generator, dtype, layout, device, pin_memory, pin_memory_has);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_normal_float_float_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    double mean = 0;
+    double std = 0;
+    tl_ivalue size_iv = {0};
+    tl_generator *generator = NULL;
+    tl_dtype dtype = TL_DTYPE_UNDEFINED;
+    int layout = -1;
+    int device = -1;
+    bool pin_memory = 0;
+    bool pin_memory_has = false;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_glue_pop_opt_bool(st, &pin_memory, &pin_memory_has);
+    if (rc_ == 0) rc_ = tl_glue_pop_device(st, &device);
+    if (rc_ == 0) rc_ = tl_glue_pop_enum(st, &layout);
+    if (rc_ == 0) rc_ = tl_glue_pop_dtype(st, &dtype);
+    if (rc_ == 0) rc_ = tl_glue_pop_generator(st, &generator);
+    if (rc_ == 0) rc_ = tl_glue_pop_list(st, TL_IV_INT_LIST, 0, &size_iv);
+    if (rc_ == 0) rc_ = tl_stack_pop_double(st, &std);
+    if (rc_ == 0) rc_ = tl_stack_pop_double(st, &mean);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_normal_float_float_fn)k_->unboxed)(ks, mean, std, size_iv.u.ints.data, size_iv.u.ints.len, generator, dtype, layout, device, pin_memory, pin_memory_has);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_ivalue_destroy(&size_iv);
+    return rc_;
+}
+
+/* BackendSelect: the backend comes from `device` (default CPU) */
+static tl_tensor *tl_ops_normal_float_float_backend_select(tl_keyset ks, double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has) {
+    ks = tl_glue_backend_select_keyset(ks, device);
+    if (!ks) return NULL;
+    return tl_ops_normal_float_float_redispatch(ks, mean, std, size, size_len, generator, dtype, layout, device, pin_memory, pin_memory_has);
+}
+
+/* ======================================================================
+ * aten::normal.float_float_out
+ *   normal.float_float_out(float mean, float std, SymInt[] size, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_normal_float_float_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_normal_float_float_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_double(&st_, mean);
+    if (rc_ == 0) rc_ = tl_stack_push_double(&st_, std);
+    if (rc_ == 0) rc_ = tl_stack_push_int_list(&st_, size, size_len);
+    if (rc_ == 0) rc_ = tl_glue_push_generator(&st_, generator);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_normal_float_float_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::normal_float_float_out::call) */
+tl_tensor *tl_ops_normal_float_float_out(double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_normal_float_float_out_op, tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_normal_float_float_out_fn)k_->unboxed)(ks, mean, std, size, size_len, generator, out);
+    return tl_ops_normal_float_float_out_boxing_wrapper(k_, ks, mean, std, size, size_len, generator, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_normal_float_float_out_redispatch(tl_keyset ks, double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_normal_float_float_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_normal_float_float_out_fn)k_->unboxed)(ks, mean, std, size, size_len, generator, out);
+    return tl_ops_normal_float_float_out_boxing_wrapper(k_, ks, mean, std, size, size_len, generator, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_normal_float_float_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    double mean = 0;
+    double std = 0;
+    tl_ivalue size_iv = {0};
+    tl_generator *generator = NULL;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_glue_pop_generator(st, &generator);
+    if (rc_ == 0) rc_ = tl_glue_pop_list(st, TL_IV_INT_LIST, 0, &size_iv);
+    if (rc_ == 0) rc_ = tl_stack_pop_double(st, &std);
+    if (rc_ == 0) rc_ = tl_stack_pop_double(st, &mean);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_normal_float_float_out_fn)k_->unboxed)(ks, mean, std, size_iv.u.ints.data, size_iv.u.ints.len, generator, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_ivalue_destroy(&size_iv);
+    tl_tensor_release(out);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_normal(void) {
@@ -86,6 +602,95 @@ int tl_ops_register_normal(void) {
         tl_glue_note_missing("aten::normal_", "Meta", "tl_native_normal_");
     else if (tl_op_register_kernel(tl_ops_normal__op, TL_KEY_META, (void *)tl_native_normal_, tl_ops_normal__boxed, NULL,
                                    "tl_native_normal_ registered at generated/csrc/ops_normal.c") < 0)
+        return -1;
+    tl_ops_normal_Tensor_float_out_op = tl_op_define("aten::normal.Tensor_float_out", "normal.Tensor_float_out(Tensor mean, float std=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_normal_Tensor_float_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_normal_Tensor_float_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::normal.Tensor_float_out", "CPU", "tl_native_normal_Tensor_float_out");
+    else if (tl_op_register_kernel(tl_ops_normal_Tensor_float_out_op, TL_KEY_CPU, (void *)tl_native_normal_Tensor_float_out, tl_ops_normal_Tensor_float_out_boxed, NULL,
+                                   "tl_native_normal_Tensor_float_out registered at generated/csrc/ops_normal.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_native_normal_Tensor_float_out))  /* a hand-written kernel is missing: no Meta kernel */
+        tl_glue_note_missing("aten::normal.Tensor_float_out", "Meta", "tl_native_normal_Tensor_float_out");
+    else if (tl_op_register_kernel(tl_ops_normal_Tensor_float_out_op, TL_KEY_META, (void *)tl_native_normal_Tensor_float_out, tl_ops_normal_Tensor_float_out_boxed, NULL,
+                                   "tl_native_normal_Tensor_float_out registered at generated/csrc/ops_normal.c") < 0)
+        return -1;
+    tl_ops_normal_Tensor_float_op = tl_op_define("aten::normal.Tensor_float", "normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor");
+    if (!tl_ops_normal_Tensor_float_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_normal_Tensor_float))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::normal.Tensor_float", "CPU", "tl_native_normal_Tensor_float");
+    else if (tl_op_register_kernel(tl_ops_normal_Tensor_float_op, TL_KEY_CPU, (void *)tl_native_normal_Tensor_float, tl_ops_normal_Tensor_float_boxed, NULL,
+                                   "tl_native_normal_Tensor_float registered at generated/csrc/ops_normal.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_native_normal_Tensor_float))  /* a hand-written kernel is missing: no Meta kernel */
+        tl_glue_note_missing("aten::normal.Tensor_float", "Meta", "tl_native_normal_Tensor_float");
+    else if (tl_op_register_kernel(tl_ops_normal_Tensor_float_op, TL_KEY_META, (void *)tl_native_normal_Tensor_float, tl_ops_normal_Tensor_float_boxed, NULL,
+                                   "tl_native_normal_Tensor_float registered at generated/csrc/ops_normal.c") < 0)
+        return -1;
+    tl_ops_normal_float_Tensor_out_op = tl_op_define("aten::normal.float_Tensor_out", "normal.float_Tensor_out(float mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_normal_float_Tensor_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_normal_float_Tensor_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::normal.float_Tensor_out", "CPU", "tl_native_normal_float_Tensor_out");
+    else if (tl_op_register_kernel(tl_ops_normal_float_Tensor_out_op, TL_KEY_CPU, (void *)tl_native_normal_float_Tensor_out, tl_ops_normal_float_Tensor_out_boxed, NULL,
+                                   "tl_native_normal_float_Tensor_out registered at generated/csrc/ops_normal.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_native_normal_float_Tensor_out))  /* a hand-written kernel is missing: no Meta kernel */
+        tl_glue_note_missing("aten::normal.float_Tensor_out", "Meta", "tl_native_normal_float_Tensor_out");
+    else if (tl_op_register_kernel(tl_ops_normal_float_Tensor_out_op, TL_KEY_META, (void *)tl_native_normal_float_Tensor_out, tl_ops_normal_float_Tensor_out_boxed, NULL,
+                                   "tl_native_normal_float_Tensor_out registered at generated/csrc/ops_normal.c") < 0)
+        return -1;
+    tl_ops_normal_float_Tensor_op = tl_op_define("aten::normal.float_Tensor", "normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor");
+    if (!tl_ops_normal_float_Tensor_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_normal_float_Tensor))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::normal.float_Tensor", "CPU", "tl_native_normal_float_Tensor");
+    else if (tl_op_register_kernel(tl_ops_normal_float_Tensor_op, TL_KEY_CPU, (void *)tl_native_normal_float_Tensor, tl_ops_normal_float_Tensor_boxed, NULL,
+                                   "tl_native_normal_float_Tensor registered at generated/csrc/ops_normal.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_native_normal_float_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
+        tl_glue_note_missing("aten::normal.float_Tensor", "Meta", "tl_native_normal_float_Tensor");
+    else if (tl_op_register_kernel(tl_ops_normal_float_Tensor_op, TL_KEY_META, (void *)tl_native_normal_float_Tensor, tl_ops_normal_float_Tensor_boxed, NULL,
+                                   "tl_native_normal_float_Tensor registered at generated/csrc/ops_normal.c") < 0)
+        return -1;
+    tl_ops_normal_Tensor_Tensor_out_op = tl_op_define("aten::normal.Tensor_Tensor_out", "normal.Tensor_Tensor_out(Tensor mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_normal_Tensor_Tensor_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_normal_Tensor_Tensor_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::normal.Tensor_Tensor_out", "CPU", "tl_native_normal_Tensor_Tensor_out");
+    else if (tl_op_register_kernel(tl_ops_normal_Tensor_Tensor_out_op, TL_KEY_CPU, (void *)tl_native_normal_Tensor_Tensor_out, tl_ops_normal_Tensor_Tensor_out_boxed, NULL,
+                                   "tl_native_normal_Tensor_Tensor_out registered at generated/csrc/ops_normal.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_native_normal_Tensor_Tensor_out))  /* a hand-written kernel is missing: no Meta kernel */
+        tl_glue_note_missing("aten::normal.Tensor_Tensor_out", "Meta", "tl_native_normal_Tensor_Tensor_out");
+    else if (tl_op_register_kernel(tl_ops_normal_Tensor_Tensor_out_op, TL_KEY_META, (void *)tl_native_normal_Tensor_Tensor_out, tl_ops_normal_Tensor_Tensor_out_boxed, NULL,
+                                   "tl_native_normal_Tensor_Tensor_out registered at generated/csrc/ops_normal.c") < 0)
+        return -1;
+    tl_ops_normal_Tensor_Tensor_op = tl_op_define("aten::normal.Tensor_Tensor", "normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor");
+    if (!tl_ops_normal_Tensor_Tensor_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_normal_Tensor_Tensor))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::normal.Tensor_Tensor", "CPU", "tl_native_normal_Tensor_Tensor");
+    else if (tl_op_register_kernel(tl_ops_normal_Tensor_Tensor_op, TL_KEY_CPU, (void *)tl_native_normal_Tensor_Tensor, tl_ops_normal_Tensor_Tensor_boxed, NULL,
+                                   "tl_native_normal_Tensor_Tensor registered at generated/csrc/ops_normal.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_native_normal_Tensor_Tensor))  /* a hand-written kernel is missing: no Meta kernel */
+        tl_glue_note_missing("aten::normal.Tensor_Tensor", "Meta", "tl_native_normal_Tensor_Tensor");
+    else if (tl_op_register_kernel(tl_ops_normal_Tensor_Tensor_op, TL_KEY_META, (void *)tl_native_normal_Tensor_Tensor, tl_ops_normal_Tensor_Tensor_boxed, NULL,
+                                   "tl_native_normal_Tensor_Tensor registered at generated/csrc/ops_normal.c") < 0)
+        return -1;
+    tl_ops_normal_float_float_op = tl_op_define("aten::normal.float_float", "normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
+    if (!tl_ops_normal_float_float_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_normal_float_float))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::normal.float_float", "CompositeExplicitAutograd", "tl_native_normal_float_float");
+    else if (tl_op_register_kernel(tl_ops_normal_float_float_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_normal_float_float, tl_ops_normal_float_float_boxed, NULL,
+                                   "tl_native_normal_float_float registered at generated/csrc/ops_normal.c") < 0)
+        return -1;
+    if (tl_op_register_kernel(tl_ops_normal_float_float_op, TL_KEY_BACKEND_SELECT, (void *)tl_ops_normal_float_float_backend_select, tl_ops_normal_float_float_boxed, NULL,
+                              "tl_ops_normal_float_float_backend_select registered at generated/csrc/ops_normal.c") < 0)
+        return -1;
+    tl_ops_normal_float_float_out_op = tl_op_define("aten::normal.float_float_out", "normal.float_float_out(float mean, float std, SymInt[] size, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_normal_float_float_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_normal_float_float_out))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::normal.float_float_out", "CompositeExplicitAutograd", "tl_native_normal_float_float_out");
+    else if (tl_op_register_kernel(tl_ops_normal_float_float_out_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_normal_float_float_out, tl_ops_normal_float_float_out_boxed, NULL,
+                                   "tl_native_normal_float_float_out registered at generated/csrc/ops_normal.c") < 0)
         return -1;
     return 0;
 }

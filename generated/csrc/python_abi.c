@@ -2679,9 +2679,41 @@ int tl_pyabi_nonzero_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* normal.Tensor_Tensor_out(Tensor mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_normal_Tensor_Tensor_out_r(tl_tensor *mean, tl_tensor *std, tl_generator *generator, tl_tensor *out) {
+    tl_tensor *r = tl_ops_normal_Tensor_Tensor_out(mean, std, generator, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* normal.Tensor_float_out(Tensor mean, float std=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_normal_Tensor_float_out_r(tl_tensor *mean, double std, tl_generator *generator, tl_tensor *out) {
+    tl_tensor *r = tl_ops_normal_Tensor_float_out(mean, std, generator, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!) */
 int tl_pyabi_normal__r(tl_tensor *self, double mean, double std, tl_generator *generator) {
     tl_tensor *r = tl_ops_normal_(self, mean, std, generator);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* normal.float_Tensor_out(float mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_normal_float_Tensor_out_r(double mean, tl_tensor *std, tl_generator *generator, tl_tensor *out) {
+    tl_tensor *r = tl_ops_normal_float_Tensor_out(mean, std, generator, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* normal.float_float_out(float mean, float std, SymInt[] size, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_normal_float_float_out_r(double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out) {
+    tl_tensor *r = tl_ops_normal_float_float_out(mean, std, size, size_len, generator, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

@@ -323,6 +323,7 @@ __all__ = [
     "neg_",
     "nextafter",
     "nonzero",
+    "normal",
     "ones",
     "ones_like",
     "outer",
@@ -1080,6 +1081,14 @@ _C_nll_loss_out = getattr(_lib, "tl_ops_nll_loss_out", None) or _missing_c("tl_o
 _C_nonzero = getattr(_lib, "tl_ops_nonzero", None) or _missing_c("tl_ops_nonzero")
 _C_nonzero_out = getattr(_lib, "tl_ops_nonzero_out", None) or _missing_c("tl_ops_nonzero_out")
 _C_normal_ = getattr(_lib, "tl_ops_normal_", None) or _missing_c("tl_ops_normal_")
+_C_normal_Tensor_Tensor = getattr(_lib, "tl_ops_normal_Tensor_Tensor", None) or _missing_c("tl_ops_normal_Tensor_Tensor")
+_C_normal_Tensor_Tensor_out = getattr(_lib, "tl_ops_normal_Tensor_Tensor_out", None) or _missing_c("tl_ops_normal_Tensor_Tensor_out")
+_C_normal_Tensor_float = getattr(_lib, "tl_ops_normal_Tensor_float", None) or _missing_c("tl_ops_normal_Tensor_float")
+_C_normal_Tensor_float_out = getattr(_lib, "tl_ops_normal_Tensor_float_out", None) or _missing_c("tl_ops_normal_Tensor_float_out")
+_C_normal_float_Tensor = getattr(_lib, "tl_ops_normal_float_Tensor", None) or _missing_c("tl_ops_normal_float_Tensor")
+_C_normal_float_Tensor_out = getattr(_lib, "tl_ops_normal_float_Tensor_out", None) or _missing_c("tl_ops_normal_float_Tensor_out")
+_C_normal_float_float = getattr(_lib, "tl_ops_normal_float_float", None) or _missing_c("tl_ops_normal_float_float")
+_C_normal_float_float_out = getattr(_lib, "tl_ops_normal_float_float_out", None) or _missing_c("tl_ops_normal_float_float_out")
 _C_ones = getattr(_lib, "tl_ops_ones", None) or _missing_c("tl_ops_ones")
 _C_ones_like = getattr(_lib, "tl_ops_ones_like", None) or _missing_c("tl_ops_ones_like")
 _C_ones_out = getattr(_lib, "tl_ops_ones_out", None) or _missing_c("tl_ops_ones_out")
@@ -1818,7 +1827,11 @@ _P_nextafter_out_r = getattr(_lib, "tl_pyabi_nextafter_out_r", None) or _missing
 _P_nll_loss_backward_grad_input_r = getattr(_lib, "tl_pyabi_nll_loss_backward_grad_input_r", None) or _missing_c("tl_pyabi_nll_loss_backward_grad_input_r")
 _P_nll_loss_out_r = getattr(_lib, "tl_pyabi_nll_loss_out_r", None) or _missing_c("tl_pyabi_nll_loss_out_r")
 _P_nonzero_out_r = getattr(_lib, "tl_pyabi_nonzero_out_r", None) or _missing_c("tl_pyabi_nonzero_out_r")
+_P_normal_Tensor_Tensor_out_r = getattr(_lib, "tl_pyabi_normal_Tensor_Tensor_out_r", None) or _missing_c("tl_pyabi_normal_Tensor_Tensor_out_r")
+_P_normal_Tensor_float_out_r = getattr(_lib, "tl_pyabi_normal_Tensor_float_out_r", None) or _missing_c("tl_pyabi_normal_Tensor_float_out_r")
 _P_normal__r = getattr(_lib, "tl_pyabi_normal__r", None) or _missing_c("tl_pyabi_normal__r")
+_P_normal_float_Tensor_out_r = getattr(_lib, "tl_pyabi_normal_float_Tensor_out_r", None) or _missing_c("tl_pyabi_normal_float_Tensor_out_r")
+_P_normal_float_float_out_r = getattr(_lib, "tl_pyabi_normal_float_float_out_r", None) or _missing_c("tl_pyabi_normal_float_float_out_r")
 _P_ones_out_r = getattr(_lib, "tl_pyabi_ones_out_r", None) or _missing_c("tl_pyabi_ones_out_r")
 _P_outer_out_r = getattr(_lib, "tl_pyabi_outer_out_r", None) or _missing_c("tl_pyabi_outer_out_r")
 _P_polygamma__r = getattr(_lib, "tl_pyabi_polygamma__r", None) or _missing_c("tl_pyabi_polygamma__r")
@@ -12583,6 +12596,177 @@ def nonzero(input, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor
+# yaml/native_functions.yaml: normal.Tensor_float_out(Tensor mean, float std=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor
+# yaml/native_functions.yaml: normal.float_Tensor_out(float mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor
+# yaml/native_functions.yaml: normal.Tensor_Tensor_out(Tensor mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: normal.float_float_out(float mean, float std, SymInt[] size, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_normal = (
+    ('(Tensor mean, Tensor std, *, torchlet.Generator generator = None, Tensor out = None)', (('mean', lambda x: isinstance(x, _Tensor)), ('std', lambda x: isinstance(x, _Tensor)),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor mean, float std = 1, *, torchlet.Generator generator = None, Tensor out = None)', (('mean', lambda x: isinstance(x, _Tensor)), ('std', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(float mean, Tensor std, *, torchlet.Generator generator = None, Tensor out = None)', (('mean', lambda x: _cv_double(x) is not _BAD), ('std', lambda x: isinstance(x, _Tensor)),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(float mean, float std, tuple of ints size, *, torchlet.Generator generator = None, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)', (('mean', lambda x: _cv_double(x) is not _BAD), ('std', lambda x: _cv_double(x) is not _BAD), ('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+_KW_normal_0 = {'mean': lambda x: isinstance(x, _Tensor), 'std': lambda x: isinstance(x, _Tensor), 'generator': lambda x: _cv_generator(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_normal_1 = {'mean': lambda x: isinstance(x, _Tensor), 'std': lambda x: _cv_double(x) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_normal_2 = {'mean': lambda x: _cv_double(x) is not _BAD, 'std': lambda x: isinstance(x, _Tensor), 'generator': lambda x: _cv_generator(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_normal_3 = {'mean': lambda x: _cv_double(x) is not _BAD, 'std': lambda x: _cv_double(x) is not _BAD, 'size': lambda x: _cv_int_list(x, 0) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor)), 'requires_grad': lambda x: x.__class__ is bool}
+
+
+def _implnormal_0(mean, std, *, generator=None, out=None):
+    '(Tensor mean, Tensor std, *, torchlet.Generator generator = None, Tensor out = None)'
+    if mean.__class__ is not _Tensor:
+        if not isinstance(mean, _Tensor):
+            raise _arg_error('normal', 'mean', 1, 'Tensor', mean)
+    if std.__class__ is not _Tensor:
+        if not isinstance(std, _Tensor):
+            raise _arg_error('normal', 'std', 2, 'Tensor', std)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('normal', 'generator', 0, 'torchlet.Generator', generator)
+    if out is None:
+        h_ = _C_normal_Tensor_Tensor(mean._p, std._p, generator_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('normal', 'out', 0, 'Tensor', out)
+    rc_ = _P_normal_Tensor_Tensor_out_r(mean._p, std._p, generator_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implnormal_1(mean, std=1, *, generator=None, out=None):
+    '(Tensor mean, float std = 1, *, torchlet.Generator generator = None, Tensor out = None)'
+    if mean.__class__ is not _Tensor:
+        if not isinstance(mean, _Tensor):
+            raise _arg_error('normal', 'mean', 1, 'Tensor', mean)
+    std_c = _cv_double(std)
+    if std_c is _BAD:
+        raise _arg_error('normal', 'std', 2, 'float', std)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('normal', 'generator', 0, 'torchlet.Generator', generator)
+    if out is None:
+        h_ = _C_normal_Tensor_float(mean._p, std_c, generator_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('normal', 'out', 0, 'Tensor', out)
+    rc_ = _P_normal_Tensor_float_out_r(mean._p, std_c, generator_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implnormal_2(mean, std, *, generator=None, out=None):
+    '(float mean, Tensor std, *, torchlet.Generator generator = None, Tensor out = None)'
+    mean_c = _cv_double(mean)
+    if mean_c is _BAD:
+        raise _arg_error('normal', 'mean', 1, 'float', mean)
+    if std.__class__ is not _Tensor:
+        if not isinstance(std, _Tensor):
+            raise _arg_error('normal', 'std', 2, 'Tensor', std)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('normal', 'generator', 0, 'torchlet.Generator', generator)
+    if out is None:
+        h_ = _C_normal_float_Tensor(mean_c, std._p, generator_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('normal', 'out', 0, 'Tensor', out)
+    rc_ = _P_normal_float_Tensor_out_r(mean_c, std._p, generator_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implnormal_3(mean, std, size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None, out=None, requires_grad=False):
+    '(float mean, float std, tuple of ints size, *, torchlet.Generator generator = None, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
+    mean_c = _cv_double(mean)
+    if mean_c is _BAD:
+        raise _arg_error('normal', 'mean', 1, 'float', mean)
+    std_c = _cv_double(std)
+    if std_c is _BAD:
+        raise _arg_error('normal', 'std', 2, 'float', std)
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('normal', 'size', 3, 'tuple of ints', size)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('normal', 'generator', 0, 'torchlet.Generator', generator)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('normal', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('normal', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('normal', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('normal', 'pin_memory', 0, 'bool', pin_memory)
+    if out is None:
+        h_ = _C_normal_float_float(mean_c, std_c, size_c[0], size_c[1], generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        if requires_grad:
+            from torchlet.autograd import _factory_requires_grad
+            _factory_requires_grad(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('normal', 'out', 0, 'Tensor', out)
+    if dtype is not None or device is not None:
+        _check_out_type(out, dtype_c, device_c)
+    rc_ = _P_normal_float_float_out_r(mean_c, std_c, size_c[0], size_c[1], generator_c, out._p)
+    if rc_:
+        _after(rc_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(out)
+    return out
+
+
+def normal(*args, **kwargs):
+    '(Tensor mean, Tensor std, *, torchlet.Generator generator = None, Tensor out = None) | (Tensor mean, float std = 1, *, torchlet.Generator generator = None, Tensor out = None) | (float mean, Tensor std, *, torchlet.Generator generator = None, Tensor out = None) | (float mean, float std, tuple of ints size, *, torchlet.Generator generator = None, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(normal, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mean' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'std' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_normal_0, ('mean', 'std', )[:n])):
+        return _implnormal_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mean' in kwargs) and (n <= 1 or _cv_double(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_normal_1, ('mean', 'std', )[:n])):
+        return _implnormal_1(*args, **kwargs)
+    if n <= 2 and (_cv_double(args[0]) is not _BAD if n > 0 else 'mean' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'std' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_normal_2, ('mean', 'std', )[:n])):
+        return _implnormal_2(*args, **kwargs)
+    if n <= 3 and (_cv_double(args[0]) is not _BAD if n > 0 else 'mean' in kwargs) and (_cv_double(args[1]) is not _BAD if n > 1 else 'std' in kwargs) and (_cv_int_list(args[2], 0) is not _BAD if n > 2 else 'size' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_normal_3, ('mean', 'std', 'size', )[:n])):
+        return _implnormal_3(*args, **kwargs)
+    raise _invalid_combination('normal', args, kwargs, _SIGS_normal)
 
 
 # yaml/native_functions.yaml: ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -34854,6 +35038,12 @@ SIGNATURES = {
     ),
     ("function", "nonzero"): (
         "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "normal"): (
+        "(Tensor mean, Tensor std, *, torchlet.Generator generator = None, Tensor out = None)",
+        "(Tensor mean, float std = 1, *, torchlet.Generator generator = None, Tensor out = None)",
+        "(float mean, Tensor std, *, torchlet.Generator generator = None, Tensor out = None)",
+        "(float mean, float std, tuple of ints size, *, torchlet.Generator generator = None, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
     ),
     ("function", "ones"): (
         "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",

@@ -16,6 +16,7 @@
 #include "tl_error.h"
 #include "tl_ops.h"
 #include "tl_runtime.h"
+#include "tl_structured.h"
 #include "tl_tensor.h"
 
 typedef double (*dist_fn)(tl_generator *g, double a, double b);
@@ -232,4 +233,138 @@ tl_tensor *tl_native_randn_like_generator(tl_keyset ks, tl_tensor *self, tl_gene
                                           int memory_format) {
     (void)ks; (void)pin_memory; (void)pin_memory_has;
     return random_like(self, generator, dtype, layout, device, memory_format, 1);
+}
+
+/* ------------------------------------------------------------ normal(mean, std)
+ * out <- mean + std * z, z standard normal, mean / std a tensor (broadcast to
+ * out's shape, read through float64 copies) or a number */
+static int normal_fill(tl_tensor *out, tl_tensor *mean_t, double mean, tl_tensor *std_t, double std,
+                       tl_generator *gen) {
+    if (tl_tensor_device(out) == TL_META || tl_tensor_numel(out) == 0) return 0;
+    const int64_t nd = tl_tensor_ndim(out), *sz = tl_tensor_sizes(out);
+    tl_generator *g = gen ? gen : tl_default_generator();
+    tl_tensor *v = tl_empty(nd, sz, TL_FLOAT64, TL_CPU), *m = NULL, *s = NULL;
+    int rc = v ? 0 : -1;
+    if (rc == 0 && mean_t) rc = (m = tl_empty(nd, sz, TL_FLOAT64, TL_CPU)) ? tl_copy_(m, mean_t) : -1;
+    if (rc == 0 && std_t) rc = (s = tl_empty(nd, sz, TL_FLOAT64, TL_CPU)) ? tl_copy_(s, std_t) : -1;
+    if (rc == 0) {
+        double *vv = tl_tensor_data_ptr(v);
+        const double *mv = m ? tl_tensor_data_ptr(m) : NULL, *sv = s ? tl_tensor_data_ptr(s) : NULL;
+        for (int64_t i = 0, n = tl_tensor_numel(v); i < n; i++)
+            vv[i] = (mv ? mv[i] : mean) + (sv ? sv[i] : std) * draw_normal(g, 0, 1);
+        rc = tl_copy_(out, v);
+    }
+    tl_tensor_release(v);
+    tl_tensor_release(m);
+    tl_tensor_release(s);
+    return rc;
+}
+
+static int check_std_number(double std) {
+    if (std >= 0.0) return 0;
+    return tl_set_error(TL_ERR_RUNTIME, "normal expects std >= 0.0, but found std %g", std);
+}
+/* every element of std >= 0 (NaN fails, as PyTorch's std.min() >= 0) */
+static int check_std_tensor(tl_tensor *std) {
+    const int64_t n = tl_tensor_numel(std);
+    if (n == 0 || tl_tensor_device(std) == TL_META) return 0;
+    tl_tensor *c = tl_empty(tl_tensor_ndim(std), tl_tensor_sizes(std), TL_FLOAT64, TL_CPU);
+    int rc = c ? tl_copy_(c, std) : -1;
+    if (rc == 0) {
+        const double *v = tl_tensor_data_ptr(c);
+        for (int64_t i = 0; i < n && rc == 0; i++)
+            if (!(v[i] >= 0.0)) rc = tl_set_error(TL_ERR_RUNTIME, "normal expects all elements of std >= 0.0");
+    }
+    tl_tensor_release(c);
+    return rc;
+}
+
+/* the broadcast shape of a and b into sizes (PyTorch's infer_size message) */
+static int broadcast_shape(tl_tensor *a, tl_tensor *b, int64_t *sizes, int64_t *nd) {
+    const int64_t na = tl_tensor_ndim(a), nb = tl_tensor_ndim(b), n = na > nb ? na : nb;
+    if (n > 64) return tl_set_error(TL_ERR_RUNTIME, "too many dimensions");
+    for (int64_t i = n - 1; i >= 0; i--) {
+        const int64_t ia = i - (n - na), ib = i - (n - nb);
+        const int64_t sa = ia >= 0 ? tl_tensor_size(a, ia) : 1, sb = ib >= 0 ? tl_tensor_size(b, ib) : 1;
+        if (sa != sb && sa != 1 && sb != 1)
+            return tl_set_error(TL_ERR_RUNTIME, "The size of tensor a (%lld) must match the size of tensor b (%lld) "
+                                "at non-singleton dimension %lld", (long long)sa, (long long)sb, (long long)i);
+        sizes[i] = sa == 1 ? sb : sa;
+    }
+    *nd = n;
+    return 0;
+}
+
+/* out (already of the result's shape) filled, or NULL */
+static tl_tensor *normal_result(tl_tensor *out, tl_tensor *mean_t, double mean, tl_tensor *std_t, double std,
+                                tl_generator *gen) {
+    if (!out) return NULL;
+    if (require_floating(out, "normal_kernel_cpu") || normal_fill(out, mean_t, mean, std_t, std, gen)) {
+        tl_tensor_release(out);
+        return NULL;
+    }
+    return out;
+}
+static tl_tensor *normal_out_result(tl_tensor *out, int64_t nd, const int64_t *sizes, tl_tensor *mean_t, double mean,
+                                    tl_tensor *std_t, double std, tl_generator *gen) {
+    if (tl_structured_resize_out(out, nd, sizes, TL_DTYPE_UNDEFINED)) return NULL;
+    if (require_floating(out, "normal_kernel_cpu") || normal_fill(out, mean_t, mean, std_t, std, gen)) return NULL;
+    tl_tensor_retain(out);
+    return out;
+}
+
+tl_tensor *tl_native_normal_Tensor_float(tl_keyset ks, tl_tensor *mean, double std, tl_generator *generator) {
+    (void)ks;
+    if (check_std_number(std)) return NULL;
+    tl_tensor *out = tl_empty(tl_tensor_ndim(mean), tl_tensor_sizes(mean), tl_tensor_dtype(mean), tl_tensor_device(mean));
+    return normal_result(out, mean, 0, NULL, std, generator);
+}
+tl_tensor *tl_native_normal_float_Tensor(tl_keyset ks, double mean, tl_tensor *std, tl_generator *generator) {
+    (void)ks;
+    if (check_std_tensor(std)) return NULL;
+    tl_tensor *out = tl_empty(tl_tensor_ndim(std), tl_tensor_sizes(std), tl_tensor_dtype(std), tl_tensor_device(std));
+    return normal_result(out, NULL, mean, std, 0, generator);
+}
+tl_tensor *tl_native_normal_Tensor_Tensor(tl_keyset ks, tl_tensor *mean, tl_tensor *std, tl_generator *generator) {
+    (void)ks;
+    int64_t sizes[64], nd;
+    if (check_std_tensor(std) || broadcast_shape(mean, std, sizes, &nd)) return NULL;
+    tl_tensor *out = tl_empty(nd, sizes, tl_tensor_dtype(mean), tl_tensor_device(mean));
+    return normal_result(out, mean, 0, std, 0, generator);
+}
+tl_tensor *tl_native_normal_Tensor_float_out(tl_keyset ks, tl_tensor *mean, double std, tl_generator *generator,
+                                             tl_tensor *out) {
+    (void)ks;
+    if (check_std_number(std)) return NULL;
+    return normal_out_result(out, tl_tensor_ndim(mean), tl_tensor_sizes(mean), mean, 0, NULL, std, generator);
+}
+tl_tensor *tl_native_normal_float_Tensor_out(tl_keyset ks, double mean, tl_tensor *std, tl_generator *generator,
+                                             tl_tensor *out) {
+    (void)ks;
+    if (check_std_tensor(std)) return NULL;
+    return normal_out_result(out, tl_tensor_ndim(std), tl_tensor_sizes(std), NULL, mean, std, 0, generator);
+}
+tl_tensor *tl_native_normal_Tensor_Tensor_out(tl_keyset ks, tl_tensor *mean, tl_tensor *std, tl_generator *generator,
+                                              tl_tensor *out) {
+    (void)ks;
+    int64_t sizes[64], nd;
+    if (check_std_tensor(std) || broadcast_shape(mean, std, sizes, &nd)) return NULL;
+    return normal_out_result(out, nd, sizes, mean, 0, std, 0, generator);
+}
+/* normal(mean, std, size): randn's factory (dtype, device, layout), then normal_ */
+tl_tensor *tl_native_normal_float_float(tl_keyset ks, double mean, double std, const int64_t *size, int64_t size_len,
+                                        tl_generator *generator, tl_dtype dtype, int layout, int device,
+                                        bool pin_memory, bool pin_memory_has) {
+    (void)ks;
+    if (check_std_number(std)) return NULL;
+    tl_tensor *r = tl_ops_randn_generator(size, size_len, generator, dtype, layout, device, pin_memory, pin_memory_has);
+    tl_tensor *f = r ? tl_ops_normal_(r, mean, std, generator) : NULL;
+    tl_tensor_release(r);
+    return f;
+}
+tl_tensor *tl_native_normal_float_float_out(tl_keyset ks, double mean, double std, const int64_t *size,
+                                            int64_t size_len, tl_generator *generator, tl_tensor *out) {
+    (void)ks;
+    if (check_std_number(std)) return NULL;
+    return normal_out_result(out, size_len, size, NULL, mean, NULL, std, generator);
 }

@@ -605,6 +605,12 @@ SPECIAL_FNS_CASES = {
     "bernoulli_.float": [([_sf(2, 3)], _seeded(lambda a: a.clone().bernoulli_(0.5) * a))],
     "bernoulli": [([_sf(2, 3, lo=0.2, hi=0.8)], _seeded(lambda a: torchlet.bernoulli(a) * a))],
     "bernoulli.p": [([_sf(2, 3)], _seeded(lambda a: torchlet.bernoulli(a, 0.5) * a))],
+    # normal's derivatives are zero (PyTorch's: no reparameterization), so its
+    # mean / std enter as constants computed from the inputs (m * 0, s * 0 + 1)
+    "normal.Tensor_float": [([_sf(2, 3)], _seeded(lambda m: torchlet.normal(m * 0, 0.5) * m))],
+    "normal.float_Tensor": [([_sf(2, 3)], _seeded(lambda s: torchlet.normal(1.0, s * 0 + 1) * s))],
+    "normal.Tensor_Tensor": [([_sf(2, 3), _sf(3)],
+                              _seeded(lambda m, s: torchlet.normal(m * 0, s * 0 + 1) * m * s))],
 }
 # igamma / igammac / zeta: the first input has no derivative (not_implemented, as PyTorch)
 SPECIAL_FNS_DIFF = {"special_zeta": [1], "igamma": [1], "igamma_": [1], "igammac": [1], "igammac_": [1]}

@@ -179,3 +179,42 @@ def test_rand_like_randn_like():
         tl.rand_like(tl.tensor([1, 2]))
     with pytest.raises(NotImplementedError, match="\"normal_kernel_cpu\" not implemented for 'Long'"):
         tl.randn_like(tl.tensor([1, 2]))
+
+
+def test_normal_overloads():
+    tl.manual_seed(21)
+    mean = np.where(np.arange(N) % 2 == 0, -1.0, 3.0)
+    x = tl.normal(tl.from_numpy(mean), 2.0).numpy()
+    assert ks_distance(x[0::2], lambda v: 0.5 * (1 + _erf((v + 1) / (2 * math.sqrt(2))))) < 0.02
+    assert ks_distance(x[1::2], lambda v: 0.5 * (1 + _erf((v - 3) / (2 * math.sqrt(2))))) < 0.02
+    y = tl.normal(0.5, tl.full([N], 0.25, dtype=tl.float64)).numpy()
+    assert ks_distance(y, lambda v: 0.5 * (1 + _erf((v - 0.5) / (0.25 * math.sqrt(2))))) < 0.015
+    z = tl.normal(tl.zeros(4, 1), tl.ones(3))   # broadcast
+    assert z.shape == (4, 3) and z.dtype == tl.float32
+    w = tl.normal(2.0, 0.5, [N], dtype=tl.float64)
+    assert w.dtype == tl.float64 and abs(w.numpy().mean() - 2) < 5 * 0.5 / math.sqrt(N)
+    assert tl.normal(0.0, 1.0, size=[2, 3]).dtype == tl.float32
+    out = tl.empty(0)
+    assert tl.normal(1.0, 2.0, [5], out=out) is out and out.shape == (5,)
+    out = tl.empty(3)
+    assert tl.normal(tl.zeros(3), 1.0, out=out) is out
+    g = tl.Generator()
+    g.manual_seed(4)
+    a = tl.normal(tl.zeros(8), tl.ones(8), generator=g).numpy()
+    g.manual_seed(4)
+    np.testing.assert_array_equal(a, tl.normal(tl.zeros(8), tl.ones(8), generator=g).numpy())
+    m = tl.zeros(3, dtype=tl.float64).requires_grad_()
+    tl.normal(m, 1.0).sum().backward()
+    np.testing.assert_array_equal(m.grad.numpy(), np.zeros(3))
+    errors = [(lambda L: L.normal(L.zeros(2), L.tensor([-1.0, 1.0])), RuntimeError,
+               "normal expects all elements of std >= 0.0"),
+              (lambda L: L.normal(L.zeros(2), -1.0), RuntimeError, "normal expects std >= 0.0, but found std -1"),
+              (lambda L: L.normal(L.zeros(2), L.ones(3)), RuntimeError,
+               "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0"),
+              (lambda L: L.normal(L.zeros(2, dtype=L.int64), 1.0), NotImplementedError,
+               "\"normal_kernel_cpu\" not implemented for 'Long'")]
+    for fn, exc, msg in errors:
+        for lib in (tl, torch) if torch is not None else (tl,):
+            with pytest.raises(exc) as e:
+                fn(lib)
+            assert msg in str(e.value)

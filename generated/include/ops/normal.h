@@ -18,5 +18,61 @@ tl_tensor *tl_ops_normal_(tl_tensor *self, double mean, double std, tl_generator
 tl_tensor *tl_ops_normal__redispatch(tl_keyset ks, tl_tensor *self, double mean, double std, tl_generator *generator);
 int tl_ops_normal__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_normal_(tl_keyset ks, tl_tensor *self, double mean, double std, tl_generator *generator);
+/* normal.Tensor_float_out(Tensor mean, float std=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_normal_Tensor_float_out_op;
+typedef tl_tensor *(*tl_ops_normal_Tensor_float_out_fn)(tl_keyset ks, tl_tensor *mean, double std, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_normal_Tensor_float_out(tl_tensor *mean, double std, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_normal_Tensor_float_out_redispatch(tl_keyset ks, tl_tensor *mean, double std, tl_generator *generator, tl_tensor *out);
+int tl_ops_normal_Tensor_float_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_normal_Tensor_float_out(tl_keyset ks, tl_tensor *mean, double std, tl_generator *generator, tl_tensor *out);
+/* normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor */
+extern tl_operator *tl_ops_normal_Tensor_float_op;
+typedef tl_tensor *(*tl_ops_normal_Tensor_float_fn)(tl_keyset ks, tl_tensor *mean, double std, tl_generator *generator);
+tl_tensor *tl_ops_normal_Tensor_float(tl_tensor *mean, double std, tl_generator *generator);
+tl_tensor *tl_ops_normal_Tensor_float_redispatch(tl_keyset ks, tl_tensor *mean, double std, tl_generator *generator);
+int tl_ops_normal_Tensor_float_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_normal_Tensor_float(tl_keyset ks, tl_tensor *mean, double std, tl_generator *generator);
+/* normal.float_Tensor_out(float mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_normal_float_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_normal_float_Tensor_out_fn)(tl_keyset ks, double mean, tl_tensor *std, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_normal_float_Tensor_out(double mean, tl_tensor *std, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_normal_float_Tensor_out_redispatch(tl_keyset ks, double mean, tl_tensor *std, tl_generator *generator, tl_tensor *out);
+int tl_ops_normal_float_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_normal_float_Tensor_out(tl_keyset ks, double mean, tl_tensor *std, tl_generator *generator, tl_tensor *out);
+/* normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor */
+extern tl_operator *tl_ops_normal_float_Tensor_op;
+typedef tl_tensor *(*tl_ops_normal_float_Tensor_fn)(tl_keyset ks, double mean, tl_tensor *std, tl_generator *generator);
+tl_tensor *tl_ops_normal_float_Tensor(double mean, tl_tensor *std, tl_generator *generator);
+tl_tensor *tl_ops_normal_float_Tensor_redispatch(tl_keyset ks, double mean, tl_tensor *std, tl_generator *generator);
+int tl_ops_normal_float_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_normal_float_Tensor(tl_keyset ks, double mean, tl_tensor *std, tl_generator *generator);
+/* normal.Tensor_Tensor_out(Tensor mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_normal_Tensor_Tensor_out_op;
+typedef tl_tensor *(*tl_ops_normal_Tensor_Tensor_out_fn)(tl_keyset ks, tl_tensor *mean, tl_tensor *std, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_normal_Tensor_Tensor_out(tl_tensor *mean, tl_tensor *std, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_normal_Tensor_Tensor_out_redispatch(tl_keyset ks, tl_tensor *mean, tl_tensor *std, tl_generator *generator, tl_tensor *out);
+int tl_ops_normal_Tensor_Tensor_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_normal_Tensor_Tensor_out(tl_keyset ks, tl_tensor *mean, tl_tensor *std, tl_generator *generator, tl_tensor *out);
+/* normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor */
+extern tl_operator *tl_ops_normal_Tensor_Tensor_op;
+typedef tl_tensor *(*tl_ops_normal_Tensor_Tensor_fn)(tl_keyset ks, tl_tensor *mean, tl_tensor *std, tl_generator *generator);
+tl_tensor *tl_ops_normal_Tensor_Tensor(tl_tensor *mean, tl_tensor *std, tl_generator *generator);
+tl_tensor *tl_ops_normal_Tensor_Tensor_redispatch(tl_keyset ks, tl_tensor *mean, tl_tensor *std, tl_generator *generator);
+int tl_ops_normal_Tensor_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_normal_Tensor_Tensor(tl_keyset ks, tl_tensor *mean, tl_tensor *std, tl_generator *generator);
+/* normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_normal_float_float_op;
+typedef tl_tensor *(*tl_ops_normal_float_float_fn)(tl_keyset ks, double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_normal_float_float(double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_normal_float_float_redispatch(tl_keyset ks, double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_normal_float_float_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_normal_float_float(tl_keyset ks, double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+/* normal.float_float_out(float mean, float std, SymInt[] size, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_normal_float_float_out_op;
+typedef tl_tensor *(*tl_ops_normal_float_float_out_fn)(tl_keyset ks, double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_normal_float_float_out(double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_normal_float_float_out_redispatch(tl_keyset ks, double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
+int tl_ops_normal_float_float_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_normal_float_float_out(tl_keyset ks, double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
 
 #endif
