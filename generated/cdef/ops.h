@@ -1943,4 +1943,10 @@ tl_tensor *tl_ops_rand_like_generator(tl_tensor *self, tl_generator *generator, 
 tl_tensor *tl_ops_randn_like(tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
 tl_tensor *tl_ops_randn_like_generator(tl_tensor *self, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
 
+/* randint_like */
+tl_tensor *tl_ops_randint_like(tl_tensor *self, int64_t high, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+tl_tensor *tl_ops_randint_like_generator(tl_tensor *self, int64_t high, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+tl_tensor *tl_ops_randint_like_low_dtype(tl_tensor *self, int64_t low, int64_t high, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+tl_tensor *tl_ops_randint_like_low_generator_dtype(tl_tensor *self, int64_t low, int64_t high, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+
 #endif

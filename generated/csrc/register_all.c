@@ -288,6 +288,7 @@
 #include "ops/rand.h"
 #include "ops/rand_like.h"
 #include "ops/randint.h"
+#include "ops/randint_like.h"
 #include "ops/randn.h"
 #include "ops/randn_like.h"
 #include "ops/randperm.h"
@@ -869,6 +870,7 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_bernoulli() != 0) return -1;
     if (tl_ops_register_rand_like() != 0) return -1;
     if (tl_ops_register_randn_like() != 0) return -1;
+    if (tl_ops_register_randint_like() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -439,5 +439,6 @@
 #include "ops/bernoulli.h"
 #include "ops/rand_like.h"
 #include "ops/randn_like.h"
+#include "ops/randint_like.h"
 
 #endif

@@ -337,6 +337,7 @@ __all__ = [
     "rand",
     "rand_like",
     "randint",
+    "randint_like",
     "randn",
     "randn_like",
     "randperm",
@@ -1121,6 +1122,10 @@ _C_rand_like_generator = getattr(_lib, "tl_ops_rand_like_generator", None) or _m
 _C_rand_out = getattr(_lib, "tl_ops_rand_out", None) or _missing_c("tl_ops_rand_out")
 _C_randint = getattr(_lib, "tl_ops_randint", None) or _missing_c("tl_ops_randint")
 _C_randint_generator = getattr(_lib, "tl_ops_randint_generator", None) or _missing_c("tl_ops_randint_generator")
+_C_randint_like = getattr(_lib, "tl_ops_randint_like", None) or _missing_c("tl_ops_randint_like")
+_C_randint_like_generator = getattr(_lib, "tl_ops_randint_like_generator", None) or _missing_c("tl_ops_randint_like_generator")
+_C_randint_like_low_dtype = getattr(_lib, "tl_ops_randint_like_low_dtype", None) or _missing_c("tl_ops_randint_like_low_dtype")
+_C_randint_like_low_generator_dtype = getattr(_lib, "tl_ops_randint_like_low_generator_dtype", None) or _missing_c("tl_ops_randint_like_low_generator_dtype")
 _C_randint_low = getattr(_lib, "tl_ops_randint_low", None) or _missing_c("tl_ops_randint_low")
 _C_randint_low_generator = getattr(_lib, "tl_ops_randint_low_generator", None) or _missing_c("tl_ops_randint_low_generator")
 _C_randn = getattr(_lib, "tl_ops_randn", None) or _missing_c("tl_ops_randn")
@@ -13614,6 +13619,194 @@ def randint(*args, **kwargs):
     if n <= 3 and (_cv_int(args[0]) is not _BAD if n > 0 else 'low' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'high' in kwargs) and (_cv_int_list(args[2], 0) is not _BAD if n > 2 else 'size' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_randint_3, ('low', 'high', 'size', )[:n])):
         return _implrandint_3(*args, **kwargs)
     raise _invalid_combination('randint', args, kwargs, _SIGS_randint)
+
+
+# yaml/native_functions.yaml: randint_like(Tensor self, SymInt high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+# yaml/native_functions.yaml: randint_like.generator(Tensor self, SymInt high, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+# yaml/native_functions.yaml: randint_like.low_dtype(Tensor self, SymInt low, SymInt high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+# yaml/native_functions.yaml: randint_like.low_generator_dtype(Tensor self, SymInt low, SymInt high, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+_SIGS_randint_like = (
+    ('(Tensor input, int high, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('input', lambda x: isinstance(x, _Tensor)), ('high', lambda x: _cv_int(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+    ('(Tensor input, int high, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('input', lambda x: isinstance(x, _Tensor)), ('high', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+    ('(Tensor input, int low, int high, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('input', lambda x: isinstance(x, _Tensor)), ('low', lambda x: _cv_int(x) is not _BAD), ('high', lambda x: _cv_int(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+    ('(Tensor input, int low, int high, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('input', lambda x: isinstance(x, _Tensor)), ('low', lambda x: _cv_int(x) is not _BAD), ('high', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+_KW_randint_like_0 = {'input': lambda x: isinstance(x, _Tensor), 'high': lambda x: _cv_int(x) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+_KW_randint_like_1 = {'input': lambda x: isinstance(x, _Tensor), 'high': lambda x: _cv_int(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+_KW_randint_like_2 = {'input': lambda x: isinstance(x, _Tensor), 'low': lambda x: _cv_int(x) is not _BAD, 'high': lambda x: _cv_int(x) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+_KW_randint_like_3 = {'input': lambda x: isinstance(x, _Tensor), 'low': lambda x: _cv_int(x) is not _BAD, 'high': lambda x: _cv_int(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+
+
+def _implrandint_like_0(input, high, *, generator, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
+    '(Tensor input, int high, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('randint_like', 'input', 1, 'Tensor', input)
+    high_c = _cv_int(high)
+    if high_c is _BAD:
+        raise _arg_error('randint_like', 'high', 2, 'int', high)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('randint_like', 'generator', 0, 'torchlet.Generator', generator)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('randint_like', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('randint_like', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('randint_like', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('randint_like', 'pin_memory', 0, 'bool', pin_memory)
+    memory_format_c = _cv_enum(memory_format, True)
+    if memory_format_c is _BAD:
+        raise _arg_error('randint_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
+    h_ = _C_randint_like_generator(input._p, high_c, generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def _implrandint_like_1(input, high, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
+    '(Tensor input, int high, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('randint_like', 'input', 1, 'Tensor', input)
+    high_c = _cv_int(high)
+    if high_c is _BAD:
+        raise _arg_error('randint_like', 'high', 2, 'int', high)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('randint_like', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('randint_like', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('randint_like', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('randint_like', 'pin_memory', 0, 'bool', pin_memory)
+    memory_format_c = _cv_enum(memory_format, True)
+    if memory_format_c is _BAD:
+        raise _arg_error('randint_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
+    h_ = _C_randint_like(input._p, high_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def _implrandint_like_2(input, low, high, *, generator, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
+    '(Tensor input, int low, int high, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('randint_like', 'input', 1, 'Tensor', input)
+    low_c = _cv_int(low)
+    if low_c is _BAD:
+        raise _arg_error('randint_like', 'low', 2, 'int', low)
+    high_c = _cv_int(high)
+    if high_c is _BAD:
+        raise _arg_error('randint_like', 'high', 3, 'int', high)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('randint_like', 'generator', 0, 'torchlet.Generator', generator)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('randint_like', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('randint_like', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('randint_like', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('randint_like', 'pin_memory', 0, 'bool', pin_memory)
+    memory_format_c = _cv_enum(memory_format, True)
+    if memory_format_c is _BAD:
+        raise _arg_error('randint_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
+    h_ = _C_randint_like_low_generator_dtype(input._p, low_c, high_c, generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def _implrandint_like_3(input, low, high, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
+    '(Tensor input, int low, int high, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('randint_like', 'input', 1, 'Tensor', input)
+    low_c = _cv_int(low)
+    if low_c is _BAD:
+        raise _arg_error('randint_like', 'low', 2, 'int', low)
+    high_c = _cv_int(high)
+    if high_c is _BAD:
+        raise _arg_error('randint_like', 'high', 3, 'int', high)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('randint_like', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('randint_like', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('randint_like', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('randint_like', 'pin_memory', 0, 'bool', pin_memory)
+    memory_format_c = _cv_enum(memory_format, True)
+    if memory_format_c is _BAD:
+        raise _arg_error('randint_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
+    h_ = _C_randint_like_low_dtype(input._p, low_c, high_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def randint_like(*args, **kwargs):
+    '(Tensor input, int high, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False) | (Tensor input, int high, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False) | (Tensor input, int low, int high, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False) | (Tensor input, int low, int high, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(randint_like, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'high' in kwargs) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_randint_like_0, ('input', 'high', )[:n])):
+        return _implrandint_like_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'high' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_randint_like_1, ('input', 'high', )[:n])):
+        return _implrandint_like_1(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'low' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'high' in kwargs) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_randint_like_2, ('input', 'low', 'high', )[:n])):
+        return _implrandint_like_2(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'low' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'high' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_randint_like_3, ('input', 'low', 'high', )[:n])):
+        return _implrandint_like_3(*args, **kwargs)
+    raise _invalid_combination('randint_like', args, kwargs, _SIGS_randint_like)
 
 
 # yaml/native_functions.yaml: randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -35091,6 +35284,12 @@ SIGNATURES = {
         "(int high, tuple of ints size, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
         "(int low, int high, tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
         "(int low, int high, tuple of ints size, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
+    ),
+    ("function", "randint_like"): (
+        "(Tensor input, int high, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
+        "(Tensor input, int high, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
+        "(Tensor input, int low, int high, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
+        "(Tensor input, int low, int high, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
     ),
     ("function", "randn"): (
         "(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",

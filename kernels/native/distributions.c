@@ -368,3 +368,43 @@ tl_tensor *tl_native_normal_float_float_out(tl_keyset ks, double mean, double st
     if (check_std_number(std)) return NULL;
     return normal_out_result(out, size_len, size, NULL, mean, NULL, std, generator);
 }
+
+/* randint_like: empty_like(self), then integers uniform in [low, high) from
+ * randint's sampler (int64), converted to the result dtype */
+static tl_tensor *randint_like_impl(tl_tensor *self, int64_t low, int64_t high, tl_generator *generator,
+                                    tl_dtype dtype, int layout, int device, int memory_format) {
+    tl_tensor *r = tl_ops_empty_like(self, dtype, layout, device, false, false, memory_format);
+    if (!r) return NULL;
+    tl_tensor *v = tl_ops_randint_low_generator(low, high, tl_tensor_sizes(r), tl_tensor_ndim(r), generator, TL_INT64,
+                                                -1, tl_tensor_device(r) == TL_META ? (int)TL_META : -1, false, false);
+    if (!v || (tl_tensor_device(r) != TL_META && tl_copy_(r, v))) {
+        tl_tensor_release(v);
+        tl_tensor_release(r);
+        return NULL;
+    }
+    tl_tensor_release(v);
+    return r;
+}
+tl_tensor *tl_native_randint_like(tl_keyset ks, tl_tensor *self, int64_t high, tl_dtype dtype, int layout,
+                                  int device, bool pin_memory, bool pin_memory_has, int memory_format) {
+    (void)ks; (void)pin_memory; (void)pin_memory_has;
+    return randint_like_impl(self, 0, high, NULL, dtype, layout, device, memory_format);
+}
+tl_tensor *tl_native_randint_like_generator(tl_keyset ks, tl_tensor *self, int64_t high, tl_generator *generator,
+                                            tl_dtype dtype, int layout, int device, bool pin_memory,
+                                            bool pin_memory_has, int memory_format) {
+    (void)ks; (void)pin_memory; (void)pin_memory_has;
+    return randint_like_impl(self, 0, high, generator, dtype, layout, device, memory_format);
+}
+tl_tensor *tl_native_randint_like_low_dtype(tl_keyset ks, tl_tensor *self, int64_t low, int64_t high, tl_dtype dtype,
+                                            int layout, int device, bool pin_memory, bool pin_memory_has,
+                                            int memory_format) {
+    (void)ks; (void)pin_memory; (void)pin_memory_has;
+    return randint_like_impl(self, low, high, NULL, dtype, layout, device, memory_format);
+}
+tl_tensor *tl_native_randint_like_low_generator_dtype(tl_keyset ks, tl_tensor *self, int64_t low, int64_t high,
+                                                      tl_generator *generator, tl_dtype dtype, int layout, int device,
+                                                      bool pin_memory, bool pin_memory_has, int memory_format) {
+    (void)ks; (void)pin_memory; (void)pin_memory_has;
+    return randint_like_impl(self, low, high, generator, dtype, layout, device, memory_format);
+}

@@ -218,3 +218,24 @@ def test_normal_overloads():
             with pytest.raises(exc) as e:
                 fn(lib)
             assert msg in str(e.value)
+
+
+def test_randint_like():
+    tl.manual_seed(8)
+    v = tl.randint_like(tl.zeros(70000, dtype=tl.int64), -3, 4).numpy()
+    assert v.min() == -3 and v.max() == 3
+    np.testing.assert_allclose(np.bincount(v + 3) / v.size, np.full(7, 1 / 7), atol=0.01)
+    x = tl.zeros(3, 2).t()
+    r = tl.randint_like(x, 10)
+    assert r.dtype == tl.float32 and r.stride() == x.stride() and np.all(r.numpy() == np.round(r.numpy()))
+    assert tl.randint_like(x, 2, 4, dtype=tl.float64).dtype == tl.float64
+    assert tl.randint_like(tl.zeros(5, dtype=tl.bool), 2).dtype == tl.bool
+    assert not tl.randint_like(tl.zeros(3).requires_grad_(), 3).requires_grad
+    g = tl.Generator()
+    g.manual_seed(1)
+    a = tl.randint_like(x, 100, generator=g).numpy()
+    g.manual_seed(1)
+    np.testing.assert_array_equal(a, tl.randint_like(x, 0, 100, generator=g).numpy())
+    for lib in (tl, torch) if torch is not None else (tl,):
+        with pytest.raises(RuntimeError, match="random_ expects 'from' to be less than 'to', but got from=5 >= to=2"):
+            lib.randint_like(lib.zeros(3), 5, 2)
