@@ -1949,4 +1949,8 @@ tl_tensor *tl_ops_randint_like_generator(tl_tensor *self, int64_t high, tl_gener
 tl_tensor *tl_ops_randint_like_low_dtype(tl_tensor *self, int64_t low, int64_t high, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
 tl_tensor *tl_ops_randint_like_low_generator_dtype(tl_tensor *self, int64_t low, int64_t high, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
 
+/* multinomial */
+tl_tensor *tl_ops_multinomial_out(tl_tensor *self, int64_t num_samples, bool replacement, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_multinomial(tl_tensor *self, int64_t num_samples, bool replacement, tl_generator *generator);
+
 #endif

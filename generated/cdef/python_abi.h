@@ -322,6 +322,7 @@ int tl_pyabi_mul__Tensor_n_other_r(tl_tensor *self, tl_scalar other);
 int tl_pyabi_mul__Tensor_r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_mul_out_n_other_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_mul_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_multinomial_out_r(tl_tensor *self, int64_t num_samples, bool replacement, tl_generator *generator, tl_tensor *out);
 int tl_pyabi_mv_out_r(tl_tensor *self, tl_tensor *vec, tl_tensor *out);
 int tl_pyabi_mvlgamma__r(tl_tensor *self, int64_t p);
 int tl_pyabi_mvlgamma_out_r(tl_tensor *self, int64_t p, tl_tensor *out);
@@ -834,6 +835,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_mse_loss_backward(...) tl_pyabi_tensor(tl_ops_mse_loss_backward(__VA_ARGS__))
 #define tl_ops_msort(...) tl_pyabi_tensor(tl_ops_msort(__VA_ARGS__))
 #define tl_ops_mul_Tensor(...) tl_pyabi_tensor(tl_ops_mul_Tensor(__VA_ARGS__))
+#define tl_ops_multinomial(...) tl_pyabi_tensor(tl_ops_multinomial(__VA_ARGS__))
 #define tl_ops_mv(...) tl_pyabi_tensor(tl_ops_mv(__VA_ARGS__))
 #define tl_ops_mvlgamma(...) tl_pyabi_tensor(tl_ops_mvlgamma(__VA_ARGS__))
 #define tl_ops_nan_to_num(...) tl_pyabi_tensor(tl_ops_nan_to_num(__VA_ARGS__))

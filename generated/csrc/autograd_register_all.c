@@ -311,6 +311,7 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_geometric() != 0) return -1;
     if (tl_autograd_register_normal() != 0) return -1;
     if (tl_autograd_register_bernoulli() != 0) return -1;
+    if (tl_autograd_register_multinomial() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -2551,6 +2551,14 @@ int tl_pyabi_mul_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* multinomial.out(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_multinomial_out_r(tl_tensor *self, int64_t num_samples, bool replacement, tl_generator *generator, tl_tensor *out) {
+    tl_tensor *r = tl_ops_multinomial_out(self, num_samples, replacement, generator, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* mv.out(Tensor self, Tensor vec, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_mv_out_r(tl_tensor *self, tl_tensor *vec, tl_tensor *out) {
     tl_tensor *r = tl_ops_mv_out(self, vec, out);

@@ -250,6 +250,7 @@
 #include "ops/mse_loss_backward.h"
 #include "ops/msort.h"
 #include "ops/mul.h"
+#include "ops/multinomial.h"
 #include "ops/mv.h"
 #include "ops/mvlgamma.h"
 #include "ops/nan_to_num.h"
@@ -871,6 +872,7 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_rand_like() != 0) return -1;
     if (tl_ops_register_randn_like() != 0) return -1;
     if (tl_ops_register_randint_like() != 0) return -1;
+    if (tl_ops_register_multinomial() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -307,5 +307,6 @@ int tl_autograd_register_exponential(void);
 int tl_autograd_register_geometric(void);
 int tl_autograd_register_normal(void);
 int tl_autograd_register_bernoulli(void);
+int tl_autograd_register_multinomial(void);
 
 #endif

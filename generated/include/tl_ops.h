@@ -440,5 +440,6 @@
 #include "ops/rand_like.h"
 #include "ops/randn_like.h"
 #include "ops/randint_like.h"
+#include "ops/multinomial.h"
 
 #endif

@@ -387,6 +387,8 @@ TAGS = {
     "aten::mul.out": ("pointwise", ),
     "aten::mul_.Scalar": ("pointwise", ),
     "aten::mul_.Tensor": ("pointwise", ),
+    "aten::multinomial": ("nondeterministic_seeded", ),
+    "aten::multinomial.out": ("nondeterministic_seeded", ),
     "aten::mvlgamma": ("pointwise", ),
     "aten::mvlgamma.out": ("pointwise", ),
     "aten::nan_to_num": ("pointwise", ),

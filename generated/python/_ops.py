@@ -305,6 +305,7 @@ __all__ = [
     "movedim",
     "msort",
     "mul",
+    "multinomial",
     "mv",
     "mvlgamma",
     "nan_to_num",
@@ -1038,6 +1039,8 @@ _C_msort = getattr(_lib, "tl_ops_msort", None) or _missing_c("tl_ops_msort")
 _C_mul_Tensor = getattr(_lib, "tl_ops_mul_Tensor", None) or _missing_c("tl_ops_mul_Tensor")
 _C_mul__Tensor = getattr(_lib, "tl_ops_mul__Tensor", None) or _missing_c("tl_ops_mul__Tensor")
 _C_mul_out = getattr(_lib, "tl_ops_mul_out", None) or _missing_c("tl_ops_mul_out")
+_C_multinomial = getattr(_lib, "tl_ops_multinomial", None) or _missing_c("tl_ops_multinomial")
+_C_multinomial_out = getattr(_lib, "tl_ops_multinomial_out", None) or _missing_c("tl_ops_multinomial_out")
 _C_mv = getattr(_lib, "tl_ops_mv", None) or _missing_c("tl_ops_mv")
 _C_mv_out = getattr(_lib, "tl_ops_mv_out", None) or _missing_c("tl_ops_mv_out")
 _C_mvlgamma = getattr(_lib, "tl_ops_mvlgamma", None) or _missing_c("tl_ops_mvlgamma")
@@ -1816,6 +1819,7 @@ _P_mul__Tensor_n_other_r = getattr(_lib, "tl_pyabi_mul__Tensor_n_other_r", None)
 _P_mul__Tensor_r = getattr(_lib, "tl_pyabi_mul__Tensor_r", None) or _missing_c("tl_pyabi_mul__Tensor_r")
 _P_mul_out_n_other_r = getattr(_lib, "tl_pyabi_mul_out_n_other_r", None) or _missing_c("tl_pyabi_mul_out_n_other_r")
 _P_mul_out_r = getattr(_lib, "tl_pyabi_mul_out_r", None) or _missing_c("tl_pyabi_mul_out_r")
+_P_multinomial_out_r = getattr(_lib, "tl_pyabi_multinomial_out_r", None) or _missing_c("tl_pyabi_multinomial_out_r")
 _P_mv_out_r = getattr(_lib, "tl_pyabi_mv_out_r", None) or _missing_c("tl_pyabi_mv_out_r")
 _P_mvlgamma__r = getattr(_lib, "tl_pyabi_mvlgamma__r", None) or _missing_c("tl_pyabi_mvlgamma__r")
 _P_mvlgamma_out_r = getattr(_lib, "tl_pyabi_mvlgamma_out_r", None) or _missing_c("tl_pyabi_mvlgamma_out_r")
@@ -11911,6 +11915,46 @@ def mul(input, other, *, out=None):
     if not isinstance(out, _Tensor):
         raise _arg_error('mul', 'out', 0, 'Tensor', out)
     rc_ = (_P_mul_out_r(input._p, other._p, out._p) if other_n is None else _P_mul_out_n_other_r(input._p, other_n, out._p))
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor
+# yaml/native_functions.yaml: multinomial.out(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_multinomial = (
+    ('(Tensor input, int num_samples, bool replacement = False, *, torchlet.Generator generator = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('num_samples', lambda x: _cv_int(x) is not _BAD), ('replacement', lambda x: _cv_bool(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    '(Tensor input, int num_samples, bool replacement = False, *, torchlet.Generator generator = None, Tensor out = None)'
+    if _TF and (r_ := _tf(multinomial, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('multinomial', 'input', 1, 'Tensor', input)
+    num_samples_c = _cv_int(num_samples)
+    if num_samples_c is _BAD:
+        raise _arg_error('multinomial', 'num_samples', 2, 'int', num_samples)
+    replacement_c = _cv_bool(replacement)
+    if replacement_c is _BAD:
+        raise _arg_error('multinomial', 'replacement', 3, 'bool', replacement)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('multinomial', 'generator', 0, 'torchlet.Generator', generator)
+    if out is None:
+        h_ = _C_multinomial(input._p, num_samples_c, replacement_c, generator_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('multinomial', 'out', 0, 'Tensor', out)
+    rc_ = _P_multinomial_out_r(input._p, num_samples_c, replacement_c, generator_c, out._p)
     if rc_:
         _after(rc_)
     return out
@@ -29418,6 +29462,35 @@ def _m_mul_(self, other):
     return self
 
 
+# yaml/native_functions.yaml: multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor
+_SIGS__m_multinomial = (
+    ('(int num_samples, bool replacement = False, *, torchlet.Generator generator = None)', (('num_samples', lambda x: _cv_int(x) is not _BAD), ('replacement', lambda x: _cv_bool(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+)
+
+
+def _m_multinomial(self, num_samples, replacement=False, *, generator=None):
+    '(int num_samples, bool replacement = False, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_m_multinomial, locals())) is not _GO:
+        return r_
+    num_samples_c = _cv_int(num_samples)
+    if num_samples_c is _BAD:
+        raise _arg_error('multinomial', 'num_samples', 1, 'int', num_samples)
+    replacement_c = _cv_bool(replacement)
+    if replacement_c is _BAD:
+        raise _arg_error('multinomial', 'replacement', 2, 'bool', replacement)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('multinomial', 'generator', 0, 'torchlet.Generator', generator)
+    h_ = _C_multinomial(self._p, num_samples_c, replacement_c, generator_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: mv(Tensor self, Tensor vec) -> Tensor
 _SIGS__m_mv = (
     ('(Tensor vec)', (('vec', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -34109,6 +34182,7 @@ class _TensorOps:
     msort = _m_msort
     mul = _m_mul
     mul_ = _m_mul_
+    multinomial = _m_multinomial
     mv = _m_mv
     mvlgamma = _m_mvlgamma
     mvlgamma_ = _m_mvlgamma_
@@ -35175,6 +35249,9 @@ SIGNATURES = {
     ),
     ("function", "mul"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "multinomial"): (
+        "(Tensor input, int num_samples, bool replacement = False, *, torchlet.Generator generator = None, Tensor out = None)",
     ),
     ("function", "mv"): (
         "(Tensor input, Tensor vec, *, Tensor out = None)",
@@ -36275,6 +36352,9 @@ SIGNATURES = {
     ),
     ("method", "mul_"): (
         "(Tensor other)",
+    ),
+    ("method", "multinomial"): (
+        "(int num_samples, bool replacement = False, *, torchlet.Generator generator = None)",
     ),
     ("method", "mv"): (
         "(Tensor vec)",

@@ -12,6 +12,7 @@
 #include <float.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "tl_error.h"
 #include "tl_ops.h"
@@ -407,4 +408,113 @@ tl_tensor *tl_native_randint_like_low_generator_dtype(tl_keyset ks, tl_tensor *s
                                                       bool pin_memory, bool pin_memory_has, int memory_format) {
     (void)ks; (void)pin_memory; (void)pin_memory_has;
     return randint_like_impl(self, low, high, generator, dtype, layout, device, memory_format);
+}
+
+/* ------------------------------------------------------------ multinomial
+ * rows of self are (unnormalized) category weights; with replacement each
+ * sample inverts the row's cumulative sum at u * total, without replacement
+ * the categories with the num_samples smallest keys E / w (E exponential)
+ * are taken in key order: the order in which draws without replacement
+ * would pick them (zero weights last). */
+static int multinomial_check(tl_tensor *self, int64_t n_sample, bool replacement) {
+    const tl_dtype dt = tl_tensor_dtype(self);
+    if (!tl_dtype_is_floating(dt))
+        return tl_set_error(TL_ERR_RUNTIME, "multinomial only supports floating-point dtypes for input, got: %s",
+                            tl_dtype_scalar_name(dt));
+    const int64_t nd = tl_tensor_ndim(self);
+    if (nd < 1 || nd > 2) return tl_set_error(TL_ERR_RUNTIME, "prob_dist must be 1 or 2 dim");
+    if (n_sample <= 0) return tl_set_error(TL_ERR_RUNTIME, "cannot sample n_sample <= 0 samples");
+    if (!replacement && n_sample > tl_tensor_size(self, nd - 1))
+        return tl_set_error(TL_ERR_RUNTIME, "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+    return 0;
+}
+
+static int multinomial_fill(tl_tensor *self, int64_t n_sample, bool replacement, tl_generator *gen, tl_tensor *out) {
+    const int64_t nd = tl_tensor_ndim(self), k = tl_tensor_size(self, nd - 1);
+    const int64_t rows = nd == 2 ? tl_tensor_size(self, 0) : 1;
+    if (tl_tensor_device(out) == TL_META || rows == 0) return 0;
+    tl_generator *g = gen ? gen : tl_default_generator();
+    tl_tensor *w = tl_empty(nd, tl_tensor_sizes(self), TL_FLOAT64, TL_CPU);
+    tl_tensor *res = tl_empty(tl_tensor_ndim(out), tl_tensor_sizes(out), TL_INT64, TL_CPU);
+    double *key = (double *)malloc((size_t)(k > 0 ? k : 1) * sizeof(double));
+    int rc = w && res && key ? tl_copy_(w, self) : -1;
+    if (rc == 0) {
+        const double *wv = tl_tensor_data_ptr(w);
+        int64_t *ov = tl_tensor_data_ptr(res);
+        for (int64_t r = 0; r < rows && rc == 0; r++) {
+            const double *row = wv + r * k;
+            double total = 0;
+            for (int64_t j = 0; j < k; j++) {
+                if (!(row[j] >= 0) || row[j] == INFINITY) {
+                    rc = tl_set_error(TL_ERR_RUNTIME, "probability tensor contains either `inf`, `nan` or element < 0");
+                    break;
+                }
+                total += row[j];
+            }
+            if (rc == 0 && !(total > 0))
+                rc = tl_set_error(TL_ERR_RUNTIME, "invalid multinomial distribution (sum of probabilities <= 0)");
+            if (rc != 0) break;
+            int64_t *orow = ov + r * n_sample;
+            if (replacement) {
+                for (int64_t s = 0; s < n_sample; s++) {
+                    const double t = tl_generator_next_double(g) * total;
+                    double c = 0;
+                    int64_t j = 0, last = 0;
+                    for (; j < k; j++) {
+                        if (row[j] > 0) last = j;
+                        c += row[j];
+                        if (t < c && row[j] > 0) break;
+                    }
+                    orow[s] = j < k ? j : last;   /* rounding at the top end: the last positive weight */
+                }
+            } else {
+                for (int64_t j = 0; j < k; j++)
+                    key[j] = row[j] > 0 ? -log1p(-tl_generator_next_double(g)) / row[j] : INFINITY;
+                for (int64_t s = 0; s < n_sample; s++) {   /* selection of the n smallest keys, in order */
+                    int64_t best = -1;
+                    for (int64_t j = 0; j < k; j++)
+                        if (!isnan(key[j]) && (best < 0 || key[j] < key[best])) best = j;
+                    orow[s] = best;
+                    key[best] = NAN;   /* taken */
+                }
+            }
+        }
+        if (rc == 0) rc = tl_copy_(out, res);
+    }
+    free(key);
+    tl_tensor_release(w);
+    tl_tensor_release(res);
+    return rc;
+}
+
+static void multinomial_shape(tl_tensor *self, int64_t n_sample, int64_t *sizes, int64_t *nd) {
+    *nd = tl_tensor_ndim(self);
+    if (*nd == 2) sizes[0] = tl_tensor_size(self, 0);
+    sizes[*nd - 1] = n_sample;
+}
+
+tl_tensor *tl_native_multinomial(tl_keyset ks, tl_tensor *self, int64_t num_samples, bool replacement,
+                                 tl_generator *generator) {
+    (void)ks;
+    if (multinomial_check(self, num_samples, replacement)) return NULL;
+    int64_t sizes[2], nd;
+    multinomial_shape(self, num_samples, sizes, &nd);
+    tl_tensor *out = tl_empty(nd, sizes, TL_INT64, tl_tensor_device(self));
+    if (out && multinomial_fill(self, num_samples, replacement, generator, out)) {
+        tl_tensor_release(out);
+        return NULL;
+    }
+    return out;
+}
+tl_tensor *tl_native_multinomial_out(tl_keyset ks, tl_tensor *self, int64_t num_samples, bool replacement,
+                                     tl_generator *generator, tl_tensor *out) {
+    (void)ks;
+    if (multinomial_check(self, num_samples, replacement)) return NULL;
+    int64_t sizes[2], nd;
+    multinomial_shape(self, num_samples, sizes, &nd);
+    if (tl_structured_resize_out(out, nd, sizes, TL_DTYPE_UNDEFINED) ||
+        multinomial_fill(self, num_samples, replacement, generator, out))
+        return NULL;
+    tl_tensor_retain(out);
+    return out;
 }

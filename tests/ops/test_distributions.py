@@ -239,3 +239,41 @@ def test_randint_like():
     for lib in (tl, torch) if torch is not None else (tl,):
         with pytest.raises(RuntimeError, match="random_ expects 'from' to be less than 'to', but got from=5 >= to=2"):
             lib.randint_like(lib.zeros(3), 5, 2)
+
+
+def test_multinomial():
+    tl.manual_seed(13)
+    w = np.array([1.0, 0.0, 3.0, 6.0])
+    s = tl.multinomial(tl.from_numpy(w), N, replacement=True)
+    assert s.dtype == tl.int64 and s.shape == (N,)
+    np.testing.assert_allclose(np.bincount(s.numpy(), minlength=4) / N, w / w.sum(), atol=0.012)
+    # without replacement: distinct categories; the first pick follows the weights
+    rows = tl.multinomial(tl.from_numpy(np.tile(w, (4000, 1))), 3)
+    r = rows.numpy()
+    assert rows.shape == (4000, 3) and all(len(set(x)) == 3 for x in r)
+    np.testing.assert_allclose(np.bincount(r[:, 0], minlength=4) / 4000, w / w.sum(), atol=0.03)
+    assert not np.any(r[:, :2] == 1)   # the zero weight only once the positive ones are used up
+    # a zero weight is picked only when nothing else is left
+    np.testing.assert_array_equal(np.sort(tl.multinomial(tl.tensor([0.0, 1.0, 0.0]), 1).numpy()), [1])
+    out = tl.empty(0, dtype=tl.int64)
+    assert tl.multinomial(tl.ones(2, 5), 3, out=out) is out and out.shape == (2, 3)
+    g = tl.Generator()
+    g.manual_seed(3)
+    a = tl.multinomial(tl.ones(10), 5, generator=g).numpy()
+    g.manual_seed(3)
+    np.testing.assert_array_equal(a, tl.ones(10).multinomial(5, generator=g).numpy())
+    errors = [(lambda L: L.multinomial(L.ones(3), 4), "cannot sample n_sample > prob_dist.size(-1) samples without replacement"),
+              (lambda L: L.multinomial(L.ones(3), 0), "cannot sample n_sample <= 0 samples"),
+              (lambda L: L.multinomial(L.zeros(3), 1), "invalid multinomial distribution (sum of probabilities <= 0)"),
+              (lambda L: L.multinomial(L.tensor([1.0, -1.0]), 1),
+               "probability tensor contains either `inf`, `nan` or element < 0"),
+              (lambda L: L.multinomial(L.tensor([1.0, float("nan")]), 1),
+               "probability tensor contains either `inf`, `nan` or element < 0"),
+              (lambda L: L.multinomial(L.ones(2, 2, 2), 1), "prob_dist must be 1 or 2 dim"),
+              (lambda L: L.multinomial(L.ones(3, dtype=L.int64), 1),
+               "multinomial only supports floating-point dtypes for input, got: Long")]
+    for fn, msg in errors:
+        for lib in (tl, torch) if torch is not None else (tl,):
+            with pytest.raises(RuntimeError) as e:
+                fn(lib)
+            assert msg in str(e.value)
