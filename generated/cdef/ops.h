@@ -2279,4 +2279,247 @@ tl_tensor *tl_ops__adaptive_avg_pool3d_backward(tl_tensor *grad_output, tl_tenso
 /* bilinear */
 tl_tensor *tl_ops_bilinear(tl_tensor *input1, tl_tensor *input2, tl_tensor *weight, tl_tensor *bias);
 
+/* special_ndtri */
+tl_tensor *tl_ops_special_ndtri(tl_tensor *self);
+tl_tensor *tl_ops_special_ndtri_out(tl_tensor *self, tl_tensor *out);
+
+/* special_log_ndtr */
+tl_tensor *tl_ops_special_log_ndtr(tl_tensor *self);
+tl_tensor *tl_ops_special_log_ndtr_out(tl_tensor *self, tl_tensor *out);
+
+/* special_erfcx */
+tl_tensor *tl_ops_special_erfcx(tl_tensor *self);
+tl_tensor *tl_ops_special_erfcx_out(tl_tensor *self, tl_tensor *out);
+
+/* special_airy_ai */
+tl_tensor *tl_ops_special_airy_ai(tl_tensor *x);
+tl_tensor *tl_ops_special_airy_ai_out(tl_tensor *x, tl_tensor *out);
+
+/* special_bessel_j0 */
+tl_tensor *tl_ops_special_bessel_j0(tl_tensor *self);
+tl_tensor *tl_ops_special_bessel_j0_out(tl_tensor *self, tl_tensor *out);
+
+/* special_bessel_j1 */
+tl_tensor *tl_ops_special_bessel_j1(tl_tensor *self);
+tl_tensor *tl_ops_special_bessel_j1_out(tl_tensor *self, tl_tensor *out);
+
+/* special_bessel_y0 */
+tl_tensor *tl_ops_special_bessel_y0(tl_tensor *self);
+tl_tensor *tl_ops_special_bessel_y0_out(tl_tensor *self, tl_tensor *out);
+
+/* special_bessel_y1 */
+tl_tensor *tl_ops_special_bessel_y1(tl_tensor *self);
+tl_tensor *tl_ops_special_bessel_y1_out(tl_tensor *self, tl_tensor *out);
+
+/* special_modified_bessel_i0 */
+tl_tensor *tl_ops_special_modified_bessel_i0(tl_tensor *self);
+tl_tensor *tl_ops_special_modified_bessel_i0_out(tl_tensor *self, tl_tensor *out);
+
+/* special_modified_bessel_i1 */
+tl_tensor *tl_ops_special_modified_bessel_i1(tl_tensor *self);
+tl_tensor *tl_ops_special_modified_bessel_i1_out(tl_tensor *self, tl_tensor *out);
+
+/* special_modified_bessel_k0 */
+tl_tensor *tl_ops_special_modified_bessel_k0(tl_tensor *self);
+tl_tensor *tl_ops_special_modified_bessel_k0_out(tl_tensor *self, tl_tensor *out);
+
+/* special_modified_bessel_k1 */
+tl_tensor *tl_ops_special_modified_bessel_k1(tl_tensor *self);
+tl_tensor *tl_ops_special_modified_bessel_k1_out(tl_tensor *self, tl_tensor *out);
+
+/* special_scaled_modified_bessel_k0 */
+tl_tensor *tl_ops_special_scaled_modified_bessel_k0(tl_tensor *x);
+tl_tensor *tl_ops_special_scaled_modified_bessel_k0_out(tl_tensor *x, tl_tensor *out);
+
+/* special_scaled_modified_bessel_k1 */
+tl_tensor *tl_ops_special_scaled_modified_bessel_k1(tl_tensor *x);
+tl_tensor *tl_ops_special_scaled_modified_bessel_k1_out(tl_tensor *x, tl_tensor *out);
+
+/* special_spherical_bessel_j0 */
+tl_tensor *tl_ops_special_spherical_bessel_j0(tl_tensor *x);
+tl_tensor *tl_ops_special_spherical_bessel_j0_out(tl_tensor *x, tl_tensor *out);
+
+/* special_i0e */
+tl_tensor *tl_ops_special_i0e(tl_tensor *self);
+tl_tensor *tl_ops_special_i0e_out(tl_tensor *self, tl_tensor *out);
+
+/* special_i1e */
+tl_tensor *tl_ops_special_i1e(tl_tensor *self);
+tl_tensor *tl_ops_special_i1e_out(tl_tensor *self, tl_tensor *out);
+
+/* special_chebyshev_polynomial_t */
+tl_tensor *tl_ops_special_chebyshev_polynomial_t(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_t_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_chebyshev_polynomial_t_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_t_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_chebyshev_polynomial_t_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_t_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_chebyshev_polynomial_u */
+tl_tensor *tl_ops_special_chebyshev_polynomial_u(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_u_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_chebyshev_polynomial_u_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_u_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_chebyshev_polynomial_u_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_u_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_chebyshev_polynomial_v */
+tl_tensor *tl_ops_special_chebyshev_polynomial_v(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_v_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_chebyshev_polynomial_v_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_v_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_chebyshev_polynomial_v_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_v_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_chebyshev_polynomial_w */
+tl_tensor *tl_ops_special_chebyshev_polynomial_w(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_w_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_chebyshev_polynomial_w_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_w_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_chebyshev_polynomial_w_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_chebyshev_polynomial_w_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_shifted_chebyshev_polynomial_t */
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_t(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_t_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_t_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_t_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_t_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_t_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_shifted_chebyshev_polynomial_u */
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_u(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_u_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_u_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_u_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_u_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_u_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_shifted_chebyshev_polynomial_v */
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_v(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_v_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_v_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_v_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_v_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_v_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_shifted_chebyshev_polynomial_w */
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_w(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_w_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_w_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_w_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_w_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_shifted_chebyshev_polynomial_w_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_hermite_polynomial_h */
+tl_tensor *tl_ops_special_hermite_polynomial_h(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_hermite_polynomial_h_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_hermite_polynomial_h_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_hermite_polynomial_h_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_hermite_polynomial_h_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_hermite_polynomial_h_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_hermite_polynomial_he */
+tl_tensor *tl_ops_special_hermite_polynomial_he(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_hermite_polynomial_he_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_hermite_polynomial_he_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_hermite_polynomial_he_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_hermite_polynomial_he_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_hermite_polynomial_he_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_laguerre_polynomial_l */
+tl_tensor *tl_ops_special_laguerre_polynomial_l(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_laguerre_polynomial_l_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_laguerre_polynomial_l_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_laguerre_polynomial_l_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_laguerre_polynomial_l_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_laguerre_polynomial_l_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_legendre_polynomial_p */
+tl_tensor *tl_ops_special_legendre_polynomial_p(tl_tensor *x, tl_tensor *n);
+tl_tensor *tl_ops_special_legendre_polynomial_p_out(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_legendre_polynomial_p_x_scalar(tl_scalar x, tl_tensor *n);
+tl_tensor *tl_ops_special_legendre_polynomial_p_x_scalar_out(tl_scalar x, tl_tensor *n, tl_tensor *out);
+tl_tensor *tl_ops_special_legendre_polynomial_p_n_scalar(tl_tensor *x, tl_scalar n);
+tl_tensor *tl_ops_special_legendre_polynomial_p_n_scalar_out(tl_tensor *x, tl_scalar n, tl_tensor *out);
+
+/* special_zeta */
+tl_tensor *tl_ops_special_zeta(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_special_zeta_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_special_zeta_self_scalar(tl_scalar self, tl_tensor *other);
+tl_tensor *tl_ops_special_zeta_self_scalar_out(tl_scalar self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_special_zeta_other_scalar(tl_tensor *self, tl_scalar other);
+tl_tensor *tl_ops_special_zeta_other_scalar_out(tl_tensor *self, tl_scalar other, tl_tensor *out);
+
+/* igamma */
+tl_tensor *tl_ops_igamma_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_igamma(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_igamma_(tl_tensor *self, tl_tensor *other);
+
+/* igammac */
+tl_tensor *tl_ops_igammac_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+tl_tensor *tl_ops_igammac(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_igammac_(tl_tensor *self, tl_tensor *other);
+
+/* special_gammainc */
+tl_tensor *tl_ops_special_gammainc(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_special_gammainc_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* special_gammaincc */
+tl_tensor *tl_ops_special_gammaincc(tl_tensor *self, tl_tensor *other);
+tl_tensor *tl_ops_special_gammaincc_out(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+
+/* special_multigammaln */
+tl_tensor *tl_ops_special_multigammaln(tl_tensor *self, int64_t p);
+tl_tensor *tl_ops_special_multigammaln_out(tl_tensor *self, int64_t p, tl_tensor *out);
+
+/* uniform */
+tl_tensor *tl_ops_uniform_(tl_tensor *self, double from, double to, tl_generator *generator);
+
+/* cauchy */
+tl_tensor *tl_ops_cauchy_(tl_tensor *self, double median, double sigma, tl_generator *generator);
+
+/* log_normal */
+tl_tensor *tl_ops_log_normal_(tl_tensor *self, double mean, double std, tl_generator *generator);
+
+/* exponential */
+tl_tensor *tl_ops_exponential_(tl_tensor *self, double lambd, tl_generator *generator);
+
+/* geometric */
+tl_tensor *tl_ops_geometric_(tl_tensor *self, double p, tl_generator *generator);
+
+/* normal */
+tl_tensor *tl_ops_normal_(tl_tensor *self, double mean, double std, tl_generator *generator);
+tl_tensor *tl_ops_normal_Tensor_float_out(tl_tensor *mean, double std, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_normal_Tensor_float(tl_tensor *mean, double std, tl_generator *generator);
+tl_tensor *tl_ops_normal_float_Tensor_out(double mean, tl_tensor *std, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_normal_float_Tensor(double mean, tl_tensor *std, tl_generator *generator);
+tl_tensor *tl_ops_normal_Tensor_Tensor_out(tl_tensor *mean, tl_tensor *std, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_normal_Tensor_Tensor(tl_tensor *mean, tl_tensor *std, tl_generator *generator);
+tl_tensor *tl_ops_normal_float_float(double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_normal_float_float_out(double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
+
+/* bernoulli */
+tl_tensor *tl_ops_bernoulli(tl_tensor *self, tl_generator *generator);
+tl_tensor *tl_ops_bernoulli__float(tl_tensor *self, double p, tl_generator *generator);
+tl_tensor *tl_ops_bernoulli_p(tl_tensor *self, double p, tl_generator *generator);
+
+/* rand_like */
+tl_tensor *tl_ops_rand_like(tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+tl_tensor *tl_ops_rand_like_generator(tl_tensor *self, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+
+/* randn_like */
+tl_tensor *tl_ops_randn_like(tl_tensor *self, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+tl_tensor *tl_ops_randn_like_generator(tl_tensor *self, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+
+/* randint_like */
+tl_tensor *tl_ops_randint_like(tl_tensor *self, int64_t high, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+tl_tensor *tl_ops_randint_like_generator(tl_tensor *self, int64_t high, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+tl_tensor *tl_ops_randint_like_low_dtype(tl_tensor *self, int64_t low, int64_t high, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+tl_tensor *tl_ops_randint_like_low_generator_dtype(tl_tensor *self, int64_t low, int64_t high, tl_generator *generator, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format);
+
+/* multinomial */
+tl_tensor *tl_ops_multinomial_out(tl_tensor *self, int64_t num_samples, bool replacement, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_multinomial(tl_tensor *self, int64_t num_samples, bool replacement, tl_generator *generator);
+
 #endif

@@ -89,6 +89,7 @@ int tl_pyabi_avg_pool2d_out_r(tl_tensor *self, const int64_t *kernel_size, int64
 int tl_pyabi_baddbmm__r(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
 int tl_pyabi_baddbmm_dtype_out_r(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 int tl_pyabi_baddbmm_out_r(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+int tl_pyabi_bernoulli__float_r(tl_tensor *self, double p, tl_generator *generator);
 int tl_pyabi_bitwise_and_Scalar_Tensor_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_bitwise_and_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_bitwise_and_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
@@ -120,6 +121,7 @@ int tl_pyabi_bmm_dtype_out_r(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtyp
 int tl_pyabi_bmm_out_r(tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
 int tl_pyabi_bucketize_Tensor_out_r(tl_tensor *self, tl_tensor *boundaries, bool out_int32, bool right, tl_tensor *out);
 int tl_pyabi_cat_out_r(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
+int tl_pyabi_cauchy__r(tl_tensor *self, double median, double sigma, tl_generator *generator);
 int tl_pyabi_ceil__r(tl_tensor *self);
 int tl_pyabi_ceil_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_celu__r(tl_tensor *self, tl_scalar alpha);
@@ -192,6 +194,7 @@ int tl_pyabi_exp__r(tl_tensor *self);
 int tl_pyabi_exp_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_expm1__r(tl_tensor *self);
 int tl_pyabi_expm1_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_exponential__r(tl_tensor *self, double lambd, tl_generator *generator);
 int tl_pyabi_fill__Scalar_r(tl_tensor *self, tl_scalar value);
 int tl_pyabi_fill__Tensor_r(tl_tensor *self, tl_tensor *value);
 int tl_pyabi_float_power_Scalar_out_r(tl_scalar self, tl_tensor *exponent, tl_tensor *out);
@@ -226,6 +229,7 @@ int tl_pyabi_ge__Tensor_r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_gelu__r(tl_tensor *self, const char *approximate);
 int tl_pyabi_gelu_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, const char *approximate, tl_tensor *grad_input);
 int tl_pyabi_gelu_out_r(tl_tensor *self, const char *approximate, tl_tensor *out);
+int tl_pyabi_geometric__r(tl_tensor *self, double p, tl_generator *generator);
 int tl_pyabi_ger_out_r(tl_tensor *self, tl_tensor *vec2, tl_tensor *out);
 int tl_pyabi_gt_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_gt_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
@@ -249,6 +253,10 @@ int tl_pyabi_hypot__r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_hypot_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_i0__r(tl_tensor *self);
 int tl_pyabi_i0_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_igamma__r(tl_tensor *self, tl_tensor *other);
+int tl_pyabi_igamma_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_igammac__r(tl_tensor *self, tl_tensor *other);
+int tl_pyabi_igammac_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_index_Tensor_out_r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *out);
 int tl_pyabi_index_add__r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha);
 int tl_pyabi_index_add_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha, tl_tensor *out);
@@ -297,6 +305,7 @@ int tl_pyabi_log1p_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_log2__r(tl_tensor *self);
 int tl_pyabi_log2_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_log__r(tl_tensor *self);
+int tl_pyabi_log_normal__r(tl_tensor *self, double mean, double std, tl_generator *generator);
 int tl_pyabi_log_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_log_softmax_int_out_r(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_logaddexp2_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
@@ -343,6 +352,7 @@ int tl_pyabi_mul__Tensor_n_other_r(tl_tensor *self, tl_scalar other);
 int tl_pyabi_mul__Tensor_r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_mul_out_n_other_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_mul_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_multinomial_out_r(tl_tensor *self, int64_t num_samples, bool replacement, tl_generator *generator, tl_tensor *out);
 int tl_pyabi_mv_out_r(tl_tensor *self, tl_tensor *vec, tl_tensor *out);
 int tl_pyabi_mvlgamma__r(tl_tensor *self, int64_t p);
 int tl_pyabi_mvlgamma_out_r(tl_tensor *self, int64_t p, tl_tensor *out);
@@ -363,6 +373,11 @@ int tl_pyabi_nextafter_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_nll_loss_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight, tl_tensor *grad_input);
 int tl_pyabi_nll_loss_out_r(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *out);
 int tl_pyabi_nonzero_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_normal_Tensor_Tensor_out_r(tl_tensor *mean, tl_tensor *std, tl_generator *generator, tl_tensor *out);
+int tl_pyabi_normal_Tensor_float_out_r(tl_tensor *mean, double std, tl_generator *generator, tl_tensor *out);
+int tl_pyabi_normal__r(tl_tensor *self, double mean, double std, tl_generator *generator);
+int tl_pyabi_normal_float_Tensor_out_r(double mean, tl_tensor *std, tl_generator *generator, tl_tensor *out);
+int tl_pyabi_normal_float_float_out_r(double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
 int tl_pyabi_ones_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 int tl_pyabi_outer_out_r(tl_tensor *self, tl_tensor *vec2, tl_tensor *out);
 int tl_pyabi_polygamma__r(tl_tensor *self, int64_t n);
@@ -428,31 +443,90 @@ int tl_pyabi_softplus_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *s
 int tl_pyabi_softplus_out_r(tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *out);
 int tl_pyabi_softshrink_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_scalar lambd, tl_tensor *grad_input);
 int tl_pyabi_softshrink_out_r(tl_tensor *self, tl_scalar lambd, tl_tensor *out);
+int tl_pyabi_special_airy_ai_out_r(tl_tensor *x, tl_tensor *out);
+int tl_pyabi_special_bessel_j0_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_bessel_j1_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_bessel_y0_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_bessel_y1_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_chebyshev_polynomial_t_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out);
+int tl_pyabi_special_chebyshev_polynomial_t_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+int tl_pyabi_special_chebyshev_polynomial_t_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out);
+int tl_pyabi_special_chebyshev_polynomial_u_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out);
+int tl_pyabi_special_chebyshev_polynomial_u_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+int tl_pyabi_special_chebyshev_polynomial_u_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out);
+int tl_pyabi_special_chebyshev_polynomial_v_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out);
+int tl_pyabi_special_chebyshev_polynomial_v_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+int tl_pyabi_special_chebyshev_polynomial_v_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out);
+int tl_pyabi_special_chebyshev_polynomial_w_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out);
+int tl_pyabi_special_chebyshev_polynomial_w_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+int tl_pyabi_special_chebyshev_polynomial_w_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out);
 int tl_pyabi_special_digamma_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_special_entr_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_special_erf_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_special_erfc_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_erfcx_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_special_erfinv_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_special_exp2_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_special_expit_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_special_expm1_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_gammainc_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_special_gammaincc_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_special_gammaln_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_hermite_polynomial_h_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out);
+int tl_pyabi_special_hermite_polynomial_h_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+int tl_pyabi_special_hermite_polynomial_h_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out);
+int tl_pyabi_special_hermite_polynomial_he_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out);
+int tl_pyabi_special_hermite_polynomial_he_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+int tl_pyabi_special_hermite_polynomial_he_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out);
 int tl_pyabi_special_i0_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_i0e_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_special_i1_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_i1e_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_laguerre_polynomial_l_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out);
+int tl_pyabi_special_laguerre_polynomial_l_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+int tl_pyabi_special_laguerre_polynomial_l_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out);
+int tl_pyabi_special_legendre_polynomial_p_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out);
+int tl_pyabi_special_legendre_polynomial_p_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+int tl_pyabi_special_legendre_polynomial_p_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out);
 int tl_pyabi_special_log1p_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_log_ndtr_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_special_logit_out_r(tl_tensor *self, double eps, bool eps_has, tl_tensor *out);
 int tl_pyabi_special_logsumexp_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+int tl_pyabi_special_modified_bessel_i0_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_modified_bessel_i1_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_modified_bessel_k0_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_modified_bessel_k1_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_multigammaln_out_r(tl_tensor *self, int64_t p, tl_tensor *out);
 int tl_pyabi_special_ndtr_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_ndtri_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_special_polygamma_out_r(int64_t n, tl_tensor *self, tl_tensor *out);
 int tl_pyabi_special_psi_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_special_round_out_r(tl_tensor *self, int64_t decimals, tl_tensor *out);
+int tl_pyabi_special_scaled_modified_bessel_k0_out_r(tl_tensor *x, tl_tensor *out);
+int tl_pyabi_special_scaled_modified_bessel_k1_out_r(tl_tensor *x, tl_tensor *out);
+int tl_pyabi_special_shifted_chebyshev_polynomial_t_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out);
+int tl_pyabi_special_shifted_chebyshev_polynomial_t_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+int tl_pyabi_special_shifted_chebyshev_polynomial_t_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out);
+int tl_pyabi_special_shifted_chebyshev_polynomial_u_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out);
+int tl_pyabi_special_shifted_chebyshev_polynomial_u_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+int tl_pyabi_special_shifted_chebyshev_polynomial_u_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out);
+int tl_pyabi_special_shifted_chebyshev_polynomial_v_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out);
+int tl_pyabi_special_shifted_chebyshev_polynomial_v_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+int tl_pyabi_special_shifted_chebyshev_polynomial_v_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out);
+int tl_pyabi_special_shifted_chebyshev_polynomial_w_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out);
+int tl_pyabi_special_shifted_chebyshev_polynomial_w_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out);
+int tl_pyabi_special_shifted_chebyshev_polynomial_w_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out);
 int tl_pyabi_special_sinc_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_special_spherical_bessel_j0_out_r(tl_tensor *x, tl_tensor *out);
 int tl_pyabi_special_xlog1py_other_scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_special_xlog1py_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_special_xlog1py_self_scalar_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_special_xlogy_other_scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_special_xlogy_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_special_xlogy_self_scalar_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_special_zeta_other_scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
+int tl_pyabi_special_zeta_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
+int tl_pyabi_special_zeta_self_scalar_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_sqrt__r(tl_tensor *self);
 int tl_pyabi_sqrt_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_square__r(tl_tensor *self);
@@ -489,6 +563,7 @@ int tl_pyabi_true_divide_out_n_other_r(tl_tensor *self, tl_scalar other, tl_tens
 int tl_pyabi_true_divide_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_trunc__r(tl_tensor *self);
 int tl_pyabi_trunc_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_uniform__r(tl_tensor *self, double from, double to, tl_generator *generator);
 int tl_pyabi_upsample_bicubic2d_backward_grad_input_r(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
 int tl_pyabi_upsample_bicubic2d_out_r(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out);
 int tl_pyabi_upsample_bilinear2d_backward_grad_input_r(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
@@ -627,6 +702,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_baddbmm(...) tl_pyabi_tensor(tl_ops_baddbmm(__VA_ARGS__))
 #define tl_ops_baddbmm_dtype(...) tl_pyabi_tensor(tl_ops_baddbmm_dtype(__VA_ARGS__))
 #define tl_ops_batch_norm(...) tl_pyabi_tensor(tl_ops_batch_norm(__VA_ARGS__))
+#define tl_ops_bernoulli(...) tl_pyabi_tensor(tl_ops_bernoulli(__VA_ARGS__))
+#define tl_ops_bernoulli_p(...) tl_pyabi_tensor(tl_ops_bernoulli_p(__VA_ARGS__))
 #define tl_ops_bilinear(...) tl_pyabi_tensor(tl_ops_bilinear(__VA_ARGS__))
 #define tl_ops_binary_cross_entropy(...) tl_pyabi_tensor(tl_ops_binary_cross_entropy(__VA_ARGS__))
 #define tl_ops_binary_cross_entropy_backward(...) tl_pyabi_tensor(tl_ops_binary_cross_entropy_backward(__VA_ARGS__))
@@ -807,6 +884,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_huber_loss_backward(...) tl_pyabi_tensor(tl_ops_huber_loss_backward(__VA_ARGS__))
 #define tl_ops_hypot(...) tl_pyabi_tensor(tl_ops_hypot(__VA_ARGS__))
 #define tl_ops_i0(...) tl_pyabi_tensor(tl_ops_i0(__VA_ARGS__))
+#define tl_ops_igamma(...) tl_pyabi_tensor(tl_ops_igamma(__VA_ARGS__))
+#define tl_ops_igammac(...) tl_pyabi_tensor(tl_ops_igammac(__VA_ARGS__))
 #define tl_ops_index_Tensor(...) tl_pyabi_tensor(tl_ops_index_Tensor(__VA_ARGS__))
 #define tl_ops_index_add(...) tl_pyabi_tensor(tl_ops_index_add(__VA_ARGS__))
 #define tl_ops_index_copy(...) tl_pyabi_tensor(tl_ops_index_copy(__VA_ARGS__))
@@ -934,6 +1013,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_mse_loss_backward(...) tl_pyabi_tensor(tl_ops_mse_loss_backward(__VA_ARGS__))
 #define tl_ops_msort(...) tl_pyabi_tensor(tl_ops_msort(__VA_ARGS__))
 #define tl_ops_mul_Tensor(...) tl_pyabi_tensor(tl_ops_mul_Tensor(__VA_ARGS__))
+#define tl_ops_multinomial(...) tl_pyabi_tensor(tl_ops_multinomial(__VA_ARGS__))
 #define tl_ops_mv(...) tl_pyabi_tensor(tl_ops_mv(__VA_ARGS__))
 #define tl_ops_mvlgamma(...) tl_pyabi_tensor(tl_ops_mvlgamma(__VA_ARGS__))
 #define tl_ops_nan_to_num(...) tl_pyabi_tensor(tl_ops_nan_to_num(__VA_ARGS__))
@@ -971,6 +1051,10 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_nll_loss_nd(...) tl_pyabi_tensor(tl_ops_nll_loss_nd(__VA_ARGS__))
 #define tl_ops_nonzero(...) tl_pyabi_tensor(tl_ops_nonzero(__VA_ARGS__))
 #define tl_ops_nonzero_static(...) tl_pyabi_tensor(tl_ops_nonzero_static(__VA_ARGS__))
+#define tl_ops_normal_Tensor_Tensor(...) tl_pyabi_tensor(tl_ops_normal_Tensor_Tensor(__VA_ARGS__))
+#define tl_ops_normal_Tensor_float(...) tl_pyabi_tensor(tl_ops_normal_Tensor_float(__VA_ARGS__))
+#define tl_ops_normal_float_Tensor(...) tl_pyabi_tensor(tl_ops_normal_float_Tensor(__VA_ARGS__))
+#define tl_ops_normal_float_float(...) tl_pyabi_tensor(tl_ops_normal_float_float(__VA_ARGS__))
 #define tl_ops_ones(...) tl_pyabi_tensor(tl_ops_ones(__VA_ARGS__))
 #define tl_ops_ones_like(...) tl_pyabi_tensor(tl_ops_ones_like(__VA_ARGS__))
 #define tl_ops_outer(...) tl_pyabi_tensor(tl_ops_outer(__VA_ARGS__))
@@ -992,12 +1076,20 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_rad2deg(...) tl_pyabi_tensor(tl_ops_rad2deg(__VA_ARGS__))
 #define tl_ops_rand(...) tl_pyabi_tensor(tl_ops_rand(__VA_ARGS__))
 #define tl_ops_rand_generator(...) tl_pyabi_tensor(tl_ops_rand_generator(__VA_ARGS__))
+#define tl_ops_rand_like(...) tl_pyabi_tensor(tl_ops_rand_like(__VA_ARGS__))
+#define tl_ops_rand_like_generator(...) tl_pyabi_tensor(tl_ops_rand_like_generator(__VA_ARGS__))
 #define tl_ops_randint(...) tl_pyabi_tensor(tl_ops_randint(__VA_ARGS__))
 #define tl_ops_randint_generator(...) tl_pyabi_tensor(tl_ops_randint_generator(__VA_ARGS__))
+#define tl_ops_randint_like(...) tl_pyabi_tensor(tl_ops_randint_like(__VA_ARGS__))
+#define tl_ops_randint_like_generator(...) tl_pyabi_tensor(tl_ops_randint_like_generator(__VA_ARGS__))
+#define tl_ops_randint_like_low_dtype(...) tl_pyabi_tensor(tl_ops_randint_like_low_dtype(__VA_ARGS__))
+#define tl_ops_randint_like_low_generator_dtype(...) tl_pyabi_tensor(tl_ops_randint_like_low_generator_dtype(__VA_ARGS__))
 #define tl_ops_randint_low(...) tl_pyabi_tensor(tl_ops_randint_low(__VA_ARGS__))
 #define tl_ops_randint_low_generator(...) tl_pyabi_tensor(tl_ops_randint_low_generator(__VA_ARGS__))
 #define tl_ops_randn(...) tl_pyabi_tensor(tl_ops_randn(__VA_ARGS__))
 #define tl_ops_randn_generator(...) tl_pyabi_tensor(tl_ops_randn_generator(__VA_ARGS__))
+#define tl_ops_randn_like(...) tl_pyabi_tensor(tl_ops_randn_like(__VA_ARGS__))
+#define tl_ops_randn_like_generator(...) tl_pyabi_tensor(tl_ops_randn_like_generator(__VA_ARGS__))
 #define tl_ops_randperm(...) tl_pyabi_tensor(tl_ops_randperm(__VA_ARGS__))
 #define tl_ops_randperm_generator(...) tl_pyabi_tensor(tl_ops_randperm_generator(__VA_ARGS__))
 #define tl_ops_ravel(...) tl_pyabi_tensor(tl_ops_ravel(__VA_ARGS__))
@@ -1070,33 +1162,92 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_softshrink_backward(...) tl_pyabi_tensor(tl_ops_softshrink_backward(__VA_ARGS__))
 #define tl_ops_sort(...) tl_pyabi_rc(tl_ops_sort(__VA_ARGS__))
 #define tl_ops_sort_stable(...) tl_pyabi_rc(tl_ops_sort_stable(__VA_ARGS__))
+#define tl_ops_special_airy_ai(...) tl_pyabi_tensor(tl_ops_special_airy_ai(__VA_ARGS__))
+#define tl_ops_special_bessel_j0(...) tl_pyabi_tensor(tl_ops_special_bessel_j0(__VA_ARGS__))
+#define tl_ops_special_bessel_j1(...) tl_pyabi_tensor(tl_ops_special_bessel_j1(__VA_ARGS__))
+#define tl_ops_special_bessel_y0(...) tl_pyabi_tensor(tl_ops_special_bessel_y0(__VA_ARGS__))
+#define tl_ops_special_bessel_y1(...) tl_pyabi_tensor(tl_ops_special_bessel_y1(__VA_ARGS__))
+#define tl_ops_special_chebyshev_polynomial_t(...) tl_pyabi_tensor(tl_ops_special_chebyshev_polynomial_t(__VA_ARGS__))
+#define tl_ops_special_chebyshev_polynomial_t_n_scalar(...) tl_pyabi_tensor(tl_ops_special_chebyshev_polynomial_t_n_scalar(__VA_ARGS__))
+#define tl_ops_special_chebyshev_polynomial_t_x_scalar(...) tl_pyabi_tensor(tl_ops_special_chebyshev_polynomial_t_x_scalar(__VA_ARGS__))
+#define tl_ops_special_chebyshev_polynomial_u(...) tl_pyabi_tensor(tl_ops_special_chebyshev_polynomial_u(__VA_ARGS__))
+#define tl_ops_special_chebyshev_polynomial_u_n_scalar(...) tl_pyabi_tensor(tl_ops_special_chebyshev_polynomial_u_n_scalar(__VA_ARGS__))
+#define tl_ops_special_chebyshev_polynomial_u_x_scalar(...) tl_pyabi_tensor(tl_ops_special_chebyshev_polynomial_u_x_scalar(__VA_ARGS__))
+#define tl_ops_special_chebyshev_polynomial_v(...) tl_pyabi_tensor(tl_ops_special_chebyshev_polynomial_v(__VA_ARGS__))
+#define tl_ops_special_chebyshev_polynomial_v_n_scalar(...) tl_pyabi_tensor(tl_ops_special_chebyshev_polynomial_v_n_scalar(__VA_ARGS__))
+#define tl_ops_special_chebyshev_polynomial_v_x_scalar(...) tl_pyabi_tensor(tl_ops_special_chebyshev_polynomial_v_x_scalar(__VA_ARGS__))
+#define tl_ops_special_chebyshev_polynomial_w(...) tl_pyabi_tensor(tl_ops_special_chebyshev_polynomial_w(__VA_ARGS__))
+#define tl_ops_special_chebyshev_polynomial_w_n_scalar(...) tl_pyabi_tensor(tl_ops_special_chebyshev_polynomial_w_n_scalar(__VA_ARGS__))
+#define tl_ops_special_chebyshev_polynomial_w_x_scalar(...) tl_pyabi_tensor(tl_ops_special_chebyshev_polynomial_w_x_scalar(__VA_ARGS__))
 #define tl_ops_special_digamma(...) tl_pyabi_tensor(tl_ops_special_digamma(__VA_ARGS__))
 #define tl_ops_special_entr(...) tl_pyabi_tensor(tl_ops_special_entr(__VA_ARGS__))
 #define tl_ops_special_erf(...) tl_pyabi_tensor(tl_ops_special_erf(__VA_ARGS__))
 #define tl_ops_special_erfc(...) tl_pyabi_tensor(tl_ops_special_erfc(__VA_ARGS__))
+#define tl_ops_special_erfcx(...) tl_pyabi_tensor(tl_ops_special_erfcx(__VA_ARGS__))
 #define tl_ops_special_erfinv(...) tl_pyabi_tensor(tl_ops_special_erfinv(__VA_ARGS__))
 #define tl_ops_special_exp2(...) tl_pyabi_tensor(tl_ops_special_exp2(__VA_ARGS__))
 #define tl_ops_special_expit(...) tl_pyabi_tensor(tl_ops_special_expit(__VA_ARGS__))
 #define tl_ops_special_expm1(...) tl_pyabi_tensor(tl_ops_special_expm1(__VA_ARGS__))
+#define tl_ops_special_gammainc(...) tl_pyabi_tensor(tl_ops_special_gammainc(__VA_ARGS__))
+#define tl_ops_special_gammaincc(...) tl_pyabi_tensor(tl_ops_special_gammaincc(__VA_ARGS__))
 #define tl_ops_special_gammaln(...) tl_pyabi_tensor(tl_ops_special_gammaln(__VA_ARGS__))
+#define tl_ops_special_hermite_polynomial_h(...) tl_pyabi_tensor(tl_ops_special_hermite_polynomial_h(__VA_ARGS__))
+#define tl_ops_special_hermite_polynomial_h_n_scalar(...) tl_pyabi_tensor(tl_ops_special_hermite_polynomial_h_n_scalar(__VA_ARGS__))
+#define tl_ops_special_hermite_polynomial_h_x_scalar(...) tl_pyabi_tensor(tl_ops_special_hermite_polynomial_h_x_scalar(__VA_ARGS__))
+#define tl_ops_special_hermite_polynomial_he(...) tl_pyabi_tensor(tl_ops_special_hermite_polynomial_he(__VA_ARGS__))
+#define tl_ops_special_hermite_polynomial_he_n_scalar(...) tl_pyabi_tensor(tl_ops_special_hermite_polynomial_he_n_scalar(__VA_ARGS__))
+#define tl_ops_special_hermite_polynomial_he_x_scalar(...) tl_pyabi_tensor(tl_ops_special_hermite_polynomial_he_x_scalar(__VA_ARGS__))
 #define tl_ops_special_i0(...) tl_pyabi_tensor(tl_ops_special_i0(__VA_ARGS__))
+#define tl_ops_special_i0e(...) tl_pyabi_tensor(tl_ops_special_i0e(__VA_ARGS__))
 #define tl_ops_special_i1(...) tl_pyabi_tensor(tl_ops_special_i1(__VA_ARGS__))
+#define tl_ops_special_i1e(...) tl_pyabi_tensor(tl_ops_special_i1e(__VA_ARGS__))
+#define tl_ops_special_laguerre_polynomial_l(...) tl_pyabi_tensor(tl_ops_special_laguerre_polynomial_l(__VA_ARGS__))
+#define tl_ops_special_laguerre_polynomial_l_n_scalar(...) tl_pyabi_tensor(tl_ops_special_laguerre_polynomial_l_n_scalar(__VA_ARGS__))
+#define tl_ops_special_laguerre_polynomial_l_x_scalar(...) tl_pyabi_tensor(tl_ops_special_laguerre_polynomial_l_x_scalar(__VA_ARGS__))
+#define tl_ops_special_legendre_polynomial_p(...) tl_pyabi_tensor(tl_ops_special_legendre_polynomial_p(__VA_ARGS__))
+#define tl_ops_special_legendre_polynomial_p_n_scalar(...) tl_pyabi_tensor(tl_ops_special_legendre_polynomial_p_n_scalar(__VA_ARGS__))
+#define tl_ops_special_legendre_polynomial_p_x_scalar(...) tl_pyabi_tensor(tl_ops_special_legendre_polynomial_p_x_scalar(__VA_ARGS__))
 #define tl_ops_special_log1p(...) tl_pyabi_tensor(tl_ops_special_log1p(__VA_ARGS__))
+#define tl_ops_special_log_ndtr(...) tl_pyabi_tensor(tl_ops_special_log_ndtr(__VA_ARGS__))
 #define tl_ops_special_log_softmax(...) tl_pyabi_tensor(tl_ops_special_log_softmax(__VA_ARGS__))
 #define tl_ops_special_logit(...) tl_pyabi_tensor(tl_ops_special_logit(__VA_ARGS__))
 #define tl_ops_special_logsumexp(...) tl_pyabi_tensor(tl_ops_special_logsumexp(__VA_ARGS__))
+#define tl_ops_special_modified_bessel_i0(...) tl_pyabi_tensor(tl_ops_special_modified_bessel_i0(__VA_ARGS__))
+#define tl_ops_special_modified_bessel_i1(...) tl_pyabi_tensor(tl_ops_special_modified_bessel_i1(__VA_ARGS__))
+#define tl_ops_special_modified_bessel_k0(...) tl_pyabi_tensor(tl_ops_special_modified_bessel_k0(__VA_ARGS__))
+#define tl_ops_special_modified_bessel_k1(...) tl_pyabi_tensor(tl_ops_special_modified_bessel_k1(__VA_ARGS__))
+#define tl_ops_special_multigammaln(...) tl_pyabi_tensor(tl_ops_special_multigammaln(__VA_ARGS__))
 #define tl_ops_special_ndtr(...) tl_pyabi_tensor(tl_ops_special_ndtr(__VA_ARGS__))
+#define tl_ops_special_ndtri(...) tl_pyabi_tensor(tl_ops_special_ndtri(__VA_ARGS__))
 #define tl_ops_special_polygamma(...) tl_pyabi_tensor(tl_ops_special_polygamma(__VA_ARGS__))
 #define tl_ops_special_psi(...) tl_pyabi_tensor(tl_ops_special_psi(__VA_ARGS__))
 #define tl_ops_special_round(...) tl_pyabi_tensor(tl_ops_special_round(__VA_ARGS__))
+#define tl_ops_special_scaled_modified_bessel_k0(...) tl_pyabi_tensor(tl_ops_special_scaled_modified_bessel_k0(__VA_ARGS__))
+#define tl_ops_special_scaled_modified_bessel_k1(...) tl_pyabi_tensor(tl_ops_special_scaled_modified_bessel_k1(__VA_ARGS__))
+#define tl_ops_special_shifted_chebyshev_polynomial_t(...) tl_pyabi_tensor(tl_ops_special_shifted_chebyshev_polynomial_t(__VA_ARGS__))
+#define tl_ops_special_shifted_chebyshev_polynomial_t_n_scalar(...) tl_pyabi_tensor(tl_ops_special_shifted_chebyshev_polynomial_t_n_scalar(__VA_ARGS__))
+#define tl_ops_special_shifted_chebyshev_polynomial_t_x_scalar(...) tl_pyabi_tensor(tl_ops_special_shifted_chebyshev_polynomial_t_x_scalar(__VA_ARGS__))
+#define tl_ops_special_shifted_chebyshev_polynomial_u(...) tl_pyabi_tensor(tl_ops_special_shifted_chebyshev_polynomial_u(__VA_ARGS__))
+#define tl_ops_special_shifted_chebyshev_polynomial_u_n_scalar(...) tl_pyabi_tensor(tl_ops_special_shifted_chebyshev_polynomial_u_n_scalar(__VA_ARGS__))
+#define tl_ops_special_shifted_chebyshev_polynomial_u_x_scalar(...) tl_pyabi_tensor(tl_ops_special_shifted_chebyshev_polynomial_u_x_scalar(__VA_ARGS__))
+#define tl_ops_special_shifted_chebyshev_polynomial_v(...) tl_pyabi_tensor(tl_ops_special_shifted_chebyshev_polynomial_v(__VA_ARGS__))
+#define tl_ops_special_shifted_chebyshev_polynomial_v_n_scalar(...) tl_pyabi_tensor(tl_ops_special_shifted_chebyshev_polynomial_v_n_scalar(__VA_ARGS__))
+#define tl_ops_special_shifted_chebyshev_polynomial_v_x_scalar(...) tl_pyabi_tensor(tl_ops_special_shifted_chebyshev_polynomial_v_x_scalar(__VA_ARGS__))
+#define tl_ops_special_shifted_chebyshev_polynomial_w(...) tl_pyabi_tensor(tl_ops_special_shifted_chebyshev_polynomial_w(__VA_ARGS__))
+#define tl_ops_special_shifted_chebyshev_polynomial_w_n_scalar(...) tl_pyabi_tensor(tl_ops_special_shifted_chebyshev_polynomial_w_n_scalar(__VA_ARGS__))
+#define tl_ops_special_shifted_chebyshev_polynomial_w_x_scalar(...) tl_pyabi_tensor(tl_ops_special_shifted_chebyshev_polynomial_w_x_scalar(__VA_ARGS__))
 #define tl_ops_special_sinc(...) tl_pyabi_tensor(tl_ops_special_sinc(__VA_ARGS__))
 #define tl_ops_special_softmax(...) tl_pyabi_tensor(tl_ops_special_softmax(__VA_ARGS__))
+#define tl_ops_special_spherical_bessel_j0(...) tl_pyabi_tensor(tl_ops_special_spherical_bessel_j0(__VA_ARGS__))
 #define tl_ops_special_xlog1py(...) tl_pyabi_tensor(tl_ops_special_xlog1py(__VA_ARGS__))
 #define tl_ops_special_xlog1py_other_scalar(...) tl_pyabi_tensor(tl_ops_special_xlog1py_other_scalar(__VA_ARGS__))
 #define tl_ops_special_xlog1py_self_scalar(...) tl_pyabi_tensor(tl_ops_special_xlog1py_self_scalar(__VA_ARGS__))
 #define tl_ops_special_xlogy(...) tl_pyabi_tensor(tl_ops_special_xlogy(__VA_ARGS__))
 #define tl_ops_special_xlogy_other_scalar(...) tl_pyabi_tensor(tl_ops_special_xlogy_other_scalar(__VA_ARGS__))
 #define tl_ops_special_xlogy_self_scalar(...) tl_pyabi_tensor(tl_ops_special_xlogy_self_scalar(__VA_ARGS__))
+#define tl_ops_special_zeta(...) tl_pyabi_tensor(tl_ops_special_zeta(__VA_ARGS__))
+#define tl_ops_special_zeta_other_scalar(...) tl_pyabi_tensor(tl_ops_special_zeta_other_scalar(__VA_ARGS__))
+#define tl_ops_special_zeta_self_scalar(...) tl_pyabi_tensor(tl_ops_special_zeta_self_scalar(__VA_ARGS__))
 #define tl_ops_split_Tensor(...) tl_pyabi_rc(tl_ops_split_Tensor(__VA_ARGS__))
 #define tl_ops_split_sizes(...) tl_pyabi_rc(tl_ops_split_sizes(__VA_ARGS__))
 #define tl_ops_split_with_sizes(...) tl_pyabi_rc(tl_ops_split_with_sizes(__VA_ARGS__))

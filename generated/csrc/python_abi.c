@@ -656,6 +656,14 @@ int tl_pyabi_baddbmm_out_r(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2
     return tl_has_warning() ? 1 : 0;
 }
 
+/* bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!) */
+int tl_pyabi_bernoulli__float_r(tl_tensor *self, double p, tl_generator *generator) {
+    tl_tensor *r = tl_ops_bernoulli__float(self, p, generator);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* bitwise_and.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_bitwise_and_Scalar_Tensor_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out) {
     tl_tensor *r = tl_ops_bitwise_and_Scalar_Tensor_out(self, other, out);
@@ -899,6 +907,14 @@ int tl_pyabi_bucketize_Tensor_out_r(tl_tensor *self, tl_tensor *boundaries, bool
 /* cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_cat_out_r(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out) {
     tl_tensor *r = tl_ops_cat_out(tensors, tensors_len, dim, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!) */
+int tl_pyabi_cauchy__r(tl_tensor *self, double median, double sigma, tl_generator *generator) {
+    tl_tensor *r = tl_ops_cauchy_(self, median, sigma, generator);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -1497,6 +1513,14 @@ int tl_pyabi_expm1_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!) */
+int tl_pyabi_exponential__r(tl_tensor *self, double lambd, tl_generator *generator) {
+    tl_tensor *r = tl_ops_exponential_(self, lambd, generator);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!) */
 int tl_pyabi_fill__Scalar_r(tl_tensor *self, tl_scalar value) {
     tl_tensor *r = tl_ops_fill__Scalar(self, value);
@@ -1776,6 +1800,14 @@ int tl_pyabi_gelu_out_r(tl_tensor *self, const char *approximate, tl_tensor *out
     return tl_has_warning() ? 1 : 0;
 }
 
+/* geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!) */
+int tl_pyabi_geometric__r(tl_tensor *self, double p, tl_generator *generator) {
+    tl_tensor *r = tl_ops_geometric_(self, p, generator);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* ger.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_ger_out_r(tl_tensor *self, tl_tensor *vec2, tl_tensor *out) {
     tl_tensor *r = tl_ops_ger_out(self, vec2, out);
@@ -1955,6 +1987,38 @@ int tl_pyabi_i0__r(tl_tensor *self) {
 /* i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_i0_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_i0_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_igamma__r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_igamma_(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* igamma.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_igamma_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_igamma_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+int tl_pyabi_igammac__r(tl_tensor *self, tl_tensor *other) {
+    tl_tensor *r = tl_ops_igammac_(self, other);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* igammac.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_igammac_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_igammac_out(self, other, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -2344,6 +2408,14 @@ int tl_pyabi_log__r(tl_tensor *self) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!) */
+int tl_pyabi_log_normal__r(tl_tensor *self, double mean, double std, tl_generator *generator) {
+    tl_tensor *r = tl_ops_log_normal_(self, mean, std, generator);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_log_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_log_out(self, out);
@@ -2719,6 +2791,14 @@ int tl_pyabi_mul_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* multinomial.out(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_multinomial_out_r(tl_tensor *self, int64_t num_samples, bool replacement, tl_generator *generator, tl_tensor *out) {
+    tl_tensor *r = tl_ops_multinomial_out(self, num_samples, replacement, generator, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* mv.out(Tensor self, Tensor vec, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_mv_out_r(tl_tensor *self, tl_tensor *vec, tl_tensor *out) {
     tl_tensor *r = tl_ops_mv_out(self, vec, out);
@@ -2874,6 +2954,46 @@ int tl_pyabi_nll_loss_out_r(tl_tensor *self, tl_tensor *target, tl_tensor *weigh
 /* nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_nonzero_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_nonzero_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* normal.Tensor_Tensor_out(Tensor mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_normal_Tensor_Tensor_out_r(tl_tensor *mean, tl_tensor *std, tl_generator *generator, tl_tensor *out) {
+    tl_tensor *r = tl_ops_normal_Tensor_Tensor_out(mean, std, generator, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* normal.Tensor_float_out(Tensor mean, float std=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_normal_Tensor_float_out_r(tl_tensor *mean, double std, tl_generator *generator, tl_tensor *out) {
+    tl_tensor *r = tl_ops_normal_Tensor_float_out(mean, std, generator, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!) */
+int tl_pyabi_normal__r(tl_tensor *self, double mean, double std, tl_generator *generator) {
+    tl_tensor *r = tl_ops_normal_(self, mean, std, generator);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* normal.float_Tensor_out(float mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_normal_float_Tensor_out_r(double mean, tl_tensor *std, tl_generator *generator, tl_tensor *out) {
+    tl_tensor *r = tl_ops_normal_float_Tensor_out(mean, std, generator, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* normal.float_float_out(float mean, float std, SymInt[] size, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_normal_float_float_out_r(double mean, double std, const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out) {
+    tl_tensor *r = tl_ops_normal_float_float_out(mean, std, size, size_len, generator, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -3399,6 +3519,142 @@ int tl_pyabi_softshrink_out_r(tl_tensor *self, tl_scalar lambd, tl_tensor *out) 
     return tl_has_warning() ? 1 : 0;
 }
 
+/* special_airy_ai.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_airy_ai_out_r(tl_tensor *x, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_airy_ai_out(x, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_bessel_j0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_bessel_j0_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_bessel_j0_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_bessel_j1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_bessel_j1_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_bessel_j1_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_bessel_y0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_bessel_y0_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_bessel_y0_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_bessel_y1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_bessel_y1_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_bessel_y1_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_t.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_t_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_t_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_t_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_t_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_t.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_t_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_t_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_u.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_u_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_u_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_u_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_u_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_u.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_u_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_u_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_v.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_v_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_v_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_v_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_v_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_v.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_v_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_v_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_w.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_w_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_w_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_w_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_w_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_chebyshev_polynomial_w.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_chebyshev_polynomial_w_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_chebyshev_polynomial_w_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* special_digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_special_digamma_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_special_digamma_out(self, out);
@@ -3426,6 +3682,14 @@ int tl_pyabi_special_erf_out_r(tl_tensor *self, tl_tensor *out) {
 /* special_erfc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_special_erfc_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_special_erfc_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_erfcx.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_erfcx_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_erfcx_out(self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -3463,9 +3727,73 @@ int tl_pyabi_special_expm1_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* special_gammainc.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_gammainc_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_gammainc_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_gammaincc.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_gammaincc_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_gammaincc_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* special_gammaln.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_special_gammaln_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_special_gammaln_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_hermite_polynomial_h.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_hermite_polynomial_h_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_hermite_polynomial_h_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_hermite_polynomial_h.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_hermite_polynomial_h_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_hermite_polynomial_h_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_hermite_polynomial_h.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_hermite_polynomial_h_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_hermite_polynomial_h_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_hermite_polynomial_he.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_hermite_polynomial_he_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_hermite_polynomial_he_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_hermite_polynomial_he.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_hermite_polynomial_he_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_hermite_polynomial_he_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_hermite_polynomial_he.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_hermite_polynomial_he_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_hermite_polynomial_he_x_scalar_out(x, n, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -3479,6 +3807,14 @@ int tl_pyabi_special_i0_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* special_i0e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_i0e_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_i0e_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* special_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_special_i1_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_special_i1_out(self, out);
@@ -3487,9 +3823,73 @@ int tl_pyabi_special_i1_out_r(tl_tensor *self, tl_tensor *out) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* special_i1e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_i1e_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_i1e_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_laguerre_polynomial_l.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_laguerre_polynomial_l_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_laguerre_polynomial_l_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_laguerre_polynomial_l.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_laguerre_polynomial_l_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_laguerre_polynomial_l_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_laguerre_polynomial_l.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_laguerre_polynomial_l_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_laguerre_polynomial_l_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_legendre_polynomial_p.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_legendre_polynomial_p_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_legendre_polynomial_p_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_legendre_polynomial_p.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_legendre_polynomial_p_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_legendre_polynomial_p_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_legendre_polynomial_p.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_legendre_polynomial_p_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_legendre_polynomial_p_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* special_log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_special_log1p_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_special_log1p_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_log_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_log_ndtr_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_log_ndtr_out(self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -3511,9 +3911,57 @@ int tl_pyabi_special_logsumexp_out_r(tl_tensor *self, const int64_t *dim, int64_
     return tl_has_warning() ? 1 : 0;
 }
 
+/* special_modified_bessel_i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_modified_bessel_i0_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_modified_bessel_i0_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_modified_bessel_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_modified_bessel_i1_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_modified_bessel_i1_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_modified_bessel_k0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_modified_bessel_k0_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_modified_bessel_k0_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_modified_bessel_k1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_modified_bessel_k1_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_modified_bessel_k1_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_multigammaln.out(Tensor self, int p, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_multigammaln_out_r(tl_tensor *self, int64_t p, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_multigammaln_out(self, p, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* special_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_special_ndtr_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_special_ndtr_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_ndtri.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_ndtri_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_ndtri_out(self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -3543,9 +3991,129 @@ int tl_pyabi_special_round_out_r(tl_tensor *self, int64_t decimals, tl_tensor *o
     return tl_has_warning() ? 1 : 0;
 }
 
+/* special_scaled_modified_bessel_k0.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_scaled_modified_bessel_k0_out_r(tl_tensor *x, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_scaled_modified_bessel_k0_out(x, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_scaled_modified_bessel_k1.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_scaled_modified_bessel_k1_out_r(tl_tensor *x, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_scaled_modified_bessel_k1_out(x, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_t.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_t_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_t_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_t_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_t_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_t.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_t_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_t_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_u.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_u_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_u_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_u_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_u_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_u.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_u_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_u_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_v.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_v_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_v_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_v_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_v_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_v.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_v_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_v_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_w.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_w_n_scalar_out_r(tl_tensor *x, tl_scalar n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_w_n_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_w_out_r(tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_w_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_shifted_chebyshev_polynomial_w.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_shifted_chebyshev_polynomial_w_x_scalar_out_r(tl_scalar x, tl_tensor *n, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_shifted_chebyshev_polynomial_w_x_scalar_out(x, n, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* special_sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_special_sinc_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_special_sinc_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_spherical_bessel_j0.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_spherical_bessel_j0_out_r(tl_tensor *x, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_spherical_bessel_j0_out(x, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -3594,6 +4162,30 @@ int tl_pyabi_special_xlogy_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *o
 /* special_xlogy.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_special_xlogy_self_scalar_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out) {
     tl_tensor *r = tl_ops_special_xlogy_self_scalar_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_zeta.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_zeta_other_scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_zeta_other_scalar_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_zeta.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_zeta_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_zeta_out(self, other, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* special_zeta.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_special_zeta_self_scalar_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out) {
+    tl_tensor *r = tl_ops_special_zeta_self_scalar_out(self, other, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -3897,6 +4489,14 @@ int tl_pyabi_trunc__r(tl_tensor *self) {
 /* trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_trunc_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_trunc_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!) */
+int tl_pyabi_uniform__r(tl_tensor *self, double from, double to, tl_generator *generator) {
+    tl_tensor *r = tl_ops_uniform_(self, from, to, generator);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

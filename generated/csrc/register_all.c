@@ -94,6 +94,7 @@
 #include "ops/avg_pool2d_backward.h"
 #include "ops/baddbmm.h"
 #include "ops/batch_norm.h"
+#include "ops/bernoulli.h"
 #include "ops/bilinear.h"
 #include "ops/binary_cross_entropy.h"
 #include "ops/binary_cross_entropy_backward.h"
@@ -111,6 +112,7 @@
 #include "ops/bucketize.h"
 #include "ops/cartesian_prod.h"
 #include "ops/cat.h"
+#include "ops/cauchy.h"
 #include "ops/cdist.h"
 #include "ops/ceil.h"
 #include "ops/celu.h"
@@ -192,6 +194,7 @@
 #include "ops/expand_as.h"
 #include "ops/expand_copy.h"
 #include "ops/expm1.h"
+#include "ops/exponential.h"
 #include "ops/eye.h"
 #include "ops/fill.h"
 #include "ops/flatten.h"
@@ -214,6 +217,7 @@
 #include "ops/ge.h"
 #include "ops/gelu.h"
 #include "ops/gelu_backward.h"
+#include "ops/geometric.h"
 #include "ops/ger.h"
 #include "ops/glu.h"
 #include "ops/glu_backward.h"
@@ -236,6 +240,8 @@
 #include "ops/huber_loss_backward.h"
 #include "ops/hypot.h"
 #include "ops/i0.h"
+#include "ops/igamma.h"
+#include "ops/igammac.h"
 #include "ops/index.h"
 #include "ops/index_add.h"
 #include "ops/index_copy.h"
@@ -294,6 +300,7 @@
 #include "ops/log10.h"
 #include "ops/log1p.h"
 #include "ops/log2.h"
+#include "ops/log_normal.h"
 #include "ops/log_sigmoid.h"
 #include "ops/log_sigmoid_backward.h"
 #include "ops/log_sigmoid_forward.h"
@@ -339,6 +346,7 @@
 #include "ops/mse_loss_backward.h"
 #include "ops/msort.h"
 #include "ops/mul.h"
+#include "ops/multinomial.h"
 #include "ops/mv.h"
 #include "ops/mvlgamma.h"
 #include "ops/nan_to_num.h"
@@ -371,6 +379,7 @@
 #include "ops/nonzero.h"
 #include "ops/nonzero_numpy.h"
 #include "ops/nonzero_static.h"
+#include "ops/normal.h"
 #include "ops/ones.h"
 #include "ops/ones_like.h"
 #include "ops/outer.h"
@@ -387,8 +396,11 @@
 #include "ops/quantile.h"
 #include "ops/rad2deg.h"
 #include "ops/rand.h"
+#include "ops/rand_like.h"
 #include "ops/randint.h"
+#include "ops/randint_like.h"
 #include "ops/randn.h"
+#include "ops/randn_like.h"
 #include "ops/randperm.h"
 #include "ops/ravel.h"
 #include "ops/real.h"
@@ -449,29 +461,62 @@
 #include "ops/softshrink.h"
 #include "ops/softshrink_backward.h"
 #include "ops/sort.h"
+#include "ops/special_airy_ai.h"
+#include "ops/special_bessel_j0.h"
+#include "ops/special_bessel_j1.h"
+#include "ops/special_bessel_y0.h"
+#include "ops/special_bessel_y1.h"
+#include "ops/special_chebyshev_polynomial_t.h"
+#include "ops/special_chebyshev_polynomial_u.h"
+#include "ops/special_chebyshev_polynomial_v.h"
+#include "ops/special_chebyshev_polynomial_w.h"
 #include "ops/special_digamma.h"
 #include "ops/special_entr.h"
 #include "ops/special_erf.h"
 #include "ops/special_erfc.h"
+#include "ops/special_erfcx.h"
 #include "ops/special_erfinv.h"
 #include "ops/special_exp2.h"
 #include "ops/special_expit.h"
 #include "ops/special_expm1.h"
+#include "ops/special_gammainc.h"
+#include "ops/special_gammaincc.h"
 #include "ops/special_gammaln.h"
+#include "ops/special_hermite_polynomial_h.h"
+#include "ops/special_hermite_polynomial_he.h"
 #include "ops/special_i0.h"
+#include "ops/special_i0e.h"
 #include "ops/special_i1.h"
+#include "ops/special_i1e.h"
+#include "ops/special_laguerre_polynomial_l.h"
+#include "ops/special_legendre_polynomial_p.h"
 #include "ops/special_log1p.h"
+#include "ops/special_log_ndtr.h"
 #include "ops/special_log_softmax.h"
 #include "ops/special_logit.h"
 #include "ops/special_logsumexp.h"
+#include "ops/special_modified_bessel_i0.h"
+#include "ops/special_modified_bessel_i1.h"
+#include "ops/special_modified_bessel_k0.h"
+#include "ops/special_modified_bessel_k1.h"
+#include "ops/special_multigammaln.h"
 #include "ops/special_ndtr.h"
+#include "ops/special_ndtri.h"
 #include "ops/special_polygamma.h"
 #include "ops/special_psi.h"
 #include "ops/special_round.h"
+#include "ops/special_scaled_modified_bessel_k0.h"
+#include "ops/special_scaled_modified_bessel_k1.h"
+#include "ops/special_shifted_chebyshev_polynomial_t.h"
+#include "ops/special_shifted_chebyshev_polynomial_u.h"
+#include "ops/special_shifted_chebyshev_polynomial_v.h"
+#include "ops/special_shifted_chebyshev_polynomial_w.h"
 #include "ops/special_sinc.h"
 #include "ops/special_softmax.h"
+#include "ops/special_spherical_bessel_j0.h"
 #include "ops/special_xlog1py.h"
 #include "ops/special_xlogy.h"
+#include "ops/special_zeta.h"
 #include "ops/split.h"
 #include "ops/split_with_sizes.h"
 #include "ops/split_with_sizes_copy.h"
@@ -515,6 +560,7 @@
 #include "ops/unbind.h"
 #include "ops/unbind_copy.h"
 #include "ops/unflatten.h"
+#include "ops/uniform.h"
 #include "ops/unique_consecutive.h"
 #include "ops/unsafe_chunk.h"
 #include "ops/unsafe_split.h"
@@ -1093,6 +1139,52 @@ int tl_ops_register_all(void) {
     if (tl_ops_register__adaptive_avg_pool3d() != 0) return -1;
     if (tl_ops_register__adaptive_avg_pool3d_backward() != 0) return -1;
     if (tl_ops_register_bilinear() != 0) return -1;
+    if (tl_ops_register_special_ndtri() != 0) return -1;
+    if (tl_ops_register_special_log_ndtr() != 0) return -1;
+    if (tl_ops_register_special_erfcx() != 0) return -1;
+    if (tl_ops_register_special_airy_ai() != 0) return -1;
+    if (tl_ops_register_special_bessel_j0() != 0) return -1;
+    if (tl_ops_register_special_bessel_j1() != 0) return -1;
+    if (tl_ops_register_special_bessel_y0() != 0) return -1;
+    if (tl_ops_register_special_bessel_y1() != 0) return -1;
+    if (tl_ops_register_special_modified_bessel_i0() != 0) return -1;
+    if (tl_ops_register_special_modified_bessel_i1() != 0) return -1;
+    if (tl_ops_register_special_modified_bessel_k0() != 0) return -1;
+    if (tl_ops_register_special_modified_bessel_k1() != 0) return -1;
+    if (tl_ops_register_special_scaled_modified_bessel_k0() != 0) return -1;
+    if (tl_ops_register_special_scaled_modified_bessel_k1() != 0) return -1;
+    if (tl_ops_register_special_spherical_bessel_j0() != 0) return -1;
+    if (tl_ops_register_special_i0e() != 0) return -1;
+    if (tl_ops_register_special_i1e() != 0) return -1;
+    if (tl_ops_register_special_chebyshev_polynomial_t() != 0) return -1;
+    if (tl_ops_register_special_chebyshev_polynomial_u() != 0) return -1;
+    if (tl_ops_register_special_chebyshev_polynomial_v() != 0) return -1;
+    if (tl_ops_register_special_chebyshev_polynomial_w() != 0) return -1;
+    if (tl_ops_register_special_shifted_chebyshev_polynomial_t() != 0) return -1;
+    if (tl_ops_register_special_shifted_chebyshev_polynomial_u() != 0) return -1;
+    if (tl_ops_register_special_shifted_chebyshev_polynomial_v() != 0) return -1;
+    if (tl_ops_register_special_shifted_chebyshev_polynomial_w() != 0) return -1;
+    if (tl_ops_register_special_hermite_polynomial_h() != 0) return -1;
+    if (tl_ops_register_special_hermite_polynomial_he() != 0) return -1;
+    if (tl_ops_register_special_laguerre_polynomial_l() != 0) return -1;
+    if (tl_ops_register_special_legendre_polynomial_p() != 0) return -1;
+    if (tl_ops_register_special_zeta() != 0) return -1;
+    if (tl_ops_register_igamma() != 0) return -1;
+    if (tl_ops_register_igammac() != 0) return -1;
+    if (tl_ops_register_special_gammainc() != 0) return -1;
+    if (tl_ops_register_special_gammaincc() != 0) return -1;
+    if (tl_ops_register_special_multigammaln() != 0) return -1;
+    if (tl_ops_register_uniform() != 0) return -1;
+    if (tl_ops_register_cauchy() != 0) return -1;
+    if (tl_ops_register_log_normal() != 0) return -1;
+    if (tl_ops_register_exponential() != 0) return -1;
+    if (tl_ops_register_geometric() != 0) return -1;
+    if (tl_ops_register_normal() != 0) return -1;
+    if (tl_ops_register_bernoulli() != 0) return -1;
+    if (tl_ops_register_rand_like() != 0) return -1;
+    if (tl_ops_register_randn_like() != 0) return -1;
+    if (tl_ops_register_randint_like() != 0) return -1;
+    if (tl_ops_register_multinomial() != 0) return -1;
     done = 1;
     return 0;
 }

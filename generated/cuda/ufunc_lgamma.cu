@@ -431,6 +431,34 @@ static inline double tl_special_polygamma(double n, double x) {
     return ((k % 2) ? 1.0 : -1.0) * exp(tl_special_lgamma(n + 1)) * tl_special_zeta(n + 1, x);
 }
 
+/* trigamma at its poles (x a non-positive integer) as PyTorch computes it:
+ * the reflection -pi^2 / sin^2(pi x) with sin(pi x) rounded in the compute
+ * type (finite but for 0, e.g. 2.0178e13 at -8 in float), six recurrence
+ * steps and the asymptotic series at 1 - x + 6. The OpInfo samples of
+ * integer dtypes hit these values. */
+#define TL_SPECIAL_TRIGAMMA_POLE_BODY(T, pi)                                            const T s = sin_fn(pi * x);                                                        T r = -(pi * pi) / (s * s), y = 1 - x;                                             for (int i = 0; i < 6; i++) {                                                          r += 1 / (y * y);                                                                  y += 1;                                                                        }                                                                                  const T iyy = 1 / (y * y);                                                         r += (1 + 1 / (2 * y) + iyy * ((T)1 / 6 - iyy * ((T)1 / 30 - iyy * ((T)1 / 42)))) / y;      return -r;
+
+
+
+
+
+
+
+
+
+static inline double tl_special_trigamma_pole(double x) {
+#define sin_fn sin
+    TL_SPECIAL_TRIGAMMA_POLE_BODY(double, TL_SPECIAL_PI)
+#undef sin_fn
+}
+static inline float tl_special_trigamma_polef(float x) {
+#define sin_fn sinf
+    TL_SPECIAL_TRIGAMMA_POLE_BODY(float, (float)TL_SPECIAL_PI)
+#undef sin_fn
+}
+#define TL_SPECIAL_TRIGAMMA_POLE(x) ([&]() { auto tl_g_ = ((x)); (void)tl_g_; if constexpr (TL_IS(tl_g_, double)) return tl_special_trigamma_pole((double)(x)); else return tl_special_trigamma_polef((float)(x)); }())
+
+
 /* Giles' single-precision erfinv(ay) / ay for 0 <= ay < 1, both branches
  * evaluated and one selected (branch-free: the float loops vectorize) */
 static inline double tl_special_erfinv_guess(double ay) {
@@ -577,7 +605,7 @@ static inline float tl_special_sincf(float x) {
 
 #endif
 
-#line 581 "generated/cuda/ufunc_lgamma.cu"
+#line 609 "generated/cuda/ufunc_lgamma.cu"
 #line 1 "kernels/ufunc/lgamma.h"
 /* lgamma: log |Gamma(self)| (tl_special.h). float32 / float16 / bfloat16:
  * a vectorized Lanczos formula for 0 < x < inf, libm's reentrant lgammaf_r
@@ -589,13 +617,13 @@ static inline float tl_special_sincf(float x) {
 #define TL_UFUNC_lgamma_exact(self) (([&]() { auto tl_g_ = ((self)); (void)tl_g_; if constexpr (TL_IS(tl_g_, double)) return tl_special_lgamma(self); else return tl_special_lgammaf(self); }()))
 #define TL_UFUNC_lgamma_slow(self) (([&]() { auto tl_g_ = ((self)); (void)tl_g_; if constexpr (TL_IS(tl_g_, double)) return 0; else return !((self) > 0 && (self) < INFINITY); }()))
 
-#line 593 "generated/cuda/ufunc_lgamma.cu"
+#line 621 "generated/cuda/ufunc_lgamma.cu"
 
 /* ---- kernels */
 /* Half: (TL_UFUNC_lgamma_slow(x1) ? TL_UFUNC_lgamma_exact(x1) : TL_UFUNC_lgamma(x1)) */
 #line 7 "kernels/ufunc/lgamma.h"
 static TL_CUDA_FORCEINLINE auto ufunc_lgamma_f16_op(float x1) { return (TL_UFUNC_lgamma_slow(x1) ? TL_UFUNC_lgamma_exact(x1) : TL_UFUNC_lgamma(x1)); }
-#line 599 "generated/cuda/ufunc_lgamma.cu"
+#line 627 "generated/cuda/ufunc_lgamma.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_lgamma_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -659,7 +687,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lgamma_f16_cast(const tl
 /* BFloat16: (TL_UFUNC_lgamma_slow(x1) ? TL_UFUNC_lgamma_exact(x1) : TL_UFUNC_lgamma(x1)) */
 #line 7 "kernels/ufunc/lgamma.h"
 static TL_CUDA_FORCEINLINE auto ufunc_lgamma_bf16_op(float x1) { return (TL_UFUNC_lgamma_slow(x1) ? TL_UFUNC_lgamma_exact(x1) : TL_UFUNC_lgamma(x1)); }
-#line 663 "generated/cuda/ufunc_lgamma.cu"
+#line 691 "generated/cuda/ufunc_lgamma.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_lgamma_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -723,7 +751,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lgamma_bf16_cast(const t
 /* Float: (TL_UFUNC_lgamma_slow(x1) ? TL_UFUNC_lgamma_exact(x1) : TL_UFUNC_lgamma(x1)) */
 #line 7 "kernels/ufunc/lgamma.h"
 static TL_CUDA_FORCEINLINE auto ufunc_lgamma_f32_op(float x1) { return (TL_UFUNC_lgamma_slow(x1) ? TL_UFUNC_lgamma_exact(x1) : TL_UFUNC_lgamma(x1)); }
-#line 727 "generated/cuda/ufunc_lgamma.cu"
+#line 755 "generated/cuda/ufunc_lgamma.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_lgamma_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -787,7 +815,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_lgamma_f32_cast(const tl
 /* Double: (TL_UFUNC_lgamma_slow(x1) ? TL_UFUNC_lgamma_exact(x1) : TL_UFUNC_lgamma(x1)) */
 #line 7 "kernels/ufunc/lgamma.h"
 static TL_CUDA_FORCEINLINE auto ufunc_lgamma_f64_op(double x1) { return (TL_UFUNC_lgamma_slow(x1) ? TL_UFUNC_lgamma_exact(x1) : TL_UFUNC_lgamma(x1)); }
-#line 791 "generated/cuda/ufunc_lgamma.cu"
+#line 819 "generated/cuda/ufunc_lgamma.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_lgamma_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

@@ -431,6 +431,34 @@ static inline double tl_special_polygamma(double n, double x) {
     return ((k % 2) ? 1.0 : -1.0) * exp(tl_special_lgamma(n + 1)) * tl_special_zeta(n + 1, x);
 }
 
+/* trigamma at its poles (x a non-positive integer) as PyTorch computes it:
+ * the reflection -pi^2 / sin^2(pi x) with sin(pi x) rounded in the compute
+ * type (finite but for 0, e.g. 2.0178e13 at -8 in float), six recurrence
+ * steps and the asymptotic series at 1 - x + 6. The OpInfo samples of
+ * integer dtypes hit these values. */
+#define TL_SPECIAL_TRIGAMMA_POLE_BODY(T, pi)                                            const T s = sin_fn(pi * x);                                                        T r = -(pi * pi) / (s * s), y = 1 - x;                                             for (int i = 0; i < 6; i++) {                                                          r += 1 / (y * y);                                                                  y += 1;                                                                        }                                                                                  const T iyy = 1 / (y * y);                                                         r += (1 + 1 / (2 * y) + iyy * ((T)1 / 6 - iyy * ((T)1 / 30 - iyy * ((T)1 / 42)))) / y;      return -r;
+
+
+
+
+
+
+
+
+
+static inline double tl_special_trigamma_pole(double x) {
+#define sin_fn sin
+    TL_SPECIAL_TRIGAMMA_POLE_BODY(double, TL_SPECIAL_PI)
+#undef sin_fn
+}
+static inline float tl_special_trigamma_polef(float x) {
+#define sin_fn sinf
+    TL_SPECIAL_TRIGAMMA_POLE_BODY(float, (float)TL_SPECIAL_PI)
+#undef sin_fn
+}
+#define TL_SPECIAL_TRIGAMMA_POLE(x) ([&]() { auto tl_g_ = ((x)); (void)tl_g_; if constexpr (TL_IS(tl_g_, double)) return tl_special_trigamma_pole((double)(x)); else return tl_special_trigamma_polef((float)(x)); }())
+
+
 /* Giles' single-precision erfinv(ay) / ay for 0 <= ay < 1, both branches
  * evaluated and one selected (branch-free: the float loops vectorize) */
 static inline double tl_special_erfinv_guess(double ay) {
@@ -577,7 +605,7 @@ static inline float tl_special_sincf(float x) {
 
 #endif
 
-#line 581 "generated/cuda/ufunc_special_i1.cu"
+#line 609 "generated/cuda/ufunc_special_i1.cu"
 #line 1 "kernels/ufunc/special_i1.h"
 /* special_i1: the modified Bessel function of the first kind, order 1
  * (tl_special.h); float loops as i0's.
@@ -588,13 +616,13 @@ static inline float tl_special_sincf(float x) {
 #define TL_UFUNC_special_i1_exact(self) (TL_USPECIAL(i1, self))
 #define TL_UFUNC_special_i1_slow(self) (([&]() { auto tl_g_ = ((self)); (void)tl_g_; if constexpr (TL_IS(tl_g_, double)) return 0; else return !((self) - (self) == 0); }()))   /* inf - inf, NaN: NaN */
 
-#line 592 "generated/cuda/ufunc_special_i1.cu"
+#line 620 "generated/cuda/ufunc_special_i1.cu"
 
 /* ---- kernels */
 /* Half: (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1)) */
 #line 6 "kernels/ufunc/special_i1.h"
 static TL_CUDA_FORCEINLINE auto ufunc_special_i1_f16_op(float x1) { return (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1)); }
-#line 598 "generated/cuda/ufunc_special_i1.cu"
+#line 626 "generated/cuda/ufunc_special_i1.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_special_i1_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -658,7 +686,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_special_i1_f16_cast(cons
 /* BFloat16: (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1)) */
 #line 6 "kernels/ufunc/special_i1.h"
 static TL_CUDA_FORCEINLINE auto ufunc_special_i1_bf16_op(float x1) { return (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1)); }
-#line 662 "generated/cuda/ufunc_special_i1.cu"
+#line 690 "generated/cuda/ufunc_special_i1.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_special_i1_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -722,7 +750,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_special_i1_bf16_cast(con
 /* Float: (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1)) */
 #line 6 "kernels/ufunc/special_i1.h"
 static TL_CUDA_FORCEINLINE auto ufunc_special_i1_f32_op(float x1) { return (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1)); }
-#line 726 "generated/cuda/ufunc_special_i1.cu"
+#line 754 "generated/cuda/ufunc_special_i1.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_special_i1_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -786,7 +814,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_special_i1_f32_cast(cons
 /* Double: (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1)) */
 #line 6 "kernels/ufunc/special_i1.h"
 static TL_CUDA_FORCEINLINE auto ufunc_special_i1_f64_op(double x1) { return (TL_UFUNC_special_i1_slow(x1) ? TL_UFUNC_special_i1_exact(x1) : TL_UFUNC_special_i1(x1)); }
-#line 790 "generated/cuda/ufunc_special_i1.cu"
+#line 818 "generated/cuda/ufunc_special_i1.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_special_i1_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

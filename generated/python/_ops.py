@@ -158,6 +158,7 @@ __all__ = [
     "avg_pool1d",
     "baddbmm",
     "batch_norm",
+    "bernoulli",
     "bilinear",
     "bincount",
     "bitwise_and",
@@ -298,6 +299,8 @@ __all__ = [
     "hypot",
     "i0",
     "i0_",
+    "igamma",
+    "igammac",
     "index",
     "index_add",
     "index_copy",
@@ -372,6 +375,7 @@ __all__ = [
     "movedim",
     "msort",
     "mul",
+    "multinomial",
     "mv",
     "mvlgamma",
     "nan_to_num",
@@ -396,6 +400,7 @@ __all__ = [
     "nextafter",
     "nonzero",
     "nonzero_static",
+    "normal",
     "ones",
     "ones_like",
     "outer",
@@ -413,8 +418,11 @@ __all__ = [
     "rad2deg",
     "rad2deg_",
     "rand",
+    "rand_like",
     "randint",
+    "randint_like",
     "randn",
+    "randn_like",
     "randperm",
     "ravel",
     "real",
@@ -730,6 +738,9 @@ _C_baddbmm_dtype = getattr(_lib, "tl_ops_baddbmm_dtype", None) or _missing_c("tl
 _C_baddbmm_dtype_out = getattr(_lib, "tl_ops_baddbmm_dtype_out", None) or _missing_c("tl_ops_baddbmm_dtype_out")
 _C_baddbmm_out = getattr(_lib, "tl_ops_baddbmm_out", None) or _missing_c("tl_ops_baddbmm_out")
 _C_batch_norm = getattr(_lib, "tl_ops_batch_norm", None) or _missing_c("tl_ops_batch_norm")
+_C_bernoulli = getattr(_lib, "tl_ops_bernoulli", None) or _missing_c("tl_ops_bernoulli")
+_C_bernoulli__float = getattr(_lib, "tl_ops_bernoulli__float", None) or _missing_c("tl_ops_bernoulli__float")
+_C_bernoulli_p = getattr(_lib, "tl_ops_bernoulli_p", None) or _missing_c("tl_ops_bernoulli_p")
 _C_bilinear = getattr(_lib, "tl_ops_bilinear", None) or _missing_c("tl_ops_bilinear")
 _C_binary_cross_entropy = getattr(_lib, "tl_ops_binary_cross_entropy", None) or _missing_c("tl_ops_binary_cross_entropy")
 _C_binary_cross_entropy_backward = getattr(_lib, "tl_ops_binary_cross_entropy_backward", None) or _missing_c("tl_ops_binary_cross_entropy_backward")
@@ -790,6 +801,7 @@ _C_bucketize_Tensor_out = getattr(_lib, "tl_ops_bucketize_Tensor_out", None) or 
 _C_cartesian_prod = getattr(_lib, "tl_ops_cartesian_prod", None) or _missing_c("tl_ops_cartesian_prod")
 _C_cat = getattr(_lib, "tl_ops_cat", None) or _missing_c("tl_ops_cat")
 _C_cat_out = getattr(_lib, "tl_ops_cat_out", None) or _missing_c("tl_ops_cat_out")
+_C_cauchy_ = getattr(_lib, "tl_ops_cauchy_", None) or _missing_c("tl_ops_cauchy_")
 _C_cdist = getattr(_lib, "tl_ops_cdist", None) or _missing_c("tl_ops_cdist")
 _C_ceil = getattr(_lib, "tl_ops_ceil", None) or _missing_c("tl_ops_ceil")
 _C_ceil_ = getattr(_lib, "tl_ops_ceil_", None) or _missing_c("tl_ops_ceil_")
@@ -949,6 +961,7 @@ _C_expand_copy = getattr(_lib, "tl_ops_expand_copy", None) or _missing_c("tl_ops
 _C_expm1 = getattr(_lib, "tl_ops_expm1", None) or _missing_c("tl_ops_expm1")
 _C_expm1_ = getattr(_lib, "tl_ops_expm1_", None) or _missing_c("tl_ops_expm1_")
 _C_expm1_out = getattr(_lib, "tl_ops_expm1_out", None) or _missing_c("tl_ops_expm1_out")
+_C_exponential_ = getattr(_lib, "tl_ops_exponential_", None) or _missing_c("tl_ops_exponential_")
 _C_eye = getattr(_lib, "tl_ops_eye", None) or _missing_c("tl_ops_eye")
 _C_eye_m = getattr(_lib, "tl_ops_eye_m", None) or _missing_c("tl_ops_eye_m")
 _C_fill_Scalar = getattr(_lib, "tl_ops_fill_Scalar", None) or _missing_c("tl_ops_fill_Scalar")
@@ -1010,6 +1023,7 @@ _C_gelu_ = getattr(_lib, "tl_ops_gelu_", None) or _missing_c("tl_ops_gelu_")
 _C_gelu_backward = getattr(_lib, "tl_ops_gelu_backward", None) or _missing_c("tl_ops_gelu_backward")
 _C_gelu_backward_grad_input = getattr(_lib, "tl_ops_gelu_backward_grad_input", None) or _missing_c("tl_ops_gelu_backward_grad_input")
 _C_gelu_out = getattr(_lib, "tl_ops_gelu_out", None) or _missing_c("tl_ops_gelu_out")
+_C_geometric_ = getattr(_lib, "tl_ops_geometric_", None) or _missing_c("tl_ops_geometric_")
 _C_ger = getattr(_lib, "tl_ops_ger", None) or _missing_c("tl_ops_ger")
 _C_ger_out = getattr(_lib, "tl_ops_ger_out", None) or _missing_c("tl_ops_ger_out")
 _C_glu = getattr(_lib, "tl_ops_glu", None) or _missing_c("tl_ops_glu")
@@ -1060,6 +1074,12 @@ _C_hypot_out = getattr(_lib, "tl_ops_hypot_out", None) or _missing_c("tl_ops_hyp
 _C_i0 = getattr(_lib, "tl_ops_i0", None) or _missing_c("tl_ops_i0")
 _C_i0_ = getattr(_lib, "tl_ops_i0_", None) or _missing_c("tl_ops_i0_")
 _C_i0_out = getattr(_lib, "tl_ops_i0_out", None) or _missing_c("tl_ops_i0_out")
+_C_igamma = getattr(_lib, "tl_ops_igamma", None) or _missing_c("tl_ops_igamma")
+_C_igamma_ = getattr(_lib, "tl_ops_igamma_", None) or _missing_c("tl_ops_igamma_")
+_C_igamma_out = getattr(_lib, "tl_ops_igamma_out", None) or _missing_c("tl_ops_igamma_out")
+_C_igammac = getattr(_lib, "tl_ops_igammac", None) or _missing_c("tl_ops_igammac")
+_C_igammac_ = getattr(_lib, "tl_ops_igammac_", None) or _missing_c("tl_ops_igammac_")
+_C_igammac_out = getattr(_lib, "tl_ops_igammac_out", None) or _missing_c("tl_ops_igammac_out")
 _C_index_Tensor = getattr(_lib, "tl_ops_index_Tensor", None) or _missing_c("tl_ops_index_Tensor")
 _C_index_Tensor_out = getattr(_lib, "tl_ops_index_Tensor_out", None) or _missing_c("tl_ops_index_Tensor_out")
 _C_index_add = getattr(_lib, "tl_ops_index_add", None) or _missing_c("tl_ops_index_add")
@@ -1174,6 +1194,7 @@ _C_log2 = getattr(_lib, "tl_ops_log2", None) or _missing_c("tl_ops_log2")
 _C_log2_ = getattr(_lib, "tl_ops_log2_", None) or _missing_c("tl_ops_log2_")
 _C_log2_out = getattr(_lib, "tl_ops_log2_out", None) or _missing_c("tl_ops_log2_out")
 _C_log_ = getattr(_lib, "tl_ops_log_", None) or _missing_c("tl_ops_log_")
+_C_log_normal_ = getattr(_lib, "tl_ops_log_normal_", None) or _missing_c("tl_ops_log_normal_")
 _C_log_out = getattr(_lib, "tl_ops_log_out", None) or _missing_c("tl_ops_log_out")
 _C_log_sigmoid = getattr(_lib, "tl_ops_log_sigmoid", None) or _missing_c("tl_ops_log_sigmoid")
 _C_log_sigmoid_backward = getattr(_lib, "tl_ops_log_sigmoid_backward", None) or _missing_c("tl_ops_log_sigmoid_backward")
@@ -1278,6 +1299,8 @@ _C_msort = getattr(_lib, "tl_ops_msort", None) or _missing_c("tl_ops_msort")
 _C_mul_Tensor = getattr(_lib, "tl_ops_mul_Tensor", None) or _missing_c("tl_ops_mul_Tensor")
 _C_mul__Tensor = getattr(_lib, "tl_ops_mul__Tensor", None) or _missing_c("tl_ops_mul__Tensor")
 _C_mul_out = getattr(_lib, "tl_ops_mul_out", None) or _missing_c("tl_ops_mul_out")
+_C_multinomial = getattr(_lib, "tl_ops_multinomial", None) or _missing_c("tl_ops_multinomial")
+_C_multinomial_out = getattr(_lib, "tl_ops_multinomial_out", None) or _missing_c("tl_ops_multinomial_out")
 _C_mv = getattr(_lib, "tl_ops_mv", None) or _missing_c("tl_ops_mv")
 _C_mv_out = getattr(_lib, "tl_ops_mv_out", None) or _missing_c("tl_ops_mv_out")
 _C_mvlgamma = getattr(_lib, "tl_ops_mvlgamma", None) or _missing_c("tl_ops_mvlgamma")
@@ -1335,6 +1358,15 @@ _C_nll_loss_out = getattr(_lib, "tl_ops_nll_loss_out", None) or _missing_c("tl_o
 _C_nonzero = getattr(_lib, "tl_ops_nonzero", None) or _missing_c("tl_ops_nonzero")
 _C_nonzero_out = getattr(_lib, "tl_ops_nonzero_out", None) or _missing_c("tl_ops_nonzero_out")
 _C_nonzero_static = getattr(_lib, "tl_ops_nonzero_static", None) or _missing_c("tl_ops_nonzero_static")
+_C_normal_ = getattr(_lib, "tl_ops_normal_", None) or _missing_c("tl_ops_normal_")
+_C_normal_Tensor_Tensor = getattr(_lib, "tl_ops_normal_Tensor_Tensor", None) or _missing_c("tl_ops_normal_Tensor_Tensor")
+_C_normal_Tensor_Tensor_out = getattr(_lib, "tl_ops_normal_Tensor_Tensor_out", None) or _missing_c("tl_ops_normal_Tensor_Tensor_out")
+_C_normal_Tensor_float = getattr(_lib, "tl_ops_normal_Tensor_float", None) or _missing_c("tl_ops_normal_Tensor_float")
+_C_normal_Tensor_float_out = getattr(_lib, "tl_ops_normal_Tensor_float_out", None) or _missing_c("tl_ops_normal_Tensor_float_out")
+_C_normal_float_Tensor = getattr(_lib, "tl_ops_normal_float_Tensor", None) or _missing_c("tl_ops_normal_float_Tensor")
+_C_normal_float_Tensor_out = getattr(_lib, "tl_ops_normal_float_Tensor_out", None) or _missing_c("tl_ops_normal_float_Tensor_out")
+_C_normal_float_float = getattr(_lib, "tl_ops_normal_float_float", None) or _missing_c("tl_ops_normal_float_float")
+_C_normal_float_float_out = getattr(_lib, "tl_ops_normal_float_float_out", None) or _missing_c("tl_ops_normal_float_float_out")
 _C_ones = getattr(_lib, "tl_ops_ones", None) or _missing_c("tl_ops_ones")
 _C_ones_like = getattr(_lib, "tl_ops_ones_like", None) or _missing_c("tl_ops_ones_like")
 _C_ones_out = getattr(_lib, "tl_ops_ones_out", None) or _missing_c("tl_ops_ones_out")
@@ -1371,14 +1403,22 @@ _C_rad2deg_out = getattr(_lib, "tl_ops_rad2deg_out", None) or _missing_c("tl_ops
 _C_rand = getattr(_lib, "tl_ops_rand", None) or _missing_c("tl_ops_rand")
 _C_rand_generator = getattr(_lib, "tl_ops_rand_generator", None) or _missing_c("tl_ops_rand_generator")
 _C_rand_generator_out = getattr(_lib, "tl_ops_rand_generator_out", None) or _missing_c("tl_ops_rand_generator_out")
+_C_rand_like = getattr(_lib, "tl_ops_rand_like", None) or _missing_c("tl_ops_rand_like")
+_C_rand_like_generator = getattr(_lib, "tl_ops_rand_like_generator", None) or _missing_c("tl_ops_rand_like_generator")
 _C_rand_out = getattr(_lib, "tl_ops_rand_out", None) or _missing_c("tl_ops_rand_out")
 _C_randint = getattr(_lib, "tl_ops_randint", None) or _missing_c("tl_ops_randint")
 _C_randint_generator = getattr(_lib, "tl_ops_randint_generator", None) or _missing_c("tl_ops_randint_generator")
+_C_randint_like = getattr(_lib, "tl_ops_randint_like", None) or _missing_c("tl_ops_randint_like")
+_C_randint_like_generator = getattr(_lib, "tl_ops_randint_like_generator", None) or _missing_c("tl_ops_randint_like_generator")
+_C_randint_like_low_dtype = getattr(_lib, "tl_ops_randint_like_low_dtype", None) or _missing_c("tl_ops_randint_like_low_dtype")
+_C_randint_like_low_generator_dtype = getattr(_lib, "tl_ops_randint_like_low_generator_dtype", None) or _missing_c("tl_ops_randint_like_low_generator_dtype")
 _C_randint_low = getattr(_lib, "tl_ops_randint_low", None) or _missing_c("tl_ops_randint_low")
 _C_randint_low_generator = getattr(_lib, "tl_ops_randint_low_generator", None) or _missing_c("tl_ops_randint_low_generator")
 _C_randn = getattr(_lib, "tl_ops_randn", None) or _missing_c("tl_ops_randn")
 _C_randn_generator = getattr(_lib, "tl_ops_randn_generator", None) or _missing_c("tl_ops_randn_generator")
 _C_randn_generator_out = getattr(_lib, "tl_ops_randn_generator_out", None) or _missing_c("tl_ops_randn_generator_out")
+_C_randn_like = getattr(_lib, "tl_ops_randn_like", None) or _missing_c("tl_ops_randn_like")
+_C_randn_like_generator = getattr(_lib, "tl_ops_randn_like_generator", None) or _missing_c("tl_ops_randn_like_generator")
 _C_randn_out = getattr(_lib, "tl_ops_randn_out", None) or _missing_c("tl_ops_randn_out")
 _C_randperm = getattr(_lib, "tl_ops_randperm", None) or _missing_c("tl_ops_randperm")
 _C_randperm_generator = getattr(_lib, "tl_ops_randperm_generator", None) or _missing_c("tl_ops_randperm_generator")
@@ -1499,6 +1539,40 @@ _C_softshrink_backward_grad_input = getattr(_lib, "tl_ops_softshrink_backward_gr
 _C_softshrink_out = getattr(_lib, "tl_ops_softshrink_out", None) or _missing_c("tl_ops_softshrink_out")
 _C_sort = getattr(_lib, "tl_ops_sort", None) or _missing_c("tl_ops_sort")
 _C_sort_stable = getattr(_lib, "tl_ops_sort_stable", None) or _missing_c("tl_ops_sort_stable")
+_C_special_airy_ai = getattr(_lib, "tl_ops_special_airy_ai", None) or _missing_c("tl_ops_special_airy_ai")
+_C_special_airy_ai_out = getattr(_lib, "tl_ops_special_airy_ai_out", None) or _missing_c("tl_ops_special_airy_ai_out")
+_C_special_bessel_j0 = getattr(_lib, "tl_ops_special_bessel_j0", None) or _missing_c("tl_ops_special_bessel_j0")
+_C_special_bessel_j0_out = getattr(_lib, "tl_ops_special_bessel_j0_out", None) or _missing_c("tl_ops_special_bessel_j0_out")
+_C_special_bessel_j1 = getattr(_lib, "tl_ops_special_bessel_j1", None) or _missing_c("tl_ops_special_bessel_j1")
+_C_special_bessel_j1_out = getattr(_lib, "tl_ops_special_bessel_j1_out", None) or _missing_c("tl_ops_special_bessel_j1_out")
+_C_special_bessel_y0 = getattr(_lib, "tl_ops_special_bessel_y0", None) or _missing_c("tl_ops_special_bessel_y0")
+_C_special_bessel_y0_out = getattr(_lib, "tl_ops_special_bessel_y0_out", None) or _missing_c("tl_ops_special_bessel_y0_out")
+_C_special_bessel_y1 = getattr(_lib, "tl_ops_special_bessel_y1", None) or _missing_c("tl_ops_special_bessel_y1")
+_C_special_bessel_y1_out = getattr(_lib, "tl_ops_special_bessel_y1_out", None) or _missing_c("tl_ops_special_bessel_y1_out")
+_C_special_chebyshev_polynomial_t = getattr(_lib, "tl_ops_special_chebyshev_polynomial_t", None) or _missing_c("tl_ops_special_chebyshev_polynomial_t")
+_C_special_chebyshev_polynomial_t_n_scalar = getattr(_lib, "tl_ops_special_chebyshev_polynomial_t_n_scalar", None) or _missing_c("tl_ops_special_chebyshev_polynomial_t_n_scalar")
+_C_special_chebyshev_polynomial_t_n_scalar_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_t_n_scalar_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_t_n_scalar_out")
+_C_special_chebyshev_polynomial_t_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_t_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_t_out")
+_C_special_chebyshev_polynomial_t_x_scalar = getattr(_lib, "tl_ops_special_chebyshev_polynomial_t_x_scalar", None) or _missing_c("tl_ops_special_chebyshev_polynomial_t_x_scalar")
+_C_special_chebyshev_polynomial_t_x_scalar_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_t_x_scalar_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_t_x_scalar_out")
+_C_special_chebyshev_polynomial_u = getattr(_lib, "tl_ops_special_chebyshev_polynomial_u", None) or _missing_c("tl_ops_special_chebyshev_polynomial_u")
+_C_special_chebyshev_polynomial_u_n_scalar = getattr(_lib, "tl_ops_special_chebyshev_polynomial_u_n_scalar", None) or _missing_c("tl_ops_special_chebyshev_polynomial_u_n_scalar")
+_C_special_chebyshev_polynomial_u_n_scalar_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_u_n_scalar_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_u_n_scalar_out")
+_C_special_chebyshev_polynomial_u_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_u_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_u_out")
+_C_special_chebyshev_polynomial_u_x_scalar = getattr(_lib, "tl_ops_special_chebyshev_polynomial_u_x_scalar", None) or _missing_c("tl_ops_special_chebyshev_polynomial_u_x_scalar")
+_C_special_chebyshev_polynomial_u_x_scalar_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_u_x_scalar_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_u_x_scalar_out")
+_C_special_chebyshev_polynomial_v = getattr(_lib, "tl_ops_special_chebyshev_polynomial_v", None) or _missing_c("tl_ops_special_chebyshev_polynomial_v")
+_C_special_chebyshev_polynomial_v_n_scalar = getattr(_lib, "tl_ops_special_chebyshev_polynomial_v_n_scalar", None) or _missing_c("tl_ops_special_chebyshev_polynomial_v_n_scalar")
+_C_special_chebyshev_polynomial_v_n_scalar_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_v_n_scalar_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_v_n_scalar_out")
+_C_special_chebyshev_polynomial_v_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_v_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_v_out")
+_C_special_chebyshev_polynomial_v_x_scalar = getattr(_lib, "tl_ops_special_chebyshev_polynomial_v_x_scalar", None) or _missing_c("tl_ops_special_chebyshev_polynomial_v_x_scalar")
+_C_special_chebyshev_polynomial_v_x_scalar_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_v_x_scalar_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_v_x_scalar_out")
+_C_special_chebyshev_polynomial_w = getattr(_lib, "tl_ops_special_chebyshev_polynomial_w", None) or _missing_c("tl_ops_special_chebyshev_polynomial_w")
+_C_special_chebyshev_polynomial_w_n_scalar = getattr(_lib, "tl_ops_special_chebyshev_polynomial_w_n_scalar", None) or _missing_c("tl_ops_special_chebyshev_polynomial_w_n_scalar")
+_C_special_chebyshev_polynomial_w_n_scalar_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_w_n_scalar_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_w_n_scalar_out")
+_C_special_chebyshev_polynomial_w_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_w_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_w_out")
+_C_special_chebyshev_polynomial_w_x_scalar = getattr(_lib, "tl_ops_special_chebyshev_polynomial_w_x_scalar", None) or _missing_c("tl_ops_special_chebyshev_polynomial_w_x_scalar")
+_C_special_chebyshev_polynomial_w_x_scalar_out = getattr(_lib, "tl_ops_special_chebyshev_polynomial_w_x_scalar_out", None) or _missing_c("tl_ops_special_chebyshev_polynomial_w_x_scalar_out")
 _C_special_digamma = getattr(_lib, "tl_ops_special_digamma", None) or _missing_c("tl_ops_special_digamma")
 _C_special_digamma_out = getattr(_lib, "tl_ops_special_digamma_out", None) or _missing_c("tl_ops_special_digamma_out")
 _C_special_entr = getattr(_lib, "tl_ops_special_entr", None) or _missing_c("tl_ops_special_entr")
@@ -1507,6 +1581,8 @@ _C_special_erf = getattr(_lib, "tl_ops_special_erf", None) or _missing_c("tl_ops
 _C_special_erf_out = getattr(_lib, "tl_ops_special_erf_out", None) or _missing_c("tl_ops_special_erf_out")
 _C_special_erfc = getattr(_lib, "tl_ops_special_erfc", None) or _missing_c("tl_ops_special_erfc")
 _C_special_erfc_out = getattr(_lib, "tl_ops_special_erfc_out", None) or _missing_c("tl_ops_special_erfc_out")
+_C_special_erfcx = getattr(_lib, "tl_ops_special_erfcx", None) or _missing_c("tl_ops_special_erfcx")
+_C_special_erfcx_out = getattr(_lib, "tl_ops_special_erfcx_out", None) or _missing_c("tl_ops_special_erfcx_out")
 _C_special_erfinv = getattr(_lib, "tl_ops_special_erfinv", None) or _missing_c("tl_ops_special_erfinv")
 _C_special_erfinv_out = getattr(_lib, "tl_ops_special_erfinv_out", None) or _missing_c("tl_ops_special_erfinv_out")
 _C_special_exp2 = getattr(_lib, "tl_ops_special_exp2", None) or _missing_c("tl_ops_special_exp2")
@@ -1515,30 +1591,106 @@ _C_special_expit = getattr(_lib, "tl_ops_special_expit", None) or _missing_c("tl
 _C_special_expit_out = getattr(_lib, "tl_ops_special_expit_out", None) or _missing_c("tl_ops_special_expit_out")
 _C_special_expm1 = getattr(_lib, "tl_ops_special_expm1", None) or _missing_c("tl_ops_special_expm1")
 _C_special_expm1_out = getattr(_lib, "tl_ops_special_expm1_out", None) or _missing_c("tl_ops_special_expm1_out")
+_C_special_gammainc = getattr(_lib, "tl_ops_special_gammainc", None) or _missing_c("tl_ops_special_gammainc")
+_C_special_gammainc_out = getattr(_lib, "tl_ops_special_gammainc_out", None) or _missing_c("tl_ops_special_gammainc_out")
+_C_special_gammaincc = getattr(_lib, "tl_ops_special_gammaincc", None) or _missing_c("tl_ops_special_gammaincc")
+_C_special_gammaincc_out = getattr(_lib, "tl_ops_special_gammaincc_out", None) or _missing_c("tl_ops_special_gammaincc_out")
 _C_special_gammaln = getattr(_lib, "tl_ops_special_gammaln", None) or _missing_c("tl_ops_special_gammaln")
 _C_special_gammaln_out = getattr(_lib, "tl_ops_special_gammaln_out", None) or _missing_c("tl_ops_special_gammaln_out")
+_C_special_hermite_polynomial_h = getattr(_lib, "tl_ops_special_hermite_polynomial_h", None) or _missing_c("tl_ops_special_hermite_polynomial_h")
+_C_special_hermite_polynomial_h_n_scalar = getattr(_lib, "tl_ops_special_hermite_polynomial_h_n_scalar", None) or _missing_c("tl_ops_special_hermite_polynomial_h_n_scalar")
+_C_special_hermite_polynomial_h_n_scalar_out = getattr(_lib, "tl_ops_special_hermite_polynomial_h_n_scalar_out", None) or _missing_c("tl_ops_special_hermite_polynomial_h_n_scalar_out")
+_C_special_hermite_polynomial_h_out = getattr(_lib, "tl_ops_special_hermite_polynomial_h_out", None) or _missing_c("tl_ops_special_hermite_polynomial_h_out")
+_C_special_hermite_polynomial_h_x_scalar = getattr(_lib, "tl_ops_special_hermite_polynomial_h_x_scalar", None) or _missing_c("tl_ops_special_hermite_polynomial_h_x_scalar")
+_C_special_hermite_polynomial_h_x_scalar_out = getattr(_lib, "tl_ops_special_hermite_polynomial_h_x_scalar_out", None) or _missing_c("tl_ops_special_hermite_polynomial_h_x_scalar_out")
+_C_special_hermite_polynomial_he = getattr(_lib, "tl_ops_special_hermite_polynomial_he", None) or _missing_c("tl_ops_special_hermite_polynomial_he")
+_C_special_hermite_polynomial_he_n_scalar = getattr(_lib, "tl_ops_special_hermite_polynomial_he_n_scalar", None) or _missing_c("tl_ops_special_hermite_polynomial_he_n_scalar")
+_C_special_hermite_polynomial_he_n_scalar_out = getattr(_lib, "tl_ops_special_hermite_polynomial_he_n_scalar_out", None) or _missing_c("tl_ops_special_hermite_polynomial_he_n_scalar_out")
+_C_special_hermite_polynomial_he_out = getattr(_lib, "tl_ops_special_hermite_polynomial_he_out", None) or _missing_c("tl_ops_special_hermite_polynomial_he_out")
+_C_special_hermite_polynomial_he_x_scalar = getattr(_lib, "tl_ops_special_hermite_polynomial_he_x_scalar", None) or _missing_c("tl_ops_special_hermite_polynomial_he_x_scalar")
+_C_special_hermite_polynomial_he_x_scalar_out = getattr(_lib, "tl_ops_special_hermite_polynomial_he_x_scalar_out", None) or _missing_c("tl_ops_special_hermite_polynomial_he_x_scalar_out")
 _C_special_i0 = getattr(_lib, "tl_ops_special_i0", None) or _missing_c("tl_ops_special_i0")
 _C_special_i0_out = getattr(_lib, "tl_ops_special_i0_out", None) or _missing_c("tl_ops_special_i0_out")
+_C_special_i0e = getattr(_lib, "tl_ops_special_i0e", None) or _missing_c("tl_ops_special_i0e")
+_C_special_i0e_out = getattr(_lib, "tl_ops_special_i0e_out", None) or _missing_c("tl_ops_special_i0e_out")
 _C_special_i1 = getattr(_lib, "tl_ops_special_i1", None) or _missing_c("tl_ops_special_i1")
 _C_special_i1_out = getattr(_lib, "tl_ops_special_i1_out", None) or _missing_c("tl_ops_special_i1_out")
+_C_special_i1e = getattr(_lib, "tl_ops_special_i1e", None) or _missing_c("tl_ops_special_i1e")
+_C_special_i1e_out = getattr(_lib, "tl_ops_special_i1e_out", None) or _missing_c("tl_ops_special_i1e_out")
+_C_special_laguerre_polynomial_l = getattr(_lib, "tl_ops_special_laguerre_polynomial_l", None) or _missing_c("tl_ops_special_laguerre_polynomial_l")
+_C_special_laguerre_polynomial_l_n_scalar = getattr(_lib, "tl_ops_special_laguerre_polynomial_l_n_scalar", None) or _missing_c("tl_ops_special_laguerre_polynomial_l_n_scalar")
+_C_special_laguerre_polynomial_l_n_scalar_out = getattr(_lib, "tl_ops_special_laguerre_polynomial_l_n_scalar_out", None) or _missing_c("tl_ops_special_laguerre_polynomial_l_n_scalar_out")
+_C_special_laguerre_polynomial_l_out = getattr(_lib, "tl_ops_special_laguerre_polynomial_l_out", None) or _missing_c("tl_ops_special_laguerre_polynomial_l_out")
+_C_special_laguerre_polynomial_l_x_scalar = getattr(_lib, "tl_ops_special_laguerre_polynomial_l_x_scalar", None) or _missing_c("tl_ops_special_laguerre_polynomial_l_x_scalar")
+_C_special_laguerre_polynomial_l_x_scalar_out = getattr(_lib, "tl_ops_special_laguerre_polynomial_l_x_scalar_out", None) or _missing_c("tl_ops_special_laguerre_polynomial_l_x_scalar_out")
+_C_special_legendre_polynomial_p = getattr(_lib, "tl_ops_special_legendre_polynomial_p", None) or _missing_c("tl_ops_special_legendre_polynomial_p")
+_C_special_legendre_polynomial_p_n_scalar = getattr(_lib, "tl_ops_special_legendre_polynomial_p_n_scalar", None) or _missing_c("tl_ops_special_legendre_polynomial_p_n_scalar")
+_C_special_legendre_polynomial_p_n_scalar_out = getattr(_lib, "tl_ops_special_legendre_polynomial_p_n_scalar_out", None) or _missing_c("tl_ops_special_legendre_polynomial_p_n_scalar_out")
+_C_special_legendre_polynomial_p_out = getattr(_lib, "tl_ops_special_legendre_polynomial_p_out", None) or _missing_c("tl_ops_special_legendre_polynomial_p_out")
+_C_special_legendre_polynomial_p_x_scalar = getattr(_lib, "tl_ops_special_legendre_polynomial_p_x_scalar", None) or _missing_c("tl_ops_special_legendre_polynomial_p_x_scalar")
+_C_special_legendre_polynomial_p_x_scalar_out = getattr(_lib, "tl_ops_special_legendre_polynomial_p_x_scalar_out", None) or _missing_c("tl_ops_special_legendre_polynomial_p_x_scalar_out")
 _C_special_log1p = getattr(_lib, "tl_ops_special_log1p", None) or _missing_c("tl_ops_special_log1p")
 _C_special_log1p_out = getattr(_lib, "tl_ops_special_log1p_out", None) or _missing_c("tl_ops_special_log1p_out")
+_C_special_log_ndtr = getattr(_lib, "tl_ops_special_log_ndtr", None) or _missing_c("tl_ops_special_log_ndtr")
+_C_special_log_ndtr_out = getattr(_lib, "tl_ops_special_log_ndtr_out", None) or _missing_c("tl_ops_special_log_ndtr_out")
 _C_special_log_softmax = getattr(_lib, "tl_ops_special_log_softmax", None) or _missing_c("tl_ops_special_log_softmax")
 _C_special_logit = getattr(_lib, "tl_ops_special_logit", None) or _missing_c("tl_ops_special_logit")
 _C_special_logit_out = getattr(_lib, "tl_ops_special_logit_out", None) or _missing_c("tl_ops_special_logit_out")
 _C_special_logsumexp = getattr(_lib, "tl_ops_special_logsumexp", None) or _missing_c("tl_ops_special_logsumexp")
 _C_special_logsumexp_out = getattr(_lib, "tl_ops_special_logsumexp_out", None) or _missing_c("tl_ops_special_logsumexp_out")
+_C_special_modified_bessel_i0 = getattr(_lib, "tl_ops_special_modified_bessel_i0", None) or _missing_c("tl_ops_special_modified_bessel_i0")
+_C_special_modified_bessel_i0_out = getattr(_lib, "tl_ops_special_modified_bessel_i0_out", None) or _missing_c("tl_ops_special_modified_bessel_i0_out")
+_C_special_modified_bessel_i1 = getattr(_lib, "tl_ops_special_modified_bessel_i1", None) or _missing_c("tl_ops_special_modified_bessel_i1")
+_C_special_modified_bessel_i1_out = getattr(_lib, "tl_ops_special_modified_bessel_i1_out", None) or _missing_c("tl_ops_special_modified_bessel_i1_out")
+_C_special_modified_bessel_k0 = getattr(_lib, "tl_ops_special_modified_bessel_k0", None) or _missing_c("tl_ops_special_modified_bessel_k0")
+_C_special_modified_bessel_k0_out = getattr(_lib, "tl_ops_special_modified_bessel_k0_out", None) or _missing_c("tl_ops_special_modified_bessel_k0_out")
+_C_special_modified_bessel_k1 = getattr(_lib, "tl_ops_special_modified_bessel_k1", None) or _missing_c("tl_ops_special_modified_bessel_k1")
+_C_special_modified_bessel_k1_out = getattr(_lib, "tl_ops_special_modified_bessel_k1_out", None) or _missing_c("tl_ops_special_modified_bessel_k1_out")
+_C_special_multigammaln = getattr(_lib, "tl_ops_special_multigammaln", None) or _missing_c("tl_ops_special_multigammaln")
+_C_special_multigammaln_out = getattr(_lib, "tl_ops_special_multigammaln_out", None) or _missing_c("tl_ops_special_multigammaln_out")
 _C_special_ndtr = getattr(_lib, "tl_ops_special_ndtr", None) or _missing_c("tl_ops_special_ndtr")
 _C_special_ndtr_out = getattr(_lib, "tl_ops_special_ndtr_out", None) or _missing_c("tl_ops_special_ndtr_out")
+_C_special_ndtri = getattr(_lib, "tl_ops_special_ndtri", None) or _missing_c("tl_ops_special_ndtri")
+_C_special_ndtri_out = getattr(_lib, "tl_ops_special_ndtri_out", None) or _missing_c("tl_ops_special_ndtri_out")
 _C_special_polygamma = getattr(_lib, "tl_ops_special_polygamma", None) or _missing_c("tl_ops_special_polygamma")
 _C_special_polygamma_out = getattr(_lib, "tl_ops_special_polygamma_out", None) or _missing_c("tl_ops_special_polygamma_out")
 _C_special_psi = getattr(_lib, "tl_ops_special_psi", None) or _missing_c("tl_ops_special_psi")
 _C_special_psi_out = getattr(_lib, "tl_ops_special_psi_out", None) or _missing_c("tl_ops_special_psi_out")
 _C_special_round = getattr(_lib, "tl_ops_special_round", None) or _missing_c("tl_ops_special_round")
 _C_special_round_out = getattr(_lib, "tl_ops_special_round_out", None) or _missing_c("tl_ops_special_round_out")
+_C_special_scaled_modified_bessel_k0 = getattr(_lib, "tl_ops_special_scaled_modified_bessel_k0", None) or _missing_c("tl_ops_special_scaled_modified_bessel_k0")
+_C_special_scaled_modified_bessel_k0_out = getattr(_lib, "tl_ops_special_scaled_modified_bessel_k0_out", None) or _missing_c("tl_ops_special_scaled_modified_bessel_k0_out")
+_C_special_scaled_modified_bessel_k1 = getattr(_lib, "tl_ops_special_scaled_modified_bessel_k1", None) or _missing_c("tl_ops_special_scaled_modified_bessel_k1")
+_C_special_scaled_modified_bessel_k1_out = getattr(_lib, "tl_ops_special_scaled_modified_bessel_k1_out", None) or _missing_c("tl_ops_special_scaled_modified_bessel_k1_out")
+_C_special_shifted_chebyshev_polynomial_t = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_t", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_t")
+_C_special_shifted_chebyshev_polynomial_t_n_scalar = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_t_n_scalar", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_t_n_scalar")
+_C_special_shifted_chebyshev_polynomial_t_n_scalar_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_t_n_scalar_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_t_n_scalar_out")
+_C_special_shifted_chebyshev_polynomial_t_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_t_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_t_out")
+_C_special_shifted_chebyshev_polynomial_t_x_scalar = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_t_x_scalar", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_t_x_scalar")
+_C_special_shifted_chebyshev_polynomial_t_x_scalar_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_t_x_scalar_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_t_x_scalar_out")
+_C_special_shifted_chebyshev_polynomial_u = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_u", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_u")
+_C_special_shifted_chebyshev_polynomial_u_n_scalar = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_u_n_scalar", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_u_n_scalar")
+_C_special_shifted_chebyshev_polynomial_u_n_scalar_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_u_n_scalar_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_u_n_scalar_out")
+_C_special_shifted_chebyshev_polynomial_u_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_u_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_u_out")
+_C_special_shifted_chebyshev_polynomial_u_x_scalar = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_u_x_scalar", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_u_x_scalar")
+_C_special_shifted_chebyshev_polynomial_u_x_scalar_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_u_x_scalar_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_u_x_scalar_out")
+_C_special_shifted_chebyshev_polynomial_v = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_v", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_v")
+_C_special_shifted_chebyshev_polynomial_v_n_scalar = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_v_n_scalar", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_v_n_scalar")
+_C_special_shifted_chebyshev_polynomial_v_n_scalar_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_v_n_scalar_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_v_n_scalar_out")
+_C_special_shifted_chebyshev_polynomial_v_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_v_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_v_out")
+_C_special_shifted_chebyshev_polynomial_v_x_scalar = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_v_x_scalar", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_v_x_scalar")
+_C_special_shifted_chebyshev_polynomial_v_x_scalar_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_v_x_scalar_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_v_x_scalar_out")
+_C_special_shifted_chebyshev_polynomial_w = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_w", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_w")
+_C_special_shifted_chebyshev_polynomial_w_n_scalar = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_w_n_scalar", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_w_n_scalar")
+_C_special_shifted_chebyshev_polynomial_w_n_scalar_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_w_n_scalar_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_w_n_scalar_out")
+_C_special_shifted_chebyshev_polynomial_w_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_w_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_w_out")
+_C_special_shifted_chebyshev_polynomial_w_x_scalar = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_w_x_scalar", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_w_x_scalar")
+_C_special_shifted_chebyshev_polynomial_w_x_scalar_out = getattr(_lib, "tl_ops_special_shifted_chebyshev_polynomial_w_x_scalar_out", None) or _missing_c("tl_ops_special_shifted_chebyshev_polynomial_w_x_scalar_out")
 _C_special_sinc = getattr(_lib, "tl_ops_special_sinc", None) or _missing_c("tl_ops_special_sinc")
 _C_special_sinc_out = getattr(_lib, "tl_ops_special_sinc_out", None) or _missing_c("tl_ops_special_sinc_out")
 _C_special_softmax = getattr(_lib, "tl_ops_special_softmax", None) or _missing_c("tl_ops_special_softmax")
+_C_special_spherical_bessel_j0 = getattr(_lib, "tl_ops_special_spherical_bessel_j0", None) or _missing_c("tl_ops_special_spherical_bessel_j0")
+_C_special_spherical_bessel_j0_out = getattr(_lib, "tl_ops_special_spherical_bessel_j0_out", None) or _missing_c("tl_ops_special_spherical_bessel_j0_out")
 _C_special_xlog1py = getattr(_lib, "tl_ops_special_xlog1py", None) or _missing_c("tl_ops_special_xlog1py")
 _C_special_xlog1py_other_scalar = getattr(_lib, "tl_ops_special_xlog1py_other_scalar", None) or _missing_c("tl_ops_special_xlog1py_other_scalar")
 _C_special_xlog1py_other_scalar_out = getattr(_lib, "tl_ops_special_xlog1py_other_scalar_out", None) or _missing_c("tl_ops_special_xlog1py_other_scalar_out")
@@ -1551,6 +1703,12 @@ _C_special_xlogy_other_scalar_out = getattr(_lib, "tl_ops_special_xlogy_other_sc
 _C_special_xlogy_out = getattr(_lib, "tl_ops_special_xlogy_out", None) or _missing_c("tl_ops_special_xlogy_out")
 _C_special_xlogy_self_scalar = getattr(_lib, "tl_ops_special_xlogy_self_scalar", None) or _missing_c("tl_ops_special_xlogy_self_scalar")
 _C_special_xlogy_self_scalar_out = getattr(_lib, "tl_ops_special_xlogy_self_scalar_out", None) or _missing_c("tl_ops_special_xlogy_self_scalar_out")
+_C_special_zeta = getattr(_lib, "tl_ops_special_zeta", None) or _missing_c("tl_ops_special_zeta")
+_C_special_zeta_other_scalar = getattr(_lib, "tl_ops_special_zeta_other_scalar", None) or _missing_c("tl_ops_special_zeta_other_scalar")
+_C_special_zeta_other_scalar_out = getattr(_lib, "tl_ops_special_zeta_other_scalar_out", None) or _missing_c("tl_ops_special_zeta_other_scalar_out")
+_C_special_zeta_out = getattr(_lib, "tl_ops_special_zeta_out", None) or _missing_c("tl_ops_special_zeta_out")
+_C_special_zeta_self_scalar = getattr(_lib, "tl_ops_special_zeta_self_scalar", None) or _missing_c("tl_ops_special_zeta_self_scalar")
+_C_special_zeta_self_scalar_out = getattr(_lib, "tl_ops_special_zeta_self_scalar_out", None) or _missing_c("tl_ops_special_zeta_self_scalar_out")
 _C_split_Tensor = getattr(_lib, "tl_ops_split_Tensor", None) or _missing_c("tl_ops_split_Tensor")
 _C_split_sizes = getattr(_lib, "tl_ops_split_sizes", None) or _missing_c("tl_ops_split_sizes")
 _C_split_with_sizes = getattr(_lib, "tl_ops_split_with_sizes", None) or _missing_c("tl_ops_split_with_sizes")
@@ -1641,6 +1799,7 @@ _C_type_as = getattr(_lib, "tl_ops_type_as", None) or _missing_c("tl_ops_type_as
 _C_unbind_copy_int = getattr(_lib, "tl_ops_unbind_copy_int", None) or _missing_c("tl_ops_unbind_copy_int")
 _C_unbind_int = getattr(_lib, "tl_ops_unbind_int", None) or _missing_c("tl_ops_unbind_int")
 _C_unflatten_int = getattr(_lib, "tl_ops_unflatten_int", None) or _missing_c("tl_ops_unflatten_int")
+_C_uniform_ = getattr(_lib, "tl_ops_uniform_", None) or _missing_c("tl_ops_uniform_")
 _C_unique_consecutive = getattr(_lib, "tl_ops_unique_consecutive", None) or _missing_c("tl_ops_unique_consecutive")
 _C_unsafe_chunk = getattr(_lib, "tl_ops_unsafe_chunk", None) or _missing_c("tl_ops_unsafe_chunk")
 _C_unsafe_split_Tensor = getattr(_lib, "tl_ops_unsafe_split_Tensor", None) or _missing_c("tl_ops_unsafe_split_Tensor")
@@ -1799,6 +1958,7 @@ _P_avg_pool2d_out_r = getattr(_lib, "tl_pyabi_avg_pool2d_out_r", None) or _missi
 _P_baddbmm__r = getattr(_lib, "tl_pyabi_baddbmm__r", None) or _missing_c("tl_pyabi_baddbmm__r")
 _P_baddbmm_dtype_out_r = getattr(_lib, "tl_pyabi_baddbmm_dtype_out_r", None) or _missing_c("tl_pyabi_baddbmm_dtype_out_r")
 _P_baddbmm_out_r = getattr(_lib, "tl_pyabi_baddbmm_out_r", None) or _missing_c("tl_pyabi_baddbmm_out_r")
+_P_bernoulli__float_r = getattr(_lib, "tl_pyabi_bernoulli__float_r", None) or _missing_c("tl_pyabi_bernoulli__float_r")
 _P_bitwise_and_Scalar_Tensor_out_r = getattr(_lib, "tl_pyabi_bitwise_and_Scalar_Tensor_out_r", None) or _missing_c("tl_pyabi_bitwise_and_Scalar_Tensor_out_r")
 _P_bitwise_and_Scalar_out_r = getattr(_lib, "tl_pyabi_bitwise_and_Scalar_out_r", None) or _missing_c("tl_pyabi_bitwise_and_Scalar_out_r")
 _P_bitwise_and_Tensor_out_r = getattr(_lib, "tl_pyabi_bitwise_and_Tensor_out_r", None) or _missing_c("tl_pyabi_bitwise_and_Tensor_out_r")
@@ -1830,6 +1990,7 @@ _P_bmm_dtype_out_r = getattr(_lib, "tl_pyabi_bmm_dtype_out_r", None) or _missing
 _P_bmm_out_r = getattr(_lib, "tl_pyabi_bmm_out_r", None) or _missing_c("tl_pyabi_bmm_out_r")
 _P_bucketize_Tensor_out_r = getattr(_lib, "tl_pyabi_bucketize_Tensor_out_r", None) or _missing_c("tl_pyabi_bucketize_Tensor_out_r")
 _P_cat_out_r = getattr(_lib, "tl_pyabi_cat_out_r", None) or _missing_c("tl_pyabi_cat_out_r")
+_P_cauchy__r = getattr(_lib, "tl_pyabi_cauchy__r", None) or _missing_c("tl_pyabi_cauchy__r")
 _P_ceil__r = getattr(_lib, "tl_pyabi_ceil__r", None) or _missing_c("tl_pyabi_ceil__r")
 _P_ceil_out_r = getattr(_lib, "tl_pyabi_ceil_out_r", None) or _missing_c("tl_pyabi_ceil_out_r")
 _P_celu__r = getattr(_lib, "tl_pyabi_celu__r", None) or _missing_c("tl_pyabi_celu__r")
@@ -1902,6 +2063,7 @@ _P_exp__r = getattr(_lib, "tl_pyabi_exp__r", None) or _missing_c("tl_pyabi_exp__
 _P_exp_out_r = getattr(_lib, "tl_pyabi_exp_out_r", None) or _missing_c("tl_pyabi_exp_out_r")
 _P_expm1__r = getattr(_lib, "tl_pyabi_expm1__r", None) or _missing_c("tl_pyabi_expm1__r")
 _P_expm1_out_r = getattr(_lib, "tl_pyabi_expm1_out_r", None) or _missing_c("tl_pyabi_expm1_out_r")
+_P_exponential__r = getattr(_lib, "tl_pyabi_exponential__r", None) or _missing_c("tl_pyabi_exponential__r")
 _P_fill__Scalar_r = getattr(_lib, "tl_pyabi_fill__Scalar_r", None) or _missing_c("tl_pyabi_fill__Scalar_r")
 _P_fill__Tensor_r = getattr(_lib, "tl_pyabi_fill__Tensor_r", None) or _missing_c("tl_pyabi_fill__Tensor_r")
 _P_float_power_Scalar_out_r = getattr(_lib, "tl_pyabi_float_power_Scalar_out_r", None) or _missing_c("tl_pyabi_float_power_Scalar_out_r")
@@ -1936,6 +2098,7 @@ _P_ge__Tensor_r = getattr(_lib, "tl_pyabi_ge__Tensor_r", None) or _missing_c("tl
 _P_gelu__r = getattr(_lib, "tl_pyabi_gelu__r", None) or _missing_c("tl_pyabi_gelu__r")
 _P_gelu_backward_grad_input_r = getattr(_lib, "tl_pyabi_gelu_backward_grad_input_r", None) or _missing_c("tl_pyabi_gelu_backward_grad_input_r")
 _P_gelu_out_r = getattr(_lib, "tl_pyabi_gelu_out_r", None) or _missing_c("tl_pyabi_gelu_out_r")
+_P_geometric__r = getattr(_lib, "tl_pyabi_geometric__r", None) or _missing_c("tl_pyabi_geometric__r")
 _P_ger_out_r = getattr(_lib, "tl_pyabi_ger_out_r", None) or _missing_c("tl_pyabi_ger_out_r")
 _P_gt_Scalar_out_r = getattr(_lib, "tl_pyabi_gt_Scalar_out_r", None) or _missing_c("tl_pyabi_gt_Scalar_out_r")
 _P_gt_Tensor_out_r = getattr(_lib, "tl_pyabi_gt_Tensor_out_r", None) or _missing_c("tl_pyabi_gt_Tensor_out_r")
@@ -1959,6 +2122,10 @@ _P_hypot__r = getattr(_lib, "tl_pyabi_hypot__r", None) or _missing_c("tl_pyabi_h
 _P_hypot_out_r = getattr(_lib, "tl_pyabi_hypot_out_r", None) or _missing_c("tl_pyabi_hypot_out_r")
 _P_i0__r = getattr(_lib, "tl_pyabi_i0__r", None) or _missing_c("tl_pyabi_i0__r")
 _P_i0_out_r = getattr(_lib, "tl_pyabi_i0_out_r", None) or _missing_c("tl_pyabi_i0_out_r")
+_P_igamma__r = getattr(_lib, "tl_pyabi_igamma__r", None) or _missing_c("tl_pyabi_igamma__r")
+_P_igamma_out_r = getattr(_lib, "tl_pyabi_igamma_out_r", None) or _missing_c("tl_pyabi_igamma_out_r")
+_P_igammac__r = getattr(_lib, "tl_pyabi_igammac__r", None) or _missing_c("tl_pyabi_igammac__r")
+_P_igammac_out_r = getattr(_lib, "tl_pyabi_igammac_out_r", None) or _missing_c("tl_pyabi_igammac_out_r")
 _P_index_Tensor_out_r = getattr(_lib, "tl_pyabi_index_Tensor_out_r", None) or _missing_c("tl_pyabi_index_Tensor_out_r")
 _P_index_add__r = getattr(_lib, "tl_pyabi_index_add__r", None) or _missing_c("tl_pyabi_index_add__r")
 _P_index_add_out_r = getattr(_lib, "tl_pyabi_index_add_out_r", None) or _missing_c("tl_pyabi_index_add_out_r")
@@ -2007,6 +2174,7 @@ _P_log1p_out_r = getattr(_lib, "tl_pyabi_log1p_out_r", None) or _missing_c("tl_p
 _P_log2__r = getattr(_lib, "tl_pyabi_log2__r", None) or _missing_c("tl_pyabi_log2__r")
 _P_log2_out_r = getattr(_lib, "tl_pyabi_log2_out_r", None) or _missing_c("tl_pyabi_log2_out_r")
 _P_log__r = getattr(_lib, "tl_pyabi_log__r", None) or _missing_c("tl_pyabi_log__r")
+_P_log_normal__r = getattr(_lib, "tl_pyabi_log_normal__r", None) or _missing_c("tl_pyabi_log_normal__r")
 _P_log_out_r = getattr(_lib, "tl_pyabi_log_out_r", None) or _missing_c("tl_pyabi_log_out_r")
 _P_log_softmax_int_out_r = getattr(_lib, "tl_pyabi_log_softmax_int_out_r", None) or _missing_c("tl_pyabi_log_softmax_int_out_r")
 _P_logaddexp2_out_r = getattr(_lib, "tl_pyabi_logaddexp2_out_r", None) or _missing_c("tl_pyabi_logaddexp2_out_r")
@@ -2053,6 +2221,7 @@ _P_mul__Tensor_n_other_r = getattr(_lib, "tl_pyabi_mul__Tensor_n_other_r", None)
 _P_mul__Tensor_r = getattr(_lib, "tl_pyabi_mul__Tensor_r", None) or _missing_c("tl_pyabi_mul__Tensor_r")
 _P_mul_out_n_other_r = getattr(_lib, "tl_pyabi_mul_out_n_other_r", None) or _missing_c("tl_pyabi_mul_out_n_other_r")
 _P_mul_out_r = getattr(_lib, "tl_pyabi_mul_out_r", None) or _missing_c("tl_pyabi_mul_out_r")
+_P_multinomial_out_r = getattr(_lib, "tl_pyabi_multinomial_out_r", None) or _missing_c("tl_pyabi_multinomial_out_r")
 _P_mv_out_r = getattr(_lib, "tl_pyabi_mv_out_r", None) or _missing_c("tl_pyabi_mv_out_r")
 _P_mvlgamma__r = getattr(_lib, "tl_pyabi_mvlgamma__r", None) or _missing_c("tl_pyabi_mvlgamma__r")
 _P_mvlgamma_out_r = getattr(_lib, "tl_pyabi_mvlgamma_out_r", None) or _missing_c("tl_pyabi_mvlgamma_out_r")
@@ -2073,6 +2242,11 @@ _P_nextafter_out_r = getattr(_lib, "tl_pyabi_nextafter_out_r", None) or _missing
 _P_nll_loss_backward_grad_input_r = getattr(_lib, "tl_pyabi_nll_loss_backward_grad_input_r", None) or _missing_c("tl_pyabi_nll_loss_backward_grad_input_r")
 _P_nll_loss_out_r = getattr(_lib, "tl_pyabi_nll_loss_out_r", None) or _missing_c("tl_pyabi_nll_loss_out_r")
 _P_nonzero_out_r = getattr(_lib, "tl_pyabi_nonzero_out_r", None) or _missing_c("tl_pyabi_nonzero_out_r")
+_P_normal_Tensor_Tensor_out_r = getattr(_lib, "tl_pyabi_normal_Tensor_Tensor_out_r", None) or _missing_c("tl_pyabi_normal_Tensor_Tensor_out_r")
+_P_normal_Tensor_float_out_r = getattr(_lib, "tl_pyabi_normal_Tensor_float_out_r", None) or _missing_c("tl_pyabi_normal_Tensor_float_out_r")
+_P_normal__r = getattr(_lib, "tl_pyabi_normal__r", None) or _missing_c("tl_pyabi_normal__r")
+_P_normal_float_Tensor_out_r = getattr(_lib, "tl_pyabi_normal_float_Tensor_out_r", None) or _missing_c("tl_pyabi_normal_float_Tensor_out_r")
+_P_normal_float_float_out_r = getattr(_lib, "tl_pyabi_normal_float_float_out_r", None) or _missing_c("tl_pyabi_normal_float_float_out_r")
 _P_ones_out_r = getattr(_lib, "tl_pyabi_ones_out_r", None) or _missing_c("tl_pyabi_ones_out_r")
 _P_outer_out_r = getattr(_lib, "tl_pyabi_outer_out_r", None) or _missing_c("tl_pyabi_outer_out_r")
 _P_polygamma__r = getattr(_lib, "tl_pyabi_polygamma__r", None) or _missing_c("tl_pyabi_polygamma__r")
@@ -2138,31 +2312,90 @@ _P_softplus_backward_grad_input_r = getattr(_lib, "tl_pyabi_softplus_backward_gr
 _P_softplus_out_r = getattr(_lib, "tl_pyabi_softplus_out_r", None) or _missing_c("tl_pyabi_softplus_out_r")
 _P_softshrink_backward_grad_input_r = getattr(_lib, "tl_pyabi_softshrink_backward_grad_input_r", None) or _missing_c("tl_pyabi_softshrink_backward_grad_input_r")
 _P_softshrink_out_r = getattr(_lib, "tl_pyabi_softshrink_out_r", None) or _missing_c("tl_pyabi_softshrink_out_r")
+_P_special_airy_ai_out_r = getattr(_lib, "tl_pyabi_special_airy_ai_out_r", None) or _missing_c("tl_pyabi_special_airy_ai_out_r")
+_P_special_bessel_j0_out_r = getattr(_lib, "tl_pyabi_special_bessel_j0_out_r", None) or _missing_c("tl_pyabi_special_bessel_j0_out_r")
+_P_special_bessel_j1_out_r = getattr(_lib, "tl_pyabi_special_bessel_j1_out_r", None) or _missing_c("tl_pyabi_special_bessel_j1_out_r")
+_P_special_bessel_y0_out_r = getattr(_lib, "tl_pyabi_special_bessel_y0_out_r", None) or _missing_c("tl_pyabi_special_bessel_y0_out_r")
+_P_special_bessel_y1_out_r = getattr(_lib, "tl_pyabi_special_bessel_y1_out_r", None) or _missing_c("tl_pyabi_special_bessel_y1_out_r")
+_P_special_chebyshev_polynomial_t_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_t_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_t_n_scalar_out_r")
+_P_special_chebyshev_polynomial_t_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_t_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_t_out_r")
+_P_special_chebyshev_polynomial_t_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_t_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_t_x_scalar_out_r")
+_P_special_chebyshev_polynomial_u_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_u_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_u_n_scalar_out_r")
+_P_special_chebyshev_polynomial_u_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_u_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_u_out_r")
+_P_special_chebyshev_polynomial_u_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_u_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_u_x_scalar_out_r")
+_P_special_chebyshev_polynomial_v_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_v_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_v_n_scalar_out_r")
+_P_special_chebyshev_polynomial_v_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_v_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_v_out_r")
+_P_special_chebyshev_polynomial_v_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_v_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_v_x_scalar_out_r")
+_P_special_chebyshev_polynomial_w_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_w_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_w_n_scalar_out_r")
+_P_special_chebyshev_polynomial_w_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_w_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_w_out_r")
+_P_special_chebyshev_polynomial_w_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_chebyshev_polynomial_w_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_chebyshev_polynomial_w_x_scalar_out_r")
 _P_special_digamma_out_r = getattr(_lib, "tl_pyabi_special_digamma_out_r", None) or _missing_c("tl_pyabi_special_digamma_out_r")
 _P_special_entr_out_r = getattr(_lib, "tl_pyabi_special_entr_out_r", None) or _missing_c("tl_pyabi_special_entr_out_r")
 _P_special_erf_out_r = getattr(_lib, "tl_pyabi_special_erf_out_r", None) or _missing_c("tl_pyabi_special_erf_out_r")
 _P_special_erfc_out_r = getattr(_lib, "tl_pyabi_special_erfc_out_r", None) or _missing_c("tl_pyabi_special_erfc_out_r")
+_P_special_erfcx_out_r = getattr(_lib, "tl_pyabi_special_erfcx_out_r", None) or _missing_c("tl_pyabi_special_erfcx_out_r")
 _P_special_erfinv_out_r = getattr(_lib, "tl_pyabi_special_erfinv_out_r", None) or _missing_c("tl_pyabi_special_erfinv_out_r")
 _P_special_exp2_out_r = getattr(_lib, "tl_pyabi_special_exp2_out_r", None) or _missing_c("tl_pyabi_special_exp2_out_r")
 _P_special_expit_out_r = getattr(_lib, "tl_pyabi_special_expit_out_r", None) or _missing_c("tl_pyabi_special_expit_out_r")
 _P_special_expm1_out_r = getattr(_lib, "tl_pyabi_special_expm1_out_r", None) or _missing_c("tl_pyabi_special_expm1_out_r")
+_P_special_gammainc_out_r = getattr(_lib, "tl_pyabi_special_gammainc_out_r", None) or _missing_c("tl_pyabi_special_gammainc_out_r")
+_P_special_gammaincc_out_r = getattr(_lib, "tl_pyabi_special_gammaincc_out_r", None) or _missing_c("tl_pyabi_special_gammaincc_out_r")
 _P_special_gammaln_out_r = getattr(_lib, "tl_pyabi_special_gammaln_out_r", None) or _missing_c("tl_pyabi_special_gammaln_out_r")
+_P_special_hermite_polynomial_h_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_hermite_polynomial_h_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_hermite_polynomial_h_n_scalar_out_r")
+_P_special_hermite_polynomial_h_out_r = getattr(_lib, "tl_pyabi_special_hermite_polynomial_h_out_r", None) or _missing_c("tl_pyabi_special_hermite_polynomial_h_out_r")
+_P_special_hermite_polynomial_h_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_hermite_polynomial_h_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_hermite_polynomial_h_x_scalar_out_r")
+_P_special_hermite_polynomial_he_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_hermite_polynomial_he_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_hermite_polynomial_he_n_scalar_out_r")
+_P_special_hermite_polynomial_he_out_r = getattr(_lib, "tl_pyabi_special_hermite_polynomial_he_out_r", None) or _missing_c("tl_pyabi_special_hermite_polynomial_he_out_r")
+_P_special_hermite_polynomial_he_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_hermite_polynomial_he_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_hermite_polynomial_he_x_scalar_out_r")
 _P_special_i0_out_r = getattr(_lib, "tl_pyabi_special_i0_out_r", None) or _missing_c("tl_pyabi_special_i0_out_r")
+_P_special_i0e_out_r = getattr(_lib, "tl_pyabi_special_i0e_out_r", None) or _missing_c("tl_pyabi_special_i0e_out_r")
 _P_special_i1_out_r = getattr(_lib, "tl_pyabi_special_i1_out_r", None) or _missing_c("tl_pyabi_special_i1_out_r")
+_P_special_i1e_out_r = getattr(_lib, "tl_pyabi_special_i1e_out_r", None) or _missing_c("tl_pyabi_special_i1e_out_r")
+_P_special_laguerre_polynomial_l_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_laguerre_polynomial_l_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_laguerre_polynomial_l_n_scalar_out_r")
+_P_special_laguerre_polynomial_l_out_r = getattr(_lib, "tl_pyabi_special_laguerre_polynomial_l_out_r", None) or _missing_c("tl_pyabi_special_laguerre_polynomial_l_out_r")
+_P_special_laguerre_polynomial_l_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_laguerre_polynomial_l_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_laguerre_polynomial_l_x_scalar_out_r")
+_P_special_legendre_polynomial_p_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_legendre_polynomial_p_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_legendre_polynomial_p_n_scalar_out_r")
+_P_special_legendre_polynomial_p_out_r = getattr(_lib, "tl_pyabi_special_legendre_polynomial_p_out_r", None) or _missing_c("tl_pyabi_special_legendre_polynomial_p_out_r")
+_P_special_legendre_polynomial_p_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_legendre_polynomial_p_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_legendre_polynomial_p_x_scalar_out_r")
 _P_special_log1p_out_r = getattr(_lib, "tl_pyabi_special_log1p_out_r", None) or _missing_c("tl_pyabi_special_log1p_out_r")
+_P_special_log_ndtr_out_r = getattr(_lib, "tl_pyabi_special_log_ndtr_out_r", None) or _missing_c("tl_pyabi_special_log_ndtr_out_r")
 _P_special_logit_out_r = getattr(_lib, "tl_pyabi_special_logit_out_r", None) or _missing_c("tl_pyabi_special_logit_out_r")
 _P_special_logsumexp_out_r = getattr(_lib, "tl_pyabi_special_logsumexp_out_r", None) or _missing_c("tl_pyabi_special_logsumexp_out_r")
+_P_special_modified_bessel_i0_out_r = getattr(_lib, "tl_pyabi_special_modified_bessel_i0_out_r", None) or _missing_c("tl_pyabi_special_modified_bessel_i0_out_r")
+_P_special_modified_bessel_i1_out_r = getattr(_lib, "tl_pyabi_special_modified_bessel_i1_out_r", None) or _missing_c("tl_pyabi_special_modified_bessel_i1_out_r")
+_P_special_modified_bessel_k0_out_r = getattr(_lib, "tl_pyabi_special_modified_bessel_k0_out_r", None) or _missing_c("tl_pyabi_special_modified_bessel_k0_out_r")
+_P_special_modified_bessel_k1_out_r = getattr(_lib, "tl_pyabi_special_modified_bessel_k1_out_r", None) or _missing_c("tl_pyabi_special_modified_bessel_k1_out_r")
+_P_special_multigammaln_out_r = getattr(_lib, "tl_pyabi_special_multigammaln_out_r", None) or _missing_c("tl_pyabi_special_multigammaln_out_r")
 _P_special_ndtr_out_r = getattr(_lib, "tl_pyabi_special_ndtr_out_r", None) or _missing_c("tl_pyabi_special_ndtr_out_r")
+_P_special_ndtri_out_r = getattr(_lib, "tl_pyabi_special_ndtri_out_r", None) or _missing_c("tl_pyabi_special_ndtri_out_r")
 _P_special_polygamma_out_r = getattr(_lib, "tl_pyabi_special_polygamma_out_r", None) or _missing_c("tl_pyabi_special_polygamma_out_r")
 _P_special_psi_out_r = getattr(_lib, "tl_pyabi_special_psi_out_r", None) or _missing_c("tl_pyabi_special_psi_out_r")
 _P_special_round_out_r = getattr(_lib, "tl_pyabi_special_round_out_r", None) or _missing_c("tl_pyabi_special_round_out_r")
+_P_special_scaled_modified_bessel_k0_out_r = getattr(_lib, "tl_pyabi_special_scaled_modified_bessel_k0_out_r", None) or _missing_c("tl_pyabi_special_scaled_modified_bessel_k0_out_r")
+_P_special_scaled_modified_bessel_k1_out_r = getattr(_lib, "tl_pyabi_special_scaled_modified_bessel_k1_out_r", None) or _missing_c("tl_pyabi_special_scaled_modified_bessel_k1_out_r")
+_P_special_shifted_chebyshev_polynomial_t_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_t_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_t_n_scalar_out_r")
+_P_special_shifted_chebyshev_polynomial_t_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_t_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_t_out_r")
+_P_special_shifted_chebyshev_polynomial_t_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_t_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_t_x_scalar_out_r")
+_P_special_shifted_chebyshev_polynomial_u_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_u_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_u_n_scalar_out_r")
+_P_special_shifted_chebyshev_polynomial_u_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_u_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_u_out_r")
+_P_special_shifted_chebyshev_polynomial_u_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_u_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_u_x_scalar_out_r")
+_P_special_shifted_chebyshev_polynomial_v_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_v_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_v_n_scalar_out_r")
+_P_special_shifted_chebyshev_polynomial_v_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_v_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_v_out_r")
+_P_special_shifted_chebyshev_polynomial_v_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_v_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_v_x_scalar_out_r")
+_P_special_shifted_chebyshev_polynomial_w_n_scalar_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_w_n_scalar_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_w_n_scalar_out_r")
+_P_special_shifted_chebyshev_polynomial_w_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_w_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_w_out_r")
+_P_special_shifted_chebyshev_polynomial_w_x_scalar_out_r = getattr(_lib, "tl_pyabi_special_shifted_chebyshev_polynomial_w_x_scalar_out_r", None) or _missing_c("tl_pyabi_special_shifted_chebyshev_polynomial_w_x_scalar_out_r")
 _P_special_sinc_out_r = getattr(_lib, "tl_pyabi_special_sinc_out_r", None) or _missing_c("tl_pyabi_special_sinc_out_r")
+_P_special_spherical_bessel_j0_out_r = getattr(_lib, "tl_pyabi_special_spherical_bessel_j0_out_r", None) or _missing_c("tl_pyabi_special_spherical_bessel_j0_out_r")
 _P_special_xlog1py_other_scalar_out_r = getattr(_lib, "tl_pyabi_special_xlog1py_other_scalar_out_r", None) or _missing_c("tl_pyabi_special_xlog1py_other_scalar_out_r")
 _P_special_xlog1py_out_r = getattr(_lib, "tl_pyabi_special_xlog1py_out_r", None) or _missing_c("tl_pyabi_special_xlog1py_out_r")
 _P_special_xlog1py_self_scalar_out_r = getattr(_lib, "tl_pyabi_special_xlog1py_self_scalar_out_r", None) or _missing_c("tl_pyabi_special_xlog1py_self_scalar_out_r")
 _P_special_xlogy_other_scalar_out_r = getattr(_lib, "tl_pyabi_special_xlogy_other_scalar_out_r", None) or _missing_c("tl_pyabi_special_xlogy_other_scalar_out_r")
 _P_special_xlogy_out_r = getattr(_lib, "tl_pyabi_special_xlogy_out_r", None) or _missing_c("tl_pyabi_special_xlogy_out_r")
 _P_special_xlogy_self_scalar_out_r = getattr(_lib, "tl_pyabi_special_xlogy_self_scalar_out_r", None) or _missing_c("tl_pyabi_special_xlogy_self_scalar_out_r")
+_P_special_zeta_other_scalar_out_r = getattr(_lib, "tl_pyabi_special_zeta_other_scalar_out_r", None) or _missing_c("tl_pyabi_special_zeta_other_scalar_out_r")
+_P_special_zeta_out_r = getattr(_lib, "tl_pyabi_special_zeta_out_r", None) or _missing_c("tl_pyabi_special_zeta_out_r")
+_P_special_zeta_self_scalar_out_r = getattr(_lib, "tl_pyabi_special_zeta_self_scalar_out_r", None) or _missing_c("tl_pyabi_special_zeta_self_scalar_out_r")
 _P_sqrt__r = getattr(_lib, "tl_pyabi_sqrt__r", None) or _missing_c("tl_pyabi_sqrt__r")
 _P_sqrt_out_r = getattr(_lib, "tl_pyabi_sqrt_out_r", None) or _missing_c("tl_pyabi_sqrt_out_r")
 _P_square__r = getattr(_lib, "tl_pyabi_square__r", None) or _missing_c("tl_pyabi_square__r")
@@ -2199,6 +2432,7 @@ _P_true_divide_out_n_other_r = getattr(_lib, "tl_pyabi_true_divide_out_n_other_r
 _P_true_divide_out_r = getattr(_lib, "tl_pyabi_true_divide_out_r", None) or _missing_c("tl_pyabi_true_divide_out_r")
 _P_trunc__r = getattr(_lib, "tl_pyabi_trunc__r", None) or _missing_c("tl_pyabi_trunc__r")
 _P_trunc_out_r = getattr(_lib, "tl_pyabi_trunc_out_r", None) or _missing_c("tl_pyabi_trunc_out_r")
+_P_uniform__r = getattr(_lib, "tl_pyabi_uniform__r", None) or _missing_c("tl_pyabi_uniform__r")
 _P_upsample_bicubic2d_backward_grad_input_r = getattr(_lib, "tl_pyabi_upsample_bicubic2d_backward_grad_input_r", None) or _missing_c("tl_pyabi_upsample_bicubic2d_backward_grad_input_r")
 _P_upsample_bicubic2d_out_r = getattr(_lib, "tl_pyabi_upsample_bicubic2d_out_r", None) or _missing_c("tl_pyabi_upsample_bicubic2d_out_r")
 _P_upsample_bilinear2d_backward_grad_input_r = getattr(_lib, "tl_pyabi_upsample_bilinear2d_backward_grad_input_r", None) or _missing_c("tl_pyabi_upsample_bilinear2d_backward_grad_input_r")
@@ -5515,6 +5749,67 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
+# yaml/native_functions.yaml: bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
+_SIGS_bernoulli = (
+    ('(Tensor input, *, torchlet.Generator generator = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+    ('(Tensor input, float p, *, torchlet.Generator generator = None)', (('input', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+)
+_KW_bernoulli_0 = {'input': lambda x: isinstance(x, _Tensor), 'generator': lambda x: _cv_generator(x) is not _BAD}
+_KW_bernoulli_1 = {'input': lambda x: isinstance(x, _Tensor), 'p': lambda x: _cv_double(x) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD}
+
+
+def _implbernoulli_0(input, *, generator=None):
+    '(Tensor input, *, torchlet.Generator generator = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('bernoulli', 'input', 1, 'Tensor', input)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('bernoulli', 'generator', 0, 'torchlet.Generator', generator)
+    h_ = _C_bernoulli(input._p, generator_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implbernoulli_1(input, p, *, generator=None):
+    '(Tensor input, float p, *, torchlet.Generator generator = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('bernoulli', 'input', 1, 'Tensor', input)
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('bernoulli', 'p', 2, 'float', p)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('bernoulli', 'generator', 0, 'torchlet.Generator', generator)
+    h_ = _C_bernoulli_p(input._p, p_c, generator_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def bernoulli(*args, **kwargs):
+    '(Tensor input, *, torchlet.Generator generator = None) | (Tensor input, float p, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(bernoulli, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bernoulli_0, ('input', )[:n])):
+        return _implbernoulli_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_double(args[1]) is not _BAD if n > 1 else 'p' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_bernoulli_1, ('input', 'p', )[:n])):
+        return _implbernoulli_1(*args, **kwargs)
+    raise _invalid_combination('bernoulli', args, kwargs, _SIGS_bernoulli)
 
 
 # yaml/native_functions.yaml: bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor
@@ -11423,6 +11718,74 @@ def i0_(input):
     return input
 
 
+# yaml/native_functions.yaml: igamma(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: igamma.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_igamma = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def igamma(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(igamma, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('igamma', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('igamma', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_igamma(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('igamma', 'out', 0, 'Tensor', out)
+    rc_ = _P_igamma_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: igammac(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: igammac.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_igammac = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def igammac(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(igammac, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('igammac', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('igammac', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_igammac(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('igammac', 'out', 0, 'Tensor', out)
+    rc_ = _P_igammac_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 # yaml/native_functions.yaml: index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_index = (
@@ -14398,6 +14761,46 @@ def mul(input, other, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor
+# yaml/native_functions.yaml: multinomial.out(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_multinomial = (
+    ('(Tensor input, int num_samples, bool replacement = False, *, torchlet.Generator generator = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('num_samples', lambda x: _cv_int(x) is not _BAD), ('replacement', lambda x: _cv_bool(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    '(Tensor input, int num_samples, bool replacement = False, *, torchlet.Generator generator = None, Tensor out = None)'
+    if _TF and (r_ := _tf(multinomial, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('multinomial', 'input', 1, 'Tensor', input)
+    num_samples_c = _cv_int(num_samples)
+    if num_samples_c is _BAD:
+        raise _arg_error('multinomial', 'num_samples', 2, 'int', num_samples)
+    replacement_c = _cv_bool(replacement)
+    if replacement_c is _BAD:
+        raise _arg_error('multinomial', 'replacement', 3, 'bool', replacement)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('multinomial', 'generator', 0, 'torchlet.Generator', generator)
+    if out is None:
+        h_ = _C_multinomial(input._p, num_samples_c, replacement_c, generator_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('multinomial', 'out', 0, 'Tensor', out)
+    rc_ = _P_multinomial_out_r(input._p, num_samples_c, replacement_c, generator_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: mv(Tensor self, Tensor vec) -> Tensor
 # yaml/native_functions.yaml: mv.out(Tensor self, Tensor vec, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_mv = (
@@ -15379,6 +15782,177 @@ def nonzero_static(input, *, size, fill_value=-1):
     return r_
 
 
+# yaml/native_functions.yaml: normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor
+# yaml/native_functions.yaml: normal.Tensor_float_out(Tensor mean, float std=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor
+# yaml/native_functions.yaml: normal.float_Tensor_out(float mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor
+# yaml/native_functions.yaml: normal.Tensor_Tensor_out(Tensor mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: normal.float_float_out(float mean, float std, SymInt[] size, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_normal = (
+    ('(Tensor mean, Tensor std, *, torchlet.Generator generator = None, Tensor out = None)', (('mean', lambda x: isinstance(x, _Tensor)), ('std', lambda x: isinstance(x, _Tensor)),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor mean, float std = 1, *, torchlet.Generator generator = None, Tensor out = None)', (('mean', lambda x: isinstance(x, _Tensor)), ('std', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(float mean, Tensor std, *, torchlet.Generator generator = None, Tensor out = None)', (('mean', lambda x: _cv_double(x) is not _BAD), ('std', lambda x: isinstance(x, _Tensor)),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(float mean, float std, tuple of ints size, *, torchlet.Generator generator = None, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)', (('mean', lambda x: _cv_double(x) is not _BAD), ('std', lambda x: _cv_double(x) is not _BAD), ('size', lambda x: _cv_int_list(x, 0) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+_KW_normal_0 = {'mean': lambda x: isinstance(x, _Tensor), 'std': lambda x: isinstance(x, _Tensor), 'generator': lambda x: _cv_generator(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_normal_1 = {'mean': lambda x: isinstance(x, _Tensor), 'std': lambda x: _cv_double(x) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_normal_2 = {'mean': lambda x: _cv_double(x) is not _BAD, 'std': lambda x: isinstance(x, _Tensor), 'generator': lambda x: _cv_generator(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_normal_3 = {'mean': lambda x: _cv_double(x) is not _BAD, 'std': lambda x: _cv_double(x) is not _BAD, 'size': lambda x: _cv_int_list(x, 0) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor)), 'requires_grad': lambda x: x.__class__ is bool}
+
+
+def _implnormal_0(mean, std, *, generator=None, out=None):
+    '(Tensor mean, Tensor std, *, torchlet.Generator generator = None, Tensor out = None)'
+    if mean.__class__ is not _Tensor:
+        if not isinstance(mean, _Tensor):
+            raise _arg_error('normal', 'mean', 1, 'Tensor', mean)
+    if std.__class__ is not _Tensor:
+        if not isinstance(std, _Tensor):
+            raise _arg_error('normal', 'std', 2, 'Tensor', std)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('normal', 'generator', 0, 'torchlet.Generator', generator)
+    if out is None:
+        h_ = _C_normal_Tensor_Tensor(mean._p, std._p, generator_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('normal', 'out', 0, 'Tensor', out)
+    rc_ = _P_normal_Tensor_Tensor_out_r(mean._p, std._p, generator_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implnormal_1(mean, std=1, *, generator=None, out=None):
+    '(Tensor mean, float std = 1, *, torchlet.Generator generator = None, Tensor out = None)'
+    if mean.__class__ is not _Tensor:
+        if not isinstance(mean, _Tensor):
+            raise _arg_error('normal', 'mean', 1, 'Tensor', mean)
+    std_c = _cv_double(std)
+    if std_c is _BAD:
+        raise _arg_error('normal', 'std', 2, 'float', std)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('normal', 'generator', 0, 'torchlet.Generator', generator)
+    if out is None:
+        h_ = _C_normal_Tensor_float(mean._p, std_c, generator_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('normal', 'out', 0, 'Tensor', out)
+    rc_ = _P_normal_Tensor_float_out_r(mean._p, std_c, generator_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implnormal_2(mean, std, *, generator=None, out=None):
+    '(float mean, Tensor std, *, torchlet.Generator generator = None, Tensor out = None)'
+    mean_c = _cv_double(mean)
+    if mean_c is _BAD:
+        raise _arg_error('normal', 'mean', 1, 'float', mean)
+    if std.__class__ is not _Tensor:
+        if not isinstance(std, _Tensor):
+            raise _arg_error('normal', 'std', 2, 'Tensor', std)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('normal', 'generator', 0, 'torchlet.Generator', generator)
+    if out is None:
+        h_ = _C_normal_float_Tensor(mean_c, std._p, generator_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('normal', 'out', 0, 'Tensor', out)
+    rc_ = _P_normal_float_Tensor_out_r(mean_c, std._p, generator_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implnormal_3(mean, std, size, *, generator=None, dtype=None, layout=None, device=None, pin_memory=None, out=None, requires_grad=False):
+    '(float mean, float std, tuple of ints size, *, torchlet.Generator generator = None, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
+    mean_c = _cv_double(mean)
+    if mean_c is _BAD:
+        raise _arg_error('normal', 'mean', 1, 'float', mean)
+    std_c = _cv_double(std)
+    if std_c is _BAD:
+        raise _arg_error('normal', 'std', 2, 'float', std)
+    size_c = _cv_int_list(size, 0)
+    if size_c is _BAD:
+        raise _arg_error('normal', 'size', 3, 'tuple of ints', size)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('normal', 'generator', 0, 'torchlet.Generator', generator)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('normal', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('normal', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('normal', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('normal', 'pin_memory', 0, 'bool', pin_memory)
+    if out is None:
+        h_ = _C_normal_float_float(mean_c, std_c, size_c[0], size_c[1], generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        if requires_grad:
+            from torchlet.autograd import _factory_requires_grad
+            _factory_requires_grad(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('normal', 'out', 0, 'Tensor', out)
+    if dtype is not None or device is not None:
+        _check_out_type(out, dtype_c, device_c)
+    rc_ = _P_normal_float_float_out_r(mean_c, std_c, size_c[0], size_c[1], generator_c, out._p)
+    if rc_:
+        _after(rc_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(out)
+    return out
+
+
+def normal(*args, **kwargs):
+    '(Tensor mean, Tensor std, *, torchlet.Generator generator = None, Tensor out = None) | (Tensor mean, float std = 1, *, torchlet.Generator generator = None, Tensor out = None) | (float mean, Tensor std, *, torchlet.Generator generator = None, Tensor out = None) | (float mean, float std, tuple of ints size, *, torchlet.Generator generator = None, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(normal, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mean' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'std' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_normal_0, ('mean', 'std', )[:n])):
+        return _implnormal_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'mean' in kwargs) and (n <= 1 or _cv_double(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_normal_1, ('mean', 'std', )[:n])):
+        return _implnormal_1(*args, **kwargs)
+    if n <= 2 and (_cv_double(args[0]) is not _BAD if n > 0 else 'mean' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'std' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_normal_2, ('mean', 'std', )[:n])):
+        return _implnormal_2(*args, **kwargs)
+    if n <= 3 and (_cv_double(args[0]) is not _BAD if n > 0 else 'mean' in kwargs) and (_cv_double(args[1]) is not _BAD if n > 1 else 'std' in kwargs) and (_cv_int_list(args[2], 0) is not _BAD if n > 2 else 'size' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_normal_3, ('mean', 'std', 'size', )[:n])):
+        return _implnormal_3(*args, **kwargs)
+    raise _invalid_combination('normal', args, kwargs, _SIGS_normal)
+
+
 # yaml/native_functions.yaml: ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 # yaml/native_functions.yaml: ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_ones = (
@@ -16178,6 +16752,97 @@ def rand(*args, **kwargs):
     raise _invalid_combination('rand', args, kwargs, _SIGS_rand)
 
 
+# yaml/native_functions.yaml: rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+# yaml/native_functions.yaml: rand_like.generator(Tensor self, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+_SIGS_rand_like = (
+    ('(Tensor input, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+    ('(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+_KW_rand_like_0 = {'input': lambda x: isinstance(x, _Tensor), 'generator': lambda x: _cv_generator(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+_KW_rand_like_1 = {'input': lambda x: isinstance(x, _Tensor), 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+
+
+def _implrand_like_0(input, *, generator, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
+    '(Tensor input, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('rand_like', 'input', 1, 'Tensor', input)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('rand_like', 'generator', 0, 'torchlet.Generator', generator)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('rand_like', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('rand_like', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('rand_like', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('rand_like', 'pin_memory', 0, 'bool', pin_memory)
+    memory_format_c = _cv_enum(memory_format, True)
+    if memory_format_c is _BAD:
+        raise _arg_error('rand_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
+    h_ = _C_rand_like_generator(input._p, generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def _implrand_like_1(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
+    '(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('rand_like', 'input', 1, 'Tensor', input)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('rand_like', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('rand_like', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('rand_like', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('rand_like', 'pin_memory', 0, 'bool', pin_memory)
+    memory_format_c = _cv_enum(memory_format, True)
+    if memory_format_c is _BAD:
+        raise _arg_error('rand_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
+    h_ = _C_rand_like(input._p, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def rand_like(*args, **kwargs):
+    '(Tensor input, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False) | (Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(rand_like, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_rand_like_0, ('input', )[:n])):
+        return _implrand_like_0(*args, **kwargs)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_rand_like_1, ('input', )[:n])):
+        return _implrand_like_1(*args, **kwargs)
+    raise _invalid_combination('rand_like', args, kwargs, _SIGS_rand_like)
+
+
 # yaml/native_functions.yaml: randint(SymInt high, SymInt[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 # yaml/native_functions.yaml: randint.generator(SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 # yaml/native_functions.yaml: randint.low(SymInt low, SymInt high, SymInt[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -16354,6 +17019,194 @@ def randint(*args, **kwargs):
     raise _invalid_combination('randint', args, kwargs, _SIGS_randint)
 
 
+# yaml/native_functions.yaml: randint_like(Tensor self, SymInt high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+# yaml/native_functions.yaml: randint_like.generator(Tensor self, SymInt high, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+# yaml/native_functions.yaml: randint_like.low_dtype(Tensor self, SymInt low, SymInt high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+# yaml/native_functions.yaml: randint_like.low_generator_dtype(Tensor self, SymInt low, SymInt high, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+_SIGS_randint_like = (
+    ('(Tensor input, int high, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('input', lambda x: isinstance(x, _Tensor)), ('high', lambda x: _cv_int(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+    ('(Tensor input, int high, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('input', lambda x: isinstance(x, _Tensor)), ('high', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+    ('(Tensor input, int low, int high, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('input', lambda x: isinstance(x, _Tensor)), ('low', lambda x: _cv_int(x) is not _BAD), ('high', lambda x: _cv_int(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+    ('(Tensor input, int low, int high, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('input', lambda x: isinstance(x, _Tensor)), ('low', lambda x: _cv_int(x) is not _BAD), ('high', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+_KW_randint_like_0 = {'input': lambda x: isinstance(x, _Tensor), 'high': lambda x: _cv_int(x) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+_KW_randint_like_1 = {'input': lambda x: isinstance(x, _Tensor), 'high': lambda x: _cv_int(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+_KW_randint_like_2 = {'input': lambda x: isinstance(x, _Tensor), 'low': lambda x: _cv_int(x) is not _BAD, 'high': lambda x: _cv_int(x) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+_KW_randint_like_3 = {'input': lambda x: isinstance(x, _Tensor), 'low': lambda x: _cv_int(x) is not _BAD, 'high': lambda x: _cv_int(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+
+
+def _implrandint_like_0(input, high, *, generator, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
+    '(Tensor input, int high, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('randint_like', 'input', 1, 'Tensor', input)
+    high_c = _cv_int(high)
+    if high_c is _BAD:
+        raise _arg_error('randint_like', 'high', 2, 'int', high)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('randint_like', 'generator', 0, 'torchlet.Generator', generator)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('randint_like', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('randint_like', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('randint_like', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('randint_like', 'pin_memory', 0, 'bool', pin_memory)
+    memory_format_c = _cv_enum(memory_format, True)
+    if memory_format_c is _BAD:
+        raise _arg_error('randint_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
+    h_ = _C_randint_like_generator(input._p, high_c, generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def _implrandint_like_1(input, high, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
+    '(Tensor input, int high, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('randint_like', 'input', 1, 'Tensor', input)
+    high_c = _cv_int(high)
+    if high_c is _BAD:
+        raise _arg_error('randint_like', 'high', 2, 'int', high)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('randint_like', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('randint_like', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('randint_like', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('randint_like', 'pin_memory', 0, 'bool', pin_memory)
+    memory_format_c = _cv_enum(memory_format, True)
+    if memory_format_c is _BAD:
+        raise _arg_error('randint_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
+    h_ = _C_randint_like(input._p, high_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def _implrandint_like_2(input, low, high, *, generator, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
+    '(Tensor input, int low, int high, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('randint_like', 'input', 1, 'Tensor', input)
+    low_c = _cv_int(low)
+    if low_c is _BAD:
+        raise _arg_error('randint_like', 'low', 2, 'int', low)
+    high_c = _cv_int(high)
+    if high_c is _BAD:
+        raise _arg_error('randint_like', 'high', 3, 'int', high)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('randint_like', 'generator', 0, 'torchlet.Generator', generator)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('randint_like', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('randint_like', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('randint_like', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('randint_like', 'pin_memory', 0, 'bool', pin_memory)
+    memory_format_c = _cv_enum(memory_format, True)
+    if memory_format_c is _BAD:
+        raise _arg_error('randint_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
+    h_ = _C_randint_like_low_generator_dtype(input._p, low_c, high_c, generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def _implrandint_like_3(input, low, high, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
+    '(Tensor input, int low, int high, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('randint_like', 'input', 1, 'Tensor', input)
+    low_c = _cv_int(low)
+    if low_c is _BAD:
+        raise _arg_error('randint_like', 'low', 2, 'int', low)
+    high_c = _cv_int(high)
+    if high_c is _BAD:
+        raise _arg_error('randint_like', 'high', 3, 'int', high)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('randint_like', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('randint_like', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('randint_like', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('randint_like', 'pin_memory', 0, 'bool', pin_memory)
+    memory_format_c = _cv_enum(memory_format, True)
+    if memory_format_c is _BAD:
+        raise _arg_error('randint_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
+    h_ = _C_randint_like_low_dtype(input._p, low_c, high_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def randint_like(*args, **kwargs):
+    '(Tensor input, int high, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False) | (Tensor input, int high, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False) | (Tensor input, int low, int high, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False) | (Tensor input, int low, int high, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(randint_like, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'high' in kwargs) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_randint_like_0, ('input', 'high', )[:n])):
+        return _implrandint_like_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'high' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_randint_like_1, ('input', 'high', )[:n])):
+        return _implrandint_like_1(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'low' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'high' in kwargs) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_randint_like_2, ('input', 'low', 'high', )[:n])):
+        return _implrandint_like_2(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'low' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'high' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_randint_like_3, ('input', 'low', 'high', )[:n])):
+        return _implrandint_like_3(*args, **kwargs)
+    raise _invalid_combination('randint_like', args, kwargs, _SIGS_randint_like)
+
+
 # yaml/native_functions.yaml: randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 # yaml/native_functions.yaml: randn.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -16481,6 +17334,97 @@ def randn(*args, **kwargs):
     if ((n == 0 and 'size' in kwargs) or (n > 0 and _cv_int_list(_varargs(args, None), 0) is not _BAD)) and (not kwargs or _kw_ok(kwargs, _KW_randn_1, ())):
         return _implrandn_1(*args, **kwargs)
     raise _invalid_combination('randn', args, kwargs, _SIGS_randn)
+
+
+# yaml/native_functions.yaml: randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+# yaml/native_functions.yaml: randn_like.generator(Tensor self, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+_SIGS_randn_like = (
+    ('(Tensor input, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+    ('(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('memory_format', lambda x: _cv_enum(x, True) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
+)
+_KW_randn_like_0 = {'input': lambda x: isinstance(x, _Tensor), 'generator': lambda x: _cv_generator(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+_KW_randn_like_1 = {'input': lambda x: isinstance(x, _Tensor), 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'memory_format': lambda x: _cv_enum(x, True) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
+
+
+def _implrandn_like_0(input, *, generator, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
+    '(Tensor input, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('randn_like', 'input', 1, 'Tensor', input)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('randn_like', 'generator', 0, 'torchlet.Generator', generator)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('randn_like', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('randn_like', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('randn_like', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('randn_like', 'pin_memory', 0, 'bool', pin_memory)
+    memory_format_c = _cv_enum(memory_format, True)
+    if memory_format_c is _BAD:
+        raise _arg_error('randn_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
+    h_ = _C_randn_like_generator(input._p, generator_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def _implrandn_like_1(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
+    '(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('randn_like', 'input', 1, 'Tensor', input)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('randn_like', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('randn_like', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('randn_like', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('randn_like', 'pin_memory', 0, 'bool', pin_memory)
+    memory_format_c = _cv_enum(memory_format, True)
+    if memory_format_c is _BAD:
+        raise _arg_error('randn_like', 'memory_format', 0, 'torchlet.memory_format', memory_format)
+    h_ = _C_randn_like(input._p, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1], memory_format_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    if requires_grad:
+        from torchlet.autograd import _factory_requires_grad
+        _factory_requires_grad(r_)
+    return r_
+
+
+def randn_like(*args, **kwargs):
+    '(Tensor input, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False) | (Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(randn_like, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and 'generator' in kwargs and (not kwargs or _kw_ok(kwargs, _KW_randn_like_0, ('input', )[:n])):
+        return _implrandn_like_0(*args, **kwargs)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_randn_like_1, ('input', )[:n])):
+        return _implrandn_like_1(*args, **kwargs)
+    raise _invalid_combination('randn_like', args, kwargs, _SIGS_randn_like)
 
 
 # yaml/native_functions.yaml: randperm(SymInt n, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -25453,6 +26397,597 @@ def _linalg_linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=N
     return out
 
 
+# yaml/native_functions.yaml: special_airy_ai(Tensor x) -> Tensor
+# yaml/native_functions.yaml: special_airy_ai.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_airy_ai = (
+    ('(Tensor x, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_airy_ai(x, *, out=None):
+    '(Tensor x, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_airy_ai, locals())) is not _GO:
+        return r_
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_airy_ai', 'x', 1, 'Tensor', x)
+    if out is None:
+        h_ = _C_special_airy_ai(x._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_airy_ai', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_airy_ai_out_r(x._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_bessel_j0(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_bessel_j0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_bessel_j0 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_bessel_j0(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_bessel_j0, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_bessel_j0', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_bessel_j0(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_bessel_j0', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_bessel_j0_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_bessel_j1(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_bessel_j1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_bessel_j1 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_bessel_j1(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_bessel_j1, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_bessel_j1', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_bessel_j1(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_bessel_j1', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_bessel_j1_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_bessel_y0(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_bessel_y0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_bessel_y0 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_bessel_y0(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_bessel_y0, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_bessel_y0', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_bessel_y0(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_bessel_y0', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_bessel_y0_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_bessel_y1(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_bessel_y1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_bessel_y1 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_bessel_y1(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_bessel_y1, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_bessel_y1', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_bessel_y1(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_bessel_y1', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_bessel_y1_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_t.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_t.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_chebyshev_polynomial_t = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_chebyshev_polynomial_t_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_chebyshev_polynomial_t_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_chebyshev_polynomial_t_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_chebyshev_polynomial_t_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_t', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_t', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_t(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_t', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_t_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_chebyshev_polynomial_t_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_chebyshev_polynomial_t', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_t', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_t_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_t', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_t_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_chebyshev_polynomial_t_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_t', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_chebyshev_polynomial_t', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_t_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_t', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_t_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_chebyshev_polynomial_t(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_chebyshev_polynomial_t, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_t_0, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_t_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_t_1, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_t_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_t_2, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_t_2(*args, **kwargs)
+    raise _invalid_combination('special_chebyshev_polynomial_t', args, kwargs, _SIGS__special_special_chebyshev_polynomial_t)
+
+
+# yaml/native_functions.yaml: special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_u.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_u.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_chebyshev_polynomial_u = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_chebyshev_polynomial_u_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_chebyshev_polynomial_u_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_chebyshev_polynomial_u_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_chebyshev_polynomial_u_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_u', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_u', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_u(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_u', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_u_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_chebyshev_polynomial_u_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_chebyshev_polynomial_u', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_u', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_u_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_u', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_u_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_chebyshev_polynomial_u_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_u', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_chebyshev_polynomial_u', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_u_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_u', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_u_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_chebyshev_polynomial_u(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_chebyshev_polynomial_u, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_u_0, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_u_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_u_1, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_u_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_u_2, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_u_2(*args, **kwargs)
+    raise _invalid_combination('special_chebyshev_polynomial_u', args, kwargs, _SIGS__special_special_chebyshev_polynomial_u)
+
+
+# yaml/native_functions.yaml: special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_v.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_v.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_chebyshev_polynomial_v = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_chebyshev_polynomial_v_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_chebyshev_polynomial_v_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_chebyshev_polynomial_v_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_chebyshev_polynomial_v_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_v', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_v', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_v(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_v', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_v_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_chebyshev_polynomial_v_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_chebyshev_polynomial_v', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_v', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_v_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_v', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_v_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_chebyshev_polynomial_v_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_v', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_chebyshev_polynomial_v', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_v_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_v', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_v_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_chebyshev_polynomial_v(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_chebyshev_polynomial_v, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_v_0, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_v_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_v_1, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_v_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_v_2, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_v_2(*args, **kwargs)
+    raise _invalid_combination('special_chebyshev_polynomial_v', args, kwargs, _SIGS__special_special_chebyshev_polynomial_v)
+
+
+# yaml/native_functions.yaml: special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_w.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_chebyshev_polynomial_w.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_chebyshev_polynomial_w = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_chebyshev_polynomial_w_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_chebyshev_polynomial_w_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_chebyshev_polynomial_w_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_chebyshev_polynomial_w_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_w', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_w', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_w(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_w', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_w_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_chebyshev_polynomial_w_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_chebyshev_polynomial_w', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_w', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_w_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_w', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_w_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_chebyshev_polynomial_w_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_chebyshev_polynomial_w', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_chebyshev_polynomial_w', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_chebyshev_polynomial_w_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_chebyshev_polynomial_w', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_chebyshev_polynomial_w_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_chebyshev_polynomial_w(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_chebyshev_polynomial_w, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_w_0, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_w_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_w_1, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_w_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_chebyshev_polynomial_w_2, ('x', 'n', )[:n])):
+        return _impl_special_special_chebyshev_polynomial_w_2(*args, **kwargs)
+    raise _invalid_combination('special_chebyshev_polynomial_w', args, kwargs, _SIGS__special_special_chebyshev_polynomial_w)
+
+
 # yaml/native_functions.yaml: special_digamma(Tensor self) -> Tensor
 # yaml/native_functions.yaml: special_digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__special_special_digamma = (
@@ -25572,6 +27107,37 @@ def _special_special_erfc(input, *, out=None):
     if not isinstance(out, _Tensor):
         raise _arg_error('special_erfc', 'out', 0, 'Tensor', out)
     rc_ = _P_special_erfc_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_erfcx(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_erfcx.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_erfcx = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_erfcx(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_erfcx, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_erfcx', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_erfcx(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_erfcx', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_erfcx_out_r(input._p, out._p)
     if rc_:
         _after(rc_)
     return out
@@ -25701,6 +27267,74 @@ def _special_special_expm1(input, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: special_gammainc(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: special_gammainc.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_gammainc = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_gammainc(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_gammainc, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_gammainc', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('special_gammainc', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_special_gammainc(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_gammainc', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_gammainc_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_gammaincc(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: special_gammaincc.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_gammaincc = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_gammaincc(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_gammaincc, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_gammaincc', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('special_gammaincc', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_special_gammaincc(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_gammaincc', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_gammaincc_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: special_gammaln(Tensor self) -> Tensor
 # yaml/native_functions.yaml: special_gammaln.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__special_special_gammaln = (
@@ -25732,6 +27366,224 @@ def _special_special_gammaln(input, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_hermite_polynomial_h.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_hermite_polynomial_h.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_hermite_polynomial_h.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_hermite_polynomial_h = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_hermite_polynomial_h_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_hermite_polynomial_h_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_hermite_polynomial_h_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_hermite_polynomial_h_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_hermite_polynomial_h', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_hermite_polynomial_h', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_hermite_polynomial_h(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_hermite_polynomial_h', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_hermite_polynomial_h_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_hermite_polynomial_h_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_hermite_polynomial_h', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_hermite_polynomial_h', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_hermite_polynomial_h_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_hermite_polynomial_h', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_hermite_polynomial_h_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_hermite_polynomial_h_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_hermite_polynomial_h', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_hermite_polynomial_h', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_hermite_polynomial_h_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_hermite_polynomial_h', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_hermite_polynomial_h_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_hermite_polynomial_h(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_hermite_polynomial_h, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_hermite_polynomial_h_0, ('x', 'n', )[:n])):
+        return _impl_special_special_hermite_polynomial_h_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_hermite_polynomial_h_1, ('x', 'n', )[:n])):
+        return _impl_special_special_hermite_polynomial_h_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_hermite_polynomial_h_2, ('x', 'n', )[:n])):
+        return _impl_special_special_hermite_polynomial_h_2(*args, **kwargs)
+    raise _invalid_combination('special_hermite_polynomial_h', args, kwargs, _SIGS__special_special_hermite_polynomial_h)
+
+
+# yaml/native_functions.yaml: special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_hermite_polynomial_he.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_hermite_polynomial_he.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_hermite_polynomial_he.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_hermite_polynomial_he = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_hermite_polynomial_he_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_hermite_polynomial_he_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_hermite_polynomial_he_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_hermite_polynomial_he_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_hermite_polynomial_he', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_hermite_polynomial_he', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_hermite_polynomial_he(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_hermite_polynomial_he', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_hermite_polynomial_he_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_hermite_polynomial_he_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_hermite_polynomial_he', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_hermite_polynomial_he', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_hermite_polynomial_he_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_hermite_polynomial_he', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_hermite_polynomial_he_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_hermite_polynomial_he_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_hermite_polynomial_he', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_hermite_polynomial_he', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_hermite_polynomial_he_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_hermite_polynomial_he', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_hermite_polynomial_he_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_hermite_polynomial_he(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_hermite_polynomial_he, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_hermite_polynomial_he_0, ('x', 'n', )[:n])):
+        return _impl_special_special_hermite_polynomial_he_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_hermite_polynomial_he_1, ('x', 'n', )[:n])):
+        return _impl_special_special_hermite_polynomial_he_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_hermite_polynomial_he_2, ('x', 'n', )[:n])):
+        return _impl_special_special_hermite_polynomial_he_2(*args, **kwargs)
+    raise _invalid_combination('special_hermite_polynomial_he', args, kwargs, _SIGS__special_special_hermite_polynomial_he)
+
+
 # yaml/native_functions.yaml: special_i0(Tensor self) -> Tensor
 # yaml/native_functions.yaml: special_i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__special_special_i0 = (
@@ -25758,6 +27610,37 @@ def _special_special_i0(input, *, out=None):
     if not isinstance(out, _Tensor):
         raise _arg_error('special_i0', 'out', 0, 'Tensor', out)
     rc_ = _P_special_i0_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_i0e(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_i0e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_i0e = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_i0e(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_i0e, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_i0e', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_i0e(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_i0e', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_i0e_out_r(input._p, out._p)
     if rc_:
         _after(rc_)
     return out
@@ -25794,6 +27677,255 @@ def _special_special_i1(input, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: special_i1e(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_i1e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_i1e = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_i1e(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_i1e, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_i1e', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_i1e(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_i1e', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_i1e_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_laguerre_polynomial_l.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_laguerre_polynomial_l.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_laguerre_polynomial_l.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_laguerre_polynomial_l = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_laguerre_polynomial_l_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_laguerre_polynomial_l_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_laguerre_polynomial_l_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_laguerre_polynomial_l_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_laguerre_polynomial_l', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_laguerre_polynomial_l', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_laguerre_polynomial_l(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_laguerre_polynomial_l', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_laguerre_polynomial_l_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_laguerre_polynomial_l_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_laguerre_polynomial_l', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_laguerre_polynomial_l', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_laguerre_polynomial_l_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_laguerre_polynomial_l', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_laguerre_polynomial_l_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_laguerre_polynomial_l_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_laguerre_polynomial_l', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_laguerre_polynomial_l', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_laguerre_polynomial_l_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_laguerre_polynomial_l', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_laguerre_polynomial_l_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_laguerre_polynomial_l(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_laguerre_polynomial_l, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_laguerre_polynomial_l_0, ('x', 'n', )[:n])):
+        return _impl_special_special_laguerre_polynomial_l_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_laguerre_polynomial_l_1, ('x', 'n', )[:n])):
+        return _impl_special_special_laguerre_polynomial_l_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_laguerre_polynomial_l_2, ('x', 'n', )[:n])):
+        return _impl_special_special_laguerre_polynomial_l_2(*args, **kwargs)
+    raise _invalid_combination('special_laguerre_polynomial_l', args, kwargs, _SIGS__special_special_laguerre_polynomial_l)
+
+
+# yaml/native_functions.yaml: special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_legendre_polynomial_p.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_legendre_polynomial_p.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_legendre_polynomial_p.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_legendre_polynomial_p = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_legendre_polynomial_p_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_legendre_polynomial_p_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_legendre_polynomial_p_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_legendre_polynomial_p_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_legendre_polynomial_p', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_legendre_polynomial_p', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_legendre_polynomial_p(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_legendre_polynomial_p', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_legendre_polynomial_p_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_legendre_polynomial_p_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_legendre_polynomial_p', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_legendre_polynomial_p', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_legendre_polynomial_p_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_legendre_polynomial_p', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_legendre_polynomial_p_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_legendre_polynomial_p_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_legendre_polynomial_p', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_legendre_polynomial_p', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_legendre_polynomial_p_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_legendre_polynomial_p', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_legendre_polynomial_p_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_legendre_polynomial_p(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_legendre_polynomial_p, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_legendre_polynomial_p_0, ('x', 'n', )[:n])):
+        return _impl_special_special_legendre_polynomial_p_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_legendre_polynomial_p_1, ('x', 'n', )[:n])):
+        return _impl_special_special_legendre_polynomial_p_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_legendre_polynomial_p_2, ('x', 'n', )[:n])):
+        return _impl_special_special_legendre_polynomial_p_2(*args, **kwargs)
+    raise _invalid_combination('special_legendre_polynomial_p', args, kwargs, _SIGS__special_special_legendre_polynomial_p)
+
+
 # yaml/native_functions.yaml: special_log1p(Tensor self) -> Tensor
 # yaml/native_functions.yaml: special_log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__special_special_log1p = (
@@ -25820,6 +27952,37 @@ def _special_special_log1p(input, *, out=None):
     if not isinstance(out, _Tensor):
         raise _arg_error('special_log1p', 'out', 0, 'Tensor', out)
     rc_ = _P_special_log1p_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_log_ndtr(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_log_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_log_ndtr = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_log_ndtr(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_log_ndtr, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_log_ndtr', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_log_ndtr(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_log_ndtr', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_log_ndtr_out_r(input._p, out._p)
     if rc_:
         _after(rc_)
     return out
@@ -25925,6 +28088,164 @@ def _special_special_logsumexp(input, dim, keepdim=False, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: special_modified_bessel_i0(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_modified_bessel_i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_modified_bessel_i0 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_modified_bessel_i0(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_modified_bessel_i0, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_modified_bessel_i0', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_modified_bessel_i0(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_modified_bessel_i0', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_modified_bessel_i0_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_modified_bessel_i1(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_modified_bessel_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_modified_bessel_i1 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_modified_bessel_i1(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_modified_bessel_i1, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_modified_bessel_i1', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_modified_bessel_i1(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_modified_bessel_i1', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_modified_bessel_i1_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_modified_bessel_k0(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_modified_bessel_k0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_modified_bessel_k0 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_modified_bessel_k0(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_modified_bessel_k0, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_modified_bessel_k0', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_modified_bessel_k0(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_modified_bessel_k0', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_modified_bessel_k0_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_modified_bessel_k1(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_modified_bessel_k1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_modified_bessel_k1 = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_modified_bessel_k1(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_modified_bessel_k1, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_modified_bessel_k1', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_modified_bessel_k1(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_modified_bessel_k1', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_modified_bessel_k1_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_multigammaln(Tensor self, int p) -> Tensor
+# yaml/native_functions.yaml: special_multigammaln.out(Tensor self, int p, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_multigammaln = (
+    ('(Tensor input, int p, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_multigammaln(input, p, *, out=None):
+    '(Tensor input, int p, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_multigammaln, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_multigammaln', 'input', 1, 'Tensor', input)
+    p_c = _cv_int(p)
+    if p_c is _BAD:
+        raise _arg_error('special_multigammaln', 'p', 2, 'int', p)
+    if out is None:
+        h_ = _C_special_multigammaln(input._p, p_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_multigammaln', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_multigammaln_out_r(input._p, p_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: special_ndtr(Tensor self) -> Tensor
 # yaml/native_functions.yaml: special_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__special_special_ndtr = (
@@ -25951,6 +28272,37 @@ def _special_special_ndtr(input, *, out=None):
     if not isinstance(out, _Tensor):
         raise _arg_error('special_ndtr', 'out', 0, 'Tensor', out)
     rc_ = _P_special_ndtr_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_ndtri(Tensor self) -> Tensor
+# yaml/native_functions.yaml: special_ndtri.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_ndtri = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_ndtri(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_ndtri, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_ndtri', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_special_ndtri(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_ndtri', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_ndtri_out_r(input._p, out._p)
     if rc_:
         _after(rc_)
     return out
@@ -26055,6 +28407,504 @@ def _special_special_round(input, *, decimals=0, out=None):
     return out
 
 
+# yaml/native_functions.yaml: special_scaled_modified_bessel_k0(Tensor x) -> Tensor
+# yaml/native_functions.yaml: special_scaled_modified_bessel_k0.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_scaled_modified_bessel_k0 = (
+    ('(Tensor x, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_scaled_modified_bessel_k0(x, *, out=None):
+    '(Tensor x, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_scaled_modified_bessel_k0, locals())) is not _GO:
+        return r_
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_scaled_modified_bessel_k0', 'x', 1, 'Tensor', x)
+    if out is None:
+        h_ = _C_special_scaled_modified_bessel_k0(x._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_scaled_modified_bessel_k0', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_scaled_modified_bessel_k0_out_r(x._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_scaled_modified_bessel_k1(Tensor x) -> Tensor
+# yaml/native_functions.yaml: special_scaled_modified_bessel_k1.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_scaled_modified_bessel_k1 = (
+    ('(Tensor x, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_scaled_modified_bessel_k1(x, *, out=None):
+    '(Tensor x, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_scaled_modified_bessel_k1, locals())) is not _GO:
+        return r_
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_scaled_modified_bessel_k1', 'x', 1, 'Tensor', x)
+    if out is None:
+        h_ = _C_special_scaled_modified_bessel_k1(x._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_scaled_modified_bessel_k1', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_scaled_modified_bessel_k1_out_r(x._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_t.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_t.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_shifted_chebyshev_polynomial_t = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_shifted_chebyshev_polynomial_t_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_shifted_chebyshev_polynomial_t_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_shifted_chebyshev_polynomial_t_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_t_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_t', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_t', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_t(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_t', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_t_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_t_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_shifted_chebyshev_polynomial_t', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_t', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_t_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_t', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_t_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_t_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_t', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_shifted_chebyshev_polynomial_t', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_t_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_t', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_t_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_shifted_chebyshev_polynomial_t(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_shifted_chebyshev_polynomial_t, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_t_0, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_t_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_t_1, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_t_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_t_2, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_t_2(*args, **kwargs)
+    raise _invalid_combination('special_shifted_chebyshev_polynomial_t', args, kwargs, _SIGS__special_special_shifted_chebyshev_polynomial_t)
+
+
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_u.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_u.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_shifted_chebyshev_polynomial_u = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_shifted_chebyshev_polynomial_u_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_shifted_chebyshev_polynomial_u_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_shifted_chebyshev_polynomial_u_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_u_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_u', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_u', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_u(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_u', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_u_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_u_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_shifted_chebyshev_polynomial_u', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_u', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_u_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_u', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_u_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_u_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_u', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_shifted_chebyshev_polynomial_u', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_u_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_u', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_u_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_shifted_chebyshev_polynomial_u(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_shifted_chebyshev_polynomial_u, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_u_0, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_u_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_u_1, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_u_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_u_2, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_u_2(*args, **kwargs)
+    raise _invalid_combination('special_shifted_chebyshev_polynomial_u', args, kwargs, _SIGS__special_special_shifted_chebyshev_polynomial_u)
+
+
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_v.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_v.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_shifted_chebyshev_polynomial_v = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_shifted_chebyshev_polynomial_v_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_shifted_chebyshev_polynomial_v_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_shifted_chebyshev_polynomial_v_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_v_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_v', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_v', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_v(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_v', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_v_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_v_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_shifted_chebyshev_polynomial_v', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_v', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_v_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_v', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_v_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_v_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_v', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_shifted_chebyshev_polynomial_v', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_v_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_v', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_v_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_shifted_chebyshev_polynomial_v(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_shifted_chebyshev_polynomial_v, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_v_0, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_v_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_v_1, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_v_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_v_2, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_v_2(*args, **kwargs)
+    raise _invalid_combination('special_shifted_chebyshev_polynomial_v', args, kwargs, _SIGS__special_special_shifted_chebyshev_polynomial_v)
+
+
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_w.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+# yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_w.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_shifted_chebyshev_polynomial_w = (
+    ('(Tensor x, Tensor n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number x, Tensor n, *, Tensor out = None)', (('x', lambda x: _is_scalar(x)), ('n', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor x, Number n, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)), ('n', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_shifted_chebyshev_polynomial_w_0 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_shifted_chebyshev_polynomial_w_1 = {'x': lambda x: _is_scalar(x), 'n': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_shifted_chebyshev_polynomial_w_2 = {'x': lambda x: isinstance(x, _Tensor), 'n': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_w_0(x, n, *, out=None):
+    '(Tensor x, Tensor n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_w', 'x', 1, 'Tensor', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_w', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_w(x._p, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_w', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_w_out_r(x._p, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_w_1(x, n, *, out=None):
+    '(Number x, Tensor n, *, Tensor out = None)'
+    x_c = _SC_INT.get(x) if x.__class__ is int else None
+    if x_c is None:
+        x_c = _cv_scalar(x)
+        if x_c is _BAD:
+            raise _arg_error('special_shifted_chebyshev_polynomial_w', 'x', 1, 'Number', x)
+    if n.__class__ is not _Tensor:
+        if not isinstance(n, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_w', 'n', 2, 'Tensor', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_w_x_scalar(x_c, n._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_w', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_w_x_scalar_out_r(x_c, n._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_shifted_chebyshev_polynomial_w_2(x, n, *, out=None):
+    '(Tensor x, Number n, *, Tensor out = None)'
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_shifted_chebyshev_polynomial_w', 'x', 1, 'Tensor', x)
+    n_c = _SC_INT.get(n) if n.__class__ is int else None
+    if n_c is None:
+        n_c = _cv_scalar(n)
+        if n_c is _BAD:
+            raise _arg_error('special_shifted_chebyshev_polynomial_w', 'n', 2, 'Number', n)
+    if out is None:
+        h_ = _C_special_shifted_chebyshev_polynomial_w_n_scalar(x._p, n_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_shifted_chebyshev_polynomial_w', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_shifted_chebyshev_polynomial_w_n_scalar_out_r(x._p, n_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_shifted_chebyshev_polynomial_w(*args, **kwargs):
+    '(Tensor x, Tensor n, *, Tensor out = None) | (Number x, Tensor n, *, Tensor out = None) | (Tensor x, Number n, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_shifted_chebyshev_polynomial_w, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_w_0, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_w_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'x' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_w_1, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_w_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'x' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'n' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_shifted_chebyshev_polynomial_w_2, ('x', 'n', )[:n])):
+        return _impl_special_special_shifted_chebyshev_polynomial_w_2(*args, **kwargs)
+    raise _invalid_combination('special_shifted_chebyshev_polynomial_w', args, kwargs, _SIGS__special_special_shifted_chebyshev_polynomial_w)
+
+
 # yaml/native_functions.yaml: special_sinc(Tensor self) -> Tensor
 # yaml/native_functions.yaml: special_sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__special_special_sinc = (
@@ -26113,6 +28963,37 @@ def _special_special_softmax(input, dim, dtype=None):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: special_spherical_bessel_j0(Tensor x) -> Tensor
+# yaml/native_functions.yaml: special_spherical_bessel_j0.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_spherical_bessel_j0 = (
+    ('(Tensor x, *, Tensor out = None)', (('x', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _special_special_spherical_bessel_j0(x, *, out=None):
+    '(Tensor x, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_spherical_bessel_j0, locals())) is not _GO:
+        return r_
+    if x.__class__ is not _Tensor:
+        if not isinstance(x, _Tensor):
+            raise _arg_error('special_spherical_bessel_j0', 'x', 1, 'Tensor', x)
+    if out is None:
+        h_ = _C_special_spherical_bessel_j0(x._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_spherical_bessel_j0', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_spherical_bessel_j0_out_r(x._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: special_xlog1py(Tensor self, Tensor other) -> Tensor
@@ -26331,6 +29212,115 @@ def _special_special_xlogy(*args, **kwargs):
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_xlogy_2, ('input', 'other', )[:n])):
         return _impl_special_special_xlogy_2(*args, **kwargs)
     raise _invalid_combination('special_xlogy', args, kwargs, _SIGS__special_special_xlogy)
+
+
+# yaml/native_functions.yaml: special_zeta(Tensor self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: special_zeta.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor
+# yaml/native_functions.yaml: special_zeta.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor
+# yaml/native_functions.yaml: special_zeta.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__special_special_zeta = (
+    ('(Tensor input, Tensor other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Number input, Tensor other, *, Tensor out = None)', (('input', lambda x: _is_scalar(x)), ('other', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, Number other, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('other', lambda x: _is_scalar(x)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW__special_special_zeta_0 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_zeta_1 = {'input': lambda x: _is_scalar(x), 'other': lambda x: isinstance(x, _Tensor), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__special_special_zeta_2 = {'input': lambda x: isinstance(x, _Tensor), 'other': lambda x: _is_scalar(x), 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _impl_special_special_zeta_0(input, other, *, out=None):
+    '(Tensor input, Tensor other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_zeta', 'input', 1, 'Tensor', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('special_zeta', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_special_zeta(input._p, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_zeta', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_zeta_out_r(input._p, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_zeta_1(input, other, *, out=None):
+    '(Number input, Tensor other, *, Tensor out = None)'
+    input_c = _SC_INT.get(input) if input.__class__ is int else None
+    if input_c is None:
+        input_c = _cv_scalar(input)
+        if input_c is _BAD:
+            raise _arg_error('special_zeta', 'input', 1, 'Number', input)
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('special_zeta', 'other', 2, 'Tensor', other)
+    if out is None:
+        h_ = _C_special_zeta_self_scalar(input_c, other._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_zeta', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_zeta_self_scalar_out_r(input_c, other._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_special_special_zeta_2(input, other, *, out=None):
+    '(Tensor input, Number other, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('special_zeta', 'input', 1, 'Tensor', input)
+    other_c = _SC_INT.get(other) if other.__class__ is int else None
+    if other_c is None:
+        other_c = _cv_scalar(other)
+        if other_c is _BAD:
+            raise _arg_error('special_zeta', 'other', 2, 'Number', other)
+    if out is None:
+        h_ = _C_special_zeta_other_scalar(input._p, other_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('special_zeta', 'out', 0, 'Tensor', out)
+    rc_ = _P_special_zeta_other_scalar_out_r(input._p, other_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _special_special_zeta(*args, **kwargs):
+    '(Tensor input, Tensor other, *, Tensor out = None) | (Number input, Tensor other, *, Tensor out = None) | (Tensor input, Number other, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_special_special_zeta, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_zeta_0, ('input', 'other', )[:n])):
+        return _impl_special_special_zeta_0(*args, **kwargs)
+    if n <= 2 and (_is_scalar(args[0]) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_zeta_1, ('input', 'other', )[:n])):
+        return _impl_special_special_zeta_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'other' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__special_special_zeta_2, ('input', 'other', )[:n])):
+        return _impl_special_special_zeta_2(*args, **kwargs)
+    raise _invalid_combination('special_zeta', args, kwargs, _SIGS__special_special_zeta)
 
 # ------------------------------------------------------------------- methods
 
@@ -27841,6 +30831,83 @@ def _m_baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     return self
 
 
+# yaml/native_functions.yaml: bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
+# yaml/native_functions.yaml: bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
+_SIGS__m_bernoulli = (
+    ('(*, torchlet.Generator generator = None)', (), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+    ('(float p, *, torchlet.Generator generator = None)', (('p', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+)
+_KW__m_bernoulli_0 = {'generator': lambda x: _cv_generator(x) is not _BAD}
+_KW__m_bernoulli_1 = {'p': lambda x: _cv_double(x) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD}
+
+
+def _impl_m_bernoulli_0(self, *, generator=None):
+    '(*, torchlet.Generator generator = None)'
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('bernoulli', 'generator', 0, 'torchlet.Generator', generator)
+    h_ = _C_bernoulli(self._p, generator_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_m_bernoulli_1(self, p, *, generator=None):
+    '(float p, *, torchlet.Generator generator = None)'
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('bernoulli', 'p', 1, 'float', p)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('bernoulli', 'generator', 0, 'torchlet.Generator', generator)
+    h_ = _C_bernoulli_p(self._p, p_c, generator_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _m_bernoulli(self, *args, **kwargs):
+    '(*, torchlet.Generator generator = None) | (float p, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_m_bernoulli, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_bernoulli_0, ()[:n])):
+        return _impl_m_bernoulli_0(self, *args, **kwargs)
+    if n <= 1 and (_cv_double(args[0]) is not _BAD if n > 0 else 'p' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bernoulli_1, ('p', )[:n])):
+        return _impl_m_bernoulli_1(self, *args, **kwargs)
+    raise _invalid_combination('bernoulli', args, kwargs, _SIGS__m_bernoulli)
+
+
+# yaml/native_functions.yaml: bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
+_SIGS__m_bernoulli_ = (
+    ('(float p = 0.5, *, torchlet.Generator generator = None)', (('p', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+)
+
+
+def _m_bernoulli_(self, p=0.5, *, generator=None):
+    '(float p = 0.5, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_m_bernoulli_, locals())) is not _GO:
+        return r_
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('bernoulli_', 'p', 1, 'float', p)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('bernoulli_', 'generator', 0, 'torchlet.Generator', generator)
+    rc_ = _P_bernoulli__float_r(self._p, p_c, generator_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor
 _SIGS__m_bincount = (
     ('(Tensor weights = None, int minlength = 0)', (('weights', lambda x: (x is None or isinstance(x, _Tensor))), ('minlength', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -28465,6 +31532,31 @@ def _m_broadcast_to(self, *_args, size=None):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)
+_SIGS__m_cauchy_ = (
+    ('(float median = 0, float sigma = 1, *, torchlet.Generator generator = None)', (('median', lambda x: _cv_double(x) is not _BAD), ('sigma', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+)
+
+
+def _m_cauchy_(self, median=0, sigma=1, *, generator=None):
+    '(float median = 0, float sigma = 1, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_m_cauchy_, locals())) is not _GO:
+        return r_
+    median_c = _cv_double(median)
+    if median_c is _BAD:
+        raise _arg_error('cauchy_', 'median', 1, 'float', median)
+    sigma_c = _cv_double(sigma)
+    if sigma_c is _BAD:
+        raise _arg_error('cauchy_', 'sigma', 2, 'float', sigma)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('cauchy_', 'generator', 0, 'torchlet.Generator', generator)
+    rc_ = _P_cauchy__r(self._p, median_c, sigma_c, generator_c)
+    if rc_:
+        _after(rc_)
+    return self
 
 
 # yaml/native_functions.yaml: ceil(Tensor self) -> Tensor
@@ -30442,6 +33534,28 @@ def _m_expm1_(self):
     return self
 
 
+# yaml/native_functions.yaml: exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)
+_SIGS__m_exponential_ = (
+    ('(float lambd = 1, *, torchlet.Generator generator = None)', (('lambd', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+)
+
+
+def _m_exponential_(self, lambd=1, *, generator=None):
+    '(float lambd = 1, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_m_exponential_, locals())) is not _GO:
+        return r_
+    lambd_c = _cv_double(lambd)
+    if lambd_c is _BAD:
+        raise _arg_error('exponential_', 'lambd', 1, 'float', lambd)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('exponential_', 'generator', 0, 'torchlet.Generator', generator)
+    rc_ = _P_exponential__r(self._p, lambd_c, generator_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 # yaml/native_functions.yaml: fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
 _SIGS__m_fill_ = (
@@ -31216,6 +34330,28 @@ def _m_ge_(self, *args, **kwargs):
     raise _invalid_combination('ge_', args, kwargs, _SIGS__m_ge_)
 
 
+# yaml/native_functions.yaml: geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)
+_SIGS__m_geometric_ = (
+    ('(float p, *, torchlet.Generator generator = None)', (('p', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+)
+
+
+def _m_geometric_(self, p, *, generator=None):
+    '(float p, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_m_geometric_, locals())) is not _GO:
+        return r_
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('geometric_', 'p', 1, 'float', p)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('geometric_', 'generator', 0, 'torchlet.Generator', generator)
+    rc_ = _P_geometric__r(self._p, p_c, generator_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: ger(Tensor self, Tensor vec2) -> Tensor
 _SIGS__m_ger = (
     ('(Tensor vec2)', (('vec2', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -31649,6 +34785,90 @@ def _m_i0_(self):
     if _TF and (r_ := _tf(_m_i0_, locals())) is not _GO:
         return r_
     rc_ = _P_i0__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: igamma(Tensor self, Tensor other) -> Tensor
+_SIGS__m_igamma = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_igamma(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_igamma, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('igamma', 'other', 1, 'Tensor', other)
+    h_ = _C_igamma(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS__m_igamma_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_igamma_(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_igamma_, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('igamma_', 'other', 1, 'Tensor', other)
+    rc_ = _P_igamma__r(self._p, other._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: igammac(Tensor self, Tensor other) -> Tensor
+_SIGS__m_igammac = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_igammac(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_igammac, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('igammac', 'other', 1, 'Tensor', other)
+    h_ = _C_igammac(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+_SIGS__m_igammac_ = (
+    ('(Tensor other)', (('other', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_igammac_(self, other):
+    '(Tensor other)'
+    if _TF and (r_ := _tf(_m_igammac_, locals())) is not _GO:
+        return r_
+    if other.__class__ is not _Tensor:
+        if not isinstance(other, _Tensor):
+            raise _arg_error('igammac_', 'other', 1, 'Tensor', other)
+    rc_ = _P_igammac__r(self._p, other._p)
     if rc_:
         _after(rc_)
     return self
@@ -32606,6 +35826,31 @@ def _m_log_(self):
     if _TF and (r_ := _tf(_m_log_, locals())) is not _GO:
         return r_
     rc_ = _P_log__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+# yaml/native_functions.yaml: log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)
+_SIGS__m_log_normal_ = (
+    ('(float mean = 1, float std = 2, *, torchlet.Generator generator = None)', (('mean', lambda x: _cv_double(x) is not _BAD), ('std', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+)
+
+
+def _m_log_normal_(self, mean=1, std=2, *, generator=None):
+    '(float mean = 1, float std = 2, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_m_log_normal_, locals())) is not _GO:
+        return r_
+    mean_c = _cv_double(mean)
+    if mean_c is _BAD:
+        raise _arg_error('log_normal_', 'mean', 1, 'float', mean)
+    std_c = _cv_double(std)
+    if std_c is _BAD:
+        raise _arg_error('log_normal_', 'std', 2, 'float', std)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('log_normal_', 'generator', 0, 'torchlet.Generator', generator)
+    rc_ = _P_log_normal__r(self._p, mean_c, std_c, generator_c)
     if rc_:
         _after(rc_)
     return self
@@ -33783,6 +37028,35 @@ def _m_mul_(self, other):
     return self
 
 
+# yaml/native_functions.yaml: multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor
+_SIGS__m_multinomial = (
+    ('(int num_samples, bool replacement = False, *, torchlet.Generator generator = None)', (('num_samples', lambda x: _cv_int(x) is not _BAD), ('replacement', lambda x: _cv_bool(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+)
+
+
+def _m_multinomial(self, num_samples, replacement=False, *, generator=None):
+    '(int num_samples, bool replacement = False, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_m_multinomial, locals())) is not _GO:
+        return r_
+    num_samples_c = _cv_int(num_samples)
+    if num_samples_c is _BAD:
+        raise _arg_error('multinomial', 'num_samples', 1, 'int', num_samples)
+    replacement_c = _cv_bool(replacement)
+    if replacement_c is _BAD:
+        raise _arg_error('multinomial', 'replacement', 2, 'bool', replacement)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('multinomial', 'generator', 0, 'torchlet.Generator', generator)
+    h_ = _C_multinomial(self._p, num_samples_c, replacement_c, generator_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: mv(Tensor self, Tensor vec) -> Tensor
 _SIGS__m_mv = (
     ('(Tensor vec)', (('vec', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -34614,6 +37888,31 @@ def _m_nonzero_static(self, *, size, fill_value=-1):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)
+_SIGS__m_normal_ = (
+    ('(float mean = 0, float std = 1, *, torchlet.Generator generator = None)', (('mean', lambda x: _cv_double(x) is not _BAD), ('std', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+)
+
+
+def _m_normal_(self, mean=0, std=1, *, generator=None):
+    '(float mean = 0, float std = 1, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_m_normal_, locals())) is not _GO:
+        return r_
+    mean_c = _cv_double(mean)
+    if mean_c is _BAD:
+        raise _arg_error('normal_', 'mean', 1, 'float', mean)
+    std_c = _cv_double(std)
+    if std_c is _BAD:
+        raise _arg_error('normal_', 'std', 2, 'float', std)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('normal_', 'generator', 0, 'torchlet.Generator', generator)
+    rc_ = _P_normal__r(self._p, mean_c, std_c, generator_c)
+    if rc_:
+        _after(rc_)
+    return self
 
 
 # yaml/native_functions.yaml: outer(Tensor self, Tensor vec2) -> Tensor
@@ -37568,6 +40867,31 @@ def _m_unflatten(self, dim, sizes):
     return r_
 
 
+# yaml/native_functions.yaml: uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)
+_SIGS__m_uniform_ = (
+    ('(float from_ = 0, float to = 1, *, torchlet.Generator generator = None)', (('from_', lambda x: _cv_double(x) is not _BAD), ('to', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+)
+
+
+def _m_uniform_(self, from_=0, to=1, *, generator=None):
+    '(float from_ = 0, float to = 1, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_m_uniform_, locals())) is not _GO:
+        return r_
+    from__c = _cv_double(from_)
+    if from__c is _BAD:
+        raise _arg_error('uniform_', 'from_', 1, 'float', from_)
+    to_c = _cv_double(to)
+    if to_c is _BAD:
+        raise _arg_error('uniform_', 'to', 2, 'float', to)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('uniform_', 'generator', 0, 'torchlet.Generator', generator)
+    rc_ = _P_uniform__r(self._p, from__c, to_c, generator_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]
 _SIGS__m_unsafe_chunk = (
     ('(int chunks, int dim = 0)', (('chunks', lambda x: _cv_int(x) is not _BAD), ('dim', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -39310,6 +42634,8 @@ class _TensorOps:
     atanh_ = _m_atanh_
     baddbmm = _m_baddbmm
     baddbmm_ = _m_baddbmm_
+    bernoulli = _m_bernoulli
+    bernoulli_ = _m_bernoulli_
     bincount = _m_bincount
     bitwise_and = _m_bitwise_and
     bitwise_and_ = _m_bitwise_and_
@@ -39325,6 +42651,7 @@ class _TensorOps:
     bitwise_xor_ = _m_bitwise_xor_
     bmm = _m_bmm
     broadcast_to = _m_broadcast_to
+    cauchy_ = _m_cauchy_
     ceil = _m_ceil
     ceil_ = _m_ceil_
     cholesky = _m_cholesky
@@ -39393,6 +42720,7 @@ class _TensorOps:
     expand_as = _m_expand_as
     expm1 = _m_expm1
     expm1_ = _m_expm1_
+    exponential_ = _m_exponential_
     fill_ = _m_fill_
     flatten = _m_flatten
     flip = _m_flip
@@ -39416,6 +42744,7 @@ class _TensorOps:
     gcd_ = _m_gcd_
     ge = _m_ge
     ge_ = _m_ge_
+    geometric_ = _m_geometric_
     ger = _m_ger
     gt = _m_gt
     gt_ = _m_gt_
@@ -39430,6 +42759,10 @@ class _TensorOps:
     hypot_ = _m_hypot_
     i0 = _m_i0
     i0_ = _m_i0_
+    igamma = _m_igamma
+    igamma_ = _m_igamma_
+    igammac = _m_igammac
+    igammac_ = _m_igammac_
     index = _m_index
     index_add = _m_index_add
     index_add_ = _m_index_add_
@@ -39467,6 +42800,7 @@ class _TensorOps:
     log2 = _m_log2
     log2_ = _m_log2_
     log_ = _m_log_
+    log_normal_ = _m_log_normal_
     log_softmax = _m_log_softmax
     logaddexp = _m_logaddexp
     logaddexp2 = _m_logaddexp2
@@ -39504,6 +42838,7 @@ class _TensorOps:
     msort = _m_msort
     mul = _m_mul
     mul_ = _m_mul_
+    multinomial = _m_multinomial
     mv = _m_mv
     mvlgamma = _m_mvlgamma
     mvlgamma_ = _m_mvlgamma_
@@ -39528,6 +42863,7 @@ class _TensorOps:
     nextafter_ = _m_nextafter_
     nonzero = _m_nonzero
     nonzero_static = _m_nonzero_static
+    normal_ = _m_normal_
     outer = _m_outer
     permute = _m_permute
     polygamma = _m_polygamma
@@ -39617,6 +42953,7 @@ class _TensorOps:
     type_as = _m_type_as
     unbind = _m_unbind
     unflatten = _m_unflatten
+    uniform_ = _m_uniform_
     unsafe_chunk = _m_unsafe_chunk
     unsafe_split = _m_unsafe_split
     unsqueeze = _m_unsqueeze
@@ -39806,29 +43143,62 @@ def _public_names():
         (_linalg_linalg_vander, "linalg_vander"),
         (_linalg_linalg_vecdot, "linalg_vecdot"),
         (_linalg_linalg_vector_norm, "linalg_vector_norm"),
+        (_special_special_airy_ai, "special_airy_ai"),
+        (_special_special_bessel_j0, "special_bessel_j0"),
+        (_special_special_bessel_j1, "special_bessel_j1"),
+        (_special_special_bessel_y0, "special_bessel_y0"),
+        (_special_special_bessel_y1, "special_bessel_y1"),
+        (_special_special_chebyshev_polynomial_t, "special_chebyshev_polynomial_t"),
+        (_special_special_chebyshev_polynomial_u, "special_chebyshev_polynomial_u"),
+        (_special_special_chebyshev_polynomial_v, "special_chebyshev_polynomial_v"),
+        (_special_special_chebyshev_polynomial_w, "special_chebyshev_polynomial_w"),
         (_special_special_digamma, "special_digamma"),
         (_special_special_entr, "special_entr"),
         (_special_special_erf, "special_erf"),
         (_special_special_erfc, "special_erfc"),
+        (_special_special_erfcx, "special_erfcx"),
         (_special_special_erfinv, "special_erfinv"),
         (_special_special_exp2, "special_exp2"),
         (_special_special_expit, "special_expit"),
         (_special_special_expm1, "special_expm1"),
+        (_special_special_gammainc, "special_gammainc"),
+        (_special_special_gammaincc, "special_gammaincc"),
         (_special_special_gammaln, "special_gammaln"),
+        (_special_special_hermite_polynomial_h, "special_hermite_polynomial_h"),
+        (_special_special_hermite_polynomial_he, "special_hermite_polynomial_he"),
         (_special_special_i0, "special_i0"),
+        (_special_special_i0e, "special_i0e"),
         (_special_special_i1, "special_i1"),
+        (_special_special_i1e, "special_i1e"),
+        (_special_special_laguerre_polynomial_l, "special_laguerre_polynomial_l"),
+        (_special_special_legendre_polynomial_p, "special_legendre_polynomial_p"),
         (_special_special_log1p, "special_log1p"),
+        (_special_special_log_ndtr, "special_log_ndtr"),
         (_special_special_log_softmax, "special_log_softmax"),
         (_special_special_logit, "special_logit"),
         (_special_special_logsumexp, "special_logsumexp"),
+        (_special_special_modified_bessel_i0, "special_modified_bessel_i0"),
+        (_special_special_modified_bessel_i1, "special_modified_bessel_i1"),
+        (_special_special_modified_bessel_k0, "special_modified_bessel_k0"),
+        (_special_special_modified_bessel_k1, "special_modified_bessel_k1"),
+        (_special_special_multigammaln, "special_multigammaln"),
         (_special_special_ndtr, "special_ndtr"),
+        (_special_special_ndtri, "special_ndtri"),
         (_special_special_polygamma, "special_polygamma"),
         (_special_special_psi, "special_psi"),
         (_special_special_round, "special_round"),
+        (_special_special_scaled_modified_bessel_k0, "special_scaled_modified_bessel_k0"),
+        (_special_special_scaled_modified_bessel_k1, "special_scaled_modified_bessel_k1"),
+        (_special_special_shifted_chebyshev_polynomial_t, "special_shifted_chebyshev_polynomial_t"),
+        (_special_special_shifted_chebyshev_polynomial_u, "special_shifted_chebyshev_polynomial_u"),
+        (_special_special_shifted_chebyshev_polynomial_v, "special_shifted_chebyshev_polynomial_v"),
+        (_special_special_shifted_chebyshev_polynomial_w, "special_shifted_chebyshev_polynomial_w"),
         (_special_special_sinc, "special_sinc"),
         (_special_special_softmax, "special_softmax"),
+        (_special_special_spherical_bessel_j0, "special_spherical_bessel_j0"),
         (_special_special_xlog1py, "special_xlog1py"),
         (_special_special_xlogy, "special_xlogy"),
+        (_special_special_zeta, "special_zeta"),
     ):
         f.__name__ = f.__qualname__ = name
 
@@ -40117,6 +43487,10 @@ SIGNATURES = {
     ),
     ("function", "batch_norm"): (
         "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps, bool cudnn_enabled)",
+    ),
+    ("function", "bernoulli"): (
+        "(Tensor input, *, torchlet.Generator generator = None)",
+        "(Tensor input, float p, *, torchlet.Generator generator = None)",
     ),
     ("function", "bilinear"): (
         "(Tensor input1, Tensor input2, Tensor weight, Tensor bias = None)",
@@ -40578,6 +43952,12 @@ SIGNATURES = {
     ("function", "i0_"): (
         "(Tensor input)",
     ),
+    ("function", "igamma"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "igammac"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
     ("function", "index"): (
         "(Tensor input, tuple of Tensors indices, *, Tensor out = None)",
     ),
@@ -40816,6 +44196,9 @@ SIGNATURES = {
     ("function", "mul"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
     ),
+    ("function", "multinomial"): (
+        "(Tensor input, int num_samples, bool replacement = False, *, torchlet.Generator generator = None, Tensor out = None)",
+    ),
     ("function", "mv"): (
         "(Tensor input, Tensor vec, *, Tensor out = None)",
     ),
@@ -40892,6 +44275,12 @@ SIGNATURES = {
     ("function", "nonzero_static"): (
         "(Tensor input, *, int size, int fill_value = -1)",
     ),
+    ("function", "normal"): (
+        "(Tensor mean, Tensor std, *, torchlet.Generator generator = None, Tensor out = None)",
+        "(Tensor mean, float std = 1, *, torchlet.Generator generator = None, Tensor out = None)",
+        "(float mean, Tensor std, *, torchlet.Generator generator = None, Tensor out = None)",
+        "(float mean, float std, tuple of ints size, *, torchlet.Generator generator = None, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
+    ),
     ("function", "ones"): (
         "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
     ),
@@ -40948,15 +44337,29 @@ SIGNATURES = {
         "(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
         "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
     ),
+    ("function", "rand_like"): (
+        "(Tensor input, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
+        "(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
+    ),
     ("function", "randint"): (
         "(int high, tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
         "(int high, tuple of ints size, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
         "(int low, int high, tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
         "(int low, int high, tuple of ints size, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
+    ("function", "randint_like"): (
+        "(Tensor input, int high, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
+        "(Tensor input, int high, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
+        "(Tensor input, int low, int high, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
+        "(Tensor input, int low, int high, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
+    ),
     ("function", "randn"): (
         "(tuple of ints size, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
         "(tuple of ints size, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, Tensor out = None, bool requires_grad = False)",
+    ),
+    ("function", "randn_like"): (
+        "(Tensor input, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
+        "(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
     ),
     ("function", "randperm"): (
         "(int n, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
@@ -41504,6 +44907,13 @@ SIGNATURES = {
     ("method", "baddbmm_"): (
         "(Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1)",
     ),
+    ("method", "bernoulli"): (
+        "(*, torchlet.Generator generator = None)",
+        "(float p, *, torchlet.Generator generator = None)",
+    ),
+    ("method", "bernoulli_"): (
+        "(float p = 0.5, *, torchlet.Generator generator = None)",
+    ),
     ("method", "bincount"): (
         "(Tensor weights = None, int minlength = 0)",
     ),
@@ -41558,6 +44968,9 @@ SIGNATURES = {
     ),
     ("method", "broadcast_to"): (
         "(tuple of ints size)",
+    ),
+    ("method", "cauchy_"): (
+        "(float median = 0, float sigma = 1, *, torchlet.Generator generator = None)",
     ),
     ("method", "ceil"): (
         "()",
@@ -41779,6 +45192,9 @@ SIGNATURES = {
     ("method", "expm1_"): (
         "()",
     ),
+    ("method", "exponential_"): (
+        "(float lambd = 1, *, torchlet.Generator generator = None)",
+    ),
     ("method", "fill_"): (
         "(Tensor value)",
         "(Number value)",
@@ -41857,6 +45273,9 @@ SIGNATURES = {
         "(Tensor other)",
         "(Number other)",
     ),
+    ("method", "geometric_"): (
+        "(float p, *, torchlet.Generator generator = None)",
+    ),
     ("method", "ger"): (
         "(Tensor vec2)",
     ),
@@ -41902,6 +45321,18 @@ SIGNATURES = {
     ),
     ("method", "i0_"): (
         "()",
+    ),
+    ("method", "igamma"): (
+        "(Tensor other)",
+    ),
+    ("method", "igamma_"): (
+        "(Tensor other)",
+    ),
+    ("method", "igammac"): (
+        "(Tensor other)",
+    ),
+    ("method", "igammac_"): (
+        "(Tensor other)",
     ),
     ("method", "index"): (
         "(tuple of Tensors indices)",
@@ -42017,6 +45448,9 @@ SIGNATURES = {
     ),
     ("method", "log_"): (
         "()",
+    ),
+    ("method", "log_normal_"): (
+        "(float mean = 1, float std = 2, *, torchlet.Generator generator = None)",
     ),
     ("method", "log_softmax"): (
         "(int dim, torchlet.dtype dtype = None)",
@@ -42141,6 +45575,9 @@ SIGNATURES = {
     ("method", "mul_"): (
         "(Tensor other)",
     ),
+    ("method", "multinomial"): (
+        "(int num_samples, bool replacement = False, *, torchlet.Generator generator = None)",
+    ),
     ("method", "mv"): (
         "(Tensor vec)",
     ),
@@ -42217,6 +45654,9 @@ SIGNATURES = {
     ),
     ("method", "nonzero_static"): (
         "(*, int size, int fill_value = -1)",
+    ),
+    ("method", "normal_"): (
+        "(float mean = 0, float std = 1, *, torchlet.Generator generator = None)",
     ),
     ("method", "outer"): (
         "(Tensor vec2)",
@@ -42513,6 +45953,9 @@ SIGNATURES = {
     ),
     ("method", "unflatten"): (
         "(int dim, tuple of ints sizes)",
+    ),
+    ("method", "uniform_"): (
+        "(float from_ = 0, float to = 1, *, torchlet.Generator generator = None)",
     ),
     ("method", "unsafe_chunk"): (
         "(int chunks, int dim = 0)",
@@ -42923,6 +46366,41 @@ SIGNATURES = {
     ("linalg", "linalg_vector_norm"): (
         "(Tensor input, Number ord = 2, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
     ),
+    ("special", "special_airy_ai"): (
+        "(Tensor x, *, Tensor out = None)",
+    ),
+    ("special", "special_bessel_j0"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_bessel_j1"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_bessel_y0"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_bessel_y1"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_chebyshev_polynomial_t"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
+    ("special", "special_chebyshev_polynomial_u"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
+    ("special", "special_chebyshev_polynomial_v"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
+    ("special", "special_chebyshev_polynomial_w"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
     ("special", "special_digamma"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -42933,6 +46411,9 @@ SIGNATURES = {
         "(Tensor input, *, Tensor out = None)",
     ),
     ("special", "special_erfc"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_erfcx"): (
         "(Tensor input, *, Tensor out = None)",
     ),
     ("special", "special_erfinv"): (
@@ -42947,16 +46428,51 @@ SIGNATURES = {
     ("special", "special_expm1"): (
         "(Tensor input, *, Tensor out = None)",
     ),
+    ("special", "special_gammainc"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("special", "special_gammaincc"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
     ("special", "special_gammaln"): (
         "(Tensor input, *, Tensor out = None)",
     ),
+    ("special", "special_hermite_polynomial_h"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
+    ("special", "special_hermite_polynomial_he"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
     ("special", "special_i0"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_i0e"): (
         "(Tensor input, *, Tensor out = None)",
     ),
     ("special", "special_i1"): (
         "(Tensor input, *, Tensor out = None)",
     ),
+    ("special", "special_i1e"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_laguerre_polynomial_l"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
+    ("special", "special_legendre_polynomial_p"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
     ("special", "special_log1p"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_log_ndtr"): (
         "(Tensor input, *, Tensor out = None)",
     ),
     ("special", "special_log_softmax"): (
@@ -42968,7 +46484,25 @@ SIGNATURES = {
     ("special", "special_logsumexp"): (
         "(Tensor input, tuple of ints dim, bool keepdim = False, *, Tensor out = None)",
     ),
+    ("special", "special_modified_bessel_i0"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_modified_bessel_i1"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_modified_bessel_k0"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_modified_bessel_k1"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_multigammaln"): (
+        "(Tensor input, int p, *, Tensor out = None)",
+    ),
     ("special", "special_ndtr"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("special", "special_ndtri"): (
         "(Tensor input, *, Tensor out = None)",
     ),
     ("special", "special_polygamma"): (
@@ -42980,11 +46514,40 @@ SIGNATURES = {
     ("special", "special_round"): (
         "(Tensor input, *, int decimals = 0, Tensor out = None)",
     ),
+    ("special", "special_scaled_modified_bessel_k0"): (
+        "(Tensor x, *, Tensor out = None)",
+    ),
+    ("special", "special_scaled_modified_bessel_k1"): (
+        "(Tensor x, *, Tensor out = None)",
+    ),
+    ("special", "special_shifted_chebyshev_polynomial_t"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
+    ("special", "special_shifted_chebyshev_polynomial_u"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
+    ("special", "special_shifted_chebyshev_polynomial_v"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
+    ("special", "special_shifted_chebyshev_polynomial_w"): (
+        "(Tensor x, Tensor n, *, Tensor out = None)",
+        "(Number x, Tensor n, *, Tensor out = None)",
+        "(Tensor x, Number n, *, Tensor out = None)",
+    ),
     ("special", "special_sinc"): (
         "(Tensor input, *, Tensor out = None)",
     ),
     ("special", "special_softmax"): (
         "(Tensor input, int dim, torchlet.dtype dtype = None)",
+    ),
+    ("special", "special_spherical_bessel_j0"): (
+        "(Tensor x, *, Tensor out = None)",
     ),
     ("special", "special_xlog1py"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -42992,6 +46555,11 @@ SIGNATURES = {
         "(Tensor input, Number other, *, Tensor out = None)",
     ),
     ("special", "special_xlogy"): (
+        "(Tensor input, Tensor other, *, Tensor out = None)",
+        "(Number input, Tensor other, *, Tensor out = None)",
+        "(Tensor input, Number other, *, Tensor out = None)",
+    ),
+    ("special", "special_zeta"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Number input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other, *, Tensor out = None)",

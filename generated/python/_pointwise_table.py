@@ -675,6 +675,28 @@ POINTWISE = {
         "entry": "i0.out",
         "fallbacks": {"i0": ("i0_exact", "i0_slow")},
     },
+    # yaml/native_functions.yaml: igamma.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::igamma": {
+        "args": (("self", "tensor"), ("other", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "igamma", "Double": "igamma", "Float": "igamma", "Half": "igamma"},
+        "headers": ("kernels/ufunc/igamma.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "igamma.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: igammac.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::igammac": {
+        "args": (("self", "tensor"), ("other", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "igammac", "Double": "igammac", "Float": "igammac", "Half": "igammac"},
+        "headers": ("kernels/ufunc/igammac.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "igammac.out",
+        "fallbacks": {},
+    },
     # kernels/ufunc/isfinite.h (standalone kernel)
     "aten::isfinite": {
         "args": (("self", "tensor"), ),
@@ -1214,6 +1236,94 @@ POINTWISE = {
         "entry": "softshrink_backward.grad_input",
         "fallbacks": {},
     },
+    # yaml/native_functions.yaml: special_bessel_j0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_bessel_j0": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_bessel_j0", "Float": "special_bessel_j0"},
+        "headers": ("kernels/ufunc/special_bessel_j0.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_bessel_j0.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_bessel_j1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_bessel_j1": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_bessel_j1", "Float": "special_bessel_j1"},
+        "headers": ("kernels/ufunc/special_bessel_j1.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_bessel_j1.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_bessel_y0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_bessel_y0": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_bessel_y0", "Float": "special_bessel_y0"},
+        "headers": ("kernels/ufunc/special_bessel_y0.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_bessel_y0.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_bessel_y1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_bessel_y1": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_bessel_y1", "Float": "special_bessel_y1"},
+        "headers": ("kernels/ufunc/special_bessel_y1.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_bessel_y1.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_chebyshev_polynomial_t": {
+        "args": (("x", "tensor"), ("n", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_chebyshev_polynomial_t", "Float": "special_chebyshev_polynomial_t"},
+        "headers": ("kernels/ufunc/special_chebyshev_polynomial_t.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_chebyshev_polynomial_t.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_chebyshev_polynomial_u": {
+        "args": (("x", "tensor"), ("n", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_chebyshev_polynomial_u", "Float": "special_chebyshev_polynomial_u"},
+        "headers": ("kernels/ufunc/special_chebyshev_polynomial_u.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_chebyshev_polynomial_u.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_chebyshev_polynomial_v": {
+        "args": (("x", "tensor"), ("n", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_chebyshev_polynomial_v", "Float": "special_chebyshev_polynomial_v"},
+        "headers": ("kernels/ufunc/special_chebyshev_polynomial_v.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_chebyshev_polynomial_v.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_chebyshev_polynomial_w": {
+        "args": (("x", "tensor"), ("n", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_chebyshev_polynomial_w", "Float": "special_chebyshev_polynomial_w"},
+        "headers": ("kernels/ufunc/special_chebyshev_polynomial_w.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_chebyshev_polynomial_w.out",
+        "fallbacks": {},
+    },
     # yaml/native_functions.yaml: special_entr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
     "aten::special_entr": {
         "args": (("self", "tensor"), ),
@@ -1223,6 +1333,50 @@ POINTWISE = {
         "result": None,
         "input_dtypes": {},
         "entry": "special_entr.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_erfcx.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_erfcx": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_erfcx", "Float": "special_erfcx"},
+        "headers": ("kernels/ufunc/special_erfcx.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_erfcx.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_hermite_polynomial_h.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_hermite_polynomial_h": {
+        "args": (("x", "tensor"), ("n", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_hermite_polynomial_h", "Float": "special_hermite_polynomial_h"},
+        "headers": ("kernels/ufunc/special_hermite_polynomial_h.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_hermite_polynomial_h.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_hermite_polynomial_he.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_hermite_polynomial_he": {
+        "args": (("x", "tensor"), ("n", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_hermite_polynomial_he", "Float": "special_hermite_polynomial_he"},
+        "headers": ("kernels/ufunc/special_hermite_polynomial_he.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_hermite_polynomial_he.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_i0e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_i0e": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "special_i0e", "Double": "special_i0e", "Float": "special_i0e", "Half": "special_i0e"},
+        "headers": ("kernels/ufunc/special_i0e.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_i0e.out",
         "fallbacks": {},
     },
     # yaml/native_functions.yaml: special_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -1236,6 +1390,149 @@ POINTWISE = {
         "entry": "special_i1.out",
         "fallbacks": {"special_i1": ("special_i1_exact", "special_i1_slow")},
     },
+    # yaml/native_functions.yaml: special_i1e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_i1e": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "special_i1e", "Double": "special_i1e", "Float": "special_i1e", "Half": "special_i1e"},
+        "headers": ("kernels/ufunc/special_i1e.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_i1e.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_laguerre_polynomial_l.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_laguerre_polynomial_l": {
+        "args": (("x", "tensor"), ("n", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_laguerre_polynomial_l", "Float": "special_laguerre_polynomial_l"},
+        "headers": ("kernels/ufunc/special_laguerre_polynomial_l.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_laguerre_polynomial_l.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_legendre_polynomial_p.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_legendre_polynomial_p": {
+        "args": (("x", "tensor"), ("n", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_legendre_polynomial_p", "Float": "special_legendre_polynomial_p"},
+        "headers": ("kernels/ufunc/special_legendre_polynomial_p.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_legendre_polynomial_p.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_log_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_log_ndtr": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_log_ndtr", "Float": "special_log_ndtr"},
+        "headers": ("kernels/ufunc/special_log_ndtr.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_log_ndtr.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_modified_bessel_i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_modified_bessel_i0": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_modified_bessel_i0", "Float": "special_modified_bessel_i0"},
+        "headers": ("kernels/ufunc/special_modified_bessel_i0.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_modified_bessel_i0.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_modified_bessel_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_modified_bessel_i1": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_modified_bessel_i1", "Float": "special_modified_bessel_i1"},
+        "headers": ("kernels/ufunc/special_modified_bessel_i1.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_modified_bessel_i1.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_modified_bessel_k0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_modified_bessel_k0": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_modified_bessel_k0", "Float": "special_modified_bessel_k0"},
+        "headers": ("kernels/ufunc/special_modified_bessel_k0.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_modified_bessel_k0.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_modified_bessel_k1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_modified_bessel_k1": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_modified_bessel_k1", "Float": "special_modified_bessel_k1"},
+        "headers": ("kernels/ufunc/special_modified_bessel_k1.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_modified_bessel_k1.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_ndtri.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_ndtri": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_ndtri", "Float": "special_ndtri"},
+        "headers": ("kernels/ufunc/special_ndtri.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_ndtri.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_shifted_chebyshev_polynomial_t": {
+        "args": (("x", "tensor"), ("n", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_shifted_chebyshev_polynomial_t", "Float": "special_shifted_chebyshev_polynomial_t"},
+        "headers": ("kernels/ufunc/special_shifted_chebyshev_polynomial_t.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_shifted_chebyshev_polynomial_t.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_shifted_chebyshev_polynomial_u": {
+        "args": (("x", "tensor"), ("n", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_shifted_chebyshev_polynomial_u", "Float": "special_shifted_chebyshev_polynomial_u"},
+        "headers": ("kernels/ufunc/special_shifted_chebyshev_polynomial_u.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_shifted_chebyshev_polynomial_u.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_shifted_chebyshev_polynomial_v": {
+        "args": (("x", "tensor"), ("n", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_shifted_chebyshev_polynomial_v", "Float": "special_shifted_chebyshev_polynomial_v"},
+        "headers": ("kernels/ufunc/special_shifted_chebyshev_polynomial_v.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_shifted_chebyshev_polynomial_v.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_shifted_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_shifted_chebyshev_polynomial_w": {
+        "args": (("x", "tensor"), ("n", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_shifted_chebyshev_polynomial_w", "Float": "special_shifted_chebyshev_polynomial_w"},
+        "headers": ("kernels/ufunc/special_shifted_chebyshev_polynomial_w.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_shifted_chebyshev_polynomial_w.out",
+        "fallbacks": {},
+    },
     # yaml/native_functions.yaml: special_xlog1py.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
     "aten::special_xlog1py": {
         "args": (("self", "tensor"), ("other", "tensor"), ),
@@ -1245,6 +1542,17 @@ POINTWISE = {
         "result": None,
         "input_dtypes": {},
         "entry": "special_xlog1py.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: special_zeta.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::special_zeta": {
+        "args": (("self", "tensor"), ("other", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"Double": "special_zeta", "Float": "special_zeta"},
+        "headers": ("kernels/ufunc/special_zeta.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "special_zeta.out",
         "fallbacks": {},
     },
     # yaml/native_functions.yaml: sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)

@@ -179,6 +179,34 @@ static inline double tl_special_polygamma(double n, double x) {
     return ((k % 2) ? 1.0 : -1.0) * exp(tl_special_lgamma(n + 1)) * tl_special_zeta(n + 1, x);
 }
 
+/* trigamma at its poles (x a non-positive integer) as PyTorch computes it:
+ * the reflection -pi^2 / sin^2(pi x) with sin(pi x) rounded in the compute
+ * type (finite but for 0, e.g. 2.0178e13 at -8 in float), six recurrence
+ * steps and the asymptotic series at 1 - x + 6. The OpInfo samples of
+ * integer dtypes hit these values. */
+#define TL_SPECIAL_TRIGAMMA_POLE_BODY(T, pi)                                       \
+    const T s = sin_fn(pi * x);                                                   \
+    T r = -(pi * pi) / (s * s), y = 1 - x;                                        \
+    for (int i = 0; i < 6; i++) {                                                 \
+        r += 1 / (y * y);                                                         \
+        y += 1;                                                                   \
+    }                                                                             \
+    const T iyy = 1 / (y * y);                                                    \
+    r += (1 + 1 / (2 * y) + iyy * ((T)1 / 6 - iyy * ((T)1 / 30 - iyy * ((T)1 / 42)))) / y; \
+    return -r;
+static inline double tl_special_trigamma_pole(double x) {
+#define sin_fn sin
+    TL_SPECIAL_TRIGAMMA_POLE_BODY(double, TL_SPECIAL_PI)
+#undef sin_fn
+}
+static inline float tl_special_trigamma_polef(float x) {
+#define sin_fn sinf
+    TL_SPECIAL_TRIGAMMA_POLE_BODY(float, (float)TL_SPECIAL_PI)
+#undef sin_fn
+}
+#define TL_SPECIAL_TRIGAMMA_POLE(x) _Generic((x), double: tl_special_trigamma_pole((double)(x)), \
+                                             default: tl_special_trigamma_polef((float)(x)))
+
 /* Giles' single-precision erfinv(ay) / ay for 0 <= ay < 1, both branches
  * evaluated and one selected (branch-free: the float loops vectorize) */
 static inline double tl_special_erfinv_guess(double ay) {

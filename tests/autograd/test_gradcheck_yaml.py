@@ -568,6 +568,55 @@ SPECIAL_MATH_CASES = {
 }
 
 
+# torchlet.special's functions (inputs inside the domains) and the random
+# distributions: each call re-seeds, so a draw is a fixed function of the
+# input and its gradient (zero through the draw) can be checked
+RSF = np.random.default_rng(909)
+
+
+def _sf(*shape, lo=0.3, hi=3.0):
+    return RSF.uniform(lo, hi, shape)
+
+
+def _seeded(fn):
+    def run(*a):
+        torchlet.manual_seed(0)
+        return fn(*a)
+    return run
+
+
+SPECIAL_FNS_CASES = {
+    "special_ndtri": [([_sf(2, 3, lo=0.05, hi=0.95)], lambda a: torchlet.special.ndtri(T(a)))],
+    "special_log_ndtr": [([_sf(2, 3, lo=-6, hi=4)], lambda a: torchlet.special.log_ndtr(T(a)))],
+    "special_erfcx": [([_sf(2, 3, lo=-2, hi=5)], lambda a: torchlet.special.erfcx(T(a)))],
+    "special_i0e": [([_sf(2, 3, lo=-4, hi=4)], lambda a: torchlet.special.i0e(T(a)))],
+    "special_i1e": [([_sf(2, 3, lo=-4, hi=4)], lambda a: torchlet.special.i1e(T(a)))],
+    "special_zeta": [([_sf(2, 3, lo=1.5, hi=4), _sf(3, lo=0.5, hi=3)], torchlet.special.zeta)],
+    "special_zeta.self_scalar": [([_sf(2, 3, lo=0.5, hi=3)], lambda q: torchlet.special.zeta(2.5, q))],
+    "igamma": [([_sf(2, 3, lo=0.5, hi=4), _sf(3, lo=0.5, hi=4)], torchlet.igamma)],
+    "igamma_": [([_sf(2, 3, lo=0.5, hi=4), _sf(2, 3, lo=0.5, hi=4)], lambda a, x: a.clone().igamma_(x))],
+    "igammac": [([_sf(2, 3, lo=0.5, hi=4), _sf(3, lo=0.5, hi=4)], torchlet.igammac)],
+    "igammac_": [([_sf(2, 3, lo=0.5, hi=4), _sf(2, 3, lo=0.5, hi=4)], lambda a, x: a.clone().igammac_(x))],
+    "uniform_": [([_sf(2, 3)], _seeded(lambda a: a.clone().uniform_(1, 2) * a))],
+    "normal_": [([_sf(2, 3)], _seeded(lambda a: a.clone().normal_(1, 2) * a))],
+    "log_normal_": [([_sf(2, 3)], _seeded(lambda a: a.clone().log_normal_(0, 0.5) * a))],
+    "cauchy_": [([_sf(2, 3)], _seeded(lambda a: a.clone().cauchy_() * a))],
+    "exponential_": [([_sf(2, 3)], _seeded(lambda a: a.clone().exponential_(2.0) * a))],
+    "geometric_": [([_sf(2, 3)], _seeded(lambda a: a.clone().geometric_(0.3) * a))],
+    "bernoulli_.float": [([_sf(2, 3)], _seeded(lambda a: a.clone().bernoulli_(0.5) * a))],
+    "bernoulli": [([_sf(2, 3, lo=0.2, hi=0.8)], _seeded(lambda a: torchlet.bernoulli(a) * a))],
+    "bernoulli.p": [([_sf(2, 3)], _seeded(lambda a: torchlet.bernoulli(a, 0.5) * a))],
+    # normal's derivatives are zero (PyTorch's: no reparameterization), so its
+    # mean / std enter as constants computed from the inputs (m * 0, s * 0 + 1)
+    "normal.Tensor_float": [([_sf(2, 3)], _seeded(lambda m: torchlet.normal(m * 0, 0.5) * m))],
+    "normal.float_Tensor": [([_sf(2, 3)], _seeded(lambda s: torchlet.normal(1.0, s * 0 + 1) * s))],
+    "normal.Tensor_Tensor": [([_sf(2, 3), _sf(3)],
+                              _seeded(lambda m, s: torchlet.normal(m * 0, s * 0 + 1) * m * s))],
+}
+# igamma / igammac / zeta: the first input has no derivative (not_implemented, as PyTorch)
+SPECIAL_FNS_DIFF = {"special_zeta": [1], "igamma": [1], "igamma_": [1], "igammac": [1], "igammac_": [1]}
+
+
 # three-input pointwise ops: own generator; values kept away
 # from clamp's bounds (kinks) and addcdiv's divisor away from 0
 RG = np.random.default_rng(707)
@@ -1042,6 +1091,7 @@ CASES = {
     **TERNARY_CASES,
     **POINTWISE_MATH_CASES,
     **SPECIAL_MATH_CASES,
+    **SPECIAL_FNS_CASES,
     **ACTIVATION_CASES,
     **UNARY_CASES,
     **LINALG_CASES,
@@ -1141,7 +1191,8 @@ CASES = {
 # inputs that are not differentiated (threshold_backward's self: its formula is zeros)
 DIFF = {"threshold_backward": [0], "where.self": [1, 2],
         # soft_margin_loss has no target formula (PyTorch neither)
-        "soft_margin_loss": [0], "soft_margin_loss_backward": [0, 1], "rrelu_with_noise_backward": [0]}
+        "soft_margin_loss": [0], "soft_margin_loss_backward": [0, 1], "rrelu_with_noise_backward": [0],
+        **SPECIAL_FNS_DIFF}
 LOOSE: set[str] = set()
 
 

@@ -108,10 +108,11 @@ def test_unary_against_torch(name, dt):
     if name == "lgamma" and dt is tl.float32:
         rtol = 1e-6   # both libm's lgammaf
     if name == "polygamma1":
-        # poles: PyTorch's trigamma series gives a huge finite value (or NaN) at
-        # the non-positive integers (sin(pi x) rounds away from 0), zeta's +inf here
+        # poles: PyTorch's trigamma series gives a huge finite value at the
+        # non-positive integers (sin(pi x) rounds away from 0), +inf at 0; torchlet
+        # computes the same there (sin in the compute type: a few ulp apart)
         pole = (xs <= 0) & (xs == np.round(xs))
-        assert np.all(g[pole] == np.inf)
+        np.testing.assert_allclose(g[pole], w[pole], rtol=1e-5 if dt is tl.float64 else 1e-2)
         g, w, xs = g[~pole], w[~pole], xs[~pole]
         if dt is not tl.float64:   # PyTorch's float sin(pi x) next to a pole: 1e-2 off
             near = (xs < 0) & (np.abs(xs - np.round(xs)) < 2e-2)
@@ -181,7 +182,11 @@ def test_polygamma_identities(n):
     zeta = {2: math.pi ** 2 / 6, 3: 1.2020569031595942854, 4: math.pi ** 4 / 90, 7: 1.0083492773819228268}
     got = tl.polygamma(n, tl.tensor([1.0], dtype=tl.float64)).item()
     assert got == pytest.approx((-1) ** (n + 1) * math.factorial(n) * zeta[n + 1], rel=1e-14)
-    assert tl.polygamma(n, tl.tensor([0.0, -1.0, -3.0])).numpy().tolist() == [np.inf] * 3 or n % 2 == 0
+    poles = tl.polygamma(n, tl.tensor([0.0, -1.0, -3.0])).numpy().tolist()
+    if n == 1:   # PyTorch's trigamma at its poles: pi^2 / sin^2(pi x) with float's sin(pi x), inf at 0
+        np.testing.assert_allclose(poles, [np.inf, 1.2913722e15, 1.7351288e16], rtol=1e-5)
+    else:
+        assert poles == [np.inf] * 3 or n % 2 == 0
     # polygamma(0, x) is digamma
     np.testing.assert_array_equal(tl.polygamma(0, t).numpy(), tl.digamma(t).numpy())
 

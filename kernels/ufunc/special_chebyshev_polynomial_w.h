@@ -1,0 +1,6 @@
+/* special_chebyshev_polynomial_w(x, n): the Chebyshev polynomial of the fourth kind W_n(x), n truncated to an integer
+ * (tl_special_fns.h), in double
+ * ufunc_error_name: chebyshev_polynomial_w_cpu
+ */
+#include "tl_special_fns.h"
+#define TL_UFUNC_special_chebyshev_polynomial_w(x, n) (TL_USPECIAL2(chebyshev_polynomial_w, x, n))

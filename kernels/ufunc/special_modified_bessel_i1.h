@@ -1,0 +1,5 @@
+/* special_modified_bessel_i1: the modified Bessel function I1 (tl_special_fns.h), in double for every dtype
+ * ufunc_error_name: modified_bessel_i1_cpu
+ */
+#include "tl_special_fns.h"
+#define TL_UFUNC_special_modified_bessel_i1(self) (TL_USPECIAL(modified_bessel_i1, self))
