@@ -122,9 +122,26 @@ def test_grads():
                                      ("logsumexp", {"dim": 1}), ("norm", {"ord": 1.0, "dim": 1}),
                                      ("softmax", {"dim": 1}), ("log_softmax", {"dim": 0}), ("softmin", {"dim": 1}),
                                      ("cumsum", {"dim": 1}), ("cumprod", {"dim": 0}), ("argmax", {"dim": 1}),
-                                     ("normalize", {"ord": 2.0, "dim": 1})])
+                                     ("normalize", {"ord": 2.0, "dim": 1}), ("median", {"dim": 1}),
+                                     ("median", {"dim": 0, "keepdim": True})])
 def test_against_torch_masked(name, kw):
     x, m = data((4, 5), seed=4)
     got = getattr(tl.masked, name)(tl.from_numpy(x), mask=tl.from_numpy(m), **kw)
     want = getattr(torch.masked, name)(torch.from_numpy(x), mask=torch.from_numpy(m), **kw)
     np.testing.assert_allclose(tn(got), want.numpy(), rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_median_skips_masked_out_elements(keepdim):
+    x, m = data((5, 7), seed=9)
+    got = tl.masked.median(tl.from_numpy(x), 1, keepdim=keepdim, mask=tl.from_numpy(m))
+    # the lower median of the masked-in elements (nanmedian's rule); NaN for the empty row
+    rows = [np.sort(r[k]) for r, k in zip(x, m)]
+    want = np.array([r[(len(r) - 1) // 2] if len(r) else np.nan for r in rows])
+    np.testing.assert_array_equal(tn(got).reshape(-1), want)
+    assert tuple(got.shape) == ((5, 1) if keepdim else (5,))
+    xi = tl.from_numpy((x * 10).astype(np.int64))
+    with pytest.raises(ValueError, match="no fully masked out rows if dtype is not floating point"):
+        tl.masked.median(xi, 1, mask=tl.from_numpy(m))
+    m[0] = True
+    assert tl.masked.median(xi, 1, mask=tl.from_numpy(m)).dtype == tl.int64

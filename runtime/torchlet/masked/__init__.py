@@ -15,7 +15,7 @@ from __future__ import annotations
 import torchlet as _tl
 
 __all__ = ["amax", "amin", "argmax", "argmin", "cumprod", "cumsum", "log_softmax", "logaddexp", "logsumexp",
-           "mean", "norm", "normalize", "prod", "softmax", "softmin", "std", "sum", "var"]
+           "mean", "median", "norm", "normalize", "prod", "softmax", "softmin", "std", "sum", "var"]
 
 _SMALL_INTS = ("uint8", "bool", "int8", "int16", "int32")
 _INT_RANGE = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-(1 << 15), (1 << 15) - 1),
@@ -50,6 +50,8 @@ def _identity(op: str, input, ord=2.0):
             v = _INT_RANGE[_dtname(dt)][1]
         else:
             raise NotImplementedError(f"identity of {op} on {dt} input")
+    elif op == "median":  # nanmedian skips NaN: masked-out elements are NaN
+        v = float("nan")
     elif op == "norm":
         if ord == float("-inf"):
             if not fp:
@@ -180,6 +182,23 @@ def mean(input, dim=None, *, keepdim=False, dtype=None, mask=None):
                          f"a floating point or complex dtype. Got: {dtype}")
     count, total, _ = _count_and_total(input, dim, keepdim, dtype, mask)
     return total / count
+
+
+def median(input, dim=-1, *, keepdim=False, dtype=None, mask=None):
+    """The median over one dim of the masked-in elements: masked-out ones become
+    NaN and nanmedian skips them. A row with none left is NaN, which a
+    non-float input cannot hold (PyTorch's ValueError)."""
+    if dtype is None:
+        dtype = input.dtype
+    d = _canonical_dim(dim, input.ndim)[0]
+    is_float = input.dtype.is_floating_point
+    x = input if is_float else input.to(dtype=_tl.float32)
+    out = _tl.nanmedian(_fill("median", x, mask), d, bool(keepdim)).values
+    if is_float:
+        return out
+    if bool(_tl.isnan(out).any()):
+        raise ValueError("masked median expects no fully masked out rows if dtype is not floating point")
+    return out.to(dtype=dtype)
 
 
 def logsumexp(input, dim=None, *, keepdim=False, dtype=None, mask=None):
