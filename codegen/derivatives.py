@@ -10,7 +10,7 @@ when that is all the formula uses.  Names follow PyTorch's convention.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import api
@@ -619,7 +619,29 @@ def load_derivatives(
         entry = binder.entry(e, pos)
         if entry is not None:
             entries.append(entry)
+    _name_view_copies(entries)
     return entries
+
+
+def _name_view_copies(entries: list[DerivativeEntry]) -> None:
+    """The node of a ``{view}_copy`` operator (tag ``view_copy``) is named
+    after its view's, as torchgen names the entries it adds for them:
+    alias_copy records ``AliasBackward0_copy``, squeeze_copy.dim
+    ``SqueezeBackward1_copy``."""
+    by_name = {str(e.function.func.name): e for e in entries}
+    for e in entries:
+        f = e.function
+        base = str(f.func.name.name)
+        if "view_copy" not in f.tags or not base.endswith("_copy"):
+            continue
+        overload = f.func.name.overload_name
+        view = by_name.get(base[: -len("_copy")] + (f".{overload}" if overload else ""))
+        if view is None:
+            continue
+        for key, info in list(e.infos.items()):
+            vinfo = view.infos.get(key)
+            if info.op and vinfo is not None and vinfo.op:
+                e.infos[key] = replace(info, op=vinfo.op + "_copy")
 
 
 def all_saved_names(info: DifferentiabilityInfo) -> list[str]:

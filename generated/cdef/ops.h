@@ -2501,6 +2501,7 @@ tl_tensor *tl_ops_normal_float_float_out(double mean, double std, const int64_t 
 
 /* bernoulli */
 tl_tensor *tl_ops_bernoulli(tl_tensor *self, tl_generator *generator);
+tl_tensor *tl_ops_bernoulli__Tensor(tl_tensor *self, tl_tensor *p, tl_generator *generator);
 tl_tensor *tl_ops_bernoulli__float(tl_tensor *self, double p, tl_generator *generator);
 tl_tensor *tl_ops_bernoulli_p(tl_tensor *self, double p, tl_generator *generator);
 

@@ -89,6 +89,7 @@ int tl_pyabi_avg_pool2d_out_r(tl_tensor *self, const int64_t *kernel_size, int64
 int tl_pyabi_baddbmm__r(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
 int tl_pyabi_baddbmm_dtype_out_r(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 int tl_pyabi_baddbmm_out_r(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+int tl_pyabi_bernoulli__Tensor_r(tl_tensor *self, tl_tensor *p, tl_generator *generator);
 int tl_pyabi_bernoulli__float_r(tl_tensor *self, double p, tl_generator *generator);
 int tl_pyabi_bitwise_and_Scalar_Tensor_out_r(tl_scalar self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_bitwise_and_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);

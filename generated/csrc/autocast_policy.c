@@ -41,201 +41,267 @@ const tl_autocast_rule tl_autocast_rules[] = {
     {"aten::conv_transpose3d.input", TL_CPU, 0, -1, "autocast lower_precision_fp kernel for cpu (yaml/autocast.yaml:42)", 0},
     /* yaml/autocast.yaml:43: lower_precision_fp */
     {"aten::prelu", TL_CPU, 0, -1, "autocast lower_precision_fp kernel for cpu (yaml/autocast.yaml:43)", 0},
-    /* yaml/autocast.yaml:47: fp32 */
-    {"aten::prod", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:47)", 0},
-    /* yaml/autocast.yaml:48: fp32 */
-    {"aten::prod.dim_int", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:48)", 0},
+    /* yaml/autocast.yaml:44: lower_precision_fp */
+    {"aten::linalg_vecdot", TL_CPU, 0, -1, "autocast lower_precision_fp kernel for cpu (yaml/autocast.yaml:44)", 0},
+    /* yaml/autocast.yaml:45: lower_precision_fp */
+    {"aten::addbmm", TL_CPU, 0, -1, "autocast lower_precision_fp kernel for cpu (yaml/autocast.yaml:45)", 0},
     /* yaml/autocast.yaml:49: fp32 */
-    {"aten::mse_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:49)", 0},
+    {"aten::prod", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:49)", 0},
     /* yaml/autocast.yaml:50: fp32 */
-    {"aten::nll_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:50)", 0},
+    {"aten::prod.dim_int", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:50)", 0},
     /* yaml/autocast.yaml:51: fp32 */
-    {"aten::cross_entropy_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:51)", 0},
+    {"aten::mse_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:51)", 0},
     /* yaml/autocast.yaml:52: fp32 */
-    {"aten::linalg_svdvals", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:52)", 0},
+    {"aten::nll_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:52)", 0},
     /* yaml/autocast.yaml:53: fp32 */
-    {"aten::linalg_svd", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:53)", 0},
+    {"aten::cross_entropy_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:53)", 0},
     /* yaml/autocast.yaml:54: fp32 */
-    {"aten::trace", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:54)", 0},
+    {"aten::linalg_svdvals", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:54)", 0},
     /* yaml/autocast.yaml:55: fp32 */
-    {"aten::binary_cross_entropy", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:55)", 0},
+    {"aten::linalg_svd", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:55)", 0},
     /* yaml/autocast.yaml:56: fp32 */
-    {"aten::reflection_pad1d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:56)", 0},
+    {"aten::trace", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:56)", 0},
     /* yaml/autocast.yaml:57: fp32 */
-    {"aten::reflection_pad2d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:57)", 0},
+    {"aten::binary_cross_entropy", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:57)", 0},
     /* yaml/autocast.yaml:58: fp32 */
-    {"aten::replication_pad1d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:58)", 0},
+    {"aten::reflection_pad1d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:58)", 0},
     /* yaml/autocast.yaml:59: fp32 */
-    {"aten::replication_pad2d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:59)", 0},
+    {"aten::reflection_pad2d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:59)", 0},
     /* yaml/autocast.yaml:60: fp32 */
-    {"aten::smooth_l1_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:60)", 0},
+    {"aten::replication_pad1d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:60)", 0},
     /* yaml/autocast.yaml:61: fp32 */
-    {"aten::l1_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:61)", 0},
+    {"aten::replication_pad2d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:61)", 0},
     /* yaml/autocast.yaml:62: fp32 */
-    {"aten::huber_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:62)", 0},
+    {"aten::smooth_l1_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:62)", 0},
     /* yaml/autocast.yaml:63: fp32 */
-    {"aten::soft_margin_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:63)", 0},
+    {"aten::l1_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:63)", 0},
     /* yaml/autocast.yaml:64: fp32 */
-    {"aten::kl_div", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:64)", 0},
+    {"aten::huber_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:64)", 0},
     /* yaml/autocast.yaml:65: fp32 */
-    {"aten::adaptive_avg_pool3d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:65)", 0},
-    /* yaml/autocast.yaml:86: promote */
-    {"aten::stack", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:86)", 0},
-    /* yaml/autocast.yaml:87: promote */
-    {"aten::cat", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:87)", 0},
-    /* yaml/autocast.yaml:88: promote */
-    {"aten::index_copy", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:88)", 0},
-    /* yaml/autocast.yaml:93: lower_precision_fp */
-    {"aten::addmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:93)", 0},
-    /* yaml/autocast.yaml:94: lower_precision_fp */
-    {"aten::matmul", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:94)", 0},
-    /* yaml/autocast.yaml:95: lower_precision_fp */
-    {"aten::mm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:95)", 0},
-    /* yaml/autocast.yaml:96: lower_precision_fp */
-    {"aten::mv", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:96)", 0},
-    /* yaml/autocast.yaml:97: lower_precision_fp */
-    {"aten::linear", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:97)", 0},
-    /* yaml/autocast.yaml:98: lower_precision_fp */
-    {"aten::baddbmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:98)", 0},
-    /* yaml/autocast.yaml:99: lower_precision_fp */
-    {"aten::bmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:99)", 0},
-    /* yaml/autocast.yaml:100: lower_precision_fp */
-    {"aten::scaled_dot_product_attention", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:100)", 0},
-    /* yaml/autocast.yaml:101: lower_precision_fp */
-    {"aten::conv1d", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:101)", 0},
-    /* yaml/autocast.yaml:102: lower_precision_fp */
-    {"aten::conv2d", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:102)", 0},
-    /* yaml/autocast.yaml:103: lower_precision_fp */
-    {"aten::conv3d", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:103)", 0},
-    /* yaml/autocast.yaml:104: lower_precision_fp */
-    {"aten::conv_transpose1d", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:104)", 0},
-    /* yaml/autocast.yaml:105: lower_precision_fp */
-    {"aten::conv_transpose2d.input", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:105)", 0},
-    /* yaml/autocast.yaml:106: lower_precision_fp */
-    {"aten::conv_transpose3d.input", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:106)", 0},
-    /* yaml/autocast.yaml:107: lower_precision_fp */
-    {"aten::convolution", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:107)", 0},
-    /* yaml/autocast.yaml:108: lower_precision_fp */
-    {"aten::prelu", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:108)", 0},
-    /* yaml/autocast.yaml:115: fp32 */
-    {"aten::acos", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:115)", 0},
-    /* yaml/autocast.yaml:116: fp32 */
-    {"aten::asin", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:116)", 0},
-    /* yaml/autocast.yaml:117: fp32 */
-    {"aten::cosh", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:117)", 0},
-    /* yaml/autocast.yaml:118: fp32 */
-    {"aten::exp", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:118)", 0},
-    /* yaml/autocast.yaml:119: fp32 */
-    {"aten::expm1", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:119)", 0},
-    /* yaml/autocast.yaml:120: fp32 */
-    {"aten::log", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:120)", 0},
-    /* yaml/autocast.yaml:121: fp32 */
-    {"aten::log10", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:121)", 0},
-    /* yaml/autocast.yaml:122: fp32 */
-    {"aten::log2", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:122)", 0},
-    /* yaml/autocast.yaml:123: fp32 */
-    {"aten::log1p", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:123)", 0},
-    /* yaml/autocast.yaml:124: fp32 */
-    {"aten::reciprocal", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:124)", 0},
-    /* yaml/autocast.yaml:125: fp32 */
-    {"aten::rsqrt", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:125)", 0},
-    /* yaml/autocast.yaml:126: fp32 */
-    {"aten::sinh", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:126)", 0},
-    /* yaml/autocast.yaml:127: fp32 */
-    {"aten::tan", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:127)", 0},
-    /* yaml/autocast.yaml:128: fp32 */
-    {"aten::pow.Tensor_Scalar", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:128)", 0},
-    /* yaml/autocast.yaml:129: fp32 */
-    {"aten::pow.Tensor_Tensor", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:129)", 0},
-    /* yaml/autocast.yaml:130: fp32 */
-    {"aten::pow.Scalar", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:130)", 0},
-    /* yaml/autocast.yaml:131: fp32 */
-    {"aten::softplus", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:131)", 0},
-    /* yaml/autocast.yaml:132: fp32 */
-    {"aten::layer_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:132)", 0},
-    /* yaml/autocast.yaml:133: fp32 */
-    {"aten::native_layer_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:133)", 0},
-    /* yaml/autocast.yaml:134: fp32 */
-    {"aten::nll_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:134)", 0},
-    /* yaml/autocast.yaml:135: fp32 */
-    {"aten::mse_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:135)", 0},
+    {"aten::soft_margin_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:65)", 0},
+    /* yaml/autocast.yaml:66: fp32 */
+    {"aten::kl_div", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:66)", 0},
+    /* yaml/autocast.yaml:67: fp32 */
+    {"aten::adaptive_avg_pool3d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:67)", 0},
+    /* yaml/autocast.yaml:68: fp32 */
+    {"aten::quantile", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:68)", 0},
+    /* yaml/autocast.yaml:69: fp32 */
+    {"aten::quantile.scalar", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:69)", 0},
+    /* yaml/autocast.yaml:70: fp32 */
+    {"aten::nanquantile", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:70)", 0},
+    /* yaml/autocast.yaml:71: fp32 */
+    {"aten::nanquantile.scalar", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:71)", 0},
+    /* yaml/autocast.yaml:72: fp32 */
+    {"aten::cdist", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:72)", 0},
+    /* yaml/autocast.yaml:73: fp32 */
+    {"aten::cholesky", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:73)", 0},
+    /* yaml/autocast.yaml:74: fp32 */
+    {"aten::cholesky_inverse", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:74)", 0},
+    /* yaml/autocast.yaml:75: fp32 */
+    {"aten::cholesky_solve", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:75)", 0},
+    /* yaml/autocast.yaml:76: fp32 */
+    {"aten::inverse", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:76)", 0},
+    /* yaml/autocast.yaml:77: fp32 */
+    {"aten::linalg_solve", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:77)", 0},
+    /* yaml/autocast.yaml:78: fp32 */
+    {"aten::linalg_cholesky", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:78)", 0},
+    /* yaml/autocast.yaml:79: fp32 */
+    {"aten::linalg_eigvalsh", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:79)", 0},
+    /* yaml/autocast.yaml:80: fp32 */
+    {"aten::linalg_inv", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:80)", 0},
+    /* yaml/autocast.yaml:81: fp32 */
+    {"aten::linalg_tensorinv", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:81)", 0},
+    /* yaml/autocast.yaml:82: fp32 */
+    {"aten::linalg_tensorsolve", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:82)", 0},
+    /* yaml/autocast.yaml:83: fp32 */
+    {"aten::svd", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:83)", 0},
+    /* yaml/autocast.yaml:84: fp32 */
+    {"aten::linalg_cholesky_ex", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:84)", 0},
+    /* yaml/autocast.yaml:85: fp32 */
+    {"aten::linalg_eigh", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:85)", 0},
+    /* yaml/autocast.yaml:86: fp32 */
+    {"aten::linalg_inv_ex", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:86)", 0},
+    /* yaml/autocast.yaml:102: promote */
+    {"aten::stack", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:102)", 0},
+    /* yaml/autocast.yaml:103: promote */
+    {"aten::cat", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:103)", 0},
+    /* yaml/autocast.yaml:104: promote */
+    {"aten::index_copy", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:104)", 0},
+    /* yaml/autocast.yaml:109: lower_precision_fp */
+    {"aten::addmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:109)", 0},
+    /* yaml/autocast.yaml:110: lower_precision_fp */
+    {"aten::matmul", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:110)", 0},
+    /* yaml/autocast.yaml:111: lower_precision_fp */
+    {"aten::mm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:111)", 0},
+    /* yaml/autocast.yaml:112: lower_precision_fp */
+    {"aten::mv", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:112)", 0},
+    /* yaml/autocast.yaml:113: lower_precision_fp */
+    {"aten::linear", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:113)", 0},
+    /* yaml/autocast.yaml:114: lower_precision_fp */
+    {"aten::baddbmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:114)", 0},
+    /* yaml/autocast.yaml:115: lower_precision_fp */
+    {"aten::bmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:115)", 0},
+    /* yaml/autocast.yaml:116: lower_precision_fp */
+    {"aten::scaled_dot_product_attention", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:116)", 0},
+    /* yaml/autocast.yaml:117: lower_precision_fp */
+    {"aten::conv1d", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:117)", 0},
+    /* yaml/autocast.yaml:118: lower_precision_fp */
+    {"aten::conv2d", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:118)", 0},
+    /* yaml/autocast.yaml:119: lower_precision_fp */
+    {"aten::conv3d", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:119)", 0},
+    /* yaml/autocast.yaml:120: lower_precision_fp */
+    {"aten::conv_transpose1d", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:120)", 0},
+    /* yaml/autocast.yaml:121: lower_precision_fp */
+    {"aten::conv_transpose2d.input", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:121)", 0},
+    /* yaml/autocast.yaml:122: lower_precision_fp */
+    {"aten::conv_transpose3d.input", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:122)", 0},
+    /* yaml/autocast.yaml:123: lower_precision_fp */
+    {"aten::convolution", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:123)", 0},
+    /* yaml/autocast.yaml:124: lower_precision_fp */
+    {"aten::prelu", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:124)", 0},
+    /* yaml/autocast.yaml:125: lower_precision_fp */
+    {"aten::addmv", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:125)", 0},
+    /* yaml/autocast.yaml:126: lower_precision_fp */
+    {"aten::addr", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:126)", 0},
+    /* yaml/autocast.yaml:127: lower_precision_fp */
+    {"aten::einsum", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:127)", 0},
+    /* yaml/autocast.yaml:128: lower_precision_fp */
+    {"aten::linalg_vecdot", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:128)", 0},
+    /* yaml/autocast.yaml:129: lower_precision_fp */
+    {"aten::addbmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:129)", 0},
+    /* yaml/autocast.yaml:130: lower_precision_fp */
+    {"aten::linalg_multi_dot", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:130)", 0},
     /* yaml/autocast.yaml:136: fp32 */
-    {"aten::logsumexp", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:136)", 0},
+    {"aten::acos", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:136)", 0},
     /* yaml/autocast.yaml:137: fp32 */
-    {"aten::rms_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:137)", 0},
+    {"aten::asin", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:137)", 0},
     /* yaml/autocast.yaml:138: fp32 */
-    {"aten::erfinv", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:138)", 0},
+    {"aten::cosh", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:138)", 0},
     /* yaml/autocast.yaml:139: fp32 */
-    {"aten::group_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:139)", 0},
+    {"aten::exp", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:139)", 0},
     /* yaml/autocast.yaml:140: fp32 */
-    {"aten::kl_div", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:140)", 0},
+    {"aten::expm1", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:140)", 0},
     /* yaml/autocast.yaml:141: fp32 */
-    {"aten::l1_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:141)", 0},
+    {"aten::log", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:141)", 0},
     /* yaml/autocast.yaml:142: fp32 */
-    {"aten::smooth_l1_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:142)", 0},
+    {"aten::log10", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:142)", 0},
     /* yaml/autocast.yaml:143: fp32 */
-    {"aten::huber_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:143)", 0},
+    {"aten::log2", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:143)", 0},
     /* yaml/autocast.yaml:144: fp32 */
-    {"aten::soft_margin_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:144)", 0},
+    {"aten::log1p", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:144)", 0},
     /* yaml/autocast.yaml:145: fp32 */
-    {"aten::upsample_nearest1d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:145)", 0},
+    {"aten::reciprocal", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:145)", 0},
     /* yaml/autocast.yaml:146: fp32 */
-    {"aten::_upsample_nearest_exact1d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:146)", 0},
+    {"aten::rsqrt", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:146)", 0},
     /* yaml/autocast.yaml:147: fp32 */
-    {"aten::upsample_nearest2d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:147)", 0},
+    {"aten::sinh", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:147)", 0},
     /* yaml/autocast.yaml:148: fp32 */
-    {"aten::_upsample_nearest_exact2d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:148)", 0},
+    {"aten::tan", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:148)", 0},
     /* yaml/autocast.yaml:149: fp32 */
-    {"aten::upsample_nearest3d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:149)", 0},
+    {"aten::pow.Tensor_Scalar", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:149)", 0},
     /* yaml/autocast.yaml:150: fp32 */
-    {"aten::_upsample_nearest_exact3d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:150)", 0},
+    {"aten::pow.Tensor_Tensor", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:150)", 0},
     /* yaml/autocast.yaml:151: fp32 */
-    {"aten::upsample_linear1d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:151)", 0},
+    {"aten::pow.Scalar", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:151)", 0},
     /* yaml/autocast.yaml:152: fp32 */
-    {"aten::upsample_bilinear2d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:152)", 0},
+    {"aten::softplus", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:152)", 0},
     /* yaml/autocast.yaml:153: fp32 */
-    {"aten::upsample_trilinear3d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:153)", 0},
+    {"aten::layer_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:153)", 0},
     /* yaml/autocast.yaml:154: fp32 */
-    {"aten::upsample_bicubic2d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:154)", 0},
-    /* yaml/autocast.yaml:161: fp32_set_opt_dtype */
-    {"aten::prod", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:161)", 0},
-    /* yaml/autocast.yaml:162: fp32_set_opt_dtype */
-    {"aten::prod.dim_int", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:162)", 0},
-    /* yaml/autocast.yaml:163: fp32_set_opt_dtype */
-    {"aten::softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:163)", 0},
-    /* yaml/autocast.yaml:164: fp32_set_opt_dtype */
-    {"aten::log_softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:164)", 0},
-    /* yaml/autocast.yaml:165: fp32_set_opt_dtype */
-    {"aten::cumprod", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:165)", 0},
-    /* yaml/autocast.yaml:166: fp32_set_opt_dtype */
-    {"aten::cumsum", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:166)", 0},
-    /* yaml/autocast.yaml:167: fp32_set_opt_dtype */
-    {"aten::linalg_vector_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:167)", 0},
-    /* yaml/autocast.yaml:168: fp32_set_opt_dtype */
-    {"aten::linalg_matrix_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:168)", 0},
-    /* yaml/autocast.yaml:169: fp32_set_opt_dtype */
-    {"aten::linalg_matrix_norm.str_ord", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:169)", 0},
-    /* yaml/autocast.yaml:170: fp32_set_opt_dtype */
-    {"aten::sum", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:170)", 0},
-    /* yaml/autocast.yaml:171: fp32_set_opt_dtype */
-    {"aten::sum.dim_IntList", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:171)", 0},
-    /* yaml/autocast.yaml:177: promote */
-    {"aten::addcdiv", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:177)", 0},
-    /* yaml/autocast.yaml:178: promote */
-    {"aten::addcmul", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:178)", 0},
-    /* yaml/autocast.yaml:179: promote */
-    {"aten::atan2", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:179)", 0},
-    /* yaml/autocast.yaml:180: promote */
-    {"aten::dot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:180)", 0},
-    /* yaml/autocast.yaml:181: promote */
-    {"aten::index_put", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:181)", 0},
-    /* yaml/autocast.yaml:182: promote */
-    {"aten::scatter_add", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:182)", 0},
-    /* yaml/autocast.yaml:183: promote */
-    {"aten::bilinear", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:183)", 0},
-    /* yaml/autocast.yaml:186: banned */
-    {"aten::binary_cross_entropy", TL_CUDA, 5, -1, "autocast banned kernel for cuda (yaml/autocast.yaml:186)", 0},
+    {"aten::native_layer_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:154)", 0},
+    /* yaml/autocast.yaml:155: fp32 */
+    {"aten::nll_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:155)", 0},
+    /* yaml/autocast.yaml:156: fp32 */
+    {"aten::mse_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:156)", 0},
+    /* yaml/autocast.yaml:157: fp32 */
+    {"aten::logsumexp", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:157)", 0},
+    /* yaml/autocast.yaml:158: fp32 */
+    {"aten::rms_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:158)", 0},
+    /* yaml/autocast.yaml:159: fp32 */
+    {"aten::erfinv", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:159)", 0},
+    /* yaml/autocast.yaml:160: fp32 */
+    {"aten::group_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:160)", 0},
+    /* yaml/autocast.yaml:161: fp32 */
+    {"aten::kl_div", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:161)", 0},
+    /* yaml/autocast.yaml:162: fp32 */
+    {"aten::l1_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:162)", 0},
+    /* yaml/autocast.yaml:163: fp32 */
+    {"aten::smooth_l1_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:163)", 0},
+    /* yaml/autocast.yaml:164: fp32 */
+    {"aten::huber_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:164)", 0},
+    /* yaml/autocast.yaml:165: fp32 */
+    {"aten::soft_margin_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:165)", 0},
+    /* yaml/autocast.yaml:166: fp32 */
+    {"aten::upsample_nearest1d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:166)", 0},
+    /* yaml/autocast.yaml:167: fp32 */
+    {"aten::_upsample_nearest_exact1d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:167)", 0},
+    /* yaml/autocast.yaml:168: fp32 */
+    {"aten::upsample_nearest2d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:168)", 0},
+    /* yaml/autocast.yaml:169: fp32 */
+    {"aten::_upsample_nearest_exact2d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:169)", 0},
+    /* yaml/autocast.yaml:170: fp32 */
+    {"aten::upsample_nearest3d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:170)", 0},
+    /* yaml/autocast.yaml:171: fp32 */
+    {"aten::_upsample_nearest_exact3d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:171)", 0},
+    /* yaml/autocast.yaml:172: fp32 */
+    {"aten::upsample_linear1d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:172)", 0},
+    /* yaml/autocast.yaml:173: fp32 */
+    {"aten::upsample_bilinear2d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:173)", 0},
+    /* yaml/autocast.yaml:174: fp32 */
+    {"aten::upsample_trilinear3d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:174)", 0},
+    /* yaml/autocast.yaml:175: fp32 */
+    {"aten::upsample_bicubic2d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:175)", 0},
+    /* yaml/autocast.yaml:176: fp32 */
+    {"aten::dist", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:176)", 0},
+    /* yaml/autocast.yaml:177: fp32 */
+    {"aten::pdist", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:177)", 0},
+    /* yaml/autocast.yaml:178: fp32 */
+    {"aten::cdist", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:178)", 0},
+    /* yaml/autocast.yaml:185: fp32_set_opt_dtype */
+    {"aten::prod", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:185)", 0},
+    /* yaml/autocast.yaml:186: fp32_set_opt_dtype */
+    {"aten::prod.dim_int", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:186)", 0},
+    /* yaml/autocast.yaml:187: fp32_set_opt_dtype */
+    {"aten::softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:187)", 0},
+    /* yaml/autocast.yaml:188: fp32_set_opt_dtype */
+    {"aten::log_softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:188)", 0},
+    /* yaml/autocast.yaml:189: fp32_set_opt_dtype */
+    {"aten::cumprod", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:189)", 0},
+    /* yaml/autocast.yaml:190: fp32_set_opt_dtype */
+    {"aten::cumsum", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:190)", 0},
+    /* yaml/autocast.yaml:191: fp32_set_opt_dtype */
+    {"aten::linalg_vector_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:191)", 0},
+    /* yaml/autocast.yaml:192: fp32_set_opt_dtype */
+    {"aten::linalg_matrix_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:192)", 0},
+    /* yaml/autocast.yaml:193: fp32_set_opt_dtype */
+    {"aten::linalg_matrix_norm.str_ord", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:193)", 0},
+    /* yaml/autocast.yaml:194: fp32_set_opt_dtype */
+    {"aten::sum", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:194)", 0},
+    /* yaml/autocast.yaml:195: fp32_set_opt_dtype */
+    {"aten::sum.dim_IntList", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:195)", 0},
+    /* yaml/autocast.yaml:201: promote */
+    {"aten::addcdiv", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:201)", 0},
+    /* yaml/autocast.yaml:202: promote */
+    {"aten::addcmul", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:202)", 0},
+    /* yaml/autocast.yaml:203: promote */
+    {"aten::atan2", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:203)", 0},
+    /* yaml/autocast.yaml:204: promote */
+    {"aten::dot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:204)", 0},
+    /* yaml/autocast.yaml:205: promote */
+    {"aten::index_put", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:205)", 0},
+    /* yaml/autocast.yaml:206: promote */
+    {"aten::scatter_add", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:206)", 0},
+    /* yaml/autocast.yaml:207: promote */
+    {"aten::bilinear", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:207)", 0},
+    /* yaml/autocast.yaml:208: promote */
+    {"aten::cross", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:208)", 0},
+    /* yaml/autocast.yaml:209: promote */
+    {"aten::vdot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:209)", 0},
+    /* yaml/autocast.yaml:210: promote */
+    {"aten::tensordot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:210)", 0},
+    /* yaml/autocast.yaml:213: banned */
+    {"aten::binary_cross_entropy", TL_CUDA, 5, -1, "autocast banned kernel for cuda (yaml/autocast.yaml:213)", 0},
     {0, 0, 0, 0, 0, 0} /* sentinel: never read (the count excludes it) */
 };
 
-const int64_t tl_autocast_num_rules = 114;
+const int64_t tl_autocast_num_rules = 147;

@@ -23,15 +23,15 @@
 #include "ops/alias_copy.h"
 
 /* ======================================================================
- * AliasCopyBackward0: the backward node of (yaml/derivatives.yaml)
+ * AliasBackward0_copy: the backward node of (yaml/derivatives.yaml)
  *   alias_copy(Tensor self) -> Tensor
  * ====================================================================== */
 
-typedef struct AliasCopyBackward0 {
+typedef struct AliasBackward0_copy {
     tl_node base;
-} AliasCopyBackward0;
+} AliasBackward0_copy;
 
-static int AliasCopyBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+static int AliasBackward0_copy_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
     tl_tensor *grad = grads[0];
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
@@ -45,28 +45,28 @@ done:
     return rc_;
 }
 
-static void AliasCopyBackward0_release_saved_variables(tl_node *node_) {
+static void AliasBackward0_copy_release_saved_variables(tl_node *node_) {
     (void)node_;
 }
 
-static void AliasCopyBackward0_destroy(tl_node *node_) {
+static void AliasBackward0_copy_destroy(tl_node *node_) {
     (void)node_;
 }
 
-static const tl_node_vtable AliasCopyBackward0_vtable = {
-    "AliasCopyBackward0", AliasCopyBackward0_apply, AliasCopyBackward0_release_saved_variables, AliasCopyBackward0_destroy,
+static const tl_node_vtable AliasBackward0_copy_vtable = {
+    "AliasBackward0_copy", AliasBackward0_copy_apply, AliasBackward0_copy_release_saved_variables, AliasBackward0_copy_destroy,
 };
 
 /* ----------------------------------------------------------------------
  * alias_copy: alias_copy(Tensor self) -> Tensor
- * records AliasCopyBackward0
+ * records AliasBackward0_copy
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_alias_copy(tl_keyset ks, tl_tensor *self) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
     if (!tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops_alias_copy_redispatch(below_, self);
-    AliasCopyBackward0 *n_ = (AliasCopyBackward0 *)tl_node_new(&AliasCopyBackward0_vtable, sizeof(AliasCopyBackward0), 1, 1);
+    AliasBackward0_copy *n_ = (AliasBackward0_copy *)tl_node_new(&AliasBackward0_copy_vtable, sizeof(AliasBackward0_copy), 1, 1);
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;

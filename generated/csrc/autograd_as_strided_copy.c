@@ -23,11 +23,11 @@
 #include "ops/as_strided_copy.h"
 
 /* ======================================================================
- * AsStridedCopyBackward0: the backward node of (yaml/derivatives.yaml)
+ * AsStridedBackward0_copy: the backward node of (yaml/derivatives.yaml)
  *   as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor
  * ====================================================================== */
 
-typedef struct AsStridedCopyBackward0 {
+typedef struct AsStridedBackward0_copy {
     tl_node base;
     tl_ag_int_list self_geometry_sizes;
     tl_ag_int_list self_geometry_strides;
@@ -36,10 +36,10 @@ typedef struct AsStridedCopyBackward0 {
     tl_ag_int_list stride;
     int64_t storage_offset;
     bool storage_offset_has;
-} AsStridedCopyBackward0;
+} AsStridedBackward0_copy;
 
-static int AsStridedCopyBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
-    AsStridedCopyBackward0 *n_ = (AsStridedCopyBackward0 *)node_;
+static int AsStridedBackward0_copy_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    AsStridedBackward0_copy *n_ = (AsStridedBackward0_copy *)node_;
     tl_tensor *grad = grads[0];
     tl_tensor *t0_ = NULL;
     int rc_ = -1;
@@ -57,32 +57,32 @@ done:
     return rc_;
 }
 
-static void AsStridedCopyBackward0_release_saved_variables(tl_node *node_) {
+static void AsStridedBackward0_copy_release_saved_variables(tl_node *node_) {
     (void)node_;
 }
 
-static void AsStridedCopyBackward0_destroy(tl_node *node_) {
-    AsStridedCopyBackward0 *n_ = (AsStridedCopyBackward0 *)node_;
+static void AsStridedBackward0_copy_destroy(tl_node *node_) {
+    AsStridedBackward0_copy *n_ = (AsStridedBackward0_copy *)node_;
     tl_ag_int_list_free(&n_->self_geometry_sizes);
     tl_ag_int_list_free(&n_->self_geometry_strides);
     tl_ag_int_list_free(&n_->size);
     tl_ag_int_list_free(&n_->stride);
 }
 
-static const tl_node_vtable AsStridedCopyBackward0_vtable = {
-    "AsStridedCopyBackward0", AsStridedCopyBackward0_apply, AsStridedCopyBackward0_release_saved_variables, AsStridedCopyBackward0_destroy,
+static const tl_node_vtable AsStridedBackward0_copy_vtable = {
+    "AsStridedBackward0_copy", AsStridedBackward0_copy_apply, AsStridedBackward0_copy_release_saved_variables, AsStridedBackward0_copy_destroy,
 };
 
 /* ----------------------------------------------------------------------
  * as_strided_copy: as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor
- * records AsStridedCopyBackward0
+ * records AsStridedBackward0_copy
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_as_strided_copy(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, const int64_t *stride, int64_t stride_len, int64_t storage_offset, bool storage_offset_has) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
     if (!tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops_as_strided_copy_redispatch(below_, self, size, size_len, stride, stride_len, storage_offset, storage_offset_has);
-    AsStridedCopyBackward0 *n_ = (AsStridedCopyBackward0 *)tl_node_new(&AsStridedCopyBackward0_vtable, sizeof(AsStridedCopyBackward0), 1, 1);
+    AsStridedBackward0_copy *n_ = (AsStridedBackward0_copy *)tl_node_new(&AsStridedBackward0_copy_vtable, sizeof(AsStridedBackward0_copy), 1, 1);
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;

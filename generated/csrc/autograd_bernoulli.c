@@ -7,11 +7,12 @@
  * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
+ *   bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
  *   bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
- *   bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
+ *   bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
  *   bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
  *   bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
  */
@@ -68,16 +69,21 @@ static const tl_node_vtable BernoulliBackward0_vtable = {
 
 /* ======================================================================
  * BernoulliBackward1: the backward node of (yaml/derivatives.yaml)
- *   bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
+ *   bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
  * ====================================================================== */
 
 typedef struct BernoulliBackward1 {
     tl_node base;
+    tl_ag_int_list p_info_sizes;
+    tl_dtype p_info_dtype;
+    int p_info_device;
 } BernoulliBackward1;
 
 static int BernoulliBackward1_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    BernoulliBackward1 *n_ = (BernoulliBackward1 *)node_;
     tl_tensor *grad = grads[0];
     tl_tensor *t0_ = NULL;
+    tl_tensor *t1_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
         /* self: zeros_like(grad) */
@@ -86,9 +92,17 @@ static int BernoulliBackward1_apply(tl_node *node_, tl_tensor *const *grads, tl_
         if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
         t0_ = NULL;
     }
+    if (tl_node_should_compute_output(node_, 1)) {
+        /* p: zeros_like(p) */
+        t1_ = tl_ag_zeros_info(n_->p_info_sizes.data, n_->p_info_sizes.len, n_->p_info_dtype, n_->p_info_device);
+        if (!t1_) goto done;
+        if (tl_ag_set_grad_input(node_, 1, t1_, &grad_inputs[1]) < 0) { t1_ = NULL; goto done; }
+        t1_ = NULL;
+    }
     rc_ = 0;
 done:
     tl_tensor_release(t0_);
+    tl_tensor_release(t1_);
     (void)grad;
     return rc_;
 }
@@ -98,7 +112,8 @@ static void BernoulliBackward1_release_saved_variables(tl_node *node_) {
 }
 
 static void BernoulliBackward1_destroy(tl_node *node_) {
-    (void)node_;
+    BernoulliBackward1 *n_ = (BernoulliBackward1 *)node_;
+    tl_ag_int_list_free(&n_->p_info_sizes);
 }
 
 static const tl_node_vtable BernoulliBackward1_vtable = {
@@ -107,7 +122,7 @@ static const tl_node_vtable BernoulliBackward1_vtable = {
 
 /* ======================================================================
  * BernoulliBackward2: the backward node of (yaml/derivatives.yaml)
- *   bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
+ *   bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
  * ====================================================================== */
 
 typedef struct BernoulliBackward2 {
@@ -173,8 +188,42 @@ fail:
 }
 
 /* ----------------------------------------------------------------------
- * bernoulli_.float: bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
+ * bernoulli_.Tensor: bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
  * records BernoulliBackward1 (in place: self's history is rebased onto it)
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_bernoulli__Tensor(tl_keyset ks, tl_tensor *self, tl_tensor *p, tl_generator *generator) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    if (tl_autograd_check_inplace(self) < 0) return NULL;
+    tl_tensor *ins_[2] = { self, p };
+    if (!tl_autograd_compute_requires_grad(ins_, 2))
+        return tl_ops_bernoulli__Tensor_redispatch(below_, self, p, generator);
+    BernoulliBackward1 *n_ = (BernoulliBackward1 *)tl_node_new(&BernoulliBackward1_vtable, sizeof(BernoulliBackward1), 1, 2);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 2) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 1).node) {
+        if (tl_ag_int_list_set(&n_->p_info_sizes, tl_tensor_sizes(p), tl_tensor_ndim(p)) < 0) goto fail;
+        n_->p_info_dtype = tl_tensor_dtype(p);
+        n_->p_info_device = (int)tl_tensor_device(p);
+    }
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_bernoulli__Tensor_redispatch(below_, self, p, generator);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_rebase_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
+}
+
+/* ----------------------------------------------------------------------
+ * bernoulli_.float: bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
+ * records BernoulliBackward2 (in place: self's history is rebased onto it)
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_bernoulli__float(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
@@ -182,7 +231,7 @@ static tl_tensor *tl_autograd_bernoulli__float(tl_keyset ks, tl_tensor *self, do
     tl_tensor *ins_[1] = { self };
     if (!tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops_bernoulli__float_redispatch(below_, self, p, generator);
-    BernoulliBackward1 *n_ = (BernoulliBackward1 *)tl_node_new(&BernoulliBackward1_vtable, sizeof(BernoulliBackward1), 1, 1);
+    BernoulliBackward2 *n_ = (BernoulliBackward2 *)tl_node_new(&BernoulliBackward2_vtable, sizeof(BernoulliBackward2), 1, 1);
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
@@ -203,35 +252,32 @@ fail:
 
 /* ----------------------------------------------------------------------
  * bernoulli.p: bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
- * records BernoulliBackward2
+ * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_bernoulli_p(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
     if (!tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops_bernoulli_p_redispatch(below_, self, p, generator);
-    BernoulliBackward2 *n_ = (BernoulliBackward2 *)tl_node_new(&BernoulliBackward2_vtable, sizeof(BernoulliBackward2), 1, 1);
-    if (!n_) return NULL;
-    tl_tensor *r_ = NULL;
-    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    tl_tensor *r_;
     {   /* below Autograd, also for the operators the kernel itself calls */
         tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
         r_ = tl_ops_bernoulli_p_redispatch(below_, self, p, generator);
         tl_exclude_guard_exit(excluded_);
     }
-    if (!r_) goto fail;
-    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
-    tl_node_release(&n_->base);
+    if (!r_) return NULL;
+    if (tl_autograd_not_implemented("aten::bernoulli", ins_, 1, &r_, 1, 0) < 0) {
+        tl_tensor_release(r_);
+        return NULL;
+    }
     return r_;
-fail:
-    tl_tensor_release(r_);
-    tl_node_release(&n_->base);
-    return NULL;
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_bernoulli(void) {
     if (tl_op_register_kernel(tl_ops_bernoulli_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_bernoulli, tl_ops_bernoulli_boxed, NULL,
             "tl_autograd_bernoulli registered at generated/csrc/autograd_bernoulli.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_bernoulli__Tensor_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_bernoulli__Tensor, tl_ops_bernoulli__Tensor_boxed, NULL,
+            "tl_autograd_bernoulli__Tensor registered at generated/csrc/autograd_bernoulli.c") < 0) return -1;
     if (tl_op_register_kernel(tl_ops_bernoulli__float_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_bernoulli__float, tl_ops_bernoulli__float_boxed, NULL,
             "tl_autograd_bernoulli__float registered at generated/csrc/autograd_bernoulli.c") < 0) return -1;
     if (tl_op_register_kernel(tl_ops_bernoulli_p_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_bernoulli_p, tl_ops_bernoulli_p_boxed, NULL,

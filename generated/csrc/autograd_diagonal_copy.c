@@ -24,20 +24,20 @@
 #include "ops/diagonal_copy.h"
 
 /* ======================================================================
- * DiagonalCopyBackward0: the backward node of (yaml/derivatives.yaml)
+ * DiagonalBackward0_copy: the backward node of (yaml/derivatives.yaml)
  *   diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor
  * ====================================================================== */
 
-typedef struct DiagonalCopyBackward0 {
+typedef struct DiagonalBackward0_copy {
     tl_node base;
     tl_ag_int_list self_sym_sizes;
     int64_t offset;
     int64_t dim1;
     int64_t dim2;
-} DiagonalCopyBackward0;
+} DiagonalBackward0_copy;
 
-static int DiagonalCopyBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
-    DiagonalCopyBackward0 *n_ = (DiagonalCopyBackward0 *)node_;
+static int DiagonalBackward0_copy_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    DiagonalBackward0_copy *n_ = (DiagonalBackward0_copy *)node_;
     tl_tensor *grad = grads[0];
     tl_tensor *t0_ = NULL;
     int rc_ = -1;
@@ -55,29 +55,29 @@ done:
     return rc_;
 }
 
-static void DiagonalCopyBackward0_release_saved_variables(tl_node *node_) {
+static void DiagonalBackward0_copy_release_saved_variables(tl_node *node_) {
     (void)node_;
 }
 
-static void DiagonalCopyBackward0_destroy(tl_node *node_) {
-    DiagonalCopyBackward0 *n_ = (DiagonalCopyBackward0 *)node_;
+static void DiagonalBackward0_copy_destroy(tl_node *node_) {
+    DiagonalBackward0_copy *n_ = (DiagonalBackward0_copy *)node_;
     tl_ag_int_list_free(&n_->self_sym_sizes);
 }
 
-static const tl_node_vtable DiagonalCopyBackward0_vtable = {
-    "DiagonalCopyBackward0", DiagonalCopyBackward0_apply, DiagonalCopyBackward0_release_saved_variables, DiagonalCopyBackward0_destroy,
+static const tl_node_vtable DiagonalBackward0_copy_vtable = {
+    "DiagonalBackward0_copy", DiagonalBackward0_copy_apply, DiagonalBackward0_copy_release_saved_variables, DiagonalBackward0_copy_destroy,
 };
 
 /* ----------------------------------------------------------------------
  * diagonal_copy: diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor
- * records DiagonalCopyBackward0
+ * records DiagonalBackward0_copy
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_diagonal_copy(tl_keyset ks, tl_tensor *self, int64_t offset, int64_t dim1, int64_t dim2) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
     if (!tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops_diagonal_copy_redispatch(below_, self, offset, dim1, dim2);
-    DiagonalCopyBackward0 *n_ = (DiagonalCopyBackward0 *)tl_node_new(&DiagonalCopyBackward0_vtable, sizeof(DiagonalCopyBackward0), 1, 1);
+    DiagonalBackward0_copy *n_ = (DiagonalBackward0_copy *)tl_node_new(&DiagonalBackward0_copy_vtable, sizeof(DiagonalBackward0_copy), 1, 1);
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;

@@ -23,17 +23,17 @@
 #include "ops/expand_copy.h"
 
 /* ======================================================================
- * ExpandCopyBackward0: the backward node of (yaml/derivatives.yaml)
+ * ExpandBackward0_copy: the backward node of (yaml/derivatives.yaml)
  *   expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor
  * ====================================================================== */
 
-typedef struct ExpandCopyBackward0 {
+typedef struct ExpandBackward0_copy {
     tl_node base;
     tl_ag_int_list self_sym_sizes;
-} ExpandCopyBackward0;
+} ExpandBackward0_copy;
 
-static int ExpandCopyBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
-    ExpandCopyBackward0 *n_ = (ExpandCopyBackward0 *)node_;
+static int ExpandBackward0_copy_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    ExpandBackward0_copy *n_ = (ExpandBackward0_copy *)node_;
     tl_tensor *grad = grads[0];
     tl_tensor *t0_ = NULL;
     int rc_ = -1;
@@ -51,29 +51,29 @@ done:
     return rc_;
 }
 
-static void ExpandCopyBackward0_release_saved_variables(tl_node *node_) {
+static void ExpandBackward0_copy_release_saved_variables(tl_node *node_) {
     (void)node_;
 }
 
-static void ExpandCopyBackward0_destroy(tl_node *node_) {
-    ExpandCopyBackward0 *n_ = (ExpandCopyBackward0 *)node_;
+static void ExpandBackward0_copy_destroy(tl_node *node_) {
+    ExpandBackward0_copy *n_ = (ExpandBackward0_copy *)node_;
     tl_ag_int_list_free(&n_->self_sym_sizes);
 }
 
-static const tl_node_vtable ExpandCopyBackward0_vtable = {
-    "ExpandCopyBackward0", ExpandCopyBackward0_apply, ExpandCopyBackward0_release_saved_variables, ExpandCopyBackward0_destroy,
+static const tl_node_vtable ExpandBackward0_copy_vtable = {
+    "ExpandBackward0_copy", ExpandBackward0_copy_apply, ExpandBackward0_copy_release_saved_variables, ExpandBackward0_copy_destroy,
 };
 
 /* ----------------------------------------------------------------------
  * expand_copy: expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor
- * records ExpandCopyBackward0
+ * records ExpandBackward0_copy
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_expand_copy(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len, bool implicit) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
     if (!tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops_expand_copy_redispatch(below_, self, size, size_len, implicit);
-    ExpandCopyBackward0 *n_ = (ExpandCopyBackward0 *)tl_node_new(&ExpandCopyBackward0_vtable, sizeof(ExpandCopyBackward0), 1, 1);
+    ExpandBackward0_copy *n_ = (ExpandBackward0_copy *)tl_node_new(&ExpandBackward0_copy_vtable, sizeof(ExpandBackward0_copy), 1, 1);
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;

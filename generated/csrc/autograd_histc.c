@@ -6,7 +6,6 @@
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   histc.out(Tensor self, int bins=100, Scalar min=0, Scalar max=0, *, Tensor(a!) out) -> Tensor(a!)
- *   histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,34 +28,9 @@ static tl_tensor *tl_autograd_histc_out(tl_keyset ks, tl_tensor *self, int64_t b
     if (tl_autograd_check_out("histc", ins_, 2)) return NULL;
     return tl_ops_histc_out_redispatch(below_, self, bins, min, max, out);
 }
-
-/* ----------------------------------------------------------------------
- * histc: histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor
- * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
- * ---------------------------------------------------------------------- */
-static tl_tensor *tl_autograd_histc(tl_keyset ks, tl_tensor *self, int64_t bins, tl_scalar min, tl_scalar max) {
-    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
-    tl_tensor *ins_[1] = { self };
-    if (!tl_autograd_compute_requires_grad(ins_, 1))
-        return tl_ops_histc_redispatch(below_, self, bins, min, max);
-    tl_tensor *r_;
-    {   /* below Autograd, also for the operators the kernel itself calls */
-        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
-        r_ = tl_ops_histc_redispatch(below_, self, bins, min, max);
-        tl_exclude_guard_exit(excluded_);
-    }
-    if (!r_) return NULL;
-    if (tl_autograd_not_implemented("aten::histc", ins_, 1, &r_, 1, 0) < 0) {
-        tl_tensor_release(r_);
-        return NULL;
-    }
-    return r_;
-}
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_histc(void) {
     if (tl_op_register_kernel(tl_ops_histc_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_histc_out, tl_ops_histc_out_boxed, NULL,
             "tl_autograd_histc_out registered at generated/csrc/autograd_histc.c") < 0) return -1;
-    if (tl_op_register_kernel(tl_ops_histc_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_histc, tl_ops_histc_boxed, NULL,
-            "tl_autograd_histc registered at generated/csrc/autograd_histc.c") < 0) return -1;
     return 0;
 }

@@ -23,17 +23,17 @@
 #include "ops/permute_copy.h"
 
 /* ======================================================================
- * PermuteCopyBackward0: the backward node of (yaml/derivatives.yaml)
+ * PermuteBackward0_copy: the backward node of (yaml/derivatives.yaml)
  *   permute_copy(Tensor self, int[] dims) -> Tensor
  * ====================================================================== */
 
-typedef struct PermuteCopyBackward0 {
+typedef struct PermuteBackward0_copy {
     tl_node base;
     tl_ag_int_list dims;
-} PermuteCopyBackward0;
+} PermuteBackward0_copy;
 
-static int PermuteCopyBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
-    PermuteCopyBackward0 *n_ = (PermuteCopyBackward0 *)node_;
+static int PermuteBackward0_copy_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    PermuteBackward0_copy *n_ = (PermuteBackward0_copy *)node_;
     tl_tensor *grad = grads[0];
     tl_tensor *t0_ = NULL;
     int rc_ = -1;
@@ -51,29 +51,29 @@ done:
     return rc_;
 }
 
-static void PermuteCopyBackward0_release_saved_variables(tl_node *node_) {
+static void PermuteBackward0_copy_release_saved_variables(tl_node *node_) {
     (void)node_;
 }
 
-static void PermuteCopyBackward0_destroy(tl_node *node_) {
-    PermuteCopyBackward0 *n_ = (PermuteCopyBackward0 *)node_;
+static void PermuteBackward0_copy_destroy(tl_node *node_) {
+    PermuteBackward0_copy *n_ = (PermuteBackward0_copy *)node_;
     tl_ag_int_list_free(&n_->dims);
 }
 
-static const tl_node_vtable PermuteCopyBackward0_vtable = {
-    "PermuteCopyBackward0", PermuteCopyBackward0_apply, PermuteCopyBackward0_release_saved_variables, PermuteCopyBackward0_destroy,
+static const tl_node_vtable PermuteBackward0_copy_vtable = {
+    "PermuteBackward0_copy", PermuteBackward0_copy_apply, PermuteBackward0_copy_release_saved_variables, PermuteBackward0_copy_destroy,
 };
 
 /* ----------------------------------------------------------------------
  * permute_copy: permute_copy(Tensor self, int[] dims) -> Tensor
- * records PermuteCopyBackward0
+ * records PermuteBackward0_copy
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_permute_copy(tl_keyset ks, tl_tensor *self, const int64_t *dims, int64_t dims_len) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
     if (!tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops_permute_copy_redispatch(below_, self, dims, dims_len);
-    PermuteCopyBackward0 *n_ = (PermuteCopyBackward0 *)tl_node_new(&PermuteCopyBackward0_vtable, sizeof(PermuteCopyBackward0), 1, 1);
+    PermuteBackward0_copy *n_ = (PermuteBackward0_copy *)tl_node_new(&PermuteBackward0_copy_vtable, sizeof(PermuteBackward0_copy), 1, 1);
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;

@@ -23,21 +23,21 @@
 #include "ops/split_with_sizes_copy.h"
 
 /* ======================================================================
- * SplitWithSizesCopyBackward0: the backward node of (yaml/derivatives.yaml)
+ * SplitWithSizesBackward0_copy: the backward node of (yaml/derivatives.yaml)
  *   split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]
  * ====================================================================== */
 
-typedef struct SplitWithSizesCopyBackward0 {
+typedef struct SplitWithSizesBackward0_copy {
     tl_node base;
     tl_ag_int_list self_sym_sizes;
     tl_dtype self_options_dtype;
     int self_options_device;
     tl_ag_int_list split_sizes;
     int64_t dim;
-} SplitWithSizesCopyBackward0;
+} SplitWithSizesBackward0_copy;
 
-static int SplitWithSizesCopyBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
-    SplitWithSizesCopyBackward0 *n_ = (SplitWithSizesCopyBackward0 *)node_;
+static int SplitWithSizesBackward0_copy_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    SplitWithSizesBackward0_copy *n_ = (SplitWithSizesBackward0_copy *)node_;
     tl_tensor *grad = grads[0];
     tl_tensor *t0_ = NULL;
     int rc_ = -1;
@@ -55,23 +55,23 @@ done:
     return rc_;
 }
 
-static void SplitWithSizesCopyBackward0_release_saved_variables(tl_node *node_) {
+static void SplitWithSizesBackward0_copy_release_saved_variables(tl_node *node_) {
     (void)node_;
 }
 
-static void SplitWithSizesCopyBackward0_destroy(tl_node *node_) {
-    SplitWithSizesCopyBackward0 *n_ = (SplitWithSizesCopyBackward0 *)node_;
+static void SplitWithSizesBackward0_copy_destroy(tl_node *node_) {
+    SplitWithSizesBackward0_copy *n_ = (SplitWithSizesBackward0_copy *)node_;
     tl_ag_int_list_free(&n_->self_sym_sizes);
     tl_ag_int_list_free(&n_->split_sizes);
 }
 
-static const tl_node_vtable SplitWithSizesCopyBackward0_vtable = {
-    "SplitWithSizesCopyBackward0", SplitWithSizesCopyBackward0_apply, SplitWithSizesCopyBackward0_release_saved_variables, SplitWithSizesCopyBackward0_destroy,
+static const tl_node_vtable SplitWithSizesBackward0_copy_vtable = {
+    "SplitWithSizesBackward0_copy", SplitWithSizesBackward0_copy_apply, SplitWithSizesBackward0_copy_release_saved_variables, SplitWithSizesBackward0_copy_destroy,
 };
 
 /* ----------------------------------------------------------------------
  * split_with_sizes_copy: split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]
- * records SplitWithSizesCopyBackward0
+ * records SplitWithSizesBackward0_copy
  * ---------------------------------------------------------------------- */
 static int tl_autograd_split_with_sizes_copy(tl_keyset ks, tl_tensor *self, const int64_t *split_sizes, int64_t split_sizes_len, int64_t dim, tl_tensor ***ret, int64_t *ret_len) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
@@ -81,14 +81,14 @@ static int tl_autograd_split_with_sizes_copy(tl_keyset ks, tl_tensor *self, cons
     /* one gradient slot per output: the node is made once their number is known */
     tl_tensor **o_ = NULL;
     int64_t no_ = 0;
-    SplitWithSizesCopyBackward0 *n_ = NULL;
+    SplitWithSizesBackward0_copy *n_ = NULL;
     {   /* below Autograd, also for the operators the kernel itself calls */
         tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
         int rc_ = tl_ops_split_with_sizes_copy_redispatch(below_, self, split_sizes, split_sizes_len, dim, &o_, &no_);
         tl_exclude_guard_exit(excluded_);
         if (rc_ < 0) return -1;
     }
-    n_ = (SplitWithSizesCopyBackward0 *)tl_node_new(&SplitWithSizesCopyBackward0_vtable, sizeof(SplitWithSizesCopyBackward0), (int32_t)no_, 1);
+    n_ = (SplitWithSizesBackward0_copy *)tl_node_new(&SplitWithSizesBackward0_copy_vtable, sizeof(SplitWithSizesBackward0_copy), (int32_t)no_, 1);
     if (!n_) goto fail;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
     if (tl_node_next_edge(&n_->base, 0).node) {

@@ -27,17 +27,17 @@
 #include "ops/squeeze_copy.h"
 
 /* ======================================================================
- * SqueezeCopyBackward0: the backward node of (yaml/derivatives.yaml)
+ * SqueezeBackward0_copy: the backward node of (yaml/derivatives.yaml)
  *   squeeze_copy(Tensor self) -> Tensor
  * ====================================================================== */
 
-typedef struct SqueezeCopyBackward0 {
+typedef struct SqueezeBackward0_copy {
     tl_node base;
     tl_ag_int_list self_sym_sizes;
-} SqueezeCopyBackward0;
+} SqueezeBackward0_copy;
 
-static int SqueezeCopyBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
-    SqueezeCopyBackward0 *n_ = (SqueezeCopyBackward0 *)node_;
+static int SqueezeBackward0_copy_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    SqueezeBackward0_copy *n_ = (SqueezeBackward0_copy *)node_;
     tl_tensor *grad = grads[0];
     tl_tensor *t0_ = NULL;
     int rc_ = -1;
@@ -55,32 +55,32 @@ done:
     return rc_;
 }
 
-static void SqueezeCopyBackward0_release_saved_variables(tl_node *node_) {
+static void SqueezeBackward0_copy_release_saved_variables(tl_node *node_) {
     (void)node_;
 }
 
-static void SqueezeCopyBackward0_destroy(tl_node *node_) {
-    SqueezeCopyBackward0 *n_ = (SqueezeCopyBackward0 *)node_;
+static void SqueezeBackward0_copy_destroy(tl_node *node_) {
+    SqueezeBackward0_copy *n_ = (SqueezeBackward0_copy *)node_;
     tl_ag_int_list_free(&n_->self_sym_sizes);
 }
 
-static const tl_node_vtable SqueezeCopyBackward0_vtable = {
-    "SqueezeCopyBackward0", SqueezeCopyBackward0_apply, SqueezeCopyBackward0_release_saved_variables, SqueezeCopyBackward0_destroy,
+static const tl_node_vtable SqueezeBackward0_copy_vtable = {
+    "SqueezeBackward0_copy", SqueezeBackward0_copy_apply, SqueezeBackward0_copy_release_saved_variables, SqueezeBackward0_copy_destroy,
 };
 
 /* ======================================================================
- * SqueezeCopyBackward1: the backward node of (yaml/derivatives.yaml)
+ * SqueezeBackward1_copy: the backward node of (yaml/derivatives.yaml)
  *   squeeze_copy.dim(Tensor self, int dim) -> Tensor
  * ====================================================================== */
 
-typedef struct SqueezeCopyBackward1 {
+typedef struct SqueezeBackward1_copy {
     tl_node base;
     tl_ag_int_list self_sym_sizes;
     int64_t dim;
-} SqueezeCopyBackward1;
+} SqueezeBackward1_copy;
 
-static int SqueezeCopyBackward1_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
-    SqueezeCopyBackward1 *n_ = (SqueezeCopyBackward1 *)node_;
+static int SqueezeBackward1_copy_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    SqueezeBackward1_copy *n_ = (SqueezeBackward1_copy *)node_;
     tl_tensor *grad = grads[0];
     tl_tensor *t0_ = NULL;
     int rc_ = -1;
@@ -98,32 +98,32 @@ done:
     return rc_;
 }
 
-static void SqueezeCopyBackward1_release_saved_variables(tl_node *node_) {
+static void SqueezeBackward1_copy_release_saved_variables(tl_node *node_) {
     (void)node_;
 }
 
-static void SqueezeCopyBackward1_destroy(tl_node *node_) {
-    SqueezeCopyBackward1 *n_ = (SqueezeCopyBackward1 *)node_;
+static void SqueezeBackward1_copy_destroy(tl_node *node_) {
+    SqueezeBackward1_copy *n_ = (SqueezeBackward1_copy *)node_;
     tl_ag_int_list_free(&n_->self_sym_sizes);
 }
 
-static const tl_node_vtable SqueezeCopyBackward1_vtable = {
-    "SqueezeCopyBackward1", SqueezeCopyBackward1_apply, SqueezeCopyBackward1_release_saved_variables, SqueezeCopyBackward1_destroy,
+static const tl_node_vtable SqueezeBackward1_copy_vtable = {
+    "SqueezeBackward1_copy", SqueezeBackward1_copy_apply, SqueezeBackward1_copy_release_saved_variables, SqueezeBackward1_copy_destroy,
 };
 
 /* ======================================================================
- * SqueezeCopyBackward2: the backward node of (yaml/derivatives.yaml)
+ * SqueezeBackward2_copy: the backward node of (yaml/derivatives.yaml)
  *   squeeze_copy.dims(Tensor self, int[] dim) -> Tensor
  * ====================================================================== */
 
-typedef struct SqueezeCopyBackward2 {
+typedef struct SqueezeBackward2_copy {
     tl_node base;
     tl_ag_int_list self_sym_sizes;
     tl_ag_int_list dim;
-} SqueezeCopyBackward2;
+} SqueezeBackward2_copy;
 
-static int SqueezeCopyBackward2_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
-    SqueezeCopyBackward2 *n_ = (SqueezeCopyBackward2 *)node_;
+static int SqueezeBackward2_copy_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    SqueezeBackward2_copy *n_ = (SqueezeBackward2_copy *)node_;
     tl_tensor *grad = grads[0];
     tl_tensor *t0_ = NULL;
     int rc_ = -1;
@@ -141,30 +141,30 @@ done:
     return rc_;
 }
 
-static void SqueezeCopyBackward2_release_saved_variables(tl_node *node_) {
+static void SqueezeBackward2_copy_release_saved_variables(tl_node *node_) {
     (void)node_;
 }
 
-static void SqueezeCopyBackward2_destroy(tl_node *node_) {
-    SqueezeCopyBackward2 *n_ = (SqueezeCopyBackward2 *)node_;
+static void SqueezeBackward2_copy_destroy(tl_node *node_) {
+    SqueezeBackward2_copy *n_ = (SqueezeBackward2_copy *)node_;
     tl_ag_int_list_free(&n_->self_sym_sizes);
     tl_ag_int_list_free(&n_->dim);
 }
 
-static const tl_node_vtable SqueezeCopyBackward2_vtable = {
-    "SqueezeCopyBackward2", SqueezeCopyBackward2_apply, SqueezeCopyBackward2_release_saved_variables, SqueezeCopyBackward2_destroy,
+static const tl_node_vtable SqueezeBackward2_copy_vtable = {
+    "SqueezeBackward2_copy", SqueezeBackward2_copy_apply, SqueezeBackward2_copy_release_saved_variables, SqueezeBackward2_copy_destroy,
 };
 
 /* ----------------------------------------------------------------------
  * squeeze_copy: squeeze_copy(Tensor self) -> Tensor
- * records SqueezeCopyBackward0
+ * records SqueezeBackward0_copy
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_squeeze_copy(tl_keyset ks, tl_tensor *self) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
     if (!tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops_squeeze_copy_redispatch(below_, self);
-    SqueezeCopyBackward0 *n_ = (SqueezeCopyBackward0 *)tl_node_new(&SqueezeCopyBackward0_vtable, sizeof(SqueezeCopyBackward0), 1, 1);
+    SqueezeBackward0_copy *n_ = (SqueezeBackward0_copy *)tl_node_new(&SqueezeBackward0_copy_vtable, sizeof(SqueezeBackward0_copy), 1, 1);
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
@@ -188,14 +188,14 @@ fail:
 
 /* ----------------------------------------------------------------------
  * squeeze_copy.dim: squeeze_copy.dim(Tensor self, int dim) -> Tensor
- * records SqueezeCopyBackward1
+ * records SqueezeBackward1_copy
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_squeeze_copy_dim(tl_keyset ks, tl_tensor *self, int64_t dim) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
     if (!tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops_squeeze_copy_dim_redispatch(below_, self, dim);
-    SqueezeCopyBackward1 *n_ = (SqueezeCopyBackward1 *)tl_node_new(&SqueezeCopyBackward1_vtable, sizeof(SqueezeCopyBackward1), 1, 1);
+    SqueezeBackward1_copy *n_ = (SqueezeBackward1_copy *)tl_node_new(&SqueezeBackward1_copy_vtable, sizeof(SqueezeBackward1_copy), 1, 1);
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
@@ -220,14 +220,14 @@ fail:
 
 /* ----------------------------------------------------------------------
  * squeeze_copy.dims: squeeze_copy.dims(Tensor self, int[] dim) -> Tensor
- * records SqueezeCopyBackward2
+ * records SqueezeBackward2_copy
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_squeeze_copy_dims(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
     if (!tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops_squeeze_copy_dims_redispatch(below_, self, dim, dim_len);
-    SqueezeCopyBackward2 *n_ = (SqueezeCopyBackward2 *)tl_node_new(&SqueezeCopyBackward2_vtable, sizeof(SqueezeCopyBackward2), 1, 1);
+    SqueezeBackward2_copy *n_ = (SqueezeBackward2_copy *)tl_node_new(&SqueezeBackward2_copy_vtable, sizeof(SqueezeBackward2_copy), 1, 1);
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;

@@ -24,15 +24,15 @@
 #include "ops/t_copy.h"
 
 /* ======================================================================
- * TCopyBackward0: the backward node of (yaml/derivatives.yaml)
+ * TBackward0_copy: the backward node of (yaml/derivatives.yaml)
  *   t_copy(Tensor self) -> Tensor
  * ====================================================================== */
 
-typedef struct TCopyBackward0 {
+typedef struct TBackward0_copy {
     tl_node base;
-} TCopyBackward0;
+} TBackward0_copy;
 
-static int TCopyBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+static int TBackward0_copy_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
     tl_tensor *grad = grads[0];
     tl_tensor *t0_ = NULL;
     int rc_ = -1;
@@ -50,28 +50,28 @@ done:
     return rc_;
 }
 
-static void TCopyBackward0_release_saved_variables(tl_node *node_) {
+static void TBackward0_copy_release_saved_variables(tl_node *node_) {
     (void)node_;
 }
 
-static void TCopyBackward0_destroy(tl_node *node_) {
+static void TBackward0_copy_destroy(tl_node *node_) {
     (void)node_;
 }
 
-static const tl_node_vtable TCopyBackward0_vtable = {
-    "TCopyBackward0", TCopyBackward0_apply, TCopyBackward0_release_saved_variables, TCopyBackward0_destroy,
+static const tl_node_vtable TBackward0_copy_vtable = {
+    "TBackward0_copy", TBackward0_copy_apply, TBackward0_copy_release_saved_variables, TBackward0_copy_destroy,
 };
 
 /* ----------------------------------------------------------------------
  * t_copy: t_copy(Tensor self) -> Tensor
- * records TCopyBackward0
+ * records TBackward0_copy
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_t_copy(tl_keyset ks, tl_tensor *self) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
     if (!tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops_t_copy_redispatch(below_, self);
-    TCopyBackward0 *n_ = (TCopyBackward0 *)tl_node_new(&TCopyBackward0_vtable, sizeof(TCopyBackward0), 1, 1);
+    TBackward0_copy *n_ = (TBackward0_copy *)tl_node_new(&TBackward0_copy_vtable, sizeof(TBackward0_copy), 1, 1);
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;

@@ -24,18 +24,18 @@
 #include "ops/transpose_copy.h"
 
 /* ======================================================================
- * TransposeCopyBackward0: the backward node of (yaml/derivatives.yaml)
+ * TransposeBackward0_copy: the backward node of (yaml/derivatives.yaml)
  *   transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor
  * ====================================================================== */
 
-typedef struct TransposeCopyBackward0 {
+typedef struct TransposeBackward0_copy {
     tl_node base;
     int64_t dim0;
     int64_t dim1;
-} TransposeCopyBackward0;
+} TransposeBackward0_copy;
 
-static int TransposeCopyBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
-    TransposeCopyBackward0 *n_ = (TransposeCopyBackward0 *)node_;
+static int TransposeBackward0_copy_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    TransposeBackward0_copy *n_ = (TransposeBackward0_copy *)node_;
     tl_tensor *grad = grads[0];
     tl_tensor *t0_ = NULL;
     int rc_ = -1;
@@ -53,28 +53,28 @@ done:
     return rc_;
 }
 
-static void TransposeCopyBackward0_release_saved_variables(tl_node *node_) {
+static void TransposeBackward0_copy_release_saved_variables(tl_node *node_) {
     (void)node_;
 }
 
-static void TransposeCopyBackward0_destroy(tl_node *node_) {
+static void TransposeBackward0_copy_destroy(tl_node *node_) {
     (void)node_;
 }
 
-static const tl_node_vtable TransposeCopyBackward0_vtable = {
-    "TransposeCopyBackward0", TransposeCopyBackward0_apply, TransposeCopyBackward0_release_saved_variables, TransposeCopyBackward0_destroy,
+static const tl_node_vtable TransposeBackward0_copy_vtable = {
+    "TransposeBackward0_copy", TransposeBackward0_copy_apply, TransposeBackward0_copy_release_saved_variables, TransposeBackward0_copy_destroy,
 };
 
 /* ----------------------------------------------------------------------
  * transpose_copy.int: transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor
- * records TransposeCopyBackward0
+ * records TransposeBackward0_copy
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_transpose_copy_int(tl_keyset ks, tl_tensor *self, int64_t dim0, int64_t dim1) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
     if (!tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops_transpose_copy_int_redispatch(below_, self, dim0, dim1);
-    TransposeCopyBackward0 *n_ = (TransposeCopyBackward0 *)tl_node_new(&TransposeCopyBackward0_vtable, sizeof(TransposeCopyBackward0), 1, 1);
+    TransposeBackward0_copy *n_ = (TransposeBackward0_copy *)tl_node_new(&TransposeBackward0_copy_vtable, sizeof(TransposeBackward0_copy), 1, 1);
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;

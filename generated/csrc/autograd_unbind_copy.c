@@ -23,17 +23,17 @@
 #include "ops/unbind_copy.h"
 
 /* ======================================================================
- * UnbindCopyBackward0: the backward node of (yaml/derivatives.yaml)
+ * UnbindBackward0_copy: the backward node of (yaml/derivatives.yaml)
  *   unbind_copy.int(Tensor self, int dim=0) -> Tensor[]
  * ====================================================================== */
 
-typedef struct UnbindCopyBackward0 {
+typedef struct UnbindBackward0_copy {
     tl_node base;
     int64_t dim;
-} UnbindCopyBackward0;
+} UnbindBackward0_copy;
 
-static int UnbindCopyBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
-    UnbindCopyBackward0 *n_ = (UnbindCopyBackward0 *)node_;
+static int UnbindBackward0_copy_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    UnbindBackward0_copy *n_ = (UnbindBackward0_copy *)node_;
     tl_tensor *grad = grads[0];
     tl_tensor *t0_ = NULL;
     int rc_ = -1;
@@ -51,21 +51,21 @@ done:
     return rc_;
 }
 
-static void UnbindCopyBackward0_release_saved_variables(tl_node *node_) {
+static void UnbindBackward0_copy_release_saved_variables(tl_node *node_) {
     (void)node_;
 }
 
-static void UnbindCopyBackward0_destroy(tl_node *node_) {
+static void UnbindBackward0_copy_destroy(tl_node *node_) {
     (void)node_;
 }
 
-static const tl_node_vtable UnbindCopyBackward0_vtable = {
-    "UnbindCopyBackward0", UnbindCopyBackward0_apply, UnbindCopyBackward0_release_saved_variables, UnbindCopyBackward0_destroy,
+static const tl_node_vtable UnbindBackward0_copy_vtable = {
+    "UnbindBackward0_copy", UnbindBackward0_copy_apply, UnbindBackward0_copy_release_saved_variables, UnbindBackward0_copy_destroy,
 };
 
 /* ----------------------------------------------------------------------
  * unbind_copy.int: unbind_copy.int(Tensor self, int dim=0) -> Tensor[]
- * records UnbindCopyBackward0
+ * records UnbindBackward0_copy
  * ---------------------------------------------------------------------- */
 static int tl_autograd_unbind_copy_int(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor ***ret, int64_t *ret_len) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
@@ -75,14 +75,14 @@ static int tl_autograd_unbind_copy_int(tl_keyset ks, tl_tensor *self, int64_t di
     /* one gradient slot per output: the node is made once their number is known */
     tl_tensor **o_ = NULL;
     int64_t no_ = 0;
-    UnbindCopyBackward0 *n_ = NULL;
+    UnbindBackward0_copy *n_ = NULL;
     {   /* below Autograd, also for the operators the kernel itself calls */
         tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
         int rc_ = tl_ops_unbind_copy_int_redispatch(below_, self, dim, &o_, &no_);
         tl_exclude_guard_exit(excluded_);
         if (rc_ < 0) return -1;
     }
-    n_ = (UnbindCopyBackward0 *)tl_node_new(&UnbindCopyBackward0_vtable, sizeof(UnbindCopyBackward0), (int32_t)no_, 1);
+    n_ = (UnbindBackward0_copy *)tl_node_new(&UnbindBackward0_copy_vtable, sizeof(UnbindBackward0_copy), (int32_t)no_, 1);
     if (!n_) goto fail;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
     if (tl_node_next_edge(&n_->base, 0).node) {

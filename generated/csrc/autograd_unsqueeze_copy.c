@@ -24,17 +24,17 @@
 #include "ops/unsqueeze_copy.h"
 
 /* ======================================================================
- * UnsqueezeCopyBackward0: the backward node of (yaml/derivatives.yaml)
+ * UnsqueezeBackward0_copy: the backward node of (yaml/derivatives.yaml)
  *   unsqueeze_copy(Tensor self, int dim) -> Tensor
  * ====================================================================== */
 
-typedef struct UnsqueezeCopyBackward0 {
+typedef struct UnsqueezeBackward0_copy {
     tl_node base;
     int64_t dim;
-} UnsqueezeCopyBackward0;
+} UnsqueezeBackward0_copy;
 
-static int UnsqueezeCopyBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
-    UnsqueezeCopyBackward0 *n_ = (UnsqueezeCopyBackward0 *)node_;
+static int UnsqueezeBackward0_copy_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    UnsqueezeBackward0_copy *n_ = (UnsqueezeBackward0_copy *)node_;
     tl_tensor *grad = grads[0];
     tl_tensor *t0_ = NULL;
     int rc_ = -1;
@@ -52,28 +52,28 @@ done:
     return rc_;
 }
 
-static void UnsqueezeCopyBackward0_release_saved_variables(tl_node *node_) {
+static void UnsqueezeBackward0_copy_release_saved_variables(tl_node *node_) {
     (void)node_;
 }
 
-static void UnsqueezeCopyBackward0_destroy(tl_node *node_) {
+static void UnsqueezeBackward0_copy_destroy(tl_node *node_) {
     (void)node_;
 }
 
-static const tl_node_vtable UnsqueezeCopyBackward0_vtable = {
-    "UnsqueezeCopyBackward0", UnsqueezeCopyBackward0_apply, UnsqueezeCopyBackward0_release_saved_variables, UnsqueezeCopyBackward0_destroy,
+static const tl_node_vtable UnsqueezeBackward0_copy_vtable = {
+    "UnsqueezeBackward0_copy", UnsqueezeBackward0_copy_apply, UnsqueezeBackward0_copy_release_saved_variables, UnsqueezeBackward0_copy_destroy,
 };
 
 /* ----------------------------------------------------------------------
  * unsqueeze_copy: unsqueeze_copy(Tensor self, int dim) -> Tensor
- * records UnsqueezeCopyBackward0
+ * records UnsqueezeBackward0_copy
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_unsqueeze_copy(tl_keyset ks, tl_tensor *self, int64_t dim) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
     if (!tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops_unsqueeze_copy_redispatch(below_, self, dim);
-    UnsqueezeCopyBackward0 *n_ = (UnsqueezeCopyBackward0 *)tl_node_new(&UnsqueezeCopyBackward0_vtable, sizeof(UnsqueezeCopyBackward0), 1, 1);
+    UnsqueezeBackward0_copy *n_ = (UnsqueezeBackward0_copy *)tl_node_new(&UnsqueezeBackward0_copy_vtable, sizeof(UnsqueezeBackward0_copy), 1, 1);
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;

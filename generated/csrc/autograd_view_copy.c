@@ -24,17 +24,17 @@
 #include "ops/view_copy.h"
 
 /* ======================================================================
- * ViewCopyBackward0: the backward node of (yaml/derivatives.yaml)
+ * ViewBackward0_copy: the backward node of (yaml/derivatives.yaml)
  *   view_copy(Tensor self, SymInt[] size) -> Tensor
  * ====================================================================== */
 
-typedef struct ViewCopyBackward0 {
+typedef struct ViewBackward0_copy {
     tl_node base;
     tl_ag_int_list self_sym_sizes;
-} ViewCopyBackward0;
+} ViewBackward0_copy;
 
-static int ViewCopyBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
-    ViewCopyBackward0 *n_ = (ViewCopyBackward0 *)node_;
+static int ViewBackward0_copy_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    ViewBackward0_copy *n_ = (ViewBackward0_copy *)node_;
     tl_tensor *grad = grads[0];
     tl_tensor *t0_ = NULL;
     int rc_ = -1;
@@ -52,29 +52,29 @@ done:
     return rc_;
 }
 
-static void ViewCopyBackward0_release_saved_variables(tl_node *node_) {
+static void ViewBackward0_copy_release_saved_variables(tl_node *node_) {
     (void)node_;
 }
 
-static void ViewCopyBackward0_destroy(tl_node *node_) {
-    ViewCopyBackward0 *n_ = (ViewCopyBackward0 *)node_;
+static void ViewBackward0_copy_destroy(tl_node *node_) {
+    ViewBackward0_copy *n_ = (ViewBackward0_copy *)node_;
     tl_ag_int_list_free(&n_->self_sym_sizes);
 }
 
-static const tl_node_vtable ViewCopyBackward0_vtable = {
-    "ViewCopyBackward0", ViewCopyBackward0_apply, ViewCopyBackward0_release_saved_variables, ViewCopyBackward0_destroy,
+static const tl_node_vtable ViewBackward0_copy_vtable = {
+    "ViewBackward0_copy", ViewBackward0_copy_apply, ViewBackward0_copy_release_saved_variables, ViewBackward0_copy_destroy,
 };
 
 /* ----------------------------------------------------------------------
  * view_copy: view_copy(Tensor self, SymInt[] size) -> Tensor
- * records ViewCopyBackward0
+ * records ViewBackward0_copy
  * ---------------------------------------------------------------------- */
 static tl_tensor *tl_autograd_view_copy(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[1] = { self };
     if (!tl_autograd_compute_requires_grad(ins_, 1))
         return tl_ops_view_copy_redispatch(below_, self, size, size_len);
-    ViewCopyBackward0 *n_ = (ViewCopyBackward0 *)tl_node_new(&ViewCopyBackward0_vtable, sizeof(ViewCopyBackward0), 1, 1);
+    ViewBackward0_copy *n_ = (ViewBackward0_copy *)tl_node_new(&ViewBackward0_copy_vtable, sizeof(ViewBackward0_copy), 1, 1);
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;

@@ -7,6 +7,7 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
+ *   bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
  *   bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
  *   bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
  */
@@ -65,6 +66,65 @@ int tl_ops_bernoulli_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyse
         rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
     }
     tl_tensor_release(self);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::bernoulli_.Tensor
+ *   bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_bernoulli__Tensor_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_bernoulli__Tensor_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, tl_tensor *p, tl_generator *generator) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, p);
+    if (rc_ == 0) rc_ = tl_glue_push_generator(&st_, generator);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_bernoulli__Tensor_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::bernoulli__Tensor::call) */
+tl_tensor *tl_ops_bernoulli__Tensor(tl_tensor *self, tl_tensor *p, tl_generator *generator) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_bernoulli__Tensor_op, tl_tensor_key_set(self) | tl_tensor_key_set(p), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_bernoulli__Tensor_fn)k_->unboxed)(ks, self, p, generator);
+    return tl_ops_bernoulli__Tensor_boxing_wrapper(k_, ks, self, p, generator);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_bernoulli__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *p, tl_generator *generator) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_bernoulli__Tensor_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_bernoulli__Tensor_fn)k_->unboxed)(ks, self, p, generator);
+    return tl_ops_bernoulli__Tensor_boxing_wrapper(k_, ks, self, p, generator);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_bernoulli__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_tensor *p = NULL;
+    tl_generator *generator = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_glue_pop_generator(st, &generator);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &p);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_bernoulli__Tensor_fn)k_->unboxed)(ks, self, p, generator);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(p);
     return rc_;
 }
 
@@ -193,6 +253,18 @@ int tl_ops_register_bernoulli(void) {
         tl_glue_note_missing("aten::bernoulli", "CompositeExplicitAutograd", "tl_native_bernoulli");
     else if (tl_op_register_kernel(tl_ops_bernoulli_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_bernoulli, tl_ops_bernoulli_boxed, NULL,
                                    "tl_native_bernoulli registered at generated/csrc/ops_bernoulli.c") < 0)
+        return -1;
+    tl_ops_bernoulli__Tensor_op = tl_op_define("aten::bernoulli_.Tensor", "bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)");
+    if (!tl_ops_bernoulli__Tensor_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_bernoulli__Tensor))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::bernoulli_.Tensor", "CPU", "tl_native_bernoulli__Tensor");
+    else if (tl_op_register_kernel(tl_ops_bernoulli__Tensor_op, TL_KEY_CPU, (void *)tl_native_bernoulli__Tensor, tl_ops_bernoulli__Tensor_boxed, NULL,
+                                   "tl_native_bernoulli__Tensor registered at generated/csrc/ops_bernoulli.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_native_bernoulli__Tensor))  /* a hand-written kernel is missing: no Meta kernel */
+        tl_glue_note_missing("aten::bernoulli_.Tensor", "Meta", "tl_native_bernoulli__Tensor");
+    else if (tl_op_register_kernel(tl_ops_bernoulli__Tensor_op, TL_KEY_META, (void *)tl_native_bernoulli__Tensor, tl_ops_bernoulli__Tensor_boxed, NULL,
+                                   "tl_native_bernoulli__Tensor registered at generated/csrc/ops_bernoulli.c") < 0)
         return -1;
     tl_ops_bernoulli__float_op = tl_op_define("aten::bernoulli_.float", "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)");
     if (!tl_ops_bernoulli__float_op) return -1;

@@ -656,6 +656,14 @@ int tl_pyabi_baddbmm_out_r(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2
     return tl_has_warning() ? 1 : 0;
 }
 
+/* bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!) */
+int tl_pyabi_bernoulli__Tensor_r(tl_tensor *self, tl_tensor *p, tl_generator *generator) {
+    tl_tensor *r = tl_ops_bernoulli__Tensor(self, p, generator);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!) */
 int tl_pyabi_bernoulli__float_r(tl_tensor *self, double p, tl_generator *generator) {
     tl_tensor *r = tl_ops_bernoulli__float(self, p, generator);

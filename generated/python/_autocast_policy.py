@@ -8,17 +8,17 @@ POLICIES = ("lower_precision_fp", "fp32", "fp32_set_opt_dtype", "promote", "bann
 
 POLICY = {
     "cpu": {
-        "lower_precision_fp": ("mm", "bmm", "baddbmm", "addmm", "linear", "matmul", "scaled_dot_product_attention", "conv1d", "conv1d.padding", "conv2d", "conv2d.padding", "conv3d", "conv3d.padding", "conv_transpose1d", "conv_transpose2d.input", "conv_transpose3d.input", "prelu", ),
-        "fp32": ("prod", "prod.dim_int", "mse_loss", "nll_loss", "cross_entropy_loss", "linalg_svdvals", "linalg_svd", "trace", "binary_cross_entropy", "reflection_pad1d", "reflection_pad2d", "replication_pad1d", "replication_pad2d", "smooth_l1_loss", "l1_loss", "huber_loss", "soft_margin_loss", "kl_div", "adaptive_avg_pool3d", ),
+        "lower_precision_fp": ("mm", "bmm", "baddbmm", "addmm", "linear", "matmul", "scaled_dot_product_attention", "conv1d", "conv1d.padding", "conv2d", "conv2d.padding", "conv3d", "conv3d.padding", "conv_transpose1d", "conv_transpose2d.input", "conv_transpose3d.input", "prelu", "linalg_vecdot", "addbmm", ),
+        "fp32": ("prod", "prod.dim_int", "mse_loss", "nll_loss", "cross_entropy_loss", "linalg_svdvals", "linalg_svd", "trace", "binary_cross_entropy", "reflection_pad1d", "reflection_pad2d", "replication_pad1d", "replication_pad2d", "smooth_l1_loss", "l1_loss", "huber_loss", "soft_margin_loss", "kl_div", "adaptive_avg_pool3d", "quantile", "quantile.scalar", "nanquantile", "nanquantile.scalar", "cdist", "cholesky", "cholesky_inverse", "cholesky_solve", "inverse", "linalg_solve", "linalg_cholesky", "linalg_eigvalsh", "linalg_inv", "linalg_tensorinv", "linalg_tensorsolve", "svd", "linalg_cholesky_ex", "linalg_eigh", "linalg_inv_ex", ),
         "fp32_set_opt_dtype": (),
         "promote": ("stack", "cat", "index_copy", ),
         "banned": (),
     },
     "cuda": {
-        "lower_precision_fp": ("addmm", "matmul", "mm", "mv", "linear", "baddbmm", "bmm", "scaled_dot_product_attention", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d.input", "conv_transpose3d.input", "convolution", "prelu", ),
-        "fp32": ("acos", "asin", "cosh", "exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt", "sinh", "tan", "pow.Tensor_Scalar", "pow.Tensor_Tensor", "pow.Scalar", "softplus", "layer_norm", "native_layer_norm", "nll_loss", "mse_loss", "logsumexp", "rms_norm", "erfinv", "group_norm", "kl_div", "l1_loss", "smooth_l1_loss", "huber_loss", "soft_margin_loss", "upsample_nearest1d", "_upsample_nearest_exact1d", "upsample_nearest2d", "_upsample_nearest_exact2d", "upsample_nearest3d", "_upsample_nearest_exact3d", "upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d", "upsample_bicubic2d", ),
+        "lower_precision_fp": ("addmm", "matmul", "mm", "mv", "linear", "baddbmm", "bmm", "scaled_dot_product_attention", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d.input", "conv_transpose3d.input", "convolution", "prelu", "addmv", "addr", "einsum", "linalg_vecdot", "addbmm", "linalg_multi_dot", ),
+        "fp32": ("acos", "asin", "cosh", "exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt", "sinh", "tan", "pow.Tensor_Scalar", "pow.Tensor_Tensor", "pow.Scalar", "softplus", "layer_norm", "native_layer_norm", "nll_loss", "mse_loss", "logsumexp", "rms_norm", "erfinv", "group_norm", "kl_div", "l1_loss", "smooth_l1_loss", "huber_loss", "soft_margin_loss", "upsample_nearest1d", "_upsample_nearest_exact1d", "upsample_nearest2d", "_upsample_nearest_exact2d", "upsample_nearest3d", "_upsample_nearest_exact3d", "upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d", "upsample_bicubic2d", "dist", "pdist", "cdist", ),
         "fp32_set_opt_dtype": ("prod", "prod.dim_int", "softmax.int", "log_softmax.int", "cumprod", "cumsum", "linalg_vector_norm", "linalg_matrix_norm", "linalg_matrix_norm.str_ord", "sum", "sum.dim_IntList", ),
-        "promote": ("addcdiv", "addcmul", "atan2", "dot", "index_put", "scatter_add", "bilinear", ),
+        "promote": ("addcdiv", "addcmul", "atan2", "dot", "index_put", "scatter_add", "bilinear", "cross", "vdot", "tensordot", ),
         "banned": ("binary_cross_entropy", ),
     },
 }

@@ -101,6 +101,7 @@ TAGS = {
     "aten::batch_norm": ("maybe_aliasing_or_mutating", ),
     "aten::bernoulli": ("nondeterministic_seeded", ),
     "aten::bernoulli.p": ("nondeterministic_seeded", ),
+    "aten::bernoulli_.Tensor": ("nondeterministic_seeded", ),
     "aten::bernoulli_.float": ("nondeterministic_seeded", ),
     "aten::bincount": ("dynamic_output_shape", ),
     "aten::bitwise_and.Scalar": ("core", "pointwise", ),

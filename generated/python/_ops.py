@@ -739,6 +739,7 @@ _C_baddbmm_dtype_out = getattr(_lib, "tl_ops_baddbmm_dtype_out", None) or _missi
 _C_baddbmm_out = getattr(_lib, "tl_ops_baddbmm_out", None) or _missing_c("tl_ops_baddbmm_out")
 _C_batch_norm = getattr(_lib, "tl_ops_batch_norm", None) or _missing_c("tl_ops_batch_norm")
 _C_bernoulli = getattr(_lib, "tl_ops_bernoulli", None) or _missing_c("tl_ops_bernoulli")
+_C_bernoulli__Tensor = getattr(_lib, "tl_ops_bernoulli__Tensor", None) or _missing_c("tl_ops_bernoulli__Tensor")
 _C_bernoulli__float = getattr(_lib, "tl_ops_bernoulli__float", None) or _missing_c("tl_ops_bernoulli__float")
 _C_bernoulli_p = getattr(_lib, "tl_ops_bernoulli_p", None) or _missing_c("tl_ops_bernoulli_p")
 _C_bilinear = getattr(_lib, "tl_ops_bilinear", None) or _missing_c("tl_ops_bilinear")
@@ -1958,6 +1959,7 @@ _P_avg_pool2d_out_r = getattr(_lib, "tl_pyabi_avg_pool2d_out_r", None) or _missi
 _P_baddbmm__r = getattr(_lib, "tl_pyabi_baddbmm__r", None) or _missing_c("tl_pyabi_baddbmm__r")
 _P_baddbmm_dtype_out_r = getattr(_lib, "tl_pyabi_baddbmm_dtype_out_r", None) or _missing_c("tl_pyabi_baddbmm_dtype_out_r")
 _P_baddbmm_out_r = getattr(_lib, "tl_pyabi_baddbmm_out_r", None) or _missing_c("tl_pyabi_baddbmm_out_r")
+_P_bernoulli__Tensor_r = getattr(_lib, "tl_pyabi_bernoulli__Tensor_r", None) or _missing_c("tl_pyabi_bernoulli__Tensor_r")
 _P_bernoulli__float_r = getattr(_lib, "tl_pyabi_bernoulli__float_r", None) or _missing_c("tl_pyabi_bernoulli__float_r")
 _P_bitwise_and_Scalar_Tensor_out_r = getattr(_lib, "tl_pyabi_bitwise_and_Scalar_Tensor_out_r", None) or _missing_c("tl_pyabi_bitwise_and_Scalar_Tensor_out_r")
 _P_bitwise_and_Scalar_out_r = getattr(_lib, "tl_pyabi_bitwise_and_Scalar_out_r", None) or _missing_c("tl_pyabi_bitwise_and_Scalar_out_r")
@@ -30886,16 +30888,32 @@ def _m_bernoulli(self, *args, **kwargs):
     raise _invalid_combination('bernoulli', args, kwargs, _SIGS__m_bernoulli)
 
 
+# yaml/native_functions.yaml: bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
 # yaml/native_functions.yaml: bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
 _SIGS__m_bernoulli_ = (
+    ('(Tensor p, *, torchlet.Generator generator = None)', (('p', lambda x: isinstance(x, _Tensor)),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
     ('(float p = 0.5, *, torchlet.Generator generator = None)', (('p', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
 )
+_KW__m_bernoulli__0 = {'p': lambda x: isinstance(x, _Tensor), 'generator': lambda x: _cv_generator(x) is not _BAD}
+_KW__m_bernoulli__1 = {'p': lambda x: _cv_double(x) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD}
 
 
-def _m_bernoulli_(self, p=0.5, *, generator=None):
+def _impl_m_bernoulli__0(self, p, *, generator=None):
+    '(Tensor p, *, torchlet.Generator generator = None)'
+    if p.__class__ is not _Tensor:
+        if not isinstance(p, _Tensor):
+            raise _arg_error('bernoulli_', 'p', 1, 'Tensor', p)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('bernoulli_', 'generator', 0, 'torchlet.Generator', generator)
+    rc_ = _P_bernoulli__Tensor_r(self._p, p._p, generator_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_bernoulli__1(self, p=0.5, *, generator=None):
     '(float p = 0.5, *, torchlet.Generator generator = None)'
-    if _TF and (r_ := _tf(_m_bernoulli_, locals())) is not _GO:
-        return r_
     p_c = _cv_double(p)
     if p_c is _BAD:
         raise _arg_error('bernoulli_', 'p', 1, 'float', p)
@@ -30906,6 +30924,18 @@ def _m_bernoulli_(self, p=0.5, *, generator=None):
     if rc_:
         _after(rc_)
     return self
+
+
+def _m_bernoulli_(self, *args, **kwargs):
+    '(Tensor p, *, torchlet.Generator generator = None) | (float p = 0.5, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_m_bernoulli_, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'p' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_bernoulli__0, ('p', )[:n])):
+        return _impl_m_bernoulli__0(self, *args, **kwargs)
+    if n <= 1 and (n <= 0 or _cv_double(args[0]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_bernoulli__1, ('p', )[:n])):
+        return _impl_m_bernoulli__1(self, *args, **kwargs)
+    raise _invalid_combination('bernoulli_', args, kwargs, _SIGS__m_bernoulli_)
 
 
 # yaml/native_functions.yaml: bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor
@@ -44912,6 +44942,7 @@ SIGNATURES = {
         "(float p, *, torchlet.Generator generator = None)",
     ),
     ("method", "bernoulli_"): (
+        "(Tensor p, *, torchlet.Generator generator = None)",
         "(float p = 0.5, *, torchlet.Generator generator = None)",
     ),
     ("method", "bincount"): (

@@ -168,6 +168,25 @@ tl_tensor *tl_native_bernoulli__float(tl_keyset ks, tl_tensor *self, double p, t
     return fill_with(self, generator, draw_bernoulli, p, 0);
 }
 
+/* bernoulli_(p tensor): self <- draws of p broadcast to self's shape (p floating) */
+tl_tensor *tl_native_bernoulli__Tensor(tl_keyset ks, tl_tensor *self, tl_tensor *p, tl_generator *generator) {
+    (void)ks;
+    tl_tensor *pe = tl_ops_expand(p, tl_tensor_sizes(self), tl_tensor_ndim(self), false);
+    if (!pe) return NULL;
+    if (tl_tensor_device(self) == TL_META || tl_tensor_numel(self) == 0) {
+        tl_tensor_release(pe);
+        tl_tensor_retain(self);
+        return self;
+    }
+    tl_tensor *draws = tl_ops_bernoulli(pe, generator);
+    const int rc = draws ? tl_copy_(self, draws) : -1;
+    tl_tensor_release(draws);
+    tl_tensor_release(pe);
+    if (rc != 0) return NULL;
+    tl_tensor_retain(self);
+    return self;
+}
+
 /* bernoulli(self, p): a new tensor like self */
 tl_tensor *tl_native_bernoulli_p(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator) {
     (void)ks;

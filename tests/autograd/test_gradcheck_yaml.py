@@ -605,7 +605,7 @@ SPECIAL_FNS_CASES = {
     "geometric_": [([_sf(2, 3)], _seeded(lambda a: a.clone().geometric_(0.3) * a))],
     "bernoulli_.float": [([_sf(2, 3)], _seeded(lambda a: a.clone().bernoulli_(0.5) * a))],
     "bernoulli": [([_sf(2, 3, lo=0.2, hi=0.8)], _seeded(lambda a: torchlet.bernoulli(a) * a))],
-    "bernoulli.p": [([_sf(2, 3)], _seeded(lambda a: torchlet.bernoulli(a, 0.5) * a))],
+    "bernoulli_.Tensor": [([_sf(2, 3), _sf(2, 3, lo=0.2, hi=0.8)], _seeded(lambda a, p: a.clone().bernoulli_(p) * a * p))],
     # normal's derivatives are zero (PyTorch's: no reparameterization), so its
     # mean / std enter as constants computed from the inputs (m * 0, s * 0 + 1)
     "normal.Tensor_float": [([_sf(2, 3)], _seeded(lambda m: torchlet.normal(m * 0, 0.5) * m))],

@@ -18,6 +18,13 @@ tl_tensor *tl_ops_bernoulli(tl_tensor *self, tl_generator *generator);
 tl_tensor *tl_ops_bernoulli_redispatch(tl_keyset ks, tl_tensor *self, tl_generator *generator);
 int tl_ops_bernoulli_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_bernoulli(tl_keyset ks, tl_tensor *self, tl_generator *generator);
+/* bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!) */
+extern tl_operator *tl_ops_bernoulli__Tensor_op;
+typedef tl_tensor *(*tl_ops_bernoulli__Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *p, tl_generator *generator);
+tl_tensor *tl_ops_bernoulli__Tensor(tl_tensor *self, tl_tensor *p, tl_generator *generator);
+tl_tensor *tl_ops_bernoulli__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *p, tl_generator *generator);
+int tl_ops_bernoulli__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_bernoulli__Tensor(tl_keyset ks, tl_tensor *self, tl_tensor *p, tl_generator *generator);
 /* bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!) */
 extern tl_operator *tl_ops_bernoulli__float_op;
 typedef tl_tensor *(*tl_ops_bernoulli__float_fn)(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator);
