@@ -642,6 +642,26 @@ static inline float tl_special_sincf(float x) {
 
 
 
+/* The Bessel series' accumulator: long double on the CPU. A CUDA device has
+ * no long double, so there it is double (the series then carries less
+ * headroom near its upper limit, |x| = 17). */
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+typedef double tl_special_wide;
+#define tl_special_wide_abs fabs
+#else
+typedef long double tl_special_wide;
+#define tl_special_wide_abs fabsl
+#endif
+
+/* The long scalar algorithms (series with trigonometric tails) are calls on
+ * a CUDA device rather than inlined into each of a thread's unrolled
+ * elements, which ran out of registers (ptxas spills); on the CPU they inline. */
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define TL_SPECIAL_HEAVY static __noinline__
+#else
+#define TL_SPECIAL_HEAVY static inline
+#endif
+
 #define TL_SPECIAL_SQRT2 1.41421356237309504880168872420969808
 #define TL_SPECIAL_SQRTPI 1.77245385090551602729816748334114518
 #define TL_SPECIAL_SQRT2PI 2.50662827463100050241576528481104525
@@ -752,18 +772,18 @@ static inline double tl_special_bessel_jy(int n, int want_y, double x) {
         /* the terms grow to ~e^x / x before they cancel: summed in long
          * double (64-bit significands on x86), which keeps the error near
          * 1e-14 absolute at |x| = 17 */
-        const long double q = (long double)ax * ax / 4;
-        long double t = 1, sj = 1, hk = 0, hkn = n ? 1 : 0;   /* H_k, H_(k+n) */
-        long double sy = 2 * -(long double)TL_SPECIAL_EULER + hkn;
-        long double big = 1;
+        const tl_special_wide q = (tl_special_wide)ax * ax / 4;
+        tl_special_wide t = 1, sj = 1, hk = 0, hkn = n ? 1 : 0;   /* H_k, H_(k+n) */
+        tl_special_wide sy = 2 * -(tl_special_wide)TL_SPECIAL_EULER + hkn;
+        tl_special_wide big = 1;
         for (int k = 1; k < 200; k++) {
-            t *= -q / ((long double)k * (long double)(k + n));
+            t *= -q / ((tl_special_wide)k * (tl_special_wide)(k + n));
             hk += 1.0L / k;
             hkn += 1.0L / (k + n);
             sj += t;
-            sy += (hk + hkn - 2 * (long double)TL_SPECIAL_EULER) * t;
-            if (fabsl(t) > big) big = fabsl(t);
-            if (k > q && fabsl(t) * (hk + hkn + 1) < 1e-21L * big) break;
+            sy += (hk + hkn - 2 * (tl_special_wide)TL_SPECIAL_EULER) * t;
+            if (tl_special_wide_abs(t) > big) big = tl_special_wide_abs(t);
+            if (k > q && tl_special_wide_abs(t) * (hk + hkn + 1) < (tl_special_wide)1e-21 * big) break;
         }
         const double half = ax / 2, xn = n ? half : 1;
         const double j = (double)sj * xn;
@@ -854,7 +874,7 @@ static inline double tl_special_spherical_bessel_j0(double x) {
 
 /* ------------------------------------------------------------ Airy Ai */
 
-static inline double tl_special_airy_ai(double x) {
+TL_SPECIAL_HEAVY double tl_special_airy_ai(double x) {
     if (x != x || fabs(x) == INFINITY) return NAN;   /* PyTorch's value at +-inf */
     if (x > 1) {
         /* Ai(x) = sqrt(x / 3) / pi K_1/3(zeta), zeta = 2/3 x^3/2 */
@@ -901,7 +921,7 @@ static inline double tl_special_airy_ai(double x) {
 
 
 
-static inline double tl_special_chebyshev_t_n(double x, int64_t n) {
+TL_SPECIAL_HEAVY double tl_special_chebyshev_t_n(double x, int64_t n) {
     if (n < 0) return 0;
     if (fabs(x) == 1) return (x > 0 || n % 2 == 0) ? 1 : -1;
     if (n > 6 && fabs(x) < 1) return cos((double)n * acos(x));
@@ -914,7 +934,7 @@ static inline double tl_special_chebyshev_t_n(double x, int64_t n) {
     }
     return q;
 }
-static inline double tl_special_chebyshev_u_n(double x, int64_t n) {
+TL_SPECIAL_HEAVY double tl_special_chebyshev_u_n(double x, int64_t n) {
     if (n < 0) return 0;
     if (fabs(x) == 1) return (x > 0 || n % 2 == 0) ? (double)(n + 1) : -(double)(n + 1);
     if (n > 8 && fabs(x) < 1) {
@@ -931,7 +951,7 @@ static inline double tl_special_chebyshev_u_n(double x, int64_t n) {
     }
     return q;
 }
-static inline double tl_special_chebyshev_v_n(double x, int64_t n) {
+TL_SPECIAL_HEAVY double tl_special_chebyshev_v_n(double x, int64_t n) {
     if (n < 0) return 0;
     if (fabs(x) == 1) {
         if (x > 0) return 1;
@@ -951,7 +971,7 @@ static inline double tl_special_chebyshev_v_n(double x, int64_t n) {
     }
     return q;
 }
-static inline double tl_special_chebyshev_w_n(double x, int64_t n) {
+TL_SPECIAL_HEAVY double tl_special_chebyshev_w_n(double x, int64_t n) {
     if (n < 0) return 0;
     if (fabs(x) == 1) {
         if (x > 0) return (double)(n + n + 1);
@@ -1090,7 +1110,7 @@ static inline double tl_special_igammac(double a, double x) { return tl_special_
 
 #endif
 
-#line 1094 "generated/cuda/ufunc_special_shifted_chebyshev_polynomial_u.cu"
+#line 1114 "generated/cuda/ufunc_special_shifted_chebyshev_polynomial_u.cu"
 #line 1 "kernels/ufunc/special_shifted_chebyshev_polynomial_u.h"
 /* special_shifted_chebyshev_polynomial_u(x, n): the shifted Chebyshev polynomial U*_n(x) = U_n(2x - 1), n truncated to an integer
  * (tl_special_fns.h), in double
@@ -1099,13 +1119,13 @@ static inline double tl_special_igammac(double a, double x) { return tl_special_
 
 #define TL_UFUNC_special_shifted_chebyshev_polynomial_u(x, n) (TL_USPECIAL2(shifted_chebyshev_polynomial_u, x, n))
 
-#line 1103 "generated/cuda/ufunc_special_shifted_chebyshev_polynomial_u.cu"
+#line 1123 "generated/cuda/ufunc_special_shifted_chebyshev_polynomial_u.cu"
 
 /* ---- kernels */
 /* Float: TL_UFUNC_special_shifted_chebyshev_polynomial_u(x1, x2) */
 #line 6 "kernels/ufunc/special_shifted_chebyshev_polynomial_u.h"
 static TL_CUDA_FORCEINLINE auto ufunc_special_shifted_chebyshev_polynomial_u_f32_op(float x1, float x2) { return TL_UFUNC_special_shifted_chebyshev_polynomial_u(x1, x2); }
-#line 1109 "generated/cuda/ufunc_special_shifted_chebyshev_polynomial_u.cu"
+#line 1129 "generated/cuda/ufunc_special_shifted_chebyshev_polynomial_u.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_special_shifted_chebyshev_polynomial_u_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -1184,7 +1204,7 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_special_shifted_chebyshe
 /* Double: TL_UFUNC_special_shifted_chebyshev_polynomial_u(x1, x2) */
 #line 6 "kernels/ufunc/special_shifted_chebyshev_polynomial_u.h"
 static TL_CUDA_FORCEINLINE auto ufunc_special_shifted_chebyshev_polynomial_u_f64_op(double x1, double x2) { return TL_UFUNC_special_shifted_chebyshev_polynomial_u(x1, x2); }
-#line 1188 "generated/cuda/ufunc_special_shifted_chebyshev_polynomial_u.cu"
+#line 1208 "generated/cuda/ufunc_special_shifted_chebyshev_polynomial_u.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_special_shifted_chebyshev_polynomial_u_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

@@ -33,6 +33,26 @@
 
 #include "tl_special.h"
 
+/* The Bessel series' accumulator: long double on the CPU. A CUDA device has
+ * no long double, so there it is double (the series then carries less
+ * headroom near its upper limit, |x| = 17). */
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+typedef double tl_special_wide;
+#define tl_special_wide_abs fabs
+#else
+typedef long double tl_special_wide;
+#define tl_special_wide_abs fabsl
+#endif
+
+/* The long scalar algorithms (series with trigonometric tails) are calls on
+ * a CUDA device rather than inlined into each of a thread's unrolled
+ * elements, which ran out of registers (ptxas spills); on the CPU they inline. */
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define TL_SPECIAL_HEAVY static __noinline__
+#else
+#define TL_SPECIAL_HEAVY static inline
+#endif
+
 #define TL_SPECIAL_SQRT2 1.41421356237309504880168872420969808
 #define TL_SPECIAL_SQRTPI 1.77245385090551602729816748334114518
 #define TL_SPECIAL_SQRT2PI 2.50662827463100050241576528481104525
@@ -143,18 +163,18 @@ static inline double tl_special_bessel_jy(int n, int want_y, double x) {
         /* the terms grow to ~e^x / x before they cancel: summed in long
          * double (64-bit significands on x86), which keeps the error near
          * 1e-14 absolute at |x| = 17 */
-        const long double q = (long double)ax * ax / 4;
-        long double t = 1, sj = 1, hk = 0, hkn = n ? 1 : 0;   /* H_k, H_(k+n) */
-        long double sy = 2 * -(long double)TL_SPECIAL_EULER + hkn;
-        long double big = 1;
+        const tl_special_wide q = (tl_special_wide)ax * ax / 4;
+        tl_special_wide t = 1, sj = 1, hk = 0, hkn = n ? 1 : 0;   /* H_k, H_(k+n) */
+        tl_special_wide sy = 2 * -(tl_special_wide)TL_SPECIAL_EULER + hkn;
+        tl_special_wide big = 1;
         for (int k = 1; k < 200; k++) {
-            t *= -q / ((long double)k * (long double)(k + n));
+            t *= -q / ((tl_special_wide)k * (tl_special_wide)(k + n));
             hk += 1.0L / k;
             hkn += 1.0L / (k + n);
             sj += t;
-            sy += (hk + hkn - 2 * (long double)TL_SPECIAL_EULER) * t;
-            if (fabsl(t) > big) big = fabsl(t);
-            if (k > q && fabsl(t) * (hk + hkn + 1) < 1e-21L * big) break;
+            sy += (hk + hkn - 2 * (tl_special_wide)TL_SPECIAL_EULER) * t;
+            if (tl_special_wide_abs(t) > big) big = tl_special_wide_abs(t);
+            if (k > q && tl_special_wide_abs(t) * (hk + hkn + 1) < (tl_special_wide)1e-21 * big) break;
         }
         const double half = ax / 2, xn = n ? half : 1;
         const double j = (double)sj * xn;
@@ -245,7 +265,7 @@ static inline double tl_special_spherical_bessel_j0(double x) {
 
 /* ------------------------------------------------------------ Airy Ai */
 
-static inline double tl_special_airy_ai(double x) {
+TL_SPECIAL_HEAVY double tl_special_airy_ai(double x) {
     if (x != x || fabs(x) == INFINITY) return NAN;   /* PyTorch's value at +-inf */
     if (x > 1) {
         /* Ai(x) = sqrt(x / 3) / pi K_1/3(zeta), zeta = 2/3 x^3/2 */
@@ -292,7 +312,7 @@ static inline double tl_special_airy_ai(double x) {
     if ((nd) != (nd) || fabs(nd) >= 9.2e18) return 0;     \
     const int64_t n = (int64_t)(nd)
 
-static inline double tl_special_chebyshev_t_n(double x, int64_t n) {
+TL_SPECIAL_HEAVY double tl_special_chebyshev_t_n(double x, int64_t n) {
     if (n < 0) return 0;
     if (fabs(x) == 1) return (x > 0 || n % 2 == 0) ? 1 : -1;
     if (n > 6 && fabs(x) < 1) return cos((double)n * acos(x));
@@ -305,7 +325,7 @@ static inline double tl_special_chebyshev_t_n(double x, int64_t n) {
     }
     return q;
 }
-static inline double tl_special_chebyshev_u_n(double x, int64_t n) {
+TL_SPECIAL_HEAVY double tl_special_chebyshev_u_n(double x, int64_t n) {
     if (n < 0) return 0;
     if (fabs(x) == 1) return (x > 0 || n % 2 == 0) ? (double)(n + 1) : -(double)(n + 1);
     if (n > 8 && fabs(x) < 1) {
@@ -322,7 +342,7 @@ static inline double tl_special_chebyshev_u_n(double x, int64_t n) {
     }
     return q;
 }
-static inline double tl_special_chebyshev_v_n(double x, int64_t n) {
+TL_SPECIAL_HEAVY double tl_special_chebyshev_v_n(double x, int64_t n) {
     if (n < 0) return 0;
     if (fabs(x) == 1) {
         if (x > 0) return 1;
@@ -342,7 +362,7 @@ static inline double tl_special_chebyshev_v_n(double x, int64_t n) {
     }
     return q;
 }
-static inline double tl_special_chebyshev_w_n(double x, int64_t n) {
+TL_SPECIAL_HEAVY double tl_special_chebyshev_w_n(double x, int64_t n) {
     if (n < 0) return 0;
     if (fabs(x) == 1) {
         if (x > 0) return (double)(n + n + 1);
