@@ -433,12 +433,22 @@ static int accumulate_grad_apply(tl_node *node, tl_tensor *const *grads_in, tl_t
     return tl_autograd_accumulate_grad(a->variable, grads_in[0]);
 }
 
+/* A leaf's accumulator is held weakly (m->grad_accumulator) and made again
+ * once every graph using it is gone. Reading the weak slot and retaining what
+ * it points to, and clearing it when its node dies, happen under one lock:
+ * otherwise a thread building a graph could retain a node another thread's
+ * last release is freeing (concurrent backward into a shared leaf), and two
+ * threads could each make an accumulator for the same leaf. */
+static pthread_mutex_t g_accumulator_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void accumulate_grad_destroy(tl_node *node) {
     accumulate_grad_node *a = (accumulate_grad_node *)node;
     ag_meta *m = ag_meta_of(a->variable);
     if (m) {
         tl_node *self = node;
+        pthread_mutex_lock(&g_accumulator_lock);
         __atomic_compare_exchange_n(&m->grad_accumulator, &self, NULL, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&g_accumulator_lock);
     }
     tl_tensor_release(a->variable);
     a->variable = NULL;
@@ -456,19 +466,24 @@ tl_tensor *tl_node_variable(const tl_node *n) {
 }
 
 static tl_node *grad_accumulator(tl_tensor *t, ag_meta *m, int create) {
+    pthread_mutex_lock(&g_accumulator_lock);
     tl_node *acc = __atomic_load_n(&m->grad_accumulator, __ATOMIC_ACQUIRE);
-    if (acc && node_try_retain(acc)) return acc;
-    if (!create) return NULL;
+    if (acc && node_try_retain(acc)) goto done;   /* a dying node (refcount 0) is not retained */
+    acc = NULL;
+    if (!create) goto done;
     acc = tl_node_new(&accumulate_grad_vtable, sizeof(accumulate_grad_node), 1, 0);
-    if (!acc) return NULL;
+    if (!acc) goto done;
     acc->sequence_nr = UINT64_MAX;
     if (record_input_meta(acc, 0, t) < 0) {
-        tl_node_release(acc);
+        pthread_mutex_unlock(&g_accumulator_lock);
+        tl_node_release(acc);   /* its variable is not set: destroy does not take the lock */
         return NULL;
     }
     tl_tensor_retain(t);
     ((accumulate_grad_node *)acc)->variable = t;
     __atomic_store_n(&m->grad_accumulator, acc, __ATOMIC_RELEASE);   /* weak */
+done:
+    pthread_mutex_unlock(&g_accumulator_lock);
     return acc;
 }
 
