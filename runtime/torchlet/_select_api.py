@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from ._function_mode import GO as _GO, handle as _tf, handle_args as _tf_args, watch as _tf_watch
+from ._tensor_api import _unique_outputs
 
 _TF = 0  # active torch-function modes: these functions are reported as themselves
 _tf_watch(globals())
@@ -16,13 +17,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     if _TF and (r_ := _tf(unique_consecutive, locals())) is not _GO:
         return r_
     output, inverse, counts = _GEN["unique_consecutive"](input, return_inverse, return_counts, dim)
-    if return_inverse and return_counts:
-        return output, inverse, counts
-    if return_inverse:
-        return output, inverse
-    if return_counts:
-        return output, counts
-    return output
+    return _unique_outputs(output, inverse, counts, return_inverse, return_counts)
 
 
 def _tensor_unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):

@@ -177,6 +177,12 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     if dim is not None:
         raise NotImplementedError("torchlet.unique: dim= (unique_dim) is not implemented")
     output, inverse, counts = _UNIQUE2[0](input, sorted, return_inverse, return_counts)
+    return _unique_outputs(output, inverse, counts, return_inverse, return_counts)
+
+
+def _unique_outputs(output, inverse, counts, return_inverse, return_counts):
+    """What torch.unique / unique_consecutive return: the output, then the
+    inverse and the counts when asked for (torch/functional.py's rule)."""
     if return_inverse and return_counts:
         return output, inverse, counts
     if return_inverse:
