@@ -91,25 +91,20 @@ def compare(files: dict[str, str], out_dir: Path, shown_dir: str, with_diff: boo
     return r
 
 
-def _umask() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return umask
-
-
-def _write_one(dest: Path, text: str, umask: int) -> None:
+def _write_one(dest: Path, text: str) -> None:
     """Replace ``dest`` atomically (a temporary file beside it, then rename),
     keeping the mode of the file being replaced; new files get 0666 & ~umask."""
     try:
         mode = dest.stat().st_mode & 0o777
     except FileNotFoundError:
-        mode = 0o666 & ~umask
+        mode = None  # O_CREAT's 0666 & ~umask
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
-            os.fchmod(fh.fileno(), mode)  # O_CREAT applied the umask; an existing file's mode wins
+            if mode is not None:  # the replaced file's mode wins over the umask
+                os.fchmod(fh.fileno(), mode)
         os.replace(tmp, dest)
     except BaseException:
         if os.path.exists(tmp):
@@ -127,12 +122,11 @@ def write(files: dict[str, str], out_dir: Path, shown_dir: str) -> WriteResult:
     dests = [out_dir / rel for rel in r.changed]
     for parent in {d.parent for d in dests}:
         parent.mkdir(parents=True, exist_ok=True)
-    umask = _umask()
     jobs = [(d, files[rel]) for d, rel in zip(dests, r.changed)]
 
     def write_all(chunk: list[tuple[Path, str]]) -> None:
         for dest, text in chunk:
-            _write_one(dest, text, umask)
+            _write_one(dest, text)
 
     n = _io_workers() if len(jobs) >= 64 else 1
     if n == 1:
