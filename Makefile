@@ -10,7 +10,7 @@ GEN_PY  := $(if $(wildcard $(VPY)),$(VPY),$(PY))
 PYTEST_ENV := OMP_NUM_THREADS=1
 PIP     := $(VPY) -m pip install -q --disable-pip-version-check
 
-.PHONY: all deps generate check-generated build test opinfo asan-test bench demo clean torch cuda-deps gpu-check
+.PHONY: all deps generate check-generated includes build test opinfo asan-test bench demo clean torch cuda-deps gpu-check
 
 all: build
 
@@ -40,6 +40,13 @@ generate: $(STAMP)
 check-generated:
 	$(GEN_PY) -m codegen generate --check
 	$(GEN_PY) -m codegen generate --check $(EXT_GEN)
+	$(GEN_PY) -m codegen includes --check
+
+# hand-written C includes the operator headers it uses (not the umbrella
+# tl_ops.h), so a new operator recompiles only its callers; run after
+# calling an operator a file did not call before
+includes:
+	$(GEN_PY) -m codegen includes
 
 # compiles runtime/, generated/ and kernels/ (x3 ISA variants) in parallel into
 # the object cache build/obj, showing progress and the compiler's messages (pip

@@ -38,7 +38,9 @@ OBJ_ROOT = ROOT / "build" / "obj"
 ASAN = os.environ.get("TORCHLET_ASAN") == "1"
 VERBOSE = os.environ.get("TORCHLET_BUILD_VERBOSE") == "1"
 
-WARN = ["-Wall", "-Wextra"]
+# an undeclared call is an error, not a warning: hand-written files include only
+# the operator headers they use (`make includes` adds one for a new call)
+WARN = ["-Wall", "-Wextra", "-Werror=implicit-function-declaration"]
 COMMON = ["-std=gnu11", "-fPIC", "-O3", "-fopenmp-simd", "-fno-math-errno", "-fno-trapping-math", *WARN]
 if ASAN:
     COMMON = [f for f in COMMON if f != "-O3"] + ["-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer"]
@@ -220,6 +222,17 @@ class _Progress:
 class BuildExt(build_ext):
     """build_ext that compiles the C sources itself (see module docstring)."""
 
+    def pre_run(self, ext, ffi):
+        """cffi's hook before it writes torchlet._C's C source: the operator
+        shards' sources (build_ffi.py) join the extension's sources, to be
+        compiled like the base module's and linked into the same library."""
+        for shard in getattr(ffi, "torchlet_shards", ()):
+            name = shard._assigned_source[0]
+            c_file = pathlib.Path(self.build_temp) / f"{name}.c"
+            c_file.parent.mkdir(parents=True, exist_ok=True)
+            shard.emit_c_code(str(c_file))
+            ext.sources.append(str(c_file))
+
     def build_extension(self, ext):
         incs = include_dirs()
         common, kernels = sources()
@@ -252,8 +265,8 @@ class BuildExt(build_ext):
             cffi_jobs.append(Job(keep, "cffi", flags, incs + py_inc))
         all_jobs = jobs + cffi_jobs
         stale = [j for j in all_jobs if j.stale()]
-        # the cffi module (one ~2.5 MB source, about a minute) starts first: queued
-        # last, it ran alone after the others and set a many-core build's length
+        # the cffi modules (the largest sources) start first: queued
+        # last, they ran alone after the others and set a many-core build's length
         stale.sort(key=lambda j: j.variant != "cffi")
         t0 = time.perf_counter()
         failed = []
@@ -277,6 +290,9 @@ class BuildExt(build_ext):
             for job, out in failed:
                 print(f"\n== {_rel(job.src) if job.src.is_relative_to(ROOT) else job.src} "
                       f"({job.variant}):\n{out.rstrip()}", file=sys.stderr)
+            if any("implicit declaration of function 'tl_" in out for _, out in failed):
+                print("\ntorchlet: a file calls an operator whose header it does not include: "
+                      "run `make includes`, then build again", file=sys.stderr)
             raise SystemExit("torchlet: compilation failed: " + ", ".join(
                 _rel(j.src) if j.src.is_relative_to(ROOT) else str(j.src) for j, _ in failed))
         ext.sources = []

@@ -1,7 +1,20 @@
 /* Derivative helpers of the NN operators (declared in tl_autograd_formulas.h;
  * docs/NN.md): built from tl_ops_* calls, so they record under create_graph. */
 #include "tl_autograd_formulas.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/_adaptive_avg_pool2d.h"
+#include "ops/add.h"
+#include "ops/constant_pad_nd.h"
+#include "ops/convolution.h"
+#include "ops/convolution_backward.h"
+#include "ops/exp.h"
+#include "ops/gather.h"
+#include "ops/mul.h"
+#include "ops/neg.h"
+#include "ops/reshape.h"
+#include "ops/sub.h"
+#include "ops/sum.h"
+#include "ops/zeros_like.h"
 #include "tl_tensor.h"
 
 /* PyTorch's softmax_double_backward, the `output:` term of

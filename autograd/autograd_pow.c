@@ -16,7 +16,16 @@
 #include "tl_autograd_formulas.h"
 #include "tl_error.h"
 #include "tl_iter.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/add.h"
+#include "ops/eq.h"
+#include "ops/ge.h"
+#include "ops/log.h"
+#include "ops/mul.h"
+#include "ops/pow.h"
+#include "ops/sub.h"
+#include "ops/to.h"
+#include "ops/zeros_like.h"
 #include "tl_tensor.h"
 
 /* b = f(a...) steps: release the operands a step consumed; NULL propagates */

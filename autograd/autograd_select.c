@@ -8,7 +8,23 @@
 
 #include "tl_autograd_formulas.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/abs.h"
+#include "ops/add.h"
+#include "ops/eq.h"
+#include "ops/exp.h"
+#include "ops/flip.h"
+#include "ops/gt.h"
+#include "ops/index_put.h"
+#include "ops/isnan.h"
+#include "ops/log.h"
+#include "ops/logcumsumexp.h"
+#include "ops/logical_not.h"
+#include "ops/lt.h"
+#include "ops/mul.h"
+#include "ops/reshape.h"
+#include "ops/sub.h"
+#include "ops/where.h"
 #include "tl_tensor.h"
 
 /* amax / amin's gradient for each defined output grad, summed */

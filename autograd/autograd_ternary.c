@@ -10,7 +10,14 @@
  */
 #include "tl_autograd_formulas.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/add.h"
+#include "ops/ge.h"
+#include "ops/gt.h"
+#include "ops/le.h"
+#include "ops/lt.h"
+#include "ops/mul.h"
+#include "ops/where.h"
 #include "tl_tensor.h"
 
 /* where(mask, grad, 0); consumes mask (NULL propagates) */

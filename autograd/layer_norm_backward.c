@@ -10,7 +10,8 @@
  * helper tl_ag_native_layer_norm_backward (autograd/autograd_formulas.c). */
 #include "tl_autograd_formulas.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/native_layer_norm_backward.h"
 
 int tl_native_native_layer_norm_backward(tl_keyset ks, tl_tensor *grad_out, tl_tensor *input,
                                          const int64_t *normalized_shape, int64_t normalized_shape_len,

@@ -203,6 +203,50 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_includes(args: argparse.Namespace) -> int:
+    """Keep hand-written C including the operator headers it uses, not the
+    umbrella (codegen.emit.includes): a new operator then recompiles only the
+    files that call it."""
+    from .emit.includes import handwritten_block, macro_expansion, owner_map
+
+    gen = Path(args.generated)
+    # the build's include folders (setup.py include_dirs), for files whose macros paste names
+    incs = [str(d) for d in (ROOT / "runtime" / "include", gen / "include", gen / "cdef", gen / "csrc",
+                             ROOT / "kernels" / "ufunc", gen / "kernels", ROOT / "autograd") if d.is_dir()]
+    headers = {f"include/ops/{h.name}": h.read_text() for h in sorted((gen / "include" / "ops").glob("*.h"))}
+    if not headers:
+        print(f"torchlet-gen: no operator headers under {shown(gen)}/include/ops; run `make generate` first",
+              file=sys.stderr)
+        return 1
+    owner = owner_map(headers)
+    stale, seen = [], 0
+    for folder in args.paths:
+        for path in sorted(p for ext in ("*.c", "*.h") for p in Path(folder).rglob(ext)):
+            text = path.read_text()
+            try:
+                expanded = macro_expansion(text, [str(path.parent), *incs], os.environ.get("CC", "cc"))
+            except (OSError, RuntimeError) as e:
+                print(f"torchlet-gen: {shown(path)}: the preprocessor failed, so names its macros paste "
+                      f"together are not seen: {e}", file=sys.stderr)
+                return 1
+            new = handwritten_block(text, owner, expanded)
+            if new is None:
+                continue
+            seen += 1
+            if new != text:
+                stale.append(path)
+                if not args.check:
+                    path.write_text(new)
+    names = ", ".join(shown(p) for p in stale)
+    if args.check and stale:
+        print(f"torchlet-gen: {len(stale)} hand-written files include stale operator headers ({names}); "
+              "run `make includes` and commit the result", file=sys.stderr)
+        return 1
+    done = "are current" if args.check else f"rewritten: {len(stale)}" + (f" ({names})" if stale else "")
+    print(f"torchlet-gen: operator includes of {seen} hand-written files {done}")
+    return 0
+
+
 def cmd_inspect(args: argparse.Namespace) -> int:
     from .model_json import dumps
 
@@ -251,6 +295,13 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--untranslated-derivatives", choices=("error", "not-implemented"), default="error")
     b.add_argument("--verbose", action="store_true")
     b.set_defaults(func=cmd_build, autocast="")
+
+    n = sub.add_parser("includes", help="hand-written C: include the operator headers each file uses")
+    n.add_argument("paths", nargs="*", default=[str(ROOT / d) for d in ("autograd", "kernels", "runtime/src")],
+                   help="folders searched for .c/.h files (default: torchlet's autograd/ kernels/ runtime/src)")
+    n.add_argument("--generated", default=str(ROOT / "generated"), help="where the operator headers are")
+    n.add_argument("--check", action="store_true", help="exit 1 when a file's operator includes are stale")
+    n.set_defaults(func=cmd_includes)
 
     i = sub.add_parser("inspect", help="print the model as JSON")
     i.add_argument("--native-functions", required=True)

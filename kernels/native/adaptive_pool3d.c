@@ -9,7 +9,11 @@
 
 #include "tl_error.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/_adaptive_avg_pool3d.h"
+#include "ops/_adaptive_avg_pool3d_backward.h"
+#include "ops/adaptive_avg_pool3d.h"
+#include "ops/mean.h"
 #include "tl_tensor.h"
 #include "nn_common.h"
 

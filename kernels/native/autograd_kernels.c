@@ -1,7 +1,8 @@
 /* Kernels of the backward operators declared for derivative formulas
  * (yaml/native_functions.yaml: threshold_backward). */
 #include "tl_iter.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/threshold_backward.h"
 
 /* threshold_backward: grad_output where self > threshold, else 0 */
 typedef struct {

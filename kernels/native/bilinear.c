@@ -6,7 +6,15 @@
  * operator, so autograd differentiates it. */
 #include "tl_error.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/add.h"
+#include "ops/bilinear.h"
+#include "ops/matmul.h"
+#include "ops/mul.h"
+#include "ops/permute.h"
+#include "ops/reshape.h"
+#include "ops/sum.h"
+#include "ops/to.h"
 #include "tl_tensor.h"
 
 tl_tensor *tl_native_bilinear(tl_keyset ks, tl_tensor *input1, tl_tensor *input2, tl_tensor *weight,

@@ -8,7 +8,17 @@
 
 #include "tl_error.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/arange.h"
+#include "ops/combinations.h"
+#include "ops/empty.h"
+#include "ops/full.h"
+#include "ops/index.h"
+#include "ops/le.h"
+#include "ops/logical_and.h"
+#include "ops/lt.h"
+#include "ops/meshgrid.h"
+#include "ops/stack.h"
 #include "tl_structured.h"
 #include "tl_tensor.h"
 

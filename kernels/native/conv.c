@@ -15,7 +15,20 @@
 #include "shape_index.h"
 #include "tl_error.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/_convolution_mode.h"
+#include "ops/cat.h"
+#include "ops/conv1d.h"
+#include "ops/conv2d.h"
+#include "ops/conv3d.h"
+#include "ops/conv_transpose1d.h"
+#include "ops/conv_transpose2d.h"
+#include "ops/conv_transpose3d.h"
+#include "ops/convolution.h"
+#include "ops/convolution_backward.h"
+#include "ops/new_zeros.h"
+#include "ops/squeeze.h"
+#include "ops/unsqueeze.h"
 #include "tl_tensor.h"
 
 /* the expanded parameters of one convolution */

@@ -4,7 +4,15 @@
  * PyTorch, and otherwise calls _to_copy through the dispatcher. */
 #include "tl_cuda.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/_to_copy.h"
+#include "ops/clone.h"
+#include "ops/contiguous.h"
+#include "ops/copy.h"
+#include "ops/empty_like.h"
+#include "ops/fill.h"
+#include "ops/to.h"
+#include "ops/zero.h"
 
 static tl_tensor *retained(tl_tensor *t) {
     tl_tensor_retain(t);

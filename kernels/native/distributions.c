@@ -15,7 +15,22 @@
 #include <stdlib.h>
 
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/bernoulli.h"
+#include "ops/cauchy.h"
+#include "ops/empty_like.h"
+#include "ops/expand.h"
+#include "ops/exponential.h"
+#include "ops/geometric.h"
+#include "ops/log_normal.h"
+#include "ops/multinomial.h"
+#include "ops/normal.h"
+#include "ops/rand_like.h"
+#include "ops/randint.h"
+#include "ops/randint_like.h"
+#include "ops/randn.h"
+#include "ops/randn_like.h"
+#include "ops/uniform.h"
 #include "tl_runtime.h"
 #include "tl_structured.h"
 #include "tl_tensor.h"

@@ -14,7 +14,17 @@
 
 #include "tl_error.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/bmm.h"
+#include "ops/diagonal.h"
+#include "ops/einsum.h"
+#include "ops/movedim.h"
+#include "ops/mul.h"
+#include "ops/permute.h"
+#include "ops/reshape.h"
+#include "ops/sum.h"
+#include "ops/unsqueeze.h"
+#include "ops/view.h"
 #include "tl_runtime.h"
 #include "tl_tensor.h"
 

@@ -6,7 +6,19 @@
 #include <math.h>
 
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/arange.h"
+#include "ops/empty.h"
+#include "ops/empty_like.h"
+#include "ops/empty_strided.h"
+#include "ops/full.h"
+#include "ops/full_like.h"
+#include "ops/ones.h"
+#include "ops/ones_like.h"
+#include "ops/rand.h"
+#include "ops/randn.h"
+#include "ops/zeros.h"
+#include "ops/zeros_like.h"
 
 static int check_layout(int layout) {
     if (layout > 0)

@@ -19,7 +19,11 @@
 #include "missing_ops.h"
 #include "shape_index.h"
 #include "tl_half.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/_index_put_impl.h"
+#include "ops/clone.h"
+#include "ops/index.h"
+#include "ops/index_put.h"
 
 typedef struct {
     int64_t nd;                   /* self's dims */

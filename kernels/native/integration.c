@@ -6,7 +6,20 @@
 
 #include "tl_error.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/add.h"
+#include "ops/cumsum.h"
+#include "ops/cumulative_trapezoid.h"
+#include "ops/div.h"
+#include "ops/mul.h"
+#include "ops/select.h"
+#include "ops/slice.h"
+#include "ops/sub.h"
+#include "ops/sum.h"
+#include "ops/trapezoid.h"
+#include "ops/trapz.h"
+#include "ops/view.h"
+#include "ops/zeros.h"
 #include "tl_structured.h"
 #include "tl_tensor.h"
 

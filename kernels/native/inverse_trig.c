@@ -7,7 +7,21 @@
  *    .out): PyTorch declares them without dispatch (CompositeImplicitAutograd)
  *    and calls the original, so autograd records the original's node.
  */
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/acos.h"
+#include "ops/acosh.h"
+#include "ops/arccos.h"
+#include "ops/arccosh.h"
+#include "ops/arcsin.h"
+#include "ops/arcsinh.h"
+#include "ops/arctan.h"
+#include "ops/arctan2.h"
+#include "ops/arctanh.h"
+#include "ops/asin.h"
+#include "ops/asinh.h"
+#include "ops/atan.h"
+#include "ops/atan2.h"
+#include "ops/atanh.h"
 #include "tl_structured.h"
 #include "tl_tensor.h"
 

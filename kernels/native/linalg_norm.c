@@ -23,7 +23,19 @@
 #include "shape_index.h"
 #include "tl_autograd.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/_linalg_svd.h"
+#include "ops/amax.h"
+#include "ops/amin.h"
+#include "ops/linalg_matrix_norm.h"
+#include "ops/linalg_norm.h"
+#include "ops/linalg_svd.h"
+#include "ops/linalg_svdvals.h"
+#include "ops/linalg_vector_norm.h"
+#include "ops/permute.h"
+#include "ops/sum.h"
+#include "ops/to.h"
+#include "ops/unsqueeze.h"
 #include "tl_structured.h"
 
 #define TL_LAPACK_INT_MAX 2147483647LL   /* the wheel's LAPACK takes 32-bit integers */

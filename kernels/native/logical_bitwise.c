@@ -16,7 +16,17 @@
 #include "pointwise_math.h"
 #include "tl_error.h"
 #include "tl_iter.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/bitwise_and.h"
+#include "ops/bitwise_left_shift.h"
+#include "ops/bitwise_not.h"
+#include "ops/bitwise_or.h"
+#include "ops/bitwise_right_shift.h"
+#include "ops/bitwise_xor.h"
+#include "ops/logical_and.h"
+#include "ops/logical_not.h"
+#include "ops/logical_or.h"
+#include "ops/logical_xor.h"
 #include "tl_structured.h"
 #include "tl_tensor.h"
 

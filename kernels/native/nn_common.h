@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
 #include "tl_tensor.h"
 
 /* float16 / bfloat16 / float32 compute in float32, float64 in float64 */

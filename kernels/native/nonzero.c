@@ -19,7 +19,16 @@
 #include "missing_ops.h"
 #include "shape_index.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/argwhere.h"
+#include "ops/count_nonzero.h"
+#include "ops/ne.h"
+#include "ops/nonzero.h"
+#include "ops/nonzero_numpy.h"
+#include "ops/select.h"
+#include "ops/sum.h"
+#include "ops/unsqueeze.h"
+#include "ops/where.h"
 #include "tl_structured.h"
 
 tl_tensor *tl_missing_copy_to_out(tl_tensor *result, tl_tensor *out) {

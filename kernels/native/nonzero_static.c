@@ -5,7 +5,12 @@
 
 #include "tl_error.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/copy.h"
+#include "ops/full.h"
+#include "ops/narrow.h"
+#include "ops/nonzero.h"
+#include "ops/nonzero_static.h"
 #include "tl_structured.h"
 #include "tl_tensor.h"
 

@@ -8,7 +8,10 @@
 
 #include "tl_error.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/channel_shuffle.h"
+#include "ops/pixel_shuffle.h"
+#include "ops/pixel_unshuffle.h"
 #include "tl_tensor.h"
 
 /* out (shape osz, nd dims) = permute(view(self, k dims vsz), perm) viewed

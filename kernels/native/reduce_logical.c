@@ -11,7 +11,9 @@
 #include "reduce_util.h"
 #include "tl_error.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/all.h"
+#include "ops/any.h"
 #include "tl_structured.h"
 
 static int allany_meta(tl_structured *s, const char *name, const tl_tensor *self, uint64_t mask, bool keepdim) {

@@ -20,7 +20,15 @@
 #include "reduce_util.h"
 #include "tl_error.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/amax.h"
+#include "ops/amin.h"
+#include "ops/argmax.h"
+#include "ops/argmin.h"
+#include "ops/max.h"
+#include "ops/maximum.h"
+#include "ops/min.h"
+#include "ops/minimum.h"
 #include "tl_reduce_kernel.h"
 #include "tl_structured.h"
 

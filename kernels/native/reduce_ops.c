@@ -17,7 +17,10 @@
 
 #include "tl_error.h"
 #include "tl_half.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/mean.h"
+#include "ops/prod.h"
+#include "ops/sum.h"
 #include "tl_structured.h"
 #include "tl_internal.h"
 #include "tl_runtime.h"

@@ -24,7 +24,10 @@
 #include "reduce_util.h"
 #include "tl_error.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/cumprod.h"
+#include "ops/cumsum.h"
+#include "ops/flip.h"
 #include "tl_runtime.h"
 #include "tl_scan_kernel.h"
 #include "tl_structured.h"

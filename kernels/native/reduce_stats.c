@@ -23,7 +23,13 @@
 #include "reduce_util.h"
 #include "tl_error.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/linalg_vector_norm.h"
+#include "ops/logsumexp.h"
+#include "ops/std.h"
+#include "ops/std_mean.h"
+#include "ops/var.h"
+#include "ops/var_mean.h"
 #include "tl_reduce_stats_kernel.h"
 #include "tl_structured.h"
 

@@ -11,7 +11,24 @@
 #include <stdlib.h>
 
 #include "shape_index.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/cat.h"
+#include "ops/chunk.h"
+#include "ops/flatten.h"
+#include "ops/hstack.h"
+#include "ops/narrow.h"
+#include "ops/reshape.h"
+#include "ops/select.h"
+#include "ops/slice.h"
+#include "ops/split.h"
+#include "ops/split_with_sizes.h"
+#include "ops/stack.h"
+#include "ops/unbind.h"
+#include "ops/unflatten.h"
+#include "ops/unsafe_split.h"
+#include "ops/unsqueeze.h"
+#include "ops/view.h"
+#include "ops/vstack.h"
 #include "tl_structured.h"
 
 /* ------------------------------------------------------------------ cat */

@@ -18,7 +18,12 @@
 
 #include "tl_error.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/_unique2.h"
+#include "ops/argsort.h"
+#include "ops/msort.h"
+#include "ops/sort.h"
+#include "ops/topk.h"
 #include "tl_tensor.h"
 
 /* ------------------------------------------------------------ keys */

@@ -8,7 +8,26 @@
  * (it promotes as a Python number), then the Tensor overload.
  */
 #include "pointwise_math.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/igamma.h"
+#include "ops/igammac.h"
+#include "ops/mvlgamma.h"
+#include "ops/special_chebyshev_polynomial_t.h"
+#include "ops/special_chebyshev_polynomial_u.h"
+#include "ops/special_chebyshev_polynomial_v.h"
+#include "ops/special_chebyshev_polynomial_w.h"
+#include "ops/special_gammainc.h"
+#include "ops/special_gammaincc.h"
+#include "ops/special_hermite_polynomial_h.h"
+#include "ops/special_hermite_polynomial_he.h"
+#include "ops/special_laguerre_polynomial_l.h"
+#include "ops/special_legendre_polynomial_p.h"
+#include "ops/special_multigammaln.h"
+#include "ops/special_shifted_chebyshev_polynomial_t.h"
+#include "ops/special_shifted_chebyshev_polynomial_u.h"
+#include "ops/special_shifted_chebyshev_polynomial_v.h"
+#include "ops/special_shifted_chebyshev_polynomial_w.h"
+#include "ops/special_zeta.h"
 #include "tl_tensor.h"
 
 /* op.<xs>(Scalar, Tensor), op.<ns>(Tensor, Scalar) and their out= forms */

@@ -9,7 +9,15 @@
  * composite overloads (where with Scalars, clip).
  */
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/addcdiv.h"
+#include "ops/addcmul.h"
+#include "ops/clamp.h"
+#include "ops/clamp_max.h"
+#include "ops/clamp_min.h"
+#include "ops/clip.h"
+#include "ops/lerp.h"
+#include "ops/where.h"
 #include "tl_structured.h"
 #include "tl_tensor.h"
 #include "ufunc_clamp_max_scalar.h"

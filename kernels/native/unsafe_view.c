@@ -4,7 +4,9 @@
  * ViewBackward0; the result is the same view as tl_native_view's. */
 #include "missing_ops.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/_unsafe_view.h"
+#include "ops/view.h"
 
 tl_tensor *tl_native__unsafe_view(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len) {
     (void)ks;

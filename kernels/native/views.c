@@ -4,7 +4,25 @@
  * result shares self's storage and version counter. The signatures are fixed by
  * generated/include/tl_ops.h (docs/OPERATOR_ABI.md). */
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/_unsafe_view.h"
+#include "ops/alias.h"
+#include "ops/as_strided.h"
+#include "ops/clone.h"
+#include "ops/copy.h"
+#include "ops/expand.h"
+#include "ops/permute.h"
+#include "ops/reshape.h"
+#include "ops/select.h"
+#include "ops/select_backward.h"
+#include "ops/slice.h"
+#include "ops/slice_backward.h"
+#include "ops/squeeze.h"
+#include "ops/t.h"
+#include "ops/transpose.h"
+#include "ops/unsqueeze.h"
+#include "ops/view.h"
+#include "ops/zeros.h"
 
 tl_tensor *tl_native_view(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len) {
     (void)ks;

@@ -9,7 +9,8 @@
 
 #include "tl_autograd.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/_to_copy.h"
 
 #define BIT(k) ((tl_keyset)1 << (k))
 

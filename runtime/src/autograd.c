@@ -10,7 +10,9 @@
 #include "autograd_internal.h"
 #include "tl_dispatch.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/add.h"
+#include "ops/mul.h"
 
 static int64_t g_live_nodes = 0;
 static uint64_t g_next_sequence_nr = 0;

@@ -23,7 +23,11 @@
 
 #include "autograd_internal.h"
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/add.h"
+#include "ops/ones_like.h"
+#include "ops/sum.h"
+#include "ops/to.h"
 
 typedef struct {
     tl_node *node;      /* strong while the task runs */

@@ -6,6 +6,7 @@ layers (dispatcher, generated ops, autograd) attach themselves when present.
 from __future__ import annotations
 
 from . import _blas  # noqa: F401  (loads the vendor BLAS that _C links; first)
+from . import _clib  # noqa: F401  (_C.lib: the runtime and the operator shards; before any use)
 from ._C import ffi as _ffi, lib as _lib
 from ._device import device
 from ._dtype import (

@@ -23,7 +23,7 @@ def register_autocast(op, device_type: str, cast_inputs, /, *, lib=None):
     generic autocast kernel (runtime/src/autocast.c) at the device's autocast
     key with a ``cast_to`` rule, reached only while autocast is on."""
     from .. import _dtype
-    from .._C import ffi, lib as _lib
+    from .._C import ffi, lib as _lib, runtime_lib
     from ..library import _opname_of, register_c_kernel
     from .custom_ops import CustomOpDef
 
@@ -39,5 +39,5 @@ def register_autocast(op, device_type: str, cast_inputs, /, *, lib=None):
         "policy": _lib.TL_AUTOCAST_CAST_TO, "dtype_arg": -1, "source": source, "dtype": cast_inputs._id})
     _rules.append((rule, name, source))
     key = "AutocastCPU" if device_type == "cpu" else "AutocastCUDA"
-    register_c_kernel(qn, key, ffi.addressof(_lib, "tl_autocast_boxed"), ctx=int(ffi.cast("intptr_t", rule)), lib=lib,
+    register_c_kernel(qn, key, ffi.addressof(runtime_lib, "tl_autocast_boxed"), ctx=int(ffi.cast("intptr_t", rule)), lib=lib,
                       name=f"autocast kernel of {qn} (cast to {cast_inputs})")
