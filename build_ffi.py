@@ -121,35 +121,73 @@ def _pyabi_owner(fn: str, owner: dict[str, int]) -> int | None:
     return None
 
 
-def split_generated_cdef(ops_h: str, pyabi_h: str) -> tuple[str, list[str]]:
-    """ops.h and python_abi.h (cleaned for cdef) as the base module's part
-    (what no operator owns: register_all, the list free ...) and one part
-    per shard: each operator's block of ops.h with the python_abi lines of its
-    overloads (``tl_pyabi_<overload>_r`` beside ``tl_ops_<overload>``)."""
+class Part:
+    """One module's share of the generated declarations: the C lines its
+    source compiles (prototypes, then python_abi's wrapping macros) and what
+    its cdef declares (the prototypes, cleaned)."""
+
+    def __init__(self) -> None:
+        self.decls: list[str] = []
+        self.macros: list[str] = []
+
+    def cdef(self) -> str:
+        return _nonblank(clean_for_cdef("\n".join(self.decls)))
+
+    def c_source(self) -> str:
+        return _nonblank("\n".join(self.decls + self.macros))
+
+
+def _nonblank(text: str) -> str:
+    # blank lines dropped: a block's text, and so its shard's C, must not
+    # depend on what follows it (a new last block adds a separating line)
+    return "\n".join(line for line in text.splitlines() if line.strip())
+
+
+_WRAP_MACRO = re.compile(r"^#define (tl_\w+)\(")
+
+
+def split_generated_cdef(ops_h: str, pyabi_h: str) -> tuple[Part, list[Part]]:
+    """ops.h and python_abi.h as the base module's part (what no operator
+    owns: register_all, the list free ...) and one part per shard: each
+    operator's block of ops.h with the python_abi lines of its overloads
+    (``tl_pyabi_<overload>_r`` and the macro wrapping ``tl_ops_<overload>``).
+    Preprocessor lines other than the wrapping macros are left out: each
+    module's source includes the runtime headers itself."""
     heads = list(_BLOCK_HEAD.finditer(ops_h))
-    base = [clean_for_cdef(ops_h[:heads[0].start()] if heads else ops_h)]
-    shards: list[list[str]] = [[] for _ in range(OPS_SHARDS)]
+    base, shards = Part(), [Part() for _ in range(OPS_SHARDS)]
+    base.decls.append(_drop_directives(ops_h[:heads[0].start()] if heads else ops_h))
     owner: dict[str, int] = {}  # tl_ops_<overload> -> shard
     for i, m in enumerate(heads):
         block = ops_h[m.start():heads[i + 1].start() if i + 1 < len(heads) else len(ops_h)]
         k = shard_of(m.group(1))
         for fn in _DECL_NAME.findall(block):
             owner[fn] = k
-        shards[k].append(clean_for_cdef(block))
-    for line in clean_for_cdef(pyabi_h).splitlines():
-        fn = _DECL_NAME.search(line)
-        k = _pyabi_owner(fn.group(1), owner) if fn else None
-        (base if k is None else shards[k]).append(line)
-    # blank lines dropped: a block's text, and so its shard's C, must not
-    # depend on what follows it (a new last block adds a separating line)
-    def text(parts: list[str]) -> str:
-        return "\n".join(line for part in parts for line in part.splitlines() if line.strip())
-    return text(base), [text(part) for part in shards]
+        shards[k].decls.append(_drop_directives(block))
+    for line in re.sub(r"/\*.*?\*/", "", pyabi_h, flags=re.S).splitlines():
+        macro = _WRAP_MACRO.match(line)
+        if macro:
+            k = owner.get(macro.group(1))
+            (base if k is None else shards[k]).macros.append(line)
+        elif line.strip() and not line.lstrip().startswith("#"):
+            fn = _DECL_NAME.search(line)
+            k = _pyabi_owner(fn.group(1), owner) if fn else None
+            (base if k is None else shards[k]).decls.append(line)
+    return base, shards
 
 
-def _source(headers: list[pathlib.Path]) -> str:
-    # the entry points the bindings call report pending warnings (generated/cdef/python_abi.h)
-    return "#define TL_PYABI_WRAP_ENTRIES\n" + "\n".join(f'#include "{h.name}"' for h in headers)
+def _drop_directives(text: str) -> str:
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+
+
+def _source(runtime_headers: list[pathlib.Path], part: Part | None) -> str:
+    """A module's C: the runtime headers, then its part of the generated
+    declarations written out, not included, so that a module recompiles only
+    when its own operators change (an #include of ops.h would make every
+    shard depend on every operator)."""
+    # the entry points the bindings call report pending warnings (python_abi.h's macros)
+    lines = ["#define TL_PYABI_WRAP_ENTRIES", *(f'#include "{h.name}"' for h in runtime_headers)]
+    return "\n".join(lines) + "\n" + (part.c_source() + "\n" if part else "")
 
 
 def make_ffis() -> tuple[FFI, list[FFI]]:
@@ -157,28 +195,29 @@ def make_ffis() -> tuple[FFI, list[FFI]]:
     generated code)."""
     headers = cdef_headers()
     split = {h.name: h for h in headers if h.parent == GEN_CDEF and h.name in ("ops.h", "python_abi.h")}
+    runtime_headers = [h for h in headers if h.name not in split or h.parent != GEN_CDEF]
     ffi = FFI()
-    for h in headers:
-        if h.name not in split:
-            ffi.cdef(clean_for_cdef(h.read_text()), override=True)
-    shard_cdefs: list[str] = []
+    for h in runtime_headers:
+        ffi.cdef(clean_for_cdef(h.read_text()), override=True)
+    base, shards = None, []
     if len(split) == 2:
-        base_part, shard_cdefs = split_generated_cdef(split["ops.h"].read_text(), split["python_abi.h"].read_text())
-        ffi.cdef(base_part, override=True)
+        base, shards = split_generated_cdef(split["ops.h"].read_text(), split["python_abi.h"].read_text())
+        ffi.cdef(base.cdef(), override=True)
     ffi.cdef(PY_EXTRA_CDEF)
     ffi.cdef("#define TL_OPS_SHARDS ...")  # torchlet/_clib.py loads this many
-    depends = [str(h.relative_to(ROOT)) for h in headers]
-    ffi.set_source("torchlet._C", f"#define TL_OPS_SHARDS {len(shard_cdefs)}\n" + _source(headers),
+    depends = [str(h.relative_to(ROOT)) for h in runtime_headers]
+    ffi.set_source("torchlet._C", f"#define TL_OPS_SHARDS {len(shards)}\n" + _source(runtime_headers, base),
                    include_dirs=include_dirs(),
                    extra_link_args=["-pthread", "-ldl", "-lmvec", "-lm"], depends=depends)
-    shards = []
-    for k, cdef in enumerate(shard_cdefs):
+    builders = []
+    for k, part in enumerate(shards):
         shard = FFI()
         shard.include(ffi)
-        shard.cdef(cdef, override=True)
-        shard.set_source(SHARD_MODULE.format(k), _source(headers), include_dirs=include_dirs(), depends=depends)
-        shards.append(shard)
-    return ffi, shards
+        shard.cdef(part.cdef(), override=True)
+        shard.set_source(SHARD_MODULE.format(k), _source(runtime_headers, part), include_dirs=include_dirs(),
+                         depends=depends)
+        builders.append(shard)
+    return ffi, builders
 
 
 ffibuilder, shard_builders = make_ffis()
