@@ -219,24 +219,31 @@ def cmd_includes(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     owner = owner_map(headers)
-    stale, seen = [], 0
-    for folder in args.paths:
-        for path in sorted(p for ext in ("*.c", "*.h") for p in Path(folder).rglob(ext)):
-            text = path.read_text()
-            try:
-                expanded = macro_expansion(text, [str(path.parent), *incs], os.environ.get("CC", "cc"))
-            except (OSError, RuntimeError) as e:
-                print(f"torchlet-gen: {shown(path)}: the preprocessor failed, so names its macros paste "
-                      f"together are not seen: {e}", file=sys.stderr)
-                return 1
-            new = handwritten_block(text, owner, expanded)
-            if new is None:
-                continue
-            seen += 1
-            if new != text:
-                stale.append(path)
-                if not args.check:
-                    path.write_text(new)
+    texts = {path: path.read_text() for folder in args.paths
+             for path in sorted(p for ext in ("*.c", "*.h") for p in Path(folder).rglob(ext))}
+    texts = {path: text for path, text in texts.items() if handwritten_block(text, {}) is not None}
+
+    def expand(path: Path) -> str:
+        return macro_expansion(texts[path], [str(path.parent), *incs], os.environ.get("CC", "cc"))
+
+    # one preprocessor run per file that pastes names (about 15), side by side
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        futures = {path: pool.submit(expand, path) for path in texts}
+    stale = []
+    for path, text in texts.items():
+        try:
+            expanded = futures[path].result()
+        except (OSError, RuntimeError) as e:
+            print(f"torchlet-gen: {shown(path)}: the preprocessor failed, so names its macros paste "
+                  f"together are not seen: {e}", file=sys.stderr)
+            return 1
+        new = handwritten_block(text, owner, expanded)
+        if new != text:
+            stale.append(path)
+            if not args.check:
+                path.write_text(new)
+    seen = len(texts)
     names = ", ".join(shown(p) for p in stale)
     if args.check and stale:
         print(f"torchlet-gen: {len(stale)} hand-written files include stale operator headers ({names}); "
