@@ -68,3 +68,6 @@ from .transformer import (  # noqa: E402
 
 __all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
             "TransformerDecoderLayer"]
+from ._ctc import CTCLoss  # noqa: E402
+
+__all__ += ["CTCLoss"]

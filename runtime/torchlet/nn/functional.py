@@ -1037,3 +1037,6 @@ _canonical_mask, _none_or_dtype, _mha_shape_check = _mha._canonical_mask, _mha._
 _in_projection, _in_projection_packed = _mha._in_projection, _mha._in_projection_packed
 
 __all__ += ["multi_head_attention_forward"]
+from ._ctc import ctc_loss  # noqa: E402,F401
+
+__all__ += ["ctc_loss"]
