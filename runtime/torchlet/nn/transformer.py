@@ -64,20 +64,15 @@ class Transformer(Module):
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
         fk = {"device": device, "dtype": dtype}
         super().__init__()
-        if custom_encoder is not None:
-            self.encoder = custom_encoder
-        else:
-            layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                                            batch_first, norm_first, bias, **fk)
-            self.encoder = TransformerEncoder(layer, num_encoder_layers,
-                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk))
-        if custom_decoder is not None:
-            self.decoder = custom_decoder
-        else:
-            layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                                            batch_first, norm_first, bias, **fk)
-            self.decoder = TransformerDecoder(layer, num_decoder_layers,
-                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk))
+        layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first,
+                      bias)
+
+        def stack(stack_cls, layer_cls, n):  # n layers and the final norm
+            return stack_cls(layer_cls(*layer_args, **fk), n, LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk))
+        self.encoder = custom_encoder if custom_encoder is not None else stack(
+            TransformerEncoder, TransformerEncoderLayer, num_encoder_layers)
+        self.decoder = custom_decoder if custom_decoder is not None else stack(
+            TransformerDecoder, TransformerDecoderLayer, num_decoder_layers)
         self._reset_parameters()
         self.d_model = d_model
         self.nhead = nhead
