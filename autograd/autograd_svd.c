@@ -17,6 +17,7 @@
  * complex phase (gauge) check does not apply. */
 #include <stdbool.h>
 
+#include "tl_ag_pool.h"
 #include "tl_autograd_formulas.h"
 #include "tl_error.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
@@ -29,42 +30,9 @@
 #include "ops/unsqueeze.h"
 #include "tl_tensor.h"
 
-/* every temporary of one call, released together */
-typedef struct {
-    tl_tensor *t[48];
-    int n;
-} pool;
-
-static tl_tensor *keep(pool *p, tl_tensor *t) {
-    if (t && p->n == 48) {
-        tl_tensor_release(t);
-        tl_set_error(TL_ERR_RUNTIME, "svd_backward: too many temporaries");
-        return NULL;
-    }
-    if (t) p->t[p->n++] = t;
-    return t;
-}
-
-/* each step takes NULL (an earlier step failed, its error set) to NULL */
 static tl_tensor *mT(pool *p, tl_tensor *x) { return x ? keep(p, tl_ops_transpose_int(x, -2, -1)) : NULL; }
 
 static tl_tensor *mm(pool *p, tl_tensor *a, tl_tensor *b) { return a && b ? keep(p, tl_ops_matmul(a, b)) : NULL; }
-
-static tl_tensor *mul(pool *p, tl_tensor *a, tl_tensor *b) { return a && b ? keep(p, tl_ops_mul_Tensor(a, b)) : NULL; }
-
-static tl_tensor *divide(pool *p, tl_tensor *a, tl_tensor *b) {
-    return a && b ? keep(p, tl_ops_div_Tensor(a, b)) : NULL;
-}
-
-static tl_tensor *add(pool *p, tl_tensor *a, tl_tensor *b) {
-    return a && b ? keep(p, tl_ops_add_Tensor(a, b, tl_scalar_from_int(1))) : NULL;
-}
-
-static tl_tensor *sub(pool *p, tl_tensor *a, tl_tensor *b) {
-    return a && b ? keep(p, tl_ops_sub_Tensor(a, b, tl_scalar_from_int(1))) : NULL;
-}
-
-static tl_tensor *unsq(pool *p, tl_tensor *x, int64_t d) { return x ? keep(p, tl_ops_unsqueeze(x, d)) : NULL; }
 
 /* skew(X) = X - X^T */
 static tl_tensor *skew(pool *p, tl_tensor *x) { return sub(p, x, mT(p, x)); }
@@ -133,7 +101,7 @@ tl_tensor *tl_ag_svd_backward(tl_tensor *gU, tl_tensor *gS, tl_tensor *gVh, tl_t
     }
     pool p = {.n = 0};
     tl_tensor *r = svd_backward(&p, gU, gS, gVh, U, S, Vh);
-    if (r) tl_tensor_retain(r);
-    for (int i = 0; i < p.n; i++) tl_tensor_release(p.t[i]);
+    r = pool_out(r);
+    pool_release(&p);
     return r;
 }

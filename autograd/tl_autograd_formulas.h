@@ -348,4 +348,20 @@ int tl_ag_cholesky_solve_backward(tl_tensor *grad, tl_tensor *self, tl_tensor *i
                                   tl_tensor **grad_input2);
 tl_tensor *tl_ag_cholesky_inverse_backward(tl_tensor *grad, tl_tensor *L, bool upper, tl_tensor *inverse);
 
+/* PyTorch's batchnorm_double_backward (native_batch_norm_backward's
+ * derivative; autograd/autograd_norm.c): ggI / ggG / ggB, weight and
+ * the running / saved statistics may be NULL */
+int tl_ag_batchnorm_double_backward(tl_tensor *input, tl_tensor *gamma, tl_tensor *ggI, tl_tensor *ggG,
+                                    tl_tensor *ggB, tl_tensor *gO, tl_tensor *running_mean, tl_tensor *running_var,
+                                    bool training, double eps, tl_tensor *save_mean, tl_tensor *save_invstd,
+                                    const bool *output_mask, int64_t nmask, tl_tensor **grad_input,
+                                    tl_tensor **grad_weight, tl_tensor **grad_grad_out);
+
+/* native_group_norm_backward's derivative (autograd/autograd_norm.c):
+ * batchnorm_double_backward on the [1, N * group, -1] view, gamma around it */
+int tl_ag_group_norm_double_backward(tl_tensor *ggI, tl_tensor *ggG, tl_tensor *ggB, tl_tensor *gO, tl_tensor *input,
+                                     tl_tensor *mean, tl_tensor *rstd, tl_tensor *weight, int64_t N, int64_t C,
+                                     int64_t HxW, int64_t group, const bool *output_mask, int64_t nmask,
+                                     tl_tensor **grad_grad_out, tl_tensor **grad_input, tl_tensor **grad_weight);
+
 #endif

@@ -4,7 +4,9 @@ beside PyTorch (when installed): max_pool2d 3x3 stride 2 pad 1 on
 avg_pool2d, adaptive_avg_pool2d to 1x1, batch_norm training forward and
 forward + backward (weight and bias, running statistics updated), batch_norm
 eval, group_norm (32 groups) forward and forward + backward, bilinear and
-nearest upsampling by 2 (forward, bilinear forward + backward). Timed round
+nearest upsampling by 2 (forward, bilinear forward + backward),
+MultiheadAttention self-attention (batch 8, seq 128, embed 256, 8 heads)
+and ctc_loss, forward + backward. Timed round
 robin (`interleaved`) at the thread counts of `--threads` (default 1 and 2).
 Ratio = PyTorch's time / torchlet's time (above 1.0 torchlet is faster)."""
 from __future__ import annotations
@@ -77,6 +79,25 @@ def cases():
                                                                                         mode="bilinear"), x)))
     add("upsample_nearest2d x2 8x64x56x56",
         lambda m: (lambda x=T(m, mid): m.nn.functional.interpolate(x, scale_factor=2)))
+    # MultiheadAttention self-attention, batch 8, seq 128, embed 256, 8 heads, the same weights in both
+    seq = rng.standard_normal((8, 128, 256)).astype(np.float32)
+    mha_w = {"in_proj_weight": rng.uniform(-0.08, 0.08, (768, 256)), "in_proj_bias": np.zeros(768),
+             "out_proj.weight": rng.uniform(-0.06, 0.06, (256, 256)), "out_proj.bias": np.zeros(256)}
+
+    def mha(lib):
+        m = lib.nn.MultiheadAttention(256, 8, batch_first=True)
+        m.load_state_dict({k: lib.from_numpy(v.astype(np.float32)) for k, v in mha_w.items()})
+        return m
+    add("MultiheadAttention 8x128x256 h8 fwd+bwd",
+        lambda m: (lambda x=T(m, seq), mod=mha(m):
+                   _fwd_bwd(m, lambda t: mod(t, t, t, need_weights=False)[0], x)))
+    # ctc_loss on the OpInfo's shape: T 50, batch 16, 20 classes, padded targets of 30
+    ctc_x = rng.standard_normal((50, 16, 20)).astype(np.float32)
+    ctc_t = rng.integers(1, 20, (16, 30))
+    ctc_tl = rng.integers(10, 30, 16).tolist()
+    add("ctc_loss 50x16x20 fwd+bwd",
+        lambda m: (lambda x=T(m, ctc_x), tg=T(m, ctc_t):
+                   _fwd_bwd(m, lambda t: m.nn.functional.ctc_loss(t.log_softmax(2), tg, [50] * 16, ctc_tl), x)))
     return rows
 
 

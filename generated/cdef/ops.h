@@ -2523,4 +2523,16 @@ tl_tensor *tl_ops_randint_like_low_generator_dtype(tl_tensor *self, int64_t low,
 tl_tensor *tl_ops_multinomial_out(tl_tensor *self, int64_t num_samples, bool replacement, tl_generator *generator, tl_tensor *out);
 tl_tensor *tl_ops_multinomial(tl_tensor *self, int64_t num_samples, bool replacement, tl_generator *generator);
 
+/* ctc_loss */
+tl_tensor *tl_ops_ctc_loss_IntList(tl_tensor *log_probs, tl_tensor *targets, const int64_t *input_lengths, int64_t input_lengths_len, const int64_t *target_lengths, int64_t target_lengths_len, int64_t blank, int64_t reduction, bool zero_infinity);
+tl_tensor *tl_ops_ctc_loss_Tensor(tl_tensor *log_probs, tl_tensor *targets, tl_tensor *input_lengths, tl_tensor *target_lengths, int64_t blank, int64_t reduction, bool zero_infinity);
+
+/* _ctc_loss */
+int tl_ops__ctc_loss(tl_tensor *log_probs, tl_tensor *targets, const int64_t *input_lengths, int64_t input_lengths_len, const int64_t *target_lengths, int64_t target_lengths_len, int64_t blank, bool zero_infinity, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops__ctc_loss_Tensor(tl_tensor *log_probs, tl_tensor *targets, tl_tensor *input_lengths, tl_tensor *target_lengths, int64_t blank, bool zero_infinity, tl_tensor **ret0, tl_tensor **ret1);
+
+/* _ctc_loss_backward */
+tl_tensor *tl_ops__ctc_loss_backward(tl_tensor *grad, tl_tensor *log_probs, tl_tensor *targets, const int64_t *input_lengths, int64_t input_lengths_len, const int64_t *target_lengths, int64_t target_lengths_len, tl_tensor *neg_log_likelihood, tl_tensor *log_alpha, int64_t blank, bool zero_infinity);
+tl_tensor *tl_ops__ctc_loss_backward_Tensor(tl_tensor *grad, tl_tensor *log_probs, tl_tensor *targets, tl_tensor *input_lengths, tl_tensor *target_lengths, tl_tensor *neg_log_likelihood, tl_tensor *log_alpha, int64_t blank, bool zero_infinity);
+
 #endif

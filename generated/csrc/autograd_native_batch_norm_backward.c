@@ -4,6 +4,10 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
+ * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+ *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
  */
@@ -18,33 +22,153 @@
 #include "tl_ops_base.h"
 #include "ops/native_batch_norm_backward.h"
 
+/* ======================================================================
+ * NativeBatchNormBackwardBackward0: the backward node of (yaml/derivatives.yaml)
+ *   native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+ * ====================================================================== */
+
+typedef struct NativeBatchNormBackwardBackward0 {
+    tl_node base;
+    tl_saved_variable grad_out_;
+    tl_saved_variable input_;
+    tl_saved_variable weight_;
+    tl_saved_variable running_mean_;
+    tl_saved_variable running_var_;
+    tl_saved_variable save_mean_;
+    tl_saved_variable save_invstd_;
+    bool train;
+    double eps;
+} NativeBatchNormBackwardBackward0;
+
+static int NativeBatchNormBackwardBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    NativeBatchNormBackwardBackward0 *n_ = (NativeBatchNormBackwardBackward0 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *grad_out = NULL;
+    tl_tensor *input = NULL;
+    tl_tensor *weight = NULL;
+    tl_tensor *running_mean = NULL;
+    tl_tensor *running_var = NULL;
+    tl_tensor *save_mean = NULL;
+    tl_tensor *save_invstd = NULL;
+    tl_tensor *t0_ = NULL;
+    tl_tensor *t1_ = NULL;
+    tl_tensor *t2_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 1) || tl_node_should_compute_output(node_, 2) || tl_node_should_compute_output(node_, 0)) {
+        /* input, weight, grad_out: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, eps, save_mean, save_invstd, grad_input_mask) */
+        bool grad_input_mask[3] = { tl_node_should_compute_output(node_, 1) != 0, tl_node_should_compute_output(node_, 2) != 0, tl_node_should_compute_output(node_, 0) != 0 };
+        if (!grad_out && tl_saved_variable_unpack(&n_->grad_out_, node_, &grad_out) < 0) goto done;
+        if (!input && tl_saved_variable_unpack(&n_->input_, node_, &input) < 0) goto done;
+        if (!running_mean && tl_saved_variable_unpack(&n_->running_mean_, node_, &running_mean) < 0) goto done;
+        if (!running_var && tl_saved_variable_unpack(&n_->running_var_, node_, &running_var) < 0) goto done;
+        if (!save_invstd && tl_saved_variable_unpack(&n_->save_invstd_, node_, &save_invstd) < 0) goto done;
+        if (!save_mean && tl_saved_variable_unpack(&n_->save_mean_, node_, &save_mean) < 0) goto done;
+        if (!weight && tl_saved_variable_unpack(&n_->weight_, node_, &weight) < 0) goto done;
+        if (tl_ag_batchnorm_double_backward(input, weight, grad, grads[1], grads[2], grad_out, running_mean, running_var, n_->train, n_->eps, save_mean, save_invstd, grad_input_mask, 3, &t0_, &t1_, &t2_) < 0) goto done;
+        if (tl_node_should_compute_output(node_, 1)) {
+            if (tl_ag_set_grad_input(node_, 1, t0_, &grad_inputs[1]) < 0) { t0_ = NULL; goto done; }
+            t0_ = NULL;
+        }
+        if (tl_node_should_compute_output(node_, 2)) {
+            if (tl_ag_set_grad_input(node_, 2, t1_, &grad_inputs[2]) < 0) { t1_ = NULL; goto done; }
+            t1_ = NULL;
+        }
+        if (tl_node_should_compute_output(node_, 0)) {
+            if (tl_ag_set_grad_input(node_, 0, t2_, &grad_inputs[0]) < 0) { t2_ = NULL; goto done; }
+            t2_ = NULL;
+        }
+    }
+    if (tl_node_should_compute_output(node_, 3)) {
+        /* save_mean: not_implemented("native_batch_norm_backward save_mean") */
+        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for '%s' is not implemented.", "native_batch_norm_backward save_mean");
+        (void)grad_inputs;
+        goto done;
+    }
+    if (tl_node_should_compute_output(node_, 4)) {
+        /* save_invstd: not_implemented("native_batch_norm_backward save_invstd") */
+        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for '%s' is not implemented.", "native_batch_norm_backward save_invstd");
+        (void)grad_inputs;
+        goto done;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(grad_out);
+    tl_tensor_release(input);
+    tl_tensor_release(weight);
+    tl_tensor_release(running_mean);
+    tl_tensor_release(running_var);
+    tl_tensor_release(save_mean);
+    tl_tensor_release(save_invstd);
+    tl_tensor_release(t0_);
+    tl_tensor_release(t1_);
+    tl_tensor_release(t2_);
+    (void)grad;
+    return rc_;
+}
+
+static void NativeBatchNormBackwardBackward0_release_saved_variables(tl_node *node_) {
+    NativeBatchNormBackwardBackward0 *n_ = (NativeBatchNormBackwardBackward0 *)node_;
+    tl_saved_variable_release(&n_->grad_out_);
+    tl_saved_variable_release(&n_->input_);
+    tl_saved_variable_release(&n_->weight_);
+    tl_saved_variable_release(&n_->running_mean_);
+    tl_saved_variable_release(&n_->running_var_);
+    tl_saved_variable_release(&n_->save_mean_);
+    tl_saved_variable_release(&n_->save_invstd_);
+}
+
+static void NativeBatchNormBackwardBackward0_destroy(tl_node *node_) {
+    (void)node_;
+}
+
+static const tl_node_vtable NativeBatchNormBackwardBackward0_vtable = {
+    "NativeBatchNormBackwardBackward0", NativeBatchNormBackwardBackward0_apply, NativeBatchNormBackwardBackward0_release_saved_variables, NativeBatchNormBackwardBackward0_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * native_batch_norm_backward: native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
- * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
+ * records NativeBatchNormBackwardBackward0
  * ---------------------------------------------------------------------- */
 static int tl_autograd_native_batch_norm_backward(tl_keyset ks, tl_tensor *grad_out, tl_tensor *input, tl_tensor *weight, tl_tensor *running_mean, tl_tensor *running_var, tl_tensor *save_mean, tl_tensor *save_invstd, bool train, double eps, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
-    tl_tensor *ins_[7] = { grad_out, input, weight, running_mean, running_var, save_mean, save_invstd };
-    if (!tl_autograd_compute_requires_grad(ins_, 7))
+    tl_tensor *ins_[5] = { grad_out, input, weight, save_mean, save_invstd };
+    if (!tl_autograd_compute_requires_grad(ins_, 5))
         return tl_ops_native_batch_norm_backward_redispatch(below_, grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask, output_mask_len, ret0, ret1, ret2);
-    int rc_;
+    NativeBatchNormBackwardBackward0 *n_ = (NativeBatchNormBackwardBackward0 *)tl_node_new(&NativeBatchNormBackwardBackward0_vtable, sizeof(NativeBatchNormBackwardBackward0), 3, 5);
+    if (!n_) return -1;
+    tl_tensor *o_[3] = { NULL, NULL, NULL };
+    if (tl_node_set_next_edges(&n_->base, ins_, 5) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node || tl_node_next_edge(&n_->base, 1).node || tl_node_next_edge(&n_->base, 2).node) {
+        if (tl_saved_variable_save(&n_->grad_out_, grad_out, 0) < 0) goto fail;
+        if (tl_saved_variable_save(&n_->input_, input, 0) < 0) goto fail;
+        if (tl_saved_variable_save(&n_->weight_, weight, 0) < 0) goto fail;
+        if (tl_saved_variable_save(&n_->running_mean_, running_mean, 0) < 0) goto fail;
+        if (tl_saved_variable_save(&n_->running_var_, running_var, 0) < 0) goto fail;
+        if (tl_saved_variable_save(&n_->save_mean_, save_mean, 0) < 0) goto fail;
+        if (tl_saved_variable_save(&n_->save_invstd_, save_invstd, 0) < 0) goto fail;
+        n_->train = train;
+        n_->eps = eps;
+    }
     {   /* below Autograd, also for the operators the kernel itself calls */
         tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
-        rc_ = tl_ops_native_batch_norm_backward_redispatch(below_, grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask, output_mask_len, ret0, ret1, ret2);
+        int rc_ = tl_ops_native_batch_norm_backward_redispatch(below_, grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask, output_mask_len, &o_[0], &o_[1], &o_[2]);
         tl_exclude_guard_exit(excluded_);
+        if (rc_ < 0) goto fail;
     }
-    if (rc_ < 0) return -1;
-    tl_tensor *o_[3] = { *ret0, *ret1, *ret2 };
-    if (tl_autograd_not_implemented("aten::native_batch_norm_backward", ins_, 7, o_, 3, 0) < 0) {
-        tl_tensor_release(*ret0);
-        *ret0 = NULL;
-        tl_tensor_release(*ret1);
-        *ret1 = NULL;
-        tl_tensor_release(*ret2);
-        *ret2 = NULL;
-        return -1;
-    }
+    if (tl_autograd_set_history(o_[0], &n_->base, 0) < 0) goto fail;
+    if (tl_autograd_set_history(o_[1], &n_->base, 1) < 0) goto fail;
+    if (tl_autograd_set_history(o_[2], &n_->base, 2) < 0) goto fail;
+    tl_node_release(&n_->base);
+    *ret0 = o_[0];
+    *ret1 = o_[1];
+    *ret2 = o_[2];
     return 0;
+fail:
+    tl_tensor_release(o_[0]);
+    tl_tensor_release(o_[1]);
+    tl_tensor_release(o_[2]);
+    tl_node_release(&n_->base);
+    return -1;
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_native_batch_norm_backward(void) {

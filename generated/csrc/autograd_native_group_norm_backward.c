@@ -4,6 +4,10 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  *
+ * Backward nodes from yaml/derivatives.yaml (no line numbers, so that an edit
+ * elsewhere in the file leaves this one unchanged):
+ *   native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+ *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
  */
@@ -18,33 +22,145 @@
 #include "tl_ops_base.h"
 #include "ops/native_group_norm_backward.h"
 
+/* ======================================================================
+ * NativeGroupNormBackwardBackward0: the backward node of (yaml/derivatives.yaml)
+ *   native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+ * ====================================================================== */
+
+typedef struct NativeGroupNormBackwardBackward0 {
+    tl_node base;
+    tl_saved_variable grad_out_;
+    tl_saved_variable input_;
+    tl_saved_variable mean_;
+    tl_saved_variable rstd_;
+    tl_saved_variable weight_;
+    int64_t N;
+    int64_t C;
+    int64_t HxW;
+    int64_t group;
+} NativeGroupNormBackwardBackward0;
+
+static int NativeGroupNormBackwardBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    NativeGroupNormBackwardBackward0 *n_ = (NativeGroupNormBackwardBackward0 *)node_;
+    tl_tensor *grad = grads[0];
+    tl_tensor *grad_out = NULL;
+    tl_tensor *input = NULL;
+    tl_tensor *mean = NULL;
+    tl_tensor *rstd = NULL;
+    tl_tensor *weight = NULL;
+    tl_tensor *t0_ = NULL;
+    tl_tensor *t1_ = NULL;
+    tl_tensor *t2_ = NULL;
+    int rc_ = -1;
+    if (tl_node_should_compute_output(node_, 0) || tl_node_should_compute_output(node_, 1) || tl_node_should_compute_output(node_, 4)) {
+        /* grad_out, input, weight: group_norm_double_backward(grads[0], grads[1], grads[2], grad_out, input, mean, rstd, weight, N, C, HxW, group, grad_input_mask) */
+        bool grad_input_mask[3] = { tl_node_should_compute_output(node_, 0) != 0, tl_node_should_compute_output(node_, 1) != 0, tl_node_should_compute_output(node_, 4) != 0 };
+        if (!grad_out && tl_saved_variable_unpack(&n_->grad_out_, node_, &grad_out) < 0) goto done;
+        if (!input && tl_saved_variable_unpack(&n_->input_, node_, &input) < 0) goto done;
+        if (!mean && tl_saved_variable_unpack(&n_->mean_, node_, &mean) < 0) goto done;
+        if (!rstd && tl_saved_variable_unpack(&n_->rstd_, node_, &rstd) < 0) goto done;
+        if (!weight && tl_saved_variable_unpack(&n_->weight_, node_, &weight) < 0) goto done;
+        if (tl_ag_group_norm_double_backward(grad, grads[1], grads[2], grad_out, input, mean, rstd, weight, n_->N, n_->C, n_->HxW, n_->group, grad_input_mask, 3, &t0_, &t1_, &t2_) < 0) goto done;
+        if (tl_node_should_compute_output(node_, 0)) {
+            if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+            t0_ = NULL;
+        }
+        if (tl_node_should_compute_output(node_, 1)) {
+            if (tl_ag_set_grad_input(node_, 1, t1_, &grad_inputs[1]) < 0) { t1_ = NULL; goto done; }
+            t1_ = NULL;
+        }
+        if (tl_node_should_compute_output(node_, 4)) {
+            if (tl_ag_set_grad_input(node_, 4, t2_, &grad_inputs[4]) < 0) { t2_ = NULL; goto done; }
+            t2_ = NULL;
+        }
+    }
+    if (tl_node_should_compute_output(node_, 2)) {
+        /* mean: not_implemented("native_group_norm_backward mean") */
+        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for '%s' is not implemented.", "native_group_norm_backward mean");
+        (void)grad_inputs;
+        goto done;
+    }
+    if (tl_node_should_compute_output(node_, 3)) {
+        /* rstd: not_implemented("native_group_norm_backward rstd") */
+        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for '%s' is not implemented.", "native_group_norm_backward rstd");
+        (void)grad_inputs;
+        goto done;
+    }
+    rc_ = 0;
+done:
+    tl_tensor_release(grad_out);
+    tl_tensor_release(input);
+    tl_tensor_release(mean);
+    tl_tensor_release(rstd);
+    tl_tensor_release(weight);
+    tl_tensor_release(t0_);
+    tl_tensor_release(t1_);
+    tl_tensor_release(t2_);
+    (void)grad;
+    return rc_;
+}
+
+static void NativeGroupNormBackwardBackward0_release_saved_variables(tl_node *node_) {
+    NativeGroupNormBackwardBackward0 *n_ = (NativeGroupNormBackwardBackward0 *)node_;
+    tl_saved_variable_release(&n_->grad_out_);
+    tl_saved_variable_release(&n_->input_);
+    tl_saved_variable_release(&n_->mean_);
+    tl_saved_variable_release(&n_->rstd_);
+    tl_saved_variable_release(&n_->weight_);
+}
+
+static void NativeGroupNormBackwardBackward0_destroy(tl_node *node_) {
+    (void)node_;
+}
+
+static const tl_node_vtable NativeGroupNormBackwardBackward0_vtable = {
+    "NativeGroupNormBackwardBackward0", NativeGroupNormBackwardBackward0_apply, NativeGroupNormBackwardBackward0_release_saved_variables, NativeGroupNormBackwardBackward0_destroy,
+};
+
 /* ----------------------------------------------------------------------
  * native_group_norm_backward: native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
- * no derivatives.yaml entry: a NotImplemented node, the error comes in backward
+ * records NativeGroupNormBackwardBackward0
  * ---------------------------------------------------------------------- */
 static int tl_autograd_native_group_norm_backward(tl_keyset ks, tl_tensor *grad_out, tl_tensor *input, tl_tensor *mean, tl_tensor *rstd, tl_tensor *weight, int64_t N, int64_t C, int64_t HxW, int64_t group, const bool *output_mask, int64_t output_mask_len, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2) {
     tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
     tl_tensor *ins_[5] = { grad_out, input, mean, rstd, weight };
     if (!tl_autograd_compute_requires_grad(ins_, 5))
         return tl_ops_native_group_norm_backward_redispatch(below_, grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask, output_mask_len, ret0, ret1, ret2);
-    int rc_;
+    NativeGroupNormBackwardBackward0 *n_ = (NativeGroupNormBackwardBackward0 *)tl_node_new(&NativeGroupNormBackwardBackward0_vtable, sizeof(NativeGroupNormBackwardBackward0), 3, 5);
+    if (!n_) return -1;
+    tl_tensor *o_[3] = { NULL, NULL, NULL };
+    if (tl_node_set_next_edges(&n_->base, ins_, 5) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node || tl_node_next_edge(&n_->base, 1).node || tl_node_next_edge(&n_->base, 4).node) {
+        if (tl_saved_variable_save(&n_->grad_out_, grad_out, 0) < 0) goto fail;
+        if (tl_saved_variable_save(&n_->input_, input, 0) < 0) goto fail;
+        if (tl_saved_variable_save(&n_->mean_, mean, 0) < 0) goto fail;
+        if (tl_saved_variable_save(&n_->rstd_, rstd, 0) < 0) goto fail;
+        if (tl_saved_variable_save(&n_->weight_, weight, 0) < 0) goto fail;
+        n_->N = N;
+        n_->C = C;
+        n_->HxW = HxW;
+        n_->group = group;
+    }
     {   /* below Autograd, also for the operators the kernel itself calls */
         tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
-        rc_ = tl_ops_native_group_norm_backward_redispatch(below_, grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask, output_mask_len, ret0, ret1, ret2);
+        int rc_ = tl_ops_native_group_norm_backward_redispatch(below_, grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask, output_mask_len, &o_[0], &o_[1], &o_[2]);
         tl_exclude_guard_exit(excluded_);
+        if (rc_ < 0) goto fail;
     }
-    if (rc_ < 0) return -1;
-    tl_tensor *o_[3] = { *ret0, *ret1, *ret2 };
-    if (tl_autograd_not_implemented("aten::native_group_norm_backward", ins_, 5, o_, 3, 0) < 0) {
-        tl_tensor_release(*ret0);
-        *ret0 = NULL;
-        tl_tensor_release(*ret1);
-        *ret1 = NULL;
-        tl_tensor_release(*ret2);
-        *ret2 = NULL;
-        return -1;
-    }
+    if (tl_autograd_set_history(o_[0], &n_->base, 0) < 0) goto fail;
+    if (tl_autograd_set_history(o_[1], &n_->base, 1) < 0) goto fail;
+    if (tl_autograd_set_history(o_[2], &n_->base, 2) < 0) goto fail;
+    tl_node_release(&n_->base);
+    *ret0 = o_[0];
+    *ret1 = o_[1];
+    *ret2 = o_[2];
     return 0;
+fail:
+    tl_tensor_release(o_[0]);
+    tl_tensor_release(o_[1]);
+    tl_tensor_release(o_[2]);
+    tl_node_release(&n_->base);
+    return -1;
 }
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_native_group_norm_backward(void) {

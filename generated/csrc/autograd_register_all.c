@@ -401,6 +401,8 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_normal() != 0) return -1;
     if (tl_autograd_register_bernoulli() != 0) return -1;
     if (tl_autograd_register_multinomial() != 0) return -1;
+    if (tl_autograd_register__ctc_loss() != 0) return -1;
+    if (tl_autograd_register__ctc_loss_backward() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -12,6 +12,8 @@
 #include "ops/_cdist_backward.h"
 #include "ops/_cdist_forward.h"
 #include "ops/_convolution_mode.h"
+#include "ops/_ctc_loss.h"
+#include "ops/_ctc_loss_backward.h"
 #include "ops/_cummax_helper.h"
 #include "ops/_cummin_helper.h"
 #include "ops/_euclidean_dist.h"
@@ -149,6 +151,7 @@
 #include "ops/cov.h"
 #include "ops/cross.h"
 #include "ops/cross_entropy_loss.h"
+#include "ops/ctc_loss.h"
 #include "ops/cummax.h"
 #include "ops/cummaxmin_backward.h"
 #include "ops/cummin.h"
@@ -1185,6 +1188,9 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_randn_like() != 0) return -1;
     if (tl_ops_register_randint_like() != 0) return -1;
     if (tl_ops_register_multinomial() != 0) return -1;
+    if (tl_ops_register_ctc_loss() != 0) return -1;
+    if (tl_ops_register__ctc_loss() != 0) return -1;
+    if (tl_ops_register__ctc_loss_backward() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -597,5 +597,8 @@
 #include "ops/randn_like.h"
 #include "ops/randint_like.h"
 #include "ops/multinomial.h"
+#include "ops/ctc_loss.h"
+#include "ops/_ctc_loss.h"
+#include "ops/_ctc_loss_backward.h"
 
 #endif

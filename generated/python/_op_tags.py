@@ -23,6 +23,8 @@ TAGS = {
     "aten::_adaptive_avg_pool2d": ("core", ),
     "aten::_adaptive_avg_pool2d_backward": ("core", ),
     "aten::_adaptive_avg_pool3d": ("core", ),
+    "aten::_ctc_loss": ("dynamic_output_shape", ),
+    "aten::_ctc_loss.Tensor": ("dynamic_output_shape", ),
     "aten::_index_put_impl": ("generated", ),
     "aten::_index_put_impl.out": ("generated", "out", ),
     "aten::_log_softmax": ("core", ),

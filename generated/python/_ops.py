@@ -74,6 +74,8 @@ __all__ = [
     "_cdist_backward",
     "_cdist_forward",
     "_convolution_mode",
+    "_ctc_loss",
+    "_ctc_loss_backward",
     "_cummax_helper",
     "_cummin_helper",
     "_euclidean_dist",
@@ -215,6 +217,7 @@ __all__ = [
     "count_nonzero",
     "cov",
     "cross",
+    "ctc_loss",
     "cummax",
     "cummaxmin_backward",
     "cummin",
@@ -563,6 +566,10 @@ _C__adaptive_avg_pool3d_backward = getattr(_lib, "tl_ops__adaptive_avg_pool3d_ba
 _C__cdist_backward = getattr(_lib, "tl_ops__cdist_backward", None) or _missing_c("tl_ops__cdist_backward")
 _C__cdist_forward = getattr(_lib, "tl_ops__cdist_forward", None) or _missing_c("tl_ops__cdist_forward")
 _C__convolution_mode = getattr(_lib, "tl_ops__convolution_mode", None) or _missing_c("tl_ops__convolution_mode")
+_C__ctc_loss = getattr(_lib, "tl_ops__ctc_loss", None) or _missing_c("tl_ops__ctc_loss")
+_C__ctc_loss_Tensor = getattr(_lib, "tl_ops__ctc_loss_Tensor", None) or _missing_c("tl_ops__ctc_loss_Tensor")
+_C__ctc_loss_backward = getattr(_lib, "tl_ops__ctc_loss_backward", None) or _missing_c("tl_ops__ctc_loss_backward")
+_C__ctc_loss_backward_Tensor = getattr(_lib, "tl_ops__ctc_loss_backward_Tensor", None) or _missing_c("tl_ops__ctc_loss_backward_Tensor")
 _C__cummax_helper = getattr(_lib, "tl_ops__cummax_helper", None) or _missing_c("tl_ops__cummax_helper")
 _C__cummin_helper = getattr(_lib, "tl_ops__cummin_helper", None) or _missing_c("tl_ops__cummin_helper")
 _C__euclidean_dist = getattr(_lib, "tl_ops__euclidean_dist", None) or _missing_c("tl_ops__euclidean_dist")
@@ -874,6 +881,8 @@ _C_cov = getattr(_lib, "tl_ops_cov", None) or _missing_c("tl_ops_cov")
 _C_cross = getattr(_lib, "tl_ops_cross", None) or _missing_c("tl_ops_cross")
 _C_cross_entropy_loss = getattr(_lib, "tl_ops_cross_entropy_loss", None) or _missing_c("tl_ops_cross_entropy_loss")
 _C_cross_out = getattr(_lib, "tl_ops_cross_out", None) or _missing_c("tl_ops_cross_out")
+_C_ctc_loss_IntList = getattr(_lib, "tl_ops_ctc_loss_IntList", None) or _missing_c("tl_ops_ctc_loss_IntList")
+_C_ctc_loss_Tensor = getattr(_lib, "tl_ops_ctc_loss_Tensor", None) or _missing_c("tl_ops_ctc_loss_Tensor")
 _C_cummax = getattr(_lib, "tl_ops_cummax", None) or _missing_c("tl_ops_cummax")
 _C_cummax_out = getattr(_lib, "tl_ops_cummax_out", None) or _missing_c("tl_ops_cummax_out")
 _C_cummaxmin_backward = getattr(_lib, "tl_ops_cummaxmin_backward", None) or _missing_c("tl_ops_cummaxmin_backward")
@@ -2622,6 +2631,178 @@ def _convolution_mode(input, weight, bias, stride, padding, dilation, groups):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: _ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)
+# yaml/native_functions.yaml: _ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)
+_SIGS__ctc_loss = (
+    ('(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank = 0, bool zero_infinity = False)', (('log_probs', lambda x: isinstance(x, _Tensor)), ('targets', lambda x: isinstance(x, _Tensor)), ('input_lengths', lambda x: isinstance(x, _Tensor)), ('target_lengths', lambda x: isinstance(x, _Tensor)), ('blank', lambda x: _cv_int(x) is not _BAD), ('zero_infinity', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints target_lengths, int blank = 0, bool zero_infinity = False)', (('log_probs', lambda x: isinstance(x, _Tensor)), ('targets', lambda x: isinstance(x, _Tensor)), ('input_lengths', lambda x: _cv_int_list(x, 0) is not _BAD), ('target_lengths', lambda x: _cv_int_list(x, 0) is not _BAD), ('blank', lambda x: _cv_int(x) is not _BAD), ('zero_infinity', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW__ctc_loss_0 = {'log_probs': lambda x: isinstance(x, _Tensor), 'targets': lambda x: isinstance(x, _Tensor), 'input_lengths': lambda x: isinstance(x, _Tensor), 'target_lengths': lambda x: isinstance(x, _Tensor), 'blank': lambda x: _cv_int(x) is not _BAD, 'zero_infinity': lambda x: _cv_bool(x) is not _BAD}
+_KW__ctc_loss_1 = {'log_probs': lambda x: isinstance(x, _Tensor), 'targets': lambda x: isinstance(x, _Tensor), 'input_lengths': lambda x: _cv_int_list(x, 0) is not _BAD, 'target_lengths': lambda x: _cv_int_list(x, 0) is not _BAD, 'blank': lambda x: _cv_int(x) is not _BAD, 'zero_infinity': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _impl_ctc_loss_0(log_probs, targets, input_lengths, target_lengths, blank=0, zero_infinity=False):
+    '(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank = 0, bool zero_infinity = False)'
+    if log_probs.__class__ is not _Tensor:
+        if not isinstance(log_probs, _Tensor):
+            raise _arg_error('_ctc_loss', 'log_probs', 1, 'Tensor', log_probs)
+    if targets.__class__ is not _Tensor:
+        if not isinstance(targets, _Tensor):
+            raise _arg_error('_ctc_loss', 'targets', 2, 'Tensor', targets)
+    if input_lengths.__class__ is not _Tensor:
+        if not isinstance(input_lengths, _Tensor):
+            raise _arg_error('_ctc_loss', 'input_lengths', 3, 'Tensor', input_lengths)
+    if target_lengths.__class__ is not _Tensor:
+        if not isinstance(target_lengths, _Tensor):
+            raise _arg_error('_ctc_loss', 'target_lengths', 4, 'Tensor', target_lengths)
+    blank_c = _cv_int(blank)
+    if blank_c is _BAD:
+        raise _arg_error('_ctc_loss', 'blank', 5, 'int', blank)
+    zero_infinity_c = _cv_bool(zero_infinity)
+    if zero_infinity_c is _BAD:
+        raise _arg_error('_ctc_loss', 'zero_infinity', 6, 'bool', zero_infinity)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C__ctc_loss_Tensor(log_probs._p, targets._p, input_lengths._p, target_lengths._p, blank_c, zero_infinity_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+def _impl_ctc_loss_1(log_probs, targets, input_lengths, target_lengths, blank=0, zero_infinity=False):
+    '(Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints target_lengths, int blank = 0, bool zero_infinity = False)'
+    if log_probs.__class__ is not _Tensor:
+        if not isinstance(log_probs, _Tensor):
+            raise _arg_error('_ctc_loss', 'log_probs', 1, 'Tensor', log_probs)
+    if targets.__class__ is not _Tensor:
+        if not isinstance(targets, _Tensor):
+            raise _arg_error('_ctc_loss', 'targets', 2, 'Tensor', targets)
+    input_lengths_c = _cv_int_list(input_lengths, 0)
+    if input_lengths_c is _BAD:
+        raise _arg_error('_ctc_loss', 'input_lengths', 3, 'tuple of ints', input_lengths)
+    target_lengths_c = _cv_int_list(target_lengths, 0)
+    if target_lengths_c is _BAD:
+        raise _arg_error('_ctc_loss', 'target_lengths', 4, 'tuple of ints', target_lengths)
+    blank_c = _cv_int(blank)
+    if blank_c is _BAD:
+        raise _arg_error('_ctc_loss', 'blank', 5, 'int', blank)
+    zero_infinity_c = _cv_bool(zero_infinity)
+    if zero_infinity_c is _BAD:
+        raise _arg_error('_ctc_loss', 'zero_infinity', 6, 'bool', zero_infinity)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C__ctc_loss(log_probs._p, targets._p, input_lengths_c[0], input_lengths_c[1], target_lengths_c[0], target_lengths_c[1], blank_c, zero_infinity_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+def _ctc_loss(*args, **kwargs):
+    '(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank = 0, bool zero_infinity = False) | (Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints target_lengths, int blank = 0, bool zero_infinity = False)'
+    if _TF and (r_ := _tf(_ctc_loss, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 6 and (isinstance(args[0], _Tensor) if n > 0 else 'log_probs' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'targets' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'input_lengths' in kwargs) and (isinstance(args[3], _Tensor) if n > 3 else 'target_lengths' in kwargs) and (n <= 4 or _cv_int(args[4]) is not _BAD) and (n <= 5 or _cv_bool(args[5]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__ctc_loss_0, ('log_probs', 'targets', 'input_lengths', 'target_lengths', 'blank', 'zero_infinity', )[:n])):
+        return _impl_ctc_loss_0(*args, **kwargs)
+    if n <= 6 and (isinstance(args[0], _Tensor) if n > 0 else 'log_probs' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'targets' in kwargs) and (_cv_int_list(args[2], 0) is not _BAD if n > 2 else 'input_lengths' in kwargs) and (_cv_int_list(args[3], 0) is not _BAD if n > 3 else 'target_lengths' in kwargs) and (n <= 4 or _cv_int(args[4]) is not _BAD) and (n <= 5 or _cv_bool(args[5]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__ctc_loss_1, ('log_probs', 'targets', 'input_lengths', 'target_lengths', 'blank', 'zero_infinity', )[:n])):
+        return _impl_ctc_loss_1(*args, **kwargs)
+    raise _invalid_combination('_ctc_loss', args, kwargs, _SIGS__ctc_loss)
+
+
+# yaml/native_functions.yaml: _ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor
+# yaml/native_functions.yaml: _ctc_loss_backward.Tensor(Tensor grad, Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor
+_SIGS__ctc_loss_backward = (
+    ('(Tensor grad, Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity = False)', (('grad', lambda x: isinstance(x, _Tensor)), ('log_probs', lambda x: isinstance(x, _Tensor)), ('targets', lambda x: isinstance(x, _Tensor)), ('input_lengths', lambda x: isinstance(x, _Tensor)), ('target_lengths', lambda x: isinstance(x, _Tensor)), ('neg_log_likelihood', lambda x: isinstance(x, _Tensor)), ('log_alpha', lambda x: isinstance(x, _Tensor)), ('blank', lambda x: _cv_int(x) is not _BAD), ('zero_infinity', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(Tensor grad, Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity = False)', (('grad', lambda x: isinstance(x, _Tensor)), ('log_probs', lambda x: isinstance(x, _Tensor)), ('targets', lambda x: isinstance(x, _Tensor)), ('input_lengths', lambda x: _cv_int_list(x, 0) is not _BAD), ('target_lengths', lambda x: _cv_int_list(x, 0) is not _BAD), ('neg_log_likelihood', lambda x: isinstance(x, _Tensor)), ('log_alpha', lambda x: isinstance(x, _Tensor)), ('blank', lambda x: _cv_int(x) is not _BAD), ('zero_infinity', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW__ctc_loss_backward_0 = {'grad': lambda x: isinstance(x, _Tensor), 'log_probs': lambda x: isinstance(x, _Tensor), 'targets': lambda x: isinstance(x, _Tensor), 'input_lengths': lambda x: isinstance(x, _Tensor), 'target_lengths': lambda x: isinstance(x, _Tensor), 'neg_log_likelihood': lambda x: isinstance(x, _Tensor), 'log_alpha': lambda x: isinstance(x, _Tensor), 'blank': lambda x: _cv_int(x) is not _BAD, 'zero_infinity': lambda x: _cv_bool(x) is not _BAD}
+_KW__ctc_loss_backward_1 = {'grad': lambda x: isinstance(x, _Tensor), 'log_probs': lambda x: isinstance(x, _Tensor), 'targets': lambda x: isinstance(x, _Tensor), 'input_lengths': lambda x: _cv_int_list(x, 0) is not _BAD, 'target_lengths': lambda x: _cv_int_list(x, 0) is not _BAD, 'neg_log_likelihood': lambda x: isinstance(x, _Tensor), 'log_alpha': lambda x: isinstance(x, _Tensor), 'blank': lambda x: _cv_int(x) is not _BAD, 'zero_infinity': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _impl_ctc_loss_backward_0(grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity=False):
+    '(Tensor grad, Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity = False)'
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('_ctc_loss_backward', 'grad', 1, 'Tensor', grad)
+    if log_probs.__class__ is not _Tensor:
+        if not isinstance(log_probs, _Tensor):
+            raise _arg_error('_ctc_loss_backward', 'log_probs', 2, 'Tensor', log_probs)
+    if targets.__class__ is not _Tensor:
+        if not isinstance(targets, _Tensor):
+            raise _arg_error('_ctc_loss_backward', 'targets', 3, 'Tensor', targets)
+    if input_lengths.__class__ is not _Tensor:
+        if not isinstance(input_lengths, _Tensor):
+            raise _arg_error('_ctc_loss_backward', 'input_lengths', 4, 'Tensor', input_lengths)
+    if target_lengths.__class__ is not _Tensor:
+        if not isinstance(target_lengths, _Tensor):
+            raise _arg_error('_ctc_loss_backward', 'target_lengths', 5, 'Tensor', target_lengths)
+    if neg_log_likelihood.__class__ is not _Tensor:
+        if not isinstance(neg_log_likelihood, _Tensor):
+            raise _arg_error('_ctc_loss_backward', 'neg_log_likelihood', 6, 'Tensor', neg_log_likelihood)
+    if log_alpha.__class__ is not _Tensor:
+        if not isinstance(log_alpha, _Tensor):
+            raise _arg_error('_ctc_loss_backward', 'log_alpha', 7, 'Tensor', log_alpha)
+    blank_c = _cv_int(blank)
+    if blank_c is _BAD:
+        raise _arg_error('_ctc_loss_backward', 'blank', 8, 'int', blank)
+    zero_infinity_c = _cv_bool(zero_infinity)
+    if zero_infinity_c is _BAD:
+        raise _arg_error('_ctc_loss_backward', 'zero_infinity', 9, 'bool', zero_infinity)
+    h_ = _C__ctc_loss_backward_Tensor(grad._p, log_probs._p, targets._p, input_lengths._p, target_lengths._p, neg_log_likelihood._p, log_alpha._p, blank_c, zero_infinity_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_ctc_loss_backward_1(grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity=False):
+    '(Tensor grad, Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity = False)'
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('_ctc_loss_backward', 'grad', 1, 'Tensor', grad)
+    if log_probs.__class__ is not _Tensor:
+        if not isinstance(log_probs, _Tensor):
+            raise _arg_error('_ctc_loss_backward', 'log_probs', 2, 'Tensor', log_probs)
+    if targets.__class__ is not _Tensor:
+        if not isinstance(targets, _Tensor):
+            raise _arg_error('_ctc_loss_backward', 'targets', 3, 'Tensor', targets)
+    input_lengths_c = _cv_int_list(input_lengths, 0)
+    if input_lengths_c is _BAD:
+        raise _arg_error('_ctc_loss_backward', 'input_lengths', 4, 'tuple of ints', input_lengths)
+    target_lengths_c = _cv_int_list(target_lengths, 0)
+    if target_lengths_c is _BAD:
+        raise _arg_error('_ctc_loss_backward', 'target_lengths', 5, 'tuple of ints', target_lengths)
+    if neg_log_likelihood.__class__ is not _Tensor:
+        if not isinstance(neg_log_likelihood, _Tensor):
+            raise _arg_error('_ctc_loss_backward', 'neg_log_likelihood', 6, 'Tensor', neg_log_likelihood)
+    if log_alpha.__class__ is not _Tensor:
+        if not isinstance(log_alpha, _Tensor):
+            raise _arg_error('_ctc_loss_backward', 'log_alpha', 7, 'Tensor', log_alpha)
+    blank_c = _cv_int(blank)
+    if blank_c is _BAD:
+        raise _arg_error('_ctc_loss_backward', 'blank', 8, 'int', blank)
+    zero_infinity_c = _cv_bool(zero_infinity)
+    if zero_infinity_c is _BAD:
+        raise _arg_error('_ctc_loss_backward', 'zero_infinity', 9, 'bool', zero_infinity)
+    h_ = _C__ctc_loss_backward(grad._p, log_probs._p, targets._p, input_lengths_c[0], input_lengths_c[1], target_lengths_c[0], target_lengths_c[1], neg_log_likelihood._p, log_alpha._p, blank_c, zero_infinity_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _ctc_loss_backward(*args, **kwargs):
+    '(Tensor grad, Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity = False) | (Tensor grad, Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity = False)'
+    if _TF and (r_ := _tf(_ctc_loss_backward, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 9 and (isinstance(args[0], _Tensor) if n > 0 else 'grad' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'log_probs' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'targets' in kwargs) and (isinstance(args[3], _Tensor) if n > 3 else 'input_lengths' in kwargs) and (isinstance(args[4], _Tensor) if n > 4 else 'target_lengths' in kwargs) and (isinstance(args[5], _Tensor) if n > 5 else 'neg_log_likelihood' in kwargs) and (isinstance(args[6], _Tensor) if n > 6 else 'log_alpha' in kwargs) and (_cv_int(args[7]) is not _BAD if n > 7 else 'blank' in kwargs) and (n <= 8 or _cv_bool(args[8]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__ctc_loss_backward_0, ('grad', 'log_probs', 'targets', 'input_lengths', 'target_lengths', 'neg_log_likelihood', 'log_alpha', 'blank', 'zero_infinity', )[:n])):
+        return _impl_ctc_loss_backward_0(*args, **kwargs)
+    if n <= 9 and (isinstance(args[0], _Tensor) if n > 0 else 'grad' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'log_probs' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'targets' in kwargs) and (_cv_int_list(args[3], 0) is not _BAD if n > 3 else 'input_lengths' in kwargs) and (_cv_int_list(args[4], 0) is not _BAD if n > 4 else 'target_lengths' in kwargs) and (isinstance(args[5], _Tensor) if n > 5 else 'neg_log_likelihood' in kwargs) and (isinstance(args[6], _Tensor) if n > 6 else 'log_alpha' in kwargs) and (_cv_int(args[7]) is not _BAD if n > 7 else 'blank' in kwargs) and (n <= 8 or _cv_bool(args[8]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__ctc_loss_backward_1, ('grad', 'log_probs', 'targets', 'input_lengths', 'target_lengths', 'neg_log_likelihood', 'log_alpha', 'blank', 'zero_infinity', )[:n])):
+        return _impl_ctc_loss_backward_1(*args, **kwargs)
+    raise _invalid_combination('_ctc_loss_backward', args, kwargs, _SIGS__ctc_loss_backward)
 
 
 # yaml/native_functions.yaml: _cummax_helper(Tensor self, Tensor(a!) values, Tensor(b!) indices, int dim) -> ()
@@ -8463,6 +8644,94 @@ def cross(input, other, dim=None, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: ctc_loss.IntList(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, int reduction=Mean, bool zero_infinity=False) -> Tensor
+# yaml/native_functions.yaml: ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank=0, int reduction=Mean, bool zero_infinity=False) -> Tensor
+_SIGS_ctc_loss = (
+    ('(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank = 0, int reduction = Mean, bool zero_infinity = False)', (('log_probs', lambda x: isinstance(x, _Tensor)), ('targets', lambda x: isinstance(x, _Tensor)), ('input_lengths', lambda x: isinstance(x, _Tensor)), ('target_lengths', lambda x: isinstance(x, _Tensor)), ('blank', lambda x: _cv_int(x) is not _BAD), ('reduction', lambda x: _cv_int(x) is not _BAD), ('zero_infinity', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints target_lengths, int blank = 0, int reduction = Mean, bool zero_infinity = False)', (('log_probs', lambda x: isinstance(x, _Tensor)), ('targets', lambda x: isinstance(x, _Tensor)), ('input_lengths', lambda x: _cv_int_list(x, 0) is not _BAD), ('target_lengths', lambda x: _cv_int_list(x, 0) is not _BAD), ('blank', lambda x: _cv_int(x) is not _BAD), ('reduction', lambda x: _cv_int(x) is not _BAD), ('zero_infinity', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW_ctc_loss_0 = {'log_probs': lambda x: isinstance(x, _Tensor), 'targets': lambda x: isinstance(x, _Tensor), 'input_lengths': lambda x: isinstance(x, _Tensor), 'target_lengths': lambda x: isinstance(x, _Tensor), 'blank': lambda x: _cv_int(x) is not _BAD, 'reduction': lambda x: _cv_int(x) is not _BAD, 'zero_infinity': lambda x: _cv_bool(x) is not _BAD}
+_KW_ctc_loss_1 = {'log_probs': lambda x: isinstance(x, _Tensor), 'targets': lambda x: isinstance(x, _Tensor), 'input_lengths': lambda x: _cv_int_list(x, 0) is not _BAD, 'target_lengths': lambda x: _cv_int_list(x, 0) is not _BAD, 'blank': lambda x: _cv_int(x) is not _BAD, 'reduction': lambda x: _cv_int(x) is not _BAD, 'zero_infinity': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _implctc_loss_0(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False):
+    '(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank = 0, int reduction = Mean, bool zero_infinity = False)'
+    if log_probs.__class__ is not _Tensor:
+        if not isinstance(log_probs, _Tensor):
+            raise _arg_error('ctc_loss', 'log_probs', 1, 'Tensor', log_probs)
+    if targets.__class__ is not _Tensor:
+        if not isinstance(targets, _Tensor):
+            raise _arg_error('ctc_loss', 'targets', 2, 'Tensor', targets)
+    if input_lengths.__class__ is not _Tensor:
+        if not isinstance(input_lengths, _Tensor):
+            raise _arg_error('ctc_loss', 'input_lengths', 3, 'Tensor', input_lengths)
+    if target_lengths.__class__ is not _Tensor:
+        if not isinstance(target_lengths, _Tensor):
+            raise _arg_error('ctc_loss', 'target_lengths', 4, 'Tensor', target_lengths)
+    blank_c = _cv_int(blank)
+    if blank_c is _BAD:
+        raise _arg_error('ctc_loss', 'blank', 5, 'int', blank)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('ctc_loss', 'reduction', 6, 'int', reduction)
+    zero_infinity_c = _cv_bool(zero_infinity)
+    if zero_infinity_c is _BAD:
+        raise _arg_error('ctc_loss', 'zero_infinity', 7, 'bool', zero_infinity)
+    h_ = _C_ctc_loss_Tensor(log_probs._p, targets._p, input_lengths._p, target_lengths._p, blank_c, reduction_c, zero_infinity_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _implctc_loss_1(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False):
+    '(Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints target_lengths, int blank = 0, int reduction = Mean, bool zero_infinity = False)'
+    if log_probs.__class__ is not _Tensor:
+        if not isinstance(log_probs, _Tensor):
+            raise _arg_error('ctc_loss', 'log_probs', 1, 'Tensor', log_probs)
+    if targets.__class__ is not _Tensor:
+        if not isinstance(targets, _Tensor):
+            raise _arg_error('ctc_loss', 'targets', 2, 'Tensor', targets)
+    input_lengths_c = _cv_int_list(input_lengths, 0)
+    if input_lengths_c is _BAD:
+        raise _arg_error('ctc_loss', 'input_lengths', 3, 'tuple of ints', input_lengths)
+    target_lengths_c = _cv_int_list(target_lengths, 0)
+    if target_lengths_c is _BAD:
+        raise _arg_error('ctc_loss', 'target_lengths', 4, 'tuple of ints', target_lengths)
+    blank_c = _cv_int(blank)
+    if blank_c is _BAD:
+        raise _arg_error('ctc_loss', 'blank', 5, 'int', blank)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('ctc_loss', 'reduction', 6, 'int', reduction)
+    zero_infinity_c = _cv_bool(zero_infinity)
+    if zero_infinity_c is _BAD:
+        raise _arg_error('ctc_loss', 'zero_infinity', 7, 'bool', zero_infinity)
+    h_ = _C_ctc_loss_IntList(log_probs._p, targets._p, input_lengths_c[0], input_lengths_c[1], target_lengths_c[0], target_lengths_c[1], blank_c, reduction_c, zero_infinity_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def ctc_loss(*args, **kwargs):
+    '(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank = 0, int reduction = Mean, bool zero_infinity = False) | (Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints target_lengths, int blank = 0, int reduction = Mean, bool zero_infinity = False)'
+    if _TF and (r_ := _tf(ctc_loss, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 7 and (isinstance(args[0], _Tensor) if n > 0 else 'log_probs' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'targets' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'input_lengths' in kwargs) and (isinstance(args[3], _Tensor) if n > 3 else 'target_lengths' in kwargs) and (n <= 4 or _cv_int(args[4]) is not _BAD) and (n <= 5 or _cv_int(args[5]) is not _BAD) and (n <= 6 or _cv_bool(args[6]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_ctc_loss_0, ('log_probs', 'targets', 'input_lengths', 'target_lengths', 'blank', 'reduction', 'zero_infinity', )[:n])):
+        return _implctc_loss_0(*args, **kwargs)
+    if n <= 7 and (isinstance(args[0], _Tensor) if n > 0 else 'log_probs' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'targets' in kwargs) and (_cv_int_list(args[2], 0) is not _BAD if n > 2 else 'input_lengths' in kwargs) and (_cv_int_list(args[3], 0) is not _BAD if n > 3 else 'target_lengths' in kwargs) and (n <= 4 or _cv_int(args[4]) is not _BAD) and (n <= 5 or _cv_int(args[5]) is not _BAD) and (n <= 6 or _cv_bool(args[6]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_ctc_loss_1, ('log_probs', 'targets', 'input_lengths', 'target_lengths', 'blank', 'reduction', 'zero_infinity', )[:n])):
+        return _implctc_loss_1(*args, **kwargs)
+    raise _invalid_combination('ctc_loss', args, kwargs, _SIGS_ctc_loss)
 
 
 # yaml/native_functions.yaml: cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
@@ -43253,6 +43522,14 @@ SIGNATURES = {
     ("function", "_convolution_mode"): (
         "(Tensor input, Tensor weight, Tensor bias, tuple of ints stride, str padding, tuple of ints dilation, int groups)",
     ),
+    ("function", "_ctc_loss"): (
+        "(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank = 0, bool zero_infinity = False)",
+        "(Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints target_lengths, int blank = 0, bool zero_infinity = False)",
+    ),
+    ("function", "_ctc_loss_backward"): (
+        "(Tensor grad, Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity = False)",
+        "(Tensor grad, Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity = False)",
+    ),
     ("function", "_cummax_helper"): (
         "(Tensor input, Tensor values, Tensor indices, int dim)",
     ),
@@ -43713,6 +43990,10 @@ SIGNATURES = {
     ),
     ("function", "cross"): (
         "(Tensor input, Tensor other, int dim = None, *, Tensor out = None)",
+    ),
+    ("function", "ctc_loss"): (
+        "(Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, int blank = 0, int reduction = Mean, bool zero_infinity = False)",
+        "(Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints target_lengths, int blank = 0, int reduction = Mean, bool zero_infinity = False)",
     ),
     ("function", "cummax"): (
         "(Tensor input, int dim, *, tuple of Tensors out = None)",

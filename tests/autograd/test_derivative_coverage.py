@@ -139,9 +139,10 @@ KNOWN_STATIC = {
     # copy_: PyTorch's is hand-written (VariableTypeManual); here an entry whose
     # node says PyTorch's name (torch::autograd::CopyBackwards, c_autograd_nodes.MANUAL_NODE_NAMES)
     "copy_": ("formula CopyBackward0", "NotImplemented"),
-    # batch norm's second derivative (PyTorch's batchnorm_double_backward) is not
-    # written yet: backward through its backward raises (docs/NN.md, Normalization)
-    "native_batch_norm_backward": ("NotImplemented", "formula NativeBatchNormBackwardBackward0"),
+    # PyTorch differentiates group norm twice through
+    # infinitely_differentiable_native_group_norm_backward (grad mode); torchlet
+    # gives native_group_norm_backward an entry (docs/NN.md, Normalization)
+    "native_group_norm_backward": ("formula NativeGroupNormBackwardBackward0", "NotImplemented"),
     # they return nothing (they write their out arguments): nothing is recorded in either library
     "_cummax_helper": ("not differentiable", "NotImplemented"),
     "_cummin_helper": ("not differentiable", "NotImplemented"),
@@ -217,7 +218,7 @@ def test_static_node_names_are_pytorchs():
 def test_no_differentiable_pytorch_entry_is_not_implemented_here():
     """the brief's list: operators PyTorch differentiates with a formula that
     torchlet leaves to the NotImplemented fallback: only the deviations
-    KNOWN_STATIC documents (batch norm's second derivative)"""
+    KNOWN_STATIC documents"""
     left = {n: p for n, (t, p) in _statuses().items() if t == "NotImplemented" and p.startswith("formula ")}
     assert left == {n: p for n, (t, p) in KNOWN_STATIC.items() if t == "NotImplemented" and p.startswith("formula ")}
 

@@ -1078,7 +1078,45 @@ LINALG_SOLVER_CASES = {
 }
 
 
+# _ctc_loss through log_softmax (its formula is the gradient for normalized
+# log-probabilities); the norm backward operators with their saved
+# statistics recomputed from the (perturbed) input, as the double-backward
+# formulas differentiate them
+_CTC_TG = np.array([[1, 2, 2], [3, 1, 0]])
+
+
+def _bn_bwd(g, x, w, train, out):
+    with torchlet.no_grad():
+        _, m, s = torchlet.native_batch_norm(x.detach(), w.detach(), None, None, None, True, 0.1, 1e-5)
+    rm, rv = (None, None) if train else _bnstats()
+    return torchlet.native_batch_norm_backward(g, x, w, rm, rv, m if train else None, s if train else None, train,
+                                               1e-5, [True, True, True])[out]
+
+
+def _gn_bwd(g, x, w, out):
+    N, C = x.shape[0], x.shape[1]
+    with torchlet.no_grad():
+        _, m, s = torchlet.native_group_norm(x.detach(), None, None, N, C, x[0, 0].numel(), 2, 1e-5)
+    return torchlet.native_group_norm_backward(g, x, m, s, w, N, C, x[0, 0].numel(), 2, [True, True, True])[out]
+
+
+CTC_NORM_BACKWARD_CASES = {
+    "_ctc_loss": [([_rv(5, 2, 4)], lambda a: torchlet._ctc_loss(a.log_softmax(2), torchlet.tensor(_CTC_TG), [5, 4],
+                                                                 [3, 2])[0])],
+    "_ctc_loss.Tensor": [([_rv(5, 2, 4)], lambda a: torchlet._ctc_loss(
+        a.log_softmax(2), torchlet.tensor(_CTC_TG), torchlet.tensor([5, 5]), torchlet.tensor([3, 1]))[0])],
+    "native_batch_norm_backward": [
+        ([_rv(4, 3, 2), _rv(4, 3, 2), _rp(3)], lambda g, x, w: _bn_bwd(g, x, w, True, 0)),
+        ([_rv(4, 3, 2), _rv(4, 3, 2), _rp(3)], lambda g, x, w: _bn_bwd(g, x, w, True, 1)),
+        ([_rv(4, 3, 2), _rv(4, 3, 2), _rp(3)], lambda g, x, w: _bn_bwd(g, x, w, False, 0))],
+    "native_group_norm_backward": [
+        ([_rv(2, 4, 3), _rv(2, 4, 3), _rp(4)], lambda g, x, w: _gn_bwd(g, x, w, 0)),
+        ([_rv(2, 4, 3), _rv(2, 4, 3), _rp(4)], lambda g, x, w: _gn_bwd(g, x, w, 1))],
+}
+
+
 CASES = {
+    **CTC_NORM_BACKWARD_CASES,
     **SELECT_CASES,
     **POOL_CASES,
     **NORM_CASES,

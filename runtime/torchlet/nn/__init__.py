@@ -62,3 +62,12 @@ __all__ += ["Bilinear"]
 from ._triplet_distance import TripletMarginWithDistanceLoss  # noqa: E402
 
 __all__ += ["TripletMarginWithDistanceLoss"]
+from ._mha import MultiheadAttention  # noqa: E402
+from .transformer import (  # noqa: E402
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer)
+
+__all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+            "TransformerDecoderLayer"]
+from ._ctc import CTCLoss  # noqa: E402
+
+__all__ += ["CTCLoss"]

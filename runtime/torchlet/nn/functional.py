@@ -1029,3 +1029,14 @@ __all__ += ["alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alp
 from ._triplet_distance import triplet_margin_with_distance_loss  # noqa: E402,F401
 
 __all__ += ["triplet_margin_with_distance_loss"]
+from . import _mha  # noqa: E402
+
+# PyTorch's F also carries the attention helpers the Transformer modules call
+multi_head_attention_forward = _mha.multi_head_attention_forward
+_canonical_mask, _none_or_dtype, _mha_shape_check = _mha._canonical_mask, _mha._none_or_dtype, _mha._mha_shape_check
+_in_projection, _in_projection_packed = _mha._in_projection, _mha._in_projection_packed
+
+__all__ += ["multi_head_attention_forward"]
+from ._ctc import ctc_loss  # noqa: E402,F401
+
+__all__ += ["ctc_loss"]
