@@ -35,7 +35,14 @@
 #include "tl_autograd_formulas.h"
 #include "tl_error.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/add.h"
+#include "ops/expand.h"
+#include "ops/mul.h"
+#include "ops/pow.h"
+#include "ops/reshape.h"
+#include "ops/sum.h"
+#include "ops/to.h"
 #include "tl_tensor.h"
 
 typedef struct {

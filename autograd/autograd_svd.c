@@ -21,13 +21,8 @@
 #include "tl_autograd_formulas.h"
 #include "tl_error.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
-#include "ops/add.h"
-#include "ops/div.h"
 #include "ops/matmul.h"
-#include "ops/mul.h"
-#include "ops/sub.h"
 #include "ops/transpose.h"
-#include "ops/unsqueeze.h"
 #include "tl_tensor.h"
 
 static tl_tensor *mT(pool *p, tl_tensor *x) { return x ? keep(p, tl_ops_transpose_int(x, -2, -1)) : NULL; }

@@ -7,7 +7,12 @@
 #define TL_AG_POOL_H
 
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/add.h"
+#include "ops/div.h"
+#include "ops/mul.h"
+#include "ops/sub.h"
+#include "ops/unsqueeze.h"
 #include "tl_tensor.h"
 
 #define TL_AG_POOL_CAP 96

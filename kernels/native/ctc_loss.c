@@ -25,7 +25,19 @@
 
 #include "tl_error.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/_ctc_loss.h"
+#include "ops/_ctc_loss_backward.h"
+#include "ops/clamp_min.h"
+#include "ops/ctc_loss.h"
+#include "ops/div.h"
+#include "ops/eq.h"
+#include "ops/mean.h"
+#include "ops/squeeze.h"
+#include "ops/sum.h"
+#include "ops/to.h"
+#include "ops/unsqueeze.h"
+#include "ops/where.h"
 #include "tl_tensor.h"
 #include "nn_common.h"
 
