@@ -227,8 +227,6 @@ static entry *entry_get(const tl_dnnl_api *a, const tl_conv_geom *g, int op, boo
     return e;
 }
 
-static void *alloc64(size_t n) { return aligned_alloc(64, (n + 63) / 64 * 64 + 64); }
-
 static bool exec_reorder(const tl_dnnl_api *a, const slot *s, void *from, void *to) {
     dnnl_memory_t m[2] = {NULL, NULL};
     const dnnl_engine_t eng = tl__dnnl_engine();
@@ -251,12 +249,13 @@ static bool execute(const tl_dnnl_api *a, const entry *e, void *const ptr[NSLOT]
     dnnl_exec_arg_t args[NSLOT + 2];
     int nargs = 0;
     const dnnl_engine_t eng = tl__dnnl_engine();
-    bool ok = !e->scratch || (scratch = alloc64(e->scratch));
+    /* temporaries from torchlet's caching allocator (64-byte aligned): a loop reuses the same pages */
+    bool ok = !e->scratch || (scratch = tl_alloc((int64_t)e->scratch));
     for (int i = 0; ok && i < NSLOT; i++) {
         const slot *s = &e->s[i];
         void *p = ptr[i];
         if (s->reorder) {
-            ok = (buf[i] = alloc64(s->bytes)) && (s->output || exec_reorder(a, s, ptr[i], buf[i]));
+            ok = (buf[i] = tl_alloc((int64_t)s->bytes)) && (s->output || exec_reorder(a, s, ptr[i], buf[i]));
             p = buf[i];
         }
         ok = ok && a->memory_create(&mem[nargs], s->want, eng, p) == TL_DNNL_SUCCESS;
@@ -275,8 +274,9 @@ static bool execute(const tl_dnnl_api *a, const entry *e, void *const ptr[NSLOT]
     for (int i = 0; ok && i < NSLOT; i++)
         if (e->s[i].output && e->s[i].reorder) ok = exec_reorder(a, &e->s[i], buf[i], ptr[i]);
     for (int i = 0; i < nargs; i++) a->memory_destroy(mem[i]);
-    for (int i = 0; i < NSLOT; i++) free(buf[i]);
-    free(scratch);
+    for (int i = 0; i < NSLOT; i++)
+        if (buf[i]) tl_free(buf[i], (int64_t)e->s[i].bytes);
+    if (scratch) tl_free(scratch, (int64_t)e->scratch);
     if (!ok)
         TL_WARN_ONCE("a oneDNN convolution primitive failed to run; the convolution ran on the im2col path "
                      "(TORCHLET_ONEDNN=0 turns oneDNN off)");
@@ -284,12 +284,17 @@ static bool execute(const tl_dnnl_api *a, const entry *e, void *const ptr[NSLOT]
 }
 
 /* which products go to oneDNN (docs/NN.md "Convolution" has the figures):
- * float32 with every extent nonzero */
+ * float32 with every extent nonzero, except a 1x1 window with stride 1 and
+ * no padding: there the GEMM path builds no column matrix (the image is the
+ * GEMM operand) and measures faster than oneDNN with its two reorders */
 static bool wanted(const tl_conv_geom *g) {
     if (g->dt != TL_FLOAT32 || g->N <= 0 || g->Ci <= 0 || g->Cc <= 0) return false;
-    for (int i = 0; i < TL_CONV_MAXD; i++)
+    bool direct = true;
+    for (int i = 0; i < TL_CONV_MAXD; i++) {
         if (g->isz[i] <= 0 || g->osz[i] <= 0) return false;
-    return true;
+        direct = direct && g->k[i] == 1 && g->s[i] == 1 && g->p[i] == 0 && g->isz[i] == g->osz[i];
+    }
+    return !direct;
 }
 
 static bool run(const tl_conv_geom *g, int op, void *img, void *w, void *cols, const void *bias) {

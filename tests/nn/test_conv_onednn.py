@@ -221,3 +221,16 @@ def test_no_warning_on_the_common_path():
         warnings.simplefilter("error")
         with mk.flags(enabled=True):
             F.conv2d(x, w, padding=1)
+
+
+@needs_dnnl
+def test_pointwise_stays_on_gemm():
+    """a 1x1 window, stride 1, no padding runs the GEMM path (no primitive made); strided, it goes to oneDNN"""
+    x = t(R.standard_normal((2, 6, 9, 9)).astype(np.float32), True)
+    w = t(R.standard_normal((5, 6, 1, 1)).astype(np.float32), True)
+    with mk.flags(enabled=True):
+        n = mk._cache_size()
+        F.conv2d(x, w).sum().backward()
+        assert mk._cache_size() == n
+        F.conv2d(x, w, stride=2).sum().backward()
+        assert mk._cache_size() > n
