@@ -234,3 +234,31 @@ def test_pointwise_stays_on_gemm():
         assert mk._cache_size() == n
         F.conv2d(x, w, stride=2).sum().backward()
         assert mk._cache_size() > n
+
+
+@needs_dnnl
+def test_threads_share_primitives():
+    """Python threads convolving at once (the GIL is released in the kernels) share cached primitives"""
+    import threading
+    x = R.standard_normal((2, 8, 12, 12)).astype(np.float32)
+    w = R.standard_normal((8, 8, 3, 3)).astype(np.float32)
+    with mk.flags(enabled=False):
+        ref = F.conv2d(t(x), t(w), padding=1).numpy()
+    out, errs = [], []
+
+    def work():
+        try:
+            for _ in range(5):
+                out.append(F.conv2d(t(x), t(w), padding=1).numpy())
+        except Exception as e:  # pragma: no cover - reported below
+            errs.append(e)
+
+    with mk.flags(enabled=True):
+        ths = [threading.Thread(target=work) for _ in range(4)]
+        for th in ths:
+            th.start()
+        for th in ths:
+            th.join()
+    assert not errs and len(out) == 20
+    for o in out:
+        np.testing.assert_allclose(o, ref, rtol=RTOL, atol=ATOL * float(np.abs(ref).max()))
