@@ -284,9 +284,16 @@ static bool execute(const tl_dnnl_api *a, const entry *e, void *const ptr[NSLOT]
 }
 
 /* which products go to oneDNN (docs/NN.md "Convolution" has the figures):
- * float32 with every extent nonzero, except a 1x1 window with stride 1 and
- * no padding: there the GEMM path builds no column matrix (the image is the
- * GEMM operand) and measures faster than oneDNN with its two reorders */
+ * float32 with every extent nonzero, except
+ * - a 1x1 window with stride 1 and no padding: there the GEMM path builds
+ *   no column matrix (the image is the GEMM operand) and measures faster
+ *   than oneDNN with its two reorders;
+ * - small problems, by PyTorch's rule (use_mkldnn in Convolution.cpp:
+ *   "for some case, native is faster"): one image, one group, a window of
+ *   at most 3 in its last two dims and an input of at most 20480 elements
+ *   in its first four dims (N, C and the first two spatial dims of the
+ *   4-d or 5-d view) stay on the im2col path, as PyTorch keeps them on
+ *   its native one. */
 static bool wanted(const tl_conv_geom *g) {
     if (g->dt != TL_FLOAT32 || g->N <= 0 || g->Ci <= 0 || g->Cc <= 0) return false;
     bool direct = true;
@@ -294,7 +301,10 @@ static bool wanted(const tl_conv_geom *g) {
         if (g->isz[i] <= 0 || g->osz[i] <= 0) return false;
         direct = direct && g->k[i] == 1 && g->s[i] == 1 && g->p[i] == 0 && g->isz[i] == g->osz[i];
     }
-    return !direct;
+    if (direct) return false;
+    const int64_t *in = g->transposed ? g->osz : g->isz, C = g->transposed ? g->Cc : g->Ci;
+    const int64_t lead = spatial_dims(g) == 3 ? in[0] * in[1] : in[1] * in[2];
+    return g->N > 1 || g->G > 1 || (g->k[2] > 3 && g->k[1] > 3) || g->N * C * lead > 20480;
 }
 
 static bool run(const tl_conv_geom *g, int op, void *img, void *w, void *cols, const void *bias) {

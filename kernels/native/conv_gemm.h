@@ -16,6 +16,7 @@
 #ifndef TL_CONV_GEMM_H
 #define TL_CONV_GEMM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "tl_dtype.h"
@@ -28,6 +29,7 @@ typedef struct {
     int64_t isz[TL_CONV_MAXD], osz[TL_CONV_MAXD];
     int64_t k[TL_CONV_MAXD], s[TL_CONV_MAXD], p[TL_CONV_MAXD], d[TL_CONV_MAXD];
     tl_dtype dt;             /* TL_FLOAT32 or TL_FLOAT64 */
+    bool transposed;         /* the column side is the input (read only by the oneDNN choice, conv_dnnl.c) */
 } tl_conv_geom;
 
 /* Fill g's spatial arrays from nd (1..3) dims, leading dims padded to size 1 */

@@ -43,7 +43,8 @@ CONV_CASES = [
     (2, 2, 8, 8, 10, 3, 1, 1, 1, 8, False),      # depthwise
     (2, 2, 4, 6, 8, 2, 2, 0, 1, 1, True),        # odd remainder of the stride
     (1, 2, 4, 6, 17, 5, 2, 2, 1, 2, True),
-    (3, 1, 3, 4, 6, 3, 1, 1, 1, 1, True),
+    (3, 2, 3, 4, 6, 3, 1, 1, 1, 1, True),
+    (2, 1, 3, 4, 9, 3, 1, 1, 1, 1, True),        # small: PyTorch's rule keeps it off oneDNN
 ]
 
 
@@ -82,7 +83,8 @@ def test_products_match_float64(case):
 # (nd, N, Cin, Cout, size, kernel, stride, padding, output_padding, dilation, groups)
 TRANSPOSED = [
     (2, 2, 6, 4, 5, 3, 2, 1, 1, 1, 2),
-    (2, 1, 4, 4, 6, 2, 2, 0, 0, 1, 1),
+    (2, 2, 4, 4, 6, 2, 2, 0, 0, 1, 1),
+    (3, 2, 2, 3, 4, 3, 1, 0, 0, 1, 1),
     (1, 2, 3, 5, 9, 3, 3, 0, 2, 1, 1),
     (2, 2, 4, 6, 5, 3, 1, 2, 0, 2, 1),
 ]
@@ -95,7 +97,7 @@ def test_conv_transpose_matches_im2col(case):
     x = R.standard_normal((N, C) + (size,) * nd)
     w = R.standard_normal((C, OC // g) + (k,) * nd)
     b = R.standard_normal(OC)
-    fn = {1: F.conv_transpose1d, 2: F.conv_transpose2d}[nd]
+    fn = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}[nd]
 
     def go(dtype, enabled):
         tx, tw, tb = (t(a.astype(dtype), True) for a in (x, w, b))
@@ -182,7 +184,7 @@ def _python(code, **env):
 CHILD = """
 import warnings, numpy as np, torchlet as tl, torchlet.nn.functional as F
 warnings.simplefilter("error")
-x = tl.from_numpy(np.ones((1, 2, 5, 5), np.float32)).requires_grad_()
+x = tl.from_numpy(np.ones((2, 2, 5, 5), np.float32)).requires_grad_()
 w = tl.from_numpy(np.ones((3, 2, 3, 3), np.float32)).requires_grad_()
 y = F.conv2d(x, w, padding=1)
 y.sum().backward()
@@ -195,14 +197,36 @@ def test_env_var_disables():
     r = _python(CHILD, TORCHLET_ONEDNN="0")
     assert r.returncode == 0, r.stderr
     enabled, _, cached, ys, gs, _ = r.stdout.split(maxsplit=5)
-    assert (enabled, cached, ys, gs) == ("False", "0", "1014.0", "1014.0")
+    assert (enabled, cached, ys, gs) == ("False", "0", "2028.0", "2028.0")
+
+
+@needs_dnnl
+def test_child_uses_onednn_by_default():
+    r = _python(CHILD, TORCHLET_ONEDNN="1")
+    assert r.returncode == 0, r.stderr
+    enabled, avail, cached, ys, gs, reason = r.stdout.split(maxsplit=5)
+    assert (enabled, avail, ys, gs, reason.strip()) == ("True", "True", "2028.0", "2028.0", "''")
+    assert int(cached) >= 3   # forward, backward data, backward weights
+
+
+@needs_dnnl
+def test_small_problems_stay_native():
+    """PyTorch's rule: one image, one group, a 3x3 window, a small input: no primitive made"""
+    x = t(R.standard_normal((1, 4, 9, 9)).astype(np.float32), True)
+    w = t(R.standard_normal((4, 4, 3, 3)).astype(np.float32), True)
+    with mk.flags(enabled=True):
+        n = mk._cache_size()
+        F.conv2d(x, w, padding=1).sum().backward()
+        assert mk._cache_size() == n
+        F.conv2d(x.expand(2, 4, 9, 9), w, padding=1).sum().backward()
+        assert mk._cache_size() > n
 
 
 def test_missing_library_falls_back_quietly():
     r = _python(CHILD, TORCHLET_LIBDNNL="/nonexistent/libdnnl.so.3", TORCHLET_ONEDNN="1")
     assert r.returncode == 0, r.stderr
     enabled, avail, cached, ys, gs, reason = r.stdout.split(maxsplit=5)
-    assert (enabled, avail, cached, ys, gs) == ("True", "False", "0", "1014.0", "1014.0")
+    assert (enabled, avail, cached, ys, gs) == ("True", "False", "0", "2028.0", "2028.0")
     assert "oneDNN could not be loaded" in reason
 
 
@@ -210,12 +234,12 @@ def test_library_without_the_api_falls_back():
     """a library that loads but is not oneDNN (libm): unavailable, with the missing entry point named"""
     r = _python(CHILD, TORCHLET_LIBDNNL="libm.so.6", TORCHLET_ONEDNN="1")
     assert r.returncode == 0, r.stderr
-    assert "False 0 1014.0 1014.0" in r.stdout and "lacks dnnl_engine_create" in r.stdout
+    assert "False 0 2028.0 2028.0" in r.stdout and "lacks dnnl_engine_create" in r.stdout
 
 
 @needs_dnnl
 def test_no_warning_on_the_common_path():
-    x = t(R.standard_normal((1, 4, 6, 6)).astype(np.float32))
+    x = t(R.standard_normal((2, 4, 6, 6)).astype(np.float32))
     w = t(R.standard_normal((4, 4, 3, 3)).astype(np.float32))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
