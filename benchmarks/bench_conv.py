@@ -12,10 +12,11 @@ im2col + GEMM path alone (oneDNN off), timed interleaved too.
 The two are timed interleaved in one process (round robin, best batch kept:
 benchmarks/_harness.py), so load from other processes hits both alike.
 
-    python benchmarks/bench_conv.py [--rounds N] [--threads 1,2] [--quick]
+    python benchmarks/bench_conv.py [--rounds N] [--threads 1,2] [--quick] [--cpu-time]
 
 (--threads defaults to TORCHLET_BENCH_THREADS when set, else 1 and 2;
---quick: the first two layers only.)
+--quick: the first two layers only; --cpu-time: process CPU time per call
+instead of wall time, for a loaded machine, meaningful on one thread.)
 
 A ratio `vs torch` is torch's time / torchlet's time: above 1.0 torchlet is
 faster; `(im2col)` the same ratio for the im2col path alone. The goal is >= 0.9x PyTorch.
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -100,16 +102,17 @@ def cases(layer):
     return flops, fwd, fb
 
 
-def run(threads: int, rounds: int, layers) -> None:
+def run(threads: int, rounds: int, layers, clock) -> None:
     set_threads(threads)
-    print(f"\n## conv2d float32, threads={threads}, cpu={tl.get_cpu_capability()}")
+    what = "CPU time" if clock is time.process_time else "wall time"
+    print(f"\n## conv2d float32, threads={threads}, cpu={tl.get_cpu_capability()}, {what}")
     head = f"{'case':<38}" + "".join(f" {k:>22}" for k in IMPLS) + f" {'vs torch':>9} {'(im2col)':>9}"
     print(head)
     print("-" * len(head))
     for layer in layers:
         flops, fwd, fb = cases(layer)
         for what, fns, fl in (("fwd", fwd, flops), ("fwd+bwd", fb, 3 * flops)):
-            t = interleaved(fns, rounds=rounds, min_time=0.05)
+            t = interleaved(fns, rounds=rounds, min_time=0.05, clock=clock)
             line = f"{layer[0] + ' ' + what:<38}"
             for impl in IMPLS:
                 s = t.get(impl)
@@ -123,9 +126,10 @@ def run(threads: int, rounds: int, layers) -> None:
 def main():
     rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 3
     layers = LAYERS[:2] if "--quick" in sys.argv else LAYERS
+    clock = time.process_time if "--cpu-time" in sys.argv else time.perf_counter
     print(f"bench_conv: {machine_info()}; interleaved, best of {rounds} rounds")
     for threads in thread_counts([1, 2] if (os.cpu_count() or 1) > 1 else [1]):
-        run(threads, rounds, layers)
+        run(threads, rounds, layers, clock)
 
 
 if __name__ == "__main__":
