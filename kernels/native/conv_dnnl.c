@@ -110,6 +110,16 @@ static bool slot_init(const tl_dnnl_api *a, const entry *e, slot *s, int nd, con
     return st == TL_DNNL_SUCCESS && a->primitive_create(&s->reorder, s->rpd) == TL_DNNL_SUCCESS;
 }
 
+/* oneDNN's right padding of spatial dim j: the symmetric one when its floor
+ * formula then gives osz (every convolution), else the exact extent (a
+ * transposed one whose output_padding is not below the stride, possible
+ * with dilation: may be negative, which oneDNN declines) */
+static int64_t right_pad(const tl_conv_geom *g, int j) {
+    const int64_t span = (g->k[j] - 1) * g->d[j] + 1;
+    if ((g->isz[j] + 2 * g->p[j] - span) / g->s[j] + 1 == g->osz[j]) return g->p[j];
+    return (g->osz[j] - 1) * g->s[j] + span - g->isz[j] - g->p[j];
+}
+
 /* the descriptors and primitives of one product; NULL when oneDNN declines */
 static entry *entry_create(const tl_dnnl_api *a, const tl_conv_geom *g, int op, bool bias, const int64_t *key) {
     entry *e = calloc(1, sizeof *e);
@@ -130,12 +140,7 @@ static entry *entry_create(const tl_dnnl_api *a, const tl_conv_geom *g, int op, 
         st[i] = g->s[j];
         dil[i] = g->d[j] - 1; /* oneDNN counts the gaps */
         pl[i] = g->p[j];
-        /* right padding: the symmetric one when oneDNN's floor formula then gives osz (a convolution), else
-         * the exact extent (a transposed one with output_padding; may be negative: oneDNN may decline) */
-        const int64_t span = (g->k[j] - 1) * g->d[j] + 1;
-        pr[i] = (g->isz[j] + 2 * g->p[j] - span) / g->s[j] + 1 == g->osz[j]
-                    ? g->p[j]
-                    : (g->osz[j] - 1) * g->s[j] + span - g->isz[j] - g->p[j];
+        pr[i] = right_pad(g, j);
     }
     const int nd = 2 + sd;
     const dnnl_engine_t eng = tl__dnnl_engine();
@@ -302,6 +307,8 @@ static bool wanted(const tl_conv_geom *g) {
         direct = direct && g->k[i] == 1 && g->s[i] == 1 && g->p[i] == 0 && g->isz[i] == g->osz[i];
     }
     if (direct) return false;
+    for (int i = 0; i < TL_CONV_MAXD; i++)
+        if (right_pad(g, i) < 0) return false; /* oneDNN declines a negative padding */
     const int64_t *in = g->transposed ? g->osz : g->isz, C = g->transposed ? g->Cc : g->Ci;
     const int64_t lead = spatial_dims(g) == 3 ? in[0] * in[1] : in[1] * in[2];
     return g->N > 1 || g->G > 1 || (g->k[2] > 3 && g->k[1] > 3) || g->N * C * lead > 20480;
