@@ -20,25 +20,19 @@ from contextlib import contextmanager
 
 from .._C import ffi as _ffi, lib as _lib
 
-_WHEELS = ("onednn-cpu-gomp", "onednn")
 _SONAME = "libdnnl.so.3"
 
 
 def _installed_library() -> str | None:
-    """The wheel's libdnnl.so.3: its data files land in <prefix>/lib (the
-    environment's, or the user base for a --user install)."""
-    here = os.path.join(sys.prefix, "lib", _SONAME)
-    if os.path.exists(here):
-        return here
-    from importlib import metadata
-    for dist in _WHEELS:
-        try:
-            files = metadata.files(dist) or []
-        except metadata.PackageNotFoundError:
-            continue
-        for f in files:
-            if f.name == _SONAME:
-                return str(f.locate())
+    """The wheel's libdnnl.so.3: its data files land in <prefix>/lib, the
+    environment's or, for a --user install, the user base's (two stats at
+    import; no package metadata scan)."""
+    import site
+    for base in (sys.prefix, getattr(site, "USER_BASE", None)):
+        if base:
+            path = os.path.join(base, "lib", _SONAME)
+            if os.path.exists(path):
+                return path
     return None
 
 
