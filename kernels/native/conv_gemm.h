@@ -12,7 +12,8 @@
  *   image_from_cols:  X[n, g] = col2im(W_g^T @ Y[n, g])      (+ bias on X)
  *   weight_grad:      dW_g   = sum_n Y[n, g] @ im2col(X[n, g])^T
  * X is [N, Ci, isz...], Y [N, Cc, osz...], all contiguous, float32 or
- * float64. */
+ * float64. float32 products go to oneDNN first where it takes them
+ * (conv_dnnl.h); the im2col path computes the rest. */
 #ifndef TL_CONV_GEMM_H
 #define TL_CONV_GEMM_H
 
