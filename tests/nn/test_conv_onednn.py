@@ -291,3 +291,21 @@ def test_threads_share_primitives():
     assert not errs and len(out) == 20
     for o in out:
         np.testing.assert_allclose(o, ref, rtol=RTOL, atol=ATOL * float(np.abs(ref).max()))
+
+
+@needs_dnnl
+def test_one_thread_is_one_thread():
+    """torchlet.set_num_threads(1): oneDNN's OpenMP starts no thread of its own"""
+    code = """
+import os, numpy as np, torchlet as tl, torchlet.nn.functional as F
+tl.set_num_threads(1)
+x = tl.from_numpy(np.ones((8, 16, 20, 20), np.float32)).requires_grad_()
+w = tl.from_numpy(np.ones((16, 16, 3, 3), np.float32)).requires_grad_()
+n0 = len(os.listdir('/proc/self/task'))
+F.conv2d(x, w, padding=1).sum().backward()
+print(n0, len(os.listdir('/proc/self/task')), tl.backends.mkldnn._cache_size())
+"""
+    r = _python(code, TORCHLET_ONEDNN="1", OMP_NUM_THREADS="4")
+    assert r.returncode == 0, r.stderr
+    before, after, cached = map(int, r.stdout.split())
+    assert cached >= 3 and after == before
