@@ -20,6 +20,8 @@ $(VPY):
 $(STAMP): pyproject.toml | $(VPY)
 	$(PIP) --upgrade "pip>=24" "setuptools>=74" wheel
 	$(PIP) "cffi>=1.17" numpy pyyaml jinja2 pytest hypothesis ml_dtypes scipy-openblas32
+	# optional: oneDNN (OpenMP build), loaded at the first float32 convolution (docs/NN.md)
+	$(PIP) "onednn-cpu-gomp>=2023.2" || echo "oneDNN not installed: convolutions use the im2col path"
 	touch $@
 
 deps: $(STAMP)

@@ -201,7 +201,8 @@ def default_settle() -> float:
     return 0.05 if torchlet.get_num_threads() > 1 else 0.0
 
 
-def interleaved(fns: dict, rounds: int = 5, min_time: float = 0.02, settle: float | None = None) -> dict:
+def interleaved(fns: dict, rounds: int = 5, min_time: float = 0.02, settle: float | None = None,
+                clock=time.perf_counter) -> dict:
     """Best seconds per call of each callable ({name: fn}), timed round robin:
     one batch of each per round, so that load from other processes on a
     shared machine hits every implementation alike (ratios, not absolute
@@ -211,7 +212,11 @@ def interleaved(fns: dict, rounds: int = 5, min_time: float = 0.02, settle: floa
     that library's threads). Each library's threads keep spinning for a while
     after its last call (PyTorch's OpenMP team, numpy's OpenBLAS ~0.1 s,
     torchlet's pool up to 1 ms) and would take a core from whichever library is
-    timed next. Default: 0.05 s when torchlet runs on more than one thread."""
+    timed next. Default: 0.05 s when torchlet runs on more than one thread.
+
+    clock: time.process_time measures the CPU time the process spent (on one
+    thread: that call's work, much less disturbed by a loaded machine than
+    wall time; on several: all threads' work added up, not wall time)."""
     if settle is None:
         settle = default_settle()
     batch = {}
@@ -227,10 +232,10 @@ def interleaved(fns: dict, rounds: int = 5, min_time: float = 0.02, settle: floa
             if settle:
                 time.sleep(settle)
                 fn()
-            t0 = time.perf_counter()
+            t0 = clock()
             for _ in range(n):
                 fn()
-            best[k] = min(best[k], (time.perf_counter() - t0) / n)
+            best[k] = min(best[k], (clock() - t0) / n)
     return best
 
 

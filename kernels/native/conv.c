@@ -284,6 +284,7 @@ static void geometry(const conv_params *p, const tl_tensor *weight, const int64_
     g->Ci = img[1];
     g->Cc = cols[1];
     g->dt = ct;
+    g->transposed = p->transposed;
     tl_conv_geom_spatial(g, p->nd, img + 2, cols + 2, tl_tensor_sizes(weight) + 2, p->stride, p->padding,
                          p->dilation);
 }

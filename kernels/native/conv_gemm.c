@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conv_dnnl.h"
 #include "conv_gemm.h"
 #include "tl_blas.h"
 #include "tl_error.h"
@@ -292,6 +293,7 @@ static int run(conv_job *j, tl_range_fn fn) {
 }
 
 int tl_conv_cols_from_image(const tl_conv_geom *g, const void *X, const void *W, const void *bias, void *Y) {
+    if (tl_conv_dnnl_cols_from_image(g, X, W, bias, Y)) return 0;
     conv_job j = {.c = dims_of(g), .X = X, .W = W, .bias = bias, .out = Y};
     if (check_blas_dims(&j.c)) return -1;
     return run(&j, cols_from_image_items);
@@ -328,6 +330,7 @@ static void image_from_cols_items(int64_t b, int64_t e, void *ctx) {
 }
 
 int tl_conv_image_from_cols(const tl_conv_geom *g, const void *Y, const void *W, const void *bias, void *X) {
+    if (tl_conv_dnnl_image_from_cols(g, Y, W, bias, X)) return 0;
     conv_job j = {.c = dims_of(g), .Y = Y, .W = W, .bias = bias, .out = X};
     if (check_blas_dims(&j.c)) return -1;
     return run(&j, image_from_cols_items);
@@ -370,6 +373,7 @@ static void weight_grad_items(int64_t b, int64_t e, void *ctx) {
 }
 
 int tl_conv_weight_grad(const tl_conv_geom *g, const void *X, const void *Y, void *dW) {
+    if (tl_conv_dnnl_weight_grad(g, X, Y, dW)) return 0;
     conv_job j = {.c = dims_of(g), .X = X, .Y = Y, .out = dW};
     const conv_dims *c = &j.c;
     if (check_blas_dims(c)) return -1;

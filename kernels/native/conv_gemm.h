@@ -12,10 +12,12 @@
  *   image_from_cols:  X[n, g] = col2im(W_g^T @ Y[n, g])      (+ bias on X)
  *   weight_grad:      dW_g   = sum_n Y[n, g] @ im2col(X[n, g])^T
  * X is [N, Ci, isz...], Y [N, Cc, osz...], all contiguous, float32 or
- * float64. */
+ * float64. float32 products go to oneDNN first where it takes them
+ * (conv_dnnl.h); the im2col path computes the rest. */
 #ifndef TL_CONV_GEMM_H
 #define TL_CONV_GEMM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "tl_dtype.h"
@@ -28,6 +30,7 @@ typedef struct {
     int64_t isz[TL_CONV_MAXD], osz[TL_CONV_MAXD];
     int64_t k[TL_CONV_MAXD], s[TL_CONV_MAXD], p[TL_CONV_MAXD], d[TL_CONV_MAXD];
     tl_dtype dt;             /* TL_FLOAT32 or TL_FLOAT64 */
+    bool transposed;         /* the column side is the input (read only by the oneDNN choice, conv_dnnl.c) */
 } tl_conv_geom;
 
 /* Fill g's spatial arrays from nd (1..3) dims, leading dims padded to size 1 */
