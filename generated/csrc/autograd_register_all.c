@@ -401,6 +401,12 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_normal() != 0) return -1;
     if (tl_autograd_register_bernoulli() != 0) return -1;
     if (tl_autograd_register_multinomial() != 0) return -1;
+    if (tl_autograd_register_scatter_reduce() != 0) return -1;
+    if (tl_autograd_register_index_reduce() != 0) return -1;
+    if (tl_autograd_register_signbit() != 0) return -1;
+    if (tl_autograd_register_isposinf() != 0) return -1;
+    if (tl_autograd_register_isneginf() != 0) return -1;
+    if (tl_autograd_register_sgn() != 0) return -1;
     done = 1;
     return 0;
 }

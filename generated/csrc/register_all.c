@@ -247,6 +247,7 @@
 #include "ops/index_copy.h"
 #include "ops/index_fill.h"
 #include "ops/index_put.h"
+#include "ops/index_reduce.h"
 #include "ops/index_select.h"
 #include "ops/index_select_backward.h"
 #include "ops/inner.h"
@@ -257,6 +258,8 @@
 #include "ops/isin.h"
 #include "ops/isinf.h"
 #include "ops/isnan.h"
+#include "ops/isneginf.h"
+#include "ops/isposinf.h"
 #include "ops/isreal.h"
 #include "ops/kl_div.h"
 #include "ops/kron.h"
@@ -435,13 +438,16 @@
 #include "ops/scaled_dot_product_attention.h"
 #include "ops/scatter.h"
 #include "ops/scatter_add.h"
+#include "ops/scatter_reduce.h"
 #include "ops/searchsorted.h"
 #include "ops/select.h"
 #include "ops/select_backward.h"
 #include "ops/select_scatter.h"
 #include "ops/selu.h"
+#include "ops/sgn.h"
 #include "ops/sigmoid.h"
 #include "ops/sign.h"
+#include "ops/signbit.h"
 #include "ops/silu.h"
 #include "ops/silu_backward.h"
 #include "ops/sin.h"
@@ -1185,6 +1191,12 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_randn_like() != 0) return -1;
     if (tl_ops_register_randint_like() != 0) return -1;
     if (tl_ops_register_multinomial() != 0) return -1;
+    if (tl_ops_register_scatter_reduce() != 0) return -1;
+    if (tl_ops_register_index_reduce() != 0) return -1;
+    if (tl_ops_register_signbit() != 0) return -1;
+    if (tl_ops_register_isposinf() != 0) return -1;
+    if (tl_ops_register_isneginf() != 0) return -1;
+    if (tl_ops_register_sgn() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -597,5 +597,11 @@
 #include "ops/randn_like.h"
 #include "ops/randint_like.h"
 #include "ops/multinomial.h"
+#include "ops/scatter_reduce.h"
+#include "ops/index_reduce.h"
+#include "ops/signbit.h"
+#include "ops/isposinf.h"
+#include "ops/isneginf.h"
+#include "ops/sgn.h"
 
 #endif

@@ -147,6 +147,8 @@ def to_tl(x, requires_grad=False):
 def to_np(x):
     if isinstance(x, torch.Tensor):
         d = x.detach()
+        if d._is_zerotensor():   # PyTorch's efficient zeros (sgn's gradient of a real input)
+            d = torch.zeros(d.shape, dtype=d.dtype)
         return d.float().numpy() if d.dtype == torch.bfloat16 else d.numpy()
     if isinstance(x, tl.Tensor):
         d = x.detach()
