@@ -603,6 +603,12 @@ SPECIAL_FNS_CASES = {
     "cauchy_": [([_sf(2, 3)], _seeded(lambda a: a.clone().cauchy_() * a))],
     "exponential_": [([_sf(2, 3)], _seeded(lambda a: a.clone().exponential_(2.0) * a))],
     "geometric_": [([_sf(2, 3)], _seeded(lambda a: a.clone().geometric_(0.3) * a))],
+    # the autogen functional variants share the in-place entries' derivatives
+    "uniform": [([_sf(2, 3)], _seeded(lambda a: torchlet.ops.aten.uniform(a, 1.0, 2.0) * a))],
+    "log_normal": [([_sf(2, 3)], _seeded(lambda a: torchlet.ops.aten.log_normal(a, 0.0, 0.5) * a))],
+    "cauchy": [([_sf(2, 3)], _seeded(lambda a: torchlet.ops.aten.cauchy(a) * a))],
+    "exponential": [([_sf(2, 3)], _seeded(lambda a: torchlet.ops.aten.exponential(a, 2.0) * a))],
+    "geometric": [([_sf(2, 3)], _seeded(lambda a: torchlet.ops.aten.geometric(a, 0.3) * a))],
     "bernoulli_.float": [([_sf(2, 3)], _seeded(lambda a: a.clone().bernoulli_(0.5) * a))],
     "bernoulli": [([_sf(2, 3, lo=0.2, hi=0.8)], _seeded(lambda a: torchlet.bernoulli(a) * a))],
     "bernoulli_.Tensor": [([_sf(2, 3), _sf(2, 3, lo=0.2, hi=0.8)], _seeded(lambda a, p: a.clone().bernoulli_(p) * a * p))],
