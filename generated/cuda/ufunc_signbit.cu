@@ -250,27 +250,30 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- formulas (kernels/ufunc/) */
 #line 1 "kernels/ufunc/signbit.h"
-/* signbit: the sign bit as a bool (-0.0 and NaNs with the bit set count);
- * integers: x < 0 (through int64, so unsigned types are simply never
- * negative); bool never.
+/* signbit: the sign bit as a bool (-0.0 and NaNs with the bit set count),
+ * read from the bits (C's signbit() vectorizes into an instruction GCC 12
+ * fails to match in some fused loops); integers: x < 0 (through int64, so
+ * unsigned types are simply never negative); bool never.
  * ufunc_result_dtype: Bool
  */
 
 
-#define TL_UFUNC_signbit(self) (signbit(self) != 0)
-#define TL_UFUNC_signbit_int(self) (tl_ufunc_int_negative((int64_t)(self)))
-#ifndef TL_UFUNC_INT_NEGATIVE
-#define TL_UFUNC_INT_NEGATIVE
+#ifndef TL_UFUNC_SIGNBIT_HELPERS
+#define TL_UFUNC_SIGNBIT_HELPERS
+static inline int tl_ufunc_signbit_f(float x) { return (int)(tl_f32_bits(x) >> 31); }
+static inline int tl_ufunc_signbit_d(double x) { return (int)(tl_f64_bits(x) >> 63); }
 static inline int tl_ufunc_int_negative(int64_t v) { return v < 0; }
 #endif
+#define TL_UFUNC_signbit(self) (([&]() { auto tl_g_ = ((self)); (void)tl_g_; if constexpr (TL_IS(tl_g_, float)) return tl_ufunc_signbit_f(self); else return tl_ufunc_signbit_d(self); }()))
+#define TL_UFUNC_signbit_int(self) (tl_ufunc_int_negative((int64_t)(self)))
 
-#line 268 "generated/cuda/ufunc_signbit.cu"
+#line 271 "generated/cuda/ufunc_signbit.cu"
 
 /* ---- kernels */
 /* Bool: TL_UFUNC_signbit_int(x1) */
-#line 9 "kernels/ufunc/signbit.h"
+#line 16 "kernels/ufunc/signbit.h"
 static TL_CUDA_FORCEINLINE auto ufunc_signbit_b_op(bool x1) { return TL_UFUNC_signbit_int(x1); }
-#line 274 "generated/cuda/ufunc_signbit.cu"
+#line 277 "generated/cuda/ufunc_signbit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_b_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -332,9 +335,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_b_cast(const tl_
     }
 }
 /* Byte: TL_UFUNC_signbit_int(x1) */
-#line 9 "kernels/ufunc/signbit.h"
+#line 16 "kernels/ufunc/signbit.h"
 static TL_CUDA_FORCEINLINE auto ufunc_signbit_u8_op(uint8_t x1) { return TL_UFUNC_signbit_int(x1); }
-#line 338 "generated/cuda/ufunc_signbit.cu"
+#line 341 "generated/cuda/ufunc_signbit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -396,9 +399,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_u8_cast(const tl
     }
 }
 /* Char: TL_UFUNC_signbit_int(x1) */
-#line 9 "kernels/ufunc/signbit.h"
+#line 16 "kernels/ufunc/signbit.h"
 static TL_CUDA_FORCEINLINE auto ufunc_signbit_i8_op(int8_t x1) { return TL_UFUNC_signbit_int(x1); }
-#line 402 "generated/cuda/ufunc_signbit.cu"
+#line 405 "generated/cuda/ufunc_signbit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -460,9 +463,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_i8_cast(const tl
     }
 }
 /* Short: TL_UFUNC_signbit_int(x1) */
-#line 9 "kernels/ufunc/signbit.h"
+#line 16 "kernels/ufunc/signbit.h"
 static TL_CUDA_FORCEINLINE auto ufunc_signbit_i16_op(int16_t x1) { return TL_UFUNC_signbit_int(x1); }
-#line 466 "generated/cuda/ufunc_signbit.cu"
+#line 469 "generated/cuda/ufunc_signbit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -524,9 +527,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_i16_cast(const t
     }
 }
 /* Int: TL_UFUNC_signbit_int(x1) */
-#line 9 "kernels/ufunc/signbit.h"
+#line 16 "kernels/ufunc/signbit.h"
 static TL_CUDA_FORCEINLINE auto ufunc_signbit_i32_op(int32_t x1) { return TL_UFUNC_signbit_int(x1); }
-#line 530 "generated/cuda/ufunc_signbit.cu"
+#line 533 "generated/cuda/ufunc_signbit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -588,9 +591,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_i32_cast(const t
     }
 }
 /* Long: TL_UFUNC_signbit_int(x1) */
-#line 9 "kernels/ufunc/signbit.h"
+#line 16 "kernels/ufunc/signbit.h"
 static TL_CUDA_FORCEINLINE auto ufunc_signbit_i64_op(int64_t x1) { return TL_UFUNC_signbit_int(x1); }
-#line 594 "generated/cuda/ufunc_signbit.cu"
+#line 597 "generated/cuda/ufunc_signbit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -652,9 +655,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_i64_cast(const t
     }
 }
 /* Half: TL_UFUNC_signbit(x1) */
-#line 8 "kernels/ufunc/signbit.h"
+#line 15 "kernels/ufunc/signbit.h"
 static TL_CUDA_FORCEINLINE auto ufunc_signbit_f16_op(float x1) { return TL_UFUNC_signbit(x1); }
-#line 658 "generated/cuda/ufunc_signbit.cu"
+#line 661 "generated/cuda/ufunc_signbit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -716,9 +719,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_f16_cast(const t
     }
 }
 /* BFloat16: TL_UFUNC_signbit(x1) */
-#line 8 "kernels/ufunc/signbit.h"
+#line 15 "kernels/ufunc/signbit.h"
 static TL_CUDA_FORCEINLINE auto ufunc_signbit_bf16_op(float x1) { return TL_UFUNC_signbit(x1); }
-#line 722 "generated/cuda/ufunc_signbit.cu"
+#line 725 "generated/cuda/ufunc_signbit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -780,9 +783,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_bf16_cast(const 
     }
 }
 /* Float: TL_UFUNC_signbit(x1) */
-#line 8 "kernels/ufunc/signbit.h"
+#line 15 "kernels/ufunc/signbit.h"
 static TL_CUDA_FORCEINLINE auto ufunc_signbit_f32_op(float x1) { return TL_UFUNC_signbit(x1); }
-#line 786 "generated/cuda/ufunc_signbit.cu"
+#line 789 "generated/cuda/ufunc_signbit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -844,9 +847,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_f32_cast(const t
     }
 }
 /* Double: TL_UFUNC_signbit(x1) */
-#line 8 "kernels/ufunc/signbit.h"
+#line 15 "kernels/ufunc/signbit.h"
 static TL_CUDA_FORCEINLINE auto ufunc_signbit_f64_op(double x1) { return TL_UFUNC_signbit(x1); }
-#line 850 "generated/cuda/ufunc_signbit.cu"
+#line 853 "generated/cuda/ufunc_signbit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
