@@ -168,6 +168,9 @@ int tl_impl_scatter_reduce_two(tl_structured *s, tl_tensor *self, int64_t dim, t
     (void)s;
     int op;
     if (scatter_reduce_op(reduce, &op)) return -1;
+    if (op == SR_MEAN && out->dtype == TL_BOOL)
+        return tl_set_error(TL_ERR_NOT_IMPLEMENTED,
+                            "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'");
     const int64_t d = tl__wrap_dim(dim, self->ndim, 1);
     if (out != self && tl_copy_(out, self)) return -1;
     if (index->numel == 0) return 0;
@@ -217,8 +220,8 @@ int tl_impl_index_reduce_cpu_out(tl_structured *s, tl_tensor *self, int64_t dim,
     TL_WARN_ONCE("index_reduce() is in beta and the API may change at any time.");
     int op;
     if (index_reduce_op(reduce, &op)) return -1;
-    if (out->dtype == TL_BOOL)
-        return tl_set_error(TL_ERR_RUNTIME, "\"index_reduce_func_exclude_input_init\" not implemented for 'Bool'");
+    if (out->dtype == TL_BOOL)   /* PyTorch's dispatch has no Bool loop */
+        return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"index_func_\" not implemented for 'Bool'");
     const int64_t d = tl__wrap_dim(dim, self->ndim, 1), n = index->numel, size = self->ndim ? self->sizes[d] : 1;
     if (out != self && tl_copy_(out, self)) return -1;
     tl_tensor *ix = tl_to_dtype(index, TL_INT64, 0);

@@ -166,6 +166,13 @@ def test_errors():
         torchlet.index_reduce(a, 0, torchlet.tensor([0]), torchlet.ones(1, 4, dtype=torchlet.float64), "prod")
     with pytest.raises(IndexError, match="index out of range in self"):
         torchlet.index_reduce(a, 0, torchlet.tensor([3]), torchlet.ones(1, 4), "prod")
+    b = torchlet.tensor([True, False])
+    with pytest.raises(NotImplementedError, match="\"index_func_\" not implemented for 'Bool'"):
+        torchlet.index_reduce(b, 0, torchlet.tensor([0]), torchlet.tensor([True]), "prod")
+    with pytest.raises(NotImplementedError, match="\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'"):
+        torchlet.scatter_reduce(b, 0, torchlet.tensor([1]), torchlet.tensor([True]), "mean")
+    np.testing.assert_array_equal(torchlet.scatter_reduce(b, 0, torchlet.tensor([1]), torchlet.tensor([True]), "amin",
+                                                          include_self=False).numpy(), [True, True])
 
 
 def test_sign_predicates_numpy():
