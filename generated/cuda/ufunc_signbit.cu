@@ -251,29 +251,28 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 /* ---- formulas (kernels/ufunc/) */
 #line 1 "kernels/ufunc/signbit.h"
 /* signbit: the sign bit as a bool (-0.0 and NaNs with the bit set count),
- * read from the bits (C's signbit() vectorizes into an instruction GCC 12
- * fails to match in some fused loops); integers: x < 0 (through int64, so
- * unsigned types are simply never negative); bool never.
+ * read as the sign copysign gives 1 (C's signbit() vectorizes into an
+ * instruction GCC 12 fails to match in some fused bfloat16 loops); integers:
+ * x < 0 (through int64, so unsigned types are simply never negative); bool
+ * never.
  * ufunc_result_dtype: Bool
  */
 
 
-#ifndef TL_UFUNC_SIGNBIT_HELPERS
-#define TL_UFUNC_SIGNBIT_HELPERS
-static inline int tl_ufunc_signbit_f(float x) { return (int)(tl_f32_bits(x) >> 31); }
-static inline int tl_ufunc_signbit_d(double x) { return (int)(tl_f64_bits(x) >> 63); }
+#ifndef TL_UFUNC_INT_NEGATIVE
+#define TL_UFUNC_INT_NEGATIVE
 static inline int tl_ufunc_int_negative(int64_t v) { return v < 0; }
 #endif
-#define TL_UFUNC_signbit(self) (([&]() { auto tl_g_ = ((self)); (void)tl_g_; if constexpr (TL_IS(tl_g_, float)) return tl_ufunc_signbit_f(self); else return tl_ufunc_signbit_d(self); }()))
+#define TL_UFUNC_signbit(self) (TL_UMATH2(copysign, TL_UCONST(self, 1), (self)) < 0)
 #define TL_UFUNC_signbit_int(self) (tl_ufunc_int_negative((int64_t)(self)))
 
-#line 271 "generated/cuda/ufunc_signbit.cu"
+#line 270 "generated/cuda/ufunc_signbit.cu"
 
 /* ---- kernels */
 /* Bool: TL_UFUNC_signbit_int(x1) */
-#line 16 "kernels/ufunc/signbit.h"
+#line 15 "kernels/ufunc/signbit.h"
 static TL_CUDA_FORCEINLINE auto ufunc_signbit_b_op(bool x1) { return TL_UFUNC_signbit_int(x1); }
-#line 277 "generated/cuda/ufunc_signbit.cu"
+#line 276 "generated/cuda/ufunc_signbit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_b_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -335,9 +334,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_b_cast(const tl_
     }
 }
 /* Byte: TL_UFUNC_signbit_int(x1) */
-#line 16 "kernels/ufunc/signbit.h"
+#line 15 "kernels/ufunc/signbit.h"
 static TL_CUDA_FORCEINLINE auto ufunc_signbit_u8_op(uint8_t x1) { return TL_UFUNC_signbit_int(x1); }
-#line 341 "generated/cuda/ufunc_signbit.cu"
+#line 340 "generated/cuda/ufunc_signbit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -399,9 +398,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_u8_cast(const tl
     }
 }
 /* Char: TL_UFUNC_signbit_int(x1) */
-#line 16 "kernels/ufunc/signbit.h"
+#line 15 "kernels/ufunc/signbit.h"
 static TL_CUDA_FORCEINLINE auto ufunc_signbit_i8_op(int8_t x1) { return TL_UFUNC_signbit_int(x1); }
-#line 405 "generated/cuda/ufunc_signbit.cu"
+#line 404 "generated/cuda/ufunc_signbit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -463,9 +462,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_i8_cast(const tl
     }
 }
 /* Short: TL_UFUNC_signbit_int(x1) */
-#line 16 "kernels/ufunc/signbit.h"
+#line 15 "kernels/ufunc/signbit.h"
 static TL_CUDA_FORCEINLINE auto ufunc_signbit_i16_op(int16_t x1) { return TL_UFUNC_signbit_int(x1); }
-#line 469 "generated/cuda/ufunc_signbit.cu"
+#line 468 "generated/cuda/ufunc_signbit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -527,9 +526,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_i16_cast(const t
     }
 }
 /* Int: TL_UFUNC_signbit_int(x1) */
-#line 16 "kernels/ufunc/signbit.h"
+#line 15 "kernels/ufunc/signbit.h"
 static TL_CUDA_FORCEINLINE auto ufunc_signbit_i32_op(int32_t x1) { return TL_UFUNC_signbit_int(x1); }
-#line 533 "generated/cuda/ufunc_signbit.cu"
+#line 532 "generated/cuda/ufunc_signbit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -591,9 +590,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_i32_cast(const t
     }
 }
 /* Long: TL_UFUNC_signbit_int(x1) */
-#line 16 "kernels/ufunc/signbit.h"
+#line 15 "kernels/ufunc/signbit.h"
 static TL_CUDA_FORCEINLINE auto ufunc_signbit_i64_op(int64_t x1) { return TL_UFUNC_signbit_int(x1); }
-#line 597 "generated/cuda/ufunc_signbit.cu"
+#line 596 "generated/cuda/ufunc_signbit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -655,9 +654,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_i64_cast(const t
     }
 }
 /* Half: TL_UFUNC_signbit(x1) */
-#line 15 "kernels/ufunc/signbit.h"
+#line 14 "kernels/ufunc/signbit.h"
 static TL_CUDA_FORCEINLINE auto ufunc_signbit_f16_op(float x1) { return TL_UFUNC_signbit(x1); }
-#line 661 "generated/cuda/ufunc_signbit.cu"
+#line 660 "generated/cuda/ufunc_signbit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -719,9 +718,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_f16_cast(const t
     }
 }
 /* BFloat16: TL_UFUNC_signbit(x1) */
-#line 15 "kernels/ufunc/signbit.h"
+#line 14 "kernels/ufunc/signbit.h"
 static TL_CUDA_FORCEINLINE auto ufunc_signbit_bf16_op(float x1) { return TL_UFUNC_signbit(x1); }
-#line 725 "generated/cuda/ufunc_signbit.cu"
+#line 724 "generated/cuda/ufunc_signbit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -783,9 +782,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_bf16_cast(const 
     }
 }
 /* Float: TL_UFUNC_signbit(x1) */
-#line 15 "kernels/ufunc/signbit.h"
+#line 14 "kernels/ufunc/signbit.h"
 static TL_CUDA_FORCEINLINE auto ufunc_signbit_f32_op(float x1) { return TL_UFUNC_signbit(x1); }
-#line 789 "generated/cuda/ufunc_signbit.cu"
+#line 788 "generated/cuda/ufunc_signbit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -847,9 +846,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_f32_cast(const t
     }
 }
 /* Double: TL_UFUNC_signbit(x1) */
-#line 15 "kernels/ufunc/signbit.h"
+#line 14 "kernels/ufunc/signbit.h"
 static TL_CUDA_FORCEINLINE auto ufunc_signbit_f64_op(double x1) { return TL_UFUNC_signbit(x1); }
-#line 853 "generated/cuda/ufunc_signbit.cu"
+#line 852 "generated/cuda/ufunc_signbit.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_signbit_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
