@@ -46,28 +46,14 @@
 #include "ops/zeros_like.h"
 #include "tl_tensor.h"
 
-typedef struct ag_tmp {
-    tl_tensor *t[24];
-    int n;
-} ag_tmp;
+typedef tl_ag_tmp ag_tmp;
 
-static tl_tensor *keep(ag_tmp *a, tl_tensor *t) {
-    if (t) {
-        if (a->n < (int)(sizeof a->t / sizeof a->t[0])) {
-            a->t[a->n++] = t;
-        } else {
-            tl_tensor_release(t);
-            tl_set_error(TL_ERR_RUNTIME, "autograd helper: too many temporaries");
-            return NULL;
-        }
-    }
-    return t;
-}
+static tl_tensor *keep(ag_tmp *a, tl_tensor *t) { return tl_ag_tmp_keep(a, t); }
 
 /* the result (a new reference) and the arena released */
 static tl_tensor *finish(ag_tmp *a, tl_tensor *r) {
     if (r) tl_tensor_retain(r);
-    for (int i = 0; i < a->n; i++) tl_tensor_release(a->t[i]);
+    tl_ag_tmp_release(a);
     return r;
 }
 

@@ -847,6 +847,24 @@ void tl_ag_int_list_free(tl_ag_int_list *l) {
     l->len = 0;
 }
 
+tl_tensor *tl_ag_tmp_keep(tl_ag_tmp *a, tl_tensor *t) {
+    if (t) {
+        if (a->n < (int)(sizeof a->t / sizeof a->t[0])) {
+            a->t[a->n++] = t;
+        } else {
+            tl_tensor_release(t);
+            tl_set_error(TL_ERR_RUNTIME, "autograd helper: too many temporaries");
+            return NULL;
+        }
+    }
+    return t;
+}
+
+void tl_ag_tmp_release(tl_ag_tmp *a) {
+    for (int i = 0; i < a->n; i++) tl_tensor_release(a->t[i]);
+    a->n = 0;
+}
+
 /* sizes of every tensor of a Tensor[] (to_args_sizes): one block, ndims and
  * sizes pointers into it */
 int tl_ag_sizes_list_set(tl_ag_sizes_list *l, tl_tensor *const *ts, int64_t n) {

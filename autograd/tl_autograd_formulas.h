@@ -35,6 +35,16 @@ typedef struct tl_ag_int_list {
 int tl_ag_int_list_set(tl_ag_int_list *l, const int64_t *v, int64_t n);
 void tl_ag_int_list_free(tl_ag_int_list *l);
 
+/* A helper's temporaries, released together: keep() stores a new
+ * reference (NULL passes through; a full arena releases it and sets an
+ * error), release() drops them all. Zero-initialise: tl_ag_tmp a = {.n = 0}. */
+typedef struct tl_ag_tmp {
+    tl_tensor *t[32];
+    int n;
+} tl_ag_tmp;
+tl_tensor *tl_ag_tmp_keep(tl_ag_tmp *a, tl_tensor *t);
+void tl_ag_tmp_release(tl_ag_tmp *a);
+
 /* The sizes of each tensor of a Tensor[] argument (to_args_sizes(tensors)),
  * one allocation; passed to helpers as (sizes, ndims, n). */
 typedef struct tl_ag_sizes_list {
@@ -329,6 +339,17 @@ tl_tensor *tl_ag_logcumsumexp_backward(tl_tensor *grad, tl_tensor *self, tl_tens
 /* block_diag: each input's block of grad, in its shape and dtype (a list, as cat's) */
 int tl_ag_block_diag_backward(tl_tensor *grad, const int64_t *const *sizes, const int64_t *ndims, int64_t n,
                               const tl_dtype *dtypes, int64_t ndtypes, tl_tensor ***ret, int64_t *ret_len);
+/* scatter_reduce.two / index_reduce / sgn (autograd/autograd_scatter.c): PyTorch's
+ * scatter_reduce_backward and index_reduce_backward (gradients of self and
+ * src / source; both NULL for an undefined grad) */
+int tl_ag_scatter_reduce_backward(tl_tensor *grad, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src,
+                                  const char *reduce, bool include_self, tl_tensor *result, tl_tensor **grad_self,
+                                  tl_tensor **grad_src);
+int tl_ag_index_reduce_backward(tl_tensor *grad, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source,
+                                const char *reduce, bool include_self, tl_tensor *result, tl_tensor **grad_self,
+                                tl_tensor **grad_source);
+/* sgn (real dtypes) */
+tl_tensor *tl_ag_sgn_backward(tl_tensor *self, tl_tensor *grad, tl_tensor *result);
 
 /* LAPACK solvers (autograd/autograd_linalg_solve.c): PyTorch's
  * linalg_solve_backward, linalg_det_backward, slogdet_backward,

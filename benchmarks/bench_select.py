@@ -54,6 +54,8 @@ def run(threads: int):
           torch=(lambda: torch.masked_select(pa, pm)) if T else None)
     B.row("cummax(a2, dim=1)", nb, torchlet=lambda: tl.cummax(ta2, 1),
           numpy=lambda: np.maximum.accumulate(a2, axis=1), torch=(lambda: torch.cummax(pa2, 1)) if T else None)
+    B.row("cummin(a2, dim=0)", nb, torchlet=lambda: tl.cummin(ta2, 0),
+          numpy=lambda: np.minimum.accumulate(a2, axis=0), torch=(lambda: torch.cummin(pa2, 0)) if T else None)
     B.row("nansum(a with NaNs)", nb, torchlet=lambda: tl.nansum(tan), numpy=lambda: np.nansum(an),
           torch=(lambda: torch.nansum(pan)) if T else None)
     B.print()

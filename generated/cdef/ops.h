@@ -2475,18 +2475,28 @@ tl_tensor *tl_ops_special_multigammaln_out(tl_tensor *self, int64_t p, tl_tensor
 
 /* uniform */
 tl_tensor *tl_ops_uniform_(tl_tensor *self, double from, double to, tl_generator *generator);
+tl_tensor *tl_ops_uniform(tl_tensor *self, double from, double to, tl_generator *generator);
+tl_tensor *tl_ops_uniform_out(tl_tensor *self, double from, double to, tl_generator *generator, tl_tensor *out);
 
 /* cauchy */
 tl_tensor *tl_ops_cauchy_(tl_tensor *self, double median, double sigma, tl_generator *generator);
+tl_tensor *tl_ops_cauchy(tl_tensor *self, double median, double sigma, tl_generator *generator);
+tl_tensor *tl_ops_cauchy_out(tl_tensor *self, double median, double sigma, tl_generator *generator, tl_tensor *out);
 
 /* log_normal */
 tl_tensor *tl_ops_log_normal_(tl_tensor *self, double mean, double std, tl_generator *generator);
+tl_tensor *tl_ops_log_normal(tl_tensor *self, double mean, double std, tl_generator *generator);
+tl_tensor *tl_ops_log_normal_out(tl_tensor *self, double mean, double std, tl_generator *generator, tl_tensor *out);
 
 /* exponential */
 tl_tensor *tl_ops_exponential_(tl_tensor *self, double lambd, tl_generator *generator);
+tl_tensor *tl_ops_exponential(tl_tensor *self, double lambd, tl_generator *generator);
+tl_tensor *tl_ops_exponential_out(tl_tensor *self, double lambd, tl_generator *generator, tl_tensor *out);
 
 /* geometric */
 tl_tensor *tl_ops_geometric_(tl_tensor *self, double p, tl_generator *generator);
+tl_tensor *tl_ops_geometric(tl_tensor *self, double p, tl_generator *generator);
+tl_tensor *tl_ops_geometric_out(tl_tensor *self, double p, tl_generator *generator, tl_tensor *out);
 
 /* normal */
 tl_tensor *tl_ops_normal_(tl_tensor *self, double mean, double std, tl_generator *generator);
@@ -2534,5 +2544,32 @@ int tl_ops__ctc_loss_Tensor(tl_tensor *log_probs, tl_tensor *targets, tl_tensor 
 /* _ctc_loss_backward */
 tl_tensor *tl_ops__ctc_loss_backward(tl_tensor *grad, tl_tensor *log_probs, tl_tensor *targets, const int64_t *input_lengths, int64_t input_lengths_len, const int64_t *target_lengths, int64_t target_lengths_len, tl_tensor *neg_log_likelihood, tl_tensor *log_alpha, int64_t blank, bool zero_infinity);
 tl_tensor *tl_ops__ctc_loss_backward_Tensor(tl_tensor *grad, tl_tensor *log_probs, tl_tensor *targets, tl_tensor *input_lengths, tl_tensor *target_lengths, tl_tensor *neg_log_likelihood, tl_tensor *log_alpha, int64_t blank, bool zero_infinity);
+
+/* scatter_reduce */
+tl_tensor *tl_ops_scatter_reduce_two(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce, bool include_self);
+tl_tensor *tl_ops_scatter_reduce__two(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce, bool include_self);
+tl_tensor *tl_ops_scatter_reduce_two_out(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce, bool include_self, tl_tensor *out);
+
+/* index_reduce */
+tl_tensor *tl_ops_index_reduce_out(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, const char *reduce, bool include_self, tl_tensor *out);
+tl_tensor *tl_ops_index_reduce_(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, const char *reduce, bool include_self);
+tl_tensor *tl_ops_index_reduce(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, const char *reduce, bool include_self);
+
+/* signbit */
+tl_tensor *tl_ops_signbit(tl_tensor *self);
+tl_tensor *tl_ops_signbit_out(tl_tensor *self, tl_tensor *out);
+
+/* isposinf */
+tl_tensor *tl_ops_isposinf(tl_tensor *self);
+tl_tensor *tl_ops_isposinf_out(tl_tensor *self, tl_tensor *out);
+
+/* isneginf */
+tl_tensor *tl_ops_isneginf(tl_tensor *self);
+tl_tensor *tl_ops_isneginf_out(tl_tensor *self, tl_tensor *out);
+
+/* sgn */
+tl_tensor *tl_ops_sgn(tl_tensor *self);
+tl_tensor *tl_ops_sgn_(tl_tensor *self);
+tl_tensor *tl_ops_sgn_out(tl_tensor *self, tl_tensor *out);
 
 #endif

@@ -123,6 +123,7 @@ int tl_pyabi_bmm_out_r(tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
 int tl_pyabi_bucketize_Tensor_out_r(tl_tensor *self, tl_tensor *boundaries, bool out_int32, bool right, tl_tensor *out);
 int tl_pyabi_cat_out_r(tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
 int tl_pyabi_cauchy__r(tl_tensor *self, double median, double sigma, tl_generator *generator);
+int tl_pyabi_cauchy_out_r(tl_tensor *self, double median, double sigma, tl_generator *generator, tl_tensor *out);
 int tl_pyabi_ceil__r(tl_tensor *self);
 int tl_pyabi_ceil_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_celu__r(tl_tensor *self, tl_scalar alpha);
@@ -196,6 +197,7 @@ int tl_pyabi_exp_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_expm1__r(tl_tensor *self);
 int tl_pyabi_expm1_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_exponential__r(tl_tensor *self, double lambd, tl_generator *generator);
+int tl_pyabi_exponential_out_r(tl_tensor *self, double lambd, tl_generator *generator, tl_tensor *out);
 int tl_pyabi_fill__Scalar_r(tl_tensor *self, tl_scalar value);
 int tl_pyabi_fill__Tensor_r(tl_tensor *self, tl_tensor *value);
 int tl_pyabi_float_power_Scalar_out_r(tl_scalar self, tl_tensor *exponent, tl_tensor *out);
@@ -231,6 +233,7 @@ int tl_pyabi_gelu__r(tl_tensor *self, const char *approximate);
 int tl_pyabi_gelu_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, const char *approximate, tl_tensor *grad_input);
 int tl_pyabi_gelu_out_r(tl_tensor *self, const char *approximate, tl_tensor *out);
 int tl_pyabi_geometric__r(tl_tensor *self, double p, tl_generator *generator);
+int tl_pyabi_geometric_out_r(tl_tensor *self, double p, tl_generator *generator, tl_tensor *out);
 int tl_pyabi_ger_out_r(tl_tensor *self, tl_tensor *vec2, tl_tensor *out);
 int tl_pyabi_gt_Scalar_out_r(tl_tensor *self, tl_scalar other, tl_tensor *out);
 int tl_pyabi_gt_Tensor_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
@@ -266,11 +269,15 @@ int tl_pyabi_index_copy_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl
 int tl_pyabi_index_fill__int_Scalar_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
 int tl_pyabi_index_put__r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate);
 int tl_pyabi_index_put_out_r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, tl_tensor *out);
+int tl_pyabi_index_reduce__r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, const char *reduce, bool include_self);
+int tl_pyabi_index_reduce_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, const char *reduce, bool include_self, tl_tensor *out);
 int tl_pyabi_index_select_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out);
 int tl_pyabi_inner_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_isin_Scalar_Tensor_out_r(tl_scalar element, tl_tensor *test_elements, bool assume_unique, bool invert, tl_tensor *out);
 int tl_pyabi_isin_Tensor_Scalar_out_r(tl_tensor *elements, tl_scalar test_element, bool assume_unique, bool invert, tl_tensor *out);
 int tl_pyabi_isin_Tensor_Tensor_out_r(tl_tensor *elements, tl_tensor *test_elements, bool assume_unique, bool invert, tl_tensor *out);
+int tl_pyabi_isneginf_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_isposinf_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_kron_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
 int tl_pyabi_lcm__r(tl_tensor *self, tl_tensor *other);
 int tl_pyabi_lcm_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
@@ -307,6 +314,7 @@ int tl_pyabi_log2__r(tl_tensor *self);
 int tl_pyabi_log2_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_log__r(tl_tensor *self);
 int tl_pyabi_log_normal__r(tl_tensor *self, double mean, double std, tl_generator *generator);
+int tl_pyabi_log_normal_out_r(tl_tensor *self, double mean, double std, tl_generator *generator, tl_tensor *out);
 int tl_pyabi_log_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_log_softmax_int_out_r(tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_logaddexp2_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out);
@@ -419,17 +427,22 @@ int tl_pyabi_scatter__value_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl
 int tl_pyabi_scatter__value_reduce_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce);
 int tl_pyabi_scatter_add__r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
 int tl_pyabi_scatter_add_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out);
+int tl_pyabi_scatter_reduce__two_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce, bool include_self);
 int tl_pyabi_scatter_reduce_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce, tl_tensor *out);
+int tl_pyabi_scatter_reduce_two_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce, bool include_self, tl_tensor *out);
 int tl_pyabi_scatter_src_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out);
 int tl_pyabi_scatter_value_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, tl_tensor *out);
 int tl_pyabi_scatter_value_reduce_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce, tl_tensor *out);
 int tl_pyabi_searchsorted_Scalar_out_r(tl_tensor *sorted_sequence, tl_scalar self, bool out_int32, bool right, const char *side, tl_tensor *sorter, tl_tensor *out);
 int tl_pyabi_searchsorted_Tensor_out_r(tl_tensor *sorted_sequence, tl_tensor *self, bool out_int32, bool right, const char *side, tl_tensor *sorter, tl_tensor *out);
 int tl_pyabi_selu__r(tl_tensor *self);
+int tl_pyabi_sgn__r(tl_tensor *self);
+int tl_pyabi_sgn_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_sigmoid__r(tl_tensor *self);
 int tl_pyabi_sigmoid_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_sign__r(tl_tensor *self);
 int tl_pyabi_sign_out_r(tl_tensor *self, tl_tensor *out);
+int tl_pyabi_signbit_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_silu__r(tl_tensor *self);
 int tl_pyabi_silu_backward_grad_input_r(tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input);
 int tl_pyabi_silu_out_r(tl_tensor *self, tl_tensor *out);
@@ -565,6 +578,7 @@ int tl_pyabi_true_divide_out_r(tl_tensor *self, tl_tensor *other, tl_tensor *out
 int tl_pyabi_trunc__r(tl_tensor *self);
 int tl_pyabi_trunc_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_uniform__r(tl_tensor *self, double from, double to, tl_generator *generator);
+int tl_pyabi_uniform_out_r(tl_tensor *self, double from, double to, tl_generator *generator, tl_tensor *out);
 int tl_pyabi_upsample_bicubic2d_backward_grad_input_r(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
 int tl_pyabi_upsample_bicubic2d_out_r(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out);
 int tl_pyabi_upsample_bilinear2d_backward_grad_input_r(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
@@ -738,6 +752,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_bucketize_Tensor(...) tl_pyabi_tensor(tl_ops_bucketize_Tensor(__VA_ARGS__))
 #define tl_ops_cartesian_prod(...) tl_pyabi_tensor(tl_ops_cartesian_prod(__VA_ARGS__))
 #define tl_ops_cat(...) tl_pyabi_tensor(tl_ops_cat(__VA_ARGS__))
+#define tl_ops_cauchy(...) tl_pyabi_tensor(tl_ops_cauchy(__VA_ARGS__))
 #define tl_ops_cdist(...) tl_pyabi_tensor(tl_ops_cdist(__VA_ARGS__))
 #define tl_ops_ceil(...) tl_pyabi_tensor(tl_ops_ceil(__VA_ARGS__))
 #define tl_ops_celu(...) tl_pyabi_tensor(tl_ops_celu(__VA_ARGS__))
@@ -834,6 +849,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_expand_as(...) tl_pyabi_tensor(tl_ops_expand_as(__VA_ARGS__))
 #define tl_ops_expand_copy(...) tl_pyabi_tensor(tl_ops_expand_copy(__VA_ARGS__))
 #define tl_ops_expm1(...) tl_pyabi_tensor(tl_ops_expm1(__VA_ARGS__))
+#define tl_ops_exponential(...) tl_pyabi_tensor(tl_ops_exponential(__VA_ARGS__))
 #define tl_ops_eye(...) tl_pyabi_tensor(tl_ops_eye(__VA_ARGS__))
 #define tl_ops_eye_m(...) tl_pyabi_tensor(tl_ops_eye_m(__VA_ARGS__))
 #define tl_ops_fill_Scalar(...) tl_pyabi_tensor(tl_ops_fill_Scalar(__VA_ARGS__))
@@ -864,6 +880,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_ge_Tensor(...) tl_pyabi_tensor(tl_ops_ge_Tensor(__VA_ARGS__))
 #define tl_ops_gelu(...) tl_pyabi_tensor(tl_ops_gelu(__VA_ARGS__))
 #define tl_ops_gelu_backward(...) tl_pyabi_tensor(tl_ops_gelu_backward(__VA_ARGS__))
+#define tl_ops_geometric(...) tl_pyabi_tensor(tl_ops_geometric(__VA_ARGS__))
 #define tl_ops_ger(...) tl_pyabi_tensor(tl_ops_ger(__VA_ARGS__))
 #define tl_ops_glu(...) tl_pyabi_tensor(tl_ops_glu(__VA_ARGS__))
 #define tl_ops_glu_backward(...) tl_pyabi_tensor(tl_ops_glu_backward(__VA_ARGS__))
@@ -898,6 +915,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_index_copy(...) tl_pyabi_tensor(tl_ops_index_copy(__VA_ARGS__))
 #define tl_ops_index_fill_int_Scalar(...) tl_pyabi_tensor(tl_ops_index_fill_int_Scalar(__VA_ARGS__))
 #define tl_ops_index_put(...) tl_pyabi_tensor(tl_ops_index_put(__VA_ARGS__))
+#define tl_ops_index_reduce(...) tl_pyabi_tensor(tl_ops_index_reduce(__VA_ARGS__))
 #define tl_ops_index_select(...) tl_pyabi_tensor(tl_ops_index_select(__VA_ARGS__))
 #define tl_ops_index_select_backward(...) tl_pyabi_tensor(tl_ops_index_select_backward(__VA_ARGS__))
 #define tl_ops_inner(...) tl_pyabi_tensor(tl_ops_inner(__VA_ARGS__))
@@ -910,6 +928,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_isin_Tensor_Tensor(...) tl_pyabi_tensor(tl_ops_isin_Tensor_Tensor(__VA_ARGS__))
 #define tl_ops_isinf(...) tl_pyabi_tensor(tl_ops_isinf(__VA_ARGS__))
 #define tl_ops_isnan(...) tl_pyabi_tensor(tl_ops_isnan(__VA_ARGS__))
+#define tl_ops_isneginf(...) tl_pyabi_tensor(tl_ops_isneginf(__VA_ARGS__))
+#define tl_ops_isposinf(...) tl_pyabi_tensor(tl_ops_isposinf(__VA_ARGS__))
 #define tl_ops_isreal(...) tl_pyabi_tensor(tl_ops_isreal(__VA_ARGS__))
 #define tl_ops_kl_div(...) tl_pyabi_tensor(tl_ops_kl_div(__VA_ARGS__))
 #define tl_ops_kron(...) tl_pyabi_tensor(tl_ops_kron(__VA_ARGS__))
@@ -959,6 +979,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_log10(...) tl_pyabi_tensor(tl_ops_log10(__VA_ARGS__))
 #define tl_ops_log1p(...) tl_pyabi_tensor(tl_ops_log1p(__VA_ARGS__))
 #define tl_ops_log2(...) tl_pyabi_tensor(tl_ops_log2(__VA_ARGS__))
+#define tl_ops_log_normal(...) tl_pyabi_tensor(tl_ops_log_normal(__VA_ARGS__))
 #define tl_ops_log_sigmoid(...) tl_pyabi_tensor(tl_ops_log_sigmoid(__VA_ARGS__))
 #define tl_ops_log_sigmoid_backward(...) tl_pyabi_tensor(tl_ops_log_sigmoid_backward(__VA_ARGS__))
 #define tl_ops_log_sigmoid_forward(...) tl_pyabi_rc(tl_ops_log_sigmoid_forward(__VA_ARGS__))
@@ -1138,6 +1159,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_scaled_dot_product_attention(...) tl_pyabi_tensor(tl_ops_scaled_dot_product_attention(__VA_ARGS__))
 #define tl_ops_scatter_add(...) tl_pyabi_tensor(tl_ops_scatter_add(__VA_ARGS__))
 #define tl_ops_scatter_reduce(...) tl_pyabi_tensor(tl_ops_scatter_reduce(__VA_ARGS__))
+#define tl_ops_scatter_reduce_two(...) tl_pyabi_tensor(tl_ops_scatter_reduce_two(__VA_ARGS__))
 #define tl_ops_scatter_src(...) tl_pyabi_tensor(tl_ops_scatter_src(__VA_ARGS__))
 #define tl_ops_scatter_value(...) tl_pyabi_tensor(tl_ops_scatter_value(__VA_ARGS__))
 #define tl_ops_scatter_value_reduce(...) tl_pyabi_tensor(tl_ops_scatter_value_reduce(__VA_ARGS__))
@@ -1147,8 +1169,10 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_select_int(...) tl_pyabi_tensor(tl_ops_select_int(__VA_ARGS__))
 #define tl_ops_select_scatter(...) tl_pyabi_tensor(tl_ops_select_scatter(__VA_ARGS__))
 #define tl_ops_selu(...) tl_pyabi_tensor(tl_ops_selu(__VA_ARGS__))
+#define tl_ops_sgn(...) tl_pyabi_tensor(tl_ops_sgn(__VA_ARGS__))
 #define tl_ops_sigmoid(...) tl_pyabi_tensor(tl_ops_sigmoid(__VA_ARGS__))
 #define tl_ops_sign(...) tl_pyabi_tensor(tl_ops_sign(__VA_ARGS__))
+#define tl_ops_signbit(...) tl_pyabi_tensor(tl_ops_signbit(__VA_ARGS__))
 #define tl_ops_silu(...) tl_pyabi_tensor(tl_ops_silu(__VA_ARGS__))
 #define tl_ops_silu_backward(...) tl_pyabi_tensor(tl_ops_silu_backward(__VA_ARGS__))
 #define tl_ops_sin(...) tl_pyabi_tensor(tl_ops_sin(__VA_ARGS__))
@@ -1316,6 +1340,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_unbind_copy_int(...) tl_pyabi_rc(tl_ops_unbind_copy_int(__VA_ARGS__))
 #define tl_ops_unbind_int(...) tl_pyabi_rc(tl_ops_unbind_int(__VA_ARGS__))
 #define tl_ops_unflatten_int(...) tl_pyabi_tensor(tl_ops_unflatten_int(__VA_ARGS__))
+#define tl_ops_uniform(...) tl_pyabi_tensor(tl_ops_uniform(__VA_ARGS__))
 #define tl_ops_unique_consecutive(...) tl_pyabi_rc(tl_ops_unique_consecutive(__VA_ARGS__))
 #define tl_ops_unsafe_chunk(...) tl_pyabi_rc(tl_ops_unsafe_chunk(__VA_ARGS__))
 #define tl_ops_unsafe_split_Tensor(...) tl_pyabi_rc(tl_ops_unsafe_split_Tensor(__VA_ARGS__))

@@ -10,6 +10,8 @@
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)
+ *   cauchy(Tensor self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor
+ *   cauchy.out(Tensor self, float median=0, float sigma=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -90,9 +92,52 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
+/* ----------------------------------------------------------------------
+ * cauchy: cauchy(Tensor self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor
+ * records CauchyBackward0
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_cauchy(tl_keyset ks, tl_tensor *self, double median, double sigma, tl_generator *generator) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[1] = { self };
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_cauchy_redispatch(below_, self, median, sigma, generator);
+    CauchyBackward0 *n_ = (CauchyBackward0 *)tl_node_new(&CauchyBackward0_vtable, sizeof(CauchyBackward0), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_cauchy_redispatch(below_, self, median, sigma, generator);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
+}
+
+/* ----------------------------------------------------------------------
+ * cauchy.out: cauchy.out(Tensor self, float median=0, float sigma=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+ * out= variants are not differentiable
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_cauchy_out(tl_keyset ks, tl_tensor *self, double median, double sigma, tl_generator *generator, tl_tensor *out) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[2] = { self, out };
+    if (tl_autograd_check_out("cauchy", ins_, 2)) return NULL;
+    return tl_ops_cauchy_out_redispatch(below_, self, median, sigma, generator, out);
+}
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_cauchy(void) {
     if (tl_op_register_kernel(tl_ops_cauchy__op, TL_KEY_AUTOGRAD, (void *)tl_autograd_cauchy_, tl_ops_cauchy__boxed, NULL,
             "tl_autograd_cauchy_ registered at generated/csrc/autograd_cauchy.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_cauchy_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_cauchy, tl_ops_cauchy_boxed, NULL,
+            "tl_autograd_cauchy registered at generated/csrc/autograd_cauchy.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_cauchy_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_cauchy_out, tl_ops_cauchy_out_boxed, NULL,
+            "tl_autograd_cauchy_out registered at generated/csrc/autograd_cauchy.c") < 0) return -1;
     return 0;
 }

@@ -10,6 +10,8 @@
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)
+ *   geometric(Tensor self, float p, *, Generator? generator=None) -> Tensor
+ *   geometric.out(Tensor self, float p, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -90,9 +92,52 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
+/* ----------------------------------------------------------------------
+ * geometric: geometric(Tensor self, float p, *, Generator? generator=None) -> Tensor
+ * records GeometricBackward0
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_geometric(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[1] = { self };
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_geometric_redispatch(below_, self, p, generator);
+    GeometricBackward0 *n_ = (GeometricBackward0 *)tl_node_new(&GeometricBackward0_vtable, sizeof(GeometricBackward0), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_geometric_redispatch(below_, self, p, generator);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
+}
+
+/* ----------------------------------------------------------------------
+ * geometric.out: geometric.out(Tensor self, float p, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+ * out= variants are not differentiable
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_geometric_out(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator, tl_tensor *out) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[2] = { self, out };
+    if (tl_autograd_check_out("geometric", ins_, 2)) return NULL;
+    return tl_ops_geometric_out_redispatch(below_, self, p, generator, out);
+}
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_geometric(void) {
     if (tl_op_register_kernel(tl_ops_geometric__op, TL_KEY_AUTOGRAD, (void *)tl_autograd_geometric_, tl_ops_geometric__boxed, NULL,
             "tl_autograd_geometric_ registered at generated/csrc/autograd_geometric.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_geometric_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_geometric, tl_ops_geometric_boxed, NULL,
+            "tl_autograd_geometric registered at generated/csrc/autograd_geometric.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_geometric_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_geometric_out, tl_ops_geometric_out_boxed, NULL,
+            "tl_autograd_geometric_out registered at generated/csrc/autograd_geometric.c") < 0) return -1;
     return 0;
 }

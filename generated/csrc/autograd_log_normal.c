@@ -10,6 +10,8 @@
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)
+ *   log_normal(Tensor self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor
+ *   log_normal.out(Tensor self, float mean=1, float std=2, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -90,9 +92,52 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
+/* ----------------------------------------------------------------------
+ * log_normal: log_normal(Tensor self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor
+ * records LogNormalBackward0
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_log_normal(tl_keyset ks, tl_tensor *self, double mean, double std, tl_generator *generator) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[1] = { self };
+    if (!tl_autograd_compute_requires_grad(ins_, 1))
+        return tl_ops_log_normal_redispatch(below_, self, mean, std, generator);
+    LogNormalBackward0 *n_ = (LogNormalBackward0 *)tl_node_new(&LogNormalBackward0_vtable, sizeof(LogNormalBackward0), 1, 1);
+    if (!n_) return NULL;
+    tl_tensor *r_ = NULL;
+    if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    {   /* below Autograd, also for the operators the kernel itself calls */
+        tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
+        r_ = tl_ops_log_normal_redispatch(below_, self, mean, std, generator);
+        tl_exclude_guard_exit(excluded_);
+    }
+    if (!r_) goto fail;
+    if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    tl_node_release(&n_->base);
+    return r_;
+fail:
+    tl_tensor_release(r_);
+    tl_node_release(&n_->base);
+    return NULL;
+}
+
+/* ----------------------------------------------------------------------
+ * log_normal.out: log_normal.out(Tensor self, float mean=1, float std=2, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+ * out= variants are not differentiable
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd_log_normal_out(tl_keyset ks, tl_tensor *self, double mean, double std, tl_generator *generator, tl_tensor *out) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[2] = { self, out };
+    if (tl_autograd_check_out("log_normal", ins_, 2)) return NULL;
+    return tl_ops_log_normal_out_redispatch(below_, self, mean, std, generator, out);
+}
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register_log_normal(void) {
     if (tl_op_register_kernel(tl_ops_log_normal__op, TL_KEY_AUTOGRAD, (void *)tl_autograd_log_normal_, tl_ops_log_normal__boxed, NULL,
             "tl_autograd_log_normal_ registered at generated/csrc/autograd_log_normal.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_log_normal_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_log_normal, tl_ops_log_normal_boxed, NULL,
+            "tl_autograd_log_normal registered at generated/csrc/autograd_log_normal.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops_log_normal_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd_log_normal_out, tl_ops_log_normal_out_boxed, NULL,
+            "tl_autograd_log_normal_out registered at generated/csrc/autograd_log_normal.c") < 0) return -1;
     return 0;
 }

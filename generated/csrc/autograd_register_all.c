@@ -403,6 +403,12 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_multinomial() != 0) return -1;
     if (tl_autograd_register__ctc_loss() != 0) return -1;
     if (tl_autograd_register__ctc_loss_backward() != 0) return -1;
+    if (tl_autograd_register_scatter_reduce() != 0) return -1;
+    if (tl_autograd_register_index_reduce() != 0) return -1;
+    if (tl_autograd_register_signbit() != 0) return -1;
+    if (tl_autograd_register_isposinf() != 0) return -1;
+    if (tl_autograd_register_isneginf() != 0) return -1;
+    if (tl_autograd_register_sgn() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -7,6 +7,8 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)
+ *   cauchy(Tensor self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor
+ *   cauchy.out(Tensor self, float median=0, float sigma=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops_base.h"
 #include "ops/cauchy.h"
@@ -72,6 +74,132 @@ int tl_ops_cauchy__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset 
     return rc_;
 }
 
+/* ======================================================================
+ * aten::cauchy
+ *   cauchy(Tensor self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor
+ * ====================================================================== */
+
+tl_operator *tl_ops_cauchy_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_cauchy_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, double median, double sigma, tl_generator *generator) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_double(&st_, median);
+    if (rc_ == 0) rc_ = tl_stack_push_double(&st_, sigma);
+    if (rc_ == 0) rc_ = tl_glue_push_generator(&st_, generator);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_cauchy_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::cauchy::call) */
+tl_tensor *tl_ops_cauchy(tl_tensor *self, double median, double sigma, tl_generator *generator) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_cauchy_op, tl_tensor_key_set(self), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_cauchy_fn)k_->unboxed)(ks, self, median, sigma, generator);
+    return tl_ops_cauchy_boxing_wrapper(k_, ks, self, median, sigma, generator);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_cauchy_redispatch(tl_keyset ks, tl_tensor *self, double median, double sigma, tl_generator *generator) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_cauchy_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_cauchy_fn)k_->unboxed)(ks, self, median, sigma, generator);
+    return tl_ops_cauchy_boxing_wrapper(k_, ks, self, median, sigma, generator);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_cauchy_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    double median = 0;
+    double sigma = 0;
+    tl_generator *generator = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_glue_pop_generator(st, &generator);
+    if (rc_ == 0) rc_ = tl_stack_pop_double(st, &sigma);
+    if (rc_ == 0) rc_ = tl_stack_pop_double(st, &median);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_cauchy_fn)k_->unboxed)(ks, self, median, sigma, generator);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::cauchy.out
+ *   cauchy.out(Tensor self, float median=0, float sigma=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_cauchy_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_cauchy_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, double median, double sigma, tl_generator *generator, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_double(&st_, median);
+    if (rc_ == 0) rc_ = tl_stack_push_double(&st_, sigma);
+    if (rc_ == 0) rc_ = tl_glue_push_generator(&st_, generator);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_cauchy_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::cauchy_out::call) */
+tl_tensor *tl_ops_cauchy_out(tl_tensor *self, double median, double sigma, tl_generator *generator, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_cauchy_out_op, tl_tensor_key_set(self) | tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_cauchy_out_fn)k_->unboxed)(ks, self, median, sigma, generator, out);
+    return tl_ops_cauchy_out_boxing_wrapper(k_, ks, self, median, sigma, generator, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_cauchy_out_redispatch(tl_keyset ks, tl_tensor *self, double median, double sigma, tl_generator *generator, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_cauchy_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_cauchy_out_fn)k_->unboxed)(ks, self, median, sigma, generator, out);
+    return tl_ops_cauchy_out_boxing_wrapper(k_, ks, self, median, sigma, generator, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_cauchy_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    double median = 0;
+    double sigma = 0;
+    tl_generator *generator = NULL;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_glue_pop_generator(st, &generator);
+    if (rc_ == 0) rc_ = tl_stack_pop_double(st, &sigma);
+    if (rc_ == 0) rc_ = tl_stack_pop_double(st, &median);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_cauchy_out_fn)k_->unboxed)(ks, self, median, sigma, generator, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(out);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_cauchy(void) {
@@ -86,6 +214,20 @@ int tl_ops_register_cauchy(void) {
         tl_glue_note_missing("aten::cauchy_", "Meta", "tl_native_cauchy_");
     else if (tl_op_register_kernel(tl_ops_cauchy__op, TL_KEY_META, (void *)tl_native_cauchy_, tl_ops_cauchy__boxed, NULL,
                                    "tl_native_cauchy_ registered at generated/csrc/ops_cauchy.c") < 0)
+        return -1;
+    tl_ops_cauchy_op = tl_op_define("aten::cauchy", "cauchy(Tensor self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor");
+    if (!tl_ops_cauchy_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_cauchy))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::cauchy", "CompositeExplicitAutograd", "tl_native_cauchy");
+    else if (tl_op_register_kernel(tl_ops_cauchy_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_cauchy, tl_ops_cauchy_boxed, NULL,
+                                   "tl_native_cauchy registered at generated/csrc/ops_cauchy.c") < 0)
+        return -1;
+    tl_ops_cauchy_out_op = tl_op_define("aten::cauchy.out", "cauchy.out(Tensor self, float median=0, float sigma=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_cauchy_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_cauchy_out))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::cauchy.out", "CompositeExplicitAutograd", "tl_native_cauchy_out");
+    else if (tl_op_register_kernel(tl_ops_cauchy_out_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_cauchy_out, tl_ops_cauchy_out_boxed, NULL,
+                                   "tl_native_cauchy_out registered at generated/csrc/ops_cauchy.c") < 0)
         return -1;
     return 0;
 }

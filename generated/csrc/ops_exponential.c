@@ -7,6 +7,8 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)
+ *   exponential(Tensor self, float lambd=1, *, Generator? generator=None) -> Tensor
+ *   exponential.out(Tensor self, float lambd=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops_base.h"
 #include "ops/exponential.h"
@@ -69,6 +71,126 @@ int tl_ops_exponential__boxed(const tl_kernel *k_, const tl_operator *op_, tl_ke
     return rc_;
 }
 
+/* ======================================================================
+ * aten::exponential
+ *   exponential(Tensor self, float lambd=1, *, Generator? generator=None) -> Tensor
+ * ====================================================================== */
+
+tl_operator *tl_ops_exponential_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_exponential_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, double lambd, tl_generator *generator) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_double(&st_, lambd);
+    if (rc_ == 0) rc_ = tl_glue_push_generator(&st_, generator);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_exponential_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::exponential::call) */
+tl_tensor *tl_ops_exponential(tl_tensor *self, double lambd, tl_generator *generator) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_exponential_op, tl_tensor_key_set(self), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_exponential_fn)k_->unboxed)(ks, self, lambd, generator);
+    return tl_ops_exponential_boxing_wrapper(k_, ks, self, lambd, generator);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_exponential_redispatch(tl_keyset ks, tl_tensor *self, double lambd, tl_generator *generator) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_exponential_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_exponential_fn)k_->unboxed)(ks, self, lambd, generator);
+    return tl_ops_exponential_boxing_wrapper(k_, ks, self, lambd, generator);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_exponential_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    double lambd = 0;
+    tl_generator *generator = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_glue_pop_generator(st, &generator);
+    if (rc_ == 0) rc_ = tl_stack_pop_double(st, &lambd);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_exponential_fn)k_->unboxed)(ks, self, lambd, generator);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::exponential.out
+ *   exponential.out(Tensor self, float lambd=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_exponential_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_exponential_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, double lambd, tl_generator *generator, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_double(&st_, lambd);
+    if (rc_ == 0) rc_ = tl_glue_push_generator(&st_, generator);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_exponential_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::exponential_out::call) */
+tl_tensor *tl_ops_exponential_out(tl_tensor *self, double lambd, tl_generator *generator, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_exponential_out_op, tl_tensor_key_set(self) | tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_exponential_out_fn)k_->unboxed)(ks, self, lambd, generator, out);
+    return tl_ops_exponential_out_boxing_wrapper(k_, ks, self, lambd, generator, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_exponential_out_redispatch(tl_keyset ks, tl_tensor *self, double lambd, tl_generator *generator, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_exponential_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_exponential_out_fn)k_->unboxed)(ks, self, lambd, generator, out);
+    return tl_ops_exponential_out_boxing_wrapper(k_, ks, self, lambd, generator, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_exponential_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    double lambd = 0;
+    tl_generator *generator = NULL;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_glue_pop_generator(st, &generator);
+    if (rc_ == 0) rc_ = tl_stack_pop_double(st, &lambd);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_exponential_out_fn)k_->unboxed)(ks, self, lambd, generator, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(out);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_exponential(void) {
@@ -83,6 +205,20 @@ int tl_ops_register_exponential(void) {
         tl_glue_note_missing("aten::exponential_", "Meta", "tl_native_exponential_");
     else if (tl_op_register_kernel(tl_ops_exponential__op, TL_KEY_META, (void *)tl_native_exponential_, tl_ops_exponential__boxed, NULL,
                                    "tl_native_exponential_ registered at generated/csrc/ops_exponential.c") < 0)
+        return -1;
+    tl_ops_exponential_op = tl_op_define("aten::exponential", "exponential(Tensor self, float lambd=1, *, Generator? generator=None) -> Tensor");
+    if (!tl_ops_exponential_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_exponential))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::exponential", "CompositeExplicitAutograd", "tl_native_exponential");
+    else if (tl_op_register_kernel(tl_ops_exponential_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_exponential, tl_ops_exponential_boxed, NULL,
+                                   "tl_native_exponential registered at generated/csrc/ops_exponential.c") < 0)
+        return -1;
+    tl_ops_exponential_out_op = tl_op_define("aten::exponential.out", "exponential.out(Tensor self, float lambd=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_exponential_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_exponential_out))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::exponential.out", "CompositeExplicitAutograd", "tl_native_exponential_out");
+    else if (tl_op_register_kernel(tl_ops_exponential_out_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_exponential_out, tl_ops_exponential_out_boxed, NULL,
+                                   "tl_native_exponential_out registered at generated/csrc/ops_exponential.c") < 0)
         return -1;
     return 0;
 }

@@ -7,6 +7,8 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)
+ *   geometric(Tensor self, float p, *, Generator? generator=None) -> Tensor
+ *   geometric.out(Tensor self, float p, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops_base.h"
 #include "ops/geometric.h"
@@ -69,6 +71,126 @@ int tl_ops_geometric__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keys
     return rc_;
 }
 
+/* ======================================================================
+ * aten::geometric
+ *   geometric(Tensor self, float p, *, Generator? generator=None) -> Tensor
+ * ====================================================================== */
+
+tl_operator *tl_ops_geometric_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_geometric_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, double p, tl_generator *generator) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_double(&st_, p);
+    if (rc_ == 0) rc_ = tl_glue_push_generator(&st_, generator);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_geometric_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::geometric::call) */
+tl_tensor *tl_ops_geometric(tl_tensor *self, double p, tl_generator *generator) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_geometric_op, tl_tensor_key_set(self), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_geometric_fn)k_->unboxed)(ks, self, p, generator);
+    return tl_ops_geometric_boxing_wrapper(k_, ks, self, p, generator);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_geometric_redispatch(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_geometric_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_geometric_fn)k_->unboxed)(ks, self, p, generator);
+    return tl_ops_geometric_boxing_wrapper(k_, ks, self, p, generator);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_geometric_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    double p = 0;
+    tl_generator *generator = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_glue_pop_generator(st, &generator);
+    if (rc_ == 0) rc_ = tl_stack_pop_double(st, &p);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_geometric_fn)k_->unboxed)(ks, self, p, generator);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::geometric.out
+ *   geometric.out(Tensor self, float p, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_geometric_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_geometric_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, double p, tl_generator *generator, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_double(&st_, p);
+    if (rc_ == 0) rc_ = tl_glue_push_generator(&st_, generator);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_geometric_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::geometric_out::call) */
+tl_tensor *tl_ops_geometric_out(tl_tensor *self, double p, tl_generator *generator, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_geometric_out_op, tl_tensor_key_set(self) | tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_geometric_out_fn)k_->unboxed)(ks, self, p, generator, out);
+    return tl_ops_geometric_out_boxing_wrapper(k_, ks, self, p, generator, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_geometric_out_redispatch(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_geometric_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_geometric_out_fn)k_->unboxed)(ks, self, p, generator, out);
+    return tl_ops_geometric_out_boxing_wrapper(k_, ks, self, p, generator, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_geometric_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    double p = 0;
+    tl_generator *generator = NULL;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_glue_pop_generator(st, &generator);
+    if (rc_ == 0) rc_ = tl_stack_pop_double(st, &p);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_geometric_out_fn)k_->unboxed)(ks, self, p, generator, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(out);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_geometric(void) {
@@ -83,6 +205,20 @@ int tl_ops_register_geometric(void) {
         tl_glue_note_missing("aten::geometric_", "Meta", "tl_native_geometric_");
     else if (tl_op_register_kernel(tl_ops_geometric__op, TL_KEY_META, (void *)tl_native_geometric_, tl_ops_geometric__boxed, NULL,
                                    "tl_native_geometric_ registered at generated/csrc/ops_geometric.c") < 0)
+        return -1;
+    tl_ops_geometric_op = tl_op_define("aten::geometric", "geometric(Tensor self, float p, *, Generator? generator=None) -> Tensor");
+    if (!tl_ops_geometric_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_geometric))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::geometric", "CompositeExplicitAutograd", "tl_native_geometric");
+    else if (tl_op_register_kernel(tl_ops_geometric_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_geometric, tl_ops_geometric_boxed, NULL,
+                                   "tl_native_geometric registered at generated/csrc/ops_geometric.c") < 0)
+        return -1;
+    tl_ops_geometric_out_op = tl_op_define("aten::geometric.out", "geometric.out(Tensor self, float p, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_geometric_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_geometric_out))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::geometric.out", "CompositeExplicitAutograd", "tl_native_geometric_out");
+    else if (tl_op_register_kernel(tl_ops_geometric_out_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_geometric_out, tl_ops_geometric_out_boxed, NULL,
+                                   "tl_native_geometric_out registered at generated/csrc/ops_geometric.c") < 0)
         return -1;
     return 0;
 }

@@ -7,6 +7,8 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)
+ *   log_normal(Tensor self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor
+ *   log_normal.out(Tensor self, float mean=1, float std=2, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops_base.h"
 #include "ops/log_normal.h"
@@ -72,6 +74,132 @@ int tl_ops_log_normal__boxed(const tl_kernel *k_, const tl_operator *op_, tl_key
     return rc_;
 }
 
+/* ======================================================================
+ * aten::log_normal
+ *   log_normal(Tensor self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor
+ * ====================================================================== */
+
+tl_operator *tl_ops_log_normal_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_log_normal_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, double mean, double std, tl_generator *generator) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_double(&st_, mean);
+    if (rc_ == 0) rc_ = tl_stack_push_double(&st_, std);
+    if (rc_ == 0) rc_ = tl_glue_push_generator(&st_, generator);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_log_normal_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::log_normal::call) */
+tl_tensor *tl_ops_log_normal(tl_tensor *self, double mean, double std, tl_generator *generator) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_log_normal_op, tl_tensor_key_set(self), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_log_normal_fn)k_->unboxed)(ks, self, mean, std, generator);
+    return tl_ops_log_normal_boxing_wrapper(k_, ks, self, mean, std, generator);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_log_normal_redispatch(tl_keyset ks, tl_tensor *self, double mean, double std, tl_generator *generator) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_log_normal_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_log_normal_fn)k_->unboxed)(ks, self, mean, std, generator);
+    return tl_ops_log_normal_boxing_wrapper(k_, ks, self, mean, std, generator);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_log_normal_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    double mean = 0;
+    double std = 0;
+    tl_generator *generator = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_glue_pop_generator(st, &generator);
+    if (rc_ == 0) rc_ = tl_stack_pop_double(st, &std);
+    if (rc_ == 0) rc_ = tl_stack_pop_double(st, &mean);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_log_normal_fn)k_->unboxed)(ks, self, mean, std, generator);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::log_normal.out
+ *   log_normal.out(Tensor self, float mean=1, float std=2, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops_log_normal_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_log_normal_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, double mean, double std, tl_generator *generator, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_double(&st_, mean);
+    if (rc_ == 0) rc_ = tl_stack_push_double(&st_, std);
+    if (rc_ == 0) rc_ = tl_glue_push_generator(&st_, generator);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_log_normal_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::log_normal_out::call) */
+tl_tensor *tl_ops_log_normal_out(tl_tensor *self, double mean, double std, tl_generator *generator, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_log_normal_out_op, tl_tensor_key_set(self) | tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_log_normal_out_fn)k_->unboxed)(ks, self, mean, std, generator, out);
+    return tl_ops_log_normal_out_boxing_wrapper(k_, ks, self, mean, std, generator, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_log_normal_out_redispatch(tl_keyset ks, tl_tensor *self, double mean, double std, tl_generator *generator, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_log_normal_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_log_normal_out_fn)k_->unboxed)(ks, self, mean, std, generator, out);
+    return tl_ops_log_normal_out_boxing_wrapper(k_, ks, self, mean, std, generator, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_log_normal_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    double mean = 0;
+    double std = 0;
+    tl_generator *generator = NULL;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_glue_pop_generator(st, &generator);
+    if (rc_ == 0) rc_ = tl_stack_pop_double(st, &std);
+    if (rc_ == 0) rc_ = tl_stack_pop_double(st, &mean);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_log_normal_out_fn)k_->unboxed)(ks, self, mean, std, generator, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_tensor_release(out);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_log_normal(void) {
@@ -86,6 +214,20 @@ int tl_ops_register_log_normal(void) {
         tl_glue_note_missing("aten::log_normal_", "Meta", "tl_native_log_normal_");
     else if (tl_op_register_kernel(tl_ops_log_normal__op, TL_KEY_META, (void *)tl_native_log_normal_, tl_ops_log_normal__boxed, NULL,
                                    "tl_native_log_normal_ registered at generated/csrc/ops_log_normal.c") < 0)
+        return -1;
+    tl_ops_log_normal_op = tl_op_define("aten::log_normal", "log_normal(Tensor self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor");
+    if (!tl_ops_log_normal_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_log_normal))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::log_normal", "CompositeExplicitAutograd", "tl_native_log_normal");
+    else if (tl_op_register_kernel(tl_ops_log_normal_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_log_normal, tl_ops_log_normal_boxed, NULL,
+                                   "tl_native_log_normal registered at generated/csrc/ops_log_normal.c") < 0)
+        return -1;
+    tl_ops_log_normal_out_op = tl_op_define("aten::log_normal.out", "log_normal.out(Tensor self, float mean=1, float std=2, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops_log_normal_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_log_normal_out))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::log_normal.out", "CompositeExplicitAutograd", "tl_native_log_normal_out");
+    else if (tl_op_register_kernel(tl_ops_log_normal_out_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_log_normal_out, tl_ops_log_normal_out_boxed, NULL,
+                                   "tl_native_log_normal_out registered at generated/csrc/ops_log_normal.c") < 0)
         return -1;
     return 0;
 }

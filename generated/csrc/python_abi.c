@@ -928,6 +928,14 @@ int tl_pyabi_cauchy__r(tl_tensor *self, double median, double sigma, tl_generato
     return tl_has_warning() ? 1 : 0;
 }
 
+/* cauchy.out(Tensor self, float median=0, float sigma=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_cauchy_out_r(tl_tensor *self, double median, double sigma, tl_generator *generator, tl_tensor *out) {
+    tl_tensor *r = tl_ops_cauchy_out(self, median, sigma, generator, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* ceil_(Tensor(a!) self) -> Tensor(a!) */
 int tl_pyabi_ceil__r(tl_tensor *self) {
     tl_tensor *r = tl_ops_ceil_(self);
@@ -1529,6 +1537,14 @@ int tl_pyabi_exponential__r(tl_tensor *self, double lambd, tl_generator *generat
     return tl_has_warning() ? 1 : 0;
 }
 
+/* exponential.out(Tensor self, float lambd=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_exponential_out_r(tl_tensor *self, double lambd, tl_generator *generator, tl_tensor *out) {
+    tl_tensor *r = tl_ops_exponential_out(self, lambd, generator, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!) */
 int tl_pyabi_fill__Scalar_r(tl_tensor *self, tl_scalar value) {
     tl_tensor *r = tl_ops_fill__Scalar(self, value);
@@ -1816,6 +1832,14 @@ int tl_pyabi_geometric__r(tl_tensor *self, double p, tl_generator *generator) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* geometric.out(Tensor self, float p, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_geometric_out_r(tl_tensor *self, double p, tl_generator *generator, tl_tensor *out) {
+    tl_tensor *r = tl_ops_geometric_out(self, p, generator, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* ger.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_ger_out_r(tl_tensor *self, tl_tensor *vec2, tl_tensor *out) {
     tl_tensor *r = tl_ops_ger_out(self, vec2, out);
@@ -2096,6 +2120,22 @@ int tl_pyabi_index_put_out_r(tl_tensor *self, tl_tensor *const *indices, int64_t
     return tl_has_warning() ? 1 : 0;
 }
 
+/* index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!) */
+int tl_pyabi_index_reduce__r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, const char *reduce, bool include_self) {
+    tl_tensor *r = tl_ops_index_reduce_(self, dim, index, source, reduce, include_self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* index_reduce.out(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_index_reduce_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, const char *reduce, bool include_self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_index_reduce_out(self, dim, index, source, reduce, include_self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_index_select_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out) {
     tl_tensor *r = tl_ops_index_select_out(self, dim, index, out);
@@ -2131,6 +2171,22 @@ int tl_pyabi_isin_Tensor_Scalar_out_r(tl_tensor *elements, tl_scalar test_elemen
 /* isin.Tensor_Tensor_out(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_isin_Tensor_Tensor_out_r(tl_tensor *elements, tl_tensor *test_elements, bool assume_unique, bool invert, tl_tensor *out) {
     tl_tensor *r = tl_ops_isin_Tensor_Tensor_out(elements, test_elements, assume_unique, invert, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_isneginf_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_isneginf_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_isposinf_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_isposinf_out(self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -2419,6 +2475,14 @@ int tl_pyabi_log__r(tl_tensor *self) {
 /* log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!) */
 int tl_pyabi_log_normal__r(tl_tensor *self, double mean, double std, tl_generator *generator) {
     tl_tensor *r = tl_ops_log_normal_(self, mean, std, generator);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* log_normal.out(Tensor self, float mean=1, float std=2, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_log_normal_out_r(tl_tensor *self, double mean, double std, tl_generator *generator, tl_tensor *out) {
+    tl_tensor *r = tl_ops_log_normal_out(self, mean, std, generator, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -3327,9 +3391,25 @@ int tl_pyabi_scatter_add_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, t
     return tl_has_warning() ? 1 : 0;
 }
 
+/* scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!) */
+int tl_pyabi_scatter_reduce__two_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce, bool include_self) {
+    tl_tensor *r = tl_ops_scatter_reduce__two(self, dim, index, src, reduce, include_self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_scatter_reduce_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce, tl_tensor *out) {
     tl_tensor *r = tl_ops_scatter_reduce_out(self, dim, index, src, reduce, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_scatter_reduce_two_out_r(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce, bool include_self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_scatter_reduce_two_out(self, dim, index, src, reduce, include_self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -3383,6 +3463,22 @@ int tl_pyabi_selu__r(tl_tensor *self) {
     return tl_has_warning() ? 1 : 0;
 }
 
+/* sgn_(Tensor(a!) self) -> Tensor(a!) */
+int tl_pyabi_sgn__r(tl_tensor *self) {
+    tl_tensor *r = tl_ops_sgn_(self);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* sgn.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_sgn_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_sgn_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* sigmoid_(Tensor(a!) self) -> Tensor(a!) */
 int tl_pyabi_sigmoid__r(tl_tensor *self) {
     tl_tensor *r = tl_ops_sigmoid_(self);
@@ -3410,6 +3506,14 @@ int tl_pyabi_sign__r(tl_tensor *self) {
 /* sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_sign_out_r(tl_tensor *self, tl_tensor *out) {
     tl_tensor *r = tl_ops_sign_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* signbit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_signbit_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_signbit_out(self, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;
@@ -4505,6 +4609,14 @@ int tl_pyabi_trunc_out_r(tl_tensor *self, tl_tensor *out) {
 /* uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!) */
 int tl_pyabi_uniform__r(tl_tensor *self, double from, double to, tl_generator *generator) {
     tl_tensor *r = tl_ops_uniform_(self, from, to, generator);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* uniform.out(Tensor self, float from=0, float to=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_uniform_out_r(tl_tensor *self, double from, double to, tl_generator *generator, tl_tensor *out) {
+    tl_tensor *r = tl_ops_uniform_out(self, from, to, generator, out);
     if (!r) return -1;
     tl_tensor_release(r);
     return tl_has_warning() ? 1 : 0;

@@ -250,6 +250,7 @@
 #include "ops/index_copy.h"
 #include "ops/index_fill.h"
 #include "ops/index_put.h"
+#include "ops/index_reduce.h"
 #include "ops/index_select.h"
 #include "ops/index_select_backward.h"
 #include "ops/inner.h"
@@ -260,6 +261,8 @@
 #include "ops/isin.h"
 #include "ops/isinf.h"
 #include "ops/isnan.h"
+#include "ops/isneginf.h"
+#include "ops/isposinf.h"
 #include "ops/isreal.h"
 #include "ops/kl_div.h"
 #include "ops/kron.h"
@@ -438,13 +441,16 @@
 #include "ops/scaled_dot_product_attention.h"
 #include "ops/scatter.h"
 #include "ops/scatter_add.h"
+#include "ops/scatter_reduce.h"
 #include "ops/searchsorted.h"
 #include "ops/select.h"
 #include "ops/select_backward.h"
 #include "ops/select_scatter.h"
 #include "ops/selu.h"
+#include "ops/sgn.h"
 #include "ops/sigmoid.h"
 #include "ops/sign.h"
+#include "ops/signbit.h"
 #include "ops/silu.h"
 #include "ops/silu_backward.h"
 #include "ops/sin.h"
@@ -1191,6 +1197,12 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_ctc_loss() != 0) return -1;
     if (tl_ops_register__ctc_loss() != 0) return -1;
     if (tl_ops_register__ctc_loss_backward() != 0) return -1;
+    if (tl_ops_register_scatter_reduce() != 0) return -1;
+    if (tl_ops_register_index_reduce() != 0) return -1;
+    if (tl_ops_register_signbit() != 0) return -1;
+    if (tl_ops_register_isposinf() != 0) return -1;
+    if (tl_ops_register_isneginf() != 0) return -1;
+    if (tl_ops_register_sgn() != 0) return -1;
     done = 1;
     return 0;
 }

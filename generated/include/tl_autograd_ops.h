@@ -399,5 +399,11 @@ int tl_autograd_register_bernoulli(void);
 int tl_autograd_register_multinomial(void);
 int tl_autograd_register__ctc_loss(void);
 int tl_autograd_register__ctc_loss_backward(void);
+int tl_autograd_register_scatter_reduce(void);
+int tl_autograd_register_index_reduce(void);
+int tl_autograd_register_signbit(void);
+int tl_autograd_register_isposinf(void);
+int tl_autograd_register_isneginf(void);
+int tl_autograd_register_sgn(void);
 
 #endif

@@ -600,5 +600,11 @@
 #include "ops/ctc_loss.h"
 #include "ops/_ctc_loss.h"
 #include "ops/_ctc_loss_backward.h"
+#include "ops/scatter_reduce.h"
+#include "ops/index_reduce.h"
+#include "ops/signbit.h"
+#include "ops/isposinf.h"
+#include "ops/isneginf.h"
+#include "ops/sgn.h"
 
 #endif

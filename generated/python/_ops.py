@@ -176,6 +176,7 @@ __all__ = [
     "bucketize",
     "cartesian_prod",
     "cat",
+    "cauchy",
     "cdist",
     "ceil",
     "ceil_",
@@ -265,6 +266,7 @@ __all__ = [
     "expand_copy",
     "expm1",
     "expm1_",
+    "exponential",
     "eye",
     "fill",
     "fill_",
@@ -289,6 +291,7 @@ __all__ = [
     "gcd",
     "gcd_",
     "ge",
+    "geometric",
     "ger",
     "group_norm",
     "gt",
@@ -310,6 +313,7 @@ __all__ = [
     "index_fill",
     "index_put",
     "index_put_",
+    "index_reduce",
     "index_select",
     "index_select_backward",
     "inner",
@@ -320,6 +324,8 @@ __all__ = [
     "isin",
     "isinf",
     "isnan",
+    "isneginf",
+    "isposinf",
     "isreal",
     "kl_div",
     "kron",
@@ -341,6 +347,7 @@ __all__ = [
     "log2",
     "log2_",
     "log_",
+    "log_normal",
     "log_softmax",
     "logaddexp",
     "logaddexp2",
@@ -451,16 +458,19 @@ __all__ = [
     "scalar_tensor",
     "scatter",
     "scatter_add",
+    "scatter_reduce",
     "searchsorted",
     "select",
     "select_backward",
     "select_scatter",
     "selu",
     "selu_",
+    "sgn",
     "sigmoid",
     "sigmoid_",
     "sign",
     "sign_",
+    "signbit",
     "sin",
     "sin_",
     "sinc",
@@ -518,6 +528,7 @@ __all__ = [
     "unbind",
     "unbind_copy",
     "unflatten",
+    "uniform",
     "unique_consecutive",
     "unsafe_chunk",
     "unsafe_split",
@@ -809,7 +820,9 @@ _C_bucketize_Tensor_out = getattr(_lib, "tl_ops_bucketize_Tensor_out", None) or 
 _C_cartesian_prod = getattr(_lib, "tl_ops_cartesian_prod", None) or _missing_c("tl_ops_cartesian_prod")
 _C_cat = getattr(_lib, "tl_ops_cat", None) or _missing_c("tl_ops_cat")
 _C_cat_out = getattr(_lib, "tl_ops_cat_out", None) or _missing_c("tl_ops_cat_out")
+_C_cauchy = getattr(_lib, "tl_ops_cauchy", None) or _missing_c("tl_ops_cauchy")
 _C_cauchy_ = getattr(_lib, "tl_ops_cauchy_", None) or _missing_c("tl_ops_cauchy_")
+_C_cauchy_out = getattr(_lib, "tl_ops_cauchy_out", None) or _missing_c("tl_ops_cauchy_out")
 _C_cdist = getattr(_lib, "tl_ops_cdist", None) or _missing_c("tl_ops_cdist")
 _C_ceil = getattr(_lib, "tl_ops_ceil", None) or _missing_c("tl_ops_ceil")
 _C_ceil_ = getattr(_lib, "tl_ops_ceil_", None) or _missing_c("tl_ops_ceil_")
@@ -971,7 +984,9 @@ _C_expand_copy = getattr(_lib, "tl_ops_expand_copy", None) or _missing_c("tl_ops
 _C_expm1 = getattr(_lib, "tl_ops_expm1", None) or _missing_c("tl_ops_expm1")
 _C_expm1_ = getattr(_lib, "tl_ops_expm1_", None) or _missing_c("tl_ops_expm1_")
 _C_expm1_out = getattr(_lib, "tl_ops_expm1_out", None) or _missing_c("tl_ops_expm1_out")
+_C_exponential = getattr(_lib, "tl_ops_exponential", None) or _missing_c("tl_ops_exponential")
 _C_exponential_ = getattr(_lib, "tl_ops_exponential_", None) or _missing_c("tl_ops_exponential_")
+_C_exponential_out = getattr(_lib, "tl_ops_exponential_out", None) or _missing_c("tl_ops_exponential_out")
 _C_eye = getattr(_lib, "tl_ops_eye", None) or _missing_c("tl_ops_eye")
 _C_eye_m = getattr(_lib, "tl_ops_eye_m", None) or _missing_c("tl_ops_eye_m")
 _C_fill_Scalar = getattr(_lib, "tl_ops_fill_Scalar", None) or _missing_c("tl_ops_fill_Scalar")
@@ -1033,7 +1048,9 @@ _C_gelu_ = getattr(_lib, "tl_ops_gelu_", None) or _missing_c("tl_ops_gelu_")
 _C_gelu_backward = getattr(_lib, "tl_ops_gelu_backward", None) or _missing_c("tl_ops_gelu_backward")
 _C_gelu_backward_grad_input = getattr(_lib, "tl_ops_gelu_backward_grad_input", None) or _missing_c("tl_ops_gelu_backward_grad_input")
 _C_gelu_out = getattr(_lib, "tl_ops_gelu_out", None) or _missing_c("tl_ops_gelu_out")
+_C_geometric = getattr(_lib, "tl_ops_geometric", None) or _missing_c("tl_ops_geometric")
 _C_geometric_ = getattr(_lib, "tl_ops_geometric_", None) or _missing_c("tl_ops_geometric_")
+_C_geometric_out = getattr(_lib, "tl_ops_geometric_out", None) or _missing_c("tl_ops_geometric_out")
 _C_ger = getattr(_lib, "tl_ops_ger", None) or _missing_c("tl_ops_ger")
 _C_ger_out = getattr(_lib, "tl_ops_ger_out", None) or _missing_c("tl_ops_ger_out")
 _C_glu = getattr(_lib, "tl_ops_glu", None) or _missing_c("tl_ops_glu")
@@ -1103,6 +1120,9 @@ _C_index_fill_int_Scalar = getattr(_lib, "tl_ops_index_fill_int_Scalar", None) o
 _C_index_put = getattr(_lib, "tl_ops_index_put", None) or _missing_c("tl_ops_index_put")
 _C_index_put_ = getattr(_lib, "tl_ops_index_put_", None) or _missing_c("tl_ops_index_put_")
 _C_index_put_out = getattr(_lib, "tl_ops_index_put_out", None) or _missing_c("tl_ops_index_put_out")
+_C_index_reduce = getattr(_lib, "tl_ops_index_reduce", None) or _missing_c("tl_ops_index_reduce")
+_C_index_reduce_ = getattr(_lib, "tl_ops_index_reduce_", None) or _missing_c("tl_ops_index_reduce_")
+_C_index_reduce_out = getattr(_lib, "tl_ops_index_reduce_out", None) or _missing_c("tl_ops_index_reduce_out")
 _C_index_select = getattr(_lib, "tl_ops_index_select", None) or _missing_c("tl_ops_index_select")
 _C_index_select_backward = getattr(_lib, "tl_ops_index_select_backward", None) or _missing_c("tl_ops_index_select_backward")
 _C_index_select_out = getattr(_lib, "tl_ops_index_select_out", None) or _missing_c("tl_ops_index_select_out")
@@ -1120,6 +1140,10 @@ _C_isin_Tensor_Tensor = getattr(_lib, "tl_ops_isin_Tensor_Tensor", None) or _mis
 _C_isin_Tensor_Tensor_out = getattr(_lib, "tl_ops_isin_Tensor_Tensor_out", None) or _missing_c("tl_ops_isin_Tensor_Tensor_out")
 _C_isinf = getattr(_lib, "tl_ops_isinf", None) or _missing_c("tl_ops_isinf")
 _C_isnan = getattr(_lib, "tl_ops_isnan", None) or _missing_c("tl_ops_isnan")
+_C_isneginf = getattr(_lib, "tl_ops_isneginf", None) or _missing_c("tl_ops_isneginf")
+_C_isneginf_out = getattr(_lib, "tl_ops_isneginf_out", None) or _missing_c("tl_ops_isneginf_out")
+_C_isposinf = getattr(_lib, "tl_ops_isposinf", None) or _missing_c("tl_ops_isposinf")
+_C_isposinf_out = getattr(_lib, "tl_ops_isposinf_out", None) or _missing_c("tl_ops_isposinf_out")
 _C_isreal = getattr(_lib, "tl_ops_isreal", None) or _missing_c("tl_ops_isreal")
 _C_kl_div = getattr(_lib, "tl_ops_kl_div", None) or _missing_c("tl_ops_kl_div")
 _C_kron = getattr(_lib, "tl_ops_kron", None) or _missing_c("tl_ops_kron")
@@ -1204,7 +1228,9 @@ _C_log2 = getattr(_lib, "tl_ops_log2", None) or _missing_c("tl_ops_log2")
 _C_log2_ = getattr(_lib, "tl_ops_log2_", None) or _missing_c("tl_ops_log2_")
 _C_log2_out = getattr(_lib, "tl_ops_log2_out", None) or _missing_c("tl_ops_log2_out")
 _C_log_ = getattr(_lib, "tl_ops_log_", None) or _missing_c("tl_ops_log_")
+_C_log_normal = getattr(_lib, "tl_ops_log_normal", None) or _missing_c("tl_ops_log_normal")
 _C_log_normal_ = getattr(_lib, "tl_ops_log_normal_", None) or _missing_c("tl_ops_log_normal_")
+_C_log_normal_out = getattr(_lib, "tl_ops_log_normal_out", None) or _missing_c("tl_ops_log_normal_out")
 _C_log_out = getattr(_lib, "tl_ops_log_out", None) or _missing_c("tl_ops_log_out")
 _C_log_sigmoid = getattr(_lib, "tl_ops_log_sigmoid", None) or _missing_c("tl_ops_log_sigmoid")
 _C_log_sigmoid_backward = getattr(_lib, "tl_ops_log_sigmoid_backward", None) or _missing_c("tl_ops_log_sigmoid_backward")
@@ -1493,7 +1519,10 @@ _C_scatter_add = getattr(_lib, "tl_ops_scatter_add", None) or _missing_c("tl_ops
 _C_scatter_add_ = getattr(_lib, "tl_ops_scatter_add_", None) or _missing_c("tl_ops_scatter_add_")
 _C_scatter_add_out = getattr(_lib, "tl_ops_scatter_add_out", None) or _missing_c("tl_ops_scatter_add_out")
 _C_scatter_reduce = getattr(_lib, "tl_ops_scatter_reduce", None) or _missing_c("tl_ops_scatter_reduce")
+_C_scatter_reduce__two = getattr(_lib, "tl_ops_scatter_reduce__two", None) or _missing_c("tl_ops_scatter_reduce__two")
 _C_scatter_reduce_out = getattr(_lib, "tl_ops_scatter_reduce_out", None) or _missing_c("tl_ops_scatter_reduce_out")
+_C_scatter_reduce_two = getattr(_lib, "tl_ops_scatter_reduce_two", None) or _missing_c("tl_ops_scatter_reduce_two")
+_C_scatter_reduce_two_out = getattr(_lib, "tl_ops_scatter_reduce_two_out", None) or _missing_c("tl_ops_scatter_reduce_two_out")
 _C_scatter_src = getattr(_lib, "tl_ops_scatter_src", None) or _missing_c("tl_ops_scatter_src")
 _C_scatter_src_out = getattr(_lib, "tl_ops_scatter_src_out", None) or _missing_c("tl_ops_scatter_src_out")
 _C_scatter_value = getattr(_lib, "tl_ops_scatter_value", None) or _missing_c("tl_ops_scatter_value")
@@ -1509,12 +1538,17 @@ _C_select_int = getattr(_lib, "tl_ops_select_int", None) or _missing_c("tl_ops_s
 _C_select_scatter = getattr(_lib, "tl_ops_select_scatter", None) or _missing_c("tl_ops_select_scatter")
 _C_selu = getattr(_lib, "tl_ops_selu", None) or _missing_c("tl_ops_selu")
 _C_selu_ = getattr(_lib, "tl_ops_selu_", None) or _missing_c("tl_ops_selu_")
+_C_sgn = getattr(_lib, "tl_ops_sgn", None) or _missing_c("tl_ops_sgn")
+_C_sgn_ = getattr(_lib, "tl_ops_sgn_", None) or _missing_c("tl_ops_sgn_")
+_C_sgn_out = getattr(_lib, "tl_ops_sgn_out", None) or _missing_c("tl_ops_sgn_out")
 _C_sigmoid = getattr(_lib, "tl_ops_sigmoid", None) or _missing_c("tl_ops_sigmoid")
 _C_sigmoid_ = getattr(_lib, "tl_ops_sigmoid_", None) or _missing_c("tl_ops_sigmoid_")
 _C_sigmoid_out = getattr(_lib, "tl_ops_sigmoid_out", None) or _missing_c("tl_ops_sigmoid_out")
 _C_sign = getattr(_lib, "tl_ops_sign", None) or _missing_c("tl_ops_sign")
 _C_sign_ = getattr(_lib, "tl_ops_sign_", None) or _missing_c("tl_ops_sign_")
 _C_sign_out = getattr(_lib, "tl_ops_sign_out", None) or _missing_c("tl_ops_sign_out")
+_C_signbit = getattr(_lib, "tl_ops_signbit", None) or _missing_c("tl_ops_signbit")
+_C_signbit_out = getattr(_lib, "tl_ops_signbit_out", None) or _missing_c("tl_ops_signbit_out")
 _C_silu = getattr(_lib, "tl_ops_silu", None) or _missing_c("tl_ops_silu")
 _C_silu_ = getattr(_lib, "tl_ops_silu_", None) or _missing_c("tl_ops_silu_")
 _C_silu_backward = getattr(_lib, "tl_ops_silu_backward", None) or _missing_c("tl_ops_silu_backward")
@@ -1809,7 +1843,9 @@ _C_type_as = getattr(_lib, "tl_ops_type_as", None) or _missing_c("tl_ops_type_as
 _C_unbind_copy_int = getattr(_lib, "tl_ops_unbind_copy_int", None) or _missing_c("tl_ops_unbind_copy_int")
 _C_unbind_int = getattr(_lib, "tl_ops_unbind_int", None) or _missing_c("tl_ops_unbind_int")
 _C_unflatten_int = getattr(_lib, "tl_ops_unflatten_int", None) or _missing_c("tl_ops_unflatten_int")
+_C_uniform = getattr(_lib, "tl_ops_uniform", None) or _missing_c("tl_ops_uniform")
 _C_uniform_ = getattr(_lib, "tl_ops_uniform_", None) or _missing_c("tl_ops_uniform_")
+_C_uniform_out = getattr(_lib, "tl_ops_uniform_out", None) or _missing_c("tl_ops_uniform_out")
 _C_unique_consecutive = getattr(_lib, "tl_ops_unique_consecutive", None) or _missing_c("tl_ops_unique_consecutive")
 _C_unsafe_chunk = getattr(_lib, "tl_ops_unsafe_chunk", None) or _missing_c("tl_ops_unsafe_chunk")
 _C_unsafe_split_Tensor = getattr(_lib, "tl_ops_unsafe_split_Tensor", None) or _missing_c("tl_ops_unsafe_split_Tensor")
@@ -2002,6 +2038,7 @@ _P_bmm_out_r = getattr(_lib, "tl_pyabi_bmm_out_r", None) or _missing_c("tl_pyabi
 _P_bucketize_Tensor_out_r = getattr(_lib, "tl_pyabi_bucketize_Tensor_out_r", None) or _missing_c("tl_pyabi_bucketize_Tensor_out_r")
 _P_cat_out_r = getattr(_lib, "tl_pyabi_cat_out_r", None) or _missing_c("tl_pyabi_cat_out_r")
 _P_cauchy__r = getattr(_lib, "tl_pyabi_cauchy__r", None) or _missing_c("tl_pyabi_cauchy__r")
+_P_cauchy_out_r = getattr(_lib, "tl_pyabi_cauchy_out_r", None) or _missing_c("tl_pyabi_cauchy_out_r")
 _P_ceil__r = getattr(_lib, "tl_pyabi_ceil__r", None) or _missing_c("tl_pyabi_ceil__r")
 _P_ceil_out_r = getattr(_lib, "tl_pyabi_ceil_out_r", None) or _missing_c("tl_pyabi_ceil_out_r")
 _P_celu__r = getattr(_lib, "tl_pyabi_celu__r", None) or _missing_c("tl_pyabi_celu__r")
@@ -2075,6 +2112,7 @@ _P_exp_out_r = getattr(_lib, "tl_pyabi_exp_out_r", None) or _missing_c("tl_pyabi
 _P_expm1__r = getattr(_lib, "tl_pyabi_expm1__r", None) or _missing_c("tl_pyabi_expm1__r")
 _P_expm1_out_r = getattr(_lib, "tl_pyabi_expm1_out_r", None) or _missing_c("tl_pyabi_expm1_out_r")
 _P_exponential__r = getattr(_lib, "tl_pyabi_exponential__r", None) or _missing_c("tl_pyabi_exponential__r")
+_P_exponential_out_r = getattr(_lib, "tl_pyabi_exponential_out_r", None) or _missing_c("tl_pyabi_exponential_out_r")
 _P_fill__Scalar_r = getattr(_lib, "tl_pyabi_fill__Scalar_r", None) or _missing_c("tl_pyabi_fill__Scalar_r")
 _P_fill__Tensor_r = getattr(_lib, "tl_pyabi_fill__Tensor_r", None) or _missing_c("tl_pyabi_fill__Tensor_r")
 _P_float_power_Scalar_out_r = getattr(_lib, "tl_pyabi_float_power_Scalar_out_r", None) or _missing_c("tl_pyabi_float_power_Scalar_out_r")
@@ -2110,6 +2148,7 @@ _P_gelu__r = getattr(_lib, "tl_pyabi_gelu__r", None) or _missing_c("tl_pyabi_gel
 _P_gelu_backward_grad_input_r = getattr(_lib, "tl_pyabi_gelu_backward_grad_input_r", None) or _missing_c("tl_pyabi_gelu_backward_grad_input_r")
 _P_gelu_out_r = getattr(_lib, "tl_pyabi_gelu_out_r", None) or _missing_c("tl_pyabi_gelu_out_r")
 _P_geometric__r = getattr(_lib, "tl_pyabi_geometric__r", None) or _missing_c("tl_pyabi_geometric__r")
+_P_geometric_out_r = getattr(_lib, "tl_pyabi_geometric_out_r", None) or _missing_c("tl_pyabi_geometric_out_r")
 _P_ger_out_r = getattr(_lib, "tl_pyabi_ger_out_r", None) or _missing_c("tl_pyabi_ger_out_r")
 _P_gt_Scalar_out_r = getattr(_lib, "tl_pyabi_gt_Scalar_out_r", None) or _missing_c("tl_pyabi_gt_Scalar_out_r")
 _P_gt_Tensor_out_r = getattr(_lib, "tl_pyabi_gt_Tensor_out_r", None) or _missing_c("tl_pyabi_gt_Tensor_out_r")
@@ -2145,11 +2184,15 @@ _P_index_copy_out_r = getattr(_lib, "tl_pyabi_index_copy_out_r", None) or _missi
 _P_index_fill__int_Scalar_r = getattr(_lib, "tl_pyabi_index_fill__int_Scalar_r", None) or _missing_c("tl_pyabi_index_fill__int_Scalar_r")
 _P_index_put__r = getattr(_lib, "tl_pyabi_index_put__r", None) or _missing_c("tl_pyabi_index_put__r")
 _P_index_put_out_r = getattr(_lib, "tl_pyabi_index_put_out_r", None) or _missing_c("tl_pyabi_index_put_out_r")
+_P_index_reduce__r = getattr(_lib, "tl_pyabi_index_reduce__r", None) or _missing_c("tl_pyabi_index_reduce__r")
+_P_index_reduce_out_r = getattr(_lib, "tl_pyabi_index_reduce_out_r", None) or _missing_c("tl_pyabi_index_reduce_out_r")
 _P_index_select_out_r = getattr(_lib, "tl_pyabi_index_select_out_r", None) or _missing_c("tl_pyabi_index_select_out_r")
 _P_inner_out_r = getattr(_lib, "tl_pyabi_inner_out_r", None) or _missing_c("tl_pyabi_inner_out_r")
 _P_isin_Scalar_Tensor_out_r = getattr(_lib, "tl_pyabi_isin_Scalar_Tensor_out_r", None) or _missing_c("tl_pyabi_isin_Scalar_Tensor_out_r")
 _P_isin_Tensor_Scalar_out_r = getattr(_lib, "tl_pyabi_isin_Tensor_Scalar_out_r", None) or _missing_c("tl_pyabi_isin_Tensor_Scalar_out_r")
 _P_isin_Tensor_Tensor_out_r = getattr(_lib, "tl_pyabi_isin_Tensor_Tensor_out_r", None) or _missing_c("tl_pyabi_isin_Tensor_Tensor_out_r")
+_P_isneginf_out_r = getattr(_lib, "tl_pyabi_isneginf_out_r", None) or _missing_c("tl_pyabi_isneginf_out_r")
+_P_isposinf_out_r = getattr(_lib, "tl_pyabi_isposinf_out_r", None) or _missing_c("tl_pyabi_isposinf_out_r")
 _P_kron_out_r = getattr(_lib, "tl_pyabi_kron_out_r", None) or _missing_c("tl_pyabi_kron_out_r")
 _P_lcm__r = getattr(_lib, "tl_pyabi_lcm__r", None) or _missing_c("tl_pyabi_lcm__r")
 _P_lcm_out_r = getattr(_lib, "tl_pyabi_lcm_out_r", None) or _missing_c("tl_pyabi_lcm_out_r")
@@ -2186,6 +2229,7 @@ _P_log2__r = getattr(_lib, "tl_pyabi_log2__r", None) or _missing_c("tl_pyabi_log
 _P_log2_out_r = getattr(_lib, "tl_pyabi_log2_out_r", None) or _missing_c("tl_pyabi_log2_out_r")
 _P_log__r = getattr(_lib, "tl_pyabi_log__r", None) or _missing_c("tl_pyabi_log__r")
 _P_log_normal__r = getattr(_lib, "tl_pyabi_log_normal__r", None) or _missing_c("tl_pyabi_log_normal__r")
+_P_log_normal_out_r = getattr(_lib, "tl_pyabi_log_normal_out_r", None) or _missing_c("tl_pyabi_log_normal_out_r")
 _P_log_out_r = getattr(_lib, "tl_pyabi_log_out_r", None) or _missing_c("tl_pyabi_log_out_r")
 _P_log_softmax_int_out_r = getattr(_lib, "tl_pyabi_log_softmax_int_out_r", None) or _missing_c("tl_pyabi_log_softmax_int_out_r")
 _P_logaddexp2_out_r = getattr(_lib, "tl_pyabi_logaddexp2_out_r", None) or _missing_c("tl_pyabi_logaddexp2_out_r")
@@ -2298,17 +2342,22 @@ _P_scatter__value_r = getattr(_lib, "tl_pyabi_scatter__value_r", None) or _missi
 _P_scatter__value_reduce_r = getattr(_lib, "tl_pyabi_scatter__value_reduce_r", None) or _missing_c("tl_pyabi_scatter__value_reduce_r")
 _P_scatter_add__r = getattr(_lib, "tl_pyabi_scatter_add__r", None) or _missing_c("tl_pyabi_scatter_add__r")
 _P_scatter_add_out_r = getattr(_lib, "tl_pyabi_scatter_add_out_r", None) or _missing_c("tl_pyabi_scatter_add_out_r")
+_P_scatter_reduce__two_r = getattr(_lib, "tl_pyabi_scatter_reduce__two_r", None) or _missing_c("tl_pyabi_scatter_reduce__two_r")
 _P_scatter_reduce_out_r = getattr(_lib, "tl_pyabi_scatter_reduce_out_r", None) or _missing_c("tl_pyabi_scatter_reduce_out_r")
+_P_scatter_reduce_two_out_r = getattr(_lib, "tl_pyabi_scatter_reduce_two_out_r", None) or _missing_c("tl_pyabi_scatter_reduce_two_out_r")
 _P_scatter_src_out_r = getattr(_lib, "tl_pyabi_scatter_src_out_r", None) or _missing_c("tl_pyabi_scatter_src_out_r")
 _P_scatter_value_out_r = getattr(_lib, "tl_pyabi_scatter_value_out_r", None) or _missing_c("tl_pyabi_scatter_value_out_r")
 _P_scatter_value_reduce_out_r = getattr(_lib, "tl_pyabi_scatter_value_reduce_out_r", None) or _missing_c("tl_pyabi_scatter_value_reduce_out_r")
 _P_searchsorted_Scalar_out_r = getattr(_lib, "tl_pyabi_searchsorted_Scalar_out_r", None) or _missing_c("tl_pyabi_searchsorted_Scalar_out_r")
 _P_searchsorted_Tensor_out_r = getattr(_lib, "tl_pyabi_searchsorted_Tensor_out_r", None) or _missing_c("tl_pyabi_searchsorted_Tensor_out_r")
 _P_selu__r = getattr(_lib, "tl_pyabi_selu__r", None) or _missing_c("tl_pyabi_selu__r")
+_P_sgn__r = getattr(_lib, "tl_pyabi_sgn__r", None) or _missing_c("tl_pyabi_sgn__r")
+_P_sgn_out_r = getattr(_lib, "tl_pyabi_sgn_out_r", None) or _missing_c("tl_pyabi_sgn_out_r")
 _P_sigmoid__r = getattr(_lib, "tl_pyabi_sigmoid__r", None) or _missing_c("tl_pyabi_sigmoid__r")
 _P_sigmoid_out_r = getattr(_lib, "tl_pyabi_sigmoid_out_r", None) or _missing_c("tl_pyabi_sigmoid_out_r")
 _P_sign__r = getattr(_lib, "tl_pyabi_sign__r", None) or _missing_c("tl_pyabi_sign__r")
 _P_sign_out_r = getattr(_lib, "tl_pyabi_sign_out_r", None) or _missing_c("tl_pyabi_sign_out_r")
+_P_signbit_out_r = getattr(_lib, "tl_pyabi_signbit_out_r", None) or _missing_c("tl_pyabi_signbit_out_r")
 _P_silu__r = getattr(_lib, "tl_pyabi_silu__r", None) or _missing_c("tl_pyabi_silu__r")
 _P_silu_backward_grad_input_r = getattr(_lib, "tl_pyabi_silu_backward_grad_input_r", None) or _missing_c("tl_pyabi_silu_backward_grad_input_r")
 _P_silu_out_r = getattr(_lib, "tl_pyabi_silu_out_r", None) or _missing_c("tl_pyabi_silu_out_r")
@@ -2444,6 +2493,7 @@ _P_true_divide_out_r = getattr(_lib, "tl_pyabi_true_divide_out_r", None) or _mis
 _P_trunc__r = getattr(_lib, "tl_pyabi_trunc__r", None) or _missing_c("tl_pyabi_trunc__r")
 _P_trunc_out_r = getattr(_lib, "tl_pyabi_trunc_out_r", None) or _missing_c("tl_pyabi_trunc_out_r")
 _P_uniform__r = getattr(_lib, "tl_pyabi_uniform__r", None) or _missing_c("tl_pyabi_uniform__r")
+_P_uniform_out_r = getattr(_lib, "tl_pyabi_uniform_out_r", None) or _missing_c("tl_pyabi_uniform_out_r")
 _P_upsample_bicubic2d_backward_grad_input_r = getattr(_lib, "tl_pyabi_upsample_bicubic2d_backward_grad_input_r", None) or _missing_c("tl_pyabi_upsample_bicubic2d_backward_grad_input_r")
 _P_upsample_bicubic2d_out_r = getattr(_lib, "tl_pyabi_upsample_bicubic2d_out_r", None) or _missing_c("tl_pyabi_upsample_bicubic2d_out_r")
 _P_upsample_bilinear2d_backward_grad_input_r = getattr(_lib, "tl_pyabi_upsample_bilinear2d_backward_grad_input_r", None) or _missing_c("tl_pyabi_upsample_bilinear2d_backward_grad_input_r")
@@ -6914,6 +6964,46 @@ def cat(tensors, dim=0, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: cauchy(Tensor self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor
+# yaml/native_functions.yaml: cauchy.out(Tensor self, float median=0, float sigma=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_cauchy = (
+    ('(Tensor input, float median = 0, float sigma = 1, *, torchlet.Generator generator = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('median', lambda x: _cv_double(x) is not _BAD), ('sigma', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def cauchy(input, median=0, sigma=1, *, generator=None, out=None):
+    '(Tensor input, float median = 0, float sigma = 1, *, torchlet.Generator generator = None, Tensor out = None)'
+    if _TF and (r_ := _tf(cauchy, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('cauchy', 'input', 1, 'Tensor', input)
+    median_c = _cv_double(median)
+    if median_c is _BAD:
+        raise _arg_error('cauchy', 'median', 2, 'float', median)
+    sigma_c = _cv_double(sigma)
+    if sigma_c is _BAD:
+        raise _arg_error('cauchy', 'sigma', 3, 'float', sigma)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('cauchy', 'generator', 0, 'torchlet.Generator', generator)
+    if out is None:
+        h_ = _C_cauchy(input._p, median_c, sigma_c, generator_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('cauchy', 'out', 0, 'Tensor', out)
+    rc_ = _P_cauchy_out_r(input._p, median_c, sigma_c, generator_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor
 _SIGS_cdist = (
     ('(Tensor x1, Tensor x2, float p = 2, int compute_mode = None)', (('x1', lambda x: isinstance(x, _Tensor)), ('x2', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_double(x) is not _BAD), ('compute_mode', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
@@ -10380,6 +10470,43 @@ def expm1_(input):
     return input
 
 
+# yaml/native_functions.yaml: exponential(Tensor self, float lambd=1, *, Generator? generator=None) -> Tensor
+# yaml/native_functions.yaml: exponential.out(Tensor self, float lambd=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_exponential = (
+    ('(Tensor input, float lambd = 1, *, torchlet.Generator generator = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('lambd', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def exponential(input, lambd=1, *, generator=None, out=None):
+    '(Tensor input, float lambd = 1, *, torchlet.Generator generator = None, Tensor out = None)'
+    if _TF and (r_ := _tf(exponential, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('exponential', 'input', 1, 'Tensor', input)
+    lambd_c = _cv_double(lambd)
+    if lambd_c is _BAD:
+        raise _arg_error('exponential', 'lambd', 2, 'float', lambd)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('exponential', 'generator', 0, 'torchlet.Generator', generator)
+    if out is None:
+        h_ = _C_exponential(input._p, lambd_c, generator_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('exponential', 'out', 0, 'Tensor', out)
+    rc_ = _P_exponential_out_r(input._p, lambd_c, generator_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 # yaml/native_functions.yaml: eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 _SIGS_eye = (
@@ -11444,6 +11571,43 @@ def ge(*args, **kwargs):
     raise _invalid_combination('ge', args, kwargs, _SIGS_ge)
 
 
+# yaml/native_functions.yaml: geometric(Tensor self, float p, *, Generator? generator=None) -> Tensor
+# yaml/native_functions.yaml: geometric.out(Tensor self, float p, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_geometric = (
+    ('(Tensor input, float p, *, torchlet.Generator generator = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def geometric(input, p, *, generator=None, out=None):
+    '(Tensor input, float p, *, torchlet.Generator generator = None, Tensor out = None)'
+    if _TF and (r_ := _tf(geometric, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('geometric', 'input', 1, 'Tensor', input)
+    p_c = _cv_double(p)
+    if p_c is _BAD:
+        raise _arg_error('geometric', 'p', 2, 'float', p)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('geometric', 'generator', 0, 'torchlet.Generator', generator)
+    if out is None:
+        h_ = _C_geometric(input._p, p_c, generator_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('geometric', 'out', 0, 'Tensor', out)
+    rc_ = _P_geometric_out_r(input._p, p_c, generator_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: ger(Tensor self, Tensor vec2) -> Tensor
 # yaml/native_functions.yaml: ger.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_ger = (
@@ -12278,6 +12442,52 @@ def index_put_(input, indices, values, accumulate=False):
     return input
 
 
+# yaml/native_functions.yaml: index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor
+# yaml/native_functions.yaml: index_reduce.out(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)
+_SIGS_index_reduce = (
+    ('(Tensor input, int dim, Tensor index, Tensor source, str reduce, *, bool include_self = True, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('source', lambda x: isinstance(x, _Tensor)), ('reduce', lambda x: _cv_str(x, False) is not _BAD),), (('include_self', lambda x: _cv_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
+    '(Tensor input, int dim, Tensor index, Tensor source, str reduce, *, bool include_self = True, Tensor out = None)'
+    if _TF and (r_ := _tf(index_reduce, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('index_reduce', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('index_reduce', 'dim', 2, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('index_reduce', 'index', 3, 'Tensor', index)
+    if source.__class__ is not _Tensor:
+        if not isinstance(source, _Tensor):
+            raise _arg_error('index_reduce', 'source', 4, 'Tensor', source)
+    reduce_c = _cv_str(reduce, False)
+    if reduce_c is _BAD:
+        raise _arg_error('index_reduce', 'reduce', 5, 'str', reduce)
+    include_self_c = _cv_bool(include_self)
+    if include_self_c is _BAD:
+        raise _arg_error('index_reduce', 'include_self', 0, 'bool', include_self)
+    if out is None:
+        h_ = _C_index_reduce(input._p, dim_c, index._p, source._p, reduce_c, include_self_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('index_reduce', 'out', 0, 'Tensor', out)
+    rc_ = _P_index_reduce_out_r(input._p, dim_c, index._p, source._p, reduce_c, include_self_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: index_select(Tensor self, int dim, Tensor index) -> Tensor
 # yaml/native_functions.yaml: index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_index_select = (
@@ -12680,6 +12890,68 @@ def isnan(input):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: isneginf(Tensor self) -> Tensor
+# yaml/native_functions.yaml: isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_isneginf = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def isneginf(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(isneginf, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('isneginf', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_isneginf(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('isneginf', 'out', 0, 'Tensor', out)
+    rc_ = _P_isneginf_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: isposinf(Tensor self) -> Tensor
+# yaml/native_functions.yaml: isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_isposinf = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def isposinf(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(isposinf, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('isposinf', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_isposinf(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('isposinf', 'out', 0, 'Tensor', out)
+    rc_ = _P_isposinf_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: isreal(Tensor self) -> Tensor
@@ -13391,6 +13663,46 @@ def log_(input):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: log_normal(Tensor self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor
+# yaml/native_functions.yaml: log_normal.out(Tensor self, float mean=1, float std=2, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_log_normal = (
+    ('(Tensor input, float mean = 1, float std = 2, *, torchlet.Generator generator = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('mean', lambda x: _cv_double(x) is not _BAD), ('std', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def log_normal(input, mean=1, std=2, *, generator=None, out=None):
+    '(Tensor input, float mean = 1, float std = 2, *, torchlet.Generator generator = None, Tensor out = None)'
+    if _TF and (r_ := _tf(log_normal, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('log_normal', 'input', 1, 'Tensor', input)
+    mean_c = _cv_double(mean)
+    if mean_c is _BAD:
+        raise _arg_error('log_normal', 'mean', 2, 'float', mean)
+    std_c = _cv_double(std)
+    if std_c is _BAD:
+        raise _arg_error('log_normal', 'std', 3, 'float', std)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('log_normal', 'generator', 0, 'torchlet.Generator', generator)
+    if out is None:
+        h_ = _C_log_normal(input._p, mean_c, std_c, generator_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('log_normal', 'out', 0, 'Tensor', out)
+    rc_ = _P_log_normal_out_r(input._p, mean_c, std_c, generator_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
@@ -18839,6 +19151,52 @@ def scatter_add(input, dim, index, src, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor
+# yaml/native_functions.yaml: scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)
+_SIGS_scatter_reduce = (
+    ('(Tensor input, int dim, Tensor index, Tensor src, str reduce, *, bool include_self = True, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('src', lambda x: isinstance(x, _Tensor)), ('reduce', lambda x: _cv_str(x, False) is not _BAD),), (('include_self', lambda x: _cv_bool(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
+    '(Tensor input, int dim, Tensor index, Tensor src, str reduce, *, bool include_self = True, Tensor out = None)'
+    if _TF and (r_ := _tf(scatter_reduce, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('scatter_reduce', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('scatter_reduce', 'dim', 2, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('scatter_reduce', 'index', 3, 'Tensor', index)
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('scatter_reduce', 'src', 4, 'Tensor', src)
+    reduce_c = _cv_str(reduce, False)
+    if reduce_c is _BAD:
+        raise _arg_error('scatter_reduce', 'reduce', 5, 'str', reduce)
+    include_self_c = _cv_bool(include_self)
+    if include_self_c is _BAD:
+        raise _arg_error('scatter_reduce', 'include_self', 0, 'bool', include_self)
+    if out is None:
+        h_ = _C_scatter_reduce_two(input._p, dim_c, index._p, src._p, reduce_c, include_self_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('scatter_reduce', 'out', 0, 'Tensor', out)
+    rc_ = _P_scatter_reduce_two_out_r(input._p, dim_c, index._p, src._p, reduce_c, include_self_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
 # yaml/native_functions.yaml: searchsorted.Tensor_out(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
@@ -19074,6 +19432,37 @@ def selu_(input):
     return input
 
 
+# yaml/native_functions.yaml: sgn(Tensor self) -> Tensor
+# yaml/native_functions.yaml: sgn.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_sgn = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def sgn(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(sgn, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('sgn', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_sgn(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('sgn', 'out', 0, 'Tensor', out)
+    rc_ = _P_sgn_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: sigmoid(Tensor self) -> Tensor
 # yaml/native_functions.yaml: sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_sigmoid = (
@@ -19172,6 +19561,37 @@ def sign_(input):
     if rc_:
         _after(rc_)
     return input
+
+
+# yaml/native_functions.yaml: signbit(Tensor self) -> Tensor
+# yaml/native_functions.yaml: signbit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS_signbit = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def signbit(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(signbit, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('signbit', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_signbit(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('signbit', 'out', 0, 'Tensor', out)
+    rc_ = _P_signbit_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: sin(Tensor self) -> Tensor
@@ -21326,6 +21746,46 @@ def unflatten(input, dim, sizes):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: uniform(Tensor self, float from=0, float to=1, *, Generator? generator=None) -> Tensor
+# yaml/native_functions.yaml: uniform.out(Tensor self, float from=0, float to=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_uniform = (
+    ('(Tensor input, float from_ = 0, float to = 1, *, torchlet.Generator generator = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('from_', lambda x: _cv_double(x) is not _BAD), ('to', lambda x: _cv_double(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def uniform(input, from_=0, to=1, *, generator=None, out=None):
+    '(Tensor input, float from_ = 0, float to = 1, *, torchlet.Generator generator = None, Tensor out = None)'
+    if _TF and (r_ := _tf(uniform, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('uniform', 'input', 1, 'Tensor', input)
+    from__c = _cv_double(from_)
+    if from__c is _BAD:
+        raise _arg_error('uniform', 'from_', 2, 'float', from_)
+    to_c = _cv_double(to)
+    if to_c is _BAD:
+        raise _arg_error('uniform', 'to', 3, 'float', to)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('uniform', 'generator', 0, 'torchlet.Generator', generator)
+    if out is None:
+        h_ = _C_uniform(input._p, from__c, to_c, generator_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('uniform', 'out', 0, 'Tensor', out)
+    rc_ = _P_uniform_out_r(input._p, from__c, to_c, generator_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)
@@ -35426,6 +35886,72 @@ def _m_index_put_(self, indices, values, accumulate=False):
     return self
 
 
+# yaml/native_functions.yaml: index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor
+_SIGS__m_index_reduce = (
+    ('(int dim, Tensor index, Tensor source, str reduce, *, bool include_self = True)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('source', lambda x: isinstance(x, _Tensor)), ('reduce', lambda x: _cv_str(x, False) is not _BAD),), (('include_self', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _m_index_reduce(self, dim, index, source, reduce, *, include_self=True):
+    '(int dim, Tensor index, Tensor source, str reduce, *, bool include_self = True)'
+    if _TF and (r_ := _tf(_m_index_reduce, locals())) is not _GO:
+        return r_
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('index_reduce', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('index_reduce', 'index', 2, 'Tensor', index)
+    if source.__class__ is not _Tensor:
+        if not isinstance(source, _Tensor):
+            raise _arg_error('index_reduce', 'source', 3, 'Tensor', source)
+    reduce_c = _cv_str(reduce, False)
+    if reduce_c is _BAD:
+        raise _arg_error('index_reduce', 'reduce', 4, 'str', reduce)
+    include_self_c = _cv_bool(include_self)
+    if include_self_c is _BAD:
+        raise _arg_error('index_reduce', 'include_self', 0, 'bool', include_self)
+    h_ = _C_index_reduce(self._p, dim_c, index._p, source._p, reduce_c, include_self_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)
+_SIGS__m_index_reduce_ = (
+    ('(int dim, Tensor index, Tensor source, str reduce, *, bool include_self = True)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('source', lambda x: isinstance(x, _Tensor)), ('reduce', lambda x: _cv_str(x, False) is not _BAD),), (('include_self', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _m_index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    '(int dim, Tensor index, Tensor source, str reduce, *, bool include_self = True)'
+    if _TF and (r_ := _tf(_m_index_reduce_, locals())) is not _GO:
+        return r_
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('index_reduce_', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('index_reduce_', 'index', 2, 'Tensor', index)
+    if source.__class__ is not _Tensor:
+        if not isinstance(source, _Tensor):
+            raise _arg_error('index_reduce_', 'source', 3, 'Tensor', source)
+    reduce_c = _cv_str(reduce, False)
+    if reduce_c is _BAD:
+        raise _arg_error('index_reduce_', 'reduce', 4, 'str', reduce)
+    include_self_c = _cv_bool(include_self)
+    if include_self_c is _BAD:
+        raise _arg_error('index_reduce_', 'include_self', 0, 'bool', include_self)
+    rc_ = _P_index_reduce__r(self._p, dim_c, index._p, source._p, reduce_c, include_self_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: index_select(Tensor self, int dim, Tensor index) -> Tensor
 _SIGS__m_index_select = (
     ('(int dim, Tensor index)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -35578,6 +36104,46 @@ def _m_isnan(self):
     if _TF and (r_ := _tf(_m_isnan, locals())) is not _GO:
         return r_
     h_ = _C_isnan(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: isneginf(Tensor self) -> Tensor
+_SIGS__m_isneginf = (
+    ('()', (), (), False),
+)
+
+
+def _m_isneginf(self):
+    '()'
+    if _TF and (r_ := _tf(_m_isneginf, locals())) is not _GO:
+        return r_
+    h_ = _C_isneginf(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: isposinf(Tensor self) -> Tensor
+_SIGS__m_isposinf = (
+    ('()', (), (), False),
+)
+
+
+def _m_isposinf(self):
+    '()'
+    if _TF and (r_ := _tf(_m_isposinf, locals())) is not _GO:
+        return r_
+    h_ = _C_isposinf(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -39496,6 +40062,72 @@ def _m_scatter_add_(self, dim, index, src):
     return self
 
 
+# yaml/native_functions.yaml: scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor
+_SIGS__m_scatter_reduce = (
+    ('(int dim, Tensor index, Tensor src, str reduce, *, bool include_self = True)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('src', lambda x: isinstance(x, _Tensor)), ('reduce', lambda x: _cv_str(x, False) is not _BAD),), (('include_self', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _m_scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+    '(int dim, Tensor index, Tensor src, str reduce, *, bool include_self = True)'
+    if _TF and (r_ := _tf(_m_scatter_reduce, locals())) is not _GO:
+        return r_
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('scatter_reduce', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('scatter_reduce', 'index', 2, 'Tensor', index)
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('scatter_reduce', 'src', 3, 'Tensor', src)
+    reduce_c = _cv_str(reduce, False)
+    if reduce_c is _BAD:
+        raise _arg_error('scatter_reduce', 'reduce', 4, 'str', reduce)
+    include_self_c = _cv_bool(include_self)
+    if include_self_c is _BAD:
+        raise _arg_error('scatter_reduce', 'include_self', 0, 'bool', include_self)
+    h_ = _C_scatter_reduce_two(self._p, dim_c, index._p, src._p, reduce_c, include_self_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)
+_SIGS__m_scatter_reduce_ = (
+    ('(int dim, Tensor index, Tensor src, str reduce, *, bool include_self = True)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: isinstance(x, _Tensor)), ('src', lambda x: isinstance(x, _Tensor)), ('reduce', lambda x: _cv_str(x, False) is not _BAD),), (('include_self', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _m_scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    '(int dim, Tensor index, Tensor src, str reduce, *, bool include_self = True)'
+    if _TF and (r_ := _tf(_m_scatter_reduce_, locals())) is not _GO:
+        return r_
+    dim_c = _cv_int(dim)
+    if dim_c is _BAD:
+        raise _arg_error('scatter_reduce_', 'dim', 1, 'int', dim)
+    if index.__class__ is not _Tensor:
+        if not isinstance(index, _Tensor):
+            raise _arg_error('scatter_reduce_', 'index', 2, 'Tensor', index)
+    if src.__class__ is not _Tensor:
+        if not isinstance(src, _Tensor):
+            raise _arg_error('scatter_reduce_', 'src', 3, 'Tensor', src)
+    reduce_c = _cv_str(reduce, False)
+    if reduce_c is _BAD:
+        raise _arg_error('scatter_reduce_', 'reduce', 4, 'str', reduce)
+    include_self_c = _cv_bool(include_self)
+    if include_self_c is _BAD:
+        raise _arg_error('scatter_reduce_', 'include_self', 0, 'bool', include_self)
+    rc_ = _P_scatter_reduce__two_r(self._p, dim_c, index._p, src._p, reduce_c, include_self_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
 # yaml/native_functions.yaml: select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 _SIGS__m_select = (
     ('(int dim, int index)', (('dim', lambda x: _cv_int(x) is not _BAD), ('index', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -39549,6 +40181,42 @@ def _m_select_scatter(self, src, dim, index):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: sgn(Tensor self) -> Tensor
+_SIGS__m_sgn = (
+    ('()', (), (), False),
+)
+
+
+def _m_sgn(self):
+    '()'
+    if _TF and (r_ := _tf(_m_sgn, locals())) is not _GO:
+        return r_
+    h_ = _C_sgn(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: sgn_(Tensor(a!) self) -> Tensor(a!)
+_SIGS__m_sgn_ = (
+    ('()', (), (), False),
+)
+
+
+def _m_sgn_(self):
+    '()'
+    if _TF and (r_ := _tf(_m_sgn_, locals())) is not _GO:
+        return r_
+    rc_ = _P_sgn__r(self._p)
+    if rc_:
+        _after(rc_)
+    return self
 
 
 # yaml/native_functions.yaml: sigmoid(Tensor self) -> Tensor
@@ -39621,6 +40289,26 @@ def _m_sign_(self):
     if rc_:
         _after(rc_)
     return self
+
+
+# yaml/native_functions.yaml: signbit(Tensor self) -> Tensor
+_SIGS__m_signbit = (
+    ('()', (), (), False),
+)
+
+
+def _m_signbit(self):
+    '()'
+    if _TF and (r_ := _tf(_m_signbit, locals())) is not _GO:
+        return r_
+    h_ = _C_signbit(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: sin(Tensor self) -> Tensor
@@ -43071,6 +43759,8 @@ class _TensorOps:
     index_fill_ = _m_index_fill_
     index_put = _m_index_put
     index_put_ = _m_index_put_
+    index_reduce = _m_index_reduce
+    index_reduce_ = _m_index_reduce_
     index_select = _m_index_select
     inner = _m_inner
     inverse = _m_inverse
@@ -43078,6 +43768,8 @@ class _TensorOps:
     isfinite = _m_isfinite
     isinf = _m_isinf
     isnan = _m_isnan
+    isneginf = _m_isneginf
+    isposinf = _m_isposinf
     isreal = _m_isreal
     kron = _m_kron
     kthvalue = _m_kthvalue
@@ -43198,12 +43890,17 @@ class _TensorOps:
     scatter_ = _m_scatter_
     scatter_add = _m_scatter_add
     scatter_add_ = _m_scatter_add_
+    scatter_reduce = _m_scatter_reduce
+    scatter_reduce_ = _m_scatter_reduce_
     select = _m_select
     select_scatter = _m_select_scatter
+    sgn = _m_sgn
+    sgn_ = _m_sgn_
     sigmoid = _m_sigmoid
     sigmoid_ = _m_sigmoid_
     sign = _m_sign
     sign_ = _m_sign_
+    signbit = _m_signbit
     sin = _m_sin
     sin_ = _m_sin_
     sinc = _m_sinc
@@ -43856,6 +44553,9 @@ SIGNATURES = {
     ("function", "cat"): (
         "(tuple of Tensors tensors, int dim = 0, *, Tensor out = None)",
     ),
+    ("function", "cauchy"): (
+        "(Tensor input, float median = 0, float sigma = 1, *, torchlet.Generator generator = None, Tensor out = None)",
+    ),
     ("function", "cdist"): (
         "(Tensor x1, Tensor x2, float p = 2, int compute_mode = None)",
     ),
@@ -44141,6 +44841,9 @@ SIGNATURES = {
     ("function", "expm1_"): (
         "(Tensor input)",
     ),
+    ("function", "exponential"): (
+        "(Tensor input, float lambd = 1, *, torchlet.Generator generator = None, Tensor out = None)",
+    ),
     ("function", "eye"): (
         "(int n, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
         "(int n, int m, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
@@ -44221,6 +44924,9 @@ SIGNATURES = {
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other, *, Tensor out = None)",
     ),
+    ("function", "geometric"): (
+        "(Tensor input, float p, *, torchlet.Generator generator = None, Tensor out = None)",
+    ),
     ("function", "ger"): (
         "(Tensor input, Tensor vec2, *, Tensor out = None)",
     ),
@@ -44287,6 +44993,9 @@ SIGNATURES = {
     ("function", "index_put_"): (
         "(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False)",
     ),
+    ("function", "index_reduce"): (
+        "(Tensor input, int dim, Tensor index, Tensor source, str reduce, *, bool include_self = True, Tensor out = None)",
+    ),
     ("function", "index_select"): (
         "(Tensor input, int dim, Tensor index, *, Tensor out = None)",
     ),
@@ -44318,6 +45027,12 @@ SIGNATURES = {
     ),
     ("function", "isnan"): (
         "(Tensor input)",
+    ),
+    ("function", "isneginf"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
+    ("function", "isposinf"): (
+        "(Tensor input, *, Tensor out = None)",
     ),
     ("function", "isreal"): (
         "(Tensor input)",
@@ -44383,6 +45098,9 @@ SIGNATURES = {
     ),
     ("function", "log_"): (
         "(Tensor input)",
+    ),
+    ("function", "log_normal"): (
+        "(Tensor input, float mean = 1, float std = 2, *, torchlet.Generator generator = None, Tensor out = None)",
     ),
     ("function", "log_softmax"): (
         "(Tensor input, int dim, torchlet.dtype dtype = None, *, Tensor out = None)",
@@ -44758,6 +45476,9 @@ SIGNATURES = {
     ("function", "scatter_add"): (
         "(Tensor input, int dim, Tensor index, Tensor src, *, Tensor out = None)",
     ),
+    ("function", "scatter_reduce"): (
+        "(Tensor input, int dim, Tensor index, Tensor src, str reduce, *, bool include_self = True, Tensor out = None)",
+    ),
     ("function", "searchsorted"): (
         "(Tensor sorted_sequence, Tensor input, *, bool out_int32 = False, bool right = False, str side = None, Tensor sorter = None, Tensor out = None)",
         "(Tensor sorted_sequence, Number input, *, bool out_int32 = False, bool right = False, str side = None, Tensor sorter = None, Tensor out = None)",
@@ -44777,6 +45498,9 @@ SIGNATURES = {
     ("function", "selu_"): (
         "(Tensor input)",
     ),
+    ("function", "sgn"): (
+        "(Tensor input, *, Tensor out = None)",
+    ),
     ("function", "sigmoid"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -44788,6 +45512,9 @@ SIGNATURES = {
     ),
     ("function", "sign_"): (
         "(Tensor input)",
+    ),
+    ("function", "signbit"): (
+        "(Tensor input, *, Tensor out = None)",
     ),
     ("function", "sin"): (
         "(Tensor input, *, Tensor out = None)",
@@ -44975,6 +45702,9 @@ SIGNATURES = {
     ),
     ("function", "unflatten"): (
         "(Tensor input, int dim, tuple of ints sizes)",
+    ),
+    ("function", "uniform"): (
+        "(Tensor input, float from_ = 0, float to = 1, *, torchlet.Generator generator = None, Tensor out = None)",
     ),
     ("function", "unique_consecutive"): (
         "(Tensor input, bool return_inverse = False, bool return_counts = False, int dim = None)",
@@ -45673,6 +46403,12 @@ SIGNATURES = {
     ("method", "index_put_"): (
         "(tuple of Tensors indices, Tensor values, bool accumulate = False)",
     ),
+    ("method", "index_reduce"): (
+        "(int dim, Tensor index, Tensor source, str reduce, *, bool include_self = True)",
+    ),
+    ("method", "index_reduce_"): (
+        "(int dim, Tensor index, Tensor source, str reduce, *, bool include_self = True)",
+    ),
     ("method", "index_select"): (
         "(int dim, Tensor index)",
     ),
@@ -45692,6 +46428,12 @@ SIGNATURES = {
         "()",
     ),
     ("method", "isnan"): (
+        "()",
+    ),
+    ("method", "isneginf"): (
+        "()",
+    ),
+    ("method", "isposinf"): (
         "()",
     ),
     ("method", "isreal"): (
@@ -46090,11 +46832,23 @@ SIGNATURES = {
     ("method", "scatter_add_"): (
         "(int dim, Tensor index, Tensor src)",
     ),
+    ("method", "scatter_reduce"): (
+        "(int dim, Tensor index, Tensor src, str reduce, *, bool include_self = True)",
+    ),
+    ("method", "scatter_reduce_"): (
+        "(int dim, Tensor index, Tensor src, str reduce, *, bool include_self = True)",
+    ),
     ("method", "select"): (
         "(int dim, int index)",
     ),
     ("method", "select_scatter"): (
         "(Tensor src, int dim, int index)",
+    ),
+    ("method", "sgn"): (
+        "()",
+    ),
+    ("method", "sgn_"): (
+        "()",
     ),
     ("method", "sigmoid"): (
         "()",
@@ -46106,6 +46860,9 @@ SIGNATURES = {
         "()",
     ),
     ("method", "sign_"): (
+        "()",
+    ),
+    ("method", "signbit"): (
         "()",
     ),
     ("method", "sin"): (

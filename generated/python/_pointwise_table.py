@@ -730,6 +730,28 @@ POINTWISE = {
         "entry": "kernels/ufunc/isnan.h",
         "fallbacks": {},
     },
+    # yaml/native_functions.yaml: isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::isneginf": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "isneginf", "Bool": "isneginf_int", "Byte": "isneginf_int", "Char": "isneginf_int", "Double": "isneginf", "Float": "isneginf", "Half": "isneginf", "Int": "isneginf_int", "Long": "isneginf_int", "Short": "isneginf_int"},
+        "headers": ("kernels/ufunc/isneginf.h", ),
+        "result": "Bool",
+        "input_dtypes": {},
+        "entry": "isneginf.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::isposinf": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "isposinf", "Bool": "isposinf_int", "Byte": "isposinf_int", "Char": "isposinf_int", "Double": "isposinf", "Float": "isposinf", "Half": "isposinf", "Int": "isposinf_int", "Long": "isposinf_int", "Short": "isposinf_int"},
+        "headers": ("kernels/ufunc/isposinf.h", ),
+        "result": "Bool",
+        "input_dtypes": {},
+        "entry": "isposinf.out",
+        "fallbacks": {},
+    },
     # yaml/native_functions.yaml: lcm.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
     "aten::lcm": {
         "args": (("self", "tensor"), ("other", "tensor"), ),
@@ -1115,6 +1137,17 @@ POINTWISE = {
         "entry": "rsqrt.out",
         "fallbacks": {},
     },
+    # yaml/native_functions.yaml: sgn.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::sgn": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "sgn", "Bool": "sgn", "Byte": "sgn", "Char": "sgn", "Double": "sgn", "Float": "sgn", "Half": "sgn", "Int": "sgn", "Long": "sgn", "Short": "sgn"},
+        "headers": ("kernels/ufunc/sgn.h", ),
+        "result": None,
+        "input_dtypes": {},
+        "entry": "sgn.out",
+        "fallbacks": {},
+    },
     # yaml/native_functions.yaml: sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
     "aten::sigmoid": {
         "args": (("self", "tensor"), ),
@@ -1135,6 +1168,17 @@ POINTWISE = {
         "result": None,
         "input_dtypes": {},
         "entry": "sign.out",
+        "fallbacks": {},
+    },
+    # yaml/native_functions.yaml: signbit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+    "aten::signbit": {
+        "args": (("self", "tensor"), ),
+        "wrapped": (),
+        "dtypes": {"BFloat16": "signbit", "Bool": "signbit_int", "Byte": "signbit_int", "Char": "signbit_int", "Double": "signbit", "Float": "signbit", "Half": "signbit", "Int": "signbit_int", "Long": "signbit_int", "Short": "signbit_int"},
+        "headers": ("kernels/ufunc/signbit.h", ),
+        "result": "Bool",
+        "input_dtypes": {},
+        "entry": "signbit.out",
         "fallbacks": {},
     },
     # yaml/native_functions.yaml: silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)

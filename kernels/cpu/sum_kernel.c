@@ -21,13 +21,18 @@
  * tail computes the same tree), so results do not depend on threads.
  * float16/bfloat16: converted to float32 in bulk, 8 rows of a column chunk at
  * a time, then the float32 column kernel. float64: row by row. Integers and
- * bool: wrapping 64-bit, row by row. */
+ * bool: wrapping 64-bit, row by row.
+ *
+ * nansum's tables: the same kernels with NaN read as 0 (float32 chunks
+ * zeroed into an L1 buffer like the half-precision conversions; float64
+ * through a select in the loop). */
 #include <stdint.h>
 
 #include "tl_half.h"
 #include "tl_kernel.h"
 #include "tl_ufunc.h"
 #include "tl_widen.h"
+#include "nansum_kernel.h"
 
 typedef float tl_v16f __attribute__((vector_size(64)));
 typedef double tl_v8d __attribute__((vector_size(64)));
@@ -98,25 +103,32 @@ static double TL_KNAME(leaf_f32)(const void *p_, int64_t n) {
     return TL_KNAME(lanes_sum)(&d0, &d1) + tail;
 }
 
-static double TL_KNAME(leaf_f64)(const void *p_, int64_t n) {
-    enum { LANES = 16 };
-    const double *restrict p = (const double *)p_;
-    double a[LANES] = {0};
-    int64_t k = 0;
-    for (; k + LANES <= n; k += LANES)
-        for (int j = 0; j < LANES; j++) a[j] += p[k + j];
-    double tail = 0;
-    for (; k < n; k++) tail += p[k];
-    for (int w = LANES / 2; w > 0; w /= 2)
-        for (int j = 0; j < w; j++) a[j] += a[j + w];
-    return a[0] + tail;
-}
+/* LOAD: the element as added (NZ: NaN read as 0, for nansum) */
+#define ID(x) (x)
+#define NZ(x) ((x) == (x) ? (x) : 0)
+#define TL_DEF_F64_LEAF(NAME, LOAD)                                            \
+    static double TL_KNAME(leaf_##NAME)(const void *p_, int64_t n) {           \
+        enum { LANES = 16 };                                                   \
+        const double *restrict p = (const double *)p_;                         \
+        double a[LANES] = {0};                                                 \
+        int64_t k = 0;                                                         \
+        for (; k + LANES <= n; k += LANES)                                     \
+            for (int j = 0; j < LANES; j++) a[j] += LOAD(p[k + j]);            \
+        double tail = 0;                                                       \
+        for (; k < n; k++) tail += LOAD(p[k]);                                 \
+        for (int w = LANES / 2; w > 0; w /= 2)                                 \
+            for (int j = 0; j < w; j++) a[j] += a[j + w];                      \
+        return a[0] + tail;                                                    \
+    }
+TL_DEF_F64_LEAF(f64, ID)
+TL_DEF_F64_LEAF(nan_f64, NZ)
 
-/* float16 / bfloat16: chunks converted to float32 (bulk conversions), each
- * added into the same double accumulators as the float32 leaf */
-#define TL_DEF_HALF_LEAF(NAME, CONV)                                                   \
+/* float16 / bfloat16 (and nansum's float32): chunks converted to float32
+ * (bulk conversions; nansum's also zero NaNs), each added into the same
+ * double accumulators as the float32 leaf */
+#define TL_DEF_CHUNK_LEAF(NAME, T, CONV)                                               \
     static double TL_KNAME(leaf_##NAME)(const void *p_, int64_t n) {                 \
-        const uint16_t *p = (const uint16_t *)p_;                                    \
+        const T *p = (const T *)p_;                                                  \
         float buf[TL_UFUNC_CHUNK];                                                   \
         tl_v8d d0 = {0}, d1 = {0};                                                   \
         double tail = 0;                                                             \
@@ -127,8 +139,27 @@ static double TL_KNAME(leaf_f64)(const void *p_, int64_t n) {
         }                                                                            \
         return TL_KNAME(lanes_sum)(&d0, &d1) + tail;                                   \
     }
-TL_DEF_HALF_LEAF(f16, tl_f16_to_f32_n)
-TL_DEF_HALF_LEAF(bf16, tl_bf16_to_f32_n)
+/* nansum's conversions: NaN read as 0 (a select the compiler vectorizes) */
+static inline void TL_KNAME(nz_inplace)(float *p, int64_t n) {
+    for (int64_t i = 0; i < n; i++) p[i] = NZ(p[i]);
+}
+static inline void TL_KNAME(nz_f32_n)(float *restrict out, const float *restrict in, int64_t n) {
+    for (int64_t i = 0; i < n; i++) out[i] = NZ(in[i]);
+}
+static inline void TL_KNAME(nz_f16_n)(float *restrict out, const uint16_t *restrict in, int64_t n) {
+    tl_f16_to_f32_n(out, in, n);
+    TL_KNAME(nz_inplace)(out, n);
+}
+static inline void TL_KNAME(nz_bf16_n)(float *restrict out, const uint16_t *restrict in, int64_t n) {
+    tl_bf16_to_f32_n(out, in, n);
+    TL_KNAME(nz_inplace)(out, n);
+}
+
+TL_DEF_CHUNK_LEAF(f16, uint16_t, tl_f16_to_f32_n)
+TL_DEF_CHUNK_LEAF(bf16, uint16_t, tl_bf16_to_f32_n)
+TL_DEF_CHUNK_LEAF(nan_f32, float, TL_KNAME(nz_f32_n))
+TL_DEF_CHUNK_LEAF(nan_f16, uint16_t, TL_KNAME(nz_f16_n))
+TL_DEF_CHUNK_LEAF(nan_bf16, uint16_t, TL_KNAME(nz_bf16_n))
 
 /* ---- column sums */
 
@@ -189,18 +220,19 @@ static void TL_KNAME(cols_f32)(void *acc_, const void *p_, int64_t n, int64_t ro
             for (int64_t k = 0; k < n; k++) acc[k] += (ACC)LOAD(p[k]);                     \
         }                                                                                  \
     }
-#define ID(x) (x)
 #define I64(x) ((int64_t)(x))
 TL_DEF_COLS(f64, double, double, ID)
+TL_DEF_COLS(nan_f64, double, double, NZ)
 
-/* float16 / bfloat16: 8 rows at a time, column chunks converted to float32
- * in bulk, then the float32 column kernel (the same per-column arithmetic) */
-#define TL_DEF_HALF_COLS(NAME, CONV)                                                        \
+/* float16 / bfloat16 (and nansum's float32): 8 rows at a time, column
+ * chunks converted to float32 in bulk, then the float32 column kernel (the
+ * same per-column arithmetic) */
+#define TL_DEF_CHUNK_COLS(NAME, T, CONV)                                                    \
     static void TL_KNAME(cols_##NAME)(void *acc_, const void *p_, int64_t n, int64_t rows, \
                                       int64_t rs) {                                         \
         enum { CH = 512 };                                                                  \
         double *acc = (double *)acc_;                                                       \
-        const uint16_t *p = (const uint16_t *)p_;                                           \
+        const T *p = (const T *)p_;                                                         \
         float buf[8 * CH];                                                                  \
         for (int64_t r = 0; r < rows; r += 8) {                                             \
             const int64_t g = rows - r < 8 ? rows - r : 8;                                  \
@@ -211,8 +243,11 @@ TL_DEF_COLS(f64, double, double, ID)
             }                                                                               \
         }                                                                                   \
     }
-TL_DEF_HALF_COLS(f16, tl_f16_to_f32_n)
-TL_DEF_HALF_COLS(bf16, tl_bf16_to_f32_n)
+TL_DEF_CHUNK_COLS(f16, uint16_t, tl_f16_to_f32_n)
+TL_DEF_CHUNK_COLS(bf16, uint16_t, tl_bf16_to_f32_n)
+TL_DEF_CHUNK_COLS(nan_f32, float, TL_KNAME(nz_f32_n))
+TL_DEF_CHUNK_COLS(nan_f16, uint16_t, TL_KNAME(nz_f16_n))
+TL_DEF_CHUNK_COLS(nan_bf16, uint16_t, TL_KNAME(nz_bf16_n))
 TL_DEF_COLS(u8, uint8_t, uint64_t, I64)
 TL_DEF_COLS(i8, int8_t, uint64_t, I64)
 TL_DEF_COLS(i16, int16_t, uint64_t, I64)
@@ -229,4 +264,19 @@ const tl_sum_leaf_table_t TL_KNAME(tl_sum_leaf_table) = {
     [TL_BFLOAT16] = TL_KNAME(leaf_bf16),
     [TL_FLOAT32] = TL_KNAME(leaf_f32),
     [TL_FLOAT64] = TL_KNAME(leaf_f64),
+};
+
+/* nansum: the floating dtypes only (integer nansum is sum) */
+const tl_sum_leaf_table_t TL_KNAME(tl_nansum_leaf_table) = {
+    [TL_FLOAT16] = TL_KNAME(leaf_nan_f16),
+    [TL_BFLOAT16] = TL_KNAME(leaf_nan_bf16),
+    [TL_FLOAT32] = TL_KNAME(leaf_nan_f32),
+    [TL_FLOAT64] = TL_KNAME(leaf_nan_f64),
+};
+
+const tl_sum_cols_table_t TL_KNAME(tl_nansum_cols_table) = {
+    [TL_FLOAT16] = TL_KNAME(cols_nan_f16),
+    [TL_BFLOAT16] = TL_KNAME(cols_nan_bf16),
+    [TL_FLOAT32] = TL_KNAME(cols_nan_f32),
+    [TL_FLOAT64] = TL_KNAME(cols_nan_f64),
 };

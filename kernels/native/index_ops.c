@@ -205,31 +205,31 @@ tl_tensor *tl_native_index_select_backward(tl_keyset ks, tl_tensor *grad, const 
 
 /* --------------------------------------------------------------- index_add */
 
-/* PyTorch's index_func_meta_impl checks (messages name index_add_) */
-int tl_meta_index_add(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source,
-                      tl_scalar alpha) {
-    (void)alpha;
+/* PyTorch's index_func_meta_impl checks (messages name `func`_: index_add_,
+ * index_reduce_) */
+int si_index_func_meta(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source,
+                       const char *func) {
     char b1[256], b2[256];
     const int64_t d = tl__wrap_dim(dim, self->ndim, 1);
     if (d < 0) return -1;
     const int64_t numel = index->numel;
     if (index->ndim > 1)
-        return tl_set_error(TL_ERR_INDEX, "index_add_(): Index is supposed to be a vector, but got dim: %lld with type: "
-                                          "%s and size: %s", (long long)index->ndim, tl_dtype_scalar_name(index->dtype),
+        return tl_set_error(TL_ERR_INDEX, "%s_(): Index is supposed to be a vector, but got dim: %lld with type: "
+                                          "%s and size: %s", func, (long long)index->ndim, tl_dtype_scalar_name(index->dtype),
                             si_shape_str(b1, sizeof b1, index->ndim, index->sizes));
     if (!si_is_index_dtype(index->dtype))
-        return tl_set_error(TL_ERR_RUNTIME, "index_add_(): Expected dtype int32/int64 for index but got: %s",
+        return tl_set_error(TL_ERR_RUNTIME, "%s_(): Expected dtype int32/int64 for index but got: %s", func,
                             tl_dtype_scalar_name(index->dtype));
     if (self->dtype != source->dtype)
-        return tl_set_error(TL_ERR_RUNTIME, "index_add_(): self (%s) and source (%s) must have the same scalar type",
+        return tl_set_error(TL_ERR_RUNTIME, "%s_(): self (%s) and source (%s) must have the same scalar type", func,
                             tl_dtype_scalar_name(self->dtype), tl_dtype_scalar_name(source->dtype));
     if (d != 0 && d >= source->ndim)
-        return tl_set_error(TL_ERR_RUNTIME, "index_add_(): Indexing dim %lld is out of bounds of the source tensor with "
-                                            "dim %lld", (long long)d, (long long)source->ndim);
+        return tl_set_error(TL_ERR_RUNTIME, "%s_(): Indexing dim %lld is out of bounds of the source tensor with "
+                                            "dim %lld", func, (long long)d, (long long)source->ndim);
     const int64_t ssize = source->ndim ? source->sizes[d] : 1;
     if (numel != ssize)
-        return tl_set_error(TL_ERR_RUNTIME, "index_add_(): Number of indices (%lld) should be equal to source.size(dim): "
-                                            "(%lld), for dim: %lld", (long long)numel, (long long)ssize, (long long)d);
+        return tl_set_error(TL_ERR_RUNTIME, "%s_(): Number of indices (%lld) should be equal to source.size(dim): "
+                                            "(%lld), for dim: %lld", func, (long long)numel, (long long)ssize, (long long)d);
     int match = si_nonempty_dim(self) == si_nonempty_dim(source);
     for (int64_t k = 0; match && k < self->ndim; k++)
         if (k != d && self->sizes[k] != source->sizes[k]) match = 0;
@@ -243,6 +243,12 @@ int tl_meta_index_add(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor 
         (si_check_no_overlap(s->outputs[0], index) || si_check_no_overlap(s->outputs[0], source)))
         return -1;
     return 0;
+}
+
+int tl_meta_index_add(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source,
+                      tl_scalar alpha) {
+    (void)alpha;
+    return si_index_func_meta(s, self, dim, index, source, "index_add");
 }
 
 /* out <- self, then out.select(dim, index[i]) += alpha * source.select(dim, i),
@@ -512,6 +518,18 @@ static int scatter_impl(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tenso
                   : c.reduce == 1 && out->dtype == TL_FLOAT32 ? sc_add_float
                   : c.reduce == 1 && out->dtype == TL_FLOAT64 ? sc_add_double : sc_reduce_generic;
     return sg_run(&a, fn, &c);
+}
+
+/* for scatter_reduce.two (scatter_reduce.c): the checks with reduce left to
+ * the caller, and one element pass */
+int si_scatter_meta(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src) {
+    return scatter_meta(s, self, dim, index, src, NULL);
+}
+
+int si_scatter_run(tl_tensor *index, tl_tensor *direct, tl_tensor *indexed, int64_t dim, si_elem_fn fn,
+                   const void *ctx) {
+    sg_args a = {index, direct, indexed, dim};
+    return sg_run(&a, fn, ctx);
 }
 
 int tl_meta_scatter_src(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src) {

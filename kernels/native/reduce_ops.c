@@ -27,6 +27,7 @@
 #include "tl_tensor.h"
 #include "tl_ufunc.h"
 #include "reduce_util.h"
+#include "../cpu/nansum_kernel.h"
 
 enum { MAXD = 64 };
 
@@ -58,19 +59,23 @@ int tl_meta_sum_dim_IntList(tl_structured *s, tl_tensor *self, const int64_t *di
 
 TL_DEFINE_STUB(tl_sum_leaf_stub, tl_sum_leaf_table)
 TL_DEFINE_STUB(tl_sum_cols_stub, tl_sum_cols_table)
+TL_DEFINE_STUB(tl_nansum_leaf_stub, tl_nansum_leaf_table)
+TL_DEFINE_STUB(tl_nansum_cols_stub, tl_nansum_cols_table)
 #define TL_SUM_COLS(dt) ((*(const tl_sum_cols_table_t *)tl_sum_cols_stub.current)[dt])
+#define TL_NANSUM_COLS(dt) ((*(const tl_sum_cols_table_t *)tl_nansum_cols_stub.current)[dt])
 
 /* float run: n elements of type T at p, stride st (elements), summed in
  * double; contiguous runs go pairwise over leaves of TL_SUM_BLOCK elements
- * summed by the per-ISA leaf kernel (kernels/cpu/sum_kernel.c) */
-#define TL_DEF_FRUN(NAME, T, LOAD, DT)                                               \
+ * summed by the per-ISA leaf kernel (kernels/cpu/sum_kernel.c; LEAF: sum's
+ * table or nansum's) */
+#define TL_DEF_FRUN(NAME, T, LOAD, DT, LEAF)                                         \
     static double frun_##NAME(const T *p, int64_t st, int64_t n) {                   \
         if (n > TL_SUM_BLOCK) {                                                      \
             const int64_t h = (n / 2 + TL_SUM_BLOCK - 1) / TL_SUM_BLOCK * TL_SUM_BLOCK; \
             return frun_##NAME(p, st, h) + frun_##NAME(p + h * st, st, n - h);       \
         }                                                                            \
         /* below one vector the leaf kernels add in double in order: inline */    \
-        if (st == 1 && n >= 16) return TL_SUM_LEAF(DT)(p, n);                        \
+        if (st == 1 && n >= 16) return LEAF(DT)(p, n);                               \
         double a = 0;                                                                \
         for (int64_t k = 0; k < n; k++) a += (double)LOAD(p[k * st]);                \
         return a;                                                                    \
@@ -122,15 +127,28 @@ TL_DEFINE_STUB(tl_sum_cols_stub, tl_sum_cols_table)
     }
 
 #define TL_SUM_LEAF(dt) ((*(const tl_sum_leaf_table_t *)tl_sum_leaf_stub.current)[dt])
+#define TL_NANSUM_LEAF(dt) ((*(const tl_sum_leaf_table_t *)tl_nansum_leaf_stub.current)[dt])
 #define TL_ID(x) (x)
-TL_DEF_FRUN(f32, float, TL_ID, TL_FLOAT32)
-TL_DEF_FRUN(f64, double, TL_ID, TL_FLOAT64)
-TL_DEF_FRUN(f16, uint16_t, tl_f16_to_f32, TL_FLOAT16)
-TL_DEF_FRUN(bf16, uint16_t, tl_bf16_to_f32, TL_BFLOAT16)
+/* nansum's loads: NaN read as 0 */
+#define TL_NZ(x) ((x) == (x) ? (x) : 0)
+#define TL_NZ_F16(x) TL_NZ(tl_f16_to_f32(x))
+#define TL_NZ_BF16(x) TL_NZ(tl_bf16_to_f32(x))
+TL_DEF_FRUN(f32, float, TL_ID, TL_FLOAT32, TL_SUM_LEAF)
+TL_DEF_FRUN(f64, double, TL_ID, TL_FLOAT64, TL_SUM_LEAF)
+TL_DEF_FRUN(f16, uint16_t, tl_f16_to_f32, TL_FLOAT16, TL_SUM_LEAF)
+TL_DEF_FRUN(bf16, uint16_t, tl_bf16_to_f32, TL_BFLOAT16, TL_SUM_LEAF)
+TL_DEF_FRUN(nan_f32, float, TL_NZ, TL_FLOAT32, TL_NANSUM_LEAF)
+TL_DEF_FRUN(nan_f64, double, TL_NZ, TL_FLOAT64, TL_NANSUM_LEAF)
+TL_DEF_FRUN(nan_f16, uint16_t, TL_NZ_F16, TL_FLOAT16, TL_NANSUM_LEAF)
+TL_DEF_FRUN(nan_bf16, uint16_t, TL_NZ_BF16, TL_BFLOAT16, TL_NANSUM_LEAF)
 TL_DEF_PRUN(f32, float)
 TL_DEF_PRUN(f64, double)
 TL_DEF_PRUN(f16, uint16_t)
 TL_DEF_PRUN(bf16, uint16_t)
+TL_DEF_PRUN(nan_f32, float)
+TL_DEF_PRUN(nan_f64, double)
+TL_DEF_PRUN(nan_f16, uint16_t)
+TL_DEF_PRUN(nan_bf16, uint16_t)
 
 /* the reduction walk: dims ordered outer..inner by |stride|, contiguous
  * neighbours merged; acc[j] for output j. Per innermost run: a leaf sum
@@ -139,6 +157,7 @@ TL_DEF_PRUN(bf16, uint16_t)
 typedef struct {
     int64_t nd;
     int64_t size[MAXD], st[MAXD], ast[MAXD]; /* input stride (elements), acc stride (0: reduced) */
+    int nan;                                  /* nansum: NaN read as 0 */
 } walk;
 
 /* dims the walk loops over with its index machinery: all but the innermost
@@ -153,7 +172,7 @@ static int64_t walk_outer_dims(const walk *w) {
     return nd - 1 - (cols || rows);
 }
 
-#define TL_DEF_WALK(NAME, T, ACC, RUN_EXPR, ADD_EXPR, DT)                               \
+#define TL_DEF_WALK(NAME, T, ACC, RUN_EXPR, ADD_EXPR, DT, COLS)                         \
     static void walk_##NAME(const walk *w, const T *base, ACC *acc) {                 \
         int64_t idx[MAXD] = {0};                                                        \
         const int64_t nd = w->nd, n = w->size[nd - 1], st = w->st[nd - 1], as = w->ast[nd - 1]; \
@@ -166,11 +185,11 @@ static int64_t walk_outer_dims(const walk *w) {
                 const int64_t r = w->size[nd - 2], rs = w->st[nd - 2], ra = w->ast[nd - 2]; \
                 for (int64_t j = 0; j < r; j++) a[j * ra] = (ACC)(a[j * ra] + frun_##NAME(p + j * rs, st, n)); \
             } else if (no < nd - 1) {                                                   \
-                TL_SUM_COLS(DT)(a, p, n, w->size[nd - 2], w->st[nd - 2]);               \
+                COLS(DT)(a, p, n, w->size[nd - 2], w->st[nd - 2]);                      \
             } else if (as == 0) {                                                       \
                 *a = (ACC)(*a + (RUN_EXPR));                                            \
             } else if (as == 1 && st == 1) {                                            \
-                TL_SUM_COLS(DT)(a, p, n, 1, 0);                                         \
+                COLS(DT)(a, p, n, 1, 0);                                                \
             } else {                                                                    \
                 for (int64_t k = 0; k < n; k++) a[k * as] = (ACC)(a[k * as] + (ADD_EXPR)); \
             }                                                                           \
@@ -183,10 +202,16 @@ static int64_t walk_outer_dims(const walk *w) {
         }                                                                               \
     }
 
-TL_DEF_WALK(f32, float, double, prun_f32(p, st, n), (double)p[k * st], TL_FLOAT32)
-TL_DEF_WALK(f64, double, double, prun_f64(p, st, n), p[k * st], TL_FLOAT64)
-TL_DEF_WALK(f16, uint16_t, double, prun_f16(p, st, n), (double)tl_f16_to_f32(p[k * st]), TL_FLOAT16)
-TL_DEF_WALK(bf16, uint16_t, double, prun_bf16(p, st, n), (double)tl_bf16_to_f32(p[k * st]), TL_BFLOAT16)
+TL_DEF_WALK(f32, float, double, prun_f32(p, st, n), (double)p[k * st], TL_FLOAT32, TL_SUM_COLS)
+TL_DEF_WALK(f64, double, double, prun_f64(p, st, n), p[k * st], TL_FLOAT64, TL_SUM_COLS)
+TL_DEF_WALK(f16, uint16_t, double, prun_f16(p, st, n), (double)tl_f16_to_f32(p[k * st]), TL_FLOAT16, TL_SUM_COLS)
+TL_DEF_WALK(bf16, uint16_t, double, prun_bf16(p, st, n), (double)tl_bf16_to_f32(p[k * st]), TL_BFLOAT16, TL_SUM_COLS)
+TL_DEF_WALK(nan_f32, float, double, prun_nan_f32(p, st, n), (double)TL_NZ(p[k * st]), TL_FLOAT32, TL_NANSUM_COLS)
+TL_DEF_WALK(nan_f64, double, double, prun_nan_f64(p, st, n), TL_NZ(p[k * st]), TL_FLOAT64, TL_NANSUM_COLS)
+TL_DEF_WALK(nan_f16, uint16_t, double, prun_nan_f16(p, st, n), (double)TL_NZ_F16(p[k * st]), TL_FLOAT16,
+            TL_NANSUM_COLS)
+TL_DEF_WALK(nan_bf16, uint16_t, double, prun_nan_bf16(p, st, n), (double)TL_NZ_BF16(p[k * st]), TL_BFLOAT16,
+            TL_NANSUM_COLS)
 
 static uint64_t irun_sum(const void *p, tl_dtype dt, int64_t st, int64_t n) {
     uint64_t s = 0;
@@ -239,6 +264,15 @@ static void walk_int(const walk *w, const char *base, tl_dtype dt, int64_t isz, 
 
 /* x's elements (dtype dt) walked into acc (8-byte slots) */
 static void walk_any(const walk *w, const char *base, tl_dtype dt, int64_t isz, void *acc) {
+    if (w->nan) {
+        switch (dt) {
+        case TL_FLOAT32: walk_nan_f32(w, (const float *)base, acc); return;
+        case TL_FLOAT64: walk_nan_f64(w, (const double *)base, acc); return;
+        case TL_FLOAT16: walk_nan_f16(w, (const uint16_t *)base, acc); return;
+        case TL_BFLOAT16: walk_nan_bf16(w, (const uint16_t *)base, acc); return;
+        default: break;   /* integers have no NaN */
+        }
+    }
     switch (dt) {
     case TL_FLOAT32: walk_f32(w, (const float *)base, acc); break;
     case TL_FLOAT64: walk_f64(w, (const double *)base, acc); break;
@@ -296,6 +330,7 @@ static void walk_run(const walk *w, const char *base, tl_dtype dt, int64_t isz, 
  * pairwise */
 static void build_walk(const tl_tensor *x, uint64_t mask, walk *w) {
     const int64_t nd = tl_tensor_ndim(x);
+    w->nan = 0;
     int64_t ast[MAXD], m = 1;
     const int64_t *sz = tl_tensor_sizes(x), *st = tl_tensor_strides(x);
     for (int64_t i = nd - 1; i >= 0; i--) {
@@ -383,8 +418,8 @@ static int sum_direct(const walk *w, const tl_tensor *x, tl_tensor *out, int mea
 }
 
 /* sum over the dims of mask into out (in out's dtype); mean: divided by the
- * reduced count (floating results only) */
-static int sum_core(tl_tensor *self, uint64_t mask, tl_tensor *out, int mean) {
+ * reduced count (floating results only); nan: NaN read as 0 (nansum) */
+static int sum_core(tl_tensor *self, uint64_t mask, tl_tensor *out, int mean, int nan) {
     const tl_dtype rt = tl_tensor_dtype(out);
     const int64_t onumel = tl_tensor_numel(out);
     if (onumel == 0) return 0;
@@ -400,6 +435,7 @@ static int sum_core(tl_tensor *self, uint64_t mask, tl_tensor *out, int mean) {
     walk w;
     if (xnumel > 0) {
         build_walk(x, mask, &w);
+        w.nan = nan;
         if (sum_direct(&w, x, out, mean)) {
             tl_tensor_release(x);
             return 0;
@@ -449,7 +485,23 @@ int tl_impl_sum_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64
     (void)s; (void)keepdim; (void)dtype;
     uint64_t mask;
     if (tl_rd_mask(self, dim, dim_len, &mask)) return -1;
-    return sum_core(self, mask, out, 0);
+    return sum_core(self, mask, out, 0, 0);
+}
+
+/* nansum of a floating result dtype (kernels/native/select_index.c): sum's
+ * walk with NaN read as 0 inside the loops, into a new tensor of sum's shape
+ * and result dtype (dtype=, else self's) */
+tl_tensor *tl_rd_nansum(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype) {
+    uint64_t mask;
+    if (tl_rd_mask(self, dim, dim_len, &mask)) return NULL;
+    int64_t shape[MAXD];
+    const int64_t k = tl_rd_shape(self, mask, keepdim, shape);
+    tl_tensor *out = tl_empty(k, shape, sumlike_dtype(NULL, self, dtype), TL_CPU);
+    if (out && sum_core(self, mask, out, 0, 1)) {
+        tl_tensor_release(out);
+        return NULL;
+    }
+    return out;
 }
 
 /* sum(self, dtype): the dim_IntList overload over every dim */
@@ -483,7 +535,7 @@ int tl_impl_mean_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int6
     (void)s; (void)keepdim; (void)dtype;
     uint64_t mask;
     if (tl_rd_mask(self, dim, dim_len, &mask)) return -1;
-    return sum_core(self, mask, out, 1);
+    return sum_core(self, mask, out, 1, 0);
 }
 
 tl_tensor *tl_native_mean(tl_keyset ks, tl_tensor *self, tl_dtype dtype) {

@@ -40,4 +40,8 @@ int tl_rd_commit(tl_tensor *out, tl_tensor *target);
  * for reductions without identity (max, amax, argmax ...) */
 int tl_rd_check_nonempty(const tl_tensor *self, uint64_t mask, bool dim_given, const char *name, int index_error);
 
+/* nansum with a floating result dtype: sum's walk, NaN read as 0
+ * (reduce_ops.c) */
+tl_tensor *tl_rd_nansum(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
+
 #endif

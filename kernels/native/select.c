@@ -23,6 +23,7 @@
 
 #include "missing_ops.h"
 #include "tl_error.h"
+#include "tl_half.h"
 #include "tl_internal.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
 #include "ops/_cummax_helper.h"
@@ -179,20 +180,7 @@ STD_SORT(std_sort_i, pair_i)
         }                                                                      \
     } while (0)
 
-/* cummax / cummin: PyTorch's `isnan(x) || (!isnan(out) && x op out)` */
-#define CUM_SCAN(T, row, n, out, max, ISNAN)                                   \
-    do {                                                                       \
-        T best = (row)[0];                                                     \
-        int64_t bi = 0;                                                        \
-        for (int64_t i = 0; i < (n); i++) {                                    \
-            const T x = (row)[i];                                              \
-            if (ISNAN(x) || (!ISNAN(best) && ((max) ? x >= best : x <= best))) { \
-                best = x;                                                      \
-                bi = i;                                                        \
-            }                                                                  \
-            (out)[i] = bi;                                                     \
-        }                                                                      \
-    } while (0)
+/* an integer is never NaN (cummax / cummin's scans) */
 #define NO_NAN(x) ((void)(x), 0)
 
 /* the index libstdc++'s nth_element leaves first when every element is
@@ -225,13 +213,6 @@ static void sel_rows(int64_t begin, int64_t end, void *ctx) {
         return;
     }
     for (int64_t r = begin; r < end; r++) {
-        if (j->kind == SEL_CUMMAX || j->kind == SEL_CUMMIN) {
-            const bool mx = j->kind == SEL_CUMMAX;
-            int64_t *o = j->out + r * n;
-            if (j->fl) CUM_SCAN(double, (const double *)j->data + r * n, n, o, mx, isnan);
-            else CUM_SCAN(int64_t, (const int64_t *)j->data + r * n, n, o, mx, NO_NAN);
-            continue;
-        }
         int64_t res = 0;
         if (j->fl) {
             const double *row = (const double *)j->data + r * n;
@@ -279,11 +260,10 @@ static void sel_rows(int64_t begin, int64_t end, void *ctx) {
     free(buf);
 }
 
-/* the indices chosen along dim d (wrapped; self has >= 1 dim and elements):
- * keepdim shape for the reductions, self's shape for cummax / cummin */
+/* the index chosen along dim d per row (wrapped; self has >= 1 dim and elements;
+ * the keepdim shape) */
 static tl_tensor *select_indices(tl_tensor *self, int64_t d, sel_kind kind, int64_t k) {
     const int64_t nd = self->ndim, n = self->sizes[d];
-    const bool cum = kind == SEL_CUMMAX || kind == SEL_CUMMIN;
     int64_t perm[TL_MAX_DIMS], shape[TL_MAX_DIMS];
     for (int64_t i = 0, o = 0; i < nd; i++)
         if (i != d) perm[o++] = i;
@@ -296,7 +276,7 @@ static tl_tensor *select_indices(tl_tensor *self, int64_t d, sel_kind kind, int6
     tl_tensor_release(moved);
     tl_tensor_release(work);
     if (!cw) return NULL;
-    if (!cum) shape[nd - 1] = 1;
+    shape[nd - 1] = 1;
     tl_tensor *idx = tl_empty(nd, shape, TL_INT64, TL_CPU);
     if (!idx) {
         tl_tensor_release(cw);
@@ -488,16 +468,162 @@ int tl_native_mode_out(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim,
 
 /* ------------------------------------------------------------ cummax / cummin */
 
+/* cummax / cummin read self in its own dtype and write values and indices in
+ * place (any strides), one scan per row along dim, rows over the thread pool.
+ * The rule is PyTorch's: x replaces the running best when it is NaN or, the
+ * best not being NaN, x >= best (max) / x <= best (min): ties take the later
+ * index, and the first NaN stays. float16 / bfloat16 compare as float. */
+typedef struct {
+    const tl_tensor *self, *values, *indices;
+    int64_t d, n;
+    bool max, cols;   /* cols: CUM_BLOCK columns per task (below) */
+} cum_job;
+
+#define CUM_LOAD_NATIVE(raw) (raw)
+#define CUM_LOAD_F16(raw) tl_f16_to_f32(raw)
+#define CUM_LOAD_BF16(raw) tl_bf16_to_f32(raw)
+#define CUM_ROW(NAME, ST, CT, LOAD, ISNAN, CMP)                                                      \
+    static void NAME(const char *s, int64_t ss, char *v, int64_t vs, char *ix, int64_t is, int64_t n) { \
+        ST braw;                                                                                   \
+        memcpy(&braw, s, sizeof braw);                                                             \
+        CT best = LOAD(braw);                                                                      \
+        int64_t bi = 0;                                                                            \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            ST raw;                                                                                \
+            memcpy(&raw, s + i * ss, sizeof raw);                                                  \
+            const CT x = LOAD(raw);                                                                \
+            if (ISNAN(x) || (!ISNAN(best) && x CMP best)) {                                        \
+                best = x;                                                                          \
+                braw = raw;                                                                        \
+                bi = i;                                                                            \
+            }                                                                                      \
+            memcpy(v + i * vs, &braw, sizeof braw);                                                \
+            memcpy(ix + i * is, &bi, sizeof bi);                                                   \
+        }                                                                                          \
+    }
+/* CUM_BLOCK columns side by side (dim not innermost, the innermost dim
+ * contiguous in self, values and indices): each step along dim reads and
+ * writes CUM_BLOCK neighbouring elements, instead of one scan per column at
+ * a stride of a whole row */
+enum { CUM_BLOCK = 64 };
+#define CUM_COLS(NAME, ST, CT, LOAD, ISNAN, CMP)                                                     \
+    static void NAME(const char *s, int64_t ss, char *v, int64_t vs, char *ix, int64_t is, int64_t n, \
+                     int64_t m) {                                                                   \
+        CT best[CUM_BLOCK];                                                                         \
+        ST braw[CUM_BLOCK];                                                                         \
+        int64_t bi[CUM_BLOCK];                                                                      \
+        for (int64_t c = 0; c < m; c++) {                                                           \
+            braw[c] = ((const ST *)s)[c];                                                           \
+            best[c] = LOAD(braw[c]);                                                                \
+            bi[c] = 0;                                                                              \
+        }                                                                                           \
+        for (int64_t i = 0; i < n; i++) {                                                           \
+            const ST *si = (const ST *)(s + i * ss);                                                \
+            ST *vi = (ST *)(v + i * vs);                                                            \
+            int64_t *xi = (int64_t *)(ix + i * is);                                                 \
+            for (int64_t c = 0; c < m; c++) {                                                       \
+                const ST raw = si[c];                                                               \
+                const CT x = LOAD(raw);                                                             \
+                if (ISNAN(x) || (!ISNAN(best[c]) && x CMP best[c])) {                               \
+                    best[c] = x;                                                                    \
+                    braw[c] = raw;                                                                  \
+                    bi[c] = i;                                                                      \
+                }                                                                                   \
+                vi[c] = braw[c];                                                                    \
+                xi[c] = bi[c];                                                                      \
+            }                                                                                       \
+        }                                                                                           \
+    }
+#define CUM_ROWS(T, ST, CT, LOAD, ISNAN)                     \
+    CUM_ROW(cum_max_##T, ST, CT, LOAD, ISNAN, >=)            \
+    CUM_ROW(cum_min_##T, ST, CT, LOAD, ISNAN, <=)            \
+    CUM_COLS(cum_cmax_##T, ST, CT, LOAD, ISNAN, >=)          \
+    CUM_COLS(cum_cmin_##T, ST, CT, LOAD, ISNAN, <=)
+CUM_ROWS(f32, float, float, CUM_LOAD_NATIVE, isnan)
+CUM_ROWS(f64, double, double, CUM_LOAD_NATIVE, isnan)
+CUM_ROWS(f16, uint16_t, float, CUM_LOAD_F16, isnan)
+CUM_ROWS(bf16, uint16_t, float, CUM_LOAD_BF16, isnan)
+CUM_ROWS(u8, uint8_t, uint8_t, CUM_LOAD_NATIVE, NO_NAN)
+CUM_ROWS(i8, int8_t, int8_t, CUM_LOAD_NATIVE, NO_NAN)
+CUM_ROWS(i16, int16_t, int16_t, CUM_LOAD_NATIVE, NO_NAN)
+CUM_ROWS(i32, int32_t, int32_t, CUM_LOAD_NATIVE, NO_NAN)
+CUM_ROWS(i64, int64_t, int64_t, CUM_LOAD_NATIVE, NO_NAN)
+
+typedef void (*cum_row_fn)(const char *s, int64_t ss, char *v, int64_t vs, char *ix, int64_t is, int64_t n);
+typedef void (*cum_cols_fn)(const char *s, int64_t ss, char *v, int64_t vs, char *ix, int64_t is, int64_t n,
+                            int64_t m);
+
+/* the row and column scans of a dtype (uint8 serves bool: 0 / 1 bytes) */
+static void cum_fns(tl_dtype dt, bool mx, cum_row_fn *row, cum_cols_fn *cols) {
+#define CUM_PICK(T)                                  \
+    do {                                             \
+        *row = mx ? cum_max_##T : cum_min_##T;       \
+        *cols = mx ? cum_cmax_##T : cum_cmin_##T;    \
+    } while (0)
+    switch (dt) {
+    case TL_FLOAT32: CUM_PICK(f32); break;
+    case TL_FLOAT64: CUM_PICK(f64); break;
+    case TL_FLOAT16: CUM_PICK(f16); break;
+    case TL_BFLOAT16: CUM_PICK(bf16); break;
+    case TL_INT8: CUM_PICK(i8); break;
+    case TL_INT16: CUM_PICK(i16); break;
+    case TL_INT32: CUM_PICK(i32); break;
+    case TL_INT64: CUM_PICK(i64); break;
+    default: CUM_PICK(u8); break;
+    }
+#undef CUM_PICK
+}
+
+/* tasks [b, e): task r is the r-th position of the dims other than d (and,
+ * in column mode, other than the innermost dim, whose CUM_BLOCK-wide blocks
+ * are the fastest-varying part of r) */
+static void cum_rows(int64_t b, int64_t e, void *ctx) {
+    const cum_job *j = ctx;
+    const tl_tensor *t[3] = {j->self, j->values, j->indices};
+    const int64_t isz[3] = {tl__itemsize(j->self->dtype), tl__itemsize(j->values->dtype), 8};
+    const int64_t nd = j->self->ndim, d = j->d, last = nd - 1;
+    const int64_t inner = j->cols ? j->self->sizes[last] : 1, nblk = (inner + CUM_BLOCK - 1) / CUM_BLOCK;
+    cum_row_fn row;
+    cum_cols_fn cols;
+    cum_fns(j->self->dtype, j->max, &row, &cols);
+    for (int64_t r = b; r < e; r++) {
+        char *p[3];
+        for (int k = 0; k < 3; k++) p[k] = tl__data(t[k]);
+        int64_t rem = j->cols ? r / nblk : r;
+        const int64_t c0 = j->cols ? (r % nblk) * CUM_BLOCK : 0;
+        for (int64_t dd = last; dd >= 0; dd--) {
+            if (dd == d || (j->cols && dd == last)) continue;
+            const int64_t sz = j->self->sizes[dd], at = rem % sz;
+            rem /= sz;
+            for (int k = 0; k < 3; k++) p[k] += at * t[k]->strides[dd] * isz[k];
+        }
+        const int64_t ss = t[0]->strides[d] * isz[0], vs = t[1]->strides[d] * isz[1], is = t[2]->strides[d] * 8;
+        if (j->cols) {
+            const int64_t m = inner - c0 < CUM_BLOCK ? inner - c0 : CUM_BLOCK;
+            cols(p[0] + c0 * isz[0], ss, p[1] + c0 * isz[1], vs, p[2] + c0 * 8, is, j->n, m);
+        } else {
+            row(p[0], ss, p[1], vs, p[2], is, j->n);
+        }
+    }
+}
+
 static int cum_helper(tl_tensor *self, tl_tensor *values, tl_tensor *indices, int64_t dim, sel_kind kind) {
     const int64_t d = tl__wrap_dim(dim, self->ndim, 1);
     if (d < 0) return -1;
-    tl_tensor *idx = select_indices(self, d, kind, 0);
-    tl_tensor *v = idx ? tl_ops_gather(self, d, idx, false) : NULL;
-    int rc = v ? tl_copy_(values, v) : -1;
-    if (!rc) rc = tl_copy_(indices, idx);
-    tl_tensor_release(idx);
-    tl_tensor_release(v);
-    return rc;
+    if (self->numel == 0) return 0;
+    if (values->dtype != self->dtype || indices->dtype != TL_INT64)
+        return tl_set_error(TL_ERR_RUNTIME, "cummax/cummin: values must have self's dtype and indices int64");
+    const int64_t n = self->sizes[d], rows = self->numel / n, last = self->ndim - 1;
+    /* column mode: dim is not innermost and the innermost dim is contiguous
+     * in all three tensors */
+    const bool cols = d != last && self->sizes[last] > 1 && self->strides[last] == 1 && values->strides[last] == 1 &&
+                      indices->strides[last] == 1;
+    cum_job j = {self, values, indices, d, n, kind == SEL_CUMMAX, cols};
+    const int64_t width = cols ? CUM_BLOCK : 1, tasks = cols ? rows / self->sizes[last] *
+                          ((self->sizes[last] + CUM_BLOCK - 1) / CUM_BLOCK) : rows;
+    const int64_t per = n * width;
+    tl_parallel_for(tasks, per >= 4096 ? 1 : 1 + 4096 / per, cum_rows, &j);
+    return 0;
 }
 
 int tl_native_cummax_helper_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *values, tl_tensor *indices, int64_t dim) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "missing_ops.h"
+#include "reduce_util.h"
 #include "tl_autograd_formulas.h"
 #include "tl_error.h"
 #include "tl_internal.h"
@@ -201,11 +202,15 @@ tl_tensor *tl_native_take_along_dim_out(tl_keyset ks, tl_tensor *self, tl_tensor
 
 /* ------------------------------------------------------------ nansum / nanmean */
 
-/* integers: sum; floats: NaN counted as 0 */
+/* integers: sum; floats: sum's reduction with NaN read as 0 inside its loops
+ * (tl_rd_nansum); a float input with an integer dtype= is zeroed first, then
+ * summed (the conversion of NaN to an integer is undefined) */
 tl_tensor *tl_native_nansum(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim,
                             tl_dtype dtype) {
     (void)ks;
     if (!tl_dtype_is_floating(self->dtype)) return tl_ops_sum_dim_IntList(self, dim, dim_len, keepdim, dtype);
+    if (dtype == TL_DTYPE_UNDEFINED || tl_dtype_is_floating(dtype))
+        return tl_rd_nansum(self, dim, dim_len, keepdim, dtype);
     tl_tensor *nan = tl_ops_isnan(self);
     tl_tensor *z = nan ? tl_ops_masked_fill_Scalar(self, nan, tl_scalar_from_double(0.0)) : NULL;
     tl_tensor *r = z ? tl_ops_sum_dim_IntList(z, dim, dim_len, keepdim, dtype) : NULL;

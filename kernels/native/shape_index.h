@@ -99,6 +99,18 @@ static inline int si_next(int64_t nd, const int64_t *sizes, int64_t skip, int64_
     return 0;
 }
 
+/* index_ops.c, shared with scatter_reduce.c: PyTorch's index_func_meta_impl
+ * (errors name `func`_()); scatter_meta_impl without the reduce check; one
+ * pass over index's positions calling fn(direct at p, indexed at p with
+ * p[dim] = index[p]) after bounds-checking index[p] */
+struct tl_structured;
+typedef void (*si_elem_fn)(char *direct, char *indexed, const void *ctx);
+int si_index_func_meta(struct tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source,
+                       const char *func);
+int si_scatter_meta(struct tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
+int si_scatter_run(tl_tensor *index, tl_tensor *direct, tl_tensor *indexed, int64_t dim, si_elem_fn fn,
+                   const void *ctx);
+
 /* chunk / unsafe_chunk (shape_ops.c) */
 int tl__chunk_pieces(tl_tensor *self, int64_t chunks, int64_t dim, bool unsafe, tl_tensor ***ret, int64_t *ret_len);
 

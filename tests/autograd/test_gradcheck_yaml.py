@@ -603,6 +603,12 @@ SPECIAL_FNS_CASES = {
     "cauchy_": [([_sf(2, 3)], _seeded(lambda a: a.clone().cauchy_() * a))],
     "exponential_": [([_sf(2, 3)], _seeded(lambda a: a.clone().exponential_(2.0) * a))],
     "geometric_": [([_sf(2, 3)], _seeded(lambda a: a.clone().geometric_(0.3) * a))],
+    # the autogen functional variants share the in-place entries' derivatives
+    "uniform": [([_sf(2, 3)], _seeded(lambda a: torchlet.ops.aten.uniform(a, 1.0, 2.0) * a))],
+    "log_normal": [([_sf(2, 3)], _seeded(lambda a: torchlet.ops.aten.log_normal(a, 0.0, 0.5) * a))],
+    "cauchy": [([_sf(2, 3)], _seeded(lambda a: torchlet.ops.aten.cauchy(a) * a))],
+    "exponential": [([_sf(2, 3)], _seeded(lambda a: torchlet.ops.aten.exponential(a, 2.0) * a))],
+    "geometric": [([_sf(2, 3)], _seeded(lambda a: torchlet.ops.aten.geometric(a, 0.3) * a))],
     "bernoulli_.float": [([_sf(2, 3)], _seeded(lambda a: a.clone().bernoulli_(0.5) * a))],
     "bernoulli": [([_sf(2, 3, lo=0.2, hi=0.8)], _seeded(lambda a: torchlet.bernoulli(a) * a))],
     "bernoulli_.Tensor": [([_sf(2, 3), _sf(2, 3, lo=0.2, hi=0.8)], _seeded(lambda a, p: a.clone().bernoulli_(p) * a * p))],
@@ -883,6 +889,25 @@ SELECT_CASES = {
     "block_diag": [([rn(2, 3), rn(4), rn()], lambda a, b, c: torchlet.block_diag(a, T(b) if b.ndim == 2 else b, c))],
     "logcumsumexp": [([rn(3, 5)], lambda a: torchlet.logcumsumexp(a, 1)),
                      ([rn(4, 3)], lambda a: T(a).logcumsumexp(0)), ([rn()], lambda a: torchlet.logcumsumexp(a, 0))],
+    # scatter_reduce / index_reduce: every reduction, with and without self;
+    # distinct values (amax / amin ties are split evenly, not differentiable)
+    "scatter_reduce.two": [
+        ([_distinct(3, 5), _distinct(3, 4)], lambda a, s, r=r, inc=inc: torchlet.scatter_reduce(
+            a, 1, _ix([[0, 0, 4, 2], [1, 3, 3, 3], [4, 4, 4, 0]]), s, r, include_self=inc))
+        for r in ("sum", "prod", "mean", "amax", "amin") for inc in (True, False)] + [
+        ([_distinct(3, 5), _distinct(3, 4)], lambda a, s: torchlet.scatter_reduce(
+            T(a), 0, _ix([[0, 1, 2], [0, 1, 2], [3, 3, 3], [4, 0, 4]]), T(s), "prod"))],
+    "scatter_reduce_.two": [([_distinct(3, 5), _distinct(3, 4)], lambda a, s: a.clone().scatter_reduce_(
+        1, _ix([[0, 0, 4, 2], [1, 3, 3, 3], [4, 4, 4, 0]]), s, "mean", include_self=False))],
+    "index_reduce": [
+        ([_distinct(5, 3), _distinct(4, 3)], lambda a, s, r=r, inc=inc: torchlet.index_reduce(
+            a, 0, _ix([4, 0, 4, 2]), s, r, include_self=inc))
+        for r in ("prod", "mean", "amax", "amin") for inc in (True, False)] + [
+        ([_distinct(5, 3), _distinct(4, 3)], lambda a, s: torchlet.index_reduce(T(a), 1, _ix([1, 1, 0, 4]), T(s), "amax"))],
+    "index_reduce_": [([_distinct(5, 3), _distinct(4, 3)], lambda a, s: a.clone().index_reduce_(
+        0, _ix([4, 0, 4, 2]), s, "prod", include_self=False))],
+    "sgn": [([rn(3, 4)], lambda a: torchlet.sgn(a))],
+    "sgn_": [([rn(3, 4)], lambda a: a.clone().sgn_())],
 }
 
 # pooling: their own generator; distinct values (no tied maxima) and windows

@@ -55,7 +55,8 @@ TOL = {torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5), torch.float3
 # OpInfos whose samples draw random numbers or leave memory uninitialised: values cannot match
 RANDOM = ("dropout", "rand", "bernoulli", "multinomial", "normal", "uniform", "randint", "randn", "randperm",
           "empty", "new_empty", "empty_like", "empty_strided", "new_empty_strided", "empty_permuted",
-          "feature_alpha_dropout", "rand_like", "randn_like", "randint_like")
+          "feature_alpha_dropout", "rand_like", "randn_like", "randint_like", "cauchy", "exponential", "geometric",
+          "log_normal")
 
 
 class Unconvertible(Exception):
@@ -147,6 +148,8 @@ def to_tl(x, requires_grad=False):
 def to_np(x):
     if isinstance(x, torch.Tensor):
         d = x.detach()
+        if d._is_zerotensor():   # PyTorch's efficient zeros (sgn's gradient of a real input)
+            d = torch.zeros(d.shape, dtype=d.dtype)
         return d.float().numpy() if d.dtype == torch.bfloat16 else d.numpy()
     if isinstance(x, tl.Tensor):
         d = x.detach()

@@ -18,5 +18,19 @@ tl_tensor *tl_ops_cauchy_(tl_tensor *self, double median, double sigma, tl_gener
 tl_tensor *tl_ops_cauchy__redispatch(tl_keyset ks, tl_tensor *self, double median, double sigma, tl_generator *generator);
 int tl_ops_cauchy__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_cauchy_(tl_keyset ks, tl_tensor *self, double median, double sigma, tl_generator *generator);
+/* cauchy(Tensor self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor */
+extern tl_operator *tl_ops_cauchy_op;
+typedef tl_tensor *(*tl_ops_cauchy_fn)(tl_keyset ks, tl_tensor *self, double median, double sigma, tl_generator *generator);
+tl_tensor *tl_ops_cauchy(tl_tensor *self, double median, double sigma, tl_generator *generator);
+tl_tensor *tl_ops_cauchy_redispatch(tl_keyset ks, tl_tensor *self, double median, double sigma, tl_generator *generator);
+int tl_ops_cauchy_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_cauchy(tl_keyset ks, tl_tensor *self, double median, double sigma, tl_generator *generator);
+/* cauchy.out(Tensor self, float median=0, float sigma=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_cauchy_out_op;
+typedef tl_tensor *(*tl_ops_cauchy_out_fn)(tl_keyset ks, tl_tensor *self, double median, double sigma, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_cauchy_out(tl_tensor *self, double median, double sigma, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_cauchy_out_redispatch(tl_keyset ks, tl_tensor *self, double median, double sigma, tl_generator *generator, tl_tensor *out);
+int tl_ops_cauchy_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_cauchy_out(tl_keyset ks, tl_tensor *self, double median, double sigma, tl_generator *generator, tl_tensor *out);
 
 #endif

@@ -18,5 +18,19 @@ tl_tensor *tl_ops_exponential_(tl_tensor *self, double lambd, tl_generator *gene
 tl_tensor *tl_ops_exponential__redispatch(tl_keyset ks, tl_tensor *self, double lambd, tl_generator *generator);
 int tl_ops_exponential__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_exponential_(tl_keyset ks, tl_tensor *self, double lambd, tl_generator *generator);
+/* exponential(Tensor self, float lambd=1, *, Generator? generator=None) -> Tensor */
+extern tl_operator *tl_ops_exponential_op;
+typedef tl_tensor *(*tl_ops_exponential_fn)(tl_keyset ks, tl_tensor *self, double lambd, tl_generator *generator);
+tl_tensor *tl_ops_exponential(tl_tensor *self, double lambd, tl_generator *generator);
+tl_tensor *tl_ops_exponential_redispatch(tl_keyset ks, tl_tensor *self, double lambd, tl_generator *generator);
+int tl_ops_exponential_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_exponential(tl_keyset ks, tl_tensor *self, double lambd, tl_generator *generator);
+/* exponential.out(Tensor self, float lambd=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_exponential_out_op;
+typedef tl_tensor *(*tl_ops_exponential_out_fn)(tl_keyset ks, tl_tensor *self, double lambd, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_exponential_out(tl_tensor *self, double lambd, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_exponential_out_redispatch(tl_keyset ks, tl_tensor *self, double lambd, tl_generator *generator, tl_tensor *out);
+int tl_ops_exponential_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_exponential_out(tl_keyset ks, tl_tensor *self, double lambd, tl_generator *generator, tl_tensor *out);
 
 #endif

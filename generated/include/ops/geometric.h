@@ -18,5 +18,19 @@ tl_tensor *tl_ops_geometric_(tl_tensor *self, double p, tl_generator *generator)
 tl_tensor *tl_ops_geometric__redispatch(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator);
 int tl_ops_geometric__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_geometric_(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator);
+/* geometric(Tensor self, float p, *, Generator? generator=None) -> Tensor */
+extern tl_operator *tl_ops_geometric_op;
+typedef tl_tensor *(*tl_ops_geometric_fn)(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator);
+tl_tensor *tl_ops_geometric(tl_tensor *self, double p, tl_generator *generator);
+tl_tensor *tl_ops_geometric_redispatch(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator);
+int tl_ops_geometric_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_geometric(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator);
+/* geometric.out(Tensor self, float p, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_geometric_out_op;
+typedef tl_tensor *(*tl_ops_geometric_out_fn)(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_geometric_out(tl_tensor *self, double p, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_geometric_out_redispatch(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator, tl_tensor *out);
+int tl_ops_geometric_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_geometric_out(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator, tl_tensor *out);
 
 #endif

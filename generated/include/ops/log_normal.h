@@ -18,5 +18,19 @@ tl_tensor *tl_ops_log_normal_(tl_tensor *self, double mean, double std, tl_gener
 tl_tensor *tl_ops_log_normal__redispatch(tl_keyset ks, tl_tensor *self, double mean, double std, tl_generator *generator);
 int tl_ops_log_normal__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_log_normal_(tl_keyset ks, tl_tensor *self, double mean, double std, tl_generator *generator);
+/* log_normal(Tensor self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor */
+extern tl_operator *tl_ops_log_normal_op;
+typedef tl_tensor *(*tl_ops_log_normal_fn)(tl_keyset ks, tl_tensor *self, double mean, double std, tl_generator *generator);
+tl_tensor *tl_ops_log_normal(tl_tensor *self, double mean, double std, tl_generator *generator);
+tl_tensor *tl_ops_log_normal_redispatch(tl_keyset ks, tl_tensor *self, double mean, double std, tl_generator *generator);
+int tl_ops_log_normal_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_log_normal(tl_keyset ks, tl_tensor *self, double mean, double std, tl_generator *generator);
+/* log_normal.out(Tensor self, float mean=1, float std=2, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_log_normal_out_op;
+typedef tl_tensor *(*tl_ops_log_normal_out_fn)(tl_keyset ks, tl_tensor *self, double mean, double std, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_log_normal_out(tl_tensor *self, double mean, double std, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_log_normal_out_redispatch(tl_keyset ks, tl_tensor *self, double mean, double std, tl_generator *generator, tl_tensor *out);
+int tl_ops_log_normal_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_log_normal_out(tl_keyset ks, tl_tensor *self, double mean, double std, tl_generator *generator, tl_tensor *out);
 
 #endif

@@ -18,5 +18,19 @@ tl_tensor *tl_ops_uniform_(tl_tensor *self, double from, double to, tl_generator
 tl_tensor *tl_ops_uniform__redispatch(tl_keyset ks, tl_tensor *self, double from, double to, tl_generator *generator);
 int tl_ops_uniform__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_uniform_(tl_keyset ks, tl_tensor *self, double from, double to, tl_generator *generator);
+/* uniform(Tensor self, float from=0, float to=1, *, Generator? generator=None) -> Tensor */
+extern tl_operator *tl_ops_uniform_op;
+typedef tl_tensor *(*tl_ops_uniform_fn)(tl_keyset ks, tl_tensor *self, double from, double to, tl_generator *generator);
+tl_tensor *tl_ops_uniform(tl_tensor *self, double from, double to, tl_generator *generator);
+tl_tensor *tl_ops_uniform_redispatch(tl_keyset ks, tl_tensor *self, double from, double to, tl_generator *generator);
+int tl_ops_uniform_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_uniform(tl_keyset ks, tl_tensor *self, double from, double to, tl_generator *generator);
+/* uniform.out(Tensor self, float from=0, float to=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops_uniform_out_op;
+typedef tl_tensor *(*tl_ops_uniform_out_fn)(tl_keyset ks, tl_tensor *self, double from, double to, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_uniform_out(tl_tensor *self, double from, double to, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_uniform_out_redispatch(tl_keyset ks, tl_tensor *self, double from, double to, tl_generator *generator, tl_tensor *out);
+int tl_ops_uniform_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_uniform_out(tl_keyset ks, tl_tensor *self, double from, double to, tl_generator *generator, tl_tensor *out);
 
 #endif

@@ -1,0 +1,67 @@
+/* The functional and out= variants of the in-place distributions that
+ * PyTorch's `autogen:` lines ask for (uniform, cauchy, log_normal,
+ * exponential, geometric and their .out), as PyTorch's generated
+ * CompositeExplicitAutograd kernels: the functional clones self and runs the
+ * in-place operator on the clone (same checks, same generator use); out=
+ * resizes out to the result and copies it in (casting, like copy_). */
+#include "tl_error.h"
+#include "tl_internal.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/cauchy.h"
+#include "ops/clone.h"
+#include "ops/exponential.h"
+#include "ops/geometric.h"
+#include "ops/log_normal.h"
+#include "ops/uniform.h"
+#include "tl_structured.h"
+#include "tl_tensor.h"
+
+/* out <- r (resize_output, then copy_); consumes r; out as a new reference */
+static tl_tensor *copy_to_out(tl_tensor *r, tl_tensor *out) {
+    if (!r) return NULL;
+    const int rc = tl_structured_resize_out(out, r->ndim, r->sizes, TL_DTYPE_UNDEFINED) || tl_copy_(out, r);
+    tl_tensor_release(r);
+    if (rc) return NULL;
+    tl_tensor_bump_version(out);
+    tl_tensor_retain(out);
+    return out;
+}
+
+/* a clone of self, the in-place call on it (`CALL` names the clone `c`) */
+#define TL_RANDOM_FUNCTIONAL(NAME, PARAMS, CALL)                                                    \
+    tl_tensor *tl_native_##NAME(tl_keyset ks, tl_tensor *self PARAMS, tl_generator *generator) {    \
+        (void)ks;                                                                                   \
+        tl_tensor *c = tl_ops_clone(self, -1);                                                      \
+        tl_tensor *r = c ? CALL : NULL;                                                             \
+        tl_tensor_release(r);                                                                       \
+        if (r) return c;                                                                            \
+        tl_tensor_release(c);                                                                       \
+        return NULL;                                                                                \
+    }
+#define P2(a, b) , double a, double b
+#define P1(a) , double a
+TL_RANDOM_FUNCTIONAL(uniform, P2(from, to), tl_ops_uniform_(c, from, to, generator))
+TL_RANDOM_FUNCTIONAL(cauchy, P2(median, sigma), tl_ops_cauchy_(c, median, sigma, generator))
+TL_RANDOM_FUNCTIONAL(log_normal, P2(mean, std), tl_ops_log_normal_(c, mean, std, generator))
+TL_RANDOM_FUNCTIONAL(exponential, P1(lambd), tl_ops_exponential_(c, lambd, generator))
+TL_RANDOM_FUNCTIONAL(geometric, P1(p), tl_ops_geometric_(c, p, generator))
+
+tl_tensor *tl_native_uniform_out(tl_keyset ks, tl_tensor *self, double from, double to, tl_generator *generator,
+                                 tl_tensor *out) {
+    return copy_to_out(tl_native_uniform(ks, self, from, to, generator), out);
+}
+tl_tensor *tl_native_cauchy_out(tl_keyset ks, tl_tensor *self, double median, double sigma, tl_generator *generator,
+                                tl_tensor *out) {
+    return copy_to_out(tl_native_cauchy(ks, self, median, sigma, generator), out);
+}
+tl_tensor *tl_native_log_normal_out(tl_keyset ks, tl_tensor *self, double mean, double std, tl_generator *generator,
+                                    tl_tensor *out) {
+    return copy_to_out(tl_native_log_normal(ks, self, mean, std, generator), out);
+}
+tl_tensor *tl_native_exponential_out(tl_keyset ks, tl_tensor *self, double lambd, tl_generator *generator,
+                                     tl_tensor *out) {
+    return copy_to_out(tl_native_exponential(ks, self, lambd, generator), out);
+}
+tl_tensor *tl_native_geometric_out(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator, tl_tensor *out) {
+    return copy_to_out(tl_native_geometric(ks, self, p, generator), out);
+}

@@ -1,0 +1,6 @@
+/* isneginf: x == -inf; integers and bool never.
+ * ufunc_result_dtype: Bool
+ */
+#include <math.h>
+#define TL_UFUNC_isneginf(self) ((self) == -INFINITY)
+#define TL_UFUNC_isneginf_int(self) ((void)(self), 0)
