@@ -2523,4 +2523,86 @@ tl_tensor *tl_ops_randint_like_low_generator_dtype(tl_tensor *self, int64_t low,
 tl_tensor *tl_ops_multinomial_out(tl_tensor *self, int64_t num_samples, bool replacement, tl_generator *generator, tl_tensor *out);
 tl_tensor *tl_ops_multinomial(tl_tensor *self, int64_t num_samples, bool replacement, tl_generator *generator);
 
+/* linalg_lu_factor */
+int tl_ops_linalg_lu_factor(tl_tensor *A, bool pivot, tl_tensor **ret0, tl_tensor **ret1);
+
+/* linalg_lu_factor_ex */
+int tl_ops_linalg_lu_factor_ex(tl_tensor *A, bool pivot, bool check_errors, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* linalg_lu */
+int tl_ops_linalg_lu(tl_tensor *A, bool pivot, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* linalg_lu_solve */
+tl_tensor *tl_ops_linalg_lu_solve(tl_tensor *LU, tl_tensor *pivots, tl_tensor *B, bool left, bool adjoint);
+
+/* lu_unpack */
+int tl_ops_lu_unpack(tl_tensor *LU_data, tl_tensor *LU_pivots, bool unpack_data, bool unpack_pivots, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* lu_solve */
+tl_tensor *tl_ops_lu_solve(tl_tensor *self, tl_tensor *LU_data, tl_tensor *LU_pivots);
+
+/* _lu_with_info */
+int tl_ops__lu_with_info(tl_tensor *self, bool pivot, bool check_errors, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* linalg_qr */
+int tl_ops_linalg_qr(tl_tensor *A, const char *mode, tl_tensor **ret0, tl_tensor **ret1);
+
+/* qr */
+int tl_ops_qr(tl_tensor *self, bool some, tl_tensor **ret0, tl_tensor **ret1);
+
+/* geqrf */
+int tl_ops_geqrf(tl_tensor *self, tl_tensor **ret0, tl_tensor **ret1);
+
+/* linalg_householder_product */
+tl_tensor *tl_ops_linalg_householder_product(tl_tensor *input, tl_tensor *tau);
+
+/* orgqr */
+tl_tensor *tl_ops_orgqr(tl_tensor *self, tl_tensor *input2);
+
+/* ormqr */
+tl_tensor *tl_ops_ormqr(tl_tensor *self, tl_tensor *input2, tl_tensor *input3, bool left, bool transpose);
+
+/* triangular_solve */
+int tl_ops_triangular_solve(tl_tensor *self, tl_tensor *A, bool upper, bool transpose, bool unitriangular, tl_tensor **ret0, tl_tensor **ret1);
+
+/* linalg_lstsq */
+int tl_ops_linalg_lstsq(tl_tensor *self, tl_tensor *b, double rcond, bool rcond_has, const char *driver, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2, tl_tensor **ret3);
+
+/* linalg_pinv */
+tl_tensor *tl_ops_linalg_pinv_atol_rtol_tensor(tl_tensor *self, tl_tensor *atol, tl_tensor *rtol, bool hermitian);
+tl_tensor *tl_ops_linalg_pinv_atol_rtol_float(tl_tensor *self, double atol, bool atol_has, double rtol, bool rtol_has, bool hermitian);
+tl_tensor *tl_ops_linalg_pinv(tl_tensor *self, double rcond, bool hermitian);
+tl_tensor *tl_ops_linalg_pinv_rcond_tensor(tl_tensor *self, tl_tensor *rcond, bool hermitian);
+
+/* pinverse */
+tl_tensor *tl_ops_pinverse(tl_tensor *self, double rcond);
+
+/* linalg_matrix_rank */
+tl_tensor *tl_ops_linalg_matrix_rank_atol_rtol_tensor(tl_tensor *input, tl_tensor *atol, tl_tensor *rtol, bool hermitian);
+tl_tensor *tl_ops_linalg_matrix_rank_atol_rtol_float(tl_tensor *self, double atol, bool atol_has, double rtol, bool rtol_has, bool hermitian);
+tl_tensor *tl_ops_linalg_matrix_rank(tl_tensor *self, double tol, bool hermitian);
+tl_tensor *tl_ops_linalg_matrix_rank_tol_tensor(tl_tensor *input, tl_tensor *tol, bool hermitian);
+
+/* linalg_cond */
+tl_tensor *tl_ops_linalg_cond(tl_tensor *self, const tl_scalar *p);
+tl_tensor *tl_ops_linalg_cond_p_str(tl_tensor *self, const char *p);
+
+/* linalg_matrix_exp */
+tl_tensor *tl_ops_linalg_matrix_exp(tl_tensor *self);
+
+/* matrix_exp */
+tl_tensor *tl_ops_matrix_exp(tl_tensor *self);
+
+/* matrix_exp_backward */
+tl_tensor *tl_ops_matrix_exp_backward(tl_tensor *self, tl_tensor *grad);
+
+/* linalg_ldl_factor_ex */
+int tl_ops_linalg_ldl_factor_ex(tl_tensor *self, bool hermitian, bool check_errors, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* linalg_ldl_factor */
+int tl_ops_linalg_ldl_factor(tl_tensor *self, bool hermitian, tl_tensor **ret0, tl_tensor **ret1);
+
+/* linalg_ldl_solve */
+tl_tensor *tl_ops_linalg_ldl_solve(tl_tensor *LD, tl_tensor *pivots, tl_tensor *B, bool hermitian);
+
 #endif

@@ -401,6 +401,20 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_normal() != 0) return -1;
     if (tl_autograd_register_bernoulli() != 0) return -1;
     if (tl_autograd_register_multinomial() != 0) return -1;
+    if (tl_autograd_register_linalg_lu_factor_ex() != 0) return -1;
+    if (tl_autograd_register_linalg_lu() != 0) return -1;
+    if (tl_autograd_register_linalg_lu_solve() != 0) return -1;
+    if (tl_autograd_register_lu_unpack() != 0) return -1;
+    if (tl_autograd_register_linalg_qr() != 0) return -1;
+    if (tl_autograd_register_geqrf() != 0) return -1;
+    if (tl_autograd_register_linalg_householder_product() != 0) return -1;
+    if (tl_autograd_register_ormqr() != 0) return -1;
+    if (tl_autograd_register_triangular_solve() != 0) return -1;
+    if (tl_autograd_register_linalg_lstsq() != 0) return -1;
+    if (tl_autograd_register_linalg_pinv() != 0) return -1;
+    if (tl_autograd_register_linalg_matrix_exp() != 0) return -1;
+    if (tl_autograd_register_linalg_ldl_factor_ex() != 0) return -1;
+    if (tl_autograd_register_linalg_ldl_solve() != 0) return -1;
     done = 1;
     return 0;
 }

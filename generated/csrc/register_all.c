@@ -24,6 +24,7 @@
 #include "ops/_log_softmax.h"
 #include "ops/_log_softmax_backward_data.h"
 #include "ops/_logcumsumexp.h"
+#include "ops/_lu_with_info.h"
 #include "ops/_native_batch_norm_legit.h"
 #include "ops/_native_batch_norm_legit_no_training.h"
 #include "ops/_pdist_backward.h"
@@ -218,6 +219,7 @@
 #include "ops/gelu.h"
 #include "ops/gelu_backward.h"
 #include "ops/geometric.h"
+#include "ops/geqrf.h"
 #include "ops/ger.h"
 #include "ops/glu.h"
 #include "ops/glu_backward.h"
@@ -272,17 +274,31 @@
 #include "ops/lgamma.h"
 #include "ops/linalg_cholesky.h"
 #include "ops/linalg_cholesky_ex.h"
+#include "ops/linalg_cond.h"
 #include "ops/linalg_cross.h"
 #include "ops/linalg_det.h"
 #include "ops/linalg_diagonal.h"
 #include "ops/linalg_eigh.h"
 #include "ops/linalg_eigvalsh.h"
+#include "ops/linalg_householder_product.h"
 #include "ops/linalg_inv.h"
 #include "ops/linalg_inv_ex.h"
+#include "ops/linalg_ldl_factor.h"
+#include "ops/linalg_ldl_factor_ex.h"
+#include "ops/linalg_ldl_solve.h"
+#include "ops/linalg_lstsq.h"
+#include "ops/linalg_lu.h"
+#include "ops/linalg_lu_factor.h"
+#include "ops/linalg_lu_factor_ex.h"
+#include "ops/linalg_lu_solve.h"
+#include "ops/linalg_matrix_exp.h"
 #include "ops/linalg_matrix_norm.h"
 #include "ops/linalg_matrix_power.h"
+#include "ops/linalg_matrix_rank.h"
 #include "ops/linalg_multi_dot.h"
 #include "ops/linalg_norm.h"
+#include "ops/linalg_pinv.h"
+#include "ops/linalg_qr.h"
 #include "ops/linalg_slogdet.h"
 #include "ops/linalg_solve.h"
 #include "ops/linalg_solve_ex.h"
@@ -318,12 +334,16 @@
 #include "ops/logspace.h"
 #include "ops/logsumexp.h"
 #include "ops/lt.h"
+#include "ops/lu_solve.h"
+#include "ops/lu_unpack.h"
 #include "ops/masked_fill.h"
 #include "ops/masked_scatter.h"
 #include "ops/masked_scatter_backward.h"
 #include "ops/masked_select.h"
 #include "ops/masked_select_backward.h"
 #include "ops/matmul.h"
+#include "ops/matrix_exp.h"
+#include "ops/matrix_exp_backward.h"
 #include "ops/max.h"
 #include "ops/max_pool1d.h"
 #include "ops/max_pool1d_with_indices.h"
@@ -382,10 +402,13 @@
 #include "ops/normal.h"
 #include "ops/ones.h"
 #include "ops/ones_like.h"
+#include "ops/orgqr.h"
+#include "ops/ormqr.h"
 #include "ops/outer.h"
 #include "ops/pdist.h"
 #include "ops/permute.h"
 #include "ops/permute_copy.h"
+#include "ops/pinverse.h"
 #include "ops/pixel_shuffle.h"
 #include "ops/pixel_unshuffle.h"
 #include "ops/polygamma.h"
@@ -393,6 +416,7 @@
 #include "ops/pow.h"
 #include "ops/prelu.h"
 #include "ops/prod.h"
+#include "ops/qr.h"
 #include "ops/quantile.h"
 #include "ops/rad2deg.h"
 #include "ops/rand.h"
@@ -550,6 +574,7 @@
 #include "ops/transpose_copy.h"
 #include "ops/trapezoid.h"
 #include "ops/trapz.h"
+#include "ops/triangular_solve.h"
 #include "ops/tril.h"
 #include "ops/tril_indices.h"
 #include "ops/triu.h"
@@ -1185,6 +1210,31 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_randn_like() != 0) return -1;
     if (tl_ops_register_randint_like() != 0) return -1;
     if (tl_ops_register_multinomial() != 0) return -1;
+    if (tl_ops_register_linalg_lu_factor() != 0) return -1;
+    if (tl_ops_register_linalg_lu_factor_ex() != 0) return -1;
+    if (tl_ops_register_linalg_lu() != 0) return -1;
+    if (tl_ops_register_linalg_lu_solve() != 0) return -1;
+    if (tl_ops_register_lu_unpack() != 0) return -1;
+    if (tl_ops_register_lu_solve() != 0) return -1;
+    if (tl_ops_register__lu_with_info() != 0) return -1;
+    if (tl_ops_register_linalg_qr() != 0) return -1;
+    if (tl_ops_register_qr() != 0) return -1;
+    if (tl_ops_register_geqrf() != 0) return -1;
+    if (tl_ops_register_linalg_householder_product() != 0) return -1;
+    if (tl_ops_register_orgqr() != 0) return -1;
+    if (tl_ops_register_ormqr() != 0) return -1;
+    if (tl_ops_register_triangular_solve() != 0) return -1;
+    if (tl_ops_register_linalg_lstsq() != 0) return -1;
+    if (tl_ops_register_linalg_pinv() != 0) return -1;
+    if (tl_ops_register_pinverse() != 0) return -1;
+    if (tl_ops_register_linalg_matrix_rank() != 0) return -1;
+    if (tl_ops_register_linalg_cond() != 0) return -1;
+    if (tl_ops_register_linalg_matrix_exp() != 0) return -1;
+    if (tl_ops_register_matrix_exp() != 0) return -1;
+    if (tl_ops_register_matrix_exp_backward() != 0) return -1;
+    if (tl_ops_register_linalg_ldl_factor_ex() != 0) return -1;
+    if (tl_ops_register_linalg_ldl_factor() != 0) return -1;
+    if (tl_ops_register_linalg_ldl_solve() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -397,5 +397,19 @@ int tl_autograd_register_geometric(void);
 int tl_autograd_register_normal(void);
 int tl_autograd_register_bernoulli(void);
 int tl_autograd_register_multinomial(void);
+int tl_autograd_register_linalg_lu_factor_ex(void);
+int tl_autograd_register_linalg_lu(void);
+int tl_autograd_register_linalg_lu_solve(void);
+int tl_autograd_register_lu_unpack(void);
+int tl_autograd_register_linalg_qr(void);
+int tl_autograd_register_geqrf(void);
+int tl_autograd_register_linalg_householder_product(void);
+int tl_autograd_register_ormqr(void);
+int tl_autograd_register_triangular_solve(void);
+int tl_autograd_register_linalg_lstsq(void);
+int tl_autograd_register_linalg_pinv(void);
+int tl_autograd_register_linalg_matrix_exp(void);
+int tl_autograd_register_linalg_ldl_factor_ex(void);
+int tl_autograd_register_linalg_ldl_solve(void);
 
 #endif

@@ -87,6 +87,7 @@ __all__ = [
     "_log_softmax",
     "_log_softmax_backward_data",
     "_logcumsumexp",
+    "_lu_with_info",
     "_native_batch_norm_legit",
     "_native_batch_norm_legit_no_training",
     "_pdist_backward",
@@ -286,6 +287,7 @@ __all__ = [
     "gcd",
     "gcd_",
     "ge",
+    "geqrf",
     "ger",
     "group_norm",
     "gt",
@@ -353,12 +355,16 @@ __all__ = [
     "logspace",
     "logsumexp",
     "lt",
+    "lu_solve",
+    "lu_unpack",
     "masked_fill",
     "masked_scatter",
     "masked_scatter_backward",
     "masked_select",
     "masked_select_backward",
     "matmul",
+    "matrix_exp",
+    "matrix_exp_backward",
     "max",
     "max_pool1d",
     "max_pool1d_with_indices",
@@ -403,10 +409,13 @@ __all__ = [
     "normal",
     "ones",
     "ones_like",
+    "orgqr",
+    "ormqr",
     "outer",
     "pdist",
     "permute",
     "permute_copy",
+    "pinverse",
     "pixel_shuffle",
     "pixel_unshuffle",
     "polygamma",
@@ -414,6 +423,7 @@ __all__ = [
     "pow",
     "prelu",
     "prod",
+    "qr",
     "quantile",
     "rad2deg",
     "rad2deg_",
@@ -505,6 +515,7 @@ __all__ = [
     "transpose_copy",
     "trapezoid",
     "trapz",
+    "triangular_solve",
     "tril",
     "tril_indices",
     "triu",
@@ -581,6 +592,7 @@ _C__log_softmax_backward_data_out = getattr(_lib, "tl_ops__log_softmax_backward_
 _C__log_softmax_out = getattr(_lib, "tl_ops__log_softmax_out", None) or _missing_c("tl_ops__log_softmax_out")
 _C__logcumsumexp = getattr(_lib, "tl_ops__logcumsumexp", None) or _missing_c("tl_ops__logcumsumexp")
 _C__logcumsumexp_out = getattr(_lib, "tl_ops__logcumsumexp_out", None) or _missing_c("tl_ops__logcumsumexp_out")
+_C__lu_with_info = getattr(_lib, "tl_ops__lu_with_info", None) or _missing_c("tl_ops__lu_with_info")
 _C__native_batch_norm_legit = getattr(_lib, "tl_ops__native_batch_norm_legit", None) or _missing_c("tl_ops__native_batch_norm_legit")
 _C__native_batch_norm_legit_no_stats = getattr(_lib, "tl_ops__native_batch_norm_legit_no_stats", None) or _missing_c("tl_ops__native_batch_norm_legit_no_stats")
 _C__native_batch_norm_legit_no_training = getattr(_lib, "tl_ops__native_batch_norm_legit_no_training", None) or _missing_c("tl_ops__native_batch_norm_legit_no_training")
@@ -1025,6 +1037,7 @@ _C_gelu_backward = getattr(_lib, "tl_ops_gelu_backward", None) or _missing_c("tl
 _C_gelu_backward_grad_input = getattr(_lib, "tl_ops_gelu_backward_grad_input", None) or _missing_c("tl_ops_gelu_backward_grad_input")
 _C_gelu_out = getattr(_lib, "tl_ops_gelu_out", None) or _missing_c("tl_ops_gelu_out")
 _C_geometric_ = getattr(_lib, "tl_ops_geometric_", None) or _missing_c("tl_ops_geometric_")
+_C_geqrf = getattr(_lib, "tl_ops_geqrf", None) or _missing_c("tl_ops_geqrf")
 _C_ger = getattr(_lib, "tl_ops_ger", None) or _missing_c("tl_ops_ger")
 _C_ger_out = getattr(_lib, "tl_ops_ger_out", None) or _missing_c("tl_ops_ger_out")
 _C_glu = getattr(_lib, "tl_ops_glu", None) or _missing_c("tl_ops_glu")
@@ -1147,25 +1160,46 @@ _C_lgamma_ = getattr(_lib, "tl_ops_lgamma_", None) or _missing_c("tl_ops_lgamma_
 _C_lgamma_out = getattr(_lib, "tl_ops_lgamma_out", None) or _missing_c("tl_ops_lgamma_out")
 _C_linalg_cholesky = getattr(_lib, "tl_ops_linalg_cholesky", None) or _missing_c("tl_ops_linalg_cholesky")
 _C_linalg_cholesky_ex = getattr(_lib, "tl_ops_linalg_cholesky_ex", None) or _missing_c("tl_ops_linalg_cholesky_ex")
+_C_linalg_cond = getattr(_lib, "tl_ops_linalg_cond", None) or _missing_c("tl_ops_linalg_cond")
+_C_linalg_cond_p_str = getattr(_lib, "tl_ops_linalg_cond_p_str", None) or _missing_c("tl_ops_linalg_cond_p_str")
 _C_linalg_cross = getattr(_lib, "tl_ops_linalg_cross", None) or _missing_c("tl_ops_linalg_cross")
 _C_linalg_cross_out = getattr(_lib, "tl_ops_linalg_cross_out", None) or _missing_c("tl_ops_linalg_cross_out")
 _C_linalg_det = getattr(_lib, "tl_ops_linalg_det", None) or _missing_c("tl_ops_linalg_det")
 _C_linalg_diagonal = getattr(_lib, "tl_ops_linalg_diagonal", None) or _missing_c("tl_ops_linalg_diagonal")
 _C_linalg_eigh = getattr(_lib, "tl_ops_linalg_eigh", None) or _missing_c("tl_ops_linalg_eigh")
 _C_linalg_eigvalsh = getattr(_lib, "tl_ops_linalg_eigvalsh", None) or _missing_c("tl_ops_linalg_eigvalsh")
+_C_linalg_householder_product = getattr(_lib, "tl_ops_linalg_householder_product", None) or _missing_c("tl_ops_linalg_householder_product")
 _C_linalg_inv = getattr(_lib, "tl_ops_linalg_inv", None) or _missing_c("tl_ops_linalg_inv")
 _C_linalg_inv_ex = getattr(_lib, "tl_ops_linalg_inv_ex", None) or _missing_c("tl_ops_linalg_inv_ex")
+_C_linalg_ldl_factor = getattr(_lib, "tl_ops_linalg_ldl_factor", None) or _missing_c("tl_ops_linalg_ldl_factor")
+_C_linalg_ldl_factor_ex = getattr(_lib, "tl_ops_linalg_ldl_factor_ex", None) or _missing_c("tl_ops_linalg_ldl_factor_ex")
+_C_linalg_ldl_solve = getattr(_lib, "tl_ops_linalg_ldl_solve", None) or _missing_c("tl_ops_linalg_ldl_solve")
+_C_linalg_lstsq = getattr(_lib, "tl_ops_linalg_lstsq", None) or _missing_c("tl_ops_linalg_lstsq")
+_C_linalg_lu = getattr(_lib, "tl_ops_linalg_lu", None) or _missing_c("tl_ops_linalg_lu")
+_C_linalg_lu_factor = getattr(_lib, "tl_ops_linalg_lu_factor", None) or _missing_c("tl_ops_linalg_lu_factor")
+_C_linalg_lu_factor_ex = getattr(_lib, "tl_ops_linalg_lu_factor_ex", None) or _missing_c("tl_ops_linalg_lu_factor_ex")
+_C_linalg_lu_solve = getattr(_lib, "tl_ops_linalg_lu_solve", None) or _missing_c("tl_ops_linalg_lu_solve")
+_C_linalg_matrix_exp = getattr(_lib, "tl_ops_linalg_matrix_exp", None) or _missing_c("tl_ops_linalg_matrix_exp")
 _C_linalg_matrix_norm = getattr(_lib, "tl_ops_linalg_matrix_norm", None) or _missing_c("tl_ops_linalg_matrix_norm")
 _C_linalg_matrix_norm_out = getattr(_lib, "tl_ops_linalg_matrix_norm_out", None) or _missing_c("tl_ops_linalg_matrix_norm_out")
 _C_linalg_matrix_norm_str_ord = getattr(_lib, "tl_ops_linalg_matrix_norm_str_ord", None) or _missing_c("tl_ops_linalg_matrix_norm_str_ord")
 _C_linalg_matrix_norm_str_ord_out = getattr(_lib, "tl_ops_linalg_matrix_norm_str_ord_out", None) or _missing_c("tl_ops_linalg_matrix_norm_str_ord_out")
 _C_linalg_matrix_power = getattr(_lib, "tl_ops_linalg_matrix_power", None) or _missing_c("tl_ops_linalg_matrix_power")
+_C_linalg_matrix_rank = getattr(_lib, "tl_ops_linalg_matrix_rank", None) or _missing_c("tl_ops_linalg_matrix_rank")
+_C_linalg_matrix_rank_atol_rtol_float = getattr(_lib, "tl_ops_linalg_matrix_rank_atol_rtol_float", None) or _missing_c("tl_ops_linalg_matrix_rank_atol_rtol_float")
+_C_linalg_matrix_rank_atol_rtol_tensor = getattr(_lib, "tl_ops_linalg_matrix_rank_atol_rtol_tensor", None) or _missing_c("tl_ops_linalg_matrix_rank_atol_rtol_tensor")
+_C_linalg_matrix_rank_tol_tensor = getattr(_lib, "tl_ops_linalg_matrix_rank_tol_tensor", None) or _missing_c("tl_ops_linalg_matrix_rank_tol_tensor")
 _C_linalg_multi_dot = getattr(_lib, "tl_ops_linalg_multi_dot", None) or _missing_c("tl_ops_linalg_multi_dot")
 _C_linalg_multi_dot_out = getattr(_lib, "tl_ops_linalg_multi_dot_out", None) or _missing_c("tl_ops_linalg_multi_dot_out")
 _C_linalg_norm = getattr(_lib, "tl_ops_linalg_norm", None) or _missing_c("tl_ops_linalg_norm")
 _C_linalg_norm_ord_str = getattr(_lib, "tl_ops_linalg_norm_ord_str", None) or _missing_c("tl_ops_linalg_norm_ord_str")
 _C_linalg_norm_ord_str_out = getattr(_lib, "tl_ops_linalg_norm_ord_str_out", None) or _missing_c("tl_ops_linalg_norm_ord_str_out")
 _C_linalg_norm_out = getattr(_lib, "tl_ops_linalg_norm_out", None) or _missing_c("tl_ops_linalg_norm_out")
+_C_linalg_pinv = getattr(_lib, "tl_ops_linalg_pinv", None) or _missing_c("tl_ops_linalg_pinv")
+_C_linalg_pinv_atol_rtol_float = getattr(_lib, "tl_ops_linalg_pinv_atol_rtol_float", None) or _missing_c("tl_ops_linalg_pinv_atol_rtol_float")
+_C_linalg_pinv_atol_rtol_tensor = getattr(_lib, "tl_ops_linalg_pinv_atol_rtol_tensor", None) or _missing_c("tl_ops_linalg_pinv_atol_rtol_tensor")
+_C_linalg_pinv_rcond_tensor = getattr(_lib, "tl_ops_linalg_pinv_rcond_tensor", None) or _missing_c("tl_ops_linalg_pinv_rcond_tensor")
+_C_linalg_qr = getattr(_lib, "tl_ops_linalg_qr", None) or _missing_c("tl_ops_linalg_qr")
 _C_linalg_slogdet = getattr(_lib, "tl_ops_linalg_slogdet", None) or _missing_c("tl_ops_linalg_slogdet")
 _C_linalg_solve = getattr(_lib, "tl_ops_linalg_solve", None) or _missing_c("tl_ops_linalg_solve")
 _C_linalg_solve_ex = getattr(_lib, "tl_ops_linalg_solve_ex", None) or _missing_c("tl_ops_linalg_solve_ex")
@@ -1235,6 +1269,8 @@ _C_lt_Tensor = getattr(_lib, "tl_ops_lt_Tensor", None) or _missing_c("tl_ops_lt_
 _C_lt_Tensor_out = getattr(_lib, "tl_ops_lt_Tensor_out", None) or _missing_c("tl_ops_lt_Tensor_out")
 _C_lt__Scalar = getattr(_lib, "tl_ops_lt__Scalar", None) or _missing_c("tl_ops_lt__Scalar")
 _C_lt__Tensor = getattr(_lib, "tl_ops_lt__Tensor", None) or _missing_c("tl_ops_lt__Tensor")
+_C_lu_solve = getattr(_lib, "tl_ops_lu_solve", None) or _missing_c("tl_ops_lu_solve")
+_C_lu_unpack = getattr(_lib, "tl_ops_lu_unpack", None) or _missing_c("tl_ops_lu_unpack")
 _C_masked_fill_Scalar = getattr(_lib, "tl_ops_masked_fill_Scalar", None) or _missing_c("tl_ops_masked_fill_Scalar")
 _C_masked_fill_Tensor = getattr(_lib, "tl_ops_masked_fill_Tensor", None) or _missing_c("tl_ops_masked_fill_Tensor")
 _C_masked_fill__Scalar = getattr(_lib, "tl_ops_masked_fill__Scalar", None) or _missing_c("tl_ops_masked_fill__Scalar")
@@ -1247,6 +1283,8 @@ _C_masked_select_backward = getattr(_lib, "tl_ops_masked_select_backward", None)
 _C_masked_select_out = getattr(_lib, "tl_ops_masked_select_out", None) or _missing_c("tl_ops_masked_select_out")
 _C_matmul = getattr(_lib, "tl_ops_matmul", None) or _missing_c("tl_ops_matmul")
 _C_matmul_out = getattr(_lib, "tl_ops_matmul_out", None) or _missing_c("tl_ops_matmul_out")
+_C_matrix_exp = getattr(_lib, "tl_ops_matrix_exp", None) or _missing_c("tl_ops_matrix_exp")
+_C_matrix_exp_backward = getattr(_lib, "tl_ops_matrix_exp_backward", None) or _missing_c("tl_ops_matrix_exp_backward")
 _C_max = getattr(_lib, "tl_ops_max", None) or _missing_c("tl_ops_max")
 _C_max_dim = getattr(_lib, "tl_ops_max_dim", None) or _missing_c("tl_ops_max_dim")
 _C_max_dim_max = getattr(_lib, "tl_ops_max_dim_max", None) or _missing_c("tl_ops_max_dim_max")
@@ -1371,11 +1409,14 @@ _C_normal_float_float_out = getattr(_lib, "tl_ops_normal_float_float_out", None)
 _C_ones = getattr(_lib, "tl_ops_ones", None) or _missing_c("tl_ops_ones")
 _C_ones_like = getattr(_lib, "tl_ops_ones_like", None) or _missing_c("tl_ops_ones_like")
 _C_ones_out = getattr(_lib, "tl_ops_ones_out", None) or _missing_c("tl_ops_ones_out")
+_C_orgqr = getattr(_lib, "tl_ops_orgqr", None) or _missing_c("tl_ops_orgqr")
+_C_ormqr = getattr(_lib, "tl_ops_ormqr", None) or _missing_c("tl_ops_ormqr")
 _C_outer = getattr(_lib, "tl_ops_outer", None) or _missing_c("tl_ops_outer")
 _C_outer_out = getattr(_lib, "tl_ops_outer_out", None) or _missing_c("tl_ops_outer_out")
 _C_pdist = getattr(_lib, "tl_ops_pdist", None) or _missing_c("tl_ops_pdist")
 _C_permute = getattr(_lib, "tl_ops_permute", None) or _missing_c("tl_ops_permute")
 _C_permute_copy = getattr(_lib, "tl_ops_permute_copy", None) or _missing_c("tl_ops_permute_copy")
+_C_pinverse = getattr(_lib, "tl_ops_pinverse", None) or _missing_c("tl_ops_pinverse")
 _C_pixel_shuffle = getattr(_lib, "tl_ops_pixel_shuffle", None) or _missing_c("tl_ops_pixel_shuffle")
 _C_pixel_unshuffle = getattr(_lib, "tl_ops_pixel_unshuffle", None) or _missing_c("tl_ops_pixel_unshuffle")
 _C_polygamma = getattr(_lib, "tl_ops_polygamma", None) or _missing_c("tl_ops_polygamma")
@@ -1394,6 +1435,7 @@ _C_prelu = getattr(_lib, "tl_ops_prelu", None) or _missing_c("tl_ops_prelu")
 _C_prod = getattr(_lib, "tl_ops_prod", None) or _missing_c("tl_ops_prod")
 _C_prod_dim_int = getattr(_lib, "tl_ops_prod_dim_int", None) or _missing_c("tl_ops_prod_dim_int")
 _C_prod_int_out = getattr(_lib, "tl_ops_prod_int_out", None) or _missing_c("tl_ops_prod_int_out")
+_C_qr = getattr(_lib, "tl_ops_qr", None) or _missing_c("tl_ops_qr")
 _C_quantile = getattr(_lib, "tl_ops_quantile", None) or _missing_c("tl_ops_quantile")
 _C_quantile_out = getattr(_lib, "tl_ops_quantile_out", None) or _missing_c("tl_ops_quantile_out")
 _C_quantile_scalar = getattr(_lib, "tl_ops_quantile_scalar", None) or _missing_c("tl_ops_quantile_scalar")
@@ -1780,6 +1822,7 @@ _C_trapezoid_dx = getattr(_lib, "tl_ops_trapezoid_dx", None) or _missing_c("tl_o
 _C_trapezoid_x = getattr(_lib, "tl_ops_trapezoid_x", None) or _missing_c("tl_ops_trapezoid_x")
 _C_trapz_dx = getattr(_lib, "tl_ops_trapz_dx", None) or _missing_c("tl_ops_trapz_dx")
 _C_trapz_x = getattr(_lib, "tl_ops_trapz_x", None) or _missing_c("tl_ops_trapz_x")
+_C_triangular_solve = getattr(_lib, "tl_ops_triangular_solve", None) or _missing_c("tl_ops_triangular_solve")
 _C_tril = getattr(_lib, "tl_ops_tril", None) or _missing_c("tl_ops_tril")
 _C_tril_ = getattr(_lib, "tl_ops_tril_", None) or _missing_c("tl_ops_tril_")
 _C_tril_indices = getattr(_lib, "tl_ops_tril_indices", None) or _missing_c("tl_ops_tril_indices")
@@ -3007,6 +3050,30 @@ def _logcumsumexp(input, dim, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: _lu_with_info(Tensor self, bool pivot=True, bool check_errors=True) -> (Tensor LU, Tensor pivots, Tensor info)
+_SIGS__lu_with_info = (
+    ('(Tensor input, bool pivot = True, bool check_errors = True)', (('input', lambda x: isinstance(x, _Tensor)), ('pivot', lambda x: _cv_bool(x) is not _BAD), ('check_errors', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _lu_with_info(input, pivot=True, check_errors=True):
+    '(Tensor input, bool pivot = True, bool check_errors = True)'
+    if _TF and (r_ := _tf(_lu_with_info, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_lu_with_info', 'input', 1, 'Tensor', input)
+    pivot_c = _cv_bool(pivot)
+    if pivot_c is _BAD:
+        raise _arg_error('_lu_with_info', 'pivot', 2, 'bool', pivot)
+    check_errors_c = _cv_bool(check_errors)
+    if check_errors_c is _BAD:
+        raise _arg_error('_lu_with_info', 'check_errors', 3, 'bool', check_errors)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C__lu_with_info(input._p, pivot_c, check_errors_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3, '_lu_with_info', ('LU', 'pivots', 'info'))
 
 
 # yaml/native_functions.yaml: _native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
@@ -11175,6 +11242,24 @@ def ge(*args, **kwargs):
     raise _invalid_combination('ge', args, kwargs, _SIGS_ge)
 
 
+# yaml/native_functions.yaml: geqrf(Tensor self) -> (Tensor a, Tensor tau)
+_SIGS_geqrf = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def geqrf(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(geqrf, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('geqrf', 'input', 1, 'Tensor', input)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_geqrf(input._p, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'geqrf', ('a', 'tau'))
+
+
 # yaml/native_functions.yaml: ger(Tensor self, Tensor vec2) -> Tensor
 # yaml/native_functions.yaml: ger.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_ger = (
@@ -13676,6 +13761,62 @@ def lt(*args, **kwargs):
     raise _invalid_combination('lt', args, kwargs, _SIGS_lt)
 
 
+# yaml/native_functions.yaml: lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor
+_SIGS_lu_solve = (
+    ('(Tensor input, Tensor LU_data, Tensor LU_pivots)', (('input', lambda x: isinstance(x, _Tensor)), ('LU_data', lambda x: isinstance(x, _Tensor)), ('LU_pivots', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def lu_solve(input, LU_data, LU_pivots):
+    '(Tensor input, Tensor LU_data, Tensor LU_pivots)'
+    if _TF and (r_ := _tf(lu_solve, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('lu_solve', 'input', 1, 'Tensor', input)
+    if LU_data.__class__ is not _Tensor:
+        if not isinstance(LU_data, _Tensor):
+            raise _arg_error('lu_solve', 'LU_data', 2, 'Tensor', LU_data)
+    if LU_pivots.__class__ is not _Tensor:
+        if not isinstance(LU_pivots, _Tensor):
+            raise _arg_error('lu_solve', 'LU_pivots', 3, 'Tensor', LU_pivots)
+    h_ = _C_lu_solve(input._p, LU_data._p, LU_pivots._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)
+_SIGS_lu_unpack = (
+    ('(Tensor LU_data, Tensor LU_pivots, bool unpack_data = True, bool unpack_pivots = True)', (('LU_data', lambda x: isinstance(x, _Tensor)), ('LU_pivots', lambda x: isinstance(x, _Tensor)), ('unpack_data', lambda x: _cv_bool(x) is not _BAD), ('unpack_pivots', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    '(Tensor LU_data, Tensor LU_pivots, bool unpack_data = True, bool unpack_pivots = True)'
+    if _TF and (r_ := _tf(lu_unpack, locals())) is not _GO:
+        return r_
+    if LU_data.__class__ is not _Tensor:
+        if not isinstance(LU_data, _Tensor):
+            raise _arg_error('lu_unpack', 'LU_data', 1, 'Tensor', LU_data)
+    if LU_pivots.__class__ is not _Tensor:
+        if not isinstance(LU_pivots, _Tensor):
+            raise _arg_error('lu_unpack', 'LU_pivots', 2, 'Tensor', LU_pivots)
+    unpack_data_c = _cv_bool(unpack_data)
+    if unpack_data_c is _BAD:
+        raise _arg_error('lu_unpack', 'unpack_data', 3, 'bool', unpack_data)
+    unpack_pivots_c = _cv_bool(unpack_pivots)
+    if unpack_pivots_c is _BAD:
+        raise _arg_error('lu_unpack', 'unpack_pivots', 4, 'bool', unpack_pivots)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_lu_unpack(LU_data._p, LU_pivots._p, unpack_data_c, unpack_pivots_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3, 'lu_unpack', ('P', 'L', 'U'))
+
+
 # yaml/native_functions.yaml: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 # yaml/native_functions.yaml: masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 _SIGS_masked_fill = (
@@ -13895,6 +14036,55 @@ def matmul(input, other, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: matrix_exp(Tensor self) -> Tensor
+_SIGS_matrix_exp = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def matrix_exp(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(matrix_exp, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('matrix_exp', 'input', 1, 'Tensor', input)
+    h_ = _C_matrix_exp(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: matrix_exp_backward(Tensor self, Tensor grad) -> Tensor
+_SIGS_matrix_exp_backward = (
+    ('(Tensor input, Tensor grad)', (('input', lambda x: isinstance(x, _Tensor)), ('grad', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def matrix_exp_backward(input, grad):
+    '(Tensor input, Tensor grad)'
+    if _TF and (r_ := _tf(matrix_exp_backward, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('matrix_exp_backward', 'input', 1, 'Tensor', input)
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('matrix_exp_backward', 'grad', 2, 'Tensor', grad)
+    h_ = _C_matrix_exp_backward(input._p, grad._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: max(Tensor self) -> Tensor
@@ -16055,6 +16245,67 @@ def ones_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, m
     return r_
 
 
+# yaml/native_functions.yaml: orgqr(Tensor self, Tensor input2) -> Tensor
+_SIGS_orgqr = (
+    ('(Tensor input, Tensor input2)', (('input', lambda x: isinstance(x, _Tensor)), ('input2', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def orgqr(input, input2):
+    '(Tensor input, Tensor input2)'
+    if _TF and (r_ := _tf(orgqr, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('orgqr', 'input', 1, 'Tensor', input)
+    if input2.__class__ is not _Tensor:
+        if not isinstance(input2, _Tensor):
+            raise _arg_error('orgqr', 'input2', 2, 'Tensor', input2)
+    h_ = _C_orgqr(input._p, input2._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor
+_SIGS_ormqr = (
+    ('(Tensor input, Tensor input2, Tensor input3, bool left = True, bool transpose = False)', (('input', lambda x: isinstance(x, _Tensor)), ('input2', lambda x: isinstance(x, _Tensor)), ('input3', lambda x: isinstance(x, _Tensor)), ('left', lambda x: _cv_bool(x) is not _BAD), ('transpose', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def ormqr(input, input2, input3, left=True, transpose=False):
+    '(Tensor input, Tensor input2, Tensor input3, bool left = True, bool transpose = False)'
+    if _TF and (r_ := _tf(ormqr, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('ormqr', 'input', 1, 'Tensor', input)
+    if input2.__class__ is not _Tensor:
+        if not isinstance(input2, _Tensor):
+            raise _arg_error('ormqr', 'input2', 2, 'Tensor', input2)
+    if input3.__class__ is not _Tensor:
+        if not isinstance(input3, _Tensor):
+            raise _arg_error('ormqr', 'input3', 3, 'Tensor', input3)
+    left_c = _cv_bool(left)
+    if left_c is _BAD:
+        raise _arg_error('ormqr', 'left', 4, 'bool', left)
+    transpose_c = _cv_bool(transpose)
+    if transpose_c is _BAD:
+        raise _arg_error('ormqr', 'transpose', 5, 'bool', transpose)
+    h_ = _C_ormqr(input._p, input2._p, input3._p, left_c, transpose_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: outer(Tensor self, Tensor vec2) -> Tensor
 # yaml/native_functions.yaml: outer.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_outer = (
@@ -16158,6 +16409,32 @@ def permute_copy(input, dims):
     if dims_c is _BAD:
         raise _arg_error('permute_copy', 'dims', 2, 'tuple of ints', dims)
     h_ = _C_permute_copy(input._p, dims_c[0], dims_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: pinverse(Tensor self, float rcond=1e-15) -> Tensor
+_SIGS_pinverse = (
+    ('(Tensor input, float rcond = 1e-15)', (('input', lambda x: isinstance(x, _Tensor)), ('rcond', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def pinverse(input, rcond=1e-15):
+    '(Tensor input, float rcond = 1e-15)'
+    if _TF and (r_ := _tf(pinverse, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('pinverse', 'input', 1, 'Tensor', input)
+    rcond_c = _cv_double(rcond)
+    if rcond_c is _BAD:
+        raise _arg_error('pinverse', 'rcond', 2, 'float', rcond)
+    h_ = _C_pinverse(input._p, rcond_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -16481,6 +16758,27 @@ def prod(*args, **kwargs):
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_prod_1, ('input', 'dim', 'keepdim', )[:n])):
         return _implprod_1(*args, **kwargs)
     raise _invalid_combination('prod', args, kwargs, _SIGS_prod)
+
+
+# yaml/native_functions.yaml: qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)
+_SIGS_qr = (
+    ('(Tensor input, bool some = True)', (('input', lambda x: isinstance(x, _Tensor)), ('some', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def qr(input, some=True):
+    '(Tensor input, bool some = True)'
+    if _TF and (r_ := _tf(qr, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('qr', 'input', 1, 'Tensor', input)
+    some_c = _cv_bool(some)
+    if some_c is _BAD:
+        raise _arg_error('qr', 'some', 2, 'bool', some)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_qr(input._p, some_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'qr', ('Q', 'R'))
 
 
 # yaml/native_functions.yaml: quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
@@ -20703,6 +21001,36 @@ def trapz(*args, **kwargs):
     if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'y' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'x' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_trapz_1, ('y', 'x', )[:n])):
         return _impltrapz_1(*args, **kwargs)
     raise _invalid_combination('trapz', args, kwargs, _SIGS_trapz)
+
+
+# yaml/native_functions.yaml: triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)
+_SIGS_triangular_solve = (
+    ('(Tensor input, Tensor A, bool upper = True, bool transpose = False, bool unitriangular = False)', (('input', lambda x: isinstance(x, _Tensor)), ('A', lambda x: isinstance(x, _Tensor)), ('upper', lambda x: _cv_bool(x) is not _BAD), ('transpose', lambda x: _cv_bool(x) is not _BAD), ('unitriangular', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
+    '(Tensor input, Tensor A, bool upper = True, bool transpose = False, bool unitriangular = False)'
+    if _TF and (r_ := _tf(triangular_solve, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('triangular_solve', 'input', 1, 'Tensor', input)
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('triangular_solve', 'A', 2, 'Tensor', A)
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('triangular_solve', 'upper', 3, 'bool', upper)
+    transpose_c = _cv_bool(transpose)
+    if transpose_c is _BAD:
+        raise _arg_error('triangular_solve', 'transpose', 4, 'bool', transpose)
+    unitriangular_c = _cv_bool(unitriangular)
+    if unitriangular_c is _BAD:
+        raise _arg_error('triangular_solve', 'unitriangular', 5, 'bool', unitriangular)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_triangular_solve(input._p, A._p, upper_c, transpose_c, unitriangular_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'triangular_solve', ('solution', 'cloned_coefficient'))
 
 
 # yaml/native_functions.yaml: tril(Tensor self, SymInt diagonal=0) -> Tensor
@@ -25635,6 +25963,64 @@ def _linalg_linalg_cholesky_ex(input, *, upper=False, check_errors=False):
     return _tensors_result(p_, 2, 'linalg_cholesky_ex', ('L', 'info'))
 
 
+# yaml/native_functions.yaml: linalg_cond(Tensor self, Scalar? p=None) -> Tensor
+# yaml/native_functions.yaml: linalg_cond.p_str(Tensor self, str p) -> Tensor
+_SIGS__linalg_linalg_cond = (
+    ('(Tensor input, Number p = None)', (('input', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_opt_scalar(x) is not _BAD),), (), False),
+    ('(Tensor input, str p)', (('input', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_str(x, False) is not _BAD),), (), False),
+)
+_KW__linalg_linalg_cond_0 = {'input': lambda x: isinstance(x, _Tensor), 'p': lambda x: _cv_opt_scalar(x) is not _BAD}
+_KW__linalg_linalg_cond_1 = {'input': lambda x: isinstance(x, _Tensor), 'p': lambda x: _cv_str(x, False) is not _BAD}
+
+
+def _impl_linalg_linalg_cond_0(input, p=None):
+    '(Tensor input, Number p = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_cond', 'input', 1, 'Tensor', input)
+    p_c = _cv_opt_scalar(p)
+    if p_c is _BAD:
+        raise _arg_error('linalg_cond', 'p', 2, 'Number', p)
+    h_ = _C_linalg_cond(input._p, p_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_linalg_linalg_cond_1(input, p):
+    '(Tensor input, str p)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_cond', 'input', 1, 'Tensor', input)
+    p_c = _cv_str(p, False)
+    if p_c is _BAD:
+        raise _arg_error('linalg_cond', 'p', 2, 'str', p)
+    h_ = _C_linalg_cond_p_str(input._p, p_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _linalg_linalg_cond(*args, **kwargs):
+    '(Tensor input, Number p = None) | (Tensor input, str p)'
+    if _TF and (r_ := _tf(_linalg_linalg_cond, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_cond_0, ('input', 'p', )[:n])):
+        return _impl_linalg_linalg_cond_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_str(args[1], False) is not _BAD if n > 1 else 'p' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_cond_1, ('input', 'p', )[:n])):
+        return _impl_linalg_linalg_cond_1(*args, **kwargs)
+    raise _invalid_combination('linalg_cond', args, kwargs, _SIGS__linalg_linalg_cond)
+
+
 # yaml/native_functions.yaml: linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor
 # yaml/native_functions.yaml: linalg_cross.out(Tensor self, Tensor other, *, int dim=-1, Tensor(a!) out) -> Tensor(a!)
 _SIGS__linalg_linalg_cross = (
@@ -25774,6 +26160,32 @@ def _linalg_linalg_eigvalsh(input, UPLO='L'):
     return r_
 
 
+# yaml/native_functions.yaml: linalg_householder_product(Tensor input, Tensor tau) -> Tensor
+_SIGS__linalg_linalg_householder_product = (
+    ('(Tensor input, Tensor tau)', (('input', lambda x: isinstance(x, _Tensor)), ('tau', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _linalg_linalg_householder_product(input, tau):
+    '(Tensor input, Tensor tau)'
+    if _TF and (r_ := _tf(_linalg_linalg_householder_product, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_householder_product', 'input', 1, 'Tensor', input)
+    if tau.__class__ is not _Tensor:
+        if not isinstance(tau, _Tensor):
+            raise _arg_error('linalg_householder_product', 'tau', 2, 'Tensor', tau)
+    h_ = _C_linalg_householder_product(input._p, tau._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: linalg_inv(Tensor A) -> Tensor
 _SIGS__linalg_linalg_inv = (
     ('(Tensor A)', (('A', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -25816,6 +26228,234 @@ def _linalg_linalg_inv_ex(A, *, check_errors=False):
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_linalg_inv_ex(A._p, check_errors_c, p_ + 0, p_ + 1))
     return _tensors_result(p_, 2, 'linalg_inv_ex', ('inverse', 'info'))
+
+
+# yaml/native_functions.yaml: linalg_ldl_factor(Tensor self, *, bool hermitian=False) -> (Tensor LD, Tensor pivots)
+_SIGS__linalg_linalg_ldl_factor = (
+    ('(Tensor input, *, bool hermitian = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('hermitian', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_ldl_factor(input, *, hermitian=False):
+    '(Tensor input, *, bool hermitian = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_ldl_factor, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_ldl_factor', 'input', 1, 'Tensor', input)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_ldl_factor', 'hermitian', 0, 'bool', hermitian)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_linalg_ldl_factor(input._p, hermitian_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'linalg_ldl_factor', ('LD', 'pivots'))
+
+
+# yaml/native_functions.yaml: linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, bool check_errors=False) -> (Tensor LD, Tensor pivots, Tensor info)
+_SIGS__linalg_linalg_ldl_factor_ex = (
+    ('(Tensor input, *, bool hermitian = False, bool check_errors = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('hermitian', lambda x: _cv_bool(x) is not _BAD), ('check_errors', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_ldl_factor_ex(input, *, hermitian=False, check_errors=False):
+    '(Tensor input, *, bool hermitian = False, bool check_errors = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_ldl_factor_ex, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_ldl_factor_ex', 'input', 1, 'Tensor', input)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_ldl_factor_ex', 'hermitian', 0, 'bool', hermitian)
+    check_errors_c = _cv_bool(check_errors)
+    if check_errors_c is _BAD:
+        raise _arg_error('linalg_ldl_factor_ex', 'check_errors', 0, 'bool', check_errors)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_linalg_ldl_factor_ex(input._p, hermitian_c, check_errors_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3, 'linalg_ldl_factor_ex', ('LD', 'pivots', 'info'))
+
+
+# yaml/native_functions.yaml: linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False) -> Tensor
+_SIGS__linalg_linalg_ldl_solve = (
+    ('(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian = False)', (('LD', lambda x: isinstance(x, _Tensor)), ('pivots', lambda x: isinstance(x, _Tensor)), ('B', lambda x: isinstance(x, _Tensor)),), (('hermitian', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_ldl_solve(LD, pivots, B, *, hermitian=False):
+    '(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_ldl_solve, locals())) is not _GO:
+        return r_
+    if LD.__class__ is not _Tensor:
+        if not isinstance(LD, _Tensor):
+            raise _arg_error('linalg_ldl_solve', 'LD', 1, 'Tensor', LD)
+    if pivots.__class__ is not _Tensor:
+        if not isinstance(pivots, _Tensor):
+            raise _arg_error('linalg_ldl_solve', 'pivots', 2, 'Tensor', pivots)
+    if B.__class__ is not _Tensor:
+        if not isinstance(B, _Tensor):
+            raise _arg_error('linalg_ldl_solve', 'B', 3, 'Tensor', B)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_ldl_solve', 'hermitian', 0, 'bool', hermitian)
+    h_ = _C_linalg_ldl_solve(LD._p, pivots._p, B._p, hermitian_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)
+_SIGS__linalg_linalg_lstsq = (
+    ('(Tensor input, Tensor b, float rcond = None, *, str driver = None)', (('input', lambda x: isinstance(x, _Tensor)), ('b', lambda x: isinstance(x, _Tensor)), ('rcond', lambda x: _cv_opt_double(x) is not _BAD),), (('driver', lambda x: _cv_str(x, True) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_lstsq(input, b, rcond=None, *, driver=None):
+    '(Tensor input, Tensor b, float rcond = None, *, str driver = None)'
+    if _TF and (r_ := _tf(_linalg_linalg_lstsq, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_lstsq', 'input', 1, 'Tensor', input)
+    if b.__class__ is not _Tensor:
+        if not isinstance(b, _Tensor):
+            raise _arg_error('linalg_lstsq', 'b', 2, 'Tensor', b)
+    rcond_c = _cv_opt_double(rcond)
+    if rcond_c is _BAD:
+        raise _arg_error('linalg_lstsq', 'rcond', 3, 'float', rcond)
+    driver_c = _cv_str(driver, True)
+    if driver_c is _BAD:
+        raise _arg_error('linalg_lstsq', 'driver', 0, 'str', driver)
+    p_ = _ffi.new('tl_tensor *[4]')
+    _check_rc(_C_linalg_lstsq(input._p, b._p, rcond_c[0], rcond_c[1], driver_c, p_ + 0, p_ + 1, p_ + 2, p_ + 3))
+    return _tensors_result(p_, 4, 'linalg_lstsq', ('solution', 'residuals', 'rank', 'singular_values'))
+
+
+# yaml/native_functions.yaml: linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)
+_SIGS__linalg_linalg_lu = (
+    ('(Tensor A, *, bool pivot = True)', (('A', lambda x: isinstance(x, _Tensor)),), (('pivot', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_lu(A, *, pivot=True):
+    '(Tensor A, *, bool pivot = True)'
+    if _TF and (r_ := _tf(_linalg_linalg_lu, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_lu', 'A', 1, 'Tensor', A)
+    pivot_c = _cv_bool(pivot)
+    if pivot_c is _BAD:
+        raise _arg_error('linalg_lu', 'pivot', 0, 'bool', pivot)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_linalg_lu(A._p, pivot_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3, 'linalg_lu', ('P', 'L', 'U'))
+
+
+# yaml/native_functions.yaml: linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)
+_SIGS__linalg_linalg_lu_factor = (
+    ('(Tensor A, *, bool pivot = True)', (('A', lambda x: isinstance(x, _Tensor)),), (('pivot', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_lu_factor(A, *, pivot=True):
+    '(Tensor A, *, bool pivot = True)'
+    if _TF and (r_ := _tf(_linalg_linalg_lu_factor, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_lu_factor', 'A', 1, 'Tensor', A)
+    pivot_c = _cv_bool(pivot)
+    if pivot_c is _BAD:
+        raise _arg_error('linalg_lu_factor', 'pivot', 0, 'bool', pivot)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_linalg_lu_factor(A._p, pivot_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'linalg_lu_factor', ('LU', 'pivots'))
+
+
+# yaml/native_functions.yaml: linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)
+_SIGS__linalg_linalg_lu_factor_ex = (
+    ('(Tensor A, *, bool pivot = True, bool check_errors = False)', (('A', lambda x: isinstance(x, _Tensor)),), (('pivot', lambda x: _cv_bool(x) is not _BAD), ('check_errors', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_lu_factor_ex(A, *, pivot=True, check_errors=False):
+    '(Tensor A, *, bool pivot = True, bool check_errors = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_lu_factor_ex, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_lu_factor_ex', 'A', 1, 'Tensor', A)
+    pivot_c = _cv_bool(pivot)
+    if pivot_c is _BAD:
+        raise _arg_error('linalg_lu_factor_ex', 'pivot', 0, 'bool', pivot)
+    check_errors_c = _cv_bool(check_errors)
+    if check_errors_c is _BAD:
+        raise _arg_error('linalg_lu_factor_ex', 'check_errors', 0, 'bool', check_errors)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_linalg_lu_factor_ex(A._p, pivot_c, check_errors_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3, 'linalg_lu_factor_ex', ('LU', 'pivots', 'info'))
+
+
+# yaml/native_functions.yaml: linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor
+_SIGS__linalg_linalg_lu_solve = (
+    ('(Tensor LU, Tensor pivots, Tensor B, *, bool left = True, bool adjoint = False)', (('LU', lambda x: isinstance(x, _Tensor)), ('pivots', lambda x: isinstance(x, _Tensor)), ('B', lambda x: isinstance(x, _Tensor)),), (('left', lambda x: _cv_bool(x) is not _BAD), ('adjoint', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    '(Tensor LU, Tensor pivots, Tensor B, *, bool left = True, bool adjoint = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_lu_solve, locals())) is not _GO:
+        return r_
+    if LU.__class__ is not _Tensor:
+        if not isinstance(LU, _Tensor):
+            raise _arg_error('linalg_lu_solve', 'LU', 1, 'Tensor', LU)
+    if pivots.__class__ is not _Tensor:
+        if not isinstance(pivots, _Tensor):
+            raise _arg_error('linalg_lu_solve', 'pivots', 2, 'Tensor', pivots)
+    if B.__class__ is not _Tensor:
+        if not isinstance(B, _Tensor):
+            raise _arg_error('linalg_lu_solve', 'B', 3, 'Tensor', B)
+    left_c = _cv_bool(left)
+    if left_c is _BAD:
+        raise _arg_error('linalg_lu_solve', 'left', 0, 'bool', left)
+    adjoint_c = _cv_bool(adjoint)
+    if adjoint_c is _BAD:
+        raise _arg_error('linalg_lu_solve', 'adjoint', 0, 'bool', adjoint)
+    h_ = _C_linalg_lu_solve(LU._p, pivots._p, B._p, left_c, adjoint_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: linalg_matrix_exp(Tensor self) -> Tensor
+_SIGS__linalg_linalg_matrix_exp = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _linalg_linalg_matrix_exp(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(_linalg_linalg_matrix_exp, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_matrix_exp', 'input', 1, 'Tensor', input)
+    h_ = _C_linalg_matrix_exp(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
@@ -25936,6 +26576,128 @@ def _linalg_linalg_matrix_power(input, n):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: linalg_matrix_rank.atol_rtol_tensor(Tensor input, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor
+# yaml/native_functions.yaml: linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor
+# yaml/native_functions.yaml: linalg_matrix_rank(Tensor self, float tol, bool hermitian=False) -> Tensor
+# yaml/native_functions.yaml: linalg_matrix_rank.tol_tensor(Tensor input, Tensor tol, bool hermitian=False) -> Tensor
+_SIGS__linalg_linalg_matrix_rank = (
+    ('(Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('atol', lambda x: (x is None or isinstance(x, _Tensor))), ('rtol', lambda x: (x is None or isinstance(x, _Tensor))), ('hermitian', lambda x: _cv_bool(x) is not _BAD),), False),
+    ('(Tensor input, *, float atol = None, float rtol = None, bool hermitian = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('atol', lambda x: _cv_opt_double(x) is not _BAD), ('rtol', lambda x: _cv_opt_double(x) is not _BAD), ('hermitian', lambda x: _cv_bool(x) is not _BAD),), False),
+    ('(Tensor input, Tensor tol, bool hermitian = False)', (('input', lambda x: isinstance(x, _Tensor)), ('tol', lambda x: isinstance(x, _Tensor)), ('hermitian', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(Tensor input, float tol, bool hermitian = False)', (('input', lambda x: isinstance(x, _Tensor)), ('tol', lambda x: _cv_double(x) is not _BAD), ('hermitian', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW__linalg_linalg_matrix_rank_0 = {'input': lambda x: isinstance(x, _Tensor), 'atol': lambda x: (x is None or isinstance(x, _Tensor)), 'rtol': lambda x: (x is None or isinstance(x, _Tensor)), 'hermitian': lambda x: _cv_bool(x) is not _BAD}
+_KW__linalg_linalg_matrix_rank_1 = {'input': lambda x: isinstance(x, _Tensor), 'atol': lambda x: _cv_opt_double(x) is not _BAD, 'rtol': lambda x: _cv_opt_double(x) is not _BAD, 'hermitian': lambda x: _cv_bool(x) is not _BAD}
+_KW__linalg_linalg_matrix_rank_2 = {'input': lambda x: isinstance(x, _Tensor), 'tol': lambda x: isinstance(x, _Tensor), 'hermitian': lambda x: _cv_bool(x) is not _BAD}
+_KW__linalg_linalg_matrix_rank_3 = {'input': lambda x: isinstance(x, _Tensor), 'tol': lambda x: _cv_double(x) is not _BAD, 'hermitian': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _impl_linalg_linalg_matrix_rank_0(input, *, atol=None, rtol=None, hermitian=False):
+    '(Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_matrix_rank', 'input', 1, 'Tensor', input)
+    atol_c = _cv_opt_tensor(atol)
+    if atol_c is _BAD:
+        raise _arg_error('linalg_matrix_rank', 'atol', 0, 'Tensor', atol)
+    rtol_c = _cv_opt_tensor(rtol)
+    if rtol_c is _BAD:
+        raise _arg_error('linalg_matrix_rank', 'rtol', 0, 'Tensor', rtol)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_matrix_rank', 'hermitian', 0, 'bool', hermitian)
+    h_ = _C_linalg_matrix_rank_atol_rtol_tensor(input._p, atol_c, rtol_c, hermitian_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_linalg_linalg_matrix_rank_1(input, *, atol=None, rtol=None, hermitian=False):
+    '(Tensor input, *, float atol = None, float rtol = None, bool hermitian = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_matrix_rank', 'input', 1, 'Tensor', input)
+    atol_c = _cv_opt_double(atol)
+    if atol_c is _BAD:
+        raise _arg_error('linalg_matrix_rank', 'atol', 0, 'float', atol)
+    rtol_c = _cv_opt_double(rtol)
+    if rtol_c is _BAD:
+        raise _arg_error('linalg_matrix_rank', 'rtol', 0, 'float', rtol)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_matrix_rank', 'hermitian', 0, 'bool', hermitian)
+    h_ = _C_linalg_matrix_rank_atol_rtol_float(input._p, atol_c[0], atol_c[1], rtol_c[0], rtol_c[1], hermitian_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_linalg_linalg_matrix_rank_2(input, tol, hermitian=False):
+    '(Tensor input, Tensor tol, bool hermitian = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_matrix_rank', 'input', 1, 'Tensor', input)
+    if tol.__class__ is not _Tensor:
+        if not isinstance(tol, _Tensor):
+            raise _arg_error('linalg_matrix_rank', 'tol', 2, 'Tensor', tol)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_matrix_rank', 'hermitian', 3, 'bool', hermitian)
+    h_ = _C_linalg_matrix_rank_tol_tensor(input._p, tol._p, hermitian_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_linalg_linalg_matrix_rank_3(input, tol, hermitian=False):
+    '(Tensor input, float tol, bool hermitian = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_matrix_rank', 'input', 1, 'Tensor', input)
+    tol_c = _cv_double(tol)
+    if tol_c is _BAD:
+        raise _arg_error('linalg_matrix_rank', 'tol', 2, 'float', tol)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_matrix_rank', 'hermitian', 3, 'bool', hermitian)
+    h_ = _C_linalg_matrix_rank(input._p, tol_c, hermitian_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _linalg_linalg_matrix_rank(*args, **kwargs):
+    '(Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False) | (Tensor input, *, float atol = None, float rtol = None, bool hermitian = False) | (Tensor input, Tensor tol, bool hermitian = False) | (Tensor input, float tol, bool hermitian = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_matrix_rank, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_rank_0, ('input', )[:n])):
+        return _impl_linalg_linalg_matrix_rank_0(*args, **kwargs)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_rank_1, ('input', )[:n])):
+        return _impl_linalg_linalg_matrix_rank_1(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'tol' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_rank_2, ('input', 'tol', 'hermitian', )[:n])):
+        return _impl_linalg_linalg_matrix_rank_2(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_double(args[1]) is not _BAD if n > 1 else 'tol' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_rank_3, ('input', 'tol', 'hermitian', )[:n])):
+        return _impl_linalg_linalg_matrix_rank_3(*args, **kwargs)
+    raise _invalid_combination('linalg_matrix_rank', args, kwargs, _SIGS__linalg_linalg_matrix_rank)
 
 
 # yaml/native_functions.yaml: linalg_multi_dot(Tensor[] tensors) -> Tensor
@@ -26059,6 +26821,149 @@ def _linalg_linalg_norm(*args, **kwargs):
     if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_str(args[1], False) is not _BAD if n > 1 else 'ord' in kwargs) and (n <= 2 or _cv_opt_int_list(args[2], 1) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_norm_1, ('input', 'ord', 'dim', 'keepdim', )[:n])):
         return _impl_linalg_linalg_norm_1(*args, **kwargs)
     raise _invalid_combination('linalg_norm', args, kwargs, _SIGS__linalg_linalg_norm)
+
+
+# yaml/native_functions.yaml: linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor
+# yaml/native_functions.yaml: linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor
+# yaml/native_functions.yaml: linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor
+# yaml/native_functions.yaml: linalg_pinv.rcond_tensor(Tensor self, Tensor rcond, bool hermitian=False) -> Tensor
+_SIGS__linalg_linalg_pinv = (
+    ('(Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('atol', lambda x: (x is None or isinstance(x, _Tensor))), ('rtol', lambda x: (x is None or isinstance(x, _Tensor))), ('hermitian', lambda x: _cv_bool(x) is not _BAD),), False),
+    ('(Tensor input, *, float atol = None, float rtol = None, bool hermitian = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('atol', lambda x: _cv_opt_double(x) is not _BAD), ('rtol', lambda x: _cv_opt_double(x) is not _BAD), ('hermitian', lambda x: _cv_bool(x) is not _BAD),), False),
+    ('(Tensor input, Tensor rcond, bool hermitian = False)', (('input', lambda x: isinstance(x, _Tensor)), ('rcond', lambda x: isinstance(x, _Tensor)), ('hermitian', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(Tensor input, float rcond, bool hermitian = False)', (('input', lambda x: isinstance(x, _Tensor)), ('rcond', lambda x: _cv_double(x) is not _BAD), ('hermitian', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW__linalg_linalg_pinv_0 = {'input': lambda x: isinstance(x, _Tensor), 'atol': lambda x: (x is None or isinstance(x, _Tensor)), 'rtol': lambda x: (x is None or isinstance(x, _Tensor)), 'hermitian': lambda x: _cv_bool(x) is not _BAD}
+_KW__linalg_linalg_pinv_1 = {'input': lambda x: isinstance(x, _Tensor), 'atol': lambda x: _cv_opt_double(x) is not _BAD, 'rtol': lambda x: _cv_opt_double(x) is not _BAD, 'hermitian': lambda x: _cv_bool(x) is not _BAD}
+_KW__linalg_linalg_pinv_2 = {'input': lambda x: isinstance(x, _Tensor), 'rcond': lambda x: isinstance(x, _Tensor), 'hermitian': lambda x: _cv_bool(x) is not _BAD}
+_KW__linalg_linalg_pinv_3 = {'input': lambda x: isinstance(x, _Tensor), 'rcond': lambda x: _cv_double(x) is not _BAD, 'hermitian': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _impl_linalg_linalg_pinv_0(input, *, atol=None, rtol=None, hermitian=False):
+    '(Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_pinv', 'input', 1, 'Tensor', input)
+    atol_c = _cv_opt_tensor(atol)
+    if atol_c is _BAD:
+        raise _arg_error('linalg_pinv', 'atol', 0, 'Tensor', atol)
+    rtol_c = _cv_opt_tensor(rtol)
+    if rtol_c is _BAD:
+        raise _arg_error('linalg_pinv', 'rtol', 0, 'Tensor', rtol)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_pinv', 'hermitian', 0, 'bool', hermitian)
+    h_ = _C_linalg_pinv_atol_rtol_tensor(input._p, atol_c, rtol_c, hermitian_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_linalg_linalg_pinv_1(input, *, atol=None, rtol=None, hermitian=False):
+    '(Tensor input, *, float atol = None, float rtol = None, bool hermitian = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_pinv', 'input', 1, 'Tensor', input)
+    atol_c = _cv_opt_double(atol)
+    if atol_c is _BAD:
+        raise _arg_error('linalg_pinv', 'atol', 0, 'float', atol)
+    rtol_c = _cv_opt_double(rtol)
+    if rtol_c is _BAD:
+        raise _arg_error('linalg_pinv', 'rtol', 0, 'float', rtol)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_pinv', 'hermitian', 0, 'bool', hermitian)
+    h_ = _C_linalg_pinv_atol_rtol_float(input._p, atol_c[0], atol_c[1], rtol_c[0], rtol_c[1], hermitian_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_linalg_linalg_pinv_2(input, rcond, hermitian=False):
+    '(Tensor input, Tensor rcond, bool hermitian = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_pinv', 'input', 1, 'Tensor', input)
+    if rcond.__class__ is not _Tensor:
+        if not isinstance(rcond, _Tensor):
+            raise _arg_error('linalg_pinv', 'rcond', 2, 'Tensor', rcond)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_pinv', 'hermitian', 3, 'bool', hermitian)
+    h_ = _C_linalg_pinv_rcond_tensor(input._p, rcond._p, hermitian_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_linalg_linalg_pinv_3(input, rcond, hermitian=False):
+    '(Tensor input, float rcond, bool hermitian = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_pinv', 'input', 1, 'Tensor', input)
+    rcond_c = _cv_double(rcond)
+    if rcond_c is _BAD:
+        raise _arg_error('linalg_pinv', 'rcond', 2, 'float', rcond)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_pinv', 'hermitian', 3, 'bool', hermitian)
+    h_ = _C_linalg_pinv(input._p, rcond_c, hermitian_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _linalg_linalg_pinv(*args, **kwargs):
+    '(Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False) | (Tensor input, *, float atol = None, float rtol = None, bool hermitian = False) | (Tensor input, Tensor rcond, bool hermitian = False) | (Tensor input, float rcond, bool hermitian = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_pinv, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_pinv_0, ('input', )[:n])):
+        return _impl_linalg_linalg_pinv_0(*args, **kwargs)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_pinv_1, ('input', )[:n])):
+        return _impl_linalg_linalg_pinv_1(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'rcond' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_pinv_2, ('input', 'rcond', 'hermitian', )[:n])):
+        return _impl_linalg_linalg_pinv_2(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_double(args[1]) is not _BAD if n > 1 else 'rcond' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_pinv_3, ('input', 'rcond', 'hermitian', )[:n])):
+        return _impl_linalg_linalg_pinv_3(*args, **kwargs)
+    raise _invalid_combination('linalg_pinv', args, kwargs, _SIGS__linalg_linalg_pinv)
+
+
+# yaml/native_functions.yaml: linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)
+_SIGS__linalg_linalg_qr = (
+    ("(Tensor A, str mode = 'reduced')", (('A', lambda x: isinstance(x, _Tensor)), ('mode', lambda x: _cv_str(x, False) is not _BAD),), (), False),
+)
+
+
+def _linalg_linalg_qr(A, mode='reduced'):
+    "(Tensor A, str mode = 'reduced')"
+    if _TF and (r_ := _tf(_linalg_linalg_qr, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_qr', 'A', 1, 'Tensor', A)
+    mode_c = _cv_str(mode, False)
+    if mode_c is _BAD:
+        raise _arg_error('linalg_qr', 'mode', 2, 'str', mode)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_linalg_qr(A._p, mode_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'linalg_qr', ('Q', 'R'))
 
 
 # yaml/native_functions.yaml: linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)
@@ -34382,6 +35287,21 @@ def _m_geometric_(self, p, *, generator=None):
     return self
 
 
+# yaml/native_functions.yaml: geqrf(Tensor self) -> (Tensor a, Tensor tau)
+_SIGS__m_geqrf = (
+    ('()', (), (), False),
+)
+
+
+def _m_geqrf(self):
+    '()'
+    if _TF and (r_ := _tf(_m_geqrf, locals())) is not _GO:
+        return r_
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_geqrf(self._p, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'geqrf', ('a', 'tau'))
+
+
 # yaml/native_functions.yaml: ger(Tensor self, Tensor vec2) -> Tensor
 _SIGS__m_ger = (
     ('(Tensor vec2)', (('vec2', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -36331,6 +37251,32 @@ def _m_lt_(self, *args, **kwargs):
     raise _invalid_combination('lt_', args, kwargs, _SIGS__m_lt_)
 
 
+# yaml/native_functions.yaml: lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor
+_SIGS__m_lu_solve = (
+    ('(Tensor LU_data, Tensor LU_pivots)', (('LU_data', lambda x: isinstance(x, _Tensor)), ('LU_pivots', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_lu_solve(self, LU_data, LU_pivots):
+    '(Tensor LU_data, Tensor LU_pivots)'
+    if _TF and (r_ := _tf(_m_lu_solve, locals())) is not _GO:
+        return r_
+    if LU_data.__class__ is not _Tensor:
+        if not isinstance(LU_data, _Tensor):
+            raise _arg_error('lu_solve', 'LU_data', 1, 'Tensor', LU_data)
+    if LU_pivots.__class__ is not _Tensor:
+        if not isinstance(LU_pivots, _Tensor):
+            raise _arg_error('lu_solve', 'LU_pivots', 2, 'Tensor', LU_pivots)
+    h_ = _C_lu_solve(self._p, LU_data._p, LU_pivots._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 # yaml/native_functions.yaml: masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 _SIGS__m_masked_fill = (
@@ -36528,6 +37474,26 @@ def _m_matmul(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('matmul', 'other', 1, 'Tensor', other)
     h_ = _C_matmul(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: matrix_exp(Tensor self) -> Tensor
+_SIGS__m_matrix_exp = (
+    ('()', (), (), False),
+)
+
+
+def _m_matrix_exp(self):
+    '()'
+    if _TF and (r_ := _tf(_m_matrix_exp, locals())) is not _GO:
+        return r_
+    h_ = _C_matrix_exp(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -37945,6 +38911,61 @@ def _m_normal_(self, mean=0, std=1, *, generator=None):
     return self
 
 
+# yaml/native_functions.yaml: orgqr(Tensor self, Tensor input2) -> Tensor
+_SIGS__m_orgqr = (
+    ('(Tensor input2)', (('input2', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_orgqr(self, input2):
+    '(Tensor input2)'
+    if _TF and (r_ := _tf(_m_orgqr, locals())) is not _GO:
+        return r_
+    if input2.__class__ is not _Tensor:
+        if not isinstance(input2, _Tensor):
+            raise _arg_error('orgqr', 'input2', 1, 'Tensor', input2)
+    h_ = _C_orgqr(self._p, input2._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor
+_SIGS__m_ormqr = (
+    ('(Tensor input2, Tensor input3, bool left = True, bool transpose = False)', (('input2', lambda x: isinstance(x, _Tensor)), ('input3', lambda x: isinstance(x, _Tensor)), ('left', lambda x: _cv_bool(x) is not _BAD), ('transpose', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_ormqr(self, input2, input3, left=True, transpose=False):
+    '(Tensor input2, Tensor input3, bool left = True, bool transpose = False)'
+    if _TF and (r_ := _tf(_m_ormqr, locals())) is not _GO:
+        return r_
+    if input2.__class__ is not _Tensor:
+        if not isinstance(input2, _Tensor):
+            raise _arg_error('ormqr', 'input2', 1, 'Tensor', input2)
+    if input3.__class__ is not _Tensor:
+        if not isinstance(input3, _Tensor):
+            raise _arg_error('ormqr', 'input3', 2, 'Tensor', input3)
+    left_c = _cv_bool(left)
+    if left_c is _BAD:
+        raise _arg_error('ormqr', 'left', 3, 'bool', left)
+    transpose_c = _cv_bool(transpose)
+    if transpose_c is _BAD:
+        raise _arg_error('ormqr', 'transpose', 4, 'bool', transpose)
+    h_ = _C_ormqr(self._p, input2._p, input3._p, left_c, transpose_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: outer(Tensor self, Tensor vec2) -> Tensor
 _SIGS__m_outer = (
     ('(Tensor vec2)', (('vec2', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -38000,6 +39021,29 @@ def _m_permute(self, *_args, dims=None):
     if dims_c is _BAD:
         raise _arg_error('permute', 'dims', 1, 'tuple of ints', dims)
     h_ = _C_permute(self._p, dims_c[0], dims_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: pinverse(Tensor self, float rcond=1e-15) -> Tensor
+_SIGS__m_pinverse = (
+    ('(float rcond = 1e-15)', (('rcond', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def _m_pinverse(self, rcond=1e-15):
+    '(float rcond = 1e-15)'
+    if _TF and (r_ := _tf(_m_pinverse, locals())) is not _GO:
+        return r_
+    rcond_c = _cv_double(rcond)
+    if rcond_c is _BAD:
+        raise _arg_error('pinverse', 'rcond', 1, 'float', rcond)
+    h_ = _C_pinverse(self._p, rcond_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -38250,6 +39294,24 @@ def _m_prod(self, *args, **kwargs):
     if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_prod_1, ('dim', 'keepdim', )[:n])):
         return _impl_m_prod_1(self, *args, **kwargs)
     raise _invalid_combination('prod', args, kwargs, _SIGS__m_prod)
+
+
+# yaml/native_functions.yaml: qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)
+_SIGS__m_qr = (
+    ('(bool some = True)', (('some', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_qr(self, some=True):
+    '(bool some = True)'
+    if _TF and (r_ := _tf(_m_qr, locals())) is not _GO:
+        return r_
+    some_c = _cv_bool(some)
+    if some_c is _BAD:
+        raise _arg_error('qr', 'some', 1, 'bool', some)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_qr(self._p, some_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'qr', ('Q', 'R'))
 
 
 # yaml/native_functions.yaml: quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
@@ -40595,6 +41657,33 @@ def _m_transpose(self, dim0, dim1):
     return r_
 
 
+# yaml/native_functions.yaml: triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)
+_SIGS__m_triangular_solve = (
+    ('(Tensor A, bool upper = True, bool transpose = False, bool unitriangular = False)', (('A', lambda x: isinstance(x, _Tensor)), ('upper', lambda x: _cv_bool(x) is not _BAD), ('transpose', lambda x: _cv_bool(x) is not _BAD), ('unitriangular', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
+    '(Tensor A, bool upper = True, bool transpose = False, bool unitriangular = False)'
+    if _TF and (r_ := _tf(_m_triangular_solve, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('triangular_solve', 'A', 1, 'Tensor', A)
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('triangular_solve', 'upper', 2, 'bool', upper)
+    transpose_c = _cv_bool(transpose)
+    if transpose_c is _BAD:
+        raise _arg_error('triangular_solve', 'transpose', 3, 'bool', transpose)
+    unitriangular_c = _cv_bool(unitriangular)
+    if unitriangular_c is _BAD:
+        raise _arg_error('triangular_solve', 'unitriangular', 4, 'bool', unitriangular)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_triangular_solve(self._p, A._p, upper_c, transpose_c, unitriangular_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'triangular_solve', ('solution', 'cloned_coefficient'))
+
+
 # yaml/native_functions.yaml: tril(Tensor self, SymInt diagonal=0) -> Tensor
 _SIGS__m_tril = (
     ('(int diagonal = 0)', (('diagonal', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -42775,6 +43864,7 @@ class _TensorOps:
     ge = _m_ge
     ge_ = _m_ge_
     geometric_ = _m_geometric_
+    geqrf = _m_geqrf
     ger = _m_ger
     gt = _m_gt
     gt_ = _m_gt_
@@ -42849,12 +43939,14 @@ class _TensorOps:
     logsumexp = _m_logsumexp
     lt = _m_lt
     lt_ = _m_lt_
+    lu_solve = _m_lu_solve
     masked_fill = _m_masked_fill
     masked_fill_ = _m_masked_fill_
     masked_scatter = _m_masked_scatter
     masked_scatter_ = _m_masked_scatter_
     masked_select = _m_masked_select
     matmul = _m_matmul
+    matrix_exp = _m_matrix_exp
     max = _m_max
     maximum = _m_maximum
     mean = _m_mean
@@ -42894,8 +43986,11 @@ class _TensorOps:
     nonzero = _m_nonzero
     nonzero_static = _m_nonzero_static
     normal_ = _m_normal_
+    orgqr = _m_orgqr
+    ormqr = _m_ormqr
     outer = _m_outer
     permute = _m_permute
+    pinverse = _m_pinverse
     polygamma = _m_polygamma
     polygamma_ = _m_polygamma_
     positive = _m_positive
@@ -42903,6 +43998,7 @@ class _TensorOps:
     pow_ = _m_pow_
     prelu = _m_prelu
     prod = _m_prod
+    qr = _m_qr
     quantile = _m_quantile
     rad2deg = _m_rad2deg
     rad2deg_ = _m_rad2deg_
@@ -42972,6 +44068,7 @@ class _TensorOps:
     topk = _m_topk
     trace = _m_trace
     transpose = _m_transpose
+    triangular_solve = _m_triangular_solve
     tril = _m_tril
     tril_ = _m_tril_
     triu = _m_triu
@@ -43151,17 +44248,31 @@ def _public_names():
         (_nn_upsample_trilinear3d_backward, "upsample_trilinear3d_backward"),
         (_linalg_linalg_cholesky, "linalg_cholesky"),
         (_linalg_linalg_cholesky_ex, "linalg_cholesky_ex"),
+        (_linalg_linalg_cond, "linalg_cond"),
         (_linalg_linalg_cross, "linalg_cross"),
         (_linalg_linalg_det, "linalg_det"),
         (_linalg_linalg_diagonal, "linalg_diagonal"),
         (_linalg_linalg_eigh, "linalg_eigh"),
         (_linalg_linalg_eigvalsh, "linalg_eigvalsh"),
+        (_linalg_linalg_householder_product, "linalg_householder_product"),
         (_linalg_linalg_inv, "linalg_inv"),
         (_linalg_linalg_inv_ex, "linalg_inv_ex"),
+        (_linalg_linalg_ldl_factor, "linalg_ldl_factor"),
+        (_linalg_linalg_ldl_factor_ex, "linalg_ldl_factor_ex"),
+        (_linalg_linalg_ldl_solve, "linalg_ldl_solve"),
+        (_linalg_linalg_lstsq, "linalg_lstsq"),
+        (_linalg_linalg_lu, "linalg_lu"),
+        (_linalg_linalg_lu_factor, "linalg_lu_factor"),
+        (_linalg_linalg_lu_factor_ex, "linalg_lu_factor_ex"),
+        (_linalg_linalg_lu_solve, "linalg_lu_solve"),
+        (_linalg_linalg_matrix_exp, "linalg_matrix_exp"),
         (_linalg_linalg_matrix_norm, "linalg_matrix_norm"),
         (_linalg_linalg_matrix_power, "linalg_matrix_power"),
+        (_linalg_linalg_matrix_rank, "linalg_matrix_rank"),
         (_linalg_linalg_multi_dot, "linalg_multi_dot"),
         (_linalg_linalg_norm, "linalg_norm"),
+        (_linalg_linalg_pinv, "linalg_pinv"),
+        (_linalg_linalg_qr, "linalg_qr"),
         (_linalg_linalg_slogdet, "linalg_slogdet"),
         (_linalg_linalg_solve, "linalg_solve"),
         (_linalg_linalg_solve_ex, "linalg_solve_ex"),
@@ -43291,6 +44402,9 @@ SIGNATURES = {
     ),
     ("function", "_logcumsumexp"): (
         "(Tensor input, int dim, *, Tensor out = None)",
+    ),
+    ("function", "_lu_with_info"): (
+        "(Tensor input, bool pivot = True, bool check_errors = True)",
     ),
     ("function", "_native_batch_norm_legit"): (
         "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps)",
@@ -43940,6 +45054,9 @@ SIGNATURES = {
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other, *, Tensor out = None)",
     ),
+    ("function", "geqrf"): (
+        "(Tensor input)",
+    ),
     ("function", "ger"): (
         "(Tensor input, Tensor vec2, *, Tensor out = None)",
     ),
@@ -44149,6 +45266,12 @@ SIGNATURES = {
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other, *, Tensor out = None)",
     ),
+    ("function", "lu_solve"): (
+        "(Tensor input, Tensor LU_data, Tensor LU_pivots)",
+    ),
+    ("function", "lu_unpack"): (
+        "(Tensor LU_data, Tensor LU_pivots, bool unpack_data = True, bool unpack_pivots = True)",
+    ),
     ("function", "masked_fill"): (
         "(Tensor input, Tensor mask, Tensor value)",
         "(Tensor input, Tensor mask, Number value)",
@@ -44167,6 +45290,12 @@ SIGNATURES = {
     ),
     ("function", "matmul"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "matrix_exp"): (
+        "(Tensor input)",
+    ),
+    ("function", "matrix_exp_backward"): (
+        "(Tensor input, Tensor grad)",
     ),
     ("function", "max"): (
         "(Tensor input, *, Tensor out = None)",
@@ -44317,6 +45446,12 @@ SIGNATURES = {
     ("function", "ones_like"): (
         "(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
     ),
+    ("function", "orgqr"): (
+        "(Tensor input, Tensor input2)",
+    ),
+    ("function", "ormqr"): (
+        "(Tensor input, Tensor input2, Tensor input3, bool left = True, bool transpose = False)",
+    ),
     ("function", "outer"): (
         "(Tensor input, Tensor vec2, *, Tensor out = None)",
     ),
@@ -44328,6 +45463,9 @@ SIGNATURES = {
     ),
     ("function", "permute_copy"): (
         "(Tensor input, tuple of ints dims)",
+    ),
+    ("function", "pinverse"): (
+        "(Tensor input, float rcond = 1e-15)",
     ),
     ("function", "pixel_shuffle"): (
         "(Tensor input, int upscale_factor)",
@@ -44352,6 +45490,9 @@ SIGNATURES = {
     ("function", "prod"): (
         "(Tensor input, *, torchlet.dtype dtype = None)",
         "(Tensor input, int dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("function", "qr"): (
+        "(Tensor input, bool some = True)",
     ),
     ("function", "quantile"): (
         "(Tensor input, Tensor q, int dim = None, bool keepdim = False, *, str interpolation = \u0027linear\u0027, Tensor out = None)",
@@ -44663,6 +45804,9 @@ SIGNATURES = {
     ("function", "trapz"): (
         "(Tensor y, *, float dx = 1, int dim = -1)",
         "(Tensor y, Tensor x, *, int dim = -1)",
+    ),
+    ("function", "triangular_solve"): (
+        "(Tensor input, Tensor A, bool upper = True, bool transpose = False, bool unitriangular = False)",
     ),
     ("function", "tril"): (
         "(Tensor input, int diagonal = 0, *, Tensor out = None)",
@@ -45307,6 +46451,9 @@ SIGNATURES = {
     ("method", "geometric_"): (
         "(float p, *, torchlet.Generator generator = None)",
     ),
+    ("method", "geqrf"): (
+        "()",
+    ),
     ("method", "ger"): (
         "(Tensor vec2)",
     ),
@@ -45539,6 +46686,9 @@ SIGNATURES = {
         "(Tensor other)",
         "(Number other)",
     ),
+    ("method", "lu_solve"): (
+        "(Tensor LU_data, Tensor LU_pivots)",
+    ),
     ("method", "masked_fill"): (
         "(Tensor mask, Tensor value)",
         "(Tensor mask, Number value)",
@@ -45558,6 +46708,9 @@ SIGNATURES = {
     ),
     ("method", "matmul"): (
         "(Tensor other)",
+    ),
+    ("method", "matrix_exp"): (
+        "()",
     ),
     ("method", "max"): (
         "()",
@@ -45689,11 +46842,20 @@ SIGNATURES = {
     ("method", "normal_"): (
         "(float mean = 0, float std = 1, *, torchlet.Generator generator = None)",
     ),
+    ("method", "orgqr"): (
+        "(Tensor input2)",
+    ),
+    ("method", "ormqr"): (
+        "(Tensor input2, Tensor input3, bool left = True, bool transpose = False)",
+    ),
     ("method", "outer"): (
         "(Tensor vec2)",
     ),
     ("method", "permute"): (
         "(tuple of ints dims)",
+    ),
+    ("method", "pinverse"): (
+        "(float rcond = 1e-15)",
     ),
     ("method", "polygamma"): (
         "(int n)",
@@ -45718,6 +46880,9 @@ SIGNATURES = {
     ("method", "prod"): (
         "(*, torchlet.dtype dtype = None)",
         "(int dim, bool keepdim = False, *, torchlet.dtype dtype = None)",
+    ),
+    ("method", "qr"): (
+        "(bool some = True)",
     ),
     ("method", "quantile"): (
         "(Tensor q, int dim = None, bool keepdim = False, *, str interpolation = \u0027linear\u0027)",
@@ -45949,6 +47114,9 @@ SIGNATURES = {
     ),
     ("method", "transpose"): (
         "(int dim0, int dim1)",
+    ),
+    ("method", "triangular_solve"): (
+        "(Tensor A, bool upper = True, bool transpose = False, bool unitriangular = False)",
     ),
     ("method", "tril"): (
         "(int diagonal = 0)",
@@ -46329,6 +47497,10 @@ SIGNATURES = {
     ("linalg", "linalg_cholesky_ex"): (
         "(Tensor input, *, bool upper = False, bool check_errors = False)",
     ),
+    ("linalg", "linalg_cond"): (
+        "(Tensor input, Number p = None)",
+        "(Tensor input, str p)",
+    ),
     ("linalg", "linalg_cross"): (
         "(Tensor input, Tensor other, *, int dim = -1, Tensor out = None)",
     ),
@@ -46344,11 +47516,41 @@ SIGNATURES = {
     ("linalg", "linalg_eigvalsh"): (
         "(Tensor input, str UPLO = \u0027L\u0027)",
     ),
+    ("linalg", "linalg_householder_product"): (
+        "(Tensor input, Tensor tau)",
+    ),
     ("linalg", "linalg_inv"): (
         "(Tensor A)",
     ),
     ("linalg", "linalg_inv_ex"): (
         "(Tensor A, *, bool check_errors = False)",
+    ),
+    ("linalg", "linalg_ldl_factor"): (
+        "(Tensor input, *, bool hermitian = False)",
+    ),
+    ("linalg", "linalg_ldl_factor_ex"): (
+        "(Tensor input, *, bool hermitian = False, bool check_errors = False)",
+    ),
+    ("linalg", "linalg_ldl_solve"): (
+        "(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian = False)",
+    ),
+    ("linalg", "linalg_lstsq"): (
+        "(Tensor input, Tensor b, float rcond = None, *, str driver = None)",
+    ),
+    ("linalg", "linalg_lu"): (
+        "(Tensor A, *, bool pivot = True)",
+    ),
+    ("linalg", "linalg_lu_factor"): (
+        "(Tensor A, *, bool pivot = True)",
+    ),
+    ("linalg", "linalg_lu_factor_ex"): (
+        "(Tensor A, *, bool pivot = True, bool check_errors = False)",
+    ),
+    ("linalg", "linalg_lu_solve"): (
+        "(Tensor LU, Tensor pivots, Tensor B, *, bool left = True, bool adjoint = False)",
+    ),
+    ("linalg", "linalg_matrix_exp"): (
+        "(Tensor input)",
     ),
     ("linalg", "linalg_matrix_norm"): (
         "(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
@@ -46357,12 +47559,27 @@ SIGNATURES = {
     ("linalg", "linalg_matrix_power"): (
         "(Tensor input, int n)",
     ),
+    ("linalg", "linalg_matrix_rank"): (
+        "(Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False)",
+        "(Tensor input, *, float atol = None, float rtol = None, bool hermitian = False)",
+        "(Tensor input, Tensor tol, bool hermitian = False)",
+        "(Tensor input, float tol, bool hermitian = False)",
+    ),
     ("linalg", "linalg_multi_dot"): (
         "(tuple of Tensors tensors, *, Tensor out = None)",
     ),
     ("linalg", "linalg_norm"): (
         "(Tensor input, Number ord = None, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
         "(Tensor input, str ord, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("linalg", "linalg_pinv"): (
+        "(Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False)",
+        "(Tensor input, *, float atol = None, float rtol = None, bool hermitian = False)",
+        "(Tensor input, Tensor rcond, bool hermitian = False)",
+        "(Tensor input, float rcond, bool hermitian = False)",
+    ),
+    ("linalg", "linalg_qr"): (
+        "(Tensor A, str mode = \u0027reduced\u0027)",
     ),
     ("linalg", "linalg_slogdet"): (
         "(Tensor A)",
