@@ -846,7 +846,7 @@ int tl_native_linalg_lstsq(tl_keyset ks, tl_tensor *self, tl_tensor *b, double r
         tl_parallel_for(nmat, tl_lapack_batch_grain(mx), lstsq_range, &c);
         if (c.failed) rc = tl_set_error(TL_ERR_MEMORY, "%s: out of memory for the LAPACK workspace", f);
     }
-    if (rc == 0 && drv == 'l') rc = tl_lapack_check_errors(info, f, self->ndim == 2);
+    if (rc == 0) rc = tl_lapack_check_errors(info, f, self->ndim == 2);
     tl_tensor_release(a), tl_tensor_release(info);
     /* solution: the top n rows; residuals: the squared rest when m > n (not for gelsy) */
     tl_tensor *XT = rc == 0 ? tl_ops_transpose_int(X, -2, -1) : NULL;   /* [..., mx, nrhs] */
