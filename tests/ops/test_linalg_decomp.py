@@ -172,7 +172,8 @@ def test_qr_geqrf_match_torch(shape):
     g, tau = tl.geqrf(T(a))
     tg, ttau = torch.geqrf(torch.from_numpy(a))
     close(g, tg.numpy()), close(tau, ttau.numpy())
-    close(tl.linalg.householder_product(g, tau), torch.linalg.householder_product(tg, ttau).numpy())
+    if shape[-2] >= shape[-1]:
+        close(tl.linalg.householder_product(g, tau), torch.linalg.householder_product(tg, ttau).numpy())
     c = R.standard_normal(shape[:-2] + (shape[-2], 2))
     for left, tr in [(True, False), (True, True)]:
         close(tl.ormqr(g, tau, T(c), left, tr), torch.ormqr(tg, ttau, torch.from_numpy(c), left, tr).numpy())
