@@ -11,38 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ag_temps.h"
 #include "tl_autograd_formulas.h"
 #include "tl_error.h"
 #include "tl_ops.h"
 #include "tl_tensor.h"
 
-#define MAX_TEMPS 96
-
-/* the temporaries of one helper call, released together at its end */
-typedef struct {
-    tl_tensor *held[MAX_TEMPS];
-    int count;
-} temps;
-
-static tl_tensor *hold(temps *t, tl_tensor *x) {
-    if (!x) return NULL;
-    if (t->count == MAX_TEMPS) {
-        tl_tensor_release(x);
-        tl_set_error(TL_ERR_RUNTIME, "linalg backward: too many temporaries");
-        return NULL;
-    }
-    return t->held[t->count++] = x;
-}
-
-/* releases the temporaries; r (if any) survives as a new reference */
-static tl_tensor *finish(temps *t, tl_tensor *r) {
-    if (r) tl_tensor_retain(r);
-    for (int i = 0; i < t->count; i++) tl_tensor_release(t->held[i]);
-    t->count = 0;
-    return r;
-}
-
-static tl_tensor *tr(temps *t, tl_tensor *x) { return x ? hold(t, tl_ops_transpose_int(x, -2, -1)) : NULL; }
 static tl_tensor *mm(temps *t, tl_tensor *a, tl_tensor *b) { return a && b ? hold(t, tl_ops_matmul(a, b)) : NULL; }
 static tl_tensor *add(temps *t, tl_tensor *a, tl_tensor *b) {
     return a && b ? hold(t, tl_ops_add_Tensor(a, b, tl_scalar_from_int(1))) : NULL;
@@ -228,6 +202,16 @@ int tl_ag_householder_product_backward(tl_tensor *grad, tl_tensor *result, tl_te
     if (!grad) return 0;
     const int64_t m = size(input, -2), n = size(input, -1), k = size(tau, -1);
     const tl_dtype dt = tl_tensor_dtype(input);
+    if (k == 0) {   /* no reflectors: Q = E does not depend on the inputs */
+        *grad_input = tl_ops_zeros_like(input, TL_DTYPE_UNDEFINED, -1, -1, false, false, -1);
+        *grad_tau = *grad_input ? tl_ops_zeros_like(tau, TL_DTYPE_UNDEFINED, -1, -1, false, false, -1) : NULL;
+        if (!*grad_tau) {
+            tl_tensor_release(*grad_input);
+            *grad_input = NULL;
+            return -1;
+        }
+        return 0;
+    }
     /* every tensor of the computation lives in `all` until the end (k is small) */
     temps all = {.count = 0};
     temps *t = &all;
@@ -314,7 +298,8 @@ int tl_ag_ormqr_backward(tl_tensor *grad, tl_tensor *result, tl_tensor *self, tl
         if (!gC) return finish(&t, NULL), -1;
     }
     if (want_a || want_tau) {
-        tl_tensor *Ap = pad(&t, self, 0, mq - nc);
+        /* the reflectors in an mq x mq matrix (k <= min(mq, nc): columns past mq hold none) */
+        tl_tensor *Ap = nc >= mq ? narrow(&t, self, -1, 0, mq) : pad(&t, self, 0, mq - nc);
         tl_tensor *Q = Ap ? hold(&t, tl_ops_linalg_householder_product(Ap, input2)) : NULL;
         tl_tensor *C = input3, *g = grad, *gQ;
         if (left) gQ = transpose ? mm(&t, C, tr(&t, g)) : mm(&t, g, tr(&t, C));
@@ -322,7 +307,7 @@ int tl_ag_ormqr_backward(tl_tensor *grad, tl_tensor *result, tl_tensor *self, tl
         tl_tensor *ga = NULL, *gt = NULL;
         if (!Q || !gQ || tl_ag_householder_product_backward(gQ, Q, Ap, input2, &ga, &gt)) return finish(&t, NULL), -1;
         hold(&t, ga), hold(&t, gt);
-        gA = narrow(&t, ga, -1, 0, nc), gTau = gt;
+        gA = nc >= mq ? pad(&t, ga, 0, nc - mq) : narrow(&t, ga, -1, 0, nc), gTau = gt;
         if (!gA) return finish(&t, NULL), -1;
     }
     if (want_a) tl_tensor_retain(gA);

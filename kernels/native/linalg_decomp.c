@@ -135,6 +135,19 @@ static int need_dims(const tl_tensor *A, const char *f) {
                         si_shape_str(buf, sizeof buf, A->ndim, A->sizes));
 }
 
+/* the non-_ex composites: the _ex call's result (rc), then raise on info;
+ * the factors are dropped on an error */
+static int checked_factor(int rc, tl_tensor *info, const char *api, bool is_matrix, tl_tensor **f0, tl_tensor **f1) {
+    if (rc) return -1;
+    rc = tl_lapack_check_errors(info, api, is_matrix);
+    tl_tensor_release(info);
+    if (rc) {
+        tl_tensor_release(*f0), tl_tensor_release(*f1);
+        *f0 = *f1 = NULL;
+    }
+    return rc;
+}
+
 /* ------------------------------------------------------------ LU */
 
 typedef struct {
@@ -181,14 +194,8 @@ int tl_native_linalg_lu_factor_ex(tl_keyset ks, tl_tensor *A, bool pivot, bool c
 int tl_native_linalg_lu_factor(tl_keyset ks, tl_tensor *A, bool pivot, tl_tensor **ret0, tl_tensor **ret1) {
     (void)ks;
     tl_tensor *info = NULL;
-    if (tl_ops_linalg_lu_factor_ex(A, pivot, false, ret0, ret1, &info)) return -1;
-    const int rc = tl_lapack_check_errors(info, "torch.linalg.lu_factor", A->ndim == 2);
-    tl_tensor_release(info);
-    if (rc) {
-        tl_tensor_release(*ret0), tl_tensor_release(*ret1);
-        *ret0 = *ret1 = NULL;
-    }
-    return rc;
+    const int rc = tl_ops_linalg_lu_factor_ex(A, pivot, false, ret0, ret1, &info);
+    return checked_factor(rc, info, "torch.linalg.lu_factor", A->ndim == 2, ret0, ret1);
 }
 
 /* P [..., m, m] (float64) from LAPACK's row interchanges: row i was swapped
@@ -1238,10 +1245,15 @@ static void expm_range(int64_t b0, int64_t b1, void *vctx) {
 }
 
 tl_tensor *tl_native_linalg_matrix_exp(tl_keyset ks, tl_tensor *self) {
-    (void)ks;
-    if (tl_lapack_check_square(self, "linalg.matrix_exp", "A") ||
-        tl_lapack_check_float(self, "linalg.matrix_exp", "linalg_matrix_exp"))
-        return NULL;
+    if (tl_lapack_check_square(self, "linalg.matrix_exp", "A")) return NULL;
+    if (self->dtype == TL_FLOAT16 || self->dtype == TL_BFLOAT16) {   /* PyTorch's CPU kernel takes them: via float */
+        tl_tensor *f = tl_ops_to_dtype(self, TL_FLOAT32, false, false, -1);
+        tl_tensor *e = f ? tl_native_linalg_matrix_exp(ks, f) : NULL;
+        tl_tensor *r = e ? tl_ops_to_dtype(e, self->dtype, false, false, -1) : NULL;
+        tl_tensor_release(f), tl_tensor_release(e);
+        return r;
+    }
+    if (tl_lapack_check_float(self, "linalg.matrix_exp", "linalg_matrix_exp")) return NULL;
     const int64_t n = self->sizes[self->ndim - 1];
     tl_tensor *a = tl_contiguous(self);
     tl_tensor *out = a ? tl_empty(self->ndim, self->sizes, self->dtype, TL_CPU) : NULL;
@@ -1335,14 +1347,8 @@ int tl_native_linalg_ldl_factor_ex(tl_keyset ks, tl_tensor *self, bool hermitian
 int tl_native_linalg_ldl_factor(tl_keyset ks, tl_tensor *self, bool hermitian, tl_tensor **ret0, tl_tensor **ret1) {
     (void)ks;
     tl_tensor *info = NULL;
-    if (tl_ops_linalg_ldl_factor_ex(self, hermitian, false, ret0, ret1, &info)) return -1;
-    const int rc = tl_lapack_check_errors(info, "torch.linalg.ldl_factor", self->ndim == 2);
-    tl_tensor_release(info);
-    if (rc) {
-        tl_tensor_release(*ret0), tl_tensor_release(*ret1);
-        *ret0 = *ret1 = NULL;
-    }
-    return rc;
+    const int rc = tl_ops_linalg_ldl_factor_ex(self, hermitian, false, ret0, ret1, &info);
+    return checked_factor(rc, info, "torch.linalg.ldl_factor", self->ndim == 2, ret0, ret1);
 }
 
 typedef struct {
