@@ -170,8 +170,10 @@ static void getrf_range(int64_t b0, int64_t b1, void *vctx) {
 int tl_native_linalg_lu_factor_ex(tl_keyset ks, tl_tensor *A, bool pivot, bool check_errs, tl_tensor **ret0,
                                   tl_tensor **ret1, tl_tensor **ret2) {
     (void)ks;
-    if (need_dims(A, "torch.lu_factor") || tl_lapack_check_float(A, "torch.lu_factor", "linalg_lu_factor_ex_out"))
-        return -1;
+    if (need_dims(A, "torch.lu_factor")) return -1;
+    if (A->dtype != TL_FLOAT32 && A->dtype != TL_FLOAT64)   /* PyTorch has no dtype check: its kernel's error */
+        return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"lu_cpu\" not implemented for '%s'",
+                            tl_dtype_scalar_name(A->dtype));
     if (!pivot) return tl_set_error(TL_ERR_RUNTIME, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
     const int64_t nd = A->ndim, m = A->sizes[nd - 2], n = A->sizes[nd - 1], k = min64(m, n);
     if (max64(m, n) > 2147483647LL) return tl_set_error(TL_ERR_RUNTIME, "linalg.lu_factor: matrix too large for the 32-bit LAPACK");
@@ -614,13 +616,12 @@ tl_tensor *tl_native_ormqr(tl_keyset ks, tl_tensor *self, tl_tensor *input2, tl_
     const int64_t lsc = left ? -2 : -1;
     if (input->ndim < 2) rc = tl_set_error(TL_ERR_RUNTIME, "%s: input must have at least 2 dimensions.", f);
     else if (other->ndim < 2) rc = tl_set_error(TL_ERR_RUNTIME, "%s: other must have at least 2 dimensions.", f);
-    else if (tau->ndim < 1 || other->sizes[other->ndim + lsc] < tau->sizes[tau->ndim - 1])
-        rc = tl_set_error(TL_ERR_RUNTIME, "%s: other.shape[%lld] must be greater than or equal to tau.shape[-1]", f,
-                          (long long)lsc);
     else if (other->sizes[other->ndim + lsc] != input->sizes[input->ndim - 2])
         rc = tl_set_error(TL_ERR_RUNTIME, "%s: other.shape[%lld] must be equal to input.shape[-2]", f, (long long)lsc);
-    else if (tau->sizes[tau->ndim - 1] > input->sizes[input->ndim - 1])
-        rc = tl_set_error(TL_ERR_RUNTIME, "%s: tau.shape[-1] must be less than or equal to input.shape[-1]", f);
+    else if (tau->ndim < 1 || tau->sizes[tau->ndim - 1] != min64(other->sizes[other->ndim + lsc],
+                                                                   input->sizes[input->ndim - 1]))
+        rc = tl_set_error(TL_ERR_RUNTIME, "%s: tau.shape[-1] must be equal to min(other.shape[%lld], "
+                                          "input.shape[-1])", f, (long long)lsc);
     else if (input->ndim - tau->ndim != 1)
         rc = tl_set_error(TL_ERR_RUNTIME, "%s: Expected tau to have one dimension less than input, but got tau.ndim "
                                           "equal to %lld and input.ndim is equal to %lld", f, (long long)tau->ndim,
@@ -1376,9 +1377,9 @@ tl_tensor *tl_native_linalg_ldl_solve(tl_keyset ks, tl_tensor *LD, tl_tensor *pi
     (void)ks, (void)hermitian;
     const char *f = "torch.linalg.ldl_solve";
     if (tl_lapack_check_square(LD, f, "A") || tl_lapack_check_float(LD, f, "ldl_solve_cpu")) return NULL;
-    if (B->ndim < 2) {
-        tl_set_error(TL_ERR_RUNTIME, "%s: Expected B to have at least 2 dimensions, but it has %lld dimensions instead",
-                     f, (long long)B->ndim);
+    if (B->ndim < 2) {   /* PyTorch's linearSolveCheckInputs reads B.size(-2) first */
+        tl_set_error(TL_ERR_INDEX, "Dimension out of range (expected to be in range of [%lld, %lld], but got -2)",
+                     (long long)-(B->ndim ? B->ndim : 1), (long long)(B->ndim ? B->ndim - 1 : 0));
         return NULL;
     }
     const int64_t n = LD->sizes[LD->ndim - 1];

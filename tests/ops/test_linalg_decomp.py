@@ -361,7 +361,7 @@ GRAD_CASES = [
      lambda a, t: tl.linalg.householder_product(a, t)),
     ("ormqr", lambda: [rg(R.standard_normal((2, 4, 3))), rg(R.standard_normal((2, 3))), rg(R.standard_normal((2, 4, 2)))],
      lambda a, t, c: tl.ormqr(a, t, c, True, False)),
-    ("ormqr right transpose", lambda: [rg(R.standard_normal((4, 3))), rg(R.standard_normal(2)), rg(R.standard_normal((2, 4)))],
+    ("ormqr right transpose", lambda: [rg(R.standard_normal((4, 3))), rg(R.standard_normal(3)), rg(R.standard_normal((2, 4)))],
      lambda a, t, c: tl.ormqr(a, t, c, False, True)),
     ("ormqr wide input", lambda: [rg(R.standard_normal((2, 5))), rg(R.standard_normal(2)), rg(R.standard_normal((2, 3)))],
      lambda a, t, c: tl.ormqr(a, t, c, True, True)),
