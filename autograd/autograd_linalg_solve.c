@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdbool.h>
 
+#include "ag_temps.h"
 #include "tl_autograd_formulas.h"
 #include "tl_error.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
@@ -37,29 +38,6 @@
 #include "ops/zeros_like.h"
 #include "tl_tensor.h"
 
-/* the temporaries of one helper call, released together at its end */
-typedef struct {
-    tl_tensor *held[32];
-    int count;
-} temps;
-
-static tl_tensor *hold(temps *t, tl_tensor *x) {
-    if (!x) return NULL;
-    if (t->count == 32) {
-        tl_tensor_release(x);
-        tl_set_error(TL_ERR_RUNTIME, "linalg backward: too many temporaries");
-        return NULL;
-    }
-    return t->held[t->count++] = x;
-}
-
-static tl_tensor *finish(temps *t, tl_tensor *r) {
-    if (r) tl_tensor_retain(r);
-    for (int i = 0; i < t->count; i++) tl_tensor_release(t->held[i]);
-    return r;
-}
-
-static tl_tensor *tr(temps *t, tl_tensor *x) { return x ? hold(t, tl_ops_transpose_int(x, -2, -1)) : NULL; }
 
 static tl_tensor *matmul(temps *t, tl_tensor *a, tl_tensor *b) {
     return a && b ? hold(t, tl_ops_matmul(a, b)) : NULL;

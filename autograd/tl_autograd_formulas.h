@@ -385,4 +385,27 @@ int tl_ag_group_norm_double_backward(tl_tensor *ggI, tl_tensor *ggG, tl_tensor *
                                      int64_t HxW, int64_t group, const bool *output_mask, int64_t nmask,
                                      tl_tensor **grad_grad_out, tl_tensor **grad_input, tl_tensor **grad_weight);
 
+/* decompositions (autograd/autograd_linalg_decomp.c): PyTorch's backward
+ * helpers of LU, QR, householder_product, ormqr, triangular_solve, lstsq,
+ * pinv and matrix_exp for real inputs */
+tl_tensor *tl_ag_linalg_lu_backward(tl_tensor *gL, tl_tensor *gU, tl_tensor *P, tl_tensor *L, tl_tensor *U,
+                                    bool pivot);
+tl_tensor *tl_ag_lu_factor_ex_backward(tl_tensor *grad, tl_tensor *LU, tl_tensor *pivots, bool pivot);
+tl_tensor *tl_ag_linalg_lu_solve_LU(tl_tensor *gX, tl_tensor *LU, tl_tensor *pivots, tl_tensor *X, bool left,
+                                    bool adjoint);
+tl_tensor *tl_ag_lu_unpack_backward(tl_tensor *gL, tl_tensor *gU, int64_t m, int64_t n);
+tl_tensor *tl_ag_linalg_qr_backward(tl_tensor *gQ, tl_tensor *gR, tl_tensor *Q, tl_tensor *R, const char *mode);
+int tl_ag_householder_product_backward(tl_tensor *grad, tl_tensor *result, tl_tensor *input, tl_tensor *tau,
+                                       tl_tensor **grad_input, tl_tensor **grad_tau);
+int tl_ag_ormqr_backward(tl_tensor *grad, tl_tensor *result, tl_tensor *self, tl_tensor *input2, tl_tensor *input3,
+                         bool left, bool transpose, const bool *grad_input_mask, int64_t n, tl_tensor **grad_self,
+                         tl_tensor **grad_input2, tl_tensor **grad_input3);
+int tl_ag_triangular_solve_backward(tl_tensor *grad_x, tl_tensor *grad_m, tl_tensor *b, tl_tensor *a, tl_tensor *x,
+                                    bool upper, bool transpose, bool unitriangular, const bool *grad_input_mask,
+                                    int64_t n, tl_tensor **grad_b, tl_tensor **grad_a);
+tl_tensor *tl_ag_pinv_backward(tl_tensor *grad, tl_tensor *pinvA, tl_tensor *A);
+int tl_ag_linalg_lstsq_backward(tl_tensor *gX, tl_tensor *gL, tl_tensor *A, tl_tensor *B, tl_tensor *X,
+                                const bool *grad_input_mask, int64_t n, tl_tensor **grad_A, tl_tensor **grad_B);
+tl_tensor *tl_ag_linalg_matrix_exp_differential(tl_tensor *self, tl_tensor *grad, bool adjoint);
+
 #endif

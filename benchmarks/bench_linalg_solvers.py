@@ -1,5 +1,7 @@
 """LAPACK solvers: linalg.inv, linalg.solve (one right-hand side matrix of the
-same size), linalg.cholesky, linalg.det, linalg.eigh, float64, square 64 and 512 and a
+same size), linalg.cholesky, linalg.det, linalg.eigh, and the decompositions
+linalg.lu_factor, linalg.qr, linalg.lstsq (torchlet / torch: gelsy; numpy:
+gelsd, single matrices only), linalg.pinv, float64, square 64 and 512 and a
 batch of 256 16x16 matrices, through torchlet, numpy.linalg and PyTorch (when
 installed), interleaved in one process (benchmarks/_harness.py).
 
@@ -31,7 +33,13 @@ def size_cases(a, b, s):
         "cholesky": {"torchlet": lambda: tl.linalg.cholesky(ts), "numpy": lambda: np.linalg.cholesky(s)},
         "det": {"torchlet": lambda: tl.linalg.det(td), "numpy": lambda: np.linalg.det(d)},
         "eigh": {"torchlet": lambda: tl.linalg.eigh(ts), "numpy": lambda: np.linalg.eigh(s)},
+        "lu_factor": {"torchlet": lambda: tl.linalg.lu_factor(ta)},   # numpy has no LU
+        "qr": {"torchlet": lambda: tl.linalg.qr(ta), "numpy": lambda: np.linalg.qr(a)},
+        "lstsq": {"torchlet": lambda: tl.linalg.lstsq(ta, tb)},
+        "pinv": {"torchlet": lambda: tl.linalg.pinv(ta), "numpy": lambda: np.linalg.pinv(a)},
     }
+    if a.ndim == 2:   # numpy's lstsq takes one matrix
+        rows["lstsq"]["numpy"] = lambda: np.linalg.lstsq(a, b, rcond=None)
     if torch is not None:
         pa, pb, ps, pd = torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(s), torch.from_numpy(d)
         rows["inv"]["torch"] = lambda: torch.linalg.inv(pa)
@@ -39,6 +47,10 @@ def size_cases(a, b, s):
         rows["cholesky"]["torch"] = lambda: torch.linalg.cholesky(ps)
         rows["det"]["torch"] = lambda: torch.linalg.det(pd)
         rows["eigh"]["torch"] = lambda: torch.linalg.eigh(ps)
+        rows["lu_factor"]["torch"] = lambda: torch.linalg.lu_factor(pa)
+        rows["qr"]["torch"] = lambda: torch.linalg.qr(pa)
+        rows["lstsq"]["torch"] = lambda: torch.linalg.lstsq(pa, pb)
+        rows["pinv"]["torch"] = lambda: torch.linalg.pinv(pa)
     return rows
 
 

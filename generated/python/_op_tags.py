@@ -336,6 +336,7 @@ TAGS = {
     "aten::lgamma": ("pointwise", ),
     "aten::lgamma.out": ("pointwise", ),
     "aten::lgamma_": ("pointwise", ),
+    "aten::linalg_lstsq": ("dynamic_output_shape", ),
     "aten::linalg_vector_norm": ("reduction", ),
     "aten::linalg_vector_norm.out": ("reduction", ),
     "aten::log": ("core", "pointwise", ),

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "linalg_lapack.h"
 #include "missing_ops.h"
 #include "tl_autograd.h"
 #include "tl_internal.h"
@@ -133,6 +134,15 @@ static int check_errors(const tl_tensor *info, const char *api, bool is_matrix) 
             return tl_set_error(TL_ERR_LINALG, "%s%s: The factorization could not be completed because the input is "
                                                "not positive-definite (the leading minor of order %d is not "
                                                "positive-definite).", api, batch, (int)p[i]);
+        if (strstr(api, "lstsq"))
+            return tl_set_error(TL_ERR_LINALG, "%s%s: The least squares solution could not be computed because the "
+                                               "input matrix does not have full rank (error code: %d).", api, batch,
+                                (int)p[i]);
+        if (strstr(api, "lu_factor"))   /* PyTorch's TORCH_CHECK: a RuntimeError, not a LinAlgError */
+            return tl_set_error(TL_ERR_RUNTIME, "%s%s: U[%d,%d] is zero and using it on lu_solve would result in a "
+                                                "division by zero. If you still want to perform the factorization, "
+                                                "consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, "
+                                                "pivot)", api, batch, (int)p[i], (int)p[i]);
         return tl_set_error(TL_ERR_LINALG, "%s%s: The algorithm failed (error code: %d).", api, batch, (int)p[i]);
     }
     return 0;
@@ -987,4 +997,23 @@ tl_tensor *tl_native_cholesky_inverse(tl_keyset ks, tl_tensor *self, bool upper)
     tl_tensor *X = E ? tl_native_cholesky_solve(ks, E, self, upper) : NULL;
     tl_tensor_release(E);
     return X;
+}
+
+/* ------------------------------------------------------------ shared with linalg_decomp.c (linalg_lapack.h) */
+
+int tl_lapack_check_matrix(const tl_tensor *A, const char *f, const char *arg) { return check_matrix(A, f, arg); }
+int tl_lapack_check_square(const tl_tensor *A, const char *f, const char *arg) { return check_square(A, f, arg); }
+int tl_lapack_check_float(const tl_tensor *A, const char *f, const char *kernel) { return check_float(A, f, kernel); }
+int tl_lapack_check_errors(const tl_tensor *info, const char *api, bool is_matrix) {
+    return check_errors(info, api, is_matrix);
+}
+int64_t tl_lapack_batch_of(const tl_tensor *t) { return batch_of(t, 2); }
+int64_t tl_lapack_batch_grain(int64_t n) { return batch_grain(n); }
+tl_tensor *tl_lapack_colmajor_copy(tl_tensor *A) { return colmajor_copy(A); }
+tl_tensor *tl_lapack_mT_owned(tl_tensor *t) { return mT_owned(t); }
+int tl_lapack_broadcast_batch(const tl_tensor *a, const tl_tensor *b, int64_t *out, int64_t *out_nb) {
+    return broadcast_batch(a, b, out, out_nb);
+}
+void tl_lapack_lu_solve_inplace(const tl_tensor *lu, const tl_tensor *piv, tl_tensor *rhs, char trans) {
+    lu_solve_inplace(lu, piv, rhs, trans);
 }

@@ -136,6 +136,9 @@ if _gen_ops is not None:
     from . import _products  # noqa: E402  (einsum(*operands) and its sublist format, tensordot(dims=int | lists))
 
     _products.install(globals())
+    from . import _linalg_decomp  # noqa: E402  (torchlet.lu / Tensor.lu over _lu_with_info, as torch/functional.py)
+
+    _linalg_decomp.install(Tensor, globals())
     from . import linalg, return_types, special  # noqa: E402,F401  (torchlet.linalg.vector_norm, torchlet.return_types.max, torchlet.special.i1)
     from . import masked  # noqa: E402,F401  (torchlet.masked.sum ...: reductions over an explicit mask)
     from . import signal  # noqa: E402,F401  (torchlet.signal.windows)

@@ -2,7 +2,9 @@
 (vector_norm, matrix_norm, norm, svd, svdvals, vecdot, diagonal,
 multi_dot, vander, cross, inv / inv_ex, solve / solve_ex, det, slogdet,
 cholesky / cholesky_ex, matrix_power, tensorinv, tensorsolve, eigh, eigvalsh,
-solve_triangular) and LinAlgError.
+solve_triangular, lu_factor / lu_factor_ex, lu, lu_solve, qr,
+householder_product, lstsq, pinv, matrix_rank, cond, matrix_exp, ldl_factor /
+ldl_factor_ex, ldl_solve) and LinAlgError.
 
 As torch/linalg/__init__.py does with torch._C._linalg, each is the generated
 binding of its `python_module: linalg` operator (yaml/native_functions.yaml,
@@ -40,5 +42,19 @@ tensorsolve = _linalg.linalg_tensorsolve
 eigh = _linalg.linalg_eigh
 eigvalsh = _linalg.linalg_eigvalsh
 solve_triangular = _linalg.linalg_solve_triangular
+lu_factor = _linalg.linalg_lu_factor
+lu_factor_ex = _linalg.linalg_lu_factor_ex
+lu = _linalg.linalg_lu
+lu_solve = _linalg.linalg_lu_solve
+qr = _linalg.linalg_qr
+householder_product = _linalg.linalg_householder_product
+lstsq = _linalg.linalg_lstsq
+pinv = _linalg.linalg_pinv
+matrix_rank = _linalg.linalg_matrix_rank
+cond = _linalg.linalg_cond
+matrix_exp = _linalg.linalg_matrix_exp
+ldl_factor = _linalg.linalg_ldl_factor
+ldl_factor_ex = _linalg.linalg_ldl_factor_ex
+ldl_solve = _linalg.linalg_ldl_solve
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex", "matrix_power", "multi_dot", "slogdet", "solve", "solve_ex", "solve_triangular", "tensorinv", "tensorsolve", "vander", "vecdot"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matrix_exp", "matrix_power", "matrix_rank", "multi_dot", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "tensorinv", "tensorsolve", "vander", "vecdot"]

@@ -1137,6 +1137,51 @@ CTC_NORM_BACKWARD_CASES = {
     "native_group_norm_backward": [
         ([_rv(2, 4, 3), _rv(2, 4, 3), _rp(4)], lambda g, x, w: _gn_bwd(g, x, w, 0)),
         ([_rv(2, 4, 3), _rv(2, 4, 3), _rp(4)], lambda g, x, w: _gn_bwd(g, x, w, 1))],
+# decompositions (kernels/native/linalg_decomp.c): their own generator
+RDC = np.random.default_rng(2029)
+
+
+def _wd(*shape):
+    n = shape[-1]
+    return RDC.standard_normal(shape) + 3 * n ** 0.5 * np.eye(n)
+
+
+def _flat(ts):
+    """several outputs as one tensor (the checker takes one output)"""
+    return torchlet.cat([t.reshape(-1) for t in ts])
+
+
+LINALG_DECOMP_CASES = {
+    "linalg_lu_factor_ex": [([_wd(2, 3, 3)], lambda a: torchlet.linalg.lu_factor_ex(a)[0]),
+                            ([RDC.standard_normal((3, 4))], lambda a: torchlet.linalg.lu_factor(a)[0])],
+    "linalg_lu": [([RDC.standard_normal((4, 3))], lambda a: _flat(torchlet.linalg.lu(a)[1:])),
+                  ([RDC.standard_normal((2, 3, 4))], lambda a: _flat(torchlet.linalg.lu(a.transpose(-2, -1))[1:]))],
+    "linalg_lu_solve": [([_wd(3, 3), RDC.standard_normal((3, 2))],
+                         lambda a, b: torchlet.linalg.lu_solve(*torchlet.linalg.lu_factor(a), b)),
+                        ([_wd(3, 3), RDC.standard_normal((2, 3))],
+                         lambda a, b: torchlet.linalg.lu_solve(*torchlet.linalg.lu_factor(a), b, left=False,
+                                                               adjoint=True))],
+    "lu_unpack": [([RDC.standard_normal((4, 3))],
+                   lambda a: _flat(torchlet.lu_unpack(a, torchlet.linalg.lu_factor(a.detach())[1])[1:]))],
+    "linalg_qr": [([RDC.standard_normal((4, 3))], lambda a: _flat(torchlet.linalg.qr(a))),
+                  ([RDC.standard_normal((3, 5))], lambda a: _flat(torchlet.linalg.qr(a, mode="complete")))],
+    "linalg_householder_product": [([RDC.standard_normal((4, 3)), RDC.standard_normal(2)],
+                                    lambda a, t: torchlet.linalg.householder_product(a, t))],
+    "ormqr": [([RDC.standard_normal((4, 3)), RDC.standard_normal(3), RDC.standard_normal((4, 2))],
+               lambda a, t, c: torchlet.ormqr(a, t, c)),
+              ([RDC.standard_normal((4, 3)), RDC.standard_normal(3), RDC.standard_normal((2, 4))],
+               lambda a, t, c: torchlet.ormqr(a, t, c, left=False, transpose=True))],
+    "triangular_solve": [([RDC.standard_normal((3, 2)), _wd(3, 3)],
+                          lambda b, a: torchlet.triangular_solve(b, a.triu())[0]),
+                         ([RDC.standard_normal((2, 3, 2)), _wd(3, 3)],
+                          lambda b, a: _flat(torchlet.triangular_solve(b, a, False, True, True)))],
+    "linalg_lstsq": [([RDC.standard_normal((5, 3)), RDC.standard_normal((5, 2))],
+                      lambda a, b: torchlet.linalg.lstsq(a, b).solution),
+                     ([RDC.standard_normal((5, 3)), RDC.standard_normal(5)],
+                      lambda a, b: _flat(torchlet.linalg.lstsq(a, b, driver="gelsd")[:2]))],
+    "linalg_pinv.atol_rtol_tensor": [([RDC.standard_normal((3, 4))], lambda a: torchlet.linalg.pinv(a)),
+                                     ([RDC.standard_normal((2, 4, 3))], lambda a: torchlet.pinverse(a))],
+    "linalg_matrix_exp": [([RDC.standard_normal((2, 3, 3))], lambda a: torchlet.linalg.matrix_exp(a))],
 }
 
 
@@ -1162,6 +1207,7 @@ CASES = {
     **MISSING_OPS_CASES,
     **PRODUCTS_CASES,
     **LINALG_SOLVER_CASES,
+    **LINALG_DECOMP_CASES,
     "add.Tensor": [([rn(2, 3), rn(3)], lambda a, b: torchlet.add(a, b, alpha=2.5)),
                    ([rn(3, 1), rn(1, 4)], lambda a, b: a + b),
                    ([rn(), rn(2)], lambda a, b: a + b),
