@@ -1471,9 +1471,15 @@ tl_tensor *tl_ops_cartesian_prod(tl_tensor *const *tensors, int64_t tensors_len)
 
 /* linspace */
 tl_tensor *tl_ops_linspace(tl_scalar start, tl_scalar end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_linspace_Tensor_Tensor(tl_tensor *start, tl_tensor *end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_linspace_Tensor_Scalar(tl_tensor *start, tl_scalar end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_linspace_Scalar_Tensor(tl_scalar start, tl_tensor *end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
 
 /* logspace */
 tl_tensor *tl_ops_logspace(tl_scalar start, tl_scalar end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_logspace_Tensor_Tensor(tl_tensor *start, tl_tensor *end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_logspace_Tensor_Scalar(tl_tensor *start, tl_scalar end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_logspace_Scalar_Tensor(tl_scalar start, tl_tensor *end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
 
 /* randperm */
 tl_tensor *tl_ops_randperm(int64_t n, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
@@ -2522,5 +2528,11 @@ tl_tensor *tl_ops_randint_like_low_generator_dtype(tl_tensor *self, int64_t low,
 /* multinomial */
 tl_tensor *tl_ops_multinomial_out(tl_tensor *self, int64_t num_samples, bool replacement, tl_generator *generator, tl_tensor *out);
 tl_tensor *tl_ops_multinomial(tl_tensor *self, int64_t num_samples, bool replacement, tl_generator *generator);
+
+/* unique_dim */
+int tl_ops_unique_dim(tl_tensor *self, int64_t dim, bool sorted, bool return_inverse, bool return_counts, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* unique_dim_consecutive */
+int tl_ops_unique_dim_consecutive(tl_tensor *self, int64_t dim, bool return_inverse, bool return_counts, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
 
 #endif

@@ -401,6 +401,8 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_normal() != 0) return -1;
     if (tl_autograd_register_bernoulli() != 0) return -1;
     if (tl_autograd_register_multinomial() != 0) return -1;
+    if (tl_autograd_register_unique_dim() != 0) return -1;
+    if (tl_autograd_register_unique_dim_consecutive() != 0) return -1;
     done = 1;
     return 0;
 }

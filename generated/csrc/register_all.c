@@ -562,6 +562,8 @@
 #include "ops/unflatten.h"
 #include "ops/uniform.h"
 #include "ops/unique_consecutive.h"
+#include "ops/unique_dim.h"
+#include "ops/unique_dim_consecutive.h"
 #include "ops/unsafe_chunk.h"
 #include "ops/unsafe_split.h"
 #include "ops/unsqueeze.h"
@@ -1185,6 +1187,8 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_randn_like() != 0) return -1;
     if (tl_ops_register_randint_like() != 0) return -1;
     if (tl_ops_register_multinomial() != 0) return -1;
+    if (tl_ops_register_unique_dim() != 0) return -1;
+    if (tl_ops_register_unique_dim_consecutive() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -397,5 +397,7 @@ int tl_autograd_register_geometric(void);
 int tl_autograd_register_normal(void);
 int tl_autograd_register_bernoulli(void);
 int tl_autograd_register_multinomial(void);
+int tl_autograd_register_unique_dim(void);
+int tl_autograd_register_unique_dim_consecutive(void);
 
 #endif

@@ -597,5 +597,7 @@
 #include "ops/randn_like.h"
 #include "ops/randint_like.h"
 #include "ops/multinomial.h"
+#include "ops/unique_dim.h"
+#include "ops/unique_dim_consecutive.h"
 
 #endif

@@ -709,6 +709,8 @@ TAGS = {
     "aten::trunc_": ("pointwise", ),
     "aten::unbind_copy.int": ("view_copy", ),
     "aten::uniform_": ("nondeterministic_seeded", ),
+    "aten::unique_dim": ("dynamic_output_shape", ),
+    "aten::unique_dim_consecutive": ("dynamic_output_shape", ),
     "aten::unsafe_chunk": ("maybe_aliasing_or_mutating", ),
     "aten::unsqueeze": ("core", ),
     "aten::unsqueeze_copy": ("view_copy", ),

@@ -170,13 +170,15 @@ def _cartesian_prod(gen):
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    """The distinct elements of input, sorted (torch.unique; over _unique2), with
-    the index of each element among them and their counts when asked."""
+    """The distinct elements of input, sorted (torch.unique; over _unique2, or
+    unique_dim for the distinct slices along dim), with the index of each
+    element (slice) among them and their counts when asked."""
     if _TF and (r_ := _tf(unique, locals())) is not _GO:
         return r_
     if dim is not None:
-        raise NotImplementedError("torchlet.unique: dim= (unique_dim) is not implemented")
-    output, inverse, counts = _UNIQUE2[0](input, sorted, return_inverse, return_counts)
+        output, inverse, counts = _UNIQUE2[1](input, dim, sorted, return_inverse, return_counts)
+    else:
+        output, inverse, counts = _UNIQUE2[0](input, sorted, return_inverse, return_counts)
     return _unique_outputs(output, inverse, counts, return_inverse, return_counts)
 
 
@@ -192,7 +194,7 @@ def _unique_outputs(output, inverse, counts, return_inverse, return_counts):
     return output
 
 
-_UNIQUE2 = [None]
+_UNIQUE2 = [None, None]   # the generated _unique2 and unique_dim
 
 
 def _tensor_unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
@@ -219,6 +221,7 @@ def install(tensor_cls, namespace: dict) -> None:
     namespace["meshgrid"] = _meshgrid(namespace["meshgrid"])
     namespace["cartesian_prod"] = _cartesian_prod(namespace["cartesian_prod"])
     _UNIQUE2[0] = namespace["_unique2"]
+    _UNIQUE2[1] = namespace["unique_dim"]
     namespace["unique"] = unique
     _tensor_unique.__name__ = "unique"
     tensor_cls.unique = _tensor_unique
