@@ -116,6 +116,14 @@ static void logspace_fill(tl_scalar start, tl_scalar end, int64_t steps, double 
     }
 }
 
+/* Scalar::to<dtype>'s overflow check; a negative float does not wrap into
+ * uint8 as a negative integer does (c10's overflows for floating sources) */
+static int scalar_fits(tl_scalar s, tl_dtype dt) {
+    if (dt == TL_UINT8 && s.kind == TL_SCALAR_DOUBLE && s.d < 0)
+        return tl_set_error(TL_ERR_RUNTIME, "value cannot be converted to type uint8_t without overflow");
+    return tl_ufunc_scalar_check(s, dt);
+}
+
 static tl_tensor *space(tl_scalar start, tl_scalar end, int64_t steps, double base, bool log, tl_dtype dtype,
                         int layout, int device) {
     if (tl__device_type_of(device) == TL_CUDA)  /* computed on the host, then copied */
@@ -132,8 +140,8 @@ static tl_tensor *space(tl_scalar start, tl_scalar end, int64_t steps, double ba
     int bad = 0;
     if (steps == 1) {   /* fill_(start), fill_(pow(base, start)) */
         const tl_scalar v = log ? tl_scalar_from_double(pow(base, tl_ufunc_scalar_as_double(start))) : start;
-        bad = tl_ufunc_scalar_check(v, dtype) || tl_scalar_store(v, dtype, o);
-    } else if (!(bad = tl_ufunc_scalar_check(start, dtype) || tl_ufunc_scalar_check(end, dtype))) {
+        bad = scalar_fits(v, dtype) || tl_scalar_store(v, dtype, o);
+    } else if (!(bad = scalar_fits(start, dtype) || scalar_fits(end, dtype))) {
         if (log)
             logspace_fill(start, end, steps, base, dtype, o);
         else

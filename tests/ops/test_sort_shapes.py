@@ -339,6 +339,7 @@ def test_linspace_logspace_tensor_bounds_like_torch():
                                   lambda m: m.logspace(0, 1, 5, dtype=m.bool),
                                   lambda m: m.linspace(0, 300, 5, dtype=m.int8),
                                   lambda m: m.linspace(0, 1e20, 3, dtype=m.int32),
+                                  lambda m: m.linspace(0, -200.7, 3, dtype=m.uint8),
                                   lambda m: m.logspace(3, 3, 1, dtype=m.int8),
                                   lambda m: m.linspace(0, 1, -1)])
 def test_linspace_logspace_errors_like_torch(call):
