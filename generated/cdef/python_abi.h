@@ -1317,8 +1317,6 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_unbind_int(...) tl_pyabi_rc(tl_ops_unbind_int(__VA_ARGS__))
 #define tl_ops_unflatten_int(...) tl_pyabi_tensor(tl_ops_unflatten_int(__VA_ARGS__))
 #define tl_ops_unique_consecutive(...) tl_pyabi_rc(tl_ops_unique_consecutive(__VA_ARGS__))
-#define tl_ops_unique_dim(...) tl_pyabi_rc(tl_ops_unique_dim(__VA_ARGS__))
-#define tl_ops_unique_dim_consecutive(...) tl_pyabi_rc(tl_ops_unique_dim_consecutive(__VA_ARGS__))
 #define tl_ops_unsafe_chunk(...) tl_pyabi_rc(tl_ops_unsafe_chunk(__VA_ARGS__))
 #define tl_ops_unsafe_split_Tensor(...) tl_pyabi_rc(tl_ops_unsafe_split_Tensor(__VA_ARGS__))
 #define tl_ops_unsqueeze(...) tl_pyabi_tensor(tl_ops_unsqueeze(__VA_ARGS__))

@@ -516,8 +516,6 @@ __all__ = [
     "unbind_copy",
     "unflatten",
     "unique_consecutive",
-    "unique_dim",
-    "unique_dim_consecutive",
     "unsafe_chunk",
     "unsafe_split",
     "unsqueeze",
@@ -1810,8 +1808,6 @@ _C_unbind_int = getattr(_lib, "tl_ops_unbind_int", None) or _missing_c("tl_ops_u
 _C_unflatten_int = getattr(_lib, "tl_ops_unflatten_int", None) or _missing_c("tl_ops_unflatten_int")
 _C_uniform_ = getattr(_lib, "tl_ops_uniform_", None) or _missing_c("tl_ops_uniform_")
 _C_unique_consecutive = getattr(_lib, "tl_ops_unique_consecutive", None) or _missing_c("tl_ops_unique_consecutive")
-_C_unique_dim = getattr(_lib, "tl_ops_unique_dim", None) or _missing_c("tl_ops_unique_dim")
-_C_unique_dim_consecutive = getattr(_lib, "tl_ops_unique_dim_consecutive", None) or _missing_c("tl_ops_unique_dim_consecutive")
 _C_unsafe_chunk = getattr(_lib, "tl_ops_unsafe_chunk", None) or _missing_c("tl_ops_unsafe_chunk")
 _C_unsafe_split_Tensor = getattr(_lib, "tl_ops_unsafe_split_Tensor", None) or _missing_c("tl_ops_unsafe_split_Tensor")
 _C_unsqueeze = getattr(_lib, "tl_ops_unsqueeze", None) or _missing_c("tl_ops_unsqueeze")
@@ -21356,63 +21352,6 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         raise _arg_error('unique_consecutive', 'dim', 4, 'int', dim)
     p_ = _ffi.new('tl_tensor *[3]')
     _check_rc(_C_unique_consecutive(input._p, return_inverse_c, return_counts_c, dim_c[0], dim_c[1], p_ + 0, p_ + 1, p_ + 2))
-    return _tensors_result(p_, 3)
-
-
-# yaml/native_functions.yaml: unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
-_SIGS_unique_dim = (
-    ('(Tensor input, int dim, bool sorted = True, bool return_inverse = False, bool return_counts = False)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('sorted', lambda x: _cv_bool(x) is not _BAD), ('return_inverse', lambda x: _cv_bool(x) is not _BAD), ('return_counts', lambda x: _cv_bool(x) is not _BAD),), (), False),
-)
-
-
-def unique_dim(input, dim, sorted=True, return_inverse=False, return_counts=False):
-    '(Tensor input, int dim, bool sorted = True, bool return_inverse = False, bool return_counts = False)'
-    if _TF and (r_ := _tf(unique_dim, locals())) is not _GO:
-        return r_
-    if input.__class__ is not _Tensor:
-        if not isinstance(input, _Tensor):
-            raise _arg_error('unique_dim', 'input', 1, 'Tensor', input)
-    dim_c = _cv_int(dim)
-    if dim_c is _BAD:
-        raise _arg_error('unique_dim', 'dim', 2, 'int', dim)
-    sorted_c = _cv_bool(sorted)
-    if sorted_c is _BAD:
-        raise _arg_error('unique_dim', 'sorted', 3, 'bool', sorted)
-    return_inverse_c = _cv_bool(return_inverse)
-    if return_inverse_c is _BAD:
-        raise _arg_error('unique_dim', 'return_inverse', 4, 'bool', return_inverse)
-    return_counts_c = _cv_bool(return_counts)
-    if return_counts_c is _BAD:
-        raise _arg_error('unique_dim', 'return_counts', 5, 'bool', return_counts)
-    p_ = _ffi.new('tl_tensor *[3]')
-    _check_rc(_C_unique_dim(input._p, dim_c, sorted_c, return_inverse_c, return_counts_c, p_ + 0, p_ + 1, p_ + 2))
-    return _tensors_result(p_, 3)
-
-
-# yaml/native_functions.yaml: unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
-_SIGS_unique_dim_consecutive = (
-    ('(Tensor input, int dim, bool return_inverse = False, bool return_counts = False)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int(x) is not _BAD), ('return_inverse', lambda x: _cv_bool(x) is not _BAD), ('return_counts', lambda x: _cv_bool(x) is not _BAD),), (), False),
-)
-
-
-def unique_dim_consecutive(input, dim, return_inverse=False, return_counts=False):
-    '(Tensor input, int dim, bool return_inverse = False, bool return_counts = False)'
-    if _TF and (r_ := _tf(unique_dim_consecutive, locals())) is not _GO:
-        return r_
-    if input.__class__ is not _Tensor:
-        if not isinstance(input, _Tensor):
-            raise _arg_error('unique_dim_consecutive', 'input', 1, 'Tensor', input)
-    dim_c = _cv_int(dim)
-    if dim_c is _BAD:
-        raise _arg_error('unique_dim_consecutive', 'dim', 2, 'int', dim)
-    return_inverse_c = _cv_bool(return_inverse)
-    if return_inverse_c is _BAD:
-        raise _arg_error('unique_dim_consecutive', 'return_inverse', 3, 'bool', return_inverse)
-    return_counts_c = _cv_bool(return_counts)
-    if return_counts_c is _BAD:
-        raise _arg_error('unique_dim_consecutive', 'return_counts', 4, 'bool', return_counts)
-    p_ = _ffi.new('tl_tensor *[3]')
-    _check_rc(_C_unique_dim_consecutive(input._p, dim_c, return_inverse_c, return_counts_c, p_ + 0, p_ + 1, p_ + 2))
     return _tensors_result(p_, 3)
 
 
@@ -45033,12 +44972,6 @@ SIGNATURES = {
     ),
     ("function", "unique_consecutive"): (
         "(Tensor input, bool return_inverse = False, bool return_counts = False, int dim = None)",
-    ),
-    ("function", "unique_dim"): (
-        "(Tensor input, int dim, bool sorted = True, bool return_inverse = False, bool return_counts = False)",
-    ),
-    ("function", "unique_dim_consecutive"): (
-        "(Tensor input, int dim, bool return_inverse = False, bool return_counts = False)",
     ),
     ("function", "unsafe_chunk"): (
         "(Tensor input, int chunks, int dim = 0)",

@@ -176,7 +176,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     if _TF and (r_ := _tf(unique, locals())) is not _GO:
         return r_
     if dim is not None:
-        output, inverse, counts = _UNIQUE2[1](input, dim, sorted, return_inverse, return_counts)
+        output, inverse, counts = _unique_dim()(input, dim, sorted, return_inverse, return_counts)
     else:
         output, inverse, counts = _UNIQUE2[0](input, sorted, return_inverse, return_counts)
     return _unique_outputs(output, inverse, counts, return_inverse, return_counts)
@@ -194,7 +194,16 @@ def _unique_outputs(output, inverse, counts, return_inverse, return_counts):
     return output
 
 
-_UNIQUE2 = [None, None]   # the generated _unique2 and unique_dim
+_UNIQUE2 = [None, None]   # the generated _unique2; aten::unique_dim
+
+
+def _unique_dim():
+    """aten::unique_dim from the operator table: like torch, torchlet binds no
+    torchlet.unique_dim (torch/__init__.py's PRIVATE_OPS)."""
+    if _UNIQUE2[1] is None:
+        from ._ops import ops
+        _UNIQUE2[1] = ops.aten.unique_dim.default
+    return _UNIQUE2[1]
 
 
 def _tensor_unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
@@ -221,7 +230,6 @@ def install(tensor_cls, namespace: dict) -> None:
     namespace["meshgrid"] = _meshgrid(namespace["meshgrid"])
     namespace["cartesian_prod"] = _cartesian_prod(namespace["cartesian_prod"])
     _UNIQUE2[0] = namespace["_unique2"]
-    _UNIQUE2[1] = namespace["unique_dim"]
     namespace["unique"] = unique
     _tensor_unique.__name__ = "unique"
     tensor_cls.unique = _tensor_unique
