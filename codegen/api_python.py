@@ -59,14 +59,17 @@ SKIP_PYTHON_OVERLOADS = frozenset(
 )
 
 #: Module functions PyTorch does not expose (``torch.slice`` does not exist;
-#: the name would also shadow the builtin inside the torchlet package).
-SKIP_PYTHON_FUNCTIONS = frozenset({"slice"})
+#: the name would also shadow the builtin inside the torchlet package;
+#: ``unique_dim`` is in torch/__init__.py's PRIVATE_OPS, reached through
+#: ``torch.unique(dim=)``).
+SKIP_PYTHON_FUNCTIONS = frozenset({"slice", "unique_dim"})
 
 #: Operators PyTorch binds neither as functions nor as methods
 #: (torchgen's SKIP_PYTHON_BINDINGS: ``nonzero_numpy`` is reached through
 #: ``torch.where(condition)`` and ``nonzero(as_tuple=True)``; ``_unsafe_view``
-#: only inside reshape / matmul, reached as ``torch.ops.aten._unsafe_view``).
-SKIP_PYTHON_BINDINGS = frozenset({"nonzero_numpy", "_unsafe_view"})
+#: only inside reshape / matmul, reached as ``torch.ops.aten._unsafe_view``;
+#: ``unique_dim_consecutive`` only through ``unique_consecutive(dim=)``).
+SKIP_PYTHON_BINDINGS = frozenset({"nonzero_numpy", "_unsafe_view", "unique_dim_consecutive"})
 
 #: Operator dunders of ``Tensor``: (dunder, operator name, form).
 #:   forward  -- ``op(self, other)`` through the method's overloads

@@ -113,6 +113,8 @@ def _kernel(m: Model, f: NativeFunction, nodes: dict[int, Node], untranslated: f
     tensors = [a for a in args if a.is_tensor]
     if not tensors:
         return None  # factories: nothing to differentiate, Autograd never selected
+    if f.category_override == "factory":
+        return None  # tensors as a factory's arguments (linspace.Tensor_Tensor): outputs never require grad
     kernels = m.kernels(f)
     if "CompositeImplicitAutograd" in kernels:
         return None  # works through its decomposition

@@ -7,6 +7,9 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+ *   linspace.Tensor_Tensor(Tensor start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+ *   linspace.Tensor_Scalar(Tensor start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+ *   linspace.Scalar_Tensor(Scalar start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  */
 #include "tl_ops_base.h"
 #include "ops/linspace.h"
@@ -88,6 +91,220 @@ static tl_tensor *tl_ops_linspace_backend_select(tl_keyset ks, tl_scalar start, 
     return tl_ops_linspace_redispatch(ks, start, end, steps, dtype, layout, device, pin_memory, pin_memory_has);
 }
 
+/* ======================================================================
+ * aten::linspace.Tensor_Tensor
+ *   linspace.Tensor_Tensor(Tensor start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+ * ====================================================================== */
+
+tl_operator *tl_ops_linspace_Tensor_Tensor_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_linspace_Tensor_Tensor_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *start, tl_tensor *end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, start);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, end);
+    if (rc_ == 0) rc_ = tl_stack_push_int(&st_, steps);
+    if (rc_ == 0) rc_ = tl_glue_push_dtype(&st_, dtype);
+    if (rc_ == 0) rc_ = tl_glue_push_enum(&st_, layout);
+    if (rc_ == 0) rc_ = tl_glue_push_device(&st_, device);
+    if (rc_ == 0) rc_ = tl_glue_push_opt_bool(&st_, pin_memory, pin_memory_has);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_linspace_Tensor_Tensor_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::linspace_Tensor_Tensor::call) */
+tl_tensor *tl_ops_linspace_Tensor_Tensor(tl_tensor *start, tl_tensor *end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_linspace_Tensor_Tensor_op, tl_tensor_key_set(start) | tl_tensor_key_set(end), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_linspace_Tensor_Tensor_fn)k_->unboxed)(ks, start, end, steps, dtype, layout, device, pin_memory, pin_memory_has);
+    return tl_ops_linspace_Tensor_Tensor_boxing_wrapper(k_, ks, start, end, steps, dtype, layout, device, pin_memory, pin_memory_has);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_linspace_Tensor_Tensor_redispatch(tl_keyset ks, tl_tensor *start, tl_tensor *end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_linspace_Tensor_Tensor_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_linspace_Tensor_Tensor_fn)k_->unboxed)(ks, start, end, steps, dtype, layout, device, pin_memory, pin_memory_has);
+    return tl_ops_linspace_Tensor_Tensor_boxing_wrapper(k_, ks, start, end, steps, dtype, layout, device, pin_memory, pin_memory_has);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_linspace_Tensor_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *start = NULL;
+    tl_tensor *end = NULL;
+    int64_t steps = 0;
+    tl_dtype dtype = TL_DTYPE_UNDEFINED;
+    int layout = -1;
+    int device = -1;
+    bool pin_memory = 0;
+    bool pin_memory_has = false;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_glue_pop_opt_bool(st, &pin_memory, &pin_memory_has);
+    if (rc_ == 0) rc_ = tl_glue_pop_device(st, &device);
+    if (rc_ == 0) rc_ = tl_glue_pop_enum(st, &layout);
+    if (rc_ == 0) rc_ = tl_glue_pop_dtype(st, &dtype);
+    if (rc_ == 0) rc_ = tl_stack_pop_int(st, &steps);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &end);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &start);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_linspace_Tensor_Tensor_fn)k_->unboxed)(ks, start, end, steps, dtype, layout, device, pin_memory, pin_memory_has);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(start);
+    tl_tensor_release(end);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::linspace.Tensor_Scalar
+ *   linspace.Tensor_Scalar(Tensor start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+ * ====================================================================== */
+
+tl_operator *tl_ops_linspace_Tensor_Scalar_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_linspace_Tensor_Scalar_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *start, tl_scalar end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, start);
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, end);
+    if (rc_ == 0) rc_ = tl_stack_push_int(&st_, steps);
+    if (rc_ == 0) rc_ = tl_glue_push_dtype(&st_, dtype);
+    if (rc_ == 0) rc_ = tl_glue_push_enum(&st_, layout);
+    if (rc_ == 0) rc_ = tl_glue_push_device(&st_, device);
+    if (rc_ == 0) rc_ = tl_glue_push_opt_bool(&st_, pin_memory, pin_memory_has);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_linspace_Tensor_Scalar_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::linspace_Tensor_Scalar::call) */
+tl_tensor *tl_ops_linspace_Tensor_Scalar(tl_tensor *start, tl_scalar end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_linspace_Tensor_Scalar_op, tl_tensor_key_set(start), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_linspace_Tensor_Scalar_fn)k_->unboxed)(ks, start, end, steps, dtype, layout, device, pin_memory, pin_memory_has);
+    return tl_ops_linspace_Tensor_Scalar_boxing_wrapper(k_, ks, start, end, steps, dtype, layout, device, pin_memory, pin_memory_has);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_linspace_Tensor_Scalar_redispatch(tl_keyset ks, tl_tensor *start, tl_scalar end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_linspace_Tensor_Scalar_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_linspace_Tensor_Scalar_fn)k_->unboxed)(ks, start, end, steps, dtype, layout, device, pin_memory, pin_memory_has);
+    return tl_ops_linspace_Tensor_Scalar_boxing_wrapper(k_, ks, start, end, steps, dtype, layout, device, pin_memory, pin_memory_has);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_linspace_Tensor_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *start = NULL;
+    tl_scalar end;
+    int64_t steps = 0;
+    tl_dtype dtype = TL_DTYPE_UNDEFINED;
+    int layout = -1;
+    int device = -1;
+    bool pin_memory = 0;
+    bool pin_memory_has = false;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_glue_pop_opt_bool(st, &pin_memory, &pin_memory_has);
+    if (rc_ == 0) rc_ = tl_glue_pop_device(st, &device);
+    if (rc_ == 0) rc_ = tl_glue_pop_enum(st, &layout);
+    if (rc_ == 0) rc_ = tl_glue_pop_dtype(st, &dtype);
+    if (rc_ == 0) rc_ = tl_stack_pop_int(st, &steps);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &end);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &start);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_linspace_Tensor_Scalar_fn)k_->unboxed)(ks, start, end, steps, dtype, layout, device, pin_memory, pin_memory_has);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(start);
+    return rc_;
+}
+
+/* ======================================================================
+ * aten::linspace.Scalar_Tensor
+ *   linspace.Scalar_Tensor(Scalar start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+ * ====================================================================== */
+
+tl_operator *tl_ops_linspace_Scalar_Tensor_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops_linspace_Scalar_Tensor_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_scalar start, tl_tensor *end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_scalar(&st_, start);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, end);
+    if (rc_ == 0) rc_ = tl_stack_push_int(&st_, steps);
+    if (rc_ == 0) rc_ = tl_glue_push_dtype(&st_, dtype);
+    if (rc_ == 0) rc_ = tl_glue_push_enum(&st_, layout);
+    if (rc_ == 0) rc_ = tl_glue_push_device(&st_, device);
+    if (rc_ == 0) rc_ = tl_glue_push_opt_bool(&st_, pin_memory, pin_memory_has);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops_linspace_Scalar_Tensor_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::linspace_Scalar_Tensor::call) */
+tl_tensor *tl_ops_linspace_Scalar_Tensor(tl_scalar start, tl_tensor *end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops_linspace_Scalar_Tensor_op, tl_tensor_key_set(end), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_linspace_Scalar_Tensor_fn)k_->unboxed)(ks, start, end, steps, dtype, layout, device, pin_memory, pin_memory_has);
+    return tl_ops_linspace_Scalar_Tensor_boxing_wrapper(k_, ks, start, end, steps, dtype, layout, device, pin_memory, pin_memory_has);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops_linspace_Scalar_Tensor_redispatch(tl_keyset ks, tl_scalar start, tl_tensor *end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops_linspace_Scalar_Tensor_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops_linspace_Scalar_Tensor_fn)k_->unboxed)(ks, start, end, steps, dtype, layout, device, pin_memory, pin_memory_has);
+    return tl_ops_linspace_Scalar_Tensor_boxing_wrapper(k_, ks, start, end, steps, dtype, layout, device, pin_memory, pin_memory_has);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops_linspace_Scalar_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_scalar start;
+    tl_tensor *end = NULL;
+    int64_t steps = 0;
+    tl_dtype dtype = TL_DTYPE_UNDEFINED;
+    int layout = -1;
+    int device = -1;
+    bool pin_memory = 0;
+    bool pin_memory_has = false;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_glue_pop_opt_bool(st, &pin_memory, &pin_memory_has);
+    if (rc_ == 0) rc_ = tl_glue_pop_device(st, &device);
+    if (rc_ == 0) rc_ = tl_glue_pop_enum(st, &layout);
+    if (rc_ == 0) rc_ = tl_glue_pop_dtype(st, &dtype);
+    if (rc_ == 0) rc_ = tl_stack_pop_int(st, &steps);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &end);
+    if (rc_ == 0) rc_ = tl_stack_pop_scalar(st, &start);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops_linspace_Scalar_Tensor_fn)k_->unboxed)(ks, start, end, steps, dtype, layout, device, pin_memory, pin_memory_has);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(end);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_linspace(void) {
@@ -100,6 +317,27 @@ int tl_ops_register_linspace(void) {
         return -1;
     if (tl_op_register_kernel(tl_ops_linspace_op, TL_KEY_BACKEND_SELECT, (void *)tl_ops_linspace_backend_select, tl_ops_linspace_boxed, NULL,
                               "tl_ops_linspace_backend_select registered at generated/csrc/ops_linspace.c") < 0)
+        return -1;
+    tl_ops_linspace_Tensor_Tensor_op = tl_op_define("aten::linspace.Tensor_Tensor", "linspace.Tensor_Tensor(Tensor start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
+    if (!tl_ops_linspace_Tensor_Tensor_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_linspace_Tensor_Tensor))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::linspace.Tensor_Tensor", "CompositeExplicitAutograd", "tl_native_linspace_Tensor_Tensor");
+    else if (tl_op_register_kernel(tl_ops_linspace_Tensor_Tensor_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_linspace_Tensor_Tensor, tl_ops_linspace_Tensor_Tensor_boxed, NULL,
+                                   "tl_native_linspace_Tensor_Tensor registered at generated/csrc/ops_linspace.c") < 0)
+        return -1;
+    tl_ops_linspace_Tensor_Scalar_op = tl_op_define("aten::linspace.Tensor_Scalar", "linspace.Tensor_Scalar(Tensor start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
+    if (!tl_ops_linspace_Tensor_Scalar_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_linspace_Tensor_Scalar))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::linspace.Tensor_Scalar", "CompositeExplicitAutograd", "tl_native_linspace_Tensor_Scalar");
+    else if (tl_op_register_kernel(tl_ops_linspace_Tensor_Scalar_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_linspace_Tensor_Scalar, tl_ops_linspace_Tensor_Scalar_boxed, NULL,
+                                   "tl_native_linspace_Tensor_Scalar registered at generated/csrc/ops_linspace.c") < 0)
+        return -1;
+    tl_ops_linspace_Scalar_Tensor_op = tl_op_define("aten::linspace.Scalar_Tensor", "linspace.Scalar_Tensor(Scalar start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor");
+    if (!tl_ops_linspace_Scalar_Tensor_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native_linspace_Scalar_Tensor))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */
+        tl_glue_note_missing("aten::linspace.Scalar_Tensor", "CompositeExplicitAutograd", "tl_native_linspace_Scalar_Tensor");
+    else if (tl_op_register_kernel(tl_ops_linspace_Scalar_Tensor_op, TL_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, (void *)tl_native_linspace_Scalar_Tensor, tl_ops_linspace_Scalar_Tensor_boxed, NULL,
+                                   "tl_native_linspace_Scalar_Tensor registered at generated/csrc/ops_linspace.c") < 0)
         return -1;
     return 0;
 }

@@ -7,7 +7,7 @@
 /*
  * from: yaml/native_functions.yaml: nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * formula: kernels/ufunc/nextafter.h
- * dtypes: Float, Double
+ * dtypes: Half, BFloat16, Float, Double
  * kernels per dtype: <loop>_vec (contiguous), <loop>_strided, <loop>_cast
  */
 #define TL_CUDA_MAX_DIMS 25
@@ -251,20 +251,231 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 /* ---- formulas (kernels/ufunc/) */
 #line 1 "kernels/ufunc/nextafter.h"
 /* nextafter: the next representable value after self towards other (C's
- * nextafter / nextafterf). float32 and float64 only: a float16 / bfloat16 loop
- * computes in float, whose neighbours are not the storage type's.
+ * nextafter / nextafterf). float16 / bfloat16 (whose loops hand the formula
+ * float values) step on the storage type's own bits, as c10's nextafter for
+ * the reduced floating types (musl's algorithm on 16-bit patterns): the float
+ * neighbours are not the type's. Plain C bit handling, no tl_half.h: the
+ * formula also compiles as CUDA C.
  * ufunc_error_name: nextafter_cpu
  */
 
-#define TL_UFUNC_nextafter(self, other) (TL_UMATH2(nextafter, (self), (other)))
 
-#line 262 "generated/cuda/ufunc_nextafter.cu"
+
+
+#define TL_UFUNC_nextafter(self, other) (TL_UMATH2(nextafter, (self), (other)))
+#define TL_UFUNC_nextafter_half(self, other) tl_ufunc_nextafter16((self), (other), false)
+#define TL_UFUNC_nextafter_bf16(self, other) tl_ufunc_nextafter16((self), (other), true)
+
+typedef union { float f; uint32_t u; } tl_ufunc_f32_bits;
+
+/* the 16-bit pattern of x, a value of the type (exact: no rounding) */
+static inline uint16_t tl_ufunc_to_bits16(float x, bool bf16) {
+    tl_ufunc_f32_bits c;
+    c.f = x;
+    if (bf16) return (uint16_t)(c.u >> 16);
+    const uint32_t sign = (c.u >> 16) & 0x8000u, exp = (c.u >> 23) & 0xffu, mant = c.u & 0x7fffffu;
+    if (exp == 0xffu) return (uint16_t)(sign | 0x7c00u);   /* inf (NaN never gets here) */
+    if (exp == 0) return (uint16_t)sign;                   /* zero */
+    if (exp >= 113) return (uint16_t)(sign | (exp - 112) << 10 | mant >> 13);
+    return (uint16_t)(sign | (0x800000u | mant) >> (126 - exp));   /* a float16 subnormal */
+}
+
+static inline float tl_ufunc_from_bits16(uint16_t h, bool bf16) {
+    tl_ufunc_f32_bits c;
+    if (bf16) {
+        c.u = (uint32_t)h << 16;
+        return c.f;
+    }
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+    if (exp == 0) {
+        const float v = (float)mant * 0x1p-24f;
+        return sign ? -v : v;
+    }
+    c.u = sign | (exp == 31 ? 0xffu : exp + 112) << 23 | mant << 13;
+    return c.f;
+}
+
+/* from and to hold values of the 16-bit type (bf16: bfloat16, else float16) */
+static inline float tl_ufunc_nextafter16(float from, float to, bool bf16) {
+    if (from != from || to != to) return from + to;
+    const uint16_t f = tl_ufunc_to_bits16(from, bf16), t = tl_ufunc_to_bits16(to, bf16);
+    if (f == t) return from;
+    const uint16_t sign = 0x8000u, af = f & ~sign, at = t & ~sign;
+    uint16_t r;
+    if (af == 0) {
+        if (at == 0) return to;
+        r = (uint16_t)((t & sign) | 1u);   /* the smallest subnormal, to's sign */
+    } else {
+        r = (uint16_t)(af > at || ((f ^ t) & sign) ? f - 1u : f + 1u);
+    }
+    return tl_ufunc_from_bits16(r, bf16);
+}
+
+#line 315 "generated/cuda/ufunc_nextafter.cu"
 
 /* ---- kernels */
+/* Half: TL_UFUNC_nextafter_half(x1, x2) */
+#line 14 "kernels/ufunc/nextafter.h"
+static TL_CUDA_FORCEINLINE auto ufunc_nextafter_f16_op(float x1, float x2) { return TL_UFUNC_nextafter_half(x1, x2); }
+#line 321 "generated/cuda/ufunc_nextafter.cu"
+extern "C" __global__ void __launch_bounds__(128) ufunc_nextafter_f16_vec(const tl_cuda_ufunc_params p) {
+    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
+    const uint32_t base = blockIdx.x * WORK;
+    uint16_t *out = (uint16_t *)p.data[0];
+    const uint16_t *in1 = (const uint16_t *)p.data[1];
+    const uint16_t *in2 = (const uint16_t *)p.data[2];
+    const bool s1 = (p.scalar_mask >> 1) & 1u;
+    const float c1 = p.in_scalar[1].f32;
+    const bool s2 = (p.scalar_mask >> 2) & 1u;
+    const float c2 = p.in_scalar[2].f32;
+    if (p.numel - base >= WORK) {
+#pragma unroll
+        for (uint32_t j = 0; j < EPT / VEC; j++) {
+            const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
+            tl_vec<uint16_t, VEC> v1;
+            if (!s1) v1 = *(const tl_vec<uint16_t, VEC> *)(in1 + i0);
+            tl_vec<uint16_t, VEC> v2;
+            if (!s2) v2 = *(const tl_vec<uint16_t, VEC> *)(in2 + i0);
+            tl_vec<uint16_t, VEC> r;
+#pragma unroll
+            for (uint32_t k = 0; k < VEC; k++) {
+                const float x1 = s1 ? c1 : tl_f16_to_f32(v1.v[k]);
+                const float x2 = s2 ? c2 : tl_f16_to_f32(v2.v[k]);
+                r.v[k] = tl_f32_to_f16(ufunc_nextafter_f16_op(x1, x2));
+            }
+            *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
+        }
+    } else {
+        for (uint32_t j = 0; j < EPT; j++) {
+            const uint32_t i0 = base + j * 128u + threadIdx.x;
+            if (i0 >= p.numel) break;
+            const float x1 = s1 ? c1 : tl_f16_to_f32(in1[i0]);
+            const float x2 = s2 ? c2 : tl_f16_to_f32(in2[i0]);
+            out[i0] = tl_f32_to_f16(ufunc_nextafter_f16_op(x1, x2));
+        }
+    }
+}
+extern "C" __global__ void __launch_bounds__(128) ufunc_nextafter_f16_strided(const tl_cuda_ufunc_params p) {
+    char *out = (char *)p.data[0];
+    const char *in1 = (const char *)p.data[1];
+    const char *in2 = (const char *)p.data[2];
+    const bool s1 = (p.scalar_mask >> 1) & 1u;
+    const float c1 = p.in_scalar[1].f32;
+    const bool s2 = (p.scalar_mask >> 2) & 1u;
+    const float c2 = p.in_scalar[2].f32;
+#pragma unroll
+    for (uint32_t j = 0; j < 4u; j++) {
+        const uint32_t idx = blockIdx.x * 512u + j * 128u + threadIdx.x;
+        if (idx >= p.numel) break;
+        int32_t off[3];
+        tl_cuda_offsets<3>(p, idx, off);
+        const float x1 = s1 ? c1 : tl_f16_to_f32(*(const uint16_t *)(in1 + off[1]));
+        const float x2 = s2 ? c2 : tl_f16_to_f32(*(const uint16_t *)(in2 + off[2]));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_f16(ufunc_nextafter_f16_op(x1, x2));
+    }
+}
+extern "C" __global__ void __launch_bounds__(128) ufunc_nextafter_f16_cast(const tl_cuda_ufunc_params p) {
+    char *out = (char *)p.data[0];
+    const char *in1 = (const char *)p.data[1];
+    const char *in2 = (const char *)p.data[2];
+    const bool s1 = (p.scalar_mask >> 1) & 1u;
+    const float c1 = p.in_scalar[1].f32;
+    const bool s2 = (p.scalar_mask >> 2) & 1u;
+    const float c2 = p.in_scalar[2].f32;
+#pragma unroll 1
+    for (uint32_t j = 0; j < 4u; j++) {
+        const uint32_t idx = blockIdx.x * 512u + j * 128u + threadIdx.x;
+        if (idx >= p.numel) break;
+        int32_t off[3];
+        tl_cuda_offsets<3>(p, idx, off);
+        const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
+        const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_nextafter_f16_op(x1, x2)));
+    }
+}
+/* BFloat16: TL_UFUNC_nextafter_bf16(x1, x2) */
+#line 15 "kernels/ufunc/nextafter.h"
+static TL_CUDA_FORCEINLINE auto ufunc_nextafter_bf16_op(float x1, float x2) { return TL_UFUNC_nextafter_bf16(x1, x2); }
+#line 400 "generated/cuda/ufunc_nextafter.cu"
+extern "C" __global__ void __launch_bounds__(128) ufunc_nextafter_bf16_vec(const tl_cuda_ufunc_params p) {
+    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
+    const uint32_t base = blockIdx.x * WORK;
+    uint16_t *out = (uint16_t *)p.data[0];
+    const uint16_t *in1 = (const uint16_t *)p.data[1];
+    const uint16_t *in2 = (const uint16_t *)p.data[2];
+    const bool s1 = (p.scalar_mask >> 1) & 1u;
+    const float c1 = p.in_scalar[1].f32;
+    const bool s2 = (p.scalar_mask >> 2) & 1u;
+    const float c2 = p.in_scalar[2].f32;
+    if (p.numel - base >= WORK) {
+#pragma unroll
+        for (uint32_t j = 0; j < EPT / VEC; j++) {
+            const uint32_t i0 = base + (j * 128u + threadIdx.x) * VEC;
+            tl_vec<uint16_t, VEC> v1;
+            if (!s1) v1 = *(const tl_vec<uint16_t, VEC> *)(in1 + i0);
+            tl_vec<uint16_t, VEC> v2;
+            if (!s2) v2 = *(const tl_vec<uint16_t, VEC> *)(in2 + i0);
+            tl_vec<uint16_t, VEC> r;
+#pragma unroll
+            for (uint32_t k = 0; k < VEC; k++) {
+                const float x1 = s1 ? c1 : tl_bf16_to_f32(v1.v[k]);
+                const float x2 = s2 ? c2 : tl_bf16_to_f32(v2.v[k]);
+                r.v[k] = tl_f32_to_bf16(ufunc_nextafter_bf16_op(x1, x2));
+            }
+            *(tl_vec<uint16_t, VEC> *)(out + i0) = r;
+        }
+    } else {
+        for (uint32_t j = 0; j < EPT; j++) {
+            const uint32_t i0 = base + j * 128u + threadIdx.x;
+            if (i0 >= p.numel) break;
+            const float x1 = s1 ? c1 : tl_bf16_to_f32(in1[i0]);
+            const float x2 = s2 ? c2 : tl_bf16_to_f32(in2[i0]);
+            out[i0] = tl_f32_to_bf16(ufunc_nextafter_bf16_op(x1, x2));
+        }
+    }
+}
+extern "C" __global__ void __launch_bounds__(128) ufunc_nextafter_bf16_strided(const tl_cuda_ufunc_params p) {
+    char *out = (char *)p.data[0];
+    const char *in1 = (const char *)p.data[1];
+    const char *in2 = (const char *)p.data[2];
+    const bool s1 = (p.scalar_mask >> 1) & 1u;
+    const float c1 = p.in_scalar[1].f32;
+    const bool s2 = (p.scalar_mask >> 2) & 1u;
+    const float c2 = p.in_scalar[2].f32;
+#pragma unroll
+    for (uint32_t j = 0; j < 4u; j++) {
+        const uint32_t idx = blockIdx.x * 512u + j * 128u + threadIdx.x;
+        if (idx >= p.numel) break;
+        int32_t off[3];
+        tl_cuda_offsets<3>(p, idx, off);
+        const float x1 = s1 ? c1 : tl_bf16_to_f32(*(const uint16_t *)(in1 + off[1]));
+        const float x2 = s2 ? c2 : tl_bf16_to_f32(*(const uint16_t *)(in2 + off[2]));
+        *(uint16_t *)(out + off[0]) = tl_f32_to_bf16(ufunc_nextafter_bf16_op(x1, x2));
+    }
+}
+extern "C" __global__ void __launch_bounds__(128) ufunc_nextafter_bf16_cast(const tl_cuda_ufunc_params p) {
+    char *out = (char *)p.data[0];
+    const char *in1 = (const char *)p.data[1];
+    const char *in2 = (const char *)p.data[2];
+    const bool s1 = (p.scalar_mask >> 1) & 1u;
+    const float c1 = p.in_scalar[1].f32;
+    const bool s2 = (p.scalar_mask >> 2) & 1u;
+    const float c2 = p.in_scalar[2].f32;
+#pragma unroll 1
+    for (uint32_t j = 0; j < 4u; j++) {
+        const uint32_t idx = blockIdx.x * 512u + j * 128u + threadIdx.x;
+        if (idx >= p.numel) break;
+        int32_t off[3];
+        tl_cuda_offsets<3>(p, idx, off);
+        const float x1 = s1 ? c1 : tl_cuda_fetch<float>(p.dtypes[1], in1 + off[1]);
+        const float x2 = s2 ? c2 : tl_cuda_fetch<float>(p.dtypes[2], in2 + off[2]);
+        tl_cuda_cast_store<float>(p.dtypes[0], out + off[0], (float)(ufunc_nextafter_bf16_op(x1, x2)));
+    }
+}
 /* Float: TL_UFUNC_nextafter(x1, x2) */
-#line 7 "kernels/ufunc/nextafter.h"
+#line 13 "kernels/ufunc/nextafter.h"
 static TL_CUDA_FORCEINLINE auto ufunc_nextafter_f32_op(float x1, float x2) { return TL_UFUNC_nextafter(x1, x2); }
-#line 268 "generated/cuda/ufunc_nextafter.cu"
+#line 479 "generated/cuda/ufunc_nextafter.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_nextafter_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -341,9 +552,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_nextafter_f32_cast(const
     }
 }
 /* Double: TL_UFUNC_nextafter(x1, x2) */
-#line 7 "kernels/ufunc/nextafter.h"
+#line 13 "kernels/ufunc/nextafter.h"
 static TL_CUDA_FORCEINLINE auto ufunc_nextafter_f64_op(double x1, double x2) { return TL_UFUNC_nextafter(x1, x2); }
-#line 347 "generated/cuda/ufunc_nextafter.cu"
+#line 558 "generated/cuda/ufunc_nextafter.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_nextafter_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

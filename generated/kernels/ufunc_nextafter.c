@@ -7,7 +7,7 @@
 /*
  * from: yaml/native_functions.yaml: nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * formula: kernels/ufunc/nextafter.h
- * dtypes: Float, Double
+ * dtypes: Half, BFloat16, Float, Double
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,6 +20,142 @@
 #include "tl_ustream.h"
 #include "ufunc_nextafter.h"
 #include "nextafter.h"
+
+/* Half: TL_UFUNC_nextafter_half in float */
+static void TL_KNAME(ufunc_nextafter_f16)(char **data, const int64_t *strides, int64_t n, void *ctx_) {
+    (void)ctx_;
+    if (strides[0] == (int64_t)sizeof(uint16_t) && strides[1] == (int64_t)sizeof(uint16_t) && strides[2] == (int64_t)sizeof(uint16_t)) {
+        uint16_t *restrict o = (uint16_t *)data[0];
+        const uint16_t *restrict p1 = (const uint16_t *)data[1];
+        const uint16_t *restrict p2 = (const uint16_t *)data[2];
+        /* Half: convert a chunk to float, compute, round once */
+        float b1[TL_UFUNC_CHUNK];
+        float b2[TL_UFUNC_CHUNK];
+        float bo[TL_UFUNC_CHUNK];
+        for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+            const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+            tl_f16_to_f32_n(b1, p1 + base, m);
+            tl_f16_to_f32_n(b2, p2 + base, m);
+            for (int64_t k = 0; k < m; k++) {
+                const float x1 = b1[k];
+                const float x2 = b2[k];
+                bo[k] = TL_UFUNC_nextafter_half(x1, x2);
+            }
+            tl_f32_to_f16_n(o + base, bo, m);
+        }
+        return;
+    }
+    if (strides[0] == (int64_t)sizeof(uint16_t) && strides[1] == 0 && strides[2] == (int64_t)sizeof(uint16_t)) {
+        uint16_t *restrict o = (uint16_t *)data[0];
+        const float x1 = tl_f16_to_f32(*(const uint16_t *)data[1]);
+        const uint16_t *restrict p2 = (const uint16_t *)data[2];
+        /* Half: convert a chunk to float, compute, round once */
+        float b2[TL_UFUNC_CHUNK];
+        float bo[TL_UFUNC_CHUNK];
+        for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+            const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+            tl_f16_to_f32_n(b2, p2 + base, m);
+            for (int64_t k = 0; k < m; k++) {
+                const float x2 = b2[k];
+                bo[k] = TL_UFUNC_nextafter_half(x1, x2);
+            }
+            tl_f32_to_f16_n(o + base, bo, m);
+        }
+        return;
+    }
+    if (strides[0] == (int64_t)sizeof(uint16_t) && strides[1] == (int64_t)sizeof(uint16_t) && strides[2] == 0) {
+        uint16_t *restrict o = (uint16_t *)data[0];
+        const uint16_t *restrict p1 = (const uint16_t *)data[1];
+        const float x2 = tl_f16_to_f32(*(const uint16_t *)data[2]);
+        /* Half: convert a chunk to float, compute, round once */
+        float b1[TL_UFUNC_CHUNK];
+        float bo[TL_UFUNC_CHUNK];
+        for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+            const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+            tl_f16_to_f32_n(b1, p1 + base, m);
+            for (int64_t k = 0; k < m; k++) {
+                const float x1 = b1[k];
+                bo[k] = TL_UFUNC_nextafter_half(x1, x2);
+            }
+            tl_f32_to_f16_n(o + base, bo, m);
+        }
+        return;
+    }
+    /* strided */
+    for (int64_t k = 0; k < n; k++) {
+        const float x1 = tl_f16_to_f32(*(const uint16_t *)(data[1] + k * strides[1]));
+        const float x2 = tl_f16_to_f32(*(const uint16_t *)(data[2] + k * strides[2]));
+        *(uint16_t *)(data[0] + k * strides[0]) = tl_f32_to_f16(TL_UFUNC_nextafter_half(x1, x2));
+    }
+}
+
+/* BFloat16: TL_UFUNC_nextafter_bf16 in float */
+static void TL_KNAME(ufunc_nextafter_bf16)(char **data, const int64_t *strides, int64_t n, void *ctx_) {
+    (void)ctx_;
+    if (strides[0] == (int64_t)sizeof(uint16_t) && strides[1] == (int64_t)sizeof(uint16_t) && strides[2] == (int64_t)sizeof(uint16_t)) {
+        uint16_t *restrict o = (uint16_t *)data[0];
+        const uint16_t *restrict p1 = (const uint16_t *)data[1];
+        const uint16_t *restrict p2 = (const uint16_t *)data[2];
+        /* BFloat16: convert a chunk to float, compute, round once */
+        float b1[TL_UFUNC_CHUNK];
+        float b2[TL_UFUNC_CHUNK];
+        float bo[TL_UFUNC_CHUNK];
+        for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+            const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+            tl_bf16_to_f32_n(b1, p1 + base, m);
+            tl_bf16_to_f32_n(b2, p2 + base, m);
+            for (int64_t k = 0; k < m; k++) {
+                const float x1 = b1[k];
+                const float x2 = b2[k];
+                bo[k] = TL_UFUNC_nextafter_bf16(x1, x2);
+            }
+            tl_f32_to_bf16_n(o + base, bo, m);
+        }
+        return;
+    }
+    if (strides[0] == (int64_t)sizeof(uint16_t) && strides[1] == 0 && strides[2] == (int64_t)sizeof(uint16_t)) {
+        uint16_t *restrict o = (uint16_t *)data[0];
+        const float x1 = tl_bf16_to_f32(*(const uint16_t *)data[1]);
+        const uint16_t *restrict p2 = (const uint16_t *)data[2];
+        /* BFloat16: convert a chunk to float, compute, round once */
+        float b2[TL_UFUNC_CHUNK];
+        float bo[TL_UFUNC_CHUNK];
+        for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+            const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+            tl_bf16_to_f32_n(b2, p2 + base, m);
+            for (int64_t k = 0; k < m; k++) {
+                const float x2 = b2[k];
+                bo[k] = TL_UFUNC_nextafter_bf16(x1, x2);
+            }
+            tl_f32_to_bf16_n(o + base, bo, m);
+        }
+        return;
+    }
+    if (strides[0] == (int64_t)sizeof(uint16_t) && strides[1] == (int64_t)sizeof(uint16_t) && strides[2] == 0) {
+        uint16_t *restrict o = (uint16_t *)data[0];
+        const uint16_t *restrict p1 = (const uint16_t *)data[1];
+        const float x2 = tl_bf16_to_f32(*(const uint16_t *)data[2]);
+        /* BFloat16: convert a chunk to float, compute, round once */
+        float b1[TL_UFUNC_CHUNK];
+        float bo[TL_UFUNC_CHUNK];
+        for (int64_t base = 0; base < n; base += TL_UFUNC_CHUNK) {
+            const int64_t m = n - base < TL_UFUNC_CHUNK ? n - base : TL_UFUNC_CHUNK;
+            tl_bf16_to_f32_n(b1, p1 + base, m);
+            for (int64_t k = 0; k < m; k++) {
+                const float x1 = b1[k];
+                bo[k] = TL_UFUNC_nextafter_bf16(x1, x2);
+            }
+            tl_f32_to_bf16_n(o + base, bo, m);
+        }
+        return;
+    }
+    /* strided */
+    for (int64_t k = 0; k < n; k++) {
+        const float x1 = tl_bf16_to_f32(*(const uint16_t *)(data[1] + k * strides[1]));
+        const float x2 = tl_bf16_to_f32(*(const uint16_t *)(data[2] + k * strides[2]));
+        *(uint16_t *)(data[0] + k * strides[0]) = tl_f32_to_bf16(TL_UFUNC_nextafter_bf16(x1, x2));
+    }
+}
 
 /* Float: TL_UFUNC_nextafter in float */
 static void TL_KNAME(ufunc_nextafter_f32)(char **data, const int64_t *strides, int64_t n, void *ctx_) {
@@ -276,8 +412,8 @@ const tl_ufunc_nextafter_table_t TL_KNAME(tl_ufunc_nextafter_table) = {
     0,
     0,
     0,
-    0,
-    0,
+    TL_KNAME(ufunc_nextafter_f16),
+    TL_KNAME(ufunc_nextafter_bf16),
     TL_KNAME(ufunc_nextafter_f32),
     TL_KNAME(ufunc_nextafter_f64),
 };

@@ -7,7 +7,7 @@
 /*
  * from: yaml/native_functions.yaml: nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * formula: kernels/ufunc/nextafter.h
- * dtypes: Float, Double
+ * dtypes: Half, BFloat16, Float, Double
  */
 #ifndef TL_GEN_UFUNC_NEXTAFTER_H
 #define TL_GEN_UFUNC_NEXTAFTER_H

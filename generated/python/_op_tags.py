@@ -732,6 +732,8 @@ TAGS = {
     "aten::uniform": ("generated", "nondeterministic_seeded", ),
     "aten::uniform.out": ("generated", "nondeterministic_seeded", "out", ),
     "aten::uniform_": ("nondeterministic_seeded", ),
+    "aten::unique_dim": ("dynamic_output_shape", ),
+    "aten::unique_dim_consecutive": ("dynamic_output_shape", ),
     "aten::unsafe_chunk": ("maybe_aliasing_or_mutating", ),
     "aten::unsqueeze": ("core", ),
     "aten::unsqueeze_copy": ("view_copy", ),

@@ -1217,6 +1217,9 @@ _C_linalg_vector_norm_out = getattr(_lib, "tl_ops_linalg_vector_norm_out", None)
 _C_linear = getattr(_lib, "tl_ops_linear", None) or _missing_c("tl_ops_linear")
 _C_linear_out = getattr(_lib, "tl_ops_linear_out", None) or _missing_c("tl_ops_linear_out")
 _C_linspace = getattr(_lib, "tl_ops_linspace", None) or _missing_c("tl_ops_linspace")
+_C_linspace_Scalar_Tensor = getattr(_lib, "tl_ops_linspace_Scalar_Tensor", None) or _missing_c("tl_ops_linspace_Scalar_Tensor")
+_C_linspace_Tensor_Scalar = getattr(_lib, "tl_ops_linspace_Tensor_Scalar", None) or _missing_c("tl_ops_linspace_Tensor_Scalar")
+_C_linspace_Tensor_Tensor = getattr(_lib, "tl_ops_linspace_Tensor_Tensor", None) or _missing_c("tl_ops_linspace_Tensor_Tensor")
 _C_log = getattr(_lib, "tl_ops_log", None) or _missing_c("tl_ops_log")
 _C_log10 = getattr(_lib, "tl_ops_log10", None) or _missing_c("tl_ops_log10")
 _C_log10_ = getattr(_lib, "tl_ops_log10_", None) or _missing_c("tl_ops_log10_")
@@ -1262,6 +1265,9 @@ _C_logit_backward = getattr(_lib, "tl_ops_logit_backward", None) or _missing_c("
 _C_logit_backward_grad_input = getattr(_lib, "tl_ops_logit_backward_grad_input", None) or _missing_c("tl_ops_logit_backward_grad_input")
 _C_logit_out = getattr(_lib, "tl_ops_logit_out", None) or _missing_c("tl_ops_logit_out")
 _C_logspace = getattr(_lib, "tl_ops_logspace", None) or _missing_c("tl_ops_logspace")
+_C_logspace_Scalar_Tensor = getattr(_lib, "tl_ops_logspace_Scalar_Tensor", None) or _missing_c("tl_ops_logspace_Scalar_Tensor")
+_C_logspace_Tensor_Scalar = getattr(_lib, "tl_ops_logspace_Tensor_Scalar", None) or _missing_c("tl_ops_logspace_Tensor_Scalar")
+_C_logspace_Tensor_Tensor = getattr(_lib, "tl_ops_logspace_Tensor_Tensor", None) or _missing_c("tl_ops_logspace_Tensor_Tensor")
 _C_logsumexp = getattr(_lib, "tl_ops_logsumexp", None) or _missing_c("tl_ops_logsumexp")
 _C_logsumexp_out = getattr(_lib, "tl_ops_logsumexp_out", None) or _missing_c("tl_ops_logsumexp_out")
 _C_lt_Scalar = getattr(_lib, "tl_ops_lt_Scalar", None) or _missing_c("tl_ops_lt_Scalar")
@@ -13418,15 +13424,126 @@ def lgamma(input, *, out=None):
 
 
 # yaml/native_functions.yaml: linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: linspace.Tensor_Tensor(Tensor start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: linspace.Tensor_Scalar(Tensor start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: linspace.Scalar_Tensor(Scalar start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 _SIGS_linspace = (
+    ('(Tensor start, Tensor end, int steps, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None)', (('start', lambda x: isinstance(x, _Tensor)), ('end', lambda x: isinstance(x, _Tensor)), ('steps', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD),), False),
+    ('(Number start, Tensor end, int steps, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None)', (('start', lambda x: _is_scalar(x)), ('end', lambda x: isinstance(x, _Tensor)), ('steps', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD),), False),
+    ('(Tensor start, Number end, int steps, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None)', (('start', lambda x: isinstance(x, _Tensor)), ('end', lambda x: _is_scalar(x)), ('steps', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD),), False),
     ('(Number start, Number end, int steps, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('start', lambda x: _is_scalar(x)), ('end', lambda x: _is_scalar(x)), ('steps', lambda x: _cv_int(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
 )
+_KW_linspace_0 = {'start': lambda x: isinstance(x, _Tensor), 'end': lambda x: isinstance(x, _Tensor), 'steps': lambda x: _cv_int(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD}
+_KW_linspace_1 = {'start': lambda x: _is_scalar(x), 'end': lambda x: isinstance(x, _Tensor), 'steps': lambda x: _cv_int(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD}
+_KW_linspace_2 = {'start': lambda x: isinstance(x, _Tensor), 'end': lambda x: _is_scalar(x), 'steps': lambda x: _cv_int(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD}
+_KW_linspace_3 = {'start': lambda x: _is_scalar(x), 'end': lambda x: _is_scalar(x), 'steps': lambda x: _cv_int(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
 
 
-def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+def _impllinspace_0(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+    '(Tensor start, Tensor end, int steps, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None)'
+    if start.__class__ is not _Tensor:
+        if not isinstance(start, _Tensor):
+            raise _arg_error('linspace', 'start', 1, 'Tensor', start)
+    if end.__class__ is not _Tensor:
+        if not isinstance(end, _Tensor):
+            raise _arg_error('linspace', 'end', 2, 'Tensor', end)
+    steps_c = _cv_int(steps)
+    if steps_c is _BAD:
+        raise _arg_error('linspace', 'steps', 3, 'int', steps)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('linspace', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('linspace', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('linspace', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('linspace', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_linspace_Tensor_Tensor(start._p, end._p, steps_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impllinspace_1(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+    '(Number start, Tensor end, int steps, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None)'
+    start_c = _SC_INT.get(start) if start.__class__ is int else None
+    if start_c is None:
+        start_c = _cv_scalar(start)
+        if start_c is _BAD:
+            raise _arg_error('linspace', 'start', 1, 'Number', start)
+    if end.__class__ is not _Tensor:
+        if not isinstance(end, _Tensor):
+            raise _arg_error('linspace', 'end', 2, 'Tensor', end)
+    steps_c = _cv_int(steps)
+    if steps_c is _BAD:
+        raise _arg_error('linspace', 'steps', 3, 'int', steps)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('linspace', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('linspace', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('linspace', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('linspace', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_linspace_Scalar_Tensor(start_c, end._p, steps_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impllinspace_2(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+    '(Tensor start, Number end, int steps, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None)'
+    if start.__class__ is not _Tensor:
+        if not isinstance(start, _Tensor):
+            raise _arg_error('linspace', 'start', 1, 'Tensor', start)
+    end_c = _SC_INT.get(end) if end.__class__ is int else None
+    if end_c is None:
+        end_c = _cv_scalar(end)
+        if end_c is _BAD:
+            raise _arg_error('linspace', 'end', 2, 'Number', end)
+    steps_c = _cv_int(steps)
+    if steps_c is _BAD:
+        raise _arg_error('linspace', 'steps', 3, 'int', steps)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('linspace', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('linspace', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('linspace', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('linspace', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_linspace_Tensor_Scalar(start._p, end_c, steps_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impllinspace_3(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(Number start, Number end, int steps, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
-    if _TF and (r_ := _tf(linspace, locals())) is not _GO:
-        return r_
     start_c = _SC_INT.get(start) if start.__class__ is int else None
     if start_c is None:
         start_c = _cv_scalar(start)
@@ -13463,6 +13580,22 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
         from torchlet.autograd import _factory_requires_grad
         _factory_requires_grad(r_)
     return r_
+
+
+def linspace(*args, **kwargs):
+    '(Tensor start, Tensor end, int steps, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None) | (Number start, Tensor end, int steps, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None) | (Tensor start, Number end, int steps, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None) | (Number start, Number end, int steps, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(linspace, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'start' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'end' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'steps' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_linspace_0, ('start', 'end', 'steps', )[:n])):
+        return _impllinspace_0(*args, **kwargs)
+    if n <= 3 and (_is_scalar(args[0]) if n > 0 else 'start' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'end' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'steps' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_linspace_1, ('start', 'end', 'steps', )[:n])):
+        return _impllinspace_1(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'start' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'end' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'steps' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_linspace_2, ('start', 'end', 'steps', )[:n])):
+        return _impllinspace_2(*args, **kwargs)
+    if n <= 3 and (_is_scalar(args[0]) if n > 0 else 'start' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'end' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'steps' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_linspace_3, ('start', 'end', 'steps', )[:n])):
+        return _impllinspace_3(*args, **kwargs)
+    raise _invalid_combination('linspace', args, kwargs, _SIGS_linspace)
 
 
 # yaml/native_functions.yaml: log(Tensor self) -> Tensor
@@ -14094,15 +14227,135 @@ def logit_backward(grad_output, input, eps=None, *, out=None):
 
 
 # yaml/native_functions.yaml: logspace(Scalar start, Scalar end, int steps, float base=10.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: logspace.Tensor_Tensor(Tensor start, Tensor end, int steps, float base=10.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: logspace.Tensor_Scalar(Tensor start, Scalar end, int steps, float base=10.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# yaml/native_functions.yaml: logspace.Scalar_Tensor(Scalar start, Tensor end, int steps, float base=10.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 _SIGS_logspace = (
+    ('(Tensor start, Tensor end, int steps, float base = 10.0, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None)', (('start', lambda x: isinstance(x, _Tensor)), ('end', lambda x: isinstance(x, _Tensor)), ('steps', lambda x: _cv_int(x) is not _BAD), ('base', lambda x: _cv_double(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD),), False),
+    ('(Number start, Tensor end, int steps, float base = 10.0, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None)', (('start', lambda x: _is_scalar(x)), ('end', lambda x: isinstance(x, _Tensor)), ('steps', lambda x: _cv_int(x) is not _BAD), ('base', lambda x: _cv_double(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD),), False),
+    ('(Tensor start, Number end, int steps, float base = 10.0, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None)', (('start', lambda x: isinstance(x, _Tensor)), ('end', lambda x: _is_scalar(x)), ('steps', lambda x: _cv_int(x) is not _BAD), ('base', lambda x: _cv_double(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD),), False),
     ('(Number start, Number end, int steps, float base = 10.0, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)', (('start', lambda x: _is_scalar(x)), ('end', lambda x: _is_scalar(x)), ('steps', lambda x: _cv_int(x) is not _BAD), ('base', lambda x: _cv_double(x) is not _BAD),), (('dtype', lambda x: _cv_dtype(x, True) is not _BAD), ('layout', lambda x: _cv_enum(x, True) is not _BAD), ('device', lambda x: _cv_device(x, True) is not _BAD), ('pin_memory', lambda x: _cv_opt_bool(x) is not _BAD), ('requires_grad', lambda x: x.__class__ is bool),), False),
 )
+_KW_logspace_0 = {'start': lambda x: isinstance(x, _Tensor), 'end': lambda x: isinstance(x, _Tensor), 'steps': lambda x: _cv_int(x) is not _BAD, 'base': lambda x: _cv_double(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD}
+_KW_logspace_1 = {'start': lambda x: _is_scalar(x), 'end': lambda x: isinstance(x, _Tensor), 'steps': lambda x: _cv_int(x) is not _BAD, 'base': lambda x: _cv_double(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD}
+_KW_logspace_2 = {'start': lambda x: isinstance(x, _Tensor), 'end': lambda x: _is_scalar(x), 'steps': lambda x: _cv_int(x) is not _BAD, 'base': lambda x: _cv_double(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD}
+_KW_logspace_3 = {'start': lambda x: _is_scalar(x), 'end': lambda x: _is_scalar(x), 'steps': lambda x: _cv_int(x) is not _BAD, 'base': lambda x: _cv_double(x) is not _BAD, 'dtype': lambda x: _cv_dtype(x, True) is not _BAD, 'layout': lambda x: _cv_enum(x, True) is not _BAD, 'device': lambda x: _cv_device(x, True) is not _BAD, 'pin_memory': lambda x: _cv_opt_bool(x) is not _BAD, 'requires_grad': lambda x: x.__class__ is bool}
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+def _impllogspace_0(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, pin_memory=None):
+    '(Tensor start, Tensor end, int steps, float base = 10.0, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None)'
+    if start.__class__ is not _Tensor:
+        if not isinstance(start, _Tensor):
+            raise _arg_error('logspace', 'start', 1, 'Tensor', start)
+    if end.__class__ is not _Tensor:
+        if not isinstance(end, _Tensor):
+            raise _arg_error('logspace', 'end', 2, 'Tensor', end)
+    steps_c = _cv_int(steps)
+    if steps_c is _BAD:
+        raise _arg_error('logspace', 'steps', 3, 'int', steps)
+    base_c = _cv_double(base)
+    if base_c is _BAD:
+        raise _arg_error('logspace', 'base', 4, 'float', base)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('logspace', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('logspace', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('logspace', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('logspace', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_logspace_Tensor_Tensor(start._p, end._p, steps_c, base_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impllogspace_1(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, pin_memory=None):
+    '(Number start, Tensor end, int steps, float base = 10.0, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None)'
+    start_c = _SC_INT.get(start) if start.__class__ is int else None
+    if start_c is None:
+        start_c = _cv_scalar(start)
+        if start_c is _BAD:
+            raise _arg_error('logspace', 'start', 1, 'Number', start)
+    if end.__class__ is not _Tensor:
+        if not isinstance(end, _Tensor):
+            raise _arg_error('logspace', 'end', 2, 'Tensor', end)
+    steps_c = _cv_int(steps)
+    if steps_c is _BAD:
+        raise _arg_error('logspace', 'steps', 3, 'int', steps)
+    base_c = _cv_double(base)
+    if base_c is _BAD:
+        raise _arg_error('logspace', 'base', 4, 'float', base)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('logspace', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('logspace', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('logspace', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('logspace', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_logspace_Scalar_Tensor(start_c, end._p, steps_c, base_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impllogspace_2(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, pin_memory=None):
+    '(Tensor start, Number end, int steps, float base = 10.0, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None)'
+    if start.__class__ is not _Tensor:
+        if not isinstance(start, _Tensor):
+            raise _arg_error('logspace', 'start', 1, 'Tensor', start)
+    end_c = _SC_INT.get(end) if end.__class__ is int else None
+    if end_c is None:
+        end_c = _cv_scalar(end)
+        if end_c is _BAD:
+            raise _arg_error('logspace', 'end', 2, 'Number', end)
+    steps_c = _cv_int(steps)
+    if steps_c is _BAD:
+        raise _arg_error('logspace', 'steps', 3, 'int', steps)
+    base_c = _cv_double(base)
+    if base_c is _BAD:
+        raise _arg_error('logspace', 'base', 4, 'float', base)
+    dtype_c = _cv_dtype(dtype, True)
+    if dtype_c is _BAD:
+        raise _arg_error('logspace', 'dtype', 0, 'torchlet.dtype', dtype)
+    layout_c = _cv_enum(layout, True)
+    if layout_c is _BAD:
+        raise _arg_error('logspace', 'layout', 0, 'torchlet.layout', layout)
+    device_c = _cv_device(device, True)
+    if device_c is _BAD:
+        raise _arg_error('logspace', 'device', 0, 'torchlet.device', device)
+    pin_memory_c = _cv_opt_bool(pin_memory)
+    if pin_memory_c is _BAD:
+        raise _arg_error('logspace', 'pin_memory', 0, 'bool', pin_memory)
+    h_ = _C_logspace_Tensor_Scalar(start._p, end_c, steps_c, base_c, dtype_c, layout_c, device_c, pin_memory_c[0], pin_memory_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impllogspace_3(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     '(Number start, Number end, int steps, float base = 10.0, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
-    if _TF and (r_ := _tf(logspace, locals())) is not _GO:
-        return r_
     start_c = _SC_INT.get(start) if start.__class__ is int else None
     if start_c is None:
         start_c = _cv_scalar(start)
@@ -14142,6 +14395,22 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
         from torchlet.autograd import _factory_requires_grad
         _factory_requires_grad(r_)
     return r_
+
+
+def logspace(*args, **kwargs):
+    '(Tensor start, Tensor end, int steps, float base = 10.0, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None) | (Number start, Tensor end, int steps, float base = 10.0, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None) | (Tensor start, Number end, int steps, float base = 10.0, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None) | (Number start, Number end, int steps, float base = 10.0, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)'
+    if _TF and (r_ := _tf(logspace, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'start' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'end' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'steps' in kwargs) and (n <= 3 or _cv_double(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_logspace_0, ('start', 'end', 'steps', 'base', )[:n])):
+        return _impllogspace_0(*args, **kwargs)
+    if n <= 4 and (_is_scalar(args[0]) if n > 0 else 'start' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'end' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'steps' in kwargs) and (n <= 3 or _cv_double(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_logspace_1, ('start', 'end', 'steps', 'base', )[:n])):
+        return _impllogspace_1(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'start' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'end' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'steps' in kwargs) and (n <= 3 or _cv_double(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_logspace_2, ('start', 'end', 'steps', 'base', )[:n])):
+        return _impllogspace_2(*args, **kwargs)
+    if n <= 4 and (_is_scalar(args[0]) if n > 0 else 'start' in kwargs) and (_is_scalar(args[1]) if n > 1 else 'end' in kwargs) and (_cv_int(args[2]) is not _BAD if n > 2 else 'steps' in kwargs) and (n <= 3 or _cv_double(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_logspace_3, ('start', 'end', 'steps', 'base', )[:n])):
+        return _impllogspace_3(*args, **kwargs)
+    raise _invalid_combination('logspace', args, kwargs, _SIGS_logspace)
 
 
 # yaml/native_functions.yaml: logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
@@ -45073,6 +45342,9 @@ SIGNATURES = {
         "(Tensor input, *, Tensor out = None)",
     ),
     ("function", "linspace"): (
+        "(Tensor start, Tensor end, int steps, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None)",
+        "(Number start, Tensor end, int steps, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None)",
+        "(Tensor start, Number end, int steps, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None)",
         "(Number start, Number end, int steps, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
     ("function", "log"): (
@@ -45139,6 +45411,9 @@ SIGNATURES = {
         "(Tensor grad_output, Tensor input, float eps = None, *, Tensor out = None)",
     ),
     ("function", "logspace"): (
+        "(Tensor start, Tensor end, int steps, float base = 10.0, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None)",
+        "(Number start, Tensor end, int steps, float base = 10.0, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None)",
+        "(Tensor start, Number end, int steps, float base = 10.0, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None)",
         "(Number start, Number end, int steps, float base = 10.0, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
     ),
     ("function", "logsumexp"): (

@@ -1042,7 +1042,7 @@ POINTWISE = {
     "aten::nextafter": {
         "args": (("self", "tensor"), ("other", "tensor"), ),
         "wrapped": (),
-        "dtypes": {"Double": "nextafter", "Float": "nextafter"},
+        "dtypes": {"BFloat16": "nextafter_bf16", "Double": "nextafter", "Float": "nextafter", "Half": "nextafter_half"},
         "headers": ("kernels/ufunc/nextafter.h", ),
         "result": None,
         "input_dtypes": {},

@@ -299,6 +299,15 @@ tl_tensor *tl_native_linalg_matrix_norm(tl_keyset ks, tl_tensor *A, tl_scalar or
     if (!keepdim && d[0] < d[1]) d[1]--;
     tl_tensor *v = tl_ops_linalg_vector_norm(A, tl_scalar_from_double(1.0), &d[0], 1, keepdim, dtype);
     if (!v) return NULL;
+    if (o > 0 && v->sizes[d[1]] == 0) {
+        /* the max of no column sums: PyTorch gives zeros, outside the graph */
+        int64_t shape[TL_MAX_DIMS], n = 0;
+        for (int64_t i = 0; i < v->ndim; i++)
+            if (i != d[1] || keepdim) shape[n++] = i == d[1] ? 1 : v->sizes[i];
+        tl_tensor *z = tl_ops_zeros(shape, n, v->dtype, -1, (int)tl__device_of(v), false, false);
+        tl_tensor_release(v);
+        return z;
+    }
     tl_tensor *r = o > 0 ? tl_ops_amax(v, &d[1], 1, keepdim) : tl_ops_amin(v, &d[1], 1, keepdim);
     tl_tensor_release(v);
     return r;

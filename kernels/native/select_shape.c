@@ -103,39 +103,28 @@ int tl_ag_block_diag_backward(tl_tensor *grad, const int64_t *const *sizes, cons
 
 /* ------------------------------------------------------------ unique_consecutive */
 
-/* row i of rows (row-major, width w, work dtype) equals row i - 1: floats
- * by value (NaN never equal, -0.0 == 0.0) */
-static bool same_prev(const tl_tensor *rows, int64_t i, int64_t w) {
-    if (rows->dtype == TL_FLOAT64) {
-        const double *p = tl_tensor_data_ptr(rows);
-        for (int64_t k = 0; k < w; k++)
-            if (!(p[i * w + k] == p[(i - 1) * w + k])) return false;
-        return true;
+/* element i of the flattened values (work dtype) equals element i - 1:
+ * floats by value (NaN never equal, -0.0 == 0.0) */
+static bool same_prev(const tl_tensor *vals, int64_t i) {
+    if (vals->dtype == TL_FLOAT64) {
+        const double *p = tl_tensor_data_ptr(vals);
+        return p[i] == p[i - 1];
     }
-    const int64_t *p = tl_tensor_data_ptr(rows);
-    return !memcmp(p + i * w, p + (i - 1) * w, (size_t)w * sizeof *p);
+    const int64_t *p = tl_tensor_data_ptr(vals);
+    return p[i] == p[i - 1];
 }
 
 int tl_native_unique_consecutive_cpu(tl_keyset ks, tl_tensor *self, bool return_inverse, bool return_counts,
                                      int64_t dim, bool dim_has, tl_tensor **ret0, tl_tensor **ret1,
                                      tl_tensor **ret2) {
     (void)ks;
-    /* no dim (or dim 0 of a 1-d tensor): over the flattened elements */
-    const bool flat = !dim_has || (self->ndim == 1 && (dim == 0 || dim == -1));
-    int64_t d = 0;
-    if (!flat) {
-        d = tl__wrap_dim(dim, self->ndim, 0);
-        if (d < 0) return -1;
-    }
-    const int64_t n = flat ? self->numel : self->sizes[d];
-    tl_tensor *moved = flat ? tl_reshape(self, 1, &n) : tl_ops_movedim_int(self, d, 0);
-    const int64_t w = n ? (flat ? 1 : moved ? moved->numel / n : 1) : 0;
-    const int64_t rs[2] = {n, w};
-    tl_tensor *r2 = moved ? tl_reshape(moved, 2, rs) : NULL;
-    const bool fl = tl_dtype_is_floating(self->dtype);
-    tl_tensor *wk = r2 ? tl_to_dtype(r2, fl ? TL_FLOAT64 : TL_INT64, 0) : NULL;
+    /* a dim (but dim 0 of a 1-d tensor): PyTorch's unique_dim_consecutive */
+    if (dim_has && !(dim == 0 && self->ndim == 1))
+        return tl_native_unique_dim_consecutive_cpu(ks, self, dim, return_inverse, return_counts, ret0, ret1, ret2);
+    const int64_t n = self->numel;
+    tl_tensor *flat = tl_reshape(self, 1, &n);
+    tl_tensor *wk = flat ? tl_to_dtype(flat, tl_dtype_is_floating(self->dtype) ? TL_FLOAT64 : TL_INT64, 0) : NULL;
     tl_tensor *rows = wk ? tl_contiguous(wk) : NULL;
-    tl_tensor_release(r2);
     tl_tensor_release(wk);
     int64_t *first = rows ? malloc((size_t)(n + 1) * sizeof *first) : NULL;
     tl_tensor *out = NULL, *inv = NULL, *cnt = NULL, *fi = NULL;
@@ -146,15 +135,14 @@ int tl_native_unique_consecutive_cpu(tl_keyset ks, tl_tensor *self, bool return_
     }
     int64_t u = 0;
     for (int64_t i = 0; i < n; i++)
-        if (i == 0 || !same_prev(rows, i, w)) first[u++] = i;
+        if (i == 0 || !same_prev(rows, i)) first[u++] = i;
     first[u] = n;
     const int64_t zero = 0;
     fi = tl_empty(1, &u, TL_INT64, TL_CPU);
     if (!fi) goto done;
     memcpy(tl_tensor_data_ptr(fi), first, (size_t)u * sizeof *first);
-    out = tl_ops_index_select(flat ? moved : self, flat ? 0 : d, fi);
-    inv = return_inverse ? (flat ? tl_empty(self->ndim, self->sizes, TL_INT64, TL_CPU) : tl_empty(1, &n, TL_INT64, TL_CPU))
-                         : tl_empty(1, &zero, TL_INT64, TL_CPU);
+    out = tl_ops_index_select(flat, 0, fi);
+    inv = return_inverse ? tl_empty(self->ndim, self->sizes, TL_INT64, TL_CPU) : tl_empty(1, &zero, TL_INT64, TL_CPU);
     cnt = return_counts ? tl_empty(1, &u, TL_INT64, TL_CPU) : tl_empty(1, &zero, TL_INT64, TL_CPU);
     if (!out || !inv || !cnt) goto done;
     int64_t *ip = tl_tensor_data_ptr(inv), *cp = tl_tensor_data_ptr(cnt);
@@ -166,7 +154,7 @@ int tl_native_unique_consecutive_cpu(tl_keyset ks, tl_tensor *self, bool return_
     rc = 0;
 done:
     free(first);
-    tl_tensor_release(moved);
+    tl_tensor_release(flat);
     tl_tensor_release(rows);
     tl_tensor_release(fi);
     if (rc) {

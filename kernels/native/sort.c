@@ -10,7 +10,9 @@
  * sort. Every sort is therefore stable (PyTorch's stable=True order: equal
  * elements keep their order; NaN last ascending, first descending), rows run
  * on the thread pool, and values are read back from the input through the
- * sorted indices. */
+ * sorted indices. topk instead selects as PyTorch's does (libstdc++'s
+ * partial_sort / nth_element / sort, reproduced), so that ties come out the
+ * same. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -114,6 +116,197 @@ static void sort_pairs(uint64_t *key, int64_t *idx, int64_t n, int width, uint64
     }
 }
 
+/* ------------------------------------------------------------ topk selection */
+
+/* PyTorch's CPU topk (TopKImpl.h) selects with std::partial_sort when
+ * k * 64 <= n, else std::nth_element (then std::sort of the first k - 1 when
+ * sorted). Which of several equal elements it returns, and in what order,
+ * is that of libstdc++'s algorithms, reproduced here step for step on
+ * (key, index) pairs; "before" is the comparator: a larger key first for
+ * largest (NaN, the largest key, on top), a smaller one first otherwise. */
+typedef struct {
+    uint64_t k;
+    int64_t i;
+} kpair;
+
+typedef struct {
+    kpair *a;
+    bool largest;
+} selector;
+
+static inline bool before(const selector *s, kpair x, kpair y) { return s->largest ? x.k > y.k : x.k < y.k; }
+
+static inline void pswap(kpair *a, int64_t x, int64_t y) {
+    const kpair t = a[x];
+    a[x] = a[y];
+    a[y] = t;
+}
+
+static void push_heap(const selector *s, int64_t first, int64_t hole, int64_t top, kpair v) {
+    kpair *a = s->a;
+    int64_t parent = (hole - 1) / 2;
+    while (hole > top && before(s, a[first + parent], v)) {
+        a[first + hole] = a[first + parent];
+        hole = parent;
+        parent = (hole - 1) / 2;
+    }
+    a[first + hole] = v;
+}
+
+static void adjust_heap(const selector *s, int64_t first, int64_t hole, int64_t len, kpair v) {
+    kpair *a = s->a;
+    const int64_t top = hole;
+    int64_t child = hole;
+    while (child < (len - 1) / 2) {
+        child = 2 * (child + 1);
+        if (before(s, a[first + child], a[first + child - 1])) child--;
+        a[first + hole] = a[first + child];
+        hole = child;
+    }
+    if ((len & 1) == 0 && child == (len - 2) / 2) {
+        child = 2 * (child + 1);
+        a[first + hole] = a[first + child - 1];
+        hole = child - 1;
+    }
+    push_heap(s, first, hole, top, v);
+}
+
+static void pop_heap(const selector *s, int64_t first, int64_t last, int64_t result) {
+    const kpair v = s->a[result];
+    s->a[result] = s->a[first];
+    adjust_heap(s, first, 0, last - first, v);
+}
+
+static void heap_select(const selector *s, int64_t first, int64_t middle, int64_t last) {
+    const int64_t len = middle - first;
+    if (len >= 2)
+        for (int64_t parent = (len - 2) / 2;; parent--) {
+            adjust_heap(s, first, parent, len, s->a[first + parent]);
+            if (parent == 0) break;
+        }
+    for (int64_t i = middle; i < last; i++)
+        if (before(s, s->a[i], s->a[first])) pop_heap(s, first, middle, i);
+}
+
+static void sort_heap(const selector *s, int64_t first, int64_t last) {
+    while (last - first > 1) {
+        last--;
+        pop_heap(s, first, last, last);
+    }
+}
+
+static void unguarded_linear_insert(const selector *s, int64_t last) {
+    kpair *a = s->a;
+    const kpair v = a[last];
+    while (before(s, v, a[last - 1])) {
+        a[last] = a[last - 1];
+        last--;
+    }
+    a[last] = v;
+}
+
+static void insertion_sort(const selector *s, int64_t first, int64_t last) {
+    kpair *a = s->a;
+    if (first == last) return;
+    for (int64_t i = first + 1; i < last; i++) {
+        if (before(s, a[i], a[first])) {
+            const kpair v = a[i];
+            memmove(a + first + 1, a + first, (size_t)(i - first) * sizeof *a);
+            a[first] = v;
+        } else {
+            unguarded_linear_insert(s, i);
+        }
+    }
+}
+
+static void move_median_to_first(const selector *s, int64_t result, int64_t x, int64_t y, int64_t z) {
+    const kpair *a = s->a;
+    if (before(s, a[x], a[y])) {
+        if (before(s, a[y], a[z])) pswap(s->a, result, y);
+        else if (before(s, a[x], a[z])) pswap(s->a, result, z);
+        else pswap(s->a, result, x);
+    } else if (before(s, a[x], a[z])) {
+        pswap(s->a, result, x);
+    } else if (before(s, a[y], a[z])) {
+        pswap(s->a, result, z);
+    } else {
+        pswap(s->a, result, y);
+    }
+}
+
+static int64_t partition_pivot(const selector *s, int64_t first, int64_t last) {
+    kpair *a = s->a;
+    move_median_to_first(s, first, first + 1, first + (last - first) / 2, last - 1);
+    const int64_t pivot = first;
+    first++;
+    for (;;) {
+        while (before(s, a[first], a[pivot])) first++;
+        last--;
+        while (before(s, a[pivot], a[last])) last--;
+        if (!(first < last)) return first;
+        pswap(a, first, last);
+        first++;
+    }
+}
+
+static int64_t lg2(int64_t n) { return 63 - __builtin_clzll((unsigned long long)n); }
+
+static void introsort_loop(const selector *s, int64_t first, int64_t last, int64_t depth) {
+    while (last - first > 16) {
+        if (depth == 0) {
+            heap_select(s, first, last, last);
+            sort_heap(s, first, last);
+            return;
+        }
+        depth--;
+        const int64_t cut = partition_pivot(s, first, last);
+        introsort_loop(s, cut, last, depth);
+        last = cut;
+    }
+}
+
+/* std::sort */
+static void std_sort(const selector *s, int64_t first, int64_t last) {
+    if (first == last) return;
+    introsort_loop(s, first, last, lg2(last - first) * 2);
+    if (last - first > 16) {
+        insertion_sort(s, first, first + 16);
+        for (int64_t i = first + 16; i < last; i++) unguarded_linear_insert(s, i);
+    } else {
+        insertion_sort(s, first, last);
+    }
+}
+
+/* std::nth_element */
+static void nth_element(const selector *s, int64_t first, int64_t nth, int64_t last) {
+    if (first == last || nth == last) return;
+    int64_t depth = lg2(last - first) * 2;
+    while (last - first > 3) {
+        if (depth == 0) {
+            heap_select(s, first, nth + 1, last);
+            pswap(s->a, first, nth);
+            return;
+        }
+        depth--;
+        const int64_t cut = partition_pivot(s, first, last);
+        if (cut <= nth) first = cut;
+        else last = cut;
+    }
+    insertion_sort(s, first, last);
+}
+
+/* the first k of a[0, n) as PyTorch's topk leaves them */
+static void topk_select(kpair *a, int64_t n, int64_t k, bool largest, bool sorted) {
+    const selector s = {a, largest};
+    if (k * 64 <= n) {
+        heap_select(&s, 0, k, n);
+        sort_heap(&s, 0, k);
+    } else {
+        nth_element(&s, 0, k - 1, n);
+        if (sorted) std_sort(&s, 0, k - 1);
+    }
+}
+
 /* ------------------------------------------------------------ rows */
 
 typedef struct {
@@ -122,6 +315,7 @@ typedef struct {
     tl_dtype kdt;
     int64_t kitem, vitem, n, k;
     bool desc;
+    int topk;             /* 0: a stable sort; 1 / 2: topk's selection, unsorted / sorted */
     char *vals;           /* rows of k values (NULL: none wanted) */
     int64_t *inds;        /* rows of k indices */
     int err;
@@ -138,10 +332,24 @@ static void sort_rows(int64_t begin, int64_t end, void *ctx) {
         free(idx);
         return;
     }
+    kpair *pairs = j->topk ? malloc((size_t)(n + 1) * sizeof *pairs) : NULL;
+    if (j->topk && !pairs) {
+        j->err = 1;
+        free(key);
+        free(idx);
+        return;
+    }
     for (int64_t r = begin; r < end; r++) {
-        const int width = row_keys(j->keysrc + r * n * j->kitem, j->kdt, n, j->desc, key);
-        for (int64_t i = 0; i < n; i++) idx[i] = i;
-        sort_pairs(key, idx, n, width, key + n, idx + n);
+        if (j->topk) {   /* ascending keys; largest picks the comparator */
+            row_keys(j->keysrc + r * n * j->kitem, j->kdt, n, false, key);
+            for (int64_t i = 0; i < n; i++) pairs[i] = (kpair){key[i], i};
+            topk_select(pairs, n, j->k, j->desc, j->topk == 2);
+            for (int64_t i = 0; i < j->k; i++) idx[i] = pairs[i].i;
+        } else {
+            const int width = row_keys(j->keysrc + r * n * j->kitem, j->kdt, n, j->desc, key);
+            for (int64_t i = 0; i < n; i++) idx[i] = i;
+            sort_pairs(key, idx, n, width, key + n, idx + n);
+        }
         memcpy(j->inds + r * j->k, idx, (size_t)j->k * sizeof *idx);
         if (!j->vals) continue;
         const char *src = j->valsrc + r * n * j->vitem;
@@ -153,13 +361,16 @@ static void sort_rows(int64_t begin, int64_t end, void *ctx) {
         default: for (int64_t i = 0; i < j->k; i++) ((uint64_t *)dst)[i] = ((const uint64_t *)src)[idx[i]]; break;
         }
     }
+    free(pairs);
     free(key);
     free(idx);
 }
 
 /* values / indices of the first k of each row along dim, sorted ascending or
- * descending; either output may be skipped (NULL). Outputs are contiguous. */
-static int sort_core(tl_tensor *self, int64_t dim, int64_t k, bool desc, tl_tensor **values, tl_tensor **indices) {
+ * descending (topk: as sort_job's field, desc meaning largest); either output
+ * may be skipped (NULL). Outputs are contiguous. */
+static int sort_core(tl_tensor *self, int64_t dim, int64_t k, bool desc, int topk, tl_tensor **values,
+                     tl_tensor **indices) {
     const int64_t nd = self->ndim;
     const int64_t d = tl__wrap_dim(dim, nd, 1);
     if (d < 0) return -1;
@@ -189,7 +400,7 @@ static int sort_core(tl_tensor *self, int64_t dim, int64_t k, bool desc, tl_tens
         int rc = -1;
         if (vsrc && ksrc && it && (!values || vt)) {
             sort_job j = {tl_tensor_data_ptr(ksrc), tl_tensor_data_ptr(vsrc), ksrc->dtype,
-                          tl_dtype_itemsize(ksrc->dtype), tl_dtype_itemsize(self->dtype), n, k, desc,
+                          tl_dtype_itemsize(ksrc->dtype), tl_dtype_itemsize(self->dtype), n, k, desc, topk,
                           vt ? tl_tensor_data_ptr(vt) : NULL, tl_tensor_data_ptr(it), 0};
             const int64_t rows = io->numel / k;
             tl_parallel_for(rows, n >= 4096 ? 1 : 1 + 4096 / (n ? n : 1), sort_rows, &j);
@@ -227,7 +438,7 @@ int tl_native_sort_stable(tl_keyset ks, tl_tensor *self, bool stable, bool stabl
     (void)ks; (void)stable; (void)stable_has;   /* every sort here is stable */
     const int64_t d = tl__wrap_dim(dim, self->ndim, 1);
     if (d < 0) return -1;
-    return sort_core(self, dim, self->ndim ? self->sizes[d] : 1, descending, ret0, ret1);
+    return sort_core(self, dim, self->ndim ? self->sizes[d] : 1, descending, 0, ret0, ret1);
 }
 
 int tl_native_sort(tl_keyset ks, tl_tensor *self, int64_t dim, bool descending, tl_tensor **ret0, tl_tensor **ret1) {
@@ -263,12 +474,12 @@ tl_tensor *tl_native_msort(tl_keyset ks, tl_tensor *self) {
 
 int tl_native_topk(tl_keyset ks, tl_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted,
                    tl_tensor **ret0, tl_tensor **ret1) {
-    (void)ks; (void)sorted;   /* always sorted: a stable order is one of the orders sorted=False allows */
+    (void)ks;
     const int64_t d = tl__wrap_dim(dim, self->ndim, 1);
     if (d < 0) return -1;
     const int64_t n = self->ndim ? self->sizes[d] : 1;
     if (k < 0 || k > n) return tl_set_error(TL_ERR_RUNTIME, "selected index k out of range");
-    return sort_core(self, dim, k, largest, ret0, ret1);
+    return sort_core(self, dim, k, largest, sorted ? 2 : 1, ret0, ret1);
 }
 
 /* ------------------------------------------------------------ unique */
@@ -283,7 +494,7 @@ int tl_native__unique2_cpu(tl_keyset ks, tl_tensor *self, bool sorted, bool retu
     const int64_t n = self->numel, zero = 0;
     tl_tensor *flat = tl_reshape(self, 1, &n);
     tl_tensor *sv = NULL, *si = NULL, *out = NULL, *inv = NULL, *cnt = NULL;
-    if (!flat || sort_core(flat, 0, n, false, &sv, &si)) goto fail;
+    if (!flat || sort_core(flat, 0, n, false, 0, &sv, &si)) goto fail;
     const int64_t *perm = tl_tensor_data_ptr(si);
     const bool fl = tl_dtype_is_floating(self->dtype);
     tl_tensor *keyt = fl && self->dtype != TL_FLOAT64 ? tl_to_dtype(sv, TL_FLOAT32, 0) : sv;

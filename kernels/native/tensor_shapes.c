@@ -1,8 +1,8 @@
 /* The tensor API's shape and range helpers (aten/src/ATen/native/TensorShape.cpp,
  * TensorFactories.cpp, RangeFactories.cpp, ReduceOps.cpp): repeat / tile,
  * roll, diagonal / diagonal_backward / diag_embed / diag, trace /
- * trace_backward, tril_indices / triu_indices, cartesian_prod, linspace /
- * logspace, randperm, randint; and the autograd helpers repeat_backward and
+ * trace_backward, tril_indices / triu_indices, cartesian_prod, randperm,
+ * randint (linspace / logspace: linspace.c); and the autograd helpers repeat_backward and
  * roll_backward (declared in autograd/tl_autograd_formulas.h).
  *
  * Views are made with tl_as_strided (no autograd inside: the generated
@@ -377,66 +377,6 @@ tl_tensor *tl_native_cartesian_prod(tl_keyset ks, tl_tensor *const *tensors, int
     for (int64_t i = 0; i < k; i++) tl_tensor_release(flat[i]);
     tl_tensor_list_free(grid, n);
     return r;
-}
-
-/* ------------------------------------------------------------ linspace / logspace */
-
-static int check_steps(int64_t steps, int layout) {
-    if (steps < 0) return tl_set_error(TL_ERR_RUNTIME, "number of steps must be non-negative");
-    if (layout > 0) return tl_set_error(TL_ERR_RUNTIME, "only support layout=torch.strided, got%d", layout);
-    return 0;
-}
-
-static double scalar_double(tl_scalar s) {
-    return s.kind == TL_SCALAR_DOUBLE ? s.d : (double)s.i;
-}
-
-/* PyTorch's CPU kernel: the first half counts up from start, the second half
- * down from end, so both ends are exact; float types step in float */
-static tl_tensor *space(tl_scalar start, tl_scalar end, int64_t steps, double base, bool log, tl_dtype dtype,
-                        int layout, int device) {
-    if (tl__device_type_of(device) == TL_CUDA)  /* computed on the host, then copied */
-        return tl__host_result_to(space(start, end, steps, base, log, dtype, layout, TL_CPU), device);
-    if (check_steps(steps, layout)) return NULL;
-    if (dtype == TL_DTYPE_UNDEFINED) dtype = tl_get_default_dtype();
-    const tl_device_type dev = device < 0 ? TL_CPU : (tl_device_type)device;
-    tl_tensor *r = tl_empty(1, &steps, TL_FLOAT64, dev);
-    if (!r || dev == TL_META || steps == 0) goto cast;
-    double *p = tl_tensor_data_ptr(r);
-    const double a = scalar_double(start), b = scalar_double(end);
-    const int64_t half = steps / 2;
-    if (steps == 1) {
-        p[0] = log ? pow(base, a) : a;
-    } else if (dtype == TL_FLOAT32 || dtype == TL_FLOAT16 || dtype == TL_BFLOAT16) {
-        const float fa = (float)a, fb = (float)b, step = (fb - fa) / (float)(steps - 1);
-        for (int64_t i = 0; i < steps; i++) {
-            const float v = i < half ? fa + step * (float)i : fb - step * (float)(steps - i - 1);
-            p[i] = log ? pow(base, (double)v) : (double)v;
-        }
-    } else {
-        const double step = (b - a) / (double)(steps - 1);
-        for (int64_t i = 0; i < steps; i++) {
-            const double v = i < half ? a + step * (double)i : b - step * (double)(steps - i - 1);
-            p[i] = log ? pow(base, v) : v;
-        }
-    }
-cast:
-    if (!r) return NULL;
-    tl_tensor *out = tl_to_dtype(r, dtype, 0);
-    tl_tensor_release(r);
-    return out;
-}
-
-tl_tensor *tl_native_linspace(tl_keyset ks, tl_scalar start, tl_scalar end, int64_t steps, tl_dtype dtype, int layout,
-                              int device, bool pin_memory, bool pin_memory_has) {
-    (void)ks; (void)pin_memory; (void)pin_memory_has;
-    return space(start, end, steps, 0, false, dtype, layout, device);
-}
-
-tl_tensor *tl_native_logspace(tl_keyset ks, tl_scalar start, tl_scalar end, int64_t steps, double base,
-                              tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has) {
-    (void)ks; (void)pin_memory; (void)pin_memory_has;
-    return space(start, end, steps, base, true, dtype, layout, device);
 }
 
 /* ------------------------------------------------------------ randperm / randint */

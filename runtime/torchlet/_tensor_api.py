@@ -170,13 +170,15 @@ def _cartesian_prod(gen):
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    """The distinct elements of input, sorted (torch.unique; over _unique2), with
-    the index of each element among them and their counts when asked."""
+    """The distinct elements of input, sorted (torch.unique; over _unique2, or
+    unique_dim for the distinct slices along dim), with the index of each
+    element (slice) among them and their counts when asked."""
     if _TF and (r_ := _tf(unique, locals())) is not _GO:
         return r_
     if dim is not None:
-        raise NotImplementedError("torchlet.unique: dim= (unique_dim) is not implemented")
-    output, inverse, counts = _UNIQUE2[0](input, sorted, return_inverse, return_counts)
+        output, inverse, counts = _unique_dim()(input, dim, sorted, return_inverse, return_counts)
+    else:
+        output, inverse, counts = _UNIQUE2[0](input, sorted, return_inverse, return_counts)
     return _unique_outputs(output, inverse, counts, return_inverse, return_counts)
 
 
@@ -192,7 +194,16 @@ def _unique_outputs(output, inverse, counts, return_inverse, return_counts):
     return output
 
 
-_UNIQUE2 = [None]
+_UNIQUE2 = [None, None]   # the generated _unique2; aten::unique_dim
+
+
+def _unique_dim():
+    """aten::unique_dim from the operator table: like torch, torchlet binds no
+    torchlet.unique_dim (torch/__init__.py's PRIVATE_OPS)."""
+    if _UNIQUE2[1] is None:
+        from ._ops import ops
+        _UNIQUE2[1] = ops.aten.unique_dim.default
+    return _UNIQUE2[1]
 
 
 def _tensor_unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):

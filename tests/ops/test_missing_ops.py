@@ -596,6 +596,28 @@ def test_matrix_norm_vs_numpy(ord):
         close(T(a[0]).norm(ord), np.linalg.norm(a[0], ord), 1e-12)
 
 
+@needs_torch
+@pytest.mark.parametrize("shape", [(5, 0), (0, 5), (2, 5, 0), (3, 0, 4)])
+@pytest.mark.parametrize("ord", [1, -1, float("inf"), -float("inf")])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_matrix_norm_empty_like_torch(shape, ord, keepdim):
+    """The max of no column (row) sums is 0, outside the graph; the min of none
+    is amin's error, as PyTorch."""
+    x = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
+    try:
+        want = torch.linalg.matrix_norm(x, ord, keepdim=keepdim)
+    except IndexError as e:
+        with pytest.raises(IndexError, match="^" + re.escape(str(e)) + "$"):
+            tl.linalg.matrix_norm(T(np.zeros(shape)), ord, keepdim=keepdim)
+        return
+    got = tl.linalg.matrix_norm(T(np.zeros(shape)).requires_grad_(), ord, keepdim=keepdim)
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(np_of(got.detach()), want.detach().numpy())
+    assert got.requires_grad == want.requires_grad
+    np.testing.assert_array_equal(np_of(tl.linalg.norm(T(np.zeros(shape[-2:])), ord)),
+                                  torch.linalg.norm(torch.zeros(shape[-2:], dtype=torch.float64), ord).numpy())
+
+
 def test_linalg_norm_vector_cases_and_errors():
     a = np.random.default_rng(5).normal(size=(3, 4))
     close(tl.linalg.norm(T(a)), np.linalg.norm(a), 1e-12)                  # ord None: 2-norm of all

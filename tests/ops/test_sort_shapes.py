@@ -4,6 +4,7 @@ cartesian_prod, linspace / logspace, randperm / randint: against numpy always
 and PyTorch when installed; odd shapes, 0-dim, empty, non-contiguous;
 gradcheck for the differentiable ones."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -111,6 +112,28 @@ def test_topk(largest):
     assert tl.ones(3).topk(0)[0].shape == (0,)
 
 
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int16", "uint8"])
+@pytest.mark.parametrize("n,k", [(7, 3), (20, 20), (40, 1), (100, 7), (300, 4), (1000, 15), (129, 2), (5, 0)])
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("sorted_", [True, False])
+def test_topk_ties_like_torch(dtype, n, k, largest, sorted_):
+    """Many equal values: which of them topk returns, and in what order, is
+    PyTorch's (its partial_sort / nth_element selection); NaN counts as the
+    largest."""
+    rng = np.random.default_rng(n * 31 + k)
+    a = rng.integers(0, 4, size=(3, n)).astype(dtype)
+    if dtype.startswith("float"):
+        a[1, ::5] = np.nan
+        a[2, ::3] = -0.0
+    tv, ti = torch.from_numpy(a).topk(k, dim=1, largest=largest, sorted=sorted_)
+    v, i = tl.from_numpy(a).topk(k, dim=1, largest=largest, sorted=sorted_)
+    np.testing.assert_array_equal(tn(i), ti.numpy())
+    np.testing.assert_array_equal(tn(v), tv.numpy())
+    v, i = tl.from_numpy(a.T.copy()).topk(k, dim=0, largest=largest, sorted=sorted_)   # along a non-last dim
+    np.testing.assert_array_equal(tn(i), ti.numpy().T)
+
+
 # ---------------------------------------------------------------- unique
 
 
@@ -123,8 +146,7 @@ def test_unique():
     np.testing.assert_array_equal(tn(cnt), ec)
     assert x.unique().shape == (4,)
     assert tl.unique(tl.tensor([], dtype=tl.float32)).shape == (0,)
-    with pytest.raises(NotImplementedError):
-        tl.unique(x, dim=0)
+    np.testing.assert_array_equal(tn(tl.unique(x, dim=1)), np.unique(tn(x), axis=1))   # tests/ops/test_unique_dim.py
 
 
 @needs_torch
@@ -237,11 +259,94 @@ def test_linspace_logspace(steps):
         tl.linspace(0, 1, -1)
 
 
+SPACE_DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8"]
+
+
+def _space_bounds(dtype, rng):
+    """start / end pairs that fit dtype: ints and floats, up and down, equal."""
+    hi = 100 if dtype in ("int8", "uint8") else 1000
+    lo = 0 if dtype == "uint8" else -hi
+    out = [(0, 1), (3, 3), (5, -5) if lo < 0 else (9, 2), (-2.5 if lo < 0 else 2.5, 7.75)]
+    for _ in range(12):
+        out.append((float(rng.uniform(lo, hi)), float(rng.uniform(lo, hi))))
+        out.append((int(rng.integers(lo, hi)), int(rng.integers(lo, hi))))
+    return out
+
+
 @needs_torch
-def test_linspace_float32_like_torch():
-    for s, e, n in [(0, 1, 7), (-3.3, 10.1, 101), (5, -5, 10)]:
-        # within one float32 rounding of PyTorch (its vectorised loop rounds differently)
-        np.testing.assert_allclose(tn(tl.linspace(s, e, n)), torch.linspace(s, e, n).numpy(), rtol=1e-6, atol=1e-6)
+@pytest.mark.parametrize("dtype", SPACE_DTYPES)
+def test_linspace_like_torch_exactly(dtype):
+    """PyTorch's kernel value for value: bounds in the dtype, the step in its
+    arithmetic (a double step for integers, truncated), two halves, fused
+    multiply-adds; float16 / bfloat16 round every operation."""
+    rng = np.random.default_rng(11)
+    for s, e in _space_bounds(dtype, rng):
+        for n in (1, 2, 3, 7, 50, 101):
+            want = torch.linspace(s, e, n, dtype=getattr(torch, dtype))
+            got = tl.linspace(s, e, n, dtype=getattr(tl, dtype))
+            assert got.dtype == getattr(tl, dtype)
+            np.testing.assert_array_equal(tn(got.to(tl.float64)), want.to(torch.float64).numpy(), err_msg=f"{s} {e} {n}")
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", SPACE_DTYPES)
+def test_logspace_like_torch_exactly(dtype):
+    rng = np.random.default_rng(12)
+    for s, e in _space_bounds(dtype, rng):
+        s, e = s / 400 if dtype != "uint8" else s / 50, e / 400 if dtype != "uint8" else e / 50   # exponents
+        if dtype != "float64" and not dtype.startswith("float") and not dtype.startswith("bfloat"):
+            s, e = int(s), int(e)
+        for n in (1, 2, 5, 30):
+            for base in (10.0, 2.0):
+                want = torch.logspace(s, e, n, base=base, dtype=getattr(torch, dtype))
+                got = tl.logspace(s, e, n, base=base, dtype=getattr(tl, dtype))
+                np.testing.assert_array_equal(tn(got.to(tl.float64)), want.to(torch.float64).numpy(),
+                                              err_msg=f"{s} {e} {n} {base}")
+    # float exponents into an integer dtype: truncated to the dtype first
+    if dtype.startswith("int") or dtype == "uint8":
+        want = torch.logspace(1.5, 2.9, 6, dtype=getattr(torch, dtype))
+        np.testing.assert_array_equal(tn(tl.logspace(1.5, 2.9, 6, dtype=getattr(tl, dtype))), want.numpy())
+
+
+@needs_torch
+def test_linspace_logspace_tensor_bounds_like_torch():
+    for fn in ("linspace", "logspace"):
+        tf, lf = getattr(torch, fn), getattr(tl, fn)
+        for s, e in [(torch.tensor(1.5), torch.tensor(3)), (torch.tensor(2, dtype=torch.int16), 7.0),
+                     (-1, torch.tensor(2.0, dtype=torch.float64))]:
+            ls = tl.tensor(s.numpy()) if isinstance(s, torch.Tensor) else s
+            le = tl.tensor(e.numpy()) if isinstance(e, torch.Tensor) else e
+            for dt in (None, "int64", "float64", "float16"):
+                kw_t = {} if dt is None else {"dtype": getattr(torch, dt)}
+                kw_l = {} if dt is None else {"dtype": getattr(tl, dt)}
+                want, got = tf(s, e, 6, **kw_t), lf(ls, le, 6, **kw_l)
+                assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+                np.testing.assert_array_equal(tn(got.to(tl.float64)), want.to(torch.float64).numpy())
+        x = tl.tensor(1.0, requires_grad=True)
+        assert not lf(x, 3, 4).requires_grad   # the bounds are a factory's arguments: no graph
+        for s, e in [(torch.ones(1), torch.tensor(3)), (torch.tensor(1.0), torch.ones(1)),
+                     (torch.ones(2), 3), (1, torch.ones(2, 1))]:
+            ls = tl.tensor(s.numpy()) if isinstance(s, torch.Tensor) else s
+            le = tl.tensor(e.numpy()) if isinstance(e, torch.Tensor) else e
+            with pytest.raises(RuntimeError) as want:
+                tf(s, e, 4)
+            with pytest.raises(RuntimeError, match="^" + re.escape(str(want.value)) + "$"):
+                lf(ls, le, 4)
+
+
+@needs_torch
+@pytest.mark.parametrize("call", [lambda m: m.linspace(0, 1, 5, dtype=m.bool),
+                                  lambda m: m.logspace(0, 1, 5, dtype=m.bool),
+                                  lambda m: m.linspace(0, 300, 5, dtype=m.int8),
+                                  lambda m: m.linspace(0, 1e20, 3, dtype=m.int32),
+                                  lambda m: m.linspace(0, -200.7, 3, dtype=m.uint8),
+                                  lambda m: m.logspace(3, 3, 1, dtype=m.int8),
+                                  lambda m: m.linspace(0, 1, -1)])
+def test_linspace_logspace_errors_like_torch(call):
+    with pytest.raises(Exception) as want:
+        call(torch)
+    with pytest.raises(type(want.value), match="^" + re.escape(str(want.value)) + "$"):
+        call(tl)
 
 
 def test_randperm_randint():

@@ -452,11 +452,6 @@ def test_binary_dtypes_like_torch(name, pair):
         a = np.round(a)
     if "int" in pair[1] or pair[1] == "bool":
         b = np.round(b)
-    if name == "nextafter" and "16" in pair[0] + pair[1] and "float32" not in pair and "float64" not in pair:
-        # no float16 / bfloat16 loop (docs/SPECIAL.md): a loop computing in float would step by float's ulp
-        with pytest.raises(NotImplementedError, match="nextafter_cpu"):
-            tl.nextafter(tl_copy(a, getattr(tl, pair[0])), tl_copy(b, getattr(tl, pair[1])))
-        return
     ta, tb = (torch_copy(a, getattr(tl, pair[0])), torch_copy(b, getattr(tl, pair[1])))
     la, lb = (tl_copy(a, getattr(tl, pair[0])), tl_copy(b, getattr(tl, pair[1])))
     try:
@@ -471,6 +466,23 @@ def test_binary_dtypes_like_torch(name, pair):
     w = (want.float() if want.dtype == torch.bfloat16 else want).numpy().astype(np.float64)
     np.testing.assert_allclose(np_of(got).astype(np.float64), w, rtol=1e-2 if "16" in str(want.dtype) else 1e-6,
                                equal_nan=True)
+
+
+@pytest.mark.skipif(torch is None, reason="torch not installed")
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_nextafter_16bit_steps_on_the_type_like_torch(dt):
+    """float16 / bfloat16 step by their own ulp (c10's nextafter on the 16-bit
+    pattern): zeros of both signs, subnormals, infinities, NaN, equal values."""
+    v = [0.0, -0.0, 1.0, -1.0, 6e-8, -6e-8, 1e-30, 65504.0, float("inf"), -float("inf"), float("nan"), 3.0, 2.5e-5]
+    a = np.array([x for x in v for _ in v])
+    b = np.array([y for _ in v for y in v])
+    want = torch.nextafter(torch.tensor(a).to(getattr(torch, dt)), torch.tensor(b).to(getattr(torch, dt)))
+    got = tl.nextafter(tl.tensor(a).to(getattr(tl, dt)), tl.tensor(b).to(getattr(tl, dt)))
+    assert got.dtype == getattr(tl, dt)
+    w = want.float().numpy()
+    g = got.float().numpy()
+    np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
 
 
 # ---------------------------------------------------------- torchlet.special

@@ -18,5 +18,26 @@ tl_tensor *tl_ops_logspace(tl_scalar start, tl_scalar end, int64_t steps, double
 tl_tensor *tl_ops_logspace_redispatch(tl_keyset ks, tl_scalar start, tl_scalar end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
 int tl_ops_logspace_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_logspace(tl_keyset ks, tl_scalar start, tl_scalar end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+/* logspace.Tensor_Tensor(Tensor start, Tensor end, int steps, float base=10.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_logspace_Tensor_Tensor_op;
+typedef tl_tensor *(*tl_ops_logspace_Tensor_Tensor_fn)(tl_keyset ks, tl_tensor *start, tl_tensor *end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_logspace_Tensor_Tensor(tl_tensor *start, tl_tensor *end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_logspace_Tensor_Tensor_redispatch(tl_keyset ks, tl_tensor *start, tl_tensor *end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_logspace_Tensor_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_logspace_Tensor_Tensor(tl_keyset ks, tl_tensor *start, tl_tensor *end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+/* logspace.Tensor_Scalar(Tensor start, Scalar end, int steps, float base=10.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_logspace_Tensor_Scalar_op;
+typedef tl_tensor *(*tl_ops_logspace_Tensor_Scalar_fn)(tl_keyset ks, tl_tensor *start, tl_scalar end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_logspace_Tensor_Scalar(tl_tensor *start, tl_scalar end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_logspace_Tensor_Scalar_redispatch(tl_keyset ks, tl_tensor *start, tl_scalar end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_logspace_Tensor_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_logspace_Tensor_Scalar(tl_keyset ks, tl_tensor *start, tl_scalar end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+/* logspace.Scalar_Tensor(Scalar start, Tensor end, int steps, float base=10.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor */
+extern tl_operator *tl_ops_logspace_Scalar_Tensor_op;
+typedef tl_tensor *(*tl_ops_logspace_Scalar_Tensor_fn)(tl_keyset ks, tl_scalar start, tl_tensor *end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_logspace_Scalar_Tensor(tl_scalar start, tl_tensor *end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_logspace_Scalar_Tensor_redispatch(tl_keyset ks, tl_scalar start, tl_tensor *end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+int tl_ops_logspace_Scalar_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native_logspace_Scalar_Tensor(tl_keyset ks, tl_scalar start, tl_tensor *end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
 
 #endif
