@@ -348,4 +348,11 @@ int tl_ag_cholesky_solve_backward(tl_tensor *grad, tl_tensor *self, tl_tensor *i
                                   tl_tensor **grad_input2);
 tl_tensor *tl_ag_cholesky_inverse_backward(tl_tensor *grad, tl_tensor *L, bool upper, tl_tensor *inverse);
 
+/* 3-d pooling, fold / unfold, max_unpool, embedding_bag, multilabel_margin_loss:
+ * im2col's derivative, col2im back to the input's spatial size (kernels/native/fold.c) */
+tl_tensor *tl_ag_im2col_backward(tl_tensor *grad, tl_tensor *self, const int64_t *kernel_size,
+                                 int64_t kernel_size_len, const int64_t *dilation, int64_t dilation_len,
+                                 const int64_t *padding, int64_t padding_len, const int64_t *stride,
+                                 int64_t stride_len);
+
 #endif

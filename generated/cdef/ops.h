@@ -2523,4 +2523,62 @@ tl_tensor *tl_ops_randint_like_low_generator_dtype(tl_tensor *self, int64_t low,
 tl_tensor *tl_ops_multinomial_out(tl_tensor *self, int64_t num_samples, bool replacement, tl_generator *generator, tl_tensor *out);
 tl_tensor *tl_ops_multinomial(tl_tensor *self, int64_t num_samples, bool replacement, tl_generator *generator);
 
+/* max_pool3d_with_indices */
+int tl_ops_max_pool3d_with_indices(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor **ret0, tl_tensor **ret1);
+
+/* max_pool3d_with_indices_backward */
+tl_tensor *tl_ops_max_pool3d_with_indices_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor *indices);
+
+/* max_pool3d */
+tl_tensor *tl_ops_max_pool3d(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode);
+
+/* avg_pool3d */
+tl_tensor *tl_ops_avg_pool3d(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has);
+
+/* avg_pool3d_backward */
+tl_tensor *tl_ops_avg_pool3d_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has);
+
+/* adaptive_max_pool3d */
+int tl_ops_adaptive_max_pool3d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, tl_tensor **ret0, tl_tensor **ret1);
+
+/* adaptive_max_pool3d_backward */
+tl_tensor *tl_ops_adaptive_max_pool3d_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices);
+
+/* im2col */
+tl_tensor *tl_ops_im2col(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *dilation, int64_t dilation_len, const int64_t *padding, int64_t padding_len, const int64_t *stride, int64_t stride_len);
+
+/* col2im */
+tl_tensor *tl_ops_col2im(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *dilation, int64_t dilation_len, const int64_t *padding, int64_t padding_len, const int64_t *stride, int64_t stride_len);
+
+/* max_unpool2d */
+tl_tensor *tl_ops_max_unpool2d(tl_tensor *self, tl_tensor *indices, const int64_t *output_size, int64_t output_size_len);
+
+/* max_unpool3d */
+tl_tensor *tl_ops_max_unpool3d(tl_tensor *self, tl_tensor *indices, const int64_t *output_size, int64_t output_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len);
+
+/* multilabel_margin_loss */
+tl_tensor *tl_ops_multilabel_margin_loss(tl_tensor *self, tl_tensor *target, int64_t reduction);
+
+/* multilabel_margin_loss_forward */
+int tl_ops_multilabel_margin_loss_forward(tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor **ret0, tl_tensor **ret1);
+
+/* multilabel_margin_loss_backward */
+tl_tensor *tl_ops_multilabel_margin_loss_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor *is_target);
+
+/* embedding_bag */
+int tl_ops_embedding_bag(tl_tensor *weight, tl_tensor *indices, tl_tensor *offsets, bool scale_grad_by_freq, int64_t mode, bool sparse, tl_tensor *per_sample_weights, bool include_last_offset, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2, tl_tensor **ret3);
+int tl_ops_embedding_bag_padding_idx(tl_tensor *weight, tl_tensor *indices, tl_tensor *offsets, bool scale_grad_by_freq, int64_t mode, bool sparse, tl_tensor *per_sample_weights, bool include_last_offset, int64_t padding_idx, bool padding_idx_has, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2, tl_tensor **ret3);
+
+/* _embedding_bag */
+int tl_ops__embedding_bag(tl_tensor *weight, tl_tensor *indices, tl_tensor *offsets, bool scale_grad_by_freq, int64_t mode, bool sparse, tl_tensor *per_sample_weights, bool include_last_offset, int64_t padding_idx, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2, tl_tensor **ret3);
+
+/* _embedding_bag_backward */
+tl_tensor *tl_ops__embedding_bag_backward(tl_tensor *grad, tl_tensor *indices, tl_tensor *offsets, tl_tensor *offset2bag, tl_tensor *bag_size, tl_tensor *maximum_indices, int64_t num_weights, bool scale_grad_by_freq, int64_t mode, bool sparse, tl_tensor *per_sample_weights, int64_t padding_idx);
+
+/* _embedding_bag_dense_backward */
+tl_tensor *tl_ops__embedding_bag_dense_backward(tl_tensor *grad, tl_tensor *indices, tl_tensor *offset2bag, tl_tensor *bag_size, tl_tensor *maximum_indices, int64_t num_weights, bool scale_grad_by_freq, int64_t mode, tl_tensor *per_sample_weights, int64_t padding_idx);
+
+/* _embedding_bag_per_sample_weights_backward */
+tl_tensor *tl_ops__embedding_bag_per_sample_weights_backward(tl_tensor *grad, tl_tensor *weight, tl_tensor *indices, tl_tensor *offsets, tl_tensor *offset2bag, int64_t mode, int64_t padding_idx);
+
 #endif

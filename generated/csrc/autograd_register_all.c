@@ -401,6 +401,22 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_normal() != 0) return -1;
     if (tl_autograd_register_bernoulli() != 0) return -1;
     if (tl_autograd_register_multinomial() != 0) return -1;
+    if (tl_autograd_register_max_pool3d_with_indices() != 0) return -1;
+    if (tl_autograd_register_max_pool3d_with_indices_backward() != 0) return -1;
+    if (tl_autograd_register_avg_pool3d() != 0) return -1;
+    if (tl_autograd_register_avg_pool3d_backward() != 0) return -1;
+    if (tl_autograd_register_adaptive_max_pool3d() != 0) return -1;
+    if (tl_autograd_register_adaptive_max_pool3d_backward() != 0) return -1;
+    if (tl_autograd_register_im2col() != 0) return -1;
+    if (tl_autograd_register_col2im() != 0) return -1;
+    if (tl_autograd_register_max_unpool2d() != 0) return -1;
+    if (tl_autograd_register_max_unpool3d() != 0) return -1;
+    if (tl_autograd_register_multilabel_margin_loss_forward() != 0) return -1;
+    if (tl_autograd_register_multilabel_margin_loss_backward() != 0) return -1;
+    if (tl_autograd_register__embedding_bag() != 0) return -1;
+    if (tl_autograd_register__embedding_bag_backward() != 0) return -1;
+    if (tl_autograd_register__embedding_bag_dense_backward() != 0) return -1;
+    if (tl_autograd_register__embedding_bag_per_sample_weights_backward() != 0) return -1;
     done = 1;
     return 0;
 }

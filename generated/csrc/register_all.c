@@ -14,6 +14,10 @@
 #include "ops/_convolution_mode.h"
 #include "ops/_cummax_helper.h"
 #include "ops/_cummin_helper.h"
+#include "ops/_embedding_bag.h"
+#include "ops/_embedding_bag_backward.h"
+#include "ops/_embedding_bag_dense_backward.h"
+#include "ops/_embedding_bag_per_sample_weights_backward.h"
 #include "ops/_euclidean_dist.h"
 #include "ops/_index_put_impl.h"
 #include "ops/_linalg_det.h"
@@ -52,6 +56,8 @@
 #include "ops/adaptive_max_pool1d.h"
 #include "ops/adaptive_max_pool2d.h"
 #include "ops/adaptive_max_pool2d_backward.h"
+#include "ops/adaptive_max_pool3d.h"
+#include "ops/adaptive_max_pool3d_backward.h"
 #include "ops/add.h"
 #include "ops/addbmm.h"
 #include "ops/addcdiv.h"
@@ -92,6 +98,8 @@
 #include "ops/avg_pool1d.h"
 #include "ops/avg_pool2d.h"
 #include "ops/avg_pool2d_backward.h"
+#include "ops/avg_pool3d.h"
+#include "ops/avg_pool3d_backward.h"
 #include "ops/baddbmm.h"
 #include "ops/batch_norm.h"
 #include "ops/bernoulli.h"
@@ -126,6 +134,7 @@
 #include "ops/clamp_min.h"
 #include "ops/clip.h"
 #include "ops/clone.h"
+#include "ops/col2im.h"
 #include "ops/column_stack.h"
 #include "ops/combinations.h"
 #include "ops/conj.h"
@@ -177,6 +186,7 @@
 #include "ops/elu_backward.h"
 #include "ops/embedding.h"
 #include "ops/embedding_backward.h"
+#include "ops/embedding_bag.h"
 #include "ops/embedding_dense_backward.h"
 #include "ops/embedding_renorm.h"
 #include "ops/empty.h"
@@ -242,6 +252,7 @@
 #include "ops/i0.h"
 #include "ops/igamma.h"
 #include "ops/igammac.h"
+#include "ops/im2col.h"
 #include "ops/index.h"
 #include "ops/index_add.h"
 #include "ops/index_copy.h"
@@ -330,6 +341,11 @@
 #include "ops/max_pool2d.h"
 #include "ops/max_pool2d_with_indices.h"
 #include "ops/max_pool2d_with_indices_backward.h"
+#include "ops/max_pool3d.h"
+#include "ops/max_pool3d_with_indices.h"
+#include "ops/max_pool3d_with_indices_backward.h"
+#include "ops/max_unpool2d.h"
+#include "ops/max_unpool3d.h"
 #include "ops/maximum.h"
 #include "ops/mean.h"
 #include "ops/median.h"
@@ -346,6 +362,9 @@
 #include "ops/mse_loss_backward.h"
 #include "ops/msort.h"
 #include "ops/mul.h"
+#include "ops/multilabel_margin_loss.h"
+#include "ops/multilabel_margin_loss_backward.h"
+#include "ops/multilabel_margin_loss_forward.h"
 #include "ops/multinomial.h"
 #include "ops/mv.h"
 #include "ops/mvlgamma.h"
@@ -1185,6 +1204,25 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_randn_like() != 0) return -1;
     if (tl_ops_register_randint_like() != 0) return -1;
     if (tl_ops_register_multinomial() != 0) return -1;
+    if (tl_ops_register_max_pool3d_with_indices() != 0) return -1;
+    if (tl_ops_register_max_pool3d_with_indices_backward() != 0) return -1;
+    if (tl_ops_register_max_pool3d() != 0) return -1;
+    if (tl_ops_register_avg_pool3d() != 0) return -1;
+    if (tl_ops_register_avg_pool3d_backward() != 0) return -1;
+    if (tl_ops_register_adaptive_max_pool3d() != 0) return -1;
+    if (tl_ops_register_adaptive_max_pool3d_backward() != 0) return -1;
+    if (tl_ops_register_im2col() != 0) return -1;
+    if (tl_ops_register_col2im() != 0) return -1;
+    if (tl_ops_register_max_unpool2d() != 0) return -1;
+    if (tl_ops_register_max_unpool3d() != 0) return -1;
+    if (tl_ops_register_multilabel_margin_loss() != 0) return -1;
+    if (tl_ops_register_multilabel_margin_loss_forward() != 0) return -1;
+    if (tl_ops_register_multilabel_margin_loss_backward() != 0) return -1;
+    if (tl_ops_register_embedding_bag() != 0) return -1;
+    if (tl_ops_register__embedding_bag() != 0) return -1;
+    if (tl_ops_register__embedding_bag_backward() != 0) return -1;
+    if (tl_ops_register__embedding_bag_dense_backward() != 0) return -1;
+    if (tl_ops_register__embedding_bag_per_sample_weights_backward() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -397,5 +397,21 @@ int tl_autograd_register_geometric(void);
 int tl_autograd_register_normal(void);
 int tl_autograd_register_bernoulli(void);
 int tl_autograd_register_multinomial(void);
+int tl_autograd_register_max_pool3d_with_indices(void);
+int tl_autograd_register_max_pool3d_with_indices_backward(void);
+int tl_autograd_register_avg_pool3d(void);
+int tl_autograd_register_avg_pool3d_backward(void);
+int tl_autograd_register_adaptive_max_pool3d(void);
+int tl_autograd_register_adaptive_max_pool3d_backward(void);
+int tl_autograd_register_im2col(void);
+int tl_autograd_register_col2im(void);
+int tl_autograd_register_max_unpool2d(void);
+int tl_autograd_register_max_unpool3d(void);
+int tl_autograd_register_multilabel_margin_loss_forward(void);
+int tl_autograd_register_multilabel_margin_loss_backward(void);
+int tl_autograd_register__embedding_bag(void);
+int tl_autograd_register__embedding_bag_backward(void);
+int tl_autograd_register__embedding_bag_dense_backward(void);
+int tl_autograd_register__embedding_bag_per_sample_weights_backward(void);
 
 #endif

@@ -76,6 +76,10 @@ __all__ = [
     "_convolution_mode",
     "_cummax_helper",
     "_cummin_helper",
+    "_embedding_bag",
+    "_embedding_bag_backward",
+    "_embedding_bag_dense_backward",
+    "_embedding_bag_per_sample_weights_backward",
     "_euclidean_dist",
     "_index_put_impl",
     "_index_put_impl_",
@@ -242,6 +246,7 @@ __all__ = [
     "einsum",
     "embedding",
     "embedding_backward",
+    "embedding_bag",
     "embedding_dense_backward",
     "embedding_renorm_",
     "empty",
@@ -363,6 +368,7 @@ __all__ = [
     "max_pool1d",
     "max_pool1d_with_indices",
     "max_pool2d",
+    "max_pool3d",
     "maximum",
     "mean",
     "median",
@@ -565,6 +571,10 @@ _C__cdist_forward = getattr(_lib, "tl_ops__cdist_forward", None) or _missing_c("
 _C__convolution_mode = getattr(_lib, "tl_ops__convolution_mode", None) or _missing_c("tl_ops__convolution_mode")
 _C__cummax_helper = getattr(_lib, "tl_ops__cummax_helper", None) or _missing_c("tl_ops__cummax_helper")
 _C__cummin_helper = getattr(_lib, "tl_ops__cummin_helper", None) or _missing_c("tl_ops__cummin_helper")
+_C__embedding_bag = getattr(_lib, "tl_ops__embedding_bag", None) or _missing_c("tl_ops__embedding_bag")
+_C__embedding_bag_backward = getattr(_lib, "tl_ops__embedding_bag_backward", None) or _missing_c("tl_ops__embedding_bag_backward")
+_C__embedding_bag_dense_backward = getattr(_lib, "tl_ops__embedding_bag_dense_backward", None) or _missing_c("tl_ops__embedding_bag_dense_backward")
+_C__embedding_bag_per_sample_weights_backward = getattr(_lib, "tl_ops__embedding_bag_per_sample_weights_backward", None) or _missing_c("tl_ops__embedding_bag_per_sample_weights_backward")
 _C__euclidean_dist = getattr(_lib, "tl_ops__euclidean_dist", None) or _missing_c("tl_ops__euclidean_dist")
 _C__index_put_impl = getattr(_lib, "tl_ops__index_put_impl", None) or _missing_c("tl_ops__index_put_impl")
 _C__index_put_impl_ = getattr(_lib, "tl_ops__index_put_impl_", None) or _missing_c("tl_ops__index_put_impl_")
@@ -627,6 +637,8 @@ _C_adaptive_max_pool1d = getattr(_lib, "tl_ops_adaptive_max_pool1d", None) or _m
 _C_adaptive_max_pool2d = getattr(_lib, "tl_ops_adaptive_max_pool2d", None) or _missing_c("tl_ops_adaptive_max_pool2d")
 _C_adaptive_max_pool2d_backward = getattr(_lib, "tl_ops_adaptive_max_pool2d_backward", None) or _missing_c("tl_ops_adaptive_max_pool2d_backward")
 _C_adaptive_max_pool2d_backward_grad_input = getattr(_lib, "tl_ops_adaptive_max_pool2d_backward_grad_input", None) or _missing_c("tl_ops_adaptive_max_pool2d_backward_grad_input")
+_C_adaptive_max_pool3d = getattr(_lib, "tl_ops_adaptive_max_pool3d", None) or _missing_c("tl_ops_adaptive_max_pool3d")
+_C_adaptive_max_pool3d_backward = getattr(_lib, "tl_ops_adaptive_max_pool3d_backward", None) or _missing_c("tl_ops_adaptive_max_pool3d_backward")
 _C_add_Tensor = getattr(_lib, "tl_ops_add_Tensor", None) or _missing_c("tl_ops_add_Tensor")
 _C_add__Tensor = getattr(_lib, "tl_ops_add__Tensor", None) or _missing_c("tl_ops_add__Tensor")
 _C_add_out = getattr(_lib, "tl_ops_add_out", None) or _missing_c("tl_ops_add_out")
@@ -732,6 +744,8 @@ _C_avg_pool2d = getattr(_lib, "tl_ops_avg_pool2d", None) or _missing_c("tl_ops_a
 _C_avg_pool2d_backward = getattr(_lib, "tl_ops_avg_pool2d_backward", None) or _missing_c("tl_ops_avg_pool2d_backward")
 _C_avg_pool2d_backward_grad_input = getattr(_lib, "tl_ops_avg_pool2d_backward_grad_input", None) or _missing_c("tl_ops_avg_pool2d_backward_grad_input")
 _C_avg_pool2d_out = getattr(_lib, "tl_ops_avg_pool2d_out", None) or _missing_c("tl_ops_avg_pool2d_out")
+_C_avg_pool3d = getattr(_lib, "tl_ops_avg_pool3d", None) or _missing_c("tl_ops_avg_pool3d")
+_C_avg_pool3d_backward = getattr(_lib, "tl_ops_avg_pool3d_backward", None) or _missing_c("tl_ops_avg_pool3d_backward")
 _C_baddbmm = getattr(_lib, "tl_ops_baddbmm", None) or _missing_c("tl_ops_baddbmm")
 _C_baddbmm_ = getattr(_lib, "tl_ops_baddbmm_", None) or _missing_c("tl_ops_baddbmm_")
 _C_baddbmm_dtype = getattr(_lib, "tl_ops_baddbmm_dtype", None) or _missing_c("tl_ops_baddbmm_dtype")
@@ -839,6 +853,7 @@ _C_clip_Tensor_out = getattr(_lib, "tl_ops_clip_Tensor_out", None) or _missing_c
 _C_clip__Tensor = getattr(_lib, "tl_ops_clip__Tensor", None) or _missing_c("tl_ops_clip__Tensor")
 _C_clip_out = getattr(_lib, "tl_ops_clip_out", None) or _missing_c("tl_ops_clip_out")
 _C_clone = getattr(_lib, "tl_ops_clone", None) or _missing_c("tl_ops_clone")
+_C_col2im = getattr(_lib, "tl_ops_col2im", None) or _missing_c("tl_ops_col2im")
 _C_column_stack = getattr(_lib, "tl_ops_column_stack", None) or _missing_c("tl_ops_column_stack")
 _C_column_stack_out = getattr(_lib, "tl_ops_column_stack_out", None) or _missing_c("tl_ops_column_stack_out")
 _C_combinations = getattr(_lib, "tl_ops_combinations", None) or _missing_c("tl_ops_combinations")
@@ -927,6 +942,8 @@ _C_elu_backward_grad_input = getattr(_lib, "tl_ops_elu_backward_grad_input", Non
 _C_elu_out = getattr(_lib, "tl_ops_elu_out", None) or _missing_c("tl_ops_elu_out")
 _C_embedding = getattr(_lib, "tl_ops_embedding", None) or _missing_c("tl_ops_embedding")
 _C_embedding_backward = getattr(_lib, "tl_ops_embedding_backward", None) or _missing_c("tl_ops_embedding_backward")
+_C_embedding_bag = getattr(_lib, "tl_ops_embedding_bag", None) or _missing_c("tl_ops_embedding_bag")
+_C_embedding_bag_padding_idx = getattr(_lib, "tl_ops_embedding_bag_padding_idx", None) or _missing_c("tl_ops_embedding_bag_padding_idx")
 _C_embedding_dense_backward = getattr(_lib, "tl_ops_embedding_dense_backward", None) or _missing_c("tl_ops_embedding_dense_backward")
 _C_embedding_renorm_ = getattr(_lib, "tl_ops_embedding_renorm_", None) or _missing_c("tl_ops_embedding_renorm_")
 _C_empty_like = getattr(_lib, "tl_ops_empty_like", None) or _missing_c("tl_ops_empty_like")
@@ -1081,6 +1098,7 @@ _C_igamma_out = getattr(_lib, "tl_ops_igamma_out", None) or _missing_c("tl_ops_i
 _C_igammac = getattr(_lib, "tl_ops_igammac", None) or _missing_c("tl_ops_igammac")
 _C_igammac_ = getattr(_lib, "tl_ops_igammac_", None) or _missing_c("tl_ops_igammac_")
 _C_igammac_out = getattr(_lib, "tl_ops_igammac_out", None) or _missing_c("tl_ops_igammac_out")
+_C_im2col = getattr(_lib, "tl_ops_im2col", None) or _missing_c("tl_ops_im2col")
 _C_index_Tensor = getattr(_lib, "tl_ops_index_Tensor", None) or _missing_c("tl_ops_index_Tensor")
 _C_index_Tensor_out = getattr(_lib, "tl_ops_index_Tensor_out", None) or _missing_c("tl_ops_index_Tensor_out")
 _C_index_add = getattr(_lib, "tl_ops_index_add", None) or _missing_c("tl_ops_index_add")
@@ -1258,7 +1276,12 @@ _C_max_pool2d = getattr(_lib, "tl_ops_max_pool2d", None) or _missing_c("tl_ops_m
 _C_max_pool2d_with_indices = getattr(_lib, "tl_ops_max_pool2d_with_indices", None) or _missing_c("tl_ops_max_pool2d_with_indices")
 _C_max_pool2d_with_indices_backward = getattr(_lib, "tl_ops_max_pool2d_with_indices_backward", None) or _missing_c("tl_ops_max_pool2d_with_indices_backward")
 _C_max_pool2d_with_indices_backward_grad_input = getattr(_lib, "tl_ops_max_pool2d_with_indices_backward_grad_input", None) or _missing_c("tl_ops_max_pool2d_with_indices_backward_grad_input")
+_C_max_pool3d = getattr(_lib, "tl_ops_max_pool3d", None) or _missing_c("tl_ops_max_pool3d")
+_C_max_pool3d_with_indices = getattr(_lib, "tl_ops_max_pool3d_with_indices", None) or _missing_c("tl_ops_max_pool3d_with_indices")
+_C_max_pool3d_with_indices_backward = getattr(_lib, "tl_ops_max_pool3d_with_indices_backward", None) or _missing_c("tl_ops_max_pool3d_with_indices_backward")
 _C_max_unary_out = getattr(_lib, "tl_ops_max_unary_out", None) or _missing_c("tl_ops_max_unary_out")
+_C_max_unpool2d = getattr(_lib, "tl_ops_max_unpool2d", None) or _missing_c("tl_ops_max_unpool2d")
+_C_max_unpool3d = getattr(_lib, "tl_ops_max_unpool3d", None) or _missing_c("tl_ops_max_unpool3d")
 _C_maximum = getattr(_lib, "tl_ops_maximum", None) or _missing_c("tl_ops_maximum")
 _C_maximum_out = getattr(_lib, "tl_ops_maximum_out", None) or _missing_c("tl_ops_maximum_out")
 _C_mean = getattr(_lib, "tl_ops_mean", None) or _missing_c("tl_ops_mean")
@@ -1300,6 +1323,9 @@ _C_msort = getattr(_lib, "tl_ops_msort", None) or _missing_c("tl_ops_msort")
 _C_mul_Tensor = getattr(_lib, "tl_ops_mul_Tensor", None) or _missing_c("tl_ops_mul_Tensor")
 _C_mul__Tensor = getattr(_lib, "tl_ops_mul__Tensor", None) or _missing_c("tl_ops_mul__Tensor")
 _C_mul_out = getattr(_lib, "tl_ops_mul_out", None) or _missing_c("tl_ops_mul_out")
+_C_multilabel_margin_loss = getattr(_lib, "tl_ops_multilabel_margin_loss", None) or _missing_c("tl_ops_multilabel_margin_loss")
+_C_multilabel_margin_loss_backward = getattr(_lib, "tl_ops_multilabel_margin_loss_backward", None) or _missing_c("tl_ops_multilabel_margin_loss_backward")
+_C_multilabel_margin_loss_forward = getattr(_lib, "tl_ops_multilabel_margin_loss_forward", None) or _missing_c("tl_ops_multilabel_margin_loss_forward")
 _C_multinomial = getattr(_lib, "tl_ops_multinomial", None) or _missing_c("tl_ops_multinomial")
 _C_multinomial_out = getattr(_lib, "tl_ops_multinomial_out", None) or _missing_c("tl_ops_multinomial_out")
 _C_mv = getattr(_lib, "tl_ops_mv", None) or _missing_c("tl_ops_mv")
@@ -2674,6 +2700,195 @@ def _cummin_helper(input, values, indices, dim):
         raise _arg_error('_cummin_helper', 'dim', 4, 'int', dim)
     _check_rc(_C__cummin_helper(input._p, values._p, indices._p, dim_c))
     return None
+
+
+# yaml/native_functions.yaml: _embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)
+_SIGS__embedding_bag = (
+    ('(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq = False, int mode = 0, bool sparse = False, Tensor per_sample_weights = None, bool include_last_offset = False, int padding_idx = -1)', (('weight', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('offsets', lambda x: isinstance(x, _Tensor)), ('scale_grad_by_freq', lambda x: _cv_bool(x) is not _BAD), ('mode', lambda x: _cv_int(x) is not _BAD), ('sparse', lambda x: _cv_bool(x) is not _BAD), ('per_sample_weights', lambda x: (x is None or isinstance(x, _Tensor))), ('include_last_offset', lambda x: _cv_bool(x) is not _BAD), ('padding_idx', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=-1):
+    '(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq = False, int mode = 0, bool sparse = False, Tensor per_sample_weights = None, bool include_last_offset = False, int padding_idx = -1)'
+    if _TF and (r_ := _tf(_embedding_bag, locals())) is not _GO:
+        return r_
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('_embedding_bag', 'weight', 1, 'Tensor', weight)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('_embedding_bag', 'indices', 2, 'Tensor', indices)
+    if offsets.__class__ is not _Tensor:
+        if not isinstance(offsets, _Tensor):
+            raise _arg_error('_embedding_bag', 'offsets', 3, 'Tensor', offsets)
+    scale_grad_by_freq_c = _cv_bool(scale_grad_by_freq)
+    if scale_grad_by_freq_c is _BAD:
+        raise _arg_error('_embedding_bag', 'scale_grad_by_freq', 4, 'bool', scale_grad_by_freq)
+    mode_c = _cv_int(mode)
+    if mode_c is _BAD:
+        raise _arg_error('_embedding_bag', 'mode', 5, 'int', mode)
+    sparse_c = _cv_bool(sparse)
+    if sparse_c is _BAD:
+        raise _arg_error('_embedding_bag', 'sparse', 6, 'bool', sparse)
+    per_sample_weights_c = _cv_opt_tensor(per_sample_weights)
+    if per_sample_weights_c is _BAD:
+        raise _arg_error('_embedding_bag', 'per_sample_weights', 7, 'Tensor', per_sample_weights)
+    include_last_offset_c = _cv_bool(include_last_offset)
+    if include_last_offset_c is _BAD:
+        raise _arg_error('_embedding_bag', 'include_last_offset', 8, 'bool', include_last_offset)
+    padding_idx_c = _cv_int(padding_idx)
+    if padding_idx_c is _BAD:
+        raise _arg_error('_embedding_bag', 'padding_idx', 9, 'int', padding_idx)
+    p_ = _ffi.new('tl_tensor *[4]')
+    _check_rc(_C__embedding_bag(weight._p, indices._p, offsets._p, scale_grad_by_freq_c, mode_c, sparse_c, per_sample_weights_c, include_last_offset_c, padding_idx_c, p_ + 0, p_ + 1, p_ + 2, p_ + 3))
+    return _tensors_result(p_, 4)
+
+
+# yaml/native_functions.yaml: _embedding_bag_backward(Tensor grad, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor
+_SIGS__embedding_bag_backward = (
+    ('(Tensor grad, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, int num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor per_sample_weights, int padding_idx = -1)', (('grad', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('offsets', lambda x: isinstance(x, _Tensor)), ('offset2bag', lambda x: isinstance(x, _Tensor)), ('bag_size', lambda x: isinstance(x, _Tensor)), ('maximum_indices', lambda x: isinstance(x, _Tensor)), ('num_weights', lambda x: _cv_int(x) is not _BAD), ('scale_grad_by_freq', lambda x: _cv_bool(x) is not _BAD), ('mode', lambda x: _cv_int(x) is not _BAD), ('sparse', lambda x: _cv_bool(x) is not _BAD), ('per_sample_weights', lambda x: (x is None or isinstance(x, _Tensor))), ('padding_idx', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx=-1):
+    '(Tensor grad, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, int num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor per_sample_weights, int padding_idx = -1)'
+    if _TF and (r_ := _tf(_embedding_bag_backward, locals())) is not _GO:
+        return r_
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('_embedding_bag_backward', 'grad', 1, 'Tensor', grad)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('_embedding_bag_backward', 'indices', 2, 'Tensor', indices)
+    if offsets.__class__ is not _Tensor:
+        if not isinstance(offsets, _Tensor):
+            raise _arg_error('_embedding_bag_backward', 'offsets', 3, 'Tensor', offsets)
+    if offset2bag.__class__ is not _Tensor:
+        if not isinstance(offset2bag, _Tensor):
+            raise _arg_error('_embedding_bag_backward', 'offset2bag', 4, 'Tensor', offset2bag)
+    if bag_size.__class__ is not _Tensor:
+        if not isinstance(bag_size, _Tensor):
+            raise _arg_error('_embedding_bag_backward', 'bag_size', 5, 'Tensor', bag_size)
+    if maximum_indices.__class__ is not _Tensor:
+        if not isinstance(maximum_indices, _Tensor):
+            raise _arg_error('_embedding_bag_backward', 'maximum_indices', 6, 'Tensor', maximum_indices)
+    num_weights_c = _cv_int(num_weights)
+    if num_weights_c is _BAD:
+        raise _arg_error('_embedding_bag_backward', 'num_weights', 7, 'int', num_weights)
+    scale_grad_by_freq_c = _cv_bool(scale_grad_by_freq)
+    if scale_grad_by_freq_c is _BAD:
+        raise _arg_error('_embedding_bag_backward', 'scale_grad_by_freq', 8, 'bool', scale_grad_by_freq)
+    mode_c = _cv_int(mode)
+    if mode_c is _BAD:
+        raise _arg_error('_embedding_bag_backward', 'mode', 9, 'int', mode)
+    sparse_c = _cv_bool(sparse)
+    if sparse_c is _BAD:
+        raise _arg_error('_embedding_bag_backward', 'sparse', 10, 'bool', sparse)
+    per_sample_weights_c = _cv_opt_tensor(per_sample_weights)
+    if per_sample_weights_c is _BAD:
+        raise _arg_error('_embedding_bag_backward', 'per_sample_weights', 11, 'Tensor', per_sample_weights)
+    padding_idx_c = _cv_int(padding_idx)
+    if padding_idx_c is _BAD:
+        raise _arg_error('_embedding_bag_backward', 'padding_idx', 12, 'int', padding_idx)
+    h_ = _C__embedding_bag_backward(grad._p, indices._p, offsets._p, offset2bag._p, bag_size._p, maximum_indices._p, num_weights_c, scale_grad_by_freq_c, mode_c, sparse_c, per_sample_weights_c, padding_idx_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: _embedding_bag_dense_backward(Tensor grad, Tensor indices, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor
+_SIGS__embedding_bag_dense_backward = (
+    ('(Tensor grad, Tensor indices, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, int num_weights, bool scale_grad_by_freq, int mode, Tensor per_sample_weights, int padding_idx = -1)', (('grad', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('offset2bag', lambda x: isinstance(x, _Tensor)), ('bag_size', lambda x: isinstance(x, _Tensor)), ('maximum_indices', lambda x: isinstance(x, _Tensor)), ('num_weights', lambda x: _cv_int(x) is not _BAD), ('scale_grad_by_freq', lambda x: _cv_bool(x) is not _BAD), ('mode', lambda x: _cv_int(x) is not _BAD), ('per_sample_weights', lambda x: (x is None or isinstance(x, _Tensor))), ('padding_idx', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _embedding_bag_dense_backward(grad, indices, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights, padding_idx=-1):
+    '(Tensor grad, Tensor indices, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, int num_weights, bool scale_grad_by_freq, int mode, Tensor per_sample_weights, int padding_idx = -1)'
+    if _TF and (r_ := _tf(_embedding_bag_dense_backward, locals())) is not _GO:
+        return r_
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('_embedding_bag_dense_backward', 'grad', 1, 'Tensor', grad)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('_embedding_bag_dense_backward', 'indices', 2, 'Tensor', indices)
+    if offset2bag.__class__ is not _Tensor:
+        if not isinstance(offset2bag, _Tensor):
+            raise _arg_error('_embedding_bag_dense_backward', 'offset2bag', 3, 'Tensor', offset2bag)
+    if bag_size.__class__ is not _Tensor:
+        if not isinstance(bag_size, _Tensor):
+            raise _arg_error('_embedding_bag_dense_backward', 'bag_size', 4, 'Tensor', bag_size)
+    if maximum_indices.__class__ is not _Tensor:
+        if not isinstance(maximum_indices, _Tensor):
+            raise _arg_error('_embedding_bag_dense_backward', 'maximum_indices', 5, 'Tensor', maximum_indices)
+    num_weights_c = _cv_int(num_weights)
+    if num_weights_c is _BAD:
+        raise _arg_error('_embedding_bag_dense_backward', 'num_weights', 6, 'int', num_weights)
+    scale_grad_by_freq_c = _cv_bool(scale_grad_by_freq)
+    if scale_grad_by_freq_c is _BAD:
+        raise _arg_error('_embedding_bag_dense_backward', 'scale_grad_by_freq', 7, 'bool', scale_grad_by_freq)
+    mode_c = _cv_int(mode)
+    if mode_c is _BAD:
+        raise _arg_error('_embedding_bag_dense_backward', 'mode', 8, 'int', mode)
+    per_sample_weights_c = _cv_opt_tensor(per_sample_weights)
+    if per_sample_weights_c is _BAD:
+        raise _arg_error('_embedding_bag_dense_backward', 'per_sample_weights', 9, 'Tensor', per_sample_weights)
+    padding_idx_c = _cv_int(padding_idx)
+    if padding_idx_c is _BAD:
+        raise _arg_error('_embedding_bag_dense_backward', 'padding_idx', 10, 'int', padding_idx)
+    h_ = _C__embedding_bag_dense_backward(grad._p, indices._p, offset2bag._p, bag_size._p, maximum_indices._p, num_weights_c, scale_grad_by_freq_c, mode_c, per_sample_weights_c, padding_idx_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: _embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, Tensor indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor
+_SIGS__embedding_bag_per_sample_weights_backward = (
+    ('(Tensor grad, Tensor weight, Tensor indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx = -1)', (('grad', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('offsets', lambda x: isinstance(x, _Tensor)), ('offset2bag', lambda x: isinstance(x, _Tensor)), ('mode', lambda x: _cv_int(x) is not _BAD), ('padding_idx', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, offset2bag, mode, padding_idx=-1):
+    '(Tensor grad, Tensor weight, Tensor indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx = -1)'
+    if _TF and (r_ := _tf(_embedding_bag_per_sample_weights_backward, locals())) is not _GO:
+        return r_
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('_embedding_bag_per_sample_weights_backward', 'grad', 1, 'Tensor', grad)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('_embedding_bag_per_sample_weights_backward', 'weight', 2, 'Tensor', weight)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('_embedding_bag_per_sample_weights_backward', 'indices', 3, 'Tensor', indices)
+    if offsets.__class__ is not _Tensor:
+        if not isinstance(offsets, _Tensor):
+            raise _arg_error('_embedding_bag_per_sample_weights_backward', 'offsets', 4, 'Tensor', offsets)
+    if offset2bag.__class__ is not _Tensor:
+        if not isinstance(offset2bag, _Tensor):
+            raise _arg_error('_embedding_bag_per_sample_weights_backward', 'offset2bag', 5, 'Tensor', offset2bag)
+    mode_c = _cv_int(mode)
+    if mode_c is _BAD:
+        raise _arg_error('_embedding_bag_per_sample_weights_backward', 'mode', 6, 'int', mode)
+    padding_idx_c = _cv_int(padding_idx)
+    if padding_idx_c is _BAD:
+        raise _arg_error('_embedding_bag_per_sample_weights_backward', 'padding_idx', 7, 'int', padding_idx)
+    h_ = _C__embedding_bag_per_sample_weights_backward(grad._p, weight._p, indices._p, offsets._p, offset2bag._p, mode_c, padding_idx_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: _euclidean_dist(Tensor x1, Tensor x2) -> Tensor
@@ -9456,6 +9671,93 @@ def embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_fr
     return r_
 
 
+# yaml/native_functions.yaml: embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, Tensor, Tensor, Tensor)
+# yaml/native_functions.yaml: embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)
+_SIGS_embedding_bag = (
+    ('(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq = False, int mode = 0, bool sparse = False, Tensor per_sample_weights = None, bool include_last_offset = False)', (('weight', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('offsets', lambda x: isinstance(x, _Tensor)), ('scale_grad_by_freq', lambda x: _cv_bool(x) is not _BAD), ('mode', lambda x: _cv_int(x) is not _BAD), ('sparse', lambda x: _cv_bool(x) is not _BAD), ('per_sample_weights', lambda x: (x is None or isinstance(x, _Tensor))), ('include_last_offset', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor per_sample_weights, bool include_last_offset, int padding_idx)', (('weight', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('offsets', lambda x: isinstance(x, _Tensor)), ('scale_grad_by_freq', lambda x: _cv_bool(x) is not _BAD), ('mode', lambda x: _cv_int(x) is not _BAD), ('sparse', lambda x: _cv_bool(x) is not _BAD), ('per_sample_weights', lambda x: (x is None or isinstance(x, _Tensor))), ('include_last_offset', lambda x: _cv_bool(x) is not _BAD), ('padding_idx', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+)
+_KW_embedding_bag_0 = {'weight': lambda x: isinstance(x, _Tensor), 'indices': lambda x: isinstance(x, _Tensor), 'offsets': lambda x: isinstance(x, _Tensor), 'scale_grad_by_freq': lambda x: _cv_bool(x) is not _BAD, 'mode': lambda x: _cv_int(x) is not _BAD, 'sparse': lambda x: _cv_bool(x) is not _BAD, 'per_sample_weights': lambda x: (x is None or isinstance(x, _Tensor)), 'include_last_offset': lambda x: _cv_bool(x) is not _BAD}
+_KW_embedding_bag_1 = {'weight': lambda x: isinstance(x, _Tensor), 'indices': lambda x: isinstance(x, _Tensor), 'offsets': lambda x: isinstance(x, _Tensor), 'scale_grad_by_freq': lambda x: _cv_bool(x) is not _BAD, 'mode': lambda x: _cv_int(x) is not _BAD, 'sparse': lambda x: _cv_bool(x) is not _BAD, 'per_sample_weights': lambda x: (x is None or isinstance(x, _Tensor)), 'include_last_offset': lambda x: _cv_bool(x) is not _BAD, 'padding_idx': lambda x: _cv_opt_int(x) is not _BAD}
+
+
+def _implembedding_bag_0(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None, include_last_offset=False):
+    '(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq = False, int mode = 0, bool sparse = False, Tensor per_sample_weights = None, bool include_last_offset = False)'
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('embedding_bag', 'weight', 1, 'Tensor', weight)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('embedding_bag', 'indices', 2, 'Tensor', indices)
+    if offsets.__class__ is not _Tensor:
+        if not isinstance(offsets, _Tensor):
+            raise _arg_error('embedding_bag', 'offsets', 3, 'Tensor', offsets)
+    scale_grad_by_freq_c = _cv_bool(scale_grad_by_freq)
+    if scale_grad_by_freq_c is _BAD:
+        raise _arg_error('embedding_bag', 'scale_grad_by_freq', 4, 'bool', scale_grad_by_freq)
+    mode_c = _cv_int(mode)
+    if mode_c is _BAD:
+        raise _arg_error('embedding_bag', 'mode', 5, 'int', mode)
+    sparse_c = _cv_bool(sparse)
+    if sparse_c is _BAD:
+        raise _arg_error('embedding_bag', 'sparse', 6, 'bool', sparse)
+    per_sample_weights_c = _cv_opt_tensor(per_sample_weights)
+    if per_sample_weights_c is _BAD:
+        raise _arg_error('embedding_bag', 'per_sample_weights', 7, 'Tensor', per_sample_weights)
+    include_last_offset_c = _cv_bool(include_last_offset)
+    if include_last_offset_c is _BAD:
+        raise _arg_error('embedding_bag', 'include_last_offset', 8, 'bool', include_last_offset)
+    p_ = _ffi.new('tl_tensor *[4]')
+    _check_rc(_C_embedding_bag(weight._p, indices._p, offsets._p, scale_grad_by_freq_c, mode_c, sparse_c, per_sample_weights_c, include_last_offset_c, p_ + 0, p_ + 1, p_ + 2, p_ + 3))
+    return _tensors_result(p_, 4)
+
+
+def _implembedding_bag_1(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx):
+    '(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor per_sample_weights, bool include_last_offset, int padding_idx)'
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('embedding_bag', 'weight', 1, 'Tensor', weight)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('embedding_bag', 'indices', 2, 'Tensor', indices)
+    if offsets.__class__ is not _Tensor:
+        if not isinstance(offsets, _Tensor):
+            raise _arg_error('embedding_bag', 'offsets', 3, 'Tensor', offsets)
+    scale_grad_by_freq_c = _cv_bool(scale_grad_by_freq)
+    if scale_grad_by_freq_c is _BAD:
+        raise _arg_error('embedding_bag', 'scale_grad_by_freq', 4, 'bool', scale_grad_by_freq)
+    mode_c = _cv_int(mode)
+    if mode_c is _BAD:
+        raise _arg_error('embedding_bag', 'mode', 5, 'int', mode)
+    sparse_c = _cv_bool(sparse)
+    if sparse_c is _BAD:
+        raise _arg_error('embedding_bag', 'sparse', 6, 'bool', sparse)
+    per_sample_weights_c = _cv_opt_tensor(per_sample_weights)
+    if per_sample_weights_c is _BAD:
+        raise _arg_error('embedding_bag', 'per_sample_weights', 7, 'Tensor', per_sample_weights)
+    include_last_offset_c = _cv_bool(include_last_offset)
+    if include_last_offset_c is _BAD:
+        raise _arg_error('embedding_bag', 'include_last_offset', 8, 'bool', include_last_offset)
+    padding_idx_c = _cv_opt_int(padding_idx)
+    if padding_idx_c is _BAD:
+        raise _arg_error('embedding_bag', 'padding_idx', 9, 'int', padding_idx)
+    p_ = _ffi.new('tl_tensor *[4]')
+    _check_rc(_C_embedding_bag_padding_idx(weight._p, indices._p, offsets._p, scale_grad_by_freq_c, mode_c, sparse_c, per_sample_weights_c, include_last_offset_c, padding_idx_c[0], padding_idx_c[1], p_ + 0, p_ + 1, p_ + 2, p_ + 3))
+    return _tensors_result(p_, 4)
+
+
+def embedding_bag(*args, **kwargs):
+    '(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq = False, int mode = 0, bool sparse = False, Tensor per_sample_weights = None, bool include_last_offset = False) | (Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor per_sample_weights, bool include_last_offset, int padding_idx)'
+    if _TF and (r_ := _tf(embedding_bag, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 8 and (isinstance(args[0], _Tensor) if n > 0 else 'weight' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'indices' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'offsets' in kwargs) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (n <= 4 or _cv_int(args[4]) is not _BAD) and (n <= 5 or _cv_bool(args[5]) is not _BAD) and (n <= 6 or (args[6] is None or isinstance(args[6], _Tensor))) and (n <= 7 or _cv_bool(args[7]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_embedding_bag_0, ('weight', 'indices', 'offsets', 'scale_grad_by_freq', 'mode', 'sparse', 'per_sample_weights', 'include_last_offset', )[:n])):
+        return _implembedding_bag_0(*args, **kwargs)
+    if n <= 9 and (isinstance(args[0], _Tensor) if n > 0 else 'weight' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'indices' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'offsets' in kwargs) and (_cv_bool(args[3]) is not _BAD if n > 3 else 'scale_grad_by_freq' in kwargs) and (_cv_int(args[4]) is not _BAD if n > 4 else 'mode' in kwargs) and (_cv_bool(args[5]) is not _BAD if n > 5 else 'sparse' in kwargs) and ((args[6] is None or isinstance(args[6], _Tensor)) if n > 6 else 'per_sample_weights' in kwargs) and (_cv_bool(args[7]) is not _BAD if n > 7 else 'include_last_offset' in kwargs) and (_cv_opt_int(args[8]) is not _BAD if n > 8 else 'padding_idx' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_embedding_bag_1, ('weight', 'indices', 'offsets', 'scale_grad_by_freq', 'mode', 'sparse', 'per_sample_weights', 'include_last_offset', 'padding_idx', )[:n])):
+        return _implembedding_bag_1(*args, **kwargs)
+    raise _invalid_combination('embedding_bag', args, kwargs, _SIGS_embedding_bag)
+
+
 # yaml/native_functions.yaml: embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 _SIGS_embedding_dense_backward = (
     ('(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('num_weights', lambda x: _cv_int(x) is not _BAD), ('padding_idx', lambda x: _cv_int(x) is not _BAD), ('scale_grad_by_freq', lambda x: _cv_bool(x) is not _BAD),), (), False),
@@ -14097,6 +14399,44 @@ def max_pool2d(input, kernel_size, stride=(), padding=(0, 0), dilation=(1, 1), c
     if ceil_mode_c is _BAD:
         raise _arg_error('max_pool2d', 'ceil_mode', 6, 'bool', ceil_mode)
     h_ = _C_max_pool2d(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], ceil_mode_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> Tensor
+_SIGS_max_pool3d = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('stride', lambda x: _cv_int_list(x, 3) is not _BAD), ('padding', lambda x: _cv_int_list(x, 3) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 3) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def max_pool3d(input, kernel_size, stride=(), padding=(0, 0, 0), dilation=(1, 1, 1), ceil_mode=False):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)'
+    if _TF and (r_ := _tf(max_pool3d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max_pool3d', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 3)
+    if kernel_size_c is _BAD:
+        raise _arg_error('max_pool3d', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 3)
+    if stride_c is _BAD:
+        raise _arg_error('max_pool3d', 'stride', 3, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 3)
+    if padding_c is _BAD:
+        raise _arg_error('max_pool3d', 'padding', 4, 'tuple of ints', padding)
+    dilation_c = _cv_int_list(dilation, 3)
+    if dilation_c is _BAD:
+        raise _arg_error('max_pool3d', 'dilation', 5, 'tuple of ints', dilation)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('max_pool3d', 'ceil_mode', 6, 'bool', ceil_mode)
+    h_ = _C_max_pool3d(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], ceil_mode_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -22452,6 +22792,56 @@ def _nn_adaptive_max_pool2d_backward(grad_output, input, indices, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)
+_SIGS__nn_adaptive_max_pool3d = (
+    ('(Tensor input, tuple of ints output_size)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD),), (), False),
+)
+
+
+def _nn_adaptive_max_pool3d(input, output_size):
+    '(Tensor input, tuple of ints output_size)'
+    if _TF and (r_ := _tf(_nn_adaptive_max_pool3d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('adaptive_max_pool3d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('adaptive_max_pool3d', 'output_size', 2, 'tuple of ints', output_size)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_adaptive_max_pool3d(input._p, output_size_c[0], output_size_c[1], p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+# yaml/native_functions.yaml: adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+_SIGS__nn_adaptive_max_pool3d_backward = (
+    ('(Tensor grad_output, Tensor input, Tensor indices)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn_adaptive_max_pool3d_backward(grad_output, input, indices):
+    '(Tensor grad_output, Tensor input, Tensor indices)'
+    if _TF and (r_ := _tf(_nn_adaptive_max_pool3d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('adaptive_max_pool3d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('adaptive_max_pool3d_backward', 'input', 2, 'Tensor', input)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('adaptive_max_pool3d_backward', 'indices', 3, 'Tensor', indices)
+    h_ = _C_adaptive_max_pool3d_backward(grad_output._p, input._p, indices._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
 # yaml/native_functions.yaml: avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__nn_avg_pool2d = (
@@ -22553,6 +22943,91 @@ def _nn_avg_pool2d_backward(grad_output, input, kernel_size, stride, padding, ce
     return out
 
 
+# yaml/native_functions.yaml: avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+_SIGS__nn_avg_pool3d = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, bool ceil_mode = False, bool count_include_pad = True, int divisor_override = None)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('stride', lambda x: _cv_int_list(x, 3) is not _BAD), ('padding', lambda x: _cv_int_list(x, 3) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD), ('count_include_pad', lambda x: _cv_bool(x) is not _BAD), ('divisor_override', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+)
+
+
+def _nn_avg_pool3d(input, kernel_size, stride=(), padding=(0, 0, 0), ceil_mode=False, count_include_pad=True, divisor_override=None):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, bool ceil_mode = False, bool count_include_pad = True, int divisor_override = None)'
+    if _TF and (r_ := _tf(_nn_avg_pool3d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('avg_pool3d', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 3)
+    if kernel_size_c is _BAD:
+        raise _arg_error('avg_pool3d', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 3)
+    if stride_c is _BAD:
+        raise _arg_error('avg_pool3d', 'stride', 3, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 3)
+    if padding_c is _BAD:
+        raise _arg_error('avg_pool3d', 'padding', 4, 'tuple of ints', padding)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('avg_pool3d', 'ceil_mode', 5, 'bool', ceil_mode)
+    count_include_pad_c = _cv_bool(count_include_pad)
+    if count_include_pad_c is _BAD:
+        raise _arg_error('avg_pool3d', 'count_include_pad', 6, 'bool', count_include_pad)
+    divisor_override_c = _cv_opt_int(divisor_override)
+    if divisor_override_c is _BAD:
+        raise _arg_error('avg_pool3d', 'divisor_override', 7, 'int', divisor_override)
+    h_ = _C_avg_pool3d(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], ceil_mode_c, count_include_pad_c, divisor_override_c[0], divisor_override_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+_SIGS__nn_avg_pool3d_backward = (
+    ('(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, bool ceil_mode, bool count_include_pad, int divisor_override)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('stride', lambda x: _cv_int_list(x, 3) is not _BAD), ('padding', lambda x: _cv_int_list(x, 3) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD), ('count_include_pad', lambda x: _cv_bool(x) is not _BAD), ('divisor_override', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+)
+
+
+def _nn_avg_pool3d_backward(grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    '(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, bool ceil_mode, bool count_include_pad, int divisor_override)'
+    if _TF and (r_ := _tf(_nn_avg_pool3d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('avg_pool3d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('avg_pool3d_backward', 'input', 2, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 3)
+    if kernel_size_c is _BAD:
+        raise _arg_error('avg_pool3d_backward', 'kernel_size', 3, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 3)
+    if stride_c is _BAD:
+        raise _arg_error('avg_pool3d_backward', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 3)
+    if padding_c is _BAD:
+        raise _arg_error('avg_pool3d_backward', 'padding', 5, 'tuple of ints', padding)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('avg_pool3d_backward', 'ceil_mode', 6, 'bool', ceil_mode)
+    count_include_pad_c = _cv_bool(count_include_pad)
+    if count_include_pad_c is _BAD:
+        raise _arg_error('avg_pool3d_backward', 'count_include_pad', 7, 'bool', count_include_pad)
+    divisor_override_c = _cv_opt_int(divisor_override)
+    if divisor_override_c is _BAD:
+        raise _arg_error('avg_pool3d_backward', 'divisor_override', 8, 'int', divisor_override)
+    h_ = _C_avg_pool3d_backward(grad_output._p, input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], ceil_mode_c, count_include_pad_c, divisor_override_c[0], divisor_override_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 _SIGS__nn_binary_cross_entropy = (
     ('(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('reduction', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -22611,6 +23086,44 @@ def _nn_binary_cross_entropy_backward(grad_output, input, target, weight=None, r
     if reduction_c is _BAD:
         raise _arg_error('binary_cross_entropy_backward', 'reduction', 5, 'int', reduction)
     h_ = _C_binary_cross_entropy_backward(grad_output._p, input._p, target._p, weight_c, reduction_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+_SIGS__nn_col2im = (
+    ('(Tensor input, tuple of ints output_size, tuple of ints kernel_size, tuple of ints dilation, tuple of ints padding, tuple of ints stride)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('kernel_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 2) is not _BAD), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD), ('stride', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
+)
+
+
+def _nn_col2im(input, output_size, kernel_size, dilation, padding, stride):
+    '(Tensor input, tuple of ints output_size, tuple of ints kernel_size, tuple of ints dilation, tuple of ints padding, tuple of ints stride)'
+    if _TF and (r_ := _tf(_nn_col2im, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('col2im', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('col2im', 'output_size', 2, 'tuple of ints', output_size)
+    kernel_size_c = _cv_int_list(kernel_size, 2)
+    if kernel_size_c is _BAD:
+        raise _arg_error('col2im', 'kernel_size', 3, 'tuple of ints', kernel_size)
+    dilation_c = _cv_int_list(dilation, 2)
+    if dilation_c is _BAD:
+        raise _arg_error('col2im', 'dilation', 4, 'tuple of ints', dilation)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('col2im', 'padding', 5, 'tuple of ints', padding)
+    stride_c = _cv_int_list(stride, 2)
+    if stride_c is _BAD:
+        raise _arg_error('col2im', 'stride', 6, 'tuple of ints', stride)
+    h_ = _C_col2im(input._p, output_size_c[0], output_size_c[1], kernel_size_c[0], kernel_size_c[1], dilation_c[0], dilation_c[1], padding_c[0], padding_c[1], stride_c[0], stride_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -23279,6 +23792,41 @@ def _nn_huber_loss_backward(grad_output, input, target, reduction, delta):
     return r_
 
 
+# yaml/native_functions.yaml: im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+_SIGS__nn_im2col = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints dilation, tuple of ints padding, tuple of ints stride)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 2) is not _BAD), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD), ('stride', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
+)
+
+
+def _nn_im2col(input, kernel_size, dilation, padding, stride):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints dilation, tuple of ints padding, tuple of ints stride)'
+    if _TF and (r_ := _tf(_nn_im2col, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('im2col', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 2)
+    if kernel_size_c is _BAD:
+        raise _arg_error('im2col', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    dilation_c = _cv_int_list(dilation, 2)
+    if dilation_c is _BAD:
+        raise _arg_error('im2col', 'dilation', 3, 'tuple of ints', dilation)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('im2col', 'padding', 4, 'tuple of ints', padding)
+    stride_c = _cv_int_list(stride, 2)
+    if stride_c is _BAD:
+        raise _arg_error('im2col', 'stride', 5, 'tuple of ints', stride)
+    h_ = _C_im2col(input._p, kernel_size_c[0], kernel_size_c[1], dilation_c[0], dilation_c[1], padding_c[0], padding_c[1], stride_c[0], stride_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 _SIGS__nn_l1_loss = (
     ('(Tensor input, Tensor target, int reduction = Mean)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('reduction', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -23602,6 +24150,147 @@ def _nn_max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride
     return out
 
 
+# yaml/native_functions.yaml: max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+_SIGS__nn_max_pool3d_with_indices = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('stride', lambda x: _cv_int_list(x, 3) is not _BAD), ('padding', lambda x: _cv_int_list(x, 3) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 3) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _nn_max_pool3d_with_indices(input, kernel_size, stride=(), padding=(0, 0, 0), dilation=(1, 1, 1), ceil_mode=False):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)'
+    if _TF and (r_ := _tf(_nn_max_pool3d_with_indices, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max_pool3d_with_indices', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 3)
+    if kernel_size_c is _BAD:
+        raise _arg_error('max_pool3d_with_indices', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 3)
+    if stride_c is _BAD:
+        raise _arg_error('max_pool3d_with_indices', 'stride', 3, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 3)
+    if padding_c is _BAD:
+        raise _arg_error('max_pool3d_with_indices', 'padding', 4, 'tuple of ints', padding)
+    dilation_c = _cv_int_list(dilation, 3)
+    if dilation_c is _BAD:
+        raise _arg_error('max_pool3d_with_indices', 'dilation', 5, 'tuple of ints', dilation)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('max_pool3d_with_indices', 'ceil_mode', 6, 'bool', ceil_mode)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_max_pool3d_with_indices(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], ceil_mode_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+# yaml/native_functions.yaml: max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor
+_SIGS__nn_max_pool3d_with_indices_backward = (
+    ('(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, tuple of ints dilation, bool ceil_mode, Tensor indices)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('stride', lambda x: _cv_int_list(x, 3) is not _BAD), ('padding', lambda x: _cv_int_list(x, 3) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 3) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD), ('indices', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn_max_pool3d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    '(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, tuple of ints dilation, bool ceil_mode, Tensor indices)'
+    if _TF and (r_ := _tf(_nn_max_pool3d_with_indices_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('max_pool3d_with_indices_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max_pool3d_with_indices_backward', 'input', 2, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 3)
+    if kernel_size_c is _BAD:
+        raise _arg_error('max_pool3d_with_indices_backward', 'kernel_size', 3, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 3)
+    if stride_c is _BAD:
+        raise _arg_error('max_pool3d_with_indices_backward', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 3)
+    if padding_c is _BAD:
+        raise _arg_error('max_pool3d_with_indices_backward', 'padding', 5, 'tuple of ints', padding)
+    dilation_c = _cv_int_list(dilation, 3)
+    if dilation_c is _BAD:
+        raise _arg_error('max_pool3d_with_indices_backward', 'dilation', 6, 'tuple of ints', dilation)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('max_pool3d_with_indices_backward', 'ceil_mode', 7, 'bool', ceil_mode)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('max_pool3d_with_indices_backward', 'indices', 8, 'Tensor', indices)
+    h_ = _C_max_pool3d_with_indices_backward(grad_output._p, input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], ceil_mode_c, indices._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor
+_SIGS__nn_max_unpool2d = (
+    ('(Tensor input, Tensor indices, tuple of ints output_size)', (('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
+)
+
+
+def _nn_max_unpool2d(input, indices, output_size):
+    '(Tensor input, Tensor indices, tuple of ints output_size)'
+    if _TF and (r_ := _tf(_nn_max_unpool2d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max_unpool2d', 'input', 1, 'Tensor', input)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('max_unpool2d', 'indices', 2, 'Tensor', indices)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('max_unpool2d', 'output_size', 3, 'tuple of ints', output_size)
+    h_ = _C_max_unpool2d(input._p, indices._p, output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor
+_SIGS__nn_max_unpool3d = (
+    ('(Tensor input, Tensor indices, tuple of ints output_size, tuple of ints stride, tuple of ints padding)', (('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('stride', lambda x: _cv_int_list(x, 3) is not _BAD), ('padding', lambda x: _cv_int_list(x, 3) is not _BAD),), (), False),
+)
+
+
+def _nn_max_unpool3d(input, indices, output_size, stride, padding):
+    '(Tensor input, Tensor indices, tuple of ints output_size, tuple of ints stride, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_max_unpool3d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max_unpool3d', 'input', 1, 'Tensor', input)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('max_unpool3d', 'indices', 2, 'Tensor', indices)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('max_unpool3d', 'output_size', 3, 'tuple of ints', output_size)
+    stride_c = _cv_int_list(stride, 3)
+    if stride_c is _BAD:
+        raise _arg_error('max_unpool3d', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 3)
+    if padding_c is _BAD:
+        raise _arg_error('max_unpool3d', 'padding', 5, 'tuple of ints', padding)
+    h_ = _C_max_unpool3d(input._p, indices._p, output_size_c[0], output_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: mish(Tensor self) -> Tensor
 # yaml/native_functions.yaml: mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__nn_mish = (
@@ -23753,6 +24442,94 @@ def _nn_mse_loss_backward(grad_output, input, target, reduction, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: multilabel_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
+_SIGS__nn_multilabel_margin_loss = (
+    ('(Tensor input, Tensor target, int reduction = Mean)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('reduction', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _nn_multilabel_margin_loss(input, target, reduction=1):
+    '(Tensor input, Tensor target, int reduction = Mean)'
+    if _TF and (r_ := _tf(_nn_multilabel_margin_loss, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('multilabel_margin_loss', 'input', 1, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('multilabel_margin_loss', 'target', 2, 'Tensor', target)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('multilabel_margin_loss', 'reduction', 3, 'int', reduction)
+    h_ = _C_multilabel_margin_loss(input._p, target._p, reduction_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor
+_SIGS__nn_multilabel_margin_loss_backward = (
+    ('(Tensor grad_output, Tensor input, Tensor target, int reduction, Tensor is_target)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('reduction', lambda x: _cv_int(x) is not _BAD), ('is_target', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn_multilabel_margin_loss_backward(grad_output, input, target, reduction, is_target):
+    '(Tensor grad_output, Tensor input, Tensor target, int reduction, Tensor is_target)'
+    if _TF and (r_ := _tf(_nn_multilabel_margin_loss_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('multilabel_margin_loss_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('multilabel_margin_loss_backward', 'input', 2, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('multilabel_margin_loss_backward', 'target', 3, 'Tensor', target)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('multilabel_margin_loss_backward', 'reduction', 4, 'int', reduction)
+    if is_target.__class__ is not _Tensor:
+        if not isinstance(is_target, _Tensor):
+            raise _arg_error('multilabel_margin_loss_backward', 'is_target', 5, 'Tensor', is_target)
+    h_ = _C_multilabel_margin_loss_backward(grad_output._p, input._p, target._p, reduction_c, is_target._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)
+_SIGS__nn_multilabel_margin_loss_forward = (
+    ('(Tensor input, Tensor target, int reduction)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('reduction', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _nn_multilabel_margin_loss_forward(input, target, reduction):
+    '(Tensor input, Tensor target, int reduction)'
+    if _TF and (r_ := _tf(_nn_multilabel_margin_loss_forward, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('multilabel_margin_loss_forward', 'input', 1, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('multilabel_margin_loss_forward', 'target', 2, 'Tensor', target)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('multilabel_margin_loss_forward', 'reduction', 3, 'int', reduction)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_multilabel_margin_loss_forward(input._p, target._p, reduction_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'multilabel_margin_loss_forward', ('output', 'is_target'))
 
 
 # yaml/native_functions.yaml: nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor
@@ -43067,10 +43844,15 @@ def _public_names():
         (_nn_adaptive_avg_pool3d, "adaptive_avg_pool3d"),
         (_nn_adaptive_max_pool2d, "adaptive_max_pool2d"),
         (_nn_adaptive_max_pool2d_backward, "adaptive_max_pool2d_backward"),
+        (_nn_adaptive_max_pool3d, "adaptive_max_pool3d"),
+        (_nn_adaptive_max_pool3d_backward, "adaptive_max_pool3d_backward"),
         (_nn_avg_pool2d, "avg_pool2d"),
         (_nn_avg_pool2d_backward, "avg_pool2d_backward"),
+        (_nn_avg_pool3d, "avg_pool3d"),
+        (_nn_avg_pool3d_backward, "avg_pool3d_backward"),
         (_nn_binary_cross_entropy, "binary_cross_entropy"),
         (_nn_binary_cross_entropy_backward, "binary_cross_entropy_backward"),
+        (_nn_col2im, "col2im"),
         (_nn_cross_entropy_loss, "cross_entropy_loss"),
         (_nn_elu, "elu"),
         (_nn_elu_, "elu_"),
@@ -43091,6 +43873,7 @@ def _public_names():
         (_nn_hardtanh_backward, "hardtanh_backward"),
         (_nn_huber_loss, "huber_loss"),
         (_nn_huber_loss_backward, "huber_loss_backward"),
+        (_nn_im2col, "im2col"),
         (_nn_l1_loss, "l1_loss"),
         (_nn_leaky_relu, "leaky_relu"),
         (_nn_leaky_relu_, "leaky_relu_"),
@@ -43101,11 +43884,18 @@ def _public_names():
         (_nn_log_sigmoid_forward, "log_sigmoid_forward"),
         (_nn_max_pool2d_with_indices, "max_pool2d_with_indices"),
         (_nn_max_pool2d_with_indices_backward, "max_pool2d_with_indices_backward"),
+        (_nn_max_pool3d_with_indices, "max_pool3d_with_indices"),
+        (_nn_max_pool3d_with_indices_backward, "max_pool3d_with_indices_backward"),
+        (_nn_max_unpool2d, "max_unpool2d"),
+        (_nn_max_unpool3d, "max_unpool3d"),
         (_nn_mish, "mish"),
         (_nn_mish_, "mish_"),
         (_nn_mish_backward, "mish_backward"),
         (_nn_mse_loss, "mse_loss"),
         (_nn_mse_loss_backward, "mse_loss_backward"),
+        (_nn_multilabel_margin_loss, "multilabel_margin_loss"),
+        (_nn_multilabel_margin_loss_backward, "multilabel_margin_loss_backward"),
+        (_nn_multilabel_margin_loss_forward, "multilabel_margin_loss_forward"),
         (_nn_nll_loss, "nll_loss"),
         (_nn_nll_loss_backward, "nll_loss_backward"),
         (_nn_nll_loss_forward, "nll_loss_forward"),
@@ -43258,6 +44048,18 @@ SIGNATURES = {
     ),
     ("function", "_cummin_helper"): (
         "(Tensor input, Tensor values, Tensor indices, int dim)",
+    ),
+    ("function", "_embedding_bag"): (
+        "(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq = False, int mode = 0, bool sparse = False, Tensor per_sample_weights = None, bool include_last_offset = False, int padding_idx = -1)",
+    ),
+    ("function", "_embedding_bag_backward"): (
+        "(Tensor grad, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, int num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor per_sample_weights, int padding_idx = -1)",
+    ),
+    ("function", "_embedding_bag_dense_backward"): (
+        "(Tensor grad, Tensor indices, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, int num_weights, bool scale_grad_by_freq, int mode, Tensor per_sample_weights, int padding_idx = -1)",
+    ),
+    ("function", "_embedding_bag_per_sample_weights_backward"): (
+        "(Tensor grad, Tensor weight, Tensor indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx = -1)",
     ),
     ("function", "_euclidean_dist"): (
         "(Tensor x1, Tensor x2)",
@@ -43799,6 +44601,10 @@ SIGNATURES = {
     ("function", "embedding_backward"): (
         "(Tensor grad, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq, bool sparse)",
     ),
+    ("function", "embedding_bag"): (
+        "(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq = False, int mode = 0, bool sparse = False, Tensor per_sample_weights = None, bool include_last_offset = False)",
+        "(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor per_sample_weights, bool include_last_offset, int padding_idx)",
+    ),
     ("function", "embedding_dense_backward"): (
         "(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq)",
     ),
@@ -44180,6 +44986,9 @@ SIGNATURES = {
         "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)",
     ),
     ("function", "max_pool2d"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)",
+    ),
+    ("function", "max_pool3d"): (
         "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)",
     ),
     ("function", "maximum"): (
@@ -46070,17 +46879,32 @@ SIGNATURES = {
     ("nn", "adaptive_max_pool2d_backward"): (
         "(Tensor grad_output, Tensor input, Tensor indices, *, Tensor out = None)",
     ),
+    ("nn", "adaptive_max_pool3d"): (
+        "(Tensor input, tuple of ints output_size)",
+    ),
+    ("nn", "adaptive_max_pool3d_backward"): (
+        "(Tensor grad_output, Tensor input, Tensor indices)",
+    ),
     ("nn", "avg_pool2d"): (
         "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, bool ceil_mode = False, bool count_include_pad = True, int divisor_override = None, *, Tensor out = None)",
     ),
     ("nn", "avg_pool2d_backward"): (
         "(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, bool ceil_mode, bool count_include_pad, int divisor_override, *, Tensor out = None)",
     ),
+    ("nn", "avg_pool3d"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, bool ceil_mode = False, bool count_include_pad = True, int divisor_override = None)",
+    ),
+    ("nn", "avg_pool3d_backward"): (
+        "(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, bool ceil_mode, bool count_include_pad, int divisor_override)",
+    ),
     ("nn", "binary_cross_entropy"): (
         "(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean)",
     ),
     ("nn", "binary_cross_entropy_backward"): (
         "(Tensor grad_output, Tensor input, Tensor target, Tensor weight = None, int reduction = Mean)",
+    ),
+    ("nn", "col2im"): (
+        "(Tensor input, tuple of ints output_size, tuple of ints kernel_size, tuple of ints dilation, tuple of ints padding, tuple of ints stride)",
     ),
     ("nn", "cross_entropy_loss"): (
         "(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100, float label_smoothing = 0.0)",
@@ -46142,6 +46966,9 @@ SIGNATURES = {
     ("nn", "huber_loss_backward"): (
         "(Tensor grad_output, Tensor input, Tensor target, int reduction, float delta)",
     ),
+    ("nn", "im2col"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints dilation, tuple of ints padding, tuple of ints stride)",
+    ),
     ("nn", "l1_loss"): (
         "(Tensor input, Tensor target, int reduction = Mean)",
     ),
@@ -46172,6 +46999,18 @@ SIGNATURES = {
     ("nn", "max_pool2d_with_indices_backward"): (
         "(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, tuple of ints dilation, bool ceil_mode, Tensor indices, *, Tensor out = None)",
     ),
+    ("nn", "max_pool3d_with_indices"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)",
+    ),
+    ("nn", "max_pool3d_with_indices_backward"): (
+        "(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, tuple of ints dilation, bool ceil_mode, Tensor indices)",
+    ),
+    ("nn", "max_unpool2d"): (
+        "(Tensor input, Tensor indices, tuple of ints output_size)",
+    ),
+    ("nn", "max_unpool3d"): (
+        "(Tensor input, Tensor indices, tuple of ints output_size, tuple of ints stride, tuple of ints padding)",
+    ),
     ("nn", "mish"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -46186,6 +47025,15 @@ SIGNATURES = {
     ),
     ("nn", "mse_loss_backward"): (
         "(Tensor grad_output, Tensor input, Tensor target, int reduction, *, Tensor out = None)",
+    ),
+    ("nn", "multilabel_margin_loss"): (
+        "(Tensor input, Tensor target, int reduction = Mean)",
+    ),
+    ("nn", "multilabel_margin_loss_backward"): (
+        "(Tensor grad_output, Tensor input, Tensor target, int reduction, Tensor is_target)",
+    ),
+    ("nn", "multilabel_margin_loss_forward"): (
+        "(Tensor input, Tensor target, int reduction)",
     ),
     ("nn", "nll_loss"): (
         "(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100, *, Tensor out = None)",

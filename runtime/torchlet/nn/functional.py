@@ -1029,3 +1029,11 @@ __all__ += ["alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alp
 from ._triplet_distance import triplet_margin_with_distance_loss  # noqa: E402,F401
 
 __all__ += ["triplet_margin_with_distance_loss"]
+# ----------------------------------------------------------------- 3-d pooling, unpooling, fold, embedding_bag
+from ._pool3d import (  # noqa: E402,F401
+    adaptive_max_pool3d, adaptive_max_pool3d_with_indices, avg_pool3d, embedding_bag, fold, max_pool3d,
+    max_pool3d_with_indices, max_unpool1d, max_unpool2d, max_unpool3d, multilabel_margin_loss, unfold)
+
+__all__ += ["max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_max_pool3d",
+            "adaptive_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d", "unfold", "fold",
+            "multilabel_margin_loss", "embedding_bag"]
