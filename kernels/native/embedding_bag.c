@@ -212,7 +212,7 @@ done:
 /* embedding_bag.padding_idx (CompositeImplicitAutograd): PyTorch's
  * padding_idx range check and wrap, then _embedding_bag (PyTorch takes
  * _embedding_bag_forward_only when weight needs no gradient: same values) */
-int tl_native_embedding_bag_padding_idx(tl_keyset ks, tl_tensor *weight, tl_tensor *indices, tl_tensor *offsets,
+int tl_native_embedding_bag__embedding_bag_padding_idx(tl_keyset ks, tl_tensor *weight, tl_tensor *indices, tl_tensor *offsets,
                                         bool scale_grad_by_freq, int64_t mode, bool sparse,
                                         tl_tensor *per_sample_weights, bool include_last_offset, int64_t padding_idx,
                                         bool padding_idx_has, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2,
@@ -235,7 +235,7 @@ int tl_native_embedding_bag(tl_keyset ks, tl_tensor *weight, tl_tensor *indices,
                             bool scale_grad_by_freq, int64_t mode, bool sparse, tl_tensor *per_sample_weights,
                             bool include_last_offset, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2,
                             tl_tensor **ret3) {
-    return tl_native_embedding_bag_padding_idx(ks, weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+    return tl_native_embedding_bag__embedding_bag_padding_idx(ks, weight, indices, offsets, scale_grad_by_freq, mode, sparse,
                                                per_sample_weights, include_last_offset, 0, false, ret0, ret1, ret2,
                                                ret3);
 }
