@@ -182,10 +182,11 @@ static void launch(int op, tl_dtype ct, const p3_geom *g, int64_t vols, const tl
 /* ------------------------------------------------------------ checks */
 
 /* the compute dtype: floating -> float32 / float64; `ints` 2: every integer
- * dtype, 1: int64 only, 0: none (PyTorch's dispatch lists) */
+ * dtype, 1: int64 only (and no float16 / bfloat16: avg_pool3d's CPU list),
+ * 0: none (PyTorch's dispatch lists) */
 static int p3_dtype(const tl_tensor *t, const char *name, int ints, tl_dtype *ct) {
     const tl_dtype dt = tl_tensor_dtype(t);
-    if (tl_dtype_is_floating(dt)) {
+    if (tl_dtype_is_floating(dt) && (ints != 1 || dt == TL_FLOAT32 || dt == TL_FLOAT64)) {
         *ct = compute_dtype(dt);
         return 0;
     }

@@ -90,8 +90,8 @@ def np_avg_pool3d(x, k, s=None, p=0, ceil=False, cip=True, div=None):
     return y.reshape(*x.shape[:-3], *out)
 
 
-def np_unfold(x, k, d=1, p=0, s=1):
-    k, d, p, s = [(v, v) if isinstance(v, int) else tuple(v) for v in (k, d, p, s)]
+def np_unfold(x, kernel_size, dilation=1, padding=0, stride=1):
+    k, d, p, s = [(v, v) if isinstance(v, int) else tuple(v) for v in (kernel_size, dilation, padding, stride)]
     N, C, H, W = x.shape
     xp = np.zeros((N, C, H + 2 * p[0], W + 2 * p[1]), x.dtype)
     xp[:, :, p[0]:p[0] + H, p[1]:p[1] + W] = x
@@ -373,6 +373,11 @@ def test_pool3d_against_torch(dtype):
         (lambda f, m, a: f.adaptive_max_pool3d(a, (4, 2, 3), True)),
     ]
     for c in cases:
+        if dtype in ("float16", "bfloat16") and c in cases[2:4]:  # avg_pool3d: float32 / float64 / int64 on CPU
+            for lib, f, a in ((torchlet, F, tl_x), (torch, torch.nn.functional, t_x)):
+                with pytest.raises(NotImplementedError, match="avg_pool3d_out_frame"):
+                    c(f, lib, a)
+            continue
         r1, r2 = c(F, torchlet, tl_x), c(torch.nn.functional, torch, t_x)
         for a, b in zip(r1 if isinstance(r1, tuple) else (r1,), r2 if isinstance(r2, tuple) else (r2,)):
             b = b.float() if b.is_floating_point() else b
