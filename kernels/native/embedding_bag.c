@@ -264,6 +264,39 @@ int tl_native_embedding_bag(tl_keyset ks, tl_tensor *weight, tl_tensor *indices,
 BAG_BWD(float)
 BAG_BWD(double)
 
+static int cmp_i64(const void *a, const void *b) {
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* the scale_grad_by_freq divisor of each weight row, as PyTorch's CPU
+ * kernel computes it: the rows' occurrence counts, but the u-th distinct
+ * index (ascending) is divided by the count of sorted_indices[u] -- the
+ * group number used as a position in the sorted indices -- rather than by
+ * its own count (so rows after a repeated index take a neighbour's count) */
+static int64_t *freq_divisors(const int64_t *iv, int64_t n, int64_t num_weights) {
+    int64_t *cnt = calloc((size_t)num_weights, sizeof(int64_t)), *div = calloc((size_t)num_weights, sizeof(int64_t));
+    int64_t *sorted = malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    if (!cnt || !div || !sorted) {
+        free(cnt);
+        free(div);
+        free(sorted);
+        tl_set_error(TL_ERR_RUNTIME, "out of memory");
+        return NULL;
+    }
+    for (int64_t i = 0; i < n; i++) cnt[iv[i]]++;
+    memcpy(sorted, iv, (size_t)n * sizeof(int64_t));
+    qsort(sorted, (size_t)n, sizeof(int64_t), cmp_i64);
+    for (int64_t i = 0, u = 0; i < n; u++) {
+        const int64_t v = sorted[i];
+        div[v] = cnt[sorted[u]];
+        while (i < n && sorted[i] == v) i++;
+    }
+    free(cnt);
+    free(sorted);
+    return div;
+}
+
 tl_tensor *tl_native__embedding_bag_dense_backward_cpu(tl_keyset ks, tl_tensor *grad, tl_tensor *indices,
                                                        tl_tensor *offset2bag, tl_tensor *bag_size,
                                                        tl_tensor *maximum_indices, int64_t num_weights,
@@ -297,14 +330,7 @@ tl_tensor *tl_native__embedding_bag_dense_backward_cpu(tl_keyset ks, tl_tensor *
                          (long long)num_weights);
             ok = 0;
         }
-    if (ok && scale_grad_by_freq && num_weights > 0) {
-        if (!(cnt = calloc((size_t)num_weights, sizeof(int64_t)))) {
-            tl_set_error(TL_ERR_RUNTIME, "out of memory");
-            ok = 0;
-        } else {
-            for (int64_t i = 0; i < n; i++) cnt[iv[i]]++;
-        }
-    }
+    if (ok && scale_grad_by_freq && num_weights > 0 && !(cnt = freq_divisors(iv, n, num_weights))) ok = 0;
     if (ok) {
         const int64_t *o2bv = tl_tensor_data_ptr(o2b), *bv = tl_tensor_data_ptr(bsz), *mv = tl_tensor_data_ptr(maxi);
         for (int64_t i = 0; mode == MODE_MAX && i < nb * D; i++)

@@ -45,14 +45,14 @@ NN3D_CASES = {
                                                                             [1, 1, 1], False)[0]),
         ([_distinct(2, 4, 5, 5)], lambda x: _nn().max_pool3d_with_indices(x, 2, [], 0, [1, 2, 1], True)[0])],
     "max_pool3d_with_indices_backward": [
-        ([rn(1, 2, 3, 4, 3), _X3], lambda g, x: _nn().max_pool3d_with_indices_backward(
+        ([rn(1, 2, 3, 5, 3), _X3], lambda g, x: _nn().max_pool3d_with_indices_backward(
             g, x, [3, 2, 2], [2, 1, 2], [1, 1, 0], [1, 1, 1], False,
             _ind3(_X3, [3, 2, 2], [2, 1, 2], [1, 1, 0], [1, 1, 1], False)))],
     "avg_pool3d": [
         ([rn(1, 2, 5, 4, 6)], lambda x: _nn().avg_pool3d(x, [3, 2, 2], [2, 1, 2], [1, 1, 0], True, False)),
         ([rn(2, 4, 5, 5)], lambda x: _nn().avg_pool3d(x, 2, [], 1, False, True, 3))],
     "avg_pool3d_backward": [
-        ([rn(1, 2, 3, 4, 3), rn(1, 2, 5, 4, 6)], lambda g, x: _nn().avg_pool3d_backward(
+        ([rn(1, 2, 3, 5, 3), rn(1, 2, 5, 4, 6)], lambda g, x: _nn().avg_pool3d_backward(
             g, x, [3, 2, 2], [2, 1, 2], [1, 1, 0], True, False, None))],
     "adaptive_max_pool3d": [([_distinct(1, 2, 5, 4, 6)], lambda x: _nn().adaptive_max_pool3d(x, [2, 3, 4])[0])],
     "adaptive_max_pool3d_backward": [
@@ -72,7 +72,7 @@ NN3D_CASES = {
         ([rn(5, 3)], lambda w: torchlet._embedding_bag(w, torchlet.tensor(_EB_I), torchlet.tensor(_EB_O),
                                                        False, 0)[0]),
         ([rn(5, 3)], lambda w: torchlet._embedding_bag(w, torchlet.tensor(_EB_I), torchlet.tensor(_EB_O),
-                                                       True, 1, False, None, False, 2)[0]),
+                                                       False, 1, False, None, False, 2)[0]),
         ([_distinct(5, 3)], lambda w: torchlet._embedding_bag(w, torchlet.tensor(_EB_I), torchlet.tensor(_EB_O),
                                                               False, 2)[0]),
         ([rn(5, 3), rn(8)], lambda w, p: torchlet._embedding_bag(w, torchlet.tensor(_EB_I), torchlet.tensor(_EB_O),

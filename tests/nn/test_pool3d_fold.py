@@ -407,15 +407,17 @@ def test_embedding_bag_and_losses_against_torch():
     w = R.standard_normal((8, 5))
     idx = np.array([1, 4, 2, 2, 0, 3, 7, 1, 5, 6])
     offs = np.array([0, 3, 3, 7])
-    for mode, pad, psw in (("sum", None, None), ("mean", 2, None), ("max", 1, None), ("sum", 4, R.standard_normal(10))):
+    for mode, pad, psw, freq in (("sum", None, None, False), ("mean", 2, None, False), ("max", 1, None, False),
+                                 ("sum", 4, R.standard_normal(10), False), ("mean", None, None, True),
+                                 ("sum", 2, R.standard_normal(10), True)):
         a = torchlet.tensor(w, requires_grad=True)
         b = _tt(torch, w).requires_grad_()
         pa = torchlet.tensor(psw, requires_grad=True) if psw is not None else None
         pb = _tt(torch, psw).requires_grad_() if psw is not None else None
         ya = F.embedding_bag(torchlet.tensor(idx), a, torchlet.tensor(offs), mode=mode, padding_idx=pad,
-                             per_sample_weights=pa)
+                             per_sample_weights=pa, scale_grad_by_freq=freq)
         yb = torch.nn.functional.embedding_bag(_tt(torch, idx), b, _tt(torch, offs), mode=mode, padding_idx=pad,
-                                               per_sample_weights=pb)
+                                               per_sample_weights=pb, scale_grad_by_freq=freq)
         np.testing.assert_allclose(_n(ya), yb.detach().numpy(), rtol=1e-12)
         g = R.standard_normal(tuple(yb.shape))
         ya.backward(torchlet.tensor(g))
