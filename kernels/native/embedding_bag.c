@@ -30,23 +30,32 @@ typedef struct {
     int f64;
 } bag_ctx;
 
+/* rows are gathered at random from a table usually far larger than the
+ * caches: the row PF_AHEAD indices on is prefetched (its cache lines), so
+ * the loads overlap instead of waiting one miss at a time */
+enum { PF_AHEAD = 8 };
+static inline void prefetch_row(const void *p, int64_t nbytes) {
+    for (int64_t o = 0; o < nbytes; o += 64) __builtin_prefetch((const char *)p + o);
+}
+
 #define BAG_FWD(T)                                                                                                    \
     static void bags_##T(const bag_ctx *c, int64_t b0, int64_t b1) {                                                  \
         const T *w = c->w, *psw = c->psw;                                                                             \
         for (int64_t b = b0; b < b1; b++) {                                                                           \
-            T *o = (T *)c->out + b * c->D;                                                                            \
+            T *restrict o = (T *)c->out + b * c->D;                                                                   \
             int64_t *mi = c->mode == MODE_MAX ? c->maxi + b * c->D : NULL;                                            \
             const int64_t s = c->off[b], e = b + 1 < c->nb ? c->off[b + 1] : c->n;                                    \
             int first = 1;                                                                                            \
             memset(o, 0, (size_t)c->D * sizeof(T));                                                                   \
             if (mi) memset(mi, 0, (size_t)c->D * sizeof(int64_t));                                                    \
             for (int64_t i = s; i < e; i++) {                                                                         \
+                if (i + PF_AHEAD < c->n) prefetch_row(w + c->idx[i + PF_AHEAD] * c->D, c->D * (int64_t)sizeof(T));   \
                 const int64_t r = c->idx[i];                                                                          \
                 if (r == c->pad) {                                                                                    \
                     if (c->mode != MODE_SUM) c->bsz[b]--;                                                             \
                     continue;                                                                                         \
                 }                                                                                                     \
-                const T *row = w + r * c->D;                                                                          \
+                const T *restrict row = w + r * c->D;                                                                 \
                 if (mi) {                                                                                             \
                     for (int64_t d = 0; d < c->D; d++)                                                                \
                         if (first || row[d] > o[d]) {                                                                 \
