@@ -27,19 +27,36 @@ typedef struct {
     int col2im;
 } fold_ctx;
 
+/* one column row segment: the ow blocks of output row h for tap (kh, kw).
+ * The blocks whose column lies inside the image are [w0, w1); the rest are
+ * padding (zeros). Stride 1 copies the inside run at once. */
 static void im2col_channel(const fold_geom *g, const char *im, char *col, int64_t esz) {
     const int64_t L = g->oh * g->ow;
     for (int64_t kh = 0; kh < g->kh; kh++)
         for (int64_t kw = 0; kw < g->kw; kw++) {
             char *row = col + (kh * g->kw + kw) * L * esz;
+            const int64_t off = kw * g->dw - g->pw; /* x = w * sw + off */
+            int64_t w0 = off >= 0 ? 0 : (-off + g->sw - 1) / g->sw;
+            int64_t w1 = g->iw - 1 - off >= 0 ? (g->iw - 1 - off) / g->sw + 1 : 0;
+            if (w1 > g->ow) w1 = g->ow;
+            if (w0 > w1) w0 = w1;
             for (int64_t h = 0; h < g->oh; h++) {
                 const int64_t y = h * g->sh - g->ph + kh * g->dh;
-                for (int64_t w = 0; w < g->ow; w++) {
-                    const int64_t x = w * g->sw - g->pw + kw * g->dw;
-                    char *d = row + (h * g->ow + w) * esz;
-                    if (y >= 0 && y < g->ih && x >= 0 && x < g->iw) memcpy(d, im + (y * g->iw + x) * esz, (size_t)esz);
-                    else memset(d, 0, (size_t)esz);
+                char *d = row + h * g->ow * esz;
+                if (y < 0 || y >= g->ih) {
+                    memset(d, 0, (size_t)(g->ow * esz));
+                    continue;
                 }
+                const char *src = im + y * g->iw * esz;
+                memset(d, 0, (size_t)(w0 * esz));
+                if (g->sw == 1) memcpy(d + w0 * esz, src + (w0 + off) * esz, (size_t)((w1 - w0) * esz));
+                else if (esz == 4)
+                    for (int64_t w = w0; w < w1; w++) ((uint32_t *)d)[w] = ((const uint32_t *)src)[w * g->sw + off];
+                else if (esz == 8)
+                    for (int64_t w = w0; w < w1; w++) ((uint64_t *)d)[w] = ((const uint64_t *)src)[w * g->sw + off];
+                else
+                    for (int64_t w = w0; w < w1; w++) memcpy(d + w * esz, src + (w * g->sw + off) * esz, (size_t)esz);
+                memset(d + w1 * esz, 0, (size_t)((g->ow - w1) * esz));
             }
         }
 }
