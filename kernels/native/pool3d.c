@@ -197,23 +197,6 @@ static int p3_dtype(const tl_tensor *t, const char *name, int ints, tl_dtype *ct
     return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", name, tl_dtype_scalar_name(dt));
 }
 
-/* PyTorch's pooling_output_shape (with its pad checks) */
-static int out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil_mode, int64_t *out) {
-    if (stride == 0) return tl_set_error(TL_ERR_RUNTIME, "stride should not be zero");
-    if (pad < 0) return tl_set_error(TL_ERR_RUNTIME, "pad must be non-negative, but got pad: %lld", (long long)pad);
-    if (pad > ((k - 1) * dil + 1) / 2)
-        return tl_set_error(TL_ERR_RUNTIME, "pad should be at most half of effective kernel size, but got pad=%lld, "
-                                            "kernel_size=%lld and dilation=%lld", (long long)pad, (long long)k,
-                            (long long)dil);
-    const int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
-    int64_t q = num / stride;
-    if ((num % stride != 0) && ((num < 0) != (stride < 0))) q--; /* div_rtn */
-    int64_t o = q + 1;
-    if (ceil_mode && (o - 1) * stride >= in + pad) o--;
-    *out = o;
-    return 0;
-}
-
 /* one of kernel_size / stride / padding / dilation: 1 or 3 ints (stride: 0 too) */
 static int triple(const char *msg, const int64_t *v, int64_t n, const int64_t *dflt, int64_t *o) {
     if (n == 0 && dflt) {
@@ -231,7 +214,7 @@ static int pool3d_shape(const tl_tensor *x, bool ceil_mode, int check_input_size
     char a[256];
     for (int i = 0; i < 3; i++) {
         g->in[i] = sz[nd - 3 + i];
-        if (out_size(g->in[i], g->k[i], g->p[i], g->s[i], g->d[i], ceil_mode, &g->out[i])) return -1;
+        if (pooling_output_shape(g->in[i], g->k[i], g->p[i], g->s[i], g->d[i], ceil_mode, &g->out[i])) return -1;
     }
     if (g->k[0] <= 0 || g->k[1] <= 0 || g->k[2] <= 0)
         return tl_set_error(TL_ERR_RUNTIME, "kernel size should be greater than zero, but got kT: %lld kH: %lld kW: "
