@@ -298,7 +298,7 @@ def test_embedding_bag_numpy(mode):
 def test_embedding_bag_module_and_errors():
     w = torchlet.tensor(R.standard_normal((5, 3)))
     m = nn.EmbeddingBag.from_pretrained(w, mode="sum")
-    assert not m.weight.requires_grad and repr(m) == "EmbeddingBag(5, 3, mode=sum)"
+    assert not m.weight.requires_grad and repr(m) == "EmbeddingBag(5, 3, mode='sum')"
     np.testing.assert_allclose(_n(m(torchlet.tensor([[0, 1], [2, 4]]))),
                                np_embedding_bag(_n(w), [0, 1, 2, 4], [0, 2], "sum"))
     e = nn.EmbeddingBag(10, 3, padding_idx=-1)
@@ -465,3 +465,13 @@ def test_messages_against_torch():
             c(torch.nn.functional, torch)
         assert type(ea.value).__name__ == type(eb.value).__name__, (ea.value, eb.value)
         assert str(ea.value) == str(eb.value).split("\n")[0], (ea.value, eb.value)
+
+
+def test_module_reprs_against_torch():
+    torch = _torch()
+    for make in (lambda m: m.nn.EmbeddingBag(5, 3, mode="sum", padding_idx=1, max_norm=2.0, scale_grad_by_freq=True),
+                 lambda m: m.nn.MaxUnpool2d(2), lambda m: m.nn.MaxUnpool3d(2, 1, 1), lambda m: m.nn.MaxUnpool1d(3),
+                 lambda m: m.nn.Fold((4, 5), 2), lambda m: m.nn.Unfold(2, padding=1),
+                 lambda m: m.nn.MaxPool3d(2, 1, 1, 2, True, True), lambda m: m.nn.AvgPool3d(3, 2, 1),
+                 lambda m: m.nn.AdaptiveMaxPool3d((2, None, 3)), lambda m: m.nn.MultiLabelMarginLoss(reduction="sum")):
+        assert repr(make(torchlet)) == repr(make(torch))

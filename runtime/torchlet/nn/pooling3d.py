@@ -174,8 +174,9 @@ class EmbeddingBag(Module):
         s += ", mode={mode}"
         if self.padding_idx is not None:
             s += ", padding_idx={padding_idx}"
-        return s.format(**{k: getattr(self, k) for k in ("num_embeddings", "embedding_dim", "max_norm", "norm_type",
-                                                         "scale_grad_by_freq", "mode", "padding_idx")})
+        return s.format(**{k: repr(getattr(self, k)) for k in ("num_embeddings", "embedding_dim", "max_norm",
+                                                               "norm_type", "scale_grad_by_freq", "mode",
+                                                               "padding_idx")})
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
