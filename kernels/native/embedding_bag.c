@@ -156,7 +156,7 @@ int tl_native__embedding_bag_cpu(tl_keyset ks, tl_tensor *weight, tl_tensor *ind
     int64_t nb = 0;
     int rc = -1;
     if (mode < MODE_SUM || mode > MODE_MAX) {
-        tl_set_error(TL_ERR_RUNTIME, "Unknown embedding_bag mode: %lld", (long long)mode);
+        tl_set_error(TL_ERR_RUNTIME, "`mode` must be sum, mean, or max.");
         return -1;
     }
     if (bag_layout(weight, indices, offsets, include_last_offset, &idx, &off, &nb)) goto done;

@@ -65,6 +65,16 @@ static int check_common(const tl_tensor *self, const tl_tensor *indices, const c
 
 /* the unpooling of self (planes of the last `sd` dims) into output sizes os */
 static tl_tensor *unpool(tl_tensor *self, tl_tensor *indices, const int64_t *os, int sd) {
+    if (os[0] < 0 || os[1] < 0 || (sd == 3 && os[2] < 0)) {
+        if (sd == 2)
+            tl_set_error(TL_ERR_RUNTIME, "max_unpooling2d(): output_size must contain non-negative spatial dimensions, "
+                         "but got output_size=(%lld, %lld)", (long long)os[0], (long long)os[1]);
+        else
+            tl_set_error(TL_ERR_RUNTIME, "max_unpooling3d(): output_size must contain non-negative spatial dimensions, "
+                         "but got output_size=(%lld, %lld, %lld)", (long long)os[0], (long long)os[1],
+                         (long long)os[2]);
+        return NULL;
+    }
     const int64_t nd = tl_tensor_ndim(self);
     int64_t shape[5], n_out = 1, n_in = 1, planes = 1;
     memcpy(shape, tl_tensor_sizes(self), (size_t)nd * sizeof(int64_t));

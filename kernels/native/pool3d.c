@@ -458,11 +458,7 @@ static int adaptive_geom(const tl_tensor *self, const int64_t *os, int64_t osl, 
     for (int i = 0; i < 3; i++) {
         g->in[i] = sz[nd - 3 + i];
         g->out[i] = os[i];
-        g->k[i] = 1;
-        if (os[i] < 0)
-            return tl_set_error(TL_ERR_RUNTIME, "adaptive_max_pool3d: elements of output_size must be greater than or "
-                                "equal to 0 but received {%lld, %lld, %lld}", (long long)os[0], (long long)os[1],
-                                (long long)os[2]);
+        g->k[i] = 1; /* a negative size is tl_empty's error, as PyTorch's */
     }
     return 0;
 }

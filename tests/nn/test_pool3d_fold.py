@@ -457,6 +457,12 @@ def test_messages_against_torch():
         lambda f, m: f.unfold(m.zeros(1, 1, 2, 2), 3),
         lambda f, m: f.fold(m.zeros(1, 4, 5), (3, 3), 2),
         lambda f, m: f.multilabel_margin_loss(m.zeros(2, 3), m.zeros(2, 2, dtype=m.int64)),
+        lambda f, m: m._C._nn.max_unpool2d(m.ones(1, 2, 2), m.zeros(1, 2, 2, dtype=m.int64), [-1, 3]),
+        lambda f, m: m._C._nn.max_unpool3d(m.ones(1, 1, 2, 2), m.zeros(1, 1, 2, 2, dtype=m.int64), [2, -1, 2],
+                                           [1, 1, 1], [0, 0, 0]),
+        lambda f, m: m._embedding_bag(m.ones(3, 2), m.tensor([0, 1]), m.tensor([0]), False, 5),
+        lambda f, m: m._C._nn.adaptive_max_pool3d(m.ones(1, 2, 2, 2), [-1, 1, 1]),
+        lambda f, m: f.embedding_bag(m.tensor([0, 1]), m.ones(3, 2), m.tensor([0, 3])),
     ]
     for c in cases:
         with pytest.raises(Exception) as ea:
