@@ -5,7 +5,8 @@
 #define TL_AG_TEMPS_H
 
 #include "tl_error.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/transpose.h"
 #include "tl_tensor.h"
 
 #define AG_MAX_TEMPS 96

@@ -31,7 +31,6 @@
 #include "ops/rsub.h"
 #include "ops/squeeze.h"
 #include "ops/sub.h"
-#include "ops/transpose.h"
 #include "ops/tril.h"
 #include "ops/triu.h"
 #include "ops/unsqueeze.h"

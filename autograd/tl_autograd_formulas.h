@@ -407,5 +407,11 @@ tl_tensor *tl_ag_pinv_backward(tl_tensor *grad, tl_tensor *pinvA, tl_tensor *A);
 int tl_ag_linalg_lstsq_backward(tl_tensor *gX, tl_tensor *gL, tl_tensor *A, tl_tensor *B, tl_tensor *X,
                                 const bool *grad_input_mask, int64_t n, tl_tensor **grad_A, tl_tensor **grad_B);
 tl_tensor *tl_ag_linalg_matrix_exp_differential(tl_tensor *self, tl_tensor *grad, bool adjoint);
+/* 3-d pooling, fold / unfold, max_unpool, embedding_bag, multilabel_margin_loss:
+ * im2col's derivative, col2im back to the input's spatial size (kernels/native/fold.c) */
+tl_tensor *tl_ag_im2col_backward(tl_tensor *grad, tl_tensor *self, const int64_t *kernel_size,
+                                 int64_t kernel_size_len, const int64_t *dilation, int64_t dilation_len,
+                                 const int64_t *padding, int64_t padding_len, const int64_t *stride,
+                                 int64_t stride_len);
 
 #endif

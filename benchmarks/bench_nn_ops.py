@@ -6,7 +6,10 @@ forward + backward (weight and bias, running statistics updated), batch_norm
 eval, group_norm (32 groups) forward and forward + backward, bilinear and
 nearest upsampling by 2 (forward, bilinear forward + backward),
 MultiheadAttention self-attention (batch 8, seq 128, embed 256, 8 heads)
-and ctc_loss, forward + backward. Timed round
+and ctc_loss, forward + backward, max_pool3d
+2x2x2 on 4x32x16x32x32 (forward, forward + backward), F.unfold / F.fold 3x3
+pad 1 on 8x32x56x56, embedding_bag (100000 x 64 table, 4096 bags of 20
+indices: sum forward, mean forward + backward). Timed round
 robin (`interleaved`) at the thread counts of `--threads` (default 1 and 2).
 Ratio = PyTorch's time / torchlet's time (above 1.0 torchlet is faster)."""
 from __future__ import annotations
@@ -98,6 +101,26 @@ def cases():
     add("ctc_loss 50x16x20 fwd+bwd",
         lambda m: (lambda x=T(m, ctc_x), tg=T(m, ctc_t):
                    _fwd_bwd(m, lambda t: m.nn.functional.ctc_loss(t.log_softmax(2), tg, [50] * 16, ctc_tl), x)))
+    vol = rng.standard_normal((4, 32, 16, 32, 32)).astype(np.float32)
+    add("max_pool3d 2x2x2 4x32x16x32x32",
+        lambda m: (lambda x=T(m, vol): m.nn.functional.max_pool3d(x, 2)))
+    add("max_pool3d 2x2x2 fwd+bwd",
+        lambda m: (lambda x=T(m, vol): _fwd_bwd(m, lambda t: m.nn.functional.max_pool3d(t, 2), x)))
+    img = mid[:, :32]
+    cols = rng.standard_normal((8, 32 * 9, 56 * 56)).astype(np.float32)
+    add("unfold 3x3 pad 1 8x32x56x56",
+        lambda m: (lambda x=T(m, img): m.nn.functional.unfold(x, 3, padding=1)))
+    add("fold 3x3 pad 1 to 8x32x56x56",
+        lambda m: (lambda c=T(m, cols): m.nn.functional.fold(c, (56, 56), 3, padding=1)))
+    table = rng.standard_normal((100000, 64)).astype(np.float32)
+    bag_idx = rng.integers(0, 100000, 4096 * 20)
+    bag_off = np.arange(0, 4096 * 20, 20)
+    add("embedding_bag sum 4096 bags x 20",
+        lambda m: (lambda w_=T(m, table), i=T(m, bag_idx), o=T(m, bag_off):
+                   m.nn.functional.embedding_bag(i, w_, o, mode="sum")))
+    add("embedding_bag mean fwd+bwd",
+        lambda m: (lambda w_=T(m, table), i=T(m, bag_idx), o=T(m, bag_off):
+                   _fwd_bwd(m, lambda ww: m.nn.functional.embedding_bag(i, ww, o, mode="mean"), w_)))
     return rows
 
 

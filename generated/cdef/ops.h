@@ -1471,9 +1471,15 @@ tl_tensor *tl_ops_cartesian_prod(tl_tensor *const *tensors, int64_t tensors_len)
 
 /* linspace */
 tl_tensor *tl_ops_linspace(tl_scalar start, tl_scalar end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_linspace_Tensor_Tensor(tl_tensor *start, tl_tensor *end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_linspace_Tensor_Scalar(tl_tensor *start, tl_scalar end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_linspace_Scalar_Tensor(tl_scalar start, tl_tensor *end, int64_t steps, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
 
 /* logspace */
 tl_tensor *tl_ops_logspace(tl_scalar start, tl_scalar end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_logspace_Tensor_Tensor(tl_tensor *start, tl_tensor *end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_logspace_Tensor_Scalar(tl_tensor *start, tl_scalar end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
+tl_tensor *tl_ops_logspace_Scalar_Tensor(tl_scalar start, tl_tensor *end, int64_t steps, double base, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
 
 /* randperm */
 tl_tensor *tl_ops_randperm(int64_t n, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has);
@@ -2571,5 +2577,151 @@ tl_tensor *tl_ops_isneginf_out(tl_tensor *self, tl_tensor *out);
 tl_tensor *tl_ops_sgn(tl_tensor *self);
 tl_tensor *tl_ops_sgn_(tl_tensor *self);
 tl_tensor *tl_ops_sgn_out(tl_tensor *self, tl_tensor *out);
+
+/* linalg_lu_factor */
+int tl_ops_linalg_lu_factor(tl_tensor *A, bool pivot, tl_tensor **ret0, tl_tensor **ret1);
+
+/* linalg_lu_factor_ex */
+int tl_ops_linalg_lu_factor_ex(tl_tensor *A, bool pivot, bool check_errors, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* linalg_lu */
+int tl_ops_linalg_lu(tl_tensor *A, bool pivot, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* linalg_lu_solve */
+tl_tensor *tl_ops_linalg_lu_solve(tl_tensor *LU, tl_tensor *pivots, tl_tensor *B, bool left, bool adjoint);
+
+/* lu_unpack */
+int tl_ops_lu_unpack(tl_tensor *LU_data, tl_tensor *LU_pivots, bool unpack_data, bool unpack_pivots, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* lu_solve */
+tl_tensor *tl_ops_lu_solve(tl_tensor *self, tl_tensor *LU_data, tl_tensor *LU_pivots);
+
+/* _lu_with_info */
+int tl_ops__lu_with_info(tl_tensor *self, bool pivot, bool check_errors, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* linalg_qr */
+int tl_ops_linalg_qr(tl_tensor *A, const char *mode, tl_tensor **ret0, tl_tensor **ret1);
+
+/* qr */
+int tl_ops_qr(tl_tensor *self, bool some, tl_tensor **ret0, tl_tensor **ret1);
+
+/* geqrf */
+int tl_ops_geqrf(tl_tensor *self, tl_tensor **ret0, tl_tensor **ret1);
+
+/* linalg_householder_product */
+tl_tensor *tl_ops_linalg_householder_product(tl_tensor *input, tl_tensor *tau);
+
+/* orgqr */
+tl_tensor *tl_ops_orgqr(tl_tensor *self, tl_tensor *input2);
+
+/* ormqr */
+tl_tensor *tl_ops_ormqr(tl_tensor *self, tl_tensor *input2, tl_tensor *input3, bool left, bool transpose);
+
+/* triangular_solve */
+int tl_ops_triangular_solve(tl_tensor *self, tl_tensor *A, bool upper, bool transpose, bool unitriangular, tl_tensor **ret0, tl_tensor **ret1);
+
+/* linalg_lstsq */
+int tl_ops_linalg_lstsq(tl_tensor *self, tl_tensor *b, double rcond, bool rcond_has, const char *driver, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2, tl_tensor **ret3);
+
+/* linalg_pinv */
+tl_tensor *tl_ops_linalg_pinv_atol_rtol_tensor(tl_tensor *self, tl_tensor *atol, tl_tensor *rtol, bool hermitian);
+tl_tensor *tl_ops_linalg_pinv_atol_rtol_float(tl_tensor *self, double atol, bool atol_has, double rtol, bool rtol_has, bool hermitian);
+tl_tensor *tl_ops_linalg_pinv(tl_tensor *self, double rcond, bool hermitian);
+tl_tensor *tl_ops_linalg_pinv_rcond_tensor(tl_tensor *self, tl_tensor *rcond, bool hermitian);
+
+/* pinverse */
+tl_tensor *tl_ops_pinverse(tl_tensor *self, double rcond);
+
+/* linalg_matrix_rank */
+tl_tensor *tl_ops_linalg_matrix_rank_atol_rtol_tensor(tl_tensor *input, tl_tensor *atol, tl_tensor *rtol, bool hermitian);
+tl_tensor *tl_ops_linalg_matrix_rank_atol_rtol_float(tl_tensor *self, double atol, bool atol_has, double rtol, bool rtol_has, bool hermitian);
+tl_tensor *tl_ops_linalg_matrix_rank(tl_tensor *self, double tol, bool hermitian);
+tl_tensor *tl_ops_linalg_matrix_rank_tol_tensor(tl_tensor *input, tl_tensor *tol, bool hermitian);
+
+/* linalg_cond */
+tl_tensor *tl_ops_linalg_cond(tl_tensor *self, const tl_scalar *p);
+tl_tensor *tl_ops_linalg_cond_p_str(tl_tensor *self, const char *p);
+
+/* linalg_matrix_exp */
+tl_tensor *tl_ops_linalg_matrix_exp(tl_tensor *self);
+
+/* matrix_exp */
+tl_tensor *tl_ops_matrix_exp(tl_tensor *self);
+
+/* matrix_exp_backward */
+tl_tensor *tl_ops_matrix_exp_backward(tl_tensor *self, tl_tensor *grad);
+
+/* linalg_ldl_factor_ex */
+int tl_ops_linalg_ldl_factor_ex(tl_tensor *self, bool hermitian, bool check_errors, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* linalg_ldl_factor */
+int tl_ops_linalg_ldl_factor(tl_tensor *self, bool hermitian, tl_tensor **ret0, tl_tensor **ret1);
+
+/* linalg_ldl_solve */
+tl_tensor *tl_ops_linalg_ldl_solve(tl_tensor *LD, tl_tensor *pivots, tl_tensor *B, bool hermitian);
+
+/* unique_dim */
+int tl_ops_unique_dim(tl_tensor *self, int64_t dim, bool sorted, bool return_inverse, bool return_counts, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* unique_dim_consecutive */
+int tl_ops_unique_dim_consecutive(tl_tensor *self, int64_t dim, bool return_inverse, bool return_counts, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+
+/* max_pool3d_with_indices */
+int tl_ops_max_pool3d_with_indices(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor **ret0, tl_tensor **ret1);
+
+/* max_pool3d_with_indices_backward */
+tl_tensor *tl_ops_max_pool3d_with_indices_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode, tl_tensor *indices);
+
+/* max_pool3d */
+tl_tensor *tl_ops_max_pool3d(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, const int64_t *dilation, int64_t dilation_len, bool ceil_mode);
+
+/* avg_pool3d */
+tl_tensor *tl_ops_avg_pool3d(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has);
+
+/* avg_pool3d_backward */
+tl_tensor *tl_ops_avg_pool3d_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len, bool ceil_mode, bool count_include_pad, int64_t divisor_override, bool divisor_override_has);
+
+/* adaptive_max_pool3d */
+int tl_ops_adaptive_max_pool3d(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, tl_tensor **ret0, tl_tensor **ret1);
+
+/* adaptive_max_pool3d_backward */
+tl_tensor *tl_ops_adaptive_max_pool3d_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *indices);
+
+/* im2col */
+tl_tensor *tl_ops_im2col(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *dilation, int64_t dilation_len, const int64_t *padding, int64_t padding_len, const int64_t *stride, int64_t stride_len);
+
+/* col2im */
+tl_tensor *tl_ops_col2im(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *dilation, int64_t dilation_len, const int64_t *padding, int64_t padding_len, const int64_t *stride, int64_t stride_len);
+
+/* max_unpool2d */
+tl_tensor *tl_ops_max_unpool2d(tl_tensor *self, tl_tensor *indices, const int64_t *output_size, int64_t output_size_len);
+
+/* max_unpool3d */
+tl_tensor *tl_ops_max_unpool3d(tl_tensor *self, tl_tensor *indices, const int64_t *output_size, int64_t output_size_len, const int64_t *stride, int64_t stride_len, const int64_t *padding, int64_t padding_len);
+
+/* multilabel_margin_loss */
+tl_tensor *tl_ops_multilabel_margin_loss(tl_tensor *self, tl_tensor *target, int64_t reduction);
+
+/* multilabel_margin_loss_forward */
+int tl_ops_multilabel_margin_loss_forward(tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor **ret0, tl_tensor **ret1);
+
+/* multilabel_margin_loss_backward */
+tl_tensor *tl_ops_multilabel_margin_loss_backward(tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, int64_t reduction, tl_tensor *is_target);
+
+/* embedding_bag */
+int tl_ops_embedding_bag(tl_tensor *weight, tl_tensor *indices, tl_tensor *offsets, bool scale_grad_by_freq, int64_t mode, bool sparse, tl_tensor *per_sample_weights, bool include_last_offset, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2, tl_tensor **ret3);
+int tl_ops_embedding_bag_padding_idx(tl_tensor *weight, tl_tensor *indices, tl_tensor *offsets, bool scale_grad_by_freq, int64_t mode, bool sparse, tl_tensor *per_sample_weights, bool include_last_offset, int64_t padding_idx, bool padding_idx_has, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2, tl_tensor **ret3);
+
+/* _embedding_bag */
+int tl_ops__embedding_bag(tl_tensor *weight, tl_tensor *indices, tl_tensor *offsets, bool scale_grad_by_freq, int64_t mode, bool sparse, tl_tensor *per_sample_weights, bool include_last_offset, int64_t padding_idx, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2, tl_tensor **ret3);
+
+/* _embedding_bag_backward */
+tl_tensor *tl_ops__embedding_bag_backward(tl_tensor *grad, tl_tensor *indices, tl_tensor *offsets, tl_tensor *offset2bag, tl_tensor *bag_size, tl_tensor *maximum_indices, int64_t num_weights, bool scale_grad_by_freq, int64_t mode, bool sparse, tl_tensor *per_sample_weights, int64_t padding_idx);
+
+/* _embedding_bag_dense_backward */
+tl_tensor *tl_ops__embedding_bag_dense_backward(tl_tensor *grad, tl_tensor *indices, tl_tensor *offset2bag, tl_tensor *bag_size, tl_tensor *maximum_indices, int64_t num_weights, bool scale_grad_by_freq, int64_t mode, tl_tensor *per_sample_weights, int64_t padding_idx);
+
+/* _embedding_bag_per_sample_weights_backward */
+tl_tensor *tl_ops__embedding_bag_per_sample_weights_backward(tl_tensor *grad, tl_tensor *weight, tl_tensor *indices, tl_tensor *offsets, tl_tensor *offset2bag, int64_t mode, int64_t padding_idx);
 
 #endif

@@ -16,6 +16,10 @@
 #include "ops/_ctc_loss_backward.h"
 #include "ops/_cummax_helper.h"
 #include "ops/_cummin_helper.h"
+#include "ops/_embedding_bag.h"
+#include "ops/_embedding_bag_backward.h"
+#include "ops/_embedding_bag_dense_backward.h"
+#include "ops/_embedding_bag_per_sample_weights_backward.h"
 #include "ops/_euclidean_dist.h"
 #include "ops/_index_put_impl.h"
 #include "ops/_linalg_det.h"
@@ -26,6 +30,7 @@
 #include "ops/_log_softmax.h"
 #include "ops/_log_softmax_backward_data.h"
 #include "ops/_logcumsumexp.h"
+#include "ops/_lu_with_info.h"
 #include "ops/_native_batch_norm_legit.h"
 #include "ops/_native_batch_norm_legit_no_training.h"
 #include "ops/_pdist_backward.h"
@@ -54,6 +59,8 @@
 #include "ops/adaptive_max_pool1d.h"
 #include "ops/adaptive_max_pool2d.h"
 #include "ops/adaptive_max_pool2d_backward.h"
+#include "ops/adaptive_max_pool3d.h"
+#include "ops/adaptive_max_pool3d_backward.h"
 #include "ops/add.h"
 #include "ops/addbmm.h"
 #include "ops/addcdiv.h"
@@ -94,6 +101,8 @@
 #include "ops/avg_pool1d.h"
 #include "ops/avg_pool2d.h"
 #include "ops/avg_pool2d_backward.h"
+#include "ops/avg_pool3d.h"
+#include "ops/avg_pool3d_backward.h"
 #include "ops/baddbmm.h"
 #include "ops/batch_norm.h"
 #include "ops/bernoulli.h"
@@ -128,6 +137,7 @@
 #include "ops/clamp_min.h"
 #include "ops/clip.h"
 #include "ops/clone.h"
+#include "ops/col2im.h"
 #include "ops/column_stack.h"
 #include "ops/combinations.h"
 #include "ops/conj.h"
@@ -180,6 +190,7 @@
 #include "ops/elu_backward.h"
 #include "ops/embedding.h"
 #include "ops/embedding_backward.h"
+#include "ops/embedding_bag.h"
 #include "ops/embedding_dense_backward.h"
 #include "ops/embedding_renorm.h"
 #include "ops/empty.h"
@@ -221,6 +232,7 @@
 #include "ops/gelu.h"
 #include "ops/gelu_backward.h"
 #include "ops/geometric.h"
+#include "ops/geqrf.h"
 #include "ops/ger.h"
 #include "ops/glu.h"
 #include "ops/glu_backward.h"
@@ -245,6 +257,7 @@
 #include "ops/i0.h"
 #include "ops/igamma.h"
 #include "ops/igammac.h"
+#include "ops/im2col.h"
 #include "ops/index.h"
 #include "ops/index_add.h"
 #include "ops/index_copy.h"
@@ -278,17 +291,31 @@
 #include "ops/lgamma.h"
 #include "ops/linalg_cholesky.h"
 #include "ops/linalg_cholesky_ex.h"
+#include "ops/linalg_cond.h"
 #include "ops/linalg_cross.h"
 #include "ops/linalg_det.h"
 #include "ops/linalg_diagonal.h"
 #include "ops/linalg_eigh.h"
 #include "ops/linalg_eigvalsh.h"
+#include "ops/linalg_householder_product.h"
 #include "ops/linalg_inv.h"
 #include "ops/linalg_inv_ex.h"
+#include "ops/linalg_ldl_factor.h"
+#include "ops/linalg_ldl_factor_ex.h"
+#include "ops/linalg_ldl_solve.h"
+#include "ops/linalg_lstsq.h"
+#include "ops/linalg_lu.h"
+#include "ops/linalg_lu_factor.h"
+#include "ops/linalg_lu_factor_ex.h"
+#include "ops/linalg_lu_solve.h"
+#include "ops/linalg_matrix_exp.h"
 #include "ops/linalg_matrix_norm.h"
 #include "ops/linalg_matrix_power.h"
+#include "ops/linalg_matrix_rank.h"
 #include "ops/linalg_multi_dot.h"
 #include "ops/linalg_norm.h"
+#include "ops/linalg_pinv.h"
+#include "ops/linalg_qr.h"
 #include "ops/linalg_slogdet.h"
 #include "ops/linalg_solve.h"
 #include "ops/linalg_solve_ex.h"
@@ -324,18 +351,27 @@
 #include "ops/logspace.h"
 #include "ops/logsumexp.h"
 #include "ops/lt.h"
+#include "ops/lu_solve.h"
+#include "ops/lu_unpack.h"
 #include "ops/masked_fill.h"
 #include "ops/masked_scatter.h"
 #include "ops/masked_scatter_backward.h"
 #include "ops/masked_select.h"
 #include "ops/masked_select_backward.h"
 #include "ops/matmul.h"
+#include "ops/matrix_exp.h"
+#include "ops/matrix_exp_backward.h"
 #include "ops/max.h"
 #include "ops/max_pool1d.h"
 #include "ops/max_pool1d_with_indices.h"
 #include "ops/max_pool2d.h"
 #include "ops/max_pool2d_with_indices.h"
 #include "ops/max_pool2d_with_indices_backward.h"
+#include "ops/max_pool3d.h"
+#include "ops/max_pool3d_with_indices.h"
+#include "ops/max_pool3d_with_indices_backward.h"
+#include "ops/max_unpool2d.h"
+#include "ops/max_unpool3d.h"
 #include "ops/maximum.h"
 #include "ops/mean.h"
 #include "ops/median.h"
@@ -352,6 +388,9 @@
 #include "ops/mse_loss_backward.h"
 #include "ops/msort.h"
 #include "ops/mul.h"
+#include "ops/multilabel_margin_loss.h"
+#include "ops/multilabel_margin_loss_backward.h"
+#include "ops/multilabel_margin_loss_forward.h"
 #include "ops/multinomial.h"
 #include "ops/mv.h"
 #include "ops/mvlgamma.h"
@@ -388,10 +427,13 @@
 #include "ops/normal.h"
 #include "ops/ones.h"
 #include "ops/ones_like.h"
+#include "ops/orgqr.h"
+#include "ops/ormqr.h"
 #include "ops/outer.h"
 #include "ops/pdist.h"
 #include "ops/permute.h"
 #include "ops/permute_copy.h"
+#include "ops/pinverse.h"
 #include "ops/pixel_shuffle.h"
 #include "ops/pixel_unshuffle.h"
 #include "ops/polygamma.h"
@@ -399,6 +441,7 @@
 #include "ops/pow.h"
 #include "ops/prelu.h"
 #include "ops/prod.h"
+#include "ops/qr.h"
 #include "ops/quantile.h"
 #include "ops/rad2deg.h"
 #include "ops/rand.h"
@@ -559,6 +602,7 @@
 #include "ops/transpose_copy.h"
 #include "ops/trapezoid.h"
 #include "ops/trapz.h"
+#include "ops/triangular_solve.h"
 #include "ops/tril.h"
 #include "ops/tril_indices.h"
 #include "ops/triu.h"
@@ -571,6 +615,8 @@
 #include "ops/unflatten.h"
 #include "ops/uniform.h"
 #include "ops/unique_consecutive.h"
+#include "ops/unique_dim.h"
+#include "ops/unique_dim_consecutive.h"
 #include "ops/unsafe_chunk.h"
 #include "ops/unsafe_split.h"
 #include "ops/unsqueeze.h"
@@ -1203,6 +1249,52 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_isposinf() != 0) return -1;
     if (tl_ops_register_isneginf() != 0) return -1;
     if (tl_ops_register_sgn() != 0) return -1;
+    if (tl_ops_register_linalg_lu_factor() != 0) return -1;
+    if (tl_ops_register_linalg_lu_factor_ex() != 0) return -1;
+    if (tl_ops_register_linalg_lu() != 0) return -1;
+    if (tl_ops_register_linalg_lu_solve() != 0) return -1;
+    if (tl_ops_register_lu_unpack() != 0) return -1;
+    if (tl_ops_register_lu_solve() != 0) return -1;
+    if (tl_ops_register__lu_with_info() != 0) return -1;
+    if (tl_ops_register_linalg_qr() != 0) return -1;
+    if (tl_ops_register_qr() != 0) return -1;
+    if (tl_ops_register_geqrf() != 0) return -1;
+    if (tl_ops_register_linalg_householder_product() != 0) return -1;
+    if (tl_ops_register_orgqr() != 0) return -1;
+    if (tl_ops_register_ormqr() != 0) return -1;
+    if (tl_ops_register_triangular_solve() != 0) return -1;
+    if (tl_ops_register_linalg_lstsq() != 0) return -1;
+    if (tl_ops_register_linalg_pinv() != 0) return -1;
+    if (tl_ops_register_pinverse() != 0) return -1;
+    if (tl_ops_register_linalg_matrix_rank() != 0) return -1;
+    if (tl_ops_register_linalg_cond() != 0) return -1;
+    if (tl_ops_register_linalg_matrix_exp() != 0) return -1;
+    if (tl_ops_register_matrix_exp() != 0) return -1;
+    if (tl_ops_register_matrix_exp_backward() != 0) return -1;
+    if (tl_ops_register_linalg_ldl_factor_ex() != 0) return -1;
+    if (tl_ops_register_linalg_ldl_factor() != 0) return -1;
+    if (tl_ops_register_linalg_ldl_solve() != 0) return -1;
+    if (tl_ops_register_unique_dim() != 0) return -1;
+    if (tl_ops_register_unique_dim_consecutive() != 0) return -1;
+    if (tl_ops_register_max_pool3d_with_indices() != 0) return -1;
+    if (tl_ops_register_max_pool3d_with_indices_backward() != 0) return -1;
+    if (tl_ops_register_max_pool3d() != 0) return -1;
+    if (tl_ops_register_avg_pool3d() != 0) return -1;
+    if (tl_ops_register_avg_pool3d_backward() != 0) return -1;
+    if (tl_ops_register_adaptive_max_pool3d() != 0) return -1;
+    if (tl_ops_register_adaptive_max_pool3d_backward() != 0) return -1;
+    if (tl_ops_register_im2col() != 0) return -1;
+    if (tl_ops_register_col2im() != 0) return -1;
+    if (tl_ops_register_max_unpool2d() != 0) return -1;
+    if (tl_ops_register_max_unpool3d() != 0) return -1;
+    if (tl_ops_register_multilabel_margin_loss() != 0) return -1;
+    if (tl_ops_register_multilabel_margin_loss_forward() != 0) return -1;
+    if (tl_ops_register_multilabel_margin_loss_backward() != 0) return -1;
+    if (tl_ops_register_embedding_bag() != 0) return -1;
+    if (tl_ops_register__embedding_bag() != 0) return -1;
+    if (tl_ops_register__embedding_bag_backward() != 0) return -1;
+    if (tl_ops_register__embedding_bag_dense_backward() != 0) return -1;
+    if (tl_ops_register__embedding_bag_per_sample_weights_backward() != 0) return -1;
     done = 1;
     return 0;
 }

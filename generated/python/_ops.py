@@ -78,6 +78,10 @@ __all__ = [
     "_ctc_loss_backward",
     "_cummax_helper",
     "_cummin_helper",
+    "_embedding_bag",
+    "_embedding_bag_backward",
+    "_embedding_bag_dense_backward",
+    "_embedding_bag_per_sample_weights_backward",
     "_euclidean_dist",
     "_index_put_impl",
     "_index_put_impl_",
@@ -89,6 +93,7 @@ __all__ = [
     "_log_softmax",
     "_log_softmax_backward_data",
     "_logcumsumexp",
+    "_lu_with_info",
     "_native_batch_norm_legit",
     "_native_batch_norm_legit_no_training",
     "_pdist_backward",
@@ -246,6 +251,7 @@ __all__ = [
     "einsum",
     "embedding",
     "embedding_backward",
+    "embedding_bag",
     "embedding_dense_backward",
     "embedding_renorm_",
     "empty",
@@ -292,6 +298,7 @@ __all__ = [
     "gcd_",
     "ge",
     "geometric",
+    "geqrf",
     "ger",
     "group_norm",
     "gt",
@@ -363,16 +370,21 @@ __all__ = [
     "logspace",
     "logsumexp",
     "lt",
+    "lu_solve",
+    "lu_unpack",
     "masked_fill",
     "masked_scatter",
     "masked_scatter_backward",
     "masked_select",
     "masked_select_backward",
     "matmul",
+    "matrix_exp",
+    "matrix_exp_backward",
     "max",
     "max_pool1d",
     "max_pool1d_with_indices",
     "max_pool2d",
+    "max_pool3d",
     "maximum",
     "mean",
     "median",
@@ -413,10 +425,13 @@ __all__ = [
     "normal",
     "ones",
     "ones_like",
+    "orgqr",
+    "ormqr",
     "outer",
     "pdist",
     "permute",
     "permute_copy",
+    "pinverse",
     "pixel_shuffle",
     "pixel_unshuffle",
     "polygamma",
@@ -424,6 +439,7 @@ __all__ = [
     "pow",
     "prelu",
     "prod",
+    "qr",
     "quantile",
     "rad2deg",
     "rad2deg_",
@@ -518,6 +534,7 @@ __all__ = [
     "transpose_copy",
     "trapezoid",
     "trapz",
+    "triangular_solve",
     "tril",
     "tril_indices",
     "triu",
@@ -583,6 +600,10 @@ _C__ctc_loss_backward = getattr(_lib, "tl_ops__ctc_loss_backward", None) or _mis
 _C__ctc_loss_backward_Tensor = getattr(_lib, "tl_ops__ctc_loss_backward_Tensor", None) or _missing_c("tl_ops__ctc_loss_backward_Tensor")
 _C__cummax_helper = getattr(_lib, "tl_ops__cummax_helper", None) or _missing_c("tl_ops__cummax_helper")
 _C__cummin_helper = getattr(_lib, "tl_ops__cummin_helper", None) or _missing_c("tl_ops__cummin_helper")
+_C__embedding_bag = getattr(_lib, "tl_ops__embedding_bag", None) or _missing_c("tl_ops__embedding_bag")
+_C__embedding_bag_backward = getattr(_lib, "tl_ops__embedding_bag_backward", None) or _missing_c("tl_ops__embedding_bag_backward")
+_C__embedding_bag_dense_backward = getattr(_lib, "tl_ops__embedding_bag_dense_backward", None) or _missing_c("tl_ops__embedding_bag_dense_backward")
+_C__embedding_bag_per_sample_weights_backward = getattr(_lib, "tl_ops__embedding_bag_per_sample_weights_backward", None) or _missing_c("tl_ops__embedding_bag_per_sample_weights_backward")
 _C__euclidean_dist = getattr(_lib, "tl_ops__euclidean_dist", None) or _missing_c("tl_ops__euclidean_dist")
 _C__index_put_impl = getattr(_lib, "tl_ops__index_put_impl", None) or _missing_c("tl_ops__index_put_impl")
 _C__index_put_impl_ = getattr(_lib, "tl_ops__index_put_impl_", None) or _missing_c("tl_ops__index_put_impl_")
@@ -599,6 +620,7 @@ _C__log_softmax_backward_data_out = getattr(_lib, "tl_ops__log_softmax_backward_
 _C__log_softmax_out = getattr(_lib, "tl_ops__log_softmax_out", None) or _missing_c("tl_ops__log_softmax_out")
 _C__logcumsumexp = getattr(_lib, "tl_ops__logcumsumexp", None) or _missing_c("tl_ops__logcumsumexp")
 _C__logcumsumexp_out = getattr(_lib, "tl_ops__logcumsumexp_out", None) or _missing_c("tl_ops__logcumsumexp_out")
+_C__lu_with_info = getattr(_lib, "tl_ops__lu_with_info", None) or _missing_c("tl_ops__lu_with_info")
 _C__native_batch_norm_legit = getattr(_lib, "tl_ops__native_batch_norm_legit", None) or _missing_c("tl_ops__native_batch_norm_legit")
 _C__native_batch_norm_legit_no_stats = getattr(_lib, "tl_ops__native_batch_norm_legit_no_stats", None) or _missing_c("tl_ops__native_batch_norm_legit_no_stats")
 _C__native_batch_norm_legit_no_training = getattr(_lib, "tl_ops__native_batch_norm_legit_no_training", None) or _missing_c("tl_ops__native_batch_norm_legit_no_training")
@@ -645,6 +667,8 @@ _C_adaptive_max_pool1d = getattr(_lib, "tl_ops_adaptive_max_pool1d", None) or _m
 _C_adaptive_max_pool2d = getattr(_lib, "tl_ops_adaptive_max_pool2d", None) or _missing_c("tl_ops_adaptive_max_pool2d")
 _C_adaptive_max_pool2d_backward = getattr(_lib, "tl_ops_adaptive_max_pool2d_backward", None) or _missing_c("tl_ops_adaptive_max_pool2d_backward")
 _C_adaptive_max_pool2d_backward_grad_input = getattr(_lib, "tl_ops_adaptive_max_pool2d_backward_grad_input", None) or _missing_c("tl_ops_adaptive_max_pool2d_backward_grad_input")
+_C_adaptive_max_pool3d = getattr(_lib, "tl_ops_adaptive_max_pool3d", None) or _missing_c("tl_ops_adaptive_max_pool3d")
+_C_adaptive_max_pool3d_backward = getattr(_lib, "tl_ops_adaptive_max_pool3d_backward", None) or _missing_c("tl_ops_adaptive_max_pool3d_backward")
 _C_add_Tensor = getattr(_lib, "tl_ops_add_Tensor", None) or _missing_c("tl_ops_add_Tensor")
 _C_add__Tensor = getattr(_lib, "tl_ops_add__Tensor", None) or _missing_c("tl_ops_add__Tensor")
 _C_add_out = getattr(_lib, "tl_ops_add_out", None) or _missing_c("tl_ops_add_out")
@@ -750,6 +774,8 @@ _C_avg_pool2d = getattr(_lib, "tl_ops_avg_pool2d", None) or _missing_c("tl_ops_a
 _C_avg_pool2d_backward = getattr(_lib, "tl_ops_avg_pool2d_backward", None) or _missing_c("tl_ops_avg_pool2d_backward")
 _C_avg_pool2d_backward_grad_input = getattr(_lib, "tl_ops_avg_pool2d_backward_grad_input", None) or _missing_c("tl_ops_avg_pool2d_backward_grad_input")
 _C_avg_pool2d_out = getattr(_lib, "tl_ops_avg_pool2d_out", None) or _missing_c("tl_ops_avg_pool2d_out")
+_C_avg_pool3d = getattr(_lib, "tl_ops_avg_pool3d", None) or _missing_c("tl_ops_avg_pool3d")
+_C_avg_pool3d_backward = getattr(_lib, "tl_ops_avg_pool3d_backward", None) or _missing_c("tl_ops_avg_pool3d_backward")
 _C_baddbmm = getattr(_lib, "tl_ops_baddbmm", None) or _missing_c("tl_ops_baddbmm")
 _C_baddbmm_ = getattr(_lib, "tl_ops_baddbmm_", None) or _missing_c("tl_ops_baddbmm_")
 _C_baddbmm_dtype = getattr(_lib, "tl_ops_baddbmm_dtype", None) or _missing_c("tl_ops_baddbmm_dtype")
@@ -859,6 +885,7 @@ _C_clip_Tensor_out = getattr(_lib, "tl_ops_clip_Tensor_out", None) or _missing_c
 _C_clip__Tensor = getattr(_lib, "tl_ops_clip__Tensor", None) or _missing_c("tl_ops_clip__Tensor")
 _C_clip_out = getattr(_lib, "tl_ops_clip_out", None) or _missing_c("tl_ops_clip_out")
 _C_clone = getattr(_lib, "tl_ops_clone", None) or _missing_c("tl_ops_clone")
+_C_col2im = getattr(_lib, "tl_ops_col2im", None) or _missing_c("tl_ops_col2im")
 _C_column_stack = getattr(_lib, "tl_ops_column_stack", None) or _missing_c("tl_ops_column_stack")
 _C_column_stack_out = getattr(_lib, "tl_ops_column_stack_out", None) or _missing_c("tl_ops_column_stack_out")
 _C_combinations = getattr(_lib, "tl_ops_combinations", None) or _missing_c("tl_ops_combinations")
@@ -949,6 +976,8 @@ _C_elu_backward_grad_input = getattr(_lib, "tl_ops_elu_backward_grad_input", Non
 _C_elu_out = getattr(_lib, "tl_ops_elu_out", None) or _missing_c("tl_ops_elu_out")
 _C_embedding = getattr(_lib, "tl_ops_embedding", None) or _missing_c("tl_ops_embedding")
 _C_embedding_backward = getattr(_lib, "tl_ops_embedding_backward", None) or _missing_c("tl_ops_embedding_backward")
+_C_embedding_bag = getattr(_lib, "tl_ops_embedding_bag", None) or _missing_c("tl_ops_embedding_bag")
+_C_embedding_bag_padding_idx = getattr(_lib, "tl_ops_embedding_bag_padding_idx", None) or _missing_c("tl_ops_embedding_bag_padding_idx")
 _C_embedding_dense_backward = getattr(_lib, "tl_ops_embedding_dense_backward", None) or _missing_c("tl_ops_embedding_dense_backward")
 _C_embedding_renorm_ = getattr(_lib, "tl_ops_embedding_renorm_", None) or _missing_c("tl_ops_embedding_renorm_")
 _C_empty_like = getattr(_lib, "tl_ops_empty_like", None) or _missing_c("tl_ops_empty_like")
@@ -1051,6 +1080,7 @@ _C_gelu_out = getattr(_lib, "tl_ops_gelu_out", None) or _missing_c("tl_ops_gelu_
 _C_geometric = getattr(_lib, "tl_ops_geometric", None) or _missing_c("tl_ops_geometric")
 _C_geometric_ = getattr(_lib, "tl_ops_geometric_", None) or _missing_c("tl_ops_geometric_")
 _C_geometric_out = getattr(_lib, "tl_ops_geometric_out", None) or _missing_c("tl_ops_geometric_out")
+_C_geqrf = getattr(_lib, "tl_ops_geqrf", None) or _missing_c("tl_ops_geqrf")
 _C_ger = getattr(_lib, "tl_ops_ger", None) or _missing_c("tl_ops_ger")
 _C_ger_out = getattr(_lib, "tl_ops_ger_out", None) or _missing_c("tl_ops_ger_out")
 _C_glu = getattr(_lib, "tl_ops_glu", None) or _missing_c("tl_ops_glu")
@@ -1107,6 +1137,7 @@ _C_igamma_out = getattr(_lib, "tl_ops_igamma_out", None) or _missing_c("tl_ops_i
 _C_igammac = getattr(_lib, "tl_ops_igammac", None) or _missing_c("tl_ops_igammac")
 _C_igammac_ = getattr(_lib, "tl_ops_igammac_", None) or _missing_c("tl_ops_igammac_")
 _C_igammac_out = getattr(_lib, "tl_ops_igammac_out", None) or _missing_c("tl_ops_igammac_out")
+_C_im2col = getattr(_lib, "tl_ops_im2col", None) or _missing_c("tl_ops_im2col")
 _C_index_Tensor = getattr(_lib, "tl_ops_index_Tensor", None) or _missing_c("tl_ops_index_Tensor")
 _C_index_Tensor_out = getattr(_lib, "tl_ops_index_Tensor_out", None) or _missing_c("tl_ops_index_Tensor_out")
 _C_index_add = getattr(_lib, "tl_ops_index_add", None) or _missing_c("tl_ops_index_add")
@@ -1180,25 +1211,46 @@ _C_lgamma_ = getattr(_lib, "tl_ops_lgamma_", None) or _missing_c("tl_ops_lgamma_
 _C_lgamma_out = getattr(_lib, "tl_ops_lgamma_out", None) or _missing_c("tl_ops_lgamma_out")
 _C_linalg_cholesky = getattr(_lib, "tl_ops_linalg_cholesky", None) or _missing_c("tl_ops_linalg_cholesky")
 _C_linalg_cholesky_ex = getattr(_lib, "tl_ops_linalg_cholesky_ex", None) or _missing_c("tl_ops_linalg_cholesky_ex")
+_C_linalg_cond = getattr(_lib, "tl_ops_linalg_cond", None) or _missing_c("tl_ops_linalg_cond")
+_C_linalg_cond_p_str = getattr(_lib, "tl_ops_linalg_cond_p_str", None) or _missing_c("tl_ops_linalg_cond_p_str")
 _C_linalg_cross = getattr(_lib, "tl_ops_linalg_cross", None) or _missing_c("tl_ops_linalg_cross")
 _C_linalg_cross_out = getattr(_lib, "tl_ops_linalg_cross_out", None) or _missing_c("tl_ops_linalg_cross_out")
 _C_linalg_det = getattr(_lib, "tl_ops_linalg_det", None) or _missing_c("tl_ops_linalg_det")
 _C_linalg_diagonal = getattr(_lib, "tl_ops_linalg_diagonal", None) or _missing_c("tl_ops_linalg_diagonal")
 _C_linalg_eigh = getattr(_lib, "tl_ops_linalg_eigh", None) or _missing_c("tl_ops_linalg_eigh")
 _C_linalg_eigvalsh = getattr(_lib, "tl_ops_linalg_eigvalsh", None) or _missing_c("tl_ops_linalg_eigvalsh")
+_C_linalg_householder_product = getattr(_lib, "tl_ops_linalg_householder_product", None) or _missing_c("tl_ops_linalg_householder_product")
 _C_linalg_inv = getattr(_lib, "tl_ops_linalg_inv", None) or _missing_c("tl_ops_linalg_inv")
 _C_linalg_inv_ex = getattr(_lib, "tl_ops_linalg_inv_ex", None) or _missing_c("tl_ops_linalg_inv_ex")
+_C_linalg_ldl_factor = getattr(_lib, "tl_ops_linalg_ldl_factor", None) or _missing_c("tl_ops_linalg_ldl_factor")
+_C_linalg_ldl_factor_ex = getattr(_lib, "tl_ops_linalg_ldl_factor_ex", None) or _missing_c("tl_ops_linalg_ldl_factor_ex")
+_C_linalg_ldl_solve = getattr(_lib, "tl_ops_linalg_ldl_solve", None) or _missing_c("tl_ops_linalg_ldl_solve")
+_C_linalg_lstsq = getattr(_lib, "tl_ops_linalg_lstsq", None) or _missing_c("tl_ops_linalg_lstsq")
+_C_linalg_lu = getattr(_lib, "tl_ops_linalg_lu", None) or _missing_c("tl_ops_linalg_lu")
+_C_linalg_lu_factor = getattr(_lib, "tl_ops_linalg_lu_factor", None) or _missing_c("tl_ops_linalg_lu_factor")
+_C_linalg_lu_factor_ex = getattr(_lib, "tl_ops_linalg_lu_factor_ex", None) or _missing_c("tl_ops_linalg_lu_factor_ex")
+_C_linalg_lu_solve = getattr(_lib, "tl_ops_linalg_lu_solve", None) or _missing_c("tl_ops_linalg_lu_solve")
+_C_linalg_matrix_exp = getattr(_lib, "tl_ops_linalg_matrix_exp", None) or _missing_c("tl_ops_linalg_matrix_exp")
 _C_linalg_matrix_norm = getattr(_lib, "tl_ops_linalg_matrix_norm", None) or _missing_c("tl_ops_linalg_matrix_norm")
 _C_linalg_matrix_norm_out = getattr(_lib, "tl_ops_linalg_matrix_norm_out", None) or _missing_c("tl_ops_linalg_matrix_norm_out")
 _C_linalg_matrix_norm_str_ord = getattr(_lib, "tl_ops_linalg_matrix_norm_str_ord", None) or _missing_c("tl_ops_linalg_matrix_norm_str_ord")
 _C_linalg_matrix_norm_str_ord_out = getattr(_lib, "tl_ops_linalg_matrix_norm_str_ord_out", None) or _missing_c("tl_ops_linalg_matrix_norm_str_ord_out")
 _C_linalg_matrix_power = getattr(_lib, "tl_ops_linalg_matrix_power", None) or _missing_c("tl_ops_linalg_matrix_power")
+_C_linalg_matrix_rank = getattr(_lib, "tl_ops_linalg_matrix_rank", None) or _missing_c("tl_ops_linalg_matrix_rank")
+_C_linalg_matrix_rank_atol_rtol_float = getattr(_lib, "tl_ops_linalg_matrix_rank_atol_rtol_float", None) or _missing_c("tl_ops_linalg_matrix_rank_atol_rtol_float")
+_C_linalg_matrix_rank_atol_rtol_tensor = getattr(_lib, "tl_ops_linalg_matrix_rank_atol_rtol_tensor", None) or _missing_c("tl_ops_linalg_matrix_rank_atol_rtol_tensor")
+_C_linalg_matrix_rank_tol_tensor = getattr(_lib, "tl_ops_linalg_matrix_rank_tol_tensor", None) or _missing_c("tl_ops_linalg_matrix_rank_tol_tensor")
 _C_linalg_multi_dot = getattr(_lib, "tl_ops_linalg_multi_dot", None) or _missing_c("tl_ops_linalg_multi_dot")
 _C_linalg_multi_dot_out = getattr(_lib, "tl_ops_linalg_multi_dot_out", None) or _missing_c("tl_ops_linalg_multi_dot_out")
 _C_linalg_norm = getattr(_lib, "tl_ops_linalg_norm", None) or _missing_c("tl_ops_linalg_norm")
 _C_linalg_norm_ord_str = getattr(_lib, "tl_ops_linalg_norm_ord_str", None) or _missing_c("tl_ops_linalg_norm_ord_str")
 _C_linalg_norm_ord_str_out = getattr(_lib, "tl_ops_linalg_norm_ord_str_out", None) or _missing_c("tl_ops_linalg_norm_ord_str_out")
 _C_linalg_norm_out = getattr(_lib, "tl_ops_linalg_norm_out", None) or _missing_c("tl_ops_linalg_norm_out")
+_C_linalg_pinv = getattr(_lib, "tl_ops_linalg_pinv", None) or _missing_c("tl_ops_linalg_pinv")
+_C_linalg_pinv_atol_rtol_float = getattr(_lib, "tl_ops_linalg_pinv_atol_rtol_float", None) or _missing_c("tl_ops_linalg_pinv_atol_rtol_float")
+_C_linalg_pinv_atol_rtol_tensor = getattr(_lib, "tl_ops_linalg_pinv_atol_rtol_tensor", None) or _missing_c("tl_ops_linalg_pinv_atol_rtol_tensor")
+_C_linalg_pinv_rcond_tensor = getattr(_lib, "tl_ops_linalg_pinv_rcond_tensor", None) or _missing_c("tl_ops_linalg_pinv_rcond_tensor")
+_C_linalg_qr = getattr(_lib, "tl_ops_linalg_qr", None) or _missing_c("tl_ops_linalg_qr")
 _C_linalg_slogdet = getattr(_lib, "tl_ops_linalg_slogdet", None) or _missing_c("tl_ops_linalg_slogdet")
 _C_linalg_solve = getattr(_lib, "tl_ops_linalg_solve", None) or _missing_c("tl_ops_linalg_solve")
 _C_linalg_solve_ex = getattr(_lib, "tl_ops_linalg_solve_ex", None) or _missing_c("tl_ops_linalg_solve_ex")
@@ -1276,6 +1328,8 @@ _C_lt_Tensor = getattr(_lib, "tl_ops_lt_Tensor", None) or _missing_c("tl_ops_lt_
 _C_lt_Tensor_out = getattr(_lib, "tl_ops_lt_Tensor_out", None) or _missing_c("tl_ops_lt_Tensor_out")
 _C_lt__Scalar = getattr(_lib, "tl_ops_lt__Scalar", None) or _missing_c("tl_ops_lt__Scalar")
 _C_lt__Tensor = getattr(_lib, "tl_ops_lt__Tensor", None) or _missing_c("tl_ops_lt__Tensor")
+_C_lu_solve = getattr(_lib, "tl_ops_lu_solve", None) or _missing_c("tl_ops_lu_solve")
+_C_lu_unpack = getattr(_lib, "tl_ops_lu_unpack", None) or _missing_c("tl_ops_lu_unpack")
 _C_masked_fill_Scalar = getattr(_lib, "tl_ops_masked_fill_Scalar", None) or _missing_c("tl_ops_masked_fill_Scalar")
 _C_masked_fill_Tensor = getattr(_lib, "tl_ops_masked_fill_Tensor", None) or _missing_c("tl_ops_masked_fill_Tensor")
 _C_masked_fill__Scalar = getattr(_lib, "tl_ops_masked_fill__Scalar", None) or _missing_c("tl_ops_masked_fill__Scalar")
@@ -1288,6 +1342,8 @@ _C_masked_select_backward = getattr(_lib, "tl_ops_masked_select_backward", None)
 _C_masked_select_out = getattr(_lib, "tl_ops_masked_select_out", None) or _missing_c("tl_ops_masked_select_out")
 _C_matmul = getattr(_lib, "tl_ops_matmul", None) or _missing_c("tl_ops_matmul")
 _C_matmul_out = getattr(_lib, "tl_ops_matmul_out", None) or _missing_c("tl_ops_matmul_out")
+_C_matrix_exp = getattr(_lib, "tl_ops_matrix_exp", None) or _missing_c("tl_ops_matrix_exp")
+_C_matrix_exp_backward = getattr(_lib, "tl_ops_matrix_exp_backward", None) or _missing_c("tl_ops_matrix_exp_backward")
 _C_max = getattr(_lib, "tl_ops_max", None) or _missing_c("tl_ops_max")
 _C_max_dim = getattr(_lib, "tl_ops_max_dim", None) or _missing_c("tl_ops_max_dim")
 _C_max_dim_max = getattr(_lib, "tl_ops_max_dim_max", None) or _missing_c("tl_ops_max_dim_max")
@@ -1299,7 +1355,12 @@ _C_max_pool2d = getattr(_lib, "tl_ops_max_pool2d", None) or _missing_c("tl_ops_m
 _C_max_pool2d_with_indices = getattr(_lib, "tl_ops_max_pool2d_with_indices", None) or _missing_c("tl_ops_max_pool2d_with_indices")
 _C_max_pool2d_with_indices_backward = getattr(_lib, "tl_ops_max_pool2d_with_indices_backward", None) or _missing_c("tl_ops_max_pool2d_with_indices_backward")
 _C_max_pool2d_with_indices_backward_grad_input = getattr(_lib, "tl_ops_max_pool2d_with_indices_backward_grad_input", None) or _missing_c("tl_ops_max_pool2d_with_indices_backward_grad_input")
+_C_max_pool3d = getattr(_lib, "tl_ops_max_pool3d", None) or _missing_c("tl_ops_max_pool3d")
+_C_max_pool3d_with_indices = getattr(_lib, "tl_ops_max_pool3d_with_indices", None) or _missing_c("tl_ops_max_pool3d_with_indices")
+_C_max_pool3d_with_indices_backward = getattr(_lib, "tl_ops_max_pool3d_with_indices_backward", None) or _missing_c("tl_ops_max_pool3d_with_indices_backward")
 _C_max_unary_out = getattr(_lib, "tl_ops_max_unary_out", None) or _missing_c("tl_ops_max_unary_out")
+_C_max_unpool2d = getattr(_lib, "tl_ops_max_unpool2d", None) or _missing_c("tl_ops_max_unpool2d")
+_C_max_unpool3d = getattr(_lib, "tl_ops_max_unpool3d", None) or _missing_c("tl_ops_max_unpool3d")
 _C_maximum = getattr(_lib, "tl_ops_maximum", None) or _missing_c("tl_ops_maximum")
 _C_maximum_out = getattr(_lib, "tl_ops_maximum_out", None) or _missing_c("tl_ops_maximum_out")
 _C_mean = getattr(_lib, "tl_ops_mean", None) or _missing_c("tl_ops_mean")
@@ -1341,6 +1402,9 @@ _C_msort = getattr(_lib, "tl_ops_msort", None) or _missing_c("tl_ops_msort")
 _C_mul_Tensor = getattr(_lib, "tl_ops_mul_Tensor", None) or _missing_c("tl_ops_mul_Tensor")
 _C_mul__Tensor = getattr(_lib, "tl_ops_mul__Tensor", None) or _missing_c("tl_ops_mul__Tensor")
 _C_mul_out = getattr(_lib, "tl_ops_mul_out", None) or _missing_c("tl_ops_mul_out")
+_C_multilabel_margin_loss = getattr(_lib, "tl_ops_multilabel_margin_loss", None) or _missing_c("tl_ops_multilabel_margin_loss")
+_C_multilabel_margin_loss_backward = getattr(_lib, "tl_ops_multilabel_margin_loss_backward", None) or _missing_c("tl_ops_multilabel_margin_loss_backward")
+_C_multilabel_margin_loss_forward = getattr(_lib, "tl_ops_multilabel_margin_loss_forward", None) or _missing_c("tl_ops_multilabel_margin_loss_forward")
 _C_multinomial = getattr(_lib, "tl_ops_multinomial", None) or _missing_c("tl_ops_multinomial")
 _C_multinomial_out = getattr(_lib, "tl_ops_multinomial_out", None) or _missing_c("tl_ops_multinomial_out")
 _C_mv = getattr(_lib, "tl_ops_mv", None) or _missing_c("tl_ops_mv")
@@ -1412,11 +1476,14 @@ _C_normal_float_float_out = getattr(_lib, "tl_ops_normal_float_float_out", None)
 _C_ones = getattr(_lib, "tl_ops_ones", None) or _missing_c("tl_ops_ones")
 _C_ones_like = getattr(_lib, "tl_ops_ones_like", None) or _missing_c("tl_ops_ones_like")
 _C_ones_out = getattr(_lib, "tl_ops_ones_out", None) or _missing_c("tl_ops_ones_out")
+_C_orgqr = getattr(_lib, "tl_ops_orgqr", None) or _missing_c("tl_ops_orgqr")
+_C_ormqr = getattr(_lib, "tl_ops_ormqr", None) or _missing_c("tl_ops_ormqr")
 _C_outer = getattr(_lib, "tl_ops_outer", None) or _missing_c("tl_ops_outer")
 _C_outer_out = getattr(_lib, "tl_ops_outer_out", None) or _missing_c("tl_ops_outer_out")
 _C_pdist = getattr(_lib, "tl_ops_pdist", None) or _missing_c("tl_ops_pdist")
 _C_permute = getattr(_lib, "tl_ops_permute", None) or _missing_c("tl_ops_permute")
 _C_permute_copy = getattr(_lib, "tl_ops_permute_copy", None) or _missing_c("tl_ops_permute_copy")
+_C_pinverse = getattr(_lib, "tl_ops_pinverse", None) or _missing_c("tl_ops_pinverse")
 _C_pixel_shuffle = getattr(_lib, "tl_ops_pixel_shuffle", None) or _missing_c("tl_ops_pixel_shuffle")
 _C_pixel_unshuffle = getattr(_lib, "tl_ops_pixel_unshuffle", None) or _missing_c("tl_ops_pixel_unshuffle")
 _C_polygamma = getattr(_lib, "tl_ops_polygamma", None) or _missing_c("tl_ops_polygamma")
@@ -1435,6 +1502,7 @@ _C_prelu = getattr(_lib, "tl_ops_prelu", None) or _missing_c("tl_ops_prelu")
 _C_prod = getattr(_lib, "tl_ops_prod", None) or _missing_c("tl_ops_prod")
 _C_prod_dim_int = getattr(_lib, "tl_ops_prod_dim_int", None) or _missing_c("tl_ops_prod_dim_int")
 _C_prod_int_out = getattr(_lib, "tl_ops_prod_int_out", None) or _missing_c("tl_ops_prod_int_out")
+_C_qr = getattr(_lib, "tl_ops_qr", None) or _missing_c("tl_ops_qr")
 _C_quantile = getattr(_lib, "tl_ops_quantile", None) or _missing_c("tl_ops_quantile")
 _C_quantile_out = getattr(_lib, "tl_ops_quantile_out", None) or _missing_c("tl_ops_quantile_out")
 _C_quantile_scalar = getattr(_lib, "tl_ops_quantile_scalar", None) or _missing_c("tl_ops_quantile_scalar")
@@ -1829,6 +1897,7 @@ _C_trapezoid_dx = getattr(_lib, "tl_ops_trapezoid_dx", None) or _missing_c("tl_o
 _C_trapezoid_x = getattr(_lib, "tl_ops_trapezoid_x", None) or _missing_c("tl_ops_trapezoid_x")
 _C_trapz_dx = getattr(_lib, "tl_ops_trapz_dx", None) or _missing_c("tl_ops_trapz_dx")
 _C_trapz_x = getattr(_lib, "tl_ops_trapz_x", None) or _missing_c("tl_ops_trapz_x")
+_C_triangular_solve = getattr(_lib, "tl_ops_triangular_solve", None) or _missing_c("tl_ops_triangular_solve")
 _C_tril = getattr(_lib, "tl_ops_tril", None) or _missing_c("tl_ops_tril")
 _C_tril_ = getattr(_lib, "tl_ops_tril_", None) or _missing_c("tl_ops_tril_")
 _C_tril_indices = getattr(_lib, "tl_ops_tril_indices", None) or _missing_c("tl_ops_tril_indices")
@@ -2913,6 +2982,195 @@ def _cummin_helper(input, values, indices, dim):
     return None
 
 
+# yaml/native_functions.yaml: _embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)
+_SIGS__embedding_bag = (
+    ('(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq = False, int mode = 0, bool sparse = False, Tensor per_sample_weights = None, bool include_last_offset = False, int padding_idx = -1)', (('weight', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('offsets', lambda x: isinstance(x, _Tensor)), ('scale_grad_by_freq', lambda x: _cv_bool(x) is not _BAD), ('mode', lambda x: _cv_int(x) is not _BAD), ('sparse', lambda x: _cv_bool(x) is not _BAD), ('per_sample_weights', lambda x: (x is None or isinstance(x, _Tensor))), ('include_last_offset', lambda x: _cv_bool(x) is not _BAD), ('padding_idx', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=-1):
+    '(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq = False, int mode = 0, bool sparse = False, Tensor per_sample_weights = None, bool include_last_offset = False, int padding_idx = -1)'
+    if _TF and (r_ := _tf(_embedding_bag, locals())) is not _GO:
+        return r_
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('_embedding_bag', 'weight', 1, 'Tensor', weight)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('_embedding_bag', 'indices', 2, 'Tensor', indices)
+    if offsets.__class__ is not _Tensor:
+        if not isinstance(offsets, _Tensor):
+            raise _arg_error('_embedding_bag', 'offsets', 3, 'Tensor', offsets)
+    scale_grad_by_freq_c = _cv_bool(scale_grad_by_freq)
+    if scale_grad_by_freq_c is _BAD:
+        raise _arg_error('_embedding_bag', 'scale_grad_by_freq', 4, 'bool', scale_grad_by_freq)
+    mode_c = _cv_int(mode)
+    if mode_c is _BAD:
+        raise _arg_error('_embedding_bag', 'mode', 5, 'int', mode)
+    sparse_c = _cv_bool(sparse)
+    if sparse_c is _BAD:
+        raise _arg_error('_embedding_bag', 'sparse', 6, 'bool', sparse)
+    per_sample_weights_c = _cv_opt_tensor(per_sample_weights)
+    if per_sample_weights_c is _BAD:
+        raise _arg_error('_embedding_bag', 'per_sample_weights', 7, 'Tensor', per_sample_weights)
+    include_last_offset_c = _cv_bool(include_last_offset)
+    if include_last_offset_c is _BAD:
+        raise _arg_error('_embedding_bag', 'include_last_offset', 8, 'bool', include_last_offset)
+    padding_idx_c = _cv_int(padding_idx)
+    if padding_idx_c is _BAD:
+        raise _arg_error('_embedding_bag', 'padding_idx', 9, 'int', padding_idx)
+    p_ = _ffi.new('tl_tensor *[4]')
+    _check_rc(_C__embedding_bag(weight._p, indices._p, offsets._p, scale_grad_by_freq_c, mode_c, sparse_c, per_sample_weights_c, include_last_offset_c, padding_idx_c, p_ + 0, p_ + 1, p_ + 2, p_ + 3))
+    return _tensors_result(p_, 4)
+
+
+# yaml/native_functions.yaml: _embedding_bag_backward(Tensor grad, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor
+_SIGS__embedding_bag_backward = (
+    ('(Tensor grad, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, int num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor per_sample_weights, int padding_idx = -1)', (('grad', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('offsets', lambda x: isinstance(x, _Tensor)), ('offset2bag', lambda x: isinstance(x, _Tensor)), ('bag_size', lambda x: isinstance(x, _Tensor)), ('maximum_indices', lambda x: isinstance(x, _Tensor)), ('num_weights', lambda x: _cv_int(x) is not _BAD), ('scale_grad_by_freq', lambda x: _cv_bool(x) is not _BAD), ('mode', lambda x: _cv_int(x) is not _BAD), ('sparse', lambda x: _cv_bool(x) is not _BAD), ('per_sample_weights', lambda x: (x is None or isinstance(x, _Tensor))), ('padding_idx', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx=-1):
+    '(Tensor grad, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, int num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor per_sample_weights, int padding_idx = -1)'
+    if _TF and (r_ := _tf(_embedding_bag_backward, locals())) is not _GO:
+        return r_
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('_embedding_bag_backward', 'grad', 1, 'Tensor', grad)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('_embedding_bag_backward', 'indices', 2, 'Tensor', indices)
+    if offsets.__class__ is not _Tensor:
+        if not isinstance(offsets, _Tensor):
+            raise _arg_error('_embedding_bag_backward', 'offsets', 3, 'Tensor', offsets)
+    if offset2bag.__class__ is not _Tensor:
+        if not isinstance(offset2bag, _Tensor):
+            raise _arg_error('_embedding_bag_backward', 'offset2bag', 4, 'Tensor', offset2bag)
+    if bag_size.__class__ is not _Tensor:
+        if not isinstance(bag_size, _Tensor):
+            raise _arg_error('_embedding_bag_backward', 'bag_size', 5, 'Tensor', bag_size)
+    if maximum_indices.__class__ is not _Tensor:
+        if not isinstance(maximum_indices, _Tensor):
+            raise _arg_error('_embedding_bag_backward', 'maximum_indices', 6, 'Tensor', maximum_indices)
+    num_weights_c = _cv_int(num_weights)
+    if num_weights_c is _BAD:
+        raise _arg_error('_embedding_bag_backward', 'num_weights', 7, 'int', num_weights)
+    scale_grad_by_freq_c = _cv_bool(scale_grad_by_freq)
+    if scale_grad_by_freq_c is _BAD:
+        raise _arg_error('_embedding_bag_backward', 'scale_grad_by_freq', 8, 'bool', scale_grad_by_freq)
+    mode_c = _cv_int(mode)
+    if mode_c is _BAD:
+        raise _arg_error('_embedding_bag_backward', 'mode', 9, 'int', mode)
+    sparse_c = _cv_bool(sparse)
+    if sparse_c is _BAD:
+        raise _arg_error('_embedding_bag_backward', 'sparse', 10, 'bool', sparse)
+    per_sample_weights_c = _cv_opt_tensor(per_sample_weights)
+    if per_sample_weights_c is _BAD:
+        raise _arg_error('_embedding_bag_backward', 'per_sample_weights', 11, 'Tensor', per_sample_weights)
+    padding_idx_c = _cv_int(padding_idx)
+    if padding_idx_c is _BAD:
+        raise _arg_error('_embedding_bag_backward', 'padding_idx', 12, 'int', padding_idx)
+    h_ = _C__embedding_bag_backward(grad._p, indices._p, offsets._p, offset2bag._p, bag_size._p, maximum_indices._p, num_weights_c, scale_grad_by_freq_c, mode_c, sparse_c, per_sample_weights_c, padding_idx_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: _embedding_bag_dense_backward(Tensor grad, Tensor indices, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor
+_SIGS__embedding_bag_dense_backward = (
+    ('(Tensor grad, Tensor indices, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, int num_weights, bool scale_grad_by_freq, int mode, Tensor per_sample_weights, int padding_idx = -1)', (('grad', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('offset2bag', lambda x: isinstance(x, _Tensor)), ('bag_size', lambda x: isinstance(x, _Tensor)), ('maximum_indices', lambda x: isinstance(x, _Tensor)), ('num_weights', lambda x: _cv_int(x) is not _BAD), ('scale_grad_by_freq', lambda x: _cv_bool(x) is not _BAD), ('mode', lambda x: _cv_int(x) is not _BAD), ('per_sample_weights', lambda x: (x is None or isinstance(x, _Tensor))), ('padding_idx', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _embedding_bag_dense_backward(grad, indices, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, per_sample_weights, padding_idx=-1):
+    '(Tensor grad, Tensor indices, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, int num_weights, bool scale_grad_by_freq, int mode, Tensor per_sample_weights, int padding_idx = -1)'
+    if _TF and (r_ := _tf(_embedding_bag_dense_backward, locals())) is not _GO:
+        return r_
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('_embedding_bag_dense_backward', 'grad', 1, 'Tensor', grad)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('_embedding_bag_dense_backward', 'indices', 2, 'Tensor', indices)
+    if offset2bag.__class__ is not _Tensor:
+        if not isinstance(offset2bag, _Tensor):
+            raise _arg_error('_embedding_bag_dense_backward', 'offset2bag', 3, 'Tensor', offset2bag)
+    if bag_size.__class__ is not _Tensor:
+        if not isinstance(bag_size, _Tensor):
+            raise _arg_error('_embedding_bag_dense_backward', 'bag_size', 4, 'Tensor', bag_size)
+    if maximum_indices.__class__ is not _Tensor:
+        if not isinstance(maximum_indices, _Tensor):
+            raise _arg_error('_embedding_bag_dense_backward', 'maximum_indices', 5, 'Tensor', maximum_indices)
+    num_weights_c = _cv_int(num_weights)
+    if num_weights_c is _BAD:
+        raise _arg_error('_embedding_bag_dense_backward', 'num_weights', 6, 'int', num_weights)
+    scale_grad_by_freq_c = _cv_bool(scale_grad_by_freq)
+    if scale_grad_by_freq_c is _BAD:
+        raise _arg_error('_embedding_bag_dense_backward', 'scale_grad_by_freq', 7, 'bool', scale_grad_by_freq)
+    mode_c = _cv_int(mode)
+    if mode_c is _BAD:
+        raise _arg_error('_embedding_bag_dense_backward', 'mode', 8, 'int', mode)
+    per_sample_weights_c = _cv_opt_tensor(per_sample_weights)
+    if per_sample_weights_c is _BAD:
+        raise _arg_error('_embedding_bag_dense_backward', 'per_sample_weights', 9, 'Tensor', per_sample_weights)
+    padding_idx_c = _cv_int(padding_idx)
+    if padding_idx_c is _BAD:
+        raise _arg_error('_embedding_bag_dense_backward', 'padding_idx', 10, 'int', padding_idx)
+    h_ = _C__embedding_bag_dense_backward(grad._p, indices._p, offset2bag._p, bag_size._p, maximum_indices._p, num_weights_c, scale_grad_by_freq_c, mode_c, per_sample_weights_c, padding_idx_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: _embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, Tensor indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor
+_SIGS__embedding_bag_per_sample_weights_backward = (
+    ('(Tensor grad, Tensor weight, Tensor indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx = -1)', (('grad', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('offsets', lambda x: isinstance(x, _Tensor)), ('offset2bag', lambda x: isinstance(x, _Tensor)), ('mode', lambda x: _cv_int(x) is not _BAD), ('padding_idx', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, offset2bag, mode, padding_idx=-1):
+    '(Tensor grad, Tensor weight, Tensor indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx = -1)'
+    if _TF and (r_ := _tf(_embedding_bag_per_sample_weights_backward, locals())) is not _GO:
+        return r_
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('_embedding_bag_per_sample_weights_backward', 'grad', 1, 'Tensor', grad)
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('_embedding_bag_per_sample_weights_backward', 'weight', 2, 'Tensor', weight)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('_embedding_bag_per_sample_weights_backward', 'indices', 3, 'Tensor', indices)
+    if offsets.__class__ is not _Tensor:
+        if not isinstance(offsets, _Tensor):
+            raise _arg_error('_embedding_bag_per_sample_weights_backward', 'offsets', 4, 'Tensor', offsets)
+    if offset2bag.__class__ is not _Tensor:
+        if not isinstance(offset2bag, _Tensor):
+            raise _arg_error('_embedding_bag_per_sample_weights_backward', 'offset2bag', 5, 'Tensor', offset2bag)
+    mode_c = _cv_int(mode)
+    if mode_c is _BAD:
+        raise _arg_error('_embedding_bag_per_sample_weights_backward', 'mode', 6, 'int', mode)
+    padding_idx_c = _cv_int(padding_idx)
+    if padding_idx_c is _BAD:
+        raise _arg_error('_embedding_bag_per_sample_weights_backward', 'padding_idx', 7, 'int', padding_idx)
+    h_ = _C__embedding_bag_per_sample_weights_backward(grad._p, weight._p, indices._p, offsets._p, offset2bag._p, mode_c, padding_idx_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: _euclidean_dist(Tensor x1, Tensor x2) -> Tensor
 _SIGS__euclidean_dist = (
     ('(Tensor x1, Tensor x2)', (('x1', lambda x: isinstance(x, _Tensor)), ('x2', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -3244,6 +3502,30 @@ def _logcumsumexp(input, dim, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: _lu_with_info(Tensor self, bool pivot=True, bool check_errors=True) -> (Tensor LU, Tensor pivots, Tensor info)
+_SIGS__lu_with_info = (
+    ('(Tensor input, bool pivot = True, bool check_errors = True)', (('input', lambda x: isinstance(x, _Tensor)), ('pivot', lambda x: _cv_bool(x) is not _BAD), ('check_errors', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _lu_with_info(input, pivot=True, check_errors=True):
+    '(Tensor input, bool pivot = True, bool check_errors = True)'
+    if _TF and (r_ := _tf(_lu_with_info, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_lu_with_info', 'input', 1, 'Tensor', input)
+    pivot_c = _cv_bool(pivot)
+    if pivot_c is _BAD:
+        raise _arg_error('_lu_with_info', 'pivot', 2, 'bool', pivot)
+    check_errors_c = _cv_bool(check_errors)
+    if check_errors_c is _BAD:
+        raise _arg_error('_lu_with_info', 'check_errors', 3, 'bool', check_errors)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C__lu_with_info(input._p, pivot_c, check_errors_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3, '_lu_with_info', ('LU', 'pivots', 'info'))
 
 
 # yaml/native_functions.yaml: _native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
@@ -9821,6 +10103,93 @@ def embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_fr
     return r_
 
 
+# yaml/native_functions.yaml: embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, Tensor, Tensor, Tensor)
+# yaml/native_functions.yaml: embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)
+_SIGS_embedding_bag = (
+    ('(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq = False, int mode = 0, bool sparse = False, Tensor per_sample_weights = None, bool include_last_offset = False)', (('weight', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('offsets', lambda x: isinstance(x, _Tensor)), ('scale_grad_by_freq', lambda x: _cv_bool(x) is not _BAD), ('mode', lambda x: _cv_int(x) is not _BAD), ('sparse', lambda x: _cv_bool(x) is not _BAD), ('per_sample_weights', lambda x: (x is None or isinstance(x, _Tensor))), ('include_last_offset', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor per_sample_weights, bool include_last_offset, int padding_idx)', (('weight', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('offsets', lambda x: isinstance(x, _Tensor)), ('scale_grad_by_freq', lambda x: _cv_bool(x) is not _BAD), ('mode', lambda x: _cv_int(x) is not _BAD), ('sparse', lambda x: _cv_bool(x) is not _BAD), ('per_sample_weights', lambda x: (x is None or isinstance(x, _Tensor))), ('include_last_offset', lambda x: _cv_bool(x) is not _BAD), ('padding_idx', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+)
+_KW_embedding_bag_0 = {'weight': lambda x: isinstance(x, _Tensor), 'indices': lambda x: isinstance(x, _Tensor), 'offsets': lambda x: isinstance(x, _Tensor), 'scale_grad_by_freq': lambda x: _cv_bool(x) is not _BAD, 'mode': lambda x: _cv_int(x) is not _BAD, 'sparse': lambda x: _cv_bool(x) is not _BAD, 'per_sample_weights': lambda x: (x is None or isinstance(x, _Tensor)), 'include_last_offset': lambda x: _cv_bool(x) is not _BAD}
+_KW_embedding_bag_1 = {'weight': lambda x: isinstance(x, _Tensor), 'indices': lambda x: isinstance(x, _Tensor), 'offsets': lambda x: isinstance(x, _Tensor), 'scale_grad_by_freq': lambda x: _cv_bool(x) is not _BAD, 'mode': lambda x: _cv_int(x) is not _BAD, 'sparse': lambda x: _cv_bool(x) is not _BAD, 'per_sample_weights': lambda x: (x is None or isinstance(x, _Tensor)), 'include_last_offset': lambda x: _cv_bool(x) is not _BAD, 'padding_idx': lambda x: _cv_opt_int(x) is not _BAD}
+
+
+def _implembedding_bag_0(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None, include_last_offset=False):
+    '(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq = False, int mode = 0, bool sparse = False, Tensor per_sample_weights = None, bool include_last_offset = False)'
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('embedding_bag', 'weight', 1, 'Tensor', weight)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('embedding_bag', 'indices', 2, 'Tensor', indices)
+    if offsets.__class__ is not _Tensor:
+        if not isinstance(offsets, _Tensor):
+            raise _arg_error('embedding_bag', 'offsets', 3, 'Tensor', offsets)
+    scale_grad_by_freq_c = _cv_bool(scale_grad_by_freq)
+    if scale_grad_by_freq_c is _BAD:
+        raise _arg_error('embedding_bag', 'scale_grad_by_freq', 4, 'bool', scale_grad_by_freq)
+    mode_c = _cv_int(mode)
+    if mode_c is _BAD:
+        raise _arg_error('embedding_bag', 'mode', 5, 'int', mode)
+    sparse_c = _cv_bool(sparse)
+    if sparse_c is _BAD:
+        raise _arg_error('embedding_bag', 'sparse', 6, 'bool', sparse)
+    per_sample_weights_c = _cv_opt_tensor(per_sample_weights)
+    if per_sample_weights_c is _BAD:
+        raise _arg_error('embedding_bag', 'per_sample_weights', 7, 'Tensor', per_sample_weights)
+    include_last_offset_c = _cv_bool(include_last_offset)
+    if include_last_offset_c is _BAD:
+        raise _arg_error('embedding_bag', 'include_last_offset', 8, 'bool', include_last_offset)
+    p_ = _ffi.new('tl_tensor *[4]')
+    _check_rc(_C_embedding_bag(weight._p, indices._p, offsets._p, scale_grad_by_freq_c, mode_c, sparse_c, per_sample_weights_c, include_last_offset_c, p_ + 0, p_ + 1, p_ + 2, p_ + 3))
+    return _tensors_result(p_, 4)
+
+
+def _implembedding_bag_1(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx):
+    '(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor per_sample_weights, bool include_last_offset, int padding_idx)'
+    if weight.__class__ is not _Tensor:
+        if not isinstance(weight, _Tensor):
+            raise _arg_error('embedding_bag', 'weight', 1, 'Tensor', weight)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('embedding_bag', 'indices', 2, 'Tensor', indices)
+    if offsets.__class__ is not _Tensor:
+        if not isinstance(offsets, _Tensor):
+            raise _arg_error('embedding_bag', 'offsets', 3, 'Tensor', offsets)
+    scale_grad_by_freq_c = _cv_bool(scale_grad_by_freq)
+    if scale_grad_by_freq_c is _BAD:
+        raise _arg_error('embedding_bag', 'scale_grad_by_freq', 4, 'bool', scale_grad_by_freq)
+    mode_c = _cv_int(mode)
+    if mode_c is _BAD:
+        raise _arg_error('embedding_bag', 'mode', 5, 'int', mode)
+    sparse_c = _cv_bool(sparse)
+    if sparse_c is _BAD:
+        raise _arg_error('embedding_bag', 'sparse', 6, 'bool', sparse)
+    per_sample_weights_c = _cv_opt_tensor(per_sample_weights)
+    if per_sample_weights_c is _BAD:
+        raise _arg_error('embedding_bag', 'per_sample_weights', 7, 'Tensor', per_sample_weights)
+    include_last_offset_c = _cv_bool(include_last_offset)
+    if include_last_offset_c is _BAD:
+        raise _arg_error('embedding_bag', 'include_last_offset', 8, 'bool', include_last_offset)
+    padding_idx_c = _cv_opt_int(padding_idx)
+    if padding_idx_c is _BAD:
+        raise _arg_error('embedding_bag', 'padding_idx', 9, 'int', padding_idx)
+    p_ = _ffi.new('tl_tensor *[4]')
+    _check_rc(_C_embedding_bag_padding_idx(weight._p, indices._p, offsets._p, scale_grad_by_freq_c, mode_c, sparse_c, per_sample_weights_c, include_last_offset_c, padding_idx_c[0], padding_idx_c[1], p_ + 0, p_ + 1, p_ + 2, p_ + 3))
+    return _tensors_result(p_, 4)
+
+
+def embedding_bag(*args, **kwargs):
+    '(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq = False, int mode = 0, bool sparse = False, Tensor per_sample_weights = None, bool include_last_offset = False) | (Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor per_sample_weights, bool include_last_offset, int padding_idx)'
+    if _TF and (r_ := _tf(embedding_bag, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 8 and (isinstance(args[0], _Tensor) if n > 0 else 'weight' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'indices' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'offsets' in kwargs) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (n <= 4 or _cv_int(args[4]) is not _BAD) and (n <= 5 or _cv_bool(args[5]) is not _BAD) and (n <= 6 or (args[6] is None or isinstance(args[6], _Tensor))) and (n <= 7 or _cv_bool(args[7]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_embedding_bag_0, ('weight', 'indices', 'offsets', 'scale_grad_by_freq', 'mode', 'sparse', 'per_sample_weights', 'include_last_offset', )[:n])):
+        return _implembedding_bag_0(*args, **kwargs)
+    if n <= 9 and (isinstance(args[0], _Tensor) if n > 0 else 'weight' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'indices' in kwargs) and (isinstance(args[2], _Tensor) if n > 2 else 'offsets' in kwargs) and (_cv_bool(args[3]) is not _BAD if n > 3 else 'scale_grad_by_freq' in kwargs) and (_cv_int(args[4]) is not _BAD if n > 4 else 'mode' in kwargs) and (_cv_bool(args[5]) is not _BAD if n > 5 else 'sparse' in kwargs) and ((args[6] is None or isinstance(args[6], _Tensor)) if n > 6 else 'per_sample_weights' in kwargs) and (_cv_bool(args[7]) is not _BAD if n > 7 else 'include_last_offset' in kwargs) and (_cv_opt_int(args[8]) is not _BAD if n > 8 else 'padding_idx' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_embedding_bag_1, ('weight', 'indices', 'offsets', 'scale_grad_by_freq', 'mode', 'sparse', 'per_sample_weights', 'include_last_offset', 'padding_idx', )[:n])):
+        return _implembedding_bag_1(*args, **kwargs)
+    raise _invalid_combination('embedding_bag', args, kwargs, _SIGS_embedding_bag)
+
+
 # yaml/native_functions.yaml: embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 _SIGS_embedding_dense_backward = (
     ('(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('num_weights', lambda x: _cv_int(x) is not _BAD), ('padding_idx', lambda x: _cv_int(x) is not _BAD), ('scale_grad_by_freq', lambda x: _cv_bool(x) is not _BAD),), (), False),
@@ -11612,6 +11981,24 @@ def geometric(input, p, *, generator=None, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: geqrf(Tensor self) -> (Tensor a, Tensor tau)
+_SIGS_geqrf = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def geqrf(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(geqrf, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('geqrf', 'input', 1, 'Tensor', input)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_geqrf(input._p, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'geqrf', ('a', 'tau'))
 
 
 # yaml/native_functions.yaml: ger(Tensor self, Tensor vec2) -> Tensor
@@ -14526,6 +14913,62 @@ def lt(*args, **kwargs):
     raise _invalid_combination('lt', args, kwargs, _SIGS_lt)
 
 
+# yaml/native_functions.yaml: lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor
+_SIGS_lu_solve = (
+    ('(Tensor input, Tensor LU_data, Tensor LU_pivots)', (('input', lambda x: isinstance(x, _Tensor)), ('LU_data', lambda x: isinstance(x, _Tensor)), ('LU_pivots', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def lu_solve(input, LU_data, LU_pivots):
+    '(Tensor input, Tensor LU_data, Tensor LU_pivots)'
+    if _TF and (r_ := _tf(lu_solve, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('lu_solve', 'input', 1, 'Tensor', input)
+    if LU_data.__class__ is not _Tensor:
+        if not isinstance(LU_data, _Tensor):
+            raise _arg_error('lu_solve', 'LU_data', 2, 'Tensor', LU_data)
+    if LU_pivots.__class__ is not _Tensor:
+        if not isinstance(LU_pivots, _Tensor):
+            raise _arg_error('lu_solve', 'LU_pivots', 3, 'Tensor', LU_pivots)
+    h_ = _C_lu_solve(input._p, LU_data._p, LU_pivots._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)
+_SIGS_lu_unpack = (
+    ('(Tensor LU_data, Tensor LU_pivots, bool unpack_data = True, bool unpack_pivots = True)', (('LU_data', lambda x: isinstance(x, _Tensor)), ('LU_pivots', lambda x: isinstance(x, _Tensor)), ('unpack_data', lambda x: _cv_bool(x) is not _BAD), ('unpack_pivots', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    '(Tensor LU_data, Tensor LU_pivots, bool unpack_data = True, bool unpack_pivots = True)'
+    if _TF and (r_ := _tf(lu_unpack, locals())) is not _GO:
+        return r_
+    if LU_data.__class__ is not _Tensor:
+        if not isinstance(LU_data, _Tensor):
+            raise _arg_error('lu_unpack', 'LU_data', 1, 'Tensor', LU_data)
+    if LU_pivots.__class__ is not _Tensor:
+        if not isinstance(LU_pivots, _Tensor):
+            raise _arg_error('lu_unpack', 'LU_pivots', 2, 'Tensor', LU_pivots)
+    unpack_data_c = _cv_bool(unpack_data)
+    if unpack_data_c is _BAD:
+        raise _arg_error('lu_unpack', 'unpack_data', 3, 'bool', unpack_data)
+    unpack_pivots_c = _cv_bool(unpack_pivots)
+    if unpack_pivots_c is _BAD:
+        raise _arg_error('lu_unpack', 'unpack_pivots', 4, 'bool', unpack_pivots)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_lu_unpack(LU_data._p, LU_pivots._p, unpack_data_c, unpack_pivots_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3, 'lu_unpack', ('P', 'L', 'U'))
+
+
 # yaml/native_functions.yaml: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 # yaml/native_functions.yaml: masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 _SIGS_masked_fill = (
@@ -14747,6 +15190,55 @@ def matmul(input, other, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: matrix_exp(Tensor self) -> Tensor
+_SIGS_matrix_exp = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def matrix_exp(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(matrix_exp, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('matrix_exp', 'input', 1, 'Tensor', input)
+    h_ = _C_matrix_exp(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: matrix_exp_backward(Tensor self, Tensor grad) -> Tensor
+_SIGS_matrix_exp_backward = (
+    ('(Tensor input, Tensor grad)', (('input', lambda x: isinstance(x, _Tensor)), ('grad', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def matrix_exp_backward(input, grad):
+    '(Tensor input, Tensor grad)'
+    if _TF and (r_ := _tf(matrix_exp_backward, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('matrix_exp_backward', 'input', 1, 'Tensor', input)
+    if grad.__class__ is not _Tensor:
+        if not isinstance(grad, _Tensor):
+            raise _arg_error('matrix_exp_backward', 'grad', 2, 'Tensor', grad)
+    h_ = _C_matrix_exp_backward(input._p, grad._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: max(Tensor self) -> Tensor
 # yaml/native_functions.yaml: max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 # yaml/native_functions.yaml: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
@@ -14947,6 +15439,44 @@ def max_pool2d(input, kernel_size, stride=(), padding=(0, 0), dilation=(1, 1), c
     if ceil_mode_c is _BAD:
         raise _arg_error('max_pool2d', 'ceil_mode', 6, 'bool', ceil_mode)
     h_ = _C_max_pool2d(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], ceil_mode_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> Tensor
+_SIGS_max_pool3d = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('stride', lambda x: _cv_int_list(x, 3) is not _BAD), ('padding', lambda x: _cv_int_list(x, 3) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 3) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def max_pool3d(input, kernel_size, stride=(), padding=(0, 0, 0), dilation=(1, 1, 1), ceil_mode=False):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)'
+    if _TF and (r_ := _tf(max_pool3d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max_pool3d', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 3)
+    if kernel_size_c is _BAD:
+        raise _arg_error('max_pool3d', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 3)
+    if stride_c is _BAD:
+        raise _arg_error('max_pool3d', 'stride', 3, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 3)
+    if padding_c is _BAD:
+        raise _arg_error('max_pool3d', 'padding', 4, 'tuple of ints', padding)
+    dilation_c = _cv_int_list(dilation, 3)
+    if dilation_c is _BAD:
+        raise _arg_error('max_pool3d', 'dilation', 5, 'tuple of ints', dilation)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('max_pool3d', 'ceil_mode', 6, 'bool', ceil_mode)
+    h_ = _C_max_pool3d(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], ceil_mode_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -16905,6 +17435,67 @@ def ones_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, m
     return r_
 
 
+# yaml/native_functions.yaml: orgqr(Tensor self, Tensor input2) -> Tensor
+_SIGS_orgqr = (
+    ('(Tensor input, Tensor input2)', (('input', lambda x: isinstance(x, _Tensor)), ('input2', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def orgqr(input, input2):
+    '(Tensor input, Tensor input2)'
+    if _TF and (r_ := _tf(orgqr, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('orgqr', 'input', 1, 'Tensor', input)
+    if input2.__class__ is not _Tensor:
+        if not isinstance(input2, _Tensor):
+            raise _arg_error('orgqr', 'input2', 2, 'Tensor', input2)
+    h_ = _C_orgqr(input._p, input2._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor
+_SIGS_ormqr = (
+    ('(Tensor input, Tensor input2, Tensor input3, bool left = True, bool transpose = False)', (('input', lambda x: isinstance(x, _Tensor)), ('input2', lambda x: isinstance(x, _Tensor)), ('input3', lambda x: isinstance(x, _Tensor)), ('left', lambda x: _cv_bool(x) is not _BAD), ('transpose', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def ormqr(input, input2, input3, left=True, transpose=False):
+    '(Tensor input, Tensor input2, Tensor input3, bool left = True, bool transpose = False)'
+    if _TF and (r_ := _tf(ormqr, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('ormqr', 'input', 1, 'Tensor', input)
+    if input2.__class__ is not _Tensor:
+        if not isinstance(input2, _Tensor):
+            raise _arg_error('ormqr', 'input2', 2, 'Tensor', input2)
+    if input3.__class__ is not _Tensor:
+        if not isinstance(input3, _Tensor):
+            raise _arg_error('ormqr', 'input3', 3, 'Tensor', input3)
+    left_c = _cv_bool(left)
+    if left_c is _BAD:
+        raise _arg_error('ormqr', 'left', 4, 'bool', left)
+    transpose_c = _cv_bool(transpose)
+    if transpose_c is _BAD:
+        raise _arg_error('ormqr', 'transpose', 5, 'bool', transpose)
+    h_ = _C_ormqr(input._p, input2._p, input3._p, left_c, transpose_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: outer(Tensor self, Tensor vec2) -> Tensor
 # yaml/native_functions.yaml: outer.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_outer = (
@@ -17008,6 +17599,32 @@ def permute_copy(input, dims):
     if dims_c is _BAD:
         raise _arg_error('permute_copy', 'dims', 2, 'tuple of ints', dims)
     h_ = _C_permute_copy(input._p, dims_c[0], dims_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: pinverse(Tensor self, float rcond=1e-15) -> Tensor
+_SIGS_pinverse = (
+    ('(Tensor input, float rcond = 1e-15)', (('input', lambda x: isinstance(x, _Tensor)), ('rcond', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def pinverse(input, rcond=1e-15):
+    '(Tensor input, float rcond = 1e-15)'
+    if _TF and (r_ := _tf(pinverse, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('pinverse', 'input', 1, 'Tensor', input)
+    rcond_c = _cv_double(rcond)
+    if rcond_c is _BAD:
+        raise _arg_error('pinverse', 'rcond', 2, 'float', rcond)
+    h_ = _C_pinverse(input._p, rcond_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -17331,6 +17948,27 @@ def prod(*args, **kwargs):
     if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'dim' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW_prod_1, ('input', 'dim', 'keepdim', )[:n])):
         return _implprod_1(*args, **kwargs)
     raise _invalid_combination('prod', args, kwargs, _SIGS_prod)
+
+
+# yaml/native_functions.yaml: qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)
+_SIGS_qr = (
+    ('(Tensor input, bool some = True)', (('input', lambda x: isinstance(x, _Tensor)), ('some', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def qr(input, some=True):
+    '(Tensor input, bool some = True)'
+    if _TF and (r_ := _tf(qr, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('qr', 'input', 1, 'Tensor', input)
+    some_c = _cv_bool(some)
+    if some_c is _BAD:
+        raise _arg_error('qr', 'some', 2, 'bool', some)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_qr(input._p, some_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'qr', ('Q', 'R'))
 
 
 # yaml/native_functions.yaml: quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
@@ -21663,6 +22301,36 @@ def trapz(*args, **kwargs):
     raise _invalid_combination('trapz', args, kwargs, _SIGS_trapz)
 
 
+# yaml/native_functions.yaml: triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)
+_SIGS_triangular_solve = (
+    ('(Tensor input, Tensor A, bool upper = True, bool transpose = False, bool unitriangular = False)', (('input', lambda x: isinstance(x, _Tensor)), ('A', lambda x: isinstance(x, _Tensor)), ('upper', lambda x: _cv_bool(x) is not _BAD), ('transpose', lambda x: _cv_bool(x) is not _BAD), ('unitriangular', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
+    '(Tensor input, Tensor A, bool upper = True, bool transpose = False, bool unitriangular = False)'
+    if _TF and (r_ := _tf(triangular_solve, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('triangular_solve', 'input', 1, 'Tensor', input)
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('triangular_solve', 'A', 2, 'Tensor', A)
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('triangular_solve', 'upper', 3, 'bool', upper)
+    transpose_c = _cv_bool(transpose)
+    if transpose_c is _BAD:
+        raise _arg_error('triangular_solve', 'transpose', 4, 'bool', transpose)
+    unitriangular_c = _cv_bool(unitriangular)
+    if unitriangular_c is _BAD:
+        raise _arg_error('triangular_solve', 'unitriangular', 5, 'bool', unitriangular)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_triangular_solve(input._p, A._p, upper_c, transpose_c, unitriangular_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'triangular_solve', ('solution', 'cloned_coefficient'))
+
+
 # yaml/native_functions.yaml: tril(Tensor self, SymInt diagonal=0) -> Tensor
 # yaml/native_functions.yaml: tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS_tril = (
@@ -23450,6 +24118,56 @@ def _nn_adaptive_max_pool2d_backward(grad_output, input, indices, *, out=None):
     return out
 
 
+# yaml/native_functions.yaml: adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)
+_SIGS__nn_adaptive_max_pool3d = (
+    ('(Tensor input, tuple of ints output_size)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD),), (), False),
+)
+
+
+def _nn_adaptive_max_pool3d(input, output_size):
+    '(Tensor input, tuple of ints output_size)'
+    if _TF and (r_ := _tf(_nn_adaptive_max_pool3d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('adaptive_max_pool3d', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('adaptive_max_pool3d', 'output_size', 2, 'tuple of ints', output_size)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_adaptive_max_pool3d(input._p, output_size_c[0], output_size_c[1], p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+# yaml/native_functions.yaml: adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+_SIGS__nn_adaptive_max_pool3d_backward = (
+    ('(Tensor grad_output, Tensor input, Tensor indices)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn_adaptive_max_pool3d_backward(grad_output, input, indices):
+    '(Tensor grad_output, Tensor input, Tensor indices)'
+    if _TF and (r_ := _tf(_nn_adaptive_max_pool3d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('adaptive_max_pool3d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('adaptive_max_pool3d_backward', 'input', 2, 'Tensor', input)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('adaptive_max_pool3d_backward', 'indices', 3, 'Tensor', indices)
+    h_ = _C_adaptive_max_pool3d_backward(grad_output._p, input._p, indices._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
 # yaml/native_functions.yaml: avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__nn_avg_pool2d = (
@@ -23551,6 +24269,91 @@ def _nn_avg_pool2d_backward(grad_output, input, kernel_size, stride, padding, ce
     return out
 
 
+# yaml/native_functions.yaml: avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+_SIGS__nn_avg_pool3d = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, bool ceil_mode = False, bool count_include_pad = True, int divisor_override = None)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('stride', lambda x: _cv_int_list(x, 3) is not _BAD), ('padding', lambda x: _cv_int_list(x, 3) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD), ('count_include_pad', lambda x: _cv_bool(x) is not _BAD), ('divisor_override', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+)
+
+
+def _nn_avg_pool3d(input, kernel_size, stride=(), padding=(0, 0, 0), ceil_mode=False, count_include_pad=True, divisor_override=None):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, bool ceil_mode = False, bool count_include_pad = True, int divisor_override = None)'
+    if _TF and (r_ := _tf(_nn_avg_pool3d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('avg_pool3d', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 3)
+    if kernel_size_c is _BAD:
+        raise _arg_error('avg_pool3d', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 3)
+    if stride_c is _BAD:
+        raise _arg_error('avg_pool3d', 'stride', 3, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 3)
+    if padding_c is _BAD:
+        raise _arg_error('avg_pool3d', 'padding', 4, 'tuple of ints', padding)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('avg_pool3d', 'ceil_mode', 5, 'bool', ceil_mode)
+    count_include_pad_c = _cv_bool(count_include_pad)
+    if count_include_pad_c is _BAD:
+        raise _arg_error('avg_pool3d', 'count_include_pad', 6, 'bool', count_include_pad)
+    divisor_override_c = _cv_opt_int(divisor_override)
+    if divisor_override_c is _BAD:
+        raise _arg_error('avg_pool3d', 'divisor_override', 7, 'int', divisor_override)
+    h_ = _C_avg_pool3d(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], ceil_mode_c, count_include_pad_c, divisor_override_c[0], divisor_override_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+_SIGS__nn_avg_pool3d_backward = (
+    ('(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, bool ceil_mode, bool count_include_pad, int divisor_override)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('stride', lambda x: _cv_int_list(x, 3) is not _BAD), ('padding', lambda x: _cv_int_list(x, 3) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD), ('count_include_pad', lambda x: _cv_bool(x) is not _BAD), ('divisor_override', lambda x: _cv_opt_int(x) is not _BAD),), (), False),
+)
+
+
+def _nn_avg_pool3d_backward(grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    '(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, bool ceil_mode, bool count_include_pad, int divisor_override)'
+    if _TF and (r_ := _tf(_nn_avg_pool3d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('avg_pool3d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('avg_pool3d_backward', 'input', 2, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 3)
+    if kernel_size_c is _BAD:
+        raise _arg_error('avg_pool3d_backward', 'kernel_size', 3, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 3)
+    if stride_c is _BAD:
+        raise _arg_error('avg_pool3d_backward', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 3)
+    if padding_c is _BAD:
+        raise _arg_error('avg_pool3d_backward', 'padding', 5, 'tuple of ints', padding)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('avg_pool3d_backward', 'ceil_mode', 6, 'bool', ceil_mode)
+    count_include_pad_c = _cv_bool(count_include_pad)
+    if count_include_pad_c is _BAD:
+        raise _arg_error('avg_pool3d_backward', 'count_include_pad', 7, 'bool', count_include_pad)
+    divisor_override_c = _cv_opt_int(divisor_override)
+    if divisor_override_c is _BAD:
+        raise _arg_error('avg_pool3d_backward', 'divisor_override', 8, 'int', divisor_override)
+    h_ = _C_avg_pool3d_backward(grad_output._p, input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], ceil_mode_c, count_include_pad_c, divisor_override_c[0], divisor_override_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 _SIGS__nn_binary_cross_entropy = (
     ('(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('weight', lambda x: (x is None or isinstance(x, _Tensor))), ('reduction', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -23609,6 +24412,44 @@ def _nn_binary_cross_entropy_backward(grad_output, input, target, weight=None, r
     if reduction_c is _BAD:
         raise _arg_error('binary_cross_entropy_backward', 'reduction', 5, 'int', reduction)
     h_ = _C_binary_cross_entropy_backward(grad_output._p, input._p, target._p, weight_c, reduction_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+_SIGS__nn_col2im = (
+    ('(Tensor input, tuple of ints output_size, tuple of ints kernel_size, tuple of ints dilation, tuple of ints padding, tuple of ints stride)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('kernel_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 2) is not _BAD), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD), ('stride', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
+)
+
+
+def _nn_col2im(input, output_size, kernel_size, dilation, padding, stride):
+    '(Tensor input, tuple of ints output_size, tuple of ints kernel_size, tuple of ints dilation, tuple of ints padding, tuple of ints stride)'
+    if _TF and (r_ := _tf(_nn_col2im, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('col2im', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('col2im', 'output_size', 2, 'tuple of ints', output_size)
+    kernel_size_c = _cv_int_list(kernel_size, 2)
+    if kernel_size_c is _BAD:
+        raise _arg_error('col2im', 'kernel_size', 3, 'tuple of ints', kernel_size)
+    dilation_c = _cv_int_list(dilation, 2)
+    if dilation_c is _BAD:
+        raise _arg_error('col2im', 'dilation', 4, 'tuple of ints', dilation)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('col2im', 'padding', 5, 'tuple of ints', padding)
+    stride_c = _cv_int_list(stride, 2)
+    if stride_c is _BAD:
+        raise _arg_error('col2im', 'stride', 6, 'tuple of ints', stride)
+    h_ = _C_col2im(input._p, output_size_c[0], output_size_c[1], kernel_size_c[0], kernel_size_c[1], dilation_c[0], dilation_c[1], padding_c[0], padding_c[1], stride_c[0], stride_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -24277,6 +25118,41 @@ def _nn_huber_loss_backward(grad_output, input, target, reduction, delta):
     return r_
 
 
+# yaml/native_functions.yaml: im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+_SIGS__nn_im2col = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints dilation, tuple of ints padding, tuple of ints stride)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 2) is not _BAD), ('padding', lambda x: _cv_int_list(x, 2) is not _BAD), ('stride', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
+)
+
+
+def _nn_im2col(input, kernel_size, dilation, padding, stride):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints dilation, tuple of ints padding, tuple of ints stride)'
+    if _TF and (r_ := _tf(_nn_im2col, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('im2col', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 2)
+    if kernel_size_c is _BAD:
+        raise _arg_error('im2col', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    dilation_c = _cv_int_list(dilation, 2)
+    if dilation_c is _BAD:
+        raise _arg_error('im2col', 'dilation', 3, 'tuple of ints', dilation)
+    padding_c = _cv_int_list(padding, 2)
+    if padding_c is _BAD:
+        raise _arg_error('im2col', 'padding', 4, 'tuple of ints', padding)
+    stride_c = _cv_int_list(stride, 2)
+    if stride_c is _BAD:
+        raise _arg_error('im2col', 'stride', 5, 'tuple of ints', stride)
+    h_ = _C_im2col(input._p, kernel_size_c[0], kernel_size_c[1], dilation_c[0], dilation_c[1], padding_c[0], padding_c[1], stride_c[0], stride_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 _SIGS__nn_l1_loss = (
     ('(Tensor input, Tensor target, int reduction = Mean)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('reduction', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -24600,6 +25476,147 @@ def _nn_max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride
     return out
 
 
+# yaml/native_functions.yaml: max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+_SIGS__nn_max_pool3d_with_indices = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('stride', lambda x: _cv_int_list(x, 3) is not _BAD), ('padding', lambda x: _cv_int_list(x, 3) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 3) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _nn_max_pool3d_with_indices(input, kernel_size, stride=(), padding=(0, 0, 0), dilation=(1, 1, 1), ceil_mode=False):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)'
+    if _TF and (r_ := _tf(_nn_max_pool3d_with_indices, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max_pool3d_with_indices', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 3)
+    if kernel_size_c is _BAD:
+        raise _arg_error('max_pool3d_with_indices', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 3)
+    if stride_c is _BAD:
+        raise _arg_error('max_pool3d_with_indices', 'stride', 3, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 3)
+    if padding_c is _BAD:
+        raise _arg_error('max_pool3d_with_indices', 'padding', 4, 'tuple of ints', padding)
+    dilation_c = _cv_int_list(dilation, 3)
+    if dilation_c is _BAD:
+        raise _arg_error('max_pool3d_with_indices', 'dilation', 5, 'tuple of ints', dilation)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('max_pool3d_with_indices', 'ceil_mode', 6, 'bool', ceil_mode)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_max_pool3d_with_indices(input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], ceil_mode_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+# yaml/native_functions.yaml: max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor
+_SIGS__nn_max_pool3d_with_indices_backward = (
+    ('(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, tuple of ints dilation, bool ceil_mode, Tensor indices)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('stride', lambda x: _cv_int_list(x, 3) is not _BAD), ('padding', lambda x: _cv_int_list(x, 3) is not _BAD), ('dilation', lambda x: _cv_int_list(x, 3) is not _BAD), ('ceil_mode', lambda x: _cv_bool(x) is not _BAD), ('indices', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn_max_pool3d_with_indices_backward(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    '(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, tuple of ints dilation, bool ceil_mode, Tensor indices)'
+    if _TF and (r_ := _tf(_nn_max_pool3d_with_indices_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('max_pool3d_with_indices_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max_pool3d_with_indices_backward', 'input', 2, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 3)
+    if kernel_size_c is _BAD:
+        raise _arg_error('max_pool3d_with_indices_backward', 'kernel_size', 3, 'tuple of ints', kernel_size)
+    stride_c = _cv_int_list(stride, 3)
+    if stride_c is _BAD:
+        raise _arg_error('max_pool3d_with_indices_backward', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 3)
+    if padding_c is _BAD:
+        raise _arg_error('max_pool3d_with_indices_backward', 'padding', 5, 'tuple of ints', padding)
+    dilation_c = _cv_int_list(dilation, 3)
+    if dilation_c is _BAD:
+        raise _arg_error('max_pool3d_with_indices_backward', 'dilation', 6, 'tuple of ints', dilation)
+    ceil_mode_c = _cv_bool(ceil_mode)
+    if ceil_mode_c is _BAD:
+        raise _arg_error('max_pool3d_with_indices_backward', 'ceil_mode', 7, 'bool', ceil_mode)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('max_pool3d_with_indices_backward', 'indices', 8, 'Tensor', indices)
+    h_ = _C_max_pool3d_with_indices_backward(grad_output._p, input._p, kernel_size_c[0], kernel_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1], dilation_c[0], dilation_c[1], ceil_mode_c, indices._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor
+_SIGS__nn_max_unpool2d = (
+    ('(Tensor input, Tensor indices, tuple of ints output_size)', (('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD),), (), False),
+)
+
+
+def _nn_max_unpool2d(input, indices, output_size):
+    '(Tensor input, Tensor indices, tuple of ints output_size)'
+    if _TF and (r_ := _tf(_nn_max_unpool2d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max_unpool2d', 'input', 1, 'Tensor', input)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('max_unpool2d', 'indices', 2, 'Tensor', indices)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('max_unpool2d', 'output_size', 3, 'tuple of ints', output_size)
+    h_ = _C_max_unpool2d(input._p, indices._p, output_size_c[0], output_size_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor
+_SIGS__nn_max_unpool3d = (
+    ('(Tensor input, Tensor indices, tuple of ints output_size, tuple of ints stride, tuple of ints padding)', (('input', lambda x: isinstance(x, _Tensor)), ('indices', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('stride', lambda x: _cv_int_list(x, 3) is not _BAD), ('padding', lambda x: _cv_int_list(x, 3) is not _BAD),), (), False),
+)
+
+
+def _nn_max_unpool3d(input, indices, output_size, stride, padding):
+    '(Tensor input, Tensor indices, tuple of ints output_size, tuple of ints stride, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_max_unpool3d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('max_unpool3d', 'input', 1, 'Tensor', input)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('max_unpool3d', 'indices', 2, 'Tensor', indices)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('max_unpool3d', 'output_size', 3, 'tuple of ints', output_size)
+    stride_c = _cv_int_list(stride, 3)
+    if stride_c is _BAD:
+        raise _arg_error('max_unpool3d', 'stride', 4, 'tuple of ints', stride)
+    padding_c = _cv_int_list(padding, 3)
+    if padding_c is _BAD:
+        raise _arg_error('max_unpool3d', 'padding', 5, 'tuple of ints', padding)
+    h_ = _C_max_unpool3d(input._p, indices._p, output_size_c[0], output_size_c[1], stride_c[0], stride_c[1], padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: mish(Tensor self) -> Tensor
 # yaml/native_functions.yaml: mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__nn_mish = (
@@ -24751,6 +25768,94 @@ def _nn_mse_loss_backward(grad_output, input, target, reduction, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: multilabel_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
+_SIGS__nn_multilabel_margin_loss = (
+    ('(Tensor input, Tensor target, int reduction = Mean)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('reduction', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _nn_multilabel_margin_loss(input, target, reduction=1):
+    '(Tensor input, Tensor target, int reduction = Mean)'
+    if _TF and (r_ := _tf(_nn_multilabel_margin_loss, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('multilabel_margin_loss', 'input', 1, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('multilabel_margin_loss', 'target', 2, 'Tensor', target)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('multilabel_margin_loss', 'reduction', 3, 'int', reduction)
+    h_ = _C_multilabel_margin_loss(input._p, target._p, reduction_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor
+_SIGS__nn_multilabel_margin_loss_backward = (
+    ('(Tensor grad_output, Tensor input, Tensor target, int reduction, Tensor is_target)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('reduction', lambda x: _cv_int(x) is not _BAD), ('is_target', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn_multilabel_margin_loss_backward(grad_output, input, target, reduction, is_target):
+    '(Tensor grad_output, Tensor input, Tensor target, int reduction, Tensor is_target)'
+    if _TF and (r_ := _tf(_nn_multilabel_margin_loss_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('multilabel_margin_loss_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('multilabel_margin_loss_backward', 'input', 2, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('multilabel_margin_loss_backward', 'target', 3, 'Tensor', target)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('multilabel_margin_loss_backward', 'reduction', 4, 'int', reduction)
+    if is_target.__class__ is not _Tensor:
+        if not isinstance(is_target, _Tensor):
+            raise _arg_error('multilabel_margin_loss_backward', 'is_target', 5, 'Tensor', is_target)
+    h_ = _C_multilabel_margin_loss_backward(grad_output._p, input._p, target._p, reduction_c, is_target._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)
+_SIGS__nn_multilabel_margin_loss_forward = (
+    ('(Tensor input, Tensor target, int reduction)', (('input', lambda x: isinstance(x, _Tensor)), ('target', lambda x: isinstance(x, _Tensor)), ('reduction', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _nn_multilabel_margin_loss_forward(input, target, reduction):
+    '(Tensor input, Tensor target, int reduction)'
+    if _TF and (r_ := _tf(_nn_multilabel_margin_loss_forward, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('multilabel_margin_loss_forward', 'input', 1, 'Tensor', input)
+    if target.__class__ is not _Tensor:
+        if not isinstance(target, _Tensor):
+            raise _arg_error('multilabel_margin_loss_forward', 'target', 2, 'Tensor', target)
+    reduction_c = _cv_int(reduction)
+    if reduction_c is _BAD:
+        raise _arg_error('multilabel_margin_loss_forward', 'reduction', 3, 'int', reduction)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_multilabel_margin_loss_forward(input._p, target._p, reduction_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'multilabel_margin_loss_forward', ('output', 'is_target'))
 
 
 # yaml/native_functions.yaml: nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor
@@ -26633,6 +27738,64 @@ def _linalg_linalg_cholesky_ex(input, *, upper=False, check_errors=False):
     return _tensors_result(p_, 2, 'linalg_cholesky_ex', ('L', 'info'))
 
 
+# yaml/native_functions.yaml: linalg_cond(Tensor self, Scalar? p=None) -> Tensor
+# yaml/native_functions.yaml: linalg_cond.p_str(Tensor self, str p) -> Tensor
+_SIGS__linalg_linalg_cond = (
+    ('(Tensor input, Number p = None)', (('input', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_opt_scalar(x) is not _BAD),), (), False),
+    ('(Tensor input, str p)', (('input', lambda x: isinstance(x, _Tensor)), ('p', lambda x: _cv_str(x, False) is not _BAD),), (), False),
+)
+_KW__linalg_linalg_cond_0 = {'input': lambda x: isinstance(x, _Tensor), 'p': lambda x: _cv_opt_scalar(x) is not _BAD}
+_KW__linalg_linalg_cond_1 = {'input': lambda x: isinstance(x, _Tensor), 'p': lambda x: _cv_str(x, False) is not _BAD}
+
+
+def _impl_linalg_linalg_cond_0(input, p=None):
+    '(Tensor input, Number p = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_cond', 'input', 1, 'Tensor', input)
+    p_c = _cv_opt_scalar(p)
+    if p_c is _BAD:
+        raise _arg_error('linalg_cond', 'p', 2, 'Number', p)
+    h_ = _C_linalg_cond(input._p, p_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_linalg_linalg_cond_1(input, p):
+    '(Tensor input, str p)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_cond', 'input', 1, 'Tensor', input)
+    p_c = _cv_str(p, False)
+    if p_c is _BAD:
+        raise _arg_error('linalg_cond', 'p', 2, 'str', p)
+    h_ = _C_linalg_cond_p_str(input._p, p_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _linalg_linalg_cond(*args, **kwargs):
+    '(Tensor input, Number p = None) | (Tensor input, str p)'
+    if _TF and (r_ := _tf(_linalg_linalg_cond, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (n <= 1 or _cv_opt_scalar(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_cond_0, ('input', 'p', )[:n])):
+        return _impl_linalg_linalg_cond_0(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_str(args[1], False) is not _BAD if n > 1 else 'p' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_cond_1, ('input', 'p', )[:n])):
+        return _impl_linalg_linalg_cond_1(*args, **kwargs)
+    raise _invalid_combination('linalg_cond', args, kwargs, _SIGS__linalg_linalg_cond)
+
+
 # yaml/native_functions.yaml: linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor
 # yaml/native_functions.yaml: linalg_cross.out(Tensor self, Tensor other, *, int dim=-1, Tensor(a!) out) -> Tensor(a!)
 _SIGS__linalg_linalg_cross = (
@@ -26772,6 +27935,32 @@ def _linalg_linalg_eigvalsh(input, UPLO='L'):
     return r_
 
 
+# yaml/native_functions.yaml: linalg_householder_product(Tensor input, Tensor tau) -> Tensor
+_SIGS__linalg_linalg_householder_product = (
+    ('(Tensor input, Tensor tau)', (('input', lambda x: isinstance(x, _Tensor)), ('tau', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _linalg_linalg_householder_product(input, tau):
+    '(Tensor input, Tensor tau)'
+    if _TF and (r_ := _tf(_linalg_linalg_householder_product, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_householder_product', 'input', 1, 'Tensor', input)
+    if tau.__class__ is not _Tensor:
+        if not isinstance(tau, _Tensor):
+            raise _arg_error('linalg_householder_product', 'tau', 2, 'Tensor', tau)
+    h_ = _C_linalg_householder_product(input._p, tau._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: linalg_inv(Tensor A) -> Tensor
 _SIGS__linalg_linalg_inv = (
     ('(Tensor A)', (('A', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -26814,6 +28003,234 @@ def _linalg_linalg_inv_ex(A, *, check_errors=False):
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_linalg_inv_ex(A._p, check_errors_c, p_ + 0, p_ + 1))
     return _tensors_result(p_, 2, 'linalg_inv_ex', ('inverse', 'info'))
+
+
+# yaml/native_functions.yaml: linalg_ldl_factor(Tensor self, *, bool hermitian=False) -> (Tensor LD, Tensor pivots)
+_SIGS__linalg_linalg_ldl_factor = (
+    ('(Tensor input, *, bool hermitian = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('hermitian', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_ldl_factor(input, *, hermitian=False):
+    '(Tensor input, *, bool hermitian = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_ldl_factor, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_ldl_factor', 'input', 1, 'Tensor', input)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_ldl_factor', 'hermitian', 0, 'bool', hermitian)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_linalg_ldl_factor(input._p, hermitian_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'linalg_ldl_factor', ('LD', 'pivots'))
+
+
+# yaml/native_functions.yaml: linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, bool check_errors=False) -> (Tensor LD, Tensor pivots, Tensor info)
+_SIGS__linalg_linalg_ldl_factor_ex = (
+    ('(Tensor input, *, bool hermitian = False, bool check_errors = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('hermitian', lambda x: _cv_bool(x) is not _BAD), ('check_errors', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_ldl_factor_ex(input, *, hermitian=False, check_errors=False):
+    '(Tensor input, *, bool hermitian = False, bool check_errors = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_ldl_factor_ex, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_ldl_factor_ex', 'input', 1, 'Tensor', input)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_ldl_factor_ex', 'hermitian', 0, 'bool', hermitian)
+    check_errors_c = _cv_bool(check_errors)
+    if check_errors_c is _BAD:
+        raise _arg_error('linalg_ldl_factor_ex', 'check_errors', 0, 'bool', check_errors)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_linalg_ldl_factor_ex(input._p, hermitian_c, check_errors_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3, 'linalg_ldl_factor_ex', ('LD', 'pivots', 'info'))
+
+
+# yaml/native_functions.yaml: linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False) -> Tensor
+_SIGS__linalg_linalg_ldl_solve = (
+    ('(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian = False)', (('LD', lambda x: isinstance(x, _Tensor)), ('pivots', lambda x: isinstance(x, _Tensor)), ('B', lambda x: isinstance(x, _Tensor)),), (('hermitian', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_ldl_solve(LD, pivots, B, *, hermitian=False):
+    '(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_ldl_solve, locals())) is not _GO:
+        return r_
+    if LD.__class__ is not _Tensor:
+        if not isinstance(LD, _Tensor):
+            raise _arg_error('linalg_ldl_solve', 'LD', 1, 'Tensor', LD)
+    if pivots.__class__ is not _Tensor:
+        if not isinstance(pivots, _Tensor):
+            raise _arg_error('linalg_ldl_solve', 'pivots', 2, 'Tensor', pivots)
+    if B.__class__ is not _Tensor:
+        if not isinstance(B, _Tensor):
+            raise _arg_error('linalg_ldl_solve', 'B', 3, 'Tensor', B)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_ldl_solve', 'hermitian', 0, 'bool', hermitian)
+    h_ = _C_linalg_ldl_solve(LD._p, pivots._p, B._p, hermitian_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)
+_SIGS__linalg_linalg_lstsq = (
+    ('(Tensor input, Tensor b, float rcond = None, *, str driver = None)', (('input', lambda x: isinstance(x, _Tensor)), ('b', lambda x: isinstance(x, _Tensor)), ('rcond', lambda x: _cv_opt_double(x) is not _BAD),), (('driver', lambda x: _cv_str(x, True) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_lstsq(input, b, rcond=None, *, driver=None):
+    '(Tensor input, Tensor b, float rcond = None, *, str driver = None)'
+    if _TF and (r_ := _tf(_linalg_linalg_lstsq, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_lstsq', 'input', 1, 'Tensor', input)
+    if b.__class__ is not _Tensor:
+        if not isinstance(b, _Tensor):
+            raise _arg_error('linalg_lstsq', 'b', 2, 'Tensor', b)
+    rcond_c = _cv_opt_double(rcond)
+    if rcond_c is _BAD:
+        raise _arg_error('linalg_lstsq', 'rcond', 3, 'float', rcond)
+    driver_c = _cv_str(driver, True)
+    if driver_c is _BAD:
+        raise _arg_error('linalg_lstsq', 'driver', 0, 'str', driver)
+    p_ = _ffi.new('tl_tensor *[4]')
+    _check_rc(_C_linalg_lstsq(input._p, b._p, rcond_c[0], rcond_c[1], driver_c, p_ + 0, p_ + 1, p_ + 2, p_ + 3))
+    return _tensors_result(p_, 4, 'linalg_lstsq', ('solution', 'residuals', 'rank', 'singular_values'))
+
+
+# yaml/native_functions.yaml: linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)
+_SIGS__linalg_linalg_lu = (
+    ('(Tensor A, *, bool pivot = True)', (('A', lambda x: isinstance(x, _Tensor)),), (('pivot', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_lu(A, *, pivot=True):
+    '(Tensor A, *, bool pivot = True)'
+    if _TF and (r_ := _tf(_linalg_linalg_lu, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_lu', 'A', 1, 'Tensor', A)
+    pivot_c = _cv_bool(pivot)
+    if pivot_c is _BAD:
+        raise _arg_error('linalg_lu', 'pivot', 0, 'bool', pivot)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_linalg_lu(A._p, pivot_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3, 'linalg_lu', ('P', 'L', 'U'))
+
+
+# yaml/native_functions.yaml: linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)
+_SIGS__linalg_linalg_lu_factor = (
+    ('(Tensor A, *, bool pivot = True)', (('A', lambda x: isinstance(x, _Tensor)),), (('pivot', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_lu_factor(A, *, pivot=True):
+    '(Tensor A, *, bool pivot = True)'
+    if _TF and (r_ := _tf(_linalg_linalg_lu_factor, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_lu_factor', 'A', 1, 'Tensor', A)
+    pivot_c = _cv_bool(pivot)
+    if pivot_c is _BAD:
+        raise _arg_error('linalg_lu_factor', 'pivot', 0, 'bool', pivot)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_linalg_lu_factor(A._p, pivot_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'linalg_lu_factor', ('LU', 'pivots'))
+
+
+# yaml/native_functions.yaml: linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)
+_SIGS__linalg_linalg_lu_factor_ex = (
+    ('(Tensor A, *, bool pivot = True, bool check_errors = False)', (('A', lambda x: isinstance(x, _Tensor)),), (('pivot', lambda x: _cv_bool(x) is not _BAD), ('check_errors', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_lu_factor_ex(A, *, pivot=True, check_errors=False):
+    '(Tensor A, *, bool pivot = True, bool check_errors = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_lu_factor_ex, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_lu_factor_ex', 'A', 1, 'Tensor', A)
+    pivot_c = _cv_bool(pivot)
+    if pivot_c is _BAD:
+        raise _arg_error('linalg_lu_factor_ex', 'pivot', 0, 'bool', pivot)
+    check_errors_c = _cv_bool(check_errors)
+    if check_errors_c is _BAD:
+        raise _arg_error('linalg_lu_factor_ex', 'check_errors', 0, 'bool', check_errors)
+    p_ = _ffi.new('tl_tensor *[3]')
+    _check_rc(_C_linalg_lu_factor_ex(A._p, pivot_c, check_errors_c, p_ + 0, p_ + 1, p_ + 2))
+    return _tensors_result(p_, 3, 'linalg_lu_factor_ex', ('LU', 'pivots', 'info'))
+
+
+# yaml/native_functions.yaml: linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor
+_SIGS__linalg_linalg_lu_solve = (
+    ('(Tensor LU, Tensor pivots, Tensor B, *, bool left = True, bool adjoint = False)', (('LU', lambda x: isinstance(x, _Tensor)), ('pivots', lambda x: isinstance(x, _Tensor)), ('B', lambda x: isinstance(x, _Tensor)),), (('left', lambda x: _cv_bool(x) is not _BAD), ('adjoint', lambda x: _cv_bool(x) is not _BAD),), False),
+)
+
+
+def _linalg_linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    '(Tensor LU, Tensor pivots, Tensor B, *, bool left = True, bool adjoint = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_lu_solve, locals())) is not _GO:
+        return r_
+    if LU.__class__ is not _Tensor:
+        if not isinstance(LU, _Tensor):
+            raise _arg_error('linalg_lu_solve', 'LU', 1, 'Tensor', LU)
+    if pivots.__class__ is not _Tensor:
+        if not isinstance(pivots, _Tensor):
+            raise _arg_error('linalg_lu_solve', 'pivots', 2, 'Tensor', pivots)
+    if B.__class__ is not _Tensor:
+        if not isinstance(B, _Tensor):
+            raise _arg_error('linalg_lu_solve', 'B', 3, 'Tensor', B)
+    left_c = _cv_bool(left)
+    if left_c is _BAD:
+        raise _arg_error('linalg_lu_solve', 'left', 0, 'bool', left)
+    adjoint_c = _cv_bool(adjoint)
+    if adjoint_c is _BAD:
+        raise _arg_error('linalg_lu_solve', 'adjoint', 0, 'bool', adjoint)
+    h_ = _C_linalg_lu_solve(LU._p, pivots._p, B._p, left_c, adjoint_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: linalg_matrix_exp(Tensor self) -> Tensor
+_SIGS__linalg_linalg_matrix_exp = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _linalg_linalg_matrix_exp(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(_linalg_linalg_matrix_exp, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_matrix_exp', 'input', 1, 'Tensor', input)
+    h_ = _C_linalg_matrix_exp(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
@@ -26934,6 +28351,128 @@ def _linalg_linalg_matrix_power(input, n):
     if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
         r_ = _as_subclass(r_)
     return r_
+
+
+# yaml/native_functions.yaml: linalg_matrix_rank.atol_rtol_tensor(Tensor input, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor
+# yaml/native_functions.yaml: linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor
+# yaml/native_functions.yaml: linalg_matrix_rank(Tensor self, float tol, bool hermitian=False) -> Tensor
+# yaml/native_functions.yaml: linalg_matrix_rank.tol_tensor(Tensor input, Tensor tol, bool hermitian=False) -> Tensor
+_SIGS__linalg_linalg_matrix_rank = (
+    ('(Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('atol', lambda x: (x is None or isinstance(x, _Tensor))), ('rtol', lambda x: (x is None or isinstance(x, _Tensor))), ('hermitian', lambda x: _cv_bool(x) is not _BAD),), False),
+    ('(Tensor input, *, float atol = None, float rtol = None, bool hermitian = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('atol', lambda x: _cv_opt_double(x) is not _BAD), ('rtol', lambda x: _cv_opt_double(x) is not _BAD), ('hermitian', lambda x: _cv_bool(x) is not _BAD),), False),
+    ('(Tensor input, Tensor tol, bool hermitian = False)', (('input', lambda x: isinstance(x, _Tensor)), ('tol', lambda x: isinstance(x, _Tensor)), ('hermitian', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(Tensor input, float tol, bool hermitian = False)', (('input', lambda x: isinstance(x, _Tensor)), ('tol', lambda x: _cv_double(x) is not _BAD), ('hermitian', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW__linalg_linalg_matrix_rank_0 = {'input': lambda x: isinstance(x, _Tensor), 'atol': lambda x: (x is None or isinstance(x, _Tensor)), 'rtol': lambda x: (x is None or isinstance(x, _Tensor)), 'hermitian': lambda x: _cv_bool(x) is not _BAD}
+_KW__linalg_linalg_matrix_rank_1 = {'input': lambda x: isinstance(x, _Tensor), 'atol': lambda x: _cv_opt_double(x) is not _BAD, 'rtol': lambda x: _cv_opt_double(x) is not _BAD, 'hermitian': lambda x: _cv_bool(x) is not _BAD}
+_KW__linalg_linalg_matrix_rank_2 = {'input': lambda x: isinstance(x, _Tensor), 'tol': lambda x: isinstance(x, _Tensor), 'hermitian': lambda x: _cv_bool(x) is not _BAD}
+_KW__linalg_linalg_matrix_rank_3 = {'input': lambda x: isinstance(x, _Tensor), 'tol': lambda x: _cv_double(x) is not _BAD, 'hermitian': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _impl_linalg_linalg_matrix_rank_0(input, *, atol=None, rtol=None, hermitian=False):
+    '(Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_matrix_rank', 'input', 1, 'Tensor', input)
+    atol_c = _cv_opt_tensor(atol)
+    if atol_c is _BAD:
+        raise _arg_error('linalg_matrix_rank', 'atol', 0, 'Tensor', atol)
+    rtol_c = _cv_opt_tensor(rtol)
+    if rtol_c is _BAD:
+        raise _arg_error('linalg_matrix_rank', 'rtol', 0, 'Tensor', rtol)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_matrix_rank', 'hermitian', 0, 'bool', hermitian)
+    h_ = _C_linalg_matrix_rank_atol_rtol_tensor(input._p, atol_c, rtol_c, hermitian_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_linalg_linalg_matrix_rank_1(input, *, atol=None, rtol=None, hermitian=False):
+    '(Tensor input, *, float atol = None, float rtol = None, bool hermitian = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_matrix_rank', 'input', 1, 'Tensor', input)
+    atol_c = _cv_opt_double(atol)
+    if atol_c is _BAD:
+        raise _arg_error('linalg_matrix_rank', 'atol', 0, 'float', atol)
+    rtol_c = _cv_opt_double(rtol)
+    if rtol_c is _BAD:
+        raise _arg_error('linalg_matrix_rank', 'rtol', 0, 'float', rtol)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_matrix_rank', 'hermitian', 0, 'bool', hermitian)
+    h_ = _C_linalg_matrix_rank_atol_rtol_float(input._p, atol_c[0], atol_c[1], rtol_c[0], rtol_c[1], hermitian_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_linalg_linalg_matrix_rank_2(input, tol, hermitian=False):
+    '(Tensor input, Tensor tol, bool hermitian = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_matrix_rank', 'input', 1, 'Tensor', input)
+    if tol.__class__ is not _Tensor:
+        if not isinstance(tol, _Tensor):
+            raise _arg_error('linalg_matrix_rank', 'tol', 2, 'Tensor', tol)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_matrix_rank', 'hermitian', 3, 'bool', hermitian)
+    h_ = _C_linalg_matrix_rank_tol_tensor(input._p, tol._p, hermitian_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_linalg_linalg_matrix_rank_3(input, tol, hermitian=False):
+    '(Tensor input, float tol, bool hermitian = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_matrix_rank', 'input', 1, 'Tensor', input)
+    tol_c = _cv_double(tol)
+    if tol_c is _BAD:
+        raise _arg_error('linalg_matrix_rank', 'tol', 2, 'float', tol)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_matrix_rank', 'hermitian', 3, 'bool', hermitian)
+    h_ = _C_linalg_matrix_rank(input._p, tol_c, hermitian_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _linalg_linalg_matrix_rank(*args, **kwargs):
+    '(Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False) | (Tensor input, *, float atol = None, float rtol = None, bool hermitian = False) | (Tensor input, Tensor tol, bool hermitian = False) | (Tensor input, float tol, bool hermitian = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_matrix_rank, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_rank_0, ('input', )[:n])):
+        return _impl_linalg_linalg_matrix_rank_0(*args, **kwargs)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_rank_1, ('input', )[:n])):
+        return _impl_linalg_linalg_matrix_rank_1(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'tol' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_rank_2, ('input', 'tol', 'hermitian', )[:n])):
+        return _impl_linalg_linalg_matrix_rank_2(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_double(args[1]) is not _BAD if n > 1 else 'tol' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_matrix_rank_3, ('input', 'tol', 'hermitian', )[:n])):
+        return _impl_linalg_linalg_matrix_rank_3(*args, **kwargs)
+    raise _invalid_combination('linalg_matrix_rank', args, kwargs, _SIGS__linalg_linalg_matrix_rank)
 
 
 # yaml/native_functions.yaml: linalg_multi_dot(Tensor[] tensors) -> Tensor
@@ -27057,6 +28596,149 @@ def _linalg_linalg_norm(*args, **kwargs):
     if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_str(args[1], False) is not _BAD if n > 1 else 'ord' in kwargs) and (n <= 2 or _cv_opt_int_list(args[2], 1) is not _BAD) and (n <= 3 or _cv_bool(args[3]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_norm_1, ('input', 'ord', 'dim', 'keepdim', )[:n])):
         return _impl_linalg_linalg_norm_1(*args, **kwargs)
     raise _invalid_combination('linalg_norm', args, kwargs, _SIGS__linalg_linalg_norm)
+
+
+# yaml/native_functions.yaml: linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor
+# yaml/native_functions.yaml: linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor
+# yaml/native_functions.yaml: linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor
+# yaml/native_functions.yaml: linalg_pinv.rcond_tensor(Tensor self, Tensor rcond, bool hermitian=False) -> Tensor
+_SIGS__linalg_linalg_pinv = (
+    ('(Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('atol', lambda x: (x is None or isinstance(x, _Tensor))), ('rtol', lambda x: (x is None or isinstance(x, _Tensor))), ('hermitian', lambda x: _cv_bool(x) is not _BAD),), False),
+    ('(Tensor input, *, float atol = None, float rtol = None, bool hermitian = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('atol', lambda x: _cv_opt_double(x) is not _BAD), ('rtol', lambda x: _cv_opt_double(x) is not _BAD), ('hermitian', lambda x: _cv_bool(x) is not _BAD),), False),
+    ('(Tensor input, Tensor rcond, bool hermitian = False)', (('input', lambda x: isinstance(x, _Tensor)), ('rcond', lambda x: isinstance(x, _Tensor)), ('hermitian', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(Tensor input, float rcond, bool hermitian = False)', (('input', lambda x: isinstance(x, _Tensor)), ('rcond', lambda x: _cv_double(x) is not _BAD), ('hermitian', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+_KW__linalg_linalg_pinv_0 = {'input': lambda x: isinstance(x, _Tensor), 'atol': lambda x: (x is None or isinstance(x, _Tensor)), 'rtol': lambda x: (x is None or isinstance(x, _Tensor)), 'hermitian': lambda x: _cv_bool(x) is not _BAD}
+_KW__linalg_linalg_pinv_1 = {'input': lambda x: isinstance(x, _Tensor), 'atol': lambda x: _cv_opt_double(x) is not _BAD, 'rtol': lambda x: _cv_opt_double(x) is not _BAD, 'hermitian': lambda x: _cv_bool(x) is not _BAD}
+_KW__linalg_linalg_pinv_2 = {'input': lambda x: isinstance(x, _Tensor), 'rcond': lambda x: isinstance(x, _Tensor), 'hermitian': lambda x: _cv_bool(x) is not _BAD}
+_KW__linalg_linalg_pinv_3 = {'input': lambda x: isinstance(x, _Tensor), 'rcond': lambda x: _cv_double(x) is not _BAD, 'hermitian': lambda x: _cv_bool(x) is not _BAD}
+
+
+def _impl_linalg_linalg_pinv_0(input, *, atol=None, rtol=None, hermitian=False):
+    '(Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_pinv', 'input', 1, 'Tensor', input)
+    atol_c = _cv_opt_tensor(atol)
+    if atol_c is _BAD:
+        raise _arg_error('linalg_pinv', 'atol', 0, 'Tensor', atol)
+    rtol_c = _cv_opt_tensor(rtol)
+    if rtol_c is _BAD:
+        raise _arg_error('linalg_pinv', 'rtol', 0, 'Tensor', rtol)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_pinv', 'hermitian', 0, 'bool', hermitian)
+    h_ = _C_linalg_pinv_atol_rtol_tensor(input._p, atol_c, rtol_c, hermitian_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_linalg_linalg_pinv_1(input, *, atol=None, rtol=None, hermitian=False):
+    '(Tensor input, *, float atol = None, float rtol = None, bool hermitian = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_pinv', 'input', 1, 'Tensor', input)
+    atol_c = _cv_opt_double(atol)
+    if atol_c is _BAD:
+        raise _arg_error('linalg_pinv', 'atol', 0, 'float', atol)
+    rtol_c = _cv_opt_double(rtol)
+    if rtol_c is _BAD:
+        raise _arg_error('linalg_pinv', 'rtol', 0, 'float', rtol)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_pinv', 'hermitian', 0, 'bool', hermitian)
+    h_ = _C_linalg_pinv_atol_rtol_float(input._p, atol_c[0], atol_c[1], rtol_c[0], rtol_c[1], hermitian_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_linalg_linalg_pinv_2(input, rcond, hermitian=False):
+    '(Tensor input, Tensor rcond, bool hermitian = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_pinv', 'input', 1, 'Tensor', input)
+    if rcond.__class__ is not _Tensor:
+        if not isinstance(rcond, _Tensor):
+            raise _arg_error('linalg_pinv', 'rcond', 2, 'Tensor', rcond)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_pinv', 'hermitian', 3, 'bool', hermitian)
+    h_ = _C_linalg_pinv_rcond_tensor(input._p, rcond._p, hermitian_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _impl_linalg_linalg_pinv_3(input, rcond, hermitian=False):
+    '(Tensor input, float rcond, bool hermitian = False)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_pinv', 'input', 1, 'Tensor', input)
+    rcond_c = _cv_double(rcond)
+    if rcond_c is _BAD:
+        raise _arg_error('linalg_pinv', 'rcond', 2, 'float', rcond)
+    hermitian_c = _cv_bool(hermitian)
+    if hermitian_c is _BAD:
+        raise _arg_error('linalg_pinv', 'hermitian', 3, 'bool', hermitian)
+    h_ = _C_linalg_pinv(input._p, rcond_c, hermitian_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _linalg_linalg_pinv(*args, **kwargs):
+    '(Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False) | (Tensor input, *, float atol = None, float rtol = None, bool hermitian = False) | (Tensor input, Tensor rcond, bool hermitian = False) | (Tensor input, float rcond, bool hermitian = False)'
+    if _TF and (r_ := _tf(_linalg_linalg_pinv, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_pinv_0, ('input', )[:n])):
+        return _impl_linalg_linalg_pinv_0(*args, **kwargs)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_pinv_1, ('input', )[:n])):
+        return _impl_linalg_linalg_pinv_1(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (isinstance(args[1], _Tensor) if n > 1 else 'rcond' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_pinv_2, ('input', 'rcond', 'hermitian', )[:n])):
+        return _impl_linalg_linalg_pinv_2(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_double(args[1]) is not _BAD if n > 1 else 'rcond' in kwargs) and (n <= 2 or _cv_bool(args[2]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__linalg_linalg_pinv_3, ('input', 'rcond', 'hermitian', )[:n])):
+        return _impl_linalg_linalg_pinv_3(*args, **kwargs)
+    raise _invalid_combination('linalg_pinv', args, kwargs, _SIGS__linalg_linalg_pinv)
+
+
+# yaml/native_functions.yaml: linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)
+_SIGS__linalg_linalg_qr = (
+    ("(Tensor A, str mode = 'reduced')", (('A', lambda x: isinstance(x, _Tensor)), ('mode', lambda x: _cv_str(x, False) is not _BAD),), (), False),
+)
+
+
+def _linalg_linalg_qr(A, mode='reduced'):
+    "(Tensor A, str mode = 'reduced')"
+    if _TF and (r_ := _tf(_linalg_linalg_qr, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('linalg_qr', 'A', 1, 'Tensor', A)
+    mode_c = _cv_str(mode, False)
+    if mode_c is _BAD:
+        raise _arg_error('linalg_qr', 'mode', 2, 'str', mode)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_linalg_qr(A._p, mode_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'linalg_qr', ('Q', 'R'))
 
 
 # yaml/native_functions.yaml: linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)
@@ -35380,6 +37062,21 @@ def _m_geometric_(self, p, *, generator=None):
     return self
 
 
+# yaml/native_functions.yaml: geqrf(Tensor self) -> (Tensor a, Tensor tau)
+_SIGS__m_geqrf = (
+    ('()', (), (), False),
+)
+
+
+def _m_geqrf(self):
+    '()'
+    if _TF and (r_ := _tf(_m_geqrf, locals())) is not _GO:
+        return r_
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_geqrf(self._p, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'geqrf', ('a', 'tau'))
+
+
 # yaml/native_functions.yaml: ger(Tensor self, Tensor vec2) -> Tensor
 _SIGS__m_ger = (
     ('(Tensor vec2)', (('vec2', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -37435,6 +39132,32 @@ def _m_lt_(self, *args, **kwargs):
     raise _invalid_combination('lt_', args, kwargs, _SIGS__m_lt_)
 
 
+# yaml/native_functions.yaml: lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor
+_SIGS__m_lu_solve = (
+    ('(Tensor LU_data, Tensor LU_pivots)', (('LU_data', lambda x: isinstance(x, _Tensor)), ('LU_pivots', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_lu_solve(self, LU_data, LU_pivots):
+    '(Tensor LU_data, Tensor LU_pivots)'
+    if _TF and (r_ := _tf(_m_lu_solve, locals())) is not _GO:
+        return r_
+    if LU_data.__class__ is not _Tensor:
+        if not isinstance(LU_data, _Tensor):
+            raise _arg_error('lu_solve', 'LU_data', 1, 'Tensor', LU_data)
+    if LU_pivots.__class__ is not _Tensor:
+        if not isinstance(LU_pivots, _Tensor):
+            raise _arg_error('lu_solve', 'LU_pivots', 2, 'Tensor', LU_pivots)
+    h_ = _C_lu_solve(self._p, LU_data._p, LU_pivots._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 # yaml/native_functions.yaml: masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 _SIGS__m_masked_fill = (
@@ -37632,6 +39355,26 @@ def _m_matmul(self, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('matmul', 'other', 1, 'Tensor', other)
     h_ = _C_matmul(self._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: matrix_exp(Tensor self) -> Tensor
+_SIGS__m_matrix_exp = (
+    ('()', (), (), False),
+)
+
+
+def _m_matrix_exp(self):
+    '()'
+    if _TF and (r_ := _tf(_m_matrix_exp, locals())) is not _GO:
+        return r_
+    h_ = _C_matrix_exp(self._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -39049,6 +40792,61 @@ def _m_normal_(self, mean=0, std=1, *, generator=None):
     return self
 
 
+# yaml/native_functions.yaml: orgqr(Tensor self, Tensor input2) -> Tensor
+_SIGS__m_orgqr = (
+    ('(Tensor input2)', (('input2', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _m_orgqr(self, input2):
+    '(Tensor input2)'
+    if _TF and (r_ := _tf(_m_orgqr, locals())) is not _GO:
+        return r_
+    if input2.__class__ is not _Tensor:
+        if not isinstance(input2, _Tensor):
+            raise _arg_error('orgqr', 'input2', 1, 'Tensor', input2)
+    h_ = _C_orgqr(self._p, input2._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor
+_SIGS__m_ormqr = (
+    ('(Tensor input2, Tensor input3, bool left = True, bool transpose = False)', (('input2', lambda x: isinstance(x, _Tensor)), ('input3', lambda x: isinstance(x, _Tensor)), ('left', lambda x: _cv_bool(x) is not _BAD), ('transpose', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_ormqr(self, input2, input3, left=True, transpose=False):
+    '(Tensor input2, Tensor input3, bool left = True, bool transpose = False)'
+    if _TF and (r_ := _tf(_m_ormqr, locals())) is not _GO:
+        return r_
+    if input2.__class__ is not _Tensor:
+        if not isinstance(input2, _Tensor):
+            raise _arg_error('ormqr', 'input2', 1, 'Tensor', input2)
+    if input3.__class__ is not _Tensor:
+        if not isinstance(input3, _Tensor):
+            raise _arg_error('ormqr', 'input3', 2, 'Tensor', input3)
+    left_c = _cv_bool(left)
+    if left_c is _BAD:
+        raise _arg_error('ormqr', 'left', 3, 'bool', left)
+    transpose_c = _cv_bool(transpose)
+    if transpose_c is _BAD:
+        raise _arg_error('ormqr', 'transpose', 4, 'bool', transpose)
+    h_ = _C_ormqr(self._p, input2._p, input3._p, left_c, transpose_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: outer(Tensor self, Tensor vec2) -> Tensor
 _SIGS__m_outer = (
     ('(Tensor vec2)', (('vec2', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -39104,6 +40902,29 @@ def _m_permute(self, *_args, dims=None):
     if dims_c is _BAD:
         raise _arg_error('permute', 'dims', 1, 'tuple of ints', dims)
     h_ = _C_permute(self._p, dims_c[0], dims_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: pinverse(Tensor self, float rcond=1e-15) -> Tensor
+_SIGS__m_pinverse = (
+    ('(float rcond = 1e-15)', (('rcond', lambda x: _cv_double(x) is not _BAD),), (), False),
+)
+
+
+def _m_pinverse(self, rcond=1e-15):
+    '(float rcond = 1e-15)'
+    if _TF and (r_ := _tf(_m_pinverse, locals())) is not _GO:
+        return r_
+    rcond_c = _cv_double(rcond)
+    if rcond_c is _BAD:
+        raise _arg_error('pinverse', 'rcond', 1, 'float', rcond)
+    h_ = _C_pinverse(self._p, rcond_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -39354,6 +41175,24 @@ def _m_prod(self, *args, **kwargs):
     if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'dim' in kwargs) and (n <= 1 or _cv_bool(args[1]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__m_prod_1, ('dim', 'keepdim', )[:n])):
         return _impl_m_prod_1(self, *args, **kwargs)
     raise _invalid_combination('prod', args, kwargs, _SIGS__m_prod)
+
+
+# yaml/native_functions.yaml: qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)
+_SIGS__m_qr = (
+    ('(bool some = True)', (('some', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_qr(self, some=True):
+    '(bool some = True)'
+    if _TF and (r_ := _tf(_m_qr, locals())) is not _GO:
+        return r_
+    some_c = _cv_bool(some)
+    if some_c is _BAD:
+        raise _arg_error('qr', 'some', 1, 'bool', some)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_qr(self._p, some_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'qr', ('Q', 'R'))
 
 
 # yaml/native_functions.yaml: quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
@@ -41821,6 +43660,33 @@ def _m_transpose(self, dim0, dim1):
     return r_
 
 
+# yaml/native_functions.yaml: triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)
+_SIGS__m_triangular_solve = (
+    ('(Tensor A, bool upper = True, bool transpose = False, bool unitriangular = False)', (('A', lambda x: isinstance(x, _Tensor)), ('upper', lambda x: _cv_bool(x) is not _BAD), ('transpose', lambda x: _cv_bool(x) is not _BAD), ('unitriangular', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _m_triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
+    '(Tensor A, bool upper = True, bool transpose = False, bool unitriangular = False)'
+    if _TF and (r_ := _tf(_m_triangular_solve, locals())) is not _GO:
+        return r_
+    if A.__class__ is not _Tensor:
+        if not isinstance(A, _Tensor):
+            raise _arg_error('triangular_solve', 'A', 1, 'Tensor', A)
+    upper_c = _cv_bool(upper)
+    if upper_c is _BAD:
+        raise _arg_error('triangular_solve', 'upper', 2, 'bool', upper)
+    transpose_c = _cv_bool(transpose)
+    if transpose_c is _BAD:
+        raise _arg_error('triangular_solve', 'transpose', 3, 'bool', transpose)
+    unitriangular_c = _cv_bool(unitriangular)
+    if unitriangular_c is _BAD:
+        raise _arg_error('triangular_solve', 'unitriangular', 4, 'bool', unitriangular)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_triangular_solve(self._p, A._p, upper_c, transpose_c, unitriangular_c, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2, 'triangular_solve', ('solution', 'cloned_coefficient'))
+
+
 # yaml/native_functions.yaml: tril(Tensor self, SymInt diagonal=0) -> Tensor
 _SIGS__m_tril = (
     ('(int diagonal = 0)', (('diagonal', lambda x: _cv_int(x) is not _BAD),), (), False),
@@ -44001,6 +45867,7 @@ class _TensorOps:
     ge = _m_ge
     ge_ = _m_ge_
     geometric_ = _m_geometric_
+    geqrf = _m_geqrf
     ger = _m_ger
     gt = _m_gt
     gt_ = _m_gt_
@@ -44079,12 +45946,14 @@ class _TensorOps:
     logsumexp = _m_logsumexp
     lt = _m_lt
     lt_ = _m_lt_
+    lu_solve = _m_lu_solve
     masked_fill = _m_masked_fill
     masked_fill_ = _m_masked_fill_
     masked_scatter = _m_masked_scatter
     masked_scatter_ = _m_masked_scatter_
     masked_select = _m_masked_select
     matmul = _m_matmul
+    matrix_exp = _m_matrix_exp
     max = _m_max
     maximum = _m_maximum
     mean = _m_mean
@@ -44124,8 +45993,11 @@ class _TensorOps:
     nonzero = _m_nonzero
     nonzero_static = _m_nonzero_static
     normal_ = _m_normal_
+    orgqr = _m_orgqr
+    ormqr = _m_ormqr
     outer = _m_outer
     permute = _m_permute
+    pinverse = _m_pinverse
     polygamma = _m_polygamma
     polygamma_ = _m_polygamma_
     positive = _m_positive
@@ -44133,6 +46005,7 @@ class _TensorOps:
     pow_ = _m_pow_
     prelu = _m_prelu
     prod = _m_prod
+    qr = _m_qr
     quantile = _m_quantile
     rad2deg = _m_rad2deg
     rad2deg_ = _m_rad2deg_
@@ -44207,6 +46080,7 @@ class _TensorOps:
     topk = _m_topk
     trace = _m_trace
     transpose = _m_transpose
+    triangular_solve = _m_triangular_solve
     tril = _m_tril
     tril_ = _m_tril_
     triu = _m_triu
@@ -44302,10 +46176,15 @@ def _public_names():
         (_nn_adaptive_avg_pool3d, "adaptive_avg_pool3d"),
         (_nn_adaptive_max_pool2d, "adaptive_max_pool2d"),
         (_nn_adaptive_max_pool2d_backward, "adaptive_max_pool2d_backward"),
+        (_nn_adaptive_max_pool3d, "adaptive_max_pool3d"),
+        (_nn_adaptive_max_pool3d_backward, "adaptive_max_pool3d_backward"),
         (_nn_avg_pool2d, "avg_pool2d"),
         (_nn_avg_pool2d_backward, "avg_pool2d_backward"),
+        (_nn_avg_pool3d, "avg_pool3d"),
+        (_nn_avg_pool3d_backward, "avg_pool3d_backward"),
         (_nn_binary_cross_entropy, "binary_cross_entropy"),
         (_nn_binary_cross_entropy_backward, "binary_cross_entropy_backward"),
+        (_nn_col2im, "col2im"),
         (_nn_cross_entropy_loss, "cross_entropy_loss"),
         (_nn_elu, "elu"),
         (_nn_elu_, "elu_"),
@@ -44326,6 +46205,7 @@ def _public_names():
         (_nn_hardtanh_backward, "hardtanh_backward"),
         (_nn_huber_loss, "huber_loss"),
         (_nn_huber_loss_backward, "huber_loss_backward"),
+        (_nn_im2col, "im2col"),
         (_nn_l1_loss, "l1_loss"),
         (_nn_leaky_relu, "leaky_relu"),
         (_nn_leaky_relu_, "leaky_relu_"),
@@ -44336,11 +46216,18 @@ def _public_names():
         (_nn_log_sigmoid_forward, "log_sigmoid_forward"),
         (_nn_max_pool2d_with_indices, "max_pool2d_with_indices"),
         (_nn_max_pool2d_with_indices_backward, "max_pool2d_with_indices_backward"),
+        (_nn_max_pool3d_with_indices, "max_pool3d_with_indices"),
+        (_nn_max_pool3d_with_indices_backward, "max_pool3d_with_indices_backward"),
+        (_nn_max_unpool2d, "max_unpool2d"),
+        (_nn_max_unpool3d, "max_unpool3d"),
         (_nn_mish, "mish"),
         (_nn_mish_, "mish_"),
         (_nn_mish_backward, "mish_backward"),
         (_nn_mse_loss, "mse_loss"),
         (_nn_mse_loss_backward, "mse_loss_backward"),
+        (_nn_multilabel_margin_loss, "multilabel_margin_loss"),
+        (_nn_multilabel_margin_loss_backward, "multilabel_margin_loss_backward"),
+        (_nn_multilabel_margin_loss_forward, "multilabel_margin_loss_forward"),
         (_nn_nll_loss, "nll_loss"),
         (_nn_nll_loss_backward, "nll_loss_backward"),
         (_nn_nll_loss_forward, "nll_loss_forward"),
@@ -44386,17 +46273,31 @@ def _public_names():
         (_nn_upsample_trilinear3d_backward, "upsample_trilinear3d_backward"),
         (_linalg_linalg_cholesky, "linalg_cholesky"),
         (_linalg_linalg_cholesky_ex, "linalg_cholesky_ex"),
+        (_linalg_linalg_cond, "linalg_cond"),
         (_linalg_linalg_cross, "linalg_cross"),
         (_linalg_linalg_det, "linalg_det"),
         (_linalg_linalg_diagonal, "linalg_diagonal"),
         (_linalg_linalg_eigh, "linalg_eigh"),
         (_linalg_linalg_eigvalsh, "linalg_eigvalsh"),
+        (_linalg_linalg_householder_product, "linalg_householder_product"),
         (_linalg_linalg_inv, "linalg_inv"),
         (_linalg_linalg_inv_ex, "linalg_inv_ex"),
+        (_linalg_linalg_ldl_factor, "linalg_ldl_factor"),
+        (_linalg_linalg_ldl_factor_ex, "linalg_ldl_factor_ex"),
+        (_linalg_linalg_ldl_solve, "linalg_ldl_solve"),
+        (_linalg_linalg_lstsq, "linalg_lstsq"),
+        (_linalg_linalg_lu, "linalg_lu"),
+        (_linalg_linalg_lu_factor, "linalg_lu_factor"),
+        (_linalg_linalg_lu_factor_ex, "linalg_lu_factor_ex"),
+        (_linalg_linalg_lu_solve, "linalg_lu_solve"),
+        (_linalg_linalg_matrix_exp, "linalg_matrix_exp"),
         (_linalg_linalg_matrix_norm, "linalg_matrix_norm"),
         (_linalg_linalg_matrix_power, "linalg_matrix_power"),
+        (_linalg_linalg_matrix_rank, "linalg_matrix_rank"),
         (_linalg_linalg_multi_dot, "linalg_multi_dot"),
         (_linalg_linalg_norm, "linalg_norm"),
+        (_linalg_linalg_pinv, "linalg_pinv"),
+        (_linalg_linalg_qr, "linalg_qr"),
         (_linalg_linalg_slogdet, "linalg_slogdet"),
         (_linalg_linalg_solve, "linalg_solve"),
         (_linalg_linalg_solve_ex, "linalg_solve_ex"),
@@ -44502,6 +46403,18 @@ SIGNATURES = {
     ("function", "_cummin_helper"): (
         "(Tensor input, Tensor values, Tensor indices, int dim)",
     ),
+    ("function", "_embedding_bag"): (
+        "(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq = False, int mode = 0, bool sparse = False, Tensor per_sample_weights = None, bool include_last_offset = False, int padding_idx = -1)",
+    ),
+    ("function", "_embedding_bag_backward"): (
+        "(Tensor grad, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, int num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor per_sample_weights, int padding_idx = -1)",
+    ),
+    ("function", "_embedding_bag_dense_backward"): (
+        "(Tensor grad, Tensor indices, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, int num_weights, bool scale_grad_by_freq, int mode, Tensor per_sample_weights, int padding_idx = -1)",
+    ),
+    ("function", "_embedding_bag_per_sample_weights_backward"): (
+        "(Tensor grad, Tensor weight, Tensor indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx = -1)",
+    ),
     ("function", "_euclidean_dist"): (
         "(Tensor x1, Tensor x2)",
     ),
@@ -44534,6 +46447,9 @@ SIGNATURES = {
     ),
     ("function", "_logcumsumexp"): (
         "(Tensor input, int dim, *, Tensor out = None)",
+    ),
+    ("function", "_lu_with_info"): (
+        "(Tensor input, bool pivot = True, bool check_errors = True)",
     ),
     ("function", "_native_batch_norm_legit"): (
         "(Tensor input, Tensor weight, Tensor bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps)",
@@ -45049,6 +46965,10 @@ SIGNATURES = {
     ("function", "embedding_backward"): (
         "(Tensor grad, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq, bool sparse)",
     ),
+    ("function", "embedding_bag"): (
+        "(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq = False, int mode = 0, bool sparse = False, Tensor per_sample_weights = None, bool include_last_offset = False)",
+        "(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor per_sample_weights, bool include_last_offset, int padding_idx)",
+    ),
     ("function", "embedding_dense_backward"): (
         "(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq)",
     ),
@@ -45195,6 +47115,9 @@ SIGNATURES = {
     ),
     ("function", "geometric"): (
         "(Tensor input, float p, *, torchlet.Generator generator = None, Tensor out = None)",
+    ),
+    ("function", "geqrf"): (
+        "(Tensor input)",
     ),
     ("function", "ger"): (
         "(Tensor input, Tensor vec2, *, Tensor out = None)",
@@ -45423,6 +47346,12 @@ SIGNATURES = {
         "(Tensor input, Tensor other, *, Tensor out = None)",
         "(Tensor input, Number other, *, Tensor out = None)",
     ),
+    ("function", "lu_solve"): (
+        "(Tensor input, Tensor LU_data, Tensor LU_pivots)",
+    ),
+    ("function", "lu_unpack"): (
+        "(Tensor LU_data, Tensor LU_pivots, bool unpack_data = True, bool unpack_pivots = True)",
+    ),
     ("function", "masked_fill"): (
         "(Tensor input, Tensor mask, Tensor value)",
         "(Tensor input, Tensor mask, Number value)",
@@ -45442,6 +47371,12 @@ SIGNATURES = {
     ("function", "matmul"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
     ),
+    ("function", "matrix_exp"): (
+        "(Tensor input)",
+    ),
+    ("function", "matrix_exp_backward"): (
+        "(Tensor input, Tensor grad)",
+    ),
     ("function", "max"): (
         "(Tensor input, *, Tensor out = None)",
         "(Tensor input, Tensor other, *, Tensor out = None)",
@@ -45454,6 +47389,9 @@ SIGNATURES = {
         "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)",
     ),
     ("function", "max_pool2d"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)",
+    ),
+    ("function", "max_pool3d"): (
         "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)",
     ),
     ("function", "maximum"): (
@@ -45591,6 +47529,12 @@ SIGNATURES = {
     ("function", "ones_like"): (
         "(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
     ),
+    ("function", "orgqr"): (
+        "(Tensor input, Tensor input2)",
+    ),
+    ("function", "ormqr"): (
+        "(Tensor input, Tensor input2, Tensor input3, bool left = True, bool transpose = False)",
+    ),
     ("function", "outer"): (
         "(Tensor input, Tensor vec2, *, Tensor out = None)",
     ),
@@ -45602,6 +47546,9 @@ SIGNATURES = {
     ),
     ("function", "permute_copy"): (
         "(Tensor input, tuple of ints dims)",
+    ),
+    ("function", "pinverse"): (
+        "(Tensor input, float rcond = 1e-15)",
     ),
     ("function", "pixel_shuffle"): (
         "(Tensor input, int upscale_factor)",
@@ -45626,6 +47573,9 @@ SIGNATURES = {
     ("function", "prod"): (
         "(Tensor input, *, torchlet.dtype dtype = None)",
         "(Tensor input, int dim, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("function", "qr"): (
+        "(Tensor input, bool some = True)",
     ),
     ("function", "quantile"): (
         "(Tensor input, Tensor q, int dim = None, bool keepdim = False, *, str interpolation = \u0027linear\u0027, Tensor out = None)",
@@ -45946,6 +47896,9 @@ SIGNATURES = {
     ("function", "trapz"): (
         "(Tensor y, *, float dx = 1, int dim = -1)",
         "(Tensor y, Tensor x, *, int dim = -1)",
+    ),
+    ("function", "triangular_solve"): (
+        "(Tensor input, Tensor A, bool upper = True, bool transpose = False, bool unitriangular = False)",
     ),
     ("function", "tril"): (
         "(Tensor input, int diagonal = 0, *, Tensor out = None)",
@@ -46593,6 +48546,9 @@ SIGNATURES = {
     ("method", "geometric_"): (
         "(float p, *, torchlet.Generator generator = None)",
     ),
+    ("method", "geqrf"): (
+        "()",
+    ),
     ("method", "ger"): (
         "(Tensor vec2)",
     ),
@@ -46837,6 +48793,9 @@ SIGNATURES = {
         "(Tensor other)",
         "(Number other)",
     ),
+    ("method", "lu_solve"): (
+        "(Tensor LU_data, Tensor LU_pivots)",
+    ),
     ("method", "masked_fill"): (
         "(Tensor mask, Tensor value)",
         "(Tensor mask, Number value)",
@@ -46856,6 +48815,9 @@ SIGNATURES = {
     ),
     ("method", "matmul"): (
         "(Tensor other)",
+    ),
+    ("method", "matrix_exp"): (
+        "()",
     ),
     ("method", "max"): (
         "()",
@@ -46987,11 +48949,20 @@ SIGNATURES = {
     ("method", "normal_"): (
         "(float mean = 0, float std = 1, *, torchlet.Generator generator = None)",
     ),
+    ("method", "orgqr"): (
+        "(Tensor input2)",
+    ),
+    ("method", "ormqr"): (
+        "(Tensor input2, Tensor input3, bool left = True, bool transpose = False)",
+    ),
     ("method", "outer"): (
         "(Tensor vec2)",
     ),
     ("method", "permute"): (
         "(tuple of ints dims)",
+    ),
+    ("method", "pinverse"): (
+        "(float rcond = 1e-15)",
     ),
     ("method", "polygamma"): (
         "(int n)",
@@ -47016,6 +48987,9 @@ SIGNATURES = {
     ("method", "prod"): (
         "(*, torchlet.dtype dtype = None)",
         "(int dim, bool keepdim = False, *, torchlet.dtype dtype = None)",
+    ),
+    ("method", "qr"): (
+        "(bool some = True)",
     ),
     ("method", "quantile"): (
         "(Tensor q, int dim = None, bool keepdim = False, *, str interpolation = \u0027linear\u0027)",
@@ -47263,6 +49237,9 @@ SIGNATURES = {
     ("method", "transpose"): (
         "(int dim0, int dim1)",
     ),
+    ("method", "triangular_solve"): (
+        "(Tensor A, bool upper = True, bool transpose = False, bool unitriangular = False)",
+    ),
     ("method", "tril"): (
         "(int diagonal = 0)",
     ),
@@ -47383,17 +49360,32 @@ SIGNATURES = {
     ("nn", "adaptive_max_pool2d_backward"): (
         "(Tensor grad_output, Tensor input, Tensor indices, *, Tensor out = None)",
     ),
+    ("nn", "adaptive_max_pool3d"): (
+        "(Tensor input, tuple of ints output_size)",
+    ),
+    ("nn", "adaptive_max_pool3d_backward"): (
+        "(Tensor grad_output, Tensor input, Tensor indices)",
+    ),
     ("nn", "avg_pool2d"): (
         "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, bool ceil_mode = False, bool count_include_pad = True, int divisor_override = None, *, Tensor out = None)",
     ),
     ("nn", "avg_pool2d_backward"): (
         "(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, bool ceil_mode, bool count_include_pad, int divisor_override, *, Tensor out = None)",
     ),
+    ("nn", "avg_pool3d"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, bool ceil_mode = False, bool count_include_pad = True, int divisor_override = None)",
+    ),
+    ("nn", "avg_pool3d_backward"): (
+        "(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, bool ceil_mode, bool count_include_pad, int divisor_override)",
+    ),
     ("nn", "binary_cross_entropy"): (
         "(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean)",
     ),
     ("nn", "binary_cross_entropy_backward"): (
         "(Tensor grad_output, Tensor input, Tensor target, Tensor weight = None, int reduction = Mean)",
+    ),
+    ("nn", "col2im"): (
+        "(Tensor input, tuple of ints output_size, tuple of ints kernel_size, tuple of ints dilation, tuple of ints padding, tuple of ints stride)",
     ),
     ("nn", "cross_entropy_loss"): (
         "(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100, float label_smoothing = 0.0)",
@@ -47455,6 +49447,9 @@ SIGNATURES = {
     ("nn", "huber_loss_backward"): (
         "(Tensor grad_output, Tensor input, Tensor target, int reduction, float delta)",
     ),
+    ("nn", "im2col"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints dilation, tuple of ints padding, tuple of ints stride)",
+    ),
     ("nn", "l1_loss"): (
         "(Tensor input, Tensor target, int reduction = Mean)",
     ),
@@ -47485,6 +49480,18 @@ SIGNATURES = {
     ("nn", "max_pool2d_with_indices_backward"): (
         "(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, tuple of ints dilation, bool ceil_mode, Tensor indices, *, Tensor out = None)",
     ),
+    ("nn", "max_pool3d_with_indices"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints stride = [], tuple of ints padding = 0, tuple of ints dilation = 1, bool ceil_mode = False)",
+    ),
+    ("nn", "max_pool3d_with_indices_backward"): (
+        "(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints stride, tuple of ints padding, tuple of ints dilation, bool ceil_mode, Tensor indices)",
+    ),
+    ("nn", "max_unpool2d"): (
+        "(Tensor input, Tensor indices, tuple of ints output_size)",
+    ),
+    ("nn", "max_unpool3d"): (
+        "(Tensor input, Tensor indices, tuple of ints output_size, tuple of ints stride, tuple of ints padding)",
+    ),
     ("nn", "mish"): (
         "(Tensor input, *, Tensor out = None)",
     ),
@@ -47499,6 +49506,15 @@ SIGNATURES = {
     ),
     ("nn", "mse_loss_backward"): (
         "(Tensor grad_output, Tensor input, Tensor target, int reduction, *, Tensor out = None)",
+    ),
+    ("nn", "multilabel_margin_loss"): (
+        "(Tensor input, Tensor target, int reduction = Mean)",
+    ),
+    ("nn", "multilabel_margin_loss_backward"): (
+        "(Tensor grad_output, Tensor input, Tensor target, int reduction, Tensor is_target)",
+    ),
+    ("nn", "multilabel_margin_loss_forward"): (
+        "(Tensor input, Tensor target, int reduction)",
     ),
     ("nn", "nll_loss"): (
         "(Tensor input, Tensor target, Tensor weight = None, int reduction = Mean, int ignore_index = -100, *, Tensor out = None)",
@@ -47642,6 +49658,10 @@ SIGNATURES = {
     ("linalg", "linalg_cholesky_ex"): (
         "(Tensor input, *, bool upper = False, bool check_errors = False)",
     ),
+    ("linalg", "linalg_cond"): (
+        "(Tensor input, Number p = None)",
+        "(Tensor input, str p)",
+    ),
     ("linalg", "linalg_cross"): (
         "(Tensor input, Tensor other, *, int dim = -1, Tensor out = None)",
     ),
@@ -47657,11 +49677,41 @@ SIGNATURES = {
     ("linalg", "linalg_eigvalsh"): (
         "(Tensor input, str UPLO = \u0027L\u0027)",
     ),
+    ("linalg", "linalg_householder_product"): (
+        "(Tensor input, Tensor tau)",
+    ),
     ("linalg", "linalg_inv"): (
         "(Tensor A)",
     ),
     ("linalg", "linalg_inv_ex"): (
         "(Tensor A, *, bool check_errors = False)",
+    ),
+    ("linalg", "linalg_ldl_factor"): (
+        "(Tensor input, *, bool hermitian = False)",
+    ),
+    ("linalg", "linalg_ldl_factor_ex"): (
+        "(Tensor input, *, bool hermitian = False, bool check_errors = False)",
+    ),
+    ("linalg", "linalg_ldl_solve"): (
+        "(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian = False)",
+    ),
+    ("linalg", "linalg_lstsq"): (
+        "(Tensor input, Tensor b, float rcond = None, *, str driver = None)",
+    ),
+    ("linalg", "linalg_lu"): (
+        "(Tensor A, *, bool pivot = True)",
+    ),
+    ("linalg", "linalg_lu_factor"): (
+        "(Tensor A, *, bool pivot = True)",
+    ),
+    ("linalg", "linalg_lu_factor_ex"): (
+        "(Tensor A, *, bool pivot = True, bool check_errors = False)",
+    ),
+    ("linalg", "linalg_lu_solve"): (
+        "(Tensor LU, Tensor pivots, Tensor B, *, bool left = True, bool adjoint = False)",
+    ),
+    ("linalg", "linalg_matrix_exp"): (
+        "(Tensor input)",
     ),
     ("linalg", "linalg_matrix_norm"): (
         "(Tensor input, Number ord, tuple of ints dim = [-2, -1], bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
@@ -47670,12 +49720,27 @@ SIGNATURES = {
     ("linalg", "linalg_matrix_power"): (
         "(Tensor input, int n)",
     ),
+    ("linalg", "linalg_matrix_rank"): (
+        "(Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False)",
+        "(Tensor input, *, float atol = None, float rtol = None, bool hermitian = False)",
+        "(Tensor input, Tensor tol, bool hermitian = False)",
+        "(Tensor input, float tol, bool hermitian = False)",
+    ),
     ("linalg", "linalg_multi_dot"): (
         "(tuple of Tensors tensors, *, Tensor out = None)",
     ),
     ("linalg", "linalg_norm"): (
         "(Tensor input, Number ord = None, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
         "(Tensor input, str ord, tuple of ints dim = None, bool keepdim = False, *, torchlet.dtype dtype = None, Tensor out = None)",
+    ),
+    ("linalg", "linalg_pinv"): (
+        "(Tensor input, *, Tensor atol = None, Tensor rtol = None, bool hermitian = False)",
+        "(Tensor input, *, float atol = None, float rtol = None, bool hermitian = False)",
+        "(Tensor input, Tensor rcond, bool hermitian = False)",
+        "(Tensor input, float rcond, bool hermitian = False)",
+    ),
+    ("linalg", "linalg_qr"): (
+        "(Tensor A, str mode = \u0027reduced\u0027)",
     ),
     ("linalg", "linalg_slogdet"): (
         "(Tensor A)",

@@ -36,6 +36,7 @@
 #include "ops/sum.h"
 #include "ops/to.h"
 #include "ops/unsqueeze.h"
+#include "ops/zeros.h"
 #include "tl_structured.h"
 
 #define TL_LAPACK_INT_MAX 2147483647LL   /* the wheel's LAPACK takes 32-bit integers */

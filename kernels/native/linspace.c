@@ -18,7 +18,9 @@
 #include "tl_error.h"
 #include "tl_half.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/linspace.h"
+#include "ops/logspace.h"
 #include "tl_tensor.h"
 #include "tl_ufunc.h"
 

@@ -1,12 +1,13 @@
-/* Helpers the NN operator files share (nn_ops.c, pool_ops.c): the compute
+/* Helpers the NN operator files share (nn_ops.c, pool_ops.c, ...): the compute
  * dtype rule, contiguous copies in it, the destination of an out= kernel,
- * and PyTorch's "[2, 3]" size formatting for messages. */
+ * PyTorch's "[2, 3]" size formatting for messages, and pooling_output_shape. */
 #ifndef TL_NN_COMMON_H
 #define TL_NN_COMMON_H
 
 #include <stdio.h>
 #include <string.h>
 
+#include "tl_error.h"
 #include "tl_internal.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
 #include "tl_tensor.h"
@@ -48,6 +49,26 @@ static inline void fmt_shape(char *buf, size_t n, const int64_t *s, int64_t nd) 
     size_t k = (size_t)snprintf(buf, n, "[");
     for (int64_t i = 0; i < nd && k < n; i++) k += (size_t)snprintf(buf + k, n - k, i ? ", %lld" : "%lld", (long long)s[i]);
     if (k < n) snprintf(buf + k, n - k, "]");
+}
+
+/* PyTorch's pooling_output_shape (with its pad checks): the output size of
+ * a pooling dim (pool_ops.c, pool3d.c) */
+static inline int pooling_output_shape(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil_mode,
+                                       int64_t *out) {
+    if (stride == 0) return tl_set_error(TL_ERR_RUNTIME, "stride should not be zero");
+    if (pad < 0) return tl_set_error(TL_ERR_RUNTIME, "pad must be non-negative, but got pad: %lld", (long long)pad);
+    if (pad > ((k - 1) * dil + 1) / 2)
+        return tl_set_error(TL_ERR_RUNTIME, "pad should be at most half of effective kernel size, but got pad=%lld, "
+                                            "kernel_size=%lld and dilation=%lld", (long long)pad, (long long)k,
+                            (long long)dil);
+    const int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+    /* div_rtn: division rounding toward negative infinity */
+    int64_t q = num / stride;
+    if ((num % stride != 0) && ((num < 0) != (stride < 0))) q--;
+    int64_t o = q + 1;
+    if (ceil_mode && (o - 1) * stride >= in + pad) o--;
+    *out = o;
+    return 0;
 }
 
 #endif

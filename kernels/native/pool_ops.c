@@ -76,25 +76,6 @@ static int same_dtype(const tl_tensor *input, const tl_tensor *grad, const char 
 
 /* ------------------------------------------------------------ shapes */
 
-/* PyTorch's pooling_output_shape (with its pad checks) */
-static int pooling_output_shape(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil_mode,
-                                int64_t *out) {
-    if (stride == 0) return tl_set_error(TL_ERR_RUNTIME, "stride should not be zero");
-    if (pad < 0) return tl_set_error(TL_ERR_RUNTIME, "pad must be non-negative, but got pad: %lld", (long long)pad);
-    if (pad > ((k - 1) * dil + 1) / 2)
-        return tl_set_error(TL_ERR_RUNTIME, "pad should be at most half of effective kernel size, but got pad=%lld, "
-                                            "kernel_size=%lld and dilation=%lld", (long long)pad, (long long)k,
-                            (long long)dil);
-    const int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
-    /* div_rtn: division rounding toward negative infinity */
-    int64_t q = num / stride;
-    if ((num % stride != 0) && ((num < 0) != (stride < 0))) q--;
-    int64_t o = q + 1;
-    if (ceil_mode && (o - 1) * stride >= in + pad) o--;
-    *out = o;
-    return 0;
-}
-
 /* kernel_size / stride / padding / dilation of a 2-d pooling op into g (the
  * name prefixes PyTorch's messages); dilation may be NULL (avg_pool2d) */
 static int parse_pool2d(const char *name, const int64_t *k, int64_t kl, const int64_t *s, int64_t sl,

@@ -12,10 +12,10 @@
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
 #include "ops/block_diag.h"
 #include "ops/index_select.h"
-#include "ops/movedim.h"
 #include "ops/narrow.h"
 #include "ops/reshape.h"
 #include "ops/unique_consecutive.h"
+#include "ops/unique_dim_consecutive.h"
 #include "ops/zeros.h"
 #include "tl_tensor.h"
 

@@ -27,8 +27,6 @@
 #include "ops/diagonal_backward.h"
 #include "ops/eye.h"
 #include "ops/flatten.h"
-#include "ops/linspace.h"
-#include "ops/logspace.h"
 #include "ops/meshgrid.h"
 #include "ops/mul.h"
 #include "ops/randint.h"

@@ -17,7 +17,11 @@
 
 #include "tl_error.h"
 #include "tl_internal.h"
-#include "tl_ops.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/index_select.h"
+#include "ops/movedim.h"
+#include "ops/unique_dim.h"
+#include "ops/unique_dim_consecutive.h"
 #include "tl_tensor.h"
 
 /* lexicographic order of rows a and b: -1, 0 or 1 */

@@ -22,6 +22,7 @@ if not hasattr(torchlet._lib, "tl_autograd_register_all"):
     pytest.skip("torchlet built without generated autograd", allow_module_level=True)
 
 from _upsample_cases import UPSAMPLE_CASES  # noqa: E402
+from _nn3d_cases import NN3D_CASES  # noqa: E402
 from _gradcheck_util import (  # noqa: E402
     backward,
     get_grad,
@@ -1296,6 +1297,7 @@ CASES = {
     **SHAPE_INDEX_CASES,
     **SHAPE_HELPERS_CASES,
     **UPSAMPLE_CASES,
+    **NN3D_CASES,
 }
 # inputs that are not differentiated (threshold_backward's self: its formula is zeros)
 DIFF = {"threshold_backward": [0], "where.self": [1, 2],

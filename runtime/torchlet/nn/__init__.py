@@ -71,3 +71,9 @@ __all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "Transfor
 from ._ctc import CTCLoss  # noqa: E402
 
 __all__ += ["CTCLoss"]
+from .pooling3d import (  # noqa: E402
+    AdaptiveMaxPool3d, AvgPool3d, EmbeddingBag, Fold, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d,
+    MultiLabelMarginLoss, Unfold)
+
+__all__ += ["MaxPool3d", "AvgPool3d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Fold",
+            "Unfold", "EmbeddingBag", "MultiLabelMarginLoss"]

@@ -1040,3 +1040,11 @@ __all__ += ["multi_head_attention_forward"]
 from ._ctc import ctc_loss  # noqa: E402,F401
 
 __all__ += ["ctc_loss"]
+# ----------------------------------------------------------------- 3-d pooling, unpooling, fold, embedding_bag
+from ._pool3d import (  # noqa: E402,F401
+    adaptive_max_pool3d, adaptive_max_pool3d_with_indices, avg_pool3d, embedding_bag, fold, max_pool3d,
+    max_pool3d_with_indices, max_unpool1d, max_unpool2d, max_unpool3d, multilabel_margin_loss, unfold)
+
+__all__ += ["max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_max_pool3d",
+            "adaptive_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d", "unfold", "fold",
+            "multilabel_margin_loss", "embedding_bag"]
