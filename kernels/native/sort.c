@@ -177,13 +177,17 @@ static void pop_heap(const selector *s, int64_t first, int64_t last, int64_t res
     adjust_heap(s, first, 0, last - first, v);
 }
 
-static void heap_select(const selector *s, int64_t first, int64_t middle, int64_t last) {
+static void make_heap(const selector *s, int64_t first, int64_t middle) {
     const int64_t len = middle - first;
     if (len >= 2)
         for (int64_t parent = (len - 2) / 2;; parent--) {
             adjust_heap(s, first, parent, len, s->a[first + parent]);
             if (parent == 0) break;
         }
+}
+
+static void heap_select(const selector *s, int64_t first, int64_t middle, int64_t last) {
+    make_heap(s, first, middle);
     for (int64_t i = middle; i < last; i++)
         if (before(s, s->a[i], s->a[first])) pop_heap(s, first, middle, i);
 }
@@ -307,6 +311,33 @@ static void topk_select(kpair *a, int64_t n, int64_t k, bool largest, bool sorte
     }
 }
 
+/* topk_select's partial_sort path (k * 64 <= n) without the n pairs: the
+ * heap of the first k, then each later element, its key made a chunk at a
+ * time, against the heap's top. heap_select over all n pairs does the same
+ * steps (what it writes behind the heap is never read again), so ties come
+ * out the same; a 2^20-element row no longer allocates and faults in 16 MB. */
+#define TOPK_CHUNK 256
+
+static void topk_stream(const char *src, tl_dtype dt, int64_t itemsize, int64_t n, int64_t k, bool largest,
+                        kpair *heap) {
+    const selector s = {heap, largest};
+    uint64_t key[TOPK_CHUNK];
+    for (int64_t off = 0; off < n; off += TOPK_CHUNK) {
+        const int64_t m = n - off < TOPK_CHUNK ? n - off : TOPK_CHUNK;
+        row_keys(src + off * itemsize, dt, m, false, key);
+        for (int64_t i = 0; i < m; i++) {
+            const kpair v = {key[i], off + i};
+            if (off + i < k) {
+                heap[off + i] = v;
+                if (off + i == k - 1) make_heap(&s, 0, k);
+            } else if (before(&s, v, heap[0])) {
+                adjust_heap(&s, 0, 0, k, v);   /* pop_heap(0, k, i) with a[i] = v */
+            }
+        }
+    }
+    sort_heap(&s, 0, k);
+}
+
 /* ------------------------------------------------------------ rows */
 
 typedef struct {
@@ -324,23 +355,23 @@ typedef struct {
 static void sort_rows(int64_t begin, int64_t end, void *ctx) {
     sort_job *j = ctx;
     const int64_t n = j->n;
-    uint64_t *key = malloc((size_t)(2 * n + 1) * sizeof *key);
-    int64_t *idx = malloc((size_t)(2 * n + 1) * sizeof *idx);
-    if (!key || !idx) {
+    const bool stream = j->topk && j->k > 0 && j->k * 64 <= n;   /* topk_stream's case */
+    /* sort: keys and indices with as much scratch; topk: n pairs (k streamed) */
+    uint64_t *key = stream ? NULL : malloc((size_t)((j->topk ? 1 : 2) * n + 1) * sizeof *key);
+    int64_t *idx = malloc((size_t)((stream ? j->k : 2 * n) + 1) * sizeof *idx);
+    kpair *pairs = j->topk ? malloc((size_t)((stream ? j->k : n) + 1) * sizeof *pairs) : NULL;
+    if ((!stream && !key) || !idx || (j->topk && !pairs)) {
         j->err = 1;
         free(key);
         free(idx);
-        return;
-    }
-    kpair *pairs = j->topk ? malloc((size_t)(n + 1) * sizeof *pairs) : NULL;
-    if (j->topk && !pairs) {
-        j->err = 1;
-        free(key);
-        free(idx);
+        free(pairs);
         return;
     }
     for (int64_t r = begin; r < end; r++) {
-        if (j->topk) {   /* ascending keys; largest picks the comparator */
+        if (stream) {
+            topk_stream(j->keysrc + r * n * j->kitem, j->kdt, j->kitem, n, j->k, j->desc, pairs);
+            for (int64_t i = 0; i < j->k; i++) idx[i] = pairs[i].i;
+        } else if (j->topk) {   /* ascending keys; largest picks the comparator */
             row_keys(j->keysrc + r * n * j->kitem, j->kdt, n, false, key);
             for (int64_t i = 0; i < n; i++) pairs[i] = (kpair){key[i], i};
             topk_select(pairs, n, j->k, j->desc, j->topk == 2);

@@ -114,7 +114,8 @@ def test_topk(largest):
 
 @needs_torch
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int16", "uint8"])
-@pytest.mark.parametrize("n,k", [(7, 3), (20, 20), (40, 1), (100, 7), (300, 4), (1000, 15), (129, 2), (5, 0)])
+@pytest.mark.parametrize("n,k", [(7, 3), (20, 20), (40, 1), (100, 7), (300, 4), (1000, 15), (129, 2), (5, 0),
+                                 (20000, 300)])  # the last: the heap fills across key chunks
 @pytest.mark.parametrize("largest", [True, False])
 @pytest.mark.parametrize("sorted_", [True, False])
 def test_topk_ties_like_torch(dtype, n, k, largest, sorted_):
