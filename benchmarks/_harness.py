@@ -70,8 +70,41 @@ def _fmt_time(s: float) -> str:
     return f"{s * 1e3:7.2f} ms"
 
 
+def _numpy_blas_threads():
+    """A setter for numpy's bundled OpenBLAS thread count (None if not found):
+    numpy's products (matmul, einsum with optimize, tensordot, linalg) would
+    otherwise use every core in a row measured at one thread."""
+    import ctypes
+    import glob
+
+    import numpy as np
+
+    for path in glob.glob(os.path.join(os.path.dirname(np.__file__) + ".libs", "libscipy_openblas*.so")):
+        lib = ctypes.CDLL(path)
+        for name in ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads"):
+            fn = getattr(lib, name, None)
+            if fn is not None:
+                return lambda n: fn(ctypes.c_int(n))
+    return None
+
+
+_NP_SET_THREADS = _numpy_blas_threads()
+
+
+def set_threads(n: int) -> None:
+    """One thread count for all three: torchlet's pool, torch's and numpy's BLAS."""
+    import torchlet
+
+    torchlet.set_num_threads(n)
+    if torch is not None:
+        torch.set_num_threads(n)
+    if _NP_SET_THREADS is not None:
+        _NP_SET_THREADS(n)
+
+
 class Bench:
-    """Collects rows of {implementation: callable} and prints a ratio table."""
+    """Collects rows of {implementation: callable} and prints a ratio table.
+    ``threads=`` sets that thread count for all three implementations."""
 
     IMPLS = ("torchlet", "numpy", "torch")
 
@@ -79,6 +112,8 @@ class Bench:
         self.title = title
         self.info = info
         self.rows = []
+        if "threads" in info:
+            set_threads(info["threads"])
 
     def row(self, name: str, nbytes: int | None = None, **impls):
         times = {}

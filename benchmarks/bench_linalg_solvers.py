@@ -20,7 +20,7 @@ import numpy as np  # noqa: E402
 
 import torchlet as tl  # noqa: E402
 
-from _harness import machine_info, print_interleaved, thread_counts, torch  # noqa: E402
+from _harness import machine_info, print_interleaved, set_threads, thread_counts, torch  # noqa: E402
 
 
 def size_cases(a, b, s):
@@ -74,9 +74,7 @@ def main():
           f"numpy {np.__version__}; float64, interleaved, best of {rounds} rounds")
     rng = np.random.default_rng(0)
     for threads in thread_counts([1], spec):
-        tl.set_num_threads(threads)
-        if torch is not None:
-            torch.set_num_threads(threads)
+        set_threads(threads)   # numpy's LAPACK too
         print(f"\n## threads={threads}")
         print_interleaved(cases(rng), rounds=rounds, width=22)
 

@@ -11,7 +11,7 @@ for a while after its last call (numpy's OpenBLAS ~0.1 s, torch's OpenMP
 team, torchlet's pool up to 1 ms), and spinning threads of the library timed
 just before would take the cores from the one being timed. numpy's own OpenBLAS
 (numpy.libs) gets its thread count through its exported
-scipy_openblas_set_num_threads64_, as threadpoolctl would do.
+scipy_openblas_set_num_threads64_ (_harness.set_threads), as threadpoolctl would do.
 
     python benchmarks/bench_matmul.py [--big] [--rounds N] [--settle S] [--threads 1,2]
 
@@ -22,8 +22,6 @@ The goal for mm is >= 0.9x numpy.
 """
 from __future__ import annotations
 
-import ctypes
-import glob
 import os
 import sys
 
@@ -33,7 +31,7 @@ import numpy as np  # noqa: E402
 
 import torchlet as tl  # noqa: E402
 
-from _harness import interleaved as _interleaved, machine_info, thread_counts, torch  # noqa: E402
+from _harness import interleaved as _interleaved, machine_info, set_threads, thread_counts, torch  # noqa: E402
 
 SETTLE = 0.2  # seconds before each batch (--settle)
 
@@ -42,29 +40,6 @@ def interleaved(fns: dict, rounds: int, min_time: float = 0.02) -> dict:
     """_harness.interleaved with a pause of SETTLE before each batch, at any
     thread count (numpy's OpenBLAS threads spin ~0.1 s after a product)"""
     return _interleaved(fns, rounds=rounds, min_time=min_time, settle=SETTLE)
-
-
-def _numpy_blas_threads():
-    """A setter for numpy's bundled OpenBLAS thread count (None if not found)."""
-    libs = glob.glob(os.path.join(os.path.dirname(np.__file__) + ".libs", "libscipy_openblas*.so"))
-    for path in libs:
-        lib = ctypes.CDLL(path)
-        for name in ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads"):
-            fn = getattr(lib, name, None)
-            if fn is not None:
-                return fn
-    return None
-
-
-NP_SET_THREADS = _numpy_blas_threads()
-
-
-def set_threads(n: int) -> None:
-    tl.set_num_threads(n)
-    if torch is not None:
-        torch.set_num_threads(n)
-    if NP_SET_THREADS is not None:
-        NP_SET_THREADS(ctypes.c_int(n))
 
 
 def row(name: str, flops: float, fns: dict, rounds: int) -> None:
