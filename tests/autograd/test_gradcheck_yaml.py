@@ -1138,6 +1138,9 @@ CTC_NORM_BACKWARD_CASES = {
     "native_group_norm_backward": [
         ([_rv(2, 4, 3), _rv(2, 4, 3), _rp(4)], lambda g, x, w: _gn_bwd(g, x, w, 0)),
         ([_rv(2, 4, 3), _rv(2, 4, 3), _rp(4)], lambda g, x, w: _gn_bwd(g, x, w, 1))],
+}
+
+
 # decompositions (kernels/native/linalg_decomp.c): their own generator
 RDC = np.random.default_rng(2029)
 
