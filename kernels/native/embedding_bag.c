@@ -46,6 +46,7 @@ static inline void prefetch_row(const void *p, int64_t nbytes) {
 #define BAG_FWD(T)                                                                                                    \
     static void bags_##T(const bag_ctx *c, int64_t b0, int64_t b1) {                                                  \
         const T *w = c->w, *psw = c->psw;                                                                             \
+        const int64_t D = c->D, n = c->n, *idx = c->idx;                                                             \
         for (int64_t b = b0; b < b1; b++) {                                                                           \
             T *restrict o = (T *)c->out + b * c->D;                                                                   \
             int64_t *mi = c->mode == MODE_MAX ? c->maxi + b * c->D : NULL;                                            \
@@ -54,8 +55,8 @@ static inline void prefetch_row(const void *p, int64_t nbytes) {
             memset(o, 0, (size_t)c->D * sizeof(T));                                                                   \
             if (mi) memset(mi, 0, (size_t)c->D * sizeof(int64_t));                                                    \
             for (int64_t i = s; i < e; i++) {                                                                         \
-                if (i + PF_AHEAD < c->n) prefetch_row(w + c->idx[i + PF_AHEAD] * c->D, c->D * (int64_t)sizeof(T));   \
-                const int64_t r = c->idx[i];                                                                          \
+                if (i + PF_AHEAD < n) prefetch_row(w + idx[i + PF_AHEAD] * D, D * (int64_t)sizeof(T));               \
+                const int64_t r = idx[i];                                                                             \
                 if (r == c->pad) {                                                                                    \
                     if (c->mode != MODE_SUM) c->bsz[b]--;                                                             \
                     continue;                                                                                         \
@@ -70,11 +71,12 @@ static inline void prefetch_row(const void *p, int64_t nbytes) {
                     first = 0;                                                                                        \
                     continue;                                                                                         \
                 }                                                                                                     \
-                const T sc = psw ? psw[i] : (T)1;                                                                     \
-                if (psw)                                                                                              \
-                    for (int64_t d = 0; d < c->D; d++) o[d] += row[d] * sc;                                           \
-                else                                                                                                  \
-                    for (int64_t d = 0; d < c->D; d++) o[d] += row[d];                                                \
+                if (psw) {                                                                                            \
+                    const T sc = psw[i];                                                                              \
+                    for (int64_t d = 0; d < D; d++) o[d] += row[d] * sc;                                              \
+                } else {                                                                                              \
+                    for (int64_t d = 0; d < D; d++) o[d] += row[d];                                                   \
+                }                                                                                                     \
             }                                                                                                         \
             if (c->mode == MODE_MEAN) {                                                                               \
                 const T div = (T)(c->bsz[b] > 1 ? c->bsz[b] : 1);                                                     \
