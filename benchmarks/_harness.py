@@ -274,17 +274,19 @@ def interleaved(fns: dict, rounds: int = 5, min_time: float = 0.02, settle: floa
     return best
 
 
-def print_interleaved(rows: dict, rounds: int = 5, width: int = 30, file=sys.stdout) -> dict:
-    """Times each row ({case: {impl: fn}}) with `interleaved` and prints one
-    line per case: milliseconds per implementation and the ratios
-    other / torchlet (above 1.0 torchlet is faster). Returns {case: times}."""
+def print_interleaved(rows: dict, rounds: int = 5, width: int = 30, file=sys.stdout,
+                      clock=time.perf_counter) -> dict:
+    """Times each row ({case: {impl: fn}}) with `interleaved` (clock: as
+    there) and prints one line per case: milliseconds per implementation and
+    the ratios other / torchlet (above 1.0 torchlet is faster). Returns
+    {case: times}."""
     impls = ("torchlet", "numpy", "torch")
     head = f"{'case':<{width}}" + "".join(f" {k:>10}" for k in impls) + f" {'vs numpy':>9} {'vs torch':>9}"
     print(head, file=file)
     print("-" * len(head), file=file)
     out = {}
     for name, fns in rows.items():
-        t = out[name] = interleaved(fns, rounds=rounds)
+        t = out[name] = interleaved(fns, rounds=rounds, clock=clock)
         line = f"{name:<{width}}" + "".join(f" {t[k] * 1e3:8.2f}ms" if k in t else f" {'-':>10}" for k in impls)
         for ref in ("numpy", "torch"):
             line += f" {t[ref] / t['torchlet']:8.2f}x" if ref in t else f" {'-':>9}"

@@ -11,11 +11,18 @@ and ctc_loss, forward + backward, max_pool3d
 pad 1 on 8x32x56x56, embedding_bag (100000 x 64 table, 4096 bags of 20
 indices: sum forward, mean forward + backward). Timed round
 robin (`interleaved`) at the thread counts of `--threads` (default 1 and 2).
-Ratio = PyTorch's time / torchlet's time (above 1.0 torchlet is faster)."""
+Ratio = PyTorch's time / torchlet's time (above 1.0 torchlet is faster).
+
+    python benchmarks/bench_nn_ops.py [--threads 1,2] [--cpu-time] [--rounds N] [--only TEXT]
+
+--cpu-time: process CPU time per call (time.process_time: on one thread far
+less disturbed by a loaded machine than wall time); --only: the rows whose
+name contains TEXT."""
 from __future__ import annotations
 
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -124,13 +131,22 @@ def cases():
     return rows
 
 
+def _arg(flag, default):
+    return sys.argv[sys.argv.index(flag) + 1] if flag in sys.argv else default
+
+
 def main():
+    clock = time.process_time if "--cpu-time" in sys.argv else time.perf_counter
+    rounds, only = int(_arg("--rounds", 5)), _arg("--only", "")
     for n in thread_counts([1, 2]):
         tl.set_num_threads(n)
         if torch is not None:
             torch.set_num_threads(n)
-        print(f"# pooling / normalization, float32 NCHW, {n} thread(s), {tl.get_cpu_capability()} ({machine_info()})")
-        print_interleaved(cases(), width=36)
+        what = "CPU time" if clock is time.process_time else "wall time"
+        print(f"# pooling / normalization, float32 NCHW, {n} thread(s), {what}, {tl.get_cpu_capability()} "
+              f"({machine_info()})")
+        rows = {k: v for k, v in cases().items() if only in k}
+        print_interleaved(rows, rounds=rounds, width=36, clock=clock)
 
 
 if __name__ == "__main__":

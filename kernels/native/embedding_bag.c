@@ -23,6 +23,8 @@
 #include "ops/embedding_bag.h"
 #include "tl_tensor.h"
 #include "nn_common.h"
+#include "tl_kernel.h"
+#include "../cpu/bag_kernel.h"
 
 enum { MODE_SUM = 0, MODE_MEAN = 1, MODE_MAX = 2 };
 
@@ -35,46 +37,41 @@ typedef struct {
     int f64;
 } bag_ctx;
 
-/* rows are gathered at random from a table usually far larger than the
- * caches: the row PF_AHEAD indices on is prefetched (its cache lines), so
- * the loads overlap instead of waiting one miss at a time */
-enum { PF_AHEAD = 8 };
-static inline void prefetch_row(const void *p, int64_t nbytes) {
-    for (int64_t o = 0; o < nbytes; o += 64) __builtin_prefetch((const char *)p + o);
-}
+TL_DEFINE_STUB(tl_bag_stub, tl_bag_table)
 
 #define BAG_FWD(T)                                                                                                    \
     static void bags_##T(const bag_ctx *c, int64_t b0, int64_t b1) {                                                  \
         const T *w = c->w, *psw = c->psw;                                                                             \
+        const int64_t D = c->D, n = c->n, *idx = c->idx;                                                             \
+        const tl_bag_sum_fn sum = (*(const tl_bag_table_t *)tl_bag_stub.current)[sizeof(T) == 8];                    \
         for (int64_t b = b0; b < b1; b++) {                                                                           \
             T *restrict o = (T *)c->out + b * c->D;                                                                   \
             int64_t *mi = c->mode == MODE_MAX ? c->maxi + b * c->D : NULL;                                            \
             const int64_t s = c->off[b], e = b + 1 < c->nb ? c->off[b + 1] : c->n;                                    \
             int first = 1;                                                                                            \
-            memset(o, 0, (size_t)c->D * sizeof(T));                                                                   \
-            if (mi) memset(mi, 0, (size_t)c->D * sizeof(int64_t));                                                    \
-            for (int64_t i = s; i < e; i++) {                                                                         \
-                if (i + PF_AHEAD < c->n) prefetch_row(w + c->idx[i + PF_AHEAD] * c->D, c->D * (int64_t)sizeof(T));   \
-                const int64_t r = c->idx[i];                                                                          \
+            if (mi) {                                                                                                 \
+                memset(o, 0, (size_t)D * sizeof(T));                                                                  \
+                memset(mi, 0, (size_t)D * sizeof(int64_t));                                                           \
+            } else { /* sum / mean: the per-ISA bag sum */                                                            \
+                const int64_t skipped = sum(w, idx, s, e, n, D, c->pad, psw, o);                                      \
+                if (c->mode != MODE_SUM) c->bsz[b] -= skipped;                                                        \
+            }                                                                                                         \
+            for (int64_t i = s; mi && i < e; i++) {                                                                   \
+                if (i + 16 < n) /* the prefetch of the bag sum (bag_kernel.c) */                                      \
+                    for (int64_t p = 0; p < D * (int64_t)sizeof(T); p += 64)                                          \
+                        __builtin_prefetch((const char *)(w + idx[i + 16] * D) + p);                                  \
+                const int64_t r = idx[i];                                                                             \
                 if (r == c->pad) {                                                                                    \
-                    if (c->mode != MODE_SUM) c->bsz[b]--;                                                             \
+                    c->bsz[b]--;                                                                                      \
                     continue;                                                                                         \
                 }                                                                                                     \
-                const T *restrict row = w + r * c->D;                                                                 \
-                if (mi) {                                                                                             \
-                    for (int64_t d = 0; d < c->D; d++)                                                                \
-                        if (first || row[d] > o[d]) {                                                                 \
-                            o[d] = row[d];                                                                            \
-                            mi[d] = r;                                                                                \
-                        }                                                                                             \
-                    first = 0;                                                                                        \
-                    continue;                                                                                         \
-                }                                                                                                     \
-                const T sc = psw ? psw[i] : (T)1;                                                                     \
-                if (psw)                                                                                              \
-                    for (int64_t d = 0; d < c->D; d++) o[d] += row[d] * sc;                                           \
-                else                                                                                                  \
-                    for (int64_t d = 0; d < c->D; d++) o[d] += row[d];                                                \
+                const T *restrict row = w + r * D;                                                                    \
+                for (int64_t d = 0; d < D; d++)                                                                       \
+                    if (first || row[d] > o[d]) {                                                                     \
+                        o[d] = row[d];                                                                                \
+                        mi[d] = r;                                                                                    \
+                    }                                                                                                 \
+                first = 0;                                                                                            \
             }                                                                                                         \
             if (c->mode == MODE_MEAN) {                                                                               \
                 const T div = (T)(c->bsz[b] > 1 ? c->bsz[b] : 1);                                                     \
@@ -182,11 +179,12 @@ int tl_native__embedding_bag_cpu(tl_keyset ks, tl_tensor *weight, tl_tensor *ind
     }
     const int64_t oshape[2] = {nb, D}, nb1 = nb;
     if (!(w = contig_as(weight, ct)) || !(out = tl_empty(2, oshape, ct, TL_CPU)) ||
-        !(o2b = tl_zeros(1, &n, TL_INT64, TL_CPU)) || !(bsz = tl_zeros(1, &nb1, TL_INT64, TL_CPU)) ||
+        !(o2b = nb > 0 ? tl_empty(1, &n, TL_INT64, TL_CPU) : tl_zeros(1, &n, TL_INT64, TL_CPU)) || !(bsz = tl_zeros(1, &nb1, TL_INT64, TL_CPU)) ||
         !(maxi = mode == MODE_MAX ? tl_zeros(2, oshape, TL_INT64, TL_CPU) : tl_zeros(1, &nb1, TL_INT64, TL_CPU)))
         goto done;
     const int64_t *ov = tl_tensor_data_ptr(off);
     int64_t *o2bv = tl_tensor_data_ptr(o2b), *bv = tl_tensor_data_ptr(bsz);
+    /* offsets[0] is 0 and the last bag runs to the end: with a bag, every index gets its bag */
     for (int64_t b = 0; b < nb; b++) {
         const int64_t s = ov[b], e = b + 1 < nb ? ov[b + 1] : n;
         for (int64_t i = s; i < e; i++) o2bv[i] = b;

@@ -11,6 +11,7 @@
  * each to one loop below, and every backward writes only its own volume. */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tl_error.h"
@@ -68,9 +69,89 @@ static int64_t avg_bounds(const p3_geom *g, int64_t ot, int64_t oh, int64_t ow, 
     return g->divisor ? g->divisor : g->count_include_pad ? pool : n;
 }
 
+/* max pooling (not adaptive): the depth and height windows are found once
+ * per output row. With dilation 1, each output row keeps its running
+ * maxima and indices in `mv` / `mi` (OW each) and sweeps the window's input
+ * rows (t, h ascending) and offsets j across all interior columns at once:
+ * every output still visits (t, h, w) in ascending order with the generic
+ * loop's NaN rule, and the column loop vectorizes. Edge columns (clipped
+ * windows) and dilated pools take the per-output loop. */
+#define P3_MAX_ROWS(T, LOWEST)                                                                                        \
+    static void max_out_##T(const T *x, int64_t IH, int64_t IW, int64_t tb, int64_t te, int64_t hb, int64_t he,      \
+                            int64_t wb, int64_t we, const int64_t st[3], T *y, int64_t *ind) {                        \
+        int64_t mi = (tb * IH + hb) * IW + wb;                                                                        \
+        T mv = LOWEST;                                                                                                \
+        for (int64_t t = tb; t < te; t += st[0])                                                                      \
+            for (int64_t h = hb; h < he; h += st[1]) {                                                                \
+                const int64_t r = (t * IH + h) * IW;                                                                  \
+                for (int64_t w = wb; w < we; w += st[2]) {                                                            \
+                    const T v = x[r + w];                                                                             \
+                    if (v > mv || v != v) {                                                                           \
+                        mv = v;                                                                                       \
+                        mi = r + w;                                                                                   \
+                    }                                                                                                 \
+                }                                                                                                     \
+            }                                                                                                         \
+        *y = mv;                                                                                                      \
+        *ind = mi;                                                                                                    \
+    }                                                                                                                 \
+    static void max_fwd_rows_##T(const p3_geom *g, const T *x, T *y, int64_t *ind) {                                  \
+        const int64_t IH = g->in[1], IW = g->in[2], OW = g->out[2], sw = g->s[2], pw = g->p[2], kw = g->k[2];       \
+        const int dil1 = g->d[0] == 1 && g->d[1] == 1 && g->d[2] == 1;                                               \
+        /* interior columns [o0, o1): ow * sw - pw >= 0 and ow * sw - pw + kw <= IW */                               \
+        int64_t o0 = (pw + sw - 1) / sw, o1 = IW - kw + pw >= 0 ? (IW - kw + pw) / sw + 1 : 0;                       \
+        if (o1 > OW) o1 = OW;                                                                                         \
+        if (o0 > o1) o0 = o1;                                                                                         \
+        T *mv = dil1 && o1 > o0 ? malloc((size_t)(o1 - o0) * sizeof(T)) : NULL;                                      \
+        int64_t *mx = mv ? malloc((size_t)(o1 - o0) * sizeof(int64_t)) : NULL;                                       \
+        if (!mx) o0 = o1 = 0;                                                                                         \
+        for (int64_t ot = 0; ot < g->out[0]; ot++) {                                                                  \
+            int64_t tb, te, hb, he;                                                                                   \
+            max_window(g, 0, ot, &tb, &te);                                                                           \
+            for (int64_t oh = 0; oh < g->out[1]; oh++) {                                                              \
+                max_window(g, 1, oh, &hb, &he);                                                                       \
+                const int64_t oi0 = (ot * g->out[1] + oh) * OW;                                                       \
+                for (int64_t ow = 0; ow < OW; ow++) {                                                                 \
+                    if (ow == o0) ow = o1;                                                                            \
+                    if (ow >= OW) break;                                                                              \
+                    int64_t wb, we;                                                                                   \
+                    max_window(g, 2, ow, &wb, &we);                                                                   \
+                    max_out_##T(x, IH, IW, tb, te, hb, he, wb, we, g->d, y + oi0 + ow, ind + oi0 + ow);               \
+                }                                                                                                     \
+                if (o1 <= o0) continue;                                                                               \
+                const int64_t n = o1 - o0, c0 = o0 * sw - pw, first = (tb * IH + hb) * IW + c0;                       \
+                for (int64_t o = 0; o < n; o++) {                                                                     \
+                    mv[o] = LOWEST;                                                                                   \
+                    mx[o] = first + o * sw;                                                                           \
+                }                                                                                                     \
+                for (int64_t t = tb; t < te; t++)                                                                     \
+                    for (int64_t h = hb; h < he; h++) {                                                               \
+                        const int64_t r = (t * IH + h) * IW + c0;                                                     \
+                        for (int64_t j = 0; j < kw; j++) {                                                            \
+                            const T *restrict src = x + r + j;                                                        \
+                            _Pragma("omp simd") for (int64_t o = 0; o < n; o++) {                                     \
+                                const T v = src[o * sw];                                                              \
+                                const int take = v > mv[o] || v != v;                                                 \
+                                mv[o] = take ? v : mv[o];                                                             \
+                                mx[o] = take ? r + j + o * sw : mx[o];                                                \
+                            }                                                                                         \
+                        }                                                                                             \
+                    }                                                                                                 \
+                memcpy(y + oi0 + o0, mv, (size_t)n * sizeof(T));                                                      \
+                memcpy(ind + oi0 + o0, mx, (size_t)n * sizeof(int64_t));                                              \
+            }                                                                                                         \
+        }                                                                                                             \
+        free(mv);                                                                                                     \
+        free(mx);                                                                                                     \
+    }
+
 #define P3_LOOPS(T, LOWEST)                                                                                           \
     static void max_fwd_##T(const p3_geom *g, const T *x, T *y, int64_t *ind, int adaptive) {                          \
         const int64_t IH = g->in[1], IW = g->in[2];                                                                   \
+        if (!adaptive) {                                                                                              \
+            max_fwd_rows_##T(g, x, y, ind);                                                                           \
+            return;                                                                                                   \
+        }                                                                                                             \
         for (int64_t ot = 0; ot < g->out[0]; ot++)                                                                    \
             for (int64_t oh = 0; oh < g->out[1]; oh++)                                                                \
                 for (int64_t ow = 0; ow < g->out[2]; ow++) {                                                          \
@@ -134,6 +215,9 @@ static int64_t avg_bounds(const p3_geom *g, int64_t ot, int64_t oh, int64_t ow, 
         memset(gi, 0, (size_t)n_in * sizeof(T));                                                                      \
         for (int64_t o = 0; o < n_out; o++) gi[ind[o]] += go[o];                                                      \
     }
+P3_MAX_ROWS(float, -INFINITY)
+P3_MAX_ROWS(double, -INFINITY)
+P3_MAX_ROWS(int64_t, INT64_MIN)
 P3_LOOPS(float, -INFINITY)
 P3_LOOPS(double, -INFINITY)
 P3_LOOPS(int64_t, INT64_MIN)

@@ -295,6 +295,43 @@ def test_embedding_bag_numpy(mode):
         np.testing.assert_allclose(_n(y), np_embedding_bag(w, idx, offs, mode, psw=psw), rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype,mode", list(itertools.product([np.float32, np.float64], ["sum", "mean", "max"])))
+def test_embedding_bag_wide_rows(dtype, mode):
+    # 150 columns: the bag sum's full column chunks (64 float32 / 32 float64) and a remainder; more
+    # indices than the prefetch distance, padding entries, an empty bag
+    w = R.standard_normal((40, 150)).astype(dtype)
+    idx = R.integers(0, 40, 57)
+    idx[[3, 20, 21]] = 7
+    offs = np.array([0, 5, 5, 30, 31])
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for pad in (None, 7):
+        y = F.embedding_bag(torchlet.tensor(idx), torchlet.tensor(w), torchlet.tensor(offs), mode=mode,
+                            padding_idx=pad)
+        np.testing.assert_allclose(_n(y), np_embedding_bag(w.astype(np.float64), idx, offs, mode, pad=pad),
+                                   rtol=tol, atol=tol)
+    if mode == "sum":
+        psw = R.standard_normal(57).astype(dtype)
+        y = F.embedding_bag(torchlet.tensor(idx), torchlet.tensor(w), torchlet.tensor(offs), mode=mode,
+                            per_sample_weights=torchlet.tensor(psw))
+        np.testing.assert_allclose(_n(y), np_embedding_bag(w.astype(np.float64), idx, offs, mode,
+                                                           psw=psw.astype(np.float64)), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("k,s,p,ceil", [(2, 2, 0, False), (3, 2, 1, True), (3, 1, 1, False),
+                                         ((2, 3, 3), (1, 2, 3), (1, 1, 0), True)])
+def test_max_pool3d_rows_against_torch(k, s, p, ceil):
+    # the row sweep over interior columns and the per-output edges: values and indices, ties and NaNs
+    torch = _torch()
+    x = np.round(R.standard_normal((2, 3, 5, 7, 19)), 1)
+    x[0, 1, 2, 3, 4] = x[1, 2, 0, 0, 9] = np.nan
+    for dt in (np.float32, np.float64):
+        y, i = F.max_pool3d(torchlet.tensor(x.astype(dt)), k, s, p, ceil_mode=ceil, return_indices=True)
+        yt, it = torch.nn.functional.max_pool3d(torch.tensor(x.astype(dt)), k, s, p, ceil_mode=ceil,
+                                                return_indices=True)
+        np.testing.assert_array_equal(_n(y), yt.numpy())
+        np.testing.assert_array_equal(_n(i), it.numpy())
+
+
 def test_embedding_bag_module_and_errors():
     w = torchlet.tensor(R.standard_normal((5, 3)))
     m = nn.EmbeddingBag.from_pretrained(w, mode="sum")
