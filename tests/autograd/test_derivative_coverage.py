@@ -188,8 +188,8 @@ def _has_float_output(name: str) -> bool:
     """bool / integer results: no grad_fn in either library (the fallback sets
     history on floating outputs only)"""
     base = name.split(".")[0].rstrip("_")
-    return not (base in {"argmax", "argmin", "isinf", "isnan", "isfinite", "nonzero", "count_nonzero", "all", "any",
-                         "allclose", "isclose", "equal"}
+    return not (base in {"argmax", "argmin", "isinf", "isnan", "isfinite", "isposinf", "isneginf", "signbit",
+                         "nonzero", "count_nonzero", "all", "any", "allclose", "isclose", "equal"}
                 or base.startswith(("bitwise_", "logical_", "eq", "ne", "lt", "le", "gt", "ge"))
                 or name == "view.dtype")
 
