@@ -63,9 +63,8 @@ def test_a_new_operator_changes_only_its_own_shard():
 
 
 def test_the_shard_of_a_name_never_depends_on_the_process():
-    # crc32, not hash(): the same split on every machine and every run
-    assert [build_ffi.shard_of(n) for n in ("add", "mul", "conv2d")] == [
-        __import__("zlib").crc32(n.encode()) % build_ffi.OPS_SHARDS for n in ("add", "mul", "conv2d")]
+    # crc32, not hash(): the same split on every machine and every run (values pinned)
+    assert [build_ffi.shard_of(n) for n in ("add", "mul", "conv2d")] == [7, 1, 1]
 
 
 def test_torchlets_lib_finds_functions_in_every_shard():
