@@ -207,7 +207,7 @@ def cmd_includes(args: argparse.Namespace) -> int:
     """Keep hand-written C including the operator headers it uses, not the
     umbrella (codegen.emit.includes): a new operator then recompiles only the
     files that call it."""
-    from .emit.includes import handwritten_block, macro_expansion, owner_map
+    from .emit.includes import handwritten_block, has_block, macro_expansion, owner_map
 
     gen = Path(args.generated)
     # the build's include folders (setup.py include_dirs), for files whose macros paste names
@@ -221,7 +221,7 @@ def cmd_includes(args: argparse.Namespace) -> int:
     owner = owner_map(headers)
     texts = {path: path.read_text() for folder in args.paths
              for path in sorted(p for ext in ("*.c", "*.h") for p in Path(folder).rglob(ext))}
-    texts = {path: text for path, text in texts.items() if handwritten_block(text, {}) is not None}
+    texts = {path: text for path, text in texts.items() if has_block(text)}
 
     def expand(path: Path) -> str:
         return macro_expansion(texts[path], [str(path.parent), *incs], os.environ.get("CC", "cc"))

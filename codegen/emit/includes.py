@@ -83,6 +83,11 @@ _BLOCK = re.compile(r'^(?:' + re.escape(UMBRELLA) + r'|' + re.escape(MARKER)
                     + r')[ \t]*\n(?:#include "ops/\w+\.h"[ \t]*\n)*', re.M)
 
 
+def has_block(text: str) -> bool:
+    """Whether a hand-written file has an operator-header block (or the umbrella)."""
+    return _BLOCK.search(text) is not None
+
+
 def handwritten_block(text: str, owner: dict[str, set[str]], expanded: str = "") -> str | None:
     """text with its operator-header block rewritten for what it uses now
     (its own text, plus ``expanded``: what its macros expand to); None when
