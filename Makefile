@@ -40,9 +40,7 @@ generate: $(STAMP)
 	$(VPY) -m codegen generate $(EXT_GEN)
 
 check-generated:
-	$(GEN_PY) -m codegen generate --check
-	$(GEN_PY) -m codegen generate --check $(EXT_GEN)
-	$(GEN_PY) -m codegen includes --check
+	$(GEN_PY) -m codegen together "generate --check" "generate --check $(EXT_GEN)" "includes --check"
 
 # hand-written C includes the operator headers it uses (not the umbrella
 # tl_ops.h), so a new operator recompiles only its callers; run after

@@ -6,6 +6,7 @@
     torchlet-gen build --namespace NS --native-functions F [--derivatives D] [--ufunc-dir DIR]
                        [--sources C...] --out DIR
     torchlet-gen inspect --native-functions F [--derivatives D] [--tags T] [--indent N]
+    torchlet-gen together "COMMAND ARGS" ["COMMAND ARGS" ...]
 
 Author errors print as ``path:line:col: error: message`` (all of them) and
 exit with status 1; anything else is a bug and keeps its traceback.
@@ -254,6 +255,50 @@ def cmd_includes(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_together(args: argparse.Namespace) -> int:
+    """Several torchlet-gen command lines side by side (``make check-generated``
+    checks torchlet, the example library and the includes in one call): each
+    runs in a process forked from this one, so the generator is imported once
+    and a second core works while the first builds a model. Each command's
+    output is printed whole, in the order given; the status is 1 if any failed."""
+    import shlex
+    import tempfile
+
+    commands = [shlex.split(c) for c in args.commands]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    children = []
+    for argv in commands:
+        out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+        pid = os.fork()
+        if pid == 0:  # the child: its output to the two files, then its status
+            rc = 1
+            try:
+                os.dup2(out.fileno(), 1)
+                os.dup2(err.fileno(), 2)
+                rc = main(argv)
+            except SystemExit as e:  # argparse's usage errors
+                rc = e.code if isinstance(e.code, int) else 1
+            except BaseException:
+                import traceback
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(rc)
+        children.append((pid, out, err))
+    failed = 0
+    for pid, out, err in children:
+        _, status = os.waitpid(pid, 0)
+        for f, stream in ((out, sys.stdout), (err, sys.stderr)):
+            f.seek(0)
+            stream.write(f.read().decode(errors="replace"))
+            stream.flush()
+            f.close()
+        failed += os.waitstatus_to_exitcode(status) != 0
+    return 1 if failed else 0
+
+
 def cmd_inspect(args: argparse.Namespace) -> int:
     from .model_json import dumps
 
@@ -309,6 +354,10 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--generated", default=str(ROOT / "generated"), help="where the operator headers are")
     n.add_argument("--check", action="store_true", help="exit 1 when a file's operator includes are stale")
     n.set_defaults(func=cmd_includes)
+
+    t = sub.add_parser("together", help="run several torchlet-gen command lines side by side")
+    t.add_argument("commands", nargs="+", help='each one quoted command line, e.g. "generate --check"')
+    t.set_defaults(func=cmd_together)
 
     i = sub.add_parser("inspect", help="print the model as JSON")
     i.add_argument("--native-functions", required=True)

@@ -167,3 +167,18 @@ def test_console_script_entry_point():
     assert callable(main)
     r = run_cli("--help")
     assert r.returncode == 0 and "generate" in r.stdout and "inspect" in r.stdout
+
+
+def test_together_runs_commands_side_by_side_output_in_order():
+    ext = "examples/extension/native_functions.yaml"
+    r = run_cli("together", f"inspect --native-functions {ext}", "includes --check --generated /nonexistent",
+                f"inspect --native-functions {ext} --indent 1")
+    assert r.returncode == 1  # the includes command failed
+    compact, indented = r.stdout.split("\n", 1)
+    assert json.loads(compact) == json.loads(indented)  # each command's output whole, in the order given
+    assert "\n" not in compact.strip() and indented.count("\n") > 10
+    assert "no operator headers under /nonexistent/include/ops" in r.stderr
+    ok = run_cli("together", f"inspect --native-functions {ext}", f"inspect --native-functions {ext}")
+    assert ok.returncode == 0 and ok.stdout.count("\n") == 2
+    bad = run_cli("together", "generate --no-such-flag")  # argparse's usage error inside a command
+    assert bad.returncode == 1 and "unrecognized arguments: --no-such-flag" in bad.stderr
