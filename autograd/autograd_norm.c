@@ -38,6 +38,7 @@
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
 #include "ops/add.h"
 #include "ops/expand.h"
+#include "ops/mean.h"
 #include "ops/mul.h"
 #include "ops/pow.h"
 #include "ops/reshape.h"
@@ -257,5 +258,100 @@ int tl_ag_group_norm_double_backward(tl_tensor *ggI, tl_tensor *ggG, tl_tensor *
     int rc = group_terms(&p, ggI, ggG, ggB, gO, input, mean, rstd, weight, N, C, group, grad_grad_out, grad_input,
                          grad_weight);
     pool_release(&p);
+    return rc;
+}
+
+/* PyTorch's infinitely_differentiable_native_group_norm_backward: the input,
+ * weight and bias gradients from all three outputs' gradients (group norm's
+ * mean and rstd are differentiable outputs), composed of operators so that it
+ * differentiates again. With x viewed [N, G, D] (D = C / G * HxW),
+ * xhat = (x - mean) * rstd and g = dY * gamma viewed the same way:
+ *   dx     = rstd * (g - mean_D(g) - xhat * mean_D(g * xhat))      (with dY)
+ *            + dmean / D - drstd * rstd^3 * (x - mean) / D      (with both dmean and drstd:
+ *                                                                PyTorch drops either alone)
+ *   dgamma = sum over (N, HxW) of dY * xhat,  dbeta = sum over (N, HxW) of dY
+ * (rstd = (var + eps)^-1/2 with the biased variance, whose derivative in x_i
+ * is 2 (x_i - mean) / D). */
+static tl_tensor *viewed3(pool *p, tl_tensor *x, int64_t a, int64_t b, int64_t c) {
+    const int64_t s[3] = {a, b, c};
+    return x ? keep(p, tl_ops_reshape(x, s, 3)) : NULL;
+}
+
+static tl_tensor *mean_last(pool *p, tl_tensor *x) {
+    const int64_t d = 2;
+    return x ? keep(p, tl_ops_mean_dim(x, &d, 1, true, TL_DTYPE_UNDEFINED)) : NULL;
+}
+
+static tl_tensor *times(pool *p, tl_tensor *x, double v) {
+    return x ? keep(p, tl_ops_mul_Scalar(x, tl_scalar_from_double(v))) : NULL;
+}
+
+static int group_norm_grads(pool *p, tl_tensor *dY, tl_tensor *dmean, tl_tensor *drstd, tl_tensor *input,
+                            tl_tensor *mean, tl_tensor *rstd, tl_tensor *weight, int64_t N, int64_t C, int64_t HxW,
+                            int64_t G, const bool *mask, tl_tensor **d_input, tl_tensor **d_weight,
+                            tl_tensor **d_bias) {
+    const int64_t D = C / G * HxW;
+    tl_tensor *x = viewed3(p, input, N, G, D);
+    tl_tensor *mu = viewed3(p, mean, N, G, 1), *rs = viewed3(p, rstd, N, G, 1);
+    tl_tensor *xmu = sub(p, x, mu);
+    tl_tensor *xhat = mul(p, xmu, rs);
+    tl_tensor *dY3 = dY ? viewed3(p, dY, N, C, HxW) : NULL;
+    if (!xhat || (dY && !dY3)) return -1;
+    if (mask[0]) {
+        tl_tensor *gi = NULL;
+        if (dY) {
+            tl_tensor *g = weight ? mul(p, dY3, viewed3(p, weight, 1, C, 1)) : dY3;
+            g = viewed3(p, g, N, G, D);
+            gi = mul(p, rs, sub(p, sub(p, g, mean_last(p, g)), mul(p, xhat, mean_last(p, mul(p, g, xhat)))));
+        }
+        if (dmean && drstd) {  /* PyTorch adds the statistics' terms only when both are given */
+            tl_tensor *rs3 = mul(p, mul(p, rs, rs), rs);
+            tl_tensor *t = times(p, mul(p, mul(p, viewed3(p, drstd, N, G, 1), rs3), xmu), -1.0 / (double)D);
+            t = add(p, t, times(p, viewed3(p, dmean, N, G, 1), 1.0 / (double)D));
+            gi = gi ? add(p, gi, t) : t;
+        }
+        if (gi) gi = keep(p, tl_ops_reshape(gi, tl_tensor_sizes(input), tl_tensor_ndim(input)));
+        if (!gi && (dY || (dmean && drstd))) return -1;
+        *d_input = pool_out(gi);
+    }
+    const int64_t dims[2] = {0, 2};
+    if (mask[1] && dY && weight) {
+        tl_tensor *gw = keep(p, tl_ops_sum_dim_IntList(mul(p, dY3, viewed3(p, xhat, N, C, HxW)), dims, 2, false,
+                                                       TL_DTYPE_UNDEFINED));
+        if (!gw) return -1;
+        *d_weight = pool_out(gw);
+    }
+    if (mask[2] && dY) {
+        tl_tensor *gb = keep(p, tl_ops_sum_dim_IntList(dY3, dims, 2, false, TL_DTYPE_UNDEFINED));
+        if (!gb) return -1;
+        *d_bias = pool_out(gb);
+    }
+    return 0;
+}
+
+int tl_ag_infinitely_differentiable_native_group_norm_backward(
+    tl_tensor *dY, tl_tensor *dmean, tl_tensor *drstd, tl_tensor *input, tl_tensor *mean, tl_tensor *rstd,
+    tl_tensor *weight, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps, const bool *output_mask,
+    int64_t nmask, tl_tensor **d_input, tl_tensor **d_weight, tl_tensor **d_bias) {
+    (void)eps;  /* rstd is saved; PyTorch's helper takes eps too */
+    *d_input = *d_weight = *d_bias = NULL;
+    const bool all[3] = {true, true, true};
+    const bool *mask = nmask >= 3 ? output_mask : all;
+    if (group <= 0 || C % group != 0 || tl_tensor_numel(input) != N * C * HxW)
+        return tl_set_error(TL_ERR_RUNTIME, "infinitely_differentiable_native_group_norm_backward: input of %lld "
+                            "elements is not N * C * HxW = %lld * %lld * %lld in %lld groups",
+                            (long long)tl_tensor_numel(input), (long long)N, (long long)C, (long long)HxW,
+                            (long long)group);
+    pool p;
+    memset(&p, 0, sizeof p);
+    int rc = group_norm_grads(&p, dY, dmean, drstd, input, mean, rstd, weight, N, C, HxW, group, mask, d_input,
+                              d_weight, d_bias);
+    pool_release(&p);
+    if (rc) {
+        tl_tensor_release(*d_input);
+        tl_tensor_release(*d_weight);
+        tl_tensor_release(*d_bias);
+        *d_input = *d_weight = *d_bias = NULL;
+    }
     return rc;
 }

@@ -385,6 +385,14 @@ int tl_ag_group_norm_double_backward(tl_tensor *ggI, tl_tensor *ggG, tl_tensor *
                                      int64_t HxW, int64_t group, const bool *output_mask, int64_t nmask,
                                      tl_tensor **grad_grad_out, tl_tensor **grad_input, tl_tensor **grad_weight);
 
+/* native_group_norm's backward from all three outputs' gradients (the mean
+ * and rstd outputs are differentiable), composed of operators
+ * (autograd/autograd_norm.c) */
+int tl_ag_infinitely_differentiable_native_group_norm_backward(
+    tl_tensor *dY, tl_tensor *dmean, tl_tensor *drstd, tl_tensor *input, tl_tensor *mean, tl_tensor *rstd,
+    tl_tensor *weight, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps, const bool *output_mask,
+    int64_t nmask, tl_tensor **d_input, tl_tensor **d_weight, tl_tensor **d_bias);
+
 /* decompositions (autograd/autograd_linalg_decomp.c): PyTorch's backward
  * helpers of LU, QR, householder_product, ormqr, triangular_solve, lstsq,
  * pinv and matrix_exp for real inputs */

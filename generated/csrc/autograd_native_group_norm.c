@@ -36,6 +36,7 @@ typedef struct NativeGroupNormBackward0 {
     int64_t C;
     int64_t HxW;
     int64_t group;
+    double eps;
     tl_saved_variable result1_;
     tl_saved_variable result2_;
 } NativeGroupNormBackward0;
@@ -53,35 +54,51 @@ static int NativeGroupNormBackward0_apply(tl_node *node_, tl_tensor *const *grad
     tl_tensor *t3_ = NULL;
     tl_tensor *t4_ = NULL;
     tl_tensor *t5_ = NULL;
+    tl_tensor *t6_ = NULL;
+    tl_tensor *t7_ = NULL;
+    tl_tensor *t8_ = NULL;
+    tl_tensor *t9_ = NULL;
+    tl_tensor *t10_ = NULL;
+    tl_tensor *t11_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0) || tl_node_should_compute_output(node_, 1) || tl_node_should_compute_output(node_, 2)) {
-        /* input, weight, bias: grad.defined() ? native_group_norm_backward_symint(grad, input, result1, result2, weight, N, C, HxW, group, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>() */
+        /* input, weight, bias: GradMode::is_enabled() || grads[1].defined() || grads[2].defined() ? infinitely_differentiable_native_group_norm_backward(grads[0], grads[1], grads[2], input, result1, result2, weight, N, C, HxW, group, eps, grad_input_mask) : (grads[0].defined() ? native_group_norm_backward_symint(grads[0], input, result1, result2, weight, N, C, HxW, group, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()) */
         bool grad_input_mask[3] = { tl_node_should_compute_output(node_, 0) != 0, tl_node_should_compute_output(node_, 1) != 0, tl_node_should_compute_output(node_, 2) != 0 };
         if (!input && tl_saved_variable_unpack(&n_->input_, node_, &input) < 0) goto done;
         if (!result1 && tl_saved_variable_unpack(&n_->result1_, node_, &result1) < 0) goto done;
         if (!result2 && tl_saved_variable_unpack(&n_->result2_, node_, &result2) < 0) goto done;
         if (!weight && tl_saved_variable_unpack(&n_->weight_, node_, &weight) < 0) goto done;
-        if ((grad != NULL)) {
-            if (tl_ops_native_group_norm_backward(grad, input, result1, result2, weight, n_->N, n_->C, n_->HxW, n_->group, grad_input_mask, 3, &t0_, &t1_, &t2_) < 0) goto done;
-            t3_ = t0_; t0_ = NULL;
-            t4_ = t1_; t1_ = NULL;
-            t5_ = t2_; t2_ = NULL;
+        if ((((tl_grad_mode_is_enabled() != 0) || (grads[1] != NULL)) || (grads[2] != NULL))) {
+            if (tl_ag_infinitely_differentiable_native_group_norm_backward(grad, grads[1], grads[2], input, result1, result2, weight, n_->N, n_->C, n_->HxW, n_->group, n_->eps, grad_input_mask, 3, &t0_, &t1_, &t2_) < 0) goto done;
+            t9_ = t0_; t0_ = NULL;
+            t10_ = t1_; t1_ = NULL;
+            t11_ = t2_; t2_ = NULL;
         } else {
-            t3_ = NULL;
-            t4_ = NULL;
-            t5_ = NULL;
+            if ((grad != NULL)) {
+                if (tl_ops_native_group_norm_backward(grad, input, result1, result2, weight, n_->N, n_->C, n_->HxW, n_->group, grad_input_mask, 3, &t3_, &t4_, &t5_) < 0) goto done;
+                t6_ = t3_; t3_ = NULL;
+                t7_ = t4_; t4_ = NULL;
+                t8_ = t5_; t5_ = NULL;
+            } else {
+                t6_ = NULL;
+                t7_ = NULL;
+                t8_ = NULL;
+            }
+            t9_ = t6_; t6_ = NULL;
+            t10_ = t7_; t7_ = NULL;
+            t11_ = t8_; t8_ = NULL;
         }
         if (tl_node_should_compute_output(node_, 0)) {
-            if (tl_ag_set_grad_input(node_, 0, t3_, &grad_inputs[0]) < 0) { t3_ = NULL; goto done; }
-            t3_ = NULL;
+            if (tl_ag_set_grad_input(node_, 0, t9_, &grad_inputs[0]) < 0) { t9_ = NULL; goto done; }
+            t9_ = NULL;
         }
         if (tl_node_should_compute_output(node_, 1)) {
-            if (tl_ag_set_grad_input(node_, 1, t4_, &grad_inputs[1]) < 0) { t4_ = NULL; goto done; }
-            t4_ = NULL;
+            if (tl_ag_set_grad_input(node_, 1, t10_, &grad_inputs[1]) < 0) { t10_ = NULL; goto done; }
+            t10_ = NULL;
         }
         if (tl_node_should_compute_output(node_, 2)) {
-            if (tl_ag_set_grad_input(node_, 2, t5_, &grad_inputs[2]) < 0) { t5_ = NULL; goto done; }
-            t5_ = NULL;
+            if (tl_ag_set_grad_input(node_, 2, t11_, &grad_inputs[2]) < 0) { t11_ = NULL; goto done; }
+            t11_ = NULL;
         }
     }
     rc_ = 0;
@@ -96,6 +113,12 @@ done:
     tl_tensor_release(t3_);
     tl_tensor_release(t4_);
     tl_tensor_release(t5_);
+    tl_tensor_release(t6_);
+    tl_tensor_release(t7_);
+    tl_tensor_release(t8_);
+    tl_tensor_release(t9_);
+    tl_tensor_release(t10_);
+    tl_tensor_release(t11_);
     (void)grad;
     return rc_;
 }
@@ -136,6 +159,7 @@ static int tl_autograd_native_group_norm(tl_keyset ks, tl_tensor *input, tl_tens
         n_->C = C;
         n_->HxW = HxW;
         n_->group = group;
+        n_->eps = eps;
     }
     {   /* below Autograd, also for the operators the kernel itself calls */
         tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
@@ -144,6 +168,8 @@ static int tl_autograd_native_group_norm(tl_keyset ks, tl_tensor *input, tl_tens
         if (rc_ < 0) goto fail;
     }
     if (tl_autograd_set_history(o_[0], &n_->base, 0) < 0) goto fail;
+    if (tl_autograd_set_history(o_[1], &n_->base, 1) < 0) goto fail;
+    if (tl_autograd_set_history(o_[2], &n_->base, 2) < 0) goto fail;
     if (tl_node_next_edge(&n_->base, 0).node || tl_node_next_edge(&n_->base, 1).node || tl_node_next_edge(&n_->base, 2).node) {
         if (tl_saved_variable_save(&n_->result1_, o_[1], 1) < 0) goto fail;
         if (tl_saved_variable_save(&n_->result2_, o_[2], 1) < 0) goto fail;

@@ -129,9 +129,11 @@ static tl_tensor *arange_impl(tl_scalar start, tl_scalar end, tl_scalar step, tl
             tl_set_error(TL_ERR_RUNTIME, "upper bound and lower bound inconsistent with step sign");
             return NULL;
         }
-        /* ceil((ie - is) / ist) without overflow: in long double */
+        /* int64: ceil((ie - is) / ist) without overflow, in long double; the
+         * narrower types in double, as PyTorch (long double would see
+         * 1.1 - 0.1 > 1 and count one element more) */
         long double q = wide ? ((long double)ie - (long double)is) / (long double)ist
-                             : ((long double)xe - (long double)xs) / (long double)xst;
+                             : (long double)((xe - xs) / xst);
         long double c = ceill(q);
         if (c > (long double)INT64_MAX) {
             tl_set_error(TL_ERR_RUNTIME, "arange: result too large");

@@ -139,9 +139,9 @@ KNOWN_STATIC = {
     # copy_: PyTorch's is hand-written (VariableTypeManual); here an entry whose
     # node says PyTorch's name (torch::autograd::CopyBackwards, c_autograd_nodes.MANUAL_NODE_NAMES)
     "copy_": ("formula CopyBackward0", "NotImplemented"),
-    # PyTorch differentiates group norm twice through
+    # both differentiate group norm twice through
     # infinitely_differentiable_native_group_norm_backward (grad mode); torchlet
-    # gives native_group_norm_backward an entry (docs/NN.md, Normalization)
+    # also gives native_group_norm_backward, called directly, an entry (docs/NN.md)
     "native_group_norm_backward": ("formula NativeGroupNormBackwardBackward0", "NotImplemented"),
     # they return nothing (they write their out arguments): nothing is recorded in either library
     "_cummax_helper": ("not differentiable", "NotImplemented"),

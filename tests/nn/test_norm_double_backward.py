@@ -14,7 +14,7 @@ import torchlet
 import torchlet.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "autograd"))
-from _gradcheck_util import gradgradcheck  # noqa: E402
+from _gradcheck_util import gradcheck, gradgradcheck  # noqa: E402
 
 R = np.random.default_rng(20261205)
 
@@ -87,3 +87,36 @@ def test_group_norm_double_backward_matches_torch():
         res.append([t.grad.detach().numpy() for t in (x, w)])
     for a, e in zip(*res):
         np.testing.assert_allclose(a, e, rtol=1e-10, atol=1e-12)
+
+
+def _group_norm_stats(x, w, b, groups=2):
+    """native_group_norm's three outputs weighted into one loss (mean and rstd are differentiable)."""
+    N, C = x.shape[0], x.shape[1]
+    y, mean, rstd = torchlet.native_group_norm(x, w, b, N, C, int(np.prod(x.shape[2:])), groups, 1e-5)
+    return (y * y).sum() + (mean * 3.0).sum() + (rstd * rstd).sum()
+
+
+def test_group_norm_gradients_through_mean_and_rstd_gradcheck():
+    # with all three outputs' gradients the statistics' terms are the true derivative
+    x, w, b = R.standard_normal((2, 4, 3)), R.uniform(0.5, 1.5, 4), R.standard_normal(4)
+    assert gradcheck(_group_norm_stats, [x, w, b])
+    assert gradgradcheck(_group_norm_stats, [x, w, b])
+
+
+@pytest.mark.parametrize("outputs", [(0,), (0, 1), (0, 2), (0, 1, 2), (1, 2), (1,), (2,)])
+def test_group_norm_output_gradients_match_torch(outputs):
+    # PyTorch's infinitely_differentiable_native_group_norm_backward adds mean's and rstd's
+    # terms only when both have gradients (one alone is dropped; alone, no input gradient)
+    torch = pytest.importorskip("torch")
+    x0, w0, b0 = R.standard_normal((3, 6, 4)), R.uniform(0.5, 1.5, 6), R.standard_normal(6)
+    gs = [R.standard_normal((3, 6, 4)), R.standard_normal((3, 3)), R.standard_normal((3, 3))]
+    res = []
+    for lib in (torchlet, torch):
+        x, w, b = (lib.tensor(a, requires_grad=True) for a in (x0, w0, b0))
+        out = lib.native_group_norm(x, w, b, 3, 6, 4, 3, 1e-5)
+        loss = sum((out[i] * lib.tensor(gs[i])).sum() for i in outputs)
+        res.append(lib.autograd.grad(loss, [x, w, b], allow_unused=True))
+    for a, e in zip(*res):
+        assert (a is None) == (e is None)
+        if e is not None:
+            np.testing.assert_allclose(a.detach().numpy(), e.detach().numpy(), rtol=1e-10, atol=1e-12)

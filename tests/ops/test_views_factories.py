@@ -207,6 +207,11 @@ def test_arange_dtypes_and_errors():
     assert t.dtype == tl.int32 and N(t).tolist() == [0, 1, 2, 3, 4]  # counted in doubles (int64: [0, 1, 2, 3])
     t = call(lib.tl_ops_arange_start_step(sc(0.5), sc(4.7), sc(1.0), lib.TL_INT64, NONE, NONE, False, False))
     assert N(t).tolist() == [0, 1, 2, 3]
+    # the count is a double quotient: 1.1 - 0.1 rounds to 1.0 in double (long double would count 2)
+    t = call(lib.tl_ops_arange_start_step(sc(0.1), sc(1.1), sc(1.0), lib.TL_INT8, NONE, NONE, False, False))
+    assert N(t).tolist() == [0]
+    t = call(lib.tl_ops_arange_start_step(sc(0.1), sc(-7.9), sc(-4.0), lib.TL_UINT8, NONE, NONE, False, False))
+    assert N(t).tolist() == [0, 252]
     err(lambda: call(lib.tl_ops_arange_start_step(sc(0), sc(5), sc(0), U, NONE, NONE, False, False)), RuntimeError, "step must be nonzero")
     err(lambda: call(lib.tl_ops_arange_start_step(sc(5), sc(0), sc(1), U, NONE, NONE, False, False)), RuntimeError,
         "upper bound and lower bound inconsistent with step sign")
