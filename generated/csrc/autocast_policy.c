@@ -317,51 +317,55 @@ const tl_autocast_rule tl_autocast_rules[] = {
     {"aten::cdist", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:203)", 0},
     /* yaml/autocast.yaml:204: fp32 */
     {"aten::multilabel_margin_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:204)", 0},
-    /* yaml/autocast.yaml:211: fp32_set_opt_dtype */
-    {"aten::prod", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:211)", 0},
+    /* yaml/autocast.yaml:205: fp32 */
+    {"aten::_upsample_bilinear2d_aa", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:205)", 0},
+    /* yaml/autocast.yaml:206: fp32 */
+    {"aten::_upsample_bicubic2d_aa", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:206)", 0},
     /* yaml/autocast.yaml:212: fp32_set_opt_dtype */
-    {"aten::prod.dim_int", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:212)", 0},
+    {"aten::prod", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:212)", 0},
     /* yaml/autocast.yaml:213: fp32_set_opt_dtype */
-    {"aten::softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:213)", 0},
+    {"aten::prod.dim_int", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:213)", 0},
     /* yaml/autocast.yaml:214: fp32_set_opt_dtype */
-    {"aten::log_softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:214)", 0},
+    {"aten::softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:214)", 0},
     /* yaml/autocast.yaml:215: fp32_set_opt_dtype */
-    {"aten::cumprod", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:215)", 0},
+    {"aten::log_softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:215)", 0},
     /* yaml/autocast.yaml:216: fp32_set_opt_dtype */
-    {"aten::cumsum", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:216)", 0},
+    {"aten::cumprod", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:216)", 0},
     /* yaml/autocast.yaml:217: fp32_set_opt_dtype */
-    {"aten::linalg_vector_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:217)", 0},
+    {"aten::cumsum", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:217)", 0},
     /* yaml/autocast.yaml:218: fp32_set_opt_dtype */
-    {"aten::linalg_matrix_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:218)", 0},
+    {"aten::linalg_vector_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:218)", 0},
     /* yaml/autocast.yaml:219: fp32_set_opt_dtype */
-    {"aten::linalg_matrix_norm.str_ord", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:219)", 0},
+    {"aten::linalg_matrix_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:219)", 0},
     /* yaml/autocast.yaml:220: fp32_set_opt_dtype */
-    {"aten::sum", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:220)", 0},
+    {"aten::linalg_matrix_norm.str_ord", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:220)", 0},
     /* yaml/autocast.yaml:221: fp32_set_opt_dtype */
-    {"aten::sum.dim_IntList", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:221)", 0},
-    /* yaml/autocast.yaml:227: promote */
-    {"aten::addcdiv", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:227)", 0},
+    {"aten::sum", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:221)", 0},
+    /* yaml/autocast.yaml:222: fp32_set_opt_dtype */
+    {"aten::sum.dim_IntList", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:222)", 0},
     /* yaml/autocast.yaml:228: promote */
-    {"aten::addcmul", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:228)", 0},
+    {"aten::addcdiv", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:228)", 0},
     /* yaml/autocast.yaml:229: promote */
-    {"aten::atan2", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:229)", 0},
+    {"aten::addcmul", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:229)", 0},
     /* yaml/autocast.yaml:230: promote */
-    {"aten::dot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:230)", 0},
+    {"aten::atan2", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:230)", 0},
     /* yaml/autocast.yaml:231: promote */
-    {"aten::index_put", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:231)", 0},
+    {"aten::dot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:231)", 0},
     /* yaml/autocast.yaml:232: promote */
-    {"aten::scatter_add", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:232)", 0},
+    {"aten::index_put", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:232)", 0},
     /* yaml/autocast.yaml:233: promote */
-    {"aten::bilinear", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:233)", 0},
+    {"aten::scatter_add", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:233)", 0},
     /* yaml/autocast.yaml:234: promote */
-    {"aten::cross", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:234)", 0},
+    {"aten::bilinear", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:234)", 0},
     /* yaml/autocast.yaml:235: promote */
-    {"aten::vdot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:235)", 0},
+    {"aten::cross", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:235)", 0},
     /* yaml/autocast.yaml:236: promote */
-    {"aten::tensordot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:236)", 0},
-    /* yaml/autocast.yaml:239: banned */
-    {"aten::binary_cross_entropy", TL_CUDA, 5, -1, "autocast banned kernel for cuda (yaml/autocast.yaml:239)", 0},
+    {"aten::vdot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:236)", 0},
+    /* yaml/autocast.yaml:237: promote */
+    {"aten::tensordot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:237)", 0},
+    /* yaml/autocast.yaml:240: banned */
+    {"aten::binary_cross_entropy", TL_CUDA, 5, -1, "autocast banned kernel for cuda (yaml/autocast.yaml:240)", 0},
     {0, 0, 0, 0, 0, 0} /* sentinel: never read (the count excludes it) */
 };
 
-const int64_t tl_autocast_num_rules = 177;
+const int64_t tl_autocast_num_rules = 179;
