@@ -2724,4 +2724,46 @@ tl_tensor *tl_ops__embedding_bag_dense_backward(tl_tensor *grad, tl_tensor *indi
 /* _embedding_bag_per_sample_weights_backward */
 tl_tensor *tl_ops__embedding_bag_per_sample_weights_backward(tl_tensor *grad, tl_tensor *weight, tl_tensor *indices, tl_tensor *offsets, tl_tensor *offset2bag, int64_t mode, int64_t padding_idx);
 
+/* reflection_pad3d */
+tl_tensor *tl_ops_reflection_pad3d(tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* reflection_pad3d_backward */
+tl_tensor *tl_ops_reflection_pad3d_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* replication_pad3d */
+tl_tensor *tl_ops_replication_pad3d(tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* replication_pad3d_backward */
+tl_tensor *tl_ops_replication_pad3d_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t padding_len);
+
+/* fractional_max_pool2d */
+int tl_ops_fractional_max_pool2d(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *output_size, int64_t output_size_len, tl_tensor *random_samples, tl_tensor **ret0, tl_tensor **ret1);
+
+/* fractional_max_pool2d_backward */
+tl_tensor *tl_ops_fractional_max_pool2d_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *output_size, int64_t output_size_len, tl_tensor *indices);
+
+/* fractional_max_pool3d */
+int tl_ops_fractional_max_pool3d(tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *output_size, int64_t output_size_len, tl_tensor *random_samples, tl_tensor **ret0, tl_tensor **ret1);
+
+/* fractional_max_pool3d_backward */
+tl_tensor *tl_ops_fractional_max_pool3d_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *kernel_size, int64_t kernel_size_len, const int64_t *output_size, int64_t output_size_len, tl_tensor *indices);
+
+/* _upsample_bilinear2d_aa */
+tl_tensor *tl_ops__upsample_bilinear2d_aa_vec(tl_tensor *input, const int64_t *output_size, int64_t output_size_len, bool align_corners, const double *scale_factors, int64_t scale_factors_len);
+tl_tensor *tl_ops__upsample_bilinear2d_aa_out(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out);
+tl_tensor *tl_ops__upsample_bilinear2d_aa(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has);
+
+/* _upsample_bilinear2d_aa_backward */
+tl_tensor *tl_ops__upsample_bilinear2d_aa_backward_grad_input(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
+tl_tensor *tl_ops__upsample_bilinear2d_aa_backward(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has);
+
+/* _upsample_bicubic2d_aa */
+tl_tensor *tl_ops__upsample_bicubic2d_aa_vec(tl_tensor *input, const int64_t *output_size, int64_t output_size_len, bool align_corners, const double *scale_factors, int64_t scale_factors_len);
+tl_tensor *tl_ops__upsample_bicubic2d_aa_out(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out);
+tl_tensor *tl_ops__upsample_bicubic2d_aa(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has);
+
+/* _upsample_bicubic2d_aa_backward */
+tl_tensor *tl_ops__upsample_bicubic2d_aa_backward_grad_input(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
+tl_tensor *tl_ops__upsample_bicubic2d_aa_backward(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has);
+
 #endif

@@ -17,6 +17,10 @@ int tl_pyabi__log_softmax_out_r(tl_tensor *self, int64_t dim, bool half_to_float
 int tl_pyabi__logcumsumexp_out_r(tl_tensor *self, int64_t dim, tl_tensor *out);
 int tl_pyabi__softmax_backward_data_out_r(tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *grad_input);
 int tl_pyabi__softmax_out_r(tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);
+int tl_pyabi__upsample_bicubic2d_aa_backward_grad_input_r(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
+int tl_pyabi__upsample_bicubic2d_aa_out_r(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out);
+int tl_pyabi__upsample_bilinear2d_aa_backward_grad_input_r(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
+int tl_pyabi__upsample_bilinear2d_aa_out_r(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out);
 int tl_pyabi__upsample_nearest_exact1d_backward_grad_input_r(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, double scales, bool scales_has, tl_tensor *grad_input);
 int tl_pyabi__upsample_nearest_exact1d_out_r(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, double scales, bool scales_has, tl_tensor *out);
 int tl_pyabi__upsample_nearest_exact2d_backward_grad_input_r(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
@@ -653,6 +657,12 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops__softmax_backward_data(...) tl_pyabi_tensor(tl_ops__softmax_backward_data(__VA_ARGS__))
 #define tl_ops__to_copy(...) tl_pyabi_tensor(tl_ops__to_copy(__VA_ARGS__))
 #define tl_ops__unique2(...) tl_pyabi_rc(tl_ops__unique2(__VA_ARGS__))
+#define tl_ops__upsample_bicubic2d_aa(...) tl_pyabi_tensor(tl_ops__upsample_bicubic2d_aa(__VA_ARGS__))
+#define tl_ops__upsample_bicubic2d_aa_backward(...) tl_pyabi_tensor(tl_ops__upsample_bicubic2d_aa_backward(__VA_ARGS__))
+#define tl_ops__upsample_bicubic2d_aa_vec(...) tl_pyabi_tensor(tl_ops__upsample_bicubic2d_aa_vec(__VA_ARGS__))
+#define tl_ops__upsample_bilinear2d_aa(...) tl_pyabi_tensor(tl_ops__upsample_bilinear2d_aa(__VA_ARGS__))
+#define tl_ops__upsample_bilinear2d_aa_backward(...) tl_pyabi_tensor(tl_ops__upsample_bilinear2d_aa_backward(__VA_ARGS__))
+#define tl_ops__upsample_bilinear2d_aa_vec(...) tl_pyabi_tensor(tl_ops__upsample_bilinear2d_aa_vec(__VA_ARGS__))
 #define tl_ops__upsample_nearest_exact1d(...) tl_pyabi_tensor(tl_ops__upsample_nearest_exact1d(__VA_ARGS__))
 #define tl_ops__upsample_nearest_exact1d_backward(...) tl_pyabi_tensor(tl_ops__upsample_nearest_exact1d_backward(__VA_ARGS__))
 #define tl_ops__upsample_nearest_exact1d_vec(...) tl_pyabi_tensor(tl_ops__upsample_nearest_exact1d_vec(__VA_ARGS__))
@@ -881,6 +891,10 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_fmod_Scalar(...) tl_pyabi_tensor(tl_ops_fmod_Scalar(__VA_ARGS__))
 #define tl_ops_fmod_Tensor(...) tl_pyabi_tensor(tl_ops_fmod_Tensor(__VA_ARGS__))
 #define tl_ops_frac(...) tl_pyabi_tensor(tl_ops_frac(__VA_ARGS__))
+#define tl_ops_fractional_max_pool2d(...) tl_pyabi_rc(tl_ops_fractional_max_pool2d(__VA_ARGS__))
+#define tl_ops_fractional_max_pool2d_backward(...) tl_pyabi_tensor(tl_ops_fractional_max_pool2d_backward(__VA_ARGS__))
+#define tl_ops_fractional_max_pool3d(...) tl_pyabi_rc(tl_ops_fractional_max_pool3d(__VA_ARGS__))
+#define tl_ops_fractional_max_pool3d_backward(...) tl_pyabi_tensor(tl_ops_fractional_max_pool3d_backward(__VA_ARGS__))
 #define tl_ops_frexp_Tensor(...) tl_pyabi_rc(tl_ops_frexp_Tensor(__VA_ARGS__))
 #define tl_ops_frexp_Tensor_out(...) tl_pyabi_rc(tl_ops_frexp_Tensor_out(__VA_ARGS__))
 #define tl_ops_full(...) tl_pyabi_tensor(tl_ops_full(__VA_ARGS__))
@@ -1184,6 +1198,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_reflection_pad1d_backward(...) tl_pyabi_tensor(tl_ops_reflection_pad1d_backward(__VA_ARGS__))
 #define tl_ops_reflection_pad2d(...) tl_pyabi_tensor(tl_ops_reflection_pad2d(__VA_ARGS__))
 #define tl_ops_reflection_pad2d_backward(...) tl_pyabi_tensor(tl_ops_reflection_pad2d_backward(__VA_ARGS__))
+#define tl_ops_reflection_pad3d(...) tl_pyabi_tensor(tl_ops_reflection_pad3d(__VA_ARGS__))
+#define tl_ops_reflection_pad3d_backward(...) tl_pyabi_tensor(tl_ops_reflection_pad3d_backward(__VA_ARGS__))
 #define tl_ops_relu(...) tl_pyabi_tensor(tl_ops_relu(__VA_ARGS__))
 #define tl_ops_relu6(...) tl_pyabi_tensor(tl_ops_relu6(__VA_ARGS__))
 #define tl_ops_remainder_Scalar(...) tl_pyabi_tensor(tl_ops_remainder_Scalar(__VA_ARGS__))
@@ -1197,6 +1213,8 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_replication_pad1d_backward(...) tl_pyabi_tensor(tl_ops_replication_pad1d_backward(__VA_ARGS__))
 #define tl_ops_replication_pad2d(...) tl_pyabi_tensor(tl_ops_replication_pad2d(__VA_ARGS__))
 #define tl_ops_replication_pad2d_backward(...) tl_pyabi_tensor(tl_ops_replication_pad2d_backward(__VA_ARGS__))
+#define tl_ops_replication_pad3d(...) tl_pyabi_tensor(tl_ops_replication_pad3d(__VA_ARGS__))
+#define tl_ops_replication_pad3d_backward(...) tl_pyabi_tensor(tl_ops_replication_pad3d_backward(__VA_ARGS__))
 #define tl_ops_reshape(...) tl_pyabi_tensor(tl_ops_reshape(__VA_ARGS__))
 #define tl_ops_reshape_as(...) tl_pyabi_tensor(tl_ops_reshape_as(__VA_ARGS__))
 #define tl_ops_resolve_conj(...) tl_pyabi_tensor(tl_ops_resolve_conj(__VA_ARGS__))

@@ -441,6 +441,18 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register__embedding_bag_backward() != 0) return -1;
     if (tl_autograd_register__embedding_bag_dense_backward() != 0) return -1;
     if (tl_autograd_register__embedding_bag_per_sample_weights_backward() != 0) return -1;
+    if (tl_autograd_register_reflection_pad3d() != 0) return -1;
+    if (tl_autograd_register_reflection_pad3d_backward() != 0) return -1;
+    if (tl_autograd_register_replication_pad3d() != 0) return -1;
+    if (tl_autograd_register_replication_pad3d_backward() != 0) return -1;
+    if (tl_autograd_register_fractional_max_pool2d() != 0) return -1;
+    if (tl_autograd_register_fractional_max_pool2d_backward() != 0) return -1;
+    if (tl_autograd_register_fractional_max_pool3d() != 0) return -1;
+    if (tl_autograd_register_fractional_max_pool3d_backward() != 0) return -1;
+    if (tl_autograd_register__upsample_bilinear2d_aa() != 0) return -1;
+    if (tl_autograd_register__upsample_bilinear2d_aa_backward() != 0) return -1;
+    if (tl_autograd_register__upsample_bicubic2d_aa() != 0) return -1;
+    if (tl_autograd_register__upsample_bicubic2d_aa_backward() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -73,6 +73,38 @@ int tl_pyabi__softmax_out_r(tl_tensor *self, int64_t dim, bool half_to_float, tl
     return tl_has_warning() ? 1 : 0;
 }
 
+/* _upsample_bicubic2d_aa_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!) */
+int tl_pyabi__upsample_bicubic2d_aa_backward_grad_input_r(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input) {
+    tl_tensor *r = tl_ops__upsample_bicubic2d_aa_backward_grad_input(grad_output, output_size, output_size_len, input_size, input_size_len, align_corners, scales_h, scales_h_has, scales_w, scales_w_has, grad_input);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* _upsample_bicubic2d_aa.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi__upsample_bicubic2d_aa_out_r(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out) {
+    tl_tensor *r = tl_ops__upsample_bicubic2d_aa_out(self, output_size, output_size_len, align_corners, scales_h, scales_h_has, scales_w, scales_w_has, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* _upsample_bilinear2d_aa_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!) */
+int tl_pyabi__upsample_bilinear2d_aa_backward_grad_input_r(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input) {
+    tl_tensor *r = tl_ops__upsample_bilinear2d_aa_backward_grad_input(grad_output, output_size, output_size_len, input_size, input_size_len, align_corners, scales_h, scales_h_has, scales_w, scales_w_has, grad_input);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* _upsample_bilinear2d_aa.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi__upsample_bilinear2d_aa_out_r(tl_tensor *self, const int64_t *output_size, int64_t output_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *out) {
+    tl_tensor *r = tl_ops__upsample_bilinear2d_aa_out(self, output_size, output_size_len, align_corners, scales_h, scales_h_has, scales_w, scales_w_has, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* _upsample_nearest_exact1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!) */
 int tl_pyabi__upsample_nearest_exact1d_backward_grad_input_r(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, double scales, bool scales_has, tl_tensor *grad_input) {
     tl_tensor *r = tl_ops__upsample_nearest_exact1d_backward_grad_input(grad_output, output_size, output_size_len, input_size, input_size_len, scales, scales_has, grad_input);

@@ -44,6 +44,10 @@
 #include "ops/_to_copy.h"
 #include "ops/_unique2.h"
 #include "ops/_unsafe_view.h"
+#include "ops/_upsample_bicubic2d_aa.h"
+#include "ops/_upsample_bicubic2d_aa_backward.h"
+#include "ops/_upsample_bilinear2d_aa.h"
+#include "ops/_upsample_bilinear2d_aa_backward.h"
 #include "ops/_upsample_nearest_exact1d.h"
 #include "ops/_upsample_nearest_exact1d_backward.h"
 #include "ops/_upsample_nearest_exact2d.h"
@@ -222,6 +226,10 @@
 #include "ops/fmin.h"
 #include "ops/fmod.h"
 #include "ops/frac.h"
+#include "ops/fractional_max_pool2d.h"
+#include "ops/fractional_max_pool2d_backward.h"
+#include "ops/fractional_max_pool3d.h"
+#include "ops/fractional_max_pool3d_backward.h"
 #include "ops/frexp.h"
 #include "ops/full.h"
 #include "ops/full_like.h"
@@ -458,6 +466,8 @@
 #include "ops/reflection_pad1d_backward.h"
 #include "ops/reflection_pad2d.h"
 #include "ops/reflection_pad2d_backward.h"
+#include "ops/reflection_pad3d.h"
+#include "ops/reflection_pad3d_backward.h"
 #include "ops/relu.h"
 #include "ops/relu6.h"
 #include "ops/remainder.h"
@@ -467,6 +477,8 @@
 #include "ops/replication_pad1d_backward.h"
 #include "ops/replication_pad2d.h"
 #include "ops/replication_pad2d_backward.h"
+#include "ops/replication_pad3d.h"
+#include "ops/replication_pad3d_backward.h"
 #include "ops/reshape.h"
 #include "ops/reshape_as.h"
 #include "ops/resolve_conj.h"
@@ -1295,6 +1307,18 @@ int tl_ops_register_all(void) {
     if (tl_ops_register__embedding_bag_backward() != 0) return -1;
     if (tl_ops_register__embedding_bag_dense_backward() != 0) return -1;
     if (tl_ops_register__embedding_bag_per_sample_weights_backward() != 0) return -1;
+    if (tl_ops_register_reflection_pad3d() != 0) return -1;
+    if (tl_ops_register_reflection_pad3d_backward() != 0) return -1;
+    if (tl_ops_register_replication_pad3d() != 0) return -1;
+    if (tl_ops_register_replication_pad3d_backward() != 0) return -1;
+    if (tl_ops_register_fractional_max_pool2d() != 0) return -1;
+    if (tl_ops_register_fractional_max_pool2d_backward() != 0) return -1;
+    if (tl_ops_register_fractional_max_pool3d() != 0) return -1;
+    if (tl_ops_register_fractional_max_pool3d_backward() != 0) return -1;
+    if (tl_ops_register__upsample_bilinear2d_aa() != 0) return -1;
+    if (tl_ops_register__upsample_bilinear2d_aa_backward() != 0) return -1;
+    if (tl_ops_register__upsample_bicubic2d_aa() != 0) return -1;
+    if (tl_ops_register__upsample_bicubic2d_aa_backward() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -437,5 +437,17 @@ int tl_autograd_register__embedding_bag(void);
 int tl_autograd_register__embedding_bag_backward(void);
 int tl_autograd_register__embedding_bag_dense_backward(void);
 int tl_autograd_register__embedding_bag_per_sample_weights_backward(void);
+int tl_autograd_register_reflection_pad3d(void);
+int tl_autograd_register_reflection_pad3d_backward(void);
+int tl_autograd_register_replication_pad3d(void);
+int tl_autograd_register_replication_pad3d_backward(void);
+int tl_autograd_register_fractional_max_pool2d(void);
+int tl_autograd_register_fractional_max_pool2d_backward(void);
+int tl_autograd_register_fractional_max_pool3d(void);
+int tl_autograd_register_fractional_max_pool3d_backward(void);
+int tl_autograd_register__upsample_bilinear2d_aa(void);
+int tl_autograd_register__upsample_bilinear2d_aa_backward(void);
+int tl_autograd_register__upsample_bicubic2d_aa(void);
+int tl_autograd_register__upsample_bicubic2d_aa_backward(void);
 
 #endif

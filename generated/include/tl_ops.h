@@ -652,5 +652,17 @@
 #include "ops/_embedding_bag_backward.h"
 #include "ops/_embedding_bag_dense_backward.h"
 #include "ops/_embedding_bag_per_sample_weights_backward.h"
+#include "ops/reflection_pad3d.h"
+#include "ops/reflection_pad3d_backward.h"
+#include "ops/replication_pad3d.h"
+#include "ops/replication_pad3d_backward.h"
+#include "ops/fractional_max_pool2d.h"
+#include "ops/fractional_max_pool2d_backward.h"
+#include "ops/fractional_max_pool3d.h"
+#include "ops/fractional_max_pool3d_backward.h"
+#include "ops/_upsample_bilinear2d_aa.h"
+#include "ops/_upsample_bilinear2d_aa_backward.h"
+#include "ops/_upsample_bicubic2d_aa.h"
+#include "ops/_upsample_bicubic2d_aa_backward.h"
 
 #endif

@@ -636,6 +636,16 @@ _C__softmax_backward_data_out = getattr(_lib, "tl_ops__softmax_backward_data_out
 _C__softmax_out = getattr(_lib, "tl_ops__softmax_out", None) or _missing_c("tl_ops__softmax_out")
 _C__to_copy = getattr(_lib, "tl_ops__to_copy", None) or _missing_c("tl_ops__to_copy")
 _C__unique2 = getattr(_lib, "tl_ops__unique2", None) or _missing_c("tl_ops__unique2")
+_C__upsample_bicubic2d_aa = getattr(_lib, "tl_ops__upsample_bicubic2d_aa", None) or _missing_c("tl_ops__upsample_bicubic2d_aa")
+_C__upsample_bicubic2d_aa_backward = getattr(_lib, "tl_ops__upsample_bicubic2d_aa_backward", None) or _missing_c("tl_ops__upsample_bicubic2d_aa_backward")
+_C__upsample_bicubic2d_aa_backward_grad_input = getattr(_lib, "tl_ops__upsample_bicubic2d_aa_backward_grad_input", None) or _missing_c("tl_ops__upsample_bicubic2d_aa_backward_grad_input")
+_C__upsample_bicubic2d_aa_out = getattr(_lib, "tl_ops__upsample_bicubic2d_aa_out", None) or _missing_c("tl_ops__upsample_bicubic2d_aa_out")
+_C__upsample_bicubic2d_aa_vec = getattr(_lib, "tl_ops__upsample_bicubic2d_aa_vec", None) or _missing_c("tl_ops__upsample_bicubic2d_aa_vec")
+_C__upsample_bilinear2d_aa = getattr(_lib, "tl_ops__upsample_bilinear2d_aa", None) or _missing_c("tl_ops__upsample_bilinear2d_aa")
+_C__upsample_bilinear2d_aa_backward = getattr(_lib, "tl_ops__upsample_bilinear2d_aa_backward", None) or _missing_c("tl_ops__upsample_bilinear2d_aa_backward")
+_C__upsample_bilinear2d_aa_backward_grad_input = getattr(_lib, "tl_ops__upsample_bilinear2d_aa_backward_grad_input", None) or _missing_c("tl_ops__upsample_bilinear2d_aa_backward_grad_input")
+_C__upsample_bilinear2d_aa_out = getattr(_lib, "tl_ops__upsample_bilinear2d_aa_out", None) or _missing_c("tl_ops__upsample_bilinear2d_aa_out")
+_C__upsample_bilinear2d_aa_vec = getattr(_lib, "tl_ops__upsample_bilinear2d_aa_vec", None) or _missing_c("tl_ops__upsample_bilinear2d_aa_vec")
 _C__upsample_nearest_exact1d = getattr(_lib, "tl_ops__upsample_nearest_exact1d", None) or _missing_c("tl_ops__upsample_nearest_exact1d")
 _C__upsample_nearest_exact1d_backward = getattr(_lib, "tl_ops__upsample_nearest_exact1d_backward", None) or _missing_c("tl_ops__upsample_nearest_exact1d_backward")
 _C__upsample_nearest_exact1d_backward_grad_input = getattr(_lib, "tl_ops__upsample_nearest_exact1d_backward_grad_input", None) or _missing_c("tl_ops__upsample_nearest_exact1d_backward_grad_input")
@@ -1055,6 +1065,10 @@ _C_fmod__Tensor = getattr(_lib, "tl_ops_fmod__Tensor", None) or _missing_c("tl_o
 _C_frac = getattr(_lib, "tl_ops_frac", None) or _missing_c("tl_ops_frac")
 _C_frac_ = getattr(_lib, "tl_ops_frac_", None) or _missing_c("tl_ops_frac_")
 _C_frac_out = getattr(_lib, "tl_ops_frac_out", None) or _missing_c("tl_ops_frac_out")
+_C_fractional_max_pool2d = getattr(_lib, "tl_ops_fractional_max_pool2d", None) or _missing_c("tl_ops_fractional_max_pool2d")
+_C_fractional_max_pool2d_backward = getattr(_lib, "tl_ops_fractional_max_pool2d_backward", None) or _missing_c("tl_ops_fractional_max_pool2d_backward")
+_C_fractional_max_pool3d = getattr(_lib, "tl_ops_fractional_max_pool3d", None) or _missing_c("tl_ops_fractional_max_pool3d")
+_C_fractional_max_pool3d_backward = getattr(_lib, "tl_ops_fractional_max_pool3d_backward", None) or _missing_c("tl_ops_fractional_max_pool3d_backward")
 _C_frexp_Tensor = getattr(_lib, "tl_ops_frexp_Tensor", None) or _missing_c("tl_ops_frexp_Tensor")
 _C_frexp_Tensor_out = getattr(_lib, "tl_ops_frexp_Tensor_out", None) or _missing_c("tl_ops_frexp_Tensor_out")
 _C_full = getattr(_lib, "tl_ops_full", None) or _missing_c("tl_ops_full")
@@ -1541,6 +1555,8 @@ _C_reflection_pad1d = getattr(_lib, "tl_ops_reflection_pad1d", None) or _missing
 _C_reflection_pad1d_backward = getattr(_lib, "tl_ops_reflection_pad1d_backward", None) or _missing_c("tl_ops_reflection_pad1d_backward")
 _C_reflection_pad2d = getattr(_lib, "tl_ops_reflection_pad2d", None) or _missing_c("tl_ops_reflection_pad2d")
 _C_reflection_pad2d_backward = getattr(_lib, "tl_ops_reflection_pad2d_backward", None) or _missing_c("tl_ops_reflection_pad2d_backward")
+_C_reflection_pad3d = getattr(_lib, "tl_ops_reflection_pad3d", None) or _missing_c("tl_ops_reflection_pad3d")
+_C_reflection_pad3d_backward = getattr(_lib, "tl_ops_reflection_pad3d_backward", None) or _missing_c("tl_ops_reflection_pad3d_backward")
 _C_relu = getattr(_lib, "tl_ops_relu", None) or _missing_c("tl_ops_relu")
 _C_relu6 = getattr(_lib, "tl_ops_relu6", None) or _missing_c("tl_ops_relu6")
 _C_relu6_ = getattr(_lib, "tl_ops_relu6_", None) or _missing_c("tl_ops_relu6_")
@@ -1560,6 +1576,8 @@ _C_replication_pad1d = getattr(_lib, "tl_ops_replication_pad1d", None) or _missi
 _C_replication_pad1d_backward = getattr(_lib, "tl_ops_replication_pad1d_backward", None) or _missing_c("tl_ops_replication_pad1d_backward")
 _C_replication_pad2d = getattr(_lib, "tl_ops_replication_pad2d", None) or _missing_c("tl_ops_replication_pad2d")
 _C_replication_pad2d_backward = getattr(_lib, "tl_ops_replication_pad2d_backward", None) or _missing_c("tl_ops_replication_pad2d_backward")
+_C_replication_pad3d = getattr(_lib, "tl_ops_replication_pad3d", None) or _missing_c("tl_ops_replication_pad3d")
+_C_replication_pad3d_backward = getattr(_lib, "tl_ops_replication_pad3d_backward", None) or _missing_c("tl_ops_replication_pad3d_backward")
 _C_reshape = getattr(_lib, "tl_ops_reshape", None) or _missing_c("tl_ops_reshape")
 _C_reshape_as = getattr(_lib, "tl_ops_reshape_as", None) or _missing_c("tl_ops_reshape_as")
 _C_resolve_conj = getattr(_lib, "tl_ops_resolve_conj", None) or _missing_c("tl_ops_resolve_conj")
@@ -2007,6 +2025,10 @@ _P__log_softmax_out_r = getattr(_lib, "tl_pyabi__log_softmax_out_r", None) or _m
 _P__logcumsumexp_out_r = getattr(_lib, "tl_pyabi__logcumsumexp_out_r", None) or _missing_c("tl_pyabi__logcumsumexp_out_r")
 _P__softmax_backward_data_out_r = getattr(_lib, "tl_pyabi__softmax_backward_data_out_r", None) or _missing_c("tl_pyabi__softmax_backward_data_out_r")
 _P__softmax_out_r = getattr(_lib, "tl_pyabi__softmax_out_r", None) or _missing_c("tl_pyabi__softmax_out_r")
+_P__upsample_bicubic2d_aa_backward_grad_input_r = getattr(_lib, "tl_pyabi__upsample_bicubic2d_aa_backward_grad_input_r", None) or _missing_c("tl_pyabi__upsample_bicubic2d_aa_backward_grad_input_r")
+_P__upsample_bicubic2d_aa_out_r = getattr(_lib, "tl_pyabi__upsample_bicubic2d_aa_out_r", None) or _missing_c("tl_pyabi__upsample_bicubic2d_aa_out_r")
+_P__upsample_bilinear2d_aa_backward_grad_input_r = getattr(_lib, "tl_pyabi__upsample_bilinear2d_aa_backward_grad_input_r", None) or _missing_c("tl_pyabi__upsample_bilinear2d_aa_backward_grad_input_r")
+_P__upsample_bilinear2d_aa_out_r = getattr(_lib, "tl_pyabi__upsample_bilinear2d_aa_out_r", None) or _missing_c("tl_pyabi__upsample_bilinear2d_aa_out_r")
 _P__upsample_nearest_exact1d_backward_grad_input_r = getattr(_lib, "tl_pyabi__upsample_nearest_exact1d_backward_grad_input_r", None) or _missing_c("tl_pyabi__upsample_nearest_exact1d_backward_grad_input_r")
 _P__upsample_nearest_exact1d_out_r = getattr(_lib, "tl_pyabi__upsample_nearest_exact1d_out_r", None) or _missing_c("tl_pyabi__upsample_nearest_exact1d_out_r")
 _P__upsample_nearest_exact2d_backward_grad_input_r = getattr(_lib, "tl_pyabi__upsample_nearest_exact2d_backward_grad_input_r", None) or _missing_c("tl_pyabi__upsample_nearest_exact2d_backward_grad_input_r")
@@ -23654,6 +23676,260 @@ def _nn__adaptive_avg_pool3d_backward(grad_output, input):
     return r_
 
 
+# yaml/native_functions.yaml: _upsample_bicubic2d_aa.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: _upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: _upsample_bicubic2d_aa.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn__upsample_bicubic2d_aa = (
+    ('(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn__upsample_bicubic2d_aa_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 2) is not _BAD, 'align_corners': lambda x: _cv_bool(x) is not _BAD, 'scales_h': lambda x: _cv_opt_double(x) is not _BAD, 'scales_w': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn__upsample_bicubic2d_aa_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'align_corners': lambda x: _cv_bool(x) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn__upsample_bicubic2d_aa_0(input, output_size, align_corners, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_upsample_bicubic2d_aa', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_bicubic2d_aa', 'output_size', 2, 'tuple of ints', output_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('_upsample_bicubic2d_aa', 'align_corners', 3, 'bool', align_corners)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('_upsample_bicubic2d_aa', 'scales_h', 4, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('_upsample_bicubic2d_aa', 'scales_w', 5, 'float', scales_w)
+    if out is None:
+        h_ = _C__upsample_bicubic2d_aa(input._p, output_size_c[0], output_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_upsample_bicubic2d_aa', 'out', 0, 'Tensor', out)
+    rc_ = _P__upsample_bicubic2d_aa_out_r(input._p, output_size_c[0], output_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn__upsample_bicubic2d_aa_1(input, output_size, align_corners, scale_factors):
+    '(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_upsample_bicubic2d_aa', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_bicubic2d_aa', 'output_size', 2, 'tuple of ints', output_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('_upsample_bicubic2d_aa', 'align_corners', 3, 'bool', align_corners)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('_upsample_bicubic2d_aa', 'scale_factors', 4, 'tuple of floats', scale_factors)
+    h_ = _C__upsample_bicubic2d_aa_vec(input._p, output_size_c[0], output_size_c[1], align_corners_c, scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn__upsample_bicubic2d_aa(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn__upsample_bicubic2d_aa, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 5 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 2) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_bool(args[2]) is not _BAD if n > 2 else 'align_corners' in kwargs) and (n <= 3 or _cv_opt_double(args[3]) is not _BAD) and (n <= 4 or _cv_opt_double(args[4]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn__upsample_bicubic2d_aa_0, ('input', 'output_size', 'align_corners', 'scales_h', 'scales_w', )[:n])):
+        return _impl_nn__upsample_bicubic2d_aa_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_bool(args[2]) is not _BAD if n > 2 else 'align_corners' in kwargs) and (_cv_opt_double_list(args[3], 0) is not _BAD if n > 3 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn__upsample_bicubic2d_aa_1, ('input', 'output_size', 'align_corners', 'scale_factors', )[:n])):
+        return _impl_nn__upsample_bicubic2d_aa_1(*args, **kwargs)
+    raise _invalid_combination('_upsample_bicubic2d_aa', args, kwargs, _SIGS__nn__upsample_bicubic2d_aa)
+
+
+# yaml/native_functions.yaml: _upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: _upsample_bicubic2d_aa_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn__upsample_bicubic2d_aa_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 4) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn__upsample_bicubic2d_aa_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn__upsample_bicubic2d_aa_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('_upsample_bicubic2d_aa_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_bicubic2d_aa_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 4)
+    if input_size_c is _BAD:
+        raise _arg_error('_upsample_bicubic2d_aa_backward', 'input_size', 3, 'tuple of ints', input_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('_upsample_bicubic2d_aa_backward', 'align_corners', 4, 'bool', align_corners)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('_upsample_bicubic2d_aa_backward', 'scales_h', 5, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('_upsample_bicubic2d_aa_backward', 'scales_w', 6, 'float', scales_w)
+    if out is None:
+        h_ = _C__upsample_bicubic2d_aa_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_upsample_bicubic2d_aa_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P__upsample_bicubic2d_aa_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+# yaml/native_functions.yaml: _upsample_bilinear2d_aa.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor
+# yaml/native_functions.yaml: _upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: _upsample_bilinear2d_aa.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__nn__upsample_bilinear2d_aa = (
+    ('(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)', (('input', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_opt_int_list(x, 0) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scale_factors', lambda x: _cv_opt_double_list(x, 0) is not _BAD),), (), False),
+)
+_KW__nn__upsample_bilinear2d_aa_0 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_int_list(x, 2) is not _BAD, 'align_corners': lambda x: _cv_bool(x) is not _BAD, 'scales_h': lambda x: _cv_opt_double(x) is not _BAD, 'scales_w': lambda x: _cv_opt_double(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW__nn__upsample_bilinear2d_aa_1 = {'input': lambda x: isinstance(x, _Tensor), 'output_size': lambda x: _cv_opt_int_list(x, 0) is not _BAD, 'align_corners': lambda x: _cv_bool(x) is not _BAD, 'scale_factors': lambda x: _cv_opt_double_list(x, 0) is not _BAD}
+
+
+def _impl_nn__upsample_bilinear2d_aa_0(input, output_size, align_corners, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_upsample_bilinear2d_aa', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_bilinear2d_aa', 'output_size', 2, 'tuple of ints', output_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('_upsample_bilinear2d_aa', 'align_corners', 3, 'bool', align_corners)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('_upsample_bilinear2d_aa', 'scales_h', 4, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('_upsample_bilinear2d_aa', 'scales_w', 5, 'float', scales_w)
+    if out is None:
+        h_ = _C__upsample_bilinear2d_aa(input._p, output_size_c[0], output_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_upsample_bilinear2d_aa', 'out', 0, 'Tensor', out)
+    rc_ = _P__upsample_bilinear2d_aa_out_r(input._p, output_size_c[0], output_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _impl_nn__upsample_bilinear2d_aa_1(input, output_size, align_corners, scale_factors):
+    '(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_upsample_bilinear2d_aa', 'input', 1, 'Tensor', input)
+    output_size_c = _cv_opt_int_list(output_size, 0)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_bilinear2d_aa', 'output_size', 2, 'tuple of ints', output_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('_upsample_bilinear2d_aa', 'align_corners', 3, 'bool', align_corners)
+    scale_factors_c = _cv_opt_double_list(scale_factors, 0)
+    if scale_factors_c is _BAD:
+        raise _arg_error('_upsample_bilinear2d_aa', 'scale_factors', 4, 'tuple of floats', scale_factors)
+    h_ = _C__upsample_bilinear2d_aa_vec(input._p, output_size_c[0], output_size_c[1], align_corners_c, scale_factors_c[0], scale_factors_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+def _nn__upsample_bilinear2d_aa(*args, **kwargs):
+    '(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None) | (Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)'
+    if _TF and (r_ := _tf(_nn__upsample_bilinear2d_aa, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 5 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int_list(args[1], 2) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_bool(args[2]) is not _BAD if n > 2 else 'align_corners' in kwargs) and (n <= 3 or _cv_opt_double(args[3]) is not _BAD) and (n <= 4 or _cv_opt_double(args[4]) is not _BAD) and (not kwargs or _kw_ok(kwargs, _KW__nn__upsample_bilinear2d_aa_0, ('input', 'output_size', 'align_corners', 'scales_h', 'scales_w', )[:n])):
+        return _impl_nn__upsample_bilinear2d_aa_0(*args, **kwargs)
+    if n <= 4 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_opt_int_list(args[1], 0) is not _BAD if n > 1 else 'output_size' in kwargs) and (_cv_bool(args[2]) is not _BAD if n > 2 else 'align_corners' in kwargs) and (_cv_opt_double_list(args[3], 0) is not _BAD if n > 3 else 'scale_factors' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__nn__upsample_bilinear2d_aa_1, ('input', 'output_size', 'align_corners', 'scale_factors', )[:n])):
+        return _impl_nn__upsample_bilinear2d_aa_1(*args, **kwargs)
+    raise _invalid_combination('_upsample_bilinear2d_aa', args, kwargs, _SIGS__nn__upsample_bilinear2d_aa)
+
+
+# yaml/native_functions.yaml: _upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+# yaml/native_functions.yaml: _upsample_bilinear2d_aa_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+_SIGS__nn__upsample_bilinear2d_aa_backward = (
+    ('(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('input_size', lambda x: _cv_int_list(x, 4) is not _BAD), ('align_corners', lambda x: _cv_bool(x) is not _BAD), ('scales_h', lambda x: _cv_opt_double(x) is not _BAD), ('scales_w', lambda x: _cv_opt_double(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _nn__upsample_bilinear2d_aa_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None, *, out=None):
+    '(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_nn__upsample_bilinear2d_aa_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('_upsample_bilinear2d_aa_backward', 'grad_output', 1, 'Tensor', grad_output)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('_upsample_bilinear2d_aa_backward', 'output_size', 2, 'tuple of ints', output_size)
+    input_size_c = _cv_int_list(input_size, 4)
+    if input_size_c is _BAD:
+        raise _arg_error('_upsample_bilinear2d_aa_backward', 'input_size', 3, 'tuple of ints', input_size)
+    align_corners_c = _cv_bool(align_corners)
+    if align_corners_c is _BAD:
+        raise _arg_error('_upsample_bilinear2d_aa_backward', 'align_corners', 4, 'bool', align_corners)
+    scales_h_c = _cv_opt_double(scales_h)
+    if scales_h_c is _BAD:
+        raise _arg_error('_upsample_bilinear2d_aa_backward', 'scales_h', 5, 'float', scales_h)
+    scales_w_c = _cv_opt_double(scales_w)
+    if scales_w_c is _BAD:
+        raise _arg_error('_upsample_bilinear2d_aa_backward', 'scales_w', 6, 'float', scales_w)
+    if out is None:
+        h_ = _C__upsample_bilinear2d_aa_backward(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1])
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_upsample_bilinear2d_aa_backward', 'out', 0, 'Tensor', out)
+    rc_ = _P__upsample_bilinear2d_aa_backward_grad_input_r(grad_output._p, output_size_c[0], output_size_c[1], input_size_c[0], input_size_c[1], align_corners_c, scales_h_c[0], scales_h_c[1], scales_w_c[0], scales_w_c[1], out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
 # yaml/native_functions.yaml: _upsample_nearest_exact1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
 # yaml/native_functions.yaml: _upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
 # yaml/native_functions.yaml: _upsample_nearest_exact1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)
@@ -24627,6 +24903,130 @@ def _nn_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)
+_SIGS__nn_fractional_max_pool2d = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints output_size, Tensor random_samples)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('random_samples', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn_fractional_max_pool2d(input, kernel_size, output_size, random_samples):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints output_size, Tensor random_samples)'
+    if _TF and (r_ := _tf(_nn_fractional_max_pool2d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('fractional_max_pool2d', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 2)
+    if kernel_size_c is _BAD:
+        raise _arg_error('fractional_max_pool2d', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('fractional_max_pool2d', 'output_size', 3, 'tuple of ints', output_size)
+    if random_samples.__class__ is not _Tensor:
+        if not isinstance(random_samples, _Tensor):
+            raise _arg_error('fractional_max_pool2d', 'random_samples', 4, 'Tensor', random_samples)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_fractional_max_pool2d(input._p, kernel_size_c[0], kernel_size_c[1], output_size_c[0], output_size_c[1], random_samples._p, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+# yaml/native_functions.yaml: fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor
+_SIGS__nn_fractional_max_pool2d_backward = (
+    ('(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints output_size, Tensor indices)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('output_size', lambda x: _cv_int_list(x, 2) is not _BAD), ('indices', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn_fractional_max_pool2d_backward(grad_output, input, kernel_size, output_size, indices):
+    '(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints output_size, Tensor indices)'
+    if _TF and (r_ := _tf(_nn_fractional_max_pool2d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('fractional_max_pool2d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('fractional_max_pool2d_backward', 'input', 2, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 2)
+    if kernel_size_c is _BAD:
+        raise _arg_error('fractional_max_pool2d_backward', 'kernel_size', 3, 'tuple of ints', kernel_size)
+    output_size_c = _cv_int_list(output_size, 2)
+    if output_size_c is _BAD:
+        raise _arg_error('fractional_max_pool2d_backward', 'output_size', 4, 'tuple of ints', output_size)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('fractional_max_pool2d_backward', 'indices', 5, 'Tensor', indices)
+    h_ = _C_fractional_max_pool2d_backward(grad_output._p, input._p, kernel_size_c[0], kernel_size_c[1], output_size_c[0], output_size_c[1], indices._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)
+_SIGS__nn_fractional_max_pool3d = (
+    ('(Tensor input, tuple of ints kernel_size, tuple of ints output_size, Tensor random_samples)', (('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('random_samples', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn_fractional_max_pool3d(input, kernel_size, output_size, random_samples):
+    '(Tensor input, tuple of ints kernel_size, tuple of ints output_size, Tensor random_samples)'
+    if _TF and (r_ := _tf(_nn_fractional_max_pool3d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('fractional_max_pool3d', 'input', 1, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 3)
+    if kernel_size_c is _BAD:
+        raise _arg_error('fractional_max_pool3d', 'kernel_size', 2, 'tuple of ints', kernel_size)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('fractional_max_pool3d', 'output_size', 3, 'tuple of ints', output_size)
+    if random_samples.__class__ is not _Tensor:
+        if not isinstance(random_samples, _Tensor):
+            raise _arg_error('fractional_max_pool3d', 'random_samples', 4, 'Tensor', random_samples)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_fractional_max_pool3d(input._p, kernel_size_c[0], kernel_size_c[1], output_size_c[0], output_size_c[1], random_samples._p, p_ + 0, p_ + 1))
+    return _tensors_result(p_, 2)
+
+
+# yaml/native_functions.yaml: fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor
+_SIGS__nn_fractional_max_pool3d_backward = (
+    ('(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints output_size, Tensor indices)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('kernel_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('output_size', lambda x: _cv_int_list(x, 3) is not _BAD), ('indices', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _nn_fractional_max_pool3d_backward(grad_output, input, kernel_size, output_size, indices):
+    '(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints output_size, Tensor indices)'
+    if _TF and (r_ := _tf(_nn_fractional_max_pool3d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('fractional_max_pool3d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('fractional_max_pool3d_backward', 'input', 2, 'Tensor', input)
+    kernel_size_c = _cv_int_list(kernel_size, 3)
+    if kernel_size_c is _BAD:
+        raise _arg_error('fractional_max_pool3d_backward', 'kernel_size', 3, 'tuple of ints', kernel_size)
+    output_size_c = _cv_int_list(output_size, 3)
+    if output_size_c is _BAD:
+        raise _arg_error('fractional_max_pool3d_backward', 'output_size', 4, 'tuple of ints', output_size)
+    if indices.__class__ is not _Tensor:
+        if not isinstance(indices, _Tensor):
+            raise _arg_error('fractional_max_pool3d_backward', 'indices', 5, 'Tensor', indices)
+    h_ = _C_fractional_max_pool3d_backward(grad_output._p, input._p, kernel_size_c[0], kernel_size_c[1], output_size_c[0], output_size_c[1], indices._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: gelu(Tensor self, *, str approximate='none') -> Tensor
@@ -26133,6 +26533,61 @@ def _nn_reflection_pad2d_backward(grad_output, input, padding):
     return r_
 
 
+# yaml/native_functions.yaml: reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+_SIGS__nn_reflection_pad3d = (
+    ('(Tensor input, tuple of ints padding)', (('input', lambda x: isinstance(x, _Tensor)), ('padding', lambda x: _cv_int_list(x, 6) is not _BAD),), (), False),
+)
+
+
+def _nn_reflection_pad3d(input, padding):
+    '(Tensor input, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_reflection_pad3d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('reflection_pad3d', 'input', 1, 'Tensor', input)
+    padding_c = _cv_int_list(padding, 6)
+    if padding_c is _BAD:
+        raise _arg_error('reflection_pad3d', 'padding', 2, 'tuple of ints', padding)
+    h_ = _C_reflection_pad3d(input._p, padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor
+_SIGS__nn_reflection_pad3d_backward = (
+    ('(Tensor grad_output, Tensor input, tuple of ints padding)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('padding', lambda x: _cv_int_list(x, 6) is not _BAD),), (), False),
+)
+
+
+def _nn_reflection_pad3d_backward(grad_output, input, padding):
+    '(Tensor grad_output, Tensor input, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_reflection_pad3d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('reflection_pad3d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('reflection_pad3d_backward', 'input', 2, 'Tensor', input)
+    padding_c = _cv_int_list(padding, 6)
+    if padding_c is _BAD:
+        raise _arg_error('reflection_pad3d_backward', 'padding', 3, 'tuple of ints', padding)
+    h_ = _C_reflection_pad3d_backward(grad_output._p, input._p, padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: relu6(Tensor self) -> Tensor
 _SIGS__nn_relu6 = (
     ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
@@ -26276,6 +26731,61 @@ def _nn_replication_pad2d_backward(grad_output, input, padding):
     if padding_c is _BAD:
         raise _arg_error('replication_pad2d_backward', 'padding', 3, 'tuple of ints', padding)
     h_ = _C_replication_pad2d_backward(grad_output._p, input._p, padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+_SIGS__nn_replication_pad3d = (
+    ('(Tensor input, tuple of ints padding)', (('input', lambda x: isinstance(x, _Tensor)), ('padding', lambda x: _cv_int_list(x, 6) is not _BAD),), (), False),
+)
+
+
+def _nn_replication_pad3d(input, padding):
+    '(Tensor input, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_replication_pad3d, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('replication_pad3d', 'input', 1, 'Tensor', input)
+    padding_c = _cv_int_list(padding, 6)
+    if padding_c is _BAD:
+        raise _arg_error('replication_pad3d', 'padding', 2, 'tuple of ints', padding)
+    h_ = _C_replication_pad3d(input._p, padding_c[0], padding_c[1])
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor
+_SIGS__nn_replication_pad3d_backward = (
+    ('(Tensor grad_output, Tensor input, tuple of ints padding)', (('grad_output', lambda x: isinstance(x, _Tensor)), ('input', lambda x: isinstance(x, _Tensor)), ('padding', lambda x: _cv_int_list(x, 6) is not _BAD),), (), False),
+)
+
+
+def _nn_replication_pad3d_backward(grad_output, input, padding):
+    '(Tensor grad_output, Tensor input, tuple of ints padding)'
+    if _TF and (r_ := _tf(_nn_replication_pad3d_backward, locals())) is not _GO:
+        return r_
+    if grad_output.__class__ is not _Tensor:
+        if not isinstance(grad_output, _Tensor):
+            raise _arg_error('replication_pad3d_backward', 'grad_output', 1, 'Tensor', grad_output)
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('replication_pad3d_backward', 'input', 2, 'Tensor', input)
+    padding_c = _cv_int_list(padding, 6)
+    if padding_c is _BAD:
+        raise _arg_error('replication_pad3d_backward', 'padding', 3, 'tuple of ints', padding)
+    h_ = _C_replication_pad3d_backward(grad_output._p, input._p, padding_c[0], padding_c[1])
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -46166,6 +46676,10 @@ def _public_names():
     for f, name in (
         (_nn__adaptive_avg_pool2d_backward, "_adaptive_avg_pool2d_backward"),
         (_nn__adaptive_avg_pool3d_backward, "_adaptive_avg_pool3d_backward"),
+        (_nn__upsample_bicubic2d_aa, "_upsample_bicubic2d_aa"),
+        (_nn__upsample_bicubic2d_aa_backward, "_upsample_bicubic2d_aa_backward"),
+        (_nn__upsample_bilinear2d_aa, "_upsample_bilinear2d_aa"),
+        (_nn__upsample_bilinear2d_aa_backward, "_upsample_bilinear2d_aa_backward"),
         (_nn__upsample_nearest_exact1d, "_upsample_nearest_exact1d"),
         (_nn__upsample_nearest_exact1d_backward, "_upsample_nearest_exact1d_backward"),
         (_nn__upsample_nearest_exact2d, "_upsample_nearest_exact2d"),
@@ -46189,6 +46703,10 @@ def _public_names():
         (_nn_elu, "elu"),
         (_nn_elu_, "elu_"),
         (_nn_elu_backward, "elu_backward"),
+        (_nn_fractional_max_pool2d, "fractional_max_pool2d"),
+        (_nn_fractional_max_pool2d_backward, "fractional_max_pool2d_backward"),
+        (_nn_fractional_max_pool3d, "fractional_max_pool3d"),
+        (_nn_fractional_max_pool3d_backward, "fractional_max_pool3d_backward"),
         (_nn_gelu, "gelu"),
         (_nn_gelu_, "gelu_"),
         (_nn_gelu_backward, "gelu_backward"),
@@ -46236,12 +46754,16 @@ def _public_names():
         (_nn_reflection_pad1d_backward, "reflection_pad1d_backward"),
         (_nn_reflection_pad2d, "reflection_pad2d"),
         (_nn_reflection_pad2d_backward, "reflection_pad2d_backward"),
+        (_nn_reflection_pad3d, "reflection_pad3d"),
+        (_nn_reflection_pad3d_backward, "reflection_pad3d_backward"),
         (_nn_relu6, "relu6"),
         (_nn_relu6_, "relu6_"),
         (_nn_replication_pad1d, "replication_pad1d"),
         (_nn_replication_pad1d_backward, "replication_pad1d_backward"),
         (_nn_replication_pad2d, "replication_pad2d"),
         (_nn_replication_pad2d_backward, "replication_pad2d_backward"),
+        (_nn_replication_pad3d, "replication_pad3d"),
+        (_nn_replication_pad3d_backward, "replication_pad3d_backward"),
         (_nn_rrelu_with_noise, "rrelu_with_noise"),
         (_nn_rrelu_with_noise_, "rrelu_with_noise_"),
         (_nn_rrelu_with_noise_backward, "rrelu_with_noise_backward"),
@@ -49327,6 +49849,20 @@ SIGNATURES = {
     ("nn", "_adaptive_avg_pool3d_backward"): (
         "(Tensor grad_output, Tensor input)",
     ),
+    ("nn", "_upsample_bicubic2d_aa"): (
+        "(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)",
+    ),
+    ("nn", "_upsample_bicubic2d_aa_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+    ),
+    ("nn", "_upsample_bilinear2d_aa"): (
+        "(Tensor input, tuple of ints output_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+        "(Tensor input, tuple of ints output_size, bool align_corners, tuple of floats scale_factors)",
+    ),
+    ("nn", "_upsample_bilinear2d_aa_backward"): (
+        "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_h = None, float scales_w = None, *, Tensor out = None)",
+    ),
     ("nn", "_upsample_nearest_exact1d"): (
         "(Tensor input, tuple of ints output_size, float scales = None, *, Tensor out = None)",
         "(Tensor input, tuple of ints output_size, tuple of floats scale_factors)",
@@ -49398,6 +49934,18 @@ SIGNATURES = {
     ),
     ("nn", "elu_backward"): (
         "(Tensor grad_output, Number alpha, Number scale, Number input_scale, bool is_result, Tensor self_or_result, *, Tensor out = None)",
+    ),
+    ("nn", "fractional_max_pool2d"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints output_size, Tensor random_samples)",
+    ),
+    ("nn", "fractional_max_pool2d_backward"): (
+        "(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints output_size, Tensor indices)",
+    ),
+    ("nn", "fractional_max_pool3d"): (
+        "(Tensor input, tuple of ints kernel_size, tuple of ints output_size, Tensor random_samples)",
+    ),
+    ("nn", "fractional_max_pool3d_backward"): (
+        "(Tensor grad_output, Tensor input, tuple of ints kernel_size, tuple of ints output_size, Tensor indices)",
     ),
     ("nn", "gelu"): (
         "(Tensor input, *, str approximate = \u0027none\u0027, Tensor out = None)",
@@ -49540,6 +50088,12 @@ SIGNATURES = {
     ("nn", "reflection_pad2d_backward"): (
         "(Tensor grad_output, Tensor input, tuple of ints padding)",
     ),
+    ("nn", "reflection_pad3d"): (
+        "(Tensor input, tuple of ints padding)",
+    ),
+    ("nn", "reflection_pad3d_backward"): (
+        "(Tensor grad_output, Tensor input, tuple of ints padding)",
+    ),
     ("nn", "relu6"): (
         "(Tensor input)",
     ),
@@ -49556,6 +50110,12 @@ SIGNATURES = {
         "(Tensor input, tuple of ints padding)",
     ),
     ("nn", "replication_pad2d_backward"): (
+        "(Tensor grad_output, Tensor input, tuple of ints padding)",
+    ),
+    ("nn", "replication_pad3d"): (
+        "(Tensor input, tuple of ints padding)",
+    ),
+    ("nn", "replication_pad3d_backward"): (
         "(Tensor grad_output, Tensor input, tuple of ints padding)",
     ),
     ("nn", "rrelu_with_noise"): (

@@ -3,7 +3,9 @@
  * convolution / convolution_backward (CompositeExplicitAutograd, as
  * PyTorch): PyTorch's parameter and shape checks (its messages), the output
  * shape, then on CPU the products of conv_gemm.h; meta tensors get shapes
- * only. float16 / bfloat16 compute in float32. The CompositeImplicitAutograd
+ * only. float16 / bfloat16 compute in float32, the integer dtypes in int64
+ * on conv_int.h's exact loops (where PyTorch's slow kernels take them). The
+ * CompositeImplicitAutograd
  * front ends (conv1d/2d/3d, their padding='same'/'valid' overloads,
  * conv_transpose1d/2d/3d, _convolution_mode) batch an unbatched input and
  * call convolution, as PyTorch's Convolution.cpp. */
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "conv_gemm.h"
+#include "conv_int.h"
 #include "shape_index.h"
 #include "tl_error.h"
 #include "tl_internal.h"
@@ -150,7 +153,7 @@ static const char *legacy_type(char *buf, size_t n, tl_dtype dt) {
 
 /* PyTorch's dtype checks: its oneDNN path (float32 / float16 / bfloat16
  * input) names the legacy types, the slow path (others) the scalar types.
- * Integer dtypes (PyTorch's slow path computes them) are not supported. */
+ * Integer dtypes go on to check_int_forward / check_int_backward. */
 static int check_dtypes(const tl_tensor *input, const tl_tensor *weight, const tl_tensor *bias) {
     const tl_dtype it = tl_tensor_dtype(input), wt = tl_tensor_dtype(weight);
     const bool onednn = it == TL_FLOAT32 || it == TL_FLOAT16 || it == TL_BFLOAT16;
@@ -171,9 +174,53 @@ static int check_dtypes(const tl_tensor *input, const tl_tensor *weight, const t
         return tl_set_error(TL_ERR_RUNTIME, "expected scalar type %s but found %s", tl_dtype_scalar_name(it),
                             tl_dtype_scalar_name(tl_tensor_dtype(bias)));
     }
-    if (!tl_dtype_is_floating(it))
-        return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"slow_conv%dd_cpu\" not implemented for '%s'",
-                            tl_tensor_ndim(weight) == 5 ? 3 : 2, tl_dtype_scalar_name(it));
+    return 0;
+}
+
+static bool is_dilated(const conv_params *p) {
+    for (int i = 0; i < p->nd; i++)
+        if (p->dilation[i] != 1) return true;
+    return false;
+}
+
+static int int_not_implemented(const char *kernel, int d, tl_dtype dt) {
+    char name[64];
+    snprintf(name, sizeof name, kernel, d);
+    return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", name, tl_dtype_scalar_name(dt));
+}
+
+/* PyTorch's CPU slow kernels for integer inputs: int64 in every one; the
+ * other integer dtypes only in slow_conv2d / slow_conv3d (neither dilated
+ * nor transposed; 1-d runs as 2-d); bool in none. The error names the
+ * kernel PyTorch picks. */
+static int check_int_forward(tl_dtype dt, const conv_params *p) {
+    if (tl_dtype_is_floating(dt) || dt == TL_INT64) return 0;
+    const int d = p->nd == 3 ? 3 : 2;
+    if (p->transposed) return int_not_implemented("slow_conv_transpose%dd_out_cpu", d, dt);
+    if (is_dilated(p)) return int_not_implemented("slow_conv_dilated<>", d, dt);
+    if (dt == TL_BOOL) return int_not_implemented(d == 3 ? "compute_columns3d" : "slow_conv2d_cpu", d, dt);
+    return 0;
+}
+
+/* The backward kernels' integer support: the dilated (not transposed) one
+ * computes int64 only; the others compute no gradient of input or weight,
+ * but sum grad_bias (except slow_conv_transpose3d's, with its weight). */
+static int check_int_backward(tl_dtype dt, const conv_params *p, const bool *mask) {
+    if (tl_dtype_is_floating(dt)) return 0;
+    const int d = p->nd == 3 ? 3 : 2;
+    if (!p->transposed && is_dilated(p))
+        return dt == TL_INT64 ? 0 : int_not_implemented("slow_conv_dilated<>", d, dt);
+    if (p->transposed) {
+        if (mask[0]) return int_not_implemented("slow_conv_transpose%dd_backward_out_cpu", d, dt);
+        if (mask[1] || (mask[2] && d == 3))
+            return int_not_implemented("slow_conv_transpose%dd_acc_grad_parameters_cpu", d, dt);
+        return 0;
+    }
+    if (mask[0]) return int_not_implemented("slow_conv%dd_cpu_grad_input", d, dt);
+    if (mask[1]) {
+        if (dt == TL_BOOL) return int_not_implemented(d == 3 ? "compute_columns3d" : "slow_conv2d_cpu", d, dt);
+        return int_not_implemented("slow_conv%dd_cpu_grad_weight", d, dt);
+    }
     return 0;
 }
 
@@ -260,8 +307,28 @@ static int output_sizes(const tl_tensor *input, const tl_tensor *weight, const c
     return 0;
 }
 
-/* the compute dtype: float16 / bfloat16 in float32 */
-static tl_dtype compute_dtype(tl_dtype dt) { return dt == TL_FLOAT64 ? TL_FLOAT64 : TL_FLOAT32; }
+/* the compute dtype: float16 / bfloat16 in float32, integers (and bool) in
+ * int64 with wrapping sums (conv_int.h) */
+static tl_dtype compute_dtype(tl_dtype dt) {
+    if (!tl_dtype_is_floating(dt)) return TL_INT64;
+    return dt == TL_FLOAT64 ? TL_FLOAT64 : TL_FLOAT32;
+}
+
+/* the three products, on the integer kernels for int64 operands */
+static int prod_cols(const tl_conv_geom *g, const void *X, const void *W, const void *bias, void *Y) {
+    if (g->dt == TL_INT64) return tl_conv_int_cols_from_image(g, X, W, bias, Y);
+    return tl_conv_cols_from_image(g, X, W, bias, Y);
+}
+
+static int prod_image(const tl_conv_geom *g, const void *Y, const void *W, const void *bias, void *X) {
+    if (g->dt == TL_INT64) return tl_conv_int_image_from_cols(g, Y, W, bias, X);
+    return tl_conv_image_from_cols(g, Y, W, bias, X);
+}
+
+static int prod_weight(const tl_conv_geom *g, const void *X, const void *Y, void *dW) {
+    if (g->dt == TL_INT64) return tl_conv_int_weight_grad(g, X, Y, dW);
+    return tl_conv_weight_grad(g, X, Y, dW);
+}
 
 /* a contiguous copy (or reference) of t in dtype ct; NULL t gives NULL */
 static int kernel_input(const tl_tensor *t, tl_dtype ct, tl_tensor **out) {
@@ -312,7 +379,8 @@ tl_tensor *tl_native_convolution(tl_keyset ks, tl_tensor *input, tl_tensor *weig
     if (make_params(weight, stride, stride_len, padding, padding_len, dilation, dilation_len, transposed,
                     output_padding, output_padding_len, groups, &p) ||
         check_shape_forward(input, weight, bias, &p) || check_devices(input, weight, bias) ||
-        check_dtypes(input, weight, bias) || check_kernel_size(weight, &p))
+        check_dtypes(input, weight, bias) || check_kernel_size(weight, &p) ||
+        check_int_forward(tl_tensor_dtype(input), &p))
         return NULL;
     int64_t osz[TL_CONV_MAXD + 2];
     if (output_sizes(input, weight, &p, osz)) return NULL;
@@ -327,10 +395,10 @@ tl_tensor *tl_native_convolution(tl_keyset ks, tl_tensor *input, tl_tensor *weig
         tl_conv_geom g;
         geometry(&p, weight, tl_tensor_sizes(input), osz, ct, &g);
         const void *bp = b ? tl_tensor_data_ptr(b) : NULL;
-        const int rc = transposed ? tl_conv_image_from_cols(&g, tl_tensor_data_ptr(x), tl_tensor_data_ptr(w), bp,
-                                                            tl_tensor_data_ptr(out))
-                                  : tl_conv_cols_from_image(&g, tl_tensor_data_ptr(x), tl_tensor_data_ptr(w), bp,
-                                                            tl_tensor_data_ptr(out));
+        const int rc = transposed ? prod_image(&g, tl_tensor_data_ptr(x), tl_tensor_data_ptr(w), bp,
+                                               tl_tensor_data_ptr(out))
+                                  : prod_cols(&g, tl_tensor_data_ptr(x), tl_tensor_data_ptr(w), bp,
+                                              tl_tensor_data_ptr(out));
         if (rc) goto fail;
     }
     release3(x, w, b);
@@ -341,7 +409,8 @@ fail:
     return NULL;
 }
 
-/* grad_bias: the sum of grad_output over every dim but 1, accumulated in double */
+/* grad_bias: the sum of grad_output over every dim but 1, accumulated in
+ * double (int64 operands: a wrapping integer sum) */
 static tl_tensor *bias_grad(const tl_tensor *go, tl_dtype ct) {
     const int64_t N = tl_tensor_size(go, 0), C = tl_tensor_size(go, 1), NC = N * C;
     const int64_t L = NC > 0 ? tl_tensor_numel(go) / NC : 0;
@@ -350,6 +419,15 @@ static tl_tensor *bias_grad(const tl_tensor *go, tl_dtype ct) {
     const bool f64 = ct == TL_FLOAT64;
     const void *src = tl_tensor_data_ptr(go);
     void *dst = tl_tensor_data_ptr(r);
+    if (ct == TL_INT64) {
+        for (int64_t c = 0; c < C; c++) {
+            uint64_t acc = 0;
+            for (int64_t n = 0; n < N; n++)
+                for (int64_t i = 0; i < L; i++) acc += ((const uint64_t *)src)[(n * C + c) * L + i];
+            ((uint64_t *)dst)[c] = acc;
+        }
+        return r;
+    }
     for (int64_t c = 0; c < C; c++) {
         double acc = 0;
         for (int64_t n = 0; n < N; n++) {
@@ -396,7 +474,8 @@ int tl_native_convolution_backward(tl_keyset ks, tl_tensor *grad_output, tl_tens
     if (make_params(weight, stride, stride_len, padding, padding_len, dilation, dilation_len, transposed,
                     output_padding, output_padding_len, groups, &p) ||
         check_shape_forward(input, weight, NULL, &p) || check_devices(input, weight, grad_output) ||
-        check_dtypes(input, weight, grad_output) || check_kernel_size(weight, &p))
+        check_dtypes(input, weight, grad_output) || check_kernel_size(weight, &p) ||
+        check_int_backward(tl_tensor_dtype(input), &p, output_mask))
         return -1;
     if (output_mask[2] && bias_sizes && (bias_sizes_len != 1 || bias_sizes[0] != tl_tensor_size(grad_output, 1)))
         return tl_set_error(TL_ERR_RUNTIME, "convolution_backward: bias_sizes must be [%lld]",
@@ -430,8 +509,8 @@ int tl_native_convolution_backward(tl_keyset ks, tl_tensor *grad_output, tl_tens
             /* the adjoint of the forward product: columns -> image for a convolution, image -> columns transposed */
             if (tl_tensor_numel(go) == 0 || tl_tensor_numel(w) == 0) {
                 memset(tl_tensor_data_ptr(gi), 0, (size_t)(tl_tensor_numel(gi) * tl_dtype_itemsize(ct)));
-            } else if (transposed ? tl_conv_cols_from_image(&g, gop, wp, NULL, tl_tensor_data_ptr(gi))
-                                  : tl_conv_image_from_cols(&g, gop, wp, NULL, tl_tensor_data_ptr(gi))) {
+            } else if (transposed ? prod_cols(&g, gop, wp, NULL, tl_tensor_data_ptr(gi))
+                                  : prod_image(&g, gop, wp, NULL, tl_tensor_data_ptr(gi))) {
                 goto fail;
             }
         }
@@ -441,8 +520,8 @@ int tl_native_convolution_backward(tl_keyset ks, tl_tensor *grad_output, tl_tens
         if (tl_tensor_numel(gw) > 0) {
             if (tl_tensor_numel(go) == 0 || tl_tensor_numel(x) == 0) {
                 memset(tl_tensor_data_ptr(gw), 0, (size_t)(tl_tensor_numel(gw) * tl_dtype_itemsize(ct)));
-            } else if (transposed ? tl_conv_weight_grad(&g, gop, xp, tl_tensor_data_ptr(gw))
-                                  : tl_conv_weight_grad(&g, xp, gop, tl_tensor_data_ptr(gw))) {
+            } else if (transposed ? prod_weight(&g, gop, xp, tl_tensor_data_ptr(gw))
+                                  : prod_weight(&g, xp, gop, tl_tensor_data_ptr(gw))) {
                 goto fail;
             }
         }

@@ -386,7 +386,8 @@ tl_tensor *tl_native_batch_norm(tl_keyset ks, tl_tensor *input, tl_tensor *weigh
                                 double eps, bool cudnn_enabled) {
     (void)ks; (void)cudnn_enabled;
     int64_t N, C, HW;
-    if (bn_dims(input, &N, &C, &HW)) return NULL;
+    /* an empty input returns before any size is read (PyTorch's
+     * _batch_norm_impl_index): a 1-d empty input is fine */
     if (tl_tensor_numel(input) == 0) {
         tl_tensor *out = tl_ops_clone(input, -1), *t = NULL;
         if (out && weight) {
@@ -405,6 +406,7 @@ tl_tensor *tl_native_batch_norm(tl_keyset ks, tl_tensor *input, tl_tensor *weigh
         }
         return out;
     }
+    if (bn_dims(input, &N, &C, &HW)) return NULL;
     if (running_mean ? check_features("running_mean", C, running_mean)
                      : (!training && tl_set_error(TL_ERR_RUNTIME, "running_mean must be defined in evaluation mode")))
         return NULL;

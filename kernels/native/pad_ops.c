@@ -1,6 +1,7 @@
 /* Padding: constant_pad_nd (CompositeExplicitAutograd, as PyTorch: a
  * filled tensor and a copy of the input into its interior; negative pads
- * narrow), reflection_pad1d/2d, replication_pad1d/2d and their backward ops.
+ * narrow), reflection_pad1d/2d/3d, replication_pad1d/2d/3d and their backward
+ * ops.
  *
  * Reflection / replication map every output position of a plane to one
  * input position (reflect: -i below 0, 2 (n - 1) - i past the end;
@@ -23,10 +24,14 @@
 #include "ops/reflection_pad1d_backward.h"
 #include "ops/reflection_pad2d.h"
 #include "ops/reflection_pad2d_backward.h"
+#include "ops/reflection_pad3d.h"
+#include "ops/reflection_pad3d_backward.h"
 #include "ops/replication_pad1d.h"
 #include "ops/replication_pad1d_backward.h"
 #include "ops/replication_pad2d.h"
 #include "ops/replication_pad2d_backward.h"
+#include "ops/replication_pad3d.h"
+#include "ops/replication_pad3d_backward.h"
 #include "tl_runtime.h"
 #include "tl_tensor.h"
 #include "nn_common.h"
@@ -117,7 +122,7 @@ static inline int64_t src_index(int64_t o, int64_t pad, int64_t n, int mode) {
 typedef struct {
     const char *src;
     char *dst;
-    int64_t ih, iw, oh, ow, pt, pl, isz;
+    int64_t id, ih, iw, od, oh, ow, pf, pt, pl, isz; /* depth / height are 1 (no pad) below 3-d / 2-d */
     int mode;
     tl_dtype ct; /* backward: the accumulation dtype */
 } pad_ctx;
@@ -125,17 +130,20 @@ typedef struct {
 static void pad_fwd_planes(int64_t b, int64_t e, void *ctx) {
     const pad_ctx *c = ctx;
     for (int64_t p = b; p < e; p++) {
-        const char *s = c->src + p * c->ih * c->iw * c->isz;
-        char *d = c->dst + p * c->oh * c->ow * c->isz;
-        for (int64_t y = 0; y < c->oh; y++) {
-            const char *row = s + src_index(y, c->pt, c->ih, c->mode) * c->iw * c->isz;
-            char *o = d + y * c->ow * c->isz;
-            if (c->isz == 4)
-                for (int64_t x = 0; x < c->ow; x++)
-                    ((uint32_t *)o)[x] = ((const uint32_t *)row)[src_index(x, c->pl, c->iw, c->mode)];
-            else
-                for (int64_t x = 0; x < c->ow; x++)
-                    memcpy(o + x * c->isz, row + src_index(x, c->pl, c->iw, c->mode) * c->isz, (size_t)c->isz);
+        const char *s = c->src + p * c->id * c->ih * c->iw * c->isz;
+        char *d = c->dst + p * c->od * c->oh * c->ow * c->isz;
+        for (int64_t z = 0; z < c->od; z++) {
+            const char *sz = s + src_index(z, c->pf, c->id, c->mode) * c->ih * c->iw * c->isz;
+            for (int64_t y = 0; y < c->oh; y++) {
+                const char *row = sz + src_index(y, c->pt, c->ih, c->mode) * c->iw * c->isz;
+                char *o = d + (z * c->oh + y) * c->ow * c->isz;
+                if (c->isz == 4)
+                    for (int64_t x = 0; x < c->ow; x++)
+                        ((uint32_t *)o)[x] = ((const uint32_t *)row)[src_index(x, c->pl, c->iw, c->mode)];
+                else
+                    for (int64_t x = 0; x < c->ow; x++)
+                        memcpy(o + x * c->isz, row + src_index(x, c->pl, c->iw, c->mode) * c->isz, (size_t)c->isz);
+            }
         }
     }
 }
@@ -143,27 +151,58 @@ static void pad_fwd_planes(int64_t b, int64_t e, void *ctx) {
 static void pad_bwd_planes(int64_t b, int64_t e, void *ctx) {
     const pad_ctx *c = ctx;
     for (int64_t p = b; p < e; p++) {
-        for (int64_t y = 0; y < c->oh; y++) {
-            const int64_t sy = src_index(y, c->pt, c->ih, c->mode);
-            for (int64_t x = 0; x < c->ow; x++) {
-                const int64_t si = (p * c->ih + sy) * c->iw + src_index(x, c->pl, c->iw, c->mode);
-                const int64_t gi = (p * c->oh + y) * c->ow + x;
-                if (c->ct == TL_FLOAT64)
-                    ((double *)c->dst)[si] += ((const double *)c->src)[gi];
-                else
-                    ((float *)c->dst)[si] += ((const float *)c->src)[gi];
+        for (int64_t z = 0; z < c->od; z++) {
+            const int64_t sz = p * c->id + src_index(z, c->pf, c->id, c->mode);
+            for (int64_t y = 0; y < c->oh; y++) {
+                const int64_t sy = sz * c->ih + src_index(y, c->pt, c->ih, c->mode);
+                for (int64_t x = 0; x < c->ow; x++) {
+                    const int64_t si = sy * c->iw + src_index(x, c->pl, c->iw, c->mode);
+                    const int64_t gi = ((p * c->od + z) * c->oh + y) * c->ow + x;
+                    if (c->ct == TL_FLOAT64)
+                        ((double *)c->dst)[si] += ((const double *)c->src)[gi];
+                    else
+                        ((float *)c->dst)[si] += ((const float *)c->src)[gi];
+                }
             }
         }
     }
 }
 
+/* PyTorch's 3-d size checks (ReflectionPad.cpp / ReplicationPadding.cpp
+ * meta functions): reflection's pads below each size (W, H, D in turn),
+ * then an output empty in every dim refused. */
+static int pad_geom3(const tl_tensor *input, const int64_t *padding, int mode, pad_ctx *c, const char *a) {
+    const int64_t nd = tl_tensor_ndim(input);
+    const int64_t pr = padding[1], pb = padding[3], pk = padding[5];
+    if (mode == REFLECT) {
+        const int64_t lo[3] = {c->pl, c->pt, c->pf}, hi[3] = {pr, pb, pk}, n[3] = {c->iw, c->ih, c->id};
+        for (int i = 0; i < 3; i++)
+            if (!(lo[i] < n[i] && hi[i] < n[i]))
+                return tl_set_error(TL_ERR_RUNTIME, "Argument #%d: Padding size should be less than the corresponding "
+                                                    "input dimension, but got: padding (%lld, %lld) at dimension %lld "
+                                                    "of input %s", 4 + 2 * i, (long long)lo[i], (long long)hi[i],
+                                    (long long)(nd - 1 - i), a);
+    }
+    c->ow = c->iw + c->pl + pr;
+    c->oh = c->ih + c->pt + pb;
+    c->od = c->id + c->pf + pk;
+    if (c->ow < 1 && c->oh < 1 && c->od < 1)
+        return tl_set_error(TL_ERR_RUNTIME, "input (D: %lld H: %lld, W: %lld) is too small. Calculated output D: %lld "
+                                            "H: %lld W: %lld", (long long)c->id, (long long)c->ih, (long long)c->iw,
+                            (long long)c->od, (long long)c->oh, (long long)c->ow);
+    return 0;
+}
+
 /* PyTorch's padding::check_valid_input<dim> and the per-mode size checks;
- * fills the plane geometry (dim 1: height 1, no vertical pad) */
+ * fills the plane geometry (dims below `dim` have size 1 and no pad) */
 static int pad_geom(const tl_tensor *input, const int64_t *padding, int64_t plen, int dim, int mode, pad_ctx *c) {
     char a[256];
-    if (plen != 2 * dim)
+    if (plen != 2 * dim) {
+        if (dim == 3 && mode == REPLICATE) /* replication_pad3d's message names no size */
+            return tl_set_error(TL_ERR_RUNTIME, "padding size is expected to be 6");
         return tl_set_error(TL_ERR_RUNTIME, "padding size is expected to be %d, but got: %lld", 2 * dim,
                             (long long)plen);
+    }
     const int64_t nd = tl_tensor_ndim(input);
     const int64_t *sz = tl_tensor_sizes(input);
     int valid = nd == dim + 2 || nd == dim + 1;
@@ -173,9 +212,13 @@ static int pad_geom(const tl_tensor *input, const int64_t *padding, int64_t plen
         return tl_set_error(TL_ERR_RUNTIME, "Expected %dD or %dD (batch mode) tensor with possibly 0 batch size and "
                                             "other non-zero dimensions for input, but got: %s", dim + 1, dim + 2, a);
     c->iw = sz[nd - 1];
-    c->ih = dim == 2 ? sz[nd - 2] : 1;
+    c->ih = dim >= 2 ? sz[nd - 2] : 1;
+    c->id = dim == 3 ? sz[nd - 3] : 1;
     c->pl = padding[0];
-    c->pt = dim == 2 ? padding[2] : 0;
+    c->pt = dim >= 2 ? padding[2] : 0;
+    c->pf = dim == 3 ? padding[4] : 0;
+    c->od = c->id;
+    if (dim == 3) return pad_geom3(input, padding, mode, c, a);
     const int64_t pr = padding[1], pb = dim == 2 ? padding[3] : 0;
     if (mode == REFLECT) {
         if (!(c->pl < c->iw && pr < c->iw))
@@ -209,25 +252,66 @@ static int64_t pad_planes(const tl_tensor *t, int dim) {
     return n;
 }
 
+static int64_t pad_grain(const pad_ctx *c) {
+    const int64_t per = c->od * c->oh * c->ow;
+    return per > 0 && 32768 / per > 0 ? 32768 / per : 1;
+}
+
+/* PyTorch's dispatch lists: every dtype but bool (ALL_TYPES_AND_COMPLEX + half / bfloat16) */
+static int pad_dtype_check(const tl_tensor *self, const char *name) {
+    if (tl_tensor_dtype(self) == TL_BOOL)
+        return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for 'Bool'", name);
+    return 0;
+}
+
 static tl_tensor *pad_forward(tl_tensor *self, const int64_t *padding, int64_t plen, int dim, int mode) {
     pad_ctx c;
     if (pad_geom(self, padding, plen, dim, mode, &c)) return NULL;
+    if (dim == 3 && pad_dtype_check(self, mode == REFLECT ? "reflection_pad3d" : "replication_pad3d")) return NULL;
     const int64_t nd = tl_tensor_ndim(self);
     int64_t shape[MAXD];
     memcpy(shape, tl_tensor_sizes(self), (size_t)nd * sizeof(int64_t));
     shape[nd - 1] = c.ow;
-    if (dim == 2) shape[nd - 2] = c.oh;
+    if (dim >= 2) shape[nd - 2] = c.oh;
+    if (dim == 3) shape[nd - 3] = c.od;
     tl_tensor *x = tl_contiguous(self), *y = x ? tl_empty(nd, shape, tl_tensor_dtype(self), TL_CPU) : NULL;
-    if (y) {
+    if (y && tl_tensor_numel(y)) {
         c.src = tl_tensor_data_ptr(x);
         c.dst = tl_tensor_data_ptr(y);
         c.isz = tl__itemsize(tl_tensor_dtype(self));
         c.mode = mode;
-        const int64_t grain = 32768 / (c.oh * c.ow) > 0 ? 32768 / (c.oh * c.ow) : 1;
-        tl_parallel_for(pad_planes(self, dim), grain, pad_fwd_planes, &c);
+        tl_parallel_for(pad_planes(self, dim), pad_grain(&c), pad_fwd_planes, &c);
     }
     tl_tensor_release(x);
     return y;
+}
+
+/* grad_output's sizes against the padded input: PyTorch's per-dim messages
+ * (replication spells them "gradOutput", and checks the channels of a 3-d pad) */
+static int pad_check_grad(const tl_tensor *grad_output, const tl_tensor *self, int dim, int mode, const pad_ctx *c,
+                          const char *name) {
+    const int64_t nd = tl_tensor_ndim(self), gnd = tl_tensor_ndim(grad_output);
+    const int64_t *gs = tl_tensor_sizes(grad_output);
+    const char *g = dim == 3 && mode == REPLICATE ? "gradOutput" : "grad_output";
+    if (dim == 3 && mode == REFLECT && gnd != nd)
+        return tl_set_error(TL_ERR_RUNTIME, "Expected grad_output.dim() == input.dim() to be true, but got false.  "
+                                            "(Could this error message be improved?  If so, please report an "
+                                            "enhancement request to PyTorch.)");
+    const char *what[3] = {"width", "height", "depth"};
+    const int64_t want[3] = {c->ow, c->oh, c->od};
+    for (int i = 0; i < dim; i++) {
+        const int64_t got = gnd > i ? gs[gnd - 1 - i] : 0;
+        if (got != want[i])
+            return tl_set_error(TL_ERR_RUNTIME, "%s %s unexpected. Expected: %lld, Got: %lld", g, what[i],
+                                (long long)want[i], (long long)got);
+    }
+    if (dim == 3 && mode == REPLICATE && gnd > 3 && nd > 3 && gs[gnd - 4] != tl_tensor_sizes(self)[nd - 4])
+        return tl_set_error(TL_ERR_RUNTIME, "gradOutput channel unexpected. Expected: %lld, Got: %lld",
+                            (long long)tl_tensor_sizes(self)[nd - 4], (long long)gs[gnd - 4]);
+    /* the leading dims (no PyTorch message: its kernels index by the input's sizes) */
+    if (gnd != nd || memcmp(gs, tl_tensor_sizes(self), (size_t)(nd - dim) * sizeof(int64_t)))
+        return tl_set_error(TL_ERR_RUNTIME, "%s: grad_output must have the leading dimensions of the input", name);
+    return 0;
 }
 
 static tl_tensor *pad_backward(tl_tensor *grad_output, tl_tensor *self, const int64_t *padding, int64_t plen, int dim,
@@ -236,27 +320,17 @@ static tl_tensor *pad_backward(tl_tensor *grad_output, tl_tensor *self, const in
     if (pad_geom(self, padding, plen, dim, mode, &c)) return NULL;
     const int64_t nd = tl_tensor_ndim(self);
     const tl_dtype dt = tl_tensor_dtype(self);
+    if (dim == 3 && pad_check_grad(grad_output, self, dim, mode, &c, name)) return NULL;
     if (!tl_dtype_is_floating(dt)) {
         tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", name, tl_dtype_scalar_name(dt));
         return NULL;
     }
-    /* PyTorch's width / height messages, then the leading dims (no PyTorch message) */
-    const int64_t gnd = tl_tensor_ndim(grad_output);
-    const int64_t *gs = tl_tensor_sizes(grad_output);
-    if (gnd < 1 || gs[gnd - 1] != c.ow) {
-        tl_set_error(TL_ERR_RUNTIME, "grad_output width unexpected. Expected: %lld, Got: %lld", (long long)c.ow,
-                     (long long)(gnd ? gs[gnd - 1] : 0));
+    if (dim == 3 && tl_tensor_dtype(grad_output) != dt) {
+        tl_set_error(TL_ERR_RUNTIME, "expected scalar type %s but found %s",
+                     tl_dtype_scalar_name(tl_tensor_dtype(grad_output)), tl_dtype_scalar_name(dt));
         return NULL;
     }
-    if (dim == 2 && (gnd < 2 || gs[gnd - 2] != c.oh)) {
-        tl_set_error(TL_ERR_RUNTIME, "grad_output height unexpected. Expected: %lld, Got: %lld", (long long)c.oh,
-                     (long long)(gnd > 1 ? gs[gnd - 2] : 0));
-        return NULL;
-    }
-    if (gnd != nd || memcmp(gs, tl_tensor_sizes(self), (size_t)(nd - dim) * sizeof(int64_t))) {
-        tl_set_error(TL_ERR_RUNTIME, "%s: grad_output must have the leading dimensions of the input", name);
-        return NULL;
-    }
+    if (dim < 3 && pad_check_grad(grad_output, self, dim, mode, &c, name)) return NULL;
     const tl_dtype ct = compute_dtype(dt);
     tl_tensor *g = contig_as(grad_output, ct), *gi = g ? tl_zeros(nd, tl_tensor_sizes(self), ct, TL_CPU) : NULL, *r = NULL;
     if (gi) {
@@ -265,8 +339,7 @@ static tl_tensor *pad_backward(tl_tensor *grad_output, tl_tensor *self, const in
         c.isz = tl__itemsize(ct);
         c.mode = mode;
         c.ct = ct;
-        const int64_t grain = 32768 / (c.oh * c.ow) > 0 ? 32768 / (c.oh * c.ow) : 1;
-        tl_parallel_for(pad_planes(self, dim), grain, pad_bwd_planes, &c);
+        if (tl_tensor_numel(g)) tl_parallel_for(pad_planes(self, dim), pad_grain(&c), pad_bwd_planes, &c);
         r = ct == dt ? (tl_tensor_retain(gi), gi) : tl_to_dtype(gi, dt, 0);
     }
     tl_tensor_release(g);
@@ -318,4 +391,27 @@ tl_tensor *tl_native_replication_pad2d_backward_cpu(tl_keyset ks, tl_tensor *gra
                                                     const int64_t *padding, int64_t padding_len) {
     (void)ks;
     return pad_backward(grad_output, self, padding, padding_len, 2, REPLICATE, "replication_pad2d_backward_cpu");
+}
+
+tl_tensor *tl_native_reflection_pad3d_cpu(tl_keyset ks, tl_tensor *self, const int64_t *padding, int64_t padding_len) {
+    (void)ks;
+    return pad_forward(self, padding, padding_len, 3, REFLECT);
+}
+
+tl_tensor *tl_native_replication_pad3d_cpu(tl_keyset ks, tl_tensor *self, const int64_t *padding,
+                                           int64_t padding_len) {
+    (void)ks;
+    return pad_forward(self, padding, padding_len, 3, REPLICATE);
+}
+
+tl_tensor *tl_native_reflection_pad3d_backward_cpu(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self,
+                                                   const int64_t *padding, int64_t padding_len) {
+    (void)ks;
+    return pad_backward(grad_output, self, padding, padding_len, 3, REFLECT, "reflection_pad3d_backward");
+}
+
+tl_tensor *tl_native_replication_pad3d_backward_cpu(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self,
+                                                    const int64_t *padding, int64_t padding_len) {
+    (void)ks;
+    return pad_backward(grad_output, self, padding, padding_len, 3, REPLICATE, "replication_pad3d_backward");
 }

@@ -1,6 +1,7 @@
 /* Upsampling operators: upsample_nearest1d/2d/3d, _upsample_nearest_exact1d/2d/3d,
  * upsample_linear1d, upsample_bilinear2d, upsample_bicubic2d,
- * upsample_trilinear3d (structured, + their _backward), and the .vec
+ * upsample_trilinear3d, _upsample_bilinear2d_aa, _upsample_bicubic2d_aa
+ * (structured, + their _backward; the antialiased ones in upsample_aa.c), and the .vec
  * overloads PyTorch writes over them (CompositeImplicitAutograd).
  *
  * Every mode is separable: per spatial dim, each output index reads T input
@@ -9,7 +10,8 @@
  * and scale rules, in float for float32 / float16 / bfloat16 and double for
  * float64). An output element is the nested sum over the dims, outermost dim
  * last (PyTorch's `Interpolate<n>` order); the backward adds each output
- * gradient into the same taps. Nearest copies elements of any dtype by size.
+ * gradient into the same taps. Nearest copies elements of any dtype by size;
+ * uint8 bilinear / bicubic run PyTorch's fixed-point kernel (upsample_uint8.c).
  * Inputs are made contiguous (NCDHW); the N * C planes go to threads. */
 #include <math.h>
 #include <stdlib.h>
@@ -18,6 +20,10 @@
 #include "tl_error.h"
 #include "tl_internal.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/_upsample_bicubic2d_aa.h"
+#include "ops/_upsample_bicubic2d_aa_backward.h"
+#include "ops/_upsample_bilinear2d_aa.h"
+#include "ops/_upsample_bilinear2d_aa_backward.h"
 #include "ops/_upsample_nearest_exact1d.h"
 #include "ops/_upsample_nearest_exact1d_backward.h"
 #include "ops/_upsample_nearest_exact2d.h"
@@ -41,8 +47,10 @@
 #include "tl_structured.h"
 #include "tl_tensor.h"
 #include "nn_common.h"
+#include "upsample_aa.h"
+#include "upsample_uint8.h"
 
-enum { NEAREST, NEAREST_EXACT, LINEAR, CUBIC };
+enum { NEAREST, NEAREST_EXACT, LINEAR, CUBIC, AA_LINEAR, AA_CUBIC }; /* AA_*: upsample_aa.c */
 
 /* one spatial dim's taps: out[o] reads in[idx[o*t + j]] with weight w[o*t + j] */
 typedef struct {
@@ -341,6 +349,11 @@ static const char *const KERNEL_NAMES[4][2] = {
 static int run(int mode, int bwd, int nsp, tl_tensor *src, tl_tensor *dst, const int64_t *in_full,
                const int64_t *out_full, bool align, const double *scales, const bool *has) {
     const tl_dtype dt = tl_tensor_dtype(src);
+    if (mode == AA_LINEAR || mode == AA_CUBIC)
+        return tl_upsample_aa_2d(src, dst, bwd, mode == AA_CUBIC, align, scales, has);
+    /* uint8 images: PyTorch's fixed-point resampler (upsample_uint8.c) */
+    if (!bwd && nsp == 2 && (mode == LINEAR || mode == CUBIC) && dt == TL_UINT8)
+        return tl_upsample_uint8_2d(src, dst, mode == CUBIC, false, align, scales, has);
     const int copy = !bwd && (mode == NEAREST || mode == NEAREST_EXACT) && dt != TL_BOOL;
     if (!copy && !tl_dtype_is_floating(dt))
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", KERNEL_NAMES[mode][bwd],
@@ -468,6 +481,8 @@ LINEAR_OPS(upsample_linear1d, LINEAR, 1, SC1, V1)
 LINEAR_OPS(upsample_bilinear2d, LINEAR, 2, SC2, V2)
 LINEAR_OPS(upsample_trilinear3d, LINEAR, 3, SC3, V3)
 LINEAR_OPS(upsample_bicubic2d, CUBIC, 2, SC2, V2)
+LINEAR_OPS(_upsample_bilinear2d_aa, AA_LINEAR, 2, SC2, V2)
+LINEAR_OPS(_upsample_bicubic2d_aa, AA_CUBIC, 2, SC2, V2)
 
 /* ------------------------------------------------------------ .vec overloads (CompositeImplicitAutograd) */
 
@@ -560,4 +575,14 @@ tl_tensor *tl_native_upsample_trilinear3d(tl_keyset ks, tl_tensor *input, OSZ, b
     (void)ks;
     VEC_CHECK(output_size_len)
     return tl_ops_upsample_trilinear3d(input, o, n, align_corners, sc[0], hs[0], sc[1], hs[1], sc[2], hs[2]);
+}
+tl_tensor *tl_native__upsample_bilinear2d_aa(tl_keyset ks, tl_tensor *input, OSZ, bool align_corners, VSF) {
+    (void)ks;
+    VEC_CHECK(output_size_len)
+    return tl_ops__upsample_bilinear2d_aa(input, o, n, align_corners, sc[0], hs[0], sc[1], hs[1]);
+}
+tl_tensor *tl_native__upsample_bicubic2d_aa(tl_keyset ks, tl_tensor *input, OSZ, bool align_corners, VSF) {
+    (void)ks;
+    VEC_CHECK(output_size_len)
+    return tl_ops__upsample_bicubic2d_aa(input, o, n, align_corners, sc[0], hs[0], sc[1], hs[1]);
 }

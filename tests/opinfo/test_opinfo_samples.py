@@ -18,7 +18,9 @@ that sum in another order differ from each other by more than either differs
 from the exact result, e.g. scaled_dot_product_attention).
 
 Sample operators that draw random numbers (dropout, rand-like) and samples
-PyTorch itself rejects are not counted.
+PyTorch itself rejects are not counted; operators that draw a random
+argument they also take explicitly (fractional max pooling's
+`_random_samples`) get one drawn by torch, the same for both libraries.
 
 pytest: marked `opinfo` (deselected by `make test`, run with `make opinfo` or
 `pytest -m opinfo tests/opinfo`); one test per present OpInfo, failing when a
@@ -231,6 +233,26 @@ def random_sample(sample):
         (mha and bool(sample.kwargs.get("training", True)) and sample.args[9] > 0)
 
 
+# OpInfos whose operator draws a random argument it also takes explicitly:
+# the argument, drawn once by torch, goes to both libraries (torchlet's
+# generator is not PyTorch's stream), so the samples compare the arithmetic
+PINNED_RANDOM = {"nn.functional.fractional_max_pool2d": ("_random_samples", 2),
+                 "nn.functional.fractional_max_pool3d": ("_random_samples", 3)}
+
+
+def pin_random(op, sample):
+    """The sample with its random argument drawn here (PINNED_RANDOM), else the sample."""
+    if op.name not in PINNED_RANDOM or not isinstance(sample.input, torch.Tensor):
+        return sample
+    name, nd = PINNED_RANDOM[op.name]
+    x = sample.input
+    n_batch = 1 if x.dim() == nd + 1 else x.size(0)
+    g = torch.Generator().manual_seed(20261205)
+    u = torch.rand(n_batch, x.size(-nd - 1), nd, generator=g, dtype=torch.float64).to(x.dtype)
+    return cmi.SampleInput(x, args=sample.args, kwargs={**sample.kwargs, name: u},
+                           output_process_fn_grad=sample.output_process_fn_grad)
+
+
 # singular vectors are defined up to sign: compared through what they determine
 def _k(r):
     return r[1].shape[-1]
@@ -367,7 +389,7 @@ def check_op(op, grad=True):
         except Exception:
             continue
         for s in samples:
-            r = run_forward(op, fn, s, dtype)
+            r = run_forward(op, fn, pin_random(op, s), dtype)
             if r == "skip":
                 continue
             fwd[1] += 1
@@ -382,7 +404,7 @@ def check_op(op, grad=True):
         except Exception:
             samples = []
         for s in samples:
-            r = run_backward(op, fn, s)
+            r = run_backward(op, fn, pin_random(op, s))
             if r == "skip":
                 continue
             bwd[1] += 1

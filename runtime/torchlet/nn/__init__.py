@@ -77,3 +77,10 @@ from .pooling3d import (  # noqa: E402
 
 __all__ += ["MaxPool3d", "AvgPool3d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Fold",
             "Unfold", "EmbeddingBag", "MultiLabelMarginLoss"]
+from .padding import (  # noqa: E402
+    CircularPad3d, ConstantPad3d, ReflectionPad3d, ReplicationPad3d, ZeroPad3d)
+
+__all__ += ["ConstantPad3d", "ZeroPad3d", "ReflectionPad3d", "ReplicationPad3d", "CircularPad3d"]
+from ._fractional_pool import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402
+
+__all__ += ["FractionalMaxPool2d", "FractionalMaxPool3d"]

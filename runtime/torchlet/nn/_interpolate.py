@@ -106,7 +106,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         return fn(input, output_size)
     if (nd, mode) in _LINEAR:
         if antialias:
-            raise NotImplementedError(f"torchlet._C._nn._{_LINEAR[nd, mode]}_aa is not implemented yet")
+            return getattr(_nn, f"_{_LINEAR[nd, mode]}_aa")(input, output_size, align_corners, scale_factors)
         return getattr(_nn, _LINEAR[nd, mode])(input, output_size, align_corners, scale_factors)
     if nd == 4 and mode == "lanczos":
         if align_corners:

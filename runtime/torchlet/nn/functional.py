@@ -921,7 +921,7 @@ def pad(input, pad, mode="constant", value=None):
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     n, d = len(pad), input.dim()
-    if (n, d) in ((2, 2), (2, 3), (4, 3), (4, 4)):
+    if (n, d) in ((2, 2), (2, 3), (4, 3), (4, 4), (6, 4), (6, 5)):
         if mode == "circular":
             return _pad_circular(input, pad)
         fn = f"{'reflection' if mode == 'reflect' else 'replication'}_pad{n // 2}d"
@@ -1048,3 +1048,11 @@ from ._pool3d import (  # noqa: E402,F401
 __all__ += ["max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_max_pool3d",
             "adaptive_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d", "unfold", "fold",
             "multilabel_margin_loss", "embedding_bag"]
+
+# ----------------------------------------------------------------- fractional max pooling
+from ._fractional_pool import (  # noqa: E402,F401
+    fractional_max_pool2d, fractional_max_pool2d_with_indices, fractional_max_pool3d,
+    fractional_max_pool3d_with_indices)
+
+__all__ += ["fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+            "fractional_max_pool3d_with_indices"]

@@ -1,6 +1,6 @@
 """torch.nn's padding layers (torch/nn/modules/padding.py) over
-torchlet.nn.functional.pad: ConstantPad1d/2d, ZeroPad1d/2d, ReflectionPad1d/2d,
-ReplicationPad1d/2d, CircularPad1d/2d. Padding arguments are normalized to
+torchlet.nn.functional.pad: ConstantPad1d/2d/3d, ZeroPad1d/2d/3d,
+ReflectionPad1d/2d/3d, ReplicationPad1d/2d/3d, CircularPad1d/2d/3d. Padding arguments are normalized to
 tuples (an int pads every side) and extra_repr is PyTorch's."""
 from __future__ import annotations
 
@@ -36,6 +36,12 @@ class ConstantPad2d(_ConstantPadNd):
         self.padding = _ntuple(padding, 4)
 
 
+class ConstantPad3d(_ConstantPadNd):
+    def __init__(self, padding, value):
+        super().__init__(value)
+        self.padding = _ntuple(padding, 6)
+
+
 class ZeroPad1d(ConstantPad1d):
     def __init__(self, padding):
         super().__init__(padding, 0.0)
@@ -45,6 +51,14 @@ class ZeroPad1d(ConstantPad1d):
 
 
 class ZeroPad2d(ConstantPad2d):
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
+class ZeroPad3d(ConstantPad3d):
     def __init__(self, padding):
         super().__init__(padding, 0.0)
 
@@ -75,6 +89,10 @@ class ReflectionPad2d(_ModePadNd):
     mode, n = "reflect", 4
 
 
+class ReflectionPad3d(_ModePadNd):
+    mode, n = "reflect", 6
+
+
 class ReplicationPad1d(_ModePadNd):
     mode, n = "replicate", 2
 
@@ -83,9 +101,17 @@ class ReplicationPad2d(_ModePadNd):
     mode, n = "replicate", 4
 
 
+class ReplicationPad3d(_ModePadNd):
+    mode, n = "replicate", 6
+
+
 class CircularPad1d(_ModePadNd):
     mode, n = "circular", 2
 
 
 class CircularPad2d(_ModePadNd):
     mode, n = "circular", 4
+
+
+class CircularPad3d(_ModePadNd):
+    mode, n = "circular", 6
