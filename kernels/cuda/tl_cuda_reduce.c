@@ -133,7 +133,7 @@ static int run_on_device(int op, const tl_tensor *x, uint64_t mask, tl_tensor *o
         }
     }
     nk = coalesce(kept, nk, 1);
-    nr = coalesce(red, nr, 0);
+    nr = nred == 0 ? 0 : coalesce(red, nr, 0);   /* nothing to reduce: no divisor of a size 0 */
     rd_dim all[2 * TL_RD_MAXD];
     memcpy(all, kept, sizeof(rd_dim) * (size_t)nk);
     memcpy(all + nk, red, sizeof(rd_dim) * (size_t)nr);
