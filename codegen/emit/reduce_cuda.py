@@ -67,9 +67,13 @@ def render_reduce_program(ctx: EmitContext) -> dict[str, str]:
             kernels.append(k)
             row.append(k)
         table.append((op, row))
+    softmax = [{"name": f"tl_{'log_' if log else ''}softmax_{d.suffix}", "T": STORAGE[d.scalar_name],
+                "log": "true" if log else "false", "dtype": d.scalar_name, "index": 2 * i + log}
+               for i, d in enumerate(d for d in DTYPES if d.scalar_name in _FLOAT) for log in (0, 1)]
     cu = ctx.render("reduce_cuda.cu.j2", C_COMMENT, prelude=PRELUDE.read_text().rstrip("\n"),
                     params=_strip(PARAMS.read_text()), body=_strip(BODY.read_text()), kernels=kernels,
-                    threads=THREADS)
+                    softmax=softmax, threads=THREADS)
     cu = cu.rstrip("\n") + "\n"
-    host = ctx.render("reduce_cuda_host.c.j2", C_COMMENT, source=_c_string(cu), kernels=kernels, table=table)
+    host = ctx.render("reduce_cuda_host.c.j2", C_COMMENT, source=_c_string(cu), kernels=kernels, table=table,
+                      softmax=softmax)
     return {"cuda/reduce.cu": cu, "cuda/reduce_cuda.c": host}

@@ -6,7 +6,8 @@
  */
 /*
  * from: kernels/cuda/tl_cuda_reduce.cuh (kernel templates), kernels/cuda/tl_cuda_reduce_params.h
- * kernels per operator and dtype: <name> (rows, pass 1) and <name>_combine (pass 2)
+ * kernels per operator and dtype: <name> (rows, pass 1) and <name>_combine (pass 2);
+ * tl_softmax_<dtype> / tl_log_softmax_<dtype> (one block per row)
  */
 #define TL_CUDA_MAX_DIMS 25
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
@@ -240,7 +241,8 @@ template <class T> static TL_CUDA_FORCEINLINE void tl_cuda_cast_store(int dt, ch
  * at that start plus the offset of k over the reduced dims (red_*). Dims are
  * innermost first with PyTorch's magic-number divisors; offsets are bytes and
  * fit 32 bits. splits > 1: pass 1 writes `splits` partial accumulators per
- * output into `partial`, pass 2 (the _combine kernel) reduces them. */
+ * output into `partial`, pass 2 (the _combine kernel) reduces them.
+ * softmax / log_softmax reduce one dim and write every element of it. */
 #ifndef TL_CUDA_REDUCE_PARAMS_H
 #define TL_CUDA_REDUCE_PARAMS_H
 
@@ -262,9 +264,11 @@ typedef struct tl_cuda_reduce_params {
     uint32_t red_magic[TL_CUDA_REDUCE_MAX_DIMS];
     uint32_t red_shift[TL_CUDA_REDUCE_MAX_DIMS];
     int32_t red_stride[TL_CUDA_REDUCE_MAX_DIMS];
+    int32_t red_out_stride;      /* softmax: the reduced dim's byte stride in the output (one dim) */
+    uint32_t pad_;
 } tl_cuda_reduce_params;
 
-#define TL_CUDA_REDUCE_PARAMS_SIZE 488
+#define TL_CUDA_REDUCE_PARAMS_SIZE 496
 
 #endif
 
@@ -507,6 +511,47 @@ template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_combine(const
             tl_rd_row_offsets(p, row, in_off, out_off);
             Op::store((char *)p.out + out_off, a, p.factor);
         }
+    }
+}
+
+/* softmax / log_softmax over one dim (PyTorch's cunn_SoftMaxForward): block
+ * `row` finds the row's maximum, then the sum of exp(x - max) in the
+ * accumulator type, then writes exp(x - max) / sum or (x - max) - log(sum).
+ * Three reads of the row, no staging; rows longer than a block loop. */
+static TL_CUDA_FORCEINLINE float tl_rd_exp(float x) { return expf(x); }
+static TL_CUDA_FORCEINLINE double tl_rd_exp(double x) { return exp(x); }
+static TL_CUDA_FORCEINLINE float tl_rd_log(float x) { return logf(x); }
+static TL_CUDA_FORCEINLINE double tl_rd_log(double x) { return log(x); }
+template <class T, bool LOG> static TL_CUDA_FORCEINLINE void tl_rd_softmax(const tl_cuda_reduce_params &p) {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    typedef tl_rd_extreme<T, true> MaxOp;
+    typedef tl_rd_sum<T> SumOp;
+    const int32_t st = p.red_ndim ? p.red_stride[0] : 0, ost = p.red_out_stride;
+    __shared__ A row_max, row_sum;
+    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {
+        int32_t in_off, out_off;
+        tl_rd_row_offsets(p, row, in_off, out_off);
+        const char *in = (const char *)p.in + in_off;
+        char *out = (char *)p.out + out_off;
+        typename MaxOp::acc m = MaxOp::ident();
+        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x)
+            m = MaxOp::combine(m, tl_rd_io<T>::load(in + (int32_t)k * st));
+        m = tl_rd_block<MaxOp>(m);
+        if (threadIdx.x == 0) row_max = (A)m;
+        __syncthreads();
+        const A mx = row_max;
+        A s = SumOp::ident();
+        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x)
+            s += tl_rd_exp((A)tl_rd_io<T>::load(in + (int32_t)k * st) - mx);
+        s = tl_rd_block<SumOp>(s);
+        if (threadIdx.x == 0) row_sum = s;
+        __syncthreads();
+        const A sum = row_sum, lsum = tl_rd_log(sum);
+        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x) {
+            const A x = (A)tl_rd_io<T>::load(in + (int32_t)k * st) - mx;
+            tl_rd_io<T>::store(out + (int32_t)k * ost, LOG ? x - lsum : tl_rd_exp(x) / sum);
+        }
+        __syncthreads();   /* row_max / row_sum are rewritten by the next row */
     }
 }
 
@@ -874,4 +919,36 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f64(const tl_
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<double, tl_rd_arg<double, false>>(p);
+}
+/* Half */
+extern "C" __global__ void __launch_bounds__(512) tl_softmax_f16(const tl_cuda_reduce_params p) {
+    tl_rd_softmax<tl_rd_f16, false>(p);
+}
+/* Half */
+extern "C" __global__ void __launch_bounds__(512) tl_log_softmax_f16(const tl_cuda_reduce_params p) {
+    tl_rd_softmax<tl_rd_f16, true>(p);
+}
+/* BFloat16 */
+extern "C" __global__ void __launch_bounds__(512) tl_softmax_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_softmax<tl_rd_bf16, false>(p);
+}
+/* BFloat16 */
+extern "C" __global__ void __launch_bounds__(512) tl_log_softmax_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_softmax<tl_rd_bf16, true>(p);
+}
+/* Float */
+extern "C" __global__ void __launch_bounds__(512) tl_softmax_f32(const tl_cuda_reduce_params p) {
+    tl_rd_softmax<float, false>(p);
+}
+/* Float */
+extern "C" __global__ void __launch_bounds__(512) tl_log_softmax_f32(const tl_cuda_reduce_params p) {
+    tl_rd_softmax<float, true>(p);
+}
+/* Double */
+extern "C" __global__ void __launch_bounds__(512) tl_softmax_f64(const tl_cuda_reduce_params p) {
+    tl_rd_softmax<double, false>(p);
+}
+/* Double */
+extern "C" __global__ void __launch_bounds__(512) tl_log_softmax_f64(const tl_cuda_reduce_params p) {
+    tl_rd_softmax<double, true>(p);
 }

@@ -22,7 +22,8 @@ static const char tl_reduce_cuda_source[] =
     " */\n"
     "/*\n"
     " * from: kernels/cuda/tl_cuda_reduce.cuh (kernel templates), kernels/cuda/tl_cuda_reduce_params.h\n"
-    " * kernels per operator and dtype: <name> (rows, pass 1) and <name>_combine (pass 2)\n"
+    " * kernels per operator and dtype: <name> (rows, pass 1) and <name>_combine (pass 2);\n"
+    " * tl_softmax_<dtype> / tl_log_softmax_<dtype> (one block per row)\n"
     " */\n"
     "#define TL_CUDA_MAX_DIMS 25\n"
     "/* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/\n"
@@ -256,7 +257,8 @@ static const char tl_reduce_cuda_source[] =
     " * at that start plus the offset of k over the reduced dims (red_*). Dims are\n"
     " * innermost first with PyTorch's magic-number divisors; offsets are bytes and\n"
     " * fit 32 bits. splits > 1: pass 1 writes `splits` partial accumulators per\n"
-    " * output into `partial`, pass 2 (the _combine kernel) reduces them. */\n"
+    " * output into `partial`, pass 2 (the _combine kernel) reduces them.\n"
+    " * softmax / log_softmax reduce one dim and write every element of it. */\n"
     "#ifndef TL_CUDA_REDUCE_PARAMS_H\n"
     "#define TL_CUDA_REDUCE_PARAMS_H\n"
     "\n"
@@ -278,9 +280,11 @@ static const char tl_reduce_cuda_source[] =
     "    uint32_t red_magic[TL_CUDA_REDUCE_MAX_DIMS];\n"
     "    uint32_t red_shift[TL_CUDA_REDUCE_MAX_DIMS];\n"
     "    int32_t red_stride[TL_CUDA_REDUCE_MAX_DIMS];\n"
+    "    int32_t red_out_stride;      /* softmax: the reduced dim's byte stride in the output (one dim) */\n"
+    "    uint32_t pad_;\n"
     "} tl_cuda_reduce_params;\n"
     "\n"
-    "#define TL_CUDA_REDUCE_PARAMS_SIZE 488\n"
+    "#define TL_CUDA_REDUCE_PARAMS_SIZE 496\n"
     "\n"
     "#endif\n"
     "\n"
@@ -523,6 +527,47 @@ static const char tl_reduce_cuda_source[] =
     "            tl_rd_row_offsets(p, row, in_off, out_off);\n"
     "            Op::store((char *)p.out + out_off, a, p.factor);\n"
     "        }\n"
+    "    }\n"
+    "}\n"
+    "\n"
+    "/* softmax / log_softmax over one dim (PyTorch's cunn_SoftMaxForward): block\n"
+    " * `row` finds the row's maximum, then the sum of exp(x - max) in the\n"
+    " * accumulator type, then writes exp(x - max) / sum or (x - max) - log(sum).\n"
+    " * Three reads of the row, no staging; rows longer than a block loop. */\n"
+    "static TL_CUDA_FORCEINLINE float tl_rd_exp(float x) { return expf(x); }\n"
+    "static TL_CUDA_FORCEINLINE double tl_rd_exp(double x) { return exp(x); }\n"
+    "static TL_CUDA_FORCEINLINE float tl_rd_log(float x) { return logf(x); }\n"
+    "static TL_CUDA_FORCEINLINE double tl_rd_log(double x) { return log(x); }\n"
+    "template <class T, bool LOG> static TL_CUDA_FORCEINLINE void tl_rd_softmax(const tl_cuda_reduce_params &p) {\n"
+    "    typedef typename tl_rd_io<T>::sum_acc A;\n"
+    "    typedef tl_rd_extreme<T, true> MaxOp;\n"
+    "    typedef tl_rd_sum<T> SumOp;\n"
+    "    const int32_t st = p.red_ndim ? p.red_stride[0] : 0, ost = p.red_out_stride;\n"
+    "    __shared__ A row_max, row_sum;\n"
+    "    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {\n"
+    "        int32_t in_off, out_off;\n"
+    "        tl_rd_row_offsets(p, row, in_off, out_off);\n"
+    "        const char *in = (const char *)p.in + in_off;\n"
+    "        char *out = (char *)p.out + out_off;\n"
+    "        typename MaxOp::acc m = MaxOp::ident();\n"
+    "        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x)\n"
+    "            m = MaxOp::combine(m, tl_rd_io<T>::load(in + (int32_t)k * st));\n"
+    "        m = tl_rd_block<MaxOp>(m);\n"
+    "        if (threadIdx.x == 0) row_max = (A)m;\n"
+    "        __syncthreads();\n"
+    "        const A mx = row_max;\n"
+    "        A s = SumOp::ident();\n"
+    "        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x)\n"
+    "            s += tl_rd_exp((A)tl_rd_io<T>::load(in + (int32_t)k * st) - mx);\n"
+    "        s = tl_rd_block<SumOp>(s);\n"
+    "        if (threadIdx.x == 0) row_sum = s;\n"
+    "        __syncthreads();\n"
+    "        const A sum = row_sum, lsum = tl_rd_log(sum);\n"
+    "        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x) {\n"
+    "            const A x = (A)tl_rd_io<T>::load(in + (int32_t)k * st) - mx;\n"
+    "            tl_rd_io<T>::store(out + (int32_t)k * ost, LOG ? x - lsum : tl_rd_exp(x) / sum);\n"
+    "        }\n"
+    "        __syncthreads();   /* row_max / row_sum are rewritten by the next row */\n"
     "    }\n"
     "}\n"
     "\n"
@@ -890,6 +935,38 @@ static const char tl_reduce_cuda_source[] =
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<double, tl_rd_arg<double, false>>(p);\n"
+    "}\n"
+    "/* Half */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_softmax_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax<tl_rd_f16, false>(p);\n"
+    "}\n"
+    "/* Half */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_log_softmax_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax<tl_rd_f16, true>(p);\n"
+    "}\n"
+    "/* BFloat16 */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_softmax_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax<tl_rd_bf16, false>(p);\n"
+    "}\n"
+    "/* BFloat16 */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_log_softmax_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax<tl_rd_bf16, true>(p);\n"
+    "}\n"
+    "/* Float */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_softmax_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax<float, false>(p);\n"
+    "}\n"
+    "/* Float */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_log_softmax_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax<float, true>(p);\n"
+    "}\n"
+    "/* Double */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_softmax_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax<double, false>(p);\n"
+    "}\n"
+    "/* Double */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_log_softmax_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax<double, true>(p);\n"
     "}\n";
 
 static tl_cuda_program tl_reduce_cuda_program = {"reduce", tl_reduce_cuda_source, {0}};
@@ -1024,4 +1101,20 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {&tl_reduce_cuda_fns[50][0], &tl_reduce_cuda_fns[50][1], 16},
         {&tl_reduce_cuda_fns[51][0], &tl_reduce_cuda_fns[51][1], 16},
     },
+};
+
+/* softmax / log_softmax: [log][tl_dtype], NULL: unsupported */
+static tl_cuda_function tl_softmax_cuda_fns[8] = {
+    {&tl_reduce_cuda_program, "tl_softmax_f16", {0}},
+    {&tl_reduce_cuda_program, "tl_log_softmax_f16", {0}},
+    {&tl_reduce_cuda_program, "tl_softmax_bf16", {0}},
+    {&tl_reduce_cuda_program, "tl_log_softmax_bf16", {0}},
+    {&tl_reduce_cuda_program, "tl_softmax_f32", {0}},
+    {&tl_reduce_cuda_program, "tl_log_softmax_f32", {0}},
+    {&tl_reduce_cuda_program, "tl_softmax_f64", {0}},
+    {&tl_reduce_cuda_program, "tl_log_softmax_f64", {0}},
+};
+tl_cuda_function *const tl_cuda_softmax_table[2][TL_NUM_DTYPES] = {
+    {NULL, NULL, NULL, NULL, NULL, NULL, &tl_softmax_cuda_fns[0], &tl_softmax_cuda_fns[2], &tl_softmax_cuda_fns[4], &tl_softmax_cuda_fns[6]},
+    {NULL, NULL, NULL, NULL, NULL, NULL, &tl_softmax_cuda_fns[1], &tl_softmax_cuda_fns[3], &tl_softmax_cuda_fns[5], &tl_softmax_cuda_fns[7]},
 };

@@ -14,6 +14,8 @@
 #include "tl_cuda_reduce.h"
 #include "tl_error.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/_log_softmax.h"
+#include "ops/_softmax.h"
 #include "ops/amax.h"
 #include "ops/amin.h"
 #include "ops/argmax.h"
@@ -107,14 +109,15 @@ static int launch(const tl_cuda_reduce_kernels *k, tl_cuda_reduce_params *p, con
     return rc;
 }
 
-static int run_on_device(int op, const tl_tensor *x, uint64_t mask, tl_tensor *out) {
+/* the launch's struct for reducing the dims in mask of x into out (out: x's
+ * shape with those dims removed or kept as 1, or x's own shape for softmax,
+ * whose one reduced dim's output stride goes to red_out_stride); 1 when
+ * there is nothing to launch */
+static int make_params(const char *name, const tl_tensor *x, uint64_t mask, const tl_tensor *out,
+                       tl_cuda_reduce_params *p) {
+    if (tl_tensor_numel(out) == 0) return 1;
+    int64_t nout = 1;   /* the kept dims' combinations (softmax's out has every element of x) */
     const tl_dtype dt = tl_tensor_dtype(x);
-    const tl_cuda_reduce_kernels *k = &tl_cuda_reduce_table[op][dt];
-    if (!k->rows)
-        return tl_set_error(TL_ERR_RUNTIME, "\"%s_cuda\" not implemented for '%s'", OP_NAMES[op],
-                            tl_dtype_scalar_name(dt));
-    const int64_t nout = tl_tensor_numel(out);
-    if (nout == 0) return 0;
     const int64_t nd = tl_tensor_ndim(x), isz = tl__itemsize(dt), osz = tl__itemsize(tl_tensor_dtype(out));
     const int keepdim = tl_tensor_ndim(out) == nd;
     rd_dim kept[TL_RD_MAXD], red[TL_RD_MAXD];
@@ -125,11 +128,12 @@ static int run_on_device(int op, const tl_tensor *x, uint64_t mask, tl_tensor *o
     for (int64_t d = nd - 1; d >= 0; d--) {
         const int64_t size = x->sizes[d], in = x->strides[d] * isz;
         if (mask >> d & 1) {
-            red[nr++] = (rd_dim){size, in, 0};
+            red[nr++] = (rd_dim){size, in, keepdim ? out->strides[d] * osz : 0};
             nred *= size;
         } else {
             const int64_t od = keepdim ? d : --okept;
             kept[nk++] = (rd_dim){size, in, out->strides[od] * osz};
+            nout *= size;
         }
     }
     nk = coalesce(kept, nk, 1);
@@ -138,46 +142,90 @@ static int run_on_device(int op, const tl_tensor *x, uint64_t mask, tl_tensor *o
     memcpy(all, kept, sizeof(rd_dim) * (size_t)nk);
     memcpy(all + nk, red, sizeof(rd_dim) * (size_t)nr);
     if (nk > TL_CUDA_REDUCE_MAX_DIMS || nr > TL_CUDA_REDUCE_MAX_DIMS)
-        return tl_set_error(TL_ERR_RUNTIME, "%s on CUDA: more than %d kept or reduced dims after merging",
-                            OP_NAMES[op], TL_CUDA_REDUCE_MAX_DIMS);
+        return tl_set_error(TL_ERR_RUNTIME, "%s on CUDA: more than %d kept or reduced dims after merging", name,
+                            TL_CUDA_REDUCE_MAX_DIMS);
     if (nred > INT32_MAX || nout > INT32_MAX || extent(all, nk + nr, 0, isz) > INT32_MAX ||
-        extent(kept, nk, 1, osz) > INT32_MAX)
+        extent(kept, nk, 1, osz) > INT32_MAX || (nr == 1 && (nred - 1) * red[0].out + osz > INT32_MAX))
         return tl_set_error(TL_ERR_RUNTIME, "%s on CUDA: tensors whose elements or byte offsets exceed 32 bits are "
-                            "not supported", OP_NAMES[op]);
-    tl_cuda_reduce_params p;
-    memset(&p, 0, sizeof p);
-    p.in = (uint64_t)(uintptr_t)tl__data(x);
-    p.out = (uint64_t)(uintptr_t)tl__data(out);
-    p.factor = 1.0 / (double)nred;   /* 0 elements: inf, and the mean 0 * inf = NaN as PyTorch's */
-    p.nout = (uint32_t)nout;
-    p.nred = (uint32_t)nred;
-    p.out_ndim = (uint32_t)nk;
-    p.red_ndim = (uint32_t)nr;
+                            "not supported", name);
+    memset(p, 0, sizeof *p);
+    p->in = (uint64_t)(uintptr_t)tl__data(x);
+    p->out = (uint64_t)(uintptr_t)tl__data(out);
+    p->factor = 1.0 / (double)nred;   /* 0 elements: inf, and the mean 0 * inf = NaN as PyTorch's */
+    p->nout = (uint32_t)nout;
+    p->nred = (uint32_t)nred;
+    p->out_ndim = (uint32_t)nk;
+    p->red_ndim = (uint32_t)nr;
     for (int i = 0; i < nk; i++) {
-        p.out_sizes[i] = (uint32_t)kept[i].size;
-        tl_cuda_int_divider(p.out_sizes[i], &p.out_magic[i], &p.out_shift[i]);
-        p.out_in_stride[i] = (int32_t)kept[i].in;
-        p.out_out_stride[i] = (int32_t)kept[i].out;
+        p->out_sizes[i] = (uint32_t)kept[i].size;
+        tl_cuda_int_divider(p->out_sizes[i], &p->out_magic[i], &p->out_shift[i]);
+        p->out_in_stride[i] = (int32_t)kept[i].in;
+        p->out_out_stride[i] = (int32_t)kept[i].out;
     }
     for (int i = 0; i < nr; i++) {
-        p.red_sizes[i] = (uint32_t)red[i].size;
-        tl_cuda_int_divider(p.red_sizes[i], &p.red_magic[i], &p.red_shift[i]);
-        p.red_stride[i] = (int32_t)red[i].in;
+        p->red_sizes[i] = (uint32_t)red[i].size;
+        tl_cuda_int_divider(p->red_sizes[i], &p->red_magic[i], &p->red_shift[i]);
+        p->red_stride[i] = (int32_t)red[i].in;
     }
+    p->red_out_stride = nr == 1 ? (int32_t)red[0].out : 0;
+    return 0;
+}
+
+static int run_on_device(int op, const tl_tensor *x, uint64_t mask, tl_tensor *out) {
+    const tl_dtype dt = tl_tensor_dtype(x);
+    const tl_cuda_reduce_kernels *k = &tl_cuda_reduce_table[op][dt];
+    if (!k->rows)
+        return tl_set_error(TL_ERR_RUNTIME, "\"%s_cuda\" not implemented for '%s'", OP_NAMES[op],
+                            tl_dtype_scalar_name(dt));
+    tl_cuda_reduce_params p;
+    const int rc = make_params(OP_NAMES[op], x, mask, out, &p);
+    if (rc != 0) return rc < 0 ? -1 : 0;
     tl_cuda_reduce_plan plan;
-    tl_cuda_reduce_make_plan(nout, nred, &plan);
+    tl_cuda_reduce_make_plan(p.nout, p.nred, &plan);
     p.splits = plan.splits;
     p.chunk = plan.chunk;
     return launch(k, &p, &plan, x);
 }
 
-int tl_cuda_reduce_run(int op, const tl_tensor *x, uint64_t mask, tl_tensor *out) {
-    if (tl_tensor_device(x) != TL_CUDA) return run_on_device(op, x, mask, out);   /* host-shim tests */
+/* softmax / log_softmax of x over dim d into out (x's shape): one block per row */
+static int softmax_on_device(int log, const tl_tensor *x, int64_t d, tl_tensor *out) {
+    tl_cuda_function *f = tl_cuda_softmax_table[log][tl_tensor_dtype(x)];
+    if (!f)
+        return tl_set_error(TL_ERR_RUNTIME, "\"host_softmax\" not implemented for '%s'",
+                            tl_dtype_scalar_name(tl_tensor_dtype(x)));
+    tl_cuda_reduce_params p;
+    const int rc = make_params(log ? "log_softmax" : "softmax", x, tl_tensor_ndim(x) ? 1ull << d : 0, out, &p);
+    if (rc != 0) return rc < 0 ? -1 : 0;
+    tl_cuda_reduce_plan plan;
+    tl_cuda_reduce_make_plan(p.nout, p.nred, &plan);
+    p.splits = 1;
+    p.chunk = p.nred;
+    void *args[1] = {&p};
+    const unsigned grid[3] = {p.nout < 65536 ? p.nout : 65536, 1, 1}, block[3] = {plan.threads, 1, 1};
+    return tl_cuda_launch(f, grid, block, 0, args);
+}
+
+/* runs fn on x's device (x and out on one device; CPU tensors: the host-shim tests) */
+static int on_device_of(const tl_tensor *x, int (*fn)(int, const tl_tensor *, uint64_t, tl_tensor *), int a,
+                        uint64_t b, tl_tensor *out) {
+    if (tl_tensor_device(x) != TL_CUDA) return fn(a, x, b, out);
     const int prev = tl_cuda_current_device(), dev = x->storage->device_index;
     if (dev != prev && tl_cuda_set_device(dev) != 0) return -1;
-    const int rc = run_on_device(op, x, mask, out);
+    const int rc = fn(a, x, b, out);
     if (dev != prev) tl_cuda_set_device(prev);
     return rc;
+}
+
+static int softmax_fn(int log, const tl_tensor *x, uint64_t d, tl_tensor *out) {
+    return softmax_on_device(log, x, (int64_t)d, out);
+}
+
+int tl_cuda_softmax_run(int log, const tl_tensor *x, int64_t dim, tl_tensor *out) {
+    return on_device_of(x, softmax_fn, log, (uint64_t)dim, out);
+}
+
+int tl_cuda_reduce_run(int op, const tl_tensor *x, uint64_t mask, tl_tensor *out) {
+    return on_device_of(x, run_on_device, op, mask, out);
 }
 
 /* ---- the structured impls (yaml: CPU, CUDA: <kernel>) */
@@ -246,4 +294,26 @@ int tl_impl_argmin_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, bool
                             tl_tensor *out) {
     (void)s; (void)keepdim;
     return arg(TL_CUDA_REDUCE_ARGMIN, self, dim, dim_has, out);
+}
+
+/* softmax / log_softmax (yaml: CUDA: softmax_cuda_out / log_softmax_cuda_out;
+ * meta: the CPU's, kernels/native/nn_ops.c, output of self's dtype) */
+static int softmax_impl(int log, tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out) {
+    const int64_t nd = tl_tensor_ndim(self);
+    const int64_t d = tl__wrap_dim(dim, nd, 1);
+    if (d < 0) return -1;
+    if (half_to_float)   /* the meta function gives self's dtype: the float output is not made */
+        return tl_set_error(TL_ERR_RUNTIME, "softmax with half to float conversion is not supported on CUDA");
+    return tl_cuda_softmax_run(log, self, nd ? d : 0, out);
+}
+
+int tl_impl_softmax_cuda_out(tl_structured *s, tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out) {
+    (void)s;
+    return softmax_impl(0, self, dim, half_to_float, out);
+}
+
+int tl_impl_log_softmax_cuda_out(tl_structured *s, tl_tensor *self, int64_t dim, bool half_to_float,
+                                 tl_tensor *out) {
+    (void)s;
+    return softmax_impl(1, self, dim, half_to_float, out);
 }

@@ -238,3 +238,44 @@ template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_combine(const
         }
     }
 }
+
+/* softmax / log_softmax over one dim (PyTorch's cunn_SoftMaxForward): block
+ * `row` finds the row's maximum, then the sum of exp(x - max) in the
+ * accumulator type, then writes exp(x - max) / sum or (x - max) - log(sum).
+ * Three reads of the row, no staging; rows longer than a block loop. */
+static TL_CUDA_FORCEINLINE float tl_rd_exp(float x) { return expf(x); }
+static TL_CUDA_FORCEINLINE double tl_rd_exp(double x) { return exp(x); }
+static TL_CUDA_FORCEINLINE float tl_rd_log(float x) { return logf(x); }
+static TL_CUDA_FORCEINLINE double tl_rd_log(double x) { return log(x); }
+template <class T, bool LOG> static TL_CUDA_FORCEINLINE void tl_rd_softmax(const tl_cuda_reduce_params &p) {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    typedef tl_rd_extreme<T, true> MaxOp;
+    typedef tl_rd_sum<T> SumOp;
+    const int32_t st = p.red_ndim ? p.red_stride[0] : 0, ost = p.red_out_stride;
+    __shared__ A row_max, row_sum;
+    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {
+        int32_t in_off, out_off;
+        tl_rd_row_offsets(p, row, in_off, out_off);
+        const char *in = (const char *)p.in + in_off;
+        char *out = (char *)p.out + out_off;
+        typename MaxOp::acc m = MaxOp::ident();
+        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x)
+            m = MaxOp::combine(m, tl_rd_io<T>::load(in + (int32_t)k * st));
+        m = tl_rd_block<MaxOp>(m);
+        if (threadIdx.x == 0) row_max = (A)m;
+        __syncthreads();
+        const A mx = row_max;
+        A s = SumOp::ident();
+        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x)
+            s += tl_rd_exp((A)tl_rd_io<T>::load(in + (int32_t)k * st) - mx);
+        s = tl_rd_block<SumOp>(s);
+        if (threadIdx.x == 0) row_sum = s;
+        __syncthreads();
+        const A sum = row_sum, lsum = tl_rd_log(sum);
+        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x) {
+            const A x = (A)tl_rd_io<T>::load(in + (int32_t)k * st) - mx;
+            tl_rd_io<T>::store(out + (int32_t)k * ost, LOG ? x - lsum : tl_rd_exp(x) / sum);
+        }
+        __syncthreads();   /* row_max / row_sum are rewritten by the next row */
+    }
+}

@@ -1,4 +1,4 @@
-/* Host side of the CUDA reductions (kernels/cuda/tl_cuda_reduce.c; kernels
+/* Host side of the CUDA reductions and softmax (kernels/cuda/tl_cuda_reduce.c; kernels
  * in generated/cuda/reduce.cu from kernels/cuda/tl_cuda_reduce.cuh). */
 #ifndef TL_CUDA_REDUCE_H
 #define TL_CUDA_REDUCE_H
@@ -39,5 +39,10 @@ void tl_cuda_reduce_make_plan(int64_t nout, int64_t nred, tl_cuda_reduce_plan *p
  * functions set them, keepdim or not). Both on one device (or both CPU
  * tensors: the host-shim tests). */
 int tl_cuda_reduce_run(int op, const tl_tensor *x, uint64_t mask, tl_tensor *out);
+
+/* softmax (log 0) / log_softmax (log 1) of x over dim (wrapped; 0 for a 0-dim
+ * x) into out of x's shape and dtype; float16 / bfloat16 / float32 / float64 */
+extern tl_cuda_function *const tl_cuda_softmax_table[2][TL_NUM_DTYPES];
+int tl_cuda_softmax_run(int log, const tl_tensor *x, int64_t dim, tl_tensor *out);
 
 #endif

@@ -10,7 +10,8 @@
  * at that start plus the offset of k over the reduced dims (red_*). Dims are
  * innermost first with PyTorch's magic-number divisors; offsets are bytes and
  * fit 32 bits. splits > 1: pass 1 writes `splits` partial accumulators per
- * output into `partial`, pass 2 (the _combine kernel) reduces them. */
+ * output into `partial`, pass 2 (the _combine kernel) reduces them.
+ * softmax / log_softmax reduce one dim and write every element of it. */
 #ifndef TL_CUDA_REDUCE_PARAMS_H
 #define TL_CUDA_REDUCE_PARAMS_H
 
@@ -32,8 +33,10 @@ typedef struct tl_cuda_reduce_params {
     uint32_t red_magic[TL_CUDA_REDUCE_MAX_DIMS];
     uint32_t red_shift[TL_CUDA_REDUCE_MAX_DIMS];
     int32_t red_stride[TL_CUDA_REDUCE_MAX_DIMS];
+    int32_t red_out_stride;      /* softmax: the reduced dim's byte stride in the output (one dim) */
+    uint32_t pad_;
 } tl_cuda_reduce_params;
 
-#define TL_CUDA_REDUCE_PARAMS_SIZE 488
+#define TL_CUDA_REDUCE_PARAMS_SIZE 496
 
 #endif

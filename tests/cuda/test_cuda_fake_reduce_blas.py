@@ -1,6 +1,6 @@
 """Reductions and matrix products on "cuda" tensors end to end, without a GPU.
 
-Reductions: the runtime loads the fake libcuda (tests/cuda/fake_driver), the
+Reductions and softmax: the runtime loads the fake libcuda (tests/cuda/fake_driver), the
 dispatcher picks the CUDA structured kernels (tl_impl_sum_out_cuda ...), the
 host side plans and packs tl_cuda_reduce_params, the runtime loads the
 program "reduce" through the installed compiler and calls cuLaunchKernel,
@@ -122,6 +122,10 @@ REDUCE = COMMON + textwrap.dedent("""
             assert msg in str(e), str(e)
         else:
             raise AssertionError(msg)
+    # softmax / log_softmax (the same program's one-block-per-row kernels)
+    close(tl.softmax(ca, 1), tl.softmax(a, 1))
+    close(tl.log_softmax(ca, 0), tl.log_softmax(a, 0))
+    close(tl.nn.functional.softmax(h.to("cuda"), -1), tl.nn.functional.softmax(h, -1), rtol=2e-3)
     z = tl.empty([0, 3], device="cuda").sum(0)
     close(z, tl.zeros([3]))
     assert "reduce" in compiled, compiled

@@ -244,3 +244,46 @@ def test_unsupported_dtype_error(shim):
     out = tl.empty([], dtype=tl.int32)
     with pytest.raises(RuntimeError, match="\"mean_cuda\" not implemented for 'Int'"):
         launch(shim, "mean", x, [], out)
+
+
+# ---- softmax / log_softmax (one block per row, three passes over it)
+
+def softmax(shim, log, x, dim, out=None):
+    shim.tl_cuda_softmax_run.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p]
+    out = poison(list(x.shape), x.dtype) if out is None else out
+    shim.tl_shim_log_clear()
+    check(shim.tl_cuda_softmax_run(int(log), _ptr(x), dim % max(x.dim(), 1), _ptr(out)))
+    names = [shim.tl_shim_log_name(i).decode() for i in range(shim.tl_shim_log_size())]
+    return out, names
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax(shim, log, dtype):
+    fn = tl.log_softmax if log else tl.softmax
+    for shape, dim in (([3, 7], 1), ([5, 1000], -1), ([4, 6, 9], 1), ([2, 3], 0), ([1], 0), ([0, 4], 1)):
+        x = rand(shape, dtype, 15)
+        got, names = softmax(shim, log, x, dim)
+        want = fn(x.to(tl.float64), dim).to(dtype)
+        rtol = {tl.float16: 2e-3, tl.bfloat16: 1.6e-2, tl.float32: 1e-5, tl.float64: 1e-12}[dtype]
+        np.testing.assert_allclose(got.to(tl.float64).numpy(), want.to(tl.float64).numpy(), rtol=rtol, atol=rtol)
+        suffix = {tl.float16: "f16", tl.bfloat16: "bf16", tl.float32: "f32", tl.float64: "f64"}[dtype]
+        kernel = f"tl_{'log_softmax' if log else 'softmax'}_{suffix}"
+        assert names == ([] if x.numel() == 0 else [kernel])
+
+
+def test_softmax_strided_and_nan(shim):
+    t = rand([33, 70], tl.float32, 16).t()            # transposed input, softmax over its (strided) last dim
+    got, _ = softmax(shim, False, t, 1)
+    np.testing.assert_allclose(got.numpy(), tl.softmax(t, 1).numpy(), rtol=1e-5, atol=1e-6)
+    base = poison([70, 33, 2], tl.float32)              # a strided out
+    got, _ = softmax(shim, True, t, 0, base[..., 0])
+    np.testing.assert_allclose(got.numpy(), tl.log_softmax(t, 0).numpy(), rtol=1e-5, atol=1e-5)
+    big = rand([2, 70000], tl.float32, 17, -30, 30)    # rows longer than a block; large values
+    got, _ = softmax(shim, False, big, 1)
+    np.testing.assert_allclose(got.numpy(), tl.softmax(big, 1).numpy(), rtol=1e-4, atol=1e-9)
+    n = tl.from_numpy(np.array([[1.0, float("nan"), 2.0], [1.0, 2.0, 3.0]], dtype=np.float32))
+    got, _ = softmax(shim, False, n, 1)
+    np.testing.assert_allclose(got.numpy(), tl.softmax(n, 1).numpy(), rtol=1e-6, equal_nan=True)
+    with pytest.raises(RuntimeError, match="\"host_softmax\" not implemented for 'Long'"):
+        softmax(shim, True, tl.ones([3], dtype=tl.int64), 0)
