@@ -274,13 +274,7 @@ int tl_impl_amin_out_cuda(tl_structured *s, tl_tensor *self, const int64_t *dim,
 /* argmax / argmin: one dim, or every dim (the flattened index) */
 static int arg(int op, tl_tensor *self, int64_t dim, bool dim_has, tl_tensor *out) {
     uint64_t mask;
-    if (dim_has) {
-        int64_t d;
-        if (tl_rd_wrap_dim(self, dim, &d)) return -1;
-        mask = tl_tensor_ndim(self) ? 1ull << d : 0;
-    } else if (tl_rd_mask(self, NULL, 0, &mask)) {
-        return -1;
-    }
+    if (tl_rd_arg_mask(self, dim, dim_has, &mask)) return -1;
     return tl_cuda_reduce_run(op, self, mask, out);
 }
 
