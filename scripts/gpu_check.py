@@ -10,7 +10,9 @@ Steps (each recorded, a failure does not stop the next):
  3. pytest tests/cuda against the real GPU;
  4. timings (CUDA events, median of 20): `a + b` on 2^28 float32 with torchlet vs
     a device-to-device copy of the same bytes vs torch.add, and the per-call
-    time of a tiny `a + b` (torchlet vs torch).
+    time of a tiny `a + b` (torchlet vs torch);
+ 5. sum of 2^28 float32 (whole tensor and per row of 1024) and a 4096^2 mm in
+    float32 / bfloat16 (cuBLAS), torchlet beside torch.
 
     python scripts/gpu_check.py [--dry-run] [--out DIR] [--numel N]
 
@@ -169,6 +171,54 @@ def timings(report: dict, dry: bool, numel: int) -> None:
         t["torch"] = f"failed: {type(e).__name__}: {e}"
 
 
+def _tflops(n: int, ms: float) -> float:
+    return 2 * n ** 3 / ms / 1e9
+
+
+def reduction_and_gemm_timings(report: dict, dry: bool, numel: int, n: int = 4096) -> None:
+    """sum of numel float32 (whole tensor: the two-pass kernels; and over the
+    last dim of a [numel / 1024, 1024] view: one block per row) and an n x n
+    mm in float32 / bfloat16, torchlet beside torch, with the values compared"""
+    t = report["reduce_gemm"] = {"numel": numel, "mm_n": n}
+    if dry:
+        t["status"] = "skipped (dry run)"
+        return
+    import torchlet as tl
+
+    try:
+        sync = tl.cuda.synchronize
+        a = tl.ones([numel], dtype=tl.float32, device="cuda")
+        ms = _median_ms(lambda: a.sum(), sync)
+        t["torchlet_sum_ms"], t["torchlet_sum_TBps"] = ms, 4 * numel / ms / 1e9
+        rows = a.view([numel // 1024, 1024]) if hasattr(a, "view") else a.reshape([numel // 1024, 1024])
+        ms = _median_ms(lambda: rows.sum(1), sync)
+        t["torchlet_sum_rows_ms"], t["torchlet_sum_rows_TBps"] = ms, 4 * numel / ms / 1e9
+        t["torchlet_sum_value"] = a.sum().item()
+        for dt in (tl.float32, tl.bfloat16):
+            x = tl.ones([n, n], dtype=dt, device="cuda")
+            ms = _median_ms(lambda: tl.mm(x, x), sync, 10)
+            t[f"torchlet_mm_{dt}_ms"], t[f"torchlet_mm_{dt}_TFLOPs"] = ms, _tflops(n, ms)
+        t["torchlet_mm_corner"] = tl.mm(x, x)[0, 0].item()
+    except Exception as e:
+        t["torchlet"] = f"failed: {type(e).__name__}: {e}"
+    try:
+        import torch
+
+        ta = torch.ones(numel, device="cuda")
+        ms = _median_ms(lambda: ta.sum(), torch.cuda.synchronize)
+        t["torch_sum_ms"], t["torch_sum_TBps"] = ms, 4 * numel / ms / 1e9
+        tr = ta.view(numel // 1024, 1024)
+        ms = _median_ms(lambda: tr.sum(1), torch.cuda.synchronize)
+        t["torch_sum_rows_ms"], t["torch_sum_rows_TBps"] = ms, 4 * numel / ms / 1e9
+        for dt in (torch.float32, torch.bfloat16):
+            x = torch.ones(n, n, dtype=dt, device="cuda")
+            ms = _median_ms(lambda: torch.mm(x, x), torch.cuda.synchronize, 10)
+            name = str(dt).replace("torch.", "torchlet.")   # same keys as torchlet's dtype names
+            t[f"torch_mm_{name}_ms"], t[f"torch_mm_{name}_TFLOPs"] = ms, _tflops(n, ms)
+    except Exception as e:
+        t["torch"] = f"failed: {type(e).__name__}: {e}"
+
+
 def table(report: dict) -> str:
     rows = []
 
@@ -191,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     report: dict = {"dry_run": a.dry_run, "started": time.strftime("%Y-%m-%dT%H:%M:%S")}
     for step in (lambda: versions(report), lambda: cache_load(report, a.dry_run),
-                 lambda: run_tests(report, a.dry_run), lambda: timings(report, a.dry_run, a.numel)):
+                 lambda: run_tests(report, a.dry_run), lambda: timings(report, a.dry_run, a.numel),
+                 lambda: reduction_and_gemm_timings(report, a.dry_run, a.numel)):
         try:
             step()
         except Exception as e:

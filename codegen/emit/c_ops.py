@@ -235,8 +235,12 @@ def _op(m: Model, f: NativeFunction, path: str, native_names: dict[tuple[int, st
         enum = api_c.dispatch_key_enum(key)
         is_structured = structured_group and (md.structured or md.delegate is not None)
         if key == "CUDA" and is_structured:
-            if _has_cuda_kernels(m, f):
-                structured_keys.append(key)   # generated CUDA launcher (codegen/emit/ufunc_cuda.py)
+            # ufunc groups: the generated CUDA launcher (codegen/emit/ufunc_cuda.py);
+            # others: a hand-written tl_impl_<kernel>_cuda (kernels/cuda/), weak
+            # like every impl, so a missing one leaves CUDA unregistered. Not
+            # for an operator library's (namespaced) operators: CPU only
+            if not f.func.name.namespace:
+                structured_keys.append(key)
             else:
                 op.skipped.append(f"{key}: {md.kernel} (no CUDA kernels are generated for it)")
             continue
@@ -287,6 +291,14 @@ def _reg(key: str, enum: str, fn: str, path: str, needed: list[str]) -> dict:
     }
 
 
+def _cuda_kernel(kernels: dict) -> str:
+    """the structured CUDA impl's kernel name: the yaml's, with ``_cuda`` added
+    where CUDA shares the CPU's name (``CPU, CUDA: sum_out`` -> sum_out_cuda;
+    a ufunc's generated launcher likewise); ``CUDA: mm_out_cuda`` as written"""
+    cuda, cpu = kernels["CUDA"].kernel, kernels.get("CPU")
+    return cuda + "_cuda" if cpu is not None and cpu.kernel == cuda else cuda
+
+
 def _structured_kernel(f: NativeFunction, g: NativeFunctionsGroup, key: str, kernels: dict) -> dict:
     out = g.out
     assert out is not None
@@ -323,7 +335,7 @@ def _structured_kernel(f: NativeFunction, g: NativeFunctionsGroup, key: str, ker
         "proposals": proposals,
         "meta": api_c.meta_name(g),
         "meta_args": names + (", &pre_" if pre else ""),
-        "impl": None if key == "Meta" else api_c.impl_name(impl_kernel) + ("_cuda" if key == "CUDA" else ""),
+        "impl": None if key == "Meta" else api_c.impl_name(_cuda_kernel(kernels) if key == "CUDA" else impl_kernel),
         "impl_args": ", ".join(impl_args),
         "pre_type": pre,
         # several outputs: the kernel returns int and hands each output to ret<i>
@@ -376,21 +388,11 @@ def _group_protos(m: Model, base: str, fs: list[NativeFunction]) -> list[str]:
         # that a hand-written one (which sees this declaration) is strong and replaces it
         protos.append(("" if api_c.derived_meta_builder(g) else "TL_WEAK ") + api_c.meta_prototype(g))
         for key, md in m.kernels(f).items():
-            if key in api_c.STRUCTURED_BACKENDS or (key == "CUDA" and _has_cuda_kernels(m, f)):
-                p = "TL_WEAK " + api_c.impl_prototype(g, md.kernel + ("_cuda" if key == "CUDA" else ""))
+            if key in api_c.STRUCTURED_BACKENDS or (key == "CUDA" and not f.func.name.namespace):
+                p = "TL_WEAK " + api_c.impl_prototype(g, _cuda_kernel(m.kernels(f)) if key == "CUDA" else md.kernel)
                 if p not in protos:
                     protos.append(p)
     return protos
-
-
-def _has_cuda_kernels(m: Model, f: NativeFunction) -> bool:
-    """f's structured group has ufunc formulas: the generator emits its CUDA
-    launcher tl_impl_<kernel>_cuda (generated/cuda/ufunc_<op>_cuda.c). Not
-    for an operator library's (namespaced) operators: their build compiles
-    CPU loops only."""
-    g = m.group_of(f)
-    return (g is not None and g.structured and g.out is not None and bool(g.out.ufunc_inner_loop)
-            and not f.func.name.namespace)
 
 
 def emit_c_ops(ctx: EmitContext) -> dict[str, str]:

@@ -319,6 +319,7 @@ def _structured_args(f: NativeFunction, errors: list[Diagnostic]) -> tuple[list[
 
 def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
     from .ufunc_cuda import render_copy_program, render_cuda, render_params_header  # it imports our dtype tables
+    from .reduce_cuda import render_reduce_program
 
     m = ctx.model
     formulas = read_formulas()
@@ -409,6 +410,7 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
     if not ctx.extension:
         files.update(render_params_header(ctx))
         files.update(render_copy_program(ctx, errors))
+        files.update(render_reduce_program(ctx))
     if errors:
         raise CodegenError(errors)
     return files

@@ -83,6 +83,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta__softmax, then tl_impl_softmax_cuda_out */
+static tl_tensor *tl_structured__softmax_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool half_to_float) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta__softmax(&s_, self, dim, half_to_float) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_softmax_cuda_out(&s_, self, dim, half_to_float, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta__softmax only (no data) */
 static tl_tensor *tl_structured__softmax_Meta(tl_keyset ks, tl_tensor *self, int64_t dim, bool half_to_float) {
     (void)ks;
@@ -171,6 +184,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta__softmax, then tl_impl_softmax_cuda_out */
+static tl_tensor *tl_structured__softmax_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta__softmax(&s_, self, dim, half_to_float) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_softmax_cuda_out(&s_, self, dim, half_to_float, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta__softmax only (no data) */
 static tl_tensor *tl_structured__softmax_out_Meta(tl_keyset ks, tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out) {
     (void)ks;
@@ -194,6 +221,11 @@ int tl_ops_register__softmax(void) {
     else if (tl_op_register_kernel(tl_ops__softmax_op, TL_KEY_CPU, (void *)tl_structured__softmax_CPU, tl_ops__softmax_boxed, NULL,
                                    "tl_structured__softmax_CPU registered at generated/csrc/ops__softmax.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta__softmax) || TL_KERNEL_MISSING(tl_impl_softmax_cuda_out))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::_softmax", "CUDA", "tl_meta__softmax, tl_impl_softmax_cuda_out");
+    else if (tl_op_register_kernel(tl_ops__softmax_op, TL_KEY_CUDA, (void *)tl_structured__softmax_CUDA, tl_ops__softmax_boxed, NULL,
+                                   "tl_structured__softmax_CUDA registered at generated/csrc/ops__softmax.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta__softmax))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::_softmax", "Meta", "tl_meta__softmax");
     else if (tl_op_register_kernel(tl_ops__softmax_op, TL_KEY_META, (void *)tl_structured__softmax_Meta, tl_ops__softmax_boxed, NULL,
@@ -205,6 +237,11 @@ int tl_ops_register__softmax(void) {
         tl_glue_note_missing("aten::_softmax.out", "CPU", "tl_meta__softmax, tl_impl_softmax_cpu_out");
     else if (tl_op_register_kernel(tl_ops__softmax_out_op, TL_KEY_CPU, (void *)tl_structured__softmax_out_CPU, tl_ops__softmax_out_boxed, NULL,
                                    "tl_structured__softmax_out_CPU registered at generated/csrc/ops__softmax.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta__softmax) || TL_KERNEL_MISSING(tl_impl_softmax_cuda_out))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::_softmax.out", "CUDA", "tl_meta__softmax, tl_impl_softmax_cuda_out");
+    else if (tl_op_register_kernel(tl_ops__softmax_out_op, TL_KEY_CUDA, (void *)tl_structured__softmax_out_CUDA, tl_ops__softmax_out_boxed, NULL,
+                                   "tl_structured__softmax_out_CUDA registered at generated/csrc/ops__softmax.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta__softmax))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::_softmax.out", "Meta", "tl_meta__softmax");

@@ -99,6 +99,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_addmm, then tl_impl_addmm_out_cuda */
+static tl_tensor *tl_structured_addmm_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_addmm(&s_, self, mat1, mat2, beta, alpha) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_addmm_out_cuda(&s_, self, mat1, mat2, beta, alpha, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_addmm only (no data) */
 static tl_tensor *tl_structured_addmm_out_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
     (void)ks;
@@ -191,6 +205,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_addmm, then tl_impl_addmm_out_cuda */
+static tl_tensor *tl_structured_addmm_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_addmm(&s_, self, mat1, mat2, beta, alpha) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_addmm_out_cuda(&s_, self, mat1, mat2, beta, alpha, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_addmm only (no data) */
 static tl_tensor *tl_structured_addmm_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha) {
     (void)ks;
@@ -277,6 +304,20 @@ static tl_tensor *tl_structured_addmm__CPU(tl_keyset ks, tl_tensor *self, tl_ten
     if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
     if (tl_meta_addmm(&s_, self, mat1, mat2, beta, alpha) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_addmm_out_cpu(&s_, self, mat1, mat2, beta, alpha, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_addmm, then tl_impl_addmm_out_cuda */
+static tl_tensor *tl_structured_addmm__CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_addmm(&s_, self, mat1, mat2, beta, alpha) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_addmm_out_cuda(&s_, self, mat1, mat2, beta, alpha, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -448,6 +489,11 @@ int tl_ops_register_addmm(void) {
     else if (tl_op_register_kernel(tl_ops_addmm_out_op, TL_KEY_CPU, (void *)tl_structured_addmm_out_CPU, tl_ops_addmm_out_boxed, NULL,
                                    "tl_structured_addmm_out_CPU registered at generated/csrc/ops_addmm.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_addmm) || TL_KERNEL_MISSING(tl_impl_addmm_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::addmm.out", "CUDA", "tl_meta_addmm, tl_impl_addmm_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_addmm_out_op, TL_KEY_CUDA, (void *)tl_structured_addmm_out_CUDA, tl_ops_addmm_out_boxed, NULL,
+                                   "tl_structured_addmm_out_CUDA registered at generated/csrc/ops_addmm.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_addmm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::addmm.out", "Meta", "tl_meta_addmm");
     else if (tl_op_register_kernel(tl_ops_addmm_out_op, TL_KEY_META, (void *)tl_structured_addmm_out_Meta, tl_ops_addmm_out_boxed, NULL,
@@ -460,6 +506,11 @@ int tl_ops_register_addmm(void) {
     else if (tl_op_register_kernel(tl_ops_addmm_op, TL_KEY_CPU, (void *)tl_structured_addmm_CPU, tl_ops_addmm_boxed, NULL,
                                    "tl_structured_addmm_CPU registered at generated/csrc/ops_addmm.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_addmm) || TL_KERNEL_MISSING(tl_impl_addmm_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::addmm", "CUDA", "tl_meta_addmm, tl_impl_addmm_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_addmm_op, TL_KEY_CUDA, (void *)tl_structured_addmm_CUDA, tl_ops_addmm_boxed, NULL,
+                                   "tl_structured_addmm_CUDA registered at generated/csrc/ops_addmm.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_addmm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::addmm", "Meta", "tl_meta_addmm");
     else if (tl_op_register_kernel(tl_ops_addmm_op, TL_KEY_META, (void *)tl_structured_addmm_Meta, tl_ops_addmm_boxed, NULL,
@@ -471,6 +522,11 @@ int tl_ops_register_addmm(void) {
         tl_glue_note_missing("aten::addmm_", "CPU", "tl_meta_addmm, tl_impl_addmm_out_cpu");
     else if (tl_op_register_kernel(tl_ops_addmm__op, TL_KEY_CPU, (void *)tl_structured_addmm__CPU, tl_ops_addmm__boxed, NULL,
                                    "tl_structured_addmm__CPU registered at generated/csrc/ops_addmm.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_addmm) || TL_KERNEL_MISSING(tl_impl_addmm_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::addmm_", "CUDA", "tl_meta_addmm, tl_impl_addmm_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_addmm__op, TL_KEY_CUDA, (void *)tl_structured_addmm__CUDA, tl_ops_addmm__boxed, NULL,
+                                   "tl_structured_addmm__CUDA registered at generated/csrc/ops_addmm.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_addmm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::addmm_", "Meta", "tl_meta_addmm");

@@ -84,6 +84,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_amin, then tl_impl_amin_out_cuda */
+static tl_tensor *tl_structured_amin_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_amin(&s_, self, dim, dim_len, keepdim) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_amin_out_cuda(&s_, self, dim, dim_len, keepdim, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_amin only (no data) */
 static tl_tensor *tl_structured_amin_Meta(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim) {
     (void)ks;
@@ -173,6 +186,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_amin, then tl_impl_amin_out_cuda */
+static tl_tensor *tl_structured_amin_out_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_amin(&s_, self, dim, dim_len, keepdim) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_amin_out_cuda(&s_, self, dim, dim_len, keepdim, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_amin only (no data) */
 static tl_tensor *tl_structured_amin_out_Meta(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out) {
     (void)ks;
@@ -196,6 +223,11 @@ int tl_ops_register_amin(void) {
     else if (tl_op_register_kernel(tl_ops_amin_op, TL_KEY_CPU, (void *)tl_structured_amin_CPU, tl_ops_amin_boxed, NULL,
                                    "tl_structured_amin_CPU registered at generated/csrc/ops_amin.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_amin) || TL_KERNEL_MISSING(tl_impl_amin_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::amin", "CUDA", "tl_meta_amin, tl_impl_amin_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_amin_op, TL_KEY_CUDA, (void *)tl_structured_amin_CUDA, tl_ops_amin_boxed, NULL,
+                                   "tl_structured_amin_CUDA registered at generated/csrc/ops_amin.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_amin))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::amin", "Meta", "tl_meta_amin");
     else if (tl_op_register_kernel(tl_ops_amin_op, TL_KEY_META, (void *)tl_structured_amin_Meta, tl_ops_amin_boxed, NULL,
@@ -207,6 +239,11 @@ int tl_ops_register_amin(void) {
         tl_glue_note_missing("aten::amin.out", "CPU", "tl_meta_amin, tl_impl_amin_out");
     else if (tl_op_register_kernel(tl_ops_amin_out_op, TL_KEY_CPU, (void *)tl_structured_amin_out_CPU, tl_ops_amin_out_boxed, NULL,
                                    "tl_structured_amin_out_CPU registered at generated/csrc/ops_amin.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_amin) || TL_KERNEL_MISSING(tl_impl_amin_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::amin.out", "CUDA", "tl_meta_amin, tl_impl_amin_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_amin_out_op, TL_KEY_CUDA, (void *)tl_structured_amin_out_CUDA, tl_ops_amin_out_boxed, NULL,
+                                   "tl_structured_amin_out_CUDA registered at generated/csrc/ops_amin.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_amin))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::amin.out", "Meta", "tl_meta_amin");

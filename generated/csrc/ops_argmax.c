@@ -84,6 +84,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_argmax, then tl_impl_argmax_out_cuda */
+static tl_tensor *tl_structured_argmax_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_argmax(&s_, self, dim, dim_has, keepdim) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_argmax_out_cuda(&s_, self, dim, dim_has, keepdim, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_argmax only (no data) */
 static tl_tensor *tl_structured_argmax_Meta(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim) {
     (void)ks;
@@ -173,6 +186,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_argmax, then tl_impl_argmax_out_cuda */
+static tl_tensor *tl_structured_argmax_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_argmax(&s_, self, dim, dim_has, keepdim) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_argmax_out_cuda(&s_, self, dim, dim_has, keepdim, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_argmax only (no data) */
 static tl_tensor *tl_structured_argmax_out_Meta(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *out) {
     (void)ks;
@@ -196,6 +223,11 @@ int tl_ops_register_argmax(void) {
     else if (tl_op_register_kernel(tl_ops_argmax_op, TL_KEY_CPU, (void *)tl_structured_argmax_CPU, tl_ops_argmax_boxed, NULL,
                                    "tl_structured_argmax_CPU registered at generated/csrc/ops_argmax.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_argmax) || TL_KERNEL_MISSING(tl_impl_argmax_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::argmax", "CUDA", "tl_meta_argmax, tl_impl_argmax_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_argmax_op, TL_KEY_CUDA, (void *)tl_structured_argmax_CUDA, tl_ops_argmax_boxed, NULL,
+                                   "tl_structured_argmax_CUDA registered at generated/csrc/ops_argmax.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_argmax))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::argmax", "Meta", "tl_meta_argmax");
     else if (tl_op_register_kernel(tl_ops_argmax_op, TL_KEY_META, (void *)tl_structured_argmax_Meta, tl_ops_argmax_boxed, NULL,
@@ -207,6 +239,11 @@ int tl_ops_register_argmax(void) {
         tl_glue_note_missing("aten::argmax.out", "CPU", "tl_meta_argmax, tl_impl_argmax_out");
     else if (tl_op_register_kernel(tl_ops_argmax_out_op, TL_KEY_CPU, (void *)tl_structured_argmax_out_CPU, tl_ops_argmax_out_boxed, NULL,
                                    "tl_structured_argmax_out_CPU registered at generated/csrc/ops_argmax.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_argmax) || TL_KERNEL_MISSING(tl_impl_argmax_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::argmax.out", "CUDA", "tl_meta_argmax, tl_impl_argmax_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_argmax_out_op, TL_KEY_CUDA, (void *)tl_structured_argmax_out_CUDA, tl_ops_argmax_out_boxed, NULL,
+                                   "tl_structured_argmax_out_CUDA registered at generated/csrc/ops_argmax.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_argmax))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::argmax.out", "Meta", "tl_meta_argmax");

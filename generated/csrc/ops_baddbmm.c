@@ -94,6 +94,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_baddbmm, then tl_impl_baddbmm_out_cuda */
+static tl_tensor *tl_structured_baddbmm_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_baddbmm(&s_, self, batch1, batch2, beta, alpha) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_baddbmm_out_cuda(&s_, self, batch1, batch2, beta, alpha, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_baddbmm only (no data) */
 static tl_tensor *tl_structured_baddbmm_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha) {
     (void)ks;
@@ -180,6 +193,20 @@ static tl_tensor *tl_structured_baddbmm__CPU(tl_keyset ks, tl_tensor *self, tl_t
     if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
     if (tl_meta_baddbmm(&s_, self, batch1, batch2, beta, alpha) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_baddbmm_out_cpu(&s_, self, batch1, batch2, beta, alpha, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_baddbmm, then tl_impl_baddbmm_out_cuda */
+static tl_tensor *tl_structured_baddbmm__CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_baddbmm(&s_, self, batch1, batch2, beta, alpha) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_baddbmm_out_cuda(&s_, self, batch1, batch2, beta, alpha, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -277,6 +304,20 @@ static tl_tensor *tl_structured_baddbmm_out_CPU(tl_keyset ks, tl_tensor *self, t
     if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
     if (tl_meta_baddbmm(&s_, self, batch1, batch2, beta, alpha) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_baddbmm_out_cpu(&s_, self, batch1, batch2, beta, alpha, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_baddbmm, then tl_impl_baddbmm_out_cuda */
+static tl_tensor *tl_structured_baddbmm_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_baddbmm(&s_, self, batch1, batch2, beta, alpha) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_baddbmm_out_cuda(&s_, self, batch1, batch2, beta, alpha, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -448,6 +489,11 @@ int tl_ops_register_baddbmm(void) {
     else if (tl_op_register_kernel(tl_ops_baddbmm_op, TL_KEY_CPU, (void *)tl_structured_baddbmm_CPU, tl_ops_baddbmm_boxed, NULL,
                                    "tl_structured_baddbmm_CPU registered at generated/csrc/ops_baddbmm.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_baddbmm) || TL_KERNEL_MISSING(tl_impl_baddbmm_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::baddbmm", "CUDA", "tl_meta_baddbmm, tl_impl_baddbmm_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_baddbmm_op, TL_KEY_CUDA, (void *)tl_structured_baddbmm_CUDA, tl_ops_baddbmm_boxed, NULL,
+                                   "tl_structured_baddbmm_CUDA registered at generated/csrc/ops_baddbmm.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_baddbmm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::baddbmm", "Meta", "tl_meta_baddbmm");
     else if (tl_op_register_kernel(tl_ops_baddbmm_op, TL_KEY_META, (void *)tl_structured_baddbmm_Meta, tl_ops_baddbmm_boxed, NULL,
@@ -460,6 +506,11 @@ int tl_ops_register_baddbmm(void) {
     else if (tl_op_register_kernel(tl_ops_baddbmm__op, TL_KEY_CPU, (void *)tl_structured_baddbmm__CPU, tl_ops_baddbmm__boxed, NULL,
                                    "tl_structured_baddbmm__CPU registered at generated/csrc/ops_baddbmm.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_baddbmm) || TL_KERNEL_MISSING(tl_impl_baddbmm_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::baddbmm_", "CUDA", "tl_meta_baddbmm, tl_impl_baddbmm_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_baddbmm__op, TL_KEY_CUDA, (void *)tl_structured_baddbmm__CUDA, tl_ops_baddbmm__boxed, NULL,
+                                   "tl_structured_baddbmm__CUDA registered at generated/csrc/ops_baddbmm.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_baddbmm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::baddbmm_", "Meta", "tl_meta_baddbmm");
     else if (tl_op_register_kernel(tl_ops_baddbmm__op, TL_KEY_META, (void *)tl_structured_baddbmm__Meta, tl_ops_baddbmm__boxed, NULL,
@@ -471,6 +522,11 @@ int tl_ops_register_baddbmm(void) {
         tl_glue_note_missing("aten::baddbmm.out", "CPU", "tl_meta_baddbmm, tl_impl_baddbmm_out_cpu");
     else if (tl_op_register_kernel(tl_ops_baddbmm_out_op, TL_KEY_CPU, (void *)tl_structured_baddbmm_out_CPU, tl_ops_baddbmm_out_boxed, NULL,
                                    "tl_structured_baddbmm_out_CPU registered at generated/csrc/ops_baddbmm.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_baddbmm) || TL_KERNEL_MISSING(tl_impl_baddbmm_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::baddbmm.out", "CUDA", "tl_meta_baddbmm, tl_impl_baddbmm_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_baddbmm_out_op, TL_KEY_CUDA, (void *)tl_structured_baddbmm_out_CUDA, tl_ops_baddbmm_out_boxed, NULL,
+                                   "tl_structured_baddbmm_out_CUDA registered at generated/csrc/ops_baddbmm.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_baddbmm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::baddbmm.out", "Meta", "tl_meta_baddbmm");

@@ -83,6 +83,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_bmm, then tl_impl_bmm_out_cuda */
+static tl_tensor *tl_structured_bmm_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *mat2) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_bmm(&s_, self, mat2) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_bmm_out_cuda(&s_, self, mat2, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_bmm only (no data) */
 static tl_tensor *tl_structured_bmm_Meta(tl_keyset ks, tl_tensor *self, tl_tensor *mat2) {
     (void)ks;
@@ -163,6 +176,20 @@ static tl_tensor *tl_structured_bmm_out_CPU(tl_keyset ks, tl_tensor *self, tl_te
     if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
     if (tl_meta_bmm(&s_, self, mat2) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_bmm_out_cpu(&s_, self, mat2, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_bmm, then tl_impl_bmm_out_cuda */
+static tl_tensor *tl_structured_bmm_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_bmm(&s_, self, mat2) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_bmm_out_cuda(&s_, self, mat2, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -314,6 +341,11 @@ int tl_ops_register_bmm(void) {
     else if (tl_op_register_kernel(tl_ops_bmm_op, TL_KEY_CPU, (void *)tl_structured_bmm_CPU, tl_ops_bmm_boxed, NULL,
                                    "tl_structured_bmm_CPU registered at generated/csrc/ops_bmm.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_bmm) || TL_KERNEL_MISSING(tl_impl_bmm_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::bmm", "CUDA", "tl_meta_bmm, tl_impl_bmm_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_bmm_op, TL_KEY_CUDA, (void *)tl_structured_bmm_CUDA, tl_ops_bmm_boxed, NULL,
+                                   "tl_structured_bmm_CUDA registered at generated/csrc/ops_bmm.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_bmm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::bmm", "Meta", "tl_meta_bmm");
     else if (tl_op_register_kernel(tl_ops_bmm_op, TL_KEY_META, (void *)tl_structured_bmm_Meta, tl_ops_bmm_boxed, NULL,
@@ -325,6 +357,11 @@ int tl_ops_register_bmm(void) {
         tl_glue_note_missing("aten::bmm.out", "CPU", "tl_meta_bmm, tl_impl_bmm_out_cpu");
     else if (tl_op_register_kernel(tl_ops_bmm_out_op, TL_KEY_CPU, (void *)tl_structured_bmm_out_CPU, tl_ops_bmm_out_boxed, NULL,
                                    "tl_structured_bmm_out_CPU registered at generated/csrc/ops_bmm.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_bmm) || TL_KERNEL_MISSING(tl_impl_bmm_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::bmm.out", "CUDA", "tl_meta_bmm, tl_impl_bmm_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_bmm_out_op, TL_KEY_CUDA, (void *)tl_structured_bmm_out_CUDA, tl_ops_bmm_out_boxed, NULL,
+                                   "tl_structured_bmm_out_CUDA registered at generated/csrc/ops_bmm.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_bmm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::bmm.out", "Meta", "tl_meta_bmm");

@@ -203,6 +203,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_mean_dim, then tl_impl_mean_out_cuda */
+static tl_tensor *tl_structured_mean_dim_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_mean_dim(&s_, self, dim, dim_len, keepdim, dtype) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_mean_out_cuda(&s_, self, dim, dim_len, keepdim, dtype, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_mean_dim only (no data) */
 static tl_tensor *tl_structured_mean_dim_Meta(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype) {
     (void)ks;
@@ -295,6 +308,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_mean_dim, then tl_impl_mean_out_cuda */
+static tl_tensor *tl_structured_mean_out_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_mean_dim(&s_, self, dim, dim_len, keepdim, dtype) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_mean_out_cuda(&s_, self, dim, dim_len, keepdim, dtype, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_mean_dim only (no data) */
 static tl_tensor *tl_structured_mean_out_Meta(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
     (void)ks;
@@ -332,6 +359,11 @@ int tl_ops_register_mean(void) {
     else if (tl_op_register_kernel(tl_ops_mean_dim_op, TL_KEY_CPU, (void *)tl_structured_mean_dim_CPU, tl_ops_mean_dim_boxed, NULL,
                                    "tl_structured_mean_dim_CPU registered at generated/csrc/ops_mean.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_mean_dim) || TL_KERNEL_MISSING(tl_impl_mean_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::mean.dim", "CUDA", "tl_meta_mean_dim, tl_impl_mean_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_mean_dim_op, TL_KEY_CUDA, (void *)tl_structured_mean_dim_CUDA, tl_ops_mean_dim_boxed, NULL,
+                                   "tl_structured_mean_dim_CUDA registered at generated/csrc/ops_mean.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_mean_dim))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::mean.dim", "Meta", "tl_meta_mean_dim");
     else if (tl_op_register_kernel(tl_ops_mean_dim_op, TL_KEY_META, (void *)tl_structured_mean_dim_Meta, tl_ops_mean_dim_boxed, NULL,
@@ -343,6 +375,11 @@ int tl_ops_register_mean(void) {
         tl_glue_note_missing("aten::mean.out", "CPU", "tl_meta_mean_dim, tl_impl_mean_out");
     else if (tl_op_register_kernel(tl_ops_mean_out_op, TL_KEY_CPU, (void *)tl_structured_mean_out_CPU, tl_ops_mean_out_boxed, NULL,
                                    "tl_structured_mean_out_CPU registered at generated/csrc/ops_mean.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_mean_dim) || TL_KERNEL_MISSING(tl_impl_mean_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::mean.out", "CUDA", "tl_meta_mean_dim, tl_impl_mean_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_mean_out_op, TL_KEY_CUDA, (void *)tl_structured_mean_out_CUDA, tl_ops_mean_out_boxed, NULL,
+                                   "tl_structured_mean_out_CUDA registered at generated/csrc/ops_mean.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_mean_dim))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::mean.out", "Meta", "tl_meta_mean_dim");

@@ -143,6 +143,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_sum_dim_IntList, then tl_impl_sum_out_cuda */
+static tl_tensor *tl_structured_sum_dim_IntList_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_sum_dim_IntList(&s_, self, dim, dim_len, keepdim, dtype) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_sum_out_cuda(&s_, self, dim, dim_len, keepdim, dtype, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_sum_dim_IntList only (no data) */
 static tl_tensor *tl_structured_sum_dim_IntList_Meta(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype) {
     (void)ks;
@@ -235,6 +248,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_sum_dim_IntList, then tl_impl_sum_out_cuda */
+static tl_tensor *tl_structured_sum_IntList_out_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_sum_dim_IntList(&s_, self, dim, dim_len, keepdim, dtype) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_sum_out_cuda(&s_, self, dim, dim_len, keepdim, dtype, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_sum_dim_IntList only (no data) */
 static tl_tensor *tl_structured_sum_IntList_out_Meta(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
     (void)ks;
@@ -265,6 +292,11 @@ int tl_ops_register_sum(void) {
     else if (tl_op_register_kernel(tl_ops_sum_dim_IntList_op, TL_KEY_CPU, (void *)tl_structured_sum_dim_IntList_CPU, tl_ops_sum_dim_IntList_boxed, NULL,
                                    "tl_structured_sum_dim_IntList_CPU registered at generated/csrc/ops_sum.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_sum_dim_IntList) || TL_KERNEL_MISSING(tl_impl_sum_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::sum.dim_IntList", "CUDA", "tl_meta_sum_dim_IntList, tl_impl_sum_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_sum_dim_IntList_op, TL_KEY_CUDA, (void *)tl_structured_sum_dim_IntList_CUDA, tl_ops_sum_dim_IntList_boxed, NULL,
+                                   "tl_structured_sum_dim_IntList_CUDA registered at generated/csrc/ops_sum.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_sum_dim_IntList))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::sum.dim_IntList", "Meta", "tl_meta_sum_dim_IntList");
     else if (tl_op_register_kernel(tl_ops_sum_dim_IntList_op, TL_KEY_META, (void *)tl_structured_sum_dim_IntList_Meta, tl_ops_sum_dim_IntList_boxed, NULL,
@@ -276,6 +308,11 @@ int tl_ops_register_sum(void) {
         tl_glue_note_missing("aten::sum.IntList_out", "CPU", "tl_meta_sum_dim_IntList, tl_impl_sum_out");
     else if (tl_op_register_kernel(tl_ops_sum_IntList_out_op, TL_KEY_CPU, (void *)tl_structured_sum_IntList_out_CPU, tl_ops_sum_IntList_out_boxed, NULL,
                                    "tl_structured_sum_IntList_out_CPU registered at generated/csrc/ops_sum.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_sum_dim_IntList) || TL_KERNEL_MISSING(tl_impl_sum_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::sum.IntList_out", "CUDA", "tl_meta_sum_dim_IntList, tl_impl_sum_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_sum_IntList_out_op, TL_KEY_CUDA, (void *)tl_structured_sum_IntList_out_CUDA, tl_ops_sum_IntList_out_boxed, NULL,
+                                   "tl_structured_sum_IntList_out_CUDA registered at generated/csrc/ops_sum.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_sum_dim_IntList))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::sum.IntList_out", "Meta", "tl_meta_sum_dim_IntList");

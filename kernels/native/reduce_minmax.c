@@ -385,13 +385,7 @@ static int arg_meta(tl_structured *s, const char *name, tl_tensor *self, int64_t
     if (tl_tensor_dtype(self) == TL_BOOL)
         return tl_set_error(TL_ERR_RUNTIME, "%s(): does not support bool input", name);
     uint64_t mask;
-    if (dim_has) {
-        int64_t d;
-        if (tl_rd_wrap_dim(self, dim, &d)) return -1;
-        mask = tl_tensor_ndim(self) ? 1ull << d : 0;
-    } else if (tl_rd_mask(self, NULL, 0, &mask)) {
-        return -1;
-    }
+    if (tl_rd_arg_mask(self, dim, dim_has, &mask)) return -1;
     if (tl_rd_check_nonempty(self, mask, dim_has, name, 1)) return -1;
     if (mask_out) *mask_out = mask;
     if (!s) return 0;

@@ -111,3 +111,11 @@ int tl_rd_check_nonempty(const tl_tensor *self, uint64_t mask, bool dim_given, c
             return tl_set_error(TL_ERR_INDEX, "%s(): Expected reduction dim %lld to have non-zero size.", name, (long long)i);
     return 0;
 }
+
+int tl_rd_arg_mask(const tl_tensor *self, int64_t dim, bool dim_has, uint64_t *mask) {
+    if (!dim_has) return tl_rd_mask(self, NULL, 0, mask);
+    int64_t d;
+    if (tl_rd_wrap_dim(self, dim, &d)) return -1;
+    *mask = tl_tensor_ndim(self) ? 1ull << d : 0;
+    return 0;
+}

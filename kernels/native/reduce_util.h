@@ -44,4 +44,8 @@ int tl_rd_check_nonempty(const tl_tensor *self, uint64_t mask, bool dim_given, c
  * (reduce_ops.c) */
 tl_tensor *tl_rd_nansum(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
 
+/* argmax / argmin's reduced dims: `dim` (wrapped) when given, else every dim
+ * (the flattened index) */
+int tl_rd_arg_mask(const tl_tensor *self, int64_t dim, bool dim_has, uint64_t *mask);
+
 #endif

@@ -262,7 +262,7 @@ def test_structured_glue(small):
     assert "tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_META, 1);\n    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;\n" \
            "    if (tl_meta_foo_Tensor(&s_, self, other, alpha) != 0) goto fail;\n    return tl_structured_finish(&s_);" in foo
     assert "tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);" in foo
-    # registrations: CPU and Meta per variant; CUDA left out with a reason
+    # registrations: CPU, CUDA and Meta per variant
     assert body(
         """\
             if (TL_KERNEL_MISSING(tl_meta_foo_Tensor) || TL_KERNEL_MISSING(tl_impl_foo_out))  /* a hand-written kernel is missing: no CPU kernel */
@@ -273,8 +273,12 @@ def test_structured_glue(small):
         """
     ) in foo
     assert "TL_KEY_META, (void *)tl_structured_foo_Tensor_Meta" in foo
-    assert "/* not registered: CUDA: foo_out (no CUDA kernels are generated for it) */" in foo
+    # CUDA (`CPU, CUDA: foo_out`): the hand-written tl_impl_foo_out_cuda, registered when it exists
+    assert ('if (TL_KERNEL_MISSING(tl_meta_foo_Tensor) || TL_KERNEL_MISSING(tl_impl_foo_out_cuda))  '
+            '/* a hand-written kernel is missing: no CUDA kernel */') in foo
+    assert "TL_KEY_CUDA, (void *)tl_structured_foo_out_CUDA" in foo
     h = declarations(small)
+    assert "TL_WEAK int tl_impl_foo_out_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out);" in h
     assert "TL_WEAK int tl_meta_foo_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha);" in h
     assert "TL_WEAK int tl_impl_foo_out(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out);" in h
 

@@ -27,21 +27,35 @@ INCLUDES = ["runtime/include", "generated/include", "generated/kernels", "kernel
 KERNEL_RE = re.compile(r'extern "C" __global__ void __launch_bounds__\(\d+\) (\w+)\(')
 
 
+#: programs that are not ufunc_<op>.cu: (file, parameter struct, block-cooperative)
+PROGRAMS = {"reduce": ("reduce.cu", "tl_cuda_reduce_params", True)}
+
+
+def _program(op: str) -> tuple[Path, str, bool]:
+    file, params, coop = PROGRAMS.get(op, (f"ufunc_{op}.cu", "tl_cuda_ufunc_params", False))
+    return ROOT / "generated" / "cuda" / file, params, coop
+
+
+def _host_file(op: str) -> Path:
+    return ROOT / "generated/cuda" / (f"{op}_cuda.c" if op in PROGRAMS else f"ufunc_{op}_cuda.c")
+
+
 def _tu(op: str) -> str:
-    cu = ROOT / "generated" / "cuda" / f"ufunc_{op}.cu"
+    cu, params, coop = _program(op)
     names = KERNEL_RE.findall(cu.read_text())
+    run, reg = ("tl_shim_run_coop", "tl_shim_register_coop") if coop else ("tl_shim_run", "tl_shim_register")
     lines = [f'#include "{cu}"', ""]
     for n in names:
-        lines.append(f"static void tl_shim_call_{n}(const void *p) {{ {n}(*(const tl_cuda_ufunc_params *)p); }}")
+        lines.append(f"static void tl_shim_call_{n}(const void *p) {{ {n}(*(const {params} *)p); }}")
     lines.append(f'extern "C" void tl_shim_register_{op}(void) {{')
-    lines += [f'    tl_shim_register("{n}", tl_shim_call_{n});' for n in names]
+    lines += [f'    {reg}("{n}", tl_shim_call_{n});' for n in names]
     lines.append("}")
     # trampolines for the runtime's fake libcuda (tests/cuda/fake_driver): its
     # cuLaunchKernel calls fn(grid, block, kernelParams); kernelParams[0] is
     # the parameter struct the generated launcher packed
     for n in names:
         lines.append(f"static void tl_fake_{n}(unsigned g[3], unsigned b[3], void **params) "
-                     f"{{ tl_shim_run(tl_shim_call_{n}, g, b, params[0]); }}")
+                     f"{{ {run}(tl_shim_call_{n}, g, b, params[0]); }}")
     lines.append(f'extern "C" void tl_shim_register_fake_{op}(void (*reg)(const char *, tl_shim_fake_fn)) {{')
     lines += [f'    reg("{n}", tl_fake_{n});' for n in names]
     lines.append("}")
@@ -56,10 +70,12 @@ def _run(cmd: list[str]) -> None:
 
 def build(ops: list[str], sanitize: bool = False) -> Path:
     c_sources = [ROOT / "kernels/cuda/tl_cuda_loops.c", ROOT / "kernels/cuda/tl_cuda_ufunc_iter.c"]
-    c_sources += [ROOT / "generated/cuda" / f"ufunc_{op}_cuda.c" for op in ops]
+    c_sources += [_host_file(op) for op in ops]
+    if "reduce" in ops:
+        c_sources.append(ROOT / "kernels/cuda/tl_cuda_reduce.c")
     tus = {op: _tu(op) for op in ops}
     inputs = sorted(ROOT.glob("kernels/cuda/*")) + sorted(HERE.glob("shim/*")) + c_sources
-    inputs += [ROOT / "generated/cuda" / f"ufunc_{op}.cu" for op in ops] + sorted(ROOT.glob("runtime/include/*.h"))
+    inputs += [_program(op)[0] for op in ops] + sorted(ROOT.glob("runtime/include/*.h"))
     inputs += [ROOT / "generated/cuda/tl_cuda_ufunc_params.h"]
     flags = ["-O1", "-g", "-fPIC", "-Wall", "-Wextra"] + (["-fsanitize=address,undefined"] if sanitize else [])
     h = hashlib.sha256(" ".join(flags + ops).encode())
@@ -78,7 +94,7 @@ def build(ops: list[str], sanitize: bool = False) -> Path:
         src = tmp / f"shim_{op}.cpp"
         src.write_text(text)
         jobs.append(["g++", "-std=c++17", *flags, "-Wno-unknown-pragmas", "-Wno-unused-parameter",
-                     "-include", str(HERE / "shim/host_shim.h"), "-c", str(src), "-o", str(src.with_suffix(".o"))])
+                     "-fwrapv", "-include", str(HERE / "shim/host_shim.h"), "-c", str(src), "-o", str(src.with_suffix(".o"))])
     launch = HERE / "shim/shim_launch.cpp"
     jobs.append(["g++", "-std=c++17", *flags, "-c", str(launch), "-o", str(tmp / "shim_launch.o")])
     for c in c_sources:

@@ -64,6 +64,21 @@ def test_host_side_embeds_the_program_exactly():
         assert f'static tl_cuda_program tl_ufunc_{op}_cuda_program = {{"ufunc_{op}",' in c
 
 
+def test_reduce_program_and_host_side():
+    cu = (GEN / "reduce.cu").read_text()
+    c = (GEN / "reduce_cuda.c").read_text()
+    assert _c_string_contents(c, "tl_reduce_cuda_source") == cu
+    assert 'static tl_cuda_program tl_reduce_cuda_program = {"reduce",' in c
+    # the parameter struct and the kernel templates pasted in; no #include left
+    assert "typedef struct tl_cuda_reduce_params {" in cu and "#include" not in cu
+    assert ('extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f16(const tl_cuda_reduce_params p) {\n'
+            "    tl_rd_rows<tl_rd_f16, tl_rd_arg<tl_rd_f16, true>>(p);") in cu
+    assert "tl_rd_combine<double, tl_rd_mean<double>>(p);" in cu
+    # the table: [sum][bool] present with an int64 accumulator, [mean][int32] absent
+    assert "{&tl_reduce_cuda_fns[0][0], &tl_reduce_cuda_fns[0][1], 8}," in c
+    assert c.count("{NULL, NULL, 0},") == 6 + 1 + 1
+
+
 def test_params_struct_both_sides():
     h = (GEN / "tl_cuda_ufunc_params.h").read_text()
     assert f"_Static_assert(sizeof(tl_cuda_ufunc_params) == {uc.PARAMS_SIZE}," in h

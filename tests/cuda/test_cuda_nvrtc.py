@@ -110,6 +110,21 @@ def test_prebuild_command(tmp_path):
     assert sum(x.kernels for x in again) == 3 * 9 + 3 * 10
 
 
+@pytest.mark.parametrize("cc", [80, 90])
+def test_reduce_program_builds(cc):
+    """the reductions' program alone (the full set below takes minutes): every
+    operator x dtype pair of kernels, no spills, no stack frame"""
+    src = (ROOT / "generated" / "cuda" / "reduce.cu").read_text()
+    image, usage, _ = nvrtc.compile_report("reduce", src, cc)
+    nvrtc.check_usage("reduce", usage)
+    names = {u.name for u in usage}
+    assert len(names) == 2 * (10 + 4 + 10 + 10 + 9 + 9) + 2 * 4   # + softmax, log_softmax
+    assert {"tl_reduce_sum_f16", "tl_reduce_sum_f16_combine", "tl_reduce_argmax_i64", "tl_reduce_mean_bf16",
+            "tl_log_softmax_f16"} <= names
+    assert "tl_reduce_mean_i32" not in names and "tl_reduce_argmax_b" not in names
+    assert all(u.stack == 0 for u in usage) and image[:4] == b"\x7fELF"
+
+
 def test_every_program_builds(tmp_path_factory):
     """every generated program -> CUBIN for sm_80 and sm_90, no spills. Into the
     user's kernel cache (content-addressed: source, options, arch and NVRTC
@@ -121,6 +136,7 @@ def test_every_program_builds(tmp_path_factory):
     assert not failed, "\n".join(failed)
     n = len(prebuild.programs())
     assert len(results) == 2 * n and n >= 90
-    for r in results:   # three kernels per supported dtype, all reported by ptxas
-        assert r.kernels % 3 == 0 and r.kernels > 0
+    assert {r.program for r in results} >= {"ufunc_add", "ufunc_copy", "reduce"}
+    for r in results:   # three kernels per supported dtype (reduce: two per operator and dtype), all reported by ptxas
+        assert r.kernels % (2 if r.program == "reduce" else 3) == 0 and r.kernels > 0
     assert len(list(out.glob("*-sm_90-*.cubin"))) >= n   # the cache may hold older sources too

@@ -25,5 +25,6 @@ tl_tensor *tl_ops__log_softmax_out_redispatch(tl_keyset ks, tl_tensor *self, int
 int tl_ops__log_softmax_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta__log_softmax(tl_structured *s, tl_tensor *self, int64_t dim, bool half_to_float);
 TL_WEAK int tl_impl_log_softmax_cpu_out(tl_structured *s, tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);
+TL_WEAK int tl_impl_log_softmax_cuda_out(tl_structured *s, tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);
 
 #endif

@@ -25,5 +25,6 @@ tl_tensor *tl_ops__softmax_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t
 int tl_ops__softmax_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta__softmax(tl_structured *s, tl_tensor *self, int64_t dim, bool half_to_float);
 TL_WEAK int tl_impl_softmax_cpu_out(tl_structured *s, tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);
+TL_WEAK int tl_impl_softmax_cuda_out(tl_structured *s, tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out);
 
 #endif

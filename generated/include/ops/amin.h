@@ -25,5 +25,6 @@ tl_tensor *tl_ops_amin_out_redispatch(tl_keyset ks, tl_tensor *self, const int64
 int tl_ops_amin_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_amin(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
 TL_WEAK int tl_impl_amin_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+TL_WEAK int tl_impl_amin_out_cuda(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
 
 #endif

@@ -25,5 +25,6 @@ tl_tensor *tl_ops_argmax_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t d
 int tl_ops_argmax_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_argmax(tl_structured *s, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim);
 TL_WEAK int tl_impl_argmax_out(tl_structured *s, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *out);
+TL_WEAK int tl_impl_argmax_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *out);
 
 #endif

@@ -43,5 +43,6 @@ tl_tensor *tl_ops_baddbmm_dtype_out_redispatch(tl_keyset ks, tl_tensor *self, tl
 int tl_ops_baddbmm_dtype_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_baddbmm(tl_structured *s, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
 TL_WEAK int tl_impl_baddbmm_out_cpu(tl_structured *s, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
+TL_WEAK int tl_impl_baddbmm_out_cuda(tl_structured *s, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 
 #endif

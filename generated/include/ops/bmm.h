@@ -37,5 +37,6 @@ tl_tensor *tl_ops_bmm_dtype_out_redispatch(tl_keyset ks, tl_tensor *self, tl_ten
 int tl_ops_bmm_dtype_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_bmm(tl_structured *s, tl_tensor *self, tl_tensor *mat2);
 TL_WEAK int tl_impl_bmm_out_cpu(tl_structured *s, tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
+TL_WEAK int tl_impl_bmm_out_cuda(tl_structured *s, tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
 
 #endif

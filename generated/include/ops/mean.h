@@ -39,5 +39,6 @@ tl_tensor *tl_ops_mean_out_redispatch(tl_keyset ks, tl_tensor *self, const int64
 int tl_ops_mean_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_mean_dim(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
 TL_WEAK int tl_impl_mean_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+TL_WEAK int tl_impl_mean_out_cuda(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 
 #endif

@@ -32,5 +32,6 @@ tl_tensor *tl_ops_sum_IntList_out_redispatch(tl_keyset ks, tl_tensor *self, cons
 int tl_ops_sum_IntList_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_sum_dim_IntList(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
 TL_WEAK int tl_impl_sum_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+TL_WEAK int tl_impl_sum_out_cuda(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 
 #endif

@@ -18,6 +18,7 @@ from .. import _device as _dev
 from .._errors import OutOfMemoryError, check
 from ._memory import (empty_cache, max_memory_allocated, max_memory_reserved, memory_allocated,
                       memory_reserved, reset_peak_memory_stats)
+from . import _blas
 from .streams import Event, Stream, StreamContext, current_stream, default_stream, set_stream, stream
 
 __all__ = [
@@ -193,3 +194,4 @@ def tl_py_cuda_compile(name, source, major, minor, image, image_len, error_msg):
 
 
 lib.tl_cuda_set_compiler(lib.tl_py_cuda_compile)
+_blas.install(lib)   # where the nvidia-cublas wheel's library is (loaded on the first matrix product)

@@ -1,0 +1,79 @@
+"""The CUDA reduction program: ``generated/cuda/reduce.cu`` (one CUDA C++
+program: the prelude, the parameter struct ``kernels/cuda/
+tl_cuda_reduce_params.h``, the hand-written kernel templates ``kernels/cuda/
+tl_cuda_reduce.cuh`` and one ``extern "C"`` pair of kernels per operator and
+dtype) and ``generated/cuda/reduce_cuda.c`` (the program as a C string, its
+kernels and the table ``kernels/cuda/tl_cuda_reduce.c`` launches from).
+
+The pointwise emitter renders formulas; reductions are block-cooperative
+(shared memory, warp shuffles), so their bodies are written by hand and only
+the instantiations are generated (docs/CUDA.md).
+"""
+
+from __future__ import annotations
+
+from . import EmitContext
+from .ufunc import DTYPES, ROOT
+from .ufunc_cuda import C_COMMENT, PRELUDE, _c_string
+
+CUDA_DIR = ROOT / "kernels" / "cuda"
+PARAMS = CUDA_DIR / "tl_cuda_reduce_params.h"
+BODY = CUDA_DIR / "tl_cuda_reduce.cuh"
+THREADS = 512   # tl_cuda_reduce_params.h: TL_CUDA_REDUCE_MAX_THREADS
+
+#: the template argument naming each dtype's storage (tl_cuda_reduce.cuh)
+STORAGE = {"Bool": "tl_rd_bool", "Byte": "uint8_t", "Char": "int8_t", "Short": "int16_t", "Int": "int32_t",
+           "Long": "int64_t", "Half": "tl_rd_f16", "BFloat16": "tl_rd_bf16", "Float": "float", "Double": "double"}
+_FLOAT = ("Half", "BFloat16", "Float", "Double")
+#: operators in TL_CUDA_REDUCE_<OP> order (kernels/cuda/tl_cuda_reduce.h): (name, template, dtypes)
+OPS = (
+    ("sum", "tl_rd_sum<{T}>", tuple(STORAGE)),
+    ("mean", "tl_rd_mean<{T}>", _FLOAT),
+    ("amax", "tl_rd_extreme<{T}, true>", tuple(STORAGE)),
+    ("amin", "tl_rd_extreme<{T}, false>", tuple(STORAGE)),
+    ("argmax", "tl_rd_arg<{T}, true>", tuple(d for d in STORAGE if d != "Bool")),
+    ("argmin", "tl_rd_arg<{T}, false>", tuple(d for d in STORAGE if d != "Bool")),
+)
+_COMPUTE_BYTES = {"Bool": 1, "Byte": 1, "Char": 1, "Short": 2, "Int": 4, "Long": 8, "Half": 4, "BFloat16": 4,
+                  "Float": 4, "Double": 8}
+
+
+def acc_bytes(op: str, dtype: str) -> int:
+    """bytes of one partial accumulator (the combine pass's input)"""
+    if op in ("sum", "mean"):
+        return 4 if dtype in ("Half", "BFloat16", "Float") else 8
+    if op in ("argmax", "argmin"):
+        return 16   # (value, int64 index), 8-aligned
+    return _COMPUTE_BYTES[dtype]
+
+
+def _strip(text: str) -> str:
+    """a header's text without its #include lines (the program includes nothing)"""
+    return "\n".join(line for line in text.split("\n") if not line.lstrip().startswith("#include")).rstrip("\n")
+
+
+def render_reduce_program(ctx: EmitContext) -> dict[str, str]:
+    kernels = []
+    table = []
+    for op, tmpl, dtypes in OPS:
+        row = []
+        for d in DTYPES:
+            if d.scalar_name not in dtypes:
+                row.append(None)
+                continue
+            k = {"name": f"tl_reduce_{op}_{d.suffix}", "op": tmpl.format(T=STORAGE[d.scalar_name]),
+                 "T": STORAGE[d.scalar_name], "dtype": d.scalar_name, "acc": acc_bytes(op, d.scalar_name),
+                 "index": len(kernels)}
+            kernels.append(k)
+            row.append(k)
+        table.append((op, row))
+    softmax = [{"name": f"tl_{'log_' if log else ''}softmax_{d.suffix}", "T": STORAGE[d.scalar_name],
+                "log": "true" if log else "false", "dtype": d.scalar_name, "index": 2 * i + log}
+               for i, d in enumerate(d for d in DTYPES if d.scalar_name in _FLOAT) for log in (0, 1)]
+    cu = ctx.render("reduce_cuda.cu.j2", C_COMMENT, prelude=PRELUDE.read_text().rstrip("\n"),
+                    params=_strip(PARAMS.read_text()), body=_strip(BODY.read_text()), kernels=kernels,
+                    softmax=softmax, threads=THREADS)
+    cu = cu.rstrip("\n") + "\n"
+    host = ctx.render("reduce_cuda_host.c.j2", C_COMMENT, source=_c_string(cu), kernels=kernels, table=table,
+                      softmax=softmax)
+    return {"cuda/reduce.cu": cu, "cuda/reduce_cuda.c": host}

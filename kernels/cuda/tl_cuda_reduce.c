@@ -1,0 +1,313 @@
+/* CUDA reductions: sum, mean, amax / amin, argmax / argmin (the structured
+ * impls tl_impl_<kernel>_cuda registered for the CUDA key; the meta functions
+ * are the CPU's, kernels/native/reduce_*.c). The input's dims split into kept
+ * dims (one output each combination) and reduced dims, both innermost first,
+ * size-1 dims dropped and mergeable neighbours merged; the plan picks threads
+ * per block and, for few outputs over many elements, a two-pass split; the
+ * kernels are generated/cuda/reduce.cu (kernels/cuda/tl_cuda_reduce.cuh).
+ * As in torchlet's CPU kernels, sum and mean first convert the input to the
+ * result dtype when they differ. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tl_cuda_loops.h"
+#include "tl_cuda_reduce.h"
+#include "tl_error.h"
+#include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/_log_softmax.h"
+#include "ops/_softmax.h"
+#include "ops/amax.h"
+#include "ops/amin.h"
+#include "ops/argmax.h"
+#include "ops/argmin.h"
+#include "ops/mean.h"
+#include "ops/sum.h"
+#include "tl_internal.h"
+#include "tl_structured.h"
+#include "../native/reduce_util.h"
+
+_Static_assert(sizeof(tl_cuda_reduce_params) == TL_CUDA_REDUCE_PARAMS_SIZE,
+               "tl_cuda_reduce_params: the C and CUDA layouts must agree");
+
+static const char *const OP_NAMES[TL_CUDA_REDUCE_NOPS] = {"sum", "mean", "amax", "amin", "argmax", "argmin"};
+
+enum { MIN_PER_THREAD = 4, PER_THREAD_SPLIT = 16, TARGET_BLOCKS = 1024, MAX_GRID = 65536 };
+
+void tl_cuda_reduce_make_plan(int64_t nout, int64_t nred, tl_cuda_reduce_plan *plan) {
+    unsigned threads = 32;   /* a warp, doubled while each thread would get more than MIN_PER_THREAD elements */
+    while (threads < TL_CUDA_REDUCE_MAX_THREADS && (int64_t)threads * MIN_PER_THREAD < nred) threads *= 2;
+    int64_t splits = 1, chunk = nred;
+    /* few outputs, long rows: split rows into chunks of >= PER_THREAD_SPLIT
+     * elements per thread until about TARGET_BLOCKS blocks run */
+    if (nout < TARGET_BLOCKS && nred >= 2 * (int64_t)threads * PER_THREAD_SPLIT) {
+        int64_t want = (TARGET_BLOCKS + nout - 1) / nout, most = nred / ((int64_t)threads * PER_THREAD_SPLIT);
+        splits = want < most ? want : most;
+        if (splits > 1) {
+            chunk = (nred + splits - 1) / splits;
+            chunk = (chunk + threads - 1) / threads * threads;
+            splits = (nred + chunk - 1) / chunk;
+        } else {
+            splits = 1;
+        }
+    }
+    const int64_t blocks = nout * splits;
+    plan->threads = threads;
+    plan->splits = (uint32_t)splits;
+    plan->chunk = (uint32_t)chunk;
+    plan->grid = (unsigned)(blocks < MAX_GRID ? blocks : MAX_GRID);
+    unsigned ct = 32;
+    while (ct < TL_CUDA_REDUCE_MAX_THREADS && ct < splits) ct *= 2;
+    plan->combine_threads = ct;
+    plan->combine_grid = (unsigned)(nout < MAX_GRID ? nout : MAX_GRID);
+}
+
+/* one dim of the launch: size and byte strides (input; output for kept dims) */
+typedef struct rd_dim {
+    int64_t size, in, out;
+} rd_dim;
+
+/* merges dim i+1 (outer) into dim i where both strides continue it; drops size 1 */
+static int coalesce(rd_dim *d, int n, int with_out) {
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (d[i].size == 1) continue;
+        if (m > 0 && d[i].in == d[m - 1].size * d[m - 1].in &&
+            (!with_out || d[i].out == d[m - 1].size * d[m - 1].out)) {
+            d[m - 1].size *= d[i].size;
+            continue;
+        }
+        d[m++] = d[i];
+    }
+    return m;
+}
+
+/* 1 + the largest byte offset of a layout (PyTorch's 32-bit rule) */
+static int64_t extent(const rd_dim *d, int n, int out, int64_t isz) {
+    int64_t e = isz;
+    for (int i = 0; i < n; i++) {
+        const int64_t st = out ? d[i].out : d[i].in;
+        e += (d[i].size - 1) * (st < 0 ? -st : st);
+    }
+    return e;
+}
+
+static int launch(const tl_cuda_reduce_kernels *k, tl_cuda_reduce_params *p, const tl_cuda_reduce_plan *plan,
+                  const tl_tensor *x) {
+    void *args[1] = {p};
+    const unsigned grid[3] = {plan->grid, 1, 1}, block[3] = {plan->threads, 1, 1};
+    if (plan->splits == 1) return tl_cuda_launch(k->rows, grid, block, 0, args);
+    /* the partials: from the input's allocator (the caching allocator on a
+     * device; freed after queueing pass 2, stream-ordered as PyTorch's) */
+    const int64_t nbytes = (int64_t)p->nout * plan->splits * k->acc_bytes;
+    tl_tensor *ws = tl_empty(1, &nbytes, TL_UINT8, tl_tensor_device(x));
+    if (!ws) return -1;
+    p->partial = (uint64_t)(uintptr_t)tl__data(ws);
+    const unsigned grid2[3] = {plan->combine_grid, 1, 1}, block2[3] = {plan->combine_threads, 1, 1};
+    int rc = tl_cuda_launch(k->rows, grid, block, 0, args);
+    if (rc == 0) rc = tl_cuda_launch(k->combine, grid2, block2, 0, args);
+    tl_tensor_release(ws);
+    return rc;
+}
+
+/* the launch's struct for reducing the dims in mask of x into out (out: x's
+ * shape with those dims removed or kept as 1, or x's own shape for softmax,
+ * whose one reduced dim's output stride goes to red_out_stride); 1 when
+ * there is nothing to launch */
+static int make_params(const char *name, const tl_tensor *x, uint64_t mask, const tl_tensor *out,
+                       tl_cuda_reduce_params *p) {
+    if (tl_tensor_numel(out) == 0) return 1;
+    int64_t nout = 1;   /* the kept dims' combinations (softmax's out has every element of x) */
+    const tl_dtype dt = tl_tensor_dtype(x);
+    const int64_t nd = tl_tensor_ndim(x), isz = tl__itemsize(dt), osz = tl__itemsize(tl_tensor_dtype(out));
+    const int keepdim = tl_tensor_ndim(out) == nd;
+    rd_dim kept[TL_RD_MAXD], red[TL_RD_MAXD];
+    int nk = 0, nr = 0;
+    int64_t nred = 1;
+    /* innermost first; an output dim is the input dim (keepdim) or the kept dims' count */
+    int64_t okept = keepdim ? 0 : nd - __builtin_popcountll(mask);
+    for (int64_t d = nd - 1; d >= 0; d--) {
+        const int64_t size = x->sizes[d], in = x->strides[d] * isz;
+        if (mask >> d & 1) {
+            red[nr++] = (rd_dim){size, in, keepdim ? out->strides[d] * osz : 0};
+            nred *= size;
+        } else {
+            const int64_t od = keepdim ? d : --okept;
+            kept[nk++] = (rd_dim){size, in, out->strides[od] * osz};
+            nout *= size;
+        }
+    }
+    nk = coalesce(kept, nk, 1);
+    nr = nred == 0 ? 0 : coalesce(red, nr, 0);   /* nothing to reduce: no divisor of a size 0 */
+    rd_dim all[2 * TL_RD_MAXD];
+    memcpy(all, kept, sizeof(rd_dim) * (size_t)nk);
+    memcpy(all + nk, red, sizeof(rd_dim) * (size_t)nr);
+    if (nk > TL_CUDA_REDUCE_MAX_DIMS || nr > TL_CUDA_REDUCE_MAX_DIMS)
+        return tl_set_error(TL_ERR_RUNTIME, "%s on CUDA: more than %d kept or reduced dims after merging", name,
+                            TL_CUDA_REDUCE_MAX_DIMS);
+    if (nred > INT32_MAX || nout > INT32_MAX || extent(all, nk + nr, 0, isz) > INT32_MAX ||
+        extent(kept, nk, 1, osz) > INT32_MAX || (nr == 1 && (nred - 1) * red[0].out + osz > INT32_MAX))
+        return tl_set_error(TL_ERR_RUNTIME, "%s on CUDA: tensors whose elements or byte offsets exceed 32 bits are "
+                            "not supported", name);
+    memset(p, 0, sizeof *p);
+    p->in = (uint64_t)(uintptr_t)tl__data(x);
+    p->out = (uint64_t)(uintptr_t)tl__data(out);
+    p->factor = 1.0 / (double)nred;   /* 0 elements: inf, and the mean 0 * inf = NaN as PyTorch's */
+    p->nout = (uint32_t)nout;
+    p->nred = (uint32_t)nred;
+    p->out_ndim = (uint32_t)nk;
+    p->red_ndim = (uint32_t)nr;
+    for (int i = 0; i < nk; i++) {
+        p->out_sizes[i] = (uint32_t)kept[i].size;
+        tl_cuda_int_divider(p->out_sizes[i], &p->out_magic[i], &p->out_shift[i]);
+        p->out_in_stride[i] = (int32_t)kept[i].in;
+        p->out_out_stride[i] = (int32_t)kept[i].out;
+    }
+    for (int i = 0; i < nr; i++) {
+        p->red_sizes[i] = (uint32_t)red[i].size;
+        tl_cuda_int_divider(p->red_sizes[i], &p->red_magic[i], &p->red_shift[i]);
+        p->red_stride[i] = (int32_t)red[i].in;
+    }
+    p->red_out_stride = nr == 1 ? (int32_t)red[0].out : 0;
+    return 0;
+}
+
+static int run_on_device(int op, const tl_tensor *x, uint64_t mask, tl_tensor *out) {
+    const tl_dtype dt = tl_tensor_dtype(x);
+    const tl_cuda_reduce_kernels *k = &tl_cuda_reduce_table[op][dt];
+    if (!k->rows)
+        return tl_set_error(TL_ERR_RUNTIME, "\"%s_cuda\" not implemented for '%s'", OP_NAMES[op],
+                            tl_dtype_scalar_name(dt));
+    tl_cuda_reduce_params p;
+    const int rc = make_params(OP_NAMES[op], x, mask, out, &p);
+    if (rc != 0) return rc < 0 ? -1 : 0;
+    tl_cuda_reduce_plan plan;
+    tl_cuda_reduce_make_plan(p.nout, p.nred, &plan);
+    p.splits = plan.splits;
+    p.chunk = plan.chunk;
+    return launch(k, &p, &plan, x);
+}
+
+/* softmax / log_softmax of x over dim d into out (x's shape): one block per row */
+static int softmax_on_device(int log, const tl_tensor *x, int64_t d, tl_tensor *out) {
+    tl_cuda_function *f = tl_cuda_softmax_table[log][tl_tensor_dtype(x)];
+    if (!f)
+        return tl_set_error(TL_ERR_RUNTIME, "\"host_softmax\" not implemented for '%s'",
+                            tl_dtype_scalar_name(tl_tensor_dtype(x)));
+    tl_cuda_reduce_params p;
+    const int rc = make_params(log ? "log_softmax" : "softmax", x, tl_tensor_ndim(x) ? 1ull << d : 0, out, &p);
+    if (rc != 0) return rc < 0 ? -1 : 0;
+    tl_cuda_reduce_plan plan;
+    tl_cuda_reduce_make_plan(p.nout, p.nred, &plan);
+    p.splits = 1;
+    p.chunk = p.nred;
+    void *args[1] = {&p};
+    const unsigned grid[3] = {p.nout < 65536 ? p.nout : 65536, 1, 1}, block[3] = {plan.threads, 1, 1};
+    return tl_cuda_launch(f, grid, block, 0, args);
+}
+
+/* runs fn on x's device (x and out on one device; CPU tensors: the host-shim tests) */
+static int on_device_of(const tl_tensor *x, int (*fn)(int, const tl_tensor *, uint64_t, tl_tensor *), int a,
+                        uint64_t b, tl_tensor *out) {
+    if (tl_tensor_device(x) != TL_CUDA) return fn(a, x, b, out);
+    const int prev = tl_cuda_current_device(), dev = x->storage->device_index;
+    if (dev != prev && tl_cuda_set_device(dev) != 0) return -1;
+    const int rc = fn(a, x, b, out);
+    if (dev != prev) tl_cuda_set_device(prev);
+    return rc;
+}
+
+static int softmax_fn(int log, const tl_tensor *x, uint64_t d, tl_tensor *out) {
+    return softmax_on_device(log, x, (int64_t)d, out);
+}
+
+int tl_cuda_softmax_run(int log, const tl_tensor *x, int64_t dim, tl_tensor *out) {
+    return on_device_of(x, softmax_fn, log, (uint64_t)dim, out);
+}
+
+int tl_cuda_reduce_run(int op, const tl_tensor *x, uint64_t mask, tl_tensor *out) {
+    return on_device_of(x, run_on_device, op, mask, out);
+}
+
+/* ---- the structured impls (yaml: CPU, CUDA: <kernel>) */
+
+/* sum / mean: over the input converted to the result dtype */
+static int sumlike(int op, tl_tensor *self, const int64_t *dim, int64_t dim_len, tl_tensor *out) {
+    uint64_t mask;
+    if (tl_rd_mask(self, dim, dim_len, &mask)) return -1;
+    tl_tensor *x = tl_to_dtype(self, tl_tensor_dtype(out), 0);
+    if (!x) return -1;
+    const int rc = tl_cuda_reduce_run(op, x, mask, out);
+    tl_tensor_release(x);
+    return rc;
+}
+
+int tl_impl_sum_out_cuda(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim,
+                         tl_dtype dtype, tl_tensor *out) {
+    (void)s; (void)keepdim; (void)dtype;
+    return sumlike(TL_CUDA_REDUCE_SUM, self, dim, dim_len, out);
+}
+
+int tl_impl_mean_out_cuda(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim,
+                          tl_dtype dtype, tl_tensor *out) {
+    (void)s; (void)keepdim; (void)dtype;
+    return sumlike(TL_CUDA_REDUCE_MEAN, self, dim, dim_len, out);
+}
+
+static int extreme(int op, tl_tensor *self, const int64_t *dim, int64_t dim_len, tl_tensor *out) {
+    uint64_t mask;
+    if (tl_rd_mask(self, dim, dim_len, &mask)) return -1;
+    return tl_cuda_reduce_run(op, self, mask, out);
+}
+
+int tl_impl_amax_out_cuda(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim,
+                          tl_tensor *out) {
+    (void)s; (void)keepdim;
+    return extreme(TL_CUDA_REDUCE_AMAX, self, dim, dim_len, out);
+}
+
+int tl_impl_amin_out_cuda(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim,
+                          tl_tensor *out) {
+    (void)s; (void)keepdim;
+    return extreme(TL_CUDA_REDUCE_AMIN, self, dim, dim_len, out);
+}
+
+/* argmax / argmin: one dim, or every dim (the flattened index) */
+static int arg(int op, tl_tensor *self, int64_t dim, bool dim_has, tl_tensor *out) {
+    uint64_t mask;
+    if (tl_rd_arg_mask(self, dim, dim_has, &mask)) return -1;
+    return tl_cuda_reduce_run(op, self, mask, out);
+}
+
+int tl_impl_argmax_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim,
+                            tl_tensor *out) {
+    (void)s; (void)keepdim;
+    return arg(TL_CUDA_REDUCE_ARGMAX, self, dim, dim_has, out);
+}
+
+int tl_impl_argmin_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim,
+                            tl_tensor *out) {
+    (void)s; (void)keepdim;
+    return arg(TL_CUDA_REDUCE_ARGMIN, self, dim, dim_has, out);
+}
+
+/* softmax / log_softmax (yaml: CUDA: softmax_cuda_out / log_softmax_cuda_out;
+ * meta: the CPU's, kernels/native/nn_ops.c, output of self's dtype) */
+static int softmax_impl(int log, tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out) {
+    const int64_t nd = tl_tensor_ndim(self);
+    const int64_t d = tl__wrap_dim(dim, nd, 1);
+    if (d < 0) return -1;
+    if (half_to_float)   /* the meta function gives self's dtype: the float output is not made */
+        return tl_set_error(TL_ERR_RUNTIME, "softmax with half to float conversion is not supported on CUDA");
+    return tl_cuda_softmax_run(log, self, nd ? d : 0, out);
+}
+
+int tl_impl_softmax_cuda_out(tl_structured *s, tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out) {
+    (void)s;
+    return softmax_impl(0, self, dim, half_to_float, out);
+}
+
+int tl_impl_log_softmax_cuda_out(tl_structured *s, tl_tensor *self, int64_t dim, bool half_to_float,
+                                 tl_tensor *out) {
+    (void)s;
+    return softmax_impl(1, self, dim, half_to_float, out);
+}

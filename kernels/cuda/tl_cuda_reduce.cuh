@@ -1,0 +1,281 @@
+/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin.
+ * The generator pastes this text into generated/cuda/reduce.cu after the
+ * prelude and the parameter struct (tl_cuda_reduce_params.h), then adds one
+ * extern "C" pair of kernels per operator and dtype (<name> and
+ * <name>_combine). The host side is kernels/cuda/tl_cuda_reduce.c.
+ *
+ * Scheme (docs/CUDA.md): one block per output row (a grid-stride loop over
+ * rows x splits), its threads striding the reduced elements, then a block
+ * tree: warp shuffles, one value per warp through shared memory, shuffles
+ * again. Every thread runs every step of the tree (the second stage too), so
+ * control flow is uniform: the host shim (tests/cuda/shim) runs these kernels
+ * with a barrier model. With splits > 1 each block reduces one chunk of a
+ * row into `partial` and the _combine kernel reduces a row's partials: the
+ * two-pass scheme for few outputs over many elements (deterministic: no
+ * atomics).
+ *
+ * Accumulators as PyTorch's CUDA kernels: float16 / bfloat16 / float32 sum in
+ * float, float64 in double, integers and bool in int64; max / min compare in
+ * the compute type with NaN propagating; argmax / argmin carry (value, index),
+ * NaN wins, ties go to the lower index. */
+
+static_assert(sizeof(tl_cuda_reduce_params) == TL_CUDA_REDUCE_PARAMS_SIZE,
+              "tl_cuda_reduce_params: the C and CUDA layouts must agree");
+
+/* ---- storage types: how an element is read into its compute type and written */
+struct tl_rd_bool {};   /* tags for the 1- and 2-byte storage types a plain C++ type cannot tell apart */
+struct tl_rd_f16 {};
+struct tl_rd_bf16 {};
+
+template <class T> struct tl_rd_io {
+    typedef T compute;
+    typedef T sum_acc;
+    static TL_CUDA_FORCEINLINE compute load(const char *p) { return *(const T *)p; }
+    template <class V> static TL_CUDA_FORCEINLINE void store(char *p, V v) { *(T *)p = (T)v; }
+};
+template <> struct tl_rd_io<tl_rd_bool> {
+    typedef uint8_t compute;
+    typedef int64_t sum_acc;
+    static TL_CUDA_FORCEINLINE compute load(const char *p) { return *(const uint8_t *)p; }
+    template <class V> static TL_CUDA_FORCEINLINE void store(char *p, V v) { *(uint8_t *)p = v != 0; }
+};
+template <> struct tl_rd_io<tl_rd_f16> {
+    typedef float compute;
+    typedef float sum_acc;
+    static TL_CUDA_FORCEINLINE compute load(const char *p) { return tl_f16_to_f32(*(const uint16_t *)p); }
+    template <class V> static TL_CUDA_FORCEINLINE void store(char *p, V v) { *(uint16_t *)p = tl_f32_to_f16((float)v); }
+};
+template <> struct tl_rd_io<tl_rd_bf16> {
+    typedef float compute;
+    typedef float sum_acc;
+    static TL_CUDA_FORCEINLINE compute load(const char *p) { return tl_bf16_to_f32(*(const uint16_t *)p); }
+    template <class V> static TL_CUDA_FORCEINLINE void store(char *p, V v) { *(uint16_t *)p = tl_f32_to_bf16((float)v); }
+};
+/* integers sum in int64 (PyTorch's acc_type on CUDA) */
+#define TL_RD_INT_ACC(T) \
+    template <> struct tl_rd_io<T> { \
+        typedef T compute; \
+        typedef int64_t sum_acc; \
+        static TL_CUDA_FORCEINLINE compute load(const char *p) { return *(const T *)p; } \
+        template <class V> static TL_CUDA_FORCEINLINE void store(char *p, V v) { *(T *)p = (T)v; } \
+    };
+TL_RD_INT_ACC(uint8_t)
+TL_RD_INT_ACC(int8_t)
+TL_RD_INT_ACC(int16_t)
+TL_RD_INT_ACC(int32_t)
+TL_RD_INT_ACC(int64_t)
+
+/* the lowest / highest value of a compute type: max's / min's identity */
+template <class C> static TL_CUDA_FORCEINLINE C tl_rd_lowest();
+template <class C> static TL_CUDA_FORCEINLINE C tl_rd_highest();
+template <> TL_CUDA_FORCEINLINE float tl_rd_lowest<float>() { return -INFINITY; }
+template <> TL_CUDA_FORCEINLINE float tl_rd_highest<float>() { return INFINITY; }
+template <> TL_CUDA_FORCEINLINE double tl_rd_lowest<double>() { return -(double)INFINITY; }
+template <> TL_CUDA_FORCEINLINE double tl_rd_highest<double>() { return (double)INFINITY; }
+template <> TL_CUDA_FORCEINLINE uint8_t tl_rd_lowest<uint8_t>() { return 0; }
+template <> TL_CUDA_FORCEINLINE uint8_t tl_rd_highest<uint8_t>() { return 255; }
+template <> TL_CUDA_FORCEINLINE int8_t tl_rd_lowest<int8_t>() { return -128; }
+template <> TL_CUDA_FORCEINLINE int8_t tl_rd_highest<int8_t>() { return 127; }
+template <> TL_CUDA_FORCEINLINE int16_t tl_rd_lowest<int16_t>() { return -32768; }
+template <> TL_CUDA_FORCEINLINE int16_t tl_rd_highest<int16_t>() { return 32767; }
+template <> TL_CUDA_FORCEINLINE int32_t tl_rd_lowest<int32_t>() { return -2147483647 - 1; }
+template <> TL_CUDA_FORCEINLINE int32_t tl_rd_highest<int32_t>() { return 2147483647; }
+template <> TL_CUDA_FORCEINLINE int64_t tl_rd_lowest<int64_t>() { return -9223372036854775807LL - 1; }
+template <> TL_CUDA_FORCEINLINE int64_t tl_rd_highest<int64_t>() { return 9223372036854775807LL; }
+
+template <class C> static TL_CUDA_FORCEINLINE bool tl_rd_isnan(C v) { return v != v; }
+
+/* ---- the operators: identity, reduce one element (with its index), combine
+ * two accumulators, store the projected result */
+template <class T> struct tl_rd_sum {
+    typedef typename tl_rd_io<T>::sum_acc acc;
+    static TL_CUDA_FORCEINLINE acc ident() { return (acc)0; }
+    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a + (acc)v; }
+    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a + b; }
+    static TL_CUDA_FORCEINLINE void store(char *p, acc a, double) { tl_rd_io<T>::store(p, a); }
+};
+/* PyTorch's MeanOps: the sum times factor = 1 / count in the accumulator's type */
+template <class T> struct tl_rd_mean : tl_rd_sum<T> {
+    typedef typename tl_rd_sum<T>::acc acc;
+    static TL_CUDA_FORCEINLINE void store(char *p, acc a, double factor) { tl_rd_io<T>::store(p, a * (acc)factor); }
+};
+/* PyTorch's MaxNanFunctor / MinNanFunctor: a NaN accumulator stays */
+template <class T, bool MAX> struct tl_rd_extreme {
+    typedef typename tl_rd_io<T>::compute acc;
+    static TL_CUDA_FORCEINLINE acc ident() { return MAX ? tl_rd_lowest<acc>() : tl_rd_highest<acc>(); }
+    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) {
+        return (tl_rd_isnan(a) || (MAX ? a > b : a < b)) ? a : b;
+    }
+    static TL_CUDA_FORCEINLINE acc reduce(acc a, acc v, uint32_t) { return combine(a, v); }
+    static TL_CUDA_FORCEINLINE void store(char *p, acc a, double) { tl_rd_io<T>::store(p, a); }
+};
+template <class C> struct tl_rd_pair {
+    C v;
+    int64_t i;
+};
+/* PyTorch's ArgMaxOps / ArgMinOps (GreaterOrNan / LessOrNan). The identity's
+ * index 0 is right: it can only win a tie with the identity's value, which
+ * then is the value of every element, first among them element 0. */
+template <class T, bool MAX> struct tl_rd_arg {
+    typedef typename tl_rd_io<T>::compute C;
+    typedef tl_rd_pair<C> acc;
+    static TL_CUDA_FORCEINLINE acc ident() {
+        acc a;
+        a.v = MAX ? tl_rd_lowest<C>() : tl_rd_highest<C>();
+        a.i = 0;
+        return a;
+    }
+    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) {
+        bool first;
+        if (tl_rd_isnan(a.v)) first = tl_rd_isnan(b.v) ? a.i < b.i : true;
+        else if (a.v == b.v) first = a.i < b.i;
+        else first = MAX ? a.v > b.v : a.v < b.v;
+        return first ? a : b;
+    }
+    static TL_CUDA_FORCEINLINE acc reduce(acc a, C v, uint32_t k) {
+        acc b;
+        b.v = v;
+        b.i = (int64_t)k;
+        return combine(a, b);
+    }
+    static TL_CUDA_FORCEINLINE void store(char *p, acc a, double) { *(int64_t *)p = a.i; }
+};
+
+/* ---- warp shuffles of an accumulator (narrow integers through int) */
+template <class A> static TL_CUDA_FORCEINLINE A tl_rd_shfl(A v, unsigned delta) {
+    if constexpr (sizeof(A) < 4) return (A)__shfl_down_sync(0xffffffffu, (int)v, delta);
+    else return __shfl_down_sync(0xffffffffu, v, delta);
+}
+template <class C> static TL_CUDA_FORCEINLINE tl_rd_pair<C> tl_rd_shfl(tl_rd_pair<C> a, unsigned delta) {
+    a.v = tl_rd_shfl(a.v, delta);
+    a.i = tl_rd_shfl(a.i, delta);
+    return a;
+}
+
+/* the block's accumulators combined; the result is thread 0's. blockDim.x is
+ * a multiple of 32, at most TL_CUDA_REDUCE_MAX_THREADS */
+template <class Op> static TL_CUDA_FORCEINLINE typename Op::acc tl_rd_block(typename Op::acc a) {
+    typedef typename Op::acc A;
+    __shared__ A warp_acc[TL_CUDA_REDUCE_MAX_THREADS / 32];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (unsigned d = 16; d > 0; d >>= 1) a = Op::combine(a, tl_rd_shfl(a, d));
+    if (lane == 0) warp_acc[warp] = a;
+    __syncthreads();
+    a = lane < (blockDim.x >> 5) ? warp_acc[lane] : Op::ident();
+#pragma unroll
+    for (unsigned d = 16; d > 0; d >>= 1) a = Op::combine(a, tl_rd_shfl(a, d));
+    __syncthreads();   /* warp_acc is reused by the block's next row */
+    return a;
+}
+
+/* byte offsets of output `row` in the input and in the output */
+static TL_CUDA_FORCEINLINE void tl_rd_row_offsets(const tl_cuda_reduce_params &p, uint32_t row, int32_t &in_off,
+                                                  int32_t &out_off) {
+    in_off = 0;
+    out_off = 0;
+#pragma unroll 1
+    for (uint32_t d = 0; d < p.out_ndim; d++) {
+        const uint32_t q = (tl_cuda_umulhi(row, p.out_magic[d]) + row) >> p.out_shift[d];
+        const int32_t mod = (int32_t)(row - q * p.out_sizes[d]);
+        row = q;
+        in_off += mod * p.out_in_stride[d];
+        out_off += mod * p.out_out_stride[d];
+    }
+}
+
+/* byte offset of reduced element k from its row's start */
+static TL_CUDA_FORCEINLINE int32_t tl_rd_red_offset(const tl_cuda_reduce_params &p, uint32_t k) {
+    int32_t off = 0;
+#pragma unroll 1
+    for (uint32_t d = 0; d < p.red_ndim; d++) {
+        const uint32_t q = (tl_cuda_umulhi(k, p.red_magic[d]) + k) >> p.red_shift[d];
+        off += (int32_t)(k - q * p.red_sizes[d]) * p.red_stride[d];
+        k = q;
+    }
+    return off;
+}
+
+/* pass 1: block b reduces chunk b % splits of row b / splits */
+template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_rows(const tl_cuda_reduce_params &p) {
+    typedef typename Op::acc A;
+    const uint32_t total = p.nout * p.splits;
+    for (uint32_t b = blockIdx.x; b < total; b += gridDim.x) {
+        const uint32_t row = b / p.splits, part = b - row * p.splits;
+        int32_t in_off, out_off;
+        tl_rd_row_offsets(p, row, in_off, out_off);
+        const char *in = (const char *)p.in + in_off;
+        const uint32_t k0 = part * p.chunk, end = p.nred - k0 < p.chunk ? p.nred : k0 + p.chunk;
+        A a = Op::ident();
+        if (p.red_ndim == 1) {   /* one reduced dim (the usual case): no division */
+            const int32_t st = p.red_stride[0];
+            for (uint32_t k = k0 + threadIdx.x; k < end; k += blockDim.x)
+                a = Op::reduce(a, tl_rd_io<T>::load(in + (int32_t)k * st), k);
+        } else {
+            for (uint32_t k = k0 + threadIdx.x; k < end; k += blockDim.x)
+                a = Op::reduce(a, tl_rd_io<T>::load(in + tl_rd_red_offset(p, k)), k);
+        }
+        a = tl_rd_block<Op>(a);
+        if (threadIdx.x == 0) {
+            if (p.splits == 1) Op::store((char *)p.out + out_off, a, p.factor);
+            else ((A *)p.partial)[b] = a;
+        }
+    }
+}
+
+/* pass 2: block `row` combines the row's `splits` partials */
+template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_combine(const tl_cuda_reduce_params &p) {
+    typedef typename Op::acc A;
+    const A *partial = (const A *)p.partial;
+    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {
+        A a = Op::ident();
+        for (uint32_t j = threadIdx.x; j < p.splits; j += blockDim.x) a = Op::combine(a, partial[row * p.splits + j]);
+        a = tl_rd_block<Op>(a);
+        if (threadIdx.x == 0) {
+            int32_t in_off, out_off;
+            tl_rd_row_offsets(p, row, in_off, out_off);
+            Op::store((char *)p.out + out_off, a, p.factor);
+        }
+    }
+}
+
+/* softmax / log_softmax over one dim (PyTorch's cunn_SoftMaxForward): block
+ * `row` finds the row's maximum, then the sum of exp(x - max) in the
+ * accumulator type, then writes exp(x - max) / sum or (x - max) - log(sum).
+ * Three reads of the row, no staging; rows longer than a block loop. */
+static TL_CUDA_FORCEINLINE float tl_rd_exp(float x) { return expf(x); }
+static TL_CUDA_FORCEINLINE double tl_rd_exp(double x) { return exp(x); }
+static TL_CUDA_FORCEINLINE float tl_rd_log(float x) { return logf(x); }
+static TL_CUDA_FORCEINLINE double tl_rd_log(double x) { return log(x); }
+template <class T, bool LOG> static TL_CUDA_FORCEINLINE void tl_rd_softmax(const tl_cuda_reduce_params &p) {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    typedef tl_rd_extreme<T, true> MaxOp;
+    typedef tl_rd_sum<T> SumOp;
+    const int32_t st = p.red_ndim ? p.red_stride[0] : 0, ost = p.red_out_stride;
+    __shared__ A row_max, row_sum;
+    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {
+        int32_t in_off, out_off;
+        tl_rd_row_offsets(p, row, in_off, out_off);
+        const char *in = (const char *)p.in + in_off;
+        char *out = (char *)p.out + out_off;
+        typename MaxOp::acc m = MaxOp::ident();
+        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x)
+            m = MaxOp::combine(m, tl_rd_io<T>::load(in + (int32_t)k * st));
+        m = tl_rd_block<MaxOp>(m);
+        if (threadIdx.x == 0) row_max = (A)m;
+        __syncthreads();
+        const A mx = row_max;
+        A s = SumOp::ident();
+        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x)
+            s += tl_rd_exp((A)tl_rd_io<T>::load(in + (int32_t)k * st) - mx);
+        s = tl_rd_block<SumOp>(s);
+        if (threadIdx.x == 0) row_sum = s;
+        __syncthreads();
+        const A sum = row_sum, lsum = tl_rd_log(sum);
+        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x) {
+            const A x = (A)tl_rd_io<T>::load(in + (int32_t)k * st) - mx;
+            tl_rd_io<T>::store(out + (int32_t)k * ost, LOG ? x - lsum : tl_rd_exp(x) / sum);
+        }
+        __syncthreads();   /* row_max / row_sum are rewritten by the next row */
+    }
+}

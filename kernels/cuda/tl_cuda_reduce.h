@@ -1,0 +1,48 @@
+/* Host side of the CUDA reductions and softmax (kernels/cuda/tl_cuda_reduce.c; kernels
+ * in generated/cuda/reduce.cu from kernels/cuda/tl_cuda_reduce.cuh). */
+#ifndef TL_CUDA_REDUCE_H
+#define TL_CUDA_REDUCE_H
+
+#include <stdint.h>
+
+#include "tl_cuda.h"
+#include "tl_cuda_reduce_params.h"
+#include "tl_dtype.h"
+
+/* the operators, in the order of the generated table */
+enum {
+    TL_CUDA_REDUCE_SUM, TL_CUDA_REDUCE_MEAN, TL_CUDA_REDUCE_AMAX, TL_CUDA_REDUCE_AMIN,
+    TL_CUDA_REDUCE_ARGMAX, TL_CUDA_REDUCE_ARGMIN, TL_CUDA_REDUCE_NOPS
+};
+
+typedef struct tl_cuda_reduce_kernels {
+    tl_cuda_function *rows, *combine;   /* NULL: dtype unsupported */
+    int acc_bytes;                      /* one partial accumulator */
+} tl_cuda_reduce_kernels;
+
+/* generated/cuda/reduce_cuda.c */
+extern const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DTYPES];
+
+/* launch geometry of a reduction of nout outputs over nred elements each
+ * (pure; unit-tested): threads per block (32..512, a multiple of 32), the
+ * chunks per output (splits, 1 = one pass) of `chunk` elements, the blocks of
+ * pass 1 and the threads of pass 2 (the combine) */
+typedef struct tl_cuda_reduce_plan {
+    unsigned threads, grid;
+    uint32_t splits, chunk;
+    unsigned combine_threads, combine_grid;
+} tl_cuda_reduce_plan;
+void tl_cuda_reduce_make_plan(int64_t nout, int64_t nred, tl_cuda_reduce_plan *plan);
+
+/* out = op over the dims in `mask` of x (x's dtype: the result's for sum and
+ * mean; out: int64 for argmax / argmin, else x's dtype; shapes as the meta
+ * functions set them, keepdim or not). Both on one device (or both CPU
+ * tensors: the host-shim tests). */
+int tl_cuda_reduce_run(int op, const tl_tensor *x, uint64_t mask, tl_tensor *out);
+
+/* softmax (log 0) / log_softmax (log 1) of x over dim (wrapped; 0 for a 0-dim
+ * x) into out of x's shape and dtype; float16 / bfloat16 / float32 / float64 */
+extern tl_cuda_function *const tl_cuda_softmax_table[2][TL_NUM_DTYPES];
+int tl_cuda_softmax_run(int log, const tl_tensor *x, int64_t dim, tl_tensor *out);
+
+#endif

@@ -1,0 +1,42 @@
+/* The reduction kernels' one parameter struct (kernels/cuda/tl_cuda_reduce.cuh
+ * on the device, kernels/cuda/tl_cuda_reduce.c on the host). Plain C with
+ * fixed-width fields only: the generator pastes this text into the program
+ * (generated/cuda/reduce.cu) after the prelude, so both sides read the same
+ * declaration; each side checks the size.
+ *
+ * A launch reduces `nred` elements into each of `nout` outputs. Output m's
+ * input elements start at the offset of m over the kept dims (out_*), element
+ * k (0 <= k < nred, row-major over the reduced dims, so argmax's index) lies
+ * at that start plus the offset of k over the reduced dims (red_*). Dims are
+ * innermost first with PyTorch's magic-number divisors; offsets are bytes and
+ * fit 32 bits. splits > 1: pass 1 writes `splits` partial accumulators per
+ * output into `partial`, pass 2 (the _combine kernel) reduces them.
+ * softmax / log_softmax reduce one dim and write every element of it. */
+#ifndef TL_CUDA_REDUCE_PARAMS_H
+#define TL_CUDA_REDUCE_PARAMS_H
+
+#define TL_CUDA_REDUCE_MAX_DIMS 12
+#define TL_CUDA_REDUCE_MAX_THREADS 512
+
+typedef struct tl_cuda_reduce_params {
+    uint64_t in, out, partial;   /* device pointers */
+    double factor;               /* mean: 1 / nred (as the accumulator type) */
+    uint32_t nout, nred;
+    uint32_t splits, chunk;      /* chunks per output and elements per chunk */
+    uint32_t out_ndim, red_ndim;
+    uint32_t out_sizes[TL_CUDA_REDUCE_MAX_DIMS];
+    uint32_t out_magic[TL_CUDA_REDUCE_MAX_DIMS];
+    uint32_t out_shift[TL_CUDA_REDUCE_MAX_DIMS];
+    int32_t out_in_stride[TL_CUDA_REDUCE_MAX_DIMS];   /* bytes in the input */
+    int32_t out_out_stride[TL_CUDA_REDUCE_MAX_DIMS];  /* bytes in the output */
+    uint32_t red_sizes[TL_CUDA_REDUCE_MAX_DIMS];
+    uint32_t red_magic[TL_CUDA_REDUCE_MAX_DIMS];
+    uint32_t red_shift[TL_CUDA_REDUCE_MAX_DIMS];
+    int32_t red_stride[TL_CUDA_REDUCE_MAX_DIMS];
+    int32_t red_out_stride;      /* softmax: the reduced dim's byte stride in the output (one dim) */
+    uint32_t pad_;
+} tl_cuda_reduce_params;
+
+#define TL_CUDA_REDUCE_PARAMS_SIZE 496
+
+#endif
