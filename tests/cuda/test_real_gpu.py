@@ -38,3 +38,47 @@ def test_real_device_round_trip():
     assert e0.elapsed_time(e1) >= 0.0 and torchlet.equal(h.cpu(), exp)
     del g, h
     c.empty_cache()
+
+
+@needs_gpu
+def test_real_reductions_and_softmax():
+    """the block trees (warp shuffles, shared memory) on the device against the CPU"""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    for shape, dims in (([1000, 513], [1]), ([1000, 513], [0]), ([3, 200000], [1]), ([1 << 20], [0]), ([70000, 3], [1])):
+        x = torchlet.from_numpy(rng.standard_normal(shape).astype(np.float32))
+        g = x.cuda()
+        for op in ("sum", "mean", "amax", "amin"):
+            np.testing.assert_allclose(getattr(g, op)(dims).cpu().numpy(), getattr(x, op)(dims).numpy(),
+                                       rtol=1e-4, atol=1e-4)
+        for op in ("argmax", "argmin"):
+            assert torchlet.equal(getattr(g, op)(dims[0]).cpu(), getattr(x, op)(dims[0]))
+        np.testing.assert_allclose(torchlet.softmax(g, dims[0]).cpu().numpy(), torchlet.softmax(x, dims[0]).numpy(),
+                                   rtol=1e-4, atol=1e-7)
+    h = torchlet.from_numpy(rng.standard_normal([64, 4097]).astype(np.float32)).to(torchlet.float16)
+    np.testing.assert_allclose(h.cuda().sum(1).cpu().to(torchlet.float32).numpy(),
+                               h.sum(1).to(torchlet.float32).numpy(), rtol=5e-3, atol=5e-2)
+
+
+@needs_gpu
+def test_real_cublas_products():
+    import numpy as np
+    from torchlet._C import lib
+
+    if not lib.tl_cuda_blas_available():
+        pytest.skip("no cuBLAS library (nvidia-cublas wheel or TORCHLET_LIBCUBLAS)")
+    rng = np.random.default_rng(1)
+    a = torchlet.from_numpy(rng.standard_normal([129, 65]))
+    b = torchlet.from_numpy(rng.standard_normal([65, 33]))
+    for dt, tol in ((torchlet.float64, 1e-12), (torchlet.float32, 1e-4), (torchlet.bfloat16, 3e-2),
+                    (torchlet.float16, 5e-3)):
+        want = torchlet.mm(a, b).numpy()
+        got = torchlet.mm(a.to(dt).cuda(), b.to(dt).cuda()).cpu().to(torchlet.float64).numpy()
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 10)
+    x, y = a[:64].reshape([4, 16, 65]), b
+    np.testing.assert_allclose(torchlet.matmul(x.cuda(), y.cuda()).cpu().numpy(), torchlet.matmul(x, y).numpy(),
+                               rtol=1e-10)
+    bias = torchlet.from_numpy(rng.standard_normal([33]))
+    np.testing.assert_allclose(torchlet.addmm(bias.cuda(), a.cuda(), b.cuda(), beta=0.5).cpu().numpy(),
+                               torchlet.addmm(bias, a, b, beta=0.5).numpy(), rtol=1e-10)
