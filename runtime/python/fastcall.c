@@ -9,9 +9,11 @@
  *   - with a torch-function mode active (g_tf, kept equal to the mode count by
  *     torchlet._function_mode), the mode is told first, with this method as
  *     `func` (what `Tensor.view` is), as the generated bindings do;
- *   - with tensor subclass instances alive (g_subclassed), and for any
- *     argument that is not the plain case (keywords, non-int sizes, slices,
- *     ...), the generated / hand-written Python function runs instead;
+ *   - for any argument that is not the plain case (keywords, non-int sizes,
+ *     slices, ...), the generated / hand-written Python function runs instead;
+ *   - once tensor subclass instances exist (g_rewrap set), a result whose C
+ *     tensor carries a subclass state becomes its subclass object through
+ *     torchlet._subclass.rewrap, as the bindings' `_as_subclass` does;
  *   - the entry point is the same tl_ops_* the binding calls, wrapped the
  *     same way (tl_pyabi_tensor: a pending warning parks the result) and
  *     NULL goes to the binding's own slow path, torchlet._errors.pending_result.
@@ -49,7 +51,6 @@ typedef struct {
 
 static int g_ready;                /* layout checked, references below set */
 static int g_tf;                   /* active torch-function modes (all threads) */
-static int g_subclassed;           /* a tensor subclass instance exists */
 static PyTypeObject *g_cdata_type; /* type(ffi.cast("tl_tensor *", 0)) */
 static PyObject *g_tensor_ctype;   /* ffi.typeof("tl_tensor *") */
 static PyTypeObject *g_tensor;     /* torchlet.Tensor */
@@ -57,6 +58,7 @@ static PyObject *g_name_p;         /* "_p" */
 static PyObject *g_pending_result; /* torchlet._errors.pending_result */
 static PyObject *g_tf_handle;      /* torchlet._function_mode.handle_args */
 static PyObject *g_go;             /* its "no mode: go on" marker */
+static PyObject *g_rewrap;         /* torchlet._subclass.rewrap once a subclass instance exists */
 static PyObject *g_py_view, *g_py_t, *g_py_getitem; /* the Python paths */
 static PyObject *g_func_view, *g_func_t, *g_func_getitem; /* what a mode is told (module_exec) */
 
@@ -86,18 +88,25 @@ static PyObject *cdata_of(tl_tensor *r) {
     return (PyObject *)cd;
 }
 
-/* a Tensor owning `handle` (a cdata; stolen), as `_new(Tensor); t._p = h` */
+/* a Tensor owning `handle` (a cdata; stolen), as `_new(Tensor); t._p = h`,
+ * then `_as_subclass(t)` when its C tensor is a subclass tensor */
 static PyObject *tensor_from_cdata(PyObject *handle) {
+    tl_tensor *c = (tl_tensor *)((cdata_object *)handle)->c_data;
     allocfunc alloc = (allocfunc)PyType_GetSlot(g_tensor, Py_tp_alloc);
     PyObject *t = alloc(g_tensor, 0);
     if (!t || PyObject_SetAttr(t, g_name_p, handle) < 0) {
         /* the reference is not owned by any Tensor yet: give it back */
-        tl_tensor_release((tl_tensor *)((cdata_object *)handle)->c_data);
+        tl_tensor_release(c);
         Py_DECREF(handle);
         Py_XDECREF(t);
         return NULL;
     }
     Py_DECREF(handle);
+    if (g_rewrap && tl_tensor_py_slot(c)) {
+        PyObject *sub = PyObject_CallFunctionObjArgs(g_rewrap, t, NULL);
+        Py_DECREF(t);
+        return sub;
+    }
     return t;
 }
 
@@ -227,7 +236,7 @@ static PyObject *fast_view(PyObject *self, PyObject *const *args, Py_ssize_t nar
         PyObject *r = mode_call(g_func_view, self, args, nargs, kwnames);
         if (r != g_go) return r;
     }
-    if (g_ready && !g_subclassed && !kwnames && nargs > 0) {
+    if (g_ready && !kwnames && nargs > 0) {
         int64_t sizes[MAX_SIZES];
         Py_ssize_t n = int_sizes(args, nargs, sizes);
         tl_tensor *p = n > 0 ? tensor_of(self) : NULL;
@@ -243,7 +252,7 @@ static PyObject *fast_t(PyObject *self, PyObject *unused) {
         PyObject *r = mode_call(g_func_t, self, NULL, 0, NULL);
         if (r != g_go) return r;
     }
-    tl_tensor *p = g_ready && !g_subclassed ? tensor_of(self) : NULL;
+    tl_tensor *p = g_ready ? tensor_of(self) : NULL;
     if (p) return wrap_result(tl_pyabi_tensor(tl_ops_t(p)));
     return call_python(g_py_t, self, NULL, 0, NULL);
 }
@@ -254,7 +263,7 @@ static PyObject *fast_getitem(PyObject *self, PyObject *idx) {
         if (r != g_go) return r;
     }
     int64_t i;
-    tl_tensor *p = g_ready && !g_subclassed && int_arg(idx, &i) ? tensor_of(self) : NULL;
+    tl_tensor *p = g_ready && int_arg(idx, &i) ? tensor_of(self) : NULL;
     if (p) {
         tl_tensor *r = tl_pyabi_tensor(tl_ops_select_int(p, 0, i));
         if (r) return wrap_result(r);
@@ -350,11 +359,9 @@ static PyObject *mod_set_tf(PyObject *mod, PyObject *n) {
     Py_RETURN_NONE;
 }
 
-static PyObject *mod_set_subclassed(PyObject *mod, PyObject *on) {
+static PyObject *mod_set_rewrap(PyObject *mod, PyObject *fn) {
     (void)mod;
-    int v = PyObject_IsTrue(on);
-    if (v < 0) return NULL;
-    g_subclassed = v;
+    set_ref(&g_rewrap, fn);
     Py_RETURN_NONE;
 }
 
@@ -391,7 +398,7 @@ static PyMethodDef module_methods[] = {
     {"_set_python", mod_set_python, METH_VARARGS, "the Python paths"},
     {"_enable", mod_enable, METH_O, "turn the fast paths on (after the layout check) or off"},
     {"_set_tf", mod_set_tf, METH_O, "the number of active torch-function modes"},
-    {"_set_subclassed", mod_set_subclassed, METH_O, "whether tensor subclass instances exist"},
+    {"_set_rewrap", mod_set_rewrap, METH_O, "torchlet._subclass.rewrap, once subclass instances exist"},
     {"_address_of", mod_address_of, METH_O, "the address a cffi pointer holds"},
     {"_pointer_at", mod_pointer_at, METH_O, "a cffi tl_tensor * made by this module"},
     {"_layout", mod_layout, METH_NOARGS, "(basicsize, weakref offset) this module assumes for cffi pointers"},

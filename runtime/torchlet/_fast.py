@@ -2,9 +2,10 @@
 functions (runtime/python/fastcall.c, the module ``torchlet._C_fast``
 inside ``_C.abi3.so``), the first base class of ``torchlet.Tensor``.
 
-A plain call (ints only, no keywords, no tensor subclass alive) runs the
-same C entry point as the generated binding without a Python frame or the
-cffi wrapper; every other call goes to the Python function the method
+A plain call (ints only, no keywords) runs the same C entry point as the
+generated binding without a Python frame or the cffi wrapper (a result that
+is a subclass tensor becomes its subclass object, ``_subclass.rewrap``, as
+in the bindings); every other call goes to the Python function the method
 replaces (the generated ``_TensorOps.view`` / ``.t``, ``_indexing.getitem``),
 and an active torch-function mode is told first, with ``Tensor.view`` itself
 as the function. The C side reads and makes cffi pointers by cffi's object
@@ -108,8 +109,8 @@ def set_enabled(on: bool) -> None:
     _mod._enable(enabled)
 
 
-def mark_subclassed() -> None:
-    """From the first tensor subclass instance on, results may need their
-    subclass: every call takes the Python path."""
+def mark_subclassed(rewrap) -> None:
+    """From the first tensor subclass instance on, a result whose C tensor
+    carries a subclass state is handed to ``rewrap`` (torchlet._subclass)."""
     if _mod is not None:
-        _mod._set_subclassed(True)
+        _mod._set_rewrap(rewrap)

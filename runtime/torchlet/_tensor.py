@@ -452,7 +452,7 @@ def _mark_subclassed() -> None:
     _subclass_wrap = _subclass.wrap
     _subclassed = True
     _pyargs._adopt = _subclass.wrap
-    _fast.mark_subclassed()
+    _fast.mark_subclassed(_subclass.rewrap)
     _boxing._adopt = _subclass.wrap
     _ops._adopt = _subclass.wrap
     _boxing.SUBCLASSED.append(True)

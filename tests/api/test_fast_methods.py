@@ -45,10 +45,6 @@ def c_only():
         _fast._mod._set_python(*saved)
 
 
-def _fast_usable():
-    return _fast.enabled and not torchlet._tensor._subclassed
-
-
 def _both(fn, plain):
     """fn() through the C methods and on the Python path: (result or
     exception) each. A `plain` call that succeeds must not have needed the
@@ -58,7 +54,7 @@ def _both(fn, plain):
             return fn()
         except Exception as e:  # noqa: BLE001 - compared below
             return e
-    assert _fast_usable(), "the C paths are off in this process"
+    assert _fast.enabled, "the C paths are off in this process"
     a = run()
     with python_path():
         b = run()
@@ -204,8 +200,8 @@ def test_mode_result_replaces_the_call():
 
 
 def test_subclass_tensors_keep_their_class():
-    """In a fresh process (the first subclass instance moves every call to the
-    Python path for the rest of the process)."""
+    """In a fresh process: the first subclass instance switches the result
+    check on for the rest of the process; the C paths stay on."""
     code = textwrap.dedent("""
         import torchlet
         from torchlet import _fast
@@ -235,6 +231,15 @@ def test_subclass_tensors_keep_their_class():
         assert Logged.log == ["aten.view.default", "aten.view.default", "aten.t.default", "aten.select.int"], Logged.log
         assert i.elem.item() == 4.0 and t.elem.shape == (3, 2)
         assert type(y.view(6)) is torchlet.Tensor and type(x[0]) is torchlet.Tensor
+
+        def boom(*a, **k):
+            raise AssertionError("took the Python path")
+        _fast._mod._set_python(boom, boom, boom)   # plain calls stay in C, subclass or not
+        Logged.log = []
+        v, t, i = s.view(3, 2), s.t(), s[1]
+        assert all(type(r) is Logged for r in (v, t, i)) and i.elem.item() == 1.0
+        assert Logged.log == ["aten.view.default", "aten.t.default", "aten.select.int"], Logged.log
+        assert type(x.view(2, 3)) is torchlet.Tensor and type(x.t()) is torchlet.Tensor and x[5].item() == 5.0
         print("ok")
     """)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
