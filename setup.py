@@ -7,7 +7,9 @@
   * kernels/cpu/*.c three times, once per CPU capability
     (DEFAULT: baseline x86-64, AVX2: +AVX2/FMA/F16C, AVX512: +AVX-512 F/BW/VL/DQ),
     with -DCPU_CAPABILITY=<cap> so every symbol gets a per-ISA suffix;
-  * the cffi-generated module source;
+  * the cffi-generated module source, and runtime/python/*.c (hand-written
+    CPython modules: torchlet._C_fast, Tensor's fastest methods) with the
+    Python headers;
 
 in parallel (one job per core), into a persistent object cache under
 build/obj/<variant>-<flags hash>/. An object is rebuilt only when its source or
@@ -103,6 +105,11 @@ def sources() -> tuple[list[pathlib.Path], list[pathlib.Path]]:
     # generated ufunc loops (codegen/emit/ufunc.py): x3 like kernels/cpu
     kernels += sorted((ROOT / "generated" / "kernels").glob("*.c"))
     return common, kernels
+
+
+def python_sources() -> list[pathlib.Path]:
+    """hand-written CPython modules linked into _C.abi3.so (runtime/python/)"""
+    return sorted((ROOT / "runtime" / "python").glob("*.c"))
 
 
 def check_kernels(objects: list[str]) -> None:
@@ -238,6 +245,10 @@ class BuildExt(build_ext):
         common, kernels = sources()
         _, blas_lib, blas_name = blas()
         jobs = [Job(s, "common", COMMON, incs + extra_include_dirs(s)) for s in common]
+        # Tensor's CPython methods (torchlet._C_fast): the Python headers, the
+        # limited API (the source defines Py_LIMITED_API)
+        py_inc = [sysconfig.get_paths()["include"], sysconfig.get_paths()["platinclude"]]
+        jobs += [Job(s, "python", COMMON, incs + py_inc) for s in python_sources()]
         for cap, extra in KERNEL_VARIANTS.items():
             # -fwrapv: integer arithmetic in kernels wraps like PyTorch's (no signed-overflow UB)
             jobs += [Job(k, f"kern_{cap}", COMMON + extra + ["-fwrapv", f"-DCPU_CAPABILITY={cap}"], incs)
@@ -254,7 +265,6 @@ class BuildExt(build_ext):
             text = src.read_text()
             if not keep.exists() or keep.read_text() != text:
                 keep.write_text(text)
-            py_inc = [sysconfig.get_paths()["include"], sysconfig.get_paths()["platinclude"]]
             # -O1: the wrappers are argument conversions and one call each; callgrind
             # counts the same instructions per call as at -O2 (a.view(2, 2): 677 vs
             # 682 in _C, a + b: 1,506 vs 1,510) and the ~2.8 MB source, which every

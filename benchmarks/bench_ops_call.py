@@ -10,7 +10,11 @@ Tensor" (x * 2.0) three ways in torchlet:
     torchlet.library.load_library, registered with register_c_kernel; the row is
     skipped without gcc)
 
-and the generated tl.mul(x, 2.0) for the same work.
+and the generated tl.mul(x, 2.0) for the same work. A second table times the
+metadata calls and Python-number operands on the same 1-element tensor,
+`a.view(1)`, `a[0]`, `a.t()`, `a + 2`, `2 - a` (the first three are Tensor's
+CPython methods, torchlet/_fast.py), as torchlet's time / PyTorch's (goal:
+at most 0.60, like `a + b`).
 
 Columns: each library's time per call, its time / its own add(a, b) (what the
 spelling costs over the plain binding), and "vs torch" = PyTorch's time /
@@ -102,6 +106,42 @@ def _torch_rows(keep: list) -> dict:
     }
 
 
+def _small_rows(lib) -> dict:
+    """The per-call goal rows: views and Python numbers on a 1-element float32 tensor."""
+    a, b = lib.ones(1), lib.ones(1)
+    return {
+        "a + b": lambda: a + b,
+        "a.view(1)": lambda: a.view(1),
+        "a[0]": lambda: a[0],
+        "a.t()": lambda: a.t(),
+        "a + 2": lambda: a + 2,
+        "2 - a": lambda: 2 - a,
+    }
+
+
+def _print_small(rounds: int) -> None:
+    rows_tl = _small_rows(tl)
+    rows_th = _small_rows(torch) if torch is not None else {}
+    for case, fn in rows_tl.items():  # each computes what PyTorch does before it is timed
+        want = rows_th[case]() if rows_th else None
+        got = fn()
+        assert want is None or (tuple(got.shape) == tuple(want.shape) and got.item() == want.item()), case
+    fns = {("torchlet", k): f for k, f in rows_tl.items()}
+    fns.update({("torch", k): f for k, f in rows_th.items()})
+    t = interleaved(fns, rounds=rounds, min_time=MIN_TIME)
+    print(f"\n## views and Python-number operands, 1-element float32, per call (best of {rounds} interleaved "
+          "rounds; goal: torchlet / torch <= 0.60)")
+    print(f"# {machine_info()}")
+    head = f"{'case':<14} {'torchlet':>10} {'torch':>10} {'torchlet / torch':>17}"
+    print(head)
+    print("-" * len(head))
+    for case in rows_tl:
+        mine, theirs = t[("torchlet", case)], t.get(("torch", case))
+        line = f"{case:<14} {mine * 1e9:8.0f}ns"
+        line += f" {theirs * 1e9:8.0f}ns {mine / theirs:16.2f}" if theirs is not None else f" {'-':>10} {'-':>17}"
+        print(line)
+
+
 def _check(rows_tl: dict, rows_torch: dict) -> None:
     """Every spelling computes what it says (1 + 1, 1 * 2) before it is timed."""
     for case, fn in rows_tl.items():
@@ -155,6 +195,7 @@ def main():
             line += (f"; vs PyTorch's Library + Python impl: {th_py / c:.2f}x, "
                      f"vs PyTorch's custom_op: {th_co / c:.2f}x")
         print(line)
+    _print_small(ROUNDS)
 
 
 if __name__ == "__main__":

@@ -349,8 +349,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.set_defaults(func=cmd_build, autocast="")
 
     n = sub.add_parser("includes", help="hand-written C: include the operator headers each file uses")
-    n.add_argument("paths", nargs="*", default=[str(ROOT / d) for d in ("autograd", "kernels", "runtime/src")],
-                   help="folders searched for .c/.h files (default: torchlet's autograd/ kernels/ runtime/src)")
+    n.add_argument("paths", nargs="*",
+                   default=[str(ROOT / d) for d in ("autograd", "kernels", "runtime/src", "runtime/python")],
+                   help="folders searched for .c/.h files (default: torchlet's autograd/ kernels/ runtime/src "
+                        "runtime/python)")
     n.add_argument("--generated", default=str(ROOT / "generated"), help="where the operator headers are")
     n.add_argument("--check", action="store_true", help="exit 1 when a file's operator includes are stale")
     n.set_defaults(func=cmd_includes)

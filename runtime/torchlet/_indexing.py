@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import operator
 
+from . import _fast
 from . import _tensor as _tensor_mod
 from . import _device as _dev
 from . import _dtype as _dt
@@ -294,7 +295,10 @@ def make_to(generated_to):
 def install():
     # numpy defers binary operators to Tensor (np.float32(2) + t is a Tensor), like PyTorch
     Tensor.__array_priority__ = 1000
-    Tensor.__getitem__ = getitem
+    if _fast.TensorBase is None or _fast.TensorBase not in Tensor.__mro__:
+        Tensor.__getitem__ = getitem
+    else:  # x[i] is the C base's; other indices reach getitem from it (torchlet/_fast.py)
+        _fast.set_getitem(getitem)
     Tensor.__setitem__ = setitem
     getitem.__name__, setitem.__name__ = "__getitem__", "__setitem__"  # what a torch-function mode is told
     gen_to = getattr(Tensor, "to", None)

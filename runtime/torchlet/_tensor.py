@@ -18,8 +18,9 @@ import numpy as np
 
 from . import _device as _dev
 from . import _dtype as _dt
+from . import _fast
 from ._C import ffi, lib
-from ._errors import check, check_ptr, raise_pending_error, take_result
+from ._errors import check, check_ptr, pending_result, raise_pending_error, take_result
 
 _gc = ffi.gc
 _release = lib.tl_tensor_release
@@ -67,7 +68,11 @@ else:
         _TensorOps = _gen_ops._TensorOps
 
 
-class Tensor(_TensorOps):
+# x.view(2, 3), x.t(), x[i]: CPython methods (torchlet/_fast.py) ahead of the generated ones
+_BASES = (_fast.TensorBase, _TensorOps) if _fast.TensorBase is not None and _gen_ops is not None else (_TensorOps,)
+
+
+class Tensor(*_BASES):
     __slots__ = ("_p", "__weakref__")
 
     @property
@@ -447,6 +452,7 @@ def _mark_subclassed() -> None:
     _subclass_wrap = _subclass.wrap
     _subclassed = True
     _pyargs._adopt = _subclass.wrap
+    _fast.mark_subclassed(_subclass.rewrap)
     _boxing._adopt = _subclass.wrap
     _ops._adopt = _subclass.wrap
     _boxing.SUBCLASSED.append(True)
@@ -460,6 +466,8 @@ from . import _pyargs  # noqa: E402
 _pyargs.bind(Tensor)
 if _gen_ops is not None:
     _gen_ops.bind(Tensor)
+if len(_BASES) == 2:
+    _fast.setup(Tensor, ffi, pending_result, _TensorOps.view, _TensorOps.t)
 
 
 # ---------------------------------------------------------------- from numpy

@@ -5,6 +5,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import sysconfig
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -34,6 +35,10 @@ def test_c_sources_have_no_warnings():
     jobs = [[*s.compiler(), *incs, *[f"-I{i}" for i in s.extra_include_dirs(c)], *flags, str(c)] for c in common]
     for cap, extra in s.KERNEL_VARIANTS.items():
         jobs += [[*s.compiler(), *incs, *flags, *extra, f"-DCPU_CAPABILITY={cap}", str(k)] for k in kernels]
+    # the hand-written CPython module(s), with the Python headers
+    py_inc = [f"-I{sysconfig.get_paths()[k]}" for k in ("include", "platinclude")]
+    jobs += [[*s.compiler(), *incs, *py_inc, *flags, str(c)] for c in s.python_sources()]
+
     def check(cmd):
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         return r.stdout if r.returncode else None
