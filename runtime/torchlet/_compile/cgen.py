@@ -287,16 +287,20 @@ class _GroupEmitter:
         pass and read directly by a node of a later pass (softmax's exp is
         computed once, for the sum, and read back for the division, as
         Inductor's CPU kernels do)."""
-        cached, done = set(), set()
+        g, cached, done = self.g, set(), set()
         for targets in self._pass_targets():
-            nodes = self.elem_closure(targets, cached)
-            for n in nodes:
-                for v in n.inputs():
-                    if v.producer in done and v not in cached:
-                        cached.add(v)
-            for v in targets:
-                if v.producer in done and v not in cached:
+            # walk back from the pass's targets: a value an earlier pass computed
+            # is read from its buffer, and what produced it is not recomputed
+            nodes, stack = set(), list(targets)
+            while stack:
+                v = stack.pop()
+                if not g.produces(v) or g.level[v.producer] != "elem":
+                    continue
+                if v.producer in done:
                     cached.add(v)
+                elif v.producer not in nodes:
+                    nodes.add(v.producer)
+                    stack += v.producer.inputs()
             done.update(nodes)
         return cached
 
@@ -434,6 +438,10 @@ class _GroupEmitter:
             xu = xe.replace("[k]", "[k + u]").replace("[j0 + k]", "[j0 + k + u]")
             upd = (lambda a, e: f"{a} += ({at})({e});") if kind in ("sum", "mean") else \
                 (lambda a, e, op=(">" if kind == "amax" else "<"): f"{a} = ({e} {op} {a} || {e} != {e}) ? {e} : {a};")
+            src = self.reduction_source(x)
+            if src is not None:     # the lanes stay in registers inside the chunk's own function
+                acc.append(f"{self.reduction_fn(n, at, lanes, upd)}(m, {src}, a{v.index});")
+                continue
             acc.append("{ int64_t k = 0;")
             acc.append(f"  for (; k + {lanes} <= m; k += {lanes})")
             acc.append(f"      for (int u = 0; u < {lanes}; u++) {{ const {compute_t(v.dtype)} e = {xu}; {upd(f'a{v.index}[u]', 'e')} }}")
@@ -452,6 +460,50 @@ class _GroupEmitter:
         L.append("    }")
         for n in reds:
             self.store_row(L, n.outputs[0])
+
+    def reduction_source(self, x):
+        """A pointer to the chunk of a reduction's input (computed in this
+        pass, or an input walked in memory), or None (a broadcast input)."""
+        g = self.g
+        if g.produces(x):
+            return f"t{x.index}" if g.level[x.producer] == "elem" else None
+        if self.lay.inner(x) == "C" and compute_t(x.dtype) == storage_t(x.dtype):
+            return f"p{self.op_index[x]} + j0"
+        return None
+
+    def reduction_fn(self, node, at: str, lanes: int, upd) -> str:
+        """A reduction's work on one chunk, its own small function: the lanes
+        are loaded into locals and stored back once per chunk (inline in the
+        row loop they would live in memory across the node calls, which
+        clobber every vector register)."""
+        name = f"{self.fname}_red{node.outputs[0].index}"
+        if name in self.node_fns:
+            return name
+        head = [f"/* {_node_comment(node)} */",
+                f"static __attribute__((noinline)) void {name}(int64_t m, const {at} *restrict x, {at} *restrict acc) {{"]
+        if self.g.reductions[node] in ("amax", "amin"):
+            # exact in any order: a plain compare-and-select (one max / min
+            # instruction) per element, and a lane flag per NaN, applied per chunk
+            op = ">" if self.g.reductions[node] == "amax" else "<"
+            body = [f"    {at} a[{lanes}];",
+                    f"    int32_t nan[{lanes}];",
+                    f"    for (int u = 0; u < {lanes}; u++) {{ a[u] = acc[u]; nan[u] = 0; }}",
+                    "    int64_t k = 0;",
+                    f"    for (; k + {lanes} <= m; k += {lanes})",
+                    f"        for (int u = 0; u < {lanes}; u++) {{ const {at} e = x[k + u]; "
+                    f"a[u] = e {op} a[u] ? e : a[u]; nan[u] |= e != e; }}",
+                    f"    for (; k < m; k++) {{ const {at} e = x[k]; {upd('a[0]', 'e')} }}",
+                    f"    for (int u = 0; u < {lanes}; u++) acc[u] = nan[u] ? ({at})__builtin_nan(\"\") : a[u];"]
+        else:
+            body = [f"    {at} a[{lanes}];",
+                    f"    for (int u = 0; u < {lanes}; u++) a[u] = acc[u];",
+                    "    int64_t k = 0;",
+                    f"    for (; k + {lanes} <= m; k += {lanes})",
+                    f"        for (int u = 0; u < {lanes}; u++) {{ const {at} e = x[k + u]; {upd('a[u]', 'e')} }}",
+                    f"    for (; k < m; k++) {{ const {at} e = x[k]; {upd('a[0]', 'e')} }}",
+                    f"    for (int u = 0; u < {lanes}; u++) acc[u] = a[u];"]
+        self.node_fns[name] = "\n".join(head + body + ["}", ""])
+        return name
 
     def run_pass(self, L, targets, body, c0):
         cached = frozenset(self.filled)
