@@ -177,19 +177,22 @@ class _Backward:
         return self._plan
 
 
-def _cut(graph: Graph, n_fwd: int, grads: list, tangents: list, primals: list):
+def _cut(graph: Graph, n_fwd: int, grads: list, tangents: list, primals: list, written=()):
     """Partition a joint graph: (forward graph, saved values, backward graph).
 
     Walking back from the gradients, forward pointwise nodes are recomputed
     in the backward; the outputs of other forward nodes (reductions, matrix
-    products, views, custom operators) are saved."""
+    products, views, custom operators) are saved, and so are the values the
+    forward writes anyway (`written`: its outputs; softmax's backward reads
+    the output, which would otherwise be recomputed, exp and all)."""
     fwd_nodes = set(graph.nodes[:n_fwd])
+    written = set(written)
     saved, need, keep = [], {v for v in grads if v is not None}, []
     for n in reversed(graph.nodes):
         outs = [o for o in n.outputs if o is not None and o in need]
         if not outs:
             continue
-        if n in fwd_nodes and (len(n.outputs) != 1 or pointwise_formula(n) is None):
+        if n in fwd_nodes and (len(n.outputs) != 1 or pointwise_formula(n) is None or n.outputs[0] in written):
             for o in outs:
                 if o not in saved:
                     saved.append(o)
@@ -494,7 +497,7 @@ class CompiledFunction:
             tangents = g.inputs[n_primals:]
             grad_vals = [tracer.env[_addr(x)] if x is not None else None for x in grads]
             fwd_graph = Graph(list(primals), g.nodes[:joint["n_fwd"]], outs, g.values)
-            saved, bwd = _cut(g, joint["n_fwd"], grad_vals, tangents, primals)
+            saved, bwd = _cut(g, joint["n_fwd"], grad_vals, tangents, primals, outs)
             fwd_graph = Graph(list(primals), g.nodes[:joint["n_fwd"]], outs + saved, g.values).prune()
             entry.graph = fwd_graph
             out_rg_ids = {_addr(o) for o in joint["outs_rg"]}
