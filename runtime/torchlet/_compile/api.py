@@ -184,7 +184,9 @@ def _cut(graph: Graph, n_fwd: int, grads: list, tangents: list, primals: list, w
     in the backward; the outputs of other forward nodes (reductions, matrix
     products, views, custom operators) are saved, and so are the values the
     forward writes anyway (`written`: its outputs; softmax's backward reads
-    the output, which would otherwise be recomputed, exp and all)."""
+    the output, which would otherwise be recomputed, exp and all) and the
+    results of a decomposed operator (layer_norm's rstd: what eager saves;
+    then a layer_norm with nothing fused around it runs eager's kernel)."""
     fwd_nodes = set(graph.nodes[:n_fwd])
     written = set(written)
     saved, need, keep = [], {v for v in grads if v is not None}, []
@@ -192,7 +194,9 @@ def _cut(graph: Graph, n_fwd: int, grads: list, tangents: list, primals: list, w
         outs = [o for o in n.outputs if o is not None and o in need]
         if not outs:
             continue
-        if n in fwd_nodes and (len(n.outputs) != 1 or pointwise_formula(n) is None or n.outputs[0] in written):
+        origin = getattr(n, "origin", None)
+        if n in fwd_nodes and (len(n.outputs) != 1 or pointwise_formula(n) is None or n.outputs[0] in written
+                               or (origin is not None and n.outputs[0] in origin.outputs)):
             for o in outs:
                 if o not in saved:
                     saved.append(o)
