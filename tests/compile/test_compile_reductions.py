@@ -193,3 +193,45 @@ def test_softmax_backward_reads_the_saved_output():
     e = cf.last_entry
     assert not any(n.op.name() == "aten::exp" for n in e.backward.graph.nodes)
     assert len(e.graph.outputs) == 2     # the output, and itself as the saved value
+
+
+@pytest.fixture
+def stream_everything():
+    """The store policy set so that every fused call streams its outputs."""
+    from torchlet.backends import cpu
+    old = cpu.info()["policy"]["stream_min_bytes"]
+    cpu.set_store_policy(stream_min_bytes=1)
+    torch.compiler.reset()
+    yield
+    cpu.set_store_policy(stream_min_bytes=old)
+    torch.compiler.reset()
+
+
+def _layer_norm_then_mul(x, w):
+    return layer_norm(x, w) * w
+
+
+def _chain(x, w):
+    return (x * w + 0.5).tanh() * 3
+
+
+@pytest.mark.parametrize("fn", [rms, softmax_of_product, log_softmax, _layer_norm_then_mul, swiglu, _chain],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("shape", [(3, 7), (5, 2049), (2, 3, 1000), (4, 256)])
+def test_streamed_outputs_equal_plain_ones(stream_everything, fn, shape):
+    """Streaming stores (a call moving the policy's stream_min_bytes) write
+    the same values as plain ones, on rows that start off a 64-byte line
+    (odd widths) as on aligned ones."""
+    rng = np.random.default_rng(3)
+    x = torch.tensor(rng.standard_normal(shape).astype(np.float32))
+    w = torch.tensor(rng.standard_normal(shape[-1]).astype(np.float32))
+    with torch.no_grad():
+        cf = torch.compile(fn)
+        got = cf(x, w)
+        assert "tl_ustream_copy" in cf.kernels()
+    from torchlet.backends import cpu
+    cpu.set_store_policy(stream_min_bytes=0)     # 0: never stream
+    torch.compiler.reset()
+    with torch.no_grad():
+        want = torch.compile(fn)(x, w)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

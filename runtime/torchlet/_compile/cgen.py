@@ -36,6 +36,8 @@ CH = 256
 _STORAGE = {"bool": "uint8_t", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
             "int64": "int64_t", "float16": "uint16_t", "bfloat16": "uint16_t", "float32": "float",
             "float64": "double"}
+_ITEMSIZE = {"uint8_t": 1, "int8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4, "int64_t": 8, "float": 4,
+             "double": 8}
 _COMPUTE = dict(_STORAGE, bool="bool", float16="float", bfloat16="float")
 
 
@@ -314,6 +316,7 @@ class _GroupEmitter:
         return out
 
     def chunk_loop(self, out, elem_nodes, body_after, c0="c0", c1="c1", reads=()):
+        streamed = []
         out.append(f"        for (int64_t j0 = {c0}; j0 < {c1}; j0 += CH) {{")
         out.append(f"            const int64_t m = {c1} - j0 < CH ? {c1} - j0 : CH;")
         for v in reads:    # computed by an earlier pass
@@ -324,10 +327,17 @@ class _GroupEmitter:
             if v in self.scratch:
                 out.append(f"            {compute_t(v.dtype)} *t{v.index} = sc{v.index} + j0;")
             elif v in self.direct:   # an output stored as computed: the loop writes it in place
-                out.append(f"            {compute_t(v.dtype)} *t{v.index} = p{self.op_index[v]} + j0;")
+                # (or, when the call streams, into L1, then with streaming stores)
+                ct = compute_t(v.dtype)
+                out.append(f"            _Alignas(64) {ct} b{v.index}[CH];")
+                out.append(f"            {ct} *t{v.index} = c->stream ? b{v.index} : p{self.op_index[v]} + j0;")
+                streamed.append(v)
             else:
                 out.append(f"            _Alignas(64) {compute_t(v.dtype)} t{v.index}[CH];")
             out.append(f"            {self.node_call(n)}")
+        for v in streamed:
+            out.append(f"            if (c->stream) tl_ustream_copy(p{self.op_index[v]} + j0, b{v.index}, "
+                       f"m * (int64_t)sizeof(*b{v.index}));")
         out += ["            " + line for line in body_after]
         out.append("        }")
 
@@ -341,7 +351,7 @@ class _GroupEmitter:
             L.append(f" *   {_node_comment(n)}" + (f"  ({n.where})" if n.where else ""))
         L.append(" */")
         blocks = f" int64_t rows, block; double *partial[{len(g.columns)}];" if g.columns else ""
-        L.append(f"typedef struct {{ int64_t size[{K}]; char *ptr[{nops}]; int64_t st[{nops}][{K}]; int *failed;{blocks} }} "
+        L.append(f"typedef struct {{ int64_t size[{K}]; char *ptr[{nops}]; int64_t st[{nops}][{K}]; int *failed; int stream;{blocks} }} "
                  f"{self.fname}_ctx;")
         L.append("")
         self.scratch = sorted(self._plan_scratch(), key=lambda v: v.index) if g.is_row else []
@@ -587,10 +597,13 @@ class _GroupEmitter:
             L.append(f"        {self.fname}_row(c, r, c0, c1);")
             L.append("        i += c1 - c0;")
             L.append("    }")
+        if self.direct:
+            L.append("    if (c->stream) tl_ustream_fence();   /* order the streaming stores before the join */")
         L.append("}")
         L.append("")
         L.append(f"/* sizes: the {K} coalesced dims; ptrs: the {nops} operands' data (outputs first) */")
-        L.append(f"TL_FUSED_EXPORT int {self.fname}(const int64_t *sizes, void *const *ptrs, void *pfor, int64_t grain) {{")
+        L.append(f"TL_FUSED_EXPORT int {self.fname}(const int64_t *sizes, void *const *ptrs, void *pfor, int64_t grain, "
+                 "int64_t stream_min) {")
         L.append(f"    {self.fname}_ctx c;")
         L.append("    int failed = 0;")
         L.append("    c.failed = &failed;")
@@ -616,6 +629,10 @@ class _GroupEmitter:
                 zero = "0.0" if g.columns[n] == "sum" else "__builtin_nan(\"\")"
                 L.append(f"    if (rows == 0) for (int64_t j = 0; j < D; j++) {o}[j] = ({storage_t(v.dtype)}){zero};")
         L.append("    if (rows == 0 || D == 0) return 0;")
+        # the runtime's store policy, as eager's loops apply it: a call moving at least stream_min
+        # bytes (its full-size operands) writes its outputs with streaming stores
+        full = sum(_ITEMSIZE[storage_t(v.dtype)] for v in lay.operands if all(k == "C" for k in lay.kinds[v]))
+        L.append(f"    c.stream = stream_min > 0 && rows * D * {full} >= stream_min;")
         L.append("    tl_fused_pfor_fn run = (tl_fused_pfor_fn)pfor;")
         if g.columns:
             self.emit_block_driver(L)
@@ -648,6 +665,7 @@ PRELUDE = """\
 #include <stdint.h>
 #include <stdlib.h>
 #include "tl_half.h"
+#include "tl_ustream.h"
 {includes}
 
 #define CH {ch}
