@@ -563,11 +563,11 @@ class _GroupEmitter:
             o = f"(({storage_t(v.dtype)} *)c.ptr[{self.op_index[v]}])"
             div = " / (double)rows" if g.columns[n] == "mean" else ""
             L.append(f"    /* {_node_comment(n)} */")
-            L.append("    for (int64_t j = 0; j < D; j++) {")
-            L.append("        double s = 0;")
-            L.append(f"        for (int64_t blk = 0; blk < nblocks; blk++) s += c.partial[{j}][blk * D + j];")
-            L.append(f"        {o}[j] = ({storage_t(v.dtype)})(s{div});")
-            L.append("    }")
+            # block by block into the first block's sums (each column still adds its blocks in
+            # order), walking memory in order rather than one column across every block
+            L.append("    for (int64_t blk = 1; blk < nblocks; blk++)")
+            L.append(f"        for (int64_t j = 0; j < D; j++) c.partial[{j}][j] += c.partial[{j}][blk * D + j];")
+            L.append(f"    for (int64_t j = 0; j < D; j++) {o}[j] = ({storage_t(v.dtype)})(c.partial[{j}][j]{div});")
             L.append(f"    free(c.partial[{j}]);")
 
     def emit_drivers(self, L):
