@@ -1,7 +1,8 @@
 """torchlet.compile beside eager torchlet, eager PyTorch and torch.compile
 (Inductor), one thread by default, interleaved rounds (best of each).
 
-    python benchmarks/bench_compile.py [--threads N] [--quick] [--no-inductor]
+    python benchmarks/bench_compile.py [--threads N] [--quick] [--no-inductor] [--cpu-time]
+                                       [--only NAME,...] [--shapes RxC,...]
 
 Rows: pointwise chains of 2/4/8 operators, the SwiGLU gate silu(a) * b,
 RMSNorm, layer_norm, softmax(x * w), each forward (under no_grad) and
@@ -23,7 +24,9 @@ kernels per call of each graph.
 
 (--quick: the middle size only and no cold-compile processes;
 --no-inductor: leave torch.compile out, whose first compile of each graph
-takes seconds.)
+takes seconds; --cpu-time: time each batch by the process's CPU time, which
+other processes on a loaded machine disturb much less than wall time (one
+thread); --only / --shapes: those workloads (names as printed) and sizes.)
 """
 from __future__ import annotations
 
@@ -99,8 +102,18 @@ def _fwd_bwd(f, x, w, g):
     return run
 
 
+def _option(name: str):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv[:-1] else None
+
+
+CLOCK = time.process_time if "--cpu-time" in sys.argv else time.perf_counter
+
+
 def bench_rows(shapes, inductor: bool):
     ours, theirs = workloads(tl), workloads(torch) if torch is not None else {}
+    only = _option("--only")
+    if only:
+        ours = {k: v for k, v in ours.items() if k in only.split(",")}
     print(f"{'case':<30} {'eager':>10} {'compiled':>10} {'torch':>10} {'inductor':>10}"
           f" {'vs eager':>9} {'vs torch':>9} {'vs inductor':>11} {'kernels':>8}")
     rng = np.random.default_rng(0)
@@ -129,7 +142,7 @@ def bench_rows(shapes, inductor: bool):
                         torch._dynamo.reset()    # each row compiles afresh (Dynamo caches by code object)
                         ct = torch.compile(theirs[name])
                         fns["inductor"] = _fwd_bwd(ct, xt, wt, gt) if grad else _fwd(torch, ct, xt, wt)
-                t = interleaved(fns, rounds=5)
+                t = interleaved(fns, rounds=5, clock=CLOCK)
                 e = cf.last_entry
                 kernels = e.plan.kernel_count() + (e.backward.plan.kernel_count() if e.backward else 0)
                 case = f"{name} {'fwd+bwd' if grad else 'fwd'} {shape[0]}x{shape[1]}"
@@ -160,7 +173,7 @@ def bench_block(inductor: bool):
                 t.grad = None
             fn(*ts[:-1]).backward(ts[-1])
         fns[label] = run
-    t = interleaved(fns, rounds=5)
+    t = interleaved(fns, rounds=5, clock=CLOCK)
     print("  " + "  ".join(f"{k} {v * 1e3:.2f} ms" for k, v in t.items()))
     print("  compiled vs eager {:.2f}x".format(t["eager"] / t["compiled"])
           + (", vs torch {:.2f}x".format(t["torch"] / t["compiled"]) if "torch" in t else "")
@@ -216,8 +229,13 @@ def main() -> None:
         torch.set_num_threads(threads)
     inductor = torch is not None and "--no-inductor" not in sys.argv
     quick = "--quick" in sys.argv
-    print(f"# bench_compile: {machine_info()}, threads={threads}, capability {tl.get_cpu_capability()}")
-    bench_rows(SHAPES[1:2] if quick else SHAPES, inductor)
+    print(f"# bench_compile: {machine_info()}, threads={threads}, capability {tl.get_cpu_capability()}, "
+          f"clock {CLOCK.__name__}")
+    shapes = _option("--shapes")
+    shapes = [tuple(int(n) for n in sh.split("x")) for sh in shapes.split(",")] if shapes else None
+    bench_rows(shapes or (SHAPES[1:2] if quick else SHAPES), inductor)
+    if shapes or _option("--only"):
+        return
     bench_block(inductor)
     if not quick:
         bench_compile_times(inductor)

@@ -93,3 +93,43 @@ def test_no_grad_call_traces_forward_only():
     with torch.no_grad():
         y = cf(x, torch.randn(8))
     assert y.grad_fn is None and cf.last_entry.backward is None
+
+
+def test_outputs_that_alias_or_repeat_go_through_the_function_node():
+    """An output that is an input, or one value returned twice: the node is
+    recorded by autograd.Function, which detaches and copies as PyTorch does."""
+    x = torch.randn(3, 4, requires_grad=True)
+
+    def twice(t):
+        y = t * 2
+        return y, y
+
+    a, b = torch.compile(twice)(x)
+    (a.sum() + b.sum()).backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full((3, 4), 4.0))
+    x.grad = None
+    out, same = torch.compile(lambda t: (t.sin(), t))(x)
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(x.detach().numpy()), rtol=1e-6)
+
+
+def test_retain_graph_and_freed_graph():
+    x = torch.randn(4, 8, requires_grad=True)
+    w = torch.randn(8, requires_grad=True)
+    y = torch.compile(rms)(x, w)
+    g = torch.randn(4, 8)
+    y.backward(g, retain_graph=True)
+    first = x.grad.numpy().copy()
+    y.backward(g)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * first, rtol=1e-6)
+    with pytest.raises(RuntimeError):
+        y.backward(g)
+
+
+def test_gradient_of_one_input_only():
+    x = torch.randn(4, 8, requires_grad=True)
+    w = torch.randn(8)
+    y = torch.compile(rms)(x, w)
+    (gx,) = torch.autograd.grad(y.sum(), x)
+    (ex,) = torch.autograd.grad(rms(x, w).sum(), x)
+    np.testing.assert_allclose(gx.numpy(), ex.numpy(), rtol=2e-5, atol=2e-6)

@@ -155,3 +155,83 @@ def test_column_sums_fuse_into_the_row_kernel(shape):
         assert len(groups) == 1 and len(groups[0].columns) == 2
     finally:
         torch.set_num_threads(1)
+
+
+@pytest.mark.parametrize("kind", ["amax", "amin"])
+@pytest.mark.parametrize("width", [5, 31, 32, 33, 256, 257, 1000])
+@pytest.mark.parametrize("dt", [torch.float32, torch.float64], ids=["f32", "f64"])
+def test_amax_amin_rows_exact_with_nan_and_inf(kind, width, dt):
+    """A row's max / min is exact whatever the lanes; a NaN anywhere in a row
+    (first lane, a lane's middle, the tail after the last full block of
+    lanes, a later chunk) makes that row NaN, and infinities count."""
+    rng = np.random.default_rng(width)
+    a = rng.standard_normal((7, width))
+    a[1, 0] = np.nan
+    a[2, width // 2] = np.nan
+    a[3, width - 1] = np.nan
+    a[4, width - 1] = np.inf
+    a[5, 0] = -np.inf
+    a[6, :] = -np.inf
+    x = torch.tensor(a, dtype=dt)
+    op = getattr(torch, kind)
+
+    def f(t):
+        return op(t * 2.0, -1, keepdim=True) + 1.0
+    with torch.no_grad():
+        got = torch.compile(f)(x).numpy()
+        want = f(x).numpy()
+    np.testing.assert_array_equal(got, want)
+
+
+def test_softmax_backward_reads_the_saved_output():
+    """The forward writes softmax's output anyway: the backward reads it
+    instead of recomputing exp (and the forward saves no row statistics)."""
+    x = torch.randn(6, 40, requires_grad=True)
+    w = torch.randn(40, requires_grad=True)
+    cf = torch.compile(softmax_of_product)
+    cf(x, w).sum().backward()
+    e = cf.last_entry
+    assert not any(n.op.name() == "aten::exp" for n in e.backward.graph.nodes)
+    assert len(e.graph.outputs) == 2     # the output, and itself as the saved value
+
+
+@pytest.fixture
+def stream_everything():
+    """The store policy set so that every fused call streams its outputs."""
+    from torchlet.backends import cpu
+    old = cpu.info()["policy"]["stream_min_bytes"]
+    cpu.set_store_policy(stream_min_bytes=1)
+    torch.compiler.reset()
+    yield
+    cpu.set_store_policy(stream_min_bytes=old)
+    torch.compiler.reset()
+
+
+def _layer_norm_then_mul(x, w):
+    return layer_norm(x, w) * w
+
+
+def _chain(x, w):
+    return (x * w + 0.5).tanh() * 3
+
+
+@pytest.mark.parametrize("fn", [rms, softmax_of_product, log_softmax, _layer_norm_then_mul, swiglu, _chain],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("shape", [(3, 7), (5, 2049), (2, 3, 1000), (4, 256)])
+def test_streamed_outputs_equal_plain_ones(stream_everything, fn, shape):
+    """Streaming stores (a call moving the policy's stream_min_bytes) write
+    the same values as plain ones, on rows that start off a 64-byte line
+    (odd widths) as on aligned ones."""
+    rng = np.random.default_rng(3)
+    x = torch.tensor(rng.standard_normal(shape).astype(np.float32))
+    w = torch.tensor(rng.standard_normal(shape[-1]).astype(np.float32))
+    with torch.no_grad():
+        cf = torch.compile(fn)
+        got = cf(x, w)
+        assert "tl_ustream_copy" in cf.kernels()
+    from torchlet.backends import cpu
+    cpu.set_store_policy(stream_min_bytes=0)     # 0: never stream
+    torch.compiler.reset()
+    with torch.no_grad():
+        want = torch.compile(fn)(x, w)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())

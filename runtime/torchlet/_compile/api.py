@@ -36,6 +36,9 @@ import weakref
 import torchlet
 
 from .._C import ffi as _ffi, lib as _lib
+from .._errors import check as _check
+from .._tensor import _wrap
+from ..autograd import function as _fn
 from .capture import GraphBreak, _addr, trace
 from .fusion import pointwise_formula
 from .graph import Graph
@@ -156,6 +159,8 @@ class _Entry:
         self.n_out = 0
         self.graph = None
         self.trace_seconds = 0.0
+        self.direct_node = False      # the backward node is made without autograd.Function
+        self.out_meta = []
 
 
 class _Backward:
@@ -172,19 +177,26 @@ class _Backward:
         return self._plan
 
 
-def _cut(graph: Graph, n_fwd: int, grads: list, tangents: list, primals: list):
+def _cut(graph: Graph, n_fwd: int, grads: list, tangents: list, primals: list, written=()):
     """Partition a joint graph: (forward graph, saved values, backward graph).
 
     Walking back from the gradients, forward pointwise nodes are recomputed
     in the backward; the outputs of other forward nodes (reductions, matrix
-    products, views, custom operators) are saved."""
+    products, views, custom operators) are saved, and so are the values the
+    forward writes anyway (`written`: its outputs; softmax's backward reads
+    the output, which would otherwise be recomputed, exp and all) and the
+    results of a decomposed operator (layer_norm's rstd: what eager saves;
+    then a layer_norm with nothing fused around it runs eager's kernel)."""
     fwd_nodes = set(graph.nodes[:n_fwd])
+    written = set(written)
     saved, need, keep = [], {v for v in grads if v is not None}, []
     for n in reversed(graph.nodes):
         outs = [o for o in n.outputs if o is not None and o in need]
         if not outs:
             continue
-        if n in fwd_nodes and (len(n.outputs) != 1 or pointwise_formula(n) is None):
+        origin = getattr(n, "origin", None)
+        if n in fwd_nodes and (len(n.outputs) != 1 or pointwise_formula(n) is None or n.outputs[0] in written
+                               or (origin is not None and n.outputs[0] in origin.outputs)):
             for o in outs:
                 if o not in saved:
                     saved.append(o)
@@ -229,6 +241,91 @@ class _CompiledAutograd(torchlet.autograd.Function):
 
 
 _CompiledAutograd.__name__ = "CompiledFunction"
+
+
+class _CompiledNode:
+    """The Python side of one CompiledFunctionBackward node made directly
+    (`_apply_compiled`): the C callback node, its next edges the primals'
+    gradient edges, its saved variables the primals and the saved values.
+    The same node `_CompiledAutograd` records, without autograd.Function's
+    general machinery (dirty tensors, non-differentiable outputs, per-call
+    ctx objects), which costs more than a small graph's kernels."""
+
+    __slots__ = ("entry", "node", "n_primals", "__weakref__")
+
+    def __init__(self, entry, n_primals: int):
+        self.entry, self.n_primals, self.node = entry, n_primals, None
+
+    def _tl_node_apply(self, node, grads_in, grads_out):
+        entry = self.entry
+        grads = _fn._grads_in(grads_in, entry.n_out)
+        tangents = [g if g is not None else torchlet.zeros(shape, dtype=dt)
+                    for (shape, dt), g in zip(entry.out_meta, grads)]
+        out = _ffi.new("tl_tensor **")
+        saved = []
+        for i in range(_lib.tl_callback_node_num_saved(node)):
+            _check(_lib.tl_callback_node_unpack(node, i, out))
+            saved.append(_wrap(out[0]))
+        create_graph = _fn._grad_mode()
+        prev = _fn._guard_enter(0)
+        try:
+            res = entry.backward.plan.run(saved + tangents)
+        finally:
+            _fn._guard_exit(prev)
+        if create_graph:     # as _CompiledAutograd.backward: differentiating them again is refused
+            live = [g for g in res if g is not None]
+            anchors = [t for t in saved[:self.n_primals] if t.requires_grad]
+            marked = iter(_NoDoubleBackward.apply(len(live), *live, *anchors)) if live else iter(())
+            res = [next(marked) if g is not None else None for g in res]
+        for i, g in zip(entry.backward.primal_rg, res):
+            if g is not None and _lib.tl_node_should_compute_output(node, i):
+                _fn._store_grad(grads_out, i, g)
+
+    def _tl_node_released(self):
+        self.node = None
+
+
+def _apply_compiled(entry, primals):
+    """The forward plan's outputs, with one CompiledFunctionBackward node as
+    their history; None when the outputs need what only autograd.Function
+    does (an output that is an input or repeats, one that is not
+    differentiable), and the caller goes through `_CompiledAutograd`."""
+    edges = []
+    try:
+        for t in primals:
+            e = _lib.tl_autograd_gradient_edge(t._p)
+            if e.node == _ffi.NULL and t.requires_grad:   # allocation failure: the error is pending
+                _fn.raise_pending_error()
+            edges.append(e)
+        prev = _fn._guard_enter(0)
+        try:
+            res = entry.plan.run(primals)
+        finally:
+            _fn._guard_exit(prev)
+        n_out = entry.n_out
+        outs, saved = res[:n_out], res[n_out:]
+        ins = {_fn._addr(t._p) for t in primals}
+        out_ptrs = {_fn._addr(o._p) for o in outs}
+        if len(out_ptrs) != n_out or out_ptrs & ins:
+            return None      # (rare: the graph returns an input, or one value twice)
+        target = _CompiledNode(entry, len(primals))
+        node = _fn._new_node(target, "CompiledFunctionBackward", n_out, len(primals), len(primals) + len(saved))
+        target.node = node
+        try:
+            for i, e in enumerate(edges):
+                _check(_lib.tl_node_set_next_edge(node, i, e))
+            for i, o in enumerate(outs):
+                _check(_lib.tl_autograd_set_history(o._p, node, i))
+            for i, t in enumerate(primals):
+                _check(_lib.tl_callback_node_save(node, i, t._p, False))
+            for i, t in enumerate(saved, len(primals)):
+                _check(_lib.tl_callback_node_save(node, i, t._p, _fn._addr(t._p) in out_ptrs))
+        finally:
+            _lib.tl_node_release(node)   # the outputs hold it now
+        return outs
+    finally:
+        for e in edges:
+            _lib.tl_node_release(e.node)
 
 
 class _NoDoubleBackward(torchlet.autograd.Function):
@@ -300,12 +397,18 @@ class CompiledFunction:
 
     @staticmethod
     def _lifted_ok(entry) -> bool:
+        if not entry.lifted:
+            return True
         return all(_guard(t, entry.size_dependent) == g for t, g in zip(entry.lifted, entry.lifted_guards))
 
     def _run(self, entry, flat):
         primals = flat + entry.lifted
         if entry.backward is not None:
-            outs = _CompiledAutograd.apply(entry, *primals)
+            outs = None
+            if entry.direct_node:
+                outs = _apply_compiled(entry, primals)
+            if outs is None:
+                outs = _CompiledAutograd.apply(entry, *primals)
         else:
             outs = entry.plan.run(primals)[:entry.n_out]
         if entry.out_spec == _ONE_TENSOR:
@@ -398,11 +501,14 @@ class CompiledFunction:
             tangents = g.inputs[n_primals:]
             grad_vals = [tracer.env[_addr(x)] if x is not None else None for x in grads]
             fwd_graph = Graph(list(primals), g.nodes[:joint["n_fwd"]], outs, g.values)
-            saved, bwd = _cut(g, joint["n_fwd"], grad_vals, tangents, primals)
+            saved, bwd = _cut(g, joint["n_fwd"], grad_vals, tangents, primals, outs)
             fwd_graph = Graph(list(primals), g.nodes[:joint["n_fwd"]], outs + saved, g.values).prune()
             entry.graph = fwd_graph
             out_rg_ids = {_addr(o) for o in joint["outs_rg"]}
             entry.out_rg = [_addr(t) in out_rg_ids for t in leaves]
+            entry.out_meta = [(tuple(t.shape), t.dtype) for t in leaves]
+            # every output differentiable: the node is made directly
+            entry.direct_node = all(entry.out_rg)
             entry.plan = Plan(fwd_graph, self.backend, title)
             entry.backward = _Backward(bwd, joint["ins_rg"], title, self.backend)
         else:

@@ -114,7 +114,7 @@ def build(source: str, names: list) -> tuple:
 def _load(so: Path, names: list):
     from cffi import FFI
     ffi = FFI()
-    ffi.cdef("\n".join(f"int {n}(const int64_t *sizes, void *const *ptrs, void *pfor, int64_t grain);"
+    ffi.cdef("\n".join(f"int {n}(const int64_t *sizes, void *const *ptrs, void *pfor, int64_t grain, int64_t stream_min);"
                        for n in names))
     return ffi.dlopen(str(so))
 

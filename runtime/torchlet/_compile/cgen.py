@@ -36,6 +36,8 @@ CH = 256
 _STORAGE = {"bool": "uint8_t", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
             "int64": "int64_t", "float16": "uint16_t", "bfloat16": "uint16_t", "float32": "float",
             "float64": "double"}
+_ITEMSIZE = {"uint8_t": 1, "int8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4, "int64_t": 8, "float": 4,
+             "double": 8}
 _COMPUTE = dict(_STORAGE, bool="bool", float16="float", bfloat16="float")
 
 
@@ -287,16 +289,20 @@ class _GroupEmitter:
         pass and read directly by a node of a later pass (softmax's exp is
         computed once, for the sum, and read back for the division, as
         Inductor's CPU kernels do)."""
-        cached, done = set(), set()
+        g, cached, done = self.g, set(), set()
         for targets in self._pass_targets():
-            nodes = self.elem_closure(targets, cached)
-            for n in nodes:
-                for v in n.inputs():
-                    if v.producer in done and v not in cached:
-                        cached.add(v)
-            for v in targets:
-                if v.producer in done and v not in cached:
+            # walk back from the pass's targets: a value an earlier pass computed
+            # is read from its buffer, and what produced it is not recomputed
+            nodes, stack = set(), list(targets)
+            while stack:
+                v = stack.pop()
+                if not g.produces(v) or g.level[v.producer] != "elem":
+                    continue
+                if v.producer in done:
                     cached.add(v)
+                elif v.producer not in nodes:
+                    nodes.add(v.producer)
+                    stack += v.producer.inputs()
             done.update(nodes)
         return cached
 
@@ -310,6 +316,7 @@ class _GroupEmitter:
         return out
 
     def chunk_loop(self, out, elem_nodes, body_after, c0="c0", c1="c1", reads=()):
+        streamed = []
         out.append(f"        for (int64_t j0 = {c0}; j0 < {c1}; j0 += CH) {{")
         out.append(f"            const int64_t m = {c1} - j0 < CH ? {c1} - j0 : CH;")
         for v in reads:    # computed by an earlier pass
@@ -320,10 +327,17 @@ class _GroupEmitter:
             if v in self.scratch:
                 out.append(f"            {compute_t(v.dtype)} *t{v.index} = sc{v.index} + j0;")
             elif v in self.direct:   # an output stored as computed: the loop writes it in place
-                out.append(f"            {compute_t(v.dtype)} *t{v.index} = p{self.op_index[v]} + j0;")
+                # (or, when the call streams, into L1, then with streaming stores)
+                ct = compute_t(v.dtype)
+                out.append(f"            _Alignas(64) {ct} b{v.index}[CH];")
+                out.append(f"            {ct} *t{v.index} = c->stream ? b{v.index} : p{self.op_index[v]} + j0;")
+                streamed.append(v)
             else:
                 out.append(f"            _Alignas(64) {compute_t(v.dtype)} t{v.index}[CH];")
             out.append(f"            {self.node_call(n)}")
+        for v in streamed:
+            out.append(f"            if (c->stream) tl_ustream_copy(p{self.op_index[v]} + j0, b{v.index}, "
+                       f"m * (int64_t)sizeof(*b{v.index}));")
         out += ["            " + line for line in body_after]
         out.append("        }")
 
@@ -337,7 +351,7 @@ class _GroupEmitter:
             L.append(f" *   {_node_comment(n)}" + (f"  ({n.where})" if n.where else ""))
         L.append(" */")
         blocks = f" int64_t rows, block; double *partial[{len(g.columns)}];" if g.columns else ""
-        L.append(f"typedef struct {{ int64_t size[{K}]; char *ptr[{nops}]; int64_t st[{nops}][{K}]; int *failed;{blocks} }} "
+        L.append(f"typedef struct {{ int64_t size[{K}]; char *ptr[{nops}]; int64_t st[{nops}][{K}]; int *failed; int stream;{blocks} }} "
                  f"{self.fname}_ctx;")
         L.append("")
         self.scratch = sorted(self._plan_scratch(), key=lambda v: v.index) if g.is_row else []
@@ -434,6 +448,10 @@ class _GroupEmitter:
             xu = xe.replace("[k]", "[k + u]").replace("[j0 + k]", "[j0 + k + u]")
             upd = (lambda a, e: f"{a} += ({at})({e});") if kind in ("sum", "mean") else \
                 (lambda a, e, op=(">" if kind == "amax" else "<"): f"{a} = ({e} {op} {a} || {e} != {e}) ? {e} : {a};")
+            src = self.reduction_source(x)
+            if src is not None:     # the lanes stay in registers inside the chunk's own function
+                acc.append(f"{self.reduction_fn(n, at, lanes, upd)}(m, {src}, a{v.index});")
+                continue
             acc.append("{ int64_t k = 0;")
             acc.append(f"  for (; k + {lanes} <= m; k += {lanes})")
             acc.append(f"      for (int u = 0; u < {lanes}; u++) {{ const {compute_t(v.dtype)} e = {xu}; {upd(f'a{v.index}[u]', 'e')} }}")
@@ -452,6 +470,50 @@ class _GroupEmitter:
         L.append("    }")
         for n in reds:
             self.store_row(L, n.outputs[0])
+
+    def reduction_source(self, x):
+        """A pointer to the chunk of a reduction's input (computed in this
+        pass, or an input walked in memory), or None (a broadcast input)."""
+        g = self.g
+        if g.produces(x):
+            return f"t{x.index}" if g.level[x.producer] == "elem" else None
+        if self.lay.inner(x) == "C" and compute_t(x.dtype) == storage_t(x.dtype):
+            return f"p{self.op_index[x]} + j0"
+        return None
+
+    def reduction_fn(self, node, at: str, lanes: int, upd) -> str:
+        """A reduction's work on one chunk, its own small function: the lanes
+        are loaded into locals and stored back once per chunk (inline in the
+        row loop they would live in memory across the node calls, which
+        clobber every vector register)."""
+        name = f"{self.fname}_red{node.outputs[0].index}"
+        if name in self.node_fns:
+            return name
+        head = [f"/* {_node_comment(node)} */",
+                f"static __attribute__((noinline)) void {name}(int64_t m, const {at} *restrict x, {at} *restrict acc) {{"]
+        if self.g.reductions[node] in ("amax", "amin"):
+            # exact in any order: a plain compare-and-select (one max / min
+            # instruction) per element, and a lane flag per NaN, applied per chunk
+            op = ">" if self.g.reductions[node] == "amax" else "<"
+            body = [f"    {at} a[{lanes}];",
+                    f"    int32_t nan[{lanes}];",
+                    f"    for (int u = 0; u < {lanes}; u++) {{ a[u] = acc[u]; nan[u] = 0; }}",
+                    "    int64_t k = 0;",
+                    f"    for (; k + {lanes} <= m; k += {lanes})",
+                    f"        for (int u = 0; u < {lanes}; u++) {{ const {at} e = x[k + u]; "
+                    f"a[u] = e {op} a[u] ? e : a[u]; nan[u] |= e != e; }}",
+                    f"    for (; k < m; k++) {{ const {at} e = x[k]; {upd('a[0]', 'e')} }}",
+                    f"    for (int u = 0; u < {lanes}; u++) acc[u] = nan[u] ? ({at})__builtin_nan(\"\") : a[u];"]
+        else:
+            body = [f"    {at} a[{lanes}];",
+                    f"    for (int u = 0; u < {lanes}; u++) a[u] = acc[u];",
+                    "    int64_t k = 0;",
+                    f"    for (; k + {lanes} <= m; k += {lanes})",
+                    f"        for (int u = 0; u < {lanes}; u++) {{ const {at} e = x[k + u]; {upd('a[u]', 'e')} }}",
+                    f"    for (; k < m; k++) {{ const {at} e = x[k]; {upd('a[0]', 'e')} }}",
+                    f"    for (int u = 0; u < {lanes}; u++) acc[u] = a[u];"]
+        self.node_fns[name] = "\n".join(head + body + ["}", ""])
+        return name
 
     def run_pass(self, L, targets, body, c0):
         cached = frozenset(self.filled)
@@ -501,11 +563,11 @@ class _GroupEmitter:
             o = f"(({storage_t(v.dtype)} *)c.ptr[{self.op_index[v]}])"
             div = " / (double)rows" if g.columns[n] == "mean" else ""
             L.append(f"    /* {_node_comment(n)} */")
-            L.append("    for (int64_t j = 0; j < D; j++) {")
-            L.append("        double s = 0;")
-            L.append(f"        for (int64_t blk = 0; blk < nblocks; blk++) s += c.partial[{j}][blk * D + j];")
-            L.append(f"        {o}[j] = ({storage_t(v.dtype)})(s{div});")
-            L.append("    }")
+            # block by block into the first block's sums (each column still adds its blocks in
+            # order), walking memory in order rather than one column across every block
+            L.append("    for (int64_t blk = 1; blk < nblocks; blk++)")
+            L.append(f"        for (int64_t j = 0; j < D; j++) c.partial[{j}][j] += c.partial[{j}][blk * D + j];")
+            L.append(f"    for (int64_t j = 0; j < D; j++) {o}[j] = ({storage_t(v.dtype)})(c.partial[{j}][j]{div});")
             L.append(f"    free(c.partial[{j}]);")
 
     def emit_drivers(self, L):
@@ -535,10 +597,13 @@ class _GroupEmitter:
             L.append(f"        {self.fname}_row(c, r, c0, c1);")
             L.append("        i += c1 - c0;")
             L.append("    }")
+        if self.direct:
+            L.append("    if (c->stream) tl_ustream_fence();   /* order the streaming stores before the join */")
         L.append("}")
         L.append("")
         L.append(f"/* sizes: the {K} coalesced dims; ptrs: the {nops} operands' data (outputs first) */")
-        L.append(f"TL_FUSED_EXPORT int {self.fname}(const int64_t *sizes, void *const *ptrs, void *pfor, int64_t grain) {{")
+        L.append(f"TL_FUSED_EXPORT int {self.fname}(const int64_t *sizes, void *const *ptrs, void *pfor, int64_t grain, "
+                 "int64_t stream_min) {")
         L.append(f"    {self.fname}_ctx c;")
         L.append("    int failed = 0;")
         L.append("    c.failed = &failed;")
@@ -564,6 +629,10 @@ class _GroupEmitter:
                 zero = "0.0" if g.columns[n] == "sum" else "__builtin_nan(\"\")"
                 L.append(f"    if (rows == 0) for (int64_t j = 0; j < D; j++) {o}[j] = ({storage_t(v.dtype)}){zero};")
         L.append("    if (rows == 0 || D == 0) return 0;")
+        # the runtime's store policy, as eager's loops apply it: a call moving at least stream_min
+        # bytes (its full-size operands) writes its outputs with streaming stores
+        full = sum(_ITEMSIZE[storage_t(v.dtype)] for v in lay.operands if all(k == "C" for k in lay.kinds[v]))
+        L.append(f"    c.stream = stream_min > 0 && rows * D * {full} >= stream_min;")
         L.append("    tl_fused_pfor_fn run = (tl_fused_pfor_fn)pfor;")
         if g.columns:
             self.emit_block_driver(L)
@@ -596,6 +665,7 @@ PRELUDE = """\
 #include <stdint.h>
 #include <stdlib.h>
 #include "tl_half.h"
+#include "tl_ustream.h"
 {includes}
 
 #define CH {ch}

@@ -44,6 +44,13 @@ class _GroupRunner:
 _ffi = None
 
 
+def _stream_min() -> int:
+    """The store policy's stream_min_bytes when the plan is made (a call of a
+    fused kernel moving that many bytes streams its outputs, as eager's loops)."""
+    from ..backends import cpu
+    return int(cpu.info()["policy"]["stream_min_bytes"])
+
+
 def run_node(node, env) -> None:
     """One operator on real tensors; env maps value index -> tensor."""
     get = env.__getitem__
@@ -77,6 +84,7 @@ class Plan:
         else:
             self.steps = fuse(graph)
         self.groups = [s for s in self.steps if isinstance(s, Group)]
+        self.stream_min = _stream_min()
         if self.groups:
             try:
                 self.source, self.kernel_names = emit_source(self.groups, title)
@@ -91,13 +99,13 @@ class Plan:
                 self.fallback_reason = self.build_error = str(e)
                 self.steps = [OpStep(n) for n in graph.nodes]
                 self.groups = []
-        self.python, self.run = _write_runner(graph, self.steps)
+        self.python, self.run = _write_runner(graph, self.steps, self.stream_min)
 
     def kernel_count(self) -> int:
         return len(self.groups) + sum(1 for s in self.steps if isinstance(s, OpStep))
 
 
-def _write_runner(graph: Graph, steps: list):
+def _write_runner(graph: Graph, steps: list, stream_min: int = 0):
     """(source, function): one straight-line Python function running the
     steps, values in locals: `run(inputs) -> outputs`.  Per fused group it
     makes the inputs contiguous, reads the sizes, allocates the outputs and
@@ -159,7 +167,7 @@ def _write_runner(graph: Graph, steps: list):
             sizes = ", ".join(" * ".join(f"d{k}_{d}" for d in seg) or "1" for seg in r.segments)
             ptrs = ", ".join([f"_dptr(v{v.index}._p)" for v, _ in r.outputs] + [f"_dptr({a}._p)" for a in ins])
             glb[f"p{k}"] = r.pfor
-            lines.append(f"{ind}if k{k}([{sizes}], [{ptrs}], p{k}, {r.grain}):")
+            lines.append(f"{ind}if k{k}([{sizes}], [{ptrs}], p{k}, {r.grain}, {stream_min}):")
             lines.append(f"{ind}    raise MemoryError('torchlet.compile: {s.name()}: cannot allocate its row buffers')")
         else:
             n = s.node
