@@ -159,11 +159,17 @@ typedef struct {
     uint8_t *tmp, *dst;
     const u8_dim *h, *w;
     bool do_h, do_w;
+    int failed; /* a worker could not allocate its row of sums */
 } u8_ctx;
 
 static void u8_planes(int64_t b, int64_t e, void *vc) {
-    const u8_ctx *c = vc;
+    u8_ctx *c = vc;
     const int64_t ih = c->h->in, iw = c->w->in, oh = c->h->out, ow = c->w->out;
+    int32_t *acc = c->do_h ? malloc((size_t)ow * sizeof(int32_t)) : NULL;
+    if (c->do_h && !acc) {
+        __atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
     for (int64_t p = b; p < e; p++) {
         const uint8_t *x = c->src + p * ih * iw;
         /* width first, into the row buffer (or straight out when the height stays) */
@@ -175,10 +181,24 @@ static void u8_planes(int64_t b, int64_t e, void *vc) {
             memcpy(mid, x, (size_t)(ih * iw));
         }
         if (!c->do_h) continue;
+        /* the height: whole rows at a time (each column's taps in index order) */
         uint8_t *y = c->dst + p * oh * ow;
-        for (int64_t o = 0; o < oh; o++)
-            for (int64_t col = 0; col < ow; col++) y[o * ow + col] = fixed_sum(mid + col, ow, c->h, o);
+        for (int64_t o = 0; o < oh; o++) {
+            const int16_t *w = c->h->w + o * c->h->K;
+            const uint8_t *r0 = mid + c->h->xmin[o] * ow;
+            for (int64_t col = 0; col < ow; col++) acc[col] = (int32_t)1 << (c->h->prec - 1);
+            for (int64_t j = 0; j < c->h->xsize[o]; j++) {
+                const uint8_t *r = r0 + j * ow;
+                const int32_t wj = w[j];
+                for (int64_t col = 0; col < ow; col++) acc[col] += (int32_t)r[col] * wj;
+            }
+            for (int64_t col = 0; col < ow; col++) {
+                const int32_t v = acc[col] >> c->h->prec;
+                y[o * ow + col] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            }
+        }
     }
+    free(acc);
 }
 
 int tl_upsample_uint8_2d(const tl_tensor *input, tl_tensor *out, bool cubic, bool antialias, bool align_corners,
@@ -197,9 +217,10 @@ int tl_upsample_uint8_2d(const tl_tensor *input, tl_tensor *out, bool cubic, boo
         if (!tmp) rc = tl_set_error(TL_ERR_MEMORY, "upsample: out of memory");
     }
     if (y && !rc && planes > 0 && tl_tensor_numel(y) > 0) {
-        u8_ctx c = {tl_tensor_data_ptr(x), tmp, tl_tensor_data_ptr(y), &h, &w, do_h, do_w};
+        u8_ctx c = {tl_tensor_data_ptr(x), tmp, tl_tensor_data_ptr(y), &h, &w, do_h, do_w, 0};
         const int64_t work = (h.in * w.out * w.K + h.out * w.out * h.K) + 1;
         tl_parallel_for(planes, 65536 / work > 0 ? 65536 / work : 1, u8_planes, &c);
+        if (c.failed) rc = tl_set_error(TL_ERR_MEMORY, "upsample: out of memory");
     }
     if (y && !rc) rc = tl_copy_(out, y);
     if (!y && !rc) rc = -1;
