@@ -29,19 +29,6 @@ typedef struct {
     unsigned prec;
 } u8_dim;
 
-static double tri_filter(double x) {
-    x = fabs(x);
-    return x < 1.0 ? 1.0 - x : 0.0;
-}
-
-/* PyTorch's cubic_convolution1 / cubic_convolution2 (UpSample.h) */
-static double cubic_filter(double x, double a) {
-    x = fabs(x);
-    if (x < 1.0) return ((a + 2) * x - (a + 3)) * x * x + 1;
-    if (x < 2.0) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
-    return 0.0;
-}
-
 /* area_pixel_compute_scale<double> */
 static double dim_scale(int64_t in, int64_t out, bool align, double scale, bool has) {
     if (align) return out > 1 ? (double)(in - 1) / (double)(out - 1) : 0.0;
@@ -61,7 +48,7 @@ static double taps_aa(const u8_dim *d, int64_t o, double scale, double support, 
     double total = 0.0, wmax = 0.0;
     for (int64_t j = 0; j < *n; j++) {
         const double x = ((double)(j + a) - center + 0.5) * invscale;
-        w[j] = cubic ? cubic_filter(x, -0.5) : tri_filter(x);
+        w[j] = cubic ? tl_ups_cubic(x, -0.5) : tl_ups_tri(x);
         total += w[j];
     }
     if (total != 0.0)
@@ -99,7 +86,7 @@ static double taps_plain(const u8_dim *d, int64_t o, double scale, bool align, b
         else if (umin + j >= d->in - 1)
             k = *n - 1;
         if (k >= 0 && k < d->K) {
-            w[k] += cubic ? cubic_filter(x, -0.75) : tri_filter(x);
+            w[k] += cubic ? tl_ups_cubic(x, -0.75) : tl_ups_tri(x);
             wmax = w[k] > wmax ? w[k] : wmax;
         }
         k++;

@@ -2,23 +2,9 @@
 (3-d reflection / replication padding, fractional max pooling, antialiased
 upsampling), merged into test_gradcheck_yaml.CASES. Pooled inputs have
 distinct values (no tied maxima); the fractional pools get fixed samples."""
-import numpy as np
-
 import torchlet
 
-R = np.random.default_rng(3404)
-
-
-def rn(*shape):
-    return R.standard_normal(shape)
-
-
-def _distinct(*shape):
-    return R.permutation(np.arange(int(np.prod(shape)), dtype=np.float64)).reshape(shape) * 0.1 + R.uniform(0, 0.01, shape)
-
-
-def _nn():
-    return torchlet._C._nn
+from _nn3d_cases import R, _distinct, _nn, rn  # the same input builders
 
 
 def _u(*shape):
