@@ -5,12 +5,16 @@
  * operands are int64 and the sums wrap in uint64 arithmetic (defined
  * overflow); integer addition being associative modulo 2^64, any order gives
  * PyTorch's bits, and the narrowing cast back to int8 / int16 / int32 / uint8
- * keeps the low bits, as PyTorch's own wrap does. A direct loop over the
- * window (no float GEMM, no rounding): each output element of a product is
- * one thread's. Same geometry and layouts as conv_gemm.h. */
+ * keeps the low bits, as PyTorch's own wrap does. Direct loops (no float
+ * GEMM, no rounding): per channel and window tap, a pass over the column
+ * positions through per-dim coordinate tables (no division per element);
+ * each output row of a product is one thread's. Same geometry and layouts as
+ * conv_gemm.h. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "conv_int.h"
+#include "tl_error.h"
 #include "tl_internal.h"
 
 typedef struct {
@@ -18,37 +22,56 @@ typedef struct {
     const uint64_t *a, *w, *bias; /* the product's two operands (see each product) and the optional bias */
     uint64_t *out;
     int64_t K, IL, OL, Cig, Ccg;
+    int64_t *pos[TL_CONV_MAXD]; /* per dim: image coordinate of (column position, tap), -1 in padding */
 } int_ctx;
 
-static void int_dims(const tl_conv_geom *g, int_ctx *c) {
+static int int_dims(const tl_conv_geom *g, int_ctx *c) {
     c->g = g;
     c->K = g->k[0] * g->k[1] * g->k[2];
     c->IL = g->isz[0] * g->isz[1] * g->isz[2];
     c->OL = g->osz[0] * g->osz[1] * g->osz[2];
     c->Cig = g->Ci / g->G;
     c->Ccg = g->Cc / g->G;
-}
-
-/* the flat image offset of column position o under window tap t, or -1 where
- * the tap falls into padding */
-static int64_t img_offset(const tl_conv_geom *g, int64_t o, int64_t t) {
-    int64_t off = 0;
     for (int i = 0; i < TL_CONV_MAXD; i++) {
-        int64_t os = 1, ks = 1;
-        for (int j = i + 1; j < TL_CONV_MAXD; j++) {
-            os *= g->osz[j];
-            ks *= g->k[j];
-        }
-        const int64_t oi = o / os % g->osz[i], ki = t / ks % g->k[i];
-        const int64_t x = oi * g->s[i] - g->p[i] + ki * g->d[i];
-        if (x < 0 || x >= g->isz[i]) return -1;
-        off = off * g->isz[i] + x;
+        c->pos[i] = malloc((size_t)(g->osz[i] * g->k[i]) * sizeof(int64_t) + 1);
+        if (!c->pos[i]) return tl_set_error(TL_ERR_MEMORY, "convolution: out of memory");
+        for (int64_t o = 0; o < g->osz[i]; o++)
+            for (int64_t t = 0; t < g->k[i]; t++) {
+                const int64_t x = o * g->s[i] - g->p[i] + t * g->d[i];
+                c->pos[i][o * g->k[i] + t] = x < 0 || x >= g->isz[i] ? -1 : x;
+            }
     }
-    return off;
+    return 0;
 }
 
-/* Y[n, c] for one (n, c) per index: bias + sum over the group's image
- * channels and the window (a = X) */
+static void int_free(int_ctx *c) {
+    for (int i = 0; i < TL_CONV_MAXD; i++) free(c->pos[i]);
+}
+
+/* BODY for every column position o whose window tap (t0, t1, t2) lies in the
+ * image, with off its flat image offset */
+#define FOR_TAP(c, t0, t1, t2, BODY)                                                                              \
+    do {                                                                                                          \
+        const tl_conv_geom *g_ = (c)->g;                                                                          \
+        for (int64_t o0 = 0; o0 < g_->osz[0]; o0++) {                                                             \
+            const int64_t x0 = (c)->pos[0][o0 * g_->k[0] + (t0)];                                                 \
+            if (x0 < 0) continue;                                                                                 \
+            for (int64_t o1 = 0; o1 < g_->osz[1]; o1++) {                                                         \
+                const int64_t x1 = (c)->pos[1][o1 * g_->k[1] + (t1)];                                             \
+                if (x1 < 0) continue;                                                                             \
+                const int64_t row = (x0 * g_->isz[1] + x1) * g_->isz[2], orow = (o0 * g_->osz[1] + o1) * g_->osz[2]; \
+                for (int64_t o2 = 0; o2 < g_->osz[2]; o2++) {                                                     \
+                    const int64_t x2 = (c)->pos[2][o2 * g_->k[2] + (t2)];                                         \
+                    if (x2 < 0) continue;                                                                         \
+                    const int64_t o = orow + o2, off = row + x2;                                                  \
+                    BODY;                                                                                         \
+                }                                                                                                 \
+            }                                                                                                     \
+        }                                                                                                         \
+    } while (0)
+
+/* Y[n, c] for one (n, c) per index: bias + the group's image channels under
+ * every tap (a = X) */
 static void cols_rows(int64_t b, int64_t e, void *ctx) {
     const int_ctx *c = ctx;
     const tl_conv_geom *g = c->g;
@@ -57,15 +80,14 @@ static void cols_rows(int64_t b, int64_t e, void *ctx) {
         const uint64_t *x = c->a + (n * g->Ci + grp * c->Cig) * c->IL;
         const uint64_t *w = c->w + oc * c->Cig * c->K;
         uint64_t *y = c->out + r * c->OL;
-        for (int64_t o = 0; o < c->OL; o++) {
-            uint64_t acc = c->bias ? c->bias[oc] : 0;
-            for (int64_t t = 0; t < c->K; t++) {
-                const int64_t off = img_offset(g, o, t);
-                if (off < 0) continue;
-                for (int64_t ic = 0; ic < c->Cig; ic++) acc += w[ic * c->K + t] * x[ic * c->IL + off];
-            }
-            y[o] = acc;
-        }
+        for (int64_t o = 0; o < c->OL; o++) y[o] = c->bias ? c->bias[oc] : 0;
+        for (int64_t ic = 0; ic < c->Cig; ic++)
+            for (int64_t t0 = 0, t = 0; t0 < g->k[0]; t0++)
+                for (int64_t t1 = 0; t1 < g->k[1]; t1++)
+                    for (int64_t t2 = 0; t2 < g->k[2]; t2++, t++) {
+                        const uint64_t wv = w[ic * c->K + t], *xc = x + ic * c->IL;
+                        FOR_TAP(c, t0, t1, t2, y[o] += wv * xc[off]);
+                    }
     }
 }
 
@@ -82,12 +104,14 @@ static void image_groups(int64_t b, int64_t e, void *ctx) {
         for (int64_t cc = 0; cc < c->Ccg; cc++) {
             const uint64_t *y = c->a + (n * g->Cc + grp * c->Ccg + cc) * c->OL;
             const uint64_t *w = c->w + (grp * c->Ccg + cc) * c->Cig * c->K;
-            for (int64_t o = 0; o < c->OL; o++)
-                for (int64_t t = 0; t < c->K; t++) {
-                    const int64_t off = img_offset(g, o, t);
-                    if (off < 0) continue;
-                    for (int64_t ic = 0; ic < c->Cig; ic++) x[ic * c->IL + off] += w[ic * c->K + t] * y[o];
-                }
+            for (int64_t ic = 0; ic < c->Cig; ic++)
+                for (int64_t t0 = 0, t = 0; t0 < g->k[0]; t0++)
+                    for (int64_t t1 = 0; t1 < g->k[1]; t1++)
+                        for (int64_t t2 = 0; t2 < g->k[2]; t2++, t++) {
+                            const uint64_t wv = w[ic * c->K + t];
+                            uint64_t *xc = x + ic * c->IL;
+                            FOR_TAP(c, t0, t1, t2, xc[off] += wv * y[o]);
+                        }
         }
     }
 }
@@ -104,12 +128,15 @@ static void weight_rows(int64_t b, int64_t e, void *ctx) {
         for (int64_t n = 0; n < g->N; n++) {
             const uint64_t *y = c->w + (n * g->Cc + oc) * c->OL;
             const uint64_t *x = c->a + (n * g->Ci + grp * c->Cig) * c->IL;
-            for (int64_t o = 0; o < c->OL; o++)
-                for (int64_t t = 0; t < c->K; t++) {
-                    const int64_t off = img_offset(g, o, t);
-                    if (off < 0) continue;
-                    for (int64_t ic = 0; ic < c->Cig; ic++) dw[ic * c->K + t] += y[o] * x[ic * c->IL + off];
-                }
+            for (int64_t ic = 0; ic < c->Cig; ic++)
+                for (int64_t t0 = 0, t = 0; t0 < g->k[0]; t0++)
+                    for (int64_t t1 = 0; t1 < g->k[1]; t1++)
+                        for (int64_t t2 = 0; t2 < g->k[2]; t2++, t++) {
+                            const uint64_t *xc = x + ic * c->IL;
+                            uint64_t acc = 0;
+                            FOR_TAP(c, t0, t1, t2, acc += y[o] * xc[off]);
+                            dw[ic * c->K + t] += acc;
+                        }
         }
     }
 }
@@ -121,23 +148,26 @@ int tl_conv_int_cols_from_image(const tl_conv_geom *g, const int64_t *X, const i
                                 int64_t *Y) {
     int_ctx c = {.a = (const uint64_t *)X, .w = (const uint64_t *)W, .bias = (const uint64_t *)bias,
                  .out = (uint64_t *)Y};
-    int_dims(g, &c);
-    tl_parallel_for(g->N * g->Cc, grain(c.OL * c.K * c.Cig), cols_rows, &c);
-    return 0;
+    const int rc = int_dims(g, &c);
+    if (!rc) tl_parallel_for(g->N * g->Cc, grain(c.OL * c.K * c.Cig), cols_rows, &c);
+    int_free(&c);
+    return rc;
 }
 
 int tl_conv_int_image_from_cols(const tl_conv_geom *g, const int64_t *Y, const int64_t *W, const int64_t *bias,
                                 int64_t *X) {
     int_ctx c = {.a = (const uint64_t *)Y, .w = (const uint64_t *)W, .bias = (const uint64_t *)bias,
                  .out = (uint64_t *)X};
-    int_dims(g, &c);
-    tl_parallel_for(g->N * g->G, grain(c.Ccg * c.OL * c.K * c.Cig), image_groups, &c);
-    return 0;
+    const int rc = int_dims(g, &c);
+    if (!rc) tl_parallel_for(g->N * g->G, grain(c.Ccg * c.OL * c.K * c.Cig), image_groups, &c);
+    int_free(&c);
+    return rc;
 }
 
 int tl_conv_int_weight_grad(const tl_conv_geom *g, const int64_t *X, const int64_t *Y, int64_t *dW) {
     int_ctx c = {.a = (const uint64_t *)X, .w = (const uint64_t *)Y, .out = (uint64_t *)dW};
-    int_dims(g, &c);
-    tl_parallel_for(g->Cc, grain(g->N * c.OL * c.K * c.Cig), weight_rows, &c);
-    return 0;
+    const int rc = int_dims(g, &c);
+    if (!rc) tl_parallel_for(g->Cc, grain(g->N * c.OL * c.K * c.Cig), weight_rows, &c);
+    int_free(&c);
+    return rc;
 }

@@ -1,6 +1,7 @@
 /* The three convolution products of conv_gemm.h for integer dtypes, on
  * contiguous int64 operands with wrapping (modulo 2^64) sums: exact, as
- * PyTorch's integer slow paths (kernels/native/conv_int.c). Each returns 0. */
+ * PyTorch's integer slow paths (kernels/native/conv_int.c). 0, or -1 with the
+ * error set (out of memory). */
 #ifndef TL_CONV_INT_H
 #define TL_CONV_INT_H
 

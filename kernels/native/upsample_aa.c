@@ -42,19 +42,6 @@ static float cubic_f(float x) {
     return 0.0f;
 }
 
-static double tri_d(double x) {
-    x = fabs(x);
-    return x < 1.0 ? 1.0 - x : 0.0;
-}
-
-static double cubic_d(double x) {
-    const double a = -0.5;
-    x = fabs(x);
-    if (x < 1.0) return ((a + 2) * x - (a + 3)) * x * x + 1;
-    if (x < 2.0) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
-    return 0.0;
-}
-
 /* area_pixel_compute_scale<float> / <double> */
 static double aa_scale(bool f32, int64_t in, int64_t out, bool align, double scale, bool has) {
     if (f32) {
@@ -94,7 +81,7 @@ static void taps_f64(aa_dim *d, int64_t o, double scale, double support, bool cu
     double *w = d->w + o * d->K, total = 0.0;
     for (int64_t j = 0; j < n; j++) {
         const double x = ((double)(j + lo) - center + 0.5) * invscale;
-        w[j] = cubic ? cubic_d(x) : tri_d(x);
+        w[j] = cubic ? tl_ups_cubic(x, -0.5) : tl_ups_tri(x);
         total += w[j];
     }
     for (int64_t j = 0; j < d->K; j++) w[j] = j < n ? (total != 0.0 ? w[j] / total : w[j]) : 0.0;

@@ -29,19 +29,6 @@ typedef struct {
     unsigned prec;
 } u8_dim;
 
-static double tri_filter(double x) {
-    x = fabs(x);
-    return x < 1.0 ? 1.0 - x : 0.0;
-}
-
-/* PyTorch's cubic_convolution1 / cubic_convolution2 (UpSample.h) */
-static double cubic_filter(double x, double a) {
-    x = fabs(x);
-    if (x < 1.0) return ((a + 2) * x - (a + 3)) * x * x + 1;
-    if (x < 2.0) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
-    return 0.0;
-}
-
 /* area_pixel_compute_scale<double> */
 static double dim_scale(int64_t in, int64_t out, bool align, double scale, bool has) {
     if (align) return out > 1 ? (double)(in - 1) / (double)(out - 1) : 0.0;
@@ -61,7 +48,7 @@ static double taps_aa(const u8_dim *d, int64_t o, double scale, double support, 
     double total = 0.0, wmax = 0.0;
     for (int64_t j = 0; j < *n; j++) {
         const double x = ((double)(j + a) - center + 0.5) * invscale;
-        w[j] = cubic ? cubic_filter(x, -0.5) : tri_filter(x);
+        w[j] = cubic ? tl_ups_cubic(x, -0.5) : tl_ups_tri(x);
         total += w[j];
     }
     if (total != 0.0)
@@ -99,7 +86,7 @@ static double taps_plain(const u8_dim *d, int64_t o, double scale, bool align, b
         else if (umin + j >= d->in - 1)
             k = *n - 1;
         if (k >= 0 && k < d->K) {
-            w[k] += cubic ? cubic_filter(x, -0.75) : tri_filter(x);
+            w[k] += cubic ? tl_ups_cubic(x, -0.75) : tl_ups_tri(x);
             wmax = w[k] > wmax ? w[k] : wmax;
         }
         k++;
@@ -159,11 +146,17 @@ typedef struct {
     uint8_t *tmp, *dst;
     const u8_dim *h, *w;
     bool do_h, do_w;
+    int failed; /* a worker could not allocate its row of sums */
 } u8_ctx;
 
 static void u8_planes(int64_t b, int64_t e, void *vc) {
-    const u8_ctx *c = vc;
+    u8_ctx *c = vc;
     const int64_t ih = c->h->in, iw = c->w->in, oh = c->h->out, ow = c->w->out;
+    int32_t *acc = c->do_h ? malloc((size_t)ow * sizeof(int32_t)) : NULL;
+    if (c->do_h && !acc) {
+        __atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
     for (int64_t p = b; p < e; p++) {
         const uint8_t *x = c->src + p * ih * iw;
         /* width first, into the row buffer (or straight out when the height stays) */
@@ -175,10 +168,24 @@ static void u8_planes(int64_t b, int64_t e, void *vc) {
             memcpy(mid, x, (size_t)(ih * iw));
         }
         if (!c->do_h) continue;
+        /* the height: whole rows at a time (each column's taps in index order) */
         uint8_t *y = c->dst + p * oh * ow;
-        for (int64_t o = 0; o < oh; o++)
-            for (int64_t col = 0; col < ow; col++) y[o * ow + col] = fixed_sum(mid + col, ow, c->h, o);
+        for (int64_t o = 0; o < oh; o++) {
+            const int16_t *w = c->h->w + o * c->h->K;
+            const uint8_t *r0 = mid + c->h->xmin[o] * ow;
+            for (int64_t col = 0; col < ow; col++) acc[col] = (int32_t)1 << (c->h->prec - 1);
+            for (int64_t j = 0; j < c->h->xsize[o]; j++) {
+                const uint8_t *r = r0 + j * ow;
+                const int32_t wj = w[j];
+                for (int64_t col = 0; col < ow; col++) acc[col] += (int32_t)r[col] * wj;
+            }
+            for (int64_t col = 0; col < ow; col++) {
+                const int32_t v = acc[col] >> c->h->prec;
+                y[o * ow + col] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            }
+        }
     }
+    free(acc);
 }
 
 int tl_upsample_uint8_2d(const tl_tensor *input, tl_tensor *out, bool cubic, bool antialias, bool align_corners,
@@ -197,9 +204,10 @@ int tl_upsample_uint8_2d(const tl_tensor *input, tl_tensor *out, bool cubic, boo
         if (!tmp) rc = tl_set_error(TL_ERR_MEMORY, "upsample: out of memory");
     }
     if (y && !rc && planes > 0 && tl_tensor_numel(y) > 0) {
-        u8_ctx c = {tl_tensor_data_ptr(x), tmp, tl_tensor_data_ptr(y), &h, &w, do_h, do_w};
+        u8_ctx c = {tl_tensor_data_ptr(x), tmp, tl_tensor_data_ptr(y), &h, &w, do_h, do_w, 0};
         const int64_t work = (h.in * w.out * w.K + h.out * w.out * h.K) + 1;
         tl_parallel_for(planes, 65536 / work > 0 ? 65536 / work : 1, u8_planes, &c);
+        if (c.failed) rc = tl_set_error(TL_ERR_MEMORY, "upsample: out of memory");
     }
     if (y && !rc) rc = tl_copy_(out, y);
     if (!y && !rc) rc = -1;

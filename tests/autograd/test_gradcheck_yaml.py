@@ -23,7 +23,7 @@ if not hasattr(torchlet._lib, "tl_autograd_register_all"):
 
 from _upsample_cases import UPSAMPLE_CASES  # noqa: E402
 from _nn3d_cases import NN3D_CASES  # noqa: E402
-from _nnmiss_cases import NNMISS_CASES  # noqa: E402
+from _nn_pad_pool_resample_cases import PAD_POOL_RESAMPLE_CASES  # noqa: E402
 from _gradcheck_util import (  # noqa: E402
     backward,
     get_grad,
@@ -1302,7 +1302,7 @@ CASES = {
     **SHAPE_HELPERS_CASES,
     **UPSAMPLE_CASES,
     **NN3D_CASES,
-    **NNMISS_CASES,
+    **PAD_POOL_RESAMPLE_CASES,
 }
 # inputs that are not differentiated (threshold_backward's self: its formula is zeros)
 DIFF = {"threshold_backward": [0], "where.self": [1, 2],

@@ -2,23 +2,9 @@
 (3-d reflection / replication padding, fractional max pooling, antialiased
 upsampling), merged into test_gradcheck_yaml.CASES. Pooled inputs have
 distinct values (no tied maxima); the fractional pools get fixed samples."""
-import numpy as np
-
 import torchlet
 
-R = np.random.default_rng(3404)
-
-
-def rn(*shape):
-    return R.standard_normal(shape)
-
-
-def _distinct(*shape):
-    return R.permutation(np.arange(int(np.prod(shape)), dtype=np.float64)).reshape(shape) * 0.1 + R.uniform(0, 0.01, shape)
-
-
-def _nn():
-    return torchlet._C._nn
+from _nn3d_cases import R, _distinct, _nn, rn  # the same input builders
 
 
 def _u(*shape):
@@ -37,7 +23,7 @@ def _fmp3(x):
     return _nn().fractional_max_pool3d(torchlet.tensor(x), [2, 2, 3], [3, 4, 4], _U3)[1]
 
 
-NNMISS_CASES = {
+PAD_POOL_RESAMPLE_CASES = {
     "reflection_pad3d": [
         ([rn(1, 2, 3, 4, 5)], lambda x: _nn().reflection_pad3d(x, [2, 1, 3, 0, 1, 2])),
         ([rn(2, 4, 3, 5)], lambda x: _nn().reflection_pad3d(x.transpose(1, 3), [-1, 2, 1, 1, 0, -1]))],
