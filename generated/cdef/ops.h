@@ -2724,4 +2724,31 @@ tl_tensor *tl_ops__embedding_bag_dense_backward(tl_tensor *grad, tl_tensor *indi
 /* _embedding_bag_per_sample_weights_backward */
 tl_tensor *tl_ops__embedding_bag_per_sample_weights_backward(tl_tensor *grad, tl_tensor *weight, tl_tensor *indices, tl_tensor *offsets, tl_tensor *offset2bag, int64_t mode, int64_t padding_idx);
 
+/* view_as_real */
+tl_tensor *tl_ops_view_as_real(tl_tensor *self);
+
+/* view_as_complex */
+tl_tensor *tl_ops_view_as_complex(tl_tensor *self);
+
+/* imag */
+tl_tensor *tl_ops_imag(tl_tensor *self);
+
+/* complex */
+tl_tensor *tl_ops_complex(tl_tensor *real, tl_tensor *imag);
+
+/* polar */
+tl_tensor *tl_ops_polar(tl_tensor *abs, tl_tensor *angle);
+
+/* angle */
+tl_tensor *tl_ops_angle(tl_tensor *self);
+
+/* _fft_r2c */
+tl_tensor *tl_ops__fft_r2c(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, bool onesided);
+
+/* _fft_c2r */
+tl_tensor *tl_ops__fft_c2r(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, int64_t last_dim_size);
+
+/* _fft_c2c */
+tl_tensor *tl_ops__fft_c2c(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, bool forward);
+
 #endif

@@ -437,5 +437,13 @@ int tl_autograd_register__embedding_bag(void);
 int tl_autograd_register__embedding_bag_backward(void);
 int tl_autograd_register__embedding_bag_dense_backward(void);
 int tl_autograd_register__embedding_bag_per_sample_weights_backward(void);
+int tl_autograd_register_view_as_real(void);
+int tl_autograd_register_view_as_complex(void);
+int tl_autograd_register_complex(void);
+int tl_autograd_register_polar(void);
+int tl_autograd_register_angle(void);
+int tl_autograd_register__fft_r2c(void);
+int tl_autograd_register__fft_c2r(void);
+int tl_autograd_register__fft_c2c(void);
 
 #endif

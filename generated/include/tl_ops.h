@@ -652,5 +652,14 @@
 #include "ops/_embedding_bag_backward.h"
 #include "ops/_embedding_bag_dense_backward.h"
 #include "ops/_embedding_bag_per_sample_weights_backward.h"
+#include "ops/view_as_real.h"
+#include "ops/view_as_complex.h"
+#include "ops/imag.h"
+#include "ops/complex.h"
+#include "ops/polar.h"
+#include "ops/angle.h"
+#include "ops/_fft_r2c.h"
+#include "ops/_fft_c2r.h"
+#include "ops/_fft_c2c.h"
 
 #endif

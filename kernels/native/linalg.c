@@ -17,6 +17,7 @@
  * Like PyTorch's addmm, beta == 0 ignores C's contents (NaN included). */
 #include <string.h>
 
+#include "complex_ops.h"
 #include "tl_autograd.h"
 #include "tl_blas.h"
 #include "tl_error.h"
@@ -188,6 +189,7 @@ static void axpby(tl_dtype ct, int64_t n, void *r_, const void *o_, tl_scalar be
 static int gemm_loop(tl_tensor *c, tl_tensor *a, tl_tensor *b, int64_t nb, int64_t M, int64_t N, int64_t K,
                      tl_scalar beta, tl_scalar alpha) {
     const tl_dtype dt = tl_tensor_dtype(c);
+    if (tl_dtype_is_complex(dt)) return tl__complex_gemm(c, a, b, nb, M, N, K, beta, alpha);
     const tl_dtype ct = dt == TL_FLOAT64 ? TL_FLOAT64 : tl_dtype_is_floating(dt) ? TL_FLOAT32 : TL_INT64;
     const int64_t isz = tl_dtype_itemsize(ct);
     tl_tensor *a1 = NULL, *b1 = NULL, *ac = NULL, *bc = NULL, *r = NULL, *o1 = NULL, *oc = NULL;

@@ -193,7 +193,7 @@ static tl_tensor *space_t(const char *op, const tl_tensor *ts, tl_scalar s, cons
     return space(s, e, steps, base, log, dtype, layout, device);
 }
 
-static const tl_scalar NO_SCALAR = {TL_SCALAR_INT, 0, 0.0};
+static const tl_scalar NO_SCALAR = {TL_SCALAR_INT, 0, 0.0, 0.0};
 
 tl_tensor *tl_native_linspace_Tensor_Tensor(tl_keyset ks, tl_tensor *start, tl_tensor *end, int64_t steps,
                                             tl_dtype dtype, int layout, int device, bool pin_memory,

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "complex_ops.h"
 #include "tl_error.h"
 #include "tl_internal.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
@@ -413,15 +414,16 @@ tl_tensor *tl_native_isreal(tl_keyset ks, tl_tensor *self) {
     return tl_ops_ones_like(self, TL_BOOL, -1, -1, false, false, TL_PRESERVE_FORMAT);
 }
 
-/* conj, resolve_conj, resolve_neg, conj_physical, real: self for real dtypes */
+/* conj, resolve_conj, resolve_neg, conj_physical, real: self for real dtypes;
+ * conj / conj_physical / real of complex tensors: complex_ops.c */
 tl_tensor *tl_native_conj(tl_keyset ks, tl_tensor *self) {
     (void)ks;
-    return same(self);
+    return tl_dtype_is_complex(self->dtype) ? tl__complex_conj_physical(self) : same(self);
 }
 
 tl_tensor *tl_native_conj_physical(tl_keyset ks, tl_tensor *self) {
     (void)ks;
-    return same(self);
+    return tl_dtype_is_complex(self->dtype) ? tl__complex_conj_physical(self) : same(self);
 }
 
 tl_tensor *tl_native_resolve_conj(tl_keyset ks, tl_tensor *self) {
@@ -436,7 +438,7 @@ tl_tensor *tl_native_resolve_neg(tl_keyset ks, tl_tensor *self) {
 
 tl_tensor *tl_native_real(tl_keyset ks, tl_tensor *self) {
     (void)ks;
-    return same(self);
+    return tl_dtype_is_complex(self->dtype) ? tl__complex_real(self) : same(self);
 }
 
 /* vdot of real vectors is dot (PyTorch's Blas.cpp dispatches there, with dot's checks) */

@@ -486,7 +486,8 @@ int tl_native_allclose(tl_keyset ks, tl_tensor *self, tl_tensor *other, double r
 /* caffe2's TypeMeta names, as PyTorch's equal() prints them */
 static const char *typemeta_name(tl_dtype dt) {
     static const char *names[TL_NUM_DTYPES] = {"bool",  "unsigned char", "signed char", "short int", "int",
-                                               "long int", "c10::Half", "c10::BFloat16", "float", "double"};
+                                               "long int", "c10::Half", "c10::BFloat16", "float", "double",
+                                               "c10::complex<float>", "c10::complex<double>"};
     return tl_dtype_valid(dt) ? names[dt] : "Undefined";
 }
 

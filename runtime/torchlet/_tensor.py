@@ -251,6 +251,24 @@ class Tensor(_TensorOps):
     def is_floating_point(self) -> bool:
         return bool(lib.tl_dtype_is_floating(_dtype_of(self._p)))
 
+    def is_complex(self) -> bool:
+        return bool(lib.tl_dtype_is_complex(_dtype_of(self._p)))
+
+    def is_conj(self) -> bool:
+        """Always False: torchlet has no lazy conjugate bit (conj materialises)."""
+        return False
+
+    def is_neg(self) -> bool:
+        return False
+
+    @property
+    def imag(self):
+        return _gen_ops.imag(self)
+
+    @property
+    def real(self):
+        return _gen_ops.real(self)
+
     def __invert__(self):
         # PyTorch's THPVariable_invert refuses floating tensors with a TypeError
         # before dispatch (bitwise_not itself raises NotImplementedError)
@@ -344,6 +362,8 @@ class Tensor(_TensorOps):
         k = out.kind
         if k == lib.TL_SCALAR_DOUBLE:
             return out.d
+        if k == lib.TL_SCALAR_COMPLEX:
+            return complex(out.d, out.im)
         if k == lib.TL_SCALAR_BOOL:
             return bool(out.i)
         return out.i
