@@ -55,44 +55,95 @@ static tl_fft_plan *plan_build(int64_t n);
 int64_t tl_fft_plan_scratch(const tl_fft_plan *p) { return p->sub ? 2 * p->m + tl_fft_plan_scratch(p->sub) : p->n; }
 
 /* ---------------------------------------------------------------- passes */
-static void pass(int64_t r, int64_t m, int64_t s, const double _Complex *x, double _Complex *y,
-                 const double _Complex *tw, int64_t n, int forward) {
-    double _Complex a[TL_FFT_MAX_DIRECT_PRIME + 1], t[TL_FFT_MAX_DIRECT_PRIME + 1], w[TL_FFT_MAX_DIRECT_PRIME + 1];
-    const double _Complex I1 = forward ? -I : I;   /* the 4th root of unity of the direction */
+typedef double _Complex cplx;
+
+/* a * b without C's Annex G NaN recovery (finite twiddles: the plain formula) */
+static inline cplx cmul(cplx a, cplx b) {
+    const double ar = creal(a), ai = cimag(a), br = creal(b), bi = cimag(b);
+    return CMPLX(ar * br - ai * bi, ar * bi + ai * br);
+}
+/* a times i (forward: -i) */
+static inline cplx mul_i(cplx a, int forward) {
+    return forward ? CMPLX(cimag(a), -creal(a)) : CMPLX(-cimag(a), creal(a));
+}
+static inline cplx twiddle(const cplx *tw, int64_t k, int forward) { return forward ? tw[k] : conj(tw[k]); }
+
+static void pass2(int64_t m, int64_t s, const cplx *x, cplx *y, const cplx *tw, int forward) {
+    for (int64_t p = 0; p < m; p++) {
+        const cplx w1 = twiddle(tw, p * s, forward);
+        const cplx *x0 = x + s * p, *x1 = x0 + s * m;
+        cplx *y0 = y + s * 2 * p, *y1 = y0 + s;
+        for (int64_t q = 0; q < s; q++) {
+            const cplx a0 = x0[q], a1 = x1[q];
+            y0[q] = a0 + a1;
+            y1[q] = p ? cmul(a0 - a1, w1) : a0 - a1;
+        }
+    }
+}
+
+static void pass4(int64_t m, int64_t s, const cplx *x, cplx *y, const cplx *tw, int forward) {
+    for (int64_t p = 0; p < m; p++) {
+        const cplx w1 = twiddle(tw, p * s, forward), w2 = twiddle(tw, 2 * p * s, forward),
+                   w3 = twiddle(tw, 3 * p * s, forward);
+        const cplx *x0 = x + s * p, *x1 = x0 + s * m, *x2 = x1 + s * m, *x3 = x2 + s * m;
+        cplx *y0 = y + s * 4 * p, *y1 = y0 + s, *y2 = y1 + s, *y3 = y2 + s;
+        for (int64_t q = 0; q < s; q++) {
+            const cplx s02 = x0[q] + x2[q], d02 = x0[q] - x2[q], s13 = x1[q] + x3[q];
+            const cplx d13 = mul_i(x1[q] - x3[q], forward);
+            y0[q] = s02 + s13;
+            if (p) {
+                y1[q] = cmul(d02 + d13, w1);
+                y2[q] = cmul(s02 - s13, w2);
+                y3[q] = cmul(d02 - d13, w3);
+            } else {
+                y1[q] = d02 + d13;
+                y2[q] = s02 - s13;
+                y3[q] = d02 - d13;
+            }
+        }
+    }
+}
+
+static void pass3(int64_t m, int64_t s, const cplx *x, cplx *y, const cplx *tw, int forward) {
     const double sin60 = 0.86602540378443864676;
     for (int64_t p = 0; p < m; p++) {
-        for (int64_t j = 1; j < r; j++) w[j] = forward ? tw[p * j * s] : conj(tw[p * j * s]);
+        const cplx w1 = twiddle(tw, p * s, forward), w2 = twiddle(tw, 2 * p * s, forward);
+        const cplx *x0 = x + s * p, *x1 = x0 + s * m, *x2 = x1 + s * m;
+        cplx *y0 = y + s * 3 * p, *y1 = y0 + s, *y2 = y1 + s;
+        for (int64_t q = 0; q < s; q++) {
+            const cplx sum = x1[q] + x2[q];
+            const cplx m1 = x0[q] - 0.5 * sum, m2 = sin60 * mul_i(x1[q] - x2[q], forward);
+            y0[q] = x0[q] + sum;
+            y1[q] = cmul(m1 + m2, w1);
+            y2[q] = cmul(m1 - m2, w2);
+        }
+    }
+}
+
+/* any radix r <= TL_FFT_MAX_DIRECT_PRIME: a direct r-point DFT */
+static void pass_any(int64_t r, int64_t m, int64_t s, const cplx *x, cplx *y, const cplx *tw, int64_t n,
+                     int forward) {
+    cplx a[TL_FFT_MAX_DIRECT_PRIME + 1], w[TL_FFT_MAX_DIRECT_PRIME + 1], rt[TL_FFT_MAX_DIRECT_PRIME + 1];
+    for (int64_t j = 0; j < r; j++) rt[j] = twiddle(tw, j * (n / r), forward);   /* the r-th roots */
+    for (int64_t p = 0; p < m; p++) {
+        for (int64_t j = 1; j < r; j++) w[j] = twiddle(tw, p * j * s, forward);
         for (int64_t q = 0; q < s; q++) {
             for (int64_t k = 0; k < r; k++) a[k] = x[q + s * (p + k * m)];
-            if (r == 2) {
-                t[0] = a[0] + a[1];
-                t[1] = a[0] - a[1];
-            } else if (r == 4) {
-                const double _Complex s02 = a[0] + a[2], d02 = a[0] - a[2], s13 = a[1] + a[3], d13 = a[1] - a[3];
-                t[0] = s02 + s13;
-                t[2] = s02 - s13;
-                t[1] = d02 + I1 * d13;
-                t[3] = d02 - I1 * d13;
-            } else if (r == 3) {
-                const double _Complex sum = a[1] + a[2], dif = a[1] - a[2];
-                const double _Complex m1 = a[0] - 0.5 * sum, m2 = I1 * sin60 * dif;
-                t[0] = a[0] + sum;
-                t[1] = m1 + m2;
-                t[2] = m1 - m2;
-            } else {
-                const int64_t step = n / r;
-                for (int64_t j = 0; j < r; j++) {
-                    double _Complex acc = a[0];
-                    for (int64_t k = 1; k < r; k++) {
-                        const double _Complex wk = tw[((j * k) % r) * step];
-                        acc += a[k] * (forward ? wk : conj(wk));
-                    }
-                    t[j] = acc;
-                }
+            for (int64_t j = 0; j < r; j++) {
+                cplx acc = a[0];
+                for (int64_t k = 1, jk = j; k < r; k++, jk = (jk + j) % r) acc += cmul(a[k], rt[jk]);
+                y[q + s * (r * p + j)] = j ? cmul(acc, w[j]) : acc;
             }
-            y[q + s * (r * p)] = t[0];
-            for (int64_t j = 1; j < r; j++) y[q + s * (r * p + j)] = t[j] * w[j];
         }
+    }
+}
+
+static void pass(int64_t r, int64_t m, int64_t s, const cplx *x, cplx *y, const cplx *tw, int64_t n, int forward) {
+    switch (r) {
+    case 2: pass2(m, s, x, y, tw, forward); break;
+    case 3: pass3(m, s, x, y, tw, forward); break;
+    case 4: pass4(m, s, x, y, tw, forward); break;
+    default: pass_any(r, m, s, x, y, tw, n, forward); break;
     }
 }
 

@@ -179,9 +179,9 @@ class Tensor(_TensorOps):
         return _ndim(self._p)
 
     # PyTorch's numpy-style transposes (aten/src/ATen/native/TensorShape.cpp,
-    # numpy_T / matrix_H / mT / mH). torchlet has no complex dtypes, so the
-    # conjugate transposes are the plain ones; the deprecation warnings are
-    # TORCH_WARN_ONCE there: once per process here too.
+    # numpy_T / matrix_H / mT / mH). The conjugate transposes conjugate complex
+    # tensors (a materialised conj: torchlet has no conj bit); the deprecation
+    # warnings are TORCH_WARN_ONCE there: once per process here too.
     @property
     def T(self) -> Tensor:
         n = _ndim(self._p)
@@ -205,7 +205,8 @@ class Tensor(_TensorOps):
             if n > 2:
                 msg += " For batches of matrices, consider using tensor.mH"
             raise RuntimeError(msg)
-        return self.transpose(0, 1)
+        t = self.transpose(0, 1)
+        return t.conj() if self.is_complex() else t
 
     @property
     def mT(self) -> Tensor:
@@ -213,7 +214,8 @@ class Tensor(_TensorOps):
 
     @property
     def mH(self) -> Tensor:
-        return self._matrix_transpose("mH", "Consider using x.conj().")
+        t = self._matrix_transpose("mH", "Consider using x.conj().")
+        return t.conj() if self.is_complex() else t
 
     def _matrix_transpose(self, name, hint):
         n = _ndim(self._p)
