@@ -337,9 +337,16 @@ tl_tensor *tl_ag_slice_backward_wrapper(tl_tensor *grad, const int64_t *sizes, i
     return tl_ops_slice_backward(grad, sizes, ndim, dim, start_has ? start : 0, end_has ? end : INT64_MAX, step);
 }
 
+/* a real input's gradient takes the real part first (R -> C copies, without
+ * the complex-to-real cast warning) */
 tl_tensor *tl_ag_to_copy_backward(tl_tensor *grad, tl_dtype dtype, int device) {
     if (tl_tensor_dtype(grad) == dtype && (int)tl_tensor_device(grad) == device) return retained(grad);
-    return tl_ops__to_copy(grad, dtype, -1, device, false, false, false, -1);
+    tl_tensor *g = tl_ag_handle_r_to_c(dtype, grad);
+    if (!g) return NULL;
+    tl_tensor *r = tl_tensor_dtype(g) == dtype && (int)tl_tensor_device(g) == device
+                       ? retained(g) : tl_ops__to_copy(g, dtype, -1, device, false, false, false, -1);
+    tl_tensor_release(g);
+    return r;
 }
 
 tl_tensor *tl_ag_zeros_info(const int64_t *sizes, int64_t ndim, tl_dtype dtype, int device) {

@@ -13,9 +13,4 @@ tl_tensor *tl__complex_real(tl_tensor *self);
 /* the conjugate of a complex tensor, materialised (no lazy conjugate bit) */
 tl_tensor *tl__complex_conj_physical(tl_tensor *self);
 
-/* c = beta * c + alpha * (a @ b) for nb complex matrices laid out [nb][M][K]
- * and [nb][K][N] once contiguous (linalg.c's gemm_loop convention) */
-int tl__complex_gemm(tl_tensor *c, tl_tensor *a, tl_tensor *b, int64_t nb, int64_t M, int64_t N, int64_t K,
-                     tl_scalar beta, tl_scalar alpha);
-
 #endif

@@ -153,4 +153,13 @@ def tensor_repr(t) -> str:
         suffixes.append(f"grad_fn=<{type(fn).__name__}>")  # PyTorch: the class name (CopySlices, Error)
     elif getattr(t, "requires_grad", False):
         suffixes.append("requires_grad=True")
-    return prefix + ", ".join([body] + suffixes) + ")"
+    # PyTorch's _str_intern: a suffix that would pass the line width starts a new line
+    last_line = len(body) - body.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line + len(suffix) + 2 > LINEWIDTH:
+            body += ",\n" + " " * len(prefix) + suffix
+            last_line = len(prefix) + len(suffix)
+        else:
+            body += ", " + suffix
+            last_line += len(suffix) + 2
+    return prefix + body + ")"

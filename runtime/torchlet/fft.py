@@ -229,7 +229,7 @@ def _hfftn(name, input, s, dim, norm):
 
 
 def _ihfftn(name, input, s, dim, norm):
-    """the conjugated onesided r2c of the last dim, then c2c over the others."""
+    """the conjugated onesided r2c of the last dim, then the inverse c2c over the others."""
     shape, dims = _canonicalize(input, s, dim)
     if not shape:
         raise RuntimeError(f"{name} must transform at least one axis")
@@ -238,7 +238,7 @@ def _ihfftn(name, input, s, dim, norm):
     tmp = _t._fft_r2c(x, dims[-1:], mode, True)
     if len(dims) == 1:
         return tmp.conj()
-    return _t._fft_c2c(_t.conj_physical(tmp), dims[:-1], mode, True)
+    return _t._fft_c2c(_t.conj_physical(tmp), dims[:-1], mode, False)
 
 
 def hfftn(input, s=None, dim=None, norm=None):
