@@ -608,6 +608,7 @@ int tl_meta_prod_dim_int(tl_structured *s, tl_tensor *self, int64_t dim, bool ke
 
 int tl_impl_prod_out(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out) {
     (void)s; (void)keepdim; (void)dtype;
+    if (tl__refuse_complex(self, 1, "prod_cpu")) return -1;   /* (PyTorch multiplies complex values) */
     uint64_t mask;
     if (tl_rd_mask(self, &dim, 1, &mask)) return -1;
     return prod_core(self, mask, out);
@@ -615,6 +616,7 @@ int tl_impl_prod_out(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdi
 
 tl_tensor *tl_native_prod(tl_keyset ks, tl_tensor *self, tl_dtype dtype) {
     (void)ks;
+    if (tl__refuse_complex(self, 1, "prod_cpu")) return NULL;
     tl_tensor *out = tl_empty(0, NULL, sumlike_dtype(NULL, self, dtype), TL_CPU);
     if (!out) return NULL;
     uint64_t mask;

@@ -441,10 +441,15 @@ tl_tensor *tl_native_real(tl_keyset ks, tl_tensor *self) {
     return tl_dtype_is_complex(self->dtype) ? tl__complex_real(self) : same(self);
 }
 
-/* vdot of real vectors is dot (PyTorch's Blas.cpp dispatches there, with dot's checks) */
+/* vdot of real vectors is dot (PyTorch's Blas.cpp dispatches there, with dot's checks);
+ * complex: dot(self.conj(), other) */
 tl_tensor *tl_native_vdot(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
     (void)ks;
-    return tl_ops_dot(self, other);
+    if (!tl_dtype_is_complex(self->dtype)) return tl_ops_dot(self, other);
+    tl_tensor *c = tl_ops_conj(self);
+    tl_tensor *r = c ? tl_ops_dot(c, other) : NULL;
+    tl_tensor_release(c);
+    return r;
 }
 
 /* ------------------------------------------------- diagflat / sum_to_size */

@@ -320,3 +320,49 @@ def test_gradients_match_torch(name, fn, make):
     want = _loss_grads(torch, fn, inputs, w)
     for g, e in zip(got, want):
         np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------------------ other operators: right values or refusals
+
+def test_data_movement_and_products_on_complex():
+    a = crandn(3, 4, dtype=np.complex64)
+    b = crandn(4, 2, dtype=np.complex64)
+    z, w = tl.from_numpy(a), tl.from_numpy(b)
+    cases = [(tl.flip(z, [0]), a[::-1]), (tl.roll(z, 1, 0), np.roll(a, 1, 0)), (tl.cat([z, z]), np.concatenate([a, a])),
+             (tl.trace(z), np.trace(a)), (tl.diag(z), np.diag(a)), (tl.tril(z), np.tril(a)), (tl.triu(z), np.triu(a)),
+             (tl.dot(z[0], z[1]), np.dot(a[0], a[1])), (tl.vdot(z[0], z[1]), np.vdot(a[0], a[1])),
+             (tl.mv(z, z[0]), a @ a[0]), (z @ w, a @ b), (tl.bmm(z[None], w[None]), (a @ b)[None]),
+             (tl.addmm(tl.from_numpy(a @ b), z, w, beta=2), 3 * (a @ b)), (tl.einsum("ij,jk->ik", z, w), a @ b),
+             (tl.outer(z[0], z[1]), np.outer(a[0], a[1])), (z.T.contiguous(), a.T), (z[tl.tensor([2, 0])], a[[2, 0]]),
+             (z * (1 + 2j), a * (1 + 2j)), (1 - z, 1 - a), (z / 2j, a / 2j), (tl.ones(3, 4) * z, a),
+             (z.sum(0, keepdim=True), a.sum(0, keepdims=True)), (z.mean(1), a.mean(1)),
+             (tl.nonzero(tl.from_numpy(np.array([0, 1j, 2, 0], np.complex64))), np.array([[1], [2]])),
+             (tl.count_nonzero(tl.from_numpy(np.array([0, 1j, 2, 0], np.complex64))), 2)]
+    for got, want in cases:
+        g = got.numpy()
+        assert g.shape == np.shape(want)
+        np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-5)
+
+
+@needs_torch
+def test_refusals_match_torch():
+    """operators PyTorch itself refuses for complex inputs: its exception type and message"""
+    z = crandn(3, 4, dtype=np.complex64)
+    for f in (lambda m, x: m.max(x, 0), lambda m, x: m.argmax(x), lambda m, x: m.argmin(x),
+              lambda m, x: m.sort(x), lambda m, x: m.topk(x.flatten(), 2), lambda m, x: m.nansum(x),
+              lambda m, x: m.max(x), lambda m, x: m.amax(x), lambda m, x: m.kthvalue(x.flatten(), 1),
+              lambda m, x: m.median(x)):
+        with pytest.raises(RuntimeError) as want:
+            f(torch, torch.from_numpy(z))
+        with pytest.raises(RuntimeError) as got:
+            f(tl, tl.from_numpy(z))
+        assert type(got.value) is type(want.value) and str(got.value) == str(want.value)
+
+
+def test_torchlet_limits_refuse_not_compute():
+    """what PyTorch computes for complex but torchlet's kernels do not: NotImplementedError, never wrong numbers"""
+    z = tl.from_numpy(crandn(3, 4, dtype=np.complex64))
+    for f in (lambda: tl.prod(z), lambda: tl.prod(z, 0), lambda: tl.cumsum(z, 0), lambda: tl.cumprod(z, 0),
+              lambda: tl.abs(z), lambda: tl.exp(z), lambda: tl.linspace(0, 1j, 3), lambda: tl.add(z, z, alpha=1j)):
+        with pytest.raises(NotImplementedError):
+            f()
