@@ -420,5 +420,9 @@ tl_tensor *tl_ag_im2col_backward(tl_tensor *grad, tl_tensor *self, const int64_t
 tl_tensor *tl_ag_fft_r2c_backward(tl_tensor *grad, const int64_t *dim, int64_t dim_len, int64_t normalization,
                                   bool onesided, int64_t last_dim_size);
 tl_tensor *tl_ag_fft_c2r_backward(tl_tensor *grad, const int64_t *dim, int64_t dim_len, int64_t normalization);
+/* FunctionsManual's angle_backward (zeros for a real self; grad * i z / |z|^2,
+ * 0 at z == 0, for a complex one) and polar_backward (kernels/native/complex_ops.c) */
+tl_tensor *tl_ag_angle_backward(tl_tensor *grad, tl_tensor *self);
+int tl_ag_polar_backward(tl_tensor *grad, tl_tensor *result, tl_tensor **grad_abs, tl_tensor **grad_angle);
 
 #endif

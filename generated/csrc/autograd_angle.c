@@ -29,25 +29,34 @@
 
 typedef struct AngleBackward0 {
     tl_node base;
+    tl_saved_variable self_;
 } AngleBackward0;
 
 static int AngleBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    AngleBackward0 *n_ = (AngleBackward0 *)node_;
     tl_tensor *grad = grads[0];
+    tl_tensor *self = NULL;
+    tl_tensor *t0_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
-        /* self: not_implemented("angle") */
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for '%s' is not implemented.", "angle");
-        (void)grad_inputs;
-        goto done;
+        /* self: angle_backward(grad, self) */
+        if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
+        t0_ = tl_ag_angle_backward(grad, self);
+        if (!t0_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+        t0_ = NULL;
     }
     rc_ = 0;
 done:
+    tl_tensor_release(self);
+    tl_tensor_release(t0_);
     (void)grad;
     return rc_;
 }
 
 static void AngleBackward0_release_saved_variables(tl_node *node_) {
-    (void)node_;
+    AngleBackward0 *n_ = (AngleBackward0 *)node_;
+    tl_saved_variable_release(&n_->self_);
 }
 
 static void AngleBackward0_destroy(tl_node *node_) {
@@ -71,6 +80,9 @@ static tl_tensor *tl_autograd_angle(tl_keyset ks, tl_tensor *self) {
     if (!n_) return NULL;
     tl_tensor *r_ = NULL;
     if (tl_node_set_next_edges(&n_->base, ins_, 1) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node) {
+        if (tl_saved_variable_save(&n_->self_, self, 0) < 0) goto fail;
+    }
     {   /* below Autograd, also for the operators the kernel itself calls */
         tl_keyset excluded_ = tl_exclude_guard_enter(tl_keyset_autograd());
         r_ = tl_ops_angle_redispatch(below_, self);

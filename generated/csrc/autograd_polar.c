@@ -29,31 +29,41 @@
 
 typedef struct PolarBackward0 {
     tl_node base;
+    tl_saved_variable result_;
 } PolarBackward0;
 
 static int PolarBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor **grad_inputs) {
+    PolarBackward0 *n_ = (PolarBackward0 *)node_;
     tl_tensor *grad = grads[0];
+    tl_tensor *result = NULL;
+    tl_tensor *t0_ = NULL;
+    tl_tensor *t1_ = NULL;
     int rc_ = -1;
-    if (tl_node_should_compute_output(node_, 0)) {
-        /* abs: not_implemented("polar") */
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for '%s' is not implemented.", "polar");
-        (void)grad_inputs;
-        goto done;
-    }
-    if (tl_node_should_compute_output(node_, 1)) {
-        /* angle: not_implemented("polar") */
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "the derivative for '%s' is not implemented.", "polar");
-        (void)grad_inputs;
-        goto done;
+    if (tl_node_should_compute_output(node_, 0) || tl_node_should_compute_output(node_, 1)) {
+        /* abs, angle: polar_backward(grad, result) */
+        if (!result && tl_saved_variable_unpack(&n_->result_, node_, &result) < 0) goto done;
+        if (tl_ag_polar_backward(grad, result, &t0_, &t1_) < 0) goto done;
+        if (tl_node_should_compute_output(node_, 0)) {
+            if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
+            t0_ = NULL;
+        }
+        if (tl_node_should_compute_output(node_, 1)) {
+            if (tl_ag_set_grad_input(node_, 1, t1_, &grad_inputs[1]) < 0) { t1_ = NULL; goto done; }
+            t1_ = NULL;
+        }
     }
     rc_ = 0;
 done:
+    tl_tensor_release(result);
+    tl_tensor_release(t0_);
+    tl_tensor_release(t1_);
     (void)grad;
     return rc_;
 }
 
 static void PolarBackward0_release_saved_variables(tl_node *node_) {
-    (void)node_;
+    PolarBackward0 *n_ = (PolarBackward0 *)node_;
+    tl_saved_variable_release(&n_->result_);
 }
 
 static void PolarBackward0_destroy(tl_node *node_) {
@@ -84,6 +94,9 @@ static tl_tensor *tl_autograd_polar(tl_keyset ks, tl_tensor *abs, tl_tensor *ang
     }
     if (!r_) goto fail;
     if (tl_autograd_set_history(r_, &n_->base, 0) < 0) goto fail;
+    if (tl_node_next_edge(&n_->base, 0).node || tl_node_next_edge(&n_->base, 1).node) {
+        if (tl_saved_variable_save(&n_->result_, r_, 1) < 0) goto fail;
+    }
     tl_node_release(&n_->base);
     return r_;
 fail:

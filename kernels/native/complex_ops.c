@@ -14,22 +14,31 @@
 #include <string.h>
 
 #include "complex_ops.h"
+#include "tl_autograd_formulas.h"
 #include "tl_error.h"
 #include "tl_internal.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/add.h"
 #include "ops/angle.h"
 #include "ops/broadcast_tensors.h"
 #include "ops/complex.h"
 #include "ops/cos.h"
+#include "ops/div.h"
+#include "ops/eq.h"
 #include "ops/imag.h"
+#include "ops/masked_fill.h"
 #include "ops/mul.h"
 #include "ops/neg.h"
 #include "ops/polar.h"
+#include "ops/real.h"
 #include "ops/select.h"
 #include "ops/sin.h"
+#include "ops/sqrt.h"
 #include "ops/stack.h"
+#include "ops/sub.h"
 #include "ops/view_as_complex.h"
 #include "ops/view_as_real.h"
+#include "ops/zeros_like.h"
 
 /* a tensor over t's storage with new geometry and dtype (no autograd: the
  * generated autograd kernels record the views) */
@@ -202,9 +211,13 @@ tl_tensor *tl_native_polar(tl_keyset ks, tl_tensor *abs, tl_tensor *angle) {
 tl_tensor *tl_native_angle(tl_keyset ks, tl_tensor *self) {
     (void)ks;
     tl_dtype dt = self->dtype;
-    if (dt == TL_FLOAT16 || dt == TL_BFLOAT16) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"angle_cpu\" not implemented for '%s'", tl_dtype_scalar_name(dt));
-        return NULL;
+    if (dt == TL_FLOAT16 || dt == TL_BFLOAT16) {   /* computed in float32, rounded once */
+        tl_tensor *f = tl_to_dtype(self, TL_FLOAT32, 0);
+        tl_tensor *a = f ? tl_native_angle(ks, f) : NULL;
+        tl_tensor *r = a ? tl_to_dtype(a, dt, 0) : NULL;
+        tl_tensor_release(a);
+        tl_tensor_release(f);
+        return r;
     }
     if (!tl_dtype_is_complex(dt) && !tl_dtype_is_floating(dt)) dt = tl_get_default_dtype();
     const tl_dtype odt = tl_dtype_to_real(dt);
@@ -231,4 +244,54 @@ tl_tensor *tl_native_angle(tl_keyset ks, tl_tensor *self) {
     }
     tl_tensor_release(in);
     return out;
+}
+
+/* ------------------------------------------------ derivative helpers
+ * (in real arithmetic on the parts: z = x + iy, g the incoming gradient) */
+
+/* g * i z / |z|^2 = (-g y + i g x) / (x^2 + y^2), 0 where z == 0; a real self: zeros */
+tl_tensor *tl_ag_angle_backward(tl_tensor *grad, tl_tensor *self) {
+    if (!tl_dtype_is_complex(self->dtype))
+        return tl_ops_zeros_like(self, TL_DTYPE_UNDEFINED, -1, -1, false, false, TL_PRESERVE_FORMAT);
+    tl_tensor *x = tl_ops_real(self), *y = x ? tl_ops_imag(self) : NULL;
+    tl_tensor *x2 = y ? tl_ops_mul_Tensor(x, x) : NULL, *y2 = x2 ? tl_ops_mul_Tensor(y, y) : NULL;
+    tl_tensor *r2 = y2 ? tl_ops_add_Tensor(x2, y2, tl_scalar_from_int(1)) : NULL;
+    tl_tensor *zero = r2 ? tl_ops_eq_Scalar(r2, tl_scalar_from_int(0)) : NULL;
+    tl_tensor *safe = zero ? tl_ops_masked_fill_Scalar(r2, zero, tl_scalar_from_int(1)) : NULL;
+    tl_tensor *gx = safe ? tl_ops_mul_Tensor(grad, x) : NULL, *gy = gx ? tl_ops_mul_Tensor(grad, y) : NULL;
+    tl_tensor *re0 = gy ? tl_ops_div_Tensor(gy, safe) : NULL, *im0 = re0 ? tl_ops_div_Tensor(gx, safe) : NULL;
+    tl_tensor *re1 = im0 ? tl_ops_neg(re0) : NULL;
+    tl_tensor *re = re1 ? tl_ops_masked_fill_Scalar(re1, zero, tl_scalar_from_int(0)) : NULL;
+    tl_tensor *im = re ? tl_ops_masked_fill_Scalar(im0, zero, tl_scalar_from_int(0)) : NULL;
+    tl_tensor *r = im ? tl_ops_complex(re, im) : NULL;
+    tl_tensor *tmp[] = {x, y, x2, y2, r2, zero, safe, gx, gy, re0, im0, re1, re, im};
+    for (size_t i = 0; i < sizeof tmp / sizeof *tmp; i++) tl_tensor_release(tmp[i]);
+    return r;
+}
+
+/* result = u + iv, grad = a + ib: grad_abs = Re(conj(g) sgn(result)) = (a u + b v) / |result|
+ * (0 where result == 0); grad_angle = Re(conj(g) i result) = b u - a v */
+int tl_ag_polar_backward(tl_tensor *grad, tl_tensor *result, tl_tensor **grad_abs, tl_tensor **grad_angle) {
+    *grad_abs = *grad_angle = NULL;
+    tl_tensor *u = tl_ops_real(result), *v = u ? tl_ops_imag(result) : NULL;
+    tl_tensor *a = v ? tl_ops_real(grad) : NULL, *b = a ? tl_ops_imag(grad) : NULL;
+    tl_tensor *au = b ? tl_ops_mul_Tensor(a, u) : NULL, *bv = au ? tl_ops_mul_Tensor(b, v) : NULL;
+    tl_tensor *bu = bv ? tl_ops_mul_Tensor(b, u) : NULL, *av = bu ? tl_ops_mul_Tensor(a, v) : NULL;
+    tl_tensor *uu = av ? tl_ops_mul_Tensor(u, u) : NULL, *vv = uu ? tl_ops_mul_Tensor(v, v) : NULL;
+    tl_tensor *r2 = vv ? tl_ops_add_Tensor(uu, vv, tl_scalar_from_int(1)) : NULL;
+    tl_tensor *mag = r2 ? tl_ops_sqrt(r2) : NULL;
+    tl_tensor *zero = mag ? tl_ops_eq_Scalar(mag, tl_scalar_from_int(0)) : NULL;
+    tl_tensor *safe = zero ? tl_ops_masked_fill_Scalar(mag, zero, tl_scalar_from_int(1)) : NULL;
+    tl_tensor *num = safe ? tl_ops_add_Tensor(au, bv, tl_scalar_from_int(1)) : NULL;
+    tl_tensor *q = num ? tl_ops_div_Tensor(num, safe) : NULL;
+    *grad_abs = q ? tl_ops_masked_fill_Scalar(q, zero, tl_scalar_from_int(0)) : NULL;
+    *grad_angle = *grad_abs ? tl_ops_sub_Tensor(bu, av, tl_scalar_from_int(1)) : NULL;
+    tl_tensor *tmp[] = {u, v, a, b, au, bv, bu, av, uu, vv, r2, mag, zero, safe, num, q};
+    for (size_t i = 0; i < sizeof tmp / sizeof *tmp; i++) tl_tensor_release(tmp[i]);
+    if (!*grad_angle) {
+        tl_tensor_release(*grad_abs);
+        *grad_abs = NULL;
+        return -1;
+    }
+    return 0;
 }

@@ -121,6 +121,8 @@ def to_tl(x, requires_grad=False):
     if isinstance(x, torch.Tensor):
         if (x.dtype not in DTYPES and x.dtype not in CDTYPES) or x.is_sparse or x.layout != torch.strided:
             raise Unconvertible(f"dtype {x.dtype}")
+        if x.is_conj() or x.is_neg():   # a lazy conjugate: torchlet gets its values (no conj bit)
+            x = x.resolve_conj().resolve_neg()
         d = x.detach()
         if d.dtype == torch.bfloat16:
             t = tl.from_numpy(d.float().numpy()).to(tl.bfloat16)
@@ -160,6 +162,7 @@ def to_np(x):
         d = x.detach()
         if d._is_zerotensor():   # PyTorch's efficient zeros (sgn's gradient of a real input)
             d = torch.zeros(d.shape, dtype=d.dtype)
+        d = d.resolve_conj()     # PyTorch's lazy conjugates (torchlet's are materialised)
         return d.float().numpy() if d.dtype == torch.bfloat16 else d.numpy()
     if isinstance(x, tl.Tensor):
         d = x.detach()
@@ -191,7 +194,7 @@ def compare(got, exp, exp64=None, path="out"):
             if np.allclose(g, e, rtol=rtol, atol=atol, equal_nan=True):
                 return None
             if isinstance(exp64, torch.Tensor) and exp64.shape == exp.shape:
-                r = _wide(exp64.detach().numpy())  # a factory given dtype= stays in it
+                r = _wide(exp64.detach().resolve_conj().numpy())  # a factory given dtype= stays in it
                 with np.errstate(invalid="ignore"):
                     eg = np.nanmax(np.abs(_wide(g) - r)) if g.size else 0.0
                     ee = np.nanmax(np.abs(_wide(e) - r)) if e.size else 0.0
@@ -302,7 +305,7 @@ def run_forward(op, fn, sample, dtype):
 def _float_leaves(x):
     """the float64 outputs, complex128 ones as view_as_real (a real loss on both sides)"""
     if isinstance(x, torch.Tensor) and x.dtype == torch.complex128:
-        return [torch.view_as_real(x)]
+        return [torch.view_as_real(x.resolve_conj())]
     if isinstance(x, tl.Tensor) and x.dtype is tl.complex128:
         return [tl.view_as_real(x)]
     if isinstance(x, (torch.Tensor, tl.Tensor)):

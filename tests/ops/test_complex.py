@@ -310,6 +310,14 @@ def _loss_grads(m, fn, inputs, weight):
     ("conj", lambda m, x: m.conj_physical(x), lambda: [crandn(4)]),
     ("view_as_complex", lambda m, x: m.view_as_complex(x), lambda: [R.standard_normal((3, 2))]),
     ("complex", lambda m, a, b: m.complex(a, b), lambda: [R.standard_normal((3, 1)), R.standard_normal(4)]),
+    ("angle", lambda m, x: m.angle(m.view_as_complex(x)), lambda: [np.concatenate([R.standard_normal((5, 2)),
+                                                                                  np.zeros((1, 2))])]),
+    ("angle_real", lambda m, x: m.angle(x), lambda: [R.standard_normal(5)]),
+    ("polar", lambda m, a, b: m.polar(a, b), lambda: [np.abs(R.standard_normal(5)), R.standard_normal(5)]),
+    ("mul_div", lambda m, x, y: m.view_as_complex(x) * m.view_as_complex(y) / (m.view_as_complex(y) + 3),
+     lambda: [R.standard_normal((4, 2)), R.standard_normal((4, 2))]),
+    ("mm_sum", lambda m, x, y: (m.view_as_complex(x) @ m.view_as_complex(y)).sum(0) - m.view_as_complex(y).mean(),
+     lambda: [R.standard_normal((3, 4, 2)), R.standard_normal((4, 2, 2))]),
 ])
 def test_gradients_match_torch(name, fn, make):
     inputs = make()
