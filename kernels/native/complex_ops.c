@@ -18,6 +18,7 @@
 #include "tl_error.h"
 #include "tl_internal.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/abs.h"
 #include "ops/add.h"
 #include "ops/angle.h"
 #include "ops/broadcast_tensors.h"
@@ -25,7 +26,10 @@
 #include "ops/cos.h"
 #include "ops/div.h"
 #include "ops/eq.h"
+#include "ops/hypot.h"
 #include "ops/imag.h"
+#include "ops/isnan.h"
+#include "ops/logical_or.h"
 #include "ops/masked_fill.h"
 #include "ops/mul.h"
 #include "ops/neg.h"
@@ -130,6 +134,19 @@ tl_tensor *tl_native_imag(tl_keyset ks, tl_tensor *self) {
     }
     return component(self, 1);
 }
+
+static tl_tensor *parts_op(tl_tensor *t, int isnan) {
+    tl_tensor *re = component(t, 0), *im = re ? component(t, 1) : NULL;
+    tl_tensor *a = NULL, *b = NULL, *r = NULL;
+    if (im && isnan && (a = tl_ops_isnan(re)) && (b = tl_ops_isnan(im))) r = tl_ops_logical_or(a, b);
+    if (im && !isnan) r = tl_ops_hypot(re, im);
+    tl_tensor *tmp[] = {re, im, a, b};
+    for (size_t i = 0; i < sizeof tmp / sizeof *tmp; i++) tl_tensor_release(tmp[i]);
+    return r;
+}
+
+tl_tensor *tl__abs_any(tl_tensor *t) { return tl_dtype_is_complex(t->dtype) ? parts_op(t, 0) : tl_ops_abs(t); }
+tl_tensor *tl__isnan_any(tl_tensor *t) { return tl_dtype_is_complex(t->dtype) ? parts_op(t, 1) : tl_ops_isnan(t); }
 
 /* the conjugate as a new tensor: [re, -im] stacked and viewed as complex */
 tl_tensor *tl__complex_conj_physical(tl_tensor *self) {

@@ -11,6 +11,10 @@
 tl_tensor *tl__complex_as_real(tl_tensor *t);
 /* select(view_as_real(self), -1, 0) */
 tl_tensor *tl__complex_real(tl_tensor *self);
+/* |z| (hypot of the parts, a real tensor) and isnan (either part) of a
+ * complex tensor; the abs / isnan operators for a real one */
+tl_tensor *tl__abs_any(tl_tensor *t);
+tl_tensor *tl__isnan_any(tl_tensor *t);
 /* the conjugate of a complex tensor, materialised (no lazy conjugate bit) */
 tl_tensor *tl__complex_conj_physical(tl_tensor *self);
 

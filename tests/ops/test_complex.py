@@ -374,3 +374,15 @@ def test_torchlet_limits_refuse_not_compute():
               lambda: tl.abs(z), lambda: tl.exp(z), lambda: tl.linspace(0, 1j, 3), lambda: tl.add(z, z, alpha=1j)):
         with pytest.raises(NotImplementedError):
             f()
+
+
+@needs_torch
+@pytest.mark.parametrize("equal_nan", [False, True])
+def test_isclose_allclose_match_torch(equal_nan):
+    a = np.array([1 + 1j, 2 + 2j, 3, complex("nan"), complex("inf"), 1j], np.complex128)
+    b = a + np.array([1e-9, 0.5j, 1e-3, 0, 0, 1e-6j])
+    got = tl.isclose(tl.from_numpy(a), tl.from_numpy(b), equal_nan=equal_nan).numpy()
+    want = torch.isclose(torch.from_numpy(a), torch.from_numpy(b), equal_nan=equal_nan).numpy()
+    np.testing.assert_array_equal(got, want)
+    assert tl.allclose(tl.from_numpy(a[:1]), tl.from_numpy(b[:1])) == torch.allclose(torch.from_numpy(a[:1]),
+                                                                                   torch.from_numpy(b[:1]))
