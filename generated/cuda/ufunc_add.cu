@@ -252,18 +252,16 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 #line 1 "kernels/ufunc/add.h"
 /* add: self + alpha * other  (add.out; sub reuses it with -alpha in PyTorch,
  * torchlet gives sub its own formula). bool: `or` (C's bool arithmetic,
- * stored as != 0).
- * ufunc_complex: yes (C99 complex arithmetic gives PyTorch's values)
- */
+ * stored as != 0). ufunc_complex: yes (C99 complex arithmetic) */
 #define TL_UFUNC_add(self, other, alpha) ((self) + (alpha) * (other))
 
-#line 261 "generated/cuda/ufunc_add.cu"
+#line 259 "generated/cuda/ufunc_add.cu"
 
 /* ---- kernels */
 /* Bool: TL_UFUNC_add(x1, x2, a_alpha) */
-#line 6 "kernels/ufunc/add.h"
+#line 4 "kernels/ufunc/add.h"
 static TL_CUDA_FORCEINLINE auto ufunc_add_b_op(bool x1, bool x2, bool a_alpha) { return TL_UFUNC_add(x1, x2, a_alpha); }
-#line 267 "generated/cuda/ufunc_add.cu"
+#line 265 "generated/cuda/ufunc_add.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_add_b_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -343,9 +341,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_add_b_cast(const tl_cuda
     }
 }
 /* Byte: TL_UFUNC_add(x1, x2, a_alpha) */
-#line 6 "kernels/ufunc/add.h"
+#line 4 "kernels/ufunc/add.h"
 static TL_CUDA_FORCEINLINE auto ufunc_add_u8_op(uint8_t x1, uint8_t x2, uint8_t a_alpha) { return TL_UFUNC_add(x1, x2, a_alpha); }
-#line 349 "generated/cuda/ufunc_add.cu"
+#line 347 "generated/cuda/ufunc_add.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_add_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -425,9 +423,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_add_u8_cast(const tl_cud
     }
 }
 /* Char: TL_UFUNC_add(x1, x2, a_alpha) */
-#line 6 "kernels/ufunc/add.h"
+#line 4 "kernels/ufunc/add.h"
 static TL_CUDA_FORCEINLINE auto ufunc_add_i8_op(int8_t x1, int8_t x2, int8_t a_alpha) { return TL_UFUNC_add(x1, x2, a_alpha); }
-#line 431 "generated/cuda/ufunc_add.cu"
+#line 429 "generated/cuda/ufunc_add.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_add_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -507,9 +505,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_add_i8_cast(const tl_cud
     }
 }
 /* Short: TL_UFUNC_add(x1, x2, a_alpha) */
-#line 6 "kernels/ufunc/add.h"
+#line 4 "kernels/ufunc/add.h"
 static TL_CUDA_FORCEINLINE auto ufunc_add_i16_op(int16_t x1, int16_t x2, int16_t a_alpha) { return TL_UFUNC_add(x1, x2, a_alpha); }
-#line 513 "generated/cuda/ufunc_add.cu"
+#line 511 "generated/cuda/ufunc_add.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_add_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -589,9 +587,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_add_i16_cast(const tl_cu
     }
 }
 /* Int: TL_UFUNC_add(x1, x2, a_alpha) */
-#line 6 "kernels/ufunc/add.h"
+#line 4 "kernels/ufunc/add.h"
 static TL_CUDA_FORCEINLINE auto ufunc_add_i32_op(int32_t x1, int32_t x2, int32_t a_alpha) { return TL_UFUNC_add(x1, x2, a_alpha); }
-#line 595 "generated/cuda/ufunc_add.cu"
+#line 593 "generated/cuda/ufunc_add.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_add_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -671,9 +669,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_add_i32_cast(const tl_cu
     }
 }
 /* Long: TL_UFUNC_add(x1, x2, a_alpha) */
-#line 6 "kernels/ufunc/add.h"
+#line 4 "kernels/ufunc/add.h"
 static TL_CUDA_FORCEINLINE auto ufunc_add_i64_op(int64_t x1, int64_t x2, int64_t a_alpha) { return TL_UFUNC_add(x1, x2, a_alpha); }
-#line 677 "generated/cuda/ufunc_add.cu"
+#line 675 "generated/cuda/ufunc_add.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_add_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -753,9 +751,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_add_i64_cast(const tl_cu
     }
 }
 /* Half: TL_UFUNC_add(x1, x2, a_alpha) */
-#line 6 "kernels/ufunc/add.h"
+#line 4 "kernels/ufunc/add.h"
 static TL_CUDA_FORCEINLINE auto ufunc_add_f16_op(float x1, float x2, float a_alpha) { return TL_UFUNC_add(x1, x2, a_alpha); }
-#line 759 "generated/cuda/ufunc_add.cu"
+#line 757 "generated/cuda/ufunc_add.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_add_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -835,9 +833,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_add_f16_cast(const tl_cu
     }
 }
 /* BFloat16: TL_UFUNC_add(x1, x2, a_alpha) */
-#line 6 "kernels/ufunc/add.h"
+#line 4 "kernels/ufunc/add.h"
 static TL_CUDA_FORCEINLINE auto ufunc_add_bf16_op(float x1, float x2, float a_alpha) { return TL_UFUNC_add(x1, x2, a_alpha); }
-#line 841 "generated/cuda/ufunc_add.cu"
+#line 839 "generated/cuda/ufunc_add.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_add_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -917,9 +915,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_add_bf16_cast(const tl_c
     }
 }
 /* Float: TL_UFUNC_add(x1, x2, a_alpha) */
-#line 6 "kernels/ufunc/add.h"
+#line 4 "kernels/ufunc/add.h"
 static TL_CUDA_FORCEINLINE auto ufunc_add_f32_op(float x1, float x2, float a_alpha) { return TL_UFUNC_add(x1, x2, a_alpha); }
-#line 923 "generated/cuda/ufunc_add.cu"
+#line 921 "generated/cuda/ufunc_add.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_add_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -999,9 +997,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_add_f32_cast(const tl_cu
     }
 }
 /* Double: TL_UFUNC_add(x1, x2, a_alpha) */
-#line 6 "kernels/ufunc/add.h"
+#line 4 "kernels/ufunc/add.h"
 static TL_CUDA_FORCEINLINE auto ufunc_add_f64_op(double x1, double x2, double a_alpha) { return TL_UFUNC_add(x1, x2, a_alpha); }
-#line 1005 "generated/cuda/ufunc_add.cu"
+#line 1003 "generated/cuda/ufunc_add.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_add_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
