@@ -31,11 +31,13 @@
 #include "ops/dot.h"
 #include "ops/dsplit.h"
 #include "ops/dstack.h"
+#include "ops/eq.h"
 #include "ops/flip.h"
 #include "ops/fliplr.h"
 #include "ops/flipud.h"
 #include "ops/hsplit.h"
 #include "ops/hstack.h"
+#include "ops/imag.h"
 #include "ops/isreal.h"
 #include "ops/ones_like.h"
 #include "ops/positive.h"
@@ -408,9 +410,15 @@ tl_tensor *tl_native_square_out(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
     return tl_ops_pow_Tensor_Scalar_out(self, tl_scalar_from_int(2), out);
 }
 
-/* every integral and floating value is real */
+/* every integral and floating value is real; a complex one when its imaginary part is 0 */
 tl_tensor *tl_native_isreal(tl_keyset ks, tl_tensor *self) {
     (void)ks;
+    if (tl_dtype_is_complex(self->dtype)) {
+        tl_tensor *im = tl_ops_imag(self);
+        tl_tensor *r = im ? tl_ops_eq_Scalar(im, tl_scalar_from_int(0)) : NULL;
+        tl_tensor_release(im);
+        return r;
+    }
     return tl_ops_ones_like(self, TL_BOOL, -1, -1, false, false, TL_PRESERVE_FORMAT);
 }
 

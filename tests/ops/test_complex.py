@@ -386,3 +386,33 @@ def test_isclose_allclose_match_torch(equal_nan):
     np.testing.assert_array_equal(got, want)
     assert tl.allclose(tl.from_numpy(a[:1]), tl.from_numpy(b[:1])) == torch.allclose(torch.from_numpy(a[:1]),
                                                                                    torch.from_numpy(b[:1]))
+
+
+_NOT_SWEPT = {"save", "load", "manual_seed", "seed", "set_default_dtype", "compile", "set_num_threads",
+              "set_printoptions", "set_default_device", "empty", "empty_like", "rand_like", "randn_like", "bernoulli",
+              "multinomial", "normal", "poisson", "rand", "randn", "randint", "randperm", "empty_strided",
+              "randint_like", "use_deterministic_algorithms"}
+
+
+@needs_torch
+def test_no_function_silently_differs_on_complex():
+    """every torchlet.<f>(z) that torch computes for a complex z gives torch's values and dtype, or raises
+    NotImplementedError: never a silently wrong result"""
+    a = crandn(3, 4, dtype=np.complex64)
+    wrong = []
+    for n in sorted(n for n in dir(tl) if n.islower() and not n.startswith("_") and callable(getattr(tl, n))):
+        if n in _NOT_SWEPT or not hasattr(torch, n):
+            continue
+        try:
+            want = getattr(torch, n)(torch.from_numpy(a))
+        except Exception:   # noqa: BLE001  (torch refuses it: nothing to compare)
+            continue
+        try:
+            got = getattr(tl, n)(tl.from_numpy(a))
+        except (NotImplementedError, RuntimeError):
+            continue
+        if isinstance(want, torch.Tensor) and isinstance(got, tl.Tensor):
+            w, g = want.resolve_conj().resolve_neg().detach().numpy(), got.detach().numpy()
+            if w.shape != g.shape or w.dtype != g.dtype or not np.allclose(g, w, atol=1e-4, equal_nan=True):
+                wrong.append(n)
+    assert wrong == []
