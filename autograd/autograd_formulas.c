@@ -21,6 +21,7 @@
 #include "ops/_to_copy.h"
 #include "ops/add.h"
 #include "ops/cat.h"
+#include "ops/conj.h"
 #include "ops/div.h"
 #include "ops/eq.h"
 #include "ops/expand.h"
@@ -36,6 +37,7 @@
 #include "ops/narrow.h"
 #include "ops/neg.h"
 #include "ops/permute.h"
+#include "ops/real.h"
 #include "ops/reciprocal.h"
 #include "ops/reshape.h"
 #include "ops/rsqrt.h"
@@ -75,12 +77,16 @@ static bool scalar_is_one(tl_scalar s) {
     }
 }
 
-bool tl_ag_is_differentiable_type(tl_dtype dt) { return tl_dtype_is_floating(dt) != 0; }
+bool tl_ag_is_differentiable_type(tl_dtype dt) { return tl_dtype_is_floating(dt) || tl_dtype_is_complex(dt); }
 
+/* the real part of a complex gradient of a real input */
 tl_tensor *tl_ag_handle_r_to_c(tl_dtype self_st, tl_tensor *grad) {
-    (void)self_st; /* torchlet has no complex dtypes: a real gradient stays as it is */
-    return retained(grad);
+    if (tl_dtype_is_complex(self_st) || !tl_dtype_is_complex(tl_tensor_dtype(grad))) return retained(grad);
+    return tl_ops_real(grad);
 }
+
+/* x.conj() (a new reference; x itself for real dtypes) */
+static tl_tensor *conj_of(tl_tensor *x) { return tl_dtype_is_complex(tl_tensor_dtype(x)) ? tl_ops_conj(x) : retained(x); }
 
 tl_tensor *tl_ag_maybe_multiply(tl_tensor *t, tl_scalar s) {
     if (scalar_is_one(s)) return retained(t);
@@ -110,7 +116,9 @@ tl_tensor *tl_ag_sum_to(tl_tensor *grad, const int64_t *sizes, int64_t ndim) {
 }
 
 tl_tensor *tl_ag_mul_tensor_backward(tl_tensor *grad, tl_tensor *other, tl_dtype self_st) {
-    tl_tensor *g = tl_ops_mul_Tensor(grad, other); /* grad * other.conj() */
+    tl_tensor *oc = conj_of(other);
+    tl_tensor *g = oc ? tl_ops_mul_Tensor(grad, oc) : NULL; /* grad * other.conj() */
+    tl_tensor_release(oc);
     if (!g) return NULL;
     tl_tensor *r = tl_ag_handle_r_to_c(self_st, g);
     tl_tensor_release(g);
@@ -126,7 +134,9 @@ tl_tensor *tl_ag_mul_tensor_backward_scalar(tl_tensor *grad, tl_scalar other, tl
 }
 
 tl_tensor *tl_ag_div_tensor_self_backward(tl_tensor *grad, tl_tensor *other, tl_dtype self_st) {
-    tl_tensor *g = tl_ops_div_Tensor(grad, other);
+    tl_tensor *oc = conj_of(other);
+    tl_tensor *g = oc ? tl_ops_div_Tensor(grad, oc) : NULL; /* grad / other.conj() */
+    tl_tensor_release(oc);
     if (!g) return NULL;
     tl_tensor *r = tl_ag_handle_r_to_c(self_st, g);
     tl_tensor_release(g);
@@ -141,13 +151,14 @@ tl_tensor *tl_ag_div_tensor_self_backward_scalar(tl_tensor *grad, tl_scalar othe
     return r;
 }
 
-/* -grad * ((self / other) / other) */
+/* -grad * ((self / other) / other).conj() */
 tl_tensor *tl_ag_div_tensor_other_backward(tl_tensor *grad, tl_tensor *self, tl_tensor *other) {
-    tl_tensor *q = NULL, *q2 = NULL, *ng = NULL, *r = NULL;
+    tl_tensor *q = NULL, *q2 = NULL, *q2c = NULL, *ng = NULL, *r = NULL;
     if (!(q = tl_ops_div_Tensor(self, other))) goto done;
     if (!(q2 = tl_ops_div_Tensor(q, other))) goto done;
+    if (!(q2c = conj_of(q2))) goto done;
     if (!(ng = tl_ops_neg(grad))) goto done;
-    r = tl_ops_mul_Tensor(ng, q2);
+    r = tl_ops_mul_Tensor(ng, q2c);
     if (r) {
         tl_tensor *h = tl_ag_handle_r_to_c(tl_tensor_dtype(other), r);
         tl_tensor_release(r);
@@ -156,6 +167,7 @@ tl_tensor *tl_ag_div_tensor_other_backward(tl_tensor *grad, tl_tensor *self, tl_
 done:
     tl_tensor_release(q);
     tl_tensor_release(q2);
+    tl_tensor_release(q2c);
     tl_tensor_release(ng);
     return r;
 }
@@ -225,8 +237,18 @@ static bool is_col_major(const int64_t *sizes, int64_t nsizes, const int64_t *st
 }
 
 /* alpha * (a^T? @ b^T?), transposed at the end when result_t */
-static tl_tensor *mm_t(tl_tensor *a, bool at, tl_tensor *b, bool bt, bool result_t, tl_scalar alpha) {
+/* (a or a.t()) @ (b or b.t()), the operand that is not grad conjugated
+ * (conj_b: b, else a), the result transposed when result_t */
+static tl_tensor *mm_t(tl_tensor *a, bool at, tl_tensor *b, bool bt, bool result_t, tl_scalar alpha, bool conj_b) {
     tl_tensor *ta = at ? tl_ops_t(a) : retained(a), *tb = bt ? tl_ops_t(b) : retained(b);
+    tl_tensor *cj = conj_b ? (tb ? conj_of(tb) : NULL) : (ta ? conj_of(ta) : NULL);
+    if (conj_b) {
+        tl_tensor_release(tb);
+        tb = cj;
+    } else {
+        tl_tensor_release(ta);
+        ta = cj;
+    }
     tl_tensor *m = ta && tb ? tl_ops_mm(ta, tb) : NULL;
     tl_tensor_release(ta);
     tl_tensor_release(tb);
@@ -244,15 +266,15 @@ static tl_tensor *mm_t(tl_tensor *a, bool at, tl_tensor *b, bool bt, bool result
 tl_tensor *tl_ag_mm_mat1_backward(tl_tensor *grad, tl_tensor *mat2, const int64_t *sizes, int64_t nsizes,
                                   const int64_t *strides, int64_t nstrides, int layout, tl_scalar alpha) {
     (void)layout;
-    if (is_col_major(sizes, nsizes, strides, nstrides)) return mm_t(mat2, false, grad, true, true, alpha);
-    return mm_t(grad, false, mat2, true, false, alpha);
+    if (is_col_major(sizes, nsizes, strides, nstrides)) return mm_t(mat2, false, grad, true, true, alpha, false);
+    return mm_t(grad, false, mat2, true, false, alpha, true);
 }
 
 tl_tensor *tl_ag_mm_mat2_backward(tl_tensor *grad, tl_tensor *mat1, const int64_t *sizes, int64_t nsizes,
                                   const int64_t *strides, int64_t nstrides, int layout, tl_scalar alpha) {
     (void)layout;
-    if (is_col_major(sizes, nsizes, strides, nstrides)) return mm_t(grad, true, mat1, false, true, alpha);
-    return mm_t(mat1, true, grad, false, false, alpha);
+    if (is_col_major(sizes, nsizes, strides, nstrides)) return mm_t(grad, true, mat1, false, true, alpha, true);
+    return mm_t(mat1, true, grad, false, false, alpha, false);
 }
 
 tl_tensor *tl_ag_permute_backwards(tl_tensor *grad, const int64_t *dims, int64_t ndims) {
@@ -315,9 +337,16 @@ tl_tensor *tl_ag_slice_backward_wrapper(tl_tensor *grad, const int64_t *sizes, i
     return tl_ops_slice_backward(grad, sizes, ndim, dim, start_has ? start : 0, end_has ? end : INT64_MAX, step);
 }
 
+/* a real input's gradient takes the real part first (R -> C copies, without
+ * the complex-to-real cast warning) */
 tl_tensor *tl_ag_to_copy_backward(tl_tensor *grad, tl_dtype dtype, int device) {
     if (tl_tensor_dtype(grad) == dtype && (int)tl_tensor_device(grad) == device) return retained(grad);
-    return tl_ops__to_copy(grad, dtype, -1, device, false, false, false, -1);
+    tl_tensor *g = tl_ag_handle_r_to_c(dtype, grad);
+    if (!g) return NULL;
+    tl_tensor *r = tl_tensor_dtype(g) == dtype && (int)tl_tensor_device(g) == device
+                       ? retained(g) : tl_ops__to_copy(g, dtype, -1, device, false, false, false, -1);
+    tl_tensor_release(g);
+    return r;
 }
 
 tl_tensor *tl_ag_zeros_info(const int64_t *sizes, int64_t ndim, tl_dtype dtype, int device) {

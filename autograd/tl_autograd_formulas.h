@@ -421,5 +421,16 @@ tl_tensor *tl_ag_im2col_backward(tl_tensor *grad, tl_tensor *self, const int64_t
                                  int64_t kernel_size_len, const int64_t *dilation, int64_t dilation_len,
                                  const int64_t *padding, int64_t padding_len, const int64_t *stride,
                                  int64_t stride_len);
+/* complex dtypes and FFT (kernels/native/fft.c): FunctionsManual's
+ * fft_r2c_backward (the half spectrum zero-padded to last_dim_size, an
+ * inverse c2c, the real part) and fft_c2r_backward (r2c, the mirrored bins
+ * doubled) */
+tl_tensor *tl_ag_fft_r2c_backward(tl_tensor *grad, const int64_t *dim, int64_t dim_len, int64_t normalization,
+                                  bool onesided, int64_t last_dim_size);
+tl_tensor *tl_ag_fft_c2r_backward(tl_tensor *grad, const int64_t *dim, int64_t dim_len, int64_t normalization);
+/* FunctionsManual's angle_backward (zeros for a real self; grad * i z / |z|^2,
+ * 0 at z == 0, for a complex one) and polar_backward (kernels/native/complex_ops.c) */
+tl_tensor *tl_ag_angle_backward(tl_tensor *grad, tl_tensor *self);
+int tl_ag_polar_backward(tl_tensor *grad, tl_tensor *result, tl_tensor **grad_abs, tl_tensor **grad_angle);
 
 #endif

@@ -262,7 +262,7 @@ class FormulaCompiler:
         "dim": ("int", "tl_tensor_ndim({0})"),
         "numel": ("int", "tl_tensor_numel({0})"),
         "sym_numel": ("int", "tl_tensor_numel({0})"),
-        "is_complex": ("bool", "false"),
+        "is_complex": ("bool", "(tl_dtype_is_complex(tl_tensor_dtype({0})) != 0)"),
         "requires_grad": ("bool", "(tl_autograd_requires_grad({0}) != 0)"),
     }
 
@@ -273,8 +273,8 @@ class FormulaCompiler:
             obj = self.compile(f.obj)
             args = [self.compile(a) for a in e.args]
             name = f.name
-            if name == "conj" and not args and obj.kind in ("scalar", "tensor", "number", "double", "int"):
-                return obj  # real dtypes only: conj is the identity
+            if name == "conj" and not args and obj.kind in ("scalar", "number", "double", "int"):
+                return obj  # real numbers only: conj is the identity (tensors: the conj operator)
             if obj.kind == "info" and name == "zeros" and not args:
                 return self.call_tensor("tl_ag_zeros_info", list(obj.c), [], src)
             if obj.kind == "tensor":
@@ -308,6 +308,8 @@ class FormulaCompiler:
                     return Val("double", (n[1] if n[0] == "double" else f"(double){n[1]}",))
                 if name == "toFloat" and not args and n:  # c10::Scalar::toFloat: rounded to float
                     return Val("double", (f"(double)(float){n[1]}",))
+            if obj.kind == "intlist" and name == "back" and not args:   # c10::ArrayRef::back: the last item
+                return Val("int", (f"{obj.c[0]}[{obj.c[1]} - 1]",))
             if obj.kind in ("optbool", "optint", "optdouble", "optscalar") and not args:
                 if name == "has_value":
                     return Val("bool", (obj.c[1] if obj.kind != "optscalar" else f"({obj.c[0]} != NULL)",))

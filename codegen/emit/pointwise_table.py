@@ -19,7 +19,7 @@ the formula's tensor inputs and scalars.  Three kinds of operator qualify:
 from __future__ import annotations
 
 from . import EmitContext
-from .ufunc import _MARKER_RE, _SCALARS_RE, FORMULA_DIR, _rel, dtype_formulas, read_formulas
+from .ufunc import _MARKER_RE, _SCALARS_RE, FORMULA_DIR, _rel, dtype_formulas, read_formulas, real_only
 from ..diagnostics import Diagnostic
 from ..schema import BaseTy, BaseType
 from ..native import UfuncInnerLoop, UfuncKey
@@ -67,7 +67,8 @@ def emit_pointwise_table(ctx: EmitContext) -> dict[str, str]:
         d = by_name.get(str(f.structured_delegate)) if f.structured_delegate else None
         if d is None or not d.ufunc_inner_loop or f.func.is_out_fn() or f.func.name.name.inplace:
             continue
-        per_dtype = dtype_formulas(d.ufunc_inner_loop, d.kpos("ufunc_inner_loop"), errors)
+        # (torchlet.compile fuses real dtypes only)
+        per_dtype = real_only(dtype_formulas(d.ufunc_inner_loop, d.kpos("ufunc_inner_loop"), errors))
         if not per_dtype or any(n not in formulas for n in per_dtype.values()):
             continue
         params = list(formulas[next(iter(per_dtype.values()))].params)
@@ -96,7 +97,7 @@ def emit_pointwise_table(ctx: EmitContext) -> dict[str, str]:
             continue  # decomposes above the dispatcher: a capture never sees it (log_sigmoid)
         loops = tuple(UfuncInnerLoop(UfuncKey(mk.group(1)), mk.group(2), tuple(x.strip() for x in mk.group(3).split(",")))
                       for mk in marks if mk.group(2) in formulas)
-        per_dtype = dtype_formulas(loops, f.pos, errors)
+        per_dtype = real_only(dtype_formulas(loops, f.pos, errors))
         if not per_dtype:
             continue
         params = formulas[next(iter(per_dtype.values()))].params

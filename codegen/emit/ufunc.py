@@ -51,7 +51,13 @@ class DType:
 
     @property
     def opmath_field(self) -> str:
-        return {"Half": "f32", "BFloat16": "f32", "Bool": "b"}.get(self.scalar_name, self.suffix)
+        # complex loops take real scalar arguments (tl_opmath stays 8 bytes: the CUDA parameter block)
+        return {"Half": "f32", "BFloat16": "f32", "Bool": "b", "ComplexFloat": "f32",
+                "ComplexDouble": "f64"}.get(self.scalar_name, self.suffix)
+
+    @property
+    def is_complex(self) -> bool:
+        return self.scalar_name.startswith("Complex")
 
 
 def _int(name: str, enum: str, suffix: str, ctype: str) -> DType:
@@ -70,22 +76,26 @@ DTYPES: tuple[DType, ...] = (
     DType("BFloat16", "TL_BFLOAT16", "bf16", "uint16_t", "float", "tl_bf16_to_f32({x})", "tl_f32_to_bf16({v})", "bf16"),
     DType("Float", "TL_FLOAT32", "f32", "float", "float", "{x}", "{v}"),
     DType("Double", "TL_FLOAT64", "f64", "double", "double", "{x}", "{v}"),
+    DType("ComplexFloat", "TL_COMPLEX64", "c64", "float _Complex", "float _Complex", "{x}", "{v}"),
+    DType("ComplexDouble", "TL_COMPLEX128", "c128", "double _Complex", "double _Complex", "{x}", "{v}"),
 )
 BY_NAME = {d.scalar_name: d for d in DTYPES}
 _INTEGRAL = ("Byte", "Char", "Short", "Int", "Long")
 _FLOATING = ("Float", "Double")
+_COMPLEX = ("ComplexFloat", "ComplexDouble")
 #: dtype-set names of the ufunc_inner_loop field (PyTorch's AT_DISPATCH sets).
-#: Complex dtypes do not exist in torchlet and are skipped silently.
+#: ComplexHalf does not exist in torchlet and is skipped silently; complex64 /
+#: complex128 loops are made only for formulas whose header says
+#: `ufunc_complex: yes` (C's complex arithmetic is right for them; a formula
+#: calling fabs or expf would silently drop the imaginary part).
 DTYPE_SETS: dict[str, tuple[str, ...]] = {
     "All": _INTEGRAL + _FLOATING,
-    "AllAndComplex": _INTEGRAL + _FLOATING,
+    "AllAndComplex": _INTEGRAL + _FLOATING + _COMPLEX,
     "Integral": _INTEGRAL,
     "Floating": _FLOATING,
-    "FloatingAndComplex": _FLOATING,
-    "Complex": (),
+    "FloatingAndComplex": _FLOATING + _COMPLEX,
+    "Complex": _COMPLEX,
     "ComplexHalf": (),
-    "ComplexFloat": (),
-    "ComplexDouble": (),
     **{d.scalar_name: (d.scalar_name,) for d in DTYPES},
 }
 #: which ufunc key provides the CPU loop of a dtype listed under several keys
@@ -100,6 +110,7 @@ _RESULT_RE = re.compile(r"ufunc_result_dtype:\s*(\w+)")
 _INPUT_DTYPE_RE = re.compile(r"ufunc_input_dtype:\s*(\w+)\s+(\w+)")
 _ERROR_NAME_RE = re.compile(r"ufunc_error_name:\s*(\w+)")
 _FALLBACK_RE = re.compile(r"ufunc_fallback:\s*(\w+)\s*->\s*(\w+)\s+if\s+(\w+)")
+_COMPLEX_RE = re.compile(r"ufunc_complex:\s*yes")
 
 
 @dataclass(frozen=True)
@@ -121,6 +132,9 @@ class Formula:
     #: if slow``: this formula is vectorized and right wherever the predicate is
     #: 0; a chunk where it is not takes the exact formula for those elements
     fallback: tuple[str, str] | None = None
+    #: the header says ``ufunc_complex: yes``: its formulas are right on C99
+    #: complex values, so complex sets in ufunc_inner_loop make complex loops
+    complex_ok: bool = False
 
 
 def _rel(p: Path) -> str:
@@ -158,7 +172,7 @@ def read_formulas(directory: Path | None = None) -> dict[str, Formula]:
                 defined[m.group(1)] = params
                 formulas[m.group(1)] = Formula(m.group(1), params, _rel(p), result,
                                                tuple(x for x in fixed if x[0] in params), em.group(1) if em else None,
-                                               fallbacks.get(m.group(1)))
+                                               fallbacks.get(m.group(1)), bool(_COMPLEX_RE.search(text)))
             for fast, names in fallbacks.items():
                 for n in (fast, *names):
                     if defined.get(n) != defined.get(fast) or n not in defined:
@@ -179,15 +193,25 @@ def dtype_names(spec: tuple[str, ...], where: Pos, errors: list[Diagnostic]) -> 
     return out
 
 
-def dtype_formulas(loops: tuple[UfuncInnerLoop, ...], where: Pos, errors: list[Diagnostic]) -> dict[str, str]:
-    """dtype name -> formula name, for the CPU loops (CPU_KEY_ORDER decides ties)."""
+def dtype_formulas(loops: tuple[UfuncInnerLoop, ...], where: Pos, errors: list[Diagnostic],
+                   formulas: dict[str, Formula] | None = None) -> dict[str, str]:
+    """dtype name -> formula name, for the CPU loops (CPU_KEY_ORDER decides ties);
+    complex dtypes only for formulas marked complex-safe (given the formulas)."""
     chosen: dict[str, str] = {}
     for key in CPU_KEY_ORDER:
         for loop in loops:
             if loop.ufunc_key is key:
                 for d in dtype_names(loop.supported_dtypes, where, errors):
                     chosen.setdefault(d, loop.name)
+    if formulas is not None:
+        chosen = {d: n for d, n in chosen.items()
+                  if d not in _COMPLEX or (n in formulas and formulas[n].complex_ok)}
     return chosen
+
+
+def real_only(per_dtype: dict[str, str]) -> dict[str, str]:
+    """per_dtype without the complex dtypes (the CUDA kernels have no complex loops yet)."""
+    return {d: n for d, n in per_dtype.items() if d not in _COMPLEX}
 
 
 # ------------------------------------------------------------------ loop text
@@ -333,7 +357,7 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
         if not f.ufunc_inner_loop:
             continue
         where = f.kpos("ufunc_inner_loop")
-        per_dtype = dtype_formulas(f.ufunc_inner_loop, where, errors)
+        per_dtype = dtype_formulas(f.ufunc_inner_loop, where, errors, formulas)
         tensors, scalars = _structured_args(f, errors)
         for name in sorted(set(per_dtype.values())):
             fm = formulas.get(name)
@@ -360,8 +384,8 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
                           None)
         files.update(_render(ctx, op, sources, formulas, per_dtype, tensors, scalars, impl, error_name))
         if not ctx.extension:  # an operator library builds CPU loops only (its CUDA: not yet)
-            files.update(render_cuda(ctx, op, sources, formulas, per_dtype, tensors, scalars, impl, error_name,
-                                     where, errors))
+            files.update(render_cuda(ctx, op, sources, formulas, real_only(per_dtype), tensors, scalars, impl,
+                                     error_name, where, errors))
     # standalone kernels (no structured operator): a header in kernels/ufunc
     # whose comment lines declare `ufunc_inner_loop: KEY: formula (dtypes)`;
     # the kernel is named after the file and may use several formulas
@@ -388,7 +412,7 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
         if f"kernels/ufunc_{op}.c" in files:
             errors.append(Diagnostic.at(where, f"standalone ufunc kernel '{op}' has the name of a structured ufunc operator"))
             continue
-        per_dtype = dtype_formulas(tuple(loops), where, errors)
+        per_dtype = dtype_formulas(tuple(loops), where, errors, formulas)
         sm = _SCALARS_RE.search(text)
         scalar_names = [x.strip() for x in sm.group(1).split(",")] if sm else []
         params = [formulas[n].params for n in sorted(set(per_dtype.values()))]
@@ -403,7 +427,7 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
         em = _ERROR_NAME_RE.search(text)   # the kernel's own header names its error
         files.update(_render(ctx, op, sources, formulas, per_dtype, tensors, scalars, None, em.group(1) if em else None))
         if not ctx.extension:
-            files.update(render_cuda(ctx, op, sources, formulas, per_dtype, tensors, scalars, None,
+            files.update(render_cuda(ctx, op, sources, formulas, real_only(per_dtype), tensors, scalars, None,
                                      em.group(1) if em else None, where, errors))
     if errors:
         raise CodegenError(errors)

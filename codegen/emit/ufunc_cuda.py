@@ -315,7 +315,7 @@ COPY_FORMULA = Formula("copy", ("self",), "kernels/cuda/tl_cuda_copy.h")
 
 
 def render_copy_program(ctx: EmitContext, errors: list[Diagnostic]) -> dict[str, str]:
-    per_dtype = {d.scalar_name: "copy" for d in DTYPES}
+    per_dtype = {d.scalar_name: "copy" for d in DTYPES if not d.is_complex}   # no complex CUDA copies yet
     return render_cuda(ctx, "copy", [f"{COPY_FORMULA.path} (CUDA copy, cast and fill; no operator)"],
                        {"copy": COPY_FORMULA}, per_dtype, ["self"], [], None, "copy", Pos(COPY_FORMULA.path, 1, 1),
                        errors)

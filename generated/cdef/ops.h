@@ -2766,4 +2766,31 @@ tl_tensor *tl_ops__upsample_bicubic2d_aa(tl_tensor *self, const int64_t *output_
 tl_tensor *tl_ops__upsample_bicubic2d_aa_backward_grad_input(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has, tl_tensor *grad_input);
 tl_tensor *tl_ops__upsample_bicubic2d_aa_backward(tl_tensor *grad_output, const int64_t *output_size, int64_t output_size_len, const int64_t *input_size, int64_t input_size_len, bool align_corners, double scales_h, bool scales_h_has, double scales_w, bool scales_w_has);
 
+/* view_as_real */
+tl_tensor *tl_ops_view_as_real(tl_tensor *self);
+
+/* view_as_complex */
+tl_tensor *tl_ops_view_as_complex(tl_tensor *self);
+
+/* imag */
+tl_tensor *tl_ops_imag(tl_tensor *self);
+
+/* complex */
+tl_tensor *tl_ops_complex(tl_tensor *real, tl_tensor *imag);
+
+/* polar */
+tl_tensor *tl_ops_polar(tl_tensor *abs, tl_tensor *angle);
+
+/* angle */
+tl_tensor *tl_ops_angle(tl_tensor *self);
+
+/* _fft_r2c */
+tl_tensor *tl_ops__fft_r2c(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, bool onesided);
+
+/* _fft_c2r */
+tl_tensor *tl_ops__fft_c2r(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, int64_t last_dim_size);
+
+/* _fft_c2c */
+tl_tensor *tl_ops__fft_c2c(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, bool forward);
+
 #endif

@@ -25,6 +25,7 @@
 #include "ops/acos.h"
 #include "ops/add.h"
 #include "ops/clone.h"
+#include "ops/conj.h"
 #include "ops/mul.h"
 #include "ops/neg.h"
 #include "ops/rsqrt.h"
@@ -49,6 +50,7 @@ static int AcosBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tenso
     tl_tensor *t3_ = NULL;
     tl_tensor *t4_ = NULL;
     tl_tensor *t5_ = NULL;
+    tl_tensor *t6_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
         /* self: grad * -((-self * self + 1).rsqrt()).conj() */
@@ -64,14 +66,17 @@ static int AcosBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tenso
         t3_ = tl_ops_rsqrt(t2_);
         tl_tensor_release(t2_); t2_ = NULL;
         if (!t3_) goto done;
-        t4_ = tl_ops_neg(t3_);
+        t4_ = tl_ops_conj(t3_);
         tl_tensor_release(t3_); t3_ = NULL;
         if (!t4_) goto done;
-        t5_ = tl_ops_mul_Tensor(grad, t4_);
+        t5_ = tl_ops_neg(t4_);
         tl_tensor_release(t4_); t4_ = NULL;
         if (!t5_) goto done;
-        if (tl_ag_set_grad_input(node_, 0, t5_, &grad_inputs[0]) < 0) { t5_ = NULL; goto done; }
-        t5_ = NULL;
+        t6_ = tl_ops_mul_Tensor(grad, t5_);
+        tl_tensor_release(t5_); t5_ = NULL;
+        if (!t6_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t6_, &grad_inputs[0]) < 0) { t6_ = NULL; goto done; }
+        t6_ = NULL;
     }
     rc_ = 0;
 done:
@@ -82,6 +87,7 @@ done:
     tl_tensor_release(t3_);
     tl_tensor_release(t4_);
     tl_tensor_release(t5_);
+    tl_tensor_release(t6_);
     (void)grad;
     return rc_;
 }

@@ -25,6 +25,7 @@
 #include "tl_ops_base.h"
 #include "ops/acosh.h"
 #include "ops/add.h"
+#include "ops/conj.h"
 #include "ops/mul.h"
 #include "ops/rsqrt.h"
 #include "ops/sub.h"
@@ -54,11 +55,12 @@ static int AcoshBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tens
     tl_tensor *t8_ = NULL;
     tl_tensor *t9_ = NULL;
     tl_tensor *t10_ = NULL;
+    tl_tensor *t11_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
         /* self: self.is_complex() ? grad * ((self + 1).rsqrt() * (self - 1).rsqrt()).conj() : grad * (self * self - 1).rsqrt() */
         if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
-        if (false) {
+        if ((tl_dtype_is_complex(tl_tensor_dtype(self)) != 0)) {
             t0_ = tl_ops_add_Scalar(self, tl_scalar_from_int(1), tl_scalar_from_int(1));
             if (!t0_) goto done;
             t1_ = tl_ops_rsqrt(t0_);
@@ -73,26 +75,29 @@ static int AcoshBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tens
             tl_tensor_release(t1_); t1_ = NULL;
             tl_tensor_release(t3_); t3_ = NULL;
             if (!t4_) goto done;
-            t5_ = tl_ops_mul_Tensor(grad, t4_);
+            t5_ = tl_ops_conj(t4_);
             tl_tensor_release(t4_); t4_ = NULL;
             if (!t5_) goto done;
-            t10_ = t5_; t5_ = NULL;
-        } else {
-            t6_ = tl_ops_mul_Tensor(self, self);
+            t6_ = tl_ops_mul_Tensor(grad, t5_);
+            tl_tensor_release(t5_); t5_ = NULL;
             if (!t6_) goto done;
-            t7_ = tl_ops_sub_Scalar(t6_, tl_scalar_from_int(1), tl_scalar_from_int(1));
-            tl_tensor_release(t6_); t6_ = NULL;
+            t11_ = t6_; t6_ = NULL;
+        } else {
+            t7_ = tl_ops_mul_Tensor(self, self);
             if (!t7_) goto done;
-            t8_ = tl_ops_rsqrt(t7_);
+            t8_ = tl_ops_sub_Scalar(t7_, tl_scalar_from_int(1), tl_scalar_from_int(1));
             tl_tensor_release(t7_); t7_ = NULL;
             if (!t8_) goto done;
-            t9_ = tl_ops_mul_Tensor(grad, t8_);
+            t9_ = tl_ops_rsqrt(t8_);
             tl_tensor_release(t8_); t8_ = NULL;
             if (!t9_) goto done;
-            t10_ = t9_; t9_ = NULL;
+            t10_ = tl_ops_mul_Tensor(grad, t9_);
+            tl_tensor_release(t9_); t9_ = NULL;
+            if (!t10_) goto done;
+            t11_ = t10_; t10_ = NULL;
         }
-        if (tl_ag_set_grad_input(node_, 0, t10_, &grad_inputs[0]) < 0) { t10_ = NULL; goto done; }
-        t10_ = NULL;
+        if (tl_ag_set_grad_input(node_, 0, t11_, &grad_inputs[0]) < 0) { t11_ = NULL; goto done; }
+        t11_ = NULL;
     }
     rc_ = 0;
 done:
@@ -108,6 +113,7 @@ done:
     tl_tensor_release(t8_);
     tl_tensor_release(t9_);
     tl_tensor_release(t10_);
+    tl_tensor_release(t11_);
     (void)grad;
     return rc_;
 }

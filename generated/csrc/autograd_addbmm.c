@@ -24,6 +24,7 @@
 #include "tl_ops_base.h"
 #include "ops/addbmm.h"
 #include "ops/bmm.h"
+#include "ops/conj.h"
 #include "ops/transpose.h"
 
 /* ======================================================================
@@ -53,6 +54,8 @@ static int AddbmmBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_ten
     tl_tensor *t6_ = NULL;
     tl_tensor *t7_ = NULL;
     tl_tensor *t8_ = NULL;
+    tl_tensor *t9_ = NULL;
+    tl_tensor *t10_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
         /* self: maybe_multiply(grad, beta.conj()) */
@@ -69,33 +72,39 @@ static int AddbmmBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_ten
         if (!t1_) goto done;
         t2_ = tl_ops_transpose_int(batch2, 1, 2);
         if (!t2_) goto done;
-        t3_ = tl_ops_bmm(t1_, t2_);
-        tl_tensor_release(t1_); t1_ = NULL;
+        t3_ = tl_ops_conj(t2_);
         tl_tensor_release(t2_); t2_ = NULL;
         if (!t3_) goto done;
-        t4_ = tl_ag_maybe_multiply(t3_, n_->alpha);
+        t4_ = tl_ops_bmm(t1_, t3_);
+        tl_tensor_release(t1_); t1_ = NULL;
         tl_tensor_release(t3_); t3_ = NULL;
         if (!t4_) goto done;
-        if (tl_ag_set_grad_input(node_, 1, t4_, &grad_inputs[1]) < 0) { t4_ = NULL; goto done; }
-        t4_ = NULL;
+        t5_ = tl_ag_maybe_multiply(t4_, n_->alpha);
+        tl_tensor_release(t4_); t4_ = NULL;
+        if (!t5_) goto done;
+        if (tl_ag_set_grad_input(node_, 1, t5_, &grad_inputs[1]) < 0) { t5_ = NULL; goto done; }
+        t5_ = NULL;
     }
     if (tl_node_should_compute_output(node_, 2)) {
         /* batch2: maybe_multiply(batch1.transpose(1, 2).conj().bmm(addbmm_grad_batches(grad, batch1, batch2)), alpha.conj()) */
         if (!batch1 && tl_saved_variable_unpack(&n_->batch1_, node_, &batch1) < 0) goto done;
         if (!batch2 && tl_saved_variable_unpack(&n_->batch2_, node_, &batch2) < 0) goto done;
-        t5_ = tl_ops_transpose_int(batch1, 1, 2);
-        if (!t5_) goto done;
-        t6_ = tl_ag_addbmm_grad_batches(grad, batch1, batch2);
+        t6_ = tl_ops_transpose_int(batch1, 1, 2);
         if (!t6_) goto done;
-        t7_ = tl_ops_bmm(t5_, t6_);
-        tl_tensor_release(t5_); t5_ = NULL;
+        t7_ = tl_ops_conj(t6_);
         tl_tensor_release(t6_); t6_ = NULL;
         if (!t7_) goto done;
-        t8_ = tl_ag_maybe_multiply(t7_, n_->alpha);
-        tl_tensor_release(t7_); t7_ = NULL;
+        t8_ = tl_ag_addbmm_grad_batches(grad, batch1, batch2);
         if (!t8_) goto done;
-        if (tl_ag_set_grad_input(node_, 2, t8_, &grad_inputs[2]) < 0) { t8_ = NULL; goto done; }
-        t8_ = NULL;
+        t9_ = tl_ops_bmm(t7_, t8_);
+        tl_tensor_release(t7_); t7_ = NULL;
+        tl_tensor_release(t8_); t8_ = NULL;
+        if (!t9_) goto done;
+        t10_ = tl_ag_maybe_multiply(t9_, n_->alpha);
+        tl_tensor_release(t9_); t9_ = NULL;
+        if (!t10_) goto done;
+        if (tl_ag_set_grad_input(node_, 2, t10_, &grad_inputs[2]) < 0) { t10_ = NULL; goto done; }
+        t10_ = NULL;
     }
     rc_ = 0;
 done:
@@ -110,6 +119,8 @@ done:
     tl_tensor_release(t6_);
     tl_tensor_release(t7_);
     tl_tensor_release(t8_);
+    tl_tensor_release(t9_);
+    tl_tensor_release(t10_);
     (void)grad;
     return rc_;
 }

@@ -23,6 +23,7 @@
 #include "tl_error.h"
 #include "tl_ops_base.h"
 #include "ops/addcdiv.h"
+#include "ops/conj.h"
 #include "ops/div.h"
 #include "ops/mul.h"
 #include "ops/neg.h"
@@ -59,6 +60,8 @@ static int AddcdivBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_te
     tl_tensor *t8_ = NULL;
     tl_tensor *t9_ = NULL;
     tl_tensor *t10_ = NULL;
+    tl_tensor *t11_ = NULL;
+    tl_tensor *t12_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
         /* self: handle_r_to_c(self.scalar_type(), grad) */
@@ -75,38 +78,44 @@ static int AddcdivBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_te
         t2_ = tl_ops_mul_Scalar(t1_, n_->value);
         tl_tensor_release(t1_); t1_ = NULL;
         if (!t2_) goto done;
-        t3_ = tl_ops_mul_Tensor(grad, t2_);
+        t3_ = tl_ops_conj(t2_);
         tl_tensor_release(t2_); t2_ = NULL;
         if (!t3_) goto done;
-        t4_ = tl_ag_handle_r_to_c(n_->tensor1_scalar_type, t3_);
+        t4_ = tl_ops_mul_Tensor(grad, t3_);
         tl_tensor_release(t3_); t3_ = NULL;
         if (!t4_) goto done;
-        if (tl_ag_set_grad_input(node_, 1, t4_, &grad_inputs[1]) < 0) { t4_ = NULL; goto done; }
-        t4_ = NULL;
+        t5_ = tl_ag_handle_r_to_c(n_->tensor1_scalar_type, t4_);
+        tl_tensor_release(t4_); t4_ = NULL;
+        if (!t5_) goto done;
+        if (tl_ag_set_grad_input(node_, 1, t5_, &grad_inputs[1]) < 0) { t5_ = NULL; goto done; }
+        t5_ = NULL;
     }
     if (tl_node_should_compute_output(node_, 2)) {
         /* tensor2: handle_r_to_c(tensor2.scalar_type(), -grad * (value * tensor1 / (tensor2 * tensor2)).conj()) */
         if (!tensor1 && tl_saved_variable_unpack(&n_->tensor1_, node_, &tensor1) < 0) goto done;
         if (!tensor2 && tl_saved_variable_unpack(&n_->tensor2_, node_, &tensor2) < 0) goto done;
-        t5_ = tl_ops_neg(grad);
-        if (!t5_) goto done;
-        t6_ = tl_ops_mul_Scalar(tensor1, n_->value);
+        t6_ = tl_ops_neg(grad);
         if (!t6_) goto done;
-        t7_ = tl_ops_mul_Tensor(tensor2, tensor2);
+        t7_ = tl_ops_mul_Scalar(tensor1, n_->value);
         if (!t7_) goto done;
-        t8_ = tl_ops_div_Tensor(t6_, t7_);
-        tl_tensor_release(t6_); t6_ = NULL;
-        tl_tensor_release(t7_); t7_ = NULL;
+        t8_ = tl_ops_mul_Tensor(tensor2, tensor2);
         if (!t8_) goto done;
-        t9_ = tl_ops_mul_Tensor(t5_, t8_);
-        tl_tensor_release(t5_); t5_ = NULL;
+        t9_ = tl_ops_div_Tensor(t7_, t8_);
+        tl_tensor_release(t7_); t7_ = NULL;
         tl_tensor_release(t8_); t8_ = NULL;
         if (!t9_) goto done;
-        t10_ = tl_ag_handle_r_to_c(n_->tensor2_scalar_type, t9_);
+        t10_ = tl_ops_conj(t9_);
         tl_tensor_release(t9_); t9_ = NULL;
         if (!t10_) goto done;
-        if (tl_ag_set_grad_input(node_, 2, t10_, &grad_inputs[2]) < 0) { t10_ = NULL; goto done; }
-        t10_ = NULL;
+        t11_ = tl_ops_mul_Tensor(t6_, t10_);
+        tl_tensor_release(t6_); t6_ = NULL;
+        tl_tensor_release(t10_); t10_ = NULL;
+        if (!t11_) goto done;
+        t12_ = tl_ag_handle_r_to_c(n_->tensor2_scalar_type, t11_);
+        tl_tensor_release(t11_); t11_ = NULL;
+        if (!t12_) goto done;
+        if (tl_ag_set_grad_input(node_, 2, t12_, &grad_inputs[2]) < 0) { t12_ = NULL; goto done; }
+        t12_ = NULL;
     }
     rc_ = 0;
 done:
@@ -123,6 +132,8 @@ done:
     tl_tensor_release(t8_);
     tl_tensor_release(t9_);
     tl_tensor_release(t10_);
+    tl_tensor_release(t11_);
+    tl_tensor_release(t12_);
     (void)grad;
     return rc_;
 }

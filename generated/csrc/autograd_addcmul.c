@@ -23,6 +23,7 @@
 #include "tl_error.h"
 #include "tl_ops_base.h"
 #include "ops/addcmul.h"
+#include "ops/conj.h"
 #include "ops/mul.h"
 
 /* ======================================================================
@@ -52,6 +53,8 @@ static int AddcmulBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_te
     tl_tensor *t4_ = NULL;
     tl_tensor *t5_ = NULL;
     tl_tensor *t6_ = NULL;
+    tl_tensor *t7_ = NULL;
+    tl_tensor *t8_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
         /* self: handle_r_to_c(self.scalar_type(), grad) */
@@ -65,28 +68,34 @@ static int AddcmulBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_te
         if (!tensor2 && tl_saved_variable_unpack(&n_->tensor2_, node_, &tensor2) < 0) goto done;
         t1_ = tl_ops_mul_Scalar(tensor2, n_->value);
         if (!t1_) goto done;
-        t2_ = tl_ops_mul_Tensor(grad, t1_);
+        t2_ = tl_ops_conj(t1_);
         tl_tensor_release(t1_); t1_ = NULL;
         if (!t2_) goto done;
-        t3_ = tl_ag_handle_r_to_c(n_->tensor1_scalar_type, t2_);
+        t3_ = tl_ops_mul_Tensor(grad, t2_);
         tl_tensor_release(t2_); t2_ = NULL;
         if (!t3_) goto done;
-        if (tl_ag_set_grad_input(node_, 1, t3_, &grad_inputs[1]) < 0) { t3_ = NULL; goto done; }
-        t3_ = NULL;
+        t4_ = tl_ag_handle_r_to_c(n_->tensor1_scalar_type, t3_);
+        tl_tensor_release(t3_); t3_ = NULL;
+        if (!t4_) goto done;
+        if (tl_ag_set_grad_input(node_, 1, t4_, &grad_inputs[1]) < 0) { t4_ = NULL; goto done; }
+        t4_ = NULL;
     }
     if (tl_node_should_compute_output(node_, 2)) {
         /* tensor2: handle_r_to_c(tensor2.scalar_type(), grad * (tensor1 * value).conj()) */
         if (!tensor1 && tl_saved_variable_unpack(&n_->tensor1_, node_, &tensor1) < 0) goto done;
-        t4_ = tl_ops_mul_Scalar(tensor1, n_->value);
-        if (!t4_) goto done;
-        t5_ = tl_ops_mul_Tensor(grad, t4_);
-        tl_tensor_release(t4_); t4_ = NULL;
+        t5_ = tl_ops_mul_Scalar(tensor1, n_->value);
         if (!t5_) goto done;
-        t6_ = tl_ag_handle_r_to_c(n_->tensor2_scalar_type, t5_);
+        t6_ = tl_ops_conj(t5_);
         tl_tensor_release(t5_); t5_ = NULL;
         if (!t6_) goto done;
-        if (tl_ag_set_grad_input(node_, 2, t6_, &grad_inputs[2]) < 0) { t6_ = NULL; goto done; }
-        t6_ = NULL;
+        t7_ = tl_ops_mul_Tensor(grad, t6_);
+        tl_tensor_release(t6_); t6_ = NULL;
+        if (!t7_) goto done;
+        t8_ = tl_ag_handle_r_to_c(n_->tensor2_scalar_type, t7_);
+        tl_tensor_release(t7_); t7_ = NULL;
+        if (!t8_) goto done;
+        if (tl_ag_set_grad_input(node_, 2, t8_, &grad_inputs[2]) < 0) { t8_ = NULL; goto done; }
+        t8_ = NULL;
     }
     rc_ = 0;
 done:
@@ -99,6 +108,8 @@ done:
     tl_tensor_release(t4_);
     tl_tensor_release(t5_);
     tl_tensor_release(t6_);
+    tl_tensor_release(t7_);
+    tl_tensor_release(t8_);
     (void)grad;
     return rc_;
 }

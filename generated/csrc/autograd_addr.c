@@ -23,6 +23,7 @@
 #include "tl_error.h"
 #include "tl_ops_base.h"
 #include "ops/addr.h"
+#include "ops/conj.h"
 #include "ops/mv.h"
 #include "ops/t.h"
 
@@ -50,6 +51,8 @@ static int AddrBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tenso
     tl_tensor *t3_ = NULL;
     tl_tensor *t4_ = NULL;
     tl_tensor *t5_ = NULL;
+    tl_tensor *t6_ = NULL;
+    tl_tensor *t7_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
         /* self: maybe_multiply(grad, beta.conj()) */
@@ -61,27 +64,33 @@ static int AddrBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tenso
     if (tl_node_should_compute_output(node_, 1)) {
         /* vec1: maybe_multiply(grad.mv(vec2.conj()), alpha.conj()) */
         if (!vec2 && tl_saved_variable_unpack(&n_->vec2_, node_, &vec2) < 0) goto done;
-        t1_ = tl_ops_mv(grad, vec2);
+        t1_ = tl_ops_conj(vec2);
         if (!t1_) goto done;
-        t2_ = tl_ag_maybe_multiply(t1_, n_->alpha);
+        t2_ = tl_ops_mv(grad, t1_);
         tl_tensor_release(t1_); t1_ = NULL;
         if (!t2_) goto done;
-        if (tl_ag_set_grad_input(node_, 1, t2_, &grad_inputs[1]) < 0) { t2_ = NULL; goto done; }
-        t2_ = NULL;
+        t3_ = tl_ag_maybe_multiply(t2_, n_->alpha);
+        tl_tensor_release(t2_); t2_ = NULL;
+        if (!t3_) goto done;
+        if (tl_ag_set_grad_input(node_, 1, t3_, &grad_inputs[1]) < 0) { t3_ = NULL; goto done; }
+        t3_ = NULL;
     }
     if (tl_node_should_compute_output(node_, 2)) {
         /* vec2: maybe_multiply(grad.t().mv(vec1.conj()), alpha.conj()) */
         if (!vec1 && tl_saved_variable_unpack(&n_->vec1_, node_, &vec1) < 0) goto done;
-        t3_ = tl_ops_t(grad);
-        if (!t3_) goto done;
-        t4_ = tl_ops_mv(t3_, vec1);
-        tl_tensor_release(t3_); t3_ = NULL;
+        t4_ = tl_ops_t(grad);
         if (!t4_) goto done;
-        t5_ = tl_ag_maybe_multiply(t4_, n_->alpha);
-        tl_tensor_release(t4_); t4_ = NULL;
+        t5_ = tl_ops_conj(vec1);
         if (!t5_) goto done;
-        if (tl_ag_set_grad_input(node_, 2, t5_, &grad_inputs[2]) < 0) { t5_ = NULL; goto done; }
-        t5_ = NULL;
+        t6_ = tl_ops_mv(t4_, t5_);
+        tl_tensor_release(t4_); t4_ = NULL;
+        tl_tensor_release(t5_); t5_ = NULL;
+        if (!t6_) goto done;
+        t7_ = tl_ag_maybe_multiply(t6_, n_->alpha);
+        tl_tensor_release(t6_); t6_ = NULL;
+        if (!t7_) goto done;
+        if (tl_ag_set_grad_input(node_, 2, t7_, &grad_inputs[2]) < 0) { t7_ = NULL; goto done; }
+        t7_ = NULL;
     }
     rc_ = 0;
 done:
@@ -93,6 +102,8 @@ done:
     tl_tensor_release(t3_);
     tl_tensor_release(t4_);
     tl_tensor_release(t5_);
+    tl_tensor_release(t6_);
+    tl_tensor_release(t7_);
     (void)grad;
     return rc_;
 }

@@ -25,6 +25,7 @@
 #include "ops/add.h"
 #include "ops/atan.h"
 #include "ops/clone.h"
+#include "ops/conj.h"
 #include "ops/div.h"
 #include "ops/mul.h"
 
@@ -45,6 +46,7 @@ static int AtanBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tenso
     tl_tensor *t0_ = NULL;
     tl_tensor *t1_ = NULL;
     tl_tensor *t2_ = NULL;
+    tl_tensor *t3_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
         /* self: grad / (self * self + 1).conj() */
@@ -54,11 +56,14 @@ static int AtanBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tenso
         t1_ = tl_ops_add_Scalar(t0_, tl_scalar_from_int(1), tl_scalar_from_int(1));
         tl_tensor_release(t0_); t0_ = NULL;
         if (!t1_) goto done;
-        t2_ = tl_ops_div_Tensor(grad, t1_);
+        t2_ = tl_ops_conj(t1_);
         tl_tensor_release(t1_); t1_ = NULL;
         if (!t2_) goto done;
-        if (tl_ag_set_grad_input(node_, 0, t2_, &grad_inputs[0]) < 0) { t2_ = NULL; goto done; }
-        t2_ = NULL;
+        t3_ = tl_ops_div_Tensor(grad, t2_);
+        tl_tensor_release(t2_); t2_ = NULL;
+        if (!t3_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t3_, &grad_inputs[0]) < 0) { t3_ = NULL; goto done; }
+        t3_ = NULL;
     }
     rc_ = 0;
 done:
@@ -66,6 +71,7 @@ done:
     tl_tensor_release(t0_);
     tl_tensor_release(t1_);
     tl_tensor_release(t2_);
+    tl_tensor_release(t3_);
     (void)grad;
     return rc_;
 }

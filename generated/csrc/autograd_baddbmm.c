@@ -26,6 +26,7 @@
 #include "tl_ops_base.h"
 #include "ops/baddbmm.h"
 #include "ops/bmm.h"
+#include "ops/conj.h"
 #include "ops/transpose.h"
 
 /* ======================================================================
@@ -53,6 +54,8 @@ static int BaddbmmBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_te
     tl_tensor *t4_ = NULL;
     tl_tensor *t5_ = NULL;
     tl_tensor *t6_ = NULL;
+    tl_tensor *t7_ = NULL;
+    tl_tensor *t8_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
         /* self: maybe_multiply(grad, beta.conj()) */
@@ -66,28 +69,34 @@ static int BaddbmmBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_te
         if (!batch2 && tl_saved_variable_unpack(&n_->batch2_, node_, &batch2) < 0) goto done;
         t1_ = tl_ops_transpose_int(batch2, 1, 2);
         if (!t1_) goto done;
-        t2_ = tl_ops_bmm(grad, t1_);
+        t2_ = tl_ops_conj(t1_);
         tl_tensor_release(t1_); t1_ = NULL;
         if (!t2_) goto done;
-        t3_ = tl_ag_maybe_multiply(t2_, n_->alpha);
+        t3_ = tl_ops_bmm(grad, t2_);
         tl_tensor_release(t2_); t2_ = NULL;
         if (!t3_) goto done;
-        if (tl_ag_set_grad_input(node_, 1, t3_, &grad_inputs[1]) < 0) { t3_ = NULL; goto done; }
-        t3_ = NULL;
+        t4_ = tl_ag_maybe_multiply(t3_, n_->alpha);
+        tl_tensor_release(t3_); t3_ = NULL;
+        if (!t4_) goto done;
+        if (tl_ag_set_grad_input(node_, 1, t4_, &grad_inputs[1]) < 0) { t4_ = NULL; goto done; }
+        t4_ = NULL;
     }
     if (tl_node_should_compute_output(node_, 2)) {
         /* batch2: maybe_multiply(batch1.transpose(1, 2).conj().bmm(grad), alpha.conj()) */
         if (!batch1 && tl_saved_variable_unpack(&n_->batch1_, node_, &batch1) < 0) goto done;
-        t4_ = tl_ops_transpose_int(batch1, 1, 2);
-        if (!t4_) goto done;
-        t5_ = tl_ops_bmm(t4_, grad);
-        tl_tensor_release(t4_); t4_ = NULL;
+        t5_ = tl_ops_transpose_int(batch1, 1, 2);
         if (!t5_) goto done;
-        t6_ = tl_ag_maybe_multiply(t5_, n_->alpha);
+        t6_ = tl_ops_conj(t5_);
         tl_tensor_release(t5_); t5_ = NULL;
         if (!t6_) goto done;
-        if (tl_ag_set_grad_input(node_, 2, t6_, &grad_inputs[2]) < 0) { t6_ = NULL; goto done; }
-        t6_ = NULL;
+        t7_ = tl_ops_bmm(t6_, grad);
+        tl_tensor_release(t6_); t6_ = NULL;
+        if (!t7_) goto done;
+        t8_ = tl_ag_maybe_multiply(t7_, n_->alpha);
+        tl_tensor_release(t7_); t7_ = NULL;
+        if (!t8_) goto done;
+        if (tl_ag_set_grad_input(node_, 2, t8_, &grad_inputs[2]) < 0) { t8_ = NULL; goto done; }
+        t8_ = NULL;
     }
     rc_ = 0;
 done:
@@ -100,6 +109,8 @@ done:
     tl_tensor_release(t4_);
     tl_tensor_release(t5_);
     tl_tensor_release(t6_);
+    tl_tensor_release(t7_);
+    tl_tensor_release(t8_);
     (void)grad;
     return rc_;
 }

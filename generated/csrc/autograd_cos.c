@@ -23,6 +23,7 @@
 #include "tl_error.h"
 #include "tl_ops_base.h"
 #include "ops/clone.h"
+#include "ops/conj.h"
 #include "ops/cos.h"
 #include "ops/mul.h"
 #include "ops/neg.h"
@@ -45,20 +46,24 @@ static int CosBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor
     tl_tensor *t0_ = NULL;
     tl_tensor *t1_ = NULL;
     tl_tensor *t2_ = NULL;
+    tl_tensor *t3_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
         /* self: grad * -self.sin().conj() */
         if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
         t0_ = tl_ops_sin(self);
         if (!t0_) goto done;
-        t1_ = tl_ops_neg(t0_);
+        t1_ = tl_ops_conj(t0_);
         tl_tensor_release(t0_); t0_ = NULL;
         if (!t1_) goto done;
-        t2_ = tl_ops_mul_Tensor(grad, t1_);
+        t2_ = tl_ops_neg(t1_);
         tl_tensor_release(t1_); t1_ = NULL;
         if (!t2_) goto done;
-        if (tl_ag_set_grad_input(node_, 0, t2_, &grad_inputs[0]) < 0) { t2_ = NULL; goto done; }
-        t2_ = NULL;
+        t3_ = tl_ops_mul_Tensor(grad, t2_);
+        tl_tensor_release(t2_); t2_ = NULL;
+        if (!t3_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t3_, &grad_inputs[0]) < 0) { t3_ = NULL; goto done; }
+        t3_ = NULL;
     }
     rc_ = 0;
 done:
@@ -66,6 +71,7 @@ done:
     tl_tensor_release(t0_);
     tl_tensor_release(t1_);
     tl_tensor_release(t2_);
+    tl_tensor_release(t3_);
     (void)grad;
     return rc_;
 }

@@ -21,6 +21,7 @@
 #include "tl_autograd_formulas.h"
 #include "tl_error.h"
 #include "tl_ops_base.h"
+#include "ops/conj.h"
 #include "ops/dot.h"
 #include "ops/mul.h"
 
@@ -42,22 +43,30 @@ static int DotBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor
     tl_tensor *self = NULL;
     tl_tensor *t0_ = NULL;
     tl_tensor *t1_ = NULL;
+    tl_tensor *t2_ = NULL;
+    tl_tensor *t3_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
         /* self: grad * tensor.conj() */
         if (!tensor && tl_saved_variable_unpack(&n_->tensor_, node_, &tensor) < 0) goto done;
-        t0_ = tl_ops_mul_Tensor(grad, tensor);
+        t0_ = tl_ops_conj(tensor);
         if (!t0_) goto done;
-        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
-        t0_ = NULL;
+        t1_ = tl_ops_mul_Tensor(grad, t0_);
+        tl_tensor_release(t0_); t0_ = NULL;
+        if (!t1_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t1_, &grad_inputs[0]) < 0) { t1_ = NULL; goto done; }
+        t1_ = NULL;
     }
     if (tl_node_should_compute_output(node_, 1)) {
         /* tensor: grad * self.conj() */
         if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
-        t1_ = tl_ops_mul_Tensor(grad, self);
-        if (!t1_) goto done;
-        if (tl_ag_set_grad_input(node_, 1, t1_, &grad_inputs[1]) < 0) { t1_ = NULL; goto done; }
-        t1_ = NULL;
+        t2_ = tl_ops_conj(self);
+        if (!t2_) goto done;
+        t3_ = tl_ops_mul_Tensor(grad, t2_);
+        tl_tensor_release(t2_); t2_ = NULL;
+        if (!t3_) goto done;
+        if (tl_ag_set_grad_input(node_, 1, t3_, &grad_inputs[1]) < 0) { t3_ = NULL; goto done; }
+        t3_ = NULL;
     }
     rc_ = 0;
 done:
@@ -65,6 +74,8 @@ done:
     tl_tensor_release(self);
     tl_tensor_release(t0_);
     tl_tensor_release(t1_);
+    tl_tensor_release(t2_);
+    tl_tensor_release(t3_);
     (void)grad;
     return rc_;
 }

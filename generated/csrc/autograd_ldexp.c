@@ -22,6 +22,7 @@
 #include "tl_autograd_formulas.h"
 #include "tl_error.h"
 #include "tl_ops_base.h"
+#include "ops/conj.h"
 #include "ops/ldexp.h"
 #include "ops/mul.h"
 #include "ops/pow.h"
@@ -46,28 +47,36 @@ static int LdexpBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tens
     tl_tensor *t1_ = NULL;
     tl_tensor *t2_ = NULL;
     tl_tensor *t3_ = NULL;
+    tl_tensor *t4_ = NULL;
+    tl_tensor *t5_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
         /* self: grad * at::pow(2, other).conj() */
         if (!other && tl_saved_variable_unpack(&n_->other_, node_, &other) < 0) goto done;
         t0_ = tl_ops_pow_Scalar(tl_scalar_from_int(2), other);
         if (!t0_) goto done;
-        t1_ = tl_ops_mul_Tensor(grad, t0_);
+        t1_ = tl_ops_conj(t0_);
         tl_tensor_release(t0_); t0_ = NULL;
         if (!t1_) goto done;
-        if (tl_ag_set_grad_input(node_, 0, t1_, &grad_inputs[0]) < 0) { t1_ = NULL; goto done; }
-        t1_ = NULL;
+        t2_ = tl_ops_mul_Tensor(grad, t1_);
+        tl_tensor_release(t1_); t1_ = NULL;
+        if (!t2_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t2_, &grad_inputs[0]) < 0) { t2_ = NULL; goto done; }
+        t2_ = NULL;
     }
     if (tl_node_should_compute_output(node_, 1)) {
         /* other: grad * result.conj() * M_LN2 */
         if (!result && tl_saved_variable_unpack(&n_->result_, node_, &result) < 0) goto done;
-        t2_ = tl_ops_mul_Tensor(grad, result);
-        if (!t2_) goto done;
-        t3_ = tl_ops_mul_Scalar(t2_, tl_scalar_from_double(0.6931471805599453 /* M_LN2 */));
-        tl_tensor_release(t2_); t2_ = NULL;
+        t3_ = tl_ops_conj(result);
         if (!t3_) goto done;
-        if (tl_ag_set_grad_input(node_, 1, t3_, &grad_inputs[1]) < 0) { t3_ = NULL; goto done; }
-        t3_ = NULL;
+        t4_ = tl_ops_mul_Tensor(grad, t3_);
+        tl_tensor_release(t3_); t3_ = NULL;
+        if (!t4_) goto done;
+        t5_ = tl_ops_mul_Scalar(t4_, tl_scalar_from_double(0.6931471805599453 /* M_LN2 */));
+        tl_tensor_release(t4_); t4_ = NULL;
+        if (!t5_) goto done;
+        if (tl_ag_set_grad_input(node_, 1, t5_, &grad_inputs[1]) < 0) { t5_ = NULL; goto done; }
+        t5_ = NULL;
     }
     rc_ = 0;
 done:
@@ -77,6 +86,8 @@ done:
     tl_tensor_release(t1_);
     tl_tensor_release(t2_);
     tl_tensor_release(t3_);
+    tl_tensor_release(t4_);
+    tl_tensor_release(t5_);
     (void)grad;
     return rc_;
 }

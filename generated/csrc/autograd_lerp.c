@@ -27,6 +27,7 @@
 #include "tl_error.h"
 #include "tl_ops_base.h"
 #include "ops/clone.h"
+#include "ops/conj.h"
 #include "ops/lerp.h"
 #include "ops/mul.h"
 #include "ops/rsub.h"
@@ -105,37 +106,49 @@ static int LerpBackward1_apply(tl_node *node_, tl_tensor *const *grads, tl_tenso
     tl_tensor *t2_ = NULL;
     tl_tensor *t3_ = NULL;
     tl_tensor *t4_ = NULL;
+    tl_tensor *t5_ = NULL;
+    tl_tensor *t6_ = NULL;
+    tl_tensor *t7_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
         /* self: grad * (1 - weight).conj() */
         if (!weight && tl_saved_variable_unpack(&n_->weight_, node_, &weight) < 0) goto done;
         t0_ = tl_ops_rsub_Scalar(weight, tl_scalar_from_int(1), tl_scalar_from_int(1));
         if (!t0_) goto done;
-        t1_ = tl_ops_mul_Tensor(grad, t0_);
+        t1_ = tl_ops_conj(t0_);
         tl_tensor_release(t0_); t0_ = NULL;
         if (!t1_) goto done;
-        if (tl_ag_set_grad_input(node_, 0, t1_, &grad_inputs[0]) < 0) { t1_ = NULL; goto done; }
-        t1_ = NULL;
+        t2_ = tl_ops_mul_Tensor(grad, t1_);
+        tl_tensor_release(t1_); t1_ = NULL;
+        if (!t2_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t2_, &grad_inputs[0]) < 0) { t2_ = NULL; goto done; }
+        t2_ = NULL;
     }
     if (tl_node_should_compute_output(node_, 1)) {
         /* end: grad * weight.conj() */
         if (!weight && tl_saved_variable_unpack(&n_->weight_, node_, &weight) < 0) goto done;
-        t2_ = tl_ops_mul_Tensor(grad, weight);
-        if (!t2_) goto done;
-        if (tl_ag_set_grad_input(node_, 1, t2_, &grad_inputs[1]) < 0) { t2_ = NULL; goto done; }
-        t2_ = NULL;
+        t3_ = tl_ops_conj(weight);
+        if (!t3_) goto done;
+        t4_ = tl_ops_mul_Tensor(grad, t3_);
+        tl_tensor_release(t3_); t3_ = NULL;
+        if (!t4_) goto done;
+        if (tl_ag_set_grad_input(node_, 1, t4_, &grad_inputs[1]) < 0) { t4_ = NULL; goto done; }
+        t4_ = NULL;
     }
     if (tl_node_should_compute_output(node_, 2)) {
         /* weight: grad * (end - self).conj() */
         if (!end && tl_saved_variable_unpack(&n_->end_, node_, &end) < 0) goto done;
         if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
-        t3_ = tl_ops_sub_Tensor(end, self, tl_scalar_from_int(1));
-        if (!t3_) goto done;
-        t4_ = tl_ops_mul_Tensor(grad, t3_);
-        tl_tensor_release(t3_); t3_ = NULL;
-        if (!t4_) goto done;
-        if (tl_ag_set_grad_input(node_, 2, t4_, &grad_inputs[2]) < 0) { t4_ = NULL; goto done; }
-        t4_ = NULL;
+        t5_ = tl_ops_sub_Tensor(end, self, tl_scalar_from_int(1));
+        if (!t5_) goto done;
+        t6_ = tl_ops_conj(t5_);
+        tl_tensor_release(t5_); t5_ = NULL;
+        if (!t6_) goto done;
+        t7_ = tl_ops_mul_Tensor(grad, t6_);
+        tl_tensor_release(t6_); t6_ = NULL;
+        if (!t7_) goto done;
+        if (tl_ag_set_grad_input(node_, 2, t7_, &grad_inputs[2]) < 0) { t7_ = NULL; goto done; }
+        t7_ = NULL;
     }
     rc_ = 0;
 done:
@@ -147,6 +160,9 @@ done:
     tl_tensor_release(t2_);
     tl_tensor_release(t3_);
     tl_tensor_release(t4_);
+    tl_tensor_release(t5_);
+    tl_tensor_release(t6_);
+    tl_tensor_release(t7_);
     (void)grad;
     return rc_;
 }

@@ -23,6 +23,7 @@
 #include "tl_error.h"
 #include "tl_ops_base.h"
 #include "ops/clone.h"
+#include "ops/conj.h"
 #include "ops/div.h"
 #include "ops/log.h"
 
@@ -41,19 +42,24 @@ static int LogBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor
     tl_tensor *grad = grads[0];
     tl_tensor *self = NULL;
     tl_tensor *t0_ = NULL;
+    tl_tensor *t1_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
         /* self: grad.div(self.conj()) */
         if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
-        t0_ = tl_ops_div_Tensor(grad, self);
+        t0_ = tl_ops_conj(self);
         if (!t0_) goto done;
-        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
-        t0_ = NULL;
+        t1_ = tl_ops_div_Tensor(grad, t0_);
+        tl_tensor_release(t0_); t0_ = NULL;
+        if (!t1_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t1_, &grad_inputs[0]) < 0) { t1_ = NULL; goto done; }
+        t1_ = NULL;
     }
     rc_ = 0;
 done:
     tl_tensor_release(self);
     tl_tensor_release(t0_);
+    tl_tensor_release(t1_);
     (void)grad;
     return rc_;
 }

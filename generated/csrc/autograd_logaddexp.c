@@ -22,6 +22,7 @@
 #include "tl_error.h"
 #include "tl_ops_base.h"
 #include "ops/add.h"
+#include "ops/conj.h"
 #include "ops/div.h"
 #include "ops/exp.h"
 #include "ops/logaddexp.h"
@@ -51,6 +52,8 @@ static int LogaddexpBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_
     tl_tensor *t5_ = NULL;
     tl_tensor *t6_ = NULL;
     tl_tensor *t7_ = NULL;
+    tl_tensor *t8_ = NULL;
+    tl_tensor *t9_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
         /* self: grad / (1 + exp(other - self)).conj() */
@@ -64,29 +67,35 @@ static int LogaddexpBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_
         t2_ = tl_ops_add_Scalar(t1_, tl_scalar_from_int(1), tl_scalar_from_int(1));
         tl_tensor_release(t1_); t1_ = NULL;
         if (!t2_) goto done;
-        t3_ = tl_ops_div_Tensor(grad, t2_);
+        t3_ = tl_ops_conj(t2_);
         tl_tensor_release(t2_); t2_ = NULL;
         if (!t3_) goto done;
-        if (tl_ag_set_grad_input(node_, 0, t3_, &grad_inputs[0]) < 0) { t3_ = NULL; goto done; }
-        t3_ = NULL;
+        t4_ = tl_ops_div_Tensor(grad, t3_);
+        tl_tensor_release(t3_); t3_ = NULL;
+        if (!t4_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t4_, &grad_inputs[0]) < 0) { t4_ = NULL; goto done; }
+        t4_ = NULL;
     }
     if (tl_node_should_compute_output(node_, 1)) {
         /* other: grad / (1 + exp(self - other)).conj() */
         if (!other && tl_saved_variable_unpack(&n_->other_, node_, &other) < 0) goto done;
         if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
-        t4_ = tl_ops_sub_Tensor(self, other, tl_scalar_from_int(1));
-        if (!t4_) goto done;
-        t5_ = tl_ops_exp(t4_);
-        tl_tensor_release(t4_); t4_ = NULL;
+        t5_ = tl_ops_sub_Tensor(self, other, tl_scalar_from_int(1));
         if (!t5_) goto done;
-        t6_ = tl_ops_add_Scalar(t5_, tl_scalar_from_int(1), tl_scalar_from_int(1));
+        t6_ = tl_ops_exp(t5_);
         tl_tensor_release(t5_); t5_ = NULL;
         if (!t6_) goto done;
-        t7_ = tl_ops_div_Tensor(grad, t6_);
+        t7_ = tl_ops_add_Scalar(t6_, tl_scalar_from_int(1), tl_scalar_from_int(1));
         tl_tensor_release(t6_); t6_ = NULL;
         if (!t7_) goto done;
-        if (tl_ag_set_grad_input(node_, 1, t7_, &grad_inputs[1]) < 0) { t7_ = NULL; goto done; }
-        t7_ = NULL;
+        t8_ = tl_ops_conj(t7_);
+        tl_tensor_release(t7_); t7_ = NULL;
+        if (!t8_) goto done;
+        t9_ = tl_ops_div_Tensor(grad, t8_);
+        tl_tensor_release(t8_); t8_ = NULL;
+        if (!t9_) goto done;
+        if (tl_ag_set_grad_input(node_, 1, t9_, &grad_inputs[1]) < 0) { t9_ = NULL; goto done; }
+        t9_ = NULL;
     }
     rc_ = 0;
 done:
@@ -100,6 +109,8 @@ done:
     tl_tensor_release(t5_);
     tl_tensor_release(t6_);
     tl_tensor_release(t7_);
+    tl_tensor_release(t8_);
+    tl_tensor_release(t9_);
     (void)grad;
     return rc_;
 }

@@ -21,6 +21,7 @@
 #include "tl_autograd_formulas.h"
 #include "tl_error.h"
 #include "tl_ops_base.h"
+#include "ops/conj.h"
 #include "ops/ger.h"
 #include "ops/mv.h"
 #include "ops/t.h"
@@ -44,25 +45,33 @@ static int MvBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor 
     tl_tensor *t0_ = NULL;
     tl_tensor *t1_ = NULL;
     tl_tensor *t2_ = NULL;
+    tl_tensor *t3_ = NULL;
+    tl_tensor *t4_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
         /* self: grad.ger(vec.conj()) */
         if (!vec && tl_saved_variable_unpack(&n_->vec_, node_, &vec) < 0) goto done;
-        t0_ = tl_ops_ger(grad, vec);
+        t0_ = tl_ops_conj(vec);
         if (!t0_) goto done;
-        if (tl_ag_set_grad_input(node_, 0, t0_, &grad_inputs[0]) < 0) { t0_ = NULL; goto done; }
-        t0_ = NULL;
+        t1_ = tl_ops_ger(grad, t0_);
+        tl_tensor_release(t0_); t0_ = NULL;
+        if (!t1_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t1_, &grad_inputs[0]) < 0) { t1_ = NULL; goto done; }
+        t1_ = NULL;
     }
     if (tl_node_should_compute_output(node_, 1)) {
         /* vec: self.conj().t().mv(grad) */
         if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
-        t1_ = tl_ops_t(self);
-        if (!t1_) goto done;
-        t2_ = tl_ops_mv(t1_, grad);
-        tl_tensor_release(t1_); t1_ = NULL;
+        t2_ = tl_ops_conj(self);
         if (!t2_) goto done;
-        if (tl_ag_set_grad_input(node_, 1, t2_, &grad_inputs[1]) < 0) { t2_ = NULL; goto done; }
-        t2_ = NULL;
+        t3_ = tl_ops_t(t2_);
+        tl_tensor_release(t2_); t2_ = NULL;
+        if (!t3_) goto done;
+        t4_ = tl_ops_mv(t3_, grad);
+        tl_tensor_release(t3_); t3_ = NULL;
+        if (!t4_) goto done;
+        if (tl_ag_set_grad_input(node_, 1, t4_, &grad_inputs[1]) < 0) { t4_ = NULL; goto done; }
+        t4_ = NULL;
     }
     rc_ = 0;
 done:
@@ -71,6 +80,8 @@ done:
     tl_tensor_release(t0_);
     tl_tensor_release(t1_);
     tl_tensor_release(t2_);
+    tl_tensor_release(t3_);
+    tl_tensor_release(t4_);
     (void)grad;
     return rc_;
 }

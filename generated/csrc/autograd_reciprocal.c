@@ -22,6 +22,7 @@
 #include "tl_autograd_formulas.h"
 #include "tl_error.h"
 #include "tl_ops_base.h"
+#include "ops/conj.h"
 #include "ops/mul.h"
 #include "ops/neg.h"
 #include "ops/reciprocal.h"
@@ -43,6 +44,7 @@ static int ReciprocalBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl
     tl_tensor *t0_ = NULL;
     tl_tensor *t1_ = NULL;
     tl_tensor *t2_ = NULL;
+    tl_tensor *t3_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
         /* self: -grad * (result * result).conj() */
@@ -51,12 +53,15 @@ static int ReciprocalBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl
         if (!t0_) goto done;
         t1_ = tl_ops_mul_Tensor(result, result);
         if (!t1_) goto done;
-        t2_ = tl_ops_mul_Tensor(t0_, t1_);
-        tl_tensor_release(t0_); t0_ = NULL;
+        t2_ = tl_ops_conj(t1_);
         tl_tensor_release(t1_); t1_ = NULL;
         if (!t2_) goto done;
-        if (tl_ag_set_grad_input(node_, 0, t2_, &grad_inputs[0]) < 0) { t2_ = NULL; goto done; }
-        t2_ = NULL;
+        t3_ = tl_ops_mul_Tensor(t0_, t2_);
+        tl_tensor_release(t0_); t0_ = NULL;
+        tl_tensor_release(t2_); t2_ = NULL;
+        if (!t3_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t3_, &grad_inputs[0]) < 0) { t3_ = NULL; goto done; }
+        t3_ = NULL;
     }
     rc_ = 0;
 done:
@@ -64,6 +69,7 @@ done:
     tl_tensor_release(t0_);
     tl_tensor_release(t1_);
     tl_tensor_release(t2_);
+    tl_tensor_release(t3_);
     (void)grad;
     return rc_;
 }

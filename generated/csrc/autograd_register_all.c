@@ -453,6 +453,14 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register__upsample_bilinear2d_aa_backward() != 0) return -1;
     if (tl_autograd_register__upsample_bicubic2d_aa() != 0) return -1;
     if (tl_autograd_register__upsample_bicubic2d_aa_backward() != 0) return -1;
+    if (tl_autograd_register_view_as_real() != 0) return -1;
+    if (tl_autograd_register_view_as_complex() != 0) return -1;
+    if (tl_autograd_register_complex() != 0) return -1;
+    if (tl_autograd_register_polar() != 0) return -1;
+    if (tl_autograd_register_angle() != 0) return -1;
+    if (tl_autograd_register__fft_r2c() != 0) return -1;
+    if (tl_autograd_register__fft_c2r() != 0) return -1;
+    if (tl_autograd_register__fft_c2c() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -23,6 +23,7 @@
 #include "tl_error.h"
 #include "tl_ops_base.h"
 #include "ops/add.h"
+#include "ops/conj.h"
 #include "ops/mul.h"
 #include "ops/neg.h"
 #include "ops/sigmoid.h"
@@ -45,6 +46,7 @@ static int SigmoidBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_te
     tl_tensor *t1_ = NULL;
     tl_tensor *t2_ = NULL;
     tl_tensor *t3_ = NULL;
+    tl_tensor *t4_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
         /* self: grad * ((-result + 1) * result).conj() */
@@ -57,11 +59,14 @@ static int SigmoidBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_te
         t2_ = tl_ops_mul_Tensor(t1_, result);
         tl_tensor_release(t1_); t1_ = NULL;
         if (!t2_) goto done;
-        t3_ = tl_ops_mul_Tensor(grad, t2_);
+        t3_ = tl_ops_conj(t2_);
         tl_tensor_release(t2_); t2_ = NULL;
         if (!t3_) goto done;
-        if (tl_ag_set_grad_input(node_, 0, t3_, &grad_inputs[0]) < 0) { t3_ = NULL; goto done; }
-        t3_ = NULL;
+        t4_ = tl_ops_mul_Tensor(grad, t3_);
+        tl_tensor_release(t3_); t3_ = NULL;
+        if (!t4_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t4_, &grad_inputs[0]) < 0) { t4_ = NULL; goto done; }
+        t4_ = NULL;
     }
     rc_ = 0;
 done:
@@ -70,6 +75,7 @@ done:
     tl_tensor_release(t1_);
     tl_tensor_release(t2_);
     tl_tensor_release(t3_);
+    tl_tensor_release(t4_);
     (void)grad;
     return rc_;
 }

@@ -22,6 +22,7 @@
 #include "tl_autograd_formulas.h"
 #include "tl_error.h"
 #include "tl_ops_base.h"
+#include "ops/conj.h"
 #include "ops/div.h"
 #include "ops/mul.h"
 #include "ops/sqrt.h"
@@ -42,23 +43,28 @@ static int SqrtBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tenso
     tl_tensor *result = NULL;
     tl_tensor *t0_ = NULL;
     tl_tensor *t1_ = NULL;
+    tl_tensor *t2_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
         /* self: grad / (2 * result.conj()) */
         if (!result && tl_saved_variable_unpack(&n_->result_, node_, &result) < 0) goto done;
-        t0_ = tl_ops_mul_Scalar(result, tl_scalar_from_int(2));
+        t0_ = tl_ops_conj(result);
         if (!t0_) goto done;
-        t1_ = tl_ops_div_Tensor(grad, t0_);
+        t1_ = tl_ops_mul_Scalar(t0_, tl_scalar_from_int(2));
         tl_tensor_release(t0_); t0_ = NULL;
         if (!t1_) goto done;
-        if (tl_ag_set_grad_input(node_, 0, t1_, &grad_inputs[0]) < 0) { t1_ = NULL; goto done; }
-        t1_ = NULL;
+        t2_ = tl_ops_div_Tensor(grad, t1_);
+        tl_tensor_release(t1_); t1_ = NULL;
+        if (!t2_) goto done;
+        if (tl_ag_set_grad_input(node_, 0, t2_, &grad_inputs[0]) < 0) { t2_ = NULL; goto done; }
+        t2_ = NULL;
     }
     rc_ = 0;
 done:
     tl_tensor_release(result);
     tl_tensor_release(t0_);
     tl_tensor_release(t1_);
+    tl_tensor_release(t2_);
     (void)grad;
     return rc_;
 }

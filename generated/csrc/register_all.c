@@ -21,6 +21,9 @@
 #include "ops/_embedding_bag_dense_backward.h"
 #include "ops/_embedding_bag_per_sample_weights_backward.h"
 #include "ops/_euclidean_dist.h"
+#include "ops/_fft_c2c.h"
+#include "ops/_fft_c2r.h"
+#include "ops/_fft_r2c.h"
 #include "ops/_index_put_impl.h"
 #include "ops/_linalg_det.h"
 #include "ops/_linalg_eigh.h"
@@ -79,6 +82,7 @@
 #include "ops/amax.h"
 #include "ops/amin.h"
 #include "ops/aminmax.h"
+#include "ops/angle.h"
 #include "ops/any.h"
 #include "ops/arange.h"
 #include "ops/arccos.h"
@@ -144,6 +148,7 @@
 #include "ops/col2im.h"
 #include "ops/column_stack.h"
 #include "ops/combinations.h"
+#include "ops/complex.h"
 #include "ops/conj.h"
 #include "ops/conj_physical.h"
 #include "ops/constant_pad_nd.h"
@@ -266,6 +271,7 @@
 #include "ops/igamma.h"
 #include "ops/igammac.h"
 #include "ops/im2col.h"
+#include "ops/imag.h"
 #include "ops/index.h"
 #include "ops/index_add.h"
 #include "ops/index_copy.h"
@@ -444,6 +450,7 @@
 #include "ops/pinverse.h"
 #include "ops/pixel_shuffle.h"
 #include "ops/pixel_unshuffle.h"
+#include "ops/polar.h"
 #include "ops/polygamma.h"
 #include "ops/positive.h"
 #include "ops/pow.h"
@@ -652,6 +659,8 @@
 #include "ops/vdot.h"
 #include "ops/view.h"
 #include "ops/view_as.h"
+#include "ops/view_as_complex.h"
+#include "ops/view_as_real.h"
 #include "ops/view_copy.h"
 #include "ops/vsplit.h"
 #include "ops/vstack.h"
@@ -1319,6 +1328,15 @@ int tl_ops_register_all(void) {
     if (tl_ops_register__upsample_bilinear2d_aa_backward() != 0) return -1;
     if (tl_ops_register__upsample_bicubic2d_aa() != 0) return -1;
     if (tl_ops_register__upsample_bicubic2d_aa_backward() != 0) return -1;
+    if (tl_ops_register_view_as_real() != 0) return -1;
+    if (tl_ops_register_view_as_complex() != 0) return -1;
+    if (tl_ops_register_imag() != 0) return -1;
+    if (tl_ops_register_complex() != 0) return -1;
+    if (tl_ops_register_polar() != 0) return -1;
+    if (tl_ops_register_angle() != 0) return -1;
+    if (tl_ops_register__fft_r2c() != 0) return -1;
+    if (tl_ops_register__fft_c2r() != 0) return -1;
+    if (tl_ops_register__fft_c2c() != 0) return -1;
     done = 1;
     return 0;
 }

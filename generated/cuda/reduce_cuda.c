@@ -1040,6 +1040,8 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {&tl_reduce_cuda_fns[7][0], &tl_reduce_cuda_fns[7][1], 4},
         {&tl_reduce_cuda_fns[8][0], &tl_reduce_cuda_fns[8][1], 4},
         {&tl_reduce_cuda_fns[9][0], &tl_reduce_cuda_fns[9][1], 8},
+        {NULL, NULL, 0},
+        {NULL, NULL, 0},
     },
     {  /* mean */
         {NULL, NULL, 0},
@@ -1052,6 +1054,8 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {&tl_reduce_cuda_fns[11][0], &tl_reduce_cuda_fns[11][1], 4},
         {&tl_reduce_cuda_fns[12][0], &tl_reduce_cuda_fns[12][1], 4},
         {&tl_reduce_cuda_fns[13][0], &tl_reduce_cuda_fns[13][1], 8},
+        {NULL, NULL, 0},
+        {NULL, NULL, 0},
     },
     {  /* amax */
         {&tl_reduce_cuda_fns[14][0], &tl_reduce_cuda_fns[14][1], 1},
@@ -1064,6 +1068,8 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {&tl_reduce_cuda_fns[21][0], &tl_reduce_cuda_fns[21][1], 4},
         {&tl_reduce_cuda_fns[22][0], &tl_reduce_cuda_fns[22][1], 4},
         {&tl_reduce_cuda_fns[23][0], &tl_reduce_cuda_fns[23][1], 8},
+        {NULL, NULL, 0},
+        {NULL, NULL, 0},
     },
     {  /* amin */
         {&tl_reduce_cuda_fns[24][0], &tl_reduce_cuda_fns[24][1], 1},
@@ -1076,6 +1082,8 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {&tl_reduce_cuda_fns[31][0], &tl_reduce_cuda_fns[31][1], 4},
         {&tl_reduce_cuda_fns[32][0], &tl_reduce_cuda_fns[32][1], 4},
         {&tl_reduce_cuda_fns[33][0], &tl_reduce_cuda_fns[33][1], 8},
+        {NULL, NULL, 0},
+        {NULL, NULL, 0},
     },
     {  /* argmax */
         {NULL, NULL, 0},
@@ -1088,6 +1096,8 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {&tl_reduce_cuda_fns[40][0], &tl_reduce_cuda_fns[40][1], 16},
         {&tl_reduce_cuda_fns[41][0], &tl_reduce_cuda_fns[41][1], 16},
         {&tl_reduce_cuda_fns[42][0], &tl_reduce_cuda_fns[42][1], 16},
+        {NULL, NULL, 0},
+        {NULL, NULL, 0},
     },
     {  /* argmin */
         {NULL, NULL, 0},
@@ -1100,6 +1110,8 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {&tl_reduce_cuda_fns[49][0], &tl_reduce_cuda_fns[49][1], 16},
         {&tl_reduce_cuda_fns[50][0], &tl_reduce_cuda_fns[50][1], 16},
         {&tl_reduce_cuda_fns[51][0], &tl_reduce_cuda_fns[51][1], 16},
+        {NULL, NULL, 0},
+        {NULL, NULL, 0},
     },
 };
 

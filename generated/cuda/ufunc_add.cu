@@ -252,7 +252,7 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 #line 1 "kernels/ufunc/add.h"
 /* add: self + alpha * other  (add.out; sub reuses it with -alpha in PyTorch,
  * torchlet gives sub its own formula). bool: `or` (C's bool arithmetic,
- * stored as != 0). */
+ * stored as != 0). ufunc_complex: yes (C99 complex arithmetic) */
 #define TL_UFUNC_add(self, other, alpha) ((self) + (alpha) * (other))
 
 #line 259 "generated/cuda/ufunc_add.cu"

@@ -270,7 +270,7 @@ static const char tl_ufunc_add_cuda_source[] =
     "#line 1 \"kernels/ufunc/add.h\"\n"
     "/* add: self + alpha * other  (add.out; sub reuses it with -alpha in PyTorch,\n"
     " * torchlet gives sub its own formula). bool: `or` (C's bool arithmetic,\n"
-    " * stored as != 0). */\n"
+    " * stored as != 0). ufunc_complex: yes (C99 complex arithmetic) */\n"
     "#define TL_UFUNC_add(self, other, alpha) ((self) + (alpha) * (other))\n"
     "\n"
     "#line 259 \"generated/cuda/ufunc_add.cu\"\n"

@@ -251,16 +251,18 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 /* ---- formulas (kernels/ufunc/) */
 #line 1 "kernels/ufunc/div_true.h"
 /* div_true: true division (div.out); integer inputs are promoted to the
- * default float dtype by the meta function, so this only sees floats */
+ * default float dtype by the meta function, so this only sees floats
+ * ufunc_complex: yes (C99 complex arithmetic gives PyTorch's values)
+ */
 #define TL_UFUNC_div_true(self, other) ((self) / (other))
 
-#line 258 "generated/cuda/ufunc_div.cu"
+#line 260 "generated/cuda/ufunc_div.cu"
 
 /* ---- kernels */
 /* Half: TL_UFUNC_div_true(x1, x2) */
-#line 3 "kernels/ufunc/div_true.h"
+#line 5 "kernels/ufunc/div_true.h"
 static TL_CUDA_FORCEINLINE auto ufunc_div_f16_op(float x1, float x2) { return TL_UFUNC_div_true(x1, x2); }
-#line 264 "generated/cuda/ufunc_div.cu"
+#line 266 "generated/cuda/ufunc_div.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -337,9 +339,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_f16_cast(const tl_cu
     }
 }
 /* BFloat16: TL_UFUNC_div_true(x1, x2) */
-#line 3 "kernels/ufunc/div_true.h"
+#line 5 "kernels/ufunc/div_true.h"
 static TL_CUDA_FORCEINLINE auto ufunc_div_bf16_op(float x1, float x2) { return TL_UFUNC_div_true(x1, x2); }
-#line 343 "generated/cuda/ufunc_div.cu"
+#line 345 "generated/cuda/ufunc_div.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -416,9 +418,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_bf16_cast(const tl_c
     }
 }
 /* Float: TL_UFUNC_div_true(x1, x2) */
-#line 3 "kernels/ufunc/div_true.h"
+#line 5 "kernels/ufunc/div_true.h"
 static TL_CUDA_FORCEINLINE auto ufunc_div_f32_op(float x1, float x2) { return TL_UFUNC_div_true(x1, x2); }
-#line 422 "generated/cuda/ufunc_div.cu"
+#line 424 "generated/cuda/ufunc_div.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -495,9 +497,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_div_f32_cast(const tl_cu
     }
 }
 /* Double: TL_UFUNC_div_true(x1, x2) */
-#line 3 "kernels/ufunc/div_true.h"
+#line 5 "kernels/ufunc/div_true.h"
 static TL_CUDA_FORCEINLINE auto ufunc_div_f64_op(double x1, double x2) { return TL_UFUNC_div_true(x1, x2); }
-#line 501 "generated/cuda/ufunc_div.cu"
+#line 503 "generated/cuda/ufunc_div.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_div_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

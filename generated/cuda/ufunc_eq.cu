@@ -254,16 +254,18 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
  * Inputs are read in the iterator's common (promoted) dtype; the loop stores
  * a bool.
  * ufunc_result_dtype: Bool
+
+ * ufunc_complex: yes (C99 complex arithmetic gives PyTorch's values)
  */
 #define TL_UFUNC_eq(self, other) ((self) == (other))
 
-#line 261 "generated/cuda/ufunc_eq.cu"
+#line 263 "generated/cuda/ufunc_eq.cu"
 
 /* ---- kernels */
 /* Bool: TL_UFUNC_eq(x1, x2) */
-#line 6 "kernels/ufunc/eq.h"
+#line 8 "kernels/ufunc/eq.h"
 static TL_CUDA_FORCEINLINE auto ufunc_eq_b_op(bool x1, bool x2) { return TL_UFUNC_eq(x1, x2); }
-#line 267 "generated/cuda/ufunc_eq.cu"
+#line 269 "generated/cuda/ufunc_eq.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_eq_b_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -340,9 +342,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_eq_b_cast(const tl_cuda_
     }
 }
 /* Byte: TL_UFUNC_eq(x1, x2) */
-#line 6 "kernels/ufunc/eq.h"
+#line 8 "kernels/ufunc/eq.h"
 static TL_CUDA_FORCEINLINE auto ufunc_eq_u8_op(uint8_t x1, uint8_t x2) { return TL_UFUNC_eq(x1, x2); }
-#line 346 "generated/cuda/ufunc_eq.cu"
+#line 348 "generated/cuda/ufunc_eq.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_eq_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -419,9 +421,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_eq_u8_cast(const tl_cuda
     }
 }
 /* Char: TL_UFUNC_eq(x1, x2) */
-#line 6 "kernels/ufunc/eq.h"
+#line 8 "kernels/ufunc/eq.h"
 static TL_CUDA_FORCEINLINE auto ufunc_eq_i8_op(int8_t x1, int8_t x2) { return TL_UFUNC_eq(x1, x2); }
-#line 425 "generated/cuda/ufunc_eq.cu"
+#line 427 "generated/cuda/ufunc_eq.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_eq_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -498,9 +500,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_eq_i8_cast(const tl_cuda
     }
 }
 /* Short: TL_UFUNC_eq(x1, x2) */
-#line 6 "kernels/ufunc/eq.h"
+#line 8 "kernels/ufunc/eq.h"
 static TL_CUDA_FORCEINLINE auto ufunc_eq_i16_op(int16_t x1, int16_t x2) { return TL_UFUNC_eq(x1, x2); }
-#line 504 "generated/cuda/ufunc_eq.cu"
+#line 506 "generated/cuda/ufunc_eq.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_eq_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -577,9 +579,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_eq_i16_cast(const tl_cud
     }
 }
 /* Int: TL_UFUNC_eq(x1, x2) */
-#line 6 "kernels/ufunc/eq.h"
+#line 8 "kernels/ufunc/eq.h"
 static TL_CUDA_FORCEINLINE auto ufunc_eq_i32_op(int32_t x1, int32_t x2) { return TL_UFUNC_eq(x1, x2); }
-#line 583 "generated/cuda/ufunc_eq.cu"
+#line 585 "generated/cuda/ufunc_eq.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_eq_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -656,9 +658,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_eq_i32_cast(const tl_cud
     }
 }
 /* Long: TL_UFUNC_eq(x1, x2) */
-#line 6 "kernels/ufunc/eq.h"
+#line 8 "kernels/ufunc/eq.h"
 static TL_CUDA_FORCEINLINE auto ufunc_eq_i64_op(int64_t x1, int64_t x2) { return TL_UFUNC_eq(x1, x2); }
-#line 662 "generated/cuda/ufunc_eq.cu"
+#line 664 "generated/cuda/ufunc_eq.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_eq_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -735,9 +737,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_eq_i64_cast(const tl_cud
     }
 }
 /* Half: TL_UFUNC_eq(x1, x2) */
-#line 6 "kernels/ufunc/eq.h"
+#line 8 "kernels/ufunc/eq.h"
 static TL_CUDA_FORCEINLINE auto ufunc_eq_f16_op(float x1, float x2) { return TL_UFUNC_eq(x1, x2); }
-#line 741 "generated/cuda/ufunc_eq.cu"
+#line 743 "generated/cuda/ufunc_eq.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_eq_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -814,9 +816,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_eq_f16_cast(const tl_cud
     }
 }
 /* BFloat16: TL_UFUNC_eq(x1, x2) */
-#line 6 "kernels/ufunc/eq.h"
+#line 8 "kernels/ufunc/eq.h"
 static TL_CUDA_FORCEINLINE auto ufunc_eq_bf16_op(float x1, float x2) { return TL_UFUNC_eq(x1, x2); }
-#line 820 "generated/cuda/ufunc_eq.cu"
+#line 822 "generated/cuda/ufunc_eq.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_eq_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -893,9 +895,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_eq_bf16_cast(const tl_cu
     }
 }
 /* Float: TL_UFUNC_eq(x1, x2) */
-#line 6 "kernels/ufunc/eq.h"
+#line 8 "kernels/ufunc/eq.h"
 static TL_CUDA_FORCEINLINE auto ufunc_eq_f32_op(float x1, float x2) { return TL_UFUNC_eq(x1, x2); }
-#line 899 "generated/cuda/ufunc_eq.cu"
+#line 901 "generated/cuda/ufunc_eq.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_eq_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -972,9 +974,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_eq_f32_cast(const tl_cud
     }
 }
 /* Double: TL_UFUNC_eq(x1, x2) */
-#line 6 "kernels/ufunc/eq.h"
+#line 8 "kernels/ufunc/eq.h"
 static TL_CUDA_FORCEINLINE auto ufunc_eq_f64_op(double x1, double x2) { return TL_UFUNC_eq(x1, x2); }
-#line 978 "generated/cuda/ufunc_eq.cu"
+#line 980 "generated/cuda/ufunc_eq.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_eq_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

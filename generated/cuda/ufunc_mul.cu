@@ -250,16 +250,18 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- formulas (kernels/ufunc/) */
 #line 1 "kernels/ufunc/mul.h"
-/* mul: self * other (bool: `and`) */
+/* mul: self * other (bool: `and`)
+ * ufunc_complex: yes (C99 complex arithmetic gives PyTorch's values)
+ */
 #define TL_UFUNC_mul(self, other) ((self) * (other))
 
-#line 257 "generated/cuda/ufunc_mul.cu"
+#line 259 "generated/cuda/ufunc_mul.cu"
 
 /* ---- kernels */
 /* Bool: TL_UFUNC_mul(x1, x2) */
-#line 2 "kernels/ufunc/mul.h"
+#line 4 "kernels/ufunc/mul.h"
 static TL_CUDA_FORCEINLINE auto ufunc_mul_b_op(bool x1, bool x2) { return TL_UFUNC_mul(x1, x2); }
-#line 263 "generated/cuda/ufunc_mul.cu"
+#line 265 "generated/cuda/ufunc_mul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_b_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -336,9 +338,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_b_cast(const tl_cuda
     }
 }
 /* Byte: TL_UFUNC_mul(x1, x2) */
-#line 2 "kernels/ufunc/mul.h"
+#line 4 "kernels/ufunc/mul.h"
 static TL_CUDA_FORCEINLINE auto ufunc_mul_u8_op(uint8_t x1, uint8_t x2) { return TL_UFUNC_mul(x1, x2); }
-#line 342 "generated/cuda/ufunc_mul.cu"
+#line 344 "generated/cuda/ufunc_mul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -415,9 +417,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_u8_cast(const tl_cud
     }
 }
 /* Char: TL_UFUNC_mul(x1, x2) */
-#line 2 "kernels/ufunc/mul.h"
+#line 4 "kernels/ufunc/mul.h"
 static TL_CUDA_FORCEINLINE auto ufunc_mul_i8_op(int8_t x1, int8_t x2) { return TL_UFUNC_mul(x1, x2); }
-#line 421 "generated/cuda/ufunc_mul.cu"
+#line 423 "generated/cuda/ufunc_mul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -494,9 +496,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i8_cast(const tl_cud
     }
 }
 /* Short: TL_UFUNC_mul(x1, x2) */
-#line 2 "kernels/ufunc/mul.h"
+#line 4 "kernels/ufunc/mul.h"
 static TL_CUDA_FORCEINLINE auto ufunc_mul_i16_op(int16_t x1, int16_t x2) { return TL_UFUNC_mul(x1, x2); }
-#line 500 "generated/cuda/ufunc_mul.cu"
+#line 502 "generated/cuda/ufunc_mul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -573,9 +575,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i16_cast(const tl_cu
     }
 }
 /* Int: TL_UFUNC_mul(x1, x2) */
-#line 2 "kernels/ufunc/mul.h"
+#line 4 "kernels/ufunc/mul.h"
 static TL_CUDA_FORCEINLINE auto ufunc_mul_i32_op(int32_t x1, int32_t x2) { return TL_UFUNC_mul(x1, x2); }
-#line 579 "generated/cuda/ufunc_mul.cu"
+#line 581 "generated/cuda/ufunc_mul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -652,9 +654,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i32_cast(const tl_cu
     }
 }
 /* Long: TL_UFUNC_mul(x1, x2) */
-#line 2 "kernels/ufunc/mul.h"
+#line 4 "kernels/ufunc/mul.h"
 static TL_CUDA_FORCEINLINE auto ufunc_mul_i64_op(int64_t x1, int64_t x2) { return TL_UFUNC_mul(x1, x2); }
-#line 658 "generated/cuda/ufunc_mul.cu"
+#line 660 "generated/cuda/ufunc_mul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -731,9 +733,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_i64_cast(const tl_cu
     }
 }
 /* Half: TL_UFUNC_mul(x1, x2) */
-#line 2 "kernels/ufunc/mul.h"
+#line 4 "kernels/ufunc/mul.h"
 static TL_CUDA_FORCEINLINE auto ufunc_mul_f16_op(float x1, float x2) { return TL_UFUNC_mul(x1, x2); }
-#line 737 "generated/cuda/ufunc_mul.cu"
+#line 739 "generated/cuda/ufunc_mul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -810,9 +812,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f16_cast(const tl_cu
     }
 }
 /* BFloat16: TL_UFUNC_mul(x1, x2) */
-#line 2 "kernels/ufunc/mul.h"
+#line 4 "kernels/ufunc/mul.h"
 static TL_CUDA_FORCEINLINE auto ufunc_mul_bf16_op(float x1, float x2) { return TL_UFUNC_mul(x1, x2); }
-#line 816 "generated/cuda/ufunc_mul.cu"
+#line 818 "generated/cuda/ufunc_mul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -889,9 +891,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_bf16_cast(const tl_c
     }
 }
 /* Float: TL_UFUNC_mul(x1, x2) */
-#line 2 "kernels/ufunc/mul.h"
+#line 4 "kernels/ufunc/mul.h"
 static TL_CUDA_FORCEINLINE auto ufunc_mul_f32_op(float x1, float x2) { return TL_UFUNC_mul(x1, x2); }
-#line 895 "generated/cuda/ufunc_mul.cu"
+#line 897 "generated/cuda/ufunc_mul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -968,9 +970,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f32_cast(const tl_cu
     }
 }
 /* Double: TL_UFUNC_mul(x1, x2) */
-#line 2 "kernels/ufunc/mul.h"
+#line 4 "kernels/ufunc/mul.h"
 static TL_CUDA_FORCEINLINE auto ufunc_mul_f64_op(double x1, double x2) { return TL_UFUNC_mul(x1, x2); }
-#line 974 "generated/cuda/ufunc_mul.cu"
+#line 976 "generated/cuda/ufunc_mul.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_mul_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

@@ -250,16 +250,18 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- formulas (kernels/ufunc/) */
 #line 1 "kernels/ufunc/neg.h"
-/* neg: -self (bool is refused by the meta function) */
+/* neg: -self (bool is refused by the meta function)
+ * ufunc_complex: yes (C99 complex arithmetic gives PyTorch's values)
+ */
 #define TL_UFUNC_neg(self) (-(self))
 
-#line 257 "generated/cuda/ufunc_neg.cu"
+#line 259 "generated/cuda/ufunc_neg.cu"
 
 /* ---- kernels */
 /* Byte: TL_UFUNC_neg(x1) */
-#line 2 "kernels/ufunc/neg.h"
+#line 4 "kernels/ufunc/neg.h"
 static TL_CUDA_FORCEINLINE auto ufunc_neg_u8_op(uint8_t x1) { return TL_UFUNC_neg(x1); }
-#line 263 "generated/cuda/ufunc_neg.cu"
+#line 265 "generated/cuda/ufunc_neg.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -321,9 +323,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_u8_cast(const tl_cud
     }
 }
 /* Char: TL_UFUNC_neg(x1) */
-#line 2 "kernels/ufunc/neg.h"
+#line 4 "kernels/ufunc/neg.h"
 static TL_CUDA_FORCEINLINE auto ufunc_neg_i8_op(int8_t x1) { return TL_UFUNC_neg(x1); }
-#line 327 "generated/cuda/ufunc_neg.cu"
+#line 329 "generated/cuda/ufunc_neg.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -385,9 +387,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i8_cast(const tl_cud
     }
 }
 /* Short: TL_UFUNC_neg(x1) */
-#line 2 "kernels/ufunc/neg.h"
+#line 4 "kernels/ufunc/neg.h"
 static TL_CUDA_FORCEINLINE auto ufunc_neg_i16_op(int16_t x1) { return TL_UFUNC_neg(x1); }
-#line 391 "generated/cuda/ufunc_neg.cu"
+#line 393 "generated/cuda/ufunc_neg.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -449,9 +451,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i16_cast(const tl_cu
     }
 }
 /* Int: TL_UFUNC_neg(x1) */
-#line 2 "kernels/ufunc/neg.h"
+#line 4 "kernels/ufunc/neg.h"
 static TL_CUDA_FORCEINLINE auto ufunc_neg_i32_op(int32_t x1) { return TL_UFUNC_neg(x1); }
-#line 455 "generated/cuda/ufunc_neg.cu"
+#line 457 "generated/cuda/ufunc_neg.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -513,9 +515,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i32_cast(const tl_cu
     }
 }
 /* Long: TL_UFUNC_neg(x1) */
-#line 2 "kernels/ufunc/neg.h"
+#line 4 "kernels/ufunc/neg.h"
 static TL_CUDA_FORCEINLINE auto ufunc_neg_i64_op(int64_t x1) { return TL_UFUNC_neg(x1); }
-#line 519 "generated/cuda/ufunc_neg.cu"
+#line 521 "generated/cuda/ufunc_neg.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -577,9 +579,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_i64_cast(const tl_cu
     }
 }
 /* Half: TL_UFUNC_neg(x1) */
-#line 2 "kernels/ufunc/neg.h"
+#line 4 "kernels/ufunc/neg.h"
 static TL_CUDA_FORCEINLINE auto ufunc_neg_f16_op(float x1) { return TL_UFUNC_neg(x1); }
-#line 583 "generated/cuda/ufunc_neg.cu"
+#line 585 "generated/cuda/ufunc_neg.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -641,9 +643,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f16_cast(const tl_cu
     }
 }
 /* BFloat16: TL_UFUNC_neg(x1) */
-#line 2 "kernels/ufunc/neg.h"
+#line 4 "kernels/ufunc/neg.h"
 static TL_CUDA_FORCEINLINE auto ufunc_neg_bf16_op(float x1) { return TL_UFUNC_neg(x1); }
-#line 647 "generated/cuda/ufunc_neg.cu"
+#line 649 "generated/cuda/ufunc_neg.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -705,9 +707,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_bf16_cast(const tl_c
     }
 }
 /* Float: TL_UFUNC_neg(x1) */
-#line 2 "kernels/ufunc/neg.h"
+#line 4 "kernels/ufunc/neg.h"
 static TL_CUDA_FORCEINLINE auto ufunc_neg_f32_op(float x1) { return TL_UFUNC_neg(x1); }
-#line 711 "generated/cuda/ufunc_neg.cu"
+#line 713 "generated/cuda/ufunc_neg.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -769,9 +771,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f32_cast(const tl_cu
     }
 }
 /* Double: TL_UFUNC_neg(x1) */
-#line 2 "kernels/ufunc/neg.h"
+#line 4 "kernels/ufunc/neg.h"
 static TL_CUDA_FORCEINLINE auto ufunc_neg_f64_op(double x1) { return TL_UFUNC_neg(x1); }
-#line 775 "generated/cuda/ufunc_neg.cu"
+#line 777 "generated/cuda/ufunc_neg.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_neg_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

@@ -250,16 +250,18 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 
 /* ---- formulas (kernels/ufunc/) */
 #line 1 "kernels/ufunc/sub.h"
-/* sub: self - alpha * other  (sub.out, rsub swaps the operands) */
+/* sub: self - alpha * other  (sub.out, rsub swaps the operands)
+ * ufunc_complex: yes (C99 complex arithmetic gives PyTorch's values)
+ */
 #define TL_UFUNC_sub(self, other, alpha) ((self) - (alpha) * (other))
 
-#line 257 "generated/cuda/ufunc_sub.cu"
+#line 259 "generated/cuda/ufunc_sub.cu"
 
 /* ---- kernels */
 /* Byte: TL_UFUNC_sub(x1, x2, a_alpha) */
-#line 2 "kernels/ufunc/sub.h"
+#line 4 "kernels/ufunc/sub.h"
 static TL_CUDA_FORCEINLINE auto ufunc_sub_u8_op(uint8_t x1, uint8_t x2, uint8_t a_alpha) { return TL_UFUNC_sub(x1, x2, a_alpha); }
-#line 263 "generated/cuda/ufunc_sub.cu"
+#line 265 "generated/cuda/ufunc_sub.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -339,9 +341,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_u8_cast(const tl_cud
     }
 }
 /* Char: TL_UFUNC_sub(x1, x2, a_alpha) */
-#line 2 "kernels/ufunc/sub.h"
+#line 4 "kernels/ufunc/sub.h"
 static TL_CUDA_FORCEINLINE auto ufunc_sub_i8_op(int8_t x1, int8_t x2, int8_t a_alpha) { return TL_UFUNC_sub(x1, x2, a_alpha); }
-#line 345 "generated/cuda/ufunc_sub.cu"
+#line 347 "generated/cuda/ufunc_sub.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -421,9 +423,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i8_cast(const tl_cud
     }
 }
 /* Short: TL_UFUNC_sub(x1, x2, a_alpha) */
-#line 2 "kernels/ufunc/sub.h"
+#line 4 "kernels/ufunc/sub.h"
 static TL_CUDA_FORCEINLINE auto ufunc_sub_i16_op(int16_t x1, int16_t x2, int16_t a_alpha) { return TL_UFUNC_sub(x1, x2, a_alpha); }
-#line 427 "generated/cuda/ufunc_sub.cu"
+#line 429 "generated/cuda/ufunc_sub.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -503,9 +505,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i16_cast(const tl_cu
     }
 }
 /* Int: TL_UFUNC_sub(x1, x2, a_alpha) */
-#line 2 "kernels/ufunc/sub.h"
+#line 4 "kernels/ufunc/sub.h"
 static TL_CUDA_FORCEINLINE auto ufunc_sub_i32_op(int32_t x1, int32_t x2, int32_t a_alpha) { return TL_UFUNC_sub(x1, x2, a_alpha); }
-#line 509 "generated/cuda/ufunc_sub.cu"
+#line 511 "generated/cuda/ufunc_sub.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -585,9 +587,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i32_cast(const tl_cu
     }
 }
 /* Long: TL_UFUNC_sub(x1, x2, a_alpha) */
-#line 2 "kernels/ufunc/sub.h"
+#line 4 "kernels/ufunc/sub.h"
 static TL_CUDA_FORCEINLINE auto ufunc_sub_i64_op(int64_t x1, int64_t x2, int64_t a_alpha) { return TL_UFUNC_sub(x1, x2, a_alpha); }
-#line 591 "generated/cuda/ufunc_sub.cu"
+#line 593 "generated/cuda/ufunc_sub.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -667,9 +669,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_i64_cast(const tl_cu
     }
 }
 /* Half: TL_UFUNC_sub(x1, x2, a_alpha) */
-#line 2 "kernels/ufunc/sub.h"
+#line 4 "kernels/ufunc/sub.h"
 static TL_CUDA_FORCEINLINE auto ufunc_sub_f16_op(float x1, float x2, float a_alpha) { return TL_UFUNC_sub(x1, x2, a_alpha); }
-#line 673 "generated/cuda/ufunc_sub.cu"
+#line 675 "generated/cuda/ufunc_sub.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -749,9 +751,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f16_cast(const tl_cu
     }
 }
 /* BFloat16: TL_UFUNC_sub(x1, x2, a_alpha) */
-#line 2 "kernels/ufunc/sub.h"
+#line 4 "kernels/ufunc/sub.h"
 static TL_CUDA_FORCEINLINE auto ufunc_sub_bf16_op(float x1, float x2, float a_alpha) { return TL_UFUNC_sub(x1, x2, a_alpha); }
-#line 755 "generated/cuda/ufunc_sub.cu"
+#line 757 "generated/cuda/ufunc_sub.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -831,9 +833,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_bf16_cast(const tl_c
     }
 }
 /* Float: TL_UFUNC_sub(x1, x2, a_alpha) */
-#line 2 "kernels/ufunc/sub.h"
+#line 4 "kernels/ufunc/sub.h"
 static TL_CUDA_FORCEINLINE auto ufunc_sub_f32_op(float x1, float x2, float a_alpha) { return TL_UFUNC_sub(x1, x2, a_alpha); }
-#line 837 "generated/cuda/ufunc_sub.cu"
+#line 839 "generated/cuda/ufunc_sub.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -913,9 +915,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f32_cast(const tl_cu
     }
 }
 /* Double: TL_UFUNC_sub(x1, x2, a_alpha) */
-#line 2 "kernels/ufunc/sub.h"
+#line 4 "kernels/ufunc/sub.h"
 static TL_CUDA_FORCEINLINE auto ufunc_sub_f64_op(double x1, double x2, double a_alpha) { return TL_UFUNC_sub(x1, x2, a_alpha); }
-#line 919 "generated/cuda/ufunc_sub.cu"
+#line 921 "generated/cuda/ufunc_sub.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_sub_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

@@ -449,5 +449,13 @@ int tl_autograd_register__upsample_bilinear2d_aa(void);
 int tl_autograd_register__upsample_bilinear2d_aa_backward(void);
 int tl_autograd_register__upsample_bicubic2d_aa(void);
 int tl_autograd_register__upsample_bicubic2d_aa_backward(void);
+int tl_autograd_register_view_as_real(void);
+int tl_autograd_register_view_as_complex(void);
+int tl_autograd_register_complex(void);
+int tl_autograd_register_polar(void);
+int tl_autograd_register_angle(void);
+int tl_autograd_register__fft_r2c(void);
+int tl_autograd_register__fft_c2r(void);
+int tl_autograd_register__fft_c2c(void);
 
 #endif

@@ -664,5 +664,14 @@
 #include "ops/_upsample_bilinear2d_aa_backward.h"
 #include "ops/_upsample_bicubic2d_aa.h"
 #include "ops/_upsample_bicubic2d_aa_backward.h"
+#include "ops/view_as_real.h"
+#include "ops/view_as_complex.h"
+#include "ops/imag.h"
+#include "ops/complex.h"
+#include "ops/polar.h"
+#include "ops/angle.h"
+#include "ops/_fft_r2c.h"
+#include "ops/_fft_c2r.h"
+#include "ops/_fft_c2c.h"
 
 #endif

@@ -7,7 +7,7 @@
 /*
  * from: yaml/native_functions.yaml: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  * formula: kernels/ufunc/add.h
- * dtypes: Bool, Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double
+ * dtypes: Bool, Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double, ComplexFloat, ComplexDouble
  */
 #ifndef TL_GEN_UFUNC_ADD_H
 #define TL_GEN_UFUNC_ADD_H

@@ -948,6 +948,8 @@ const tl_ufunc_addcdiv_table_t TL_KNAME(tl_ufunc_addcdiv_table) = {
     TL_KNAME(ufunc_addcdiv_bf16),
     TL_KNAME(ufunc_addcdiv_f32),
     TL_KNAME(ufunc_addcdiv_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -2433,6 +2433,8 @@ const tl_ufunc_addcmul_table_t TL_KNAME(tl_ufunc_addcmul_table) = {
     TL_KNAME(ufunc_addcmul_bf16),
     TL_KNAME(ufunc_addcmul_f32),
     TL_KNAME(ufunc_addcmul_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

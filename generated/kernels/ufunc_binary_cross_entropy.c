@@ -416,6 +416,8 @@ const tl_ufunc_binary_cross_entropy_table_t TL_KNAME(tl_ufunc_binary_cross_entro
     TL_KNAME(ufunc_binary_cross_entropy_bf16),
     TL_KNAME(ufunc_binary_cross_entropy_f32),
     TL_KNAME(ufunc_binary_cross_entropy_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -652,6 +652,8 @@ const tl_ufunc_bitwise_left_shift_table_t TL_KNAME(tl_ufunc_bitwise_left_shift_t
     0,
     0,
     0,
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -776,6 +776,8 @@ const tl_ufunc_bitwise_xor_table_t TL_KNAME(tl_ufunc_bitwise_xor_table) = {
     0,
     0,
     0,
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

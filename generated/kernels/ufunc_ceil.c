@@ -401,6 +401,8 @@ const tl_ufunc_ceil_table_t TL_KNAME(tl_ufunc_ceil_table) = {
     TL_KNAME(ufunc_ceil_bf16),
     TL_KNAME(ufunc_ceil_f32),
     TL_KNAME(ufunc_ceil_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -2424,6 +2424,8 @@ const tl_ufunc_clamp_tensor_table_t TL_KNAME(tl_ufunc_clamp_tensor_table) = {
     TL_KNAME(ufunc_clamp_tensor_bf16),
     TL_KNAME(ufunc_clamp_tensor_f32),
     TL_KNAME(ufunc_clamp_tensor_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

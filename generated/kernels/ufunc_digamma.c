@@ -178,6 +178,8 @@ const tl_ufunc_digamma_table_t TL_KNAME(tl_ufunc_digamma_table) = {
     TL_KNAME(ufunc_digamma_bf16),
     TL_KNAME(ufunc_digamma_f32),
     TL_KNAME(ufunc_digamma_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

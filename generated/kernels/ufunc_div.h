@@ -7,7 +7,7 @@
 /*
  * from: yaml/native_functions.yaml: div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * formula: kernels/ufunc/div_true.h
- * dtypes: Half, BFloat16, Float, Double
+ * dtypes: Half, BFloat16, Float, Double, ComplexFloat, ComplexDouble
  */
 #ifndef TL_GEN_UFUNC_DIV_H
 #define TL_GEN_UFUNC_DIV_H

@@ -188,6 +188,8 @@ const tl_ufunc_elu_table_t TL_KNAME(tl_ufunc_elu_table) = {
     TL_KNAME(ufunc_elu_bf16),
     TL_KNAME(ufunc_elu_f32),
     TL_KNAME(ufunc_elu_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -401,6 +401,8 @@ const tl_ufunc_floor_table_t TL_KNAME(tl_ufunc_floor_table) = {
     TL_KNAME(ufunc_floor_bf16),
     TL_KNAME(ufunc_floor_f32),
     TL_KNAME(ufunc_floor_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -1042,6 +1042,8 @@ const tl_ufunc_fmod_table_t TL_KNAME(tl_ufunc_fmod_table) = {
     TL_KNAME(ufunc_fmod_bf16),
     TL_KNAME(ufunc_fmod_f32),
     TL_KNAME(ufunc_fmod_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -652,6 +652,8 @@ const tl_ufunc_gcd_table_t TL_KNAME(tl_ufunc_gcd_table) = {
     0,
     0,
     0,
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

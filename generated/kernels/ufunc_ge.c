@@ -1148,6 +1148,8 @@ const tl_ufunc_ge_table_t TL_KNAME(tl_ufunc_ge_table) = {
     TL_KNAME(ufunc_ge_bf16),
     TL_KNAME(ufunc_ge_f32),
     TL_KNAME(ufunc_ge_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -176,6 +176,8 @@ const tl_ufunc_hardswish_table_t TL_KNAME(tl_ufunc_hardswish_table) = {
     TL_KNAME(ufunc_hardswish_bf16),
     TL_KNAME(ufunc_hardswish_f32),
     TL_KNAME(ufunc_hardswish_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

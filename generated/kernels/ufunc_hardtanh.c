@@ -419,6 +419,8 @@ const tl_ufunc_hardtanh_table_t TL_KNAME(tl_ufunc_hardtanh_table) = {
     TL_KNAME(ufunc_hardtanh_bf16),
     TL_KNAME(ufunc_hardtanh_f32),
     TL_KNAME(ufunc_hardtanh_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

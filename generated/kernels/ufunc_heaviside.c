@@ -1160,6 +1160,8 @@ const tl_ufunc_heaviside_table_t TL_KNAME(tl_ufunc_heaviside_table) = {
     TL_KNAME(ufunc_heaviside_bf16),
     TL_KNAME(ufunc_heaviside_f32),
     TL_KNAME(ufunc_heaviside_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

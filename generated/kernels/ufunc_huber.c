@@ -420,6 +420,8 @@ const tl_ufunc_huber_table_t TL_KNAME(tl_ufunc_huber_table) = {
     TL_KNAME(ufunc_huber_bf16),
     TL_KNAME(ufunc_huber_f32),
     TL_KNAME(ufunc_huber_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -178,6 +178,8 @@ const tl_ufunc_i0_table_t TL_KNAME(tl_ufunc_i0_table) = {
     TL_KNAME(ufunc_i0_bf16),
     TL_KNAME(ufunc_i0_f32),
     TL_KNAME(ufunc_i0_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -442,6 +442,8 @@ const tl_ufunc_isneginf_table_t TL_KNAME(tl_ufunc_isneginf_table) = {
     TL_KNAME(ufunc_isneginf_bf16),
     TL_KNAME(ufunc_isneginf_f32),
     TL_KNAME(ufunc_isneginf_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

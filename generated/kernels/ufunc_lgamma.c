@@ -178,6 +178,8 @@ const tl_ufunc_lgamma_table_t TL_KNAME(tl_ufunc_lgamma_table) = {
     TL_KNAME(ufunc_lgamma_bf16),
     TL_KNAME(ufunc_lgamma_f32),
     TL_KNAME(ufunc_lgamma_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

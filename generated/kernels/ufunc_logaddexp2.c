@@ -416,6 +416,8 @@ const tl_ufunc_logaddexp2_table_t TL_KNAME(tl_ufunc_logaddexp2_table) = {
     TL_KNAME(ufunc_logaddexp2_bf16),
     TL_KNAME(ufunc_logaddexp2_f32),
     TL_KNAME(ufunc_logaddexp2_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -184,6 +184,8 @@ const tl_ufunc_logit_table_t TL_KNAME(tl_ufunc_logit_table) = {
     TL_KNAME(ufunc_logit_bf16),
     TL_KNAME(ufunc_logit_f32),
     TL_KNAME(ufunc_logit_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -1148,6 +1148,8 @@ const tl_ufunc_lt_table_t TL_KNAME(tl_ufunc_lt_table) = {
     TL_KNAME(ufunc_lt_bf16),
     TL_KNAME(ufunc_lt_f32),
     TL_KNAME(ufunc_lt_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -188,6 +188,8 @@ const tl_ufunc_nan_to_num_table_t TL_KNAME(tl_ufunc_nan_to_num_table) = {
     TL_KNAME(ufunc_nan_to_num_bf16),
     TL_KNAME(ufunc_nan_to_num_f32),
     TL_KNAME(ufunc_nan_to_num_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -7,7 +7,7 @@
 /*
  * from: yaml/native_functions.yaml: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * formula: kernels/ufunc/neg.h
- * dtypes: Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double
+ * dtypes: Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double, ComplexFloat, ComplexDouble
  */
 #ifndef TL_GEN_UFUNC_NEG_H
 #define TL_GEN_UFUNC_NEG_H

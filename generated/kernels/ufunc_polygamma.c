@@ -180,6 +180,8 @@ const tl_ufunc_polygamma_table_t TL_KNAME(tl_ufunc_polygamma_table) = {
     TL_KNAME(ufunc_polygamma_bf16),
     TL_KNAME(ufunc_polygamma_f32),
     TL_KNAME(ufunc_polygamma_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -374,6 +374,8 @@ const tl_ufunc_pow_3_table_t TL_KNAME(tl_ufunc_pow_3_table) = {
     TL_KNAME(ufunc_pow_3_bf16),
     TL_KNAME(ufunc_pow_3_f32),
     TL_KNAME(ufunc_pow_3_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

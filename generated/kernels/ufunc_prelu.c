@@ -416,6 +416,8 @@ const tl_ufunc_prelu_table_t TL_KNAME(tl_ufunc_prelu_table) = {
     TL_KNAME(ufunc_prelu_bf16),
     TL_KNAME(ufunc_prelu_f32),
     TL_KNAME(ufunc_prelu_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

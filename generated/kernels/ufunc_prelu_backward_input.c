@@ -944,6 +944,8 @@ const tl_ufunc_prelu_backward_input_table_t TL_KNAME(tl_ufunc_prelu_backward_inp
     TL_KNAME(ufunc_prelu_backward_input_bf16),
     TL_KNAME(ufunc_prelu_backward_input_f32),
     TL_KNAME(ufunc_prelu_backward_input_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -944,6 +944,8 @@ const tl_ufunc_prelu_backward_weight_table_t TL_KNAME(tl_ufunc_prelu_backward_we
     TL_KNAME(ufunc_prelu_backward_weight_bf16),
     TL_KNAME(ufunc_prelu_backward_weight_f32),
     TL_KNAME(ufunc_prelu_backward_weight_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

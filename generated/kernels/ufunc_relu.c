@@ -401,6 +401,8 @@ const tl_ufunc_relu_table_t TL_KNAME(tl_ufunc_relu_table) = {
     TL_KNAME(ufunc_relu_bf16),
     TL_KNAME(ufunc_relu_f32),
     TL_KNAME(ufunc_relu_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -180,6 +180,8 @@ const tl_ufunc_round_decimals_table_t TL_KNAME(tl_ufunc_round_decimals_table) = 
     TL_KNAME(ufunc_round_decimals_bf16),
     TL_KNAME(ufunc_round_decimals_f32),
     TL_KNAME(ufunc_round_decimals_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -446,6 +446,8 @@ const tl_ufunc_sign_table_t TL_KNAME(tl_ufunc_sign_table) = {
     TL_KNAME(ufunc_sign_bf16),
     TL_KNAME(ufunc_sign_f32),
     TL_KNAME(ufunc_sign_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

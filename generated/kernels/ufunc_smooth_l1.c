@@ -420,6 +420,8 @@ const tl_ufunc_smooth_l1_table_t TL_KNAME(tl_ufunc_smooth_l1_table) = {
     TL_KNAME(ufunc_smooth_l1_bf16),
     TL_KNAME(ufunc_smooth_l1_f32),
     TL_KNAME(ufunc_smooth_l1_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

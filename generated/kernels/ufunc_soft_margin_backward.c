@@ -948,6 +948,8 @@ const tl_ufunc_soft_margin_backward_table_t TL_KNAME(tl_ufunc_soft_margin_backwa
     TL_KNAME(ufunc_soft_margin_backward_bf16),
     TL_KNAME(ufunc_soft_margin_backward_f32),
     TL_KNAME(ufunc_soft_margin_backward_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

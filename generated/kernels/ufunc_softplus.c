@@ -184,6 +184,8 @@ const tl_ufunc_softplus_table_t TL_KNAME(tl_ufunc_softplus_table) = {
     TL_KNAME(ufunc_softplus_bf16),
     TL_KNAME(ufunc_softplus_f32),
     TL_KNAME(ufunc_softplus_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -424,6 +424,8 @@ const tl_ufunc_softplus_backward_table_t TL_KNAME(tl_ufunc_softplus_backward_tab
     TL_KNAME(ufunc_softplus_backward_bf16),
     TL_KNAME(ufunc_softplus_backward_f32),
     TL_KNAME(ufunc_softplus_backward_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

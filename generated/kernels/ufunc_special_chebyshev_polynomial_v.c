@@ -280,6 +280,8 @@ const tl_ufunc_special_chebyshev_polynomial_v_table_t TL_KNAME(tl_ufunc_special_
     0,
     TL_KNAME(ufunc_special_chebyshev_polynomial_v_f32),
     TL_KNAME(ufunc_special_chebyshev_polynomial_v_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

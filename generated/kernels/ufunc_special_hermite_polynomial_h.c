@@ -280,6 +280,8 @@ const tl_ufunc_special_hermite_polynomial_h_table_t TL_KNAME(tl_ufunc_special_he
     0,
     TL_KNAME(ufunc_special_hermite_polynomial_h_f32),
     TL_KNAME(ufunc_special_hermite_polynomial_h_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

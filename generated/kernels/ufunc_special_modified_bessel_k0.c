@@ -122,6 +122,8 @@ const tl_ufunc_special_modified_bessel_k0_table_t TL_KNAME(tl_ufunc_special_modi
     0,
     TL_KNAME(ufunc_special_modified_bessel_k0_f32),
     TL_KNAME(ufunc_special_modified_bessel_k0_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -280,6 +280,8 @@ const tl_ufunc_special_shifted_chebyshev_polynomial_w_table_t TL_KNAME(tl_ufunc_
     0,
     TL_KNAME(ufunc_special_shifted_chebyshev_polynomial_w_f32),
     TL_KNAME(ufunc_special_shifted_chebyshev_polynomial_w_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

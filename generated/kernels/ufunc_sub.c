@@ -7,7 +7,7 @@
 /*
  * from: yaml/native_functions.yaml: sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  * formula: kernels/ufunc/sub.h
- * dtypes: Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double
+ * dtypes: Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double, ComplexFloat, ComplexDouble
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -1034,6 +1034,256 @@ static void TL_KNAME(ufunc_sub_f64)(char **data, const int64_t *strides, int64_t
     }
 }
 
+/* ComplexFloat: TL_UFUNC_sub in float _Complex */
+static void TL_KNAME(ufunc_sub_c64)(char **data, const int64_t *strides, int64_t n, void *ctx_) {
+    const tl_ufunc_sub_ctx *ctx = (const tl_ufunc_sub_ctx *)ctx_;
+    const float _Complex alpha = ctx->alpha.f32;
+    if (strides[0] == (int64_t)sizeof(float _Complex) && strides[1] == (int64_t)sizeof(float _Complex) && strides[2] == (int64_t)sizeof(float _Complex)) {
+        float _Complex *restrict o = (float _Complex *)data[0];
+        const float _Complex *restrict p1 = (const float _Complex *)data[1];
+        const float _Complex *restrict p2 = (const float _Complex *)data[2];
+        if (n * (int64_t)(sizeof(float _Complex) + sizeof(float _Complex) + sizeof(float _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float _Complex x1 = p1[k];
+                const float _Complex x2 = p2[k];
+                o[k] = TL_UFUNC_sub(x1, x2, alpha);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const float _Complex x1 = p1[base + k];
+                    const float _Complex x2 = p2[base + k];
+                    so[k] = TL_UFUNC_sub(x1, x2, alpha);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float _Complex x1 = p1[k];
+                const float _Complex x2 = p2[k];
+                o[k] = TL_UFUNC_sub(x1, x2, alpha);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const float _Complex x1 = p1[k];
+            const float _Complex x2 = p2[k];
+            o[k] = TL_UFUNC_sub(x1, x2, alpha);
+        }
+        return;
+    }
+    if (strides[0] == (int64_t)sizeof(float _Complex) && strides[1] == 0 && strides[2] == (int64_t)sizeof(float _Complex)) {
+        float _Complex *restrict o = (float _Complex *)data[0];
+        const float _Complex x1 = *(const float _Complex *)data[1];
+        const float _Complex *restrict p2 = (const float _Complex *)data[2];
+        if (n * (int64_t)(sizeof(float _Complex) + sizeof(float _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float _Complex x2 = p2[k];
+                o[k] = TL_UFUNC_sub(x1, x2, alpha);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const float _Complex x2 = p2[base + k];
+                    so[k] = TL_UFUNC_sub(x1, x2, alpha);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float _Complex x2 = p2[k];
+                o[k] = TL_UFUNC_sub(x1, x2, alpha);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const float _Complex x2 = p2[k];
+            o[k] = TL_UFUNC_sub(x1, x2, alpha);
+        }
+        return;
+    }
+    if (strides[0] == (int64_t)sizeof(float _Complex) && strides[1] == (int64_t)sizeof(float _Complex) && strides[2] == 0) {
+        float _Complex *restrict o = (float _Complex *)data[0];
+        const float _Complex *restrict p1 = (const float _Complex *)data[1];
+        const float _Complex x2 = *(const float _Complex *)data[2];
+        if (n * (int64_t)(sizeof(float _Complex) + sizeof(float _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float _Complex x1 = p1[k];
+                o[k] = TL_UFUNC_sub(x1, x2, alpha);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const float _Complex x1 = p1[base + k];
+                    so[k] = TL_UFUNC_sub(x1, x2, alpha);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float _Complex x1 = p1[k];
+                o[k] = TL_UFUNC_sub(x1, x2, alpha);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const float _Complex x1 = p1[k];
+            o[k] = TL_UFUNC_sub(x1, x2, alpha);
+        }
+        return;
+    }
+    /* strided */
+    for (int64_t k = 0; k < n; k++) {
+        const float _Complex x1 = *(const float _Complex *)(data[1] + k * strides[1]);
+        const float _Complex x2 = *(const float _Complex *)(data[2] + k * strides[2]);
+        *(float _Complex *)(data[0] + k * strides[0]) = TL_UFUNC_sub(x1, x2, alpha);
+    }
+}
+
+/* ComplexDouble: TL_UFUNC_sub in double _Complex */
+static void TL_KNAME(ufunc_sub_c128)(char **data, const int64_t *strides, int64_t n, void *ctx_) {
+    const tl_ufunc_sub_ctx *ctx = (const tl_ufunc_sub_ctx *)ctx_;
+    const double _Complex alpha = ctx->alpha.f64;
+    if (strides[0] == (int64_t)sizeof(double _Complex) && strides[1] == (int64_t)sizeof(double _Complex) && strides[2] == (int64_t)sizeof(double _Complex)) {
+        double _Complex *restrict o = (double _Complex *)data[0];
+        const double _Complex *restrict p1 = (const double _Complex *)data[1];
+        const double _Complex *restrict p2 = (const double _Complex *)data[2];
+        if (n * (int64_t)(sizeof(double _Complex) + sizeof(double _Complex) + sizeof(double _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double _Complex x1 = p1[k];
+                const double _Complex x2 = p2[k];
+                o[k] = TL_UFUNC_sub(x1, x2, alpha);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const double _Complex x1 = p1[base + k];
+                    const double _Complex x2 = p2[base + k];
+                    so[k] = TL_UFUNC_sub(x1, x2, alpha);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double _Complex x1 = p1[k];
+                const double _Complex x2 = p2[k];
+                o[k] = TL_UFUNC_sub(x1, x2, alpha);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const double _Complex x1 = p1[k];
+            const double _Complex x2 = p2[k];
+            o[k] = TL_UFUNC_sub(x1, x2, alpha);
+        }
+        return;
+    }
+    if (strides[0] == (int64_t)sizeof(double _Complex) && strides[1] == 0 && strides[2] == (int64_t)sizeof(double _Complex)) {
+        double _Complex *restrict o = (double _Complex *)data[0];
+        const double _Complex x1 = *(const double _Complex *)data[1];
+        const double _Complex *restrict p2 = (const double _Complex *)data[2];
+        if (n * (int64_t)(sizeof(double _Complex) + sizeof(double _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double _Complex x2 = p2[k];
+                o[k] = TL_UFUNC_sub(x1, x2, alpha);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const double _Complex x2 = p2[base + k];
+                    so[k] = TL_UFUNC_sub(x1, x2, alpha);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double _Complex x2 = p2[k];
+                o[k] = TL_UFUNC_sub(x1, x2, alpha);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const double _Complex x2 = p2[k];
+            o[k] = TL_UFUNC_sub(x1, x2, alpha);
+        }
+        return;
+    }
+    if (strides[0] == (int64_t)sizeof(double _Complex) && strides[1] == (int64_t)sizeof(double _Complex) && strides[2] == 0) {
+        double _Complex *restrict o = (double _Complex *)data[0];
+        const double _Complex *restrict p1 = (const double _Complex *)data[1];
+        const double _Complex x2 = *(const double _Complex *)data[2];
+        if (n * (int64_t)(sizeof(double _Complex) + sizeof(double _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double _Complex x1 = p1[k];
+                o[k] = TL_UFUNC_sub(x1, x2, alpha);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const double _Complex x1 = p1[base + k];
+                    so[k] = TL_UFUNC_sub(x1, x2, alpha);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double _Complex x1 = p1[k];
+                o[k] = TL_UFUNC_sub(x1, x2, alpha);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const double _Complex x1 = p1[k];
+            o[k] = TL_UFUNC_sub(x1, x2, alpha);
+        }
+        return;
+    }
+    /* strided */
+    for (int64_t k = 0; k < n; k++) {
+        const double _Complex x1 = *(const double _Complex *)(data[1] + k * strides[1]);
+        const double _Complex x2 = *(const double _Complex *)(data[2] + k * strides[2]);
+        *(double _Complex *)(data[0] + k * strides[0]) = TL_UFUNC_sub(x1, x2, alpha);
+    }
+}
+
 const tl_ufunc_sub_table_t TL_KNAME(tl_ufunc_sub_table) = {
     0,
     TL_KNAME(ufunc_sub_u8),
@@ -1045,6 +1295,8 @@ const tl_ufunc_sub_table_t TL_KNAME(tl_ufunc_sub_table) = {
     TL_KNAME(ufunc_sub_bf16),
     TL_KNAME(ufunc_sub_f32),
     TL_KNAME(ufunc_sub_f64),
+    TL_KNAME(ufunc_sub_c64),
+    TL_KNAME(ufunc_sub_c128),
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

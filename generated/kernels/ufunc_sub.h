@@ -7,7 +7,7 @@
 /*
  * from: yaml/native_functions.yaml: sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
  * formula: kernels/ufunc/sub.h
- * dtypes: Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double
+ * dtypes: Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double, ComplexFloat, ComplexDouble
  */
 #ifndef TL_GEN_UFUNC_SUB_H
 #define TL_GEN_UFUNC_SUB_H

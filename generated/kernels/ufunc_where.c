@@ -2704,6 +2704,8 @@ const tl_ufunc_where_table_t TL_KNAME(tl_ufunc_where_table) = {
     TL_KNAME(ufunc_where_bf16),
     TL_KNAME(ufunc_where_f32),
     TL_KNAME(ufunc_where_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -83,6 +83,9 @@ __all__ = [
     "_embedding_bag_dense_backward",
     "_embedding_bag_per_sample_weights_backward",
     "_euclidean_dist",
+    "_fft_c2c",
+    "_fft_c2r",
+    "_fft_r2c",
     "_index_put_impl",
     "_index_put_impl_",
     "_linalg_det",
@@ -129,6 +132,7 @@ __all__ = [
     "amax",
     "amin",
     "aminmax",
+    "angle",
     "any",
     "arange",
     "arccos",
@@ -203,6 +207,7 @@ __all__ = [
     "clone",
     "column_stack",
     "combinations",
+    "complex",
     "conj",
     "conj_physical",
     "constant_pad_nd",
@@ -314,6 +319,7 @@ __all__ = [
     "i0_",
     "igamma",
     "igammac",
+    "imag",
     "index",
     "index_add",
     "index_copy",
@@ -434,6 +440,7 @@ __all__ = [
     "pinverse",
     "pixel_shuffle",
     "pixel_unshuffle",
+    "polar",
     "polygamma",
     "positive",
     "pow",
@@ -554,6 +561,8 @@ __all__ = [
     "var",
     "var_mean",
     "vdot",
+    "view_as_complex",
+    "view_as_real",
     "view_copy",
     "vsplit",
     "vstack",
@@ -605,6 +614,9 @@ _C__embedding_bag_backward = getattr(_lib, "tl_ops__embedding_bag_backward", Non
 _C__embedding_bag_dense_backward = getattr(_lib, "tl_ops__embedding_bag_dense_backward", None) or _missing_c("tl_ops__embedding_bag_dense_backward")
 _C__embedding_bag_per_sample_weights_backward = getattr(_lib, "tl_ops__embedding_bag_per_sample_weights_backward", None) or _missing_c("tl_ops__embedding_bag_per_sample_weights_backward")
 _C__euclidean_dist = getattr(_lib, "tl_ops__euclidean_dist", None) or _missing_c("tl_ops__euclidean_dist")
+_C__fft_c2c = getattr(_lib, "tl_ops__fft_c2c", None) or _missing_c("tl_ops__fft_c2c")
+_C__fft_c2r = getattr(_lib, "tl_ops__fft_c2r", None) or _missing_c("tl_ops__fft_c2r")
+_C__fft_r2c = getattr(_lib, "tl_ops__fft_r2c", None) or _missing_c("tl_ops__fft_r2c")
 _C__index_put_impl = getattr(_lib, "tl_ops__index_put_impl", None) or _missing_c("tl_ops__index_put_impl")
 _C__index_put_impl_ = getattr(_lib, "tl_ops__index_put_impl_", None) or _missing_c("tl_ops__index_put_impl_")
 _C__index_put_impl_out = getattr(_lib, "tl_ops__index_put_impl_out", None) or _missing_c("tl_ops__index_put_impl_out")
@@ -717,6 +729,7 @@ _C_amin = getattr(_lib, "tl_ops_amin", None) or _missing_c("tl_ops_amin")
 _C_amin_out = getattr(_lib, "tl_ops_amin_out", None) or _missing_c("tl_ops_amin_out")
 _C_aminmax = getattr(_lib, "tl_ops_aminmax", None) or _missing_c("tl_ops_aminmax")
 _C_aminmax_out = getattr(_lib, "tl_ops_aminmax_out", None) or _missing_c("tl_ops_aminmax_out")
+_C_angle = getattr(_lib, "tl_ops_angle", None) or _missing_c("tl_ops_angle")
 _C_any = getattr(_lib, "tl_ops_any", None) or _missing_c("tl_ops_any")
 _C_any_all_out = getattr(_lib, "tl_ops_any_all_out", None) or _missing_c("tl_ops_any_all_out")
 _C_any_dim = getattr(_lib, "tl_ops_any_dim", None) or _missing_c("tl_ops_any_dim")
@@ -899,6 +912,7 @@ _C_col2im = getattr(_lib, "tl_ops_col2im", None) or _missing_c("tl_ops_col2im")
 _C_column_stack = getattr(_lib, "tl_ops_column_stack", None) or _missing_c("tl_ops_column_stack")
 _C_column_stack_out = getattr(_lib, "tl_ops_column_stack_out", None) or _missing_c("tl_ops_column_stack_out")
 _C_combinations = getattr(_lib, "tl_ops_combinations", None) or _missing_c("tl_ops_combinations")
+_C_complex = getattr(_lib, "tl_ops_complex", None) or _missing_c("tl_ops_complex")
 _C_conj = getattr(_lib, "tl_ops_conj", None) or _missing_c("tl_ops_conj")
 _C_conj_physical = getattr(_lib, "tl_ops_conj_physical", None) or _missing_c("tl_ops_conj_physical")
 _C_constant_pad_nd = getattr(_lib, "tl_ops_constant_pad_nd", None) or _missing_c("tl_ops_constant_pad_nd")
@@ -1152,6 +1166,7 @@ _C_igammac = getattr(_lib, "tl_ops_igammac", None) or _missing_c("tl_ops_igammac
 _C_igammac_ = getattr(_lib, "tl_ops_igammac_", None) or _missing_c("tl_ops_igammac_")
 _C_igammac_out = getattr(_lib, "tl_ops_igammac_out", None) or _missing_c("tl_ops_igammac_out")
 _C_im2col = getattr(_lib, "tl_ops_im2col", None) or _missing_c("tl_ops_im2col")
+_C_imag = getattr(_lib, "tl_ops_imag", None) or _missing_c("tl_ops_imag")
 _C_index_Tensor = getattr(_lib, "tl_ops_index_Tensor", None) or _missing_c("tl_ops_index_Tensor")
 _C_index_Tensor_out = getattr(_lib, "tl_ops_index_Tensor_out", None) or _missing_c("tl_ops_index_Tensor_out")
 _C_index_add = getattr(_lib, "tl_ops_index_add", None) or _missing_c("tl_ops_index_add")
@@ -1500,6 +1515,7 @@ _C_permute_copy = getattr(_lib, "tl_ops_permute_copy", None) or _missing_c("tl_o
 _C_pinverse = getattr(_lib, "tl_ops_pinverse", None) or _missing_c("tl_ops_pinverse")
 _C_pixel_shuffle = getattr(_lib, "tl_ops_pixel_shuffle", None) or _missing_c("tl_ops_pixel_shuffle")
 _C_pixel_unshuffle = getattr(_lib, "tl_ops_pixel_unshuffle", None) or _missing_c("tl_ops_pixel_unshuffle")
+_C_polar = getattr(_lib, "tl_ops_polar", None) or _missing_c("tl_ops_polar")
 _C_polygamma = getattr(_lib, "tl_ops_polygamma", None) or _missing_c("tl_ops_polygamma")
 _C_polygamma_ = getattr(_lib, "tl_ops_polygamma_", None) or _missing_c("tl_ops_polygamma_")
 _C_polygamma_out = getattr(_lib, "tl_ops_polygamma_out", None) or _missing_c("tl_ops_polygamma_out")
@@ -1990,6 +2006,8 @@ _C_var_out = getattr(_lib, "tl_ops_var_out", None) or _missing_c("tl_ops_var_out
 _C_vdot = getattr(_lib, "tl_ops_vdot", None) or _missing_c("tl_ops_vdot")
 _C_view = getattr(_lib, "tl_ops_view", None) or _missing_c("tl_ops_view")
 _C_view_as = getattr(_lib, "tl_ops_view_as", None) or _missing_c("tl_ops_view_as")
+_C_view_as_complex = getattr(_lib, "tl_ops_view_as_complex", None) or _missing_c("tl_ops_view_as_complex")
+_C_view_as_real = getattr(_lib, "tl_ops_view_as_real", None) or _missing_c("tl_ops_view_as_real")
 _C_view_copy = getattr(_lib, "tl_ops_view_copy", None) or _missing_c("tl_ops_view_copy")
 _C_view_dtype = getattr(_lib, "tl_ops_view_dtype", None) or _missing_c("tl_ops_view_dtype")
 _C_vsplit_array = getattr(_lib, "tl_ops_vsplit_array", None) or _missing_c("tl_ops_vsplit_array")
@@ -3210,6 +3228,102 @@ def _euclidean_dist(x1, x2):
         if not isinstance(x2, _Tensor):
             raise _arg_error('_euclidean_dist', 'x2', 2, 'Tensor', x2)
     h_ = _C__euclidean_dist(x1._p, x2._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: _fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor
+_SIGS__fft_c2c = (
+    ('(Tensor input, tuple of ints dim, int normalization, bool forward)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int_list(x, 0) is not _BAD), ('normalization', lambda x: _cv_int(x) is not _BAD), ('forward', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _fft_c2c(input, dim, normalization, forward):
+    '(Tensor input, tuple of ints dim, int normalization, bool forward)'
+    if _TF and (r_ := _tf(_fft_c2c, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_fft_c2c', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int_list(dim, 0)
+    if dim_c is _BAD:
+        raise _arg_error('_fft_c2c', 'dim', 2, 'tuple of ints', dim)
+    normalization_c = _cv_int(normalization)
+    if normalization_c is _BAD:
+        raise _arg_error('_fft_c2c', 'normalization', 3, 'int', normalization)
+    forward_c = _cv_bool(forward)
+    if forward_c is _BAD:
+        raise _arg_error('_fft_c2c', 'forward', 4, 'bool', forward)
+    h_ = _C__fft_c2c(input._p, dim_c[0], dim_c[1], normalization_c, forward_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: _fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor
+_SIGS__fft_c2r = (
+    ('(Tensor input, tuple of ints dim, int normalization, int last_dim_size)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int_list(x, 0) is not _BAD), ('normalization', lambda x: _cv_int(x) is not _BAD), ('last_dim_size', lambda x: _cv_int(x) is not _BAD),), (), False),
+)
+
+
+def _fft_c2r(input, dim, normalization, last_dim_size):
+    '(Tensor input, tuple of ints dim, int normalization, int last_dim_size)'
+    if _TF and (r_ := _tf(_fft_c2r, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_fft_c2r', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int_list(dim, 0)
+    if dim_c is _BAD:
+        raise _arg_error('_fft_c2r', 'dim', 2, 'tuple of ints', dim)
+    normalization_c = _cv_int(normalization)
+    if normalization_c is _BAD:
+        raise _arg_error('_fft_c2r', 'normalization', 3, 'int', normalization)
+    last_dim_size_c = _cv_int(last_dim_size)
+    if last_dim_size_c is _BAD:
+        raise _arg_error('_fft_c2r', 'last_dim_size', 4, 'int', last_dim_size)
+    h_ = _C__fft_c2r(input._p, dim_c[0], dim_c[1], normalization_c, last_dim_size_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: _fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor
+_SIGS__fft_r2c = (
+    ('(Tensor input, tuple of ints dim, int normalization, bool onesided)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int_list(x, 0) is not _BAD), ('normalization', lambda x: _cv_int(x) is not _BAD), ('onesided', lambda x: _cv_bool(x) is not _BAD),), (), False),
+)
+
+
+def _fft_r2c(input, dim, normalization, onesided):
+    '(Tensor input, tuple of ints dim, int normalization, bool onesided)'
+    if _TF and (r_ := _tf(_fft_r2c, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_fft_r2c', 'input', 1, 'Tensor', input)
+    dim_c = _cv_int_list(dim, 0)
+    if dim_c is _BAD:
+        raise _arg_error('_fft_r2c', 'dim', 2, 'tuple of ints', dim)
+    normalization_c = _cv_int(normalization)
+    if normalization_c is _BAD:
+        raise _arg_error('_fft_r2c', 'normalization', 3, 'int', normalization)
+    onesided_c = _cv_bool(onesided)
+    if onesided_c is _BAD:
+        raise _arg_error('_fft_r2c', 'onesided', 4, 'bool', onesided)
+    h_ = _C__fft_r2c(input._p, dim_c[0], dim_c[1], normalization_c, onesided_c)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -4892,6 +5006,29 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
     for i_ in range(2):
         _release(p_[i_])
     return _out_tuple_result(out, 'aminmax_out', ('min', 'max'))
+
+
+# yaml/native_functions.yaml: angle(Tensor self) -> Tensor
+_SIGS_angle = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def angle(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(angle, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('angle', 'input', 1, 'Tensor', input)
+    h_ = _C_angle(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: any(Tensor self) -> Tensor
@@ -8185,6 +8322,32 @@ def combinations(input, r=2, with_replacement=False):
     if with_replacement_c is _BAD:
         raise _arg_error('combinations', 'with_replacement', 3, 'bool', with_replacement)
     h_ = _C_combinations(input._p, r_c, with_replacement_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: complex(Tensor real, Tensor imag) -> Tensor
+_SIGS_complex = (
+    ('(Tensor real, Tensor imag)', (('real', lambda x: isinstance(x, _Tensor)), ('imag', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def complex(real, imag):
+    '(Tensor real, Tensor imag)'
+    if _TF and (r_ := _tf(complex, locals())) is not _GO:
+        return r_
+    if real.__class__ is not _Tensor:
+        if not isinstance(real, _Tensor):
+            raise _arg_error('complex', 'real', 1, 'Tensor', real)
+    if imag.__class__ is not _Tensor:
+        if not isinstance(imag, _Tensor):
+            raise _arg_error('complex', 'imag', 2, 'Tensor', imag)
+    h_ = _C_complex(real._p, imag._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -12634,6 +12797,29 @@ def igammac(input, other, *, out=None):
     if rc_:
         _after(rc_)
     return out
+
+
+# yaml/native_functions.yaml: imag(Tensor(a) self) -> Tensor(a)
+_SIGS_imag = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def imag(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(imag, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('imag', 'input', 1, 'Tensor', input)
+    h_ = _C_imag(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
@@ -17699,6 +17885,32 @@ def pixel_unshuffle(input, downscale_factor):
     if downscale_factor_c is _BAD:
         raise _arg_error('pixel_unshuffle', 'downscale_factor', 2, 'int', downscale_factor)
     h_ = _C_pixel_unshuffle(input._p, downscale_factor_c)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: polar(Tensor abs, Tensor angle) -> Tensor
+_SIGS_polar = (
+    ('(Tensor abs, Tensor angle)', (('abs', lambda x: isinstance(x, _Tensor)), ('angle', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def polar(abs, angle):
+    '(Tensor abs, Tensor angle)'
+    if _TF and (r_ := _tf(polar, locals())) is not _GO:
+        return r_
+    if abs.__class__ is not _Tensor:
+        if not isinstance(abs, _Tensor):
+            raise _arg_error('polar', 'abs', 1, 'Tensor', abs)
+    if angle.__class__ is not _Tensor:
+        if not isinstance(angle, _Tensor):
+            raise _arg_error('polar', 'angle', 2, 'Tensor', angle)
+    h_ = _C_polar(abs._p, angle._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -23080,6 +23292,52 @@ def vdot(input, other):
         if not isinstance(other, _Tensor):
             raise _arg_error('vdot', 'other', 2, 'Tensor', other)
     h_ = _C_vdot(input._p, other._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: view_as_complex(Tensor(a) self) -> Tensor(a)
+_SIGS_view_as_complex = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def view_as_complex(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(view_as_complex, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('view_as_complex', 'input', 1, 'Tensor', input)
+    h_ = _C_view_as_complex(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
+# yaml/native_functions.yaml: view_as_real(Tensor(a) self) -> Tensor(a)
+_SIGS_view_as_real = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def view_as_real(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(view_as_real, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('view_as_real', 'input', 1, 'Tensor', input)
+    h_ = _C_view_as_real(input._p)
     if not h_:  # the error, or the result parked while warnings are raised
         h_ = _pending_result()
     r_ = _new(_Tensor)
@@ -33272,6 +33530,26 @@ def _m_aminmax(self, *, dim=None, keepdim=False):
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_aminmax(self._p, dim_c[0], dim_c[1], keepdim_c, p_ + 0, p_ + 1))
     return _tensors_result(p_, 2, 'aminmax', ('min', 'max'))
+
+
+# yaml/native_functions.yaml: angle(Tensor self) -> Tensor
+_SIGS__m_angle = (
+    ('()', (), (), False),
+)
+
+
+def _m_angle(self):
+    '()'
+    if _TF and (r_ := _tf(_m_angle, locals())) is not _GO:
+        return r_
+    h_ = _C_angle(self._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
 
 
 # yaml/native_functions.yaml: any(Tensor self) -> Tensor
@@ -46234,6 +46512,7 @@ class _TensorOps:
     amax = _m_amax
     amin = _m_amin
     aminmax = _m_aminmax
+    angle = _m_angle
     any = _m_any
     arccos = _m_arccos
     arccos_ = _m_arccos_
@@ -46940,6 +47219,15 @@ SIGNATURES = {
     ("function", "_euclidean_dist"): (
         "(Tensor x1, Tensor x2)",
     ),
+    ("function", "_fft_c2c"): (
+        "(Tensor input, tuple of ints dim, int normalization, bool forward)",
+    ),
+    ("function", "_fft_c2r"): (
+        "(Tensor input, tuple of ints dim, int normalization, int last_dim_size)",
+    ),
+    ("function", "_fft_r2c"): (
+        "(Tensor input, tuple of ints dim, int normalization, bool onesided)",
+    ),
     ("function", "_index_put_impl"): (
         "(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False, *, Tensor out = None)",
     ),
@@ -47081,6 +47369,9 @@ SIGNATURES = {
     ),
     ("function", "aminmax"): (
         "(Tensor input, *, int dim = None, bool keepdim = False, tuple of Tensors out = None)",
+    ),
+    ("function", "angle"): (
+        "(Tensor input)",
     ),
     ("function", "any"): (
         "(Tensor input, *, Tensor out = None)",
@@ -47333,6 +47624,9 @@ SIGNATURES = {
     ),
     ("function", "combinations"): (
         "(Tensor input, int r = 2, bool with_replacement = False)",
+    ),
+    ("function", "complex"): (
+        "(Tensor real, Tensor imag)",
     ),
     ("function", "conj"): (
         "(Tensor input)",
@@ -47688,6 +47982,9 @@ SIGNATURES = {
     ),
     ("function", "igammac"): (
         "(Tensor input, Tensor other, *, Tensor out = None)",
+    ),
+    ("function", "imag"): (
+        "(Tensor input)",
     ),
     ("function", "index"): (
         "(Tensor input, tuple of Tensors indices, *, Tensor out = None)",
@@ -48077,6 +48374,9 @@ SIGNATURES = {
     ),
     ("function", "pixel_unshuffle"): (
         "(Tensor input, int downscale_factor)",
+    ),
+    ("function", "polar"): (
+        "(Tensor abs, Tensor angle)",
     ),
     ("function", "polygamma"): (
         "(int n, Tensor input, *, Tensor out = None)",
@@ -48484,6 +48784,12 @@ SIGNATURES = {
     ("function", "vdot"): (
         "(Tensor input, Tensor other)",
     ),
+    ("function", "view_as_complex"): (
+        "(Tensor input)",
+    ),
+    ("function", "view_as_real"): (
+        "(Tensor input)",
+    ),
     ("function", "view_copy"): (
         "(Tensor input, tuple of ints size)",
     ),
@@ -48598,6 +48904,9 @@ SIGNATURES = {
     ),
     ("method", "aminmax"): (
         "(*, int dim = None, bool keepdim = False)",
+    ),
+    ("method", "angle"): (
+        "()",
     ),
     ("method", "any"): (
         "()",

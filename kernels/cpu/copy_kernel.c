@@ -68,18 +68,21 @@ TL_DEFINE_MOVE(1, uint8_t)
 TL_DEFINE_MOVE(2, uint16_t)
 TL_DEFINE_MOVE(4, uint32_t)
 TL_DEFINE_MOVE(8, uint64_t)
+TL_DEFINE_MOVE(16, double _Complex)
 
 /* X-macro over the dtypes: (short name, C storage type) */
 #define TL_COPY_SRCS(X, DN, DT)                                                               \
     X(DN, DT, b, uint8_t) X(DN, DT, u8, uint8_t) X(DN, DT, i8, int8_t) X(DN, DT, i16, int16_t) \
     X(DN, DT, i32, int32_t) X(DN, DT, i64, int64_t) X(DN, DT, f16, uint16_t)                  \
-    X(DN, DT, bf16, uint16_t) X(DN, DT, f32, float) X(DN, DT, f64, double)
+    X(DN, DT, bf16, uint16_t) X(DN, DT, f32, float) X(DN, DT, f64, double)                     \
+    X(DN, DT, c64, float _Complex) X(DN, DT, c128, double _Complex)
 
 #define TL_COPY_ALL(X)                                                                        \
     TL_COPY_SRCS(X, b, uint8_t) TL_COPY_SRCS(X, u8, uint8_t) TL_COPY_SRCS(X, i8, int8_t)       \
     TL_COPY_SRCS(X, i16, int16_t) TL_COPY_SRCS(X, i32, int32_t) TL_COPY_SRCS(X, i64, int64_t)  \
     TL_COPY_SRCS(X, f16, uint16_t) TL_COPY_SRCS(X, bf16, uint16_t) TL_COPY_SRCS(X, f32, float) \
-    TL_COPY_SRCS(X, f64, double)
+    TL_COPY_SRCS(X, f64, double) TL_COPY_SRCS(X, c64, float _Complex)                         \
+    TL_COPY_SRCS(X, c128, double _Complex)
 
 TL_COPY_ALL(TL_DEFINE_COPY)
 
@@ -104,32 +107,48 @@ static void TL_KNAME(cvt_f32_f16)(char **data, const int64_t *strides, int64_t n
 const tl_copy_table_t TL_KNAME(tl_copy_table) = {
     {TL_KNAME(move_1), TL_KNAME(copy_b_u8), TL_KNAME(copy_b_i8), TL_KNAME(copy_b_i16), TL_KNAME(copy_b_i32),
      TL_KNAME(copy_b_i64), TL_KNAME(copy_b_f16), TL_KNAME(copy_b_bf16), TL_KNAME(copy_b_f32),
-     TL_KNAME(copy_b_f64)},
+     TL_KNAME(copy_b_f64),
+     TL_KNAME(copy_b_c64), TL_KNAME(copy_b_c128)},
     {TL_KNAME(copy_u8_b), TL_KNAME(move_1), TL_KNAME(copy_u8_i8), TL_KNAME(copy_u8_i16), TL_KNAME(copy_u8_i32),
      TL_KNAME(copy_u8_i64), TL_KNAME(copy_u8_f16), TL_KNAME(copy_u8_bf16), TL_KNAME(copy_u8_f32),
-     TL_KNAME(copy_u8_f64)},
+     TL_KNAME(copy_u8_f64),
+     TL_KNAME(copy_u8_c64), TL_KNAME(copy_u8_c128)},
     {TL_KNAME(copy_i8_b), TL_KNAME(copy_i8_u8), TL_KNAME(move_1), TL_KNAME(copy_i8_i16), TL_KNAME(copy_i8_i32),
      TL_KNAME(copy_i8_i64), TL_KNAME(copy_i8_f16), TL_KNAME(copy_i8_bf16), TL_KNAME(copy_i8_f32),
-     TL_KNAME(copy_i8_f64)},
+     TL_KNAME(copy_i8_f64),
+     TL_KNAME(copy_i8_c64), TL_KNAME(copy_i8_c128)},
     {TL_KNAME(copy_i16_b), TL_KNAME(copy_i16_u8), TL_KNAME(copy_i16_i8), TL_KNAME(move_2),
      TL_KNAME(copy_i16_i32), TL_KNAME(copy_i16_i64), TL_KNAME(copy_i16_f16), TL_KNAME(copy_i16_bf16),
-     TL_KNAME(copy_i16_f32), TL_KNAME(copy_i16_f64)},
+     TL_KNAME(copy_i16_f32), TL_KNAME(copy_i16_f64),
+     TL_KNAME(copy_i16_c64), TL_KNAME(copy_i16_c128)},
     {TL_KNAME(copy_i32_b), TL_KNAME(copy_i32_u8), TL_KNAME(copy_i32_i8), TL_KNAME(copy_i32_i16),
      TL_KNAME(move_4), TL_KNAME(copy_i32_i64), TL_KNAME(copy_i32_f16), TL_KNAME(copy_i32_bf16),
-     TL_KNAME(copy_i32_f32), TL_KNAME(copy_i32_f64)},
+     TL_KNAME(copy_i32_f32), TL_KNAME(copy_i32_f64),
+     TL_KNAME(copy_i32_c64), TL_KNAME(copy_i32_c128)},
     {TL_KNAME(copy_i64_b), TL_KNAME(copy_i64_u8), TL_KNAME(copy_i64_i8), TL_KNAME(copy_i64_i16),
      TL_KNAME(copy_i64_i32), TL_KNAME(move_8), TL_KNAME(copy_i64_f16), TL_KNAME(copy_i64_bf16),
-     TL_KNAME(copy_i64_f32), TL_KNAME(copy_i64_f64)},
+     TL_KNAME(copy_i64_f32), TL_KNAME(copy_i64_f64),
+     TL_KNAME(copy_i64_c64), TL_KNAME(copy_i64_c128)},
     {TL_KNAME(copy_f16_b), TL_KNAME(copy_f16_u8), TL_KNAME(copy_f16_i8), TL_KNAME(copy_f16_i16),
      TL_KNAME(copy_f16_i32), TL_KNAME(copy_f16_i64), TL_KNAME(move_2), TL_KNAME(copy_f16_bf16),
-     TL_KNAME(cvt_f16_f32), TL_KNAME(copy_f16_f64)},
+     TL_KNAME(cvt_f16_f32), TL_KNAME(copy_f16_f64),
+     TL_KNAME(copy_f16_c64), TL_KNAME(copy_f16_c128)},
     {TL_KNAME(copy_bf16_b), TL_KNAME(copy_bf16_u8), TL_KNAME(copy_bf16_i8), TL_KNAME(copy_bf16_i16),
      TL_KNAME(copy_bf16_i32), TL_KNAME(copy_bf16_i64), TL_KNAME(copy_bf16_f16), TL_KNAME(move_2),
-     TL_KNAME(copy_bf16_f32), TL_KNAME(copy_bf16_f64)},
+     TL_KNAME(copy_bf16_f32), TL_KNAME(copy_bf16_f64),
+     TL_KNAME(copy_bf16_c64), TL_KNAME(copy_bf16_c128)},
     {TL_KNAME(copy_f32_b), TL_KNAME(copy_f32_u8), TL_KNAME(copy_f32_i8), TL_KNAME(copy_f32_i16),
      TL_KNAME(copy_f32_i32), TL_KNAME(copy_f32_i64), TL_KNAME(cvt_f32_f16), TL_KNAME(copy_f32_bf16),
-     TL_KNAME(move_4), TL_KNAME(copy_f32_f64)},
+     TL_KNAME(move_4), TL_KNAME(copy_f32_f64),
+     TL_KNAME(copy_f32_c64), TL_KNAME(copy_f32_c128)},
     {TL_KNAME(copy_f64_b), TL_KNAME(copy_f64_u8), TL_KNAME(copy_f64_i8), TL_KNAME(copy_f64_i16),
      TL_KNAME(copy_f64_i32), TL_KNAME(copy_f64_i64), TL_KNAME(copy_f64_f16), TL_KNAME(copy_f64_bf16),
-     TL_KNAME(copy_f64_f32), TL_KNAME(move_8)},
+     TL_KNAME(copy_f64_f32), TL_KNAME(move_8),
+     TL_KNAME(copy_f64_c64), TL_KNAME(copy_f64_c128)},
+    {TL_KNAME(copy_c64_b), TL_KNAME(copy_c64_u8), TL_KNAME(copy_c64_i8), TL_KNAME(copy_c64_i16),
+     TL_KNAME(copy_c64_i32), TL_KNAME(copy_c64_i64), TL_KNAME(copy_c64_f16), TL_KNAME(copy_c64_bf16),
+     TL_KNAME(copy_c64_f32), TL_KNAME(copy_c64_f64), TL_KNAME(move_8), TL_KNAME(copy_c64_c128)},
+    {TL_KNAME(copy_c128_b), TL_KNAME(copy_c128_u8), TL_KNAME(copy_c128_i8), TL_KNAME(copy_c128_i16),
+     TL_KNAME(copy_c128_i32), TL_KNAME(copy_c128_i64), TL_KNAME(copy_c128_f16), TL_KNAME(copy_c128_bf16),
+     TL_KNAME(copy_c128_f32), TL_KNAME(copy_c128_f64), TL_KNAME(copy_c128_c64), TL_KNAME(move_16)},
 };

@@ -22,8 +22,10 @@ TL_DEFINE_FILL(1, uint8_t)
 TL_DEFINE_FILL(2, uint16_t)
 TL_DEFINE_FILL(4, uint32_t)
 TL_DEFINE_FILL(8, uint64_t)
+TL_DEFINE_FILL(16, double _Complex)
 
 const tl_fill_table_t TL_KNAME(tl_fill_table) = {
     TL_KNAME(fill_1), TL_KNAME(fill_1), TL_KNAME(fill_1), TL_KNAME(fill_2), TL_KNAME(fill_4),
     TL_KNAME(fill_8), TL_KNAME(fill_2), TL_KNAME(fill_2), TL_KNAME(fill_4), TL_KNAME(fill_8),
+    TL_KNAME(fill_8), TL_KNAME(fill_16),
 };

@@ -1,6 +1,6 @@
 /* mm inner kernels (kernels/native/linalg.c calls them through
  * tl_mm_gemm_stub): C[M,N] = A[M,K] @ B[K,N], all contiguous, in the compute
- * dtype (float32, float64, wrapping 64-bit integers), rows [i0, i1) of C.
+ * dtype (float32, float64, wrapping 64-bit integers, complex128), rows [i0, i1) of C.
  * Cache-blocked i-k-j loops; the j loop vectorizes (FMA in the AVX2/AVX512
  * variants). Compiled once per CPU capability. float32 / float64 products
  * go to the vendor BLAS (kernels/native/blas.c); this loop serves integers,
@@ -38,9 +38,11 @@ enum { MM_BK = 256, MM_BJ = 512 };
 TL_DEF_GEMM(f32, float)
 TL_DEF_GEMM(f64, double)
 TL_DEF_GEMM(u64, uint64_t)   /* integers: unsigned, so wrapping is defined */
+TL_DEF_GEMM(c128, double _Complex)   /* complex64 / complex128 products */
 
 const tl_mm_gemm_table_t TL_KNAME(tl_mm_gemm_table) = {
     [TL_FLOAT32] = TL_KNAME(gemm_f32),
     [TL_FLOAT64] = TL_KNAME(gemm_f64),
     [TL_INT64] = TL_KNAME(gemm_u64),
+    [TL_COMPLEX128] = TL_KNAME(gemm_c128),
 };

@@ -35,9 +35,13 @@
 static int alpha_check(tl_dtype dt, tl_scalar alpha) {
     if (alpha.kind == TL_SCALAR_BOOL && dt != TL_BOOL)
         return tl_set_error(TL_ERR_RUNTIME, "Boolean alpha only supported for Boolean results.");
-    if (!tl_dtype_is_floating(dt) && alpha.kind == TL_SCALAR_DOUBLE)
+    if (!tl_dtype_is_floating(dt) && !tl_dtype_is_complex(dt) &&
+        (alpha.kind == TL_SCALAR_DOUBLE || alpha.kind == TL_SCALAR_COMPLEX))
         return tl_set_error(TL_ERR_RUNTIME,
                             "For integral input tensors, argument alpha must not be a floating point number.");
+    if (!tl_dtype_is_complex(dt) && alpha.kind == TL_SCALAR_COMPLEX)
+        return tl_set_error(TL_ERR_RUNTIME,
+                            "For non-complex input tensors, argument alpha must not be a complex number.");
     return 0;
 }
 

@@ -168,7 +168,7 @@ CTC_IMPL(double, exp, log)
 /* PyTorch's checkScalarType wording */
 static int bad_targets_dtype(const tl_tensor *targets) {
     static const char *legacy[TL_NUM_DTYPES] = {"Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16",
-                                                "Float", "Double"};
+                                                "Float", "Double", "ComplexFloat", "ComplexDouble"};
     return tl_set_error(TL_ERR_RUNTIME, "Expected tensor for argument #2 'targets' to have scalar type Int; but got "
                         "torch.%sTensor instead" CTC_FROM, legacy[tl_tensor_dtype(targets)]);
 }

@@ -4,6 +4,7 @@
  * `device=` argument; these kernels serve CPU and Meta and read `device`
  * themselves (-1: CPU). Meta tensors get metadata only. */
 #include <math.h>
+#include <string.h>
 
 #include "tl_internal.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
@@ -77,12 +78,15 @@ tl_tensor *tl_native_ones(tl_keyset ks, const int64_t *size, int64_t size_len, t
     return full_impl(size, size_len, tl_scalar_from_int(1), dtype_or_default(dtype), layout, device);
 }
 
-/* full's dtype follows the fill value when not given: bool, int64, default float */
+/* full's dtype follows the fill value when not given: bool, int64, default
+ * float, default complex */
 tl_tensor *tl_native_full(tl_keyset ks, const int64_t *size, int64_t size_len, tl_scalar fill_value, tl_dtype dtype,
                           int layout, int device, bool pin_memory, bool pin_memory_has) {
     (void)ks; (void)pin_memory; (void)pin_memory_has;
     if (dtype == TL_DTYPE_UNDEFINED)
-        dtype = fill_value.kind == TL_SCALAR_DOUBLE ? tl_get_default_dtype() : tl_scalar_dtype(fill_value);
+        dtype = fill_value.kind == TL_SCALAR_DOUBLE    ? tl_get_default_dtype()
+                : fill_value.kind == TL_SCALAR_COMPLEX ? tl_get_default_complex_dtype()
+                                                       : tl_scalar_dtype(fill_value);
     return full_impl(size, size_len, fill_value, dtype, layout, device);
 }
 
@@ -213,6 +217,27 @@ static tl_tensor *random_impl(const int64_t *size, int64_t size_len, tl_generato
         return tl__host_result_to(random_impl(size, size_len, gen, dtype, layout, TL_CPU, normal), device);
     if (check_layout(layout)) return NULL;
     dtype = dtype_or_default(dtype);
+    if (tl_dtype_is_complex(dtype) && size_len < 64) {
+        /* PyTorch's complex rand / randn: the real and imaginary parts drawn as
+         * the reals of view_as_real; randn's each with variance 1/2 */
+        int64_t rsize[64];
+        memcpy(rsize, size, (size_t)size_len * sizeof *rsize);
+        rsize[size_len] = 2;
+        tl_tensor *r = random_impl(rsize, size_len + 1, gen, tl_dtype_to_real(dtype), layout, device, normal);
+        if (!r) return NULL;
+        if (normal && tl_tensor_device(r) == TL_CPU) {
+            const int64_t n = tl_tensor_numel(r);
+            if (dtype == TL_COMPLEX64)
+                for (int64_t i = 0; i < n; i++) ((float *)tl_tensor_data_ptr(r))[i] *= (float)M_SQRT1_2;
+            else
+                for (int64_t i = 0; i < n; i++) ((double *)tl_tensor_data_ptr(r))[i] *= M_SQRT1_2;
+        }
+        int64_t st[64];
+        for (int64_t i = 0; i < size_len; i++) st[i] = tl_tensor_stride(r, i) / 2;
+        tl_tensor *t = tl_tensor_new_with_storage(tl_tensor_storage(r), 0, size_len, size, st, dtype);
+        tl_tensor_release(r);
+        return t;
+    }
     if (!tl_dtype_valid(dtype) || !tl_dtype_is_floating(dtype)) {
         /* AT_DISPATCH's error: c10::NotImplementedError, as torch raises it */
         tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", normal ? "normal_kernel_cpu" : "check_uniform_bounds",

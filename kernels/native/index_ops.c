@@ -835,7 +835,7 @@ tl_tensor *tl_native_masked_fill_tensor(tl_keyset ks, tl_tensor *self, tl_tensor
 static int check_embedding_indices(const tl_tensor *indices, const char *fn) {
     if (si_is_index_dtype(indices->dtype)) return 0;
     static const char *legacy[TL_NUM_DTYPES] = {"Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16",
-                                                "Float", "Double"};
+                                                "Float", "Double", "ComplexFloat", "ComplexDouble"};
     return tl_set_error(TL_ERR_RUNTIME, "Expected tensor for argument #1 'indices' to have one of the following scalar "
                                         "types: Long, Int; but got torch.%s%sTensor instead (while checking arguments for %s)",
                         indices->device == TL_META ? "meta." : "", legacy[indices->dtype], fn);
@@ -886,7 +886,7 @@ tl_tensor *tl_native_embedding_renorm_cpu_(tl_keyset ks, tl_tensor *self, tl_ten
     }
     if (!si_is_index_dtype(indices->dtype)) {
         static const char *legacy[TL_NUM_DTYPES] = {"Bool", "Byte", "Char", "Short", "Int", "Long", "Half",
-                                                    "BFloat16", "Float", "Double"};
+                                                    "BFloat16", "Float", "Double", "ComplexFloat", "ComplexDouble"};
         tl_set_error(TL_ERR_RUNTIME, "Expected tensor for argument #2 'indices' to have one of the following scalar "
                                      "types: Long, Int; but got torch.%sTensor instead (while checking arguments "
                                      "for embedding_renorm_)", legacy[indices->dtype]);

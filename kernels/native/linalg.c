@@ -14,7 +14,10 @@
  *     loop of kernels/cpu/mm_kernel.c in int64 / float / double; integer
  *     results wrap like PyTorch's (wrapping arithmetic commutes with the
  *     final narrowing cast).
+ *   - complex64 / complex128: the same C loop in complex128 (no complex BLAS
+ *     binding yet), rounded once into C.
  * Like PyTorch's addmm, beta == 0 ignores C's contents (NaN included). */
+#include <complex.h>
 #include <string.h>
 
 #include "tl_autograd.h"
@@ -93,8 +96,16 @@ static bool blas_layout(const mat *m, bool *trans, int64_t *ld) {
     return false;
 }
 
-static bool scalar_is_zero(tl_scalar s) { return s.kind == TL_SCALAR_DOUBLE ? s.d == 0.0 : s.i == 0; }
-static double scalar_f64(tl_scalar s) { return s.kind == TL_SCALAR_DOUBLE ? s.d : (double)s.i; }
+static bool scalar_is_zero(tl_scalar s) {
+    if (s.kind == TL_SCALAR_COMPLEX) return s.d == 0.0 && s.im == 0.0;
+    return s.kind == TL_SCALAR_DOUBLE ? s.d == 0.0 : s.i == 0;
+}
+static double scalar_f64(tl_scalar s) {
+    return s.kind == TL_SCALAR_DOUBLE || s.kind == TL_SCALAR_COMPLEX ? s.d : (double)s.i;
+}
+static double _Complex scalar_c128(tl_scalar s) {
+    return s.kind == TL_SCALAR_COMPLEX ? CMPLX(s.d, s.im) : scalar_f64(s);
+}
 /* PyTorch converts alpha / beta to an integer result's type: truncation */
 static int64_t scalar_i64(tl_scalar s) { return s.kind == TL_SCALAR_DOUBLE ? (int64_t)s.d : s.i; }
 
@@ -170,7 +181,11 @@ static void mm_rows(int64_t b, int64_t e, void *ctx) {
 
 /* r = beta * o + alpha * r over n elements of the compute dtype ct (o NULL: beta is 0) */
 static void axpby(tl_dtype ct, int64_t n, void *r_, const void *o_, tl_scalar beta, tl_scalar alpha) {
-    if (ct == TL_INT64) { /* unsigned: wrapping is defined */
+    if (ct == TL_COMPLEX128) {
+        double _Complex *r = r_, a = scalar_c128(alpha), b = scalar_c128(beta);
+        const double _Complex *o = o_;
+        for (int64_t i = 0; i < n; i++) r[i] = (o ? b * o[i] : 0) + a * r[i];
+    } else if (ct == TL_INT64) { /* unsigned: wrapping is defined */
         uint64_t *r = r_, a = (uint64_t)scalar_i64(alpha), b = (uint64_t)scalar_i64(beta);
         const uint64_t *o = o_;
         for (int64_t i = 0; i < n; i++) r[i] = (o ? b * o[i] : 0) + a * r[i];
@@ -188,7 +203,9 @@ static void axpby(tl_dtype ct, int64_t n, void *r_, const void *o_, tl_scalar be
 static int gemm_loop(tl_tensor *c, tl_tensor *a, tl_tensor *b, int64_t nb, int64_t M, int64_t N, int64_t K,
                      tl_scalar beta, tl_scalar alpha) {
     const tl_dtype dt = tl_tensor_dtype(c);
-    const tl_dtype ct = dt == TL_FLOAT64 ? TL_FLOAT64 : tl_dtype_is_floating(dt) ? TL_FLOAT32 : TL_INT64;
+    /* complex: a complex128 loop (no complex BLAS binding yet) */
+    const tl_dtype ct = dt == TL_FLOAT64 ? TL_FLOAT64 : tl_dtype_is_complex(dt) ? TL_COMPLEX128
+                        : tl_dtype_is_floating(dt) ? TL_FLOAT32 : TL_INT64;
     const int64_t isz = tl_dtype_itemsize(ct);
     tl_tensor *a1 = NULL, *b1 = NULL, *ac = NULL, *bc = NULL, *r = NULL, *o1 = NULL, *oc = NULL;
     int rc = -1;
@@ -206,7 +223,7 @@ static int gemm_loop(tl_tensor *c, tl_tensor *a, tl_tensor *b, int64_t nb, int64
     }
     const bool use_o = !scalar_is_zero(beta);
     if (use_o && (!(o1 = tl_to_dtype(c, ct, 0)) || !(oc = tl_contiguous(o1)))) goto done;
-    if (use_o || scalar_f64(alpha) != 1.0)
+    if (use_o || scalar_f64(alpha) != 1.0 || alpha.kind == TL_SCALAR_COMPLEX)
         axpby(ct, nb * M * N, tl_tensor_data_ptr(r), use_o ? tl_tensor_data_ptr(oc) : NULL, beta, alpha);
     rc = tl__copy_impl(c, r);
 done:

@@ -128,6 +128,12 @@ static int scalar_fits(tl_scalar s, tl_dtype dt) {
 
 static tl_tensor *space(tl_scalar start, tl_scalar end, int64_t steps, double base, bool log, tl_dtype dtype,
                         int layout, int device) {
+    if (start.kind == TL_SCALAR_COMPLEX || end.kind == TL_SCALAR_COMPLEX || tl_dtype_is_complex(dtype)) {
+        /* (PyTorch spaces complex values; torchlet's kernel is real) */
+        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", log ? "logspace_cpu" : "linspace_cpu",
+                     tl_dtype_scalar_name(tl_dtype_is_complex(dtype) ? dtype : tl_get_default_complex_dtype()));
+        return NULL;
+    }
     if (tl__device_type_of(device) == TL_CUDA)  /* computed on the host, then copied */
         return tl__host_result_to(space(start, end, steps, base, log, dtype, layout, TL_CPU), device);
     if (check_steps(steps, layout)) return NULL;
@@ -193,7 +199,7 @@ static tl_tensor *space_t(const char *op, const tl_tensor *ts, tl_scalar s, cons
     return space(s, e, steps, base, log, dtype, layout, device);
 }
 
-static const tl_scalar NO_SCALAR = {TL_SCALAR_INT, 0, 0.0};
+static const tl_scalar NO_SCALAR = {TL_SCALAR_INT, 0, 0.0, 0.0};
 
 tl_tensor *tl_native_linspace_Tensor_Tensor(tl_keyset ks, tl_tensor *start, tl_tensor *end, int64_t steps,
                                             tl_dtype dtype, int layout, int device, bool pin_memory,

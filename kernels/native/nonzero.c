@@ -153,6 +153,12 @@ static int64_t nz_count_all(const tl_tensor *x) {
 
 /* nonzero into `out` (int64, resized to [n, ndim]; strided: through a temporary) */
 static int nonzero_into(tl_tensor *self, tl_tensor *out) {
+    if (tl_dtype_is_complex(self->dtype)) {   /* complex: the positions of self != 0 */
+        tl_tensor *ne = tl_ops_ne_Scalar(self, tl_scalar_from_int(0));
+        const int rc = ne ? nonzero_into(ne, out) : -1;
+        tl_tensor_release(ne);
+        return rc;
+    }
     if (out->dtype != TL_INT64)
         return tl_set_error(TL_ERR_RUNTIME, "nonzero: Expected out tensor to have scalar type Long but got scalar type%s",
                             tl_dtype_scalar_name(out->dtype));
@@ -250,7 +256,7 @@ tl_tensor *tl_native_argwhere(tl_keyset ks, tl_tensor *self) {
 /* ------------------------------------------------------------ count_nonzero */
 tl_tensor *tl_native_count_nonzero_cpu(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len) {
     (void)ks;
-    if (dim_len == 0) {  /* every element: one parallel count */
+    if (dim_len == 0 && !tl_dtype_is_complex(self->dtype)) {  /* every element: one parallel count */
         tl_tensor *x = tl_contiguous(self);
         if (!x) return NULL;
         int64_t n = x->numel ? nz_count_all(x) : 0;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "complex_ops.h"
 #include "tl_autograd_formulas.h"
 #include "tl_error.h"
 #include "tl_internal.h"
@@ -568,6 +569,7 @@ static int check_weights(tl_tensor *w, const char *name, bool integral, int64_t 
 }
 
 tl_tensor *tl_native_cov(tl_keyset ks, tl_tensor *self, int64_t correction, tl_tensor *fweights, tl_tensor *aweights) {
+    if (tl__refuse_complex(self, 1, "cov")) return NULL;   /* (PyTorch conjugates; not here yet) */
     (void)ks;
     if (tl_tensor_ndim(self) > 2) {
         tl_set_error(TL_ERR_RUNTIME,

@@ -18,6 +18,7 @@
 
 #include "reduce_direct.h"
 #include "reduce_util.h"
+#include "complex_ops.h"
 #include "tl_error.h"
 #include "tl_internal.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
@@ -254,6 +255,8 @@ static int amax_core(const tl_tensor *self, uint64_t mask, int is_max, tl_tensor
 
 static int amax_meta(tl_structured *s, const char *name, tl_tensor *self, const int64_t *dim, int64_t dim_len,
                      bool keepdim) {
+    if (tl__refuse_complex(self, 1, name[1] == 'm' && name[2] == 'a' ? "max_values_cpu" : "min_values_cpu"))
+        return -1;
     uint64_t mask;
     if (tl_rd_mask(self, dim, dim_len, &mask)) return -1;
     if (tl_rd_check_nonempty(self, mask, dim_len > 0, name, 0)) return -1;
@@ -293,6 +296,7 @@ int tl_impl_amin_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int6
 
 static tl_tensor *full_minmax(tl_tensor *self, int is_max) {
     const char *name = is_max ? "max" : "min";
+    if (tl__refuse_complex(self, 1, is_max ? "max_all" : "min_all")) return NULL;
     if (tl_rd_check_nonempty(self, 0, false, name, 0)) return NULL;
     tl_tensor *out = tl_empty(0, NULL, tl_tensor_dtype(self), TL_CPU);
     if (!out) return NULL;
@@ -333,6 +337,9 @@ tl_tensor *tl_native_min_unary_out(tl_keyset ks, tl_tensor *self, tl_tensor *out
 
 static int dim_minmax(tl_tensor *self, int64_t dim, bool keepdim, int is_max, tl_tensor *vals, tl_tensor *idx,
                       tl_tensor **ret0, tl_tensor **ret1) {
+    if (tl__refuse_complex(self, 0, is_max ? "max(): does not support complex input"
+                                           : "min(): does not support complex input"))
+        return -1;
     int64_t d;
     if (tl_rd_wrap_dim(self, dim, &d)) return -1;
     const uint64_t mask = tl_tensor_ndim(self) ? 1ull << d : 0;
@@ -382,6 +389,8 @@ int tl_native_min_out(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, 
 
 static int arg_meta(tl_structured *s, const char *name, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim,
                     uint64_t *mask_out) {
+    if (tl_dtype_is_complex(tl_tensor_dtype(self)))
+        return tl_set_error(TL_ERR_RUNTIME, "%s(): does not support complex input", name);
     if (tl_tensor_dtype(self) == TL_BOOL)
         return tl_set_error(TL_ERR_RUNTIME, "%s(): does not support bool input", name);
     uint64_t mask;

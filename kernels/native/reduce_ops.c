@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "complex_ops.h"
 #include "tl_error.h"
 #include "tl_half.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
@@ -423,6 +424,17 @@ static int sum_core(tl_tensor *self, uint64_t mask, tl_tensor *out, int mean, in
     const tl_dtype rt = tl_tensor_dtype(out);
     const int64_t onumel = tl_tensor_numel(out);
     if (onumel == 0) return 0;
+    if (tl_dtype_is_complex(rt)) {
+        /* complex: the real and imaginary parts summed as reals, a trailing
+         * dim of 2 that mask leaves alone */
+        tl_tensor *x = tl_to_dtype(self, rt, 0);
+        tl_tensor *xr = x ? tl__complex_as_real(x) : NULL, *outr = xr ? tl__complex_as_real(out) : NULL;
+        const int rc = outr ? sum_core(xr, mask, outr, mean, nan) : -1;
+        tl_tensor_release(outr);
+        tl_tensor_release(xr);
+        tl_tensor_release(x);
+        return rc;
+    }
     /* PyTorch converts the input to the result dtype first. An integer (or
      * bool) input summed into an integer result needs no copy: wrapping
      * 64-bit sums of the original values truncate to the same result. */
@@ -516,7 +528,7 @@ int tl_meta_mean_dim(tl_structured *s, tl_tensor *self, const int64_t *dim, int6
                      tl_dtype dtype) {
     tl_dtype in = dtype != TL_DTYPE_UNDEFINED ? dtype : tl_tensor_dtype(self);
     if (dtype == TL_DTYPE_UNDEFINED && tl_dtype_is_integral(in, 1)) in = TL_INT64;
-    if (!tl_dtype_is_floating(in))
+    if (!tl_dtype_is_floating(in) && !tl_dtype_is_complex(in))
         return tl_set_error(TL_ERR_RUNTIME, "mean(): could not infer output dtype. %s dtype must be either a floating "
                             "point or complex dtype. Got: %s", dtype != TL_DTYPE_UNDEFINED ? "Optional" : "Input",
                             tl_dtype_scalar_name(dtype != TL_DTYPE_UNDEFINED ? dtype : tl_tensor_dtype(self)));
@@ -596,6 +608,7 @@ int tl_meta_prod_dim_int(tl_structured *s, tl_tensor *self, int64_t dim, bool ke
 
 int tl_impl_prod_out(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out) {
     (void)s; (void)keepdim; (void)dtype;
+    if (tl__refuse_complex(self, 1, "prod_cpu")) return -1;   /* (PyTorch multiplies complex values) */
     uint64_t mask;
     if (tl_rd_mask(self, &dim, 1, &mask)) return -1;
     return prod_core(self, mask, out);
@@ -603,6 +616,7 @@ int tl_impl_prod_out(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdi
 
 tl_tensor *tl_native_prod(tl_keyset ks, tl_tensor *self, tl_dtype dtype) {
     (void)ks;
+    if (tl__refuse_complex(self, 1, "prod_cpu")) return NULL;
     tl_tensor *out = tl_empty(0, NULL, sumlike_dtype(NULL, self, dtype), TL_CPU);
     if (!out) return NULL;
     uint64_t mask;

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "reduce_util.h"
+#include "complex_ops.h"
 #include "tl_error.h"
 #include "tl_internal.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
@@ -144,6 +145,8 @@ static int scan_f(const tl_tensor *self, int64_t d, int is_prod, tl_tensor *out)
 }
 
 static int cum_meta(tl_structured *s, const tl_tensor *self, int64_t dim, tl_dtype dtype) {
+    /* (PyTorch scans complex values; torchlet's scan kernels are real) */
+    if (tl__refuse_complex(self, 1, "cumsum_cpu")) return -1;
     int64_t d;
     if (tl_rd_wrap_dim(self, dim, &d)) return -1;
     tl_dtype dt = dtype;

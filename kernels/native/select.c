@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "missing_ops.h"
+#include "complex_ops.h"
 #include "tl_error.h"
 #include "tl_half.h"
 #include "tl_internal.h"
@@ -361,6 +362,7 @@ static int pair_to_out(tl_tensor *v, tl_tensor *i, tl_tensor *values, tl_tensor 
 /* ------------------------------------------------------------ kthvalue */
 
 static int kthvalue_impl(tl_tensor *self, int64_t k, int64_t dim, bool keepdim, tl_tensor **v, tl_tensor **i) {
+    if (tl__refuse_complex(self, 1, "kthvalue_cpu")) return -1;
     const int64_t d = tl__wrap_dim(dim, self->ndim, 1);
     if (d < 0 || check_nonempty_dim(self, d, "kthvalue()")) return -1;
     const int64_t n = self->ndim ? self->sizes[d] : 1;
@@ -389,6 +391,7 @@ int tl_native_kthvalue_out_cpu(tl_keyset ks, tl_tensor *self, int64_t k, int64_t
 /* the whole-tensor median: NaN for an empty input (median: also when any
  * element is NaN); the lower of the two middle values */
 static tl_tensor *median_all(tl_tensor *self, bool ignore_nan) {
+    if (tl__refuse_complex(self, 1, ignore_nan ? "nanmedian_cpu" : "median_cpu")) return NULL;
     if (self->numel == 0) {
         tl_scalar nan = tl_scalar_from_double(NAN);
         return tl_full(0, NULL, nan, self->dtype, TL_CPU);

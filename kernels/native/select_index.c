@@ -10,6 +10,7 @@
 
 #include "missing_ops.h"
 #include "reduce_util.h"
+#include "complex_ops.h"
 #include "tl_autograd_formulas.h"
 #include "tl_error.h"
 #include "tl_internal.h"
@@ -208,6 +209,7 @@ tl_tensor *tl_native_take_along_dim_out(tl_keyset ks, tl_tensor *self, tl_tensor
 tl_tensor *tl_native_nansum(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim,
                             tl_dtype dtype) {
     (void)ks;
+    if (tl__refuse_complex(self, 0, "nansum on CPU does not support complex inputs")) return NULL;
     if (!tl_dtype_is_floating(self->dtype)) return tl_ops_sum_dim_IntList(self, dim, dim_len, keepdim, dtype);
     if (dtype == TL_DTYPE_UNDEFINED || tl_dtype_is_floating(dtype))
         return tl_rd_nansum(self, dim, dim_len, keepdim, dtype);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "complex_ops.h"
 #include "tl_error.h"
 #include "tl_internal.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
@@ -30,11 +31,13 @@
 #include "ops/dot.h"
 #include "ops/dsplit.h"
 #include "ops/dstack.h"
+#include "ops/eq.h"
 #include "ops/flip.h"
 #include "ops/fliplr.h"
 #include "ops/flipud.h"
 #include "ops/hsplit.h"
 #include "ops/hstack.h"
+#include "ops/imag.h"
 #include "ops/isreal.h"
 #include "ops/ones_like.h"
 #include "ops/positive.h"
@@ -407,21 +410,28 @@ tl_tensor *tl_native_square_out(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
     return tl_ops_pow_Tensor_Scalar_out(self, tl_scalar_from_int(2), out);
 }
 
-/* every integral and floating value is real */
+/* every integral and floating value is real; a complex one when its imaginary part is 0 */
 tl_tensor *tl_native_isreal(tl_keyset ks, tl_tensor *self) {
     (void)ks;
+    if (tl_dtype_is_complex(self->dtype)) {
+        tl_tensor *im = tl_ops_imag(self);
+        tl_tensor *r = im ? tl_ops_eq_Scalar(im, tl_scalar_from_int(0)) : NULL;
+        tl_tensor_release(im);
+        return r;
+    }
     return tl_ops_ones_like(self, TL_BOOL, -1, -1, false, false, TL_PRESERVE_FORMAT);
 }
 
-/* conj, resolve_conj, resolve_neg, conj_physical, real: self for real dtypes */
+/* conj, resolve_conj, resolve_neg, conj_physical, real: self for real dtypes;
+ * conj / conj_physical / real of complex tensors: complex_ops.c */
 tl_tensor *tl_native_conj(tl_keyset ks, tl_tensor *self) {
     (void)ks;
-    return same(self);
+    return tl_dtype_is_complex(self->dtype) ? tl__complex_conj_physical(self) : same(self);
 }
 
 tl_tensor *tl_native_conj_physical(tl_keyset ks, tl_tensor *self) {
     (void)ks;
-    return same(self);
+    return tl_dtype_is_complex(self->dtype) ? tl__complex_conj_physical(self) : same(self);
 }
 
 tl_tensor *tl_native_resolve_conj(tl_keyset ks, tl_tensor *self) {
@@ -436,13 +446,18 @@ tl_tensor *tl_native_resolve_neg(tl_keyset ks, tl_tensor *self) {
 
 tl_tensor *tl_native_real(tl_keyset ks, tl_tensor *self) {
     (void)ks;
-    return same(self);
+    return tl_dtype_is_complex(self->dtype) ? tl__complex_real(self) : same(self);
 }
 
-/* vdot of real vectors is dot (PyTorch's Blas.cpp dispatches there, with dot's checks) */
+/* vdot of real vectors is dot (PyTorch's Blas.cpp dispatches there, with dot's checks);
+ * complex: dot(self.conj(), other) */
 tl_tensor *tl_native_vdot(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
     (void)ks;
-    return tl_ops_dot(self, other);
+    if (!tl_dtype_is_complex(self->dtype)) return tl_ops_dot(self, other);
+    tl_tensor *c = tl_ops_conj(self);
+    tl_tensor *r = c ? tl_ops_dot(c, other) : NULL;
+    tl_tensor_release(c);
+    return r;
 }
 
 /* ------------------------------------------------- diagflat / sum_to_size */

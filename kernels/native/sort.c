@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "complex_ops.h"
 #include "tl_error.h"
 #include "tl_internal.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
@@ -402,6 +403,9 @@ static void sort_rows(int64_t begin, int64_t end, void *ctx) {
  * may be skipped (NULL). Outputs are contiguous. */
 static int sort_core(tl_tensor *self, int64_t dim, int64_t k, bool desc, int topk, tl_tensor **values,
                      tl_tensor **indices) {
+    if (tl__refuse_complex(self, 0, topk ? " topk does not support complex dtypes on CPU"
+                                         : " Sort does not support complex dtypes on CPU"))
+        return -1;
     const int64_t nd = self->ndim;
     const int64_t d = tl__wrap_dim(dim, nd, 1);
     if (d < 0) return -1;

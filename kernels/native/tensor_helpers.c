@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "complex_ops.h"
 #include "tl_error.h"
 #include "tl_internal.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
-#include "ops/abs.h"
 #include "ops/add.h"
 #include "ops/alias.h"
 #include "ops/all.h"
@@ -36,7 +36,6 @@
 #include "ops/full.h"
 #include "ops/isclose.h"
 #include "ops/isfinite.h"
-#include "ops/isnan.h"
 #include "ops/le.h"
 #include "ops/logical_and.h"
 #include "ops/logical_or.h"
@@ -418,13 +417,14 @@ tl_tensor *tl_native_isclose(tl_keyset ks, tl_tensor *self, tl_tensor *other, do
         tl_set_error(TL_ERR_RUNTIME, "atol must be greater than or equal to zero, but got %g", atol);
         return NULL;
     }
-    const bool fl = tl_dtype_is_floating(self->dtype);
+    /* complex: |.| and isnan of both parts (complex_ops.c) */
+    const bool fl = tl_dtype_is_floating(self->dtype) || tl_dtype_is_complex(self->dtype);
     tl_tensor *close = tl_ops_eq_Tensor(self, other);
     if (!close) return NULL;
     tl_tensor *a = NULL, *b = NULL, *c = NULL, *x = NULL, *y = NULL, *diff = NULL, *act = NULL, *ro = NULL,
               *allow = NULL, *fin = NULL, *le = NULL, *ok = NULL, *r = NULL;
     if (equal_nan && fl) {
-        if (!(a = tl_ops_isnan(self)) || !(b = tl_ops_isnan(other)) || !(c = tl_ops_logical_and(a, b)) ||
+        if (!(a = tl__isnan_any(self)) || !(b = tl__isnan_any(other)) || !(c = tl_ops_logical_and(a, b)) ||
             !(r = tl_ops_logical_or(close, c)))
             goto done;
         tl_tensor_release(close);
@@ -439,8 +439,8 @@ tl_tensor *tl_native_isclose(tl_keyset ks, tl_tensor *self, tl_tensor *other, do
     const tl_dtype ct = fl ? self->dtype : tl_get_default_dtype();
     const tl_scalar one = tl_scalar_from_int(1);
     if (!(x = tl_ops_to_dtype(self, ct, false, false, -1)) || !(y = tl_ops_to_dtype(other, ct, false, false, -1)) ||
-        !(diff = tl_ops_sub_Tensor(x, y, one)) || !(act = tl_ops_abs(diff)) ||
-        !(ro = tl_ops_mul_Scalar(y, tl_scalar_from_double(rtol))) || !(allow = tl_ops_abs(ro)) ||
+        !(diff = tl_ops_sub_Tensor(x, y, one)) || !(act = tl__abs_any(diff)) ||
+        !(ro = tl_ops_mul_Scalar(y, tl_scalar_from_double(rtol))) || !(allow = tl__abs_any(ro)) ||
         !(fin = tl_ops_add_Scalar(allow, tl_scalar_from_double(atol), one)) || !(le = tl_ops_le_Tensor(act, fin)))
         goto done;
     tl_tensor_release(fin);
@@ -486,7 +486,8 @@ int tl_native_allclose(tl_keyset ks, tl_tensor *self, tl_tensor *other, double r
 /* caffe2's TypeMeta names, as PyTorch's equal() prints them */
 static const char *typemeta_name(tl_dtype dt) {
     static const char *names[TL_NUM_DTYPES] = {"bool",  "unsigned char", "signed char", "short int", "int",
-                                               "long int", "c10::Half", "c10::BFloat16", "float", "double"};
+                                               "long int", "c10::Half", "c10::BFloat16", "float", "double",
+                                               "c10::complex<float>", "c10::complex<double>"};
     return tl_dtype_valid(dt) ? names[dt] : "Undefined";
 }
 

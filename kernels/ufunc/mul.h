@@ -1,2 +1,4 @@
-/* mul: self * other (bool: `and`) */
+/* mul: self * other (bool: `and`)
+ * ufunc_complex: yes (C99 complex arithmetic gives PyTorch's values)
+ */
 #define TL_UFUNC_mul(self, other) ((self) * (other))

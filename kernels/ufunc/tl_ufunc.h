@@ -45,10 +45,10 @@ typedef union tl_opmath {
 } tl_opmath;
 
 static inline double tl_ufunc_scalar_as_double(tl_scalar s) {
-    return s.kind == TL_SCALAR_DOUBLE ? s.d : (double)s.i;
+    return s.kind == TL_SCALAR_DOUBLE || s.kind == TL_SCALAR_COMPLEX ? s.d : (double)s.i;
 }
 static inline int64_t tl_ufunc_scalar_as_int(tl_scalar s) {
-    if (s.kind != TL_SCALAR_DOUBLE) return s.i;
+    if (s.kind != TL_SCALAR_DOUBLE && s.kind != TL_SCALAR_COMPLEX) return s.i;
     double d = s.d;   /* truncation toward zero; out-of-range values saturate, never UB */
     if (!(d > -9223372036854775808.0)) return d != d ? 0 : INT64_MIN;
     if (!(d < 9223372036854775808.0)) return INT64_MAX;
@@ -69,6 +69,9 @@ static inline tl_opmath tl_opmath_from_scalar(tl_scalar s, tl_dtype dt) {
     case TL_INT64: v.i64 = tl_ufunc_scalar_as_int(s); break;
     case TL_FLOAT16: case TL_BFLOAT16: case TL_FLOAT32: v.f32 = (float)tl_ufunc_scalar_as_double(s); break;
     case TL_FLOAT64: v.f64 = tl_ufunc_scalar_as_double(s); break;
+    /* complex loops take real scalar arguments (tl_ufunc_scalar_check refuses others) */
+    case TL_COMPLEX64: v.f32 = (float)tl_ufunc_scalar_as_double(s); break;
+    case TL_COMPLEX128: v.f64 = tl_ufunc_scalar_as_double(s); break;
     default: break;
     }
     return v;
@@ -92,6 +95,11 @@ static inline int tl_ufunc_scalar_check(tl_scalar s, tl_dtype dt) {
     case TL_FLOAT16: lo = -65504.0, hi = 65504.0, name = "c10::Half"; break;
     case TL_BFLOAT16: lo = -3.3895313892515355e38, hi = 3.3895313892515355e38, name = "c10::BFloat16"; break;
     case TL_FLOAT32: lo = -3.4028234663852886e38, hi = 3.4028234663852886e38, name = "float"; break;
+    case TL_COMPLEX64: case TL_COMPLEX128:
+        if (s.kind == TL_SCALAR_COMPLEX && s.im != 0)
+            return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "a complex scalar argument with a nonzero imaginary part "
+                                                        "is not supported by torchlet's complex loops");
+        return 0;
     default: return 0;
     }
     int bad;

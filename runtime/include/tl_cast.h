@@ -7,7 +7,8 @@
  * integer truncates toward zero (through int64, so no undefined behaviour for
  * values in int64 range), and rounding to float16 / bfloat16 is to nearest even,
  * once from the source's exact value for float16 (numpy), through float32
- * for bfloat16 (ml_dtypes, PyTorch).
+ * for bfloat16 (ml_dtypes, PyTorch). complex64 / complex128 are C99's
+ * float _Complex / double _Complex; to a real dtype they keep the real part.
  */
 #ifndef TL_CAST_H
 #define TL_CAST_H
@@ -34,9 +35,14 @@ static inline int64_t tl_f64_to_i64(double x) {
 #define TL_LOAD_bf16(x) tl_bf16_to_f32(x)
 #define TL_LOAD_f32(x) (x)
 #define TL_LOAD_f64(x) (x)
+#define TL_LOAD_c64(x) (x)
+#define TL_LOAD_c128(x) (x)
 
+/* complex sources keep their real part (PyTorch's complex -> real cast) */
 #define TL__TO_I64(v) \
-    _Generic((v), float: tl_f32_to_i64((float)(v)), double: tl_f64_to_i64((double)(v)), default: (int64_t)(v))
+    _Generic((v), float: tl_f32_to_i64((float)(v)), double: tl_f64_to_i64((double)(v)), \
+             float _Complex: tl_f32_to_i64(__real__(v)), double _Complex: tl_f64_to_i64(__real__(v)), \
+             default: (int64_t)(v))
 
 #define TL_CAST_b(v) ((uint8_t)((v) != 0))
 #define TL_CAST_u8(v) ((uint8_t)TL__TO_I64(v))
@@ -46,10 +52,12 @@ static inline int64_t tl_f64_to_i64(double x) {
 #define TL_CAST_i64(v) ((int64_t)TL__TO_I64(v))
 #define TL_CAST_f16(v) \
     _Generic((v), double: tl_f64_to_f16((double)(v)), int64_t: tl_f64_to_f16((double)(v)), \
-             default: tl_f32_to_f16((float)(v)))
+             double _Complex: tl_f64_to_f16(__real__(v)), default: tl_f32_to_f16((float)(v)))
 /* bfloat16 rounds through float32 from every source, as ml_dtypes and PyTorch do */
 #define TL_CAST_bf16(v) tl_f32_to_bf16((float)(v))
 #define TL_CAST_f32(v) ((float)(v))
 #define TL_CAST_f64(v) ((double)(v))
+#define TL_CAST_c64(v) ((float _Complex)(v))
+#define TL_CAST_c128(v) ((double _Complex)(v))
 
 #endif

@@ -66,6 +66,7 @@ extern const int64_t tl__k_itemsize[TL_NUM_DTYPES];
 static inline int tl__dtype_valid(int dt) { return (unsigned)dt < (unsigned)TL_NUM_DTYPES; }
 static inline int64_t tl__itemsize(tl_dtype dt) { return tl__dtype_valid((int)dt) ? tl__k_itemsize[dt] : 0; }
 static inline int tl__dtype_is_floating(tl_dtype dt) { return dt >= TL_FLOAT16 && dt <= TL_FLOAT64; }
+static inline int tl__dtype_is_complex(tl_dtype dt) { return dt == TL_COMPLEX64 || dt == TL_COMPLEX128; }
 
 /* ---- tensor internals (tensor.c) */
 tl_tensor *tl__tensor_alloc(tl_storage *s, int64_t offset, int64_t ndim, const int64_t *sizes,

@@ -340,7 +340,7 @@ int tl_autograd_set_requires_grad(tl_tensor *t, int requires_grad) {
                             "computed variable in a subgraph that doesn't require differentiation use "
                             "var_no_grad = var.detach().");
     }
-    if (requires_grad && !tl_dtype_is_floating(t->dtype))
+    if (requires_grad && !tl_dtype_is_floating(t->dtype) && !tl_dtype_is_complex(t->dtype))
         return tl_set_error(TL_ERR_RUNTIME, "only Tensors of floating point and complex dtype can require gradients");
     if (!m) {
         if (!requires_grad) return 0;
@@ -530,7 +530,7 @@ int tl_autograd_set_history(tl_tensor *out, tl_node *node, int32_t output_nr) {
     if (!out || !node) return 0;
     tl_tensor *hint = node->view_hint;
     node->view_hint = NULL;
-    if (!tl_dtype_is_floating(out->dtype)) return 0;
+    if (!tl_dtype_is_floating(out->dtype) && !tl_dtype_is_complex(out->dtype)) return 0;
     if (out == hint) return 0;   /* an op that returned its input itself: no new history */
     if (record_input_meta(node, output_nr, out) < 0) return -1;
     ag_meta *m = ag_meta_get_or_create(out);
@@ -548,7 +548,7 @@ int tl_autograd_set_history(tl_tensor *out, tl_node *node, int32_t output_nr) {
 
 int tl_autograd_track_view(tl_tensor *view, tl_tensor *input) {
     if (!view || !input || view == input || view->storage != input->storage) return 0;
-    if (!tl_dtype_is_floating(view->dtype)) return 0;
+    if (!tl_dtype_is_floating(view->dtype) && !tl_dtype_is_complex(view->dtype)) return 0;
     ag_meta *m = ag_meta_get_or_create(view);
     if (!m) return -1;
     if (m->is_view) return 0;
@@ -764,7 +764,7 @@ int tl_autograd_rebase_history(tl_tensor *self, tl_node *node, int32_t output_nr
     ag_meta *m = ag_meta_of(self);
     if (m && m->requires_grad && !m->grad_fn)
         return tl_set_error(TL_ERR_RUNTIME, "a leaf Variable that requires grad is being used in an in-place operation.");
-    if (m && m->is_view && m->base && tl_dtype_is_floating(self->dtype))
+    if (m && m->is_view && m->base && (tl_dtype_is_floating(self->dtype) || tl_dtype_is_complex(self->dtype)))
         return rebase_view_history(self, m, node, output_nr);
     if (record_input_meta(node, output_nr, self) < 0) return -1;
     if (!m && !(m = ag_meta_get_or_create(self))) return -1;
@@ -888,6 +888,8 @@ static const char *legacy_type_name(tl_dtype dt) {
     case TL_BFLOAT16: return "BFloat16Tensor";
     case TL_FLOAT32: return "FloatTensor";
     case TL_FLOAT64: return "DoubleTensor";
+    case TL_COMPLEX64: return "ComplexFloatTensor";
+    case TL_COMPLEX128: return "ComplexDoubleTensor";
     default: return "Tensor";
     }
 }

@@ -42,7 +42,8 @@ int tl_autograd_not_implemented(const char *op, tl_tensor *const *ins, int64_t n
     if (tl_node_set_next_edges(n, edges, ne) < 0) goto done;
     for (int64_t i = 0; i < nout; i++) {
         /* outputs of an integer or bool dtype get no history (PyTorch's isDifferentiableType) */
-        if (!outs[i] || !tl_dtype_is_floating(tl_tensor_dtype(outs[i]))) continue;
+        if (!outs[i] || !(tl_dtype_is_floating(tl_tensor_dtype(outs[i])) || tl_dtype_is_complex(tl_tensor_dtype(outs[i]))))
+            continue;
         int r = inplace && i == 0 ? tl_autograd_rebase_history(outs[i], n, 0)
                                   : tl_autograd_set_history(outs[i], n, (int32_t)i);
         if (r < 0) goto done;

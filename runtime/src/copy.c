@@ -36,6 +36,8 @@ static int may_overlap(const tl_tensor *dst, const tl_tensor *src) {
 
 int tl__copy_impl(tl_tensor *dst, const tl_tensor *src) {
     if (dst == src) return 0;
+    if (tl__dtype_is_complex(src->dtype) && !tl__dtype_is_complex(dst->dtype))
+        TL_WARN_ONCE("Casting complex values to real discards the imaginary part");
     if (src->device == TL_META && dst->device != TL_META)
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "Cannot copy out of meta tensor; no data!");
     if (TL_UNLIKELY(dst->device == TL_CUDA || src->device == TL_CUDA)) return tl__cuda_copy(dst, src);

@@ -141,6 +141,7 @@ static void update_state(result_state *st, const tl_tensor *t) {
     tl_dtype cur = t->dtype;
     if (tl_tensor_is_wrapped_number(t)) {
         if (tl__dtype_is_floating(cur)) cur = tl_get_default_dtype();
+        else if (tl__dtype_is_complex(cur)) cur = tl_get_default_complex_dtype();
         st->wrapped = tl_promote_types(st->wrapped, cur);
     } else if (t->ndim == 0) {
         st->zero = tl_promote_types(st->zero, cur);
@@ -150,6 +151,9 @@ static void update_state(result_state *st, const tl_tensor *t) {
 }
 
 static tl_dtype combine_categories(tl_dtype higher, tl_dtype lower) {
+    if (tl__dtype_is_complex(higher)) return higher;
+    if (tl__dtype_is_complex(lower))   /* a floating higher keeps its width */
+        return tl__dtype_is_floating(higher) ? tl_dtype_to_complex(higher) : lower;
     if (tl__dtype_is_floating(higher)) return higher;
     if (higher == TL_BOOL || tl__dtype_is_floating(lower)) return tl_promote_types(higher, lower);
     if ((int)higher != TL_DTYPE_UNDEFINED) return higher;

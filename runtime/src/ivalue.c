@@ -244,6 +244,7 @@ int tl_stack_push_scalar(tl_stack *s, tl_scalar sc) {
     case TL_SCALAR_BOOL: return tl_stack_push_bool(s, sc.i != 0);
     case TL_SCALAR_INT: return tl_stack_push_int(s, sc.i);
     case TL_SCALAR_DOUBLE: return tl_stack_push_double(s, sc.d);
+    case TL_SCALAR_COMPLEX: return tl_stack_push_complex(s, sc.d, sc.im);
     default: return tl_set_error(TL_ERR_VALUE, "invalid scalar kind %d", (int)sc.kind);
     }
 }
@@ -418,6 +419,10 @@ int tl_stack_pop_scalar(tl_stack *s, tl_scalar *out) {
     } else if (v->tag == TL_IV_DOUBLE) {
         r.kind = TL_SCALAR_DOUBLE;
         r.d = v->u.d;
+    } else if (v->tag == TL_IV_COMPLEX) {
+        r.kind = TL_SCALAR_COMPLEX;
+        r.d = v->u.c.re;
+        r.im = v->u.c.im;
     } else {
         return mismatch("Scalar", v);
     }

@@ -13,11 +13,14 @@ from ._dtype import (
     bfloat16,
     bool_ as bool,  # noqa: A001  (torch.bool)
     can_cast,
+    complex64,
+    complex128,
     dtype,
     float16,
     float32,
     float64,
     get_default_dtype,
+    get_default_complex_dtype,
     int8,
     int16,
     int32,
@@ -43,6 +46,8 @@ from ._tensor import Size, Tensor, from_numpy
 half = float16
 float = float32  # noqa: A001
 double = float64
+cfloat = complex64
+cdouble = complex128
 short = int16
 int = int32  # noqa: A001
 long = int64
@@ -56,6 +61,14 @@ def is_tensor(obj, /) -> "builtins.bool":
 
 def is_floating_point(input: Tensor):
     return input.is_floating_point()
+
+
+def is_complex(input: Tensor):
+    return input.is_complex()
+
+
+def is_conj(input: Tensor):
+    return input.is_conj()
 
 
 def numel(input: Tensor):
@@ -140,6 +153,7 @@ if _gen_ops is not None:
 
     _linalg_decomp.install(Tensor, globals())
     from . import linalg, return_types, special  # noqa: E402,F401  (torchlet.linalg.vector_norm, torchlet.return_types.max, torchlet.special.i1)
+    from . import fft  # noqa: E402,F401  (torchlet.fft over _fft_r2c / _fft_c2r / _fft_c2c)
     from . import masked  # noqa: E402,F401  (torchlet.masked.sum ...: reductions over an explicit mask)
     from . import signal  # noqa: E402,F401  (torchlet.signal.windows)
     from ._functional import unravel_index  # noqa: E402,F401  (torch/functional.py's Python functions)

@@ -31,7 +31,19 @@ class dtype:
 
     @property
     def is_complex(self):
-        return False
+        return self._id in (lib.TL_COMPLEX64, lib.TL_COMPLEX128)
+
+    def to_real(self):
+        """complex64 -> float32, complex128 -> float64; real dtypes unchanged."""
+        return _BY_ID[lib.tl_dtype_to_real(self._id)]
+
+    def to_complex(self):
+        """float64 -> complex128, other floating dtypes -> complex64 (no complex32 here)."""
+        if self.is_complex:
+            return self
+        if not self.is_floating_point:
+            raise RuntimeError(f"Unknown Complex ScalarType for {_SCALAR_NAMES[self._id]}")
+        return _BY_ID[lib.tl_dtype_to_complex(self._id)]
 
     def to_numpy(self):
         """The numpy dtype of this type (bfloat16 needs ml_dtypes)."""
@@ -71,8 +83,10 @@ float16 = _make(lib.TL_FLOAT16, "float16", np.dtype(np.float16))
 bfloat16 = _make(lib.TL_BFLOAT16, "bfloat16", _NP_BFLOAT16)
 float32 = _make(lib.TL_FLOAT32, "float32", np.dtype(np.float32))
 float64 = _make(lib.TL_FLOAT64, "float64", np.dtype(np.float64))
+complex64 = _make(lib.TL_COMPLEX64, "complex64", np.dtype(np.complex64))
+complex128 = _make(lib.TL_COMPLEX128, "complex128", np.dtype(np.complex128))
 
-ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
 
 
 def _dtype_by_name(name):
@@ -92,7 +106,7 @@ def from_numpy_dtype(npdt) -> dtype:
     if d is None:
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{npdt.name}. The only supported types are: float64, "
-            "float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool.")
+            "float32, float16, complex64, complex128, bfloat16, int64, int32, int16, int8, uint8, and bool.")
     return d
 
 
@@ -105,6 +119,8 @@ def as_dtype(x) -> dtype:
         return int64
     if x is float:
         return get_default_dtype()
+    if x is complex:
+        return _BY_ID[lib.tl_get_default_complex_dtype()]
     if isinstance(x, str) and x in _BY_NAME:
         return _BY_NAME[x]
     try:
@@ -125,6 +141,11 @@ def can_cast(from_: dtype, to: dtype) -> bool:
 
 def get_default_dtype() -> dtype:
     return _BY_ID[lib.tl_get_default_dtype()]
+
+
+def get_default_complex_dtype() -> dtype:
+    """complex128 when the default dtype is float64, else complex64 (PyTorch's rule)."""
+    return _BY_ID[lib.tl_get_default_complex_dtype()]
 
 
 def set_default_dtype(d: dtype, /) -> None:

@@ -37,6 +37,10 @@ def _infer_array(data):
         if a.dtype in (np.float16, np.float32, np.float64) and _from_numpy_scalars(data):
             return a, _dt.from_numpy_dtype(a.dtype)
         return a, _dt.get_default_dtype()
+    if k == "c":   # Python complex numbers: the default complex dtype, numpy's keep theirs
+        if a.dtype in (np.complex64, np.complex128) and _from_numpy_scalars(data):
+            return a, _dt.from_numpy_dtype(a.dtype)
+        return a, _dt.get_default_complex_dtype()
     if k == "V" and _dt._NP_BFLOAT16 is not None and a.dtype == _dt._NP_BFLOAT16:
         return a, _dt.bfloat16
     if k == "O":
@@ -83,7 +87,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
             arr, inferred = np.array(data), _dt.get_default_dtype()
         else:
             arr, inferred = _infer_array(data)
-        if inferred._np is not None and arr.dtype != inferred._np and arr.dtype.kind != "f":
+        if inferred._np is not None and arr.dtype != inferred._np and arr.dtype.kind not in "fc":
             arr = arr.astype(inferred._np)
         if not arr.flags.c_contiguous or not arr.flags.aligned:
             arr = arr.copy(order="C")  # (np.ascontiguousarray would turn 0-d into 1-d)

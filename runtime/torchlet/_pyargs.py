@@ -204,6 +204,8 @@ def value_result(p, kind):
         s = p[0]
         if s.kind == lib.TL_SCALAR_DOUBLE:
             return s.d
+        if s.kind == lib.TL_SCALAR_COMPLEX:
+            return complex(s.d, s.im)
         if s.kind == lib.TL_SCALAR_BOOL:
             return bool(s.i)
         return s.i
@@ -280,10 +282,11 @@ def wrapped(v):
 
 
 def is_number(v) -> bool:
-    """A number that is not a Python bool/int/float: numpy scalars (PyTorch
-    takes them as Python numbers), other numbers.Real / Integral objects."""
-    if isinstance(v, (_np.generic, _numbers.Real)) and not isinstance(v, (str, bytes)):
-        return not isinstance(v, _np.ndarray) and (not isinstance(v, _np.generic) or v.dtype.kind in "biuf")
+    """A number that is not a Python bool/int/float: Python complex, numpy
+    scalars (PyTorch takes them as Python numbers), other numbers.Complex /
+    Real / Integral objects."""
+    if isinstance(v, (_np.generic, _numbers.Complex)) and not isinstance(v, (str, bytes)):
+        return not isinstance(v, _np.ndarray) and (not isinstance(v, _np.generic) or v.dtype.kind in "biufc")
     return False
 
 
@@ -310,6 +313,8 @@ def cv_scalar(v):
         return _from_double(v)
     if c is bool:
         return SC_TRUE if v else SC_FALSE
+    if c is complex or isinstance(v, (complex, _np.complexfloating)):
+        return lib.tl_scalar_from_complex(v.real, v.imag)
     if Tensor is not None and isinstance(v, Tensor):
         if v.dim() != 0 or v.is_meta:
             return BAD

@@ -30,6 +30,8 @@ def scalar(v):
         return lib.tl_scalar_from_int(v)
     if isinstance(v, numbers.Real):
         return lib.tl_scalar_from_double(float(v))
+    if isinstance(v, numbers.Complex):
+        return lib.tl_scalar_from_complex(v.real, v.imag)
     if isinstance(v, Tensor):
         return scalar(v.item())
     raise TypeError(f"expected a number, got {type(v).__name__}")

@@ -184,9 +184,9 @@ class Tensor(*_BASES):
         return _ndim(self._p)
 
     # PyTorch's numpy-style transposes (aten/src/ATen/native/TensorShape.cpp,
-    # numpy_T / matrix_H / mT / mH). torchlet has no complex dtypes, so the
-    # conjugate transposes are the plain ones; the deprecation warnings are
-    # TORCH_WARN_ONCE there: once per process here too.
+    # numpy_T / matrix_H / mT / mH). The conjugate transposes conjugate complex
+    # tensors (a materialised conj: torchlet has no conj bit); the deprecation
+    # warnings are TORCH_WARN_ONCE there: once per process here too.
     @property
     def T(self) -> Tensor:
         n = _ndim(self._p)
@@ -210,7 +210,8 @@ class Tensor(*_BASES):
             if n > 2:
                 msg += " For batches of matrices, consider using tensor.mH"
             raise RuntimeError(msg)
-        return self.transpose(0, 1)
+        t = self.transpose(0, 1)
+        return t.conj() if self.is_complex() else t
 
     @property
     def mT(self) -> Tensor:
@@ -218,7 +219,8 @@ class Tensor(*_BASES):
 
     @property
     def mH(self) -> Tensor:
-        return self._matrix_transpose("mH", "Consider using x.conj().")
+        t = self._matrix_transpose("mH", "Consider using x.conj().")
+        return t.conj() if self.is_complex() else t
 
     def _matrix_transpose(self, name, hint):
         n = _ndim(self._p)
@@ -255,6 +257,24 @@ class Tensor(*_BASES):
 
     def is_floating_point(self) -> bool:
         return bool(lib.tl_dtype_is_floating(_dtype_of(self._p)))
+
+    def is_complex(self) -> bool:
+        return bool(lib.tl_dtype_is_complex(_dtype_of(self._p)))
+
+    def is_conj(self) -> bool:
+        """Always False: torchlet has no lazy conjugate bit (conj materialises)."""
+        return False
+
+    def is_neg(self) -> bool:
+        return False
+
+    @property
+    def imag(self):
+        return _gen_ops.imag(self)
+
+    @property
+    def real(self):
+        return _gen_ops.real(self)
 
     def __invert__(self):
         # PyTorch's THPVariable_invert refuses floating tensors with a TypeError
@@ -349,6 +369,8 @@ class Tensor(*_BASES):
         k = out.kind
         if k == lib.TL_SCALAR_DOUBLE:
             return out.d
+        if k == lib.TL_SCALAR_COMPLEX:
+            return complex(out.d, out.im)
         if k == lib.TL_SCALAR_BOOL:
             return bool(out.i)
         return out.i

@@ -213,7 +213,8 @@ def _tensor_unique(self, sorted=True, return_inverse=False, return_counts=False,
 
 _CONVERSIONS = (("float", _dt.float32), ("double", _dt.float64), ("half", _dt.float16),
                 ("bfloat16", _dt.bfloat16), ("int", _dt.int32), ("long", _dt.int64), ("short", _dt.int16),
-                ("char", _dt.int8), ("byte", _dt.uint8), ("bool", _dt.bool_))
+                ("char", _dt.int8), ("byte", _dt.uint8), ("bool", _dt.bool_), ("cfloat", _dt.complex64),
+                ("cdouble", _dt.complex128))
 
 
 def install(tensor_cls, namespace: dict) -> None:

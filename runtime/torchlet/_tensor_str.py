@@ -61,6 +61,24 @@ class _Formatter:
         return " " * (self.max_width - len(s)) + s
 
 
+class _ComplexFormatter:
+    """PyTorch's complex printing: the real and imaginary parts each get a
+    formatter of their own; an element is real + signed imaginary + "j"."""
+
+    def __init__(self, values: np.ndarray):
+        self.real = _Formatter(values.real, True)
+        self.imag = _Formatter(values.imag, True)
+        self.max_width = self.real.max_width + self.imag.max_width + 1
+
+    def format(self, v) -> str:
+        v = complex(v)
+        real_str = self.real.format(v.real)
+        imag_str = (self.imag.format(v.imag) + "j").lstrip()
+        if imag_str[0] in "+-":   # negative numbers, -0.0
+            return real_str + imag_str
+        return real_str + "+" + imag_str
+
+
 def _summarized_values(a: np.ndarray) -> np.ndarray:
     if a.ndim == 0:
         return a.reshape(1)
@@ -120,9 +138,12 @@ def tensor_repr(t) -> str:
             a = t.numpy()
         summarize = a.size > THRESHOLD
         vals = _summarized_values(a) if summarize else a
-        f = _Formatter(np.asarray(vals), dt.is_floating_point)
+        if dt.is_complex:
+            f = _ComplexFormatter(np.asarray(vals))
+        else:
+            f = _Formatter(np.asarray(vals), dt.is_floating_point)
         body = _fmt(a, indent, f, summarize)
-    if dt not in (D.get_default_dtype(), D.int64, D.bool_):
+    if dt not in (D.get_default_dtype(), D.get_default_complex_dtype(), D.int64, D.bool_):
         suffixes.append(f"dtype={dt!r}")
     elif dev.type == "meta" or (t.numel() == 0 and dt is not D.get_default_dtype()):
         if dt is not D.get_default_dtype():
@@ -132,4 +153,13 @@ def tensor_repr(t) -> str:
         suffixes.append(f"grad_fn=<{type(fn).__name__}>")  # PyTorch: the class name (CopySlices, Error)
     elif getattr(t, "requires_grad", False):
         suffixes.append("requires_grad=True")
-    return prefix + ", ".join([body] + suffixes) + ")"
+    # PyTorch's _str_intern: a suffix that would pass the line width starts a new line
+    last_line = len(body) - body.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line + len(suffix) + 2 > LINEWIDTH:
+            body += ",\n" + " " * len(prefix) + suffix
+            last_line = len(prefix) + len(suffix)
+        else:
+            body += ", " + suffix
+            last_line += len(suffix) + 2
+    return prefix + body + ")"

@@ -52,7 +52,8 @@ STORAGE_ALIGNMENT = 64
 _STORAGE_NAMES = {
     "float32": "FloatStorage", "float64": "DoubleStorage", "float16": "HalfStorage", "bfloat16": "BFloat16Storage",
     "int64": "LongStorage", "int32": "IntStorage", "int16": "ShortStorage", "int8": "CharStorage",
-    "uint8": "ByteStorage", "bool": "BoolStorage",
+    "uint8": "ByteStorage", "bool": "BoolStorage", "complex64": "ComplexFloatStorage",
+    "complex128": "ComplexDoubleStorage",
 }
 
 
@@ -340,7 +341,7 @@ def _allowed_globals() -> dict:
         rc[("torch", storage)] = _StorageType(d)
         rc[("torch", name)] = d
     for alias, name in (("float", "float32"), ("double", "float64"), ("half", "float16"), ("long", "int64"),
-                        ("int", "int32"), ("short", "int16")):
+                        ("int", "int32"), ("short", "int16"), ("cfloat", "complex64"), ("cdouble", "complex128")):
         rc[("torch", alias)] = _dt._BY_NAME[name]
     return rc
 

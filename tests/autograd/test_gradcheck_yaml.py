@@ -1190,7 +1190,29 @@ LINALG_DECOMP_CASES = {
 }
 
 
+# complex dtypes and FFT: real float64 inputs made complex inside (complex / view_as_complex),
+# complex outputs compared through view_as_real (a real function both ways)
+_vr, _vc = (lambda z: torchlet.view_as_real(z)), (lambda a: torchlet.view_as_complex(a))
+COMPLEX_FFT_CASES = {
+    "view_as_real": [([rn(2, 3), rn(3)], lambda a, b: _vr(torchlet.complex(a, b)) * 2.0)],
+    "view_as_complex": [([rn(3, 2)], lambda a: _vr(_vc(a) * _vc(a))), ([rn(2, 4, 2)], lambda a: _vr(_vc(a)[:, 1:3]))],
+    "complex": [([rn(2, 3), rn(3)], lambda a, b: _vr(torchlet.complex(a, b))),
+                ([rn(3, 2), rn(2, 3)], lambda a, b: _vr(torchlet.complex(T(a), b)))],
+    "polar": [([np.abs(rn(4)) + 0.5, rn(4)], lambda a, b: _vr(torchlet.polar(a, b)))],
+    "angle": [([rn(4), rn(4)], lambda a, b: torchlet.angle(torchlet.complex(a, b))),
+              ([away(5)], lambda a: torchlet.angle(a) + a)],
+    "_fft_r2c": [([rn(3, 5)], lambda a: _vr(torchlet._fft_r2c(a, [1], 0, True))),
+                 ([rn(4, 6)], lambda a: _vr(torchlet._fft_r2c(a, [0, 1], 2, False))),
+                 ([rn(2, 7)], lambda a: _vr(torchlet._fft_r2c(T(a), [0, 1], 1, True)))],
+    "_fft_c2r": [([rn(3, 4, 2)], lambda a: torchlet._fft_c2r(_vc(a), [1], 0, 6)),
+                 ([rn(3, 4, 2)], lambda a: torchlet._fft_c2r(_vc(a), [0, 1], 2, 7))],
+    "_fft_c2c": [([rn(3, 5, 2)], lambda a: _vr(torchlet._fft_c2c(_vc(a), [0, 1], 1, True))),
+                 ([rn(6, 2)], lambda a: _vr(torchlet._fft_c2c(_vc(a), [0], 2, False)))],
+}
+
+
 CASES = {
+    **COMPLEX_FFT_CASES,
     **CTC_NORM_BACKWARD_CASES,
     **SELECT_CASES,
     **POOL_CASES,

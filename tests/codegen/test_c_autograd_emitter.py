@@ -216,8 +216,9 @@ def test_compiler_nested_temporaries(model):
 
 
 def test_compiler_identity_and_helpers(model):
+    """conj of a tensor is the conj operator (complex tensors); of a real number the identity"""
     v, lines = compile_(model, "grad.conj()", ENV)
-    assert v.c == ("grad",) and v.temp is None and lines == []
+    assert lines and "tl_ops_conj(grad)" in lines[0]
     _, lines = compile_(model, "maybe_multiply(grad, alpha.conj())", ENV)
     assert lines[0] == "t0_ = tl_ag_maybe_multiply(grad, n_->alpha);"
 

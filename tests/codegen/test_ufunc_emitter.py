@@ -16,10 +16,18 @@ from codegen.templating import make_environment
 WHERE = Pos("x.yaml", 1, 1)
 
 
-def test_dtype_sets_skip_complex():
+def test_dtype_sets_complex():
+    """complex sets name complex64 / complex128 (ComplexHalf: none); dtype_formulas keeps them only
+    for formulas marked `ufunc_complex: yes`"""
     errs: list = []
     assert U.dtype_names(("AllAndComplex", "BFloat16", "Half", "ComplexHalf"), WHERE, errs) == [
-        "Byte", "Char", "Short", "Int", "Long", "Float", "Double", "BFloat16", "Half"]
+        "Byte", "Char", "Short", "Int", "Long", "Float", "Double", "ComplexFloat", "ComplexDouble", "BFloat16",
+        "Half"]
+    loops = (UfuncInnerLoop(UfuncKey.Generic, "add", ("AllAndComplex",)),)
+    safe = {"add": U.Formula("add", ("a", "b", "alpha"), "kernels/ufunc/add.h", complex_ok=True)}
+    unsafe = {"add": U.Formula("add", ("a", "b", "alpha"), "kernels/ufunc/add.h")}
+    assert "ComplexFloat" in U.dtype_formulas(loops, WHERE, [], safe)
+    assert "ComplexFloat" not in U.dtype_formulas(loops, WHERE, [], unsafe)
     assert U.dtype_names(("Floating", "Bool"), WHERE, errs) == ["Float", "Double", "Bool"]
     assert not errs
     U.dtype_names(("Floaty",), WHERE, errs)
@@ -62,7 +70,7 @@ def test_expansion(tmp_path):
     # one loop per listed dtype, NULL elsewhere in the table
     assert "TL_KNAME(ufunc_add_f32)" in c and "TL_KNAME(ufunc_add_f16)" in c and "TL_KNAME(ufunc_add_b)" in c
     assert "ufunc_add_i32" not in c
-    assert c.count("    0,\n") == 7
+    assert c.count("    0,\n") == 9   # the 12 dtypes, 3 listed
     # contiguous / broadcast-scalar fast paths on restrict pointers, then strided
     assert "float *restrict o = (float *)data[0];" in c
     assert "strides[1] == 0" in c and "strides[2] == 0" in c and "/* strided */" in c

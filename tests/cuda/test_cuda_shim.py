@@ -36,16 +36,16 @@ OPS = ["add", "eq", "where", "clamp_scalar", "exp", "bitwise_and",
        "lgamma", "digamma", "polygamma", "erfinv", "i0", "special_i1", "logaddexp", "fmax", "gcd"]
 
 
-class Scalar(ctypes.Structure):
-    _fields_ = [("kind", ctypes.c_int), ("i", ctypes.c_int64), ("d", ctypes.c_double)]
+class Scalar(ctypes.Structure):   # tl_scalar (runtime/include/tl_dtype.h)
+    _fields_ = [("kind", ctypes.c_int), ("i", ctypes.c_int64), ("d", ctypes.c_double), ("im", ctypes.c_double)]
 
 
 def scalar(v) -> Scalar:
     if isinstance(v, bool):
-        return Scalar(0, int(v), 0.0)
+        return Scalar(0, int(v), 0.0, 0.0)
     if isinstance(v, int):
-        return Scalar(1, v, 0.0)
-    return Scalar(2, 0, float(v))
+        return Scalar(1, v, 0.0, 0.0)
+    return Scalar(2, 0, float(v), 0.0)
 
 
 @pytest.fixture(scope="module")

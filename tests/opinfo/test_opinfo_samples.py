@@ -52,8 +52,18 @@ DTYPES = {
     torch.bfloat16: tl.bfloat16, torch.int64: tl.int64, torch.int32: tl.int32, torch.int16: tl.int16,
     torch.int8: tl.int8, torch.uint8: tl.uint8, torch.bool: tl.bool,
 }
+# complex tensors convert both ways; complex *sample dtypes* run only for the
+# OpInfos of operators with complex kernels (docs/RUNTIME.md "Complex dtypes")
+CDTYPES = {torch.complex64: tl.complex64, torch.complex128: tl.complex128}
+COMPLEX_OPS = {"view_as_real", "view_as_complex", "real", "imag", "conj", "conj_physical", "resolve_conj",
+               "complex", "polar", "angle", "add", "sub", "mul", "div", "neg", "eq", "ne", "sum", "mean", "mm",
+               "bmm", "isclose", "allclose", "vdot", "dot", "mv", "nonzero", "count_nonzero"}
 TOL = {torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5), torch.float32: (1.3e-6, 1e-5),
-       torch.float64: (1e-7, 1e-7)}
+       torch.float64: (1e-7, 1e-7), torch.complex64: (1.3e-6, 1e-5), torch.complex128: (1e-7, 1e-7)}
+
+
+def runs_complex(op):
+    return op.name in COMPLEX_OPS or op.name.startswith("fft.")
 # OpInfos whose samples draw random numbers or leave memory uninitialised: values cannot match
 RANDOM = ("dropout", "rand", "bernoulli", "multinomial", "normal", "uniform", "randint", "randn", "randperm",
           "empty", "new_empty", "empty_like", "empty_strided", "new_empty_strided", "empty_permuted",
@@ -111,8 +121,10 @@ def is_random(op):
 
 def to_tl(x, requires_grad=False):
     if isinstance(x, torch.Tensor):
-        if x.dtype not in DTYPES or x.is_sparse or x.layout != torch.strided:
+        if (x.dtype not in DTYPES and x.dtype not in CDTYPES) or x.is_sparse or x.layout != torch.strided:
             raise Unconvertible(f"dtype {x.dtype}")
+        if x.is_conj() or x.is_neg():   # a lazy conjugate: torchlet gets its values (no conj bit)
+            x = x.resolve_conj().resolve_neg()
         d = x.detach()
         if d.dtype == torch.bfloat16:
             t = tl.from_numpy(d.float().numpy()).to(tl.bfloat16)
@@ -129,9 +141,9 @@ def to_tl(x, requires_grad=False):
             t = t.clone().requires_grad_(True) if not t.is_contiguous() else t.clone().requires_grad_(True)
         return t
     if isinstance(x, torch.dtype):
-        if x not in DTYPES:
+        if x not in DTYPES and x not in CDTYPES:
             raise Unconvertible(f"dtype {x}")
-        return DTYPES[x]
+        return DTYPES.get(x) or CDTYPES[x]
     if isinstance(x, torch.device):
         return tl.device(x.type)
     if isinstance(x, torch.Size):
@@ -152,11 +164,17 @@ def to_np(x):
         d = x.detach()
         if d._is_zerotensor():   # PyTorch's efficient zeros (sgn's gradient of a real input)
             d = torch.zeros(d.shape, dtype=d.dtype)
+        d = d.resolve_conj()     # PyTorch's lazy conjugates (torchlet's are materialised)
         return d.float().numpy() if d.dtype == torch.bfloat16 else d.numpy()
     if isinstance(x, tl.Tensor):
         d = x.detach()
         return d.to(tl.float32).numpy() if d.dtype == tl.bfloat16 else d.numpy()
     return x
+
+
+def _wide(a):
+    """a numpy array in float64 (complex128 for complex data)"""
+    return a.astype(np.complex128 if np.iscomplexobj(a) else np.float64)
 
 
 def dtype_name(x):
@@ -178,14 +196,14 @@ def compare(got, exp, exp64=None, path="out"):
             if np.allclose(g, e, rtol=rtol, atol=atol, equal_nan=True):
                 return None
             if isinstance(exp64, torch.Tensor) and exp64.shape == exp.shape:
-                r = exp64.detach().double().numpy()  # a factory given dtype= stays in it
+                r = _wide(exp64.detach().resolve_conj().numpy())  # a factory given dtype= stays in it
                 with np.errstate(invalid="ignore"):
-                    eg = np.nanmax(np.abs(g.astype(np.float64) - r)) if g.size else 0.0
-                    ee = np.nanmax(np.abs(e.astype(np.float64) - r)) if e.size else 0.0
+                    eg = np.nanmax(np.abs(_wide(g) - r)) if g.size else 0.0
+                    ee = np.nanmax(np.abs(_wide(e) - r)) if e.size else 0.0
                 if np.array_equal(np.isnan(g), np.isnan(e)) and eg <= 2 * ee + atol:
                     return None
             with np.errstate(invalid="ignore"):
-                err = np.nanmax(np.abs(g.astype(np.float64) - e)) if g.size else 0.0
+                err = np.nanmax(np.abs(_wide(g) - e)) if g.size else 0.0
             return f"{path}: values differ (max abs err {err:.3g})"
         if not np.array_equal(g, e):
             return f"{path}: values differ"
@@ -215,6 +233,8 @@ def compare(got, exp, exp64=None, path="out"):
 def upcast(x):
     if isinstance(x, torch.Tensor) and x.dtype in (torch.float32, torch.float16, torch.bfloat16):
         return x.detach().double()
+    if isinstance(x, torch.Tensor) and x.dtype == torch.complex64:
+        return x.detach().to(torch.complex128)
     if isinstance(x, (list, tuple)):
         return type(x)(upcast(v) for v in x)
     if isinstance(x, dict):
@@ -283,10 +303,10 @@ def run_forward(op, fn, sample, dtype):
             got = fn(*targs, **tkw)
     except Exception as e:  # noqa: BLE001  (every failure is a mismatch to report)
         return f"raised {type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
-    if isinstance(exp, torch.Tensor) and exp.dtype not in DTYPES:
+    if isinstance(exp, torch.Tensor) and exp.dtype not in DTYPES and exp.dtype not in CDTYPES:
         return "skip"
     exp64 = None
-    if dtype in (torch.float32, torch.float16, torch.bfloat16):
+    if dtype in (torch.float32, torch.float16, torch.bfloat16, torch.complex64):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -305,6 +325,11 @@ def run_forward(op, fn, sample, dtype):
 
 
 def _float_leaves(x):
+    """the float64 outputs, complex128 ones as view_as_real (a real loss on both sides)"""
+    if isinstance(x, torch.Tensor) and x.dtype == torch.complex128:
+        return [torch.view_as_real(x.resolve_conj())]
+    if isinstance(x, tl.Tensor) and x.dtype is tl.complex128:
+        return [tl.view_as_real(x)]
     if isinstance(x, (torch.Tensor, tl.Tensor)):
         return [x] if x.dtype in (torch.float64, tl.float64) else []
     if isinstance(x, (list, tuple)):
@@ -382,7 +407,7 @@ def check_op(op, grad=True):
     fn = callable_for(op)
     fwd, bwd, bad = [0, 0], [0, 0], []
     for dtype in sorted(op.supported_dtypes("cpu"), key=str):
-        if dtype not in DTYPES:
+        if dtype not in DTYPES and not (dtype in CDTYPES and runs_complex(op)):
             continue
         try:
             samples = list(op.sample_inputs("cpu", dtype, requires_grad=False))

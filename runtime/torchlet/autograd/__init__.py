@@ -163,7 +163,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 def _factory_requires_grad(t):
     """requires_grad=True of factory functions (torchlet.tensor, ones, ..._like)."""
-    if not t.is_floating_point():
+    if not (t.is_floating_point() or t.is_complex()):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     if lib.tl_autograd_set_requires_grad(t._p, True) < 0:
         raise_pending_error()
@@ -196,7 +196,7 @@ def _install(Tensor) -> None:
         p = self._p
         if requires_grad and not lib.tl_autograd_is_leaf(p):
             return self
-        if requires_grad and not self.is_floating_point():
+        if requires_grad and not (self.is_floating_point() or self.is_complex()):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if _set_requires_grad(p, requires_grad) < 0:
             raise_pending_error()

@@ -400,7 +400,7 @@ def _process_outputs(cls, ctx, inputs, tensors, edges, raw):
             p = o._p
             key = _addr(p)
             is_input, is_modified = key in input_ptrs, key in dirty_ptrs
-            differentiable = node is not None and key not in non_diff_ptrs and o.is_floating_point()
+            differentiable = node is not None and key not in non_diff_ptrs and (o.is_floating_point() or o.is_complex())
             if not differentiable:
                 if not o.requires_grad:
                     if is_input and not is_modified:

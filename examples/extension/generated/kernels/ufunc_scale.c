@@ -180,6 +180,8 @@ const tl_ufunc_scale_table_t TL_KNAME(tl_ufunc_scale_table) = {
     TL_KNAME(ufunc_scale_bf16),
     TL_KNAME(ufunc_scale_f32),
     TL_KNAME(ufunc_scale_f64),
+    0,
+    0,
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */
