@@ -76,7 +76,8 @@ def test_reduce_program_and_host_side():
     assert "tl_rd_combine<double, tl_rd_mean<double>>(p);" in cu
     # the table: [sum][bool] present with an int64 accumulator, [mean][int32] absent
     assert "{&tl_reduce_cuda_fns[0][0], &tl_reduce_cuda_fns[0][1], 8}," in c
-    assert c.count("{NULL, NULL, 0},") == 6 + 1 + 1
+    # absent: 6 + 1 + 1 real-dtype entries, and complex64 / complex128 for each of the 6 reductions
+    assert c.count("{NULL, NULL, 0},") == 6 + 1 + 1 + 6 * 2
 
 
 def test_params_struct_both_sides():
