@@ -52,7 +52,8 @@ static int copy_kernel(tl_tensor *dst, const tl_tensor *src) {
 
 static int fill_kernel(tl_tensor *dst, tl_scalar value) {
     if (dst->numel == 0) return 0;
-    uint64_t bits = 0;   /* the value stored as dst's dtype, read back by the launcher as a CPU scalar */
+    /* the value stored as dst's dtype (16 bytes: any dtype), read back by the launcher as a CPU scalar */
+    union { uint64_t u; unsigned char bytes[16]; } bits = {0};
     if (tl_scalar_store(value, dst->dtype, &bits) != 0) return -1;
     tl_cuda_view v;
     memset(&v, 0, sizeof v);

@@ -405,7 +405,7 @@ tl_tensor *tl_native_gather_backward(tl_keyset ks, tl_tensor *grad, tl_tensor *s
 typedef struct {
     tl_dtype dt;
     int reduce;
-    char value[8];    /* scatter.value: the value as bytes of out's dtype */
+    char value[16];   /* scatter.value: the value as bytes of out's dtype (complex128: 16) */
 } sc_ctx;
 
 static void sc_store(char *d, char *x, const void *c) {
@@ -750,7 +750,7 @@ tl_tensor *tl_native_index_fill_scalar(tl_keyset ks, tl_tensor *self, int64_t di
 /* ------------------------------------------------------------ masked_fill */
 
 typedef struct {
-    char value[8];
+    char value[16];   /* one element of any dtype */
     int64_t isz;
 } mf_ctx;
 
@@ -1032,7 +1032,7 @@ static int tri_impl(tl_tensor *self, int64_t k, int lower, tl_tensor *out) {
     const int64_t *strides[2] = {st[0], st[1]};
     const int inplace = out == self;
     char *ps = tl__data(self), *po = tl__data(out);
-    static const char zero[8];
+    static const char zero[16];   /* one zero element of any dtype */
     do {
         for (int64_t i = 0; i < M; i++) {
             const char *srow = ps + off[0] + i * sr[0];

@@ -76,7 +76,7 @@ int tl_pointwise_check_int_divisor(const tl_tensor *other, tl_dtype dt) {
 
 /* v rounded to dtype dt (PyTorch's static_cast<scalar_t>, unchecked) */
 static double to_dtype(double v, tl_dtype dt) {
-    unsigned char buf[8];
+    unsigned char buf[16];   /* one element of any dtype */
     tl_scalar r;
     if (tl_scalar_store(tl_scalar_from_double(v), dt, buf) != 0 || tl_scalar_load(buf, dt, &r) != 0) return v;
     return r.d;

@@ -128,7 +128,7 @@ tl_tensor *tl_to_device(const tl_tensor *t, tl_device_type device, int copy) {
 
 int tl_fill_(tl_tensor *t, tl_scalar value) {
     if (!t) return tl_set_error(TL_ERR_RUNTIME, "fill_: undefined tensor");
-    uint64_t v = 0;
+    union { uint64_t u; unsigned char bytes[16]; } v = {0};   /* one element of any dtype (complex128: 16 bytes) */
     if (tl_scalar_store(value, t->dtype, &v) != 0) return -1;
     if (TL_UNLIKELY(t->device == TL_CUDA)) {
         if (tl__cuda_fill(t, value) != 0) return -1;

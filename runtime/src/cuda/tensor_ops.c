@@ -185,12 +185,12 @@ done:
 /* ---------------------------------------------------------------- fill */
 int tl__cuda_fill(tl_tensor *t, tl_scalar value) {
     if (t->numel == 0) return 0;
-    uint64_t v = 0;
+    union { uint64_t u; unsigned char bytes[16]; } v = {0};   /* one element of any dtype (complex128: 16 bytes) */
     if (tl_scalar_store(value, t->dtype, &v) != 0) return -1;
     const int64_t isz = tl__itemsize(t->dtype);
     if (dense(t)) {
         /* a memset when the element's bytes repeat with a period of 1, 2 or 4 */
-        uint32_t lo32 = (uint32_t)v, hi32 = (uint32_t)(v >> 32);
+        uint32_t lo32 = (uint32_t)v.u, hi32 = (uint32_t)(v.u >> 32);
         int width = 0;
         int64_t count = t->numel;
         uint32_t pattern = lo32;
@@ -222,7 +222,7 @@ int tl__cuda_fill(tl_tensor *t, tl_scalar value) {
 }
 
 int tl__cuda_item(const tl_tensor *t, tl_scalar *out) {
-    uint64_t buf = 0;
+    union { uint64_t u; unsigned char bytes[16]; } buf = {0};   /* one element of any dtype */
     if (tl_cuda_memcpy(&buf, -1, tl__data(t), t->storage->device_index, tl__itemsize(t->dtype), 0) != 0) return -1;
     return tl_scalar_load(&buf, t->dtype, out);
 }
