@@ -143,7 +143,10 @@ def compiler() -> list[str]:
 
 
 def _flags_dir(variant: str, flags: list[str]) -> pathlib.Path:
-    h = hashlib.sha1(" ".join(compiler() + flags).encode()).hexdigest()[:10]
+    # paths inside the checkout hashed relative to it: a copy of build/ in
+    # another checkout (a git worktree) names the same object directories
+    rel = [f.replace(str(ROOT) + "/", "") for f in flags]
+    h = hashlib.sha1(" ".join(compiler() + rel).encode()).hexdigest()[:10]
     return OBJ_ROOT / f"{variant}-{h}"
 
 
