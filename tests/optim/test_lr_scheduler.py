@@ -141,6 +141,11 @@ def test_errors_and_warnings_match_torch():
         lambda m, o: m.OneCycleLR(o, max_lr=1.0, total_steps=10, anneal_strategy="exp"),
         lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=0),
         lambda m, o: m.SequentialLR(o, [m.ExponentialLR(o, 0.9)], milestones=[3]),
+        lambda m, o: m.SequentialLR(o, [object()], milestones=[]),
+        lambda m, o: m.SequentialLR(o, [m.ReduceLROnPlateau(o)], milestones=[]),
+        lambda m, o: m.ChainedScheduler([]),
+        lambda m, o: m.ChainedScheduler([m.ExponentialLR(o, 0.9), object()], optimizer=o),
+        lambda m, o: m.ChainedScheduler([m.ReduceLROnPlateau(o)], optimizer=o),
     ]
     for make in cases:
         with pytest.raises((ValueError, TypeError)) as te:

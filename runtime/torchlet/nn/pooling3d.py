@@ -12,6 +12,7 @@ from . import functional as F
 from . import init
 from .layers import _Loss
 from .modules import Module, Parameter
+from .pooling import _AvgPoolNd
 from .pooling import _AdaptiveMaxPoolNd, _MaxPoolNd
 
 
@@ -25,23 +26,8 @@ class MaxPool3d(_MaxPoolNd):
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
-class AvgPool3d(Module):
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-                 divisor_override=None):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if (stride is not None) else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
-
-    def forward(self, input):
-        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
-
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+class AvgPool3d(_AvgPoolNd):
+    _dims = 3
 
 
 class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
