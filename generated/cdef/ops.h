@@ -2786,11 +2786,14 @@ tl_tensor *tl_ops_angle(tl_tensor *self);
 
 /* _fft_r2c */
 tl_tensor *tl_ops__fft_r2c(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, bool onesided);
+tl_tensor *tl_ops__fft_r2c_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, bool onesided, tl_tensor *out);
 
 /* _fft_c2r */
 tl_tensor *tl_ops__fft_c2r(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, int64_t last_dim_size);
+tl_tensor *tl_ops__fft_c2r_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, int64_t last_dim_size, tl_tensor *out);
 
 /* _fft_c2c */
 tl_tensor *tl_ops__fft_c2c(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, bool forward);
+tl_tensor *tl_ops__fft_c2c_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, bool forward, tl_tensor *out);
 
 #endif

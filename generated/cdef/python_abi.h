@@ -10,6 +10,9 @@
 #include "tl_dtype.h"
 #include "tl_tensor.h"
 
+int tl_pyabi__fft_c2c_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, bool forward, tl_tensor *out);
+int tl_pyabi__fft_c2r_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, int64_t last_dim_size, tl_tensor *out);
+int tl_pyabi__fft_r2c_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, bool onesided, tl_tensor *out);
 int tl_pyabi__index_put_impl__r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe);
 int tl_pyabi__index_put_impl_out_r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe, tl_tensor *out);
 int tl_pyabi__log_softmax_backward_data_out_r(tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *out);

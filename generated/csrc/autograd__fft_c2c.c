@@ -10,6 +10,7 @@
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   _fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor
+ *   _fft_c2c.out(Tensor self, SymInt[] dim, int normalization, bool forward, *, Tensor(a!) out) -> Tensor(a!)
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -98,9 +99,22 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
+/* ----------------------------------------------------------------------
+ * _fft_c2c.out: _fft_c2c.out(Tensor self, SymInt[] dim, int normalization, bool forward, *, Tensor(a!) out) -> Tensor(a!)
+ * out= variants are not differentiable
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd__fft_c2c_out(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, bool forward, tl_tensor *out) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[2] = { self, out };
+    if (tl_autograd_check_out("_fft_c2c", ins_, 2)) return NULL;
+    return tl_ops__fft_c2c_out_redispatch(below_, self, dim, dim_len, normalization, forward, out);
+}
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register__fft_c2c(void) {
     if (tl_op_register_kernel(tl_ops__fft_c2c_op, TL_KEY_AUTOGRAD, (void *)tl_autograd__fft_c2c, tl_ops__fft_c2c_boxed, NULL,
             "tl_autograd__fft_c2c registered at generated/csrc/autograd__fft_c2c.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops__fft_c2c_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd__fft_c2c_out, tl_ops__fft_c2c_out_boxed, NULL,
+            "tl_autograd__fft_c2c_out registered at generated/csrc/autograd__fft_c2c.c") < 0) return -1;
     return 0;
 }

@@ -10,6 +10,7 @@
  *
  * Autograd kernels (registered at the Autograd key) for yaml/native_functions.yaml:
  *   _fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor
+ *   _fft_c2r.out(Tensor self, int[] dim, int normalization, SymInt last_dim_size, *, Tensor(a!) out) -> Tensor(a!)
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -96,9 +97,22 @@ fail:
     tl_node_release(&n_->base);
     return NULL;
 }
+
+/* ----------------------------------------------------------------------
+ * _fft_c2r.out: _fft_c2r.out(Tensor self, int[] dim, int normalization, SymInt last_dim_size, *, Tensor(a!) out) -> Tensor(a!)
+ * out= variants are not differentiable
+ * ---------------------------------------------------------------------- */
+static tl_tensor *tl_autograd__fft_c2r_out(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, int64_t last_dim_size, tl_tensor *out) {
+    tl_keyset below_ = tl_keyset_below(ks, TL_KEY_AUTOGRAD_OTHER);
+    tl_tensor *ins_[2] = { self, out };
+    if (tl_autograd_check_out("_fft_c2r", ins_, 2)) return NULL;
+    return tl_ops__fft_c2r_out_redispatch(below_, self, dim, dim_len, normalization, last_dim_size, out);
+}
 /* registers the kernels above at the Autograd key (after tl_ops_register_all) */
 int tl_autograd_register__fft_c2r(void) {
     if (tl_op_register_kernel(tl_ops__fft_c2r_op, TL_KEY_AUTOGRAD, (void *)tl_autograd__fft_c2r, tl_ops__fft_c2r_boxed, NULL,
             "tl_autograd__fft_c2r registered at generated/csrc/autograd__fft_c2r.c") < 0) return -1;
+    if (tl_op_register_kernel(tl_ops__fft_c2r_out_op, TL_KEY_AUTOGRAD, (void *)tl_autograd__fft_c2r_out, tl_ops__fft_c2r_out_boxed, NULL,
+            "tl_autograd__fft_c2r_out registered at generated/csrc/autograd__fft_c2r.c") < 0) return -1;
     return 0;
 }

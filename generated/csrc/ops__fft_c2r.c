@@ -7,6 +7,7 @@
  * YAML entries (yaml/native_functions.yaml; no line numbers, so that an edit
  * elsewhere in the file leaves this one unchanged):
  *   _fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor
+ *   _fft_c2r.out(Tensor self, int[] dim, int normalization, SymInt last_dim_size, *, Tensor(a!) out) -> Tensor(a!)
  */
 #include "tl_ops_base.h"
 #include "ops/_fft_c2r.h"
@@ -73,6 +74,72 @@ int tl_ops__fft_c2r_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset
     return rc_;
 }
 
+/* ======================================================================
+ * aten::_fft_c2r.out
+ *   _fft_c2r.out(Tensor self, int[] dim, int normalization, SymInt last_dim_size, *, Tensor(a!) out) -> Tensor(a!)
+ * ====================================================================== */
+
+tl_operator *tl_ops__fft_c2r_out_op;
+
+/* run a boxed-only kernel (Python kernel, fallback) from C */
+static tl_tensor *tl_ops__fft_c2r_out_boxing_wrapper(const tl_kernel *k_, tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, int64_t last_dim_size, tl_tensor *out) {
+    tl_stack st_;
+    tl_stack_init(&st_);
+    tl_tensor *r_ = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, self);
+    if (rc_ == 0) rc_ = tl_stack_push_int_list(&st_, dim, dim_len);
+    if (rc_ == 0) rc_ = tl_stack_push_int(&st_, normalization);
+    if (rc_ == 0) rc_ = tl_stack_push_int(&st_, last_dim_size);
+    if (rc_ == 0) rc_ = tl_stack_push_tensor(&st_, out);
+    if (rc_ == 0) rc_ = tl_kernel_call_boxed(k_, tl_ops__fft_c2r_out_op, ks, &st_);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(&st_, &r_);
+    tl_stack_free(&st_);
+    (void)rc_;
+    return r_;
+}
+
+/* entry point (at::_ops::_fft_c2r_out::call) */
+tl_tensor *tl_ops__fft_c2r_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, int64_t last_dim_size, tl_tensor *out) {
+    tl_keyset ks;
+    const tl_kernel *k_ = tl_op_select(tl_ops__fft_c2r_out_op, tl_tensor_key_set(self) | tl_tensor_key_set(out), &ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops__fft_c2r_out_fn)k_->unboxed)(ks, self, dim, dim_len, normalization, last_dim_size, out);
+    return tl_ops__fft_c2r_out_boxing_wrapper(k_, ks, self, dim, dim_len, normalization, last_dim_size, out);
+}
+
+/* redispatch: the keyset as given (no thread-local state) */
+tl_tensor *tl_ops__fft_c2r_out_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, int64_t last_dim_size, tl_tensor *out) {
+    const tl_kernel *k_ = tl_op_lookup(tl_ops__fft_c2r_out_op, ks);
+    if (!k_) return NULL;
+    if (k_->unboxed) return ((tl_ops__fft_c2r_out_fn)k_->unboxed)(ks, self, dim, dim_len, normalization, last_dim_size, out);
+    return tl_ops__fft_c2r_out_boxing_wrapper(k_, ks, self, dim, dim_len, normalization, last_dim_size, out);
+}
+
+/* boxed adapter: run any unboxed kernel of this operator from a stack */
+int tl_ops__fft_c2r_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st) {
+    (void)op_;
+    tl_tensor *self = NULL;
+    tl_ivalue dim_iv = {0};
+    int64_t normalization = 0;
+    int64_t last_dim_size = 0;
+    tl_tensor *out = NULL;
+    int rc_ = 0;
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &out);
+    if (rc_ == 0) rc_ = tl_stack_pop_int(st, &last_dim_size);
+    if (rc_ == 0) rc_ = tl_stack_pop_int(st, &normalization);
+    if (rc_ == 0) rc_ = tl_glue_pop_list(st, TL_IV_INT_LIST, 0, &dim_iv);
+    if (rc_ == 0) rc_ = tl_stack_pop_tensor(st, &self);
+    if (rc_ == 0) {
+        tl_tensor *r_ = ((tl_ops__fft_c2r_out_fn)k_->unboxed)(ks, self, dim_iv.u.ints.data, dim_iv.u.ints.len, normalization, last_dim_size, out);
+        rc_ = r_ ? tl_stack_push_tensor_steal(st, r_) : -1;
+    }
+    tl_tensor_release(self);
+    tl_ivalue_destroy(&dim_iv);
+    tl_tensor_release(out);
+    return rc_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register__fft_c2r(void) {
@@ -82,6 +149,13 @@ int tl_ops_register__fft_c2r(void) {
         tl_glue_note_missing("aten::_fft_c2r", "CPU", "tl_native__fft_c2r_cpu");
     else if (tl_op_register_kernel(tl_ops__fft_c2r_op, TL_KEY_CPU, (void *)tl_native__fft_c2r_cpu, tl_ops__fft_c2r_boxed, NULL,
                                    "tl_native__fft_c2r_cpu registered at generated/csrc/ops__fft_c2r.c") < 0)
+        return -1;
+    tl_ops__fft_c2r_out_op = tl_op_define("aten::_fft_c2r.out", "_fft_c2r.out(Tensor self, int[] dim, int normalization, SymInt last_dim_size, *, Tensor(a!) out) -> Tensor(a!)");
+    if (!tl_ops__fft_c2r_out_op) return -1;
+    if (TL_KERNEL_MISSING(tl_native__fft_c2r_cpu_out))  /* a hand-written kernel is missing: no CPU kernel */
+        tl_glue_note_missing("aten::_fft_c2r.out", "CPU", "tl_native__fft_c2r_cpu_out");
+    else if (tl_op_register_kernel(tl_ops__fft_c2r_out_op, TL_KEY_CPU, (void *)tl_native__fft_c2r_cpu_out, tl_ops__fft_c2r_out_boxed, NULL,
+                                   "tl_native__fft_c2r_cpu_out registered at generated/csrc/ops__fft_c2r.c") < 0)
         return -1;
     return 0;
 }

@@ -17,6 +17,30 @@
 #include "python_abi.h"
 #include "ops.h"
 
+/* _fft_c2c.out(Tensor self, SymInt[] dim, int normalization, bool forward, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi__fft_c2c_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, bool forward, tl_tensor *out) {
+    tl_tensor *r = tl_ops__fft_c2c_out(self, dim, dim_len, normalization, forward, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* _fft_c2r.out(Tensor self, int[] dim, int normalization, SymInt last_dim_size, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi__fft_c2r_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, int64_t last_dim_size, tl_tensor *out) {
+    tl_tensor *r = tl_ops__fft_c2r_out(self, dim, dim_len, normalization, last_dim_size, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* _fft_r2c.out(Tensor self, int[] dim, int normalization, bool onesided, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi__fft_r2c_out_r(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, bool onesided, tl_tensor *out) {
+    tl_tensor *r = tl_ops__fft_r2c_out(self, dim, dim_len, normalization, onesided, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* _index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!) */
 int tl_pyabi__index_put_impl__r(tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe) {
     tl_tensor *r = tl_ops__index_put_impl_(self, indices, indices_len, values, accumulate, unsafe);

@@ -615,8 +615,11 @@ _C__embedding_bag_dense_backward = getattr(_lib, "tl_ops__embedding_bag_dense_ba
 _C__embedding_bag_per_sample_weights_backward = getattr(_lib, "tl_ops__embedding_bag_per_sample_weights_backward", None) or _missing_c("tl_ops__embedding_bag_per_sample_weights_backward")
 _C__euclidean_dist = getattr(_lib, "tl_ops__euclidean_dist", None) or _missing_c("tl_ops__euclidean_dist")
 _C__fft_c2c = getattr(_lib, "tl_ops__fft_c2c", None) or _missing_c("tl_ops__fft_c2c")
+_C__fft_c2c_out = getattr(_lib, "tl_ops__fft_c2c_out", None) or _missing_c("tl_ops__fft_c2c_out")
 _C__fft_c2r = getattr(_lib, "tl_ops__fft_c2r", None) or _missing_c("tl_ops__fft_c2r")
+_C__fft_c2r_out = getattr(_lib, "tl_ops__fft_c2r_out", None) or _missing_c("tl_ops__fft_c2r_out")
 _C__fft_r2c = getattr(_lib, "tl_ops__fft_r2c", None) or _missing_c("tl_ops__fft_r2c")
+_C__fft_r2c_out = getattr(_lib, "tl_ops__fft_r2c_out", None) or _missing_c("tl_ops__fft_r2c_out")
 _C__index_put_impl = getattr(_lib, "tl_ops__index_put_impl", None) or _missing_c("tl_ops__index_put_impl")
 _C__index_put_impl_ = getattr(_lib, "tl_ops__index_put_impl_", None) or _missing_c("tl_ops__index_put_impl_")
 _C__index_put_impl_out = getattr(_lib, "tl_ops__index_put_impl_out", None) or _missing_c("tl_ops__index_put_impl_out")
@@ -2036,6 +2039,9 @@ _C_zeros_out = getattr(_lib, "tl_ops_zeros_out", None) or _missing_c("tl_ops_zer
 # C shims of the Python ABI (generated/csrc/python_abi.c): a number given for
 # a Tensor parameter crosses as a tl_scalar (_n_<arg>); in-place / out= calls
 # drop the returned reference in C (_r) and return 0, -1 or 1 (warning)
+_P__fft_c2c_out_r = getattr(_lib, "tl_pyabi__fft_c2c_out_r", None) or _missing_c("tl_pyabi__fft_c2c_out_r")
+_P__fft_c2r_out_r = getattr(_lib, "tl_pyabi__fft_c2r_out_r", None) or _missing_c("tl_pyabi__fft_c2r_out_r")
+_P__fft_r2c_out_r = getattr(_lib, "tl_pyabi__fft_r2c_out_r", None) or _missing_c("tl_pyabi__fft_r2c_out_r")
 _P__index_put_impl__r = getattr(_lib, "tl_pyabi__index_put_impl__r", None) or _missing_c("tl_pyabi__index_put_impl__r")
 _P__index_put_impl_out_r = getattr(_lib, "tl_pyabi__index_put_impl_out_r", None) or _missing_c("tl_pyabi__index_put_impl_out_r")
 _P__log_softmax_backward_data_out_r = getattr(_lib, "tl_pyabi__log_softmax_backward_data_out_r", None) or _missing_c("tl_pyabi__log_softmax_backward_data_out_r")
@@ -3238,13 +3244,14 @@ def _euclidean_dist(x1, x2):
 
 
 # yaml/native_functions.yaml: _fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor
+# yaml/native_functions.yaml: _fft_c2c.out(Tensor self, SymInt[] dim, int normalization, bool forward, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__fft_c2c = (
-    ('(Tensor input, tuple of ints dim, int normalization, bool forward)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int_list(x, 0) is not _BAD), ('normalization', lambda x: _cv_int(x) is not _BAD), ('forward', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints dim, int normalization, bool forward, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int_list(x, 0) is not _BAD), ('normalization', lambda x: _cv_int(x) is not _BAD), ('forward', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 
 
-def _fft_c2c(input, dim, normalization, forward):
-    '(Tensor input, tuple of ints dim, int normalization, bool forward)'
+def _fft_c2c(input, dim, normalization, forward, *, out=None):
+    '(Tensor input, tuple of ints dim, int normalization, bool forward, *, Tensor out = None)'
     if _TF and (r_ := _tf(_fft_c2c, locals())) is not _GO:
         return r_
     if input.__class__ is not _Tensor:
@@ -3259,24 +3266,32 @@ def _fft_c2c(input, dim, normalization, forward):
     forward_c = _cv_bool(forward)
     if forward_c is _BAD:
         raise _arg_error('_fft_c2c', 'forward', 4, 'bool', forward)
-    h_ = _C__fft_c2c(input._p, dim_c[0], dim_c[1], normalization_c, forward_c)
-    if not h_:  # the error, or the result parked while warnings are raised
-        h_ = _pending_result()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
-        r_ = _as_subclass(r_)
-    return r_
+    if out is None:
+        h_ = _C__fft_c2c(input._p, dim_c[0], dim_c[1], normalization_c, forward_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_fft_c2c', 'out', 0, 'Tensor', out)
+    rc_ = _P__fft_c2c_out_r(input._p, dim_c[0], dim_c[1], normalization_c, forward_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: _fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor
+# yaml/native_functions.yaml: _fft_c2r.out(Tensor self, int[] dim, int normalization, SymInt last_dim_size, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__fft_c2r = (
-    ('(Tensor input, tuple of ints dim, int normalization, int last_dim_size)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int_list(x, 0) is not _BAD), ('normalization', lambda x: _cv_int(x) is not _BAD), ('last_dim_size', lambda x: _cv_int(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints dim, int normalization, int last_dim_size, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int_list(x, 0) is not _BAD), ('normalization', lambda x: _cv_int(x) is not _BAD), ('last_dim_size', lambda x: _cv_int(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 
 
-def _fft_c2r(input, dim, normalization, last_dim_size):
-    '(Tensor input, tuple of ints dim, int normalization, int last_dim_size)'
+def _fft_c2r(input, dim, normalization, last_dim_size, *, out=None):
+    '(Tensor input, tuple of ints dim, int normalization, int last_dim_size, *, Tensor out = None)'
     if _TF and (r_ := _tf(_fft_c2r, locals())) is not _GO:
         return r_
     if input.__class__ is not _Tensor:
@@ -3291,24 +3306,32 @@ def _fft_c2r(input, dim, normalization, last_dim_size):
     last_dim_size_c = _cv_int(last_dim_size)
     if last_dim_size_c is _BAD:
         raise _arg_error('_fft_c2r', 'last_dim_size', 4, 'int', last_dim_size)
-    h_ = _C__fft_c2r(input._p, dim_c[0], dim_c[1], normalization_c, last_dim_size_c)
-    if not h_:  # the error, or the result parked while warnings are raised
-        h_ = _pending_result()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
-        r_ = _as_subclass(r_)
-    return r_
+    if out is None:
+        h_ = _C__fft_c2r(input._p, dim_c[0], dim_c[1], normalization_c, last_dim_size_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_fft_c2r', 'out', 0, 'Tensor', out)
+    rc_ = _P__fft_c2r_out_r(input._p, dim_c[0], dim_c[1], normalization_c, last_dim_size_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: _fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor
+# yaml/native_functions.yaml: _fft_r2c.out(Tensor self, int[] dim, int normalization, bool onesided, *, Tensor(a!) out) -> Tensor(a!)
 _SIGS__fft_r2c = (
-    ('(Tensor input, tuple of ints dim, int normalization, bool onesided)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int_list(x, 0) is not _BAD), ('normalization', lambda x: _cv_int(x) is not _BAD), ('onesided', lambda x: _cv_bool(x) is not _BAD),), (), False),
+    ('(Tensor input, tuple of ints dim, int normalization, bool onesided, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('dim', lambda x: _cv_int_list(x, 0) is not _BAD), ('normalization', lambda x: _cv_int(x) is not _BAD), ('onesided', lambda x: _cv_bool(x) is not _BAD),), (('out', lambda x: isinstance(x, _Tensor)),), False),
 )
 
 
-def _fft_r2c(input, dim, normalization, onesided):
-    '(Tensor input, tuple of ints dim, int normalization, bool onesided)'
+def _fft_r2c(input, dim, normalization, onesided, *, out=None):
+    '(Tensor input, tuple of ints dim, int normalization, bool onesided, *, Tensor out = None)'
     if _TF and (r_ := _tf(_fft_r2c, locals())) is not _GO:
         return r_
     if input.__class__ is not _Tensor:
@@ -3323,14 +3346,21 @@ def _fft_r2c(input, dim, normalization, onesided):
     onesided_c = _cv_bool(onesided)
     if onesided_c is _BAD:
         raise _arg_error('_fft_r2c', 'onesided', 4, 'bool', onesided)
-    h_ = _C__fft_r2c(input._p, dim_c[0], dim_c[1], normalization_c, onesided_c)
-    if not h_:  # the error, or the result parked while warnings are raised
-        h_ = _pending_result()
-    r_ = _new(_Tensor)
-    r_._p = h_
-    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
-        r_ = _as_subclass(r_)
-    return r_
+    if out is None:
+        h_ = _C__fft_r2c(input._p, dim_c[0], dim_c[1], normalization_c, onesided_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('_fft_r2c', 'out', 0, 'Tensor', out)
+    rc_ = _P__fft_r2c_out_r(input._p, dim_c[0], dim_c[1], normalization_c, onesided_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: _index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor
@@ -47220,13 +47250,13 @@ SIGNATURES = {
         "(Tensor x1, Tensor x2)",
     ),
     ("function", "_fft_c2c"): (
-        "(Tensor input, tuple of ints dim, int normalization, bool forward)",
+        "(Tensor input, tuple of ints dim, int normalization, bool forward, *, Tensor out = None)",
     ),
     ("function", "_fft_c2r"): (
-        "(Tensor input, tuple of ints dim, int normalization, int last_dim_size)",
+        "(Tensor input, tuple of ints dim, int normalization, int last_dim_size, *, Tensor out = None)",
     ),
     ("function", "_fft_r2c"): (
-        "(Tensor input, tuple of ints dim, int normalization, bool onesided)",
+        "(Tensor input, tuple of ints dim, int normalization, bool onesided, *, Tensor out = None)",
     ),
     ("function", "_index_put_impl"): (
         "(Tensor input, tuple of Tensors indices, Tensor values, bool accumulate = False, bool unsafe = False, *, Tensor out = None)",

@@ -74,7 +74,40 @@ def _check_n(n):
         raise RuntimeError(f"Invalid number of data points ({n}) specified")
 
 
-def _fft_r2c(name, x, n, dim, norm, forward, onesided):
+# out=: the checks of SpectralOps.cpp's fft_*_maybe_out, then the operator's
+# out variant (resize_output + copy_, which casts; no autograd through out=)
+def _r2c_maybe_out(name, out, x, dims, mode, onesided):
+    if out is None:
+        return _t._fft_r2c(x, dims, mode, onesided)
+    if not out.is_complex():
+        raise RuntimeError(f"{name} expects a complex output tensor, but got {_scalar_name(out.dtype)}")
+    return _t._fft_r2c(x, dims, mode, onesided, out=out)
+
+
+def _c2r_maybe_out(name, out, x, dims, mode, last_dim_size):
+    if out is None:
+        return _t._fft_c2r(x, dims, mode, last_dim_size)
+    if not out.is_floating_point():
+        raise RuntimeError(f"{name} expects a floating point output tensor, but got {_scalar_name(out.dtype)}")
+    return _t._fft_c2r(x, dims, mode, last_dim_size, out=out)
+
+
+def _c2c_maybe_out(name, out, x, dims, mode, forward):
+    if out is None:
+        return _t._fft_c2c(x, dims, mode, forward)
+    if not out.is_complex():
+        raise RuntimeError(f"{name} expects a complex output tensor, but got {_scalar_name(out.dtype)}")
+    return _t._fft_c2c(x, dims, mode, forward, out=out)
+
+
+def _conj_maybe_out(ret, out):
+    """ret.conj(), or out (which holds ret) conjugated in place."""
+    if out is None:
+        return ret.conj()
+    return out.copy_(_t.conj_physical(out))
+
+
+def _fft_r2c(name, x, n, dim, norm, forward, onesided, out=None):
     if x.is_complex():
         raise RuntimeError(f"{name} expects a real input tensor, but got {_scalar_name(x.dtype)}")
     x = _promote_tensor_fft(x)
@@ -83,11 +116,11 @@ def _fft_r2c(name, x, n, dim, norm, forward, onesided):
     _check_n(nn)
     if n is not None:
         x = _resize_fft_input(x, [d], [nn])
-    ret = _t._fft_r2c(x, [d], _norm_from_string(norm, forward), onesided)
-    return ret if forward else ret.conj()
+    ret = _r2c_maybe_out(name, out, x, [d], _norm_from_string(norm, forward), onesided)
+    return ret if forward else _conj_maybe_out(ret, out)
 
 
-def _fft_c2r(name, x, n, dim, norm, forward):
+def _fft_c2r(name, x, n, dim, norm, forward, out=None):
     x = _promote_tensor_fft(x, require_complex=True)
     d = _wrap_dim(dim, x.dim())
     nn = 2 * (x.shape[d] - 1) if n is None else n
@@ -96,10 +129,10 @@ def _fft_c2r(name, x, n, dim, norm, forward):
         x = _resize_fft_input(x, [d], [nn // 2 + 1])
     if forward:
         x = x.conj()
-    return _t._fft_c2r(x, [d], _norm_from_string(norm, forward), nn)
+    return _c2r_maybe_out(name, out, x, [d], _norm_from_string(norm, forward), nn)
 
 
-def _fft_c2c(name, x, n, dim, norm, forward):
+def _fft_c2c(name, x, n, dim, norm, forward, out=None):
     if not x.is_complex():
         raise RuntimeError(f"{name} expects a complex input tensor, but got {_scalar_name(x.dtype)}")
     d = _wrap_dim(dim, x.dim())
@@ -107,35 +140,35 @@ def _fft_c2c(name, x, n, dim, norm, forward):
     _check_n(nn)
     if n is not None:
         x = _resize_fft_input(x, [d], [nn])
-    return _t._fft_c2c(x, [d], _norm_from_string(norm, forward), forward)
+    return _c2c_maybe_out(name, out, x, [d], _norm_from_string(norm, forward), forward)
 
 
-def fft(input, n=None, dim=-1, norm=None):
+def fft(input, n=None, dim=-1, norm=None, *, out=None):
     if input.is_complex():
-        return _fft_c2c("fft", input, n, dim, norm, True)
-    return _fft_r2c("fft", input, n, dim, norm, True, False)
+        return _fft_c2c("fft", input, n, dim, norm, True, out)
+    return _fft_r2c("fft", input, n, dim, norm, True, False, out)
 
 
-def ifft(input, n=None, dim=-1, norm=None):
+def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     if input.is_complex():
-        return _fft_c2c("ifft", input, n, dim, norm, False)
-    return _fft_r2c("ifft", input, n, dim, norm, False, False)
+        return _fft_c2c("ifft", input, n, dim, norm, False, out)
+    return _fft_r2c("ifft", input, n, dim, norm, False, False, out)
 
 
-def rfft(input, n=None, dim=-1, norm=None):
-    return _fft_r2c("rfft", input, n, dim, norm, True, True)
+def rfft(input, n=None, dim=-1, norm=None, *, out=None):
+    return _fft_r2c("rfft", input, n, dim, norm, True, True, out)
 
 
-def irfft(input, n=None, dim=-1, norm=None):
-    return _fft_c2r("irfft", input, n, dim, norm, False)
+def irfft(input, n=None, dim=-1, norm=None, *, out=None):
+    return _fft_c2r("irfft", input, n, dim, norm, False, out)
 
 
-def hfft(input, n=None, dim=-1, norm=None):
-    return _fft_c2r("hfft", input, n, dim, norm, True)
+def hfft(input, n=None, dim=-1, norm=None, *, out=None):
+    return _fft_c2r("hfft", input, n, dim, norm, True, out)
 
 
-def ihfft(input, n=None, dim=-1, norm=None):
-    return _fft_r2c("ihfft", input, n, dim, norm, False, True)
+def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
+    return _fft_r2c("ihfft", input, n, dim, norm, False, True, out)
 
 
 # ------------------------------------------------------------------ n-d
@@ -168,33 +201,33 @@ def _canonicalize(x, s, dim):
     return shape, dims
 
 
-def _fftn_c2c(name, x, s, dim, norm, forward):
+def _fftn_c2c(name, x, s, dim, norm, forward, out=None):
     shape, dims = _canonicalize(x, s, dim)
     x = _promote_tensor_fft(x, require_complex=True)
     x = _resize_fft_input(x, dims, shape)
-    return _t._fft_c2c(x, dims, _norm_from_string(norm, forward), forward)
+    return _c2c_maybe_out(name, out, x, dims, _norm_from_string(norm, forward), forward)
 
 
-def fftn(input, s=None, dim=None, norm=None):
-    return _fftn_c2c("fftn", input, s, dim, norm, True)
+def fftn(input, s=None, dim=None, norm=None, *, out=None):
+    return _fftn_c2c("fftn", input, s, dim, norm, True, out)
 
 
-def ifftn(input, s=None, dim=None, norm=None):
-    return _fftn_c2c("ifftn", input, s, dim, norm, False)
+def ifftn(input, s=None, dim=None, norm=None, *, out=None):
+    return _fftn_c2c("ifftn", input, s, dim, norm, False, out)
 
 
-def rfftn(input, s=None, dim=None, norm=None):
-    return _rfftn("rfftn", input, s, dim, norm)
+def rfftn(input, s=None, dim=None, norm=None, *, out=None):
+    return _rfftn("rfftn", input, s, dim, norm, out)
 
 
-def _rfftn(name, input, s, dim, norm):
+def _rfftn(name, input, s, dim, norm, out=None):
     if input.is_complex():
         raise RuntimeError(f"{name} expects a real-valued input tensor, but got {_scalar_name(input.dtype)}")
     shape, dims = _canonicalize(input, s, dim)
     if not shape:
         raise RuntimeError(f"{name} must transform at least one axis")
     x = _resize_fft_input(_promote_tensor_fft(input), dims, shape)
-    return _t._fft_r2c(x, dims, _norm_from_string(norm, True), True)
+    return _r2c_maybe_out(name, out, x, dims, _norm_from_string(norm, True), True)
 
 
 def _c2r_shape(name, input, s, dim):
@@ -213,88 +246,95 @@ def _c2r_shape(name, input, s, dim):
     return shape, dims, last
 
 
-def _irfftn(name, input, s, dim, norm):
+def _irfftn(name, input, s, dim, norm, out=None):
     shape, dims, last = _c2r_shape(name, input, s, dim)
     x = _resize_fft_input(_promote_tensor_fft(input, require_complex=True), dims, shape)
-    return _t._fft_c2r(x, dims, _norm_from_string(norm, False), last)
+    return _c2r_maybe_out(name, out, x, dims, _norm_from_string(norm, False), last)
 
 
-def _hfftn(name, input, s, dim, norm):
+def _hfftn(name, input, s, dim, norm, out=None):
     """c2c over the leading dims, then the conjugated c2r of the last (SpectralOps.cpp)."""
     shape, dims, last = _c2r_shape(name, input, s, dim)
     x = _resize_fft_input(_promote_tensor_fft(input, require_complex=True), dims, shape)
     mode = _norm_from_string(norm, True)
     tmp = _t._fft_c2c(x, dims[:-1], mode, True) if len(dims) > 1 else x
-    return _t._fft_c2r(tmp.conj(), dims[-1:], mode, last)
+    return _c2r_maybe_out(name, out, tmp.conj(), dims[-1:], mode, last)
 
 
-def _ihfftn(name, input, s, dim, norm):
+def _ihfftn(name, input, s, dim, norm, out=None):
     """the conjugated onesided r2c of the last dim, then the inverse c2c over the others."""
     shape, dims = _canonicalize(input, s, dim)
     if not shape:
         raise RuntimeError(f"{name} must transform at least one axis")
     x = _resize_fft_input(_promote_tensor_fft(input), dims, shape)
     mode = _norm_from_string(norm, False)
-    tmp = _t._fft_r2c(x, dims[-1:], mode, True)
     if len(dims) == 1:
-        return tmp.conj()
-    return _t._fft_c2c(_t.conj_physical(tmp), dims[:-1], mode, False)
+        return _conj_maybe_out(_r2c_maybe_out(name, out, x, dims, mode, True), out)
+    tmp = _t._fft_r2c(x, dims[-1:], mode, True)
+    return _c2c_maybe_out(name, out, _t.conj_physical(tmp), dims[:-1], mode, False)
 
 
-def hfftn(input, s=None, dim=None, norm=None):
-    return _hfftn("hfftn", input, s, dim, norm)
+def hfftn(input, s=None, dim=None, norm=None, *, out=None):
+    return _hfftn("hfftn", input, s, dim, norm, out)
 
 
-def ihfftn(input, s=None, dim=None, norm=None):
-    return _ihfftn("ihfftn", input, s, dim, norm)
+def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
+    return _ihfftn("ihfftn", input, s, dim, norm, out)
 
 
-def hfft2(input, s=None, dim=(-2, -1), norm=None):
-    return _hfftn("hfftn", input, s, dim, norm)
+def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    return _hfftn("hfftn", input, s, dim, norm, out)
 
 
-def ihfft2(input, s=None, dim=(-2, -1), norm=None):
-    return _ihfftn("ihfftn", input, s, dim, norm)
+def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    return _ihfftn("ihfftn", input, s, dim, norm, out)
 
 
-def irfftn(input, s=None, dim=None, norm=None):
-    return _irfftn("irfftn", input, s, dim, norm)
+def irfftn(input, s=None, dim=None, norm=None, *, out=None):
+    return _irfftn("irfftn", input, s, dim, norm, out)
 
 
-def fft2(input, s=None, dim=(-2, -1), norm=None):
-    return _fftn_c2c("fftn", input, s, dim, norm, True)
+def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    return _fftn_c2c("fftn", input, s, dim, norm, True, out)
 
 
-def ifft2(input, s=None, dim=(-2, -1), norm=None):
-    return _fftn_c2c("ifftn", input, s, dim, norm, False)
+def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    return _fftn_c2c("ifftn", input, s, dim, norm, False, out)
 
 
-def rfft2(input, s=None, dim=(-2, -1), norm=None):
-    return _rfftn("rfftn", input, s, dim, norm)
+def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    return _rfftn("rfftn", input, s, dim, norm, out)
 
 
-def irfft2(input, s=None, dim=(-2, -1), norm=None):
-    return _irfftn("irfftn", input, s, dim, norm)
+def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    return _irfftn("irfftn", input, s, dim, norm, out)
 
 
 # ------------------------------------------------------------------ helpers
 
-def fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """[0, 1, ..., (n-1)//2, -(n//2), ..., -1] / (d * n), PyTorch's fftfreq."""
-    dtype = _t.get_default_dtype() if dtype is None else dtype
-    result = _t.arange(n, dtype=dtype, device=device)
+    if out is not None:
+        result = _t.arange(n, out=out)
+    else:
+        dtype = _t.get_default_dtype() if dtype is None else dtype
+        result = _t.arange(n, dtype=dtype, device=device)
     right = result[(n + 1) // 2:]
-    right.copy_(_t.arange(-(n // 2), 0, dtype=result.dtype, device=device))
+    right.copy_(_t.arange(-(n // 2), 0, dtype=result.dtype, device=result.device))
     result = result.mul_(1.0 / (n * d))
     if requires_grad:
         result.requires_grad_(True)
     return result
 
 
-def rfftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """[0, 1, ..., n//2] / (d * n), PyTorch's rfftfreq."""
-    dtype = _t.get_default_dtype() if dtype is None else dtype
-    result = _t.arange(n // 2 + 1, dtype=dtype, device=device).mul_(1.0 / (n * d))
+    if out is not None:
+        result = _t.arange(n // 2 + 1, out=out)
+    else:
+        dtype = _t.get_default_dtype() if dtype is None else dtype
+        result = _t.arange(n // 2 + 1, dtype=dtype, device=device)
+    result = result.mul_(1.0 / (n * d))
     if requires_grad:
         result.requires_grad_(True)
     return result

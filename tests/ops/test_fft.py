@@ -207,3 +207,78 @@ def test_hfftn_ihfftn_match_torch(norm):
         want = getattr(torch.fft, name)(torch.from_numpy(arg), norm=norm, **kw)
         assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
         np.testing.assert_allclose(got.numpy(), want.resolve_conj().numpy(), rtol=1e-9, atol=1e-9)
+
+
+# ------------------------------------------------------------------ out=
+
+OUT_CASES = [  # (function, input kind, kwargs, out dtype)
+    ("fft", "r", {}, "complex64"), ("fft", "c", {"n": 6}, "complex128"), ("ifft", "c", {"norm": "ortho"}, "complex64"),
+    ("ifft", "r", {}, "complex64"), ("rfft", "r", {"n": 9}, "complex64"), ("irfft", "c", {}, "float32"),
+    ("irfft", "c", {"n": 7}, "float64"), ("hfft", "c", {}, "float32"), ("ihfft", "r", {}, "complex64"),
+    ("fft2", "c", {}, "complex64"), ("ifft2", "r", {"s": (3, 4)}, "complex64"), ("fftn", "r", {}, "complex128"),
+    ("ifftn", "c", {"dim": (0,)}, "complex64"), ("rfft2", "r", {}, "complex64"), ("rfftn", "r", {}, "complex64"),
+    ("irfft2", "c", {}, "float32"), ("irfftn", "c", {"s": (4, 6)}, "float32"), ("hfft2", "c", {}, "float32"),
+    ("hfftn", "c", {}, "float64"), ("ihfft2", "r", {}, "complex64"), ("ihfftn", "r", {}, "complex64"),
+    ("ihfft2", "r", {"dim": (0, 1)}, "complex64"),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("name,kind,kw,odt", OUT_CASES)
+@pytest.mark.parametrize("presized", [False, True])
+def test_out_variants_match_torch(name, kind, kw, odt, presized):
+    a = crand(4, 5, dtype=np.complex64) if kind == "c" else R.standard_normal((4, 5)).astype(np.float32)
+    want = getattr(torch.fft, name)(torch.from_numpy(a), **kw)
+    shape = tuple(want.shape) if presized else (0,)
+    out_t = torch.empty(shape, dtype=getattr(torch, odt))
+    got_t = getattr(torch.fft, name)(torch.from_numpy(a), **kw, out=out_t)
+    out = tl.empty(shape, dtype=getattr(tl, odt))
+    got = getattr(tl.fft, name)(T(a), **kw, out=out)
+    assert got is out and got_t is out_t
+    assert tuple(out.shape) == tuple(out_t.shape) and str(out.dtype) == str(out_t.dtype).replace("torch", "torchlet")
+    np.testing.assert_allclose(out.numpy(), out_t.numpy(), rtol=1e-4, atol=1e-4)
+
+
+@needs_torch
+def test_out_errors_and_resize_warning_match_torch():
+    import warnings
+    a = R.standard_normal(8).astype(np.float32)
+    c = crand(8, dtype=np.complex64)
+    cases = [("fft", a, "float32"), ("rfft", a, "int64"), ("irfft", c, "complex64"), ("fftn", c, "float64"),
+             ("ihfft", a, "float32"), ("hfftn", c, "complex64")]
+    for name, x, odt in cases:
+        with pytest.raises(RuntimeError) as te:
+            getattr(torch.fft, name)(torch.from_numpy(x), out=torch.empty(8, dtype=getattr(torch, odt)))
+        with pytest.raises(RuntimeError) as le:
+            getattr(tl.fft, name)(T(x), out=tl.empty(8, dtype=getattr(tl, odt)))
+        assert str(le.value) == str(te.value)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out = tl.empty(3, dtype=tl.complex64)
+        tl.fft.fft(T(a), out=out)
+    assert tuple(out.shape) == (8,) and any("was resized since it had shape [3]" in str(m.message) for m in w)
+    x = tl.randn(8, requires_grad=True)
+    with pytest.raises(RuntimeError, match="functions with out=... arguments don't support automatic differentiation"):
+        tl.fft.fft(x, out=tl.empty(8, dtype=tl.complex64))
+
+
+@needs_torch
+@pytest.mark.parametrize("n", [1, 4, 7])
+def test_fftfreq_out(n):
+    for name in ("fftfreq", "rfftfreq"):
+        out_t = getattr(torch.fft, name)(n, 0.5, out=torch.empty(0, dtype=torch.float64))
+        out = tl.empty(0, dtype=tl.float64)
+        got = getattr(tl.fft, name)(n, 0.5, out=out)
+        assert got is out and out.dtype == tl.float64
+        np.testing.assert_allclose(out.numpy(), out_t.numpy())
+
+
+def test_ihfftn_one_dim_out_is_the_conjugated_r2c():
+    # torch 2.13's own ihfftn over one dim with out= resizes out to [0] and leaves it
+    # unwritten (conj_physical_outf's arguments swapped): compare with the functional form
+    a = R.standard_normal((4, 5)).astype(np.float32)
+    for shape in [(0,), (4, 3)]:
+        out = tl.empty(shape, dtype=tl.complex64)
+        assert tl.fft.ihfftn(T(a), dim=(1,), out=out) is out
+        np.testing.assert_allclose(out.numpy(), tl.fft.ihfftn(T(a), dim=(1,)).numpy(), rtol=1e-6)
+        np.testing.assert_allclose(out.numpy(), np.conj(np.fft.rfft(a, axis=1)) / 5, rtol=1e-5, atol=1e-6)

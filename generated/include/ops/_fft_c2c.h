@@ -18,5 +18,12 @@ tl_tensor *tl_ops__fft_c2c(tl_tensor *self, const int64_t *dim, int64_t dim_len,
 tl_tensor *tl_ops__fft_c2c_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, bool forward);
 int tl_ops__fft_c2c_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native__fft_c2c_cpu(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, bool forward);
+/* _fft_c2c.out(Tensor self, SymInt[] dim, int normalization, bool forward, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops__fft_c2c_out_op;
+typedef tl_tensor *(*tl_ops__fft_c2c_out_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, bool forward, tl_tensor *out);
+tl_tensor *tl_ops__fft_c2c_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, bool forward, tl_tensor *out);
+tl_tensor *tl_ops__fft_c2c_out_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, bool forward, tl_tensor *out);
+int tl_ops__fft_c2c_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__fft_c2c_cpu_out(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, bool forward, tl_tensor *out);
 
 #endif

@@ -18,5 +18,12 @@ tl_tensor *tl_ops__fft_c2r(tl_tensor *self, const int64_t *dim, int64_t dim_len,
 tl_tensor *tl_ops__fft_c2r_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, int64_t last_dim_size);
 int tl_ops__fft_c2r_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native__fft_c2r_cpu(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, int64_t last_dim_size);
+/* _fft_c2r.out(Tensor self, int[] dim, int normalization, SymInt last_dim_size, *, Tensor(a!) out) -> Tensor(a!) */
+extern tl_operator *tl_ops__fft_c2r_out_op;
+typedef tl_tensor *(*tl_ops__fft_c2r_out_fn)(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, int64_t last_dim_size, tl_tensor *out);
+tl_tensor *tl_ops__fft_c2r_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, int64_t last_dim_size, tl_tensor *out);
+tl_tensor *tl_ops__fft_c2r_out_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, int64_t last_dim_size, tl_tensor *out);
+int tl_ops__fft_c2r_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__fft_c2r_cpu_out(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, int64_t last_dim_size, tl_tensor *out);
 
 #endif
