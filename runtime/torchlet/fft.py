@@ -76,28 +76,28 @@ def _check_n(n):
 
 # out=: the checks of SpectralOps.cpp's fft_*_maybe_out, then the operator's
 # out variant (resize_output + copy_, which casts; no autograd through out=)
-def _r2c_maybe_out(name, out, x, dims, mode, onesided):
+def _maybe_out(op, name, out, *args):
+    """op(*args), or op's out variant after the output-dtype check."""
     if out is None:
-        return _t._fft_r2c(x, dims, mode, onesided)
-    if not out.is_complex():
+        return op(*args)
+    if op is _t._fft_c2r:
+        if not out.is_floating_point():
+            raise RuntimeError(f"{name} expects a floating point output tensor, but got {_scalar_name(out.dtype)}")
+    elif not out.is_complex():
         raise RuntimeError(f"{name} expects a complex output tensor, but got {_scalar_name(out.dtype)}")
-    return _t._fft_r2c(x, dims, mode, onesided, out=out)
+    return op(*args, out=out)
+
+
+def _r2c_maybe_out(name, out, x, dims, mode, onesided):
+    return _maybe_out(_t._fft_r2c, name, out, x, dims, mode, onesided)
 
 
 def _c2r_maybe_out(name, out, x, dims, mode, last_dim_size):
-    if out is None:
-        return _t._fft_c2r(x, dims, mode, last_dim_size)
-    if not out.is_floating_point():
-        raise RuntimeError(f"{name} expects a floating point output tensor, but got {_scalar_name(out.dtype)}")
-    return _t._fft_c2r(x, dims, mode, last_dim_size, out=out)
+    return _maybe_out(_t._fft_c2r, name, out, x, dims, mode, last_dim_size)
 
 
 def _c2c_maybe_out(name, out, x, dims, mode, forward):
-    if out is None:
-        return _t._fft_c2c(x, dims, mode, forward)
-    if not out.is_complex():
-        raise RuntimeError(f"{name} expects a complex output tensor, but got {_scalar_name(out.dtype)}")
-    return _t._fft_c2c(x, dims, mode, forward, out=out)
+    return _maybe_out(_t._fft_c2c, name, out, x, dims, mode, forward)
 
 
 def _conj_maybe_out(ret, out):
