@@ -13,6 +13,7 @@
  * torchlet's child handler sets the count to 1, which the next call passes
  * on (OpenBLAS also stops its own pool around fork). TORCHLET_BLAS_OWN_POOL=1
  * at load keeps OpenBLAS's pool. */
+#include <complex.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -74,7 +75,7 @@ typedef struct {
     tl_dtype dt;
     enum CBLAS_TRANSPOSE ta, tb;
     blasint M, N, K, lda, ldb, ldc;
-    double alpha, beta;
+    double _Complex alpha, beta; /* real dtypes: the real parts */
     const char *A, *B;
     char *C;
     int64_t sa, sb, sc; /* batch strides in bytes */
@@ -84,14 +85,23 @@ typedef struct {
 static void gemm_items(int64_t b, int64_t e, void *ctx) {
     const gemm_job *j = ctx;
     for (int64_t i = b; i < e; i++) {
-        if (j->dt == TL_FLOAT64)
-            scipy_cblas_dgemm(CblasRowMajor, j->ta, j->tb, j->M, j->N, j->K, j->alpha,
-                              (const double *)(j->A + i * j->sa), j->lda, (const double *)(j->B + i * j->sb), j->ldb,
-                              j->beta, (double *)(j->C + i * j->sc), j->ldc);
-        else
-            scipy_cblas_sgemm(CblasRowMajor, j->ta, j->tb, j->M, j->N, j->K, (float)j->alpha,
-                              (const float *)(j->A + i * j->sa), j->lda, (const float *)(j->B + i * j->sb), j->ldb,
-                              (float)j->beta, (float *)(j->C + i * j->sc), j->ldc);
+        const char *A = j->A + i * j->sa, *B = j->B + i * j->sb;
+        char *C = j->C + i * j->sc;
+        if (j->dt == TL_FLOAT64) {
+            scipy_cblas_dgemm(CblasRowMajor, j->ta, j->tb, j->M, j->N, j->K, creal(j->alpha), (const double *)A,
+                              j->lda, (const double *)B, j->ldb, creal(j->beta), (double *)C, j->ldc);
+        } else if (j->dt == TL_FLOAT32) {
+            scipy_cblas_sgemm(CblasRowMajor, j->ta, j->tb, j->M, j->N, j->K, (float)creal(j->alpha),
+                              (const float *)A, j->lda, (const float *)B, j->ldb, (float)creal(j->beta), (float *)C,
+                              j->ldc);
+        } else if (j->dt == TL_COMPLEX128) {
+            scipy_cblas_zgemm(CblasRowMajor, j->ta, j->tb, j->M, j->N, j->K, &j->alpha, A, j->lda, B, j->ldb,
+                              &j->beta, C, j->ldc);
+        } else {
+            const float _Complex alpha = (float _Complex)j->alpha, beta = (float _Complex)j->beta;
+            scipy_cblas_cgemm(CblasRowMajor, j->ta, j->tb, j->M, j->N, j->K, &alpha, A, j->lda, B, j->ldb, &beta, C,
+                              j->ldc);
+        }
     }
 }
 
@@ -103,22 +113,32 @@ static void gemm_items(int64_t b, int64_t e, void *ctx) {
  * the batch does not divide by the thread count). */
 #define TL_BLAS_ITEM_PARALLEL_MAX (1LL << 24) /* M * N * K of one matrix */
 
-void tl_blas_gemm(tl_dtype dt, bool transa, bool transb, int64_t M, int64_t N, int64_t K, double alpha,
-                  const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb, int64_t sb, double beta,
-                  void *C, int64_t ldc, int64_t sc, int64_t batch) {
+static void run_gemm(gemm_job *j, int64_t batch) {
     const int n = blas_threads();
     /* the matrices of C must not overlap (a batch stride below one matrix's
      * extent: the calls would race) */
-    const bool disjoint = sc >= (M - 1) * ldc + N;
-    const int64_t isz = dt == TL_FLOAT64 ? 8 : 4;
-    gemm_job j = {dt, transa ? CblasTrans : CblasNoTrans, transb ? CblasTrans : CblasNoTrans,
-                  (blasint)M, (blasint)N, (blasint)K, (blasint)lda, (blasint)ldb, (blasint)ldc, alpha, beta,
-                  A, B, C, sa * isz, sb * isz, sc * isz};
-    if (n > 1 && batch >= n && disjoint && M * N * K <= TL_BLAS_ITEM_PARALLEL_MAX) {
+    const bool disjoint = j->sc >= ((int64_t)(j->M - 1) * j->ldc + j->N) * (int64_t)tl_dtype_itemsize(j->dt);
+    if (n > 1 && batch >= n && disjoint && (int64_t)j->M * j->N * j->K <= TL_BLAS_ITEM_PARALLEL_MAX) {
         set_blas_threads(1); /* the pool's threads each run whole matrices */
-        tl_parallel_for(batch, 1, gemm_items, &j);
+        tl_parallel_for(batch, 1, gemm_items, j);
         return;
     }
     set_blas_threads(n);
-    gemm_items(0, batch, &j);
+    gemm_items(0, batch, j);
+}
+
+void tl_blas_gemm(tl_dtype dt, bool transa, bool transb, int64_t M, int64_t N, int64_t K, double alpha,
+                  const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb, int64_t sb, double beta,
+                  void *C, int64_t ldc, int64_t sc, int64_t batch) {
+    tl_blas_gemm_complex(dt, transa, transb, M, N, K, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
+}
+
+void tl_blas_gemm_complex(tl_dtype dt, bool transa, bool transb, int64_t M, int64_t N, int64_t K,
+                          double _Complex alpha, const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb,
+                          int64_t sb, double _Complex beta, void *C, int64_t ldc, int64_t sc, int64_t batch) {
+    const int64_t isz = tl_dtype_itemsize(dt);
+    gemm_job j = {dt, transa ? CblasTrans : CblasNoTrans, transb ? CblasTrans : CblasNoTrans,
+                  (blasint)M, (blasint)N, (blasint)K, (blasint)lda, (blasint)ldb, (blasint)ldc, alpha, beta,
+                  A, B, C, sa * isz, sb * isz, sc * isz};
+    run_gemm(&j, batch);
 }

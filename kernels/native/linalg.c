@@ -109,11 +109,13 @@ static double _Complex scalar_c128(tl_scalar s) {
 /* PyTorch converts alpha / beta to an integer result's type: truncation */
 static int64_t scalar_i64(tl_scalar s) { return s.kind == TL_SCALAR_DOUBLE ? (int64_t)s.d : s.i; }
 
-static bool is_blas_dtype(tl_dtype dt) { return dt == TL_FLOAT32 || dt == TL_FLOAT64; }
+static bool is_blas_dtype(tl_dtype dt) {
+    return dt == TL_FLOAT32 || dt == TL_FLOAT64 || dt == TL_COMPLEX64 || dt == TL_COMPLEX128;
+}
 static bool is_half(tl_dtype dt) { return dt == TL_FLOAT16 || dt == TL_BFLOAT16; }
 
 /* ------------------------------------------------------------------ */
-/* BLAS path (float32 / float64, K > 0)                                 */
+/* BLAS path (float32 / float64 / complex64 / complex128, K > 0)          */
 
 /* operand *t (role r) readable by BLAS: itself, or a contiguous copy kept in *own */
 static int blas_operand(tl_tensor *t, mat_role r, tl_tensor **own, mat *m, bool *trans, int64_t *ld) {
@@ -149,11 +151,11 @@ static int gemm_blas(tl_tensor *c, mat_role rc, tl_tensor *a, mat_role ra, tl_te
     }
     const int64_t M = A.rows, K = A.cols, N = B.cols;
     if (!tc)
-        tl_blas_gemm(dt, ta, tb, M, N, K, scalar_f64(alpha), A.p, lda, A.bs, B.p, ldb, B.bs, scalar_f64(beta), C.p,
-                     ldc, C.bs, nb);
+        tl_blas_gemm_complex(dt, ta, tb, M, N, K, scalar_c128(alpha), A.p, lda, A.bs, B.p, ldb, B.bs,
+                             scalar_c128(beta), C.p, ldc, C.bs, nb);
     else /* column-major C: C^T = B^T @ A^T, row-major */
-        tl_blas_gemm(dt, !tb, !ta, N, M, K, scalar_f64(alpha), B.p, ldb, B.bs, A.p, lda, A.bs, scalar_f64(beta), C.p,
-                     ldc, C.bs, nb);
+        tl_blas_gemm_complex(dt, !tb, !ta, N, M, K, scalar_c128(alpha), B.p, ldb, B.bs, A.p, lda, A.bs,
+                             scalar_c128(beta), C.p, ldc, C.bs, nb);
     rc_ = co ? tl__copy_impl(c, co) : 0;
 done:
     tl_tensor_release(ao);

@@ -25,6 +25,10 @@
 void tl_blas_gemm(tl_dtype dt, bool transa, bool transb, int64_t M, int64_t N, int64_t K, double alpha,
                   const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb, int64_t sb, double beta,
                   void *C, int64_t ldc, int64_t sc, int64_t batch);
+/* the same for complex64 / complex128 (cgemm / zgemm): complex alpha, beta */
+void tl_blas_gemm_complex(tl_dtype dt, bool transa, bool transb, int64_t M, int64_t N, int64_t K,
+                          double _Complex alpha, const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb,
+                          int64_t sb, double _Complex beta, void *C, int64_t ldc, int64_t sc, int64_t batch);
 
 /* OpenBLAS's threads: torchlet's thread pool (1, the default) or OpenBLAS's
  * own pthread pool (0; also TORCHLET_BLAS_OWN_POOL=1 at load) */

@@ -352,6 +352,30 @@ def test_data_movement_and_products_on_complex():
         np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+def test_complex_matrix_products_through_blas_layouts(dt):
+    """cgemm / zgemm: transposed and strided operands, batches, a column-major out,
+    complex alpha / beta, and an out that aliases an input"""
+    tol = dict(rtol=1e-4, atol=1e-4) if dt == np.complex64 else dict(rtol=1e-12, atol=1e-12)
+    a, b, c = crandn(37, 19, dtype=dt), crandn(19, 23, dtype=dt), crandn(37, 23, dtype=dt)
+    A, B, C = tl.from_numpy(a), tl.from_numpy(b), tl.from_numpy(c)
+    np.testing.assert_allclose((A @ B).numpy(), a @ b, **tol)
+    np.testing.assert_allclose((B.T @ A.T).numpy(), b.T @ a.T, **tol)
+    np.testing.assert_allclose((A[::2, ::3] @ B[::3, :5]).numpy(), a[::2, ::3] @ b[::3, :5], **tol)
+    got = tl.addmm(C, A, B, beta=0.5 - 2j, alpha=1.5 + 0.25j).numpy()
+    np.testing.assert_allclose(got, (0.5 - 2j) * c + (1.5 + 0.25j) * (a @ b), **tol)
+    out = tl.empty(23, 37, dtype=A.dtype).T  # column-major
+    tl.mm(A, B, out=out)
+    np.testing.assert_allclose(out.numpy(), a @ b, **tol)
+    sq = crandn(19, 19, dtype=dt)
+    S = tl.from_numpy(sq.copy())
+    tl.mm(S, S, out=S)
+    np.testing.assert_allclose(S.numpy(), sq @ sq, **tol)
+    ba, bb = crandn(5, 7, 3, dtype=dt), crandn(5, 3, 4, dtype=dt)
+    np.testing.assert_allclose(tl.bmm(tl.from_numpy(ba), tl.from_numpy(bb)).numpy(), ba @ bb, **tol)
+    np.testing.assert_allclose(tl.matmul(tl.from_numpy(ba), tl.from_numpy(bb[0])).numpy(), ba @ bb[0], **tol)
+
+
 @needs_torch
 def test_refusals_match_torch():
     """operators PyTorch itself refuses for complex inputs: its exception type and message"""
