@@ -2484,6 +2484,17 @@ tl_tensor *tl_ops_uniform_(tl_tensor *self, double from, double to, tl_generator
 tl_tensor *tl_ops_uniform(tl_tensor *self, double from, double to, tl_generator *generator);
 tl_tensor *tl_ops_uniform_out(tl_tensor *self, double from, double to, tl_generator *generator, tl_tensor *out);
 
+/* random */
+tl_tensor *tl_ops_random__from(tl_tensor *self, int64_t from, int64_t to, bool to_has, tl_generator *generator);
+tl_tensor *tl_ops_random__to(tl_tensor *self, int64_t to, tl_generator *generator);
+tl_tensor *tl_ops_random_(tl_tensor *self, tl_generator *generator);
+tl_tensor *tl_ops_random_from(tl_tensor *self, int64_t from, int64_t to, bool to_has, tl_generator *generator);
+tl_tensor *tl_ops_random_from_out(tl_tensor *self, int64_t from, int64_t to, bool to_has, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_random_to(tl_tensor *self, int64_t to, tl_generator *generator);
+tl_tensor *tl_ops_random_to_out(tl_tensor *self, int64_t to, tl_generator *generator, tl_tensor *out);
+tl_tensor *tl_ops_random(tl_tensor *self, tl_generator *generator);
+tl_tensor *tl_ops_random_out(tl_tensor *self, tl_generator *generator, tl_tensor *out);
+
 /* cauchy */
 tl_tensor *tl_ops_cauchy_(tl_tensor *self, double median, double sigma, tl_generator *generator);
 tl_tensor *tl_ops_cauchy(tl_tensor *self, double median, double sigma, tl_generator *generator);

@@ -412,6 +412,12 @@ int tl_pyabi_rand_generator_out_r(const int64_t *size, int64_t size_len, tl_gene
 int tl_pyabi_rand_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 int tl_pyabi_randn_generator_out_r(const int64_t *size, int64_t size_len, tl_generator *generator, tl_tensor *out);
 int tl_pyabi_randn_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
+int tl_pyabi_random__from_r(tl_tensor *self, int64_t from, int64_t to, bool to_has, tl_generator *generator);
+int tl_pyabi_random__r(tl_tensor *self, tl_generator *generator);
+int tl_pyabi_random__to_r(tl_tensor *self, int64_t to, tl_generator *generator);
+int tl_pyabi_random_from_out_r(tl_tensor *self, int64_t from, int64_t to, bool to_has, tl_generator *generator, tl_tensor *out);
+int tl_pyabi_random_out_r(tl_tensor *self, tl_generator *generator, tl_tensor *out);
+int tl_pyabi_random_to_out_r(tl_tensor *self, int64_t to, tl_generator *generator, tl_tensor *out);
 int tl_pyabi_reciprocal__r(tl_tensor *self);
 int tl_pyabi_reciprocal_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_relu6__r(tl_tensor *self);
@@ -1199,6 +1205,9 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_randn_generator(...) tl_pyabi_tensor(tl_ops_randn_generator(__VA_ARGS__))
 #define tl_ops_randn_like(...) tl_pyabi_tensor(tl_ops_randn_like(__VA_ARGS__))
 #define tl_ops_randn_like_generator(...) tl_pyabi_tensor(tl_ops_randn_like_generator(__VA_ARGS__))
+#define tl_ops_random(...) tl_pyabi_tensor(tl_ops_random(__VA_ARGS__))
+#define tl_ops_random_from(...) tl_pyabi_tensor(tl_ops_random_from(__VA_ARGS__))
+#define tl_ops_random_to(...) tl_pyabi_tensor(tl_ops_random_to(__VA_ARGS__))
 #define tl_ops_randperm(...) tl_pyabi_tensor(tl_ops_randperm(__VA_ARGS__))
 #define tl_ops_randperm_generator(...) tl_pyabi_tensor(tl_ops_randperm_generator(__VA_ARGS__))
 #define tl_ops_ravel(...) tl_pyabi_tensor(tl_ops_ravel(__VA_ARGS__))

@@ -394,6 +394,7 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register_igamma() != 0) return -1;
     if (tl_autograd_register_igammac() != 0) return -1;
     if (tl_autograd_register_uniform() != 0) return -1;
+    if (tl_autograd_register_random() != 0) return -1;
     if (tl_autograd_register_cauchy() != 0) return -1;
     if (tl_autograd_register_log_normal() != 0) return -1;
     if (tl_autograd_register_exponential() != 0) return -1;

@@ -3271,6 +3271,54 @@ int tl_pyabi_randn_out_r(const int64_t *size, int64_t size_len, tl_tensor *out) 
     return tl_has_warning() ? 1 : 0;
 }
 
+/* random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!) */
+int tl_pyabi_random__from_r(tl_tensor *self, int64_t from, int64_t to, bool to_has, tl_generator *generator) {
+    tl_tensor *r = tl_ops_random__from(self, from, to, to_has, generator);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!) */
+int tl_pyabi_random__r(tl_tensor *self, tl_generator *generator) {
+    tl_tensor *r = tl_ops_random_(self, generator);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!) */
+int tl_pyabi_random__to_r(tl_tensor *self, int64_t to, tl_generator *generator) {
+    tl_tensor *r = tl_ops_random__to(self, to, generator);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* random.from_out(Tensor self, int from, int? to, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_random_from_out_r(tl_tensor *self, int64_t from, int64_t to, bool to_has, tl_generator *generator, tl_tensor *out) {
+    tl_tensor *r = tl_ops_random_from_out(self, from, to, to_has, generator, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* random.out(Tensor self, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_random_out_r(tl_tensor *self, tl_generator *generator, tl_tensor *out) {
+    tl_tensor *r = tl_ops_random_out(self, generator, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
+/* random.to_out(Tensor self, int to, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_random_to_out_r(tl_tensor *self, int64_t to, tl_generator *generator, tl_tensor *out) {
+    tl_tensor *r = tl_ops_random_to_out(self, to, generator, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* reciprocal_(Tensor(a!) self) -> Tensor(a!) */
 int tl_pyabi_reciprocal__r(tl_tensor *self) {
     tl_tensor *r = tl_ops_reciprocal_(self);

@@ -465,6 +465,7 @@
 #include "ops/randint_like.h"
 #include "ops/randn.h"
 #include "ops/randn_like.h"
+#include "ops/random.h"
 #include "ops/randperm.h"
 #include "ops/ravel.h"
 #include "ops/real.h"
@@ -1251,6 +1252,7 @@ int tl_ops_register_all(void) {
     if (tl_ops_register_special_gammaincc() != 0) return -1;
     if (tl_ops_register_special_multigammaln() != 0) return -1;
     if (tl_ops_register_uniform() != 0) return -1;
+    if (tl_ops_register_random() != 0) return -1;
     if (tl_ops_register_cauchy() != 0) return -1;
     if (tl_ops_register_log_normal() != 0) return -1;
     if (tl_ops_register_exponential() != 0) return -1;

@@ -390,6 +390,7 @@ int tl_autograd_register_special_zeta(void);
 int tl_autograd_register_igamma(void);
 int tl_autograd_register_igammac(void);
 int tl_autograd_register_uniform(void);
+int tl_autograd_register_random(void);
 int tl_autograd_register_cauchy(void);
 int tl_autograd_register_log_normal(void);
 int tl_autograd_register_exponential(void);

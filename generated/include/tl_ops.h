@@ -587,6 +587,7 @@
 #include "ops/special_gammaincc.h"
 #include "ops/special_multigammaln.h"
 #include "ops/uniform.h"
+#include "ops/random.h"
 #include "ops/cauchy.h"
 #include "ops/log_normal.h"
 #include "ops/exponential.h"

@@ -456,6 +456,7 @@ __all__ = [
     "randint_like",
     "randn",
     "randn_like",
+    "random",
     "randperm",
     "ravel",
     "real",
@@ -1563,6 +1564,15 @@ _C_randn_generator_out = getattr(_lib, "tl_ops_randn_generator_out", None) or _m
 _C_randn_like = getattr(_lib, "tl_ops_randn_like", None) or _missing_c("tl_ops_randn_like")
 _C_randn_like_generator = getattr(_lib, "tl_ops_randn_like_generator", None) or _missing_c("tl_ops_randn_like_generator")
 _C_randn_out = getattr(_lib, "tl_ops_randn_out", None) or _missing_c("tl_ops_randn_out")
+_C_random = getattr(_lib, "tl_ops_random", None) or _missing_c("tl_ops_random")
+_C_random_ = getattr(_lib, "tl_ops_random_", None) or _missing_c("tl_ops_random_")
+_C_random__from = getattr(_lib, "tl_ops_random__from", None) or _missing_c("tl_ops_random__from")
+_C_random__to = getattr(_lib, "tl_ops_random__to", None) or _missing_c("tl_ops_random__to")
+_C_random_from = getattr(_lib, "tl_ops_random_from", None) or _missing_c("tl_ops_random_from")
+_C_random_from_out = getattr(_lib, "tl_ops_random_from_out", None) or _missing_c("tl_ops_random_from_out")
+_C_random_out = getattr(_lib, "tl_ops_random_out", None) or _missing_c("tl_ops_random_out")
+_C_random_to = getattr(_lib, "tl_ops_random_to", None) or _missing_c("tl_ops_random_to")
+_C_random_to_out = getattr(_lib, "tl_ops_random_to_out", None) or _missing_c("tl_ops_random_to_out")
 _C_randperm = getattr(_lib, "tl_ops_randperm", None) or _missing_c("tl_ops_randperm")
 _C_randperm_generator = getattr(_lib, "tl_ops_randperm_generator", None) or _missing_c("tl_ops_randperm_generator")
 _C_ravel = getattr(_lib, "tl_ops_ravel", None) or _missing_c("tl_ops_ravel")
@@ -2441,6 +2451,12 @@ _P_rand_generator_out_r = getattr(_lib, "tl_pyabi_rand_generator_out_r", None) o
 _P_rand_out_r = getattr(_lib, "tl_pyabi_rand_out_r", None) or _missing_c("tl_pyabi_rand_out_r")
 _P_randn_generator_out_r = getattr(_lib, "tl_pyabi_randn_generator_out_r", None) or _missing_c("tl_pyabi_randn_generator_out_r")
 _P_randn_out_r = getattr(_lib, "tl_pyabi_randn_out_r", None) or _missing_c("tl_pyabi_randn_out_r")
+_P_random__from_r = getattr(_lib, "tl_pyabi_random__from_r", None) or _missing_c("tl_pyabi_random__from_r")
+_P_random__r = getattr(_lib, "tl_pyabi_random__r", None) or _missing_c("tl_pyabi_random__r")
+_P_random__to_r = getattr(_lib, "tl_pyabi_random__to_r", None) or _missing_c("tl_pyabi_random__to_r")
+_P_random_from_out_r = getattr(_lib, "tl_pyabi_random_from_out_r", None) or _missing_c("tl_pyabi_random_from_out_r")
+_P_random_out_r = getattr(_lib, "tl_pyabi_random_out_r", None) or _missing_c("tl_pyabi_random_out_r")
+_P_random_to_out_r = getattr(_lib, "tl_pyabi_random_to_out_r", None) or _missing_c("tl_pyabi_random_to_out_r")
 _P_reciprocal__r = getattr(_lib, "tl_pyabi_reciprocal__r", None) or _missing_c("tl_pyabi_reciprocal__r")
 _P_reciprocal_out_r = getattr(_lib, "tl_pyabi_reciprocal_out_r", None) or _missing_c("tl_pyabi_reciprocal_out_r")
 _P_relu6__r = getattr(_lib, "tl_pyabi_relu6__r", None) or _missing_c("tl_pyabi_relu6__r")
@@ -19179,6 +19195,120 @@ def randn_like(*args, **kwargs):
     if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_randn_like_1, ('input', )[:n])):
         return _implrandn_like_1(*args, **kwargs)
     raise _invalid_combination('randn_like', args, kwargs, _SIGS_randn_like)
+
+
+# yaml/native_functions.yaml: random.from(Tensor self, int from, int? to, *, Generator? generator=None) -> Tensor
+# yaml/native_functions.yaml: random.from_out(Tensor self, int from, int? to, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: random.to(Tensor self, int to, *, Generator? generator=None) -> Tensor
+# yaml/native_functions.yaml: random.to_out(Tensor self, int to, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+# yaml/native_functions.yaml: random(Tensor self, *, Generator? generator=None) -> Tensor
+# yaml/native_functions.yaml: random.out(Tensor self, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+_SIGS_random = (
+    ('(Tensor input, *, torchlet.Generator generator = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, int from_, int to, *, torchlet.Generator generator = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('from_', lambda x: _cv_int(x) is not _BAD), ('to', lambda x: _cv_opt_int(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+    ('(Tensor input, int to, *, torchlet.Generator generator = None, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)), ('to', lambda x: _cv_int(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD), ('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+_KW_random_0 = {'input': lambda x: isinstance(x, _Tensor), 'generator': lambda x: _cv_generator(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_random_1 = {'input': lambda x: isinstance(x, _Tensor), 'from_': lambda x: _cv_int(x) is not _BAD, 'to': lambda x: _cv_opt_int(x) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+_KW_random_2 = {'input': lambda x: isinstance(x, _Tensor), 'to': lambda x: _cv_int(x) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD, 'out': lambda x: (x is None or isinstance(x, _Tensor))}
+
+
+def _implrandom_0(input, *, generator=None, out=None):
+    '(Tensor input, *, torchlet.Generator generator = None, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('random', 'input', 1, 'Tensor', input)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('random', 'generator', 0, 'torchlet.Generator', generator)
+    if out is None:
+        h_ = _C_random(input._p, generator_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('random', 'out', 0, 'Tensor', out)
+    rc_ = _P_random_out_r(input._p, generator_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implrandom_1(input, from_, to, *, generator=None, out=None):
+    '(Tensor input, int from_, int to, *, torchlet.Generator generator = None, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('random', 'input', 1, 'Tensor', input)
+    from__c = _cv_int(from_)
+    if from__c is _BAD:
+        raise _arg_error('random', 'from_', 2, 'int', from_)
+    to_c = _cv_opt_int(to)
+    if to_c is _BAD:
+        raise _arg_error('random', 'to', 3, 'int', to)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('random', 'generator', 0, 'torchlet.Generator', generator)
+    if out is None:
+        h_ = _C_random_from(input._p, from__c, to_c[0], to_c[1], generator_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('random', 'out', 0, 'Tensor', out)
+    rc_ = _P_random_from_out_r(input._p, from__c, to_c[0], to_c[1], generator_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def _implrandom_2(input, to, *, generator=None, out=None):
+    '(Tensor input, int to, *, torchlet.Generator generator = None, Tensor out = None)'
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('random', 'input', 1, 'Tensor', input)
+    to_c = _cv_int(to)
+    if to_c is _BAD:
+        raise _arg_error('random', 'to', 2, 'int', to)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('random', 'generator', 0, 'torchlet.Generator', generator)
+    if out is None:
+        h_ = _C_random_to(input._p, to_c, generator_c)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('random', 'out', 0, 'Tensor', out)
+    rc_ = _P_random_to_out_r(input._p, to_c, generator_c, out._p)
+    if rc_:
+        _after(rc_)
+    return out
+
+
+def random(*args, **kwargs):
+    '(Tensor input, *, torchlet.Generator generator = None, Tensor out = None) | (Tensor input, int from_, int to, *, torchlet.Generator generator = None, Tensor out = None) | (Tensor input, int to, *, torchlet.Generator generator = None, Tensor out = None)'
+    if _TF and (r_ := _tf(random, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n <= 1 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_random_0, ('input', )[:n])):
+        return _implrandom_0(*args, **kwargs)
+    if n <= 3 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'from_' in kwargs) and (_cv_opt_int(args[2]) is not _BAD if n > 2 else 'to' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_random_1, ('input', 'from_', 'to', )[:n])):
+        return _implrandom_1(*args, **kwargs)
+    if n <= 2 and (isinstance(args[0], _Tensor) if n > 0 else 'input' in kwargs) and (_cv_int(args[1]) is not _BAD if n > 1 else 'to' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW_random_2, ('input', 'to', )[:n])):
+        return _implrandom_2(*args, **kwargs)
+    raise _invalid_combination('random', args, kwargs, _SIGS_random)
 
 
 # yaml/native_functions.yaml: randperm(SymInt n, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -42119,6 +42249,75 @@ def _m_rad2deg_(self):
     return self
 
 
+# yaml/native_functions.yaml: random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)
+# yaml/native_functions.yaml: random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)
+# yaml/native_functions.yaml: random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)
+_SIGS__m_random_ = (
+    ('(*, torchlet.Generator generator = None)', (), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+    ('(int from_, int to, *, torchlet.Generator generator = None)', (('from_', lambda x: _cv_int(x) is not _BAD), ('to', lambda x: _cv_opt_int(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+    ('(int to, *, torchlet.Generator generator = None)', (('to', lambda x: _cv_int(x) is not _BAD),), (('generator', lambda x: _cv_generator(x) is not _BAD),), False),
+)
+_KW__m_random__0 = {'generator': lambda x: _cv_generator(x) is not _BAD}
+_KW__m_random__1 = {'from_': lambda x: _cv_int(x) is not _BAD, 'to': lambda x: _cv_opt_int(x) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD}
+_KW__m_random__2 = {'to': lambda x: _cv_int(x) is not _BAD, 'generator': lambda x: _cv_generator(x) is not _BAD}
+
+
+def _impl_m_random__0(self, *, generator=None):
+    '(*, torchlet.Generator generator = None)'
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('random_', 'generator', 0, 'torchlet.Generator', generator)
+    rc_ = _P_random__r(self._p, generator_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_random__1(self, from_, to, *, generator=None):
+    '(int from_, int to, *, torchlet.Generator generator = None)'
+    from__c = _cv_int(from_)
+    if from__c is _BAD:
+        raise _arg_error('random_', 'from_', 1, 'int', from_)
+    to_c = _cv_opt_int(to)
+    if to_c is _BAD:
+        raise _arg_error('random_', 'to', 2, 'int', to)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('random_', 'generator', 0, 'torchlet.Generator', generator)
+    rc_ = _P_random__from_r(self._p, from__c, to_c[0], to_c[1], generator_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _impl_m_random__2(self, to, *, generator=None):
+    '(int to, *, torchlet.Generator generator = None)'
+    to_c = _cv_int(to)
+    if to_c is _BAD:
+        raise _arg_error('random_', 'to', 1, 'int', to)
+    generator_c = _cv_generator(generator)
+    if generator_c is _BAD:
+        raise _arg_error('random_', 'generator', 0, 'torchlet.Generator', generator)
+    rc_ = _P_random__to_r(self._p, to_c, generator_c)
+    if rc_:
+        _after(rc_)
+    return self
+
+
+def _m_random_(self, *args, **kwargs):
+    '(*, torchlet.Generator generator = None) | (int from_, int to, *, torchlet.Generator generator = None) | (int to, *, torchlet.Generator generator = None)'
+    if _TF and (r_ := _tf(_m_random_, locals())) is not _GO:
+        return r_
+    n = len(args)
+    if n == 0 and (not kwargs or _kw_ok(kwargs, _KW__m_random__0, ()[:n])):
+        return _impl_m_random__0(self, *args, **kwargs)
+    if n <= 2 and (_cv_int(args[0]) is not _BAD if n > 0 else 'from_' in kwargs) and (_cv_opt_int(args[1]) is not _BAD if n > 1 else 'to' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_random__1, ('from_', 'to', )[:n])):
+        return _impl_m_random__1(self, *args, **kwargs)
+    if n <= 1 and (_cv_int(args[0]) is not _BAD if n > 0 else 'to' in kwargs) and (not kwargs or _kw_ok(kwargs, _KW__m_random__2, ('to', )[:n])):
+        return _impl_m_random__2(self, *args, **kwargs)
+    raise _invalid_combination('random_', args, kwargs, _SIGS__m_random_)
+
+
 # yaml/native_functions.yaml: ravel(Tensor(a) self) -> Tensor(a)
 _SIGS__m_ravel = (
     ('()', (), (), False),
@@ -46828,6 +47027,7 @@ class _TensorOps:
     quantile = _m_quantile
     rad2deg = _m_rad2deg
     rad2deg_ = _m_rad2deg_
+    random_ = _m_random_
     ravel = _m_ravel
     reciprocal = _m_reciprocal
     reciprocal_ = _m_reciprocal_
@@ -48467,6 +48667,11 @@ SIGNATURES = {
         "(Tensor input, *, torchlet.Generator generator, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
         "(Tensor input, *, torchlet.dtype dtype = None, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, torchlet.memory_format memory_format = None, bool requires_grad = False)",
     ),
+    ("function", "random"): (
+        "(Tensor input, *, torchlet.Generator generator = None, Tensor out = None)",
+        "(Tensor input, int from_, int to, *, torchlet.Generator generator = None, Tensor out = None)",
+        "(Tensor input, int to, *, torchlet.Generator generator = None, Tensor out = None)",
+    ),
     ("function", "randperm"): (
         "(int n, *, torchlet.Generator generator, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
         "(int n, *, torchlet.dtype dtype = long, torchlet.layout layout = None, torchlet.device device = None, bool pin_memory = None, bool requires_grad = False)",
@@ -49861,6 +50066,11 @@ SIGNATURES = {
     ),
     ("method", "rad2deg_"): (
         "()",
+    ),
+    ("method", "random_"): (
+        "(*, torchlet.Generator generator = None)",
+        "(int from_, int to, *, torchlet.Generator generator = None)",
+        "(int to, *, torchlet.Generator generator = None)",
     ),
     ("method", "ravel"): (
         "()",

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "random_draws.h"
 #include "tl_error.h"
 #include "tl_internal.h"
 #include "tl_iter.h"
@@ -566,11 +567,19 @@ static tl_tensor *rrelu_train(tl_tensor *self, tl_tensor *noise, tl_scalar lower
     {
         const double *xv = tl_tensor_data_ptr(x);
         double *ov = tl_tensor_data_ptr(o), *rv = tl_tensor_data_ptr(r);
+        /* PyTorch's loop: uniform_real_distribution<double>(lower, upper), rounded to the opmath type */
+        const bool dbl = tl_tensor_dtype(self) == TL_FLOAT64;
+        tl_generator_lock(g);
         for (int64_t i = 0, n = tl_tensor_numel(x); i < n; i++) {
-            const double s = xv[i] <= 0 ? lo + (hi - lo) * tl_generator_next_double(g) : 1.0;
+            double s = 1.0;
+            if (xv[i] <= 0) {
+                s = tl_draw_uniform_f64(g, lo, hi);
+                if (!dbl) s = (float)s;
+            }
             rv[i] = s;
             ov[i] = xv[i] <= 0 ? xv[i] * s : xv[i];
         }
+        tl_generator_unlock(g);
     }
     /* noise is written through its data as PyTorch's kernel writes it: its
      * version is left alone (autograd saved it before the call); a strided

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "random_draws.h"
 #include "tl_internal.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
 #include "ops/arange.h"
@@ -14,10 +15,12 @@
 #include "ops/empty_strided.h"
 #include "ops/full.h"
 #include "ops/full_like.h"
+#include "ops/normal.h"
 #include "ops/ones.h"
 #include "ops/ones_like.h"
 #include "ops/rand.h"
 #include "ops/randn.h"
+#include "ops/uniform.h"
 #include "ops/zeros.h"
 #include "ops/zeros_like.h"
 
@@ -197,48 +200,16 @@ tl_tensor *tl_native_arange_start_step(tl_keyset ks, tl_scalar start, tl_scalar 
 
 /* ------------------------------------------------------------------ random */
 
-/* Philox blocks: 2 x 64 random bits per 128-bit counter block. rand: the top
- * m bits (m = the dtype's significand) scaled to [0, 1), exactly
- * representable in the result dtype (never rounds up to 1). randn:
- * Box-Muller on the block's pair. */
-static int mantissa_bits(tl_dtype dt) {
-    switch (dt) {
-    case TL_FLOAT64: return 53;
-    case TL_FLOAT32: return 24;
-    case TL_FLOAT16: return 11;
-    case TL_BFLOAT16: return 8;
-    default: return 0;
-    }
-}
-
-static tl_tensor *random_impl(const int64_t *size, int64_t size_len, tl_generator *gen, tl_dtype dtype, int layout,
-                              int device, int normal) {
+/* PyTorch's rand / randn / normal(mean, std, size): empty(size), then
+ * uniform_(a, b) / normal_(a, b) on it (kernels/native/distributions.c) */
+tl_tensor *tl__random_factory(const int64_t *size, int64_t size_len, tl_generator *gen, tl_dtype dtype, int layout,
+                              int device, int normal, double a, double b) {
     if (tl__device_type_of(device) == TL_CUDA)  /* computed on the host, then copied */
-        return tl__host_result_to(random_impl(size, size_len, gen, dtype, layout, TL_CPU, normal), device);
+        return tl__host_result_to(tl__random_factory(size, size_len, gen, dtype, layout, TL_CPU, normal, a, b),
+                                  device);
     if (check_layout(layout)) return NULL;
     dtype = dtype_or_default(dtype);
-    if (tl_dtype_is_complex(dtype) && size_len < 64) {
-        /* PyTorch's complex rand / randn: the real and imaginary parts drawn as
-         * the reals of view_as_real; randn's each with variance 1/2 */
-        int64_t rsize[64];
-        memcpy(rsize, size, (size_t)size_len * sizeof *rsize);
-        rsize[size_len] = 2;
-        tl_tensor *r = random_impl(rsize, size_len + 1, gen, tl_dtype_to_real(dtype), layout, device, normal);
-        if (!r) return NULL;
-        if (normal && tl_tensor_device(r) == TL_CPU) {
-            const int64_t n = tl_tensor_numel(r);
-            if (dtype == TL_COMPLEX64)
-                for (int64_t i = 0; i < n; i++) ((float *)tl_tensor_data_ptr(r))[i] *= (float)M_SQRT1_2;
-            else
-                for (int64_t i = 0; i < n; i++) ((double *)tl_tensor_data_ptr(r))[i] *= M_SQRT1_2;
-        }
-        int64_t st[64];
-        for (int64_t i = 0; i < size_len; i++) st[i] = tl_tensor_stride(r, i) / 2;
-        tl_tensor *t = tl_tensor_new_with_storage(tl_tensor_storage(r), 0, size_len, size, st, dtype);
-        tl_tensor_release(r);
-        return t;
-    }
-    if (!tl_dtype_valid(dtype) || !tl_dtype_is_floating(dtype)) {
+    if (!tl_dtype_valid(dtype) || !(tl_dtype_is_floating(dtype) || tl_dtype_is_complex(dtype))) {
         /* AT_DISPATCH's error: c10::NotImplementedError, as torch raises it */
         tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", normal ? "normal_kernel_cpu" : "check_uniform_bounds",
                      tl_dtype_valid(dtype) ? tl_dtype_scalar_name(dtype) : "Undefined");
@@ -247,50 +218,14 @@ static tl_tensor *random_impl(const int64_t *size, int64_t size_len, tl_generato
     tl_device_type dev = device_or_cpu(device);
     tl_tensor *t = tl_empty(size_len, size, dtype, dev);
     if (!t || dev == TL_META) return t;
-    int64_t n = tl_tensor_numel(t);
-    if (n == 0) return t;
-    tl_tensor *tmp = t;
-    if (dtype != TL_FLOAT64) {
-        tmp = tl_empty(size_len, size, TL_FLOAT64, TL_CPU);
-        if (!tmp) {
-            tl_tensor_release(t);
-            return NULL;
-        }
-    }
-    if (!gen) gen = tl_default_generator();
-    uint64_t seed = tl_generator_initial_seed(gen);
-    uint64_t nblocks = (uint64_t)(n + 1) / 2;
-    uint64_t base = tl_generator_reserve(gen, nblocks);
-    double *out = (double *)tl_tensor_data_ptr(tmp);
-    int m = mantissa_bits(dtype);
-    for (uint64_t b = 0; b < nblocks; b++) {
-        uint32_t w[4];
-        tl_philox4x32(seed, base + b, w);
-        uint64_t x0 = (uint64_t)w[0] | ((uint64_t)w[1] << 32), x1 = (uint64_t)w[2] | ((uint64_t)w[3] << 32);
-        double v0, v1;
-        if (normal) {
-            double u1 = ((double)(x0 >> 11) + 1.0) * 0x1p-53; /* (0, 1] */
-            double u2 = (double)(x1 >> 11) * 0x1p-53;
-            double r = sqrt(-2.0 * log(u1));
-            v0 = r * cos(2.0 * M_PI * u2);
-            v1 = r * sin(2.0 * M_PI * u2);
-        } else {
-            v0 = ldexp((double)(x0 >> (64 - m)), -m);
-            v1 = ldexp((double)(x1 >> (64 - m)), -m);
-        }
-        int64_t i = (int64_t)(2 * b);
-        out[i] = v0;
-        if (i + 1 < n) out[i + 1] = v1;
-    }
-    if (tmp != t) {
-        int rc = tl_copy_(t, tmp);
-        tl_tensor_release(tmp);
-        if (rc != 0) {
-            tl_tensor_release(t);
-            return NULL;
-        }
-    }
-    return t;
+    tl_tensor *r = normal ? tl_ops_normal_(t, a, b, gen) : tl_ops_uniform_(t, a, b, gen);
+    tl_tensor_release(t);
+    return r;
+}
+
+static tl_tensor *random_impl(const int64_t *size, int64_t size_len, tl_generator *gen, tl_dtype dtype, int layout,
+                              int device, int normal) {
+    return tl__random_factory(size, size_len, gen, dtype, layout, device, normal, 0, 1);
 }
 
 tl_tensor *tl_native_rand(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device,

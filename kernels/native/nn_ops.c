@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "random_draws.h"
 #include "tl_error.h"
 #include "tl_internal.h"
 #include "tl_kernel.h"
@@ -609,28 +610,18 @@ static int check_p(double p) {
     return 0;
 }
 
-/* a bool tensor shaped like t: true with probability 1 - p (Philox blocks of
- * the default generator: torchlet.manual_seed makes it reproducible) */
+/* a bool tensor shaped like t: true with probability 1 - p, PyTorch's
+ * bernoulli_(1 - p) on the CPU (one 53-bit uniform per element, in order,
+ * from the default generator) */
 static tl_tensor *keep_mask(tl_tensor *t, double p) {
     tl_tensor *mask = tl_empty(tl_tensor_ndim(t), tl_tensor_sizes(t), TL_BOOL, TL_CPU);
     if (!mask) return NULL;
     const int64_t n = tl_tensor_numel(t);
-    if (n == 0) return mask;
     tl_generator *gen = tl_default_generator();
-    const uint64_t seed = tl_generator_initial_seed(gen);
-    const uint64_t nblocks = (uint64_t)(n + 3) / 4;
-    const uint64_t base = tl_generator_reserve(gen, nblocks);
-    /* keep when the 32-bit draw u satisfies u / 2^32 >= p */
-    const double thr = ldexp(p, 32);
     bool *m = tl_tensor_data_ptr(mask);
-    for (uint64_t b = 0; b < nblocks; b++) {
-        uint32_t w[4];
-        tl_philox4x32(seed, base + b, w);
-        for (int j = 0; j < 4; j++) {
-            const int64_t i = (int64_t)(4 * b) + j;
-            if (i < n) m[i] = (double)w[j] >= thr;
-        }
-    }
+    tl_generator_lock(gen);
+    for (int64_t i = 0; i < n; i++) m[i] = tl_draw_uniform_f64(gen, 0, 1) < 1 - p;
+    tl_generator_unlock(gen);
     return mask;
 }
 
@@ -697,12 +688,12 @@ tl_tensor *tl_native_dropout(tl_keyset ks, tl_tensor *input, double p, bool trai
     tl_tensor_release(mask);
     if (!noise) return NULL;
     if (p != 1) {
-        tl_tensor *same = tl_ops_mul__Scalar(noise, tl_scalar_from_double(1.0 / (1.0 - p)));
+        tl_tensor *same = tl_ops_div__Scalar(noise, tl_scalar_from_double(1.0 - p)); /* noise.div_(1 - p) */
         if (!same) {
             tl_tensor_release(noise);
             return NULL;
         }
-        tl_tensor_release(same); /* mul_ returns a new reference to noise itself */
+        tl_tensor_release(same); /* div_ returns a new reference to noise itself */
     }
     tl_tensor *r = tl_ops_mul_Tensor(input, noise);
     tl_tensor_release(noise);

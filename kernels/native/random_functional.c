@@ -1,6 +1,6 @@
 /* The functional and out= variants of the in-place distributions that
  * PyTorch's `autogen:` lines ask for (uniform, cauchy, log_normal,
- * exponential, geometric and their .out), as PyTorch's generated
+ * exponential, geometric, random and their .out), as PyTorch's generated
  * CompositeExplicitAutograd kernels: the functional clones self and runs the
  * in-place operator on the clone (same checks, same generator use); out=
  * resizes out to the result and copies it in (casting, like copy_). */
@@ -12,6 +12,7 @@
 #include "ops/exponential.h"
 #include "ops/geometric.h"
 #include "ops/log_normal.h"
+#include "ops/random.h"
 #include "ops/uniform.h"
 #include "tl_structured.h"
 #include "tl_tensor.h"
@@ -64,4 +65,39 @@ tl_tensor *tl_native_exponential_out(tl_keyset ks, tl_tensor *self, double lambd
 }
 tl_tensor *tl_native_geometric_out(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator, tl_tensor *out) {
     return copy_to_out(tl_native_geometric(ks, self, p, generator), out);
+}
+
+/* random.from / random.to / random and their .out (random_'s autogen) */
+static tl_tensor *functional_of(tl_tensor *c, tl_tensor *r) {
+    tl_tensor_release(r);
+    if (r) return c;
+    tl_tensor_release(c);
+    return NULL;
+}
+tl_tensor *tl_native_random(tl_keyset ks, tl_tensor *self, int64_t from, int64_t to, bool to_has,
+                            tl_generator *generator) {
+    (void)ks;
+    tl_tensor *c = tl_ops_clone(self, -1);
+    return c ? functional_of(c, tl_ops_random__from(c, from, to, to_has, generator)) : NULL;
+}
+tl_tensor *tl_native_random__random_to(tl_keyset ks, tl_tensor *self, int64_t to, tl_generator *generator) {
+    (void)ks;
+    tl_tensor *c = tl_ops_clone(self, -1);
+    return c ? functional_of(c, tl_ops_random__to(c, to, generator)) : NULL;
+}
+tl_tensor *tl_native_random__random(tl_keyset ks, tl_tensor *self, tl_generator *generator) {
+    (void)ks;
+    tl_tensor *c = tl_ops_clone(self, -1);
+    return c ? functional_of(c, tl_ops_random_(c, generator)) : NULL;
+}
+tl_tensor *tl_native_random_from_out(tl_keyset ks, tl_tensor *self, int64_t from, int64_t to, bool to_has,
+                                     tl_generator *generator, tl_tensor *out) {
+    return copy_to_out(tl_native_random(ks, self, from, to, to_has, generator), out);
+}
+tl_tensor *tl_native_random_to_out(tl_keyset ks, tl_tensor *self, int64_t to, tl_generator *generator,
+                                   tl_tensor *out) {
+    return copy_to_out(tl_native_random__random_to(ks, self, to, generator), out);
+}
+tl_tensor *tl_native_random_out(tl_keyset ks, tl_tensor *self, tl_generator *generator, tl_tensor *out) {
+    return copy_to_out(tl_native_random__random(ks, self, generator), out);
 }

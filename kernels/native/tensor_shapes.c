@@ -30,6 +30,7 @@
 #include "ops/meshgrid.h"
 #include "ops/mul.h"
 #include "ops/randint.h"
+#include "ops/random.h"
 #include "ops/randperm.h"
 #include "ops/repeat.h"
 #include "ops/reshape.h"
@@ -379,14 +380,6 @@ tl_tensor *tl_native_cartesian_prod(tl_keyset ks, tl_tensor *const *tensors, int
 
 /* ------------------------------------------------------------ randperm / randint */
 
-/* uniform in [0, range) without modulo bias (rejection on the top remainder) */
-static uint64_t below(tl_generator *g, uint64_t range) {
-    const uint64_t limit = UINT64_MAX - UINT64_MAX % range;
-    uint64_t x;
-    do x = tl_generator_next_u64(g);
-    while (x >= limit);
-    return x % range;
-}
 
 static tl_tensor *randperm_impl(int64_t n, tl_generator *g, tl_dtype dtype, int layout, int device) {
     if (tl__device_type_of(device) == TL_CUDA)  /* computed on the host, then copied */
@@ -406,12 +399,24 @@ static tl_tensor *randperm_impl(int64_t n, tl_generator *g, tl_dtype dtype, int 
     if (!r) return NULL;
     int64_t *p = tl_tensor_data_ptr(r);
     if (!g) g = tl_default_generator();
-    for (int64_t i = 0; i < n; i++) p[i] = i;
-    for (int64_t i = n - 1; i > 0; i--) {   /* Fisher-Yates */
-        const int64_t j = (int64_t)below(g, (uint64_t)i + 1), t = p[i];
-        p[i] = p[j];
-        p[j] = t;
+    /* PyTorch's randperm_cpu: swaps with random() % (n - i) below 2^32 / 20
+     * elements, the inside-out shuffle on random64() above */
+    tl_generator_lock(g);
+    if (n < (int64_t)(UINT32_MAX / 20)) {
+        for (int64_t i = 0; i < n; i++) p[i] = i;
+        for (int64_t i = 0; i < n - 1; i++) {
+            const int64_t z = (int64_t)(tl_generator_random(g) % (uint64_t)(n - i)), t = p[i];
+            p[i] = p[z + i];
+            p[z + i] = t;
+        }
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t z = (int64_t)(tl_generator_random64(g) % (uint64_t)(i + 1));
+            p[i] = p[z];
+            p[z] = i;
+        }
     }
+    tl_generator_unlock(g);
     tl_tensor *out = tl_to_dtype(r, dtype, 0);
     tl_tensor_release(r);
     return out;
@@ -445,13 +450,9 @@ static tl_tensor *randint_impl(int64_t low, int64_t high, const int64_t *size, i
     if (dtype == TL_DTYPE_UNDEFINED) dtype = TL_INT64;
     const tl_device_type dev = device < 0 ? TL_CPU : (tl_device_type)device;
     if (dev == TL_META) return tl_empty(nd, size, dtype, TL_META);
-    tl_tensor *r = tl_empty(nd, size, TL_INT64, TL_CPU);
-    if (!r) return NULL;
-    int64_t *p = tl_tensor_data_ptr(r);
-    if (!g) g = tl_default_generator();
-    const uint64_t range = (uint64_t)high - (uint64_t)low;
-    for (int64_t i = 0; i < r->numel; i++) p[i] = (int64_t)((uint64_t)low + below(g, range));
-    tl_tensor *out = tl_to_dtype(r, dtype, 0);
+    /* PyTorch's randint: empty(size, dtype).random_(low, high) */
+    tl_tensor *r = tl_empty(nd, size, dtype, TL_CPU);
+    tl_tensor *out = r ? tl_ops_random__from(r, low, high, true, g) : NULL;
     tl_tensor_release(r);
     return out;
 }

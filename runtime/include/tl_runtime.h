@@ -85,7 +85,10 @@ int tl_pyabi_rc(int rc);
 tl_tensor *tl_pyabi_take_parked(void);          /* new reference or NULL */
 
 /* ----------------------------------------------------------- generators */
-/* Philox-4x32-10 counter-based generator (seed + offset), for random ops. */
+/* PyTorch's CPU generator: MT19937 with PyTorch's seeding, draws and cached
+ * Box-Muller samples (runtime/src/generator.c). A kernel holds the lock
+ * while it draws; the distributions' transformations are in
+ * kernels/native/random_draws.h. */
 typedef struct tl_generator tl_generator;
 tl_generator *tl_generator_new(uint64_t seed);
 void tl_generator_free(tl_generator *g);
@@ -93,13 +96,19 @@ tl_generator *tl_default_generator(void);       /* borrowed, process-wide */
 void tl_generator_manual_seed(tl_generator *g, uint64_t seed);
 uint64_t tl_generator_initial_seed(const tl_generator *g);
 uint64_t tl_generator_seed_random(tl_generator *g);   /* non-deterministic seed, returns it */
-uint64_t tl_generator_get_offset(const tl_generator *g);
-void tl_generator_set_offset(tl_generator *g, uint64_t offset);
-/* reserves n 128-bit counter blocks; returns the first offset (for parallel fill) */
-uint64_t tl_generator_reserve(tl_generator *g, uint64_t n);
-uint64_t tl_generator_next_u64(tl_generator *g);
-double tl_generator_next_double(tl_generator *g);    /* [0, 1) */
-/* the 4 words of Philox(seed, counter = offset) */
+void tl_generator_lock(tl_generator *g);
+void tl_generator_unlock(tl_generator *g);
+uint32_t tl_generator_random(tl_generator *g);        /* one engine draw (caller holds the lock) */
+uint64_t tl_generator_random64(tl_generator *g);      /* two draws, the first the high word */
+int tl_generator_take_double_normal(tl_generator *g, double *v);   /* 1: the cached sample, consumed */
+void tl_generator_put_double_normal(tl_generator *g, double v);
+int tl_generator_take_float_normal(tl_generator *g, float *v);
+void tl_generator_put_float_normal(tl_generator *g, float v);
+/* PyTorch's CPUGeneratorImplState bytes */
+int64_t tl_generator_state_size(void);
+void tl_generator_get_state(tl_generator *g, uint8_t *out);
+int tl_generator_set_state(tl_generator *g, const uint8_t *in, int64_t n);
+/* the 4 words of Philox(seed, counter = offset): parallel fills keyed by one random64() */
 void tl_philox4x32(uint64_t seed, uint64_t offset, uint32_t *out4);
 
 #endif

@@ -1,5 +1,8 @@
-"""Random number generators (Philox-4x32-10 in C): torchlet.Generator,
-manual_seed, initial_seed, seed. The random operators draw from them."""
+"""Random number generators: torchlet.Generator, manual_seed, initial_seed,
+seed, get_rng_state / set_rng_state. The C generator is PyTorch's CPU one
+(MT19937 with PyTorch's seeding and cached normals, runtime/src/generator.c):
+the random operators draw PyTorch's numbers, and a state from
+torch.get_rng_state() loads here (and back)."""
 from __future__ import annotations
 
 from . import _device as _dev
@@ -27,7 +30,7 @@ class Generator:
     def manual_seed(self, seed):
         seed = int(seed)
         if not -(1 << 63) <= seed < (1 << 64):
-            raise RuntimeError(f"Overflow when unpacking long long")
+            raise RuntimeError("Overflow when unpacking long long")
         lib.tl_generator_manual_seed(self._g, seed & _MASK)
         return self
 
@@ -38,26 +41,30 @@ class Generator:
         return lib.tl_generator_seed_random(self._g)
 
     def get_state(self):
-        from ._factory import tensor
-        from ._dtype import uint8
-        s = lib.tl_generator_initial_seed(self._g)
-        o = lib.tl_generator_get_offset(self._g)
-        raw = s.to_bytes(8, "little") + o.to_bytes(8, "little")
-        return tensor(list(raw), dtype=uint8)
+        import torchlet
+        t = torchlet.empty(lib.tl_generator_state_size(), dtype=torchlet.uint8)
+        lib.tl_generator_get_state(self._g, ffi.cast("uint8_t *", t.data_ptr()))
+        return t
 
-    def set_state(self, state):
-        raw = bytes(state.tolist())
-        if len(raw) != 16:
-            raise RuntimeError(f"Expected a ByteTensor of 16 bytes for the generator state, got {len(raw)}")
-        lib.tl_generator_manual_seed(self._g, int.from_bytes(raw[:8], "little"))
-        lib.tl_generator_set_offset(self._g, int.from_bytes(raw[8:], "little"))
+    def set_state(self, new_state):
+        from ._dtype import uint8
+        from ._tensor import Tensor
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
+        if new_state.dtype != uint8 or new_state.device.type != "cpu":
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        raw = ffi.from_buffer("uint8_t[]", new_state.contiguous().numpy().tobytes())
+        from ._errors import check
+        check(lib.tl_generator_set_state(self._g, raw, new_state.numel()))
         return self
 
-    def _next_u64(self) -> int:
-        return lib.tl_generator_next_u64(self._g)
-
-    def _next_double(self) -> float:
-        return lib.tl_generator_next_double(self._g)
+    def _random64(self) -> int:
+        """one random64() draw (tests)"""
+        lib.tl_generator_lock(self._g)
+        try:
+            return lib.tl_generator_random64(self._g)
+        finally:
+            lib.tl_generator_unlock(self._g)
 
 
 default_generator = Generator._default()

@@ -605,6 +605,12 @@ SPECIAL_FNS_CASES = {
     "cauchy_": [([_sf(2, 3)], _seeded(lambda a: a.clone().cauchy_() * a))],
     "exponential_": [([_sf(2, 3)], _seeded(lambda a: a.clone().exponential_(2.0) * a))],
     "geometric_": [([_sf(2, 3)], _seeded(lambda a: a.clone().geometric_(0.3) * a))],
+    "random_.from": [([_sf(2, 3)], _seeded(lambda a: a.clone().random_(-3, 4) * a))],
+    "random_.to": [([_sf(2, 3)], _seeded(lambda a: a.clone().random_(5) * a))],
+    "random_": [([_sf(2, 3)], _seeded(lambda a: a.clone().random_() * a))],
+    "random.from": [([_sf(2, 3)], _seeded(lambda a: getattr(torchlet.ops.aten.random, "from")(a, -3, 4) * a))],
+    "random.to": [([_sf(2, 3)], _seeded(lambda a: torchlet.ops.aten.random.to(a, 5) * a))],
+    "random": [([_sf(2, 3)], _seeded(lambda a: torchlet.ops.aten.random(a) * a))],
     # the autogen functional variants share the in-place entries' derivatives
     "uniform": [([_sf(2, 3)], _seeded(lambda a: torchlet.ops.aten.uniform(a, 1.0, 2.0) * a))],
     "log_normal": [([_sf(2, 3)], _seeded(lambda a: torchlet.ops.aten.log_normal(a, 0.0, 0.5) * a))],

@@ -1,12 +1,11 @@
 """torchlet.nn.init: PyTorch's in-place parameter initialisers.
 
-Each fills its tensor without recording autograd history.  The random ones
-draw a tensor of the target's shape, dtype and device (torchlet.rand / randn,
-from the default generator or `generator=`) and copy it in: on a meta tensor
-that is a metadata-only no-op, so layers built under
-`with torchlet.device("meta"):` initialise without allocating.  (torchlet has
-no in-place `uniform_` / `normal_` kernels; values differ from PyTorch's for
-the same seed, the distributions are the same.)
+Each fills its tensor without recording autograd history, through the
+tensor's own `uniform_` / `normal_` (PyTorch's CPU kernels and generator
+stream: the same seed gives PyTorch's weights); on a meta tensor that is a
+metadata-only no-op, so layers built under `with torchlet.device("meta"):`
+initialise without allocating. A CUDA tensor (no CUDA random kernels yet) is
+drawn on the host and copied in.
 """
 from __future__ import annotations
 
@@ -54,12 +53,18 @@ def _draw(tensor, fn, generator):
     return fn(tuple(tensor.shape), **kw)
 
 
+def _on_host(tensor) -> bool:
+    return tensor.device.type not in ("cpu", "meta")
+
+
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """U(a, b)."""
     if _TF and (r_ := _tf(uniform_, locals())) is not _GO:
         return r_
     with torchlet.no_grad():
-        return tensor.copy_(_draw(tensor, torchlet.rand, generator) * (b - a) + a)
+        if _on_host(tensor):
+            return tensor.copy_(_draw(tensor, torchlet.rand, generator) * (b - a) + a)
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
@@ -67,7 +72,9 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
     if _TF and (r_ := _tf(normal_, locals())) is not _GO:
         return r_
     with torchlet.no_grad():
-        return tensor.copy_(_draw(tensor, torchlet.randn, generator) * std + mean)
+        if _on_host(tensor):
+            return tensor.copy_(_draw(tensor, torchlet.randn, generator) * std + mean)
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def constant_(tensor, val):
