@@ -301,6 +301,17 @@ def test_default_convert_matches_torch():
     assert ours == theirs
 
 
+def test_tensor_inference_keeps_numpy_scalar_dtypes():
+    torch = _torch()
+    for data in [np.float64(2.0), np.int16(3), [np.int16(1), np.int16(2)], [np.float16(1.0)], [np.uint8(7)],
+                 [[np.float64(1.0)], [np.float64(2.0)]], [np.int8(1), 2], [1.0, np.float32(2.0)], [np.bool_(True)],
+                 [np.complex64(1j)], 2.0, [1, 2]]:
+        for fn in ("tensor", "as_tensor"):
+            ours, theirs = getattr(torchlet, fn)(data), getattr(torch, fn)(data)
+            assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1], (fn, data)
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
 def test_collate_errors_match_torch():
     for build in [
         lambda lib, d: d.default_collate([[1, 2], [3]]),
