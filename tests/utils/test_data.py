@@ -607,3 +607,47 @@ def test_small_training_loop_over_a_dataloader():
         losses.append(total / len(ds))
     assert losses[-1] < 1e-3 < losses[0]
     np.testing.assert_allclose(model.weight.detach().numpy(), w_true.T, atol=0.02)
+
+
+class _Slow(tdata.Dataset):
+    def __getitem__(self, i):
+        import time
+        time.sleep(3.0)
+        return i
+
+    def __len__(self):
+        return 4
+
+
+class _Dies(tdata.Dataset):
+    def __getitem__(self, i):
+        import os
+        os._exit(3)
+
+    def __len__(self):
+        return 4
+
+
+def test_worker_timeout_and_death_are_reported():
+    with pytest.raises(RuntimeError, match=r"^DataLoader timed out after 0.5 seconds$"):
+        list(tdata.DataLoader(_Slow(), batch_size=None, num_workers=1, timeout=0.5))
+    with pytest.raises(RuntimeError, match=r"^DataLoader worker \(pid\(s\) \d+(, \d+)?\) exited unexpectedly$"):
+        list(tdata.DataLoader(_Dies(), batch_size=None, num_workers=2, timeout=20))
+
+
+def test_out_of_order_delivery_when_asked():
+    got = [int(b) for b in tdata.DataLoader(range(12), batch_size=None, num_workers=2, in_order=False)]
+    assert sorted(got) == list(range(12))
+
+
+def test_too_many_workers_warns_as_torch():
+    import os
+    n = len(os.sched_getaffinity(0)) + 1
+    loader_args = dict(batch_size=2, num_workers=n)
+    with pytest.warns(UserWarning) as ours:
+        tdata.DataLoader(range(4), **loader_args)
+    torch = _torch()
+    with pytest.warns(UserWarning) as theirs:
+        torch.utils.data.DataLoader(range(4), **loader_args)
+    assert str(ours[0].message) == str(theirs[0].message)
+    assert f"This DataLoader will create {n} worker processes in total." in str(ours[0].message)

@@ -8,6 +8,7 @@ import itertools
 import multiprocessing
 import os
 import queue
+import time
 import warnings
 
 import torchlet
@@ -20,6 +21,9 @@ from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, _random_seed
 
 __all__ = ["DataLoader", "get_worker_info", "default_collate", "default_convert"]
+
+# how often (s) the main process, waiting for a batch, checks that its workers live
+_LIVENESS_CHECK_INTERVAL = 0.25
 
 
 class _DatasetKind:
@@ -370,15 +374,18 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             raise
 
     def _get_data(self):
-        if self._timeout > 0:
-            ok, data = self._try_get_data(self._timeout)
-            if ok:
-                return data
-            raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
+        # waits in short slices so that a dead worker is noticed at once
+        # (PyTorch learns it from a SIGCHLD handler)
+        deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
         while True:
-            ok, data = self._try_get_data()
+            wait = _LIVENESS_CHECK_INTERVAL
+            if deadline is not None:
+                wait = max(0.0, min(wait, deadline - time.monotonic()))
+            ok, data = self._try_get_data(wait)
             if ok:
                 return data
+            if deadline is not None and time.monotonic() >= deadline:
+                raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
 
     def _next_data(self):
         while True:
