@@ -651,3 +651,10 @@ def test_too_many_workers_warns_as_torch():
         torch.utils.data.DataLoader(range(4), **loader_args)
     assert str(ours[0].message) == str(theirs[0].message)
     assert f"This DataLoader will create {n} worker processes in total." in str(ours[0].message)
+
+
+def test_spawn_context_pickles_the_dataset():
+    ds = tdata.TensorDataset(torchlet.arange(10.0).reshape(5, 2), torchlet.arange(5))
+    loader = tdata.DataLoader(ds, batch_size=2, num_workers=1, multiprocessing_context="spawn", timeout=120)
+    got = [(x.tolist(), y.tolist()) for x, y in loader]
+    assert got == [([[0.0, 1.0], [2.0, 3.0]], [0, 1]), ([[4.0, 5.0], [6.0, 7.0]], [2, 3]), ([[8.0, 9.0]], [4])]
