@@ -312,6 +312,24 @@ def test_tensor_inference_keeps_numpy_scalar_dtypes():
             np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
+def test_collate_extended_through_the_fn_map():
+    """PyTorch's documented extension point: collate() with a map holding a custom type."""
+    class Box:
+        def __init__(self, v):
+            self.v = v
+
+    def collate_box(batch, *, collate_fn_map=None):
+        return [b.v * 10 for b in batch]
+
+    def build(lib, d):
+        from importlib import import_module
+        c = import_module(d.__name__ + "._utils.collate")
+        fn_map = {**c.default_collate_fn_map, Box: collate_box}
+        return c.collate([{"b": Box(1), "x": 1.0}, {"b": Box(2), "x": 2.0}], collate_fn_map=fn_map)
+    ours, theirs = _both(build)
+    assert ours == theirs == {"b": ("list", [10, 20]), "x": ("tensor", "float64", [1.0, 2.0])}
+
+
 def test_collate_errors_match_torch():
     for build in [
         lambda lib, d: d.default_collate([[1, 2], [3]]),
@@ -480,7 +498,7 @@ def test_numpy_worker_seed_matches_torch():
     torch = _torch()
     from torch.utils.data._utils.worker import _generate_state as theirs
 
-    from torchlet.utils.data._worker import _generate_state as ours
+    from torchlet.utils.data._utils.worker import _generate_state as ours
     for base, wid in [(0, 0), (123456789012345, 3), ((1 << 63) - 1, 7)]:
         assert ours(base, wid) == theirs(base, wid)
     del torch

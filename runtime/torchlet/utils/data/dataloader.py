@@ -13,10 +13,10 @@ import warnings
 
 import torchlet
 
-from . import _worker
-from ._collate import default_collate, default_convert
-from ._fetch import _IterableDatasetFetcher, _MapDatasetFetcher
-from ._worker import ExceptionWrapper, get_worker_info
+from ._utils import worker as _worker
+from ._utils.collate import default_collate, default_convert
+from ._utils.fetch import _IterableDatasetFetcher, _MapDatasetFetcher
+from ._utils.worker import ExceptionWrapper, get_worker_info
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, _random_seed
 

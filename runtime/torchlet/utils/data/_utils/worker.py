@@ -160,7 +160,7 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
                  drop_last, base_seed, init_fn, worker_id, num_workers, persistent_workers, shared_seed):
     """Runs in a worker: fetch each (task index, sampler index) from index_queue,
     put (task index, batch or ExceptionWrapper) on data_queue; None ends it."""
-    from .dataloader import _DatasetKind
+    from ..dataloader import _DatasetKind
 
     global _worker_info
     try:
