@@ -676,3 +676,32 @@ def test_spawn_context_pickles_the_dataset():
     loader = tdata.DataLoader(ds, batch_size=2, num_workers=1, multiprocessing_context="spawn", timeout=120)
     got = [(x.tolist(), y.tolist()) for x, y in loader]
     assert got == [([[0.0, 1.0], [2.0, 3.0]], [0, 1]), ([[4.0, 5.0], [6.0, 7.0]], [2, 3]), ([[8.0, 9.0]], [4])]
+
+
+def test_distributed_sampler_shares_match_torch():
+    def build(lib, d):
+        out = []
+        for n, replicas, drop_last, shuffle in [(10, 3, False, False), (10, 3, True, False), (9, 3, False, False),
+                                                (2, 5, False, False), (10, 4, False, True)]:
+            shares = []
+            for rank in range(replicas):
+                s = d.DistributedSampler(range(n), num_replicas=replicas, rank=rank, shuffle=shuffle,
+                                         drop_last=drop_last)
+                shares.append((len(s), list(s) if not shuffle else len(list(s))))
+            out.append(shares)
+        return out
+    ours, theirs = _both(build)
+    assert ours == theirs
+    _same_error(lambda lib, d: d.DistributedSampler(range(4), num_replicas=2, rank=2))
+    _same_error(lambda lib, d: d.DistributedSampler(range(4), num_replicas=2, rank=-1))
+    # shuffled: one permutation from seed + epoch shared out between the replicas
+    shares = []
+    for rank in range(4):
+        s = tdata.DistributedSampler(range(10), num_replicas=4, rank=rank, seed=3)
+        s.set_epoch(2)
+        shares.append(list(s))
+    perm = torchlet.randperm(10, generator=torchlet.Generator().manual_seed(5)).tolist()
+    perm += perm[:2]
+    assert shares == [perm[r::4] for r in range(4)]
+    with pytest.raises(RuntimeError, match="Requires distributed package to be available"):
+        tdata.DistributedSampler(range(4))

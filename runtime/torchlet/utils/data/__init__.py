@@ -1,9 +1,10 @@
 """torchlet.utils.data: PyTorch's torch.utils.data (datasets, samplers,
 DataLoader with worker processes, default_collate / default_convert,
-get_worker_info), in pure Python over torchlet's operators (docs/DATA.md)."""
+get_worker_info, DistributedSampler), in pure Python over torchlet's operators (docs/DATA.md)."""
 from .dataloader import DataLoader, _DatasetKind, default_collate, default_convert, get_worker_info
 from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset,
                       TensorDataset, random_split)
+from .distributed import DistributedSampler
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
                       WeightedRandomSampler)
 
@@ -13,6 +14,7 @@ __all__ = [
     "ConcatDataset",
     "DataLoader",
     "Dataset",
+    "DistributedSampler",
     "IterableDataset",
     "RandomSampler",
     "Sampler",
