@@ -177,6 +177,7 @@ from .autograd import (  # noqa: E402,F401
 from . import library  # noqa: E402,F401  (after autograd: custom operators build on Function)
 from . import _python_dispatch  # noqa: E402,F401  (the Python key's fallback: dispatch modes, subclasses)
 from . import utils  # noqa: E402,F401  (torchlet.utils._python_dispatch.TorchDispatchMode)
+from . import testing  # noqa: E402,F401  (torchlet.testing.assert_close / make_tensor)
 
 autograd._install(Tensor)
 

@@ -32,13 +32,15 @@ def _infer_array(data):
     if k in "iu":
         if a.dtype == np.uint64 and a.size and int(a.max()) > 2**63 - 1:
             raise RuntimeError("Overflow when unpacking long")
+        if a.dtype in (np.int8, np.int16, np.int32, np.uint8) and _from_numpy_scalars(data, a.dtype):
+            return a, _dt.from_numpy_dtype(a.dtype)
         return a, _dt.int64
     if k == "f":
-        if a.dtype in (np.float16, np.float32, np.float64) and _from_numpy_scalars(data):
+        if a.dtype in (np.float16, np.float32, np.float64) and _from_numpy_scalars(data, a.dtype):
             return a, _dt.from_numpy_dtype(a.dtype)
         return a, _dt.get_default_dtype()
     if k == "c":   # Python complex numbers: the default complex dtype, numpy's keep theirs
-        if a.dtype in (np.complex64, np.complex128) and _from_numpy_scalars(data):
+        if a.dtype in (np.complex64, np.complex128) and _from_numpy_scalars(data, a.dtype):
             return a, _dt.from_numpy_dtype(a.dtype)
         return a, _dt.get_default_complex_dtype()
     if k == "V" and _dt._NP_BFLOAT16 is not None and a.dtype == _dt._NP_BFLOAT16:
@@ -56,8 +58,14 @@ def _has_big_int(data):
     return isinstance(data, int) and not isinstance(data, bool) and not -2**63 <= data < 2**63
 
 
-def _from_numpy_scalars(data):
-    return isinstance(data, np.generic)
+def _from_numpy_scalars(data, dtype):
+    """Every leaf of data is a numpy scalar of dtype: PyTorch keeps that dtype
+    (its inference promotes the leaves' types). Stops at the first other leaf."""
+    if isinstance(data, np.generic):
+        return data.dtype == dtype
+    if isinstance(data, (list, tuple)) and data:
+        return all(_from_numpy_scalars(x, dtype) for x in data)
+    return False
 
 
 def _rebuild_tensor(data, dtype) -> Tensor:
@@ -83,7 +91,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
             if not -2**63 <= int(data) < 2**63:
                 raise RuntimeError("Overflow when unpacking long")
             arr, inferred = np.array(int(data), dtype=np.int64), _dt.int64
-        elif isinstance(data, float):
+        elif isinstance(data, float) and not isinstance(data, np.generic):  # np.float64 keeps its dtype
             arr, inferred = np.array(data), _dt.get_default_dtype()
         else:
             arr, inferred = _infer_array(data)
