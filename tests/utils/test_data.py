@@ -199,7 +199,7 @@ def test_sequential_and_batch_sampler():
 
 def _draw_seed(g):
     """What empty((), int64).random_(generator=g).item() draws (see sampler._random_seed)."""
-    return g._next_u64() % (1 << 63)
+    return g._random64() % (1 << 63)
 
 
 def test_random_sampler_draw_order():
@@ -705,3 +705,18 @@ def test_distributed_sampler_shares_match_torch():
     assert shares == [perm[r::4] for r in range(4)]
     with pytest.raises(RuntimeError, match="Requires distributed package to be available"):
         tdata.DistributedSampler(range(4))
+
+
+def test_shuffled_order_and_random_split_equal_torch_after_the_same_seed():
+    """the generator reproduces PyTorch's stream: the same seed, the same epoch order"""
+    torch = _torch()
+    from torch.utils import data as td
+    for seed in (0, 5, 123):
+        torch.manual_seed(seed)
+        want = [b[0].tolist() for b in td.DataLoader(td.TensorDataset(torch.arange(23)), batch_size=4, shuffle=True)]
+        want_split = [list(s) for s in td.random_split(range(17), [0.3, 0.7])]
+        torchlet.manual_seed(seed)
+        got = [b[0].tolist() for b in tdata.DataLoader(tdata.TensorDataset(torchlet.arange(23)), batch_size=4,
+                                                      shuffle=True)]
+        got_split = [list(s) for s in tdata.random_split(range(17), [0.3, 0.7])]
+        assert got == want and got_split == want_split

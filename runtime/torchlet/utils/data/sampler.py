@@ -10,14 +10,9 @@ import torchlet
 __all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler",
            "WeightedRandomSampler"]
 
-_INT64_RANGE = 1 << 63
-
-
 def _random_seed(generator=None) -> int:
-    """The value of torch.empty((), dtype=torch.int64).random_(generator=generator).item():
-    one 64-bit draw reduced modulo 2**63 (PyTorch's uniform_int for int64)."""
-    g = torchlet.default_generator if generator is None else generator
-    return g._next_u64() % _INT64_RANGE
+    """PyTorch's seed for a sampler's fresh generator: one int64 random_() draw."""
+    return int(torchlet.empty((), dtype=torchlet.int64).random_(generator=generator).item())
 
 
 class Sampler:
