@@ -1174,3 +1174,43 @@ def test_scan_threads_layouts_out_inplace():
     np.testing.assert_array_equal(r.numpy(), np.cumprod(m.astype(np.float64), 0))
     h = R.standard_normal((5, 70)).astype(np.float16)
     close(tl.cumsum(T(h), 1), np.cumsum(h.astype(np.float64), 1).astype(np.float16), rtol=2e-3, atol=2e-3)
+
+
+# ---- float32 max / min rows and half-precision leaves: the same bits on every ISA
+
+
+def _every_isa(fn):
+    """fn() on each supported CPU capability: the list of results"""
+    before = tl.get_cpu_capability()
+    out = []
+    try:
+        for cap in tl._supported_cpu_capabilities():
+            tl._set_cpu_capability(cap)
+            out.append(fn())
+    finally:
+        tl._set_cpu_capability(before)
+    return out
+
+
+@pytest.mark.parametrize("n", [63, 64, 65, 127, 128, 130, 1000, 4097, 70001])
+def test_amax_rows_same_bits_every_isa(n):
+    """amax / amin / max.dim rows: signed zeros (max(-0, 0) keeps one of them, by
+    position), NaN at the start, in the vector part and in the tail, views that
+    start off the 64-byte boundary; every ISA gives the DEFAULT variant's bits
+    and numpy's values"""
+    base = R.standard_normal(n + 3).astype(np.float32)
+    zeros = np.where(R.random(n + 3) < 0.5, np.float32(0.0), np.float32(-0.0)).astype(np.float32)
+    for data in (base, zeros, -np.abs(base)):
+        for pos in (None, 0, n // 2, n - 1):
+            b = data.copy()
+            if pos is not None:
+                b[pos] = np.nan
+            for off in (0, 1, 3):
+                x = T(b)[off: off + n]
+                rows = T(np.stack([b[off: off + n]] * 3))
+                got = _every_isa(lambda: [r.numpy().tobytes() for r in
+                                          (tl.amax(x), tl.amin(x), tl.amax(rows, 1), tl.amin(rows, 1))])
+                assert all(g == got[0] for g in got), (n, pos, off)
+                ref = b[off: off + n]
+                np.testing.assert_array_equal(tl.amax(x).numpy(), np.max(ref))
+                np.testing.assert_array_equal(tl.amin(x).numpy(), np.min(ref))
