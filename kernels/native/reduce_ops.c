@@ -91,6 +91,15 @@ TL_DEFINE_STUB(tl_nansum_cols_stub, tl_nansum_cols_table)
  * imbalance to one small subtree. */
 #define TL_SUM_PAR_DEPTH 7
 #define TL_SUM_PAR_MIN (1 << 18)
+/* the cut depth for n elements: subtrees of at least TL_SUM_PAR_MIN / 4
+ * elements (each claim moves the counter's cache line between cores, and
+ * neighbouring results share lines: 128 subtrees of 8192 elements made a
+ * 2^20 sum on two threads slower than PyTorch's), at most TL_SUM_PAR_DEPTH */
+static int prun_depth(int64_t n) {
+    int d = 0;
+    while (d < TL_SUM_PAR_DEPTH && (n >> (d + 1)) >= TL_SUM_PAR_MIN / 4) d++;
+    return d;
+}
 #define TL_DEF_PRUN(NAME, T)                                                          \
     typedef struct { const T *p; int64_t off[1 << TL_SUM_PAR_DEPTH], len[1 << TL_SUM_PAR_DEPTH]; \
                      double res[1 << TL_SUM_PAR_DEPTH]; int count; _Atomic int next; } prun_ctx_##NAME; \
@@ -120,11 +129,12 @@ TL_DEFINE_STUB(tl_nansum_cols_stub, tl_nansum_cols_table)
         prun_ctx_##NAME c;                                                             \
         c.p = p; c.count = 0;                                                          \
         atomic_init(&c.next, 0);                                                       \
-        prun_split_##NAME(&c, 0, n, TL_SUM_PAR_DEPTH);                                 \
+        const int depth = prun_depth(n);                                               \
+        prun_split_##NAME(&c, 0, n, depth);                                            \
         const int nt = tl_get_num_threads();                                           \
         tl_parallel_for(nt < c.count ? nt : c.count, 1, prun_body_##NAME, &c);         \
         int i = 0;                                                                     \
-        return prun_join_##NAME(&c, n, TL_SUM_PAR_DEPTH, &i);                          \
+        return prun_join_##NAME(&c, n, depth, &i);                                     \
     }
 
 #define TL_SUM_LEAF(dt) ((*(const tl_sum_leaf_table_t *)tl_sum_leaf_stub.current)[dt])

@@ -1214,3 +1214,23 @@ def test_amax_rows_same_bits_every_isa(n):
                 ref = b[off: off + n]
                 np.testing.assert_array_equal(tl.amax(x).numpy(), np.max(ref))
                 np.testing.assert_array_equal(tl.amin(x).numpy(), np.min(ref))
+
+
+@pytest.mark.parametrize("n", [1 << 18, (1 << 18) + 4097, (1 << 19) + 1, (1 << 21) + 777, (1 << 23) + 5])
+def test_sum_cut_depth_threads_same_bits(n):
+    """full sums cut into fewer, larger subtrees for smaller inputs (the depth
+    follows the length): 1, 2 and 3 threads give the same bits as the serial
+    pairwise tree, float32 / float64 / float16"""
+    a = R.standard_normal(n).astype(np.float32)
+    xs = [T(a), T(a.astype(np.float64)), T(a.astype(np.float16))]
+    n0 = tl.get_num_threads()
+    got = []
+    try:
+        for th in (1, 2, 3):
+            tl.set_num_threads(th)
+            got.append([r.numpy().tobytes() for x in xs for r in (tl.sum(x), tl.mean(x))])
+    finally:
+        tl.set_num_threads(n0)
+    assert got[0] == got[1] == got[2]
+    np.testing.assert_allclose(tl.sum(xs[1]).item(), a.astype(np.float64).sum(), rtol=1e-12,
+                               atol=1e-12 * np.abs(a).astype(np.float64).sum())
