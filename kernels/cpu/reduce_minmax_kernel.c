@@ -16,9 +16,10 @@
 #define SEL_MAX(a, x) ((x) > (a) || (x) != (x) ? (x) : (a))
 #define SEL_MIN(a, x) ((x) < (a) || (x) != (x) ? (x) : (a))
 
-/* software prefetch of the lines of [q, q + bytes) 4 KiB ahead: the loops
- * below do enough work per load that without it they read ~1.2-1.3x slower
- * than a plain load loop (measured; with it ~1.0-1.04x) */
+/* software prefetch of the lines of [q, q + bytes) 4 KiB ahead: the DEF_ROW
+ * and argmax loops below do enough work per load that without it they read
+ * ~1.2-1.3x slower than a plain load loop (measured; with it ~1.0-1.04x);
+ * the float32 max / min rows on AVX2 / AVX-512 (DEF_ROW_VEC) need none */
 #define PF_BYTES 4096
 #define PREFETCH_LINES(q, bytes)                                                              \
     for (unsigned o_ = 0; o_ < (bytes); o_ += 64) __builtin_prefetch((const char *)(q) + PF_BYTES + o_)
