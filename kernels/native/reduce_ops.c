@@ -388,6 +388,8 @@ typedef struct {
     tl_dtype rt;
     int64_t isz, d, bw;   /* bw: outputs per block */
     double div;
+    int64_t blocks;
+    _Atomic int64_t next; /* the next unclaimed block */
 } direct_ctx;
 
 static void direct_body(int64_t b, int64_t e, void *ctx_) {
@@ -406,6 +408,15 @@ static void direct_body(int64_t b, int64_t e, void *ctx_) {
     }
 }
 
+/* one claimer per thread: blocks taken from a counter, so a thread that
+ * starts late or is preempted leaves its share to the others */
+static void direct_claim_body(int64_t b, int64_t e, void *ctx_) {
+    direct_ctx *c = ctx_;
+    (void)b, (void)e;
+    for (int64_t k; (k = atomic_fetch_add_explicit(&c->next, 1, memory_order_relaxed)) < c->blocks;)
+        direct_body(k, k + 1, c);
+}
+
 static int sum_direct(const walk *w, const tl_tensor *x, tl_tensor *out, int mean) {
     const tl_dtype rt = tl_tensor_dtype(out);
     if (w->nd != 2 || !(rt == TL_FLOAT32 || rt == TL_FLOAT64) || tl_tensor_dtype(x) != rt ||
@@ -418,13 +429,22 @@ static int sum_direct(const walk *w, const tl_tensor *x, tl_tensor *out, int mea
      * thread, two of 2048 on two. Each output's arithmetic is the same in
      * any block, so the bits do not depend on the split. */
     const int nt = tl__in_parallel_region() ? 1 : tl_get_num_threads();
-    const int64_t per_thread = ((w->size[d] + nt - 1) / nt + 15) / 16 * 16;
+    int64_t per_thread = ((w->size[d] + nt - 1) / nt + 15) / 16 * 16;
+    /* rows (a reduced inner run per output): 8 blocks per thread, claimed
+     * (the row sums do not care how the rows are grouped); columns keep
+     * one block per thread, whose width is the length of the row segments
+     * the column kernel streams */
+    if (d == 0 && nt > 1) per_thread = (per_thread / 8 + 15) / 16 * 16;
     const int64_t bw = per_thread < DIRECT_BLOCK ? per_thread : DIRECT_BLOCK;
     direct_ctx c = {w, (const char *)tl_tensor_data_ptr(x), tl_tensor_data_ptr(out), rt, tl_tensor_itemsize(x), d, bw,
-                    mean ? (double)w->size[1 - d] : 1.0};
+                    mean ? (double)w->size[1 - d] : 1.0, 0, 0};
     const int64_t blocks = (w->size[d] + bw - 1) / bw;
-    const int64_t per_block = tl_tensor_numel(x) / blocks > 0 ? tl_tensor_numel(x) / blocks : 1;
-    tl_parallel_for(blocks, (TL_SUM_WALK_PAR_MIN + per_block - 1) / per_block, direct_body, &c);
+    c.blocks = blocks;
+    atomic_init(&c.next, 0);
+    int64_t threads = (tl_tensor_numel(x) + TL_SUM_WALK_PAR_MIN - 1) / TL_SUM_WALK_PAR_MIN;
+    if (threads > nt) threads = nt;
+    if (threads > blocks) threads = blocks;
+    tl_parallel_for(threads, 1, direct_claim_body, &c);
     return 1;
 }
 

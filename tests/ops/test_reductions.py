@@ -1234,3 +1234,22 @@ def test_sum_cut_depth_threads_same_bits(n):
     assert got[0] == got[1] == got[2]
     np.testing.assert_allclose(tl.sum(xs[1]).item(), a.astype(np.float64).sum(), rtol=1e-12,
                                atol=1e-12 * np.abs(a).astype(np.float64).sum())
+
+
+@pytest.mark.parametrize("shape", [(5000, 300), (4099, 70), (4096, 4096)])
+def test_sum_rows_claimed_blocks_same_bits(shape):
+    """row sums into out (blocks of rows claimed by the threads) and amax of
+    a long row (chunks claimed): 1, 2 and 3 threads give the same bits"""
+    a = R.standard_normal(shape).astype(np.float32)
+    x, x64 = T(a), T(a.astype(np.float64))
+    n0 = tl.get_num_threads()
+    got = []
+    try:
+        for th in (1, 2, 3):
+            tl.set_num_threads(th)
+            got.append([r.numpy().tobytes() for r in (tl.sum(x, 1), tl.mean(x, 1), tl.sum(x64, 1),
+                                                       tl.amax(x.view(-1)), tl.amin(x.view(-1)))])
+    finally:
+        tl.set_num_threads(n0)
+    assert got[0] == got[1] == got[2]
+    np.testing.assert_allclose(tl.sum(x64, 1).numpy(), a.astype(np.float64).sum(1), rtol=1e-12, atol=1e-10)
