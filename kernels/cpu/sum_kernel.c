@@ -1,7 +1,7 @@
 /* Leaf sums for sum / mean (kernels/native/reduce_ops.c), compiled once per
  * CPU capability.
  *
- * leaf: n contiguous elements (at most TL_SUM_BLOCK = 4096 per call; the
+ * leaf: n contiguous elements (at most TL_SUM_BLOCK = 32768 per call; the
  * caller combines leaves pairwise in double).
  * float32: 128 floats per step as eight 16-lane float vectors added as a
  * balanced tree (each float lane then holds 8 elements, 3 roundings deep),

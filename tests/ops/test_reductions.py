@@ -1253,3 +1253,20 @@ def test_sum_rows_claimed_blocks_same_bits(shape):
         tl.set_num_threads(n0)
     assert got[0] == got[1] == got[2]
     np.testing.assert_allclose(tl.sum(x64, 1).numpy(), a.astype(np.float64).sum(1), rtol=1e-12, atol=1e-10)
+
+
+def test_sum_leaf_boundaries_32768():
+    """lengths around the 32768-element leaves and their pairwise splits,
+    float32 / float64 / float16, on every ISA: within float64's error of the
+    exact sum (float64), the float32 bar (float32), the same bits on every ISA"""
+    for n in (32767, 32768, 32769, 65535, 65537, 98304 + 5, 3 * 32768 + 16):
+        a = R.standard_normal(n).astype(np.float32)
+        a64 = a.astype(np.float64)
+        mag = np.abs(a64).sum()
+        xs = (T(a), T(a64), T(a.astype(np.float16)))
+        got = _every_isa(lambda: [tl.sum(x).numpy().tobytes() for x in xs])
+        assert all(g == got[0] for g in got), n
+        assert abs(tl.sum(xs[1]).item() - a64.sum()) <= 1e-13 * mag
+        assert abs(tl.sum(xs[0]).item() - a64.sum()) <= 1e-6 * mag
+        h64 = a.astype(np.float16).astype(np.float64)
+        assert abs(tl.sum(xs[2].float()).item() - h64.sum()) <= 1e-6 * np.abs(h64).sum()
