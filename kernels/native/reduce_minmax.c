@@ -13,6 +13,7 @@
  * (reduce_util.h: int64, exact for every input value).
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,6 +171,8 @@ typedef struct {
     tl_rowmax_f32_fn row;
     tl_colmax_f32_fn col;
     int is_max;
+    int64_t nc;           /* chunks of a long row */
+    _Atomic int64_t next; /* the next unclaimed chunk */
 } f32_ctx;
 
 static void f32_rows_body(int64_t b, int64_t e, void *c_) {
@@ -177,9 +180,13 @@ static void f32_rows_body(int64_t b, int64_t e, void *c_) {
     for (int64_t j = b; j < e; j++) c->o[j] = c->row(c->p + j * c->R, c->R);
 }
 
+/* one claimer per thread: chunks taken from a counter, so a thread that
+ * starts late or is preempted leaves its share to the others (each chunk's
+ * result has its own slot: the merge order does not change) */
 static void f32_chunks_body(int64_t b, int64_t e, void *c_) {
-    const f32_ctx *c = c_;
-    for (int64_t k = b; k < e; k++) {
+    f32_ctx *c = c_;
+    (void)b, (void)e;
+    for (int64_t k; (k = atomic_fetch_add_explicit(&c->next, 1, memory_order_relaxed)) < c->nc;) {
         const int64_t s = k * AMAX_CHUNK, len = c->R - s < AMAX_CHUNK ? c->R - s : AMAX_CHUNK;
         c->part[k] = c->row(c->p + s, len);
     }
@@ -212,7 +219,7 @@ static int amax_f32_fast(const tl_tensor *self, uint64_t mask, int is_max, tl_te
     const float *p = tl_tensor_data_ptr(self);
     float *o = tl_tensor_data_ptr(out);
     const int w = is_max ? 0 : 1;
-    f32_ctx c = {p, o, NULL, O, R, TL_MINMAX_F32.row[w], TL_MINMAX_F32.col[w], is_max};
+    f32_ctx c = {p, o, NULL, O, R, TL_MINMAX_F32.row[w], TL_MINMAX_F32.col[w], is_max, 0, 0};
     if (last == nd - 1) {
         if (R <= AMAX_CHUNK || O >= 16) {   /* shape only: the same bits for any thread count */
             /* one output per row, rows across threads */
@@ -226,9 +233,12 @@ static int amax_f32_fast(const tl_tensor *self, uint64_t mask, int is_max, tl_te
         float *part = malloc((size_t)nc * sizeof(float));
         if (!part) { tl_set_error(TL_ERR_RUNTIME, "out of memory"); return -1; }
         c.part = part;
+        c.nc = nc;
+        const int nt = tl_get_num_threads();
         for (int64_t j = 0; j < O; j++) {
             c.p = p + j * R;
-            tl_parallel_for(nc, 1, f32_chunks_body, &c);
+            atomic_init(&c.next, 0);
+            tl_parallel_for(nt < nc ? nt : nc, 1, f32_chunks_body, &c);
             float r = part[0];
             for (int64_t k = 1; k < nc; k++) r = is_max ? SEL_MAX(r, part[k]) : SEL_MIN(r, part[k]);
             o[j] = r;

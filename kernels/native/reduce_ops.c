@@ -3,7 +3,7 @@
  * dtype: `dtype=` if given; else the out= tensor's dtype for sum(..., out=);
  * else self's dtype, with bool and integer inputs summed as int64. As in
  * PyTorch, the input is first converted to the result dtype, then summed.
- * Accumulation: every leaf of up to 4096 contiguous elements is summed by the
+ * Accumulation: every leaf of up to 32768 contiguous elements is summed by the
  * per-ISA kernel (kernels/cpu/sum_kernel.c: float32 trees of 8 elements per
  * lane, widened into double), leaves are combined pairwise in float64: float32
  * results stay within 1e-6 relative of an exact sum at 2^24 elements and more
@@ -56,7 +56,11 @@ int tl_meta_sum_dim_IntList(tl_structured *s, tl_tensor *self, const int64_t *di
 
 /* ---- impl */
 
-#define TL_SUM_BLOCK 4096
+/* leaf length: long enough that a leaf's fixed costs (the loop's exit, the
+ * reduction of its 16 lanes, the call) stay well under 1% of streaming it
+ * (leaves of 4096 floats cost ~3.5% from L3 in C); the double lanes then add
+ * 256 terms each, far inside double's precision */
+#define TL_SUM_BLOCK 32768
 
 TL_DEFINE_STUB(tl_sum_leaf_stub, tl_sum_leaf_table)
 TL_DEFINE_STUB(tl_sum_cols_stub, tl_sum_cols_table)
@@ -91,6 +95,15 @@ TL_DEFINE_STUB(tl_nansum_cols_stub, tl_nansum_cols_table)
  * imbalance to one small subtree. */
 #define TL_SUM_PAR_DEPTH 7
 #define TL_SUM_PAR_MIN (1 << 18)
+/* the cut depth for n elements: subtrees of at least TL_SUM_PAR_MIN / 4
+ * elements (each claim moves the counter's cache line between cores, and
+ * neighbouring results share lines: 128 subtrees of 8192 elements made a
+ * 2^20 sum on two threads slower than PyTorch's), at most TL_SUM_PAR_DEPTH */
+static int prun_depth(int64_t n) {
+    int d = 0;
+    while (d < TL_SUM_PAR_DEPTH && (n >> (d + 1)) >= TL_SUM_PAR_MIN / 4) d++;
+    return d;
+}
 #define TL_DEF_PRUN(NAME, T)                                                          \
     typedef struct { const T *p; int64_t off[1 << TL_SUM_PAR_DEPTH], len[1 << TL_SUM_PAR_DEPTH]; \
                      double res[1 << TL_SUM_PAR_DEPTH]; int count; _Atomic int next; } prun_ctx_##NAME; \
@@ -120,11 +133,12 @@ TL_DEFINE_STUB(tl_nansum_cols_stub, tl_nansum_cols_table)
         prun_ctx_##NAME c;                                                             \
         c.p = p; c.count = 0;                                                          \
         atomic_init(&c.next, 0);                                                       \
-        prun_split_##NAME(&c, 0, n, TL_SUM_PAR_DEPTH);                                 \
+        const int depth = prun_depth(n);                                               \
+        prun_split_##NAME(&c, 0, n, depth);                                            \
         const int nt = tl_get_num_threads();                                           \
         tl_parallel_for(nt < c.count ? nt : c.count, 1, prun_body_##NAME, &c);         \
         int i = 0;                                                                     \
-        return prun_join_##NAME(&c, n, TL_SUM_PAR_DEPTH, &i);                          \
+        return prun_join_##NAME(&c, n, depth, &i);                                     \
     }
 
 #define TL_SUM_LEAF(dt) ((*(const tl_sum_leaf_table_t *)tl_sum_leaf_stub.current)[dt])
@@ -378,6 +392,8 @@ typedef struct {
     tl_dtype rt;
     int64_t isz, d, bw;   /* bw: outputs per block */
     double div;
+    int64_t blocks;
+    _Atomic int64_t next; /* the next unclaimed block */
 } direct_ctx;
 
 static void direct_body(int64_t b, int64_t e, void *ctx_) {
@@ -396,6 +412,15 @@ static void direct_body(int64_t b, int64_t e, void *ctx_) {
     }
 }
 
+/* one claimer per thread: blocks taken from a counter, so a thread that
+ * starts late or is preempted leaves its share to the others */
+static void direct_claim_body(int64_t b, int64_t e, void *ctx_) {
+    direct_ctx *c = ctx_;
+    (void)b, (void)e;
+    for (int64_t k; (k = atomic_fetch_add_explicit(&c->next, 1, memory_order_relaxed)) < c->blocks;)
+        direct_body(k, k + 1, c);
+}
+
 static int sum_direct(const walk *w, const tl_tensor *x, tl_tensor *out, int mean) {
     const tl_dtype rt = tl_tensor_dtype(out);
     if (w->nd != 2 || !(rt == TL_FLOAT32 || rt == TL_FLOAT64) || tl_tensor_dtype(x) != rt ||
@@ -408,13 +433,22 @@ static int sum_direct(const walk *w, const tl_tensor *x, tl_tensor *out, int mea
      * thread, two of 2048 on two. Each output's arithmetic is the same in
      * any block, so the bits do not depend on the split. */
     const int nt = tl__in_parallel_region() ? 1 : tl_get_num_threads();
-    const int64_t per_thread = ((w->size[d] + nt - 1) / nt + 15) / 16 * 16;
+    int64_t per_thread = ((w->size[d] + nt - 1) / nt + 15) / 16 * 16;
+    /* rows (a reduced inner run per output): 8 blocks per thread, claimed
+     * (the row sums do not care how the rows are grouped); columns keep
+     * one block per thread, whose width is the length of the row segments
+     * the column kernel streams */
+    if (d == 0 && nt > 1) per_thread = (per_thread / 8 + 15) / 16 * 16;
     const int64_t bw = per_thread < DIRECT_BLOCK ? per_thread : DIRECT_BLOCK;
     direct_ctx c = {w, (const char *)tl_tensor_data_ptr(x), tl_tensor_data_ptr(out), rt, tl_tensor_itemsize(x), d, bw,
-                    mean ? (double)w->size[1 - d] : 1.0};
+                    mean ? (double)w->size[1 - d] : 1.0, 0, 0};
     const int64_t blocks = (w->size[d] + bw - 1) / bw;
-    const int64_t per_block = tl_tensor_numel(x) / blocks > 0 ? tl_tensor_numel(x) / blocks : 1;
-    tl_parallel_for(blocks, (TL_SUM_WALK_PAR_MIN + per_block - 1) / per_block, direct_body, &c);
+    c.blocks = blocks;
+    atomic_init(&c.next, 0);
+    int64_t threads = (tl_tensor_numel(x) + TL_SUM_WALK_PAR_MIN - 1) / TL_SUM_WALK_PAR_MIN;
+    if (threads > nt) threads = nt;
+    if (threads > blocks) threads = blocks;
+    tl_parallel_for(threads, 1, direct_claim_body, &c);
     return 1;
 }
 

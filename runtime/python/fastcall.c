@@ -54,6 +54,9 @@ static int g_tf;                   /* active torch-function modes (all threads) 
 static PyTypeObject *g_cdata_type; /* type(ffi.cast("tl_tensor *", 0)) */
 static PyObject *g_tensor_ctype;   /* ffi.typeof("tl_tensor *") */
 static PyTypeObject *g_tensor;     /* torchlet.Tensor */
+static allocfunc g_tensor_alloc;   /* its tp_alloc, looked up once in _setup */
+static PyObject *g_p_descr;        /* Tensor.__dict__["_p"], the slot's member descriptor */
+static descrgetfunc g_p_get;       /* its type's tp_descr_get */
 static PyObject *g_name_p;         /* "_p" */
 static PyObject *g_pending_result; /* torchlet._errors.pending_result */
 static PyObject *g_tf_handle;      /* torchlet._function_mode.handle_args */
@@ -65,7 +68,10 @@ static PyObject *g_func_view, *g_func_t, *g_func_getitem; /* what a mode is told
 /* self._p as a C pointer; NULL (no exception set) when it is anything but a
  * plain cffi `tl_tensor *` */
 static tl_tensor *tensor_of(PyObject *self) {
-    PyObject *p = PyObject_GetAttr(self, g_name_p);
+    /* a plain Tensor reads its slot through the descriptor found at setup,
+     * without the attribute lookup; subclasses take the general path */
+    PyObject *p = Py_TYPE(self) == g_tensor && g_p_get ? g_p_get(g_p_descr, self, (PyObject *)g_tensor)
+                                                       : PyObject_GetAttr(self, g_name_p);
     if (!p) {
         PyErr_Clear();
         return NULL;
@@ -92,8 +98,7 @@ static PyObject *cdata_of(tl_tensor *r) {
  * then `_as_subclass(t)` when its C tensor is a subclass tensor */
 static PyObject *tensor_from_cdata(PyObject *handle) {
     tl_tensor *c = (tl_tensor *)((cdata_object *)handle)->c_data;
-    allocfunc alloc = (allocfunc)PyType_GetSlot(g_tensor, Py_tp_alloc);
-    PyObject *t = alloc(g_tensor, 0);
+    PyObject *t = g_tensor_alloc(g_tensor, 0);
     if (!t || PyObject_SetAttr(t, g_name_p, handle) < 0) {
         /* the reference is not owned by any Tensor yet: give it back */
         tl_tensor_release(c);
@@ -321,6 +326,16 @@ static PyObject *mod_setup(PyObject *mod, PyObject *args) {
     set_ref((PyObject **)&g_cdata_type, cdata_type);
     set_ref(&g_tensor_ctype, ctype);
     set_ref((PyObject **)&g_tensor, tensor);
+    g_tensor_alloc = (allocfunc)PyType_GetSlot(g_tensor, Py_tp_alloc);
+    /* `_p` is a slot: its member descriptor, a data descriptor (no instance
+     * dict can shadow it); anything else: the attribute lookup per call */
+    PyObject *descr = PyObject_GetAttr(tensor, g_name_p);
+    if (!descr) return NULL;
+    descrgetfunc get = (descrgetfunc)PyType_GetSlot(Py_TYPE(descr), Py_tp_descr_get);
+    const int data_descr = PyType_GetSlot(Py_TYPE(descr), Py_tp_descr_set) != NULL;
+    set_ref(&g_p_descr, descr);
+    Py_DECREF(descr);
+    g_p_get = data_descr ? get : NULL;
     set_ref(&g_pending_result, pending);
     set_ref(&g_tf_handle, handle);
     set_ref(&g_go, go);

@@ -1174,3 +1174,99 @@ def test_scan_threads_layouts_out_inplace():
     np.testing.assert_array_equal(r.numpy(), np.cumprod(m.astype(np.float64), 0))
     h = R.standard_normal((5, 70)).astype(np.float16)
     close(tl.cumsum(T(h), 1), np.cumsum(h.astype(np.float64), 1).astype(np.float16), rtol=2e-3, atol=2e-3)
+
+
+# ---- float32 max / min rows and half-precision leaves: the same bits on every ISA
+
+
+def _every_isa(fn):
+    """fn() on each supported CPU capability: the list of results"""
+    before = tl.get_cpu_capability()
+    out = []
+    try:
+        for cap in tl._supported_cpu_capabilities():
+            tl._set_cpu_capability(cap)
+            out.append(fn())
+    finally:
+        tl._set_cpu_capability(before)
+    return out
+
+
+@pytest.mark.parametrize("n", [63, 64, 65, 127, 128, 130, 1000, 4097, 70001])
+def test_amax_rows_same_bits_every_isa(n):
+    """amax / amin / max.dim rows: signed zeros (max(-0, 0) keeps one of them, by
+    position), NaN at the start, in the vector part and in the tail, views that
+    start off the 64-byte boundary; every ISA gives the DEFAULT variant's bits
+    and numpy's values"""
+    base = R.standard_normal(n + 3).astype(np.float32)
+    zeros = np.where(R.random(n + 3) < 0.5, np.float32(0.0), np.float32(-0.0)).astype(np.float32)
+    for data in (base, zeros, -np.abs(base)):
+        for pos in (None, 0, n // 2, n - 1):
+            b = data.copy()
+            if pos is not None:
+                b[pos] = np.nan
+            for off in (0, 1, 3):
+                x = T(b)[off: off + n]
+                rows = T(np.stack([b[off: off + n]] * 3))
+                got = _every_isa(lambda: [r.numpy().tobytes() for r in
+                                          (tl.amax(x), tl.amin(x), tl.amax(rows, 1), tl.amin(rows, 1))])
+                assert all(g == got[0] for g in got), (n, pos, off)
+                ref = b[off: off + n]
+                np.testing.assert_array_equal(tl.amax(x).numpy(), np.max(ref))
+                np.testing.assert_array_equal(tl.amin(x).numpy(), np.min(ref))
+
+
+@pytest.mark.parametrize("n", [1 << 18, (1 << 18) + 4097, (1 << 19) + 1, (1 << 21) + 777, (1 << 23) + 5])
+def test_sum_cut_depth_threads_same_bits(n):
+    """full sums cut into fewer, larger subtrees for smaller inputs (the depth
+    follows the length): 1, 2 and 3 threads give the same bits as the serial
+    pairwise tree, float32 / float64 / float16"""
+    a = R.standard_normal(n).astype(np.float32)
+    xs = [T(a), T(a.astype(np.float64)), T(a.astype(np.float16))]
+    n0 = tl.get_num_threads()
+    got = []
+    try:
+        for th in (1, 2, 3):
+            tl.set_num_threads(th)
+            got.append([r.numpy().tobytes() for x in xs for r in (tl.sum(x), tl.mean(x))])
+    finally:
+        tl.set_num_threads(n0)
+    assert got[0] == got[1] == got[2]
+    np.testing.assert_allclose(tl.sum(xs[1]).item(), a.astype(np.float64).sum(), rtol=1e-12,
+                               atol=1e-12 * np.abs(a).astype(np.float64).sum())
+
+
+@pytest.mark.parametrize("shape", [(5000, 300), (4099, 70), (4096, 4096)])
+def test_sum_rows_claimed_blocks_same_bits(shape):
+    """row sums into out (blocks of rows claimed by the threads) and amax of
+    a long row (chunks claimed): 1, 2 and 3 threads give the same bits"""
+    a = R.standard_normal(shape).astype(np.float32)
+    x, x64 = T(a), T(a.astype(np.float64))
+    n0 = tl.get_num_threads()
+    got = []
+    try:
+        for th in (1, 2, 3):
+            tl.set_num_threads(th)
+            got.append([r.numpy().tobytes() for r in (tl.sum(x, 1), tl.mean(x, 1), tl.sum(x64, 1),
+                                                       tl.amax(x.view(-1)), tl.amin(x.view(-1)))])
+    finally:
+        tl.set_num_threads(n0)
+    assert got[0] == got[1] == got[2]
+    np.testing.assert_allclose(tl.sum(x64, 1).numpy(), a.astype(np.float64).sum(1), rtol=1e-12, atol=1e-10)
+
+
+def test_sum_leaf_boundaries_32768():
+    """lengths around the 32768-element leaves and their pairwise splits,
+    float32 / float64 / float16, on every ISA: within float64's error of the
+    exact sum (float64), the float32 bar (float32), the same bits on every ISA"""
+    for n in (32767, 32768, 32769, 65535, 65537, 98304 + 5, 3 * 32768 + 16):
+        a = R.standard_normal(n).astype(np.float32)
+        a64 = a.astype(np.float64)
+        mag = np.abs(a64).sum()
+        xs = (T(a), T(a64), T(a.astype(np.float16)))
+        got = _every_isa(lambda: [tl.sum(x).numpy().tobytes() for x in xs])
+        assert all(g == got[0] for g in got), n
+        assert abs(tl.sum(xs[1]).item() - a64.sum()) <= 1e-13 * mag
+        assert abs(tl.sum(xs[0]).item() - a64.sum()) <= 1e-6 * mag
+        h64 = a.astype(np.float16).astype(np.float64)
+        assert abs(tl.sum(xs[2].float()).item() - h64.sum()) <= 1e-6 * np.abs(h64).sum()
