@@ -11,6 +11,9 @@
     8. workload    a 2-layer MLP forward + backward, checked and timed
     9. seeds       Linear+bias, RMSNorm, Linear+SiLU, softmax, a Transformer block:
                    forward + backward beside PyTorch (examples/seed_workloads.py)
+   10-12.          torchlet.compile, a PyTorch training program, complex dtypes + fft
+   13. random      PyTorch's generator stream: manual_seed(0) gives PyTorch's numbers,
+                   weights and DataLoader order
 
 Run with `make demo` (generates, builds, runs). Runs in a few seconds; PyTorch is
 optional (`make torch`).
@@ -534,6 +537,34 @@ def show_fft():
     return ok
 
 
+# ---------------------------------------------------------------- 13. random
+# what `torch.manual_seed(0)` followed by these lines prints under PyTorch 2.13
+_TORCH_SEED0 = {
+    "randn(3)": [1.5410, -0.2934, -2.1788],
+    "Linear(3, 2).weight": [[-0.0512, 0.1528, -0.1745], [-0.1135, -0.5516, -0.3824]],
+    "DataLoader order": [[5, 3, 7], [4, 2, 1], [0, 6]],
+}
+
+
+def show_random():
+    section(13, "Random streams: PyTorch's CPU generator (MT19937) and kernels, so a seed gives PyTorch's numbers")
+    from torchlet.utils.data import DataLoader, TensorDataset
+    tl.manual_seed(0)
+    x = tl.randn(3)
+    w = tl.nn.Linear(3, 2).weight.detach()
+    order = [b[0].tolist() for b in DataLoader(TensorDataset(tl.arange(8)), batch_size=3, shuffle=True)]
+    got = {"randn(3)": x, "Linear(3, 2).weight": w, "DataLoader order": order}
+    ok = True
+    for name, want in _TORCH_SEED0.items():
+        g = got[name]
+        same = g == want if isinstance(g, list) else bool(np.allclose(g.numpy(), np.array(want), atol=5e-5))
+        ok &= same
+        shown = g if isinstance(g, list) else [round(float(v), 4) for v in g.numpy().ravel()]
+        print(f"  manual_seed(0), then {name}: {shown}"
+              f"  {'= PyTorch' if same else '!= PyTorch ' + str(want)}")
+    return ok
+
+
 def main():
     t0 = time.perf_counter()
     print(f"torchlet {tl.__version__}: walking `c = a + b` through every layer")
@@ -551,6 +582,7 @@ def main():
     ok &= show_compile()
     ok &= show_training()
     ok &= show_fft()
+    ok &= show_random()
     print(f"\nDone in {time.perf_counter() - t0:.1f} s; all checks {'passed' if ok else 'FAILED'}.")
     return 0 if ok else 1
 
