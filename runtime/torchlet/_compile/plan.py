@@ -3,14 +3,23 @@
 A step is a fused group (allocate its outputs, make its inputs contiguous,
 compute the run-time sizes of its coalesced dimensions, one call into the
 generated C) or one operator (called as eager calls it, on real tensors:
-matrix products, views, custom operators, anything without a formula).
+matrix products, views, custom operators, anything without a formula),
+through the generated binding that calls the overload's C entry directly
+where one fits (`direct.py`), else through the OpOverload.
+
+TORCHLET_COMPILE_DIRECT=0 in the environment when a plan is made: every
+operator goes through its OpOverload (the reference form, which a plan also
+runs while a torch-function mode is active).
 """
 from __future__ import annotations
+
+import os
 
 import torchlet
 
 from .._C import lib as _lib
 from .._tensor import _wrap
+from .. import _function_mode
 from . import build
 from .cgen import Layout, emit_source
 from .fusion import Group, OpStep, fuse
@@ -99,21 +108,37 @@ class Plan:
                 self.fallback_reason = self.build_error = str(e)
                 self.steps = [OpStep(n) for n in graph.nodes]
                 self.groups = []
-        self.python, self.run = _write_runner(graph, self.steps, self.stream_min)
+        direct = os.environ.get("TORCHLET_COMPILE_DIRECT") != "0"
+        self.python, self.run = _write_runner(graph, self.steps, self.stream_min, direct)
 
     def kernel_count(self) -> int:
         return len(self.groups) + sum(1 for s in self.steps if isinstance(s, OpStep))
 
 
-def _write_runner(graph: Graph, steps: list, stream_min: int = 0):
+def _write_runner(graph: Graph, steps: list, stream_min: int = 0, direct: bool = False):
     """(source, function): one straight-line Python function running the
     steps, values in locals: `run(inputs) -> outputs`.  Per fused group it
     makes the inputs contiguous, reads the sizes, allocates the outputs and
-    makes one call into C; per other step, one operator call."""
+    makes one call into C; per other step, one operator call: with `direct`,
+    its generated binding where one fits, and the whole reference form (every
+    operator through its OpOverload) while a torch-function mode is active."""
+    bindings = {}
+    if direct:
+        from .direct import binding_for
+        for k, s in enumerate(steps):
+            if not isinstance(s, Group):
+                f = binding_for(s.node)
+                if f is not None:
+                    bindings[k] = f
+    ref = _write_runner(graph, steps, stream_min)[1] if bindings else None
     glb = {"_contig": _lib.tl_tensor_is_contiguous, "_sizes": _lib.tl_tensor_sizes, "_wrap": _wrap,
            "_empty": _lib.tl_empty, "_dptr": _lib.tl_tensor_data_ptr, "_CPU": _lib.TL_CPU}
     lines = ["def run(inputs):"]
     names = [f"v{v.index}" for v in graph.inputs]
+    if ref is not None:
+        glb["_ref"], glb["_fmode"] = ref, _function_mode
+        lines.append("    if _fmode._active:")
+        lines.append("        return _ref(inputs)")
     if names:
         lines.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = inputs")
 
@@ -171,10 +196,10 @@ def _write_runner(graph: Graph, steps: list, stream_min: int = 0):
             lines.append(f"{ind}    raise MemoryError('torchlet.compile: {s.name()}: cannot allocate its row buffers')")
         else:
             n = s.node
-            glb[f"op{k}"] = n.op
+            glb[f"op{k}"] = bindings.get(k, n.op)
             call = f"op{k}(" + ", ".join([expr(a) for a in n.args] +
                                          [f"{key}={expr(a)}" for key, a in n.kwargs.items()]) + ")"
-            lines.append(f"    # {n!r}")
+            lines.append(f"    # {n!r}" + ("  (binding)" if k in bindings else ""))
             if n.out_structure == "single":
                 lines.append(f"    v{n.outputs[0].index} = {call}")
             else:
