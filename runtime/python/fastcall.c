@@ -32,6 +32,7 @@
 #include <Python.h>
 #include <stddef.h>
 
+#include "compile_guard.h" /* torchlet.compile's guard key, a function of this module */
 #include "tl_error.h"  /* tl_clear_error */
 
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
@@ -75,6 +76,10 @@ static tl_tensor *tensor_of(PyObject *self) {
         t = (tl_tensor *)((cdata_object *)p)->c_data;
     Py_DECREF(p); /* self keeps it alive */
     return t;
+}
+
+tl_tensor *tl_fast_tensor_of(PyObject *obj) {
+    return g_ready ? tensor_of(obj) : NULL;
 }
 
 /* a new cffi `tl_tensor *` over r (cffi's new_simple_cdata) */
@@ -402,6 +407,8 @@ static PyMethodDef module_methods[] = {
     {"_address_of", mod_address_of, METH_O, "the address a cffi pointer holds"},
     {"_pointer_at", mod_pointer_at, METH_O, "a cffi tl_tensor * made by this module"},
     {"_layout", mod_layout, METH_NOARGS, "(basicsize, weakref offset) this module assumes for cffi pointers"},
+    {"_guard_key", (PyCFunction)(void (*)(void))tl_fast_guard_key, METH_FASTCALL,
+     "_guard_key(tensors, exact, type_ids): torchlet.compile's guard key of the tensors (compile_guard.c)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -103,3 +103,94 @@ def test_torch_function_mode_runs_the_reference_form(monkeypatch):
     np.testing.assert_array_equal(got, want)
     # the plan's own operator calls are not torch-function calls
     assert "native_layer_norm" not in rec.seen
+
+
+# ---- the guard key read in C (runtime/python/compile_guard.c)
+
+def _variants():
+    """Calls that differ from the first in one guard field each."""
+    x = torch.randn(4, 6)
+    w = torch.randn(6)
+    p = torch.nn.Parameter(torch.randn(6))
+    return [
+        ("same", (x, w)),
+        ("same sizes, new tensors", (torch.randn(4, 6), torch.randn(6))),
+        ("dtype", (x.double(), w.double())),
+        ("non-contiguous", (torch.randn(6, 4).t(), w)),
+        ("requires_grad", (x.clone().requires_grad_(True), w)),
+        ("rank", (torch.randn(2, 4, 6), w)),
+        ("size 1", (torch.randn(1, 6), w)),
+        ("batch size", (torch.randn(5, 6), w)),
+        ("type", (x, p)),
+        ("structure", ([x, w],)),
+    ]
+
+
+def _entries_hit(monkeypatch, c_guard, size_read):
+    from torchlet._compile import api
+    monkeypatch.setattr(api, "cache_size_limit", 32)
+    if not c_guard:
+        monkeypatch.setattr(api, "_guard_key_c", None)
+
+    def f(x, w=None):
+        if isinstance(x, list):
+            x, w = x
+        y = x * w + 1.0
+        return y * x.shape[-1] if size_read else y
+    torch.compiler.reset()
+    cf = torch.compile(f)
+    hits = []
+    for name, args in _variants():
+        cf(*args)
+        hits.append((name, id(cf.last_entry), len(cf._keys)))
+        np.testing.assert_allclose(cf(*args).detach().numpy(), f(*args).detach().numpy(), rtol=1e-6)
+    ids = {}
+    return [(n, ids.setdefault(e, len(ids)), k) for n, e, k in hits], cf
+
+
+@pytest.mark.parametrize("size_read", [False, True])
+def test_c_guard_hits_and_misses_as_the_python_guard(monkeypatch, size_read):
+    with pytest.MonkeyPatch.context() as mp:
+        got, cf = _entries_hit(mp, True, size_read)
+        assert all(isinstance(k[1], bytes) for k in list(cf._generic) + list(cf._exact))
+    with pytest.MonkeyPatch.context() as mp:
+        want, cf = _entries_hit(mp, False, size_read)
+        assert all(isinstance(k[1], tuple) for k in list(cf._generic) + list(cf._exact))
+    assert got == want
+    names = [n for n, _, _ in got]
+    entry = dict((n, e) for n, e, _ in got)
+    # each changed field is a new key (a recompile), but new tensors of the same kind are not
+    assert entry["same sizes, new tensors"] == entry["same"]
+    for n in names[2:]:
+        if n == "batch size" and not size_read:
+            assert entry[n] == entry["same"]        # sizes are not in a size-free key
+        else:
+            assert entry[n] != entry["same"], n
+
+
+def test_c_guard_checks_lifted_tensors():
+    lin = torch.nn.Linear(6, 3)
+    cm = torch.compile(lin)
+    x = torch.randn(4, 6)
+    with torch.no_grad():
+        cm(x)
+        first = cm._compiled_forward.last_entry
+        cm(x)
+        assert cm._compiled_forward.last_entry is first
+        lin.weight.requires_grad_(False)      # a lifted tensor's guard changed: a retrace
+        np.testing.assert_allclose(cm(x).numpy(), lin(x).numpy(), rtol=1e-6)
+        second = cm._compiled_forward.last_entry
+        assert second is not first
+        cm(x)
+        assert cm._compiled_forward.last_entry is second
+
+
+def test_c_guard_message_names_what_changed():
+    torch.compiler.reset()
+    torch.compiler.set_stance("fail_on_recompile")
+    cf = torch.compile(lambda x: x + 1)
+    torch.compiler.set_stance("default")
+    cf(torch.randn(3))
+    torch.compiler.set_stance("fail_on_recompile")
+    with pytest.raises(torch.compiler.RecompileError, match="the dtype of tensor argument 0"):
+        cf(torch.randn(3).double())

@@ -35,6 +35,7 @@ import weakref
 
 import torchlet
 
+from .. import _fast
 from .._C import ffi as _ffi, lib as _lib
 from .._errors import check as _check
 from .._tensor import _wrap
@@ -137,6 +138,31 @@ def _guard(t, exact: bool) -> tuple:
 
 
 _ONE = (1).__eq__
+# the guard key read in C (runtime/python/compile_guard.c): the same fields as
+# _guard's tuple in one bytes object; TORCHLET_COMPILE_C_GUARD=0 at import
+# keeps the Python tuples (the reference form)
+_guard_key_c = (_fast._mod._guard_key if _fast._mod is not None and os.environ.get("TORCHLET_COMPILE_C_GUARD") != "0"
+                else None)
+_TYPE_IDS: dict = {}     # tensor type -> its number in the C key (the types stay alive here)
+
+
+def _key_of(tensors, exact: bool):
+    """The guard key of a list of tensors: bytes from C, or the tuple of
+    their `_guard`s where C cannot read one (not a plain Tensor object, or
+    C keys turned off).  Equal keys for equal guards, in either form."""
+    if _guard_key_c is not None:
+        k = _guard_key_c(tensors, exact, _TYPE_IDS)
+        if k is not None:
+            return k
+        for t in tensors:    # a tensor type seen for the first time
+            if isinstance(t, torchlet.Tensor) and type(t) not in _TYPE_IDS:
+                _TYPE_IDS[type(t)] = len(_TYPE_IDS)
+        k = _guard_key_c(tensors, exact, _TYPE_IDS)
+        if k is not None:
+            return k
+    return tuple([_guard(t, exact) for t in tensors])
+
+
 _ONE_TENSOR = ("T",)
 _GUARD_FIELDS = ("type", "dtype", "device", "contiguity", "requires_grad", "rank")
 
@@ -152,7 +178,7 @@ class _Entry:
         self.plan = None
         self.backward = None          # _Backward, for a joint trace
         self.lifted = []
-        self.lifted_guards = []
+        self.lifted_key = None        # _key_of(lifted): checked on every call
         self.size_dependent = False
         self.out_spec = None
         self.out_consts = []
@@ -374,16 +400,16 @@ class CompiledFunction:
         # size-free keys first (when any entry has one), then exact ones (when any has one)
         key = entry = xkey = None
         if self._generic:
-            key = (spec, tuple([_guard(t, False) for t in flat]), state)
+            key = (spec, _key_of(flat, False), state)
             entry = self._generic.get(key)
         if entry is None or not self._lifted_ok(entry):
-            xkey = (spec, tuple([_guard(t, True) for t in flat]), state)
+            xkey = (spec, _key_of(flat, True), state)
             entry = self._exact.get(xkey) if self._exact else None
             if entry is not None and not self._lifted_ok(entry):
                 entry = None
         if entry is None:
             if key is None and self.dynamic is not False:
-                key = (spec, tuple([_guard(t, False) for t in flat]), state)
+                key = (spec, _key_of(flat, False), state)
             entry = self._miss(args, kwargs, flat, key, xkey)
             if entry is None:
                 return self._fn(*args, **kwargs)
@@ -399,7 +425,7 @@ class CompiledFunction:
     def _lifted_ok(entry) -> bool:
         if not entry.lifted:
             return True
-        return all(_guard(t, entry.size_dependent) == g for t, g in zip(entry.lifted, entry.lifted_guards))
+        return _key_of(entry.lifted, entry.size_dependent) == entry.lifted_key
 
     def _run(self, entry, flat):
         primals = flat + entry.lifted
@@ -417,9 +443,11 @@ class CompiledFunction:
 
     # -- a new key
     def _miss(self, args, kwargs, flat, key, xkey):
+        # the guards as Python tuples, which _what_changed reads field by field
+        described = (xkey[0], tuple([_guard(t, True) for t in flat]), xkey[2])
         if self._keys:
             if _stance[0] == "fail_on_recompile":
-                raise RecompileError(f"torchlet.compile: {self.__name__} would recompile ({_what_changed(self._keys[-1], xkey)} "
+                raise RecompileError(f"torchlet.compile: {self.__name__} would recompile ({_what_changed(self._keys[-1], described)} "
                                      "changed) under set_stance('fail_on_recompile')")
             if _stance[0] == "eager_on_recompile":
                 return None
@@ -427,11 +455,11 @@ class CompiledFunction:
             if not self._warned:
                 self._warned = True
                 warnings.warn(f"torchlet.compile: {getattr(self, '__name__', 'function')} hit cache_size_limit "
-                              f"({cache_size_limit}); the last change was in {_what_changed(self._keys[-1], xkey)}. "
+                              f"({cache_size_limit}); the last change was in {_what_changed(self._keys[-1], described)}. "
                               "New inputs of this kind run eagerly.", stacklevel=3)
             return None
         entry = self._compile(args, kwargs, flat)
-        self._keys.append(xkey)
+        self._keys.append(described)
         if entry.size_dependent or key is None:
             self._exact[xkey] = entry
         else:
@@ -494,7 +522,7 @@ class CompiledFunction:
         entry.n_out = len(outs)
         entry.lifted = list(tracer.lifted)
         entry.size_dependent = self.dynamic is False or tracer.sizes_read or bool(joint) or _has_sizes(g)
-        entry.lifted_guards = [_guard(t, entry.size_dependent) for t in entry.lifted]
+        entry.lifted_key = _key_of(entry.lifted, entry.size_dependent)
         if joint:
             n_primals = joint["n_primals"]
             primals = g.inputs[:n_primals]
