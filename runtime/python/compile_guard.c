@@ -10,7 +10,7 @@
  * get equal keys exactly when their Python guards are equal.  None: a
  * tensor of a type not in type_ids, not a plain Tensor object (the caller
  * registers the type or takes the Python guard), or of rank over 62. */
-#include "compile_guard.h"
+#include "compile_fast.h"
 
 #include <string.h>
 

@@ -32,7 +32,7 @@
 #include <Python.h>
 #include <stddef.h>
 
-#include "compile_guard.h" /* torchlet.compile's guard key, a function of this module */
+#include "compile_fast.h" /* torchlet.compile's guard key and node, functions of this module */
 #include "tl_error.h"  /* tl_clear_error */
 
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
@@ -409,6 +409,8 @@ static PyMethodDef module_methods[] = {
     {"_layout", mod_layout, METH_NOARGS, "(basicsize, weakref offset) this module assumes for cffi pointers"},
     {"_guard_key", (PyCFunction)(void (*)(void))tl_fast_guard_key, METH_FASTCALL,
      "_guard_key(tensors, exact, type_ids): torchlet.compile's guard key of the tensors (compile_guard.c)"},
+    {"_attach_node", (PyCFunction)(void (*)(void))tl_fast_attach_node, METH_FASTCALL,
+     "_attach_node(primals, outs, saved, name, apply, release, ctx): a compiled graph's backward node (compile_node.c)"},
     {NULL, NULL, 0, NULL},
 };
 

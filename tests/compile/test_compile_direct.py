@@ -194,3 +194,29 @@ def test_c_guard_message_names_what_changed():
     torch.compiler.set_stance("fail_on_recompile")
     with pytest.raises(torch.compiler.RecompileError, match="the dtype of tensor argument 0"):
         cf(torch.randn(3).double())
+
+
+# ---- the backward node made in C (runtime/python/compile_node.c)
+
+def test_c_node_is_made_and_released():
+    import gc
+
+    from torchlet._compile import api
+    from torchlet.autograd import function as fn_mod
+    assert api._attach_node_c is not None
+    torch.compiler.reset()
+    cf = torch.compile(lambda x, w: (x * w).sigmoid() * x)
+    x, w = torch.randn(3, 5, requires_grad=True), torch.randn(5, requires_grad=True)
+    cf(x, w)
+    before = len(fn_mod._live)
+    for _ in range(5):
+        y = cf(x, w)
+        assert y.grad_fn.name() == "CompiledFunctionBackward"
+        assert y.grad_fn.next_functions[0][0].name().endswith("AccumulateGrad")
+        y.sum().backward()
+        del y
+    gc.collect()
+    assert len(fn_mod._live) <= before      # each node's release dropped its handle
+    xe, we = x.detach().requires_grad_(True), w.detach().requires_grad_(True)
+    ((xe * we).sigmoid() * xe).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 5 * xe.grad.numpy(), rtol=1e-5)

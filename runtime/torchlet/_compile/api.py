@@ -311,11 +311,47 @@ class _CompiledNode:
         self.node = None
 
 
+# the node made in one C call (runtime/python/compile_node.c); the Python
+# version below under TORCHLET_COMPILE_C_NODE=0 (the reference form)
+_attach_node_c = (_fast._mod._attach_node if _fast._mod is not None and os.environ.get("TORCHLET_COMPILE_C_NODE") != "0"
+                  else None)
+_NODE_NAME = b"CompiledFunctionBackward"
+
+
 def _apply_compiled(entry, primals):
     """The forward plan's outputs, with one CompiledFunctionBackward node as
     their history; None when the outputs need what only autograd.Function
     does (an output that is an input or repeats, one that is not
-    differentiable), and the caller goes through `_CompiledAutograd`."""
+    differentiable), and the caller goes through `_CompiledAutograd`.
+    The primals' gradient edges are taken before the plan runs (as PyTorch
+    takes them before forward), which matters only to a graph that mutates
+    one; for the others the node is made in C after the plan ran."""
+    if _attach_node_c is None or entry.plan.mutates:
+        return _apply_compiled_py(entry, primals, None)
+    prev = _fn._guard_enter(0)
+    try:
+        res = entry.plan.run(primals)
+    finally:
+        _fn._guard_exit(prev)
+    n_out = entry.n_out
+    target = _CompiledNode(entry, len(primals))
+    h = _ffi.new_handle(target)
+    addr = _fn._addr(h)
+    _fn._live[addr] = (h, target)     # the node's release drops it (autograd/function.py)
+    rc = _attach_node_c(primals, res[:n_out], res[n_out:], _NODE_NAME, _APPLY, _RELEASE, addr)
+    if rc == 1:
+        return res[:n_out]
+    _fn._live.pop(addr, None)
+    if rc == -1:
+        _fn.raise_pending_error()
+    if rc == 0:
+        return None
+    return _apply_compiled_py(entry, primals, res)    # -2: a tensor C cannot read
+
+
+def _apply_compiled_py(entry, primals, res):
+    """_apply_compiled one cffi call at a time; `res`: the plan's results when
+    it already ran."""
     edges = []
     try:
         for t in primals:
@@ -323,11 +359,12 @@ def _apply_compiled(entry, primals):
             if e.node == _ffi.NULL and t.requires_grad:   # allocation failure: the error is pending
                 _fn.raise_pending_error()
             edges.append(e)
-        prev = _fn._guard_enter(0)
-        try:
-            res = entry.plan.run(primals)
-        finally:
-            _fn._guard_exit(prev)
+        if res is None:
+            prev = _fn._guard_enter(0)
+            try:
+                res = entry.plan.run(primals)
+            finally:
+                _fn._guard_exit(prev)
         n_out = entry.n_out
         outs, saved = res[:n_out], res[n_out:]
         ins = {_fn._addr(t._p) for t in primals}
@@ -352,6 +389,10 @@ def _apply_compiled(entry, primals):
     finally:
         for e in edges:
             _lib.tl_node_release(e.node)
+
+
+_APPLY = int(_ffi.cast("uintptr_t", _lib.tl_py_node_apply))
+_RELEASE = int(_ffi.cast("uintptr_t", _lib.tl_py_node_release))
 
 
 class _NoDoubleBackward(torchlet.autograd.Function):

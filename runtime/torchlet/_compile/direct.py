@@ -90,3 +90,22 @@ def _is_tensor_type(t) -> bool:
 def _is_value(v) -> bool:
     from .graph import Value
     return isinstance(v, Value)
+
+
+def inline_form(node, graph_outputs) -> str | None:
+    """Python for `node` shorter than any call, with `{0}` for its first
+    argument, or None: a view with int sizes is the Tensor's C method
+    (runtime/python/fastcall.c, the same tl_ops_view), and conj of a real
+    tensor, whose value is its input, is that input where no one but the
+    plan's own kernels sees the result (the dtype is part of the guard)."""
+    op = node.op
+    if getattr(op, "namespace", None) != "aten" or not node.args or not _is_value(node.args[0]) or node.kwargs:
+        return None
+    name = f"{op._opname}.{op._overloadname}"
+    if name == "view.default" and len(node.args) == 2 and isinstance(node.args[1], (list, tuple)) \
+            and 0 < len(node.args[1]) <= 8 and all(type(s) is int for s in node.args[1]):
+        return "{0}.view(" + ", ".join(map(str, node.args[1])) + ")"
+    if name == "conj.default" and not node.args[0].dtype.is_complex \
+            and not any(o is v for o in node.outputs for v in graph_outputs):
+        return "{0}"
+    return None

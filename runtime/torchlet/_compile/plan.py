@@ -86,7 +86,8 @@ class Plan:
         self.compile_seconds = 0.0
         self.fallback_reason = None
         self.build_error = None
-        if backend == "eager" or any(mutates(n.op) for n in graph.nodes):
+        self.mutates = any(mutates(n.op) for n in graph.nodes)
+        if backend == "eager" or self.mutates:
             if backend != "eager":
                 self.fallback_reason = "the graph mutates a tensor in place: its operators run one by one"
             self.steps = [OpStep(n) for n in graph.nodes]
@@ -122,15 +123,18 @@ def _write_runner(graph: Graph, steps: list, stream_min: int = 0, direct: bool =
     makes one call into C; per other step, one operator call: with `direct`,
     its generated binding where one fits, and the whole reference form (every
     operator through its OpOverload) while a torch-function mode is active."""
-    bindings = {}
+    bindings, inline = {}, {}
     if direct:
-        from .direct import binding_for
+        from .direct import binding_for, inline_form
         for k, s in enumerate(steps):
             if not isinstance(s, Group):
-                f = binding_for(s.node)
-                if f is not None:
+                form = inline_form(s.node, graph.outputs)
+                f = binding_for(s.node) if form is None else None
+                if form is not None:
+                    inline[k] = form
+                elif f is not None:
                     bindings[k] = f
-    ref = _write_runner(graph, steps, stream_min)[1] if bindings else None
+    ref = _write_runner(graph, steps, stream_min)[1] if bindings or inline else None
     glb = {"_contig": _lib.tl_tensor_is_contiguous, "_sizes": _lib.tl_tensor_sizes, "_wrap": _wrap,
            "_empty": _lib.tl_empty, "_dptr": _lib.tl_tensor_data_ptr, "_CPU": _lib.TL_CPU}
     lines = ["def run(inputs):"]
@@ -199,8 +203,10 @@ def _write_runner(graph: Graph, steps: list, stream_min: int = 0, direct: bool =
             glb[f"op{k}"] = bindings.get(k, n.op)
             call = f"op{k}(" + ", ".join([expr(a) for a in n.args] +
                                          [f"{key}={expr(a)}" for key, a in n.kwargs.items()]) + ")"
-            lines.append(f"    # {n!r}" + ("  (binding)" if k in bindings else ""))
-            if n.out_structure == "single":
+            lines.append(f"    # {n!r}" + ("  (binding)" if k in bindings else "  (inline)" if k in inline else ""))
+            if k in inline:
+                lines.append(f"    v{n.outputs[0].index} = " + inline[k].format(expr(n.args[0])))
+            elif n.out_structure == "single":
                 lines.append(f"    v{n.outputs[0].index} = {call}")
             else:
                 lines.append(f"    t{k} = {call}")

@@ -1,7 +1,8 @@
-/* torchlet.compile's guard key in C (compile_guard.c), a function of the
- * torchlet._C_fast module (fastcall.c), which lends it its cffi-pointer reader. */
-#ifndef TL_COMPILE_GUARD_H
-#define TL_COMPILE_GUARD_H
+/* torchlet.compile's per-call work in C: the guard key (compile_guard.c) and
+ * the backward node (compile_node.c), functions of the torchlet._C_fast
+ * module (fastcall.c), which lends them its cffi-pointer reader. */
+#ifndef TL_COMPILE_FAST_H
+#define TL_COMPILE_FAST_H
 
 #ifndef Py_LIMITED_API
 #define Py_LIMITED_API 0x030A0000
@@ -16,5 +17,8 @@ tl_tensor *tl_fast_tensor_of(PyObject *obj);
 
 /* _guard_key(tensors, exact, type_ids) -> bytes | None (runtime/torchlet/_compile/api.py) */
 PyObject *tl_fast_guard_key(PyObject *mod, PyObject *const *args, Py_ssize_t nargs);
+
+/* _attach_node(primals, outs, saved, name, apply, release, ctx) -> int (compile_node.c) */
+PyObject *tl_fast_attach_node(PyObject *mod, PyObject *const *args, Py_ssize_t nargs);
 
 #endif
