@@ -1,5 +1,5 @@
-/* torchlet.compile's per-call work in C: the guard key (compile_guard.c) and
- * the backward node (compile_node.c), functions of the torchlet._C_fast
+/* torchlet.compile's per-call work in C: the guard key (compile_guard.c),
+ * a fused group's call (compile_group.c) and the backward node (compile_node.c), functions of the torchlet._C_fast
  * module (fastcall.c), which lends them its cffi-pointer reader. */
 #ifndef TL_COMPILE_FAST_H
 #define TL_COMPILE_FAST_H
@@ -15,10 +15,16 @@
  * or before the module's layout check (fastcall.c) */
 tl_tensor *tl_fast_tensor_of(PyObject *obj);
 
+/* a Tensor owning r (a new reference, taken also on failure) */
+PyObject *tl_fast_wrap_tensor(tl_tensor *r);
+
 /* _guard_key(tensors, exact, type_ids) -> bytes | None (runtime/torchlet/_compile/api.py) */
 PyObject *tl_fast_guard_key(PyObject *mod, PyObject *const *args, Py_ssize_t nargs);
 
 /* _attach_node(primals, outs, saved, name, apply, release, ctx) -> int (compile_node.c) */
 PyObject *tl_fast_attach_node(PyObject *mod, PyObject *const *args, Py_ssize_t nargs);
+
+/* _run_group(desc, inputs) -> tuple | None (compile_group.c) */
+PyObject *tl_fast_run_group(PyObject *mod, PyObject *const *args, Py_ssize_t nargs);
 
 #endif

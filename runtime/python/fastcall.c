@@ -137,6 +137,10 @@ static PyObject *wrap_result(tl_tensor *r) {
     return tensor_from_cdata(h);
 }
 
+PyObject *tl_fast_wrap_tensor(tl_tensor *r) {
+    return wrap_result(r);
+}
+
 /* (self, *args) as a new tuple */
 static PyObject *args_tuple(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     PyObject *tup = PyTuple_New(nargs + 1);
@@ -409,6 +413,8 @@ static PyMethodDef module_methods[] = {
     {"_layout", mod_layout, METH_NOARGS, "(basicsize, weakref offset) this module assumes for cffi pointers"},
     {"_guard_key", (PyCFunction)(void (*)(void))tl_fast_guard_key, METH_FASTCALL,
      "_guard_key(tensors, exact, type_ids): torchlet.compile's guard key of the tensors (compile_guard.c)"},
+    {"_run_group", (PyCFunction)(void (*)(void))tl_fast_run_group, METH_FASTCALL,
+     "_run_group(desc, inputs): one fused group of a compiled plan (compile_group.c)"},
     {"_attach_node", (PyCFunction)(void (*)(void))tl_fast_attach_node, METH_FASTCALL,
      "_attach_node(primals, outs, saved, name, apply, release, ctx): a compiled graph's backward node (compile_node.c)"},
     {NULL, NULL, 0, NULL},

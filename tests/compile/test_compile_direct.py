@@ -33,11 +33,13 @@ def _inputs(rg, fn=None, seed=0):
     return x, w
 
 
-def _run(fn, rg, monkeypatch, direct_on):
+def _run(fn, rg, monkeypatch, direct_on, x_t=False):
     monkeypatch.setenv("TORCHLET_COMPILE_DIRECT", "1" if direct_on else "0")
     torch.compiler.reset()
     cf = torch.compile(fn)
     x, w = _inputs(rg, fn)
+    if x_t:       # a non-contiguous input: the group's Python form makes it contiguous
+        x = torch.tensor(np.ascontiguousarray(x.detach().numpy().T)).t().requires_grad_(rg)
     out = cf(x, w)
     grads = []
     if rg:
@@ -49,11 +51,30 @@ def _run(fn, rg, monkeypatch, direct_on):
 
 
 @pytest.mark.parametrize("rg", [False, True])
-@pytest.mark.parametrize("fn", [_layer_norm, _mixed])
+def test_group_c_call_falls_back_to_the_python_form(rg, monkeypatch):
+    out, grads, _ = _run(_rms, rg, monkeypatch, True, x_t=True)
+    ref, ref_grads, _ = _run(_rms, rg, monkeypatch, False, x_t=True)
+    np.testing.assert_array_equal(out, ref)
+    for g, r in zip(grads, ref_grads):
+        np.testing.assert_array_equal(g, r)
+    # an empty row: the group runs operator by operator
+    torch.compiler.reset()
+    cf = torch.compile(_rms)
+    x, w = torch.randn(3, 0), torch.randn(2, 0)
+    assert cf(x, w).shape == (3, 0)
+
+
+def _rms(x, w):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w[0]
+
+
+@pytest.mark.parametrize("rg", [False, True])
+@pytest.mark.parametrize("fn", [_layer_norm, _mixed, _rms])
 def test_direct_plan_equals_reference_plan(fn, rg, monkeypatch):
     out, grads, src = _run(fn, rg, monkeypatch, True)
     ref, ref_grads, ref_src = _run(fn, rg, monkeypatch, False)
     assert "(binding)" in src and "(binding)" not in ref_src
+    assert ("_run_group(" in src or fn is not _rms) and "_run_group(" not in ref_src
     np.testing.assert_array_equal(out, ref)
     for g, r in zip(grads, ref_grads):
         np.testing.assert_array_equal(g, r)

@@ -44,6 +44,21 @@ class _GroupRunner:
             dims = tuple((j + off) if lay._kind(g, v, j + off) == "C" else None for j in range(v.ndim))
             self.outputs.append((v, dims))
 
+    def descriptor(self, stream_min: int) -> bytes:
+        """What runtime/python/compile_group.c reads to run this group in one
+        C call: the kernel, the dims' sources, the segments, the outputs."""
+        import struct
+        w = [int(_ffi.cast("uintptr_t", self.fn)), int(_ffi.cast("uintptr_t", self.pfor)), self.grain, stream_min,
+             int(self.group.is_row), len(self.group.inputs), len(self.outputs), len(self.dim_source)]
+        for src in self.dim_source:
+            w += list(src) if src is not None else [-1, 0]
+        w.append(len(self.segments))
+        for seg in self.segments:
+            w += [len(seg), *seg]
+        for v, dims in self.outputs:
+            w += [v.dtype._id, len(dims)] + [d if d is not None else -1 for d in dims]
+        return struct.pack(f"{len(w)}q", *w)
+
     def run_eagerly(self, env) -> None:
         """The group's operators one by one (a row kernel over an empty last dim)."""
         for node in self.group.nodes:
@@ -109,6 +124,8 @@ class Plan:
                 self.fallback_reason = self.build_error = str(e)
                 self.steps = [OpStep(n) for n in graph.nodes]
                 self.groups = []
+        # the operators' generated bindings and the fused groups' C call
+        # (runtime/python/compile_group.c); "0": the reference form
         direct = os.environ.get("TORCHLET_COMPILE_DIRECT") != "0"
         self.python, self.run = _write_runner(graph, self.steps, self.stream_min, direct)
 
@@ -134,7 +151,12 @@ def _write_runner(graph: Graph, steps: list, stream_min: int = 0, direct: bool =
                     inline[k] = form
                 elif f is not None:
                     bindings[k] = f
-    ref = _write_runner(graph, steps, stream_min)[1] if bindings or inline else None
+    run_group = None
+    if direct and any(isinstance(s, Group) for s in steps):
+        from .. import _fast
+        if _fast._mod is not None:
+            run_group = _fast._mod._run_group
+    ref = _write_runner(graph, steps, stream_min)[1] if bindings or inline or run_group else None
     glb = {"_contig": _lib.tl_tensor_is_contiguous, "_sizes": _lib.tl_tensor_sizes, "_wrap": _wrap,
            "_empty": _lib.tl_empty, "_dptr": _lib.tl_tensor_data_ptr, "_CPU": _lib.TL_CPU}
     lines = ["def run(inputs):"]
@@ -167,6 +189,16 @@ def _write_runner(graph: Graph, steps: list, stream_min: int = 0, direct: bool =
             r = s.runner
             glb[f"k{k}"], glb[f"g{k}"] = r.fn, r
             lines.append(f"    # {s.name()}")
+            ind0 = "    "
+            if run_group is not None:     # one C call; None: the Python form below handles the case
+                glb["_run_group"], glb[f"D{k}"] = run_group, r.descriptor(stream_min)
+                outs = ", ".join(f"v{v.index}" for v, _ in r.outputs) + ("," if len(r.outputs) == 1 else "")
+                lines.append(f"    r{k} = _run_group(D{k}, ({''.join(f'v{v.index}, ' for v in s.inputs)}))")
+                lines.append(f"    if r{k} is not None:")
+                lines.append(f"        {outs} = r{k}")
+                lines.append("    else:")
+                ind0 = "        "
+            body = len(lines)
             ins = []
             for i, v in enumerate(s.inputs):
                 a = f"a{k}_{i}"
@@ -198,6 +230,8 @@ def _write_runner(graph: Graph, steps: list, stream_min: int = 0, direct: bool =
             glb[f"p{k}"] = r.pfor
             lines.append(f"{ind}if k{k}([{sizes}], [{ptrs}], p{k}, {r.grain}, {stream_min}):")
             lines.append(f"{ind}    raise MemoryError('torchlet.compile: {s.name()}: cannot allocate its row buffers')")
+            if ind0 != "    ":
+                lines[body:] = [ind0[4:] + ln for ln in lines[body:]]
         else:
             n = s.node
             glb[f"op{k}"] = bindings.get(k, n.op)
