@@ -3,7 +3,8 @@
  * Python version made seven cffi calls and a tuple per tensor, ~2 us each,
  * on every call of a compiled function).
  *
- * Per tensor, int64 words: its type's number (type_ids: a dict type -> int
+ * First the grad mode and the CPU capability (call-wide state, read here to
+ * spare the caller two calls); then per tensor, int64 words: its type's number (type_ids: a dict type -> int
  * the caller keeps, holding the types alive), dtype, device, contiguity,
  * requires_grad, rank, a bit mask of the sizes equal to 1, then, when
  * `exact`, the sizes.  The same fields as api._guard's tuple, so two calls
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "tl_autograd.h"
+#include "tl_runtime.h" /* tl_cpu_capability */
 
 #define WORDS_FIXED 7
 #define MAX_RANK 62
@@ -37,6 +39,8 @@ PyObject *tl_fast_guard_key(PyObject *mod, PyObject *const *args, Py_ssize_t nar
     int64_t stack[STACK_WORDS], *w = stack;
     size_t cap = STACK_WORDS, len = 0;
     PyObject *res = NULL;
+    w[len++] = tl_grad_mode_is_enabled();
+    w[len++] = tl_cpu_capability();
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *obj = PySequence_GetItem(seq, i);
         if (!obj) goto done;

@@ -147,9 +147,10 @@ _TYPE_IDS: dict = {}     # tensor type -> its number in the C key (the types sta
 
 
 def _key_of(tensors, exact: bool):
-    """The guard key of a list of tensors: bytes from C, or the tuple of
-    their `_guard`s where C cannot read one (not a plain Tensor object, or
-    C keys turned off).  Equal keys for equal guards, in either form."""
+    """The guard key of a list of tensors with the grad mode and the CPU
+    capability: bytes from C, or the tuple of their `_guard`s where C cannot
+    read one (not a plain Tensor object, or C keys turned off).  Equal keys
+    for equal guards, in either form."""
     if _guard_key_c is not None:
         k = _guard_key_c(tensors, exact, _TYPE_IDS)
         if k is not None:
@@ -160,7 +161,7 @@ def _key_of(tensors, exact: bool):
         k = _guard_key_c(tensors, exact, _TYPE_IDS)
         if k is not None:
             return k
-    return tuple([_guard(t, exact) for t in tensors])
+    return (_grad_enabled(), _lib.tl_cpu_capability(), *[_guard(t, exact) for t in tensors])
 
 
 _ONE_TENSOR = ("T",)
@@ -181,6 +182,7 @@ class _Entry:
         self.lifted_key = None        # _key_of(lifted): checked on every call
         self.size_dependent = False
         self.out_spec = None
+        self.one_tensor = False       # the function returns one tensor
         self.out_consts = []
         self.n_out = 0
         self.graph = None
@@ -437,16 +439,16 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)
         flat: list = []
         spec = _flatten_call(args, kwargs, flat)
-        state = (_grad_enabled(), _default_dtype(), _lib.tl_cpu_capability())
+        state = _default_dtype()      # the grad mode and CPU capability are in the tensors' keys
         # size-free keys first (when any entry has one), then exact ones (when any has one)
         key = entry = xkey = None
         if self._generic:
             key = (spec, _key_of(flat, False), state)
             entry = self._generic.get(key)
-        if entry is None or not self._lifted_ok(entry):
+        if entry is None or (entry.lifted and not self._lifted_ok(entry)):
             xkey = (spec, _key_of(flat, True), state)
             entry = self._exact.get(xkey) if self._exact else None
-            if entry is not None and not self._lifted_ok(entry):
+            if entry is not None and entry.lifted and not self._lifted_ok(entry):
                 entry = None
         if entry is None:
             if key is None and self.dynamic is not False:
@@ -464,8 +466,6 @@ class CompiledFunction:
 
     @staticmethod
     def _lifted_ok(entry) -> bool:
-        if not entry.lifted:
-            return True
         return _key_of(entry.lifted, entry.size_dependent) == entry.lifted_key
 
     def _run(self, entry, flat):
@@ -477,15 +477,16 @@ class CompiledFunction:
             if outs is None:
                 outs = _CompiledAutograd.apply(entry, *primals)
         else:
-            outs = entry.plan.run(primals)[:entry.n_out]
-        if entry.out_spec == _ONE_TENSOR:
+            outs = entry.plan.run(primals)
+        if entry.one_tensor:
             return outs[0]
         return _unflatten(entry.out_spec, iter(outs), iter(entry.out_consts))
 
     # -- a new key
     def _miss(self, args, kwargs, flat, key, xkey):
         # the guards as Python tuples, which _what_changed reads field by field
-        described = (xkey[0], tuple([_guard(t, True) for t in flat]), xkey[2])
+        described = (xkey[0], tuple([_guard(t, True) for t in flat]),
+                     (_grad_enabled(), xkey[2], _lib.tl_cpu_capability()))
         if self._keys:
             if _stance[0] == "fail_on_recompile":
                 raise RecompileError(f"torchlet.compile: {self.__name__} would recompile ({_what_changed(self._keys[-1], described)} "
@@ -559,6 +560,7 @@ class CompiledFunction:
         g = tracer.graph
         leaves: list = []
         entry.out_spec = _flatten(out, leaves, entry.out_consts)
+        entry.one_tensor = entry.out_spec == _ONE_TENSOR
         outs = [tracer.env[_addr(t)] if _addr(t) in tracer.env else tracer.value_of(t)[0] for t in leaves]
         entry.n_out = len(outs)
         entry.lifted = list(tracer.lifted)

@@ -109,3 +109,26 @@ def inline_form(node, graph_outputs) -> str | None:
             and not any(o is v for o in node.outputs for v in graph_outputs):
         return "{0}"
     return None
+
+
+# operators with several results whose first alone is also an operator's
+# whole result, computed by the same kernel: where the plan reads only the
+# first (a layer_norm forward under no_grad), that operator's binding makes
+# one Tensor instead of three (PyTorch: layer_norm is native_layer_norm's
+# first output, CompositeImplicitAutograd)
+_FIRST_ONLY = {"native_layer_norm.default": "layer_norm"}
+
+
+def first_only_binding(node, read: set):
+    """The binding computing only node's first result when no one reads the
+    others (`read`: the Values the plan reads or returns), or None."""
+    op = node.op
+    if getattr(op, "namespace", None) != "aten" or len(node.outputs) < 2:
+        return None
+    name = _FIRST_ONLY.get(f"{op._opname}.{op._overloadname}")
+    if name is None or node.kwargs or any(o is not None and o in read for o in node.outputs[1:]):
+        return None
+    if not all(_is_value(a) or a is None for a in node.args[:1] + node.args[2:4]):
+        return None
+    from .. import _generated
+    return getattr(_generated._ops, name, None)

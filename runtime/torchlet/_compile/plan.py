@@ -140,15 +140,21 @@ def _write_runner(graph: Graph, steps: list, stream_min: int = 0, direct: bool =
     makes one call into C; per other step, one operator call: with `direct`,
     its generated binding where one fits, and the whole reference form (every
     operator through its OpOverload) while a torch-function mode is active."""
-    bindings, inline = {}, {}
+    bindings, inline, first_only = {}, {}, {}
     if direct:
-        from .direct import binding_for, inline_form
+        from .direct import binding_for, first_only_binding, inline_form
+        read = set(graph.outputs)
+        for s in steps:
+            read.update(s.inputs if isinstance(s, Group) else s.node.inputs())
         for k, s in enumerate(steps):
             if not isinstance(s, Group):
                 form = inline_form(s.node, graph.outputs)
-                f = binding_for(s.node) if form is None else None
+                first = first_only_binding(s.node, read) if form is None else None
+                f = binding_for(s.node) if form is None and first is None else None
                 if form is not None:
                     inline[k] = form
+                elif first is not None:
+                    first_only[k] = first
                 elif f is not None:
                     bindings[k] = f
     run_group = None
@@ -156,7 +162,7 @@ def _write_runner(graph: Graph, steps: list, stream_min: int = 0, direct: bool =
         from .. import _fast
         if _fast._mod is not None:
             run_group = _fast._mod._run_group
-    ref = _write_runner(graph, steps, stream_min)[1] if bindings or inline or run_group else None
+    ref = _write_runner(graph, steps, stream_min)[1] if bindings or inline or first_only or run_group else None
     glb = {"_contig": _lib.tl_tensor_is_contiguous, "_sizes": _lib.tl_tensor_sizes, "_wrap": _wrap,
            "_empty": _lib.tl_empty, "_dptr": _lib.tl_tensor_data_ptr, "_CPU": _lib.TL_CPU}
     lines = ["def run(inputs):"]
@@ -237,9 +243,13 @@ def _write_runner(graph: Graph, steps: list, stream_min: int = 0, direct: bool =
             glb[f"op{k}"] = bindings.get(k, n.op)
             call = f"op{k}(" + ", ".join([expr(a) for a in n.args] +
                                          [f"{key}={expr(a)}" for key, a in n.kwargs.items()]) + ")"
-            lines.append(f"    # {n!r}" + ("  (binding)" if k in bindings else "  (inline)" if k in inline else ""))
+            lines.append(f"    # {n!r}" + ("  (binding)" if k in bindings else "  (inline)" if k in inline else
+                                             "  (its first result alone)" if k in first_only else ""))
             if k in inline:
                 lines.append(f"    v{n.outputs[0].index} = " + inline[k].format(expr(n.args[0])))
+            elif k in first_only:
+                glb[f"op{k}"] = first_only[k]
+                lines.append(f"    v{n.outputs[0].index} = op{k}(" + ", ".join(expr(a) for a in n.args) + ")")
             elif n.out_structure == "single":
                 lines.append(f"    v{n.outputs[0].index} = {call}")
             else:
