@@ -24,6 +24,9 @@ PyObject *tl_fast_guard_key(PyObject *mod, PyObject *const *args, Py_ssize_t nar
 /* _attach_node(primals, outs, saved, name, apply, release, ctx) -> int (compile_node.c) */
 PyObject *tl_fast_attach_node(PyObject *mod, PyObject *const *args, Py_ssize_t nargs);
 
+/* _node_inputs(node, grads_in, n_grads) -> list | None (compile_node.c) */
+PyObject *tl_fast_node_inputs(PyObject *mod, PyObject *const *args, Py_ssize_t nargs);
+
 /* _run_group(desc, inputs) -> tuple | None (compile_group.c) */
 PyObject *tl_fast_run_group(PyObject *mod, PyObject *const *args, Py_ssize_t nargs);
 

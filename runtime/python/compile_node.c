@@ -18,6 +18,7 @@
 #include "compile_fast.h"
 
 #include "tl_autograd.h"
+#include "tl_error.h"
 
 #define MAX_TENSORS 64
 
@@ -92,4 +93,54 @@ PyObject *tl_fast_attach_node(PyObject *mod, PyObject *const *args, Py_ssize_t n
     }
     tl_node_release(node); /* the outputs hold it now (or, on failure, no one: release runs) */
     return PyLong_FromLong(rc == 0 ? 1 : -1);
+}
+
+/* _node_inputs(node, grads_in, n_grads) -> list | None: what the node's apply
+ * reads, in one call: its saved variables (unpacked: the version check and
+ * the freed-graph error), then the n_grads incoming gradients (None for an
+ * undefined one).  node, grads_in: addresses.  None when an unpack fails:
+ * the caller unpacks again one by one and raises that error. */
+PyObject *tl_fast_node_inputs(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    (void)mod;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "_node_inputs(node, grads_in, n_grads)");
+        return NULL;
+    }
+    tl_node *node = (tl_node *)PyLong_AsVoidPtr(args[0]);
+    tl_tensor *const *grads_in = (tl_tensor *const *)PyLong_AsVoidPtr(args[1]);
+    Py_ssize_t n_grads = PyLong_AsSsize_t(args[2]);
+    if (PyErr_Occurred()) return NULL;
+    int32_t n_saved = tl_callback_node_num_saved(node);
+    PyObject *res = PyList_New((Py_ssize_t)n_saved + n_grads);
+    if (!res) return NULL;
+    for (int32_t i = 0; i < n_saved; i++) {
+        tl_tensor *t = NULL;
+        if (tl_callback_node_unpack(node, i, &t) < 0) {
+            tl_clear_error();
+            Py_DECREF(res);
+            Py_RETURN_NONE;
+        }
+        PyObject *obj = t ? tl_fast_wrap_tensor(t) : Py_NewRef(Py_None);
+        if (!obj) {
+            Py_DECREF(res);
+            return NULL;
+        }
+        PyList_SetItem(res, i, obj);
+    }
+    for (Py_ssize_t i = 0; i < n_grads; i++) {
+        tl_tensor *g = grads_in[i];
+        PyObject *obj;
+        if (g) {
+            tl_tensor_retain(g);
+            obj = tl_fast_wrap_tensor(g);
+        } else {
+            obj = Py_NewRef(Py_None);
+        }
+        if (!obj) {
+            Py_DECREF(res);
+            return NULL;
+        }
+        PyList_SetItem(res, n_saved + i, obj);
+    }
+    return res;
 }

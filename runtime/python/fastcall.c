@@ -415,6 +415,8 @@ static PyMethodDef module_methods[] = {
      "_guard_key(tensors, exact, type_ids): torchlet.compile's guard key of the tensors (compile_guard.c)"},
     {"_run_group", (PyCFunction)(void (*)(void))tl_fast_run_group, METH_FASTCALL,
      "_run_group(desc, inputs): one fused group of a compiled plan (compile_group.c)"},
+    {"_node_inputs", (PyCFunction)(void (*)(void))tl_fast_node_inputs, METH_FASTCALL,
+     "_node_inputs(node, grads_in, n_grads): a compiled graph's node's saved tensors and gradients (compile_node.c)"},
     {"_attach_node", (PyCFunction)(void (*)(void))tl_fast_attach_node, METH_FASTCALL,
      "_attach_node(primals, outs, saved, name, apply, release, ctx): a compiled graph's backward node (compile_node.c)"},
     {NULL, NULL, 0, NULL},

@@ -17,6 +17,7 @@ from torchlet.autograd import gradcheck
 def node_maker(request, monkeypatch):
     if request.param == "python-node":
         monkeypatch.setattr(api, "_attach_node_c", None)
+        monkeypatch.setattr(api, "_node_inputs_c", None)
     else:
         assert api._attach_node_c is not None
     return request.param

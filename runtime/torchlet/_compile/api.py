@@ -286,14 +286,21 @@ class _CompiledNode:
 
     def _tl_node_apply(self, node, grads_in, grads_out):
         entry = self.entry
-        grads = _fn._grads_in(grads_in, entry.n_out)
+        n_out = entry.n_out
+        # the saved tensors and the gradients in one C call (compile_node.c);
+        # None: an unpack failed, and the loop below raises its error
+        vals = _node_inputs_c(_fn._addr(node), _fn._addr(grads_in), n_out) if _node_inputs_c is not None else None
+        if vals is not None:
+            saved, grads = vals[:-n_out], vals[-n_out:]
+        else:
+            grads = _fn._grads_in(grads_in, n_out)
+            out = _ffi.new("tl_tensor **")
+            saved = []
+            for i in range(_lib.tl_callback_node_num_saved(node)):
+                _check(_lib.tl_callback_node_unpack(node, i, out))
+                saved.append(_wrap(out[0]))
         tangents = [g if g is not None else torchlet.zeros(shape, dtype=dt)
                     for (shape, dt), g in zip(entry.out_meta, grads)]
-        out = _ffi.new("tl_tensor **")
-        saved = []
-        for i in range(_lib.tl_callback_node_num_saved(node)):
-            _check(_lib.tl_callback_node_unpack(node, i, out))
-            saved.append(_wrap(out[0]))
         create_graph = _fn._grad_mode()
         prev = _fn._guard_enter(0)
         try:
@@ -318,6 +325,7 @@ class _CompiledNode:
 _attach_node_c = (_fast._mod._attach_node if _fast._mod is not None and os.environ.get("TORCHLET_COMPILE_C_NODE") != "0"
                   else None)
 _NODE_NAME = b"CompiledFunctionBackward"
+_node_inputs_c = _fast._mod._node_inputs if _attach_node_c is not None else None
 
 
 def _apply_compiled(entry, primals):
