@@ -242,3 +242,22 @@ def test_c_node_is_made_and_released():
     xe, we = x.detach().requires_grad_(True), w.detach().requires_grad_(True)
     ((xe * we).sigmoid() * xe).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 5 * xe.grad.numpy(), rtol=1e-5)
+
+
+def test_lone_operator_with_backward_runs_with_its_own_autograd():
+    torch.compiler.reset()
+    cf = torch.compile(_layer_norm)
+    x, w = _inputs(True, _layer_norm)
+    y = cf(x, w)
+    assert cf.last_entry.eager_op is not None
+    assert y.grad_fn.name() == "NativeLayerNormBackward0"
+    y.backward(torch.ones_like(y))
+    xe, we = x.detach().requires_grad_(True), w.detach().requires_grad_(True)
+    _layer_norm(xe, we).backward(torch.ones_like(y))
+    np.testing.assert_array_equal(x.grad.numpy(), xe.grad.numpy())
+    np.testing.assert_array_equal(w.grad.numpy(), we.grad.numpy())
+    # something fused beside it: the compiled node
+    torch.compiler.reset()
+    cf = torch.compile(lambda x, w: _layer_norm(x, w) * 2)
+    x, w = _inputs(True, _layer_norm)
+    assert cf(x, w).grad_fn.name() == "CompiledFunctionBackward"

@@ -188,6 +188,7 @@ class _Entry:
         self.graph = None
         self.trace_seconds = 0.0
         self.direct_node = False      # the backward node is made without autograd.Function
+        self.eager_op = None          # a Plan: the forward is one eager operator, run with its own autograd
         self.out_meta = []
 
 
@@ -478,7 +479,9 @@ class CompiledFunction:
 
     def _run(self, entry, flat):
         primals = flat + entry.lifted
-        if entry.backward is not None:
+        if entry.eager_op is not None:
+            outs = entry.eager_op.run(primals)
+        elif entry.backward is not None:
             outs = None
             if entry.direct_node:
                 outs = _apply_compiled(entry, primals)
@@ -590,6 +593,8 @@ class CompiledFunction:
             entry.direct_node = all(entry.out_rg)
             entry.plan = Plan(fwd_graph, self.backend, title)
             entry.backward = _Backward(bwd, joint["ins_rg"], title, self.backend)
+            if entry.direct_node:
+                entry.eager_op = _single_op_plan(entry.plan, primals, outs, self.backend, title)
         else:
             entry.graph = Graph(list(g.inputs), g.nodes, outs, g.values).prune()
             entry.plan = Plan(entry.graph, self.backend, title)
@@ -608,6 +613,20 @@ class CompiledFunction:
             if e.backward is not None and e.backward.plan.source:
                 srcs.append(e.backward.plan.source)
         return "\n".join(srcs)
+
+
+def _single_op_plan(plan: Plan, primals: list, outs: list, backend: str, title: str):
+    """A forward that is one eager operator with nothing fused around it (a
+    lone layer_norm): a plan running just that operator for the outputs, with
+    autograd on, so that it records the operator's own backward node, as
+    eager does.  Then the call is eager's call, and neither a
+    CompiledFunctionBackward node nor a backward plan runs.  None otherwise."""
+    if plan.groups or len(plan.steps) != 1 or plan.mutates:
+        return None
+    node = plan.steps[0].node
+    if getattr(node.op, "namespace", None) != "aten" or not all(any(o is v for v in node.outputs) for o in outs):
+        return None
+    return Plan(Graph(list(primals), [node], list(outs), plan.graph.values), backend, title)
 
 
 def _has_sizes(g: Graph) -> bool:
