@@ -85,7 +85,12 @@ PyObject *tl_fast_run_group(PyObject *mod, PyObject *const *args, Py_ssize_t nar
         ptrs[made] = tl_tensor_data_ptr(outs[made]);
     }
     for (int64_t i = 0; i < n_in; i++) ptrs[n_out + i] = tl_tensor_data_ptr(ins[i]);
-    if (kernel(seg_sizes, ptrs, pfor, grain, stream_min)) goto python_form; /* no row buffers: its message there */
+    /* the GIL is released while the kernel runs, as cffi's call released it */
+    int failed;
+    Py_BEGIN_ALLOW_THREADS
+    failed = kernel(seg_sizes, ptrs, pfor, grain, stream_min);
+    Py_END_ALLOW_THREADS
+    if (failed) goto python_form; /* no row buffers: its message there */
     PyObject *res = PyTuple_New((Py_ssize_t)n_out);
     if (!res) goto release_all;
     for (int64_t i = 0; i < n_out; i++) {
