@@ -15,6 +15,10 @@
  * or before the module's layout check (fastcall.c) */
 tl_tensor *tl_fast_tensor_of(PyObject *obj);
 
+/* the layout check passed and the fast paths are on: cffi pointers may be
+ * read and made here (fastcall.c) */
+int tl_fast_ready(void);
+
 /* a Tensor owning r (a new reference, taken also on failure) */
 PyObject *tl_fast_wrap_tensor(tl_tensor *r);
 

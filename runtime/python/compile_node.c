@@ -98,8 +98,9 @@ PyObject *tl_fast_attach_node(PyObject *mod, PyObject *const *args, Py_ssize_t n
 /* _node_inputs(node, grads_in, n_grads) -> list | None: what the node's apply
  * reads, in one call: its saved variables (unpacked: the version check and
  * the freed-graph error), then the n_grads incoming gradients (None for an
- * undefined one).  node, grads_in: addresses.  None when an unpack fails:
- * the caller unpacks again one by one and raises that error. */
+ * undefined one).  node, grads_in: addresses.  None when an unpack fails
+ * (the caller unpacks again one by one and raises that error) or the fast
+ * paths are off. */
 PyObject *tl_fast_node_inputs(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
     (void)mod;
     if (nargs != 3) {
@@ -110,6 +111,7 @@ PyObject *tl_fast_node_inputs(PyObject *mod, PyObject *const *args, Py_ssize_t n
     tl_tensor *const *grads_in = (tl_tensor *const *)PyLong_AsVoidPtr(args[1]);
     Py_ssize_t n_grads = PyLong_AsSsize_t(args[2]);
     if (PyErr_Occurred()) return NULL;
+    if (!tl_fast_ready()) Py_RETURN_NONE; /* no Tensors made here: the caller's Python path */
     int32_t n_saved = tl_callback_node_num_saved(node);
     PyObject *res = PyList_New((Py_ssize_t)n_saved + n_grads);
     if (!res) return NULL;

@@ -82,6 +82,10 @@ tl_tensor *tl_fast_tensor_of(PyObject *obj) {
     return g_ready ? tensor_of(obj) : NULL;
 }
 
+int tl_fast_ready(void) {
+    return g_ready;
+}
+
 /* a new cffi `tl_tensor *` over r (cffi's new_simple_cdata) */
 static PyObject *cdata_of(tl_tensor *r) {
     cdata_object *cd = PyObject_New(cdata_object, g_cdata_type);

@@ -174,7 +174,9 @@ def _entries_hit(monkeypatch, c_guard, size_read):
 def test_c_guard_hits_and_misses_as_the_python_guard(monkeypatch, size_read):
     with pytest.MonkeyPatch.context() as mp:
         got, cf = _entries_hit(mp, True, size_read)
-        assert all(isinstance(k[1], bytes) for k in list(cf._generic) + list(cf._exact))
+        from torchlet import _fast
+        if _fast.enabled:       # (TORCHLET_NO_FAST_METHODS=1: C reads no tensor, the tuples serve)
+            assert all(isinstance(k[1], bytes) for k in list(cf._generic) + list(cf._exact))
     with pytest.MonkeyPatch.context() as mp:
         want, cf = _entries_hit(mp, False, size_read)
         assert all(isinstance(k[1], tuple) for k in list(cf._generic) + list(cf._exact))
