@@ -339,11 +339,7 @@ def _apply_compiled(entry, primals):
     one; for the others the node is made in C after the plan ran."""
     if _attach_node_c is None or entry.plan.mutates:
         return _apply_compiled_py(entry, primals, None)
-    prev = _fn._guard_enter(0)
-    try:
-        res = entry.plan.run(primals)
-    finally:
-        _fn._guard_exit(prev)
+    res = _run_no_grad(entry.plan, primals)
     n_out = entry.n_out
     target = _CompiledNode(entry, len(primals))
     h = _ffi.new_handle(target)
@@ -360,6 +356,14 @@ def _apply_compiled(entry, primals):
     return _apply_compiled_py(entry, primals, res)    # -2: a tensor C cannot read
 
 
+def _run_no_grad(plan, inputs):
+    prev = _fn._guard_enter(0)
+    try:
+        return plan.run(inputs)
+    finally:
+        _fn._guard_exit(prev)
+
+
 def _apply_compiled_py(entry, primals, res):
     """_apply_compiled one cffi call at a time; `res`: the plan's results when
     it already ran."""
@@ -371,11 +375,7 @@ def _apply_compiled_py(entry, primals, res):
                 _fn.raise_pending_error()
             edges.append(e)
         if res is None:
-            prev = _fn._guard_enter(0)
-            try:
-                res = entry.plan.run(primals)
-            finally:
-                _fn._guard_exit(prev)
+            res = _run_no_grad(entry.plan, primals)
         n_out = entry.n_out
         outs, saved = res[:n_out], res[n_out:]
         ins = {_fn._addr(t._p) for t in primals}
