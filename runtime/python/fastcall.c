@@ -32,6 +32,7 @@
 #include <Python.h>
 #include <stddef.h>
 
+#include "compile_fast.h" /* torchlet.compile's guard key and node, functions of this module */
 #include "tl_error.h"  /* tl_clear_error */
 
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
@@ -81,6 +82,14 @@ static tl_tensor *tensor_of(PyObject *self) {
         t = (tl_tensor *)((cdata_object *)p)->c_data;
     Py_DECREF(p); /* self keeps it alive */
     return t;
+}
+
+tl_tensor *tl_fast_tensor_of(PyObject *obj) {
+    return g_ready ? tensor_of(obj) : NULL;
+}
+
+int tl_fast_ready(void) {
+    return g_ready;
 }
 
 /* a new cffi `tl_tensor *` over r (cffi's new_simple_cdata) */
@@ -135,6 +144,10 @@ static PyObject *wrap_result(tl_tensor *r) {
         }
     }
     return tensor_from_cdata(h);
+}
+
+PyObject *tl_fast_wrap_tensor(tl_tensor *r) {
+    return wrap_result(r);
 }
 
 /* (self, *args) as a new tuple */
@@ -417,6 +430,14 @@ static PyMethodDef module_methods[] = {
     {"_address_of", mod_address_of, METH_O, "the address a cffi pointer holds"},
     {"_pointer_at", mod_pointer_at, METH_O, "a cffi tl_tensor * made by this module"},
     {"_layout", mod_layout, METH_NOARGS, "(basicsize, weakref offset) this module assumes for cffi pointers"},
+    {"_guard_key", (PyCFunction)(void (*)(void))tl_fast_guard_key, METH_FASTCALL,
+     "_guard_key(tensors, exact, type_ids): torchlet.compile's guard key of the tensors (compile_guard.c)"},
+    {"_run_group", (PyCFunction)(void (*)(void))tl_fast_run_group, METH_FASTCALL,
+     "_run_group(desc, inputs): one fused group of a compiled plan (compile_group.c)"},
+    {"_node_inputs", (PyCFunction)(void (*)(void))tl_fast_node_inputs, METH_FASTCALL,
+     "_node_inputs(node, grads_in, n_grads): a compiled graph's node's saved tensors and gradients (compile_node.c)"},
+    {"_attach_node", (PyCFunction)(void (*)(void))tl_fast_attach_node, METH_FASTCALL,
+     "_attach_node(primals, outs, saved, name, apply, release, ctx): a compiled graph's backward node (compile_node.c)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,13 +1,26 @@
 """Compiled functions are differentiable: the joint trace, the partition,
 one CompiledFunctionBackward node; gradients against eager and gradcheck;
 parameters lifted from modules get their gradients; saved tensors are
-version-checked; double backward is refused."""
+version-checked; double backward is refused.  Every test runs with the
+backward node made in C (runtime/python/compile_node.c) and with the Python
+reference (TORCHLET_COMPILE_C_NODE=0)."""
 import numpy as np
 import pytest
 
 import torchlet as torch
 import torchlet.nn.functional as F
+from torchlet._compile import api
 from torchlet.autograd import gradcheck
+
+
+@pytest.fixture(autouse=True, params=["c-node", "python-node"])
+def node_maker(request, monkeypatch):
+    if request.param == "python-node":
+        monkeypatch.setattr(api, "_attach_node_c", None)
+        monkeypatch.setattr(api, "_node_inputs_c", None)
+    else:
+        assert api._attach_node_c is not None
+    return request.param
 
 
 def rms(x, w):

@@ -35,6 +35,7 @@ import weakref
 
 import torchlet
 
+from .. import _fast
 from .._C import ffi as _ffi, lib as _lib
 from .._errors import check as _check
 from .._tensor import _wrap
@@ -137,6 +138,32 @@ def _guard(t, exact: bool) -> tuple:
 
 
 _ONE = (1).__eq__
+# the guard key read in C (runtime/python/compile_guard.c): the same fields as
+# _guard's tuple in one bytes object; TORCHLET_COMPILE_C_GUARD=0 at import
+# keeps the Python tuples (the reference form)
+_guard_key_c = (_fast._mod._guard_key if _fast._mod is not None and os.environ.get("TORCHLET_COMPILE_C_GUARD") != "0"
+                else None)
+_TYPE_IDS: dict = {}     # tensor type -> its number in the C key (the types stay alive here)
+
+
+def _key_of(tensors, exact: bool):
+    """The guard key of a list of tensors with the grad mode and the CPU
+    capability: bytes from C, or the tuple of their `_guard`s where C cannot
+    read one (not a plain Tensor object, or C keys turned off).  Equal keys
+    for equal guards, in either form."""
+    if _guard_key_c is not None:
+        k = _guard_key_c(tensors, exact, _TYPE_IDS)
+        if k is not None:
+            return k
+        for t in tensors:    # a tensor type seen for the first time
+            if isinstance(t, torchlet.Tensor) and type(t) not in _TYPE_IDS:
+                _TYPE_IDS[type(t)] = len(_TYPE_IDS)
+        k = _guard_key_c(tensors, exact, _TYPE_IDS)
+        if k is not None:
+            return k
+    return (_grad_enabled(), _lib.tl_cpu_capability(), *[_guard(t, exact) for t in tensors])
+
+
 _ONE_TENSOR = ("T",)
 _GUARD_FIELDS = ("type", "dtype", "device", "contiguity", "requires_grad", "rank")
 
@@ -152,14 +179,16 @@ class _Entry:
         self.plan = None
         self.backward = None          # _Backward, for a joint trace
         self.lifted = []
-        self.lifted_guards = []
+        self.lifted_key = None        # _key_of(lifted): checked on every call
         self.size_dependent = False
         self.out_spec = None
+        self.one_tensor = False       # the function returns one tensor
         self.out_consts = []
         self.n_out = 0
         self.graph = None
         self.trace_seconds = 0.0
         self.direct_node = False      # the backward node is made without autograd.Function
+        self.eager_op = None          # a Plan: the forward is one eager operator, run with its own autograd
         self.out_meta = []
 
 
@@ -258,14 +287,21 @@ class _CompiledNode:
 
     def _tl_node_apply(self, node, grads_in, grads_out):
         entry = self.entry
-        grads = _fn._grads_in(grads_in, entry.n_out)
+        n_out = entry.n_out
+        # the saved tensors and the gradients in one C call (compile_node.c);
+        # None: an unpack failed, and the loop below raises its error
+        vals = _node_inputs_c(_fn._addr(node), _fn._addr(grads_in), n_out) if _node_inputs_c is not None else None
+        if vals is not None:
+            saved, grads = vals[:-n_out], vals[-n_out:]
+        else:
+            grads = _fn._grads_in(grads_in, n_out)
+            out = _ffi.new("tl_tensor **")
+            saved = []
+            for i in range(_lib.tl_callback_node_num_saved(node)):
+                _check(_lib.tl_callback_node_unpack(node, i, out))
+                saved.append(_wrap(out[0]))
         tangents = [g if g is not None else torchlet.zeros(shape, dtype=dt)
                     for (shape, dt), g in zip(entry.out_meta, grads)]
-        out = _ffi.new("tl_tensor **")
-        saved = []
-        for i in range(_lib.tl_callback_node_num_saved(node)):
-            _check(_lib.tl_callback_node_unpack(node, i, out))
-            saved.append(_wrap(out[0]))
         create_graph = _fn._grad_mode()
         prev = _fn._guard_enter(0)
         try:
@@ -285,11 +321,52 @@ class _CompiledNode:
         self.node = None
 
 
+# the node made in one C call (runtime/python/compile_node.c); the Python
+# version below under TORCHLET_COMPILE_C_NODE=0 (the reference form)
+_attach_node_c = (_fast._mod._attach_node if _fast._mod is not None and os.environ.get("TORCHLET_COMPILE_C_NODE") != "0"
+                  else None)
+_NODE_NAME = b"CompiledFunctionBackward"
+_node_inputs_c = _fast._mod._node_inputs if _attach_node_c is not None else None
+
+
 def _apply_compiled(entry, primals):
     """The forward plan's outputs, with one CompiledFunctionBackward node as
     their history; None when the outputs need what only autograd.Function
     does (an output that is an input or repeats, one that is not
-    differentiable), and the caller goes through `_CompiledAutograd`."""
+    differentiable), and the caller goes through `_CompiledAutograd`.
+    The primals' gradient edges are taken before the plan runs (as PyTorch
+    takes them before forward), which matters only to a graph that mutates
+    one; for the others the node is made in C after the plan ran."""
+    if _attach_node_c is None or entry.plan.mutates:
+        return _apply_compiled_py(entry, primals, None)
+    res = _run_no_grad(entry.plan, primals)
+    n_out = entry.n_out
+    target = _CompiledNode(entry, len(primals))
+    h = _ffi.new_handle(target)
+    addr = _fn._addr(h)
+    _fn._live[addr] = (h, target)     # the node's release drops it (autograd/function.py)
+    rc = _attach_node_c(primals, res[:n_out], res[n_out:], _NODE_NAME, _APPLY, _RELEASE, addr)
+    if rc == 1:
+        return res[:n_out]
+    _fn._live.pop(addr, None)
+    if rc == -1:
+        _fn.raise_pending_error()
+    if rc == 0:
+        return None
+    return _apply_compiled_py(entry, primals, res)    # -2: a tensor C cannot read
+
+
+def _run_no_grad(plan, inputs):
+    prev = _fn._guard_enter(0)
+    try:
+        return plan.run(inputs)
+    finally:
+        _fn._guard_exit(prev)
+
+
+def _apply_compiled_py(entry, primals, res):
+    """_apply_compiled one cffi call at a time; `res`: the plan's results when
+    it already ran."""
     edges = []
     try:
         for t in primals:
@@ -297,11 +374,8 @@ def _apply_compiled(entry, primals):
             if e.node == _ffi.NULL and t.requires_grad:   # allocation failure: the error is pending
                 _fn.raise_pending_error()
             edges.append(e)
-        prev = _fn._guard_enter(0)
-        try:
-            res = entry.plan.run(primals)
-        finally:
-            _fn._guard_exit(prev)
+        if res is None:
+            res = _run_no_grad(entry.plan, primals)
         n_out = entry.n_out
         outs, saved = res[:n_out], res[n_out:]
         ins = {_fn._addr(t._p) for t in primals}
@@ -326,6 +400,10 @@ def _apply_compiled(entry, primals):
     finally:
         for e in edges:
             _lib.tl_node_release(e.node)
+
+
+_APPLY = int(_ffi.cast("uintptr_t", _lib.tl_py_node_apply))
+_RELEASE = int(_ffi.cast("uintptr_t", _lib.tl_py_node_release))
 
 
 class _NoDoubleBackward(torchlet.autograd.Function):
@@ -370,20 +448,20 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)
         flat: list = []
         spec = _flatten_call(args, kwargs, flat)
-        state = (_grad_enabled(), _default_dtype(), _lib.tl_cpu_capability())
+        state = _default_dtype()      # the grad mode and CPU capability are in the tensors' keys
         # size-free keys first (when any entry has one), then exact ones (when any has one)
         key = entry = xkey = None
         if self._generic:
-            key = (spec, tuple([_guard(t, False) for t in flat]), state)
+            key = (spec, _key_of(flat, False), state)
             entry = self._generic.get(key)
-        if entry is None or not self._lifted_ok(entry):
-            xkey = (spec, tuple([_guard(t, True) for t in flat]), state)
+        if entry is None or (entry.lifted and not self._lifted_ok(entry)):
+            xkey = (spec, _key_of(flat, True), state)
             entry = self._exact.get(xkey) if self._exact else None
-            if entry is not None and not self._lifted_ok(entry):
+            if entry is not None and entry.lifted and not self._lifted_ok(entry):
                 entry = None
         if entry is None:
             if key is None and self.dynamic is not False:
-                key = (spec, tuple([_guard(t, False) for t in flat]), state)
+                key = (spec, _key_of(flat, False), state)
             entry = self._miss(args, kwargs, flat, key, xkey)
             if entry is None:
                 return self._fn(*args, **kwargs)
@@ -397,29 +475,32 @@ class CompiledFunction:
 
     @staticmethod
     def _lifted_ok(entry) -> bool:
-        if not entry.lifted:
-            return True
-        return all(_guard(t, entry.size_dependent) == g for t, g in zip(entry.lifted, entry.lifted_guards))
+        return _key_of(entry.lifted, entry.size_dependent) == entry.lifted_key
 
     def _run(self, entry, flat):
         primals = flat + entry.lifted
-        if entry.backward is not None:
+        if entry.eager_op is not None:
+            outs = entry.eager_op.run(primals)
+        elif entry.backward is not None:
             outs = None
             if entry.direct_node:
                 outs = _apply_compiled(entry, primals)
             if outs is None:
                 outs = _CompiledAutograd.apply(entry, *primals)
         else:
-            outs = entry.plan.run(primals)[:entry.n_out]
-        if entry.out_spec == _ONE_TENSOR:
+            outs = entry.plan.run(primals)
+        if entry.one_tensor:
             return outs[0]
         return _unflatten(entry.out_spec, iter(outs), iter(entry.out_consts))
 
     # -- a new key
     def _miss(self, args, kwargs, flat, key, xkey):
+        # the guards as Python tuples, which _what_changed reads field by field
+        described = (xkey[0], tuple([_guard(t, True) for t in flat]),
+                     (_grad_enabled(), xkey[2], _lib.tl_cpu_capability()))
         if self._keys:
             if _stance[0] == "fail_on_recompile":
-                raise RecompileError(f"torchlet.compile: {self.__name__} would recompile ({_what_changed(self._keys[-1], xkey)} "
+                raise RecompileError(f"torchlet.compile: {self.__name__} would recompile ({_what_changed(self._keys[-1], described)} "
                                      "changed) under set_stance('fail_on_recompile')")
             if _stance[0] == "eager_on_recompile":
                 return None
@@ -427,11 +508,11 @@ class CompiledFunction:
             if not self._warned:
                 self._warned = True
                 warnings.warn(f"torchlet.compile: {getattr(self, '__name__', 'function')} hit cache_size_limit "
-                              f"({cache_size_limit}); the last change was in {_what_changed(self._keys[-1], xkey)}. "
+                              f"({cache_size_limit}); the last change was in {_what_changed(self._keys[-1], described)}. "
                               "New inputs of this kind run eagerly.", stacklevel=3)
             return None
         entry = self._compile(args, kwargs, flat)
-        self._keys.append(xkey)
+        self._keys.append(described)
         if entry.size_dependent or key is None:
             self._exact[xkey] = entry
         else:
@@ -490,11 +571,12 @@ class CompiledFunction:
         g = tracer.graph
         leaves: list = []
         entry.out_spec = _flatten(out, leaves, entry.out_consts)
+        entry.one_tensor = entry.out_spec == _ONE_TENSOR
         outs = [tracer.env[_addr(t)] if _addr(t) in tracer.env else tracer.value_of(t)[0] for t in leaves]
         entry.n_out = len(outs)
         entry.lifted = list(tracer.lifted)
         entry.size_dependent = self.dynamic is False or tracer.sizes_read or bool(joint) or _has_sizes(g)
-        entry.lifted_guards = [_guard(t, entry.size_dependent) for t in entry.lifted]
+        entry.lifted_key = _key_of(entry.lifted, entry.size_dependent)
         if joint:
             n_primals = joint["n_primals"]
             primals = g.inputs[:n_primals]
@@ -511,6 +593,8 @@ class CompiledFunction:
             entry.direct_node = all(entry.out_rg)
             entry.plan = Plan(fwd_graph, self.backend, title)
             entry.backward = _Backward(bwd, joint["ins_rg"], title, self.backend)
+            if entry.direct_node:
+                entry.eager_op = _single_op_plan(entry.plan, primals, outs, self.backend, title)
         else:
             entry.graph = Graph(list(g.inputs), g.nodes, outs, g.values).prune()
             entry.plan = Plan(entry.graph, self.backend, title)
@@ -529,6 +613,20 @@ class CompiledFunction:
             if e.backward is not None and e.backward.plan.source:
                 srcs.append(e.backward.plan.source)
         return "\n".join(srcs)
+
+
+def _single_op_plan(plan: Plan, primals: list, outs: list, backend: str, title: str):
+    """A forward that is one eager operator with nothing fused around it (a
+    lone layer_norm): a plan running just that operator for the outputs, with
+    autograd on, so that it records the operator's own backward node, as
+    eager does.  Then the call is eager's call, and neither a
+    CompiledFunctionBackward node nor a backward plan runs.  None otherwise."""
+    if plan.groups or len(plan.steps) != 1 or plan.mutates:
+        return None
+    node = plan.steps[0].node
+    if getattr(node.op, "namespace", None) != "aten" or not all(any(o is v for v in node.outputs) for o in outs):
+        return None
+    return Plan(Graph(list(primals), [node], list(outs), plan.graph.values), backend, title)
 
 
 def _has_sizes(g: Graph) -> bool:

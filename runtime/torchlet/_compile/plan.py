@@ -3,14 +3,23 @@
 A step is a fused group (allocate its outputs, make its inputs contiguous,
 compute the run-time sizes of its coalesced dimensions, one call into the
 generated C) or one operator (called as eager calls it, on real tensors:
-matrix products, views, custom operators, anything without a formula).
+matrix products, views, custom operators, anything without a formula),
+through the generated binding that calls the overload's C entry directly
+where one fits (`direct.py`), else through the OpOverload.
+
+TORCHLET_COMPILE_DIRECT=0 in the environment when a plan is made: every
+operator goes through its OpOverload (the reference form, which a plan also
+runs while a torch-function mode is active).
 """
 from __future__ import annotations
+
+import os
 
 import torchlet
 
 from .._C import lib as _lib
 from .._tensor import _wrap
+from .. import _function_mode
 from . import build
 from .cgen import Layout, emit_source
 from .fusion import Group, OpStep, fuse
@@ -34,6 +43,21 @@ class _GroupRunner:
             off = Layout._offset(g, v)
             dims = tuple((j + off) if lay._kind(g, v, j + off) == "C" else None for j in range(v.ndim))
             self.outputs.append((v, dims))
+
+    def descriptor(self, stream_min: int) -> bytes:
+        """What runtime/python/compile_group.c reads to run this group in one
+        C call: the kernel, the dims' sources, the segments, the outputs."""
+        import struct
+        w = [int(_ffi.cast("uintptr_t", self.fn)), int(_ffi.cast("uintptr_t", self.pfor)), self.grain, stream_min,
+             int(self.group.is_row), len(self.group.inputs), len(self.outputs), len(self.dim_source)]
+        for src in self.dim_source:
+            w += list(src) if src is not None else [-1, 0]
+        w.append(len(self.segments))
+        for seg in self.segments:
+            w += [len(seg), *seg]
+        for v, dims in self.outputs:
+            w += [v.dtype._id, len(dims)] + [d if d is not None else -1 for d in dims]
+        return struct.pack(f"{len(w)}q", *w)
 
     def run_eagerly(self, env) -> None:
         """The group's operators one by one (a row kernel over an empty last dim)."""
@@ -77,7 +101,8 @@ class Plan:
         self.compile_seconds = 0.0
         self.fallback_reason = None
         self.build_error = None
-        if backend == "eager" or any(mutates(n.op) for n in graph.nodes):
+        self.mutates = any(mutates(n.op) for n in graph.nodes)
+        if backend == "eager" or self.mutates:
             if backend != "eager":
                 self.fallback_reason = "the graph mutates a tensor in place: its operators run one by one"
             self.steps = [OpStep(n) for n in graph.nodes]
@@ -99,21 +124,53 @@ class Plan:
                 self.fallback_reason = self.build_error = str(e)
                 self.steps = [OpStep(n) for n in graph.nodes]
                 self.groups = []
-        self.python, self.run = _write_runner(graph, self.steps, self.stream_min)
+        # the operators' generated bindings and the fused groups' C call
+        # (runtime/python/compile_group.c); "0": the reference form
+        direct = os.environ.get("TORCHLET_COMPILE_DIRECT") != "0"
+        self.python, self.run = _write_runner(graph, self.steps, self.stream_min, direct)
 
     def kernel_count(self) -> int:
         return len(self.groups) + sum(1 for s in self.steps if isinstance(s, OpStep))
 
 
-def _write_runner(graph: Graph, steps: list, stream_min: int = 0):
+def _write_runner(graph: Graph, steps: list, stream_min: int = 0, direct: bool = False):
     """(source, function): one straight-line Python function running the
     steps, values in locals: `run(inputs) -> outputs`.  Per fused group it
     makes the inputs contiguous, reads the sizes, allocates the outputs and
-    makes one call into C; per other step, one operator call."""
+    makes one call into C; per other step, one operator call: with `direct`,
+    its generated binding where one fits, and the whole reference form (every
+    operator through its OpOverload) while a torch-function mode is active."""
+    bindings, inline, first_only = {}, {}, {}
+    if direct:
+        from .direct import binding_for, first_only_binding, inline_form
+        read = set(graph.outputs)
+        for s in steps:
+            read.update(s.inputs if isinstance(s, Group) else s.node.inputs())
+        for k, s in enumerate(steps):
+            if not isinstance(s, Group):
+                form = inline_form(s.node, graph.outputs)
+                first = first_only_binding(s.node, read) if form is None else None
+                f = binding_for(s.node) if form is None and first is None else None
+                if form is not None:
+                    inline[k] = form
+                elif first is not None:
+                    first_only[k] = first
+                elif f is not None:
+                    bindings[k] = f
+    run_group = None
+    if direct and any(isinstance(s, Group) for s in steps):
+        from .. import _fast
+        if _fast._mod is not None:
+            run_group = _fast._mod._run_group
+    ref = _write_runner(graph, steps, stream_min)[1] if bindings or inline or first_only or run_group else None
     glb = {"_contig": _lib.tl_tensor_is_contiguous, "_sizes": _lib.tl_tensor_sizes, "_wrap": _wrap,
            "_empty": _lib.tl_empty, "_dptr": _lib.tl_tensor_data_ptr, "_CPU": _lib.TL_CPU}
     lines = ["def run(inputs):"]
     names = [f"v{v.index}" for v in graph.inputs]
+    if ref is not None:
+        glb["_ref"], glb["_fmode"] = ref, _function_mode
+        lines.append("    if _fmode._active:")
+        lines.append("        return _ref(inputs)")
     if names:
         lines.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = inputs")
 
@@ -138,6 +195,16 @@ def _write_runner(graph: Graph, steps: list, stream_min: int = 0):
             r = s.runner
             glb[f"k{k}"], glb[f"g{k}"] = r.fn, r
             lines.append(f"    # {s.name()}")
+            ind0 = "    "
+            if run_group is not None:     # one C call; None: the Python form below handles the case
+                glb["_run_group"], glb[f"D{k}"] = run_group, r.descriptor(stream_min)
+                outs = ", ".join(f"v{v.index}" for v, _ in r.outputs) + ("," if len(r.outputs) == 1 else "")
+                lines.append(f"    r{k} = _run_group(D{k}, ({''.join(f'v{v.index}, ' for v in s.inputs)}))")
+                lines.append(f"    if r{k} is not None:")
+                lines.append(f"        {outs} = r{k}")
+                lines.append("    else:")
+                ind0 = "        "
+            body = len(lines)
             ins = []
             for i, v in enumerate(s.inputs):
                 a = f"a{k}_{i}"
@@ -169,13 +236,21 @@ def _write_runner(graph: Graph, steps: list, stream_min: int = 0):
             glb[f"p{k}"] = r.pfor
             lines.append(f"{ind}if k{k}([{sizes}], [{ptrs}], p{k}, {r.grain}, {stream_min}):")
             lines.append(f"{ind}    raise MemoryError('torchlet.compile: {s.name()}: cannot allocate its row buffers')")
+            if ind0 != "    ":
+                lines[body:] = [ind0[4:] + ln for ln in lines[body:]]
         else:
             n = s.node
-            glb[f"op{k}"] = n.op
+            glb[f"op{k}"] = bindings.get(k, n.op)
             call = f"op{k}(" + ", ".join([expr(a) for a in n.args] +
                                          [f"{key}={expr(a)}" for key, a in n.kwargs.items()]) + ")"
-            lines.append(f"    # {n!r}")
-            if n.out_structure == "single":
+            lines.append(f"    # {n!r}" + ("  (binding)" if k in bindings else "  (inline)" if k in inline else
+                                             "  (its first result alone)" if k in first_only else ""))
+            if k in inline:
+                lines.append(f"    v{n.outputs[0].index} = " + inline[k].format(expr(n.args[0])))
+            elif k in first_only:
+                glb[f"op{k}"] = first_only[k]
+                lines.append(f"    v{n.outputs[0].index} = op{k}(" + ", ".join(expr(a) for a in n.args) + ")")
+            elif n.out_structure == "single":
                 lines.append(f"    v{n.outputs[0].index} = {call}")
             else:
                 lines.append(f"    t{k} = {call}")
