@@ -146,3 +146,21 @@ def test_gradient_of_one_input_only():
     (gx,) = torch.autograd.grad(y.sum(), x)
     (ex,) = torch.autograd.grad(rms(x, w).sum(), x)
     np.testing.assert_allclose(gx.numpy(), ex.numpy(), rtol=2e-5, atol=2e-6)
+
+
+def test_reduction_then_mean_backward():
+    """mean's backward expands its gradient and divides it, alone: the divide
+    runs as an operator, so it must keep reading the expand (not the 0-dim
+    gradient it came from)"""
+    def f(x):
+        return (x * 2).amax(1).mean()
+
+    def g(x):
+        return (x * 2).amax(1).mean() * 3 + x.sum()
+
+    for fn, shape in ((f, (2, 6)), (g, (3, 5))):
+        x = torch.randn(*shape, requires_grad=True)
+        torch.compile(fn)(x).backward()
+        ref = x.detach().clone().requires_grad_()
+        fn(ref).backward()
+        np.testing.assert_allclose(x.grad.numpy(), ref.grad.numpy(), rtol=1e-6)

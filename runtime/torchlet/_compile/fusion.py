@@ -250,9 +250,18 @@ def _fits(g: Group, node: Node, formula, red, col=None) -> str | None:
     return None
 
 
+def _keeps_shape(u, e) -> bool:
+    """Another tensor operand of u has the expand's shape, so u's result keeps
+    it even where u runs as an operator (a lone `div(expand(g), n)` does not:
+    reading g itself would shrink its result)."""
+    operands = list(u.args) + list(u.kwargs.values())
+    return any(isinstance(a, Value) and a is not e and a.shape == e.shape for a in operands)
+
+
 def _read_through_expands(graph: Graph) -> None:
     """A pointwise consumer of `expand(v, shape)` whose output has that shape
-    reads `v` itself: broadcasting does what the expand did, through zero
+    (and that has another operand of that shape) reads `v` itself:
+    broadcasting does what the expand did, through zero
     strides, and the expand no longer stands between two fusible nodes.  (The
     rewrite is valid wherever the nodes appear, so nodes shared by a joint
     trace's forward and backward graphs are rewritten in place.)"""
@@ -265,7 +274,8 @@ def _read_through_expands(graph: Graph) -> None:
         consumers = users.get(e, [])
         if not consumers or e in outs:
             continue
-        if all(pointwise_formula(u) is not None and u.outputs[0].shape == e.shape for u in consumers):
+        if all(pointwise_formula(u) is not None and u.outputs[0].shape == e.shape and _keeps_shape(u, e)
+               for u in consumers):
             for u in consumers:
                 u.args = tuple(src if a is e else a for a in u.args)
                 u.kwargs = {k: (src if a is e else a) for k, a in u.kwargs.items()}
