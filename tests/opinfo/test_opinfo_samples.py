@@ -279,7 +279,15 @@ def _k(r):
 
 
 GAUGE = {"linalg.svd": lambda r: (r[1], (r[0][..., :_k(r)] * r[1].unsqueeze(-2)) @ r[2][..., :_k(r), :]),
-         "svd": lambda r: (r[1], (r[0][..., :_k(r)] * r[1].unsqueeze(-2)) @ r[2][..., :_k(r)].mT)}
+         "svd": lambda r: (r[1], (r[0][..., :_k(r)] * r[1].unsqueeze(-2)) @ r[2][..., :_k(r)].mT),
+         "linalg.eig": lambda r: (r[0], _projectors(r[1]))}
+
+
+# eigenvectors are defined up to a phase (LAPACK: unit norm, largest component
+# real, so a sign for real ones): compared through the projectors v v^H
+def _projectors(V):
+    W = V.transpose(-2, -1)
+    return W.unsqueeze(-1) * W.conj().unsqueeze(-2)
 
 
 def run_forward(op, fn, sample, dtype):
