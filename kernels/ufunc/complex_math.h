@@ -1,0 +1,53 @@
+/* The complex loops of the transcendental ufuncs (complex64 / complex128),
+ * each as PyTorch's CPU kernel computes it: C99's cexp / clog / csqrt / csin
+ * ... (glibc's, which std::exp etc. of std::complex call) where PyTorch maps
+ * std:: over the elements; reciprocal as c10::complex's scaled division 1 / z
+ * (1 / 0 is inf + NaN i, 1 / inf 0, as there); rsqrt and sigmoid composed
+ * from those as its Vectorized rsqrt() / sigmoid lambda; sgn z / |z| (0 at 0).
+ * ufunc_complex: yes (named for the complex dtypes only in ufunc_inner_loop) */
+#include <complex.h>
+#include <math.h>
+
+#define TL_UCMATH(fn, x) _Generic((x), float _Complex: c##fn##f, default: c##fn)(x)
+#define TL_UC_RECIP(x) (_Generic((x), float _Complex: tl_uc_recipf, default: tl_uc_recip)(x))
+
+/* 1 / z as c10::complex's operator/ (numpy's scaled division) */
+#define TL_UC_RECIP_BODY(T, ABS, MK)                                                  \
+    const T c = ABS(re), d = ABS(im);                                                 \
+    if (c >= d) {                                                                     \
+        if (c == 0 && d == 0) return MK(1 / c, 0 / d);                                \
+        const T rat = im / re, scl = 1 / (re + im * rat);                             \
+        return MK(scl, (0 - rat) * scl);                                              \
+    }                                                                                 \
+    const T rat = re / im, scl = 1 / (im + re * rat);                                 \
+    return MK(rat * scl, (0 * rat - 1) * scl);
+static inline float _Complex tl_uc_recipf(float _Complex z) {
+    const float re = crealf(z), im = cimagf(z);
+    TL_UC_RECIP_BODY(float, fabsf, CMPLXF)
+}
+static inline double _Complex tl_uc_recip(double _Complex z) {
+    const double re = creal(z), im = cimag(z);
+    TL_UC_RECIP_BODY(double, fabs, CMPLX)
+}
+static inline float _Complex tl_uc_sgnf(float _Complex z) {
+    const float a = cabsf(z);
+    return a == 0 ? 0 : CMPLXF(crealf(z) / a, cimagf(z) / a);
+}
+static inline double _Complex tl_uc_sgn(double _Complex z) {
+    const double a = cabs(z);
+    return a == 0 ? 0 : CMPLX(creal(z) / a, cimag(z) / a);
+}
+
+#define TL_UFUNC_exp_complex(self) (TL_UCMATH(exp, self))
+#define TL_UFUNC_log_complex(self) (TL_UCMATH(log, self))
+#define TL_UFUNC_sqrt_complex(self) (TL_UCMATH(sqrt, self))
+#define TL_UFUNC_sin_complex(self) (TL_UCMATH(sin, self))
+#define TL_UFUNC_cos_complex(self) (TL_UCMATH(cos, self))
+#define TL_UFUNC_tan_complex(self) (TL_UCMATH(tan, self))
+#define TL_UFUNC_sinh_complex(self) (TL_UCMATH(sinh, self))
+#define TL_UFUNC_cosh_complex(self) (TL_UCMATH(cosh, self))
+#define TL_UFUNC_tanh_complex(self) (TL_UCMATH(tanh, self))
+#define TL_UFUNC_reciprocal_complex(self) (TL_UC_RECIP(self))
+#define TL_UFUNC_rsqrt_complex(self) (TL_UC_RECIP(TL_UCMATH(sqrt, self)))
+#define TL_UFUNC_sigmoid_complex(self) (TL_UC_RECIP(1 + TL_UCMATH(exp, -(self))))
+#define TL_UFUNC_sgn_complex(self) (_Generic((self), float _Complex: tl_uc_sgnf, default: tl_uc_sgn)(self))
