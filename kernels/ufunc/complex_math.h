@@ -3,7 +3,8 @@
  * ... (glibc's, which std::exp etc. of std::complex call) where PyTorch maps
  * std:: over the elements; reciprocal as c10::complex's scaled division 1 / z
  * (1 / 0 is inf + NaN i, 1 / inf 0, as there); rsqrt and sigmoid composed
- * from those as its Vectorized rsqrt() / sigmoid lambda; sgn z / |z| (0 at 0).
+ * from those as its Vectorized rsqrt() / sigmoid lambda; sgn z / |z| (0 at 0);
+ * pow below.
  * ufunc_complex: yes (named for the complex dtypes only in ufunc_inner_loop) */
 #include <complex.h>
 #include <math.h>
@@ -38,6 +39,15 @@ static inline double _Complex tl_uc_sgn(double _Complex z) {
     return a == 0 ? 0 : CMPLX(creal(z) / a, cimag(z) / a);
 }
 
+/* x * y as c10::complex's operator* (no inf / NaN recovery, unlike C99's) */
+#define TL_UC_MUL(x, y) (_Generic((x), float _Complex: tl_uc_mulf, default: tl_uc_mul)((x), (y)))
+static inline float _Complex tl_uc_mulf(float _Complex x, float _Complex y) {
+    return CMPLXF(crealf(x) * crealf(y) - cimagf(x) * cimagf(y), crealf(x) * cimagf(y) + cimagf(x) * crealf(y));
+}
+static inline double _Complex tl_uc_mul(double _Complex x, double _Complex y) {
+    return CMPLX(creal(x) * creal(y) - cimag(x) * cimag(y), creal(x) * cimag(y) + cimag(x) * creal(y));
+}
+
 #define TL_UFUNC_exp_complex(self) (TL_UCMATH(exp, self))
 #define TL_UFUNC_log_complex(self) (TL_UCMATH(log, self))
 #define TL_UFUNC_sqrt_complex(self) (TL_UCMATH(sqrt, self))
@@ -50,4 +60,10 @@ static inline double _Complex tl_uc_sgn(double _Complex z) {
 #define TL_UFUNC_reciprocal_complex(self) (TL_UC_RECIP(self))
 #define TL_UFUNC_rsqrt_complex(self) (TL_UC_RECIP(TL_UCMATH(sqrt, self)))
 #define TL_UFUNC_sigmoid_complex(self) (TL_UC_RECIP(1 + TL_UCMATH(exp, -(self))))
+/* pow: std::pow of std::complex is C99's cpow; the exponent 2, 3, -2 fast
+ * paths of pow.Tensor_Scalar (pow_2.h, pow_3.h, pow_m2.h) as PyTorch's */
+#define TL_UFUNC_pow_complex(self, exponent) (_Generic((self), float _Complex: cpowf, default: cpow)((self), (exponent)))
+#define TL_UFUNC_pow_2_complex(self) (TL_UC_MUL(self, self))
+#define TL_UFUNC_pow_3_complex(self) (TL_UC_MUL(TL_UC_MUL(self, self), self))
+#define TL_UFUNC_pow_m2_complex(self) (TL_UC_RECIP(TL_UC_MUL(self, self)))
 #define TL_UFUNC_sgn_complex(self) (_Generic((self), float _Complex: tl_uc_sgnf, default: tl_uc_sgn)(self))

@@ -1,12 +1,13 @@
 """The complex loops of the math ufuncs (kernels/ufunc/complex_math.h,
 abs_cfloat.h, abs_cdouble.h; docs/UFUNC.md): abs (real result), exp, log,
-sqrt, sin, cos, tan, sinh, cosh, tanh, sigmoid, reciprocal, rsqrt, sgn.
+sqrt, sin, cos, tan, sinh, cosh, tanh, sigmoid, reciprocal, rsqrt, sgn, pow.
 
 Values against numpy (always, where numpy has the function) and torch (where
 installed) on random data with zeros, infinities and NaNs, non-contiguous
 and 0-dim inputs, in-place and out= forms; abs's dtype rules and errors;
-gradients with complex inputs (PyTorch's conjugate Wirtinger convention)
-against finite differences and torch.
+pow (tensor and scalar exponents, a number base); gradients with complex
+inputs (PyTorch's conjugate Wirtinger convention) against finite
+differences and torch.
 """
 import numpy as np
 import pytest
@@ -135,3 +136,60 @@ def test_gradients_match_torch(op):
     z = crandn(40, np.complex128, edges=False).reshape(5, 8)
     w = R.standard_normal((5, 8, 2))
     np.testing.assert_allclose(_grad(tl, op, z, w), _grad(torch, op, z, w), rtol=1e-10, atol=1e-12)
+
+
+# ---------------------------------------------------------------- pow
+
+POW_CASES = [("z ** e", lambda m, z, y, r, e: z ** e),
+             ("z ** y", lambda m, z, y, r, e: z ** y),
+             ("r ** y", lambda m, z, y, r, e: r ** y),
+             ("z ** r", lambda m, z, y, r, e: z ** r),
+             ("2 ** y", lambda m, z, y, r, e: 2 ** y),
+             ("(1 + 1j) ** r", lambda m, z, y, r, e: (1 + 1j) ** r),
+             ("r ** (0.5 + 1j)", lambda m, z, y, r, e: r ** (0.5 + 1j))]
+EXPONENTS = [0, 1, 2, 3, -2, 0.5, -0.5, -1, 2.5, 1j, 1 + 1j, 2 + 0j]
+
+
+def _pow_check(f, e, dt):
+    z, y = crandn(64, dt), crandn(64, dt, edges=False)
+    r = R.standard_normal(64).astype(np.float32 if dt == np.complex64 else np.float64)
+    got = f(tl, *(tl.from_numpy(v.copy()) for v in (z, y, r)), e).numpy()
+    want = f(torch, *(torch.from_numpy(v.copy()) for v in (z, y, r)), e).numpy()
+    assert got.dtype == want.dtype
+    rtol, atol = TOL[dt]
+    np.testing.assert_allclose(got, want, rtol=rtol * 4, atol=atol * 4, equal_nan=True)
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", CDT, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("e", EXPONENTS, ids=str)
+def test_pow_scalar_exponents_against_torch(e, dt):
+    """the fast paths (0, 1, 2, 3, -2, 0.5, -0.5, -1) and cpow, with zeros, infinities and NaN in the base"""
+    _pow_check(POW_CASES[0][1], e, dt)
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", CDT, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name,f", POW_CASES[1:], ids=[c[0] for c in POW_CASES[1:]])
+def test_pow_forms_against_torch(name, f, dt):
+    _pow_check(f, None, dt)
+
+
+@needs_torch
+@pytest.mark.parametrize("name,f", POW_CASES, ids=[c[0] for c in POW_CASES])
+def test_pow_gradients_match_torch(name, f):
+    z, y = crandn(12, np.complex128, edges=False), crandn(12, np.complex128, edges=False)
+    r = np.abs(R.standard_normal(12)) + 0.1
+    w = R.standard_normal((12, 2))
+
+    def grads(m):
+        xs = [m.from_numpy(v.copy()).requires_grad_(True) for v in (z, y, r)]
+        out = f(m, *xs, 2.5 - 0.5j)
+        gs = m.autograd.grad((m.view_as_real(out) * m.from_numpy(w)).sum(), xs, allow_unused=True)
+        return [None if g is None else g.numpy() for g in gs]
+
+    for g, gt in zip(grads(tl), grads(torch)):
+        assert (g is None) == (gt is None)
+        if g is not None:
+            assert g.dtype == gt.dtype
+            np.testing.assert_allclose(g, gt, rtol=1e-10, atol=1e-12)
