@@ -370,8 +370,7 @@ def test_refusals_match_torch():
 def test_torchlet_limits_refuse_not_compute():
     """what PyTorch computes for complex but torchlet's kernels do not: NotImplementedError, never wrong numbers"""
     z = tl.from_numpy(crandn(3, 4, dtype=np.complex64))
-    for f in (lambda: tl.prod(z), lambda: tl.prod(z, 0), lambda: tl.cumsum(z, 0), lambda: tl.cumprod(z, 0),
-              lambda: tl.log1p(z), lambda: tl.expm1(z), lambda: tl.linspace(0, 1j, 3), lambda: tl.add(z, z, alpha=1j)):
+    for f in (lambda: tl.log1p(z), lambda: tl.expm1(z), lambda: tl.linspace(0, 1j, 3), lambda: tl.add(z, z, alpha=1j)):
         with pytest.raises(NotImplementedError):
             f()
 

@@ -1,6 +1,7 @@
 """The complex loops of the math ufuncs (kernels/ufunc/complex_math.h,
 abs_cfloat.h, abs_cdouble.h; docs/UFUNC.md): abs (real result), exp, log,
-sqrt, sin, cos, tan, sinh, cosh, tanh, sigmoid, reciprocal, rsqrt, sgn, pow.
+sqrt, sin, cos, tan, sinh, cosh, tanh, sigmoid, reciprocal, rsqrt, sgn, pow;
+prod, cumsum, cumprod (kernels/native/reduce_ops.c, reduce_scan.c).
 
 Values against numpy (always, where numpy has the function) and torch (where
 installed) on random data with zeros, infinities and NaNs, non-contiguous
@@ -193,3 +194,56 @@ def test_pow_gradients_match_torch(name, f):
         if g is not None:
             assert g.dtype == gt.dtype
             np.testing.assert_allclose(g, gt, rtol=1e-10, atol=1e-12)
+
+
+# ---------------------------------------------------------------- prod, cumsum, cumprod
+
+REDUCE_CASES = [("prod", lambda m, x: m.prod(x)), ("prod dim", lambda m, x: m.prod(x, 1)),
+                ("prod keepdim", lambda m, x: m.prod(x, -1, keepdim=True)),
+                ("prod dtype", lambda m, x: m.prod(x.real, 0, dtype=m.complex128)),
+                ("cumsum", lambda m, x: m.cumsum(x, 0)), ("cumsum last", lambda m, x: m.cumsum(x, 2)),
+                ("cumsum strided", lambda m, x: m.cumsum(x.transpose(0, 2), 1)),
+                ("cumprod", lambda m, x: m.cumprod(x, 1)), ("cumprod 0", lambda m, x: m.cumprod(x, 0))]
+
+
+@pytest.mark.parametrize("dt", CDT, ids=lambda d: np.dtype(d).name)
+def test_scans_and_prod_against_numpy(dt):
+    z = crandn(60, dt, edges=False).reshape(3, 5, 4)
+    rtol = 1e-5 if dt == np.complex64 else 1e-12
+    np.testing.assert_allclose(tl.prod(tl.from_numpy(z), 1).numpy(), np.prod(z.astype(np.complex128), 1), rtol=rtol)
+    np.testing.assert_allclose(tl.cumsum(tl.from_numpy(z), 2).numpy(), np.cumsum(z.astype(np.complex128), 2),
+                               rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(tl.cumprod(tl.from_numpy(z), 0).numpy(), np.cumprod(z.astype(np.complex128), 0),
+                               rtol=rtol)
+    assert tl.prod(tl.from_numpy(z)).dtype is (tl.complex64 if dt == np.complex64 else tl.complex128)
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", CDT, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name,f", REDUCE_CASES, ids=[c[0] for c in REDUCE_CASES])
+def test_scans_and_prod_against_torch(name, f, dt):
+    z = crandn(60, dt, edges=False).reshape(3, 5, 4)
+    got, want = f(tl, tl.from_numpy(z.copy())).numpy(), f(torch, torch.from_numpy(z.copy())).numpy()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=2e-6 if dt == np.complex64 else 1e-12, atol=1e-6)
+
+
+GRAD_REDUCE_CASES = [c for c in REDUCE_CASES if c[0] != "prod dtype"]   # torch's backward refuses real -> complex
+
+
+@needs_torch
+@pytest.mark.parametrize("zeros", [False, True], ids=["no zeros", "zeros"])
+@pytest.mark.parametrize("name,f", GRAD_REDUCE_CASES, ids=[c[0] for c in GRAD_REDUCE_CASES])
+def test_scans_and_prod_gradients_match_torch(name, f, zeros):
+    z = crandn(60, np.complex128, edges=False).reshape(3, 5, 4)
+    if zeros:   # prod's and cumprod's backward without division
+        z[1, 2, 3] = z[2, 0, 1] = z[0, 4, 0] = 0
+    w = None
+    grads = []
+    for m in (tl, torch):
+        x = m.from_numpy(z.copy()).requires_grad_(True)
+        out = f(m, x)
+        if w is None:
+            w = R.standard_normal(tuple(out.shape) + (2,))
+        grads.append(m.autograd.grad((m.view_as_real(out) * m.from_numpy(w)).sum(), [x])[0].numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-12)
