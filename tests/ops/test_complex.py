@@ -415,3 +415,25 @@ def test_no_function_silently_differs_on_complex():
             if w.shape != g.shape or w.dtype != g.dtype or not np.allclose(g, w, atol=1e-4, equal_nan=True):
                 wrong.append(n)
     assert wrong == []
+
+
+INDEX_CASES = [("gather", lambda m, x, i: m.gather(x, 0, i)),
+               ("scatter", lambda m, x, i: m.zeros(4, 5, dtype=x.dtype).scatter(0, i[:1], x[:1])),
+               ("index", lambda m, x, i: x[m.tensor([3, 0, 0])]), ("index dim 1", lambda m, x, i: x[:, m.tensor([4, 1])]),
+               ("index_select", lambda m, x, i: m.index_select(x, 1, m.tensor([2, 2, 0]))),
+               ("index_put", lambda m, x, i: x.clone().index_put_((m.tensor([1, 2]),), x[:2])),
+               ("take", lambda m, x, i: m.take(x, m.tensor([7, 3]))),
+               ("masked_fill", lambda m, x, i: x.masked_fill(x.real > 0, 0)),
+               ("index_copy", lambda m, x, i: x.clone().index_copy(0, m.tensor([2, 0]), x[:2]))]
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128], ids=["complex64", "complex128"])
+@pytest.mark.parametrize("name,f", INDEX_CASES, ids=[c[0] for c in INDEX_CASES])
+def test_indexing_moves_whole_complex_elements(name, f, dt):
+    """complex128 elements are 16 bytes: the index kernels move them whole"""
+    z = crandn(4, 5, dtype=dt)
+    i = R.integers(0, 4, (3, 5))
+    got = f(tl, tl.from_numpy(z.copy()), tl.from_numpy(i)).numpy()
+    want = f(torch, torch.from_numpy(z.copy()), torch.from_numpy(i)).numpy()
+    np.testing.assert_array_equal(got, want)
