@@ -4,7 +4,7 @@
  * std:: over the elements; reciprocal as c10::complex's scaled division 1 / z
  * (1 / 0 is inf + NaN i, 1 / inf 0, as there); rsqrt and sigmoid composed
  * from those as its Vectorized rsqrt() / sigmoid lambda; sgn z / |z| (0 at 0);
- * pow below.
+ * log1p / expm1 as c10::complex's; pow below.
  * ufunc_complex: yes (named for the complex dtypes only in ufunc_inner_loop) */
 #include <complex.h>
 #include <math.h>
@@ -60,6 +60,34 @@ static inline double _Complex tl_uc_mul(double _Complex x, double _Complex y) {
 #define TL_UFUNC_reciprocal_complex(self) (TL_UC_RECIP(self))
 #define TL_UFUNC_rsqrt_complex(self) (TL_UC_RECIP(TL_UCMATH(sqrt, self)))
 #define TL_UFUNC_sigmoid_complex(self) (TL_UC_RECIP(1 + TL_UCMATH(exp, -(self))))
+/* log1p / expm1: c10::complex's (c10/util/complex_math.h), accurate near 0 */
+static inline float _Complex tl_uc_log1pf(float _Complex z) {
+    const float x = crealf(z), y = cimagf(z), theta = atan2f(y, x + 1);
+    if (cabsf(z) < 0.5f) {
+        const float r = x * (2 + x) + y * y;
+        return r == 0 ? CMPLXF(x, theta) : CMPLXF(0.5f * log1pf(r), theta);
+    }
+    return CMPLXF(logf(hypotf(x + 1, y)), theta);
+}
+static inline double _Complex tl_uc_log1p(double _Complex z) {
+    const double x = creal(z), y = cimag(z), theta = atan2(y, x + 1);
+    if (cabs(z) < 0.5) {
+        const double r = x * (2 + x) + y * y;
+        return r == 0 ? CMPLX(x, theta) : CMPLX(0.5 * log1p(r), theta);
+    }
+    return CMPLX(log(hypot(x + 1, y)), theta);
+}
+static inline float _Complex tl_uc_expm1f(float _Complex z) {
+    const float x = crealf(z), y = cimagf(z), a = sinf(y / 2);
+    return CMPLXF(expm1f(x) * cosf(y) - 2 * a * a, expf(x) * sinf(y));
+}
+static inline double _Complex tl_uc_expm1(double _Complex z) {
+    const double x = creal(z), y = cimag(z), a = sin(y / 2);
+    return CMPLX(expm1(x) * cos(y) - 2 * a * a, exp(x) * sin(y));
+}
+#define TL_UFUNC_log1p_complex(self) (_Generic((self), float _Complex: tl_uc_log1pf, default: tl_uc_log1p)(self))
+#define TL_UFUNC_expm1_complex(self) (_Generic((self), float _Complex: tl_uc_expm1f, default: tl_uc_expm1)(self))
+
 /* pow: std::pow of std::complex is C99's cpow; the exponent 2, 3, -2 fast
  * paths of pow.Tensor_Scalar (pow_2.h, pow_3.h, pow_m2.h) as PyTorch's */
 #define TL_UFUNC_pow_complex(self, exponent) (_Generic((self), float _Complex: cpowf, default: cpow)((self), (exponent)))

@@ -59,7 +59,8 @@ COMPLEX_OPS = {"view_as_real", "view_as_complex", "real", "imag", "conj", "conj_
                "complex", "polar", "angle", "add", "sub", "mul", "div", "neg", "eq", "ne", "sum", "mean", "mm",
                "bmm", "isclose", "allclose", "vdot", "dot", "mv", "nonzero", "count_nonzero",
                "linalg.eig", "linalg.eigvals", "abs", "exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh",
-               "tanh", "sigmoid", "reciprocal", "rsqrt", "sgn", "pow", "prod", "cumsum", "cumprod"}
+               "tanh", "sigmoid", "reciprocal", "rsqrt", "sgn", "pow", "prod", "cumsum", "cumprod",
+               "log1p", "expm1"}
 TOL = {torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5), torch.float32: (1.3e-6, 1e-5),
        torch.float64: (1e-7, 1e-7), torch.complex64: (1.3e-6, 1e-5), torch.complex128: (1e-7, 1e-7)}
 

@@ -287,9 +287,9 @@ def test_complex_polar_angle(dt):
 def test_unsupported_ops_raise_not_implemented():
     z = tl.ones(3, dtype=tl.complex64)
     with pytest.raises(NotImplementedError, match="ComplexFloat"):
-        tl.log1p(z)
+        tl.log10(z)
     with pytest.raises(NotImplementedError, match="ComplexDouble"):
-        tl.expm1(z.to(tl.complex128))
+        tl.asin(z.to(tl.complex128))
 
 
 # ------------------------------------------------------------------ gradients
@@ -370,7 +370,7 @@ def test_refusals_match_torch():
 def test_torchlet_limits_refuse_not_compute():
     """what PyTorch computes for complex but torchlet's kernels do not: NotImplementedError, never wrong numbers"""
     z = tl.from_numpy(crandn(3, 4, dtype=np.complex64))
-    for f in (lambda: tl.log1p(z), lambda: tl.expm1(z), lambda: tl.linspace(0, 1j, 3), lambda: tl.add(z, z, alpha=1j)):
+    for f in (lambda: tl.log10(z), lambda: tl.asin(z), lambda: tl.linspace(0, 1j, 3), lambda: tl.add(z, z, alpha=1j)):
         with pytest.raises(NotImplementedError):
             f()
 

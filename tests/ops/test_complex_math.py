@@ -1,6 +1,6 @@
 """The complex loops of the math ufuncs (kernels/ufunc/complex_math.h,
 abs_cfloat.h, abs_cdouble.h; docs/UFUNC.md): abs (real result), exp, log,
-sqrt, sin, cos, tan, sinh, cosh, tanh, sigmoid, reciprocal, rsqrt, sgn, pow;
+sqrt, sin, cos, tan, sinh, cosh, tanh, sigmoid, reciprocal, rsqrt, sgn, log1p, expm1, pow;
 prod, cumsum, cumprod (kernels/native/reduce_ops.c, reduce_scan.c).
 
 Values against numpy (always, where numpy has the function) and torch (where
@@ -19,11 +19,12 @@ from ops_helpers import needs_torch, torch
 
 R = np.random.default_rng(2032)
 OPS = ["abs", "exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "sigmoid", "reciprocal", "rsqrt",
-       "sgn"]
+       "sgn", "log1p", "expm1"]
 NUMPY = {"abs": np.abs, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tan": np.tan,
          "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "sigmoid": lambda z: 1 / (1 + np.exp(-z)),
          "reciprocal": lambda z: 1 / z, "rsqrt": lambda z: 1 / np.sqrt(z),
-         "sgn": lambda z: np.where(z == 0, 0, z / np.where(z == 0, 1, np.abs(z)))}
+         "sgn": lambda z: np.where(z == 0, 0, z / np.where(z == 0, 1, np.abs(z))), "log1p": np.log1p,
+         "expm1": np.expm1}
 TOL = {np.complex64: (2e-6, 1e-5), np.complex128: (1e-12, 1e-12)}
 CDT = [np.complex64, np.complex128]
 EDGES = [0, -0.0, 1j * np.inf, np.inf, -np.inf, complex(np.nan, 0), complex(np.inf, np.nan), complex(0, np.nan),
