@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdbool.h>
 
+#include "ag_eig.h"
 #include "ag_temps.h"
 #include "tl_autograd_formulas.h"
 #include "tl_error.h"
@@ -165,18 +166,16 @@ tl_tensor *tl_ag_cholesky_backward(tl_tensor *grad, bool upper, tl_tensor *L) {
     return finish(&t, S ? hold(&t, tl_ops_mul_Scalar(S, tl_scalar_from_double(0.5))) : NULL);
 }
 
-/* PyTorch's linalg_eig_backward for a symmetric real A = V diag(L) V^T:
+/* PyTorch's linalg_eig_backward (the general case: autograd_linalg_eig.c);
+ * for a symmetric real A = V diag(L) V^T:
  *   gA = V (skew(V^T gV) / 2 / E + diag(gL)) V^T,  E_ij = L_j - L_i (1 on the diagonal)
  * (only gL: V diag(gL) V^T). Distinct eigenvalues assumed, as PyTorch. */
 tl_tensor *tl_ag_linalg_eig_backward(tl_tensor *gL, tl_tensor *gV, tl_tensor *L, tl_tensor *V, bool is_hermitian) {
-    if (!is_hermitian) {
-        tl_set_error(TL_ERR_NOT_IMPLEMENTED, "linalg_eig_backward: only the symmetric (eigh) case is supported");
-        return NULL;
-    }
     if (!gL && !gV) {
         tl_set_error(TL_ERR_RUNTIME, "linalg_eig_backward: no gradient given");
         return NULL;
     }
+    if (!is_hermitian) return tl_ag_linalg_eig_backward_general(gL, gV, L, V);
     temps t = {.count = 0};
     tl_tensor *Vt = tr(&t, V);
     if (!gV) {

@@ -6,6 +6,7 @@
  *
  * Conventions: tensor arguments are borrowed, the result is a new reference,
  * NULL with the error set. */
+#include <complex.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include "ops/abs.h"
 #include "ops/add.h"
 #include "ops/cat.h"
+#include "ops/conj.h"
 #include "ops/cumprod.h"
 #include "ops/cumsum.h"
 #include "ops/div.h"
@@ -56,6 +58,15 @@ static tl_tensor *div2(tl_tensor *a, tl_tensor *b) {
     tl_tensor *r = a && b ? tl_ops_div_Tensor(a, b) : NULL;
     REL(a);
     REL(b);
+    return r;
+}
+
+/* conj(a) of a complex tensor (PyTorch's .conj() in the formulas), a itself
+ * otherwise; releases a */
+static tl_tensor *cj(tl_tensor *a) {
+    if (!a || !tl_dtype_is_complex(tl_tensor_dtype(a))) return a;
+    tl_tensor *r = tl_ops_conj(a);
+    REL(a);
     return r;
 }
 
@@ -179,14 +190,14 @@ static tl_tensor *prod_safe_zeros_backward(tl_tensor *grad, tl_tensor *inp, int6
     REL(c2);
     tl_tensor *excl_reverse = cp ? flip1(cp, dim) : NULL;
     REL(cp);
-    return mul2(keep(grad), mul2(excl_normal, excl_reverse));
+    return mul2(keep(grad), cj(mul2(excl_normal, excl_reverse)));
 }
 
 tl_tensor *tl_ag_prod_backward(tl_tensor *grad, tl_tensor *input, tl_tensor *result) {
     if (tl_tensor_ndim(input) == 0) return keep(grad);
     const int64_t zeros = count_zeros(input);
     if (zeros < 0) return NULL;
-    if (zeros == 0) return mul2(keep(grad), div2(keep(result), keep(input)));
+    if (zeros == 0) return mul2(keep(grad), cj(div2(keep(result), keep(input))));
     int64_t m1 = -1;
     tl_tensor *flat = tl_ops_reshape(input, &m1, 1);
     tl_tensor *g = flat ? prod_safe_zeros_backward(grad, flat, 0) : NULL;
@@ -209,7 +220,7 @@ tl_tensor *tl_ag_prod_dim_backward(tl_tensor *grad, tl_tensor *input, tl_tensor 
     tl_tensor *r = NULL;
     if (g && res) {
         const int64_t zeros = count_zeros(input);
-        if (zeros == 0) r = mul2(keep(g), div2(keep(res), keep(input)));
+        if (zeros == 0) r = mul2(keep(g), cj(div2(keep(res), keep(input))));
         else if (zeros > 0) r = prod_safe_zeros_backward(g, input, d);
     }
     REL(g);
@@ -313,12 +324,13 @@ static tl_tensor *cumprod_backward_zeros(tl_tensor *grad, tl_tensor *input, int6
         if (i != d) perm[k++] = i;
     perm[k++] = d;
     for (int64_t i = 0; i < nd; i++) inv[perm[i]] = i;
+    const bool cplx = tl_dtype_is_complex(tl_tensor_dtype(input)) || tl_dtype_is_complex(tl_tensor_dtype(grad));
     tl_tensor *xs[2] = {input, grad}, *rows[2] = {NULL, NULL};
     for (int i = 0; i < 2; i++) {
         tl_tensor *e = tl_expand(xs[i], nd, tl_tensor_sizes(input));
         tl_tensor *p = e ? tl_permute(e, nd, perm) : NULL;
         REL(e);
-        tl_tensor *c = p ? tl_to_dtype(p, TL_FLOAT64, 0) : NULL;
+        tl_tensor *c = p ? tl_to_dtype(p, cplx ? TL_COMPLEX128 : TL_FLOAT64, 0) : NULL;
         REL(p);
         rows[i] = c ? tl_contiguous(c) : NULL;
         REL(c);
@@ -326,8 +338,23 @@ static tl_tensor *cumprod_backward_zeros(tl_tensor *grad, tl_tensor *input, int6
     tl_tensor *out = NULL;
     if (rows[0] && rows[1]) {
         const int64_t R = tl_tensor_size(input, d), O = R ? tl_tensor_numel(input) / R : 0;
-        tl_tensor *res = tl_empty(nd, tl_tensor_sizes(rows[0]), TL_FLOAT64, TL_CPU);
-        if (res) {
+        tl_tensor *res = tl_empty(nd, tl_tensor_sizes(rows[0]), cplx ? TL_COMPLEX128 : TL_FLOAT64, TL_CPU);
+        if (res && cplx) {   /* the same with conj(x): grad_i = conj(E_i) S_i, S_i = g_i + conj(x_i+1) S_i+1 */
+            const double _Complex *x = tl_tensor_data_ptr(rows[0]), *g = tl_tensor_data_ptr(rows[1]);
+            double _Complex *o = tl_tensor_data_ptr(res);
+            for (int64_t j = 0; j < O; j++) {
+                const double _Complex *xr = x + j * R, *gr = g + j * R;
+                double _Complex *orow = o + j * R, sum = 0, e = 1;
+                for (int64_t i = R - 1; i >= 0; i--) {
+                    sum = gr[i] + (i + 1 < R ? conj(xr[i + 1]) * sum : 0);
+                    orow[i] = sum;
+                }
+                for (int64_t i = 0; i < R; i++) {
+                    orow[i] *= conj(e);
+                    e *= xr[i];
+                }
+            }
+        } else if (res) {
             const double *x = tl_tensor_data_ptr(rows[0]), *g = tl_tensor_data_ptr(rows[1]);
             double *o = tl_tensor_data_ptr(res);
             for (int64_t j = 0; j < O; j++) {
@@ -344,6 +371,8 @@ static tl_tensor *cumprod_backward_zeros(tl_tensor *grad, tl_tensor *input, int6
                     e *= xr[i];
                 }
             }
+        }
+        if (res) {
             tl_tensor *back = tl_permute(res, nd, inv);
             if (back) {
                 out = tl_to_dtype(back, tl_tensor_dtype(grad), 1);
@@ -364,8 +393,8 @@ tl_tensor *tl_ag_cumprod_backward(tl_tensor *grad, tl_tensor *input, int64_t dim
     const int64_t zeros = count_zeros(input);
     if (zeros < 0) return NULL;
     if (zeros > 0) return cumprod_backward_zeros(grad, input, d);
-    tl_tensor *go = tl_ops_mul_Tensor(grad, output);
+    tl_tensor *go = mul2(keep(grad), cj(keep(output)));
     tl_tensor *rc = go ? tl_ag_cumsum_backward(go, d) : NULL;
     REL(go);
-    return div2(rc, keep(input));
+    return div2(rc, cj(keep(input)));
 }

@@ -11,14 +11,16 @@
  * makes a second derivative of prod raise when two zeros of src meet in one
  * position (the first derivative is the same).
  *
- * Also sgn's derivative (PyTorch's sgn_backward, real dtypes). */
+ * Also sgn's derivative (PyTorch's sgn_backward). */
 #include <string.h>
 
 #include "tl_autograd_formulas.h"
 #include "tl_error.h"
 #include "tl_internal.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/abs.h"
 #include "ops/bitwise_and.h"
+#include "ops/conj.h"
 #include "ops/div.h"
 #include "ops/eq.h"
 #include "ops/gather.h"
@@ -32,6 +34,7 @@
 #include "ops/scatter.h"
 #include "ops/scatter_add.h"
 #include "ops/scatter_reduce.h"
+#include "ops/sub.h"
 #include "ops/to.h"
 #include "ops/where.h"
 #include "ops/zeros_like.h"
@@ -168,11 +171,19 @@ int tl_ag_index_reduce_backward(tl_tensor *grad, tl_tensor *self, int64_t dim, t
     return sr_run(&k, grad, self, source, result, grad_self, grad_source);
 }
 
-/* sgn_backward for real x: zero everywhere (PyTorch's formula, whose terms
- * cancel for real inputs; PyTorch gives 0 for a NaN x or a non-finite grad
- * too, so no arithmetic is done here) */
+/* PyTorch's sgn_backward: (g - sgn^2 conj(g)) / (2 |x|), 0 where x == 0.
+ * For real x the terms cancel: zero everywhere (PyTorch gives 0 for a NaN x
+ * or a non-finite grad too, so no arithmetic is done there) */
 tl_tensor *tl_ag_sgn_backward(tl_tensor *self, tl_tensor *grad, tl_tensor *result) {
-    (void)self;
-    (void)result;
-    return like(grad, 0);
+    if (!tl_dtype_is_complex(tl_tensor_dtype(self))) return like(grad, 0);
+    tl_tensor *a = tl_ops_abs(self), *s2 = tl_ops_mul_Tensor(result, result), *gc = tl_ops_conj(grad);
+    tl_tensor *p = s2 && gc ? tl_ops_mul_Tensor(s2, gc) : NULL;
+    tl_tensor *num = p ? tl_ops_sub_Tensor(grad, p, tl_scalar_from_int(1)) : NULL;
+    tl_tensor *den = a ? tl_ops_mul_Scalar(a, tl_scalar_from_int(2)) : NULL;
+    tl_tensor *q = num && den ? tl_ops_div_Tensor(num, den) : NULL;
+    tl_tensor *z = a ? tl_ops_eq_Scalar(a, tl_scalar_from_int(0)) : NULL;
+    tl_tensor *r = q && z ? tl_ops_masked_fill_Scalar(q, z, tl_scalar_from_int(0)) : NULL;
+    tl_tensor_release(a), tl_tensor_release(s2), tl_tensor_release(gc), tl_tensor_release(p);
+    tl_tensor_release(num), tl_tensor_release(den), tl_tensor_release(q), tl_tensor_release(z);
+    return r;
 }

@@ -2807,4 +2807,15 @@ tl_tensor *tl_ops__fft_c2r_out(tl_tensor *self, const int64_t *dim, int64_t dim_
 tl_tensor *tl_ops__fft_c2c(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, bool forward);
 tl_tensor *tl_ops__fft_c2c_out(tl_tensor *self, const int64_t *dim, int64_t dim_len, int64_t normalization, bool forward, tl_tensor *out);
 
+/* linalg_eig */
+int tl_ops_linalg_eig(tl_tensor *self, tl_tensor **ret0, tl_tensor **ret1);
+int tl_ops_linalg_eig_out(tl_tensor *self, tl_tensor *eigenvalues, tl_tensor *eigenvectors, tl_tensor **ret0, tl_tensor **ret1);
+
+/* _linalg_eigvals */
+tl_tensor *tl_ops__linalg_eigvals(tl_tensor *self);
+
+/* linalg_eigvals */
+tl_tensor *tl_ops_linalg_eigvals(tl_tensor *self);
+tl_tensor *tl_ops_linalg_eigvals_out(tl_tensor *self, tl_tensor *out);
+
 #endif

@@ -304,6 +304,7 @@ int tl_pyabi_lerp__Tensor_r(tl_tensor *self, tl_tensor *end, tl_tensor *weight);
 int tl_pyabi_lgamma__r(tl_tensor *self);
 int tl_pyabi_lgamma_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_linalg_cross_out_r(tl_tensor *self, tl_tensor *other, int64_t dim, tl_tensor *out);
+int tl_pyabi_linalg_eigvals_out_r(tl_tensor *self, tl_tensor *out);
 int tl_pyabi_linalg_matrix_norm_out_r(tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_linalg_matrix_norm_str_ord_out_r(tl_tensor *self, const char *ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 int tl_pyabi_linalg_multi_dot_out_r(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out);
@@ -648,6 +649,7 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops__index_put_impl(...) tl_pyabi_tensor(tl_ops__index_put_impl(__VA_ARGS__))
 #define tl_ops__linalg_det(...) tl_pyabi_rc(tl_ops__linalg_det(__VA_ARGS__))
 #define tl_ops__linalg_eigh(...) tl_pyabi_rc(tl_ops__linalg_eigh(__VA_ARGS__))
+#define tl_ops__linalg_eigvals(...) tl_pyabi_tensor(tl_ops__linalg_eigvals(__VA_ARGS__))
 #define tl_ops__linalg_slogdet(...) tl_pyabi_rc(tl_ops__linalg_slogdet(__VA_ARGS__))
 #define tl_ops__linalg_solve_ex(...) tl_pyabi_rc(tl_ops__linalg_solve_ex(__VA_ARGS__))
 #define tl_ops__linalg_svd(...) tl_pyabi_rc(tl_ops__linalg_svd(__VA_ARGS__))
@@ -996,7 +998,10 @@ int tl_pyabi_zeros_out_r(const int64_t *size, int64_t size_len, tl_tensor *out);
 #define tl_ops_linalg_cross(...) tl_pyabi_tensor(tl_ops_linalg_cross(__VA_ARGS__))
 #define tl_ops_linalg_det(...) tl_pyabi_tensor(tl_ops_linalg_det(__VA_ARGS__))
 #define tl_ops_linalg_diagonal(...) tl_pyabi_tensor(tl_ops_linalg_diagonal(__VA_ARGS__))
+#define tl_ops_linalg_eig(...) tl_pyabi_rc(tl_ops_linalg_eig(__VA_ARGS__))
+#define tl_ops_linalg_eig_out(...) tl_pyabi_rc(tl_ops_linalg_eig_out(__VA_ARGS__))
 #define tl_ops_linalg_eigh(...) tl_pyabi_rc(tl_ops_linalg_eigh(__VA_ARGS__))
+#define tl_ops_linalg_eigvals(...) tl_pyabi_tensor(tl_ops_linalg_eigvals(__VA_ARGS__))
 #define tl_ops_linalg_eigvalsh(...) tl_pyabi_tensor(tl_ops_linalg_eigvalsh(__VA_ARGS__))
 #define tl_ops_linalg_householder_product(...) tl_pyabi_tensor(tl_ops_linalg_householder_product(__VA_ARGS__))
 #define tl_ops_linalg_inv(...) tl_pyabi_tensor(tl_ops_linalg_inv(__VA_ARGS__))

@@ -25,7 +25,7 @@
 #include "ops/abs.h"
 #include "ops/clone.h"
 #include "ops/mul.h"
-#include "ops/sign.h"
+#include "ops/sgn.h"
 
 /* ======================================================================
  * AbsBackward0: the backward node of (yaml/derivatives.yaml)
@@ -45,9 +45,9 @@ static int AbsBackward0_apply(tl_node *node_, tl_tensor *const *grads, tl_tensor
     tl_tensor *t1_ = NULL;
     int rc_ = -1;
     if (tl_node_should_compute_output(node_, 0)) {
-        /* self: grad * self.sign() */
+        /* self: grad * self.sgn() */
         if (!self && tl_saved_variable_unpack(&n_->self_, node_, &self) < 0) goto done;
-        t0_ = tl_ops_sign(self);
+        t0_ = tl_ops_sgn(self);
         if (!t0_) goto done;
         t1_ = tl_ops_mul_Tensor(grad, t0_);
         tl_tensor_release(t0_); t0_ = NULL;

@@ -462,6 +462,9 @@ int tl_autograd_register_all(void) {
     if (tl_autograd_register__fft_r2c() != 0) return -1;
     if (tl_autograd_register__fft_c2r() != 0) return -1;
     if (tl_autograd_register__fft_c2c() != 0) return -1;
+    if (tl_autograd_register_linalg_eig() != 0) return -1;
+    if (tl_autograd_register__linalg_eigvals() != 0) return -1;
+    if (tl_autograd_register_linalg_eigvals() != 0) return -1;
     done = 1;
     return 0;
 }

@@ -2400,6 +2400,14 @@ int tl_pyabi_linalg_cross_out_r(tl_tensor *self, tl_tensor *other, int64_t dim, 
     return tl_has_warning() ? 1 : 0;
 }
 
+/* linalg_eigvals.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+int tl_pyabi_linalg_eigvals_out_r(tl_tensor *self, tl_tensor *out) {
+    tl_tensor *r = tl_ops_linalg_eigvals_out(self, out);
+    if (!r) return -1;
+    tl_tensor_release(r);
+    return tl_has_warning() ? 1 : 0;
+}
+
 /* linalg_matrix_norm.out(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!) */
 int tl_pyabi_linalg_matrix_norm_out_r(tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
     tl_tensor *r = tl_ops_linalg_matrix_norm_out(self, ord, dim, dim_len, keepdim, dtype, out);

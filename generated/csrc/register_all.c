@@ -27,6 +27,7 @@
 #include "ops/_index_put_impl.h"
 #include "ops/_linalg_det.h"
 #include "ops/_linalg_eigh.h"
+#include "ops/_linalg_eigvals.h"
 #include "ops/_linalg_slogdet.h"
 #include "ops/_linalg_solve_ex.h"
 #include "ops/_linalg_svd.h"
@@ -309,7 +310,9 @@
 #include "ops/linalg_cross.h"
 #include "ops/linalg_det.h"
 #include "ops/linalg_diagonal.h"
+#include "ops/linalg_eig.h"
 #include "ops/linalg_eigh.h"
+#include "ops/linalg_eigvals.h"
 #include "ops/linalg_eigvalsh.h"
 #include "ops/linalg_householder_product.h"
 #include "ops/linalg_inv.h"
@@ -1339,6 +1342,9 @@ int tl_ops_register_all(void) {
     if (tl_ops_register__fft_r2c() != 0) return -1;
     if (tl_ops_register__fft_c2r() != 0) return -1;
     if (tl_ops_register__fft_c2c() != 0) return -1;
+    if (tl_ops_register_linalg_eig() != 0) return -1;
+    if (tl_ops_register__linalg_eigvals() != 0) return -1;
+    if (tl_ops_register_linalg_eigvals() != 0) return -1;
     done = 1;
     return 0;
 }

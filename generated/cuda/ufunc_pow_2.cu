@@ -5,7 +5,7 @@
  * Edit the inputs or the template, then run `make generate`.
  */
 /*
- * from: kernels/ufunc/pow_2.h: ufunc_inner_loop: Generic: pow_2 (All, BFloat16) (standalone kernel)
+ * from: kernels/ufunc/pow_2.h: ufunc_inner_loop: Generic: pow_2 (All, BFloat16); ufunc_inner_loop: CPUScalar: pow_2_complex (Complex) (standalone kernel)
  * formula: kernels/ufunc/pow_2.h
  * dtypes: Byte, Char, Short, Int, Long, BFloat16, Float, Double
  * kernels per dtype: <loop>_vec (contiguous), <loop>_strided, <loop>_cast
@@ -254,16 +254,17 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
  * (float16 takes the general pow_scalar loop, as in PyTorch: no Half loop here)
  *
  * ufunc_inner_loop: Generic: pow_2 (All, BFloat16)
+ * ufunc_inner_loop: CPUScalar: pow_2_complex (Complex)   (complex_math.h)
  */
 #define TL_UFUNC_pow_2(self) ((self) * (self))
 
-#line 261 "generated/cuda/ufunc_pow_2.cu"
+#line 262 "generated/cuda/ufunc_pow_2.cu"
 
 /* ---- kernels */
 /* Byte: TL_UFUNC_pow_2(x1) */
-#line 6 "kernels/ufunc/pow_2.h"
+#line 7 "kernels/ufunc/pow_2.h"
 static TL_CUDA_FORCEINLINE auto ufunc_pow_2_u8_op(uint8_t x1) { return TL_UFUNC_pow_2(x1); }
-#line 267 "generated/cuda/ufunc_pow_2.cu"
+#line 268 "generated/cuda/ufunc_pow_2.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_2_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -325,9 +326,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_2_u8_cast(const tl_c
     }
 }
 /* Char: TL_UFUNC_pow_2(x1) */
-#line 6 "kernels/ufunc/pow_2.h"
+#line 7 "kernels/ufunc/pow_2.h"
 static TL_CUDA_FORCEINLINE auto ufunc_pow_2_i8_op(int8_t x1) { return TL_UFUNC_pow_2(x1); }
-#line 331 "generated/cuda/ufunc_pow_2.cu"
+#line 332 "generated/cuda/ufunc_pow_2.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_2_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -389,9 +390,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_2_i8_cast(const tl_c
     }
 }
 /* Short: TL_UFUNC_pow_2(x1) */
-#line 6 "kernels/ufunc/pow_2.h"
+#line 7 "kernels/ufunc/pow_2.h"
 static TL_CUDA_FORCEINLINE auto ufunc_pow_2_i16_op(int16_t x1) { return TL_UFUNC_pow_2(x1); }
-#line 395 "generated/cuda/ufunc_pow_2.cu"
+#line 396 "generated/cuda/ufunc_pow_2.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_2_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -453,9 +454,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_2_i16_cast(const tl_
     }
 }
 /* Int: TL_UFUNC_pow_2(x1) */
-#line 6 "kernels/ufunc/pow_2.h"
+#line 7 "kernels/ufunc/pow_2.h"
 static TL_CUDA_FORCEINLINE auto ufunc_pow_2_i32_op(int32_t x1) { return TL_UFUNC_pow_2(x1); }
-#line 459 "generated/cuda/ufunc_pow_2.cu"
+#line 460 "generated/cuda/ufunc_pow_2.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_2_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -517,9 +518,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_2_i32_cast(const tl_
     }
 }
 /* Long: TL_UFUNC_pow_2(x1) */
-#line 6 "kernels/ufunc/pow_2.h"
+#line 7 "kernels/ufunc/pow_2.h"
 static TL_CUDA_FORCEINLINE auto ufunc_pow_2_i64_op(int64_t x1) { return TL_UFUNC_pow_2(x1); }
-#line 523 "generated/cuda/ufunc_pow_2.cu"
+#line 524 "generated/cuda/ufunc_pow_2.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_2_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -581,9 +582,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_2_i64_cast(const tl_
     }
 }
 /* BFloat16: TL_UFUNC_pow_2(x1) */
-#line 6 "kernels/ufunc/pow_2.h"
+#line 7 "kernels/ufunc/pow_2.h"
 static TL_CUDA_FORCEINLINE auto ufunc_pow_2_bf16_op(float x1) { return TL_UFUNC_pow_2(x1); }
-#line 587 "generated/cuda/ufunc_pow_2.cu"
+#line 588 "generated/cuda/ufunc_pow_2.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_2_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -645,9 +646,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_2_bf16_cast(const tl
     }
 }
 /* Float: TL_UFUNC_pow_2(x1) */
-#line 6 "kernels/ufunc/pow_2.h"
+#line 7 "kernels/ufunc/pow_2.h"
 static TL_CUDA_FORCEINLINE auto ufunc_pow_2_f32_op(float x1) { return TL_UFUNC_pow_2(x1); }
-#line 651 "generated/cuda/ufunc_pow_2.cu"
+#line 652 "generated/cuda/ufunc_pow_2.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_2_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -709,9 +710,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_2_f32_cast(const tl_
     }
 }
 /* Double: TL_UFUNC_pow_2(x1) */
-#line 6 "kernels/ufunc/pow_2.h"
+#line 7 "kernels/ufunc/pow_2.h"
 static TL_CUDA_FORCEINLINE auto ufunc_pow_2_f64_op(double x1) { return TL_UFUNC_pow_2(x1); }
-#line 715 "generated/cuda/ufunc_pow_2.cu"
+#line 716 "generated/cuda/ufunc_pow_2.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_2_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

@@ -5,7 +5,7 @@
  * Edit the inputs or the template, then run `make generate`.
  */
 /*
- * from: kernels/ufunc/pow_3.h: ufunc_inner_loop: Generic: pow_3 (All, BFloat16) (standalone kernel)
+ * from: kernels/ufunc/pow_3.h: ufunc_inner_loop: Generic: pow_3 (All, BFloat16); ufunc_inner_loop: CPUScalar: pow_3_complex (Complex) (standalone kernel)
  * formula: kernels/ufunc/pow_3.h
  * dtypes: Byte, Char, Short, Int, Long, BFloat16, Float, Double
  * kernels per dtype: <loop>_vec (contiguous), <loop>_strided, <loop>_cast
@@ -253,16 +253,17 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
 /* pow(self, 3) fast path of pow.Tensor_Scalar_out (PyTorch's too): self * self * self
  *
  * ufunc_inner_loop: Generic: pow_3 (All, BFloat16)
+ * ufunc_inner_loop: CPUScalar: pow_3_complex (Complex)   (complex_math.h)
  */
 #define TL_UFUNC_pow_3(self) ((self) * (self) * (self))
 
-#line 260 "generated/cuda/ufunc_pow_3.cu"
+#line 261 "generated/cuda/ufunc_pow_3.cu"
 
 /* ---- kernels */
 /* Byte: TL_UFUNC_pow_3(x1) */
-#line 5 "kernels/ufunc/pow_3.h"
+#line 6 "kernels/ufunc/pow_3.h"
 static TL_CUDA_FORCEINLINE auto ufunc_pow_3_u8_op(uint8_t x1) { return TL_UFUNC_pow_3(x1); }
-#line 266 "generated/cuda/ufunc_pow_3.cu"
+#line 267 "generated/cuda/ufunc_pow_3.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -324,9 +325,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_u8_cast(const tl_c
     }
 }
 /* Char: TL_UFUNC_pow_3(x1) */
-#line 5 "kernels/ufunc/pow_3.h"
+#line 6 "kernels/ufunc/pow_3.h"
 static TL_CUDA_FORCEINLINE auto ufunc_pow_3_i8_op(int8_t x1) { return TL_UFUNC_pow_3(x1); }
-#line 330 "generated/cuda/ufunc_pow_3.cu"
+#line 331 "generated/cuda/ufunc_pow_3.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -388,9 +389,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i8_cast(const tl_c
     }
 }
 /* Short: TL_UFUNC_pow_3(x1) */
-#line 5 "kernels/ufunc/pow_3.h"
+#line 6 "kernels/ufunc/pow_3.h"
 static TL_CUDA_FORCEINLINE auto ufunc_pow_3_i16_op(int16_t x1) { return TL_UFUNC_pow_3(x1); }
-#line 394 "generated/cuda/ufunc_pow_3.cu"
+#line 395 "generated/cuda/ufunc_pow_3.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -452,9 +453,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i16_cast(const tl_
     }
 }
 /* Int: TL_UFUNC_pow_3(x1) */
-#line 5 "kernels/ufunc/pow_3.h"
+#line 6 "kernels/ufunc/pow_3.h"
 static TL_CUDA_FORCEINLINE auto ufunc_pow_3_i32_op(int32_t x1) { return TL_UFUNC_pow_3(x1); }
-#line 458 "generated/cuda/ufunc_pow_3.cu"
+#line 459 "generated/cuda/ufunc_pow_3.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -516,9 +517,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i32_cast(const tl_
     }
 }
 /* Long: TL_UFUNC_pow_3(x1) */
-#line 5 "kernels/ufunc/pow_3.h"
+#line 6 "kernels/ufunc/pow_3.h"
 static TL_CUDA_FORCEINLINE auto ufunc_pow_3_i64_op(int64_t x1) { return TL_UFUNC_pow_3(x1); }
-#line 522 "generated/cuda/ufunc_pow_3.cu"
+#line 523 "generated/cuda/ufunc_pow_3.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -580,9 +581,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_i64_cast(const tl_
     }
 }
 /* BFloat16: TL_UFUNC_pow_3(x1) */
-#line 5 "kernels/ufunc/pow_3.h"
+#line 6 "kernels/ufunc/pow_3.h"
 static TL_CUDA_FORCEINLINE auto ufunc_pow_3_bf16_op(float x1) { return TL_UFUNC_pow_3(x1); }
-#line 586 "generated/cuda/ufunc_pow_3.cu"
+#line 587 "generated/cuda/ufunc_pow_3.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -644,9 +645,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_bf16_cast(const tl
     }
 }
 /* Float: TL_UFUNC_pow_3(x1) */
-#line 5 "kernels/ufunc/pow_3.h"
+#line 6 "kernels/ufunc/pow_3.h"
 static TL_CUDA_FORCEINLINE auto ufunc_pow_3_f32_op(float x1) { return TL_UFUNC_pow_3(x1); }
-#line 650 "generated/cuda/ufunc_pow_3.cu"
+#line 651 "generated/cuda/ufunc_pow_3.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -708,9 +709,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_f32_cast(const tl_
     }
 }
 /* Double: TL_UFUNC_pow_3(x1) */
-#line 5 "kernels/ufunc/pow_3.h"
+#line 6 "kernels/ufunc/pow_3.h"
 static TL_CUDA_FORCEINLINE auto ufunc_pow_3_f64_op(double x1) { return TL_UFUNC_pow_3(x1); }
-#line 714 "generated/cuda/ufunc_pow_3.cu"
+#line 715 "generated/cuda/ufunc_pow_3.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_3_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

@@ -5,7 +5,7 @@
  * Edit the inputs or the template, then run `make generate`.
  */
 /*
- * from: kernels/ufunc/pow_m2.h: ufunc_inner_loop: Generic: pow_m2 (Floating, BFloat16) (standalone kernel)
+ * from: kernels/ufunc/pow_m2.h: ufunc_inner_loop: Generic: pow_m2 (Floating, BFloat16); ufunc_inner_loop: CPUScalar: pow_m2_complex (Complex) (standalone kernel)
  * formula: kernels/ufunc/pow_m2.h
  * dtypes: BFloat16, Float, Double
  * kernels per dtype: <loop>_vec (contiguous), <loop>_strided, <loop>_cast
@@ -254,16 +254,17 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
  * 1 / (self * self)
  *
  * ufunc_inner_loop: Generic: pow_m2 (Floating, BFloat16)
+ * ufunc_inner_loop: CPUScalar: pow_m2_complex (Complex)   (complex_math.h)
  */
 #define TL_UFUNC_pow_m2(self) (1 / ((self) * (self)))
 
-#line 261 "generated/cuda/ufunc_pow_m2.cu"
+#line 262 "generated/cuda/ufunc_pow_m2.cu"
 
 /* ---- kernels */
 /* BFloat16: TL_UFUNC_pow_m2(x1) */
-#line 6 "kernels/ufunc/pow_m2.h"
+#line 7 "kernels/ufunc/pow_m2.h"
 static TL_CUDA_FORCEINLINE auto ufunc_pow_m2_bf16_op(float x1) { return TL_UFUNC_pow_m2(x1); }
-#line 267 "generated/cuda/ufunc_pow_m2.cu"
+#line 268 "generated/cuda/ufunc_pow_m2.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_m2_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -325,9 +326,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_m2_bf16_cast(const t
     }
 }
 /* Float: TL_UFUNC_pow_m2(x1) */
-#line 6 "kernels/ufunc/pow_m2.h"
+#line 7 "kernels/ufunc/pow_m2.h"
 static TL_CUDA_FORCEINLINE auto ufunc_pow_m2_f32_op(float x1) { return TL_UFUNC_pow_m2(x1); }
-#line 331 "generated/cuda/ufunc_pow_m2.cu"
+#line 332 "generated/cuda/ufunc_pow_m2.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_m2_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -389,9 +390,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_pow_m2_f32_cast(const tl
     }
 }
 /* Double: TL_UFUNC_pow_m2(x1) */
-#line 6 "kernels/ufunc/pow_m2.h"
+#line 7 "kernels/ufunc/pow_m2.h"
 static TL_CUDA_FORCEINLINE auto ufunc_pow_m2_f64_op(double x1) { return TL_UFUNC_pow_m2(x1); }
-#line 395 "generated/cuda/ufunc_pow_m2.cu"
+#line 396 "generated/cuda/ufunc_pow_m2.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_pow_m2_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

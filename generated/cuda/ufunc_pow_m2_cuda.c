@@ -5,7 +5,7 @@
  * Edit the inputs or the template, then run `make generate`.
  */
 /*
- * from: kernels/ufunc/pow_m2.h: ufunc_inner_loop: Generic: pow_m2 (Floating, BFloat16) (standalone kernel)
+ * from: kernels/ufunc/pow_m2.h: ufunc_inner_loop: Generic: pow_m2 (Floating, BFloat16); ufunc_inner_loop: CPUScalar: pow_m2_complex (Complex) (standalone kernel)
  * formula: kernels/ufunc/pow_m2.h
  * dtypes: BFloat16, Float, Double
  * program: generated/cuda/ufunc_pow_m2.cu (embedded below, compiled on first launch)
@@ -23,7 +23,7 @@ static const char tl_ufunc_pow_m2_cuda_source[] =
     " * Edit the inputs or the template, then run `make generate`.\n"
     " */\n"
     "/*\n"
-    " * from: kernels/ufunc/pow_m2.h: ufunc_inner_loop: Generic: pow_m2 (Floating, BFloat16) (standalone kernel)\n"
+    " * from: kernels/ufunc/pow_m2.h: ufunc_inner_loop: Generic: pow_m2 (Floating, BFloat16); ufunc_inner_loop: CPUScalar: pow_m2_complex (Complex) (standalone kernel)\n"
     " * formula: kernels/ufunc/pow_m2.h\n"
     " * dtypes: BFloat16, Float, Double\n"
     " * kernels per dtype: <loop>_vec (contiguous), <loop>_strided, <loop>_cast\n"
@@ -272,16 +272,17 @@ static const char tl_ufunc_pow_m2_cuda_source[] =
     " * 1 / (self * self)\n"
     " *\n"
     " * ufunc_inner_loop: Generic: pow_m2 (Floating, BFloat16)\n"
+    " * ufunc_inner_loop: CPUScalar: pow_m2_complex (Complex)   (complex_math.h)\n"
     " */\n"
     "#define TL_UFUNC_pow_m2(self) (1 / ((self) * (self)))\n"
     "\n"
-    "#line 261 \"generated/cuda/ufunc_pow_m2.cu\"\n"
+    "#line 262 \"generated/cuda/ufunc_pow_m2.cu\"\n"
     "\n"
     "/* ---- kernels */\n"
     "/* BFloat16: TL_UFUNC_pow_m2(x1) */\n"
-    "#line 6 \"kernels/ufunc/pow_m2.h\"\n"
+    "#line 7 \"kernels/ufunc/pow_m2.h\"\n"
     "static TL_CUDA_FORCEINLINE auto ufunc_pow_m2_bf16_op(float x1) { return TL_UFUNC_pow_m2(x1); }\n"
-    "#line 267 \"generated/cuda/ufunc_pow_m2.cu\"\n"
+    "#line 268 \"generated/cuda/ufunc_pow_m2.cu\"\n"
     "extern \"C\" __global__ void __launch_bounds__(128) ufunc_pow_m2_bf16_vec(const tl_cuda_ufunc_params p) {\n"
     "    constexpr uint32_t EPT = 8, VEC = 8, WORK = 128u * EPT;\n"
     "    const uint32_t base = blockIdx.x * WORK;\n"
@@ -343,9 +344,9 @@ static const char tl_ufunc_pow_m2_cuda_source[] =
     "    }\n"
     "}\n"
     "/* Float: TL_UFUNC_pow_m2(x1) */\n"
-    "#line 6 \"kernels/ufunc/pow_m2.h\"\n"
+    "#line 7 \"kernels/ufunc/pow_m2.h\"\n"
     "static TL_CUDA_FORCEINLINE auto ufunc_pow_m2_f32_op(float x1) { return TL_UFUNC_pow_m2(x1); }\n"
-    "#line 331 \"generated/cuda/ufunc_pow_m2.cu\"\n"
+    "#line 332 \"generated/cuda/ufunc_pow_m2.cu\"\n"
     "extern \"C\" __global__ void __launch_bounds__(128) ufunc_pow_m2_f32_vec(const tl_cuda_ufunc_params p) {\n"
     "    constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;\n"
     "    const uint32_t base = blockIdx.x * WORK;\n"
@@ -407,9 +408,9 @@ static const char tl_ufunc_pow_m2_cuda_source[] =
     "    }\n"
     "}\n"
     "/* Double: TL_UFUNC_pow_m2(x1) */\n"
-    "#line 6 \"kernels/ufunc/pow_m2.h\"\n"
+    "#line 7 \"kernels/ufunc/pow_m2.h\"\n"
     "static TL_CUDA_FORCEINLINE auto ufunc_pow_m2_f64_op(double x1) { return TL_UFUNC_pow_m2(x1); }\n"
-    "#line 395 \"generated/cuda/ufunc_pow_m2.cu\"\n"
+    "#line 396 \"generated/cuda/ufunc_pow_m2.cu\"\n"
     "extern \"C\" __global__ void __launch_bounds__(128) ufunc_pow_m2_f64_vec(const tl_cuda_ufunc_params p) {\n"
     "    constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;\n"
     "    const uint32_t base = blockIdx.x * WORK;\n"

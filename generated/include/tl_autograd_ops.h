@@ -458,5 +458,8 @@ int tl_autograd_register_angle(void);
 int tl_autograd_register__fft_r2c(void);
 int tl_autograd_register__fft_c2r(void);
 int tl_autograd_register__fft_c2c(void);
+int tl_autograd_register_linalg_eig(void);
+int tl_autograd_register__linalg_eigvals(void);
+int tl_autograd_register_linalg_eigvals(void);
 
 #endif

@@ -674,5 +674,8 @@
 #include "ops/_fft_r2c.h"
 #include "ops/_fft_c2r.h"
 #include "ops/_fft_c2c.h"
+#include "ops/linalg_eig.h"
+#include "ops/_linalg_eigvals.h"
+#include "ops/linalg_eigvals.h"
 
 #endif

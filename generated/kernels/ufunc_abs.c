@@ -7,7 +7,9 @@
 /*
  * from: yaml/native_functions.yaml: abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * formula: kernels/ufunc/abs.h
- * dtypes: Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double
+ * formula: kernels/ufunc/abs_cdouble.h
+ * formula: kernels/ufunc/abs_cfloat.h
+ * dtypes: Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double, ComplexFloat, ComplexDouble
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,6 +22,8 @@
 #include "tl_ustream.h"
 #include "ufunc_abs.h"
 #include "abs.h"
+#include "abs_cdouble.h"
+#include "abs_cfloat.h"
 
 /* Byte: TL_UFUNC_abs in uint8_t */
 static void TL_KNAME(ufunc_abs_u8)(char **data, const int64_t *strides, int64_t n, void *ctx_) {
@@ -390,6 +394,96 @@ static void TL_KNAME(ufunc_abs_f64)(char **data, const int64_t *strides, int64_t
     }
 }
 
+/* ComplexFloat: TL_UFUNC_abs_cfloat in float _Complex, stored as Float */
+static void TL_KNAME(ufunc_abs_c64)(char **data, const int64_t *strides, int64_t n, void *ctx_) {
+    (void)ctx_;
+    if (strides[0] == (int64_t)sizeof(float) && strides[1] == (int64_t)sizeof(float _Complex)) {
+        float *restrict o = (float *)data[0];
+        const float _Complex *restrict p1 = (const float _Complex *)data[1];
+        if (n * (int64_t)(sizeof(float) + sizeof(float _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float _Complex x1 = p1[k];
+                o[k] = TL_UFUNC_abs_cfloat(x1);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const float _Complex x1 = p1[base + k];
+                    so[k] = TL_UFUNC_abs_cfloat(x1);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float _Complex x1 = p1[k];
+                o[k] = TL_UFUNC_abs_cfloat(x1);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const float _Complex x1 = p1[k];
+            o[k] = TL_UFUNC_abs_cfloat(x1);
+        }
+        return;
+    }
+    /* strided */
+    for (int64_t k = 0; k < n; k++) {
+        const float _Complex x1 = *(const float _Complex *)(data[1] + k * strides[1]);
+        *(float *)(data[0] + k * strides[0]) = TL_UFUNC_abs_cfloat(x1);
+    }
+}
+
+/* ComplexDouble: TL_UFUNC_abs_cdouble in double _Complex, stored as Double */
+static void TL_KNAME(ufunc_abs_c128)(char **data, const int64_t *strides, int64_t n, void *ctx_) {
+    (void)ctx_;
+    if (strides[0] == (int64_t)sizeof(double) && strides[1] == (int64_t)sizeof(double _Complex)) {
+        double *restrict o = (double *)data[0];
+        const double _Complex *restrict p1 = (const double _Complex *)data[1];
+        if (n * (int64_t)(sizeof(double) + sizeof(double _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double _Complex x1 = p1[k];
+                o[k] = TL_UFUNC_abs_cdouble(x1);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const double _Complex x1 = p1[base + k];
+                    so[k] = TL_UFUNC_abs_cdouble(x1);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double _Complex x1 = p1[k];
+                o[k] = TL_UFUNC_abs_cdouble(x1);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const double _Complex x1 = p1[k];
+            o[k] = TL_UFUNC_abs_cdouble(x1);
+        }
+        return;
+    }
+    /* strided */
+    for (int64_t k = 0; k < n; k++) {
+        const double _Complex x1 = *(const double _Complex *)(data[1] + k * strides[1]);
+        *(double *)(data[0] + k * strides[0]) = TL_UFUNC_abs_cdouble(x1);
+    }
+}
+
 const tl_ufunc_abs_table_t TL_KNAME(tl_ufunc_abs_table) = {
     0,
     TL_KNAME(ufunc_abs_u8),
@@ -401,8 +495,8 @@ const tl_ufunc_abs_table_t TL_KNAME(tl_ufunc_abs_table) = {
     TL_KNAME(ufunc_abs_bf16),
     TL_KNAME(ufunc_abs_f32),
     TL_KNAME(ufunc_abs_f64),
-    0,
-    0,
+    TL_KNAME(ufunc_abs_c64),
+    TL_KNAME(ufunc_abs_c128),
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -7,7 +7,9 @@
 /*
  * from: yaml/native_functions.yaml: abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
  * formula: kernels/ufunc/abs.h
- * dtypes: Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double
+ * formula: kernels/ufunc/abs_cdouble.h
+ * formula: kernels/ufunc/abs_cfloat.h
+ * dtypes: Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double, ComplexFloat, ComplexDouble
  */
 #ifndef TL_GEN_UFUNC_ABS_H
 #define TL_GEN_UFUNC_ABS_H

@@ -6,8 +6,9 @@
  */
 /*
  * from: yaml/native_functions.yaml: pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)
+ * formula: kernels/ufunc/complex_math.h
  * formula: kernels/ufunc/pow.h
- * dtypes: Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double
+ * dtypes: Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double, ComplexFloat, ComplexDouble
  */
 #ifndef TL_GEN_UFUNC_POW_H
 #define TL_GEN_UFUNC_POW_H

@@ -5,9 +5,10 @@
  * Edit the inputs or the template, then run `make generate`.
  */
 /*
- * from: kernels/ufunc/pow_3.h: ufunc_inner_loop: Generic: pow_3 (All, BFloat16) (standalone kernel)
+ * from: kernels/ufunc/pow_3.h: ufunc_inner_loop: Generic: pow_3 (All, BFloat16); ufunc_inner_loop: CPUScalar: pow_3_complex (Complex) (standalone kernel)
+ * formula: kernels/ufunc/complex_math.h
  * formula: kernels/ufunc/pow_3.h
- * dtypes: Byte, Char, Short, Int, Long, BFloat16, Float, Double
+ * dtypes: Byte, Char, Short, Int, Long, BFloat16, Float, Double, ComplexFloat, ComplexDouble
  */
 #ifndef TL_GEN_UFUNC_POW_3_H
 #define TL_GEN_UFUNC_POW_3_H

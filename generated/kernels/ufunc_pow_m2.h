@@ -5,9 +5,10 @@
  * Edit the inputs or the template, then run `make generate`.
  */
 /*
- * from: kernels/ufunc/pow_m2.h: ufunc_inner_loop: Generic: pow_m2 (Floating, BFloat16) (standalone kernel)
+ * from: kernels/ufunc/pow_m2.h: ufunc_inner_loop: Generic: pow_m2 (Floating, BFloat16); ufunc_inner_loop: CPUScalar: pow_m2_complex (Complex) (standalone kernel)
+ * formula: kernels/ufunc/complex_math.h
  * formula: kernels/ufunc/pow_m2.h
- * dtypes: BFloat16, Float, Double
+ * dtypes: BFloat16, Float, Double, ComplexFloat, ComplexDouble
  */
 #ifndef TL_GEN_UFUNC_POW_M2_H
 #define TL_GEN_UFUNC_POW_M2_H

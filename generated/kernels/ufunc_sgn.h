@@ -6,8 +6,9 @@
  */
 /*
  * from: yaml/native_functions.yaml: sgn.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+ * formula: kernels/ufunc/complex_math.h
  * formula: kernels/ufunc/sgn.h
- * dtypes: Bool, Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double
+ * dtypes: Bool, Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double, ComplexFloat, ComplexDouble
  */
 #ifndef TL_GEN_UFUNC_SGN_H
 #define TL_GEN_UFUNC_SGN_H

@@ -6,8 +6,9 @@
  */
 /*
  * from: yaml/native_functions.yaml: sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+ * formula: kernels/ufunc/complex_math.h
  * formula: kernels/ufunc/sqrt.h
- * dtypes: Half, BFloat16, Float, Double
+ * dtypes: Half, BFloat16, Float, Double, ComplexFloat, ComplexDouble
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -19,6 +20,7 @@
 #include "tl_ufunc.h"
 #include "tl_ustream.h"
 #include "ufunc_sqrt.h"
+#include "complex_math.h"
 #include "sqrt.h"
 
 /* Half: TL_UFUNC_sqrt in float */
@@ -165,6 +167,96 @@ static void TL_KNAME(ufunc_sqrt_f64)(char **data, const int64_t *strides, int64_
     }
 }
 
+/* ComplexFloat: TL_UFUNC_sqrt_complex in float _Complex */
+static void TL_KNAME(ufunc_sqrt_c64)(char **data, const int64_t *strides, int64_t n, void *ctx_) {
+    (void)ctx_;
+    if (strides[0] == (int64_t)sizeof(float _Complex) && strides[1] == (int64_t)sizeof(float _Complex)) {
+        float _Complex *restrict o = (float _Complex *)data[0];
+        const float _Complex *restrict p1 = (const float _Complex *)data[1];
+        if (n * (int64_t)(sizeof(float _Complex) + sizeof(float _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float _Complex x1 = p1[k];
+                o[k] = TL_UFUNC_sqrt_complex(x1);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const float _Complex x1 = p1[base + k];
+                    so[k] = TL_UFUNC_sqrt_complex(x1);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float _Complex x1 = p1[k];
+                o[k] = TL_UFUNC_sqrt_complex(x1);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const float _Complex x1 = p1[k];
+            o[k] = TL_UFUNC_sqrt_complex(x1);
+        }
+        return;
+    }
+    /* strided */
+    for (int64_t k = 0; k < n; k++) {
+        const float _Complex x1 = *(const float _Complex *)(data[1] + k * strides[1]);
+        *(float _Complex *)(data[0] + k * strides[0]) = TL_UFUNC_sqrt_complex(x1);
+    }
+}
+
+/* ComplexDouble: TL_UFUNC_sqrt_complex in double _Complex */
+static void TL_KNAME(ufunc_sqrt_c128)(char **data, const int64_t *strides, int64_t n, void *ctx_) {
+    (void)ctx_;
+    if (strides[0] == (int64_t)sizeof(double _Complex) && strides[1] == (int64_t)sizeof(double _Complex)) {
+        double _Complex *restrict o = (double _Complex *)data[0];
+        const double _Complex *restrict p1 = (const double _Complex *)data[1];
+        if (n * (int64_t)(sizeof(double _Complex) + sizeof(double _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double _Complex x1 = p1[k];
+                o[k] = TL_UFUNC_sqrt_complex(x1);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const double _Complex x1 = p1[base + k];
+                    so[k] = TL_UFUNC_sqrt_complex(x1);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double _Complex x1 = p1[k];
+                o[k] = TL_UFUNC_sqrt_complex(x1);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const double _Complex x1 = p1[k];
+            o[k] = TL_UFUNC_sqrt_complex(x1);
+        }
+        return;
+    }
+    /* strided */
+    for (int64_t k = 0; k < n; k++) {
+        const double _Complex x1 = *(const double _Complex *)(data[1] + k * strides[1]);
+        *(double _Complex *)(data[0] + k * strides[0]) = TL_UFUNC_sqrt_complex(x1);
+    }
+}
+
 const tl_ufunc_sqrt_table_t TL_KNAME(tl_ufunc_sqrt_table) = {
     0,
     0,
@@ -176,8 +268,8 @@ const tl_ufunc_sqrt_table_t TL_KNAME(tl_ufunc_sqrt_table) = {
     TL_KNAME(ufunc_sqrt_bf16),
     TL_KNAME(ufunc_sqrt_f32),
     TL_KNAME(ufunc_sqrt_f64),
-    0,
-    0,
+    TL_KNAME(ufunc_sqrt_c64),
+    TL_KNAME(ufunc_sqrt_c128),
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

@@ -6,8 +6,9 @@
  */
 /*
  * from: yaml/native_functions.yaml: tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+ * formula: kernels/ufunc/complex_math.h
  * formula: kernels/ufunc/tan.h
- * dtypes: Half, BFloat16, Float, Double
+ * dtypes: Half, BFloat16, Float, Double, ComplexFloat, ComplexDouble
  */
 #ifndef TL_GEN_UFUNC_TAN_H
 #define TL_GEN_UFUNC_TAN_H

@@ -6,8 +6,9 @@
  */
 /*
  * from: yaml/native_functions.yaml: tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+ * formula: kernels/ufunc/complex_math.h
  * formula: kernels/ufunc/tanh.h
- * dtypes: Half, BFloat16, Float, Double
+ * dtypes: Half, BFloat16, Float, Double, ComplexFloat, ComplexDouble
  */
 #ifndef TL_GEN_UFUNC_TANH_H
 #define TL_GEN_UFUNC_TANH_H

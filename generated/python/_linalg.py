@@ -7,13 +7,16 @@ PyTorch's torch._C._linalg (their YAML entries say `python_module: linalg`).
 torchlet.linalg builds on them; the bindings themselves live in _ops.py
 (they share its converters and overload machinery)."""
 from ._ops import (  # noqa: F401
+    _linalg__linalg_eigvals as _linalg_eigvals,
     _linalg_linalg_cholesky as linalg_cholesky,
     _linalg_linalg_cholesky_ex as linalg_cholesky_ex,
     _linalg_linalg_cond as linalg_cond,
     _linalg_linalg_cross as linalg_cross,
     _linalg_linalg_det as linalg_det,
     _linalg_linalg_diagonal as linalg_diagonal,
+    _linalg_linalg_eig as linalg_eig,
     _linalg_linalg_eigh as linalg_eigh,
+    _linalg_linalg_eigvals as linalg_eigvals,
     _linalg_linalg_eigvalsh as linalg_eigvalsh,
     _linalg_linalg_householder_product as linalg_householder_product,
     _linalg_linalg_inv as linalg_inv,
@@ -48,13 +51,16 @@ from ._ops import (  # noqa: F401
 )
 
 __all__ = [
+    "_linalg_eigvals",
     "linalg_cholesky",
     "linalg_cholesky_ex",
     "linalg_cond",
     "linalg_cross",
     "linalg_det",
     "linalg_diagonal",
+    "linalg_eig",
     "linalg_eigh",
+    "linalg_eigvals",
     "linalg_eigvalsh",
     "linalg_householder_product",
     "linalg_inv",

@@ -626,6 +626,7 @@ _C__index_put_impl_ = getattr(_lib, "tl_ops__index_put_impl_", None) or _missing
 _C__index_put_impl_out = getattr(_lib, "tl_ops__index_put_impl_out", None) or _missing_c("tl_ops__index_put_impl_out")
 _C__linalg_det = getattr(_lib, "tl_ops__linalg_det", None) or _missing_c("tl_ops__linalg_det")
 _C__linalg_eigh = getattr(_lib, "tl_ops__linalg_eigh", None) or _missing_c("tl_ops__linalg_eigh")
+_C__linalg_eigvals = getattr(_lib, "tl_ops__linalg_eigvals", None) or _missing_c("tl_ops__linalg_eigvals")
 _C__linalg_slogdet = getattr(_lib, "tl_ops__linalg_slogdet", None) or _missing_c("tl_ops__linalg_slogdet")
 _C__linalg_solve_ex = getattr(_lib, "tl_ops__linalg_solve_ex", None) or _missing_c("tl_ops__linalg_solve_ex")
 _C__linalg_svd = getattr(_lib, "tl_ops__linalg_svd", None) or _missing_c("tl_ops__linalg_svd")
@@ -1250,7 +1251,11 @@ _C_linalg_cross = getattr(_lib, "tl_ops_linalg_cross", None) or _missing_c("tl_o
 _C_linalg_cross_out = getattr(_lib, "tl_ops_linalg_cross_out", None) or _missing_c("tl_ops_linalg_cross_out")
 _C_linalg_det = getattr(_lib, "tl_ops_linalg_det", None) or _missing_c("tl_ops_linalg_det")
 _C_linalg_diagonal = getattr(_lib, "tl_ops_linalg_diagonal", None) or _missing_c("tl_ops_linalg_diagonal")
+_C_linalg_eig = getattr(_lib, "tl_ops_linalg_eig", None) or _missing_c("tl_ops_linalg_eig")
+_C_linalg_eig_out = getattr(_lib, "tl_ops_linalg_eig_out", None) or _missing_c("tl_ops_linalg_eig_out")
 _C_linalg_eigh = getattr(_lib, "tl_ops_linalg_eigh", None) or _missing_c("tl_ops_linalg_eigh")
+_C_linalg_eigvals = getattr(_lib, "tl_ops_linalg_eigvals", None) or _missing_c("tl_ops_linalg_eigvals")
+_C_linalg_eigvals_out = getattr(_lib, "tl_ops_linalg_eigvals_out", None) or _missing_c("tl_ops_linalg_eigvals_out")
 _C_linalg_eigvalsh = getattr(_lib, "tl_ops_linalg_eigvalsh", None) or _missing_c("tl_ops_linalg_eigvalsh")
 _C_linalg_householder_product = getattr(_lib, "tl_ops_linalg_householder_product", None) or _missing_c("tl_ops_linalg_householder_product")
 _C_linalg_inv = getattr(_lib, "tl_ops_linalg_inv", None) or _missing_c("tl_ops_linalg_inv")
@@ -2343,6 +2348,7 @@ _P_lerp__Tensor_r = getattr(_lib, "tl_pyabi_lerp__Tensor_r", None) or _missing_c
 _P_lgamma__r = getattr(_lib, "tl_pyabi_lgamma__r", None) or _missing_c("tl_pyabi_lgamma__r")
 _P_lgamma_out_r = getattr(_lib, "tl_pyabi_lgamma_out_r", None) or _missing_c("tl_pyabi_lgamma_out_r")
 _P_linalg_cross_out_r = getattr(_lib, "tl_pyabi_linalg_cross_out_r", None) or _missing_c("tl_pyabi_linalg_cross_out_r")
+_P_linalg_eigvals_out_r = getattr(_lib, "tl_pyabi_linalg_eigvals_out_r", None) or _missing_c("tl_pyabi_linalg_eigvals_out_r")
 _P_linalg_matrix_norm_out_r = getattr(_lib, "tl_pyabi_linalg_matrix_norm_out_r", None) or _missing_c("tl_pyabi_linalg_matrix_norm_out_r")
 _P_linalg_matrix_norm_str_ord_out_r = getattr(_lib, "tl_pyabi_linalg_matrix_norm_str_ord_out_r", None) or _missing_c("tl_pyabi_linalg_matrix_norm_str_ord_out_r")
 _P_linalg_multi_dot_out_r = getattr(_lib, "tl_pyabi_linalg_multi_dot_out_r", None) or _missing_c("tl_pyabi_linalg_multi_dot_out_r")
@@ -28616,6 +28622,29 @@ def _nn_upsample_trilinear3d_backward(grad_output, output_size, input_size, alig
     return out
 
 
+# yaml/native_functions.yaml: _linalg_eigvals(Tensor self) -> Tensor
+_SIGS__linalg__linalg_eigvals = (
+    ('(Tensor input)', (('input', lambda x: isinstance(x, _Tensor)),), (), False),
+)
+
+
+def _linalg__linalg_eigvals(input):
+    '(Tensor input)'
+    if _TF and (r_ := _tf(_linalg__linalg_eigvals, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('_linalg_eigvals', 'input', 1, 'Tensor', input)
+    h_ = _C__linalg_eigvals(input._p)
+    if not h_:  # the error, or the result parked while warnings are raised
+        h_ = _pending_result()
+    r_ = _new(_Tensor)
+    r_._p = h_
+    if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+        r_ = _as_subclass(r_)
+    return r_
+
+
 # yaml/native_functions.yaml: linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor
 _SIGS__linalg_linalg_cholesky = (
     ('(Tensor input, *, bool upper = False)', (('input', lambda x: isinstance(x, _Tensor)),), (('upper', lambda x: _cv_bool(x) is not _BAD),), False),
@@ -28816,6 +28845,32 @@ def _linalg_linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     return r_
 
 
+# yaml/native_functions.yaml: linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)
+# yaml/native_functions.yaml: linalg_eig.out(Tensor self, *, Tensor(a!) eigenvalues, Tensor(b!) eigenvectors) -> (Tensor(a!) eigenvalues, Tensor(b!) eigenvectors)
+_SIGS__linalg_linalg_eig = (
+    ('(Tensor input, *, tuple of Tensors out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, (tuple, list))),), False),
+)
+
+
+def _linalg_linalg_eig(input, *, out=None):
+    '(Tensor input, *, tuple of Tensors out = None)'
+    if _TF and (r_ := _tf(_linalg_linalg_eig, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_eig', 'input', 1, 'Tensor', input)
+    if out is None:
+        p_ = _ffi.new('tl_tensor *[2]')
+        _check_rc(_C_linalg_eig(input._p, p_ + 0, p_ + 1))
+        return _tensors_result(p_, 2, 'linalg_eig', ('eigenvalues', 'eigenvectors'))
+    _check_out_tuple(out, 2, 1)
+    p_ = _ffi.new('tl_tensor *[2]')
+    _check_rc(_C_linalg_eig_out(input._p, out[0]._p, out[1]._p, p_ + 0, p_ + 1))
+    for i_ in range(2):
+        _release(p_[i_])
+    return _out_tuple_result(out, 'linalg_eig_out', ('eigenvalues', 'eigenvectors'))
+
+
 # yaml/native_functions.yaml: linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)
 _SIGS__linalg_linalg_eigh = (
     ("(Tensor input, str UPLO = 'L')", (('input', lambda x: isinstance(x, _Tensor)), ('UPLO', lambda x: _cv_str(x, False) is not _BAD),), (), False),
@@ -28835,6 +28890,37 @@ def _linalg_linalg_eigh(input, UPLO='L'):
     p_ = _ffi.new('tl_tensor *[2]')
     _check_rc(_C_linalg_eigh(input._p, UPLO_c, p_ + 0, p_ + 1))
     return _tensors_result(p_, 2, 'linalg_eigh', ('eigenvalues', 'eigenvectors'))
+
+
+# yaml/native_functions.yaml: linalg_eigvals(Tensor self) -> Tensor
+# yaml/native_functions.yaml: linalg_eigvals.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+_SIGS__linalg_linalg_eigvals = (
+    ('(Tensor input, *, Tensor out = None)', (('input', lambda x: isinstance(x, _Tensor)),), (('out', lambda x: isinstance(x, _Tensor)),), False),
+)
+
+
+def _linalg_linalg_eigvals(input, *, out=None):
+    '(Tensor input, *, Tensor out = None)'
+    if _TF and (r_ := _tf(_linalg_linalg_eigvals, locals())) is not _GO:
+        return r_
+    if input.__class__ is not _Tensor:
+        if not isinstance(input, _Tensor):
+            raise _arg_error('linalg_eigvals', 'input', 1, 'Tensor', input)
+    if out is None:
+        h_ = _C_linalg_eigvals(input._p)
+        if not h_:  # the error, or the result parked while warnings are raised
+            h_ = _pending_result()
+        r_ = _new(_Tensor)
+        r_._p = h_
+        if _subclassed:  # the result may be a subclass tensor (torchlet._subclass)
+            r_ = _as_subclass(r_)
+        return r_
+    if not isinstance(out, _Tensor):
+        raise _arg_error('linalg_eigvals', 'out', 0, 'Tensor', out)
+    rc_ = _P_linalg_eigvals_out_r(input._p, out._p)
+    if rc_:
+        _after(rc_)
+    return out
 
 
 # yaml/native_functions.yaml: linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor
@@ -47302,13 +47388,16 @@ def _public_names():
         (_nn_upsample_nearest3d_backward, "upsample_nearest3d_backward"),
         (_nn_upsample_trilinear3d, "upsample_trilinear3d"),
         (_nn_upsample_trilinear3d_backward, "upsample_trilinear3d_backward"),
+        (_linalg__linalg_eigvals, "_linalg_eigvals"),
         (_linalg_linalg_cholesky, "linalg_cholesky"),
         (_linalg_linalg_cholesky_ex, "linalg_cholesky_ex"),
         (_linalg_linalg_cond, "linalg_cond"),
         (_linalg_linalg_cross, "linalg_cross"),
         (_linalg_linalg_det, "linalg_det"),
         (_linalg_linalg_diagonal, "linalg_diagonal"),
+        (_linalg_linalg_eig, "linalg_eig"),
         (_linalg_linalg_eigh, "linalg_eigh"),
+        (_linalg_linalg_eigvals, "linalg_eigvals"),
         (_linalg_linalg_eigvalsh, "linalg_eigvalsh"),
         (_linalg_linalg_householder_product, "linalg_householder_product"),
         (_linalg_linalg_inv, "linalg_inv"),
@@ -50761,6 +50850,9 @@ SIGNATURES = {
     ("nn", "upsample_trilinear3d_backward"): (
         "(Tensor grad_output, tuple of ints output_size, tuple of ints input_size, bool align_corners, float scales_d = None, float scales_h = None, float scales_w = None, *, Tensor out = None)",
     ),
+    ("linalg", "_linalg_eigvals"): (
+        "(Tensor input)",
+    ),
     ("linalg", "linalg_cholesky"): (
         "(Tensor input, *, bool upper = False)",
     ),
@@ -50780,8 +50872,14 @@ SIGNATURES = {
     ("linalg", "linalg_diagonal"): (
         "(Tensor A, *, int offset = 0, int dim1 = -2, int dim2 = -1)",
     ),
+    ("linalg", "linalg_eig"): (
+        "(Tensor input, *, tuple of Tensors out = None)",
+    ),
     ("linalg", "linalg_eigh"): (
         "(Tensor input, str UPLO = \u0027L\u0027)",
+    ),
+    ("linalg", "linalg_eigvals"): (
+        "(Tensor input, *, Tensor out = None)",
     ),
     ("linalg", "linalg_eigvalsh"): (
         "(Tensor input, str UPLO = \u0027L\u0027)",

@@ -332,10 +332,16 @@ typedef struct {
         T *d = (T *)c->dst;                                                            \
         ROW_LOOP(for (int64_t a = 0; a < A; a++) d[r * A + a] = s[base + ao[a]])       \
     }
+/* a 16-byte element (complex128), moved whole */
+typedef struct {
+    uint64_t w[2];
+} elem16;
+
 ADV_GATHER_ELEMS(uint8_t)
 ADV_GATHER_ELEMS(uint16_t)
 ADV_GATHER_ELEMS(uint32_t)
 ADV_GATHER_ELEMS(uint64_t)
+ADV_GATHER_ELEMS(elem16)
 
 static void gather_dense_rows(int64_t b, int64_t e, void *p) {
     const adv_ctx *c = p;
@@ -343,8 +349,9 @@ static void gather_dense_rows(int64_t b, int64_t e, void *p) {
     ROW_LOOP(memcpy(c->dst + r * bytes, c->src + base * c->isz, (size_t)bytes))
 }
 
-static tl_range_fn pick(int64_t isz, tl_range_fn f1, tl_range_fn f2, tl_range_fn f4, tl_range_fn f8) {
-    return isz == 1 ? f1 : isz == 2 ? f2 : isz == 4 ? f4 : f8;
+static tl_range_fn pick(int64_t isz, tl_range_fn f1, tl_range_fn f2, tl_range_fn f4, tl_range_fn f8,
+                        tl_range_fn f16) {
+    return isz == 1 ? f1 : isz == 2 ? f2 : isz == 4 ? f4 : isz == 16 ? f16 : f8;
 }
 
 /* rows of self selected by ai into the contiguous dst ([B, N, A]) */
@@ -354,11 +361,13 @@ static void gather_run(const adv_index *ai, const tl_tensor *self, char *dst) {
     if (rows == 0 || ai->A == 0) return;
     tl_range_fn fn;
     if (ai->A == 1)
-        fn = pick(isz, gather_elems_uint8_t, gather_elems_uint16_t, gather_elems_uint32_t, gather_elems_uint64_t);
+        fn = pick(isz, gather_elems_uint8_t, gather_elems_uint16_t, gather_elems_uint32_t, gather_elems_uint64_t,
+                  gather_elems_elem16);
     else if (ai->a_dense)
         fn = gather_dense_rows;
     else
-        fn = pick(isz, gather_rows_uint8_t, gather_rows_uint16_t, gather_rows_uint32_t, gather_rows_uint64_t);
+        fn = pick(isz, gather_rows_uint8_t, gather_rows_uint16_t, gather_rows_uint32_t, gather_rows_uint64_t,
+                  gather_rows_elem16);
     const int64_t grain = (1 << 15) / (ai->A * isz);
     tl_parallel_for(rows, grain > 0 ? grain : 1, fn, &c);
 }
@@ -432,6 +441,7 @@ ADV_PUT(uint8_t)
 ADV_PUT(uint16_t)
 ADV_PUT(uint32_t)
 ADV_PUT(uint64_t)
+ADV_PUT(elem16)
 
 /* accumulate: sequential, so repeated indices add up in index order */
 #define ADV_ACC(NAME, T, ADD)                                                   \
@@ -510,7 +520,8 @@ static int index_put_impl(tl_tensor *self, tl_tensor *const *indices, int64_t n,
         adv_ctx c = {&ai, tl__data(v), tl__data(self), isz};
         if (!accumulate) {
             /* repeated indices: one of the values wins (PyTorch: undefined) */
-            tl_range_fn fn = pick(isz, put_rows_uint8_t, put_rows_uint16_t, put_rows_uint32_t, put_rows_uint64_t);
+            tl_range_fn fn = pick(isz, put_rows_uint8_t, put_rows_uint16_t, put_rows_uint32_t, put_rows_uint64_t,
+                                  put_rows_elem16);
             const int64_t grain = (1 << 15) / (ai.A * isz);
             tl_parallel_for(ai.B * ai.N, grain > 0 ? grain : 1, fn, &c);
         } else {

@@ -141,7 +141,7 @@ static int index_select_into(tl_tensor *self, int64_t dim, tl_tensor *index, tl_
         for (int64_t k = d + 1; k < self->ndim; k++) inner *= self->sizes[k];
         const int64_t isz = tl__itemsize(self->dtype);
         isel_ctx c = {tl__data(src), tl__data(dst), idx, numel, dimsize, inner * isz, isz, inner};
-        if (inner == 1) {
+        if (inner == 1 && isz <= 8) {   /* (complex128: the row copy) */
             tl_range_fn fn = isz == 1 ? isel_elems_uint8_t : isz == 2 ? isel_elems_uint16_t
                            : isz == 4 ? isel_elems_uint32_t : isel_elems_uint64_t;
             const int64_t grain = (1 << 16) / numel;
@@ -346,15 +346,19 @@ SG_MOVE(uint8_t)
 SG_MOVE(uint16_t)
 SG_MOVE(uint32_t)
 SG_MOVE(uint64_t)
+typedef struct {
+    uint64_t w[2];
+} elem16;   /* complex128 */
+SG_MOVE(elem16)
 
 static int gather_run(const sg_args *a, int64_t isz) {
     return isz == 1 ? gather_run_uint8_t(a) : isz == 2 ? gather_run_uint16_t(a)
-         : isz == 4 ? gather_run_uint32_t(a) : gather_run_uint64_t(a);
+         : isz == 4 ? gather_run_uint32_t(a) : isz == 16 ? gather_run_elem16(a) : gather_run_uint64_t(a);
 }
 
 static int put_run(const sg_args *a, int64_t isz) {
     return isz == 1 ? put_run_uint8_t(a) : isz == 2 ? put_run_uint16_t(a)
-         : isz == 4 ? put_run_uint32_t(a) : put_run_uint64_t(a);
+         : isz == 4 ? put_run_uint32_t(a) : isz == 16 ? put_run_elem16(a) : put_run_uint64_t(a);
 }
 
 int tl_meta_gather(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad) {

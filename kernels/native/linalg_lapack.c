@@ -143,6 +143,10 @@ static int check_errors(const tl_tensor *info, const char *api, bool is_matrix) 
                                                 "division by zero. If you still want to perform the factorization, "
                                                 "consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, "
                                                 "pivot)", api, batch, (int)p[i], (int)p[i]);
+        if (strstr(api, "eig"))
+            return tl_set_error(TL_ERR_LINALG, "%s%s: The algorithm failed to converge because the input matrix is "
+                                               "ill-conditioned or has too many repeated eigenvalues (error code: "
+                                               "%d).", api, batch, (int)p[i]);
         return tl_set_error(TL_ERR_LINALG, "%s%s: The algorithm failed (error code: %d).", api, batch, (int)p[i]);
     }
     return 0;

@@ -110,6 +110,36 @@ int tl_meta_pow_Tensor_Scalar(tl_structured *s, tl_tensor *self, tl_scalar expon
     return tl_structured_build_as(s, TL_ITER_UNARY_OP, 1, in, dt);
 }
 
+/* pow_Tensor_Scalar_out of a complex result (or a complex exponent): the
+ * same 0 / 1 cases and fast paths (sqrt, rsqrt, reciprocal, x * x, x * x * x,
+ * 1 / (x * x)) for an exponent with no imaginary part; else cpow with the
+ * exponent as a wrapped complex number, through pow.Tensor_Tensor_out */
+static int pow_complex_scalar(tl_structured *s, tl_tensor *self, tl_scalar exponent, tl_tensor *out) {
+    tl_iter *it = s->iter;
+    const double re = exponent.kind == TL_SCALAR_COMPLEX || exponent.kind == TL_SCALAR_DOUBLE ? exponent.d
+                                                                                              : (double)exponent.i;
+    const bool real = exponent.kind != TL_SCALAR_COMPLEX || exponent.im == 0;
+    if (tl_iter_is_meta(it)) return 0;
+    if (real && (re == 0.0 || re == 1.0)) {
+        if (tl_iter_numel(it) == 0) return 0;
+        if (re == 0.0) return tl_fill_(out, tl_scalar_from_int(1));
+        return out == self ? 0 : tl_copy_(out, self);
+    }
+    if (real && re == 2) return tl_ufunc_pow_2_run(it);
+    if (real && re == 3) return tl_ufunc_pow_3_run(it);
+    if (real && re == -2) return tl_ufunc_pow_m2_run(it);
+    if (real && re == 0.5) return tl_ufunc_sqrt_run(it);
+    if (real && re == -0.5) return tl_ufunc_rsqrt_run(it);
+    if (real && re == -1) return tl_ufunc_reciprocal_run(it);
+    if (tl_iter_numel(it) == 0) return 0;
+    tl_tensor *x = tl_to_dtype(self, tl_iter_common_dtype(it), 0);
+    tl_tensor *w = x ? tl_wrapped_scalar(exponent.kind == TL_SCALAR_COMPLEX ? exponent
+                                                                           : tl_scalar_from_complex(re, 0)) : NULL;
+    tl_tensor *r = w ? tl_ops_pow_Tensor_Tensor_out(x, w, out) : NULL;
+    tl_tensor_release(x), tl_tensor_release(w), tl_tensor_release(r);
+    return r ? 0 : -1;
+}
+
 /* PyTorch's pow_Tensor_Scalar_out: exponent 0 (or False) fills 1, 1 (or True)
  * copies self (converted to out's dtype; in place: nothing to do). Then its
  * fast paths by the exponent's value (pow_tensor_scalar_optimized_kernel,
@@ -120,6 +150,7 @@ int tl_meta_pow_Tensor_Scalar(tl_structured *s, tl_tensor *self, tl_scalar expon
 int tl_impl_pow_Tensor_Scalar_out(tl_structured *s, tl_tensor *self, tl_scalar exponent, tl_tensor *out) {
     tl_iter *it = s->iter;
     const tl_dtype dt = tl_iter_common_dtype(it);
+    if (exponent.kind == TL_SCALAR_COMPLEX || tl_dtype_is_complex(dt)) return pow_complex_scalar(s, self, exponent, out);
     const double e = scalar_as_double(exponent);
     if (!tl_iter_is_meta(it) && (e == 0.0 || e == 1.0)) {   /* a bool exponent is 0 / 1 too */
         if (tl_iter_numel(it) == 0) return 0;

@@ -596,10 +596,11 @@ tl_tensor *tl_native_mean_dtype_out(tl_keyset ks, tl_tensor *self, tl_dtype dtyp
 
 /* ---- prod (yaml: prod CPU; prod.dim_int / prod.int_out structured). The
  * input is converted to the result dtype (sum's rule), then multiplied in
- * float64 (floating results) or wrapping int64 (integers). */
+ * float64 (floating results), complex128 (complex) or wrapping int64 (integers). */
 
 static int prod_core(tl_tensor *self, uint64_t mask, tl_tensor *out) {
-    const tl_dtype rt = tl_tensor_dtype(out), cdt = tl_rd_compute_dtype(rt);
+    const tl_dtype rt = tl_tensor_dtype(out);
+    const tl_dtype cdt = tl_dtype_is_complex(rt) ? TL_COMPLEX128 : tl_rd_compute_dtype(rt);
     if (tl_tensor_numel(out) == 0) return 0;
     tl_tensor *x = tl_to_dtype(self, rt, 0);
     if (!x) return -1;
@@ -613,7 +614,18 @@ static int prod_core(tl_tensor *self, uint64_t mask, tl_tensor *out) {
         tl_tensor_release(rows);
         return -1;
     }
-    if (cdt == TL_FLOAT64) {
+    if (cdt == TL_COMPLEX128) {   /* c10::complex's product: no C99 inf / NaN recovery */
+        const double *p = tl_tensor_data_ptr(rows);
+        double *o = tl_tensor_data_ptr(t);
+        for (int64_t j = 0; j < O; j++) {
+            double ar = 1, ai = 0;
+            for (int64_t k = 0; k < R; k++) {
+                const double br = p[2 * (j * R + k)], bi = p[2 * (j * R + k) + 1], r = ar * br - ai * bi;
+                ai = ar * bi + ai * br, ar = r;
+            }
+            o[2 * j] = ar, o[2 * j + 1] = ai;
+        }
+    } else if (cdt == TL_FLOAT64) {
         const double *p = tl_tensor_data_ptr(rows);
         double *o = tl_tensor_data_ptr(t);
         for (int64_t j = 0; j < O; j++) {
@@ -642,7 +654,6 @@ int tl_meta_prod_dim_int(tl_structured *s, tl_tensor *self, int64_t dim, bool ke
 
 int tl_impl_prod_out(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out) {
     (void)s; (void)keepdim; (void)dtype;
-    if (tl__refuse_complex(self, 1, "prod_cpu")) return -1;   /* (PyTorch multiplies complex values) */
     uint64_t mask;
     if (tl_rd_mask(self, &dim, 1, &mask)) return -1;
     return prod_core(self, mask, out);
@@ -650,7 +661,6 @@ int tl_impl_prod_out(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdi
 
 tl_tensor *tl_native_prod(tl_keyset ks, tl_tensor *self, tl_dtype dtype) {
     (void)ks;
-    if (tl__refuse_complex(self, 1, "prod_cpu")) return NULL;
     tl_tensor *out = tl_empty(0, NULL, sumlike_dtype(NULL, self, dtype), TL_CPU);
     if (!out) return NULL;
     uint64_t mask;

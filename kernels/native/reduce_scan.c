@@ -145,8 +145,6 @@ static int scan_f(const tl_tensor *self, int64_t d, int is_prod, tl_tensor *out)
 }
 
 static int cum_meta(tl_structured *s, const tl_tensor *self, int64_t dim, tl_dtype dtype) {
-    /* (PyTorch scans complex values; torchlet's scan kernels are real) */
-    if (tl__refuse_complex(self, 1, "cumsum_cpu")) return -1;
     int64_t d;
     if (tl_rd_wrap_dim(self, dim, &d)) return -1;
     tl_dtype dt = dtype;
@@ -162,7 +160,8 @@ static int cum_impl(const tl_tensor *self, int64_t dim, int is_prod, tl_tensor *
     int64_t d;
     if (tl_rd_wrap_dim(self, dim, &d)) return -1;
     const int64_t nd = tl_tensor_ndim(self);
-    const tl_dtype rt = tl_tensor_dtype(out), cdt = tl_rd_compute_dtype(rt);
+    const tl_dtype rt = tl_tensor_dtype(out);
+    const tl_dtype cdt = tl_dtype_is_complex(rt) ? TL_COMPLEX128 : tl_rd_compute_dtype(rt);
     if (rt == TL_FLOAT32 || rt == TL_FLOAT64) return scan_f(self, d, is_prod, out);
     tl_tensor *x = tl_to_dtype(self, rt, 0);
     if (!x) return -1;
@@ -185,7 +184,23 @@ static int cum_impl(const tl_tensor *self, int64_t dim, int is_prod, tl_tensor *
     tl_tensor *res = tl_empty(nd, shape, cdt, TL_CPU);
     int rc = -1;
     if (res) {
-        if (cdt == TL_FLOAT64) {
+        if (cdt == TL_COMPLEX128) {   /* sequential, in complex128 (PyTorch's acc_type), c10's product */
+            const double *p = tl_tensor_data_ptr(rows);
+            double *o = tl_tensor_data_ptr(res);
+            for (int64_t j = 0; j < O; j++) {
+                double ar = is_prod ? 1 : 0, ai = 0;
+                for (int64_t q = 0; q < R; q++) {
+                    const double br = p[2 * (j * R + q)], bi = p[2 * (j * R + q) + 1];
+                    if (is_prod) {
+                        const double r = ar * br - ai * bi;
+                        ai = ar * bi + ai * br, ar = r;
+                    } else {
+                        ar += br, ai += bi;
+                    }
+                    o[2 * (j * R + q)] = ar, o[2 * (j * R + q) + 1] = ai;
+                }
+            }
+        } else if (cdt == TL_FLOAT64) {
             const double *p = tl_tensor_data_ptr(rows);
             double *o = tl_tensor_data_ptr(res);
             for (int64_t j = 0; j < O; j++) {

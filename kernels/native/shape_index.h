@@ -79,6 +79,7 @@ static inline void si_move(char *dst, const char *src, int64_t isz) {
     case 1: *dst = *src; break;
     case 2: memcpy(dst, src, 2); break;
     case 4: memcpy(dst, src, 4); break;
+    case 16: memcpy(dst, src, 16); break;   /* complex128 */
     default: memcpy(dst, src, 8); break;
     }
 }

@@ -317,15 +317,48 @@ static void topk_select(kpair *a, int64_t n, int64_t k, bool largest, bool sorte
  * time, against the heap's top. heap_select over all n pairs does the same
  * steps (what it writes behind the heap is never read again), so ties come
  * out the same; a 2^20-element row no longer allocates and faults in 16 MB. */
-#define TOPK_CHUNK 256
+#define TOPK_BLOCK 16
+
+/* some key of key[0, m) comes before the heap's top (`before` of each): one
+ * branch-free pass over a block */
+static inline bool keys_have_candidate(const uint64_t *key, int64_t m, uint64_t top, bool largest) {
+    uint64_t any = 0;
+    if (largest)
+        for (int64_t i = 0; i < m; i++) any |= key[i] > top;
+    else
+        for (int64_t i = 0; i < m; i++) any |= key[i] < top;
+    return any != 0;
+}
+
+/* the same test on float32 values, before their keys are made: the top's key
+ * turned back into a float t, key(x) > top is x > t or x NaN (largest) and
+ * key(x) < top is x < t (-0.0 and 0.0 share a key and compare equal); a NaN
+ * top (the largest key) is left to the element-wise test */
+static inline bool f32_have_candidate(const float *x, int64_t m, uint64_t top, bool largest) {
+    if (top >= UINT32_MAX) return true;
+    const uint32_t u = top & 0x80000000u ? (uint32_t)top & 0x7fffffffu : ~(uint32_t)top;
+    float t;
+    memcpy(&t, &u, 4);
+    int any = 0;
+    if (largest)
+        for (int64_t i = 0; i < m; i++) any |= (x[i] > t) | (x[i] != x[i]);
+    else
+        for (int64_t i = 0; i < m; i++) any |= x[i] < t;
+    return any != 0;
+}
 
 static void topk_stream(const char *src, tl_dtype dt, int64_t itemsize, int64_t n, int64_t k, bool largest,
                         kpair *heap) {
     const selector s = {heap, largest};
-    uint64_t key[TOPK_CHUNK];
-    for (int64_t off = 0; off < n; off += TOPK_CHUNK) {
-        const int64_t m = n - off < TOPK_CHUNK ? n - off : TOPK_CHUNK;
-        row_keys(src + off * itemsize, dt, m, false, key);
+    uint64_t key[TOPK_BLOCK];
+    /* after the first few blocks of a row most blocks hold no candidate: a
+     * block is skipped on one vectorized test, float32 without making keys */
+    for (int64_t off = 0; off < n; off += TOPK_BLOCK) {
+        const int64_t m = n - off < TOPK_BLOCK ? n - off : TOPK_BLOCK;
+        const char *b = src + off * itemsize;
+        if (off >= k && dt == TL_FLOAT32 && !f32_have_candidate((const float *)b, m, heap[0].k, largest)) continue;
+        row_keys(b, dt, m, false, key);
+        if (off >= k && dt != TL_FLOAT32 && !keys_have_candidate(key, m, heap[0].k, largest)) continue;
         for (int64_t i = 0; i < m; i++) {
             const kpair v = {key[i], off + i};
             if (off + i < k) {

@@ -63,7 +63,21 @@ TL_UNARY_FLOAT_META(reciprocal)
 TL_UNARY_FLOAT_META(erf)
 TL_UNARY_FLOAT_META(erfc)
 
-TL_UNARY_META(abs)
+/* abs of a complex tensor has the real value type (UnaryOps.cpp's
+ * unary_op_impl_with_complex_to_float; the loops: kernels/ufunc/abs_c*.h) */
+int tl_meta_abs(tl_structured *s, tl_tensor *self) {
+    const tl_dtype dt = tl_tensor_dtype(self);
+    if (!tl_dtype_is_complex(dt)) return tl_structured_build_unary_op(s, self);
+    if (s->kind == TL_STRUCTURED_INPLACE)
+        return tl_set_error(TL_ERR_RUNTIME, "In-place abs is not supported for complex tensors.");
+    const tl_dtype real = tl_dtype_to_real(dt);
+    if (s->kind == TL_STRUCTURED_OUT && !tl_can_cast(real, tl_tensor_dtype(s->outputs[0])))
+        return tl_set_error(TL_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s",
+                            tl_dtype_scalar_name(real), tl_dtype_scalar_name(tl_tensor_dtype(s->outputs[0])));
+    const tl_tensor *in[1] = {self};
+    return tl_structured_build(s, TL_ITER_CAST_TO_OUTPUTS | TL_ITER_RESIZE_OUTPUTS | TL_ITER_CHECK_OVERLAP, 1, in,
+                               real);
+}
 TL_UNARY_META(sign)
 TL_UNARY_META(floor)
 TL_UNARY_META(ceil)

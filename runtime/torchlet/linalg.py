@@ -1,7 +1,7 @@
 """torchlet.linalg: PyTorch's torch.linalg functions that torchlet has
 (vector_norm, matrix_norm, norm, svd, svdvals, vecdot, diagonal,
 multi_dot, vander, cross, inv / inv_ex, solve / solve_ex, det, slogdet,
-cholesky / cholesky_ex, matrix_power, tensorinv, tensorsolve, eigh, eigvalsh,
+cholesky / cholesky_ex, matrix_power, tensorinv, tensorsolve, eig, eigvals, eigh, eigvalsh,
 solve_triangular, lu_factor / lu_factor_ex, lu, lu_solve, qr,
 householder_product, lstsq, pinv, matrix_rank, cond, matrix_exp, ldl_factor /
 ldl_factor_ex, ldl_solve) and LinAlgError.
@@ -41,6 +41,8 @@ tensorinv = _linalg.linalg_tensorinv
 tensorsolve = _linalg.linalg_tensorsolve
 eigh = _linalg.linalg_eigh
 eigvalsh = _linalg.linalg_eigvalsh
+eig = _linalg.linalg_eig
+eigvals = _linalg.linalg_eigvals
 solve_triangular = _linalg.linalg_solve_triangular
 lu_factor = _linalg.linalg_lu_factor
 lu_factor_ex = _linalg.linalg_lu_factor_ex
@@ -57,4 +59,4 @@ ldl_factor = _linalg.linalg_ldl_factor
 ldl_factor_ex = _linalg.linalg_ldl_factor_ex
 ldl_solve = _linalg.linalg_ldl_solve
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matrix_exp", "matrix_power", "matrix_rank", "multi_dot", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "tensorinv", "tensorsolve", "vander", "vecdot"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matrix_exp", "matrix_power", "matrix_rank", "multi_dot", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "tensorinv", "tensorsolve", "vander", "vecdot"]

@@ -1217,8 +1217,20 @@ COMPLEX_FFT_CASES = {
 }
 
 
+# linalg.eig (real and complex inputs; eigenvectors through |V|, which does not
+# depend on their phases, as PyTorch's OpInfo)
+LINALG_EIG_CASES = {
+    "linalg_eig": [([RL.standard_normal((3, 3))], lambda a: _vr(torchlet.linalg.eig(a)[0])),
+                   ([RL.standard_normal((2, 3, 3))], lambda a: torchlet.linalg.eig(a)[1].abs()),
+                   ([rn(3, 3, 2)], lambda a: (lambda r: torchlet.cat([_vr(r[0]).flatten(), r[1].abs().flatten()]))(
+                       torchlet.linalg.eig(_vc(a)))),
+                   ([RL.standard_normal((4, 4))], lambda a: _vr(torchlet.linalg.eigvals(a)))],
+}
+
+
 CASES = {
     **COMPLEX_FFT_CASES,
+    **LINALG_EIG_CASES,
     **CTC_NORM_BACKWARD_CASES,
     **SELECT_CASES,
     **POOL_CASES,

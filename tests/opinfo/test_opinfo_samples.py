@@ -57,7 +57,10 @@ DTYPES = {
 CDTYPES = {torch.complex64: tl.complex64, torch.complex128: tl.complex128}
 COMPLEX_OPS = {"view_as_real", "view_as_complex", "real", "imag", "conj", "conj_physical", "resolve_conj",
                "complex", "polar", "angle", "add", "sub", "mul", "div", "neg", "eq", "ne", "sum", "mean", "mm",
-               "bmm", "isclose", "allclose", "vdot", "dot", "mv", "nonzero", "count_nonzero"}
+               "bmm", "isclose", "allclose", "vdot", "dot", "mv", "nonzero", "count_nonzero",
+               "linalg.eig", "linalg.eigvals", "abs", "exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh",
+               "tanh", "sigmoid", "reciprocal", "rsqrt", "sgn", "pow", "prod", "cumsum", "cumprod",
+               "log1p", "expm1"}
 TOL = {torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5), torch.float32: (1.3e-6, 1e-5),
        torch.float64: (1e-7, 1e-7), torch.complex64: (1.3e-6, 1e-5), torch.complex128: (1e-7, 1e-7)}
 
@@ -279,7 +282,15 @@ def _k(r):
 
 
 GAUGE = {"linalg.svd": lambda r: (r[1], (r[0][..., :_k(r)] * r[1].unsqueeze(-2)) @ r[2][..., :_k(r), :]),
-         "svd": lambda r: (r[1], (r[0][..., :_k(r)] * r[1].unsqueeze(-2)) @ r[2][..., :_k(r)].mT)}
+         "svd": lambda r: (r[1], (r[0][..., :_k(r)] * r[1].unsqueeze(-2)) @ r[2][..., :_k(r)].mT),
+         "linalg.eig": lambda r: (r[0], _projectors(r[1]))}
+
+
+# eigenvectors are defined up to a phase (LAPACK: unit norm, largest component
+# real, so a sign for real ones): compared through the projectors v v^H
+def _projectors(V):
+    W = V.transpose(-2, -1)
+    return W.unsqueeze(-1) * W.conj().unsqueeze(-2)
 
 
 def run_forward(op, fn, sample, dtype):

@@ -135,6 +135,29 @@ def test_topk_ties_like_torch(dtype, n, k, largest, sorted_):
     np.testing.assert_array_equal(tn(i), ti.numpy().T)
 
 
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("k", [1, 8, 33])
+def test_topk_stream_floats_like_torch(dtype, largest, k):
+    """Rows long enough for the streaming selection (k * 64 <= n) on continuous
+    values of both signs with infinities, NaN and signed zeros: the blocks
+    skipped by the float threshold test change nothing"""
+    rng = np.random.default_rng(k * 7 + largest)
+    a = rng.standard_normal((5, 4099)).astype(np.float32) * 10
+    a[1, ::97] = np.nan
+    a[2, ::89] = np.inf
+    a[2, 5::71] = -np.inf
+    a[3, ::3] = -0.0
+    a[3, 1::3] = 0.0
+    a[4] = -np.abs(a[4])   # every top negative
+    ta = torch.from_numpy(a).to(getattr(torch, dtype))
+    tv, ti = ta.topk(k, dim=1, largest=largest)
+    v, i = tl.from_numpy(a).to(getattr(tl, dtype)).topk(k, dim=1, largest=largest)
+    np.testing.assert_array_equal(tn(i), ti.numpy())
+    np.testing.assert_array_equal(tn(v.float()), tv.float().numpy())
+
+
 # ---------------------------------------------------------------- unique
 
 
