@@ -225,13 +225,30 @@ def getitem(self, idx):
 
 
 _LEGACY = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
-           "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+           "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+           "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+# c10's checked_convert names the C++ type a complex value does not fit
+_CONVERT_NAME = {"float32": "float", "int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t",
+                 "uint8": "uint8_t"}
 
 
 def _value_tensor(self, value):
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (bool, int, float)):
+        return _gen().full((), value, dtype=self.dtype, device=self.device)
+    if type(value).__module__ == "numpy" and hasattr(value, "__index__"):   # numpy integers, as PyTorch's checkLong
+        return _gen().full((), int(value), dtype=self.dtype, device=self.device)
+    if isinstance(value, complex):
+        name = str(self.dtype).rsplit(".", 1)[-1]
+        if not self.dtype.is_complex:
+            if name == "bool":
+                value = bool(value)
+            elif value.imag != 0:
+                raise RuntimeError(f"value cannot be converted to type {_CONVERT_NAME.get(name, 'double')} "
+                                   "without overflow")
+            else:
+                value = value.real
         return _gen().full((), value, dtype=self.dtype, device=self.device)
     kind = type(value)
     name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"

@@ -461,3 +461,19 @@ def test_indexing_moves_whole_complex_elements(name, f, dt):
     got = f(tl, tl.from_numpy(z.copy()), tl.from_numpy(i)).numpy()
     want = f(torch, torch.from_numpy(z.copy()), torch.from_numpy(i)).numpy()
     np.testing.assert_array_equal(got, want)
+
+
+@needs_torch
+def test_setitem_python_complex_and_numpy_scalars_match_torch():
+    values = [2 + 3j, 2 + 0j, np.float32(1.5), np.int64(2), np.complex64(1j), 7]
+    for dt in ("float32", "float64", "int64", "int32", "uint8", "bool", "float16", "complex64", "complex128"):
+        for v in values:
+            outcome = []
+            for m in (torch, tl):
+                x = m.zeros(3, dtype=getattr(m, dt))
+                try:
+                    x[1] = v
+                    outcome.append(("ok", [complex(c) for c in x.tolist()]))
+                except Exception as e:  # noqa: BLE001 - the comparison is the point
+                    outcome.append((type(e).__name__, str(e).replace("torch.", "")))
+            assert outcome[1] == outcome[0], (dt, v)
