@@ -120,256 +120,260 @@ const tl_autocast_rule tl_autocast_rules[] = {
     /* yaml/autocast.yaml:85: fp32 */
     {"aten::linalg_eigh", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:85)", 0},
     /* yaml/autocast.yaml:86: fp32 */
-    {"aten::linalg_inv_ex", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:86)", 0},
+    {"aten::linalg_eig", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:86)", 0},
     /* yaml/autocast.yaml:87: fp32 */
-    {"aten::ctc_loss.IntList", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:87)", 0},
+    {"aten::linalg_eigvals", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:87)", 0},
     /* yaml/autocast.yaml:88: fp32 */
-    {"aten::ctc_loss.Tensor", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:88)", 0},
+    {"aten::linalg_inv_ex", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:88)", 0},
     /* yaml/autocast.yaml:89: fp32 */
-    {"aten::lu_solve", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:89)", 0},
+    {"aten::ctc_loss.IntList", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:89)", 0},
     /* yaml/autocast.yaml:90: fp32 */
-    {"aten::orgqr", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:90)", 0},
+    {"aten::ctc_loss.Tensor", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:90)", 0},
     /* yaml/autocast.yaml:91: fp32 */
-    {"aten::ormqr", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:91)", 0},
+    {"aten::lu_solve", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:91)", 0},
     /* yaml/autocast.yaml:92: fp32 */
-    {"aten::pinverse", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:92)", 0},
+    {"aten::orgqr", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:92)", 0},
     /* yaml/autocast.yaml:93: fp32 */
-    {"aten::linalg_cond", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:93)", 0},
+    {"aten::ormqr", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:93)", 0},
     /* yaml/autocast.yaml:94: fp32 */
-    {"aten::linalg_cond.p_str", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:94)", 0},
+    {"aten::pinverse", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:94)", 0},
     /* yaml/autocast.yaml:95: fp32 */
-    {"aten::linalg_matrix_rank", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:95)", 0},
+    {"aten::linalg_cond", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:95)", 0},
     /* yaml/autocast.yaml:96: fp32 */
-    {"aten::linalg_matrix_rank.tol_tensor", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:96)", 0},
+    {"aten::linalg_cond.p_str", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:96)", 0},
     /* yaml/autocast.yaml:97: fp32 */
-    {"aten::linalg_matrix_rank.atol_rtol_tensor", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:97)", 0},
+    {"aten::linalg_matrix_rank", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:97)", 0},
     /* yaml/autocast.yaml:98: fp32 */
-    {"aten::linalg_matrix_rank.atol_rtol_float", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:98)", 0},
+    {"aten::linalg_matrix_rank.tol_tensor", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:98)", 0},
     /* yaml/autocast.yaml:99: fp32 */
-    {"aten::linalg_householder_product", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:99)", 0},
+    {"aten::linalg_matrix_rank.atol_rtol_tensor", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:99)", 0},
     /* yaml/autocast.yaml:100: fp32 */
-    {"aten::geqrf", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:100)", 0},
+    {"aten::linalg_matrix_rank.atol_rtol_float", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:100)", 0},
     /* yaml/autocast.yaml:101: fp32 */
-    {"aten::_lu_with_info", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:101)", 0},
+    {"aten::linalg_householder_product", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:101)", 0},
     /* yaml/autocast.yaml:102: fp32 */
-    {"aten::qr", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:102)", 0},
+    {"aten::geqrf", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:102)", 0},
     /* yaml/autocast.yaml:103: fp32 */
-    {"aten::triangular_solve", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:103)", 0},
+    {"aten::_lu_with_info", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:103)", 0},
     /* yaml/autocast.yaml:104: fp32 */
-    {"aten::linalg_qr", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:104)", 0},
+    {"aten::qr", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:104)", 0},
     /* yaml/autocast.yaml:105: fp32 */
-    {"aten::linalg_lstsq", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:105)", 0},
+    {"aten::triangular_solve", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:105)", 0},
     /* yaml/autocast.yaml:106: fp32 */
-    {"aten::avg_pool3d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:106)", 0},
+    {"aten::linalg_qr", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:106)", 0},
     /* yaml/autocast.yaml:107: fp32 */
-    {"aten::max_pool3d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:107)", 0},
+    {"aten::linalg_lstsq", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:107)", 0},
     /* yaml/autocast.yaml:108: fp32 */
-    {"aten::adaptive_max_pool3d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:108)", 0},
+    {"aten::avg_pool3d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:108)", 0},
     /* yaml/autocast.yaml:109: fp32 */
-    {"aten::max_unpool2d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:109)", 0},
+    {"aten::max_pool3d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:109)", 0},
     /* yaml/autocast.yaml:110: fp32 */
-    {"aten::max_unpool3d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:110)", 0},
+    {"aten::adaptive_max_pool3d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:110)", 0},
     /* yaml/autocast.yaml:111: fp32 */
-    {"aten::multilabel_margin_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:111)", 0},
+    {"aten::max_unpool2d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:111)", 0},
     /* yaml/autocast.yaml:112: fp32 */
-    {"aten::multilabel_margin_loss_forward", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:112)", 0},
+    {"aten::max_unpool3d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:112)", 0},
     /* yaml/autocast.yaml:113: fp32 */
-    {"aten::replication_pad3d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:113)", 0},
+    {"aten::multilabel_margin_loss", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:113)", 0},
     /* yaml/autocast.yaml:114: fp32 */
-    {"aten::fractional_max_pool2d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:114)", 0},
+    {"aten::multilabel_margin_loss_forward", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:114)", 0},
     /* yaml/autocast.yaml:115: fp32 */
-    {"aten::fractional_max_pool3d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:115)", 0},
+    {"aten::replication_pad3d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:115)", 0},
     /* yaml/autocast.yaml:116: fp32 */
-    {"aten::polar", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:116)", 0},
+    {"aten::fractional_max_pool2d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:116)", 0},
     /* yaml/autocast.yaml:117: fp32 */
-    {"aten::view_as_complex", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:117)", 0},
-    /* yaml/autocast.yaml:129: promote */
-    {"aten::stack", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:129)", 0},
-    /* yaml/autocast.yaml:130: promote */
-    {"aten::cat", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:130)", 0},
+    {"aten::fractional_max_pool3d", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:117)", 0},
+    /* yaml/autocast.yaml:118: fp32 */
+    {"aten::polar", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:118)", 0},
+    /* yaml/autocast.yaml:119: fp32 */
+    {"aten::view_as_complex", TL_CPU, 1, -1, "autocast fp32 kernel for cpu (yaml/autocast.yaml:119)", 0},
     /* yaml/autocast.yaml:131: promote */
-    {"aten::index_copy", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:131)", 0},
-    /* yaml/autocast.yaml:136: lower_precision_fp */
-    {"aten::addmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:136)", 0},
-    /* yaml/autocast.yaml:137: lower_precision_fp */
-    {"aten::matmul", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:137)", 0},
+    {"aten::stack", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:131)", 0},
+    /* yaml/autocast.yaml:132: promote */
+    {"aten::cat", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:132)", 0},
+    /* yaml/autocast.yaml:133: promote */
+    {"aten::index_copy", TL_CPU, 3, -1, "autocast promote kernel for cpu (yaml/autocast.yaml:133)", 0},
     /* yaml/autocast.yaml:138: lower_precision_fp */
-    {"aten::mm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:138)", 0},
+    {"aten::addmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:138)", 0},
     /* yaml/autocast.yaml:139: lower_precision_fp */
-    {"aten::mv", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:139)", 0},
+    {"aten::matmul", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:139)", 0},
     /* yaml/autocast.yaml:140: lower_precision_fp */
-    {"aten::linear", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:140)", 0},
+    {"aten::mm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:140)", 0},
     /* yaml/autocast.yaml:141: lower_precision_fp */
-    {"aten::baddbmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:141)", 0},
+    {"aten::mv", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:141)", 0},
     /* yaml/autocast.yaml:142: lower_precision_fp */
-    {"aten::bmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:142)", 0},
+    {"aten::linear", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:142)", 0},
     /* yaml/autocast.yaml:143: lower_precision_fp */
-    {"aten::scaled_dot_product_attention", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:143)", 0},
+    {"aten::baddbmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:143)", 0},
     /* yaml/autocast.yaml:144: lower_precision_fp */
-    {"aten::conv1d", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:144)", 0},
+    {"aten::bmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:144)", 0},
     /* yaml/autocast.yaml:145: lower_precision_fp */
-    {"aten::conv2d", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:145)", 0},
+    {"aten::scaled_dot_product_attention", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:145)", 0},
     /* yaml/autocast.yaml:146: lower_precision_fp */
-    {"aten::conv3d", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:146)", 0},
+    {"aten::conv1d", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:146)", 0},
     /* yaml/autocast.yaml:147: lower_precision_fp */
-    {"aten::conv_transpose1d", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:147)", 0},
+    {"aten::conv2d", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:147)", 0},
     /* yaml/autocast.yaml:148: lower_precision_fp */
-    {"aten::conv_transpose2d.input", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:148)", 0},
+    {"aten::conv3d", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:148)", 0},
     /* yaml/autocast.yaml:149: lower_precision_fp */
-    {"aten::conv_transpose3d.input", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:149)", 0},
+    {"aten::conv_transpose1d", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:149)", 0},
     /* yaml/autocast.yaml:150: lower_precision_fp */
-    {"aten::convolution", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:150)", 0},
+    {"aten::conv_transpose2d.input", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:150)", 0},
     /* yaml/autocast.yaml:151: lower_precision_fp */
-    {"aten::prelu", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:151)", 0},
+    {"aten::conv_transpose3d.input", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:151)", 0},
     /* yaml/autocast.yaml:152: lower_precision_fp */
-    {"aten::addmv", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:152)", 0},
+    {"aten::convolution", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:152)", 0},
     /* yaml/autocast.yaml:153: lower_precision_fp */
-    {"aten::addr", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:153)", 0},
+    {"aten::prelu", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:153)", 0},
     /* yaml/autocast.yaml:154: lower_precision_fp */
-    {"aten::einsum", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:154)", 0},
+    {"aten::addmv", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:154)", 0},
     /* yaml/autocast.yaml:155: lower_precision_fp */
-    {"aten::linalg_vecdot", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:155)", 0},
+    {"aten::addr", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:155)", 0},
     /* yaml/autocast.yaml:156: lower_precision_fp */
-    {"aten::addbmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:156)", 0},
+    {"aten::einsum", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:156)", 0},
     /* yaml/autocast.yaml:157: lower_precision_fp */
-    {"aten::linalg_multi_dot", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:157)", 0},
-    /* yaml/autocast.yaml:163: fp32 */
-    {"aten::acos", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:163)", 0},
-    /* yaml/autocast.yaml:164: fp32 */
-    {"aten::asin", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:164)", 0},
+    {"aten::linalg_vecdot", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:157)", 0},
+    /* yaml/autocast.yaml:158: lower_precision_fp */
+    {"aten::addbmm", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:158)", 0},
+    /* yaml/autocast.yaml:159: lower_precision_fp */
+    {"aten::linalg_multi_dot", TL_CUDA, 0, -1, "autocast lower_precision_fp kernel for cuda (yaml/autocast.yaml:159)", 0},
     /* yaml/autocast.yaml:165: fp32 */
-    {"aten::cosh", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:165)", 0},
+    {"aten::acos", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:165)", 0},
     /* yaml/autocast.yaml:166: fp32 */
-    {"aten::exp", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:166)", 0},
+    {"aten::asin", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:166)", 0},
     /* yaml/autocast.yaml:167: fp32 */
-    {"aten::expm1", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:167)", 0},
+    {"aten::cosh", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:167)", 0},
     /* yaml/autocast.yaml:168: fp32 */
-    {"aten::log", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:168)", 0},
+    {"aten::exp", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:168)", 0},
     /* yaml/autocast.yaml:169: fp32 */
-    {"aten::log10", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:169)", 0},
+    {"aten::expm1", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:169)", 0},
     /* yaml/autocast.yaml:170: fp32 */
-    {"aten::log2", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:170)", 0},
+    {"aten::log", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:170)", 0},
     /* yaml/autocast.yaml:171: fp32 */
-    {"aten::log1p", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:171)", 0},
+    {"aten::log10", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:171)", 0},
     /* yaml/autocast.yaml:172: fp32 */
-    {"aten::reciprocal", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:172)", 0},
+    {"aten::log2", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:172)", 0},
     /* yaml/autocast.yaml:173: fp32 */
-    {"aten::rsqrt", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:173)", 0},
+    {"aten::log1p", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:173)", 0},
     /* yaml/autocast.yaml:174: fp32 */
-    {"aten::sinh", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:174)", 0},
+    {"aten::reciprocal", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:174)", 0},
     /* yaml/autocast.yaml:175: fp32 */
-    {"aten::tan", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:175)", 0},
+    {"aten::rsqrt", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:175)", 0},
     /* yaml/autocast.yaml:176: fp32 */
-    {"aten::pow.Tensor_Scalar", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:176)", 0},
+    {"aten::sinh", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:176)", 0},
     /* yaml/autocast.yaml:177: fp32 */
-    {"aten::pow.Tensor_Tensor", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:177)", 0},
+    {"aten::tan", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:177)", 0},
     /* yaml/autocast.yaml:178: fp32 */
-    {"aten::pow.Scalar", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:178)", 0},
+    {"aten::pow.Tensor_Scalar", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:178)", 0},
     /* yaml/autocast.yaml:179: fp32 */
-    {"aten::softplus", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:179)", 0},
+    {"aten::pow.Tensor_Tensor", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:179)", 0},
     /* yaml/autocast.yaml:180: fp32 */
-    {"aten::layer_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:180)", 0},
+    {"aten::pow.Scalar", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:180)", 0},
     /* yaml/autocast.yaml:181: fp32 */
-    {"aten::native_layer_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:181)", 0},
+    {"aten::softplus", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:181)", 0},
     /* yaml/autocast.yaml:182: fp32 */
-    {"aten::nll_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:182)", 0},
+    {"aten::layer_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:182)", 0},
     /* yaml/autocast.yaml:183: fp32 */
-    {"aten::mse_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:183)", 0},
+    {"aten::native_layer_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:183)", 0},
     /* yaml/autocast.yaml:184: fp32 */
-    {"aten::logsumexp", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:184)", 0},
+    {"aten::nll_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:184)", 0},
     /* yaml/autocast.yaml:185: fp32 */
-    {"aten::rms_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:185)", 0},
+    {"aten::mse_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:185)", 0},
     /* yaml/autocast.yaml:186: fp32 */
-    {"aten::erfinv", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:186)", 0},
+    {"aten::logsumexp", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:186)", 0},
     /* yaml/autocast.yaml:187: fp32 */
-    {"aten::group_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:187)", 0},
+    {"aten::rms_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:187)", 0},
     /* yaml/autocast.yaml:188: fp32 */
-    {"aten::kl_div", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:188)", 0},
+    {"aten::erfinv", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:188)", 0},
     /* yaml/autocast.yaml:189: fp32 */
-    {"aten::l1_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:189)", 0},
+    {"aten::group_norm", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:189)", 0},
     /* yaml/autocast.yaml:190: fp32 */
-    {"aten::smooth_l1_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:190)", 0},
+    {"aten::kl_div", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:190)", 0},
     /* yaml/autocast.yaml:191: fp32 */
-    {"aten::huber_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:191)", 0},
+    {"aten::l1_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:191)", 0},
     /* yaml/autocast.yaml:192: fp32 */
-    {"aten::soft_margin_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:192)", 0},
+    {"aten::smooth_l1_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:192)", 0},
     /* yaml/autocast.yaml:193: fp32 */
-    {"aten::upsample_nearest1d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:193)", 0},
+    {"aten::huber_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:193)", 0},
     /* yaml/autocast.yaml:194: fp32 */
-    {"aten::_upsample_nearest_exact1d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:194)", 0},
+    {"aten::soft_margin_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:194)", 0},
     /* yaml/autocast.yaml:195: fp32 */
-    {"aten::upsample_nearest2d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:195)", 0},
+    {"aten::upsample_nearest1d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:195)", 0},
     /* yaml/autocast.yaml:196: fp32 */
-    {"aten::_upsample_nearest_exact2d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:196)", 0},
+    {"aten::_upsample_nearest_exact1d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:196)", 0},
     /* yaml/autocast.yaml:197: fp32 */
-    {"aten::upsample_nearest3d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:197)", 0},
+    {"aten::upsample_nearest2d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:197)", 0},
     /* yaml/autocast.yaml:198: fp32 */
-    {"aten::_upsample_nearest_exact3d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:198)", 0},
+    {"aten::_upsample_nearest_exact2d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:198)", 0},
     /* yaml/autocast.yaml:199: fp32 */
-    {"aten::upsample_linear1d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:199)", 0},
+    {"aten::upsample_nearest3d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:199)", 0},
     /* yaml/autocast.yaml:200: fp32 */
-    {"aten::upsample_bilinear2d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:200)", 0},
+    {"aten::_upsample_nearest_exact3d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:200)", 0},
     /* yaml/autocast.yaml:201: fp32 */
-    {"aten::upsample_trilinear3d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:201)", 0},
+    {"aten::upsample_linear1d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:201)", 0},
     /* yaml/autocast.yaml:202: fp32 */
-    {"aten::upsample_bicubic2d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:202)", 0},
+    {"aten::upsample_bilinear2d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:202)", 0},
     /* yaml/autocast.yaml:203: fp32 */
-    {"aten::dist", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:203)", 0},
+    {"aten::upsample_trilinear3d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:203)", 0},
     /* yaml/autocast.yaml:204: fp32 */
-    {"aten::pdist", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:204)", 0},
+    {"aten::upsample_bicubic2d", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:204)", 0},
     /* yaml/autocast.yaml:205: fp32 */
-    {"aten::cdist", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:205)", 0},
+    {"aten::dist", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:205)", 0},
     /* yaml/autocast.yaml:206: fp32 */
-    {"aten::multilabel_margin_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:206)", 0},
+    {"aten::pdist", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:206)", 0},
     /* yaml/autocast.yaml:207: fp32 */
-    {"aten::_upsample_bilinear2d_aa", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:207)", 0},
+    {"aten::cdist", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:207)", 0},
     /* yaml/autocast.yaml:208: fp32 */
-    {"aten::_upsample_bicubic2d_aa", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:208)", 0},
-    /* yaml/autocast.yaml:214: fp32_set_opt_dtype */
-    {"aten::prod", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:214)", 0},
-    /* yaml/autocast.yaml:215: fp32_set_opt_dtype */
-    {"aten::prod.dim_int", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:215)", 0},
+    {"aten::multilabel_margin_loss", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:208)", 0},
+    /* yaml/autocast.yaml:209: fp32 */
+    {"aten::_upsample_bilinear2d_aa", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:209)", 0},
+    /* yaml/autocast.yaml:210: fp32 */
+    {"aten::_upsample_bicubic2d_aa", TL_CUDA, 1, -1, "autocast fp32 kernel for cuda (yaml/autocast.yaml:210)", 0},
     /* yaml/autocast.yaml:216: fp32_set_opt_dtype */
-    {"aten::softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:216)", 0},
+    {"aten::prod", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:216)", 0},
     /* yaml/autocast.yaml:217: fp32_set_opt_dtype */
-    {"aten::log_softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:217)", 0},
+    {"aten::prod.dim_int", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:217)", 0},
     /* yaml/autocast.yaml:218: fp32_set_opt_dtype */
-    {"aten::cumprod", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:218)", 0},
+    {"aten::softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:218)", 0},
     /* yaml/autocast.yaml:219: fp32_set_opt_dtype */
-    {"aten::cumsum", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:219)", 0},
+    {"aten::log_softmax.int", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:219)", 0},
     /* yaml/autocast.yaml:220: fp32_set_opt_dtype */
-    {"aten::linalg_vector_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:220)", 0},
+    {"aten::cumprod", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:220)", 0},
     /* yaml/autocast.yaml:221: fp32_set_opt_dtype */
-    {"aten::linalg_matrix_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:221)", 0},
+    {"aten::cumsum", TL_CUDA, 2, 2, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:221)", 0},
     /* yaml/autocast.yaml:222: fp32_set_opt_dtype */
-    {"aten::linalg_matrix_norm.str_ord", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:222)", 0},
+    {"aten::linalg_vector_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:222)", 0},
     /* yaml/autocast.yaml:223: fp32_set_opt_dtype */
-    {"aten::sum", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:223)", 0},
+    {"aten::linalg_matrix_norm", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:223)", 0},
     /* yaml/autocast.yaml:224: fp32_set_opt_dtype */
-    {"aten::sum.dim_IntList", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:224)", 0},
-    /* yaml/autocast.yaml:230: promote */
-    {"aten::addcdiv", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:230)", 0},
-    /* yaml/autocast.yaml:231: promote */
-    {"aten::addcmul", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:231)", 0},
+    {"aten::linalg_matrix_norm.str_ord", TL_CUDA, 2, 4, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:224)", 0},
+    /* yaml/autocast.yaml:225: fp32_set_opt_dtype */
+    {"aten::sum", TL_CUDA, 2, 1, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:225)", 0},
+    /* yaml/autocast.yaml:226: fp32_set_opt_dtype */
+    {"aten::sum.dim_IntList", TL_CUDA, 2, 3, "autocast fp32_set_opt_dtype kernel for cuda (yaml/autocast.yaml:226)", 0},
     /* yaml/autocast.yaml:232: promote */
-    {"aten::atan2", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:232)", 0},
+    {"aten::addcdiv", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:232)", 0},
     /* yaml/autocast.yaml:233: promote */
-    {"aten::dot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:233)", 0},
+    {"aten::addcmul", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:233)", 0},
     /* yaml/autocast.yaml:234: promote */
-    {"aten::index_put", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:234)", 0},
+    {"aten::atan2", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:234)", 0},
     /* yaml/autocast.yaml:235: promote */
-    {"aten::scatter_add", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:235)", 0},
+    {"aten::dot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:235)", 0},
     /* yaml/autocast.yaml:236: promote */
-    {"aten::bilinear", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:236)", 0},
+    {"aten::index_put", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:236)", 0},
     /* yaml/autocast.yaml:237: promote */
-    {"aten::cross", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:237)", 0},
+    {"aten::scatter_add", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:237)", 0},
     /* yaml/autocast.yaml:238: promote */
-    {"aten::vdot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:238)", 0},
+    {"aten::bilinear", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:238)", 0},
     /* yaml/autocast.yaml:239: promote */
-    {"aten::tensordot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:239)", 0},
-    /* yaml/autocast.yaml:242: banned */
-    {"aten::binary_cross_entropy", TL_CUDA, 5, -1, "autocast banned kernel for cuda (yaml/autocast.yaml:242)", 0},
+    {"aten::cross", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:239)", 0},
+    /* yaml/autocast.yaml:240: promote */
+    {"aten::vdot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:240)", 0},
+    /* yaml/autocast.yaml:241: promote */
+    {"aten::tensordot", TL_CUDA, 3, -1, "autocast promote kernel for cuda (yaml/autocast.yaml:241)", 0},
+    /* yaml/autocast.yaml:244: banned */
+    {"aten::binary_cross_entropy", TL_CUDA, 5, -1, "autocast banned kernel for cuda (yaml/autocast.yaml:244)", 0},
     {0, 0, 0, 0, 0, 0} /* sentinel: never read (the count excludes it) */
 };
 
-const int64_t tl_autocast_num_rules = 181;
+const int64_t tl_autocast_num_rules = 183;

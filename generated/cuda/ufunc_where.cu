@@ -256,16 +256,17 @@ static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C 
  * (tl_structured_build_where_op).
  * ufunc_input_dtype: condition Bool
  * ufunc_error_name: where_cpu
+ * ufunc_complex: yes (a selection: complex values pass through whole)
  */
 #define TL_UFUNC_where(condition, self, other) ((condition) ? (self) : (other))
 
-#line 263 "generated/cuda/ufunc_where.cu"
+#line 264 "generated/cuda/ufunc_where.cu"
 
 /* ---- kernels */
 /* Bool: TL_UFUNC_where(x1, x2, x3) */
-#line 8 "kernels/ufunc/where.h"
+#line 9 "kernels/ufunc/where.h"
 static TL_CUDA_FORCEINLINE auto ufunc_where_b_op(bool x1, bool x2, bool x3) { return TL_UFUNC_where(x1, x2, x3); }
-#line 269 "generated/cuda/ufunc_where.cu"
+#line 270 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_b_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -357,9 +358,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_b_cast(const tl_cu
     }
 }
 /* Byte: TL_UFUNC_where(x1, x2, x3) */
-#line 8 "kernels/ufunc/where.h"
+#line 9 "kernels/ufunc/where.h"
 static TL_CUDA_FORCEINLINE auto ufunc_where_u8_op(bool x1, uint8_t x2, uint8_t x3) { return TL_UFUNC_where(x1, x2, x3); }
-#line 363 "generated/cuda/ufunc_where.cu"
+#line 364 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_u8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -451,9 +452,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_u8_cast(const tl_c
     }
 }
 /* Char: TL_UFUNC_where(x1, x2, x3) */
-#line 8 "kernels/ufunc/where.h"
+#line 9 "kernels/ufunc/where.h"
 static TL_CUDA_FORCEINLINE auto ufunc_where_i8_op(bool x1, int8_t x2, int8_t x3) { return TL_UFUNC_where(x1, x2, x3); }
-#line 457 "generated/cuda/ufunc_where.cu"
+#line 458 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_i8_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 16, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -545,9 +546,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i8_cast(const tl_c
     }
 }
 /* Short: TL_UFUNC_where(x1, x2, x3) */
-#line 8 "kernels/ufunc/where.h"
+#line 9 "kernels/ufunc/where.h"
 static TL_CUDA_FORCEINLINE auto ufunc_where_i16_op(bool x1, int16_t x2, int16_t x3) { return TL_UFUNC_where(x1, x2, x3); }
-#line 551 "generated/cuda/ufunc_where.cu"
+#line 552 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_i16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -639,9 +640,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i16_cast(const tl_
     }
 }
 /* Int: TL_UFUNC_where(x1, x2, x3) */
-#line 8 "kernels/ufunc/where.h"
+#line 9 "kernels/ufunc/where.h"
 static TL_CUDA_FORCEINLINE auto ufunc_where_i32_op(bool x1, int32_t x2, int32_t x3) { return TL_UFUNC_where(x1, x2, x3); }
-#line 645 "generated/cuda/ufunc_where.cu"
+#line 646 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_i32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -733,9 +734,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i32_cast(const tl_
     }
 }
 /* Long: TL_UFUNC_where(x1, x2, x3) */
-#line 8 "kernels/ufunc/where.h"
+#line 9 "kernels/ufunc/where.h"
 static TL_CUDA_FORCEINLINE auto ufunc_where_i64_op(bool x1, int64_t x2, int64_t x3) { return TL_UFUNC_where(x1, x2, x3); }
-#line 739 "generated/cuda/ufunc_where.cu"
+#line 740 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_i64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -827,9 +828,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_i64_cast(const tl_
     }
 }
 /* Half: TL_UFUNC_where(x1, x2, x3) */
-#line 8 "kernels/ufunc/where.h"
+#line 9 "kernels/ufunc/where.h"
 static TL_CUDA_FORCEINLINE auto ufunc_where_f16_op(bool x1, float x2, float x3) { return TL_UFUNC_where(x1, x2, x3); }
-#line 833 "generated/cuda/ufunc_where.cu"
+#line 834 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_f16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -921,9 +922,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_f16_cast(const tl_
     }
 }
 /* BFloat16: TL_UFUNC_where(x1, x2, x3) */
-#line 8 "kernels/ufunc/where.h"
+#line 9 "kernels/ufunc/where.h"
 static TL_CUDA_FORCEINLINE auto ufunc_where_bf16_op(bool x1, float x2, float x3) { return TL_UFUNC_where(x1, x2, x3); }
-#line 927 "generated/cuda/ufunc_where.cu"
+#line 928 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_bf16_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -1015,9 +1016,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_bf16_cast(const tl
     }
 }
 /* Float: TL_UFUNC_where(x1, x2, x3) */
-#line 8 "kernels/ufunc/where.h"
+#line 9 "kernels/ufunc/where.h"
 static TL_CUDA_FORCEINLINE auto ufunc_where_f32_op(bool x1, float x2, float x3) { return TL_UFUNC_where(x1, x2, x3); }
-#line 1021 "generated/cuda/ufunc_where.cu"
+#line 1022 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_f32_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 4, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;
@@ -1109,9 +1110,9 @@ extern "C" __global__ void __launch_bounds__(128) ufunc_where_f32_cast(const tl_
     }
 }
 /* Double: TL_UFUNC_where(x1, x2, x3) */
-#line 8 "kernels/ufunc/where.h"
+#line 9 "kernels/ufunc/where.h"
 static TL_CUDA_FORCEINLINE auto ufunc_where_f64_op(bool x1, double x2, double x3) { return TL_UFUNC_where(x1, x2, x3); }
-#line 1115 "generated/cuda/ufunc_where.cu"
+#line 1116 "generated/cuda/ufunc_where.cu"
 extern "C" __global__ void __launch_bounds__(128) ufunc_where_f64_vec(const tl_cuda_ufunc_params p) {
     constexpr uint32_t EPT = 8, VEC = 2, WORK = 128u * EPT;
     const uint32_t base = blockIdx.x * WORK;

@@ -7,7 +7,7 @@
 /*
  * from: yaml/native_functions.yaml: where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * formula: kernels/ufunc/where.h
- * dtypes: Bool, Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double
+ * dtypes: Bool, Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double, ComplexFloat, ComplexDouble
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -2693,6 +2693,598 @@ static void TL_KNAME(ufunc_where_f64)(char **data, const int64_t *strides, int64
     }
 }
 
+/* ComplexFloat: TL_UFUNC_where in float _Complex */
+static void TL_KNAME(ufunc_where_c64)(char **data, const int64_t *strides, int64_t n, void *ctx_) {
+    (void)ctx_;
+    if (strides[0] == (int64_t)sizeof(float _Complex) && strides[1] == (int64_t)sizeof(uint8_t) && strides[2] == (int64_t)sizeof(float _Complex) && strides[3] == (int64_t)sizeof(float _Complex)) {
+        float _Complex *restrict o = (float _Complex *)data[0];
+        const uint8_t *restrict p1 = (const uint8_t *)data[1];
+        const float _Complex *restrict p2 = (const float _Complex *)data[2];
+        const float _Complex *restrict p3 = (const float _Complex *)data[3];
+        if (n * (int64_t)(sizeof(float _Complex) + sizeof(uint8_t) + sizeof(float _Complex) + sizeof(float _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const float _Complex x2 = p2[k];
+                const float _Complex x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const float _Complex x2 = p2[base + k];
+                    const float _Complex x3 = p3[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const float _Complex x2 = p2[k];
+                const float _Complex x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const bool x1 = (p1[k] != 0);
+            const float _Complex x2 = p2[k];
+            const float _Complex x3 = p3[k];
+            o[k] = TL_UFUNC_where(x1, x2, x3);
+        }
+        return;
+    }
+    if (strides[0] == (int64_t)sizeof(float _Complex) && strides[1] == 0 && strides[2] == (int64_t)sizeof(float _Complex) && strides[3] == (int64_t)sizeof(float _Complex)) {
+        float _Complex *restrict o = (float _Complex *)data[0];
+        const bool x1 = (*(const uint8_t *)data[1] != 0);
+        const float _Complex *restrict p2 = (const float _Complex *)data[2];
+        const float _Complex *restrict p3 = (const float _Complex *)data[3];
+        if (n * (int64_t)(sizeof(float _Complex) + sizeof(float _Complex) + sizeof(float _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float _Complex x2 = p2[k];
+                const float _Complex x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const float _Complex x2 = p2[base + k];
+                    const float _Complex x3 = p3[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float _Complex x2 = p2[k];
+                const float _Complex x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const float _Complex x2 = p2[k];
+            const float _Complex x3 = p3[k];
+            o[k] = TL_UFUNC_where(x1, x2, x3);
+        }
+        return;
+    }
+    if (strides[0] == (int64_t)sizeof(float _Complex) && strides[1] == (int64_t)sizeof(uint8_t) && strides[2] == 0 && strides[3] == (int64_t)sizeof(float _Complex)) {
+        float _Complex *restrict o = (float _Complex *)data[0];
+        const uint8_t *restrict p1 = (const uint8_t *)data[1];
+        const float _Complex x2 = *(const float _Complex *)data[2];
+        const float _Complex *restrict p3 = (const float _Complex *)data[3];
+        if (n * (int64_t)(sizeof(float _Complex) + sizeof(uint8_t) + sizeof(float _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const float _Complex x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const float _Complex x3 = p3[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const float _Complex x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const bool x1 = (p1[k] != 0);
+            const float _Complex x3 = p3[k];
+            o[k] = TL_UFUNC_where(x1, x2, x3);
+        }
+        return;
+    }
+    if (strides[0] == (int64_t)sizeof(float _Complex) && strides[1] == (int64_t)sizeof(uint8_t) && strides[2] == (int64_t)sizeof(float _Complex) && strides[3] == 0) {
+        float _Complex *restrict o = (float _Complex *)data[0];
+        const uint8_t *restrict p1 = (const uint8_t *)data[1];
+        const float _Complex *restrict p2 = (const float _Complex *)data[2];
+        const float _Complex x3 = *(const float _Complex *)data[3];
+        if (n * (int64_t)(sizeof(float _Complex) + sizeof(uint8_t) + sizeof(float _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const float _Complex x2 = p2[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const float _Complex x2 = p2[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const float _Complex x2 = p2[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const bool x1 = (p1[k] != 0);
+            const float _Complex x2 = p2[k];
+            o[k] = TL_UFUNC_where(x1, x2, x3);
+        }
+        return;
+    }
+    if (strides[0] == (int64_t)sizeof(float _Complex) && strides[1] == 0 && strides[2] == 0 && strides[3] == (int64_t)sizeof(float _Complex)) {
+        float _Complex *restrict o = (float _Complex *)data[0];
+        const bool x1 = (*(const uint8_t *)data[1] != 0);
+        const float _Complex x2 = *(const float _Complex *)data[2];
+        const float _Complex *restrict p3 = (const float _Complex *)data[3];
+        if (n * (int64_t)(sizeof(float _Complex) + sizeof(float _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float _Complex x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const float _Complex x3 = p3[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float _Complex x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const float _Complex x3 = p3[k];
+            o[k] = TL_UFUNC_where(x1, x2, x3);
+        }
+        return;
+    }
+    if (strides[0] == (int64_t)sizeof(float _Complex) && strides[1] == 0 && strides[2] == (int64_t)sizeof(float _Complex) && strides[3] == 0) {
+        float _Complex *restrict o = (float _Complex *)data[0];
+        const bool x1 = (*(const uint8_t *)data[1] != 0);
+        const float _Complex *restrict p2 = (const float _Complex *)data[2];
+        const float _Complex x3 = *(const float _Complex *)data[3];
+        if (n * (int64_t)(sizeof(float _Complex) + sizeof(float _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const float _Complex x2 = p2[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const float _Complex x2 = p2[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const float _Complex x2 = p2[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const float _Complex x2 = p2[k];
+            o[k] = TL_UFUNC_where(x1, x2, x3);
+        }
+        return;
+    }
+    if (strides[0] == (int64_t)sizeof(float _Complex) && strides[1] == (int64_t)sizeof(uint8_t) && strides[2] == 0 && strides[3] == 0) {
+        float _Complex *restrict o = (float _Complex *)data[0];
+        const uint8_t *restrict p1 = (const uint8_t *)data[1];
+        const float _Complex x2 = *(const float _Complex *)data[2];
+        const float _Complex x3 = *(const float _Complex *)data[3];
+        if (n * (int64_t)(sizeof(float _Complex) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) float _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(float _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(float _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const bool x1 = (p1[k] != 0);
+            o[k] = TL_UFUNC_where(x1, x2, x3);
+        }
+        return;
+    }
+    /* strided */
+    for (int64_t k = 0; k < n; k++) {
+        const bool x1 = (*(const uint8_t *)(data[1] + k * strides[1]) != 0);
+        const float _Complex x2 = *(const float _Complex *)(data[2] + k * strides[2]);
+        const float _Complex x3 = *(const float _Complex *)(data[3] + k * strides[3]);
+        *(float _Complex *)(data[0] + k * strides[0]) = TL_UFUNC_where(x1, x2, x3);
+    }
+}
+
+/* ComplexDouble: TL_UFUNC_where in double _Complex */
+static void TL_KNAME(ufunc_where_c128)(char **data, const int64_t *strides, int64_t n, void *ctx_) {
+    (void)ctx_;
+    if (strides[0] == (int64_t)sizeof(double _Complex) && strides[1] == (int64_t)sizeof(uint8_t) && strides[2] == (int64_t)sizeof(double _Complex) && strides[3] == (int64_t)sizeof(double _Complex)) {
+        double _Complex *restrict o = (double _Complex *)data[0];
+        const uint8_t *restrict p1 = (const uint8_t *)data[1];
+        const double _Complex *restrict p2 = (const double _Complex *)data[2];
+        const double _Complex *restrict p3 = (const double _Complex *)data[3];
+        if (n * (int64_t)(sizeof(double _Complex) + sizeof(uint8_t) + sizeof(double _Complex) + sizeof(double _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const double _Complex x2 = p2[k];
+                const double _Complex x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const double _Complex x2 = p2[base + k];
+                    const double _Complex x3 = p3[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const double _Complex x2 = p2[k];
+                const double _Complex x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const bool x1 = (p1[k] != 0);
+            const double _Complex x2 = p2[k];
+            const double _Complex x3 = p3[k];
+            o[k] = TL_UFUNC_where(x1, x2, x3);
+        }
+        return;
+    }
+    if (strides[0] == (int64_t)sizeof(double _Complex) && strides[1] == 0 && strides[2] == (int64_t)sizeof(double _Complex) && strides[3] == (int64_t)sizeof(double _Complex)) {
+        double _Complex *restrict o = (double _Complex *)data[0];
+        const bool x1 = (*(const uint8_t *)data[1] != 0);
+        const double _Complex *restrict p2 = (const double _Complex *)data[2];
+        const double _Complex *restrict p3 = (const double _Complex *)data[3];
+        if (n * (int64_t)(sizeof(double _Complex) + sizeof(double _Complex) + sizeof(double _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double _Complex x2 = p2[k];
+                const double _Complex x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const double _Complex x2 = p2[base + k];
+                    const double _Complex x3 = p3[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double _Complex x2 = p2[k];
+                const double _Complex x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const double _Complex x2 = p2[k];
+            const double _Complex x3 = p3[k];
+            o[k] = TL_UFUNC_where(x1, x2, x3);
+        }
+        return;
+    }
+    if (strides[0] == (int64_t)sizeof(double _Complex) && strides[1] == (int64_t)sizeof(uint8_t) && strides[2] == 0 && strides[3] == (int64_t)sizeof(double _Complex)) {
+        double _Complex *restrict o = (double _Complex *)data[0];
+        const uint8_t *restrict p1 = (const uint8_t *)data[1];
+        const double _Complex x2 = *(const double _Complex *)data[2];
+        const double _Complex *restrict p3 = (const double _Complex *)data[3];
+        if (n * (int64_t)(sizeof(double _Complex) + sizeof(uint8_t) + sizeof(double _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const double _Complex x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const double _Complex x3 = p3[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const double _Complex x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const bool x1 = (p1[k] != 0);
+            const double _Complex x3 = p3[k];
+            o[k] = TL_UFUNC_where(x1, x2, x3);
+        }
+        return;
+    }
+    if (strides[0] == (int64_t)sizeof(double _Complex) && strides[1] == (int64_t)sizeof(uint8_t) && strides[2] == (int64_t)sizeof(double _Complex) && strides[3] == 0) {
+        double _Complex *restrict o = (double _Complex *)data[0];
+        const uint8_t *restrict p1 = (const uint8_t *)data[1];
+        const double _Complex *restrict p2 = (const double _Complex *)data[2];
+        const double _Complex x3 = *(const double _Complex *)data[3];
+        if (n * (int64_t)(sizeof(double _Complex) + sizeof(uint8_t) + sizeof(double _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                const double _Complex x2 = p2[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    const double _Complex x2 = p2[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                const double _Complex x2 = p2[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const bool x1 = (p1[k] != 0);
+            const double _Complex x2 = p2[k];
+            o[k] = TL_UFUNC_where(x1, x2, x3);
+        }
+        return;
+    }
+    if (strides[0] == (int64_t)sizeof(double _Complex) && strides[1] == 0 && strides[2] == 0 && strides[3] == (int64_t)sizeof(double _Complex)) {
+        double _Complex *restrict o = (double _Complex *)data[0];
+        const bool x1 = (*(const uint8_t *)data[1] != 0);
+        const double _Complex x2 = *(const double _Complex *)data[2];
+        const double _Complex *restrict p3 = (const double _Complex *)data[3];
+        if (n * (int64_t)(sizeof(double _Complex) + sizeof(double _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double _Complex x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p3 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const double _Complex x3 = p3[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double _Complex x3 = p3[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const double _Complex x3 = p3[k];
+            o[k] = TL_UFUNC_where(x1, x2, x3);
+        }
+        return;
+    }
+    if (strides[0] == (int64_t)sizeof(double _Complex) && strides[1] == 0 && strides[2] == (int64_t)sizeof(double _Complex) && strides[3] == 0) {
+        double _Complex *restrict o = (double _Complex *)data[0];
+        const bool x1 = (*(const uint8_t *)data[1] != 0);
+        const double _Complex *restrict p2 = (const double _Complex *)data[2];
+        const double _Complex x3 = *(const double _Complex *)data[3];
+        if (n * (int64_t)(sizeof(double _Complex) + sizeof(double _Complex)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const double _Complex x2 = p2[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p2 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const double _Complex x2 = p2[base + k];
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const double _Complex x2 = p2[k];
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const double _Complex x2 = p2[k];
+            o[k] = TL_UFUNC_where(x1, x2, x3);
+        }
+        return;
+    }
+    if (strides[0] == (int64_t)sizeof(double _Complex) && strides[1] == (int64_t)sizeof(uint8_t) && strides[2] == 0 && strides[3] == 0) {
+        double _Complex *restrict o = (double _Complex *)data[0];
+        const uint8_t *restrict p1 = (const uint8_t *)data[1];
+        const double _Complex x2 = *(const double _Complex *)data[2];
+        const double _Complex x3 = *(const double _Complex *)data[3];
+        if (n * (int64_t)(sizeof(double _Complex) + sizeof(uint8_t)) >= tl_cpu_store_policy.stream_min_bytes) {
+            /* a large output: the head up to o's first 64-byte boundary plainly,
+             * then whole chunks computed into L1 and streamed out from there
+             * (tl_ustream.h), the tail plainly */
+            _Alignas(64) double _Complex so[TL_USTREAM_CHUNK];
+            const int64_t head = tl_ustream_head(o, n, (int64_t)sizeof(double _Complex));
+            int64_t base = 0;
+            for (int64_t k = 0; k < head; k++) {
+                const bool x1 = (p1[k] != 0);
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            for (base = head; base + TL_USTREAM_CHUNK <= n; base += TL_USTREAM_CHUNK) {
+                tl_ustream_prefetch(p1 + base, TL_USTREAM_CHUNK * (int64_t)sizeof(uint8_t));
+                for (int64_t k = 0; k < TL_USTREAM_CHUNK; k++) {
+                    const bool x1 = (p1[base + k] != 0);
+                    so[k] = TL_UFUNC_where(x1, x2, x3);
+                }
+                tl_ustream_store(o + base, so, TL_USTREAM_CHUNK * (int64_t)sizeof(double _Complex));
+            }
+            for (int64_t k = base; k < n; k++) {
+                const bool x1 = (p1[k] != 0);
+                o[k] = TL_UFUNC_where(x1, x2, x3);
+            }
+            tl_ustream_fence();
+            return;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            const bool x1 = (p1[k] != 0);
+            o[k] = TL_UFUNC_where(x1, x2, x3);
+        }
+        return;
+    }
+    /* strided */
+    for (int64_t k = 0; k < n; k++) {
+        const bool x1 = (*(const uint8_t *)(data[1] + k * strides[1]) != 0);
+        const double _Complex x2 = *(const double _Complex *)(data[2] + k * strides[2]);
+        const double _Complex x3 = *(const double _Complex *)(data[3] + k * strides[3]);
+        *(double _Complex *)(data[0] + k * strides[0]) = TL_UFUNC_where(x1, x2, x3);
+    }
+}
+
 const tl_ufunc_where_table_t TL_KNAME(tl_ufunc_where_table) = {
     TL_KNAME(ufunc_where_b),
     TL_KNAME(ufunc_where_u8),
@@ -2704,8 +3296,8 @@ const tl_ufunc_where_table_t TL_KNAME(tl_ufunc_where_table) = {
     TL_KNAME(ufunc_where_bf16),
     TL_KNAME(ufunc_where_f32),
     TL_KNAME(ufunc_where_f64),
-    0,
-    0,
+    TL_KNAME(ufunc_where_c64),
+    TL_KNAME(ufunc_where_c128),
 };
 
 /* ---- once per library (the DEFAULT compilation): stub, runner, impl */

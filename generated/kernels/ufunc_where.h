@@ -7,7 +7,7 @@
 /*
  * from: yaml/native_functions.yaml: where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
  * formula: kernels/ufunc/where.h
- * dtypes: Bool, Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double
+ * dtypes: Bool, Byte, Char, Short, Int, Long, Half, BFloat16, Float, Double, ComplexFloat, ComplexDouble
  */
 #ifndef TL_GEN_UFUNC_WHERE_H
 #define TL_GEN_UFUNC_WHERE_H

@@ -4,5 +4,6 @@
  * (tl_structured_build_where_op).
  * ufunc_input_dtype: condition Bool
  * ufunc_error_name: where_cpu
+ * ufunc_complex: yes (a selection: complex values pass through whole)
  */
 #define TL_UFUNC_where(condition, self, other) ((condition) ? (self) : (other))

@@ -477,3 +477,22 @@ def test_setitem_python_complex_and_numpy_scalars_match_torch():
                 except Exception as e:  # noqa: BLE001 - the comparison is the point
                     outcome.append((type(e).__name__, str(e).replace("torch.", "")))
             assert outcome[1] == outcome[0], (dt, v)
+
+
+@needs_torch
+def test_where_on_complex_matches_torch():
+    a = crandn(3, 4, dtype=np.complex64)
+    b = crandn(4, dtype=np.complex128)
+    c = R.standard_normal((3, 4)) > 0
+    got = tl.where(tl.from_numpy(c), tl.from_numpy(a), tl.from_numpy(b))
+    want = torch.where(torch.from_numpy(c), torch.from_numpy(a), torch.from_numpy(b))
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    got = tl.where(tl.from_numpy(c), tl.from_numpy(a), 2.5)
+    want = torch.where(torch.from_numpy(c), torch.from_numpy(a), 2.5)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    x = tl.from_numpy(a.copy()).requires_grad_()
+    tl.where(tl.from_numpy(c), x, 0).abs().sum().backward()
+    xt = torch.from_numpy(a.copy()).requires_grad_()
+    torch.where(torch.from_numpy(c), xt, 0).abs().sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
