@@ -52,6 +52,13 @@ def _strip(text: str) -> str:
     return "\n".join(line for line in text.split("\n") if not line.lstrip().startswith("#include")).rstrip("\n")
 
 
+def _softmax_kernels(suffix: str) -> list[dict]:
+    """softmax / log_softmax (suffix "") or their backward ("_backward") per floating dtype, index 2 * i + log"""
+    return [{"name": f"tl_{'log_' if log else ''}softmax{suffix}_{d.suffix}", "T": STORAGE[d.scalar_name],
+             "log": "true" if log else "false", "dtype": d.scalar_name, "index": 2 * i + log}
+            for i, d in enumerate(d for d in DTYPES if d.scalar_name in _FLOAT) for log in (0, 1)]
+
+
 def render_reduce_program(ctx: EmitContext) -> dict[str, str]:
     kernels = []
     table = []
@@ -67,13 +74,12 @@ def render_reduce_program(ctx: EmitContext) -> dict[str, str]:
             kernels.append(k)
             row.append(k)
         table.append((op, row))
-    softmax = [{"name": f"tl_{'log_' if log else ''}softmax_{d.suffix}", "T": STORAGE[d.scalar_name],
-                "log": "true" if log else "false", "dtype": d.scalar_name, "index": 2 * i + log}
-               for i, d in enumerate(d for d in DTYPES if d.scalar_name in _FLOAT) for log in (0, 1)]
+    softmax = _softmax_kernels("")
+    softmax_bwd = _softmax_kernels("_backward")
     cu = ctx.render("reduce_cuda.cu.j2", C_COMMENT, prelude=PRELUDE.read_text().rstrip("\n"),
                     params=_strip(PARAMS.read_text()), body=_strip(BODY.read_text()), kernels=kernels,
-                    softmax=softmax, threads=THREADS)
+                    softmax=softmax, softmax_bwd=softmax_bwd, threads=THREADS)
     cu = cu.rstrip("\n") + "\n"
     host = ctx.render("reduce_cuda_host.c.j2", C_COMMENT, source=_c_string(cu), kernels=kernels, table=table,
-                      softmax=softmax)
+                      softmax=softmax, softmax_bwd=softmax_bwd)
     return {"cuda/reduce.cu": cu, "cuda/reduce_cuda.c": host}

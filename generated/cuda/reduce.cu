@@ -7,7 +7,7 @@
 /*
  * from: kernels/cuda/tl_cuda_reduce.cuh (kernel templates), kernels/cuda/tl_cuda_reduce_params.h
  * kernels per operator and dtype: <name> (rows, pass 1) and <name>_combine (pass 2);
- * tl_softmax_<dtype> / tl_log_softmax_<dtype> (one block per row)
+ * tl_softmax_<dtype> / tl_log_softmax_<dtype> and their _backward (one block per row)
  */
 #define TL_CUDA_MAX_DIMS 25
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
@@ -242,7 +242,9 @@ template <class T> static TL_CUDA_FORCEINLINE void tl_cuda_cast_store(int dt, ch
  * innermost first with PyTorch's magic-number divisors; offsets are bytes and
  * fit 32 bits. splits > 1: pass 1 writes `splits` partial accumulators per
  * output into `partial`, pass 2 (the _combine kernel) reduces them.
- * softmax / log_softmax reduce one dim and write every element of it. */
+ * softmax / log_softmax reduce one dim and write every element of it; their
+ * backward reads the gradient (in) and the forward's output (in2) with the
+ * same strides. */
 #ifndef TL_CUDA_REDUCE_PARAMS_H
 #define TL_CUDA_REDUCE_PARAMS_H
 
@@ -251,6 +253,7 @@ template <class T> static TL_CUDA_FORCEINLINE void tl_cuda_cast_store(int dt, ch
 
 typedef struct tl_cuda_reduce_params {
     uint64_t in, out, partial;   /* device pointers */
+    uint64_t in2;                /* softmax backward: the forward's output, laid out as `in` (the gradient) */
     double factor;               /* mean: 1 / nred (as the accumulator type) */
     uint32_t nout, nred;
     uint32_t splits, chunk;      /* chunks per output and elements per chunk */
@@ -268,12 +271,13 @@ typedef struct tl_cuda_reduce_params {
     uint32_t pad_;
 } tl_cuda_reduce_params;
 
-#define TL_CUDA_REDUCE_PARAMS_SIZE 496
+#define TL_CUDA_REDUCE_PARAMS_SIZE 504
 
 #endif
 
 /* ---- kernels/cuda/tl_cuda_reduce.cuh */
-/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin.
+/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin,
+ * softmax / log_softmax and their backward.
  * The generator pastes this text into generated/cuda/reduce.cu after the
  * prelude and the parameter struct (tl_cuda_reduce_params.h), then adds one
  * extern "C" pair of kernels per operator and dtype (<name> and
@@ -552,6 +556,37 @@ template <class T, bool LOG> static TL_CUDA_FORCEINLINE void tl_rd_softmax(const
             tl_rd_io<T>::store(out + (int32_t)k * ost, LOG ? x - lsum : tl_rd_exp(x) / sum);
         }
         __syncthreads();   /* row_max / row_sum are rewritten by the next row */
+    }
+}
+
+/* softmax / log_softmax backward (PyTorch's cunn_SoftMaxBackward): block
+ * `row` sums grad * y (softmax) or grad (log_softmax) over the row in the
+ * accumulator type, then writes y * (grad - sum) or grad - exp(y) * sum.
+ * `in` is the gradient, `in2` the forward's output with the same strides. */
+template <class T, bool LOG> static TL_CUDA_FORCEINLINE void tl_rd_softmax_bwd(const tl_cuda_reduce_params &p) {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    typedef tl_rd_sum<T> SumOp;
+    const int32_t st = p.red_ndim ? p.red_stride[0] : 0, ost = p.red_out_stride;
+    __shared__ A row_sum;
+    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {
+        int32_t in_off, out_off;
+        tl_rd_row_offsets(p, row, in_off, out_off);
+        const char *g = (const char *)p.in + in_off, *y = (const char *)p.in2 + in_off;
+        char *out = (char *)p.out + out_off;
+        A s = SumOp::ident();
+        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x) {
+            const A gk = (A)tl_rd_io<T>::load(g + (int32_t)k * st);
+            s += LOG ? gk : gk * (A)tl_rd_io<T>::load(y + (int32_t)k * st);
+        }
+        s = tl_rd_block<SumOp>(s);
+        if (threadIdx.x == 0) row_sum = s;
+        __syncthreads();
+        const A sum = row_sum;
+        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x) {
+            const A gk = (A)tl_rd_io<T>::load(g + (int32_t)k * st), yk = (A)tl_rd_io<T>::load(y + (int32_t)k * st);
+            tl_rd_io<T>::store(out + (int32_t)k * ost, LOG ? gk - tl_rd_exp(yk) * sum : yk * (gk - sum));
+        }
+        __syncthreads();   /* row_sum is rewritten by the next row */
     }
 }
 
@@ -951,4 +986,36 @@ extern "C" __global__ void __launch_bounds__(512) tl_softmax_f64(const tl_cuda_r
 /* Double */
 extern "C" __global__ void __launch_bounds__(512) tl_log_softmax_f64(const tl_cuda_reduce_params p) {
     tl_rd_softmax<double, true>(p);
+}
+/* Half */
+extern "C" __global__ void __launch_bounds__(512) tl_softmax_backward_f16(const tl_cuda_reduce_params p) {
+    tl_rd_softmax_bwd<tl_rd_f16, false>(p);
+}
+/* Half */
+extern "C" __global__ void __launch_bounds__(512) tl_log_softmax_backward_f16(const tl_cuda_reduce_params p) {
+    tl_rd_softmax_bwd<tl_rd_f16, true>(p);
+}
+/* BFloat16 */
+extern "C" __global__ void __launch_bounds__(512) tl_softmax_backward_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_softmax_bwd<tl_rd_bf16, false>(p);
+}
+/* BFloat16 */
+extern "C" __global__ void __launch_bounds__(512) tl_log_softmax_backward_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_softmax_bwd<tl_rd_bf16, true>(p);
+}
+/* Float */
+extern "C" __global__ void __launch_bounds__(512) tl_softmax_backward_f32(const tl_cuda_reduce_params p) {
+    tl_rd_softmax_bwd<float, false>(p);
+}
+/* Float */
+extern "C" __global__ void __launch_bounds__(512) tl_log_softmax_backward_f32(const tl_cuda_reduce_params p) {
+    tl_rd_softmax_bwd<float, true>(p);
+}
+/* Double */
+extern "C" __global__ void __launch_bounds__(512) tl_softmax_backward_f64(const tl_cuda_reduce_params p) {
+    tl_rd_softmax_bwd<double, false>(p);
+}
+/* Double */
+extern "C" __global__ void __launch_bounds__(512) tl_log_softmax_backward_f64(const tl_cuda_reduce_params p) {
+    tl_rd_softmax_bwd<double, true>(p);
 }

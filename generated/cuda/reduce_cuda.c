@@ -23,7 +23,7 @@ static const char tl_reduce_cuda_source[] =
     "/*\n"
     " * from: kernels/cuda/tl_cuda_reduce.cuh (kernel templates), kernels/cuda/tl_cuda_reduce_params.h\n"
     " * kernels per operator and dtype: <name> (rows, pass 1) and <name>_combine (pass 2);\n"
-    " * tl_softmax_<dtype> / tl_log_softmax_<dtype> (one block per row)\n"
+    " * tl_softmax_<dtype> / tl_log_softmax_<dtype> and their _backward (one block per row)\n"
     " */\n"
     "#define TL_CUDA_MAX_DIMS 25\n"
     "/* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/\n"
@@ -258,7 +258,9 @@ static const char tl_reduce_cuda_source[] =
     " * innermost first with PyTorch's magic-number divisors; offsets are bytes and\n"
     " * fit 32 bits. splits > 1: pass 1 writes `splits` partial accumulators per\n"
     " * output into `partial`, pass 2 (the _combine kernel) reduces them.\n"
-    " * softmax / log_softmax reduce one dim and write every element of it. */\n"
+    " * softmax / log_softmax reduce one dim and write every element of it; their\n"
+    " * backward reads the gradient (in) and the forward's output (in2) with the\n"
+    " * same strides. */\n"
     "#ifndef TL_CUDA_REDUCE_PARAMS_H\n"
     "#define TL_CUDA_REDUCE_PARAMS_H\n"
     "\n"
@@ -267,6 +269,7 @@ static const char tl_reduce_cuda_source[] =
     "\n"
     "typedef struct tl_cuda_reduce_params {\n"
     "    uint64_t in, out, partial;   /* device pointers */\n"
+    "    uint64_t in2;                /* softmax backward: the forward's output, laid out as `in` (the gradient) */\n"
     "    double factor;               /* mean: 1 / nred (as the accumulator type) */\n"
     "    uint32_t nout, nred;\n"
     "    uint32_t splits, chunk;      /* chunks per output and elements per chunk */\n"
@@ -284,12 +287,13 @@ static const char tl_reduce_cuda_source[] =
     "    uint32_t pad_;\n"
     "} tl_cuda_reduce_params;\n"
     "\n"
-    "#define TL_CUDA_REDUCE_PARAMS_SIZE 496\n"
+    "#define TL_CUDA_REDUCE_PARAMS_SIZE 504\n"
     "\n"
     "#endif\n"
     "\n"
     "/* ---- kernels/cuda/tl_cuda_reduce.cuh */\n"
-    "/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin.\n"
+    "/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin,\n"
+    " * softmax / log_softmax and their backward.\n"
     " * The generator pastes this text into generated/cuda/reduce.cu after the\n"
     " * prelude and the parameter struct (tl_cuda_reduce_params.h), then adds one\n"
     " * extern \"C\" pair of kernels per operator and dtype (<name> and\n"
@@ -568,6 +572,37 @@ static const char tl_reduce_cuda_source[] =
     "            tl_rd_io<T>::store(out + (int32_t)k * ost, LOG ? x - lsum : tl_rd_exp(x) / sum);\n"
     "        }\n"
     "        __syncthreads();   /* row_max / row_sum are rewritten by the next row */\n"
+    "    }\n"
+    "}\n"
+    "\n"
+    "/* softmax / log_softmax backward (PyTorch's cunn_SoftMaxBackward): block\n"
+    " * `row` sums grad * y (softmax) or grad (log_softmax) over the row in the\n"
+    " * accumulator type, then writes y * (grad - sum) or grad - exp(y) * sum.\n"
+    " * `in` is the gradient, `in2` the forward's output with the same strides. */\n"
+    "template <class T, bool LOG> static TL_CUDA_FORCEINLINE void tl_rd_softmax_bwd(const tl_cuda_reduce_params &p) {\n"
+    "    typedef typename tl_rd_io<T>::sum_acc A;\n"
+    "    typedef tl_rd_sum<T> SumOp;\n"
+    "    const int32_t st = p.red_ndim ? p.red_stride[0] : 0, ost = p.red_out_stride;\n"
+    "    __shared__ A row_sum;\n"
+    "    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {\n"
+    "        int32_t in_off, out_off;\n"
+    "        tl_rd_row_offsets(p, row, in_off, out_off);\n"
+    "        const char *g = (const char *)p.in + in_off, *y = (const char *)p.in2 + in_off;\n"
+    "        char *out = (char *)p.out + out_off;\n"
+    "        A s = SumOp::ident();\n"
+    "        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x) {\n"
+    "            const A gk = (A)tl_rd_io<T>::load(g + (int32_t)k * st);\n"
+    "            s += LOG ? gk : gk * (A)tl_rd_io<T>::load(y + (int32_t)k * st);\n"
+    "        }\n"
+    "        s = tl_rd_block<SumOp>(s);\n"
+    "        if (threadIdx.x == 0) row_sum = s;\n"
+    "        __syncthreads();\n"
+    "        const A sum = row_sum;\n"
+    "        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x) {\n"
+    "            const A gk = (A)tl_rd_io<T>::load(g + (int32_t)k * st), yk = (A)tl_rd_io<T>::load(y + (int32_t)k * st);\n"
+    "            tl_rd_io<T>::store(out + (int32_t)k * ost, LOG ? gk - tl_rd_exp(yk) * sum : yk * (gk - sum));\n"
+    "        }\n"
+    "        __syncthreads();   /* row_sum is rewritten by the next row */\n"
     "    }\n"
     "}\n"
     "\n"
@@ -967,6 +1002,38 @@ static const char tl_reduce_cuda_source[] =
     "/* Double */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_log_softmax_f64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_softmax<double, true>(p);\n"
+    "}\n"
+    "/* Half */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_softmax_backward_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax_bwd<tl_rd_f16, false>(p);\n"
+    "}\n"
+    "/* Half */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_log_softmax_backward_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax_bwd<tl_rd_f16, true>(p);\n"
+    "}\n"
+    "/* BFloat16 */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_softmax_backward_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax_bwd<tl_rd_bf16, false>(p);\n"
+    "}\n"
+    "/* BFloat16 */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_log_softmax_backward_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax_bwd<tl_rd_bf16, true>(p);\n"
+    "}\n"
+    "/* Float */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_softmax_backward_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax_bwd<float, false>(p);\n"
+    "}\n"
+    "/* Float */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_log_softmax_backward_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax_bwd<float, true>(p);\n"
+    "}\n"
+    "/* Double */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_softmax_backward_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax_bwd<double, false>(p);\n"
+    "}\n"
+    "/* Double */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_log_softmax_backward_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax_bwd<double, true>(p);\n"
     "}\n";
 
 static tl_cuda_program tl_reduce_cuda_program = {"reduce", tl_reduce_cuda_source, {0}};
@@ -1129,4 +1196,20 @@ static tl_cuda_function tl_softmax_cuda_fns[8] = {
 tl_cuda_function *const tl_cuda_softmax_table[2][TL_NUM_DTYPES] = {
     {NULL, NULL, NULL, NULL, NULL, NULL, &tl_softmax_cuda_fns[0], &tl_softmax_cuda_fns[2], &tl_softmax_cuda_fns[4], &tl_softmax_cuda_fns[6]},
     {NULL, NULL, NULL, NULL, NULL, NULL, &tl_softmax_cuda_fns[1], &tl_softmax_cuda_fns[3], &tl_softmax_cuda_fns[5], &tl_softmax_cuda_fns[7]},
+};
+
+/* their backward: [log][tl_dtype], NULL: unsupported */
+static tl_cuda_function tl_softmax_bwd_cuda_fns[8] = {
+    {&tl_reduce_cuda_program, "tl_softmax_backward_f16", {0}},
+    {&tl_reduce_cuda_program, "tl_log_softmax_backward_f16", {0}},
+    {&tl_reduce_cuda_program, "tl_softmax_backward_bf16", {0}},
+    {&tl_reduce_cuda_program, "tl_log_softmax_backward_bf16", {0}},
+    {&tl_reduce_cuda_program, "tl_softmax_backward_f32", {0}},
+    {&tl_reduce_cuda_program, "tl_log_softmax_backward_f32", {0}},
+    {&tl_reduce_cuda_program, "tl_softmax_backward_f64", {0}},
+    {&tl_reduce_cuda_program, "tl_log_softmax_backward_f64", {0}},
+};
+tl_cuda_function *const tl_cuda_softmax_bwd_table[2][TL_NUM_DTYPES] = {
+    {NULL, NULL, NULL, NULL, NULL, NULL, &tl_softmax_bwd_cuda_fns[0], &tl_softmax_bwd_cuda_fns[2], &tl_softmax_bwd_cuda_fns[4], &tl_softmax_bwd_cuda_fns[6]},
+    {NULL, NULL, NULL, NULL, NULL, NULL, &tl_softmax_bwd_cuda_fns[1], &tl_softmax_bwd_cuda_fns[3], &tl_softmax_bwd_cuda_fns[5], &tl_softmax_bwd_cuda_fns[7]},
 };

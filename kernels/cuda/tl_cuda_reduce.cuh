@@ -1,4 +1,5 @@
-/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin.
+/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin,
+ * softmax / log_softmax and their backward.
  * The generator pastes this text into generated/cuda/reduce.cu after the
  * prelude and the parameter struct (tl_cuda_reduce_params.h), then adds one
  * extern "C" pair of kernels per operator and dtype (<name> and
@@ -277,5 +278,36 @@ template <class T, bool LOG> static TL_CUDA_FORCEINLINE void tl_rd_softmax(const
             tl_rd_io<T>::store(out + (int32_t)k * ost, LOG ? x - lsum : tl_rd_exp(x) / sum);
         }
         __syncthreads();   /* row_max / row_sum are rewritten by the next row */
+    }
+}
+
+/* softmax / log_softmax backward (PyTorch's cunn_SoftMaxBackward): block
+ * `row` sums grad * y (softmax) or grad (log_softmax) over the row in the
+ * accumulator type, then writes y * (grad - sum) or grad - exp(y) * sum.
+ * `in` is the gradient, `in2` the forward's output with the same strides. */
+template <class T, bool LOG> static TL_CUDA_FORCEINLINE void tl_rd_softmax_bwd(const tl_cuda_reduce_params &p) {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    typedef tl_rd_sum<T> SumOp;
+    const int32_t st = p.red_ndim ? p.red_stride[0] : 0, ost = p.red_out_stride;
+    __shared__ A row_sum;
+    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {
+        int32_t in_off, out_off;
+        tl_rd_row_offsets(p, row, in_off, out_off);
+        const char *g = (const char *)p.in + in_off, *y = (const char *)p.in2 + in_off;
+        char *out = (char *)p.out + out_off;
+        A s = SumOp::ident();
+        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x) {
+            const A gk = (A)tl_rd_io<T>::load(g + (int32_t)k * st);
+            s += LOG ? gk : gk * (A)tl_rd_io<T>::load(y + (int32_t)k * st);
+        }
+        s = tl_rd_block<SumOp>(s);
+        if (threadIdx.x == 0) row_sum = s;
+        __syncthreads();
+        const A sum = row_sum;
+        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x) {
+            const A gk = (A)tl_rd_io<T>::load(g + (int32_t)k * st), yk = (A)tl_rd_io<T>::load(y + (int32_t)k * st);
+            tl_rd_io<T>::store(out + (int32_t)k * ost, LOG ? gk - tl_rd_exp(yk) * sum : yk * (gk - sum));
+        }
+        __syncthreads();   /* row_sum is rewritten by the next row */
     }
 }

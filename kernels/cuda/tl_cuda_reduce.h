@@ -45,4 +45,9 @@ int tl_cuda_reduce_run(int op, const tl_tensor *x, uint64_t mask, tl_tensor *out
 extern tl_cuda_function *const tl_cuda_softmax_table[2][TL_NUM_DTYPES];
 int tl_cuda_softmax_run(int log, const tl_tensor *x, int64_t dim, tl_tensor *out);
 
+/* their backward: grad_input of the softmax (log 0) / log_softmax (log 1)
+ * whose output was y, from grad (grad's and y's shape and dtype; out too) */
+extern tl_cuda_function *const tl_cuda_softmax_bwd_table[2][TL_NUM_DTYPES];
+int tl_cuda_softmax_backward_run(int log, const tl_tensor *grad, const tl_tensor *y, int64_t dim, tl_tensor *out);
+
 #endif

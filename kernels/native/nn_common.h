@@ -71,4 +71,14 @@ static inline int pooling_output_shape(int64_t in, int64_t k, int64_t pad, int64
     return 0;
 }
 
+/* softmax's / log_softmax's backward kernels (CPU and CUDA) read the
+ * gradient, the forward's output and grad_input in one dtype */
+static inline int softmax_bwd_check_dtypes(const tl_tensor *grad, const tl_tensor *output, const tl_tensor *gi) {
+    const tl_dtype gdt = tl_tensor_dtype(grad), odt = tl_tensor_dtype(output), idt = tl_tensor_dtype(gi);
+    if (odt != gdt || idt != gdt)
+        return tl_set_error(TL_ERR_RUNTIME, "expected scalar type %s but found %s", tl_dtype_scalar_name(gdt),
+                            tl_dtype_scalar_name(odt != gdt ? odt : idt));
+    return 0;
+}
+
 #endif

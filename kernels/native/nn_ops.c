@@ -214,10 +214,8 @@ static int softmax_bwd_impl(tl_tensor *grad, tl_tensor *output, int64_t dim, tl_
     const int64_t nd = tl_tensor_ndim(output);
     const int64_t d = tl__wrap_dim(dim, nd, 1);
     if (d < 0) return -1;
-    const tl_dtype gdt = tl_tensor_dtype(grad), odt = tl_tensor_dtype(output), idt = tl_tensor_dtype(gi);
-    if (odt != gdt || idt != gdt)
-        return tl_set_error(TL_ERR_RUNTIME, "expected scalar type %s but found %s", tl_dtype_scalar_name(gdt),
-                            tl_dtype_scalar_name(odt != gdt ? odt : idt));
+    if (softmax_bwd_check_dtypes(grad, output, gi)) return -1;
+    const tl_dtype gdt = tl_tensor_dtype(grad);
     if (!tl_dtype_is_floating(gdt))
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"%s_backward_lastdim_kernel_impl\" not implemented for '%s'",
                             mode ? "log_softmax" : "softmax", tl_dtype_scalar_name(gdt));

@@ -126,6 +126,16 @@ REDUCE = COMMON + textwrap.dedent("""
     close(tl.softmax(ca, 1), tl.softmax(a, 1))
     close(tl.log_softmax(ca, 0), tl.log_softmax(a, 0))
     close(tl.nn.functional.softmax(h.to("cuda"), -1), tl.nn.functional.softmax(h, -1), rtol=2e-3)
+    # their backward through autograd (_softmax_backward_data / _log_softmax_backward_data on the device)
+    for fn, x in ((tl.nn.functional.softmax, a), (tl.nn.functional.log_softmax, a), (tl.nn.functional.softmax, h)):
+        xc = x.to("cuda").requires_grad_()
+        w = tl.from_numpy(rng.standard_normal(tuple(x.shape)).astype(np.float32)).to(x.dtype)
+        fn(xc, -1).backward(w.to("cuda"))
+        xr = x.clone().requires_grad_()
+        fn(xr, -1).backward(w)
+        close(xc.grad, xr.grad, rtol=1e-5 if x.dtype == tl.float32 else 4e-3)
+    close(tl._softmax_backward_data(ca, tl.softmax(ca, 0), 0, tl.float32),
+          tl._softmax_backward_data(a, tl.softmax(a, 0), 0, tl.float32))
     z = tl.empty([0, 3], device="cuda").sum(0)
     close(z, tl.zeros([3]))
     assert "reduce" in compiled, compiled

@@ -287,3 +287,66 @@ def test_softmax_strided_and_nan(shim):
     np.testing.assert_allclose(got.numpy(), tl.softmax(n, 1).numpy(), rtol=1e-6, equal_nan=True)
     with pytest.raises(RuntimeError, match="\"host_softmax\" not implemented for 'Long'"):
         softmax(shim, True, tl.ones([3], dtype=tl.int64), 0)
+
+
+# ---- softmax / log_softmax backward (one block per row: a sum, then the write)
+
+def softmax_bwd(shim, log, grad, y, dim, out=None):
+    shim.tl_cuda_softmax_backward_run.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+                                                  ctypes.c_void_p]
+    out = poison(list(grad.shape), grad.dtype) if out is None else out
+    shim.tl_shim_log_clear()
+    before = shim.tl_shim_coop_divergent()
+    check(shim.tl_cuda_softmax_backward_run(int(log), _ptr(grad), _ptr(y), dim % max(grad.dim(), 1), _ptr(out)))
+    assert shim.tl_shim_coop_divergent() == before, "threads of a block stopped at different barriers"
+    return out, [shim.tl_shim_log_name(i).decode() for i in range(shim.tl_shim_log_size())]
+
+
+def bwd_want(log, grad, y, dim):
+    """the CPU operator in float64, rounded to the dtype"""
+    fn = tl._log_softmax_backward_data if log else tl._softmax_backward_data
+    return fn(grad.to(tl.float64), y.to(tl.float64), dim, tl.float64).to(grad.dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_backward(shim, log, dtype):
+    fwd = tl.log_softmax if log else tl.softmax
+    for shape, dim in (([3, 7], 1), ([5, 1000], -1), ([4, 6, 9], 1), ([2, 3], 0), ([1], 0), ([0, 4], 1), ([], 0),
+                       ([3, 1025], 1)):
+        x = rand(shape, dtype, 21)
+        y = fwd(x, dim) if x.dim() else fwd(x, 0)
+        g = rand(shape, dtype, 22)
+        got, names = softmax_bwd(shim, log, g, y, dim)
+        want = bwd_want(log, g, y, dim)
+        tol = {tl.float16: 4e-3, tl.bfloat16: 3e-2, tl.float32: 1e-5, tl.float64: 1e-12}[dtype]
+        np.testing.assert_allclose(got.to(tl.float64).numpy(), want.to(tl.float64).numpy(), rtol=tol, atol=tol)
+        suffix = {tl.float16: "f16", tl.bfloat16: "bf16", tl.float32: "f32", tl.float64: "f64"}[dtype]
+        kernel = f"tl_{'log_softmax' if log else 'softmax'}_backward_{suffix}"
+        assert names == ([] if x.numel() == 0 else [kernel])
+
+
+def test_softmax_backward_layouts(shim):
+    x = rand([33, 70], tl.float32, 23).t()               # transposed: the row is strided
+    y = tl.softmax(x, 1)                                  # contiguous: strides differ from the gradient's
+    g = rand([33, 70], tl.float32, 24).t()
+    got, names = softmax_bwd(shim, False, g, y, 1)
+    np.testing.assert_allclose(got.numpy(), bwd_want(False, g, y, 1).numpy(), rtol=1e-5, atol=1e-6)
+    base = poison([70, 33, 2], tl.float32)               # a strided out, over the outer dim
+    yl = tl.log_softmax(x, 0)
+    got, _ = softmax_bwd(shim, True, g.contiguous(), yl, 0, base[..., 0])
+    np.testing.assert_allclose(got.numpy(), bwd_want(True, g, yl, 0).numpy(), rtol=1e-5, atol=1e-6)
+    big = rand([2, 70000], tl.float32, 25)               # rows longer than a block
+    yb, gb = tl.softmax(big, 1), rand([2, 70000], tl.float32, 26)
+    got, _ = softmax_bwd(shim, False, gb, yb, 1)
+    np.testing.assert_allclose(got.numpy(), bwd_want(False, gb, yb, 1).numpy(), rtol=1e-4, atol=1e-9)
+    many = rand([70000, 3], tl.float32, 27)              # more than 2^16 rows: the grid-stride loop
+    ym, gm = tl.log_softmax(many, 1), rand([70000, 3], tl.float32, 28)
+    got, _ = softmax_bwd(shim, True, gm, ym, 1)
+    np.testing.assert_allclose(got.numpy(), bwd_want(True, gm, ym, 1).numpy(), rtol=1e-5, atol=1e-6)
+    n = tl.from_numpy(np.array([[0.2, float("nan"), 0.8], [0.1, 0.2, 0.7]], dtype=np.float32))
+    got, _ = softmax_bwd(shim, False, tl.ones([2, 3]), n, 1)
+    np.testing.assert_allclose(got.numpy(), bwd_want(False, tl.ones([2, 3]), n, 1).numpy(), rtol=1e-6,
+                               atol=1e-7, equal_nan=True)
+    with pytest.raises(RuntimeError, match="\"host_softmax_backward\" not implemented for 'Long'"):
+        softmax_bwd(shim, True, tl.ones([3], dtype=tl.int64), tl.ones([3], dtype=tl.int64), 0)
