@@ -13,8 +13,9 @@ Steps (each recorded, a failure does not stop the next):
     time of a tiny `a + b` (torchlet vs torch);
  5. sum of 2^28 float32 (whole tensor and per row of 1024) and a 4096^2 mm in
     float32 / bfloat16 (cuBLAS), torchlet beside torch;
- 6. the NN kernels (softmax / log_softmax backward) on 8192 x 4096 float32:
-    against torchlet's CPU kernels and timed beside torch.
+ 6. the NN kernels (softmax / log_softmax backward, layer_norm forward and
+    forward + backward) on 8192 x 4096 float32: against torchlet's CPU
+    kernels and timed beside torch.
 
     python scripts/gpu_check.py [--dry-run] [--out DIR] [--numel N]
 
@@ -233,7 +234,32 @@ def _nn_cases() -> dict:
         g, y = (lib.from_numpy(v).to(dev) for v in a)
         return lambda: lib._log_softmax_backward_data(g, y, -1, lib.float32)
 
-    return {"softmax_backward": softmax_bwd, "log_softmax_backward": log_softmax_bwd}
+    def affine(lib, dev, cols):
+        import numpy as np
+
+        w = np.linspace(0.5, 1.5, cols, dtype=np.float32)
+        return lib.from_numpy(w).to(dev), lib.from_numpy(w - 1).to(dev)
+
+    def layer_norm(lib, dev, a):
+        x = lib.from_numpy(a[0]).to(dev)
+        w, b = affine(lib, dev, x.shape[-1])
+        return lambda: lib.native_layer_norm(x, [x.shape[-1]], w, b, 1e-5)[0]
+
+    def layer_norm_fwd_bwd(lib, dev, a):
+        """forward, then grad_input, grad_weight and grad_bias through autograd; returns grad_input"""
+        x, g = (lib.from_numpy(v).to(dev) for v in a)
+        w, b = affine(lib, dev, x.shape[-1])
+        w.requires_grad_()
+        b.requires_grad_()
+
+        def run():
+            xr = x.detach().requires_grad_()
+            lib.nn.functional.layer_norm(xr, [x.shape[-1]], w, b).backward(g)
+            return xr.grad
+        return run
+
+    return {"softmax_backward": softmax_bwd, "log_softmax_backward": log_softmax_bwd, "layer_norm": layer_norm,
+            "layer_norm_fwd_bwd": layer_norm_fwd_bwd}
 
 
 def _nn_inputs(name: str, rows: int, cols: int) -> list:

@@ -34,6 +34,9 @@ OPS = (
     ("argmax", "tl_rd_arg<{T}, true>", tuple(d for d in STORAGE if d != "Bool")),
     ("argmin", "tl_rd_arg<{T}, false>", tuple(d for d in STORAGE if d != "Bool")),
 )
+#: layer_norm's kernels in TL_CUDA_LAYER_NORM_<KIND> order (kernels/cuda/tl_cuda_reduce.h): (name, template)
+LAYER_NORM = (("layer_norm", "tl_rd_layer_norm"), ("layer_norm_backward", "tl_rd_layer_norm_bwd"),
+              ("layer_norm_backward_wb", "tl_rd_layer_norm_bwd_wb"))
 _COMPUTE_BYTES = {"Bool": 1, "Byte": 1, "Char": 1, "Short": 2, "Int": 4, "Long": 8, "Half": 4, "BFloat16": 4,
                   "Float": 4, "Double": 8}
 
@@ -76,10 +79,14 @@ def render_reduce_program(ctx: EmitContext) -> dict[str, str]:
         table.append((op, row))
     softmax = _softmax_kernels("")
     softmax_bwd = _softmax_kernels("_backward")
+    norm = [{"name": f"tl_{kind}_{d.suffix}", "fn": fn, "T": STORAGE[d.scalar_name], "dtype": d.scalar_name,
+             "kind": i, "index": 3 * j + i}
+            for j, d in enumerate(d for d in DTYPES if d.scalar_name in _FLOAT)
+            for i, (kind, fn) in enumerate(LAYER_NORM)]
     cu = ctx.render("reduce_cuda.cu.j2", C_COMMENT, prelude=PRELUDE.read_text().rstrip("\n"),
                     params=_strip(PARAMS.read_text()), body=_strip(BODY.read_text()), kernels=kernels,
-                    softmax=softmax, softmax_bwd=softmax_bwd, threads=THREADS)
+                    softmax=softmax, softmax_bwd=softmax_bwd, norm=norm, threads=THREADS)
     cu = cu.rstrip("\n") + "\n"
     host = ctx.render("reduce_cuda_host.c.j2", C_COMMENT, source=_c_string(cu), kernels=kernels, table=table,
-                      softmax=softmax, softmax_bwd=softmax_bwd)
+                      softmax=softmax, softmax_bwd=softmax_bwd, norm=norm)
     return {"cuda/reduce.cu": cu, "cuda/reduce_cuda.c": host}

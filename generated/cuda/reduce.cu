@@ -7,7 +7,8 @@
 /*
  * from: kernels/cuda/tl_cuda_reduce.cuh (kernel templates), kernels/cuda/tl_cuda_reduce_params.h
  * kernels per operator and dtype: <name> (rows, pass 1) and <name>_combine (pass 2);
- * tl_softmax_<dtype> / tl_log_softmax_<dtype> and their _backward (one block per row)
+ * tl_softmax_<dtype> / tl_log_softmax_<dtype> and their _backward (one block per row);
+ * tl_layer_norm_<dtype>, its _backward (one block per row) and _backward_wb (a thread per column)
  */
 #define TL_CUDA_MAX_DIMS 25
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
@@ -244,7 +245,8 @@ template <class T> static TL_CUDA_FORCEINLINE void tl_cuda_cast_store(int dt, ch
  * output into `partial`, pass 2 (the _combine kernel) reduces them.
  * softmax / log_softmax reduce one dim and write every element of it; their
  * backward reads the gradient (in) and the forward's output (in2) with the
- * same strides. */
+ * same strides. layer_norm's kernels read contiguous rows of nred elements
+ * (x: in; its backward's gradient: in2) and the per-row mean / rstd. */
 #ifndef TL_CUDA_REDUCE_PARAMS_H
 #define TL_CUDA_REDUCE_PARAMS_H
 
@@ -254,6 +256,9 @@ template <class T> static TL_CUDA_FORCEINLINE void tl_cuda_cast_store(int dt, ch
 typedef struct tl_cuda_reduce_params {
     uint64_t in, out, partial;   /* device pointers */
     uint64_t in2;                /* softmax backward: the forward's output, laid out as `in` (the gradient) */
+    uint64_t weight, bias;       /* layer_norm: affine parameters (0: none); backward: grad_weight / grad_bias */
+    uint64_t mean, rstd;         /* layer_norm: per row, in the accumulator type */
+    double eps;                  /* layer_norm */
     double factor;               /* mean: 1 / nred (as the accumulator type) */
     uint32_t nout, nred;
     uint32_t splits, chunk;      /* chunks per output and elements per chunk */
@@ -271,7 +276,7 @@ typedef struct tl_cuda_reduce_params {
     uint32_t pad_;
 } tl_cuda_reduce_params;
 
-#define TL_CUDA_REDUCE_PARAMS_SIZE 504
+#define TL_CUDA_REDUCE_PARAMS_SIZE 544
 
 #endif
 
@@ -587,6 +592,110 @@ template <class T, bool LOG> static TL_CUDA_FORCEINLINE void tl_rd_softmax_bwd(c
             tl_rd_io<T>::store(out + (int32_t)k * ost, LOG ? gk - tl_rd_exp(yk) * sum : yk * (gk - sum));
         }
         __syncthreads();   /* row_sum is rewritten by the next row */
+    }
+}
+
+/* ---- layer_norm over contiguous rows of p.nred elements (PyTorch's
+ * layer_norm_kernel.cu): statistics in the accumulator type A (float for
+ * half / bfloat16), mean / rstd stored as A */
+static TL_CUDA_FORCEINLINE float tl_rd_rsqrt(float x) { return 1.0f / sqrtf(x); }
+static TL_CUDA_FORCEINLINE double tl_rd_rsqrt(double x) { return 1.0 / sqrt(x); }
+/* bytes of a stored element (the tags are empty types) */
+template <class T> struct tl_rd_bytes { static const uint32_t n = sizeof(T); };
+template <> struct tl_rd_bytes<tl_rd_bool> { static const uint32_t n = 1; };
+template <> struct tl_rd_bytes<tl_rd_f16> { static const uint32_t n = 2; };
+template <> struct tl_rd_bytes<tl_rd_bf16> { static const uint32_t n = 2; };
+
+/* a row's sum in A, the result in every thread of the block */
+template <class T> static TL_CUDA_FORCEINLINE typename tl_rd_io<T>::sum_acc tl_rd_row_sum(
+        typename tl_rd_io<T>::sum_acc s) {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    __shared__ A total;
+    s = tl_rd_block<tl_rd_sum<T> >(s);
+    if (threadIdx.x == 0) total = s;
+    __syncthreads();
+    s = total;
+    __syncthreads();   /* total is rewritten by the next call */
+    return s;
+}
+
+/* forward: block `row` computes the mean, then the mean of squared
+ * deviations (two passes: no cancellation), rstd = 1 / sqrt(var + eps), and
+ * writes (x - mean) * rstd * weight + bias */
+template <class T> static TL_CUDA_FORCEINLINE void tl_rd_layer_norm(const tl_cuda_reduce_params &p) {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    const uint32_t n = p.nred;
+    const A inv_n = (A)p.factor;
+    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {
+        const char *x = (const char *)p.in + (uint64_t)row * n * tl_rd_bytes<T>::n;
+        char *y = (char *)p.out + (uint64_t)row * n * tl_rd_bytes<T>::n;
+        A s = 0;
+        for (uint32_t k = threadIdx.x; k < n; k += blockDim.x) s += (A)tl_rd_io<T>::load(x + k * tl_rd_bytes<T>::n);
+        const A mean = tl_rd_row_sum<T>(s) * inv_n;
+        A q = 0;
+        for (uint32_t k = threadIdx.x; k < n; k += blockDim.x) {
+            const A d = (A)tl_rd_io<T>::load(x + k * tl_rd_bytes<T>::n) - mean;
+            q += d * d;
+        }
+        const A rstd = tl_rd_rsqrt(tl_rd_row_sum<T>(q) * inv_n + (A)p.eps);
+        for (uint32_t k = threadIdx.x; k < n; k += blockDim.x) {
+            A v = ((A)tl_rd_io<T>::load(x + k * tl_rd_bytes<T>::n) - mean) * rstd;
+            if (p.weight) v *= (A)tl_rd_io<T>::load((const char *)p.weight + k * tl_rd_bytes<T>::n);
+            if (p.bias) v += (A)tl_rd_io<T>::load((const char *)p.bias + k * tl_rd_bytes<T>::n);
+            tl_rd_io<T>::store(y + k * tl_rd_bytes<T>::n, v);
+        }
+        if (threadIdx.x == 0) {
+            ((A *)p.mean)[row] = mean;
+            ((A *)p.rstd)[row] = rstd;
+        }
+    }
+}
+
+/* grad_input: with xhat = (x - mean) * rstd and g = grad * weight, block
+ * `row` sums g and g * xhat, then writes
+ * rstd * (g - sum(g) / n - xhat * sum(g * xhat) / n) */
+template <class T> static TL_CUDA_FORCEINLINE void tl_rd_layer_norm_bwd(const tl_cuda_reduce_params &p) {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    const uint32_t n = p.nred;
+    const A inv_n = (A)p.factor;
+    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {
+        const uint64_t base = (uint64_t)row * n * tl_rd_bytes<T>::n;
+        const char *x = (const char *)p.in + base, *dy = (const char *)p.in2 + base;
+        char *dx = (char *)p.out + base;
+        const A mean = ((const A *)p.mean)[row], rstd = ((const A *)p.rstd)[row];
+        A sg = 0, sgx = 0;
+        for (uint32_t k = threadIdx.x; k < n; k += blockDim.x) {
+            A g = (A)tl_rd_io<T>::load(dy + k * tl_rd_bytes<T>::n);
+            if (p.weight) g *= (A)tl_rd_io<T>::load((const char *)p.weight + k * tl_rd_bytes<T>::n);
+            sg += g;
+            sgx += g * ((A)tl_rd_io<T>::load(x + k * tl_rd_bytes<T>::n) - mean) * rstd;
+        }
+        const A mg = tl_rd_row_sum<T>(sg) * inv_n, mgx = tl_rd_row_sum<T>(sgx) * inv_n;
+        for (uint32_t k = threadIdx.x; k < n; k += blockDim.x) {
+            A g = (A)tl_rd_io<T>::load(dy + k * tl_rd_bytes<T>::n);
+            if (p.weight) g *= (A)tl_rd_io<T>::load((const char *)p.weight + k * tl_rd_bytes<T>::n);
+            const A xhat = ((A)tl_rd_io<T>::load(x + k * tl_rd_bytes<T>::n) - mean) * rstd;
+            tl_rd_io<T>::store(dx + k * tl_rd_bytes<T>::n, rstd * (g - mg - xhat * mgx));
+        }
+    }
+}
+
+/* grad_weight / grad_bias: column sums over the nout rows, one thread per
+ * column walking down the rows (a warp reads 32 neighbouring columns of a
+ * row: coalesced), in A, deterministic; 0 pointers are not written */
+template <class T> static TL_CUDA_FORCEINLINE void tl_rd_layer_norm_bwd_wb(const tl_cuda_reduce_params &p) {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    const uint32_t n = p.nred;
+    for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
+        A gw = 0, gb = 0;
+        for (uint32_t r = 0; r < p.nout; r++) {
+            const uint64_t at = ((uint64_t)r * n + j) * tl_rd_bytes<T>::n;
+            const A g = (A)tl_rd_io<T>::load((const char *)p.in2 + at);
+            gb += g;
+            gw += g * ((A)tl_rd_io<T>::load((const char *)p.in + at) - ((const A *)p.mean)[r]) * ((const A *)p.rstd)[r];
+        }
+        if (p.weight) tl_rd_io<T>::store((char *)p.weight + j * tl_rd_bytes<T>::n, gw);
+        if (p.bias) tl_rd_io<T>::store((char *)p.bias + j * tl_rd_bytes<T>::n, gb);
     }
 }
 
@@ -1018,4 +1127,52 @@ extern "C" __global__ void __launch_bounds__(512) tl_softmax_backward_f64(const 
 /* Double */
 extern "C" __global__ void __launch_bounds__(512) tl_log_softmax_backward_f64(const tl_cuda_reduce_params p) {
     tl_rd_softmax_bwd<double, true>(p);
+}
+/* Half */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_f16(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm<tl_rd_f16>(p);
+}
+/* Half */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_backward_f16(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm_bwd<tl_rd_f16>(p);
+}
+/* Half */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_backward_wb_f16(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm_bwd_wb<tl_rd_f16>(p);
+}
+/* BFloat16 */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm<tl_rd_bf16>(p);
+}
+/* BFloat16 */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_backward_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm_bwd<tl_rd_bf16>(p);
+}
+/* BFloat16 */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_backward_wb_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm_bwd_wb<tl_rd_bf16>(p);
+}
+/* Float */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_f32(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm<float>(p);
+}
+/* Float */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_backward_f32(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm_bwd<float>(p);
+}
+/* Float */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_backward_wb_f32(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm_bwd_wb<float>(p);
+}
+/* Double */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_f64(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm<double>(p);
+}
+/* Double */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_backward_f64(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm_bwd<double>(p);
+}
+/* Double */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_backward_wb_f64(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm_bwd_wb<double>(p);
 }

@@ -190,9 +190,7 @@ static int run_on_device(int op, const tl_tensor *x, uint64_t mask, tl_tensor *o
     return launch(k, &p, &plan, x);
 }
 
-/* one pass, one block per row (a grid-stride loop past 65536 rows), the
- * plan's threads: the kernels that read and write whole rows */
-static int launch_rows(tl_cuda_function *f, tl_cuda_reduce_params *p) {
+int tl_cuda_launch_rows(tl_cuda_function *f, tl_cuda_reduce_params *p) {
     tl_cuda_reduce_plan plan;
     tl_cuda_reduce_make_plan(p->nout, p->nred, &plan);
     p->splits = 1;
@@ -211,7 +209,7 @@ static int softmax_on_device(int log, const tl_tensor *x, int64_t d, tl_tensor *
     tl_cuda_reduce_params p;
     const int rc = make_params(log ? "log_softmax" : "softmax", x, tl_tensor_ndim(x) ? 1ull << d : 0, out, &p);
     if (rc != 0) return rc < 0 ? -1 : 0;
-    return launch_rows(f, &p);
+    return tl_cuda_launch_rows(f, &p);
 }
 
 /* softmax's / log_softmax's backward of y over dim d into out: grad and y
@@ -235,16 +233,14 @@ static int softmax_bwd_on_device(int log, const tl_tensor *grad, const tl_tensor
                          out, &p);
     if (rc == 0) {
         p.in2 = (uint64_t)(uintptr_t)tl__data(same ? y : yc);
-        rc = launch_rows(f, &p);
+        rc = tl_cuda_launch_rows(f, &p);
     }
     tl_tensor_release(g);
     tl_tensor_release(yc);
     return rc < 0 ? -1 : 0;
 }
 
-/* makes x's device current (x and out on one device; CPU tensors, the
- * host-shim tests, change nothing); *prev: the device to restore */
-static int enter_device(const tl_tensor *x, int *prev) {
+int tl_cuda_enter_device(const tl_tensor *x, int *prev) {
     *prev = -1;
     if (tl_tensor_device(x) != TL_CUDA) return 0;
     const int cur = tl_cuda_current_device(), dev = x->storage->device_index;
@@ -254,7 +250,7 @@ static int enter_device(const tl_tensor *x, int *prev) {
     return 0;
 }
 
-static int leave_device(int prev, int rc) {
+int tl_cuda_leave_device(int prev, int rc) {
     if (prev >= 0) tl_cuda_set_device(prev);
     return rc;
 }
@@ -263,8 +259,8 @@ static int leave_device(int prev, int rc) {
 static int on_device_of(const tl_tensor *x, int (*fn)(int, const tl_tensor *, uint64_t, tl_tensor *), int a,
                         uint64_t b, tl_tensor *out) {
     int prev;
-    if (enter_device(x, &prev)) return -1;
-    return leave_device(prev, fn(a, x, b, out));
+    if (tl_cuda_enter_device(x, &prev)) return -1;
+    return tl_cuda_leave_device(prev, fn(a, x, b, out));
 }
 
 static int softmax_fn(int log, const tl_tensor *x, uint64_t d, tl_tensor *out) {
@@ -277,8 +273,8 @@ int tl_cuda_softmax_run(int log, const tl_tensor *x, int64_t dim, tl_tensor *out
 
 int tl_cuda_softmax_backward_run(int log, const tl_tensor *grad, const tl_tensor *y, int64_t dim, tl_tensor *out) {
     int prev;
-    if (enter_device(grad, &prev)) return -1;
-    return leave_device(prev, softmax_bwd_on_device(log, grad, y, dim, out));
+    if (tl_cuda_enter_device(grad, &prev)) return -1;
+    return tl_cuda_leave_device(prev, softmax_bwd_on_device(log, grad, y, dim, out));
 }
 
 int tl_cuda_reduce_run(int op, const tl_tensor *x, uint64_t mask, tl_tensor *out) {

@@ -34,6 +34,16 @@ typedef struct tl_cuda_reduce_plan {
 } tl_cuda_reduce_plan;
 void tl_cuda_reduce_make_plan(int64_t nout, int64_t nred, tl_cuda_reduce_plan *plan);
 
+/* one pass of f, one block per row (a grid-stride loop past 65536 rows),
+ * the plan's threads for p->nout rows of p->nred elements: the kernels that
+ * read and write whole rows */
+int tl_cuda_launch_rows(tl_cuda_function *f, tl_cuda_reduce_params *p);
+
+/* makes x's device current (CPU tensors, the host-shim tests, change
+ * nothing; *prev: the device to restore); leave restores it and passes rc */
+int tl_cuda_enter_device(const tl_tensor *x, int *prev);
+int tl_cuda_leave_device(int prev, int rc);
+
 /* out = op over the dims in `mask` of x (x's dtype: the result's for sum and
  * mean; out: int64 for argmax / argmin, else x's dtype; shapes as the meta
  * functions set them, keepdim or not). Both on one device (or both CPU
@@ -49,5 +59,9 @@ int tl_cuda_softmax_run(int log, const tl_tensor *x, int64_t dim, tl_tensor *out
  * whose output was y, from grad (grad's and y's shape and dtype; out too) */
 extern tl_cuda_function *const tl_cuda_softmax_bwd_table[2][TL_NUM_DTYPES];
 int tl_cuda_softmax_backward_run(int log, const tl_tensor *grad, const tl_tensor *y, int64_t dim, tl_tensor *out);
+
+/* layer_norm's kernels: [TL_CUDA_LAYER_NORM_<KIND>][tl_dtype], floating dtypes */
+enum { TL_CUDA_LAYER_NORM_FWD, TL_CUDA_LAYER_NORM_BWD, TL_CUDA_LAYER_NORM_BWD_WB };
+extern tl_cuda_function *const tl_cuda_layer_norm_table[3][TL_NUM_DTYPES];
 
 #endif

@@ -324,6 +324,11 @@ static int check_layer_norm(tl_tensor *input, const int64_t *ns, int64_t ns_len,
     return 0;
 }
 
+int tl_nn_check_layer_norm(tl_tensor *input, const int64_t *ns, int64_t ns_len, tl_tensor *weight, tl_tensor *bias,
+                           int64_t *M, int64_t *N) {
+    return check_layer_norm(input, ns, ns_len, weight, bias, M, N);
+}
+
 /* mean / rstd shape: input's leading dims, then 1 per normalized dim */
 static void stat_shape(const tl_tensor *input, int64_t ns_len, int64_t *shape) {
     const int64_t nd = tl_tensor_ndim(input);
@@ -488,6 +493,9 @@ int tl_nn_layer_norm_backward(tl_tensor *grad_out, tl_tensor *input, const int64
         *grad_bias = outs[2];
         return 0;
     }
+    if (tl_tensor_device(input) == TL_CUDA)
+        return tl_cuda_layer_norm_backward(grad_out, input, normalized_shape_len, M, N, mean, rstd, weight, bias,
+                                           output_mask, grad_input, grad_weight, grad_bias);
     tl_tensor *g = NULL, *x = NULL, *w = NULL, *gx = NULL, *gwt = NULL, *gbt = NULL;
     double *mv = NULL, *rv = NULL, *acc = NULL;
     int rc = -1;

@@ -136,6 +136,29 @@ REDUCE = COMMON + textwrap.dedent("""
         close(xc.grad, xr.grad, rtol=1e-5 if x.dtype == tl.float32 else 4e-3)
     close(tl._softmax_backward_data(ca, tl.softmax(ca, 0), 0, tl.float32),
           tl._softmax_backward_data(a, tl.softmax(a, 0), 0, tl.float32))
+    # layer_norm forward and backward through autograd (native_layer_norm's CUDA kernel, the fused backward)
+    for x, ns in ((a, [129]), (h, [129]), (a.reshape([37, 3, 43]), [3, 43])):
+        wt = tl.from_numpy(rng.uniform(0.5, 1.5, ns).astype(np.float32)).to(x.dtype)
+        bs = tl.from_numpy(rng.standard_normal(ns).astype(np.float32)).to(x.dtype)
+        g = tl.from_numpy(rng.standard_normal(tuple(x.shape)).astype(np.float32)).to(x.dtype)
+        leaves = [t.to("cuda").requires_grad_() for t in (x, wt, bs)]
+        y = tl.nn.functional.layer_norm(leaves[0], ns, leaves[1], leaves[2])
+        y.backward(g.to("cuda"))
+        ref = [t.clone().requires_grad_() for t in (x, wt, bs)]
+        yr = tl.nn.functional.layer_norm(ref[0], ns, ref[1], ref[2])
+        yr.backward(g)
+        tol = 1e-4 if x.dtype == tl.float32 else 1e-2
+        close(y.detach(), yr.detach(), rtol=tol)
+        for lc, lr in zip(leaves, ref):
+            close(lc.grad, lr.grad, rtol=tol)
+    _, m, rs = tl.native_layer_norm(h.to("cuda"), [129], None, None, 1e-5)
+    assert m.dtype == tl.float32 and rs.dtype == tl.float32 and tuple(m.shape) == (37, 1), (m.dtype, m.shape)
+    try:
+        tl.native_layer_norm(ca, [129], tl.ones([129]), None, 1e-5)
+    except RuntimeError as e:
+        assert "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!" in str(e)
+    else:
+        raise AssertionError("a CPU weight was accepted")
     z = tl.empty([0, 3], device="cuda").sum(0)
     close(z, tl.zeros([3]))
     assert "reduce" in compiled, compiled
