@@ -6,7 +6,8 @@
  */
 /*
  * from: kernels/cuda/tl_cuda_reduce.cuh (kernel templates), kernels/cuda/tl_cuda_reduce_params.h
- * kernels per operator and dtype: <name> (rows, pass 1) and <name>_combine (pass 2);
+ * kernels per operator and dtype: <name> (rows, pass 1), <name>_combine (pass 2) and
+ * <name>_cols (a thread per output);
  * tl_softmax_<dtype> / tl_log_softmax_<dtype> and their _backward (one block per row);
  * tl_layer_norm_<dtype>, its _backward (one block per row) and _backward_wb (a thread per column)
  */
@@ -523,6 +524,29 @@ template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_combine(const
     }
 }
 
+/* outputs whose reduced elements lie further apart than neighbouring outputs
+ * (sum(0) of a row-major matrix): a thread per output walks its reduced
+ * elements in order, so a warp's loads at each step are 32 neighbouring
+ * outputs' elements (coalesced; PyTorch's "vectorize along output"). No
+ * shared memory or barrier; the same operators, so argmax's ties and NaN
+ * resolve as in the block kernels. */
+template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_cols(const tl_cuda_reduce_params &p) {
+    typedef typename Op::acc A;
+    for (uint32_t m = blockIdx.x * blockDim.x + threadIdx.x; m < p.nout; m += gridDim.x * blockDim.x) {
+        int32_t in_off, out_off;
+        tl_rd_row_offsets(p, m, in_off, out_off);
+        const char *in = (const char *)p.in + in_off;
+        A a = Op::ident();
+        if (p.red_ndim == 1) {
+            const int32_t st = p.red_stride[0];
+            for (uint32_t k = 0; k < p.nred; k++) a = Op::reduce(a, tl_rd_io<T>::load(in + (int32_t)k * st), k);
+        } else {
+            for (uint32_t k = 0; k < p.nred; k++) a = Op::reduce(a, tl_rd_io<T>::load(in + tl_rd_red_offset(p, k)), k);
+        }
+        Op::store((char *)p.out + out_off, a, p.factor);
+    }
+}
+
 /* softmax / log_softmax over one dim (PyTorch's cunn_SoftMaxForward): block
  * `row` finds the row's maximum, then the sum of exp(x - max) in the
  * accumulator type, then writes exp(x - max) / sum or (x - max) - log(sum).
@@ -707,12 +731,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_b(const tl_cuda_
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_b_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_bool, tl_rd_sum<tl_rd_bool>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_b_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bool, tl_rd_sum<tl_rd_bool>>(p);
+}
 /* Byte: tl_rd_sum<uint8_t> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_u8(const tl_cuda_reduce_params p) {
     tl_rd_rows<uint8_t, tl_rd_sum<uint8_t>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_u8_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<uint8_t, tl_rd_sum<uint8_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_u8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<uint8_t, tl_rd_sum<uint8_t>>(p);
 }
 /* Char: tl_rd_sum<int8_t> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i8(const tl_cuda_reduce_params p) {
@@ -721,12 +751,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i8(const tl_cuda
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i8_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int8_t, tl_rd_sum<int8_t>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int8_t, tl_rd_sum<int8_t>>(p);
+}
 /* Short: tl_rd_sum<int16_t> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i16(const tl_cuda_reduce_params p) {
     tl_rd_rows<int16_t, tl_rd_sum<int16_t>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int16_t, tl_rd_sum<int16_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int16_t, tl_rd_sum<int16_t>>(p);
 }
 /* Int: tl_rd_sum<int32_t> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i32(const tl_cuda_reduce_params p) {
@@ -735,12 +771,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i32(const tl_cud
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int32_t, tl_rd_sum<int32_t>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int32_t, tl_rd_sum<int32_t>>(p);
+}
 /* Long: tl_rd_sum<int64_t> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i64(const tl_cuda_reduce_params p) {
     tl_rd_rows<int64_t, tl_rd_sum<int64_t>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int64_t, tl_rd_sum<int64_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int64_t, tl_rd_sum<int64_t>>(p);
 }
 /* Half: tl_rd_sum<tl_rd_f16> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f16(const tl_cuda_reduce_params p) {
@@ -749,12 +791,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f16(const tl_cud
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_f16, tl_rd_sum<tl_rd_f16>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_sum<tl_rd_f16>>(p);
+}
 /* BFloat16: tl_rd_sum<tl_rd_bf16> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_bf16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_bf16, tl_rd_sum<tl_rd_bf16>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_bf16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_bf16, tl_rd_sum<tl_rd_bf16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_sum<tl_rd_bf16>>(p);
 }
 /* Float: tl_rd_sum<float> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f32(const tl_cuda_reduce_params p) {
@@ -763,12 +811,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f32(const tl_cud
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<float, tl_rd_sum<float>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_sum<float>>(p);
+}
 /* Double: tl_rd_sum<double> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f64(const tl_cuda_reduce_params p) {
     tl_rd_rows<double, tl_rd_sum<double>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<double, tl_rd_sum<double>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_sum<double>>(p);
 }
 /* Half: tl_rd_mean<tl_rd_f16> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f16(const tl_cuda_reduce_params p) {
@@ -777,12 +831,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f16(const tl_cu
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_f16, tl_rd_mean<tl_rd_f16>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_mean<tl_rd_f16>>(p);
+}
 /* BFloat16: tl_rd_mean<tl_rd_bf16> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_bf16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_bf16, tl_rd_mean<tl_rd_bf16>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_bf16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_bf16, tl_rd_mean<tl_rd_bf16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_mean<tl_rd_bf16>>(p);
 }
 /* Float: tl_rd_mean<float> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f32(const tl_cuda_reduce_params p) {
@@ -791,12 +851,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f32(const tl_cu
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<float, tl_rd_mean<float>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_mean<float>>(p);
+}
 /* Double: tl_rd_mean<double> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f64(const tl_cuda_reduce_params p) {
     tl_rd_rows<double, tl_rd_mean<double>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<double, tl_rd_mean<double>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_mean<double>>(p);
 }
 /* Bool: tl_rd_extreme<tl_rd_bool, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_b(const tl_cuda_reduce_params p) {
@@ -805,12 +871,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_b(const tl_cuda
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_b_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_bool, tl_rd_extreme<tl_rd_bool, true>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_b_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bool, tl_rd_extreme<tl_rd_bool, true>>(p);
+}
 /* Byte: tl_rd_extreme<uint8_t, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_u8(const tl_cuda_reduce_params p) {
     tl_rd_rows<uint8_t, tl_rd_extreme<uint8_t, true>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_u8_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<uint8_t, tl_rd_extreme<uint8_t, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_u8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<uint8_t, tl_rd_extreme<uint8_t, true>>(p);
 }
 /* Char: tl_rd_extreme<int8_t, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i8(const tl_cuda_reduce_params p) {
@@ -819,12 +891,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i8(const tl_cud
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i8_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int8_t, tl_rd_extreme<int8_t, true>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int8_t, tl_rd_extreme<int8_t, true>>(p);
+}
 /* Short: tl_rd_extreme<int16_t, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i16(const tl_cuda_reduce_params p) {
     tl_rd_rows<int16_t, tl_rd_extreme<int16_t, true>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int16_t, tl_rd_extreme<int16_t, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int16_t, tl_rd_extreme<int16_t, true>>(p);
 }
 /* Int: tl_rd_extreme<int32_t, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i32(const tl_cuda_reduce_params p) {
@@ -833,12 +911,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i32(const tl_cu
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int32_t, tl_rd_extreme<int32_t, true>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int32_t, tl_rd_extreme<int32_t, true>>(p);
+}
 /* Long: tl_rd_extreme<int64_t, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i64(const tl_cuda_reduce_params p) {
     tl_rd_rows<int64_t, tl_rd_extreme<int64_t, true>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int64_t, tl_rd_extreme<int64_t, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int64_t, tl_rd_extreme<int64_t, true>>(p);
 }
 /* Half: tl_rd_extreme<tl_rd_f16, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f16(const tl_cuda_reduce_params p) {
@@ -847,12 +931,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f16(const tl_cu
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_f16, tl_rd_extreme<tl_rd_f16, true>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_extreme<tl_rd_f16, true>>(p);
+}
 /* BFloat16: tl_rd_extreme<tl_rd_bf16, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_bf16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, true>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_bf16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, true>>(p);
 }
 /* Float: tl_rd_extreme<float, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f32(const tl_cuda_reduce_params p) {
@@ -861,12 +951,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f32(const tl_cu
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<float, tl_rd_extreme<float, true>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_extreme<float, true>>(p);
+}
 /* Double: tl_rd_extreme<double, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f64(const tl_cuda_reduce_params p) {
     tl_rd_rows<double, tl_rd_extreme<double, true>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<double, tl_rd_extreme<double, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_extreme<double, true>>(p);
 }
 /* Bool: tl_rd_extreme<tl_rd_bool, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_b(const tl_cuda_reduce_params p) {
@@ -875,12 +971,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_b(const tl_cuda
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_b_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_bool, tl_rd_extreme<tl_rd_bool, false>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_b_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bool, tl_rd_extreme<tl_rd_bool, false>>(p);
+}
 /* Byte: tl_rd_extreme<uint8_t, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_u8(const tl_cuda_reduce_params p) {
     tl_rd_rows<uint8_t, tl_rd_extreme<uint8_t, false>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_u8_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<uint8_t, tl_rd_extreme<uint8_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_u8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<uint8_t, tl_rd_extreme<uint8_t, false>>(p);
 }
 /* Char: tl_rd_extreme<int8_t, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i8(const tl_cuda_reduce_params p) {
@@ -889,12 +991,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i8(const tl_cud
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i8_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int8_t, tl_rd_extreme<int8_t, false>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int8_t, tl_rd_extreme<int8_t, false>>(p);
+}
 /* Short: tl_rd_extreme<int16_t, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i16(const tl_cuda_reduce_params p) {
     tl_rd_rows<int16_t, tl_rd_extreme<int16_t, false>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int16_t, tl_rd_extreme<int16_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int16_t, tl_rd_extreme<int16_t, false>>(p);
 }
 /* Int: tl_rd_extreme<int32_t, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i32(const tl_cuda_reduce_params p) {
@@ -903,12 +1011,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i32(const tl_cu
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int32_t, tl_rd_extreme<int32_t, false>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int32_t, tl_rd_extreme<int32_t, false>>(p);
+}
 /* Long: tl_rd_extreme<int64_t, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i64(const tl_cuda_reduce_params p) {
     tl_rd_rows<int64_t, tl_rd_extreme<int64_t, false>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int64_t, tl_rd_extreme<int64_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int64_t, tl_rd_extreme<int64_t, false>>(p);
 }
 /* Half: tl_rd_extreme<tl_rd_f16, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f16(const tl_cuda_reduce_params p) {
@@ -917,12 +1031,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f16(const tl_cu
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_f16, tl_rd_extreme<tl_rd_f16, false>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_extreme<tl_rd_f16, false>>(p);
+}
 /* BFloat16: tl_rd_extreme<tl_rd_bf16, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_bf16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, false>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_bf16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, false>>(p);
 }
 /* Float: tl_rd_extreme<float, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f32(const tl_cuda_reduce_params p) {
@@ -931,12 +1051,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f32(const tl_cu
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<float, tl_rd_extreme<float, false>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_extreme<float, false>>(p);
+}
 /* Double: tl_rd_extreme<double, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f64(const tl_cuda_reduce_params p) {
     tl_rd_rows<double, tl_rd_extreme<double, false>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<double, tl_rd_extreme<double, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_extreme<double, false>>(p);
 }
 /* Byte: tl_rd_arg<uint8_t, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_u8(const tl_cuda_reduce_params p) {
@@ -945,12 +1071,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_u8(const tl_c
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_u8_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<uint8_t, tl_rd_arg<uint8_t, true>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_u8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<uint8_t, tl_rd_arg<uint8_t, true>>(p);
+}
 /* Char: tl_rd_arg<int8_t, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i8(const tl_cuda_reduce_params p) {
     tl_rd_rows<int8_t, tl_rd_arg<int8_t, true>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i8_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int8_t, tl_rd_arg<int8_t, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int8_t, tl_rd_arg<int8_t, true>>(p);
 }
 /* Short: tl_rd_arg<int16_t, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i16(const tl_cuda_reduce_params p) {
@@ -959,12 +1091,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i16(const tl_
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int16_t, tl_rd_arg<int16_t, true>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int16_t, tl_rd_arg<int16_t, true>>(p);
+}
 /* Int: tl_rd_arg<int32_t, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i32(const tl_cuda_reduce_params p) {
     tl_rd_rows<int32_t, tl_rd_arg<int32_t, true>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int32_t, tl_rd_arg<int32_t, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int32_t, tl_rd_arg<int32_t, true>>(p);
 }
 /* Long: tl_rd_arg<int64_t, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i64(const tl_cuda_reduce_params p) {
@@ -973,12 +1111,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i64(const tl_
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int64_t, tl_rd_arg<int64_t, true>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int64_t, tl_rd_arg<int64_t, true>>(p);
+}
 /* Half: tl_rd_arg<tl_rd_f16, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_f16, tl_rd_arg<tl_rd_f16, true>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_f16, tl_rd_arg<tl_rd_f16, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_arg<tl_rd_f16, true>>(p);
 }
 /* BFloat16: tl_rd_arg<tl_rd_bf16, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_bf16(const tl_cuda_reduce_params p) {
@@ -987,12 +1131,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_bf16(const tl
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_bf16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, true>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, true>>(p);
+}
 /* Float: tl_rd_arg<float, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f32(const tl_cuda_reduce_params p) {
     tl_rd_rows<float, tl_rd_arg<float, true>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<float, tl_rd_arg<float, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_arg<float, true>>(p);
 }
 /* Double: tl_rd_arg<double, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64(const tl_cuda_reduce_params p) {
@@ -1001,12 +1151,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64(const tl_
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<double, tl_rd_arg<double, true>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_arg<double, true>>(p);
+}
 /* Byte: tl_rd_arg<uint8_t, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_u8(const tl_cuda_reduce_params p) {
     tl_rd_rows<uint8_t, tl_rd_arg<uint8_t, false>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_u8_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<uint8_t, tl_rd_arg<uint8_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_u8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<uint8_t, tl_rd_arg<uint8_t, false>>(p);
 }
 /* Char: tl_rd_arg<int8_t, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i8(const tl_cuda_reduce_params p) {
@@ -1015,12 +1171,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i8(const tl_c
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i8_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int8_t, tl_rd_arg<int8_t, false>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int8_t, tl_rd_arg<int8_t, false>>(p);
+}
 /* Short: tl_rd_arg<int16_t, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i16(const tl_cuda_reduce_params p) {
     tl_rd_rows<int16_t, tl_rd_arg<int16_t, false>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int16_t, tl_rd_arg<int16_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int16_t, tl_rd_arg<int16_t, false>>(p);
 }
 /* Int: tl_rd_arg<int32_t, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i32(const tl_cuda_reduce_params p) {
@@ -1029,12 +1191,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i32(const tl_
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int32_t, tl_rd_arg<int32_t, false>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int32_t, tl_rd_arg<int32_t, false>>(p);
+}
 /* Long: tl_rd_arg<int64_t, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i64(const tl_cuda_reduce_params p) {
     tl_rd_rows<int64_t, tl_rd_arg<int64_t, false>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int64_t, tl_rd_arg<int64_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int64_t, tl_rd_arg<int64_t, false>>(p);
 }
 /* Half: tl_rd_arg<tl_rd_f16, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f16(const tl_cuda_reduce_params p) {
@@ -1043,12 +1211,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f16(const tl_
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_f16, tl_rd_arg<tl_rd_f16, false>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_arg<tl_rd_f16, false>>(p);
+}
 /* BFloat16: tl_rd_arg<tl_rd_bf16, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_bf16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, false>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_bf16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, false>>(p);
 }
 /* Float: tl_rd_arg<float, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f32(const tl_cuda_reduce_params p) {
@@ -1057,12 +1231,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f32(const tl_
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<float, tl_rd_arg<float, false>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_arg<float, false>>(p);
+}
 /* Double: tl_rd_arg<double, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f64(const tl_cuda_reduce_params p) {
     tl_rd_rows<double, tl_rd_arg<double, false>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<double, tl_rd_arg<double, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_arg<double, false>>(p);
 }
 /* Half */
 extern "C" __global__ void __launch_bounds__(512) tl_softmax_f16(const tl_cuda_reduce_params p) {

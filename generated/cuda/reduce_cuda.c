@@ -22,7 +22,8 @@ static const char tl_reduce_cuda_source[] =
     " */\n"
     "/*\n"
     " * from: kernels/cuda/tl_cuda_reduce.cuh (kernel templates), kernels/cuda/tl_cuda_reduce_params.h\n"
-    " * kernels per operator and dtype: <name> (rows, pass 1) and <name>_combine (pass 2);\n"
+    " * kernels per operator and dtype: <name> (rows, pass 1), <name>_combine (pass 2) and\n"
+    " * <name>_cols (a thread per output);\n"
     " * tl_softmax_<dtype> / tl_log_softmax_<dtype> and their _backward (one block per row);\n"
     " * tl_layer_norm_<dtype>, its _backward (one block per row) and _backward_wb (a thread per column)\n"
     " */\n"
@@ -539,6 +540,29 @@ static const char tl_reduce_cuda_source[] =
     "    }\n"
     "}\n"
     "\n"
+    "/* outputs whose reduced elements lie further apart than neighbouring outputs\n"
+    " * (sum(0) of a row-major matrix): a thread per output walks its reduced\n"
+    " * elements in order, so a warp's loads at each step are 32 neighbouring\n"
+    " * outputs' elements (coalesced; PyTorch's \"vectorize along output\"). No\n"
+    " * shared memory or barrier; the same operators, so argmax's ties and NaN\n"
+    " * resolve as in the block kernels. */\n"
+    "template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_cols(const tl_cuda_reduce_params &p) {\n"
+    "    typedef typename Op::acc A;\n"
+    "    for (uint32_t m = blockIdx.x * blockDim.x + threadIdx.x; m < p.nout; m += gridDim.x * blockDim.x) {\n"
+    "        int32_t in_off, out_off;\n"
+    "        tl_rd_row_offsets(p, m, in_off, out_off);\n"
+    "        const char *in = (const char *)p.in + in_off;\n"
+    "        A a = Op::ident();\n"
+    "        if (p.red_ndim == 1) {\n"
+    "            const int32_t st = p.red_stride[0];\n"
+    "            for (uint32_t k = 0; k < p.nred; k++) a = Op::reduce(a, tl_rd_io<T>::load(in + (int32_t)k * st), k);\n"
+    "        } else {\n"
+    "            for (uint32_t k = 0; k < p.nred; k++) a = Op::reduce(a, tl_rd_io<T>::load(in + tl_rd_red_offset(p, k)), k);\n"
+    "        }\n"
+    "        Op::store((char *)p.out + out_off, a, p.factor);\n"
+    "    }\n"
+    "}\n"
+    "\n"
     "/* softmax / log_softmax over one dim (PyTorch's cunn_SoftMaxForward): block\n"
     " * `row` finds the row's maximum, then the sum of exp(x - max) in the\n"
     " * accumulator type, then writes exp(x - max) / sum or (x - max) - log(sum).\n"
@@ -723,12 +747,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_b_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_bool, tl_rd_sum<tl_rd_bool>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_b_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bool, tl_rd_sum<tl_rd_bool>>(p);\n"
+    "}\n"
     "/* Byte: tl_rd_sum<uint8_t> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_u8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<uint8_t, tl_rd_sum<uint8_t>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_u8_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<uint8_t, tl_rd_sum<uint8_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_u8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<uint8_t, tl_rd_sum<uint8_t>>(p);\n"
     "}\n"
     "/* Char: tl_rd_sum<int8_t> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i8(const tl_cuda_reduce_params p) {\n"
@@ -737,12 +767,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i8_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int8_t, tl_rd_sum<int8_t>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int8_t, tl_rd_sum<int8_t>>(p);\n"
+    "}\n"
     "/* Short: tl_rd_sum<int16_t> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int16_t, tl_rd_sum<int16_t>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int16_t, tl_rd_sum<int16_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int16_t, tl_rd_sum<int16_t>>(p);\n"
     "}\n"
     "/* Int: tl_rd_sum<int32_t> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i32(const tl_cuda_reduce_params p) {\n"
@@ -751,12 +787,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int32_t, tl_rd_sum<int32_t>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int32_t, tl_rd_sum<int32_t>>(p);\n"
+    "}\n"
     "/* Long: tl_rd_sum<int64_t> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int64_t, tl_rd_sum<int64_t>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int64_t, tl_rd_sum<int64_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int64_t, tl_rd_sum<int64_t>>(p);\n"
     "}\n"
     "/* Half: tl_rd_sum<tl_rd_f16> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_f16(const tl_cuda_reduce_params p) {\n"
@@ -765,12 +807,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_f16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_f16, tl_rd_sum<tl_rd_f16>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_sum<tl_rd_f16>>(p);\n"
+    "}\n"
     "/* BFloat16: tl_rd_sum<tl_rd_bf16> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_bf16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_bf16, tl_rd_sum<tl_rd_bf16>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_bf16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_bf16, tl_rd_sum<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_sum<tl_rd_bf16>>(p);\n"
     "}\n"
     "/* Float: tl_rd_sum<float> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_f32(const tl_cuda_reduce_params p) {\n"
@@ -779,12 +827,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_f32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<float, tl_rd_sum<float>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_sum<float>>(p);\n"
+    "}\n"
     "/* Double: tl_rd_sum<double> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_f64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<double, tl_rd_sum<double>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_f64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<double, tl_rd_sum<double>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_sum<double>>(p);\n"
     "}\n"
     "/* Half: tl_rd_mean<tl_rd_f16> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_f16(const tl_cuda_reduce_params p) {\n"
@@ -793,12 +847,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_f16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_f16, tl_rd_mean<tl_rd_f16>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_mean<tl_rd_f16>>(p);\n"
+    "}\n"
     "/* BFloat16: tl_rd_mean<tl_rd_bf16> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_bf16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_bf16, tl_rd_mean<tl_rd_bf16>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_bf16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_bf16, tl_rd_mean<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_mean<tl_rd_bf16>>(p);\n"
     "}\n"
     "/* Float: tl_rd_mean<float> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_f32(const tl_cuda_reduce_params p) {\n"
@@ -807,12 +867,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_f32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<float, tl_rd_mean<float>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_mean<float>>(p);\n"
+    "}\n"
     "/* Double: tl_rd_mean<double> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_f64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<double, tl_rd_mean<double>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_f64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<double, tl_rd_mean<double>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_mean<double>>(p);\n"
     "}\n"
     "/* Bool: tl_rd_extreme<tl_rd_bool, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_b(const tl_cuda_reduce_params p) {\n"
@@ -821,12 +887,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_b_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_bool, tl_rd_extreme<tl_rd_bool, true>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_b_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bool, tl_rd_extreme<tl_rd_bool, true>>(p);\n"
+    "}\n"
     "/* Byte: tl_rd_extreme<uint8_t, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_u8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<uint8_t, tl_rd_extreme<uint8_t, true>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_u8_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<uint8_t, tl_rd_extreme<uint8_t, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_u8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<uint8_t, tl_rd_extreme<uint8_t, true>>(p);\n"
     "}\n"
     "/* Char: tl_rd_extreme<int8_t, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i8(const tl_cuda_reduce_params p) {\n"
@@ -835,12 +907,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i8_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int8_t, tl_rd_extreme<int8_t, true>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int8_t, tl_rd_extreme<int8_t, true>>(p);\n"
+    "}\n"
     "/* Short: tl_rd_extreme<int16_t, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int16_t, tl_rd_extreme<int16_t, true>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int16_t, tl_rd_extreme<int16_t, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int16_t, tl_rd_extreme<int16_t, true>>(p);\n"
     "}\n"
     "/* Int: tl_rd_extreme<int32_t, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i32(const tl_cuda_reduce_params p) {\n"
@@ -849,12 +927,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int32_t, tl_rd_extreme<int32_t, true>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int32_t, tl_rd_extreme<int32_t, true>>(p);\n"
+    "}\n"
     "/* Long: tl_rd_extreme<int64_t, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int64_t, tl_rd_extreme<int64_t, true>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int64_t, tl_rd_extreme<int64_t, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int64_t, tl_rd_extreme<int64_t, true>>(p);\n"
     "}\n"
     "/* Half: tl_rd_extreme<tl_rd_f16, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_f16(const tl_cuda_reduce_params p) {\n"
@@ -863,12 +947,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_f16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_f16, tl_rd_extreme<tl_rd_f16, true>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_extreme<tl_rd_f16, true>>(p);\n"
+    "}\n"
     "/* BFloat16: tl_rd_extreme<tl_rd_bf16, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_bf16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, true>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_bf16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, true>>(p);\n"
     "}\n"
     "/* Float: tl_rd_extreme<float, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_f32(const tl_cuda_reduce_params p) {\n"
@@ -877,12 +967,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_f32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<float, tl_rd_extreme<float, true>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_extreme<float, true>>(p);\n"
+    "}\n"
     "/* Double: tl_rd_extreme<double, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_f64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<double, tl_rd_extreme<double, true>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_f64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<double, tl_rd_extreme<double, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_extreme<double, true>>(p);\n"
     "}\n"
     "/* Bool: tl_rd_extreme<tl_rd_bool, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_b(const tl_cuda_reduce_params p) {\n"
@@ -891,12 +987,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_b_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_bool, tl_rd_extreme<tl_rd_bool, false>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_b_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bool, tl_rd_extreme<tl_rd_bool, false>>(p);\n"
+    "}\n"
     "/* Byte: tl_rd_extreme<uint8_t, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_u8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<uint8_t, tl_rd_extreme<uint8_t, false>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_u8_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<uint8_t, tl_rd_extreme<uint8_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_u8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<uint8_t, tl_rd_extreme<uint8_t, false>>(p);\n"
     "}\n"
     "/* Char: tl_rd_extreme<int8_t, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i8(const tl_cuda_reduce_params p) {\n"
@@ -905,12 +1007,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i8_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int8_t, tl_rd_extreme<int8_t, false>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int8_t, tl_rd_extreme<int8_t, false>>(p);\n"
+    "}\n"
     "/* Short: tl_rd_extreme<int16_t, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int16_t, tl_rd_extreme<int16_t, false>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int16_t, tl_rd_extreme<int16_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int16_t, tl_rd_extreme<int16_t, false>>(p);\n"
     "}\n"
     "/* Int: tl_rd_extreme<int32_t, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i32(const tl_cuda_reduce_params p) {\n"
@@ -919,12 +1027,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int32_t, tl_rd_extreme<int32_t, false>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int32_t, tl_rd_extreme<int32_t, false>>(p);\n"
+    "}\n"
     "/* Long: tl_rd_extreme<int64_t, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int64_t, tl_rd_extreme<int64_t, false>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int64_t, tl_rd_extreme<int64_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int64_t, tl_rd_extreme<int64_t, false>>(p);\n"
     "}\n"
     "/* Half: tl_rd_extreme<tl_rd_f16, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f16(const tl_cuda_reduce_params p) {\n"
@@ -933,12 +1047,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_f16, tl_rd_extreme<tl_rd_f16, false>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_extreme<tl_rd_f16, false>>(p);\n"
+    "}\n"
     "/* BFloat16: tl_rd_extreme<tl_rd_bf16, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_bf16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, false>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_bf16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, false>>(p);\n"
     "}\n"
     "/* Float: tl_rd_extreme<float, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f32(const tl_cuda_reduce_params p) {\n"
@@ -947,12 +1067,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<float, tl_rd_extreme<float, false>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_extreme<float, false>>(p);\n"
+    "}\n"
     "/* Double: tl_rd_extreme<double, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<double, tl_rd_extreme<double, false>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<double, tl_rd_extreme<double, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_extreme<double, false>>(p);\n"
     "}\n"
     "/* Byte: tl_rd_arg<uint8_t, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_u8(const tl_cuda_reduce_params p) {\n"
@@ -961,12 +1087,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_u8_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<uint8_t, tl_rd_arg<uint8_t, true>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_u8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<uint8_t, tl_rd_arg<uint8_t, true>>(p);\n"
+    "}\n"
     "/* Char: tl_rd_arg<int8_t, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int8_t, tl_rd_arg<int8_t, true>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i8_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int8_t, tl_rd_arg<int8_t, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int8_t, tl_rd_arg<int8_t, true>>(p);\n"
     "}\n"
     "/* Short: tl_rd_arg<int16_t, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i16(const tl_cuda_reduce_params p) {\n"
@@ -975,12 +1107,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int16_t, tl_rd_arg<int16_t, true>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int16_t, tl_rd_arg<int16_t, true>>(p);\n"
+    "}\n"
     "/* Int: tl_rd_arg<int32_t, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i32(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int32_t, tl_rd_arg<int32_t, true>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int32_t, tl_rd_arg<int32_t, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int32_t, tl_rd_arg<int32_t, true>>(p);\n"
     "}\n"
     "/* Long: tl_rd_arg<int64_t, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i64(const tl_cuda_reduce_params p) {\n"
@@ -989,12 +1127,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int64_t, tl_rd_arg<int64_t, true>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int64_t, tl_rd_arg<int64_t, true>>(p);\n"
+    "}\n"
     "/* Half: tl_rd_arg<tl_rd_f16, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_f16, tl_rd_arg<tl_rd_f16, true>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_f16, tl_rd_arg<tl_rd_f16, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_arg<tl_rd_f16, true>>(p);\n"
     "}\n"
     "/* BFloat16: tl_rd_arg<tl_rd_bf16, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_bf16(const tl_cuda_reduce_params p) {\n"
@@ -1003,12 +1147,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_bf16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, true>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, true>>(p);\n"
+    "}\n"
     "/* Float: tl_rd_arg<float, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f32(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<float, tl_rd_arg<float, true>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<float, tl_rd_arg<float, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_arg<float, true>>(p);\n"
     "}\n"
     "/* Double: tl_rd_arg<double, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64(const tl_cuda_reduce_params p) {\n"
@@ -1017,12 +1167,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<double, tl_rd_arg<double, true>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_arg<double, true>>(p);\n"
+    "}\n"
     "/* Byte: tl_rd_arg<uint8_t, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_u8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<uint8_t, tl_rd_arg<uint8_t, false>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_u8_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<uint8_t, tl_rd_arg<uint8_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_u8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<uint8_t, tl_rd_arg<uint8_t, false>>(p);\n"
     "}\n"
     "/* Char: tl_rd_arg<int8_t, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i8(const tl_cuda_reduce_params p) {\n"
@@ -1031,12 +1187,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i8_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int8_t, tl_rd_arg<int8_t, false>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int8_t, tl_rd_arg<int8_t, false>>(p);\n"
+    "}\n"
     "/* Short: tl_rd_arg<int16_t, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int16_t, tl_rd_arg<int16_t, false>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int16_t, tl_rd_arg<int16_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int16_t, tl_rd_arg<int16_t, false>>(p);\n"
     "}\n"
     "/* Int: tl_rd_arg<int32_t, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i32(const tl_cuda_reduce_params p) {\n"
@@ -1045,12 +1207,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int32_t, tl_rd_arg<int32_t, false>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int32_t, tl_rd_arg<int32_t, false>>(p);\n"
+    "}\n"
     "/* Long: tl_rd_arg<int64_t, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int64_t, tl_rd_arg<int64_t, false>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int64_t, tl_rd_arg<int64_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int64_t, tl_rd_arg<int64_t, false>>(p);\n"
     "}\n"
     "/* Half: tl_rd_arg<tl_rd_f16, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f16(const tl_cuda_reduce_params p) {\n"
@@ -1059,12 +1227,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_f16, tl_rd_arg<tl_rd_f16, false>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_arg<tl_rd_f16, false>>(p);\n"
+    "}\n"
     "/* BFloat16: tl_rd_arg<tl_rd_bf16, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_bf16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, false>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_bf16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, false>>(p);\n"
     "}\n"
     "/* Float: tl_rd_arg<float, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f32(const tl_cuda_reduce_params p) {\n"
@@ -1073,12 +1247,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<float, tl_rd_arg<float, false>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_arg<float, false>>(p);\n"
+    "}\n"
     "/* Double: tl_rd_arg<double, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<double, tl_rd_arg<double, false>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<double, tl_rd_arg<double, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_arg<double, false>>(p);\n"
     "}\n"
     "/* Half */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_softmax_f16(const tl_cuda_reduce_params p) {\n"
@@ -1195,147 +1375,199 @@ static const char tl_reduce_cuda_source[] =
 
 static tl_cuda_program tl_reduce_cuda_program = {"reduce", tl_reduce_cuda_source, {0}};
 
-/* per kernel: the rows pass and the combine pass */
-static tl_cuda_function tl_reduce_cuda_fns[52][2] = {
-    {{&tl_reduce_cuda_program, "tl_reduce_sum_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_b_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_sum_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_u8_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_sum_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_i8_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_sum_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_i16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_sum_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_i32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_sum_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_i64_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_sum_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_f16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_sum_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_bf16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_sum_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_f32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_sum_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_f64_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_mean_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_mean_f16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_mean_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_mean_bf16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_mean_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_mean_f32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_mean_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_mean_f64_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amax_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_b_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amax_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_u8_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amax_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_i8_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amax_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_i16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amax_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_i32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amax_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_i64_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amax_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_f16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amax_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_bf16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amax_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_f32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amax_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_f64_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amin_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_b_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amin_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_u8_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amin_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_i8_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amin_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_i16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amin_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_i32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amin_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_i64_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amin_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_f16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amin_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_bf16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amin_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_f32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amin_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_f64_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmax_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_u8_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmax_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_i8_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmax_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_i16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmax_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_i32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmax_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_i64_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmax_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_f16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmax_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_bf16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmax_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_f32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmax_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_f64_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmin_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_u8_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmin_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_i8_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmin_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_i16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmin_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_i32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmin_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_i64_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmin_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_f16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmin_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_bf16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmin_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_f32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmin_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_f64_combine", {0}}},
+/* per kernel: the rows pass, the combine pass and the thread-per-output kernel */
+static tl_cuda_function tl_reduce_cuda_fns[52][3] = {
+    {{&tl_reduce_cuda_program, "tl_reduce_sum_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_b_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_sum_b_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_sum_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_u8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_sum_u8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_sum_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_i8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_sum_i8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_sum_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_i16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_sum_i16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_sum_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_i32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_sum_i32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_sum_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_i64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_sum_i64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_sum_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_sum_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_sum_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_sum_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_sum_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_sum_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_sum_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_sum_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_mean_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_mean_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_mean_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_mean_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_mean_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_mean_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_mean_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_mean_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_mean_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_mean_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_mean_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_mean_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amax_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_b_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amax_b_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amax_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_u8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amax_u8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amax_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_i8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amax_i8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amax_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_i16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amax_i16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amax_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_i32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amax_i32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amax_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_i64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amax_i64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amax_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amax_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amax_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amax_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amax_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amax_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amax_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amax_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amin_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_b_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amin_b_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amin_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_u8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amin_u8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amin_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_i8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amin_i8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amin_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_i16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amin_i16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amin_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_i32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amin_i32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amin_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_i64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amin_i64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amin_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amin_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amin_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amin_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amin_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amin_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amin_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amin_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmax_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_u8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmax_u8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmax_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_i8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmax_i8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmax_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_i16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmax_i16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmax_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_i32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmax_i32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmax_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_i64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmax_i64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmax_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmax_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmax_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmax_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmax_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmax_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmax_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmax_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmin_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_u8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmin_u8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmin_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_i8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmin_i8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmin_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_i16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmin_i16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmin_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_i32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmin_i32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmin_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_i64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmin_i64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmin_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmin_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmin_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmin_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmin_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmin_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmin_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmin_f64_cols", {0}}},
 };
 
 /* [operator][tl_dtype]: kernels and the bytes of one partial accumulator; NULL: unsupported */
 const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DTYPES] = {
     {  /* sum */
-        {&tl_reduce_cuda_fns[0][0], &tl_reduce_cuda_fns[0][1], 8},
-        {&tl_reduce_cuda_fns[1][0], &tl_reduce_cuda_fns[1][1], 8},
-        {&tl_reduce_cuda_fns[2][0], &tl_reduce_cuda_fns[2][1], 8},
-        {&tl_reduce_cuda_fns[3][0], &tl_reduce_cuda_fns[3][1], 8},
-        {&tl_reduce_cuda_fns[4][0], &tl_reduce_cuda_fns[4][1], 8},
-        {&tl_reduce_cuda_fns[5][0], &tl_reduce_cuda_fns[5][1], 8},
-        {&tl_reduce_cuda_fns[6][0], &tl_reduce_cuda_fns[6][1], 4},
-        {&tl_reduce_cuda_fns[7][0], &tl_reduce_cuda_fns[7][1], 4},
-        {&tl_reduce_cuda_fns[8][0], &tl_reduce_cuda_fns[8][1], 4},
-        {&tl_reduce_cuda_fns[9][0], &tl_reduce_cuda_fns[9][1], 8},
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[0][0], &tl_reduce_cuda_fns[0][1], &tl_reduce_cuda_fns[0][2], 8},
+        {&tl_reduce_cuda_fns[1][0], &tl_reduce_cuda_fns[1][1], &tl_reduce_cuda_fns[1][2], 8},
+        {&tl_reduce_cuda_fns[2][0], &tl_reduce_cuda_fns[2][1], &tl_reduce_cuda_fns[2][2], 8},
+        {&tl_reduce_cuda_fns[3][0], &tl_reduce_cuda_fns[3][1], &tl_reduce_cuda_fns[3][2], 8},
+        {&tl_reduce_cuda_fns[4][0], &tl_reduce_cuda_fns[4][1], &tl_reduce_cuda_fns[4][2], 8},
+        {&tl_reduce_cuda_fns[5][0], &tl_reduce_cuda_fns[5][1], &tl_reduce_cuda_fns[5][2], 8},
+        {&tl_reduce_cuda_fns[6][0], &tl_reduce_cuda_fns[6][1], &tl_reduce_cuda_fns[6][2], 4},
+        {&tl_reduce_cuda_fns[7][0], &tl_reduce_cuda_fns[7][1], &tl_reduce_cuda_fns[7][2], 4},
+        {&tl_reduce_cuda_fns[8][0], &tl_reduce_cuda_fns[8][1], &tl_reduce_cuda_fns[8][2], 4},
+        {&tl_reduce_cuda_fns[9][0], &tl_reduce_cuda_fns[9][1], &tl_reduce_cuda_fns[9][2], 8},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
     },
     {  /* mean */
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
-        {&tl_reduce_cuda_fns[10][0], &tl_reduce_cuda_fns[10][1], 4},
-        {&tl_reduce_cuda_fns[11][0], &tl_reduce_cuda_fns[11][1], 4},
-        {&tl_reduce_cuda_fns[12][0], &tl_reduce_cuda_fns[12][1], 4},
-        {&tl_reduce_cuda_fns[13][0], &tl_reduce_cuda_fns[13][1], 8},
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[10][0], &tl_reduce_cuda_fns[10][1], &tl_reduce_cuda_fns[10][2], 4},
+        {&tl_reduce_cuda_fns[11][0], &tl_reduce_cuda_fns[11][1], &tl_reduce_cuda_fns[11][2], 4},
+        {&tl_reduce_cuda_fns[12][0], &tl_reduce_cuda_fns[12][1], &tl_reduce_cuda_fns[12][2], 4},
+        {&tl_reduce_cuda_fns[13][0], &tl_reduce_cuda_fns[13][1], &tl_reduce_cuda_fns[13][2], 8},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
     },
     {  /* amax */
-        {&tl_reduce_cuda_fns[14][0], &tl_reduce_cuda_fns[14][1], 1},
-        {&tl_reduce_cuda_fns[15][0], &tl_reduce_cuda_fns[15][1], 1},
-        {&tl_reduce_cuda_fns[16][0], &tl_reduce_cuda_fns[16][1], 1},
-        {&tl_reduce_cuda_fns[17][0], &tl_reduce_cuda_fns[17][1], 2},
-        {&tl_reduce_cuda_fns[18][0], &tl_reduce_cuda_fns[18][1], 4},
-        {&tl_reduce_cuda_fns[19][0], &tl_reduce_cuda_fns[19][1], 8},
-        {&tl_reduce_cuda_fns[20][0], &tl_reduce_cuda_fns[20][1], 4},
-        {&tl_reduce_cuda_fns[21][0], &tl_reduce_cuda_fns[21][1], 4},
-        {&tl_reduce_cuda_fns[22][0], &tl_reduce_cuda_fns[22][1], 4},
-        {&tl_reduce_cuda_fns[23][0], &tl_reduce_cuda_fns[23][1], 8},
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[14][0], &tl_reduce_cuda_fns[14][1], &tl_reduce_cuda_fns[14][2], 1},
+        {&tl_reduce_cuda_fns[15][0], &tl_reduce_cuda_fns[15][1], &tl_reduce_cuda_fns[15][2], 1},
+        {&tl_reduce_cuda_fns[16][0], &tl_reduce_cuda_fns[16][1], &tl_reduce_cuda_fns[16][2], 1},
+        {&tl_reduce_cuda_fns[17][0], &tl_reduce_cuda_fns[17][1], &tl_reduce_cuda_fns[17][2], 2},
+        {&tl_reduce_cuda_fns[18][0], &tl_reduce_cuda_fns[18][1], &tl_reduce_cuda_fns[18][2], 4},
+        {&tl_reduce_cuda_fns[19][0], &tl_reduce_cuda_fns[19][1], &tl_reduce_cuda_fns[19][2], 8},
+        {&tl_reduce_cuda_fns[20][0], &tl_reduce_cuda_fns[20][1], &tl_reduce_cuda_fns[20][2], 4},
+        {&tl_reduce_cuda_fns[21][0], &tl_reduce_cuda_fns[21][1], &tl_reduce_cuda_fns[21][2], 4},
+        {&tl_reduce_cuda_fns[22][0], &tl_reduce_cuda_fns[22][1], &tl_reduce_cuda_fns[22][2], 4},
+        {&tl_reduce_cuda_fns[23][0], &tl_reduce_cuda_fns[23][1], &tl_reduce_cuda_fns[23][2], 8},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
     },
     {  /* amin */
-        {&tl_reduce_cuda_fns[24][0], &tl_reduce_cuda_fns[24][1], 1},
-        {&tl_reduce_cuda_fns[25][0], &tl_reduce_cuda_fns[25][1], 1},
-        {&tl_reduce_cuda_fns[26][0], &tl_reduce_cuda_fns[26][1], 1},
-        {&tl_reduce_cuda_fns[27][0], &tl_reduce_cuda_fns[27][1], 2},
-        {&tl_reduce_cuda_fns[28][0], &tl_reduce_cuda_fns[28][1], 4},
-        {&tl_reduce_cuda_fns[29][0], &tl_reduce_cuda_fns[29][1], 8},
-        {&tl_reduce_cuda_fns[30][0], &tl_reduce_cuda_fns[30][1], 4},
-        {&tl_reduce_cuda_fns[31][0], &tl_reduce_cuda_fns[31][1], 4},
-        {&tl_reduce_cuda_fns[32][0], &tl_reduce_cuda_fns[32][1], 4},
-        {&tl_reduce_cuda_fns[33][0], &tl_reduce_cuda_fns[33][1], 8},
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[24][0], &tl_reduce_cuda_fns[24][1], &tl_reduce_cuda_fns[24][2], 1},
+        {&tl_reduce_cuda_fns[25][0], &tl_reduce_cuda_fns[25][1], &tl_reduce_cuda_fns[25][2], 1},
+        {&tl_reduce_cuda_fns[26][0], &tl_reduce_cuda_fns[26][1], &tl_reduce_cuda_fns[26][2], 1},
+        {&tl_reduce_cuda_fns[27][0], &tl_reduce_cuda_fns[27][1], &tl_reduce_cuda_fns[27][2], 2},
+        {&tl_reduce_cuda_fns[28][0], &tl_reduce_cuda_fns[28][1], &tl_reduce_cuda_fns[28][2], 4},
+        {&tl_reduce_cuda_fns[29][0], &tl_reduce_cuda_fns[29][1], &tl_reduce_cuda_fns[29][2], 8},
+        {&tl_reduce_cuda_fns[30][0], &tl_reduce_cuda_fns[30][1], &tl_reduce_cuda_fns[30][2], 4},
+        {&tl_reduce_cuda_fns[31][0], &tl_reduce_cuda_fns[31][1], &tl_reduce_cuda_fns[31][2], 4},
+        {&tl_reduce_cuda_fns[32][0], &tl_reduce_cuda_fns[32][1], &tl_reduce_cuda_fns[32][2], 4},
+        {&tl_reduce_cuda_fns[33][0], &tl_reduce_cuda_fns[33][1], &tl_reduce_cuda_fns[33][2], 8},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
     },
     {  /* argmax */
-        {NULL, NULL, 0},
-        {&tl_reduce_cuda_fns[34][0], &tl_reduce_cuda_fns[34][1], 16},
-        {&tl_reduce_cuda_fns[35][0], &tl_reduce_cuda_fns[35][1], 16},
-        {&tl_reduce_cuda_fns[36][0], &tl_reduce_cuda_fns[36][1], 16},
-        {&tl_reduce_cuda_fns[37][0], &tl_reduce_cuda_fns[37][1], 16},
-        {&tl_reduce_cuda_fns[38][0], &tl_reduce_cuda_fns[38][1], 16},
-        {&tl_reduce_cuda_fns[39][0], &tl_reduce_cuda_fns[39][1], 16},
-        {&tl_reduce_cuda_fns[40][0], &tl_reduce_cuda_fns[40][1], 16},
-        {&tl_reduce_cuda_fns[41][0], &tl_reduce_cuda_fns[41][1], 16},
-        {&tl_reduce_cuda_fns[42][0], &tl_reduce_cuda_fns[42][1], 16},
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[34][0], &tl_reduce_cuda_fns[34][1], &tl_reduce_cuda_fns[34][2], 16},
+        {&tl_reduce_cuda_fns[35][0], &tl_reduce_cuda_fns[35][1], &tl_reduce_cuda_fns[35][2], 16},
+        {&tl_reduce_cuda_fns[36][0], &tl_reduce_cuda_fns[36][1], &tl_reduce_cuda_fns[36][2], 16},
+        {&tl_reduce_cuda_fns[37][0], &tl_reduce_cuda_fns[37][1], &tl_reduce_cuda_fns[37][2], 16},
+        {&tl_reduce_cuda_fns[38][0], &tl_reduce_cuda_fns[38][1], &tl_reduce_cuda_fns[38][2], 16},
+        {&tl_reduce_cuda_fns[39][0], &tl_reduce_cuda_fns[39][1], &tl_reduce_cuda_fns[39][2], 16},
+        {&tl_reduce_cuda_fns[40][0], &tl_reduce_cuda_fns[40][1], &tl_reduce_cuda_fns[40][2], 16},
+        {&tl_reduce_cuda_fns[41][0], &tl_reduce_cuda_fns[41][1], &tl_reduce_cuda_fns[41][2], 16},
+        {&tl_reduce_cuda_fns[42][0], &tl_reduce_cuda_fns[42][1], &tl_reduce_cuda_fns[42][2], 16},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
     },
     {  /* argmin */
-        {NULL, NULL, 0},
-        {&tl_reduce_cuda_fns[43][0], &tl_reduce_cuda_fns[43][1], 16},
-        {&tl_reduce_cuda_fns[44][0], &tl_reduce_cuda_fns[44][1], 16},
-        {&tl_reduce_cuda_fns[45][0], &tl_reduce_cuda_fns[45][1], 16},
-        {&tl_reduce_cuda_fns[46][0], &tl_reduce_cuda_fns[46][1], 16},
-        {&tl_reduce_cuda_fns[47][0], &tl_reduce_cuda_fns[47][1], 16},
-        {&tl_reduce_cuda_fns[48][0], &tl_reduce_cuda_fns[48][1], 16},
-        {&tl_reduce_cuda_fns[49][0], &tl_reduce_cuda_fns[49][1], 16},
-        {&tl_reduce_cuda_fns[50][0], &tl_reduce_cuda_fns[50][1], 16},
-        {&tl_reduce_cuda_fns[51][0], &tl_reduce_cuda_fns[51][1], 16},
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[43][0], &tl_reduce_cuda_fns[43][1], &tl_reduce_cuda_fns[43][2], 16},
+        {&tl_reduce_cuda_fns[44][0], &tl_reduce_cuda_fns[44][1], &tl_reduce_cuda_fns[44][2], 16},
+        {&tl_reduce_cuda_fns[45][0], &tl_reduce_cuda_fns[45][1], &tl_reduce_cuda_fns[45][2], 16},
+        {&tl_reduce_cuda_fns[46][0], &tl_reduce_cuda_fns[46][1], &tl_reduce_cuda_fns[46][2], 16},
+        {&tl_reduce_cuda_fns[47][0], &tl_reduce_cuda_fns[47][1], &tl_reduce_cuda_fns[47][2], 16},
+        {&tl_reduce_cuda_fns[48][0], &tl_reduce_cuda_fns[48][1], &tl_reduce_cuda_fns[48][2], 16},
+        {&tl_reduce_cuda_fns[49][0], &tl_reduce_cuda_fns[49][1], &tl_reduce_cuda_fns[49][2], 16},
+        {&tl_reduce_cuda_fns[50][0], &tl_reduce_cuda_fns[50][1], &tl_reduce_cuda_fns[50][2], 16},
+        {&tl_reduce_cuda_fns[51][0], &tl_reduce_cuda_fns[51][1], &tl_reduce_cuda_fns[51][2], 16},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
     },
 };
 

@@ -174,6 +174,14 @@ static int make_params(const char *name, const tl_tensor *x, uint64_t mask, cons
     return 0;
 }
 
+int tl_cuda_reduce_use_cols(const tl_cuda_reduce_params *p) {
+    if (p->out_ndim == 0 || p->red_ndim == 0 || p->nout < TL_CUDA_REDUCE_COLS_MIN_OUT) return 0;
+    const int64_t kept = p->out_in_stride[0], red = p->red_stride[0];
+    return (kept < 0 ? -kept : kept) < (red < 0 ? -red : red);
+}
+
+enum { COLS_THREADS = 256 };
+
 static int run_on_device(int op, const tl_tensor *x, uint64_t mask, tl_tensor *out) {
     const tl_dtype dt = tl_tensor_dtype(x);
     const tl_cuda_reduce_kernels *k = &tl_cuda_reduce_table[op][dt];
@@ -183,6 +191,12 @@ static int run_on_device(int op, const tl_tensor *x, uint64_t mask, tl_tensor *o
     tl_cuda_reduce_params p;
     const int rc = make_params(OP_NAMES[op], x, mask, out, &p);
     if (rc != 0) return rc < 0 ? -1 : 0;
+    if (tl_cuda_reduce_use_cols(&p)) {
+        const uint32_t blocks = (p.nout + COLS_THREADS - 1) / COLS_THREADS;
+        const unsigned grid[3] = {blocks < MAX_GRID ? blocks : MAX_GRID, 1, 1}, block[3] = {COLS_THREADS, 1, 1};
+        void *args[1] = {&p};
+        return tl_cuda_launch(k->cols, grid, block, 0, args);
+    }
     tl_cuda_reduce_plan plan;
     tl_cuda_reduce_make_plan(p.nout, p.nred, &plan);
     p.splits = plan.splits;

@@ -240,6 +240,29 @@ template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_combine(const
     }
 }
 
+/* outputs whose reduced elements lie further apart than neighbouring outputs
+ * (sum(0) of a row-major matrix): a thread per output walks its reduced
+ * elements in order, so a warp's loads at each step are 32 neighbouring
+ * outputs' elements (coalesced; PyTorch's "vectorize along output"). No
+ * shared memory or barrier; the same operators, so argmax's ties and NaN
+ * resolve as in the block kernels. */
+template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_cols(const tl_cuda_reduce_params &p) {
+    typedef typename Op::acc A;
+    for (uint32_t m = blockIdx.x * blockDim.x + threadIdx.x; m < p.nout; m += gridDim.x * blockDim.x) {
+        int32_t in_off, out_off;
+        tl_rd_row_offsets(p, m, in_off, out_off);
+        const char *in = (const char *)p.in + in_off;
+        A a = Op::ident();
+        if (p.red_ndim == 1) {
+            const int32_t st = p.red_stride[0];
+            for (uint32_t k = 0; k < p.nred; k++) a = Op::reduce(a, tl_rd_io<T>::load(in + (int32_t)k * st), k);
+        } else {
+            for (uint32_t k = 0; k < p.nred; k++) a = Op::reduce(a, tl_rd_io<T>::load(in + tl_rd_red_offset(p, k)), k);
+        }
+        Op::store((char *)p.out + out_off, a, p.factor);
+    }
+}
+
 /* softmax / log_softmax over one dim (PyTorch's cunn_SoftMaxForward): block
  * `row` finds the row's maximum, then the sum of exp(x - max) in the
  * accumulator type, then writes exp(x - max) / sum or (x - max) - log(sum).

@@ -17,6 +17,7 @@ enum {
 
 typedef struct tl_cuda_reduce_kernels {
     tl_cuda_function *rows, *combine;   /* NULL: dtype unsupported */
+    tl_cuda_function *cols;             /* a thread per output (outer-dim reductions) */
     int acc_bytes;                      /* one partial accumulator */
 } tl_cuda_reduce_kernels;
 
@@ -33,6 +34,14 @@ typedef struct tl_cuda_reduce_plan {
     unsigned combine_threads, combine_grid;
 } tl_cuda_reduce_plan;
 void tl_cuda_reduce_make_plan(int64_t nout, int64_t nred, tl_cuda_reduce_plan *plan);
+
+/* whether a reduction runs a thread per output (the _cols kernel): its
+ * innermost kept dim lies closer in memory than its innermost reduced dim
+ * (an outer-dim reduction, so neighbouring threads read neighbouring
+ * elements) and there are enough outputs to fill the device
+ * (TL_CUDA_REDUCE_COLS_MIN_OUT); pure, unit-tested */
+#define TL_CUDA_REDUCE_COLS_MIN_OUT 1024
+int tl_cuda_reduce_use_cols(const tl_cuda_reduce_params *p);
 
 /* one pass of f, one block per row (a grid-stride loop past 65536 rows),
  * the plan's threads for p->nout rows of p->nred elements: the kernels that

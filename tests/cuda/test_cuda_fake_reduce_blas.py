@@ -105,6 +105,10 @@ REDUCE = COMMON + textwrap.dedent("""
     big = tl.from_numpy(rng.standard_normal(70001).astype(np.float32))
     close(big.to("cuda").sum(), big.sum(), rtol=1e-4)
     close(big.to("cuda").argmax(), big.argmax())
+    # an outer-dim reduction with many outputs: a thread per output (the _cols kernels)
+    tall = tl.from_numpy(rng.standard_normal((50, 1500)).astype(np.float32))
+    close(tall.to("cuda").sum(0), tall.sum(0))
+    close(tall.to("cuda").argmax(0), tall.argmax(0))
     # a column-major operand and an out=
     cs = tl.empty_strided([37, 129], [1, 37], dtype=tl.float32, device="cuda")
     cs.copy_(a)

@@ -350,3 +350,43 @@ def test_softmax_backward_layouts(shim):
                                atol=1e-7, equal_nan=True)
     with pytest.raises(RuntimeError, match="\"host_softmax_backward\" not implemented for 'Long'"):
         softmax_bwd(shim, True, tl.ones([3], dtype=tl.int64), tl.ones([3], dtype=tl.int64), 0)
+
+
+# ---- outer-dim reductions: a thread per output (the _cols kernels)
+
+ALL_OPS = ["sum", "mean", "amax", "amin", "argmax", "argmin"]
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=str)
+def test_cols(shim, dtype):
+    x = rand([37, 1100], dtype, 40)                      # sum(0) of a row-major matrix: 1100 outputs
+    for op in ALL_OPS:
+        if (op == "mean" and not dtype.is_floating_point) or (op.startswith("arg") and dtype == tl.bool):
+            continue
+        names = check_op(shim, op, x, [0])
+        run = tl.int64 if op == "sum" and not dtype.is_floating_point else dtype   # sum's integer result: int64
+        sfx = {tl.bool: "b", tl.uint8: "u8", tl.int8: "i8", tl.int16: "i16", tl.int32: "i32", tl.int64: "i64",
+               tl.float16: "f16", tl.bfloat16: "bf16", tl.float32: "f32", tl.float64: "f64"}[run]
+        assert names == [f"tl_reduce_{op}_{sfx}_cols"], names
+
+
+def test_cols_layouts(shim):
+    x = rand([5, 7, 300], tl.float32, 41)                # two reduced dims (0, 1) over 300 outputs: too few
+    assert check_op(shim, "sum", x, [0, 1]) == ["tl_reduce_sum_f32"]
+    y = rand([6, 9, 1200], tl.float32, 42)               # two reduced dims under 1200 outputs; keepdim; strided out
+    assert check_op(shim, "sum", y, [0, 1], keepdim=True, out_strided=True) == ["tl_reduce_sum_f32_cols"]
+    z = rand([40, 1100], tl.float32, 43).t()             # [1100, 40] transposed: dim 1 is the outer one in memory
+    assert check_op(shim, "amax", z, [1]) == ["tl_reduce_amax_f32_cols"]
+    assert check_op(shim, "amax", z, [0]) == ["tl_reduce_amax_f32"]   # reduced dim contiguous: block per row
+    big = rand([3, 70001], tl.float32, 44)               # more outputs than one grid of 256-thread blocks covers
+    assert check_op(shim, "mean", big, [0]) == ["tl_reduce_mean_f32_cols"]
+    t = rand([50, 1024], tl.float32, 45, -1, 1)          # ties and NaN: the first index, as the block kernels
+    t[7, 3] = 9.0
+    t[40, 3] = 9.0
+    t[11, 5] = float("nan")
+    t[30, 5] = float("nan")
+    check_op(shim, "argmax", t, [0])
+    check_op(shim, "argmin", t, [0])
+    check_op(shim, "amax", t, [0])
+    e = rand([0, 2000], tl.float32, 46)                  # nothing to reduce: the identity (no reduced dim left)
+    assert check_op(shim, "sum", e, [0]) == ["tl_reduce_sum_f32"]
