@@ -33,6 +33,7 @@ OPS = (
     ("amin", "tl_rd_extreme<{T}, false>", tuple(STORAGE)),
     ("argmax", "tl_rd_arg<{T}, true>", tuple(d for d in STORAGE if d != "Bool")),
     ("argmin", "tl_rd_arg<{T}, false>", tuple(d for d in STORAGE if d != "Bool")),
+    ("prod", "tl_rd_prod<{T}>", tuple(STORAGE)),
 )
 #: layer_norm's kernels in TL_CUDA_LAYER_NORM_<KIND> order (kernels/cuda/tl_cuda_reduce.h): (name, template)
 LAYER_NORM = (("layer_norm", "tl_rd_layer_norm"), ("layer_norm_backward", "tl_rd_layer_norm_bwd"),
@@ -43,7 +44,7 @@ _COMPUTE_BYTES = {"Bool": 1, "Byte": 1, "Char": 1, "Short": 2, "Int": 4, "Long":
 
 def acc_bytes(op: str, dtype: str) -> int:
     """bytes of one partial accumulator (the combine pass's input)"""
-    if op in ("sum", "mean"):
+    if op in ("sum", "mean", "prod"):
         return 4 if dtype in ("Half", "BFloat16", "Float") else 8
     if op in ("argmax", "argmin"):
         return 16   # (value, int64 index), 8-aligned

@@ -283,7 +283,7 @@ typedef struct tl_cuda_reduce_params {
 
 /* ---- kernels/cuda/tl_cuda_reduce.cuh */
 /* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin,
- * softmax / log_softmax and their backward.
+ * prod, softmax / log_softmax and their backward, layer_norm.
  * The generator pastes this text into generated/cuda/reduce.cu after the
  * prelude and the parameter struct (tl_cuda_reduce_params.h), then adds one
  * extern "C" pair of kernels per operator and dtype (<name> and
@@ -378,6 +378,14 @@ template <class T> struct tl_rd_sum {
     static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a + (acc)v; }
     static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a + b; }
     static TL_CUDA_FORCEINLINE void store(char *p, acc a, double) { tl_rd_io<T>::store(p, a); }
+};
+/* PyTorch's ProdOps: the product in the sum's accumulator type (integers
+ * wrap in int64) */
+template <class T> struct tl_rd_prod : tl_rd_sum<T> {
+    typedef typename tl_rd_sum<T>::acc acc;
+    static TL_CUDA_FORCEINLINE acc ident() { return (acc)1; }
+    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a * (acc)v; }
+    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a * b; }
 };
 /* PyTorch's MeanOps: the sum times factor = 1 / count in the accumulator's type */
 template <class T> struct tl_rd_mean : tl_rd_sum<T> {
@@ -1243,6 +1251,106 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f64_combine(c
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f64_cols(const tl_cuda_reduce_params p) {
     tl_rd_cols<double, tl_rd_arg<double, false>>(p);
+}
+/* Bool: tl_rd_prod<tl_rd_bool> */
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_b(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bool, tl_rd_prod<tl_rd_bool>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_b_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bool, tl_rd_prod<tl_rd_bool>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_b_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bool, tl_rd_prod<tl_rd_bool>>(p);
+}
+/* Byte: tl_rd_prod<uint8_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_u8(const tl_cuda_reduce_params p) {
+    tl_rd_rows<uint8_t, tl_rd_prod<uint8_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_u8_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<uint8_t, tl_rd_prod<uint8_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_u8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<uint8_t, tl_rd_prod<uint8_t>>(p);
+}
+/* Char: tl_rd_prod<int8_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i8(const tl_cuda_reduce_params p) {
+    tl_rd_rows<int8_t, tl_rd_prod<int8_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i8_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<int8_t, tl_rd_prod<int8_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int8_t, tl_rd_prod<int8_t>>(p);
+}
+/* Short: tl_rd_prod<int16_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<int16_t, tl_rd_prod<int16_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<int16_t, tl_rd_prod<int16_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int16_t, tl_rd_prod<int16_t>>(p);
+}
+/* Int: tl_rd_prod<int32_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i32(const tl_cuda_reduce_params p) {
+    tl_rd_rows<int32_t, tl_rd_prod<int32_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i32_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<int32_t, tl_rd_prod<int32_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int32_t, tl_rd_prod<int32_t>>(p);
+}
+/* Long: tl_rd_prod<int64_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i64(const tl_cuda_reduce_params p) {
+    tl_rd_rows<int64_t, tl_rd_prod<int64_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i64_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<int64_t, tl_rd_prod<int64_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int64_t, tl_rd_prod<int64_t>>(p);
+}
+/* Half: tl_rd_prod<tl_rd_f16> */
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_f16, tl_rd_prod<tl_rd_f16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_f16, tl_rd_prod<tl_rd_f16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_prod<tl_rd_f16>>(p);
+}
+/* BFloat16: tl_rd_prod<tl_rd_bf16> */
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bf16, tl_rd_prod<tl_rd_bf16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_bf16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bf16, tl_rd_prod<tl_rd_bf16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_prod<tl_rd_bf16>>(p);
+}
+/* Float: tl_rd_prod<float> */
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f32(const tl_cuda_reduce_params p) {
+    tl_rd_rows<float, tl_rd_prod<float>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f32_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<float, tl_rd_prod<float>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_prod<float>>(p);
+}
+/* Double: tl_rd_prod<double> */
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f64(const tl_cuda_reduce_params p) {
+    tl_rd_rows<double, tl_rd_prod<double>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f64_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<double, tl_rd_prod<double>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_prod<double>>(p);
 }
 /* Half */
 extern "C" __global__ void __launch_bounds__(512) tl_softmax_f16(const tl_cuda_reduce_params p) {

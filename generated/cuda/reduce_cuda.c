@@ -299,7 +299,7 @@ static const char tl_reduce_cuda_source[] =
     "\n"
     "/* ---- kernels/cuda/tl_cuda_reduce.cuh */\n"
     "/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin,\n"
-    " * softmax / log_softmax and their backward.\n"
+    " * prod, softmax / log_softmax and their backward, layer_norm.\n"
     " * The generator pastes this text into generated/cuda/reduce.cu after the\n"
     " * prelude and the parameter struct (tl_cuda_reduce_params.h), then adds one\n"
     " * extern \"C\" pair of kernels per operator and dtype (<name> and\n"
@@ -394,6 +394,14 @@ static const char tl_reduce_cuda_source[] =
     "    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a + (acc)v; }\n"
     "    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a + b; }\n"
     "    static TL_CUDA_FORCEINLINE void store(char *p, acc a, double) { tl_rd_io<T>::store(p, a); }\n"
+    "};\n"
+    "/* PyTorch's ProdOps: the product in the sum's accumulator type (integers\n"
+    " * wrap in int64) */\n"
+    "template <class T> struct tl_rd_prod : tl_rd_sum<T> {\n"
+    "    typedef typename tl_rd_sum<T>::acc acc;\n"
+    "    static TL_CUDA_FORCEINLINE acc ident() { return (acc)1; }\n"
+    "    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a * (acc)v; }\n"
+    "    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a * b; }\n"
     "};\n"
     "/* PyTorch's MeanOps: the sum times factor = 1 / count in the accumulator's type */\n"
     "template <class T> struct tl_rd_mean : tl_rd_sum<T> {\n"
@@ -1260,6 +1268,106 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f64_cols(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_cols<double, tl_rd_arg<double, false>>(p);\n"
     "}\n"
+    "/* Bool: tl_rd_prod<tl_rd_bool> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_b(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bool, tl_rd_prod<tl_rd_bool>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_b_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bool, tl_rd_prod<tl_rd_bool>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_b_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bool, tl_rd_prod<tl_rd_bool>>(p);\n"
+    "}\n"
+    "/* Byte: tl_rd_prod<uint8_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_u8(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<uint8_t, tl_rd_prod<uint8_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_u8_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<uint8_t, tl_rd_prod<uint8_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_u8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<uint8_t, tl_rd_prod<uint8_t>>(p);\n"
+    "}\n"
+    "/* Char: tl_rd_prod<int8_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i8(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<int8_t, tl_rd_prod<int8_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i8_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<int8_t, tl_rd_prod<int8_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int8_t, tl_rd_prod<int8_t>>(p);\n"
+    "}\n"
+    "/* Short: tl_rd_prod<int16_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<int16_t, tl_rd_prod<int16_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<int16_t, tl_rd_prod<int16_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int16_t, tl_rd_prod<int16_t>>(p);\n"
+    "}\n"
+    "/* Int: tl_rd_prod<int32_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<int32_t, tl_rd_prod<int32_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i32_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<int32_t, tl_rd_prod<int32_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int32_t, tl_rd_prod<int32_t>>(p);\n"
+    "}\n"
+    "/* Long: tl_rd_prod<int64_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<int64_t, tl_rd_prod<int64_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i64_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<int64_t, tl_rd_prod<int64_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int64_t, tl_rd_prod<int64_t>>(p);\n"
+    "}\n"
+    "/* Half: tl_rd_prod<tl_rd_f16> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_f16, tl_rd_prod<tl_rd_f16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_f16, tl_rd_prod<tl_rd_f16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_prod<tl_rd_f16>>(p);\n"
+    "}\n"
+    "/* BFloat16: tl_rd_prod<tl_rd_bf16> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bf16, tl_rd_prod<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_bf16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bf16, tl_rd_prod<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_prod<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "/* Float: tl_rd_prod<float> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<float, tl_rd_prod<float>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f32_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<float, tl_rd_prod<float>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_prod<float>>(p);\n"
+    "}\n"
+    "/* Double: tl_rd_prod<double> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<double, tl_rd_prod<double>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f64_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<double, tl_rd_prod<double>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_prod<double>>(p);\n"
+    "}\n"
     "/* Half */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_softmax_f16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_softmax<tl_rd_f16, false>(p);\n"
@@ -1376,7 +1484,7 @@ static const char tl_reduce_cuda_source[] =
 static tl_cuda_program tl_reduce_cuda_program = {"reduce", tl_reduce_cuda_source, {0}};
 
 /* per kernel: the rows pass, the combine pass and the thread-per-output kernel */
-static tl_cuda_function tl_reduce_cuda_fns[52][3] = {
+static tl_cuda_function tl_reduce_cuda_fns[62][3] = {
     {{&tl_reduce_cuda_program, "tl_reduce_sum_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_b_combine", {0}},
      {&tl_reduce_cuda_program, "tl_reduce_sum_b_cols", {0}}},
     {{&tl_reduce_cuda_program, "tl_reduce_sum_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_u8_combine", {0}},
@@ -1481,6 +1589,26 @@ static tl_cuda_function tl_reduce_cuda_fns[52][3] = {
      {&tl_reduce_cuda_program, "tl_reduce_argmin_f32_cols", {0}}},
     {{&tl_reduce_cuda_program, "tl_reduce_argmin_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_f64_combine", {0}},
      {&tl_reduce_cuda_program, "tl_reduce_argmin_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_prod_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_prod_b_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_prod_b_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_prod_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_prod_u8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_prod_u8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_prod_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_prod_i8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_prod_i8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_prod_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_prod_i16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_prod_i16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_prod_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_prod_i32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_prod_i32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_prod_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_prod_i64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_prod_i64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_prod_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_prod_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_prod_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_prod_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_prod_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_prod_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_prod_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_prod_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_prod_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_prod_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_prod_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_prod_f64_cols", {0}}},
 };
 
 /* [operator][tl_dtype]: kernels and the bytes of one partial accumulator; NULL: unsupported */
@@ -1566,6 +1694,20 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {&tl_reduce_cuda_fns[49][0], &tl_reduce_cuda_fns[49][1], &tl_reduce_cuda_fns[49][2], 16},
         {&tl_reduce_cuda_fns[50][0], &tl_reduce_cuda_fns[50][1], &tl_reduce_cuda_fns[50][2], 16},
         {&tl_reduce_cuda_fns[51][0], &tl_reduce_cuda_fns[51][1], &tl_reduce_cuda_fns[51][2], 16},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+    },
+    {  /* prod */
+        {&tl_reduce_cuda_fns[52][0], &tl_reduce_cuda_fns[52][1], &tl_reduce_cuda_fns[52][2], 8},
+        {&tl_reduce_cuda_fns[53][0], &tl_reduce_cuda_fns[53][1], &tl_reduce_cuda_fns[53][2], 8},
+        {&tl_reduce_cuda_fns[54][0], &tl_reduce_cuda_fns[54][1], &tl_reduce_cuda_fns[54][2], 8},
+        {&tl_reduce_cuda_fns[55][0], &tl_reduce_cuda_fns[55][1], &tl_reduce_cuda_fns[55][2], 8},
+        {&tl_reduce_cuda_fns[56][0], &tl_reduce_cuda_fns[56][1], &tl_reduce_cuda_fns[56][2], 8},
+        {&tl_reduce_cuda_fns[57][0], &tl_reduce_cuda_fns[57][1], &tl_reduce_cuda_fns[57][2], 8},
+        {&tl_reduce_cuda_fns[58][0], &tl_reduce_cuda_fns[58][1], &tl_reduce_cuda_fns[58][2], 4},
+        {&tl_reduce_cuda_fns[59][0], &tl_reduce_cuda_fns[59][1], &tl_reduce_cuda_fns[59][2], 4},
+        {&tl_reduce_cuda_fns[60][0], &tl_reduce_cuda_fns[60][1], &tl_reduce_cuda_fns[60][2], 4},
+        {&tl_reduce_cuda_fns[61][0], &tl_reduce_cuda_fns[61][1], &tl_reduce_cuda_fns[61][2], 8},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
     },

@@ -1,4 +1,4 @@
-/* CUDA reductions: sum, mean, amax / amin, argmax / argmin (the structured
+/* CUDA reductions: sum, mean, amax / amin, argmax / argmin, prod (the structured
  * impls tl_impl_<kernel>_cuda registered for the CUDA key; the meta functions
  * are the CPU's, kernels/native/reduce_*.c). The input's dims split into kept
  * dims (one output each combination) and reduced dims, both innermost first,
@@ -23,6 +23,7 @@
 #include "ops/argmax.h"
 #include "ops/argmin.h"
 #include "ops/mean.h"
+#include "ops/prod.h"
 #include "ops/sum.h"
 #include "tl_internal.h"
 #include "tl_structured.h"
@@ -32,7 +33,8 @@
 _Static_assert(sizeof(tl_cuda_reduce_params) == TL_CUDA_REDUCE_PARAMS_SIZE,
                "tl_cuda_reduce_params: the C and CUDA layouts must agree");
 
-static const char *const OP_NAMES[TL_CUDA_REDUCE_NOPS] = {"sum", "mean", "amax", "amin", "argmax", "argmin"};
+static const char *const OP_NAMES[TL_CUDA_REDUCE_NOPS] = {"sum",    "mean",   "amax", "amin",
+                                                           "argmax", "argmin", "prod"};
 
 enum { MIN_PER_THREAD = 4, PER_THREAD_SPLIT = 16, TARGET_BLOCKS = 1024, MAX_GRID = 65536 };
 
@@ -318,6 +320,13 @@ int tl_impl_mean_out_cuda(tl_structured *s, tl_tensor *self, const int64_t *dim,
                           tl_dtype dtype, tl_tensor *out) {
     (void)s; (void)keepdim; (void)dtype;
     return sumlike(TL_CUDA_REDUCE_MEAN, self, dim, dim_len, out);
+}
+
+/* prod over one dim (the whole-tensor `prod` is the CPU's only) */
+int tl_impl_prod_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype,
+                          tl_tensor *out) {
+    (void)s; (void)keepdim; (void)dtype;
+    return sumlike(TL_CUDA_REDUCE_PROD, self, &dim, 1, out);
 }
 
 static int extreme(int op, tl_tensor *self, const int64_t *dim, int64_t dim_len, tl_tensor *out) {

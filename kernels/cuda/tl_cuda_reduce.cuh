@@ -1,5 +1,5 @@
 /* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin,
- * softmax / log_softmax and their backward.
+ * prod, softmax / log_softmax and their backward, layer_norm.
  * The generator pastes this text into generated/cuda/reduce.cu after the
  * prelude and the parameter struct (tl_cuda_reduce_params.h), then adds one
  * extern "C" pair of kernels per operator and dtype (<name> and
@@ -94,6 +94,14 @@ template <class T> struct tl_rd_sum {
     static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a + (acc)v; }
     static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a + b; }
     static TL_CUDA_FORCEINLINE void store(char *p, acc a, double) { tl_rd_io<T>::store(p, a); }
+};
+/* PyTorch's ProdOps: the product in the sum's accumulator type (integers
+ * wrap in int64) */
+template <class T> struct tl_rd_prod : tl_rd_sum<T> {
+    typedef typename tl_rd_sum<T>::acc acc;
+    static TL_CUDA_FORCEINLINE acc ident() { return (acc)1; }
+    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a * (acc)v; }
+    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a * b; }
 };
 /* PyTorch's MeanOps: the sum times factor = 1 / count in the accumulator's type */
 template <class T> struct tl_rd_mean : tl_rd_sum<T> {

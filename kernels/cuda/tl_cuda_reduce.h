@@ -12,7 +12,7 @@
 /* the operators, in the order of the generated table */
 enum {
     TL_CUDA_REDUCE_SUM, TL_CUDA_REDUCE_MEAN, TL_CUDA_REDUCE_AMAX, TL_CUDA_REDUCE_AMIN,
-    TL_CUDA_REDUCE_ARGMAX, TL_CUDA_REDUCE_ARGMIN, TL_CUDA_REDUCE_NOPS
+    TL_CUDA_REDUCE_ARGMAX, TL_CUDA_REDUCE_ARGMIN, TL_CUDA_REDUCE_PROD, TL_CUDA_REDUCE_NOPS
 };
 
 typedef struct tl_cuda_reduce_kernels {

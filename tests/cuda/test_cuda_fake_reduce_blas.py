@@ -105,6 +105,8 @@ REDUCE = COMMON + textwrap.dedent("""
     big = tl.from_numpy(rng.standard_normal(70001).astype(np.float32))
     close(big.to("cuda").sum(), big.sum(), rtol=1e-4)
     close(big.to("cuda").argmax(), big.argmax())
+    close(ca.prod(1), a.prod(1), rtol=1e-4)
+    close(i.to("cuda").prod(0, keepdim=True), i.prod(0, keepdim=True))
     # an outer-dim reduction with many outputs: a thread per output (the _cols kernels)
     tall = tl.from_numpy(rng.standard_normal((50, 1500)).astype(np.float32))
     close(tall.to("cuda").sum(0), tall.sum(0))

@@ -34,7 +34,7 @@ from torchlet._errors import check  # noqa: E402
 
 import shim_build  # noqa: E402
 
-OPS = {"sum": 0, "mean": 1, "amax": 2, "amin": 3, "argmax": 4, "argmin": 5}
+OPS = {"sum": 0, "mean": 1, "amax": 2, "amin": 3, "argmax": 4, "argmin": 5, "prod": 6}
 ALL = [tl.bool, tl.uint8, tl.int8, tl.int16, tl.int32, tl.int64, tl.float16, tl.bfloat16, tl.float32, tl.float64]
 FLOATS = [tl.float16, tl.bfloat16, tl.float32, tl.float64]
 
@@ -98,6 +98,9 @@ def expected(op, x, dims, keepdim):
         return getattr(tl, op)(x, dims[0] if dims else None, keepdim)
     if op == "mean":
         return tl.mean(x, dims, keepdim)
+    if op == "prod":
+        assert len(dims) == 1
+        return tl.prod(x, dims[0], keepdim)
     return getattr(tl, op)(x, dims, keepdim)
 
 
@@ -115,7 +118,7 @@ def same(got, want, nred=1):
 
 def check_op(shim, op, x, dims, keepdim=False, out_strided=False):
     want = expected(op, x, dims, keepdim)
-    src = x.to(want.dtype) if op in ("sum", "mean") else x
+    src = x.to(want.dtype) if op in ("sum", "mean", "prod") else x
     if out_strided:   # every other element of a wider tensor
         base = poison(list(want.shape) + [2], want.dtype)
         out = base[..., 0]
@@ -390,3 +393,24 @@ def test_cols_layouts(shim):
     check_op(shim, "amax", t, [0])
     e = rand([0, 2000], tl.float32, 46)                  # nothing to reduce: the identity (no reduced dim left)
     assert check_op(shim, "sum", e, [0]) == ["tl_reduce_sum_f32"]
+
+
+# ---- prod over one dim (int64 for bool and integers, wrapping; float for half)
+
+@pytest.mark.parametrize("dtype", ALL, ids=str)
+def test_prod(shim, dtype):
+    lo, hi = (0.5, 1.6) if dtype.is_floating_point else (-2, 2)
+    for shape, dim, kernel in (([7, 33], 1, ""), ([40, 5], 0, ""), ([2, 3000], 1, ""), ([3, 70000], 1, "combine"),
+                               ([30, 1100], 0, "cols"), ([0, 3], 0, ""), ([4, 0], 1, "")):
+        x = rand(shape, dtype, 50 + dim, lo, hi)
+        names = check_op(shim, "prod", x, [dim], keepdim=dim == 0)
+        rt = tl.int64 if not dtype.is_floating_point else dtype
+        sfx = {tl.int64: "i64", tl.float16: "f16", tl.bfloat16: "bf16", tl.float32: "f32", tl.float64: "f64"}[rt]
+        if kernel == "cols":
+            assert names == [f"tl_reduce_prod_{sfx}_cols"]
+        elif kernel == "combine":
+            assert names == [f"tl_reduce_prod_{sfx}", f"tl_reduce_prod_{sfx}_combine"]
+        else:   # an empty output launches nothing; an empty dim gives the identity 1
+            assert names == ([f"tl_reduce_prod_{sfx}"] if tl.prod(x, dim).numel() else [])
+    big = rand([5, 64], tl.int64, 51, -1000, 1000)         # int64 products wrap, as the CPU's
+    check_op(shim, "prod", big, [1])
