@@ -14,7 +14,7 @@ Steps (each recorded, a failure does not stop the next):
  5. sum of 2^28 float32 (whole tensor and per row of 1024) and a 4096^2 mm in
     float32 / bfloat16 (cuBLAS), torchlet beside torch;
  6. the NN kernels (softmax / log_softmax backward, layer_norm forward and
-    forward + backward) on 8192 x 4096 float32: against torchlet's CPU
+    forward + backward) and cumsum on 8192 x 4096 float32: against torchlet's CPU
     kernels and timed beside torch.
 
     python scripts/gpu_check.py [--dry-run] [--out DIR] [--numel N]
@@ -258,7 +258,11 @@ def _nn_cases() -> dict:
             return xr.grad
         return run
 
-    return {"softmax_backward": softmax_bwd, "log_softmax_backward": log_softmax_bwd, "layer_norm": layer_norm,
+    def cumsum(lib, dev, a):
+        x = lib.from_numpy(a[0]).to(dev)
+        return lambda: lib.cumsum(x, -1)
+
+    return {"cumsum": cumsum, "softmax_backward": softmax_bwd, "log_softmax_backward": log_softmax_bwd, "layer_norm": layer_norm,
             "layer_norm_fwd_bwd": layer_norm_fwd_bwd}
 
 

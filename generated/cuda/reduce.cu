@@ -9,7 +9,8 @@
  * kernels per operator and dtype: <name> (rows, pass 1), <name>_combine (pass 2) and
  * <name>_cols (a thread per output);
  * tl_softmax_<dtype> / tl_log_softmax_<dtype> and their _backward (one block per row);
- * tl_layer_norm_<dtype>, its _backward (one block per row) and _backward_wb (a thread per column)
+ * tl_layer_norm_<dtype>, its _backward (one block per row) and _backward_wb (a thread per column);
+ * tl_cumsum_<dtype> / tl_cumprod_<dtype> (one block per row)
  */
 #define TL_CUDA_MAX_DIMS 25
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
@@ -552,6 +553,39 @@ template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_cols(const tl
             for (uint32_t k = 0; k < p.nred; k++) a = Op::reduce(a, tl_rd_io<T>::load(in + tl_rd_red_offset(p, k)), k);
         }
         Op::store((char *)p.out + out_off, a, p.factor);
+    }
+}
+
+/* cumsum / cumprod over one dim: block `row` scans its row in chunks of
+ * blockDim elements (Hillis-Steele in shared memory, log2(blockDim) steps),
+ * each chunk combined with the carry of the chunks before it; in the sum's
+ * accumulator type (float for half / bfloat16, int64 for integers). Every
+ * thread keeps the same carry, so control flow is uniform. */
+template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_scan(const tl_cuda_reduce_params &p) {
+    typedef typename Op::acc A;
+    __shared__ A buf[TL_CUDA_REDUCE_MAX_THREADS];
+    const int32_t st = p.red_ndim ? p.red_stride[0] : 0, ost = p.red_out_stride;
+    const uint32_t t = threadIdx.x, nt = blockDim.x;
+    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {
+        int32_t in_off, out_off;
+        tl_rd_row_offsets(p, row, in_off, out_off);
+        const char *in = (const char *)p.in + in_off;
+        char *out = (char *)p.out + out_off;
+        A carry = Op::ident();
+        for (uint32_t base = 0; base < p.nred; base += nt) {
+            const uint32_t k = base + t;
+            buf[t] = k < p.nred ? (A)tl_rd_io<T>::load(in + (int32_t)k * st) : Op::ident();
+            __syncthreads();
+            for (uint32_t off = 1; off < nt; off <<= 1) {
+                const A before = t >= off ? buf[t - off] : Op::ident();
+                __syncthreads();
+                buf[t] = Op::combine(before, buf[t]);
+                __syncthreads();
+            }
+            if (k < p.nred) tl_rd_io<T>::store(out + (int32_t)k * ost, Op::combine(carry, buf[t]));
+            carry = Op::combine(carry, buf[nt - 1]);
+            __syncthreads();   /* buf is rewritten by the next chunk */
+        }
     }
 }
 
@@ -1463,4 +1497,84 @@ extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_backward_f64(con
 /* Double */
 extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_backward_wb_f64(const tl_cuda_reduce_params p) {
     tl_rd_layer_norm_bwd_wb<double>(p);
+}
+/* Bool: tl_rd_sum<tl_rd_bool> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumsum_b(const tl_cuda_reduce_params p) {
+    tl_rd_scan<tl_rd_bool, tl_rd_sum<tl_rd_bool>>(p);
+}
+/* Byte: tl_rd_sum<uint8_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumsum_u8(const tl_cuda_reduce_params p) {
+    tl_rd_scan<uint8_t, tl_rd_sum<uint8_t>>(p);
+}
+/* Char: tl_rd_sum<int8_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumsum_i8(const tl_cuda_reduce_params p) {
+    tl_rd_scan<int8_t, tl_rd_sum<int8_t>>(p);
+}
+/* Short: tl_rd_sum<int16_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumsum_i16(const tl_cuda_reduce_params p) {
+    tl_rd_scan<int16_t, tl_rd_sum<int16_t>>(p);
+}
+/* Int: tl_rd_sum<int32_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumsum_i32(const tl_cuda_reduce_params p) {
+    tl_rd_scan<int32_t, tl_rd_sum<int32_t>>(p);
+}
+/* Long: tl_rd_sum<int64_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumsum_i64(const tl_cuda_reduce_params p) {
+    tl_rd_scan<int64_t, tl_rd_sum<int64_t>>(p);
+}
+/* Half: tl_rd_sum<tl_rd_f16> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumsum_f16(const tl_cuda_reduce_params p) {
+    tl_rd_scan<tl_rd_f16, tl_rd_sum<tl_rd_f16>>(p);
+}
+/* BFloat16: tl_rd_sum<tl_rd_bf16> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumsum_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_scan<tl_rd_bf16, tl_rd_sum<tl_rd_bf16>>(p);
+}
+/* Float: tl_rd_sum<float> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumsum_f32(const tl_cuda_reduce_params p) {
+    tl_rd_scan<float, tl_rd_sum<float>>(p);
+}
+/* Double: tl_rd_sum<double> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumsum_f64(const tl_cuda_reduce_params p) {
+    tl_rd_scan<double, tl_rd_sum<double>>(p);
+}
+/* Bool: tl_rd_prod<tl_rd_bool> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumprod_b(const tl_cuda_reduce_params p) {
+    tl_rd_scan<tl_rd_bool, tl_rd_prod<tl_rd_bool>>(p);
+}
+/* Byte: tl_rd_prod<uint8_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumprod_u8(const tl_cuda_reduce_params p) {
+    tl_rd_scan<uint8_t, tl_rd_prod<uint8_t>>(p);
+}
+/* Char: tl_rd_prod<int8_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumprod_i8(const tl_cuda_reduce_params p) {
+    tl_rd_scan<int8_t, tl_rd_prod<int8_t>>(p);
+}
+/* Short: tl_rd_prod<int16_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumprod_i16(const tl_cuda_reduce_params p) {
+    tl_rd_scan<int16_t, tl_rd_prod<int16_t>>(p);
+}
+/* Int: tl_rd_prod<int32_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumprod_i32(const tl_cuda_reduce_params p) {
+    tl_rd_scan<int32_t, tl_rd_prod<int32_t>>(p);
+}
+/* Long: tl_rd_prod<int64_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumprod_i64(const tl_cuda_reduce_params p) {
+    tl_rd_scan<int64_t, tl_rd_prod<int64_t>>(p);
+}
+/* Half: tl_rd_prod<tl_rd_f16> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumprod_f16(const tl_cuda_reduce_params p) {
+    tl_rd_scan<tl_rd_f16, tl_rd_prod<tl_rd_f16>>(p);
+}
+/* BFloat16: tl_rd_prod<tl_rd_bf16> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumprod_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_scan<tl_rd_bf16, tl_rd_prod<tl_rd_bf16>>(p);
+}
+/* Float: tl_rd_prod<float> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumprod_f32(const tl_cuda_reduce_params p) {
+    tl_rd_scan<float, tl_rd_prod<float>>(p);
+}
+/* Double: tl_rd_prod<double> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumprod_f64(const tl_cuda_reduce_params p) {
+    tl_rd_scan<double, tl_rd_prod<double>>(p);
 }

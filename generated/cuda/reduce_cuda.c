@@ -25,7 +25,8 @@ static const char tl_reduce_cuda_source[] =
     " * kernels per operator and dtype: <name> (rows, pass 1), <name>_combine (pass 2) and\n"
     " * <name>_cols (a thread per output);\n"
     " * tl_softmax_<dtype> / tl_log_softmax_<dtype> and their _backward (one block per row);\n"
-    " * tl_layer_norm_<dtype>, its _backward (one block per row) and _backward_wb (a thread per column)\n"
+    " * tl_layer_norm_<dtype>, its _backward (one block per row) and _backward_wb (a thread per column);\n"
+    " * tl_cumsum_<dtype> / tl_cumprod_<dtype> (one block per row)\n"
     " */\n"
     "#define TL_CUDA_MAX_DIMS 25\n"
     "/* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/\n"
@@ -568,6 +569,39 @@ static const char tl_reduce_cuda_source[] =
     "            for (uint32_t k = 0; k < p.nred; k++) a = Op::reduce(a, tl_rd_io<T>::load(in + tl_rd_red_offset(p, k)), k);\n"
     "        }\n"
     "        Op::store((char *)p.out + out_off, a, p.factor);\n"
+    "    }\n"
+    "}\n"
+    "\n"
+    "/* cumsum / cumprod over one dim: block `row` scans its row in chunks of\n"
+    " * blockDim elements (Hillis-Steele in shared memory, log2(blockDim) steps),\n"
+    " * each chunk combined with the carry of the chunks before it; in the sum's\n"
+    " * accumulator type (float for half / bfloat16, int64 for integers). Every\n"
+    " * thread keeps the same carry, so control flow is uniform. */\n"
+    "template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_scan(const tl_cuda_reduce_params &p) {\n"
+    "    typedef typename Op::acc A;\n"
+    "    __shared__ A buf[TL_CUDA_REDUCE_MAX_THREADS];\n"
+    "    const int32_t st = p.red_ndim ? p.red_stride[0] : 0, ost = p.red_out_stride;\n"
+    "    const uint32_t t = threadIdx.x, nt = blockDim.x;\n"
+    "    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {\n"
+    "        int32_t in_off, out_off;\n"
+    "        tl_rd_row_offsets(p, row, in_off, out_off);\n"
+    "        const char *in = (const char *)p.in + in_off;\n"
+    "        char *out = (char *)p.out + out_off;\n"
+    "        A carry = Op::ident();\n"
+    "        for (uint32_t base = 0; base < p.nred; base += nt) {\n"
+    "            const uint32_t k = base + t;\n"
+    "            buf[t] = k < p.nred ? (A)tl_rd_io<T>::load(in + (int32_t)k * st) : Op::ident();\n"
+    "            __syncthreads();\n"
+    "            for (uint32_t off = 1; off < nt; off <<= 1) {\n"
+    "                const A before = t >= off ? buf[t - off] : Op::ident();\n"
+    "                __syncthreads();\n"
+    "                buf[t] = Op::combine(before, buf[t]);\n"
+    "                __syncthreads();\n"
+    "            }\n"
+    "            if (k < p.nred) tl_rd_io<T>::store(out + (int32_t)k * ost, Op::combine(carry, buf[t]));\n"
+    "            carry = Op::combine(carry, buf[nt - 1]);\n"
+    "            __syncthreads();   /* buf is rewritten by the next chunk */\n"
+    "        }\n"
     "    }\n"
     "}\n"
     "\n"
@@ -1479,6 +1513,86 @@ static const char tl_reduce_cuda_source[] =
     "/* Double */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_layer_norm_backward_wb_f64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_layer_norm_bwd_wb<double>(p);\n"
+    "}\n"
+    "/* Bool: tl_rd_sum<tl_rd_bool> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumsum_b(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<tl_rd_bool, tl_rd_sum<tl_rd_bool>>(p);\n"
+    "}\n"
+    "/* Byte: tl_rd_sum<uint8_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumsum_u8(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<uint8_t, tl_rd_sum<uint8_t>>(p);\n"
+    "}\n"
+    "/* Char: tl_rd_sum<int8_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumsum_i8(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<int8_t, tl_rd_sum<int8_t>>(p);\n"
+    "}\n"
+    "/* Short: tl_rd_sum<int16_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumsum_i16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<int16_t, tl_rd_sum<int16_t>>(p);\n"
+    "}\n"
+    "/* Int: tl_rd_sum<int32_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumsum_i32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<int32_t, tl_rd_sum<int32_t>>(p);\n"
+    "}\n"
+    "/* Long: tl_rd_sum<int64_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumsum_i64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<int64_t, tl_rd_sum<int64_t>>(p);\n"
+    "}\n"
+    "/* Half: tl_rd_sum<tl_rd_f16> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumsum_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<tl_rd_f16, tl_rd_sum<tl_rd_f16>>(p);\n"
+    "}\n"
+    "/* BFloat16: tl_rd_sum<tl_rd_bf16> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumsum_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<tl_rd_bf16, tl_rd_sum<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "/* Float: tl_rd_sum<float> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumsum_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<float, tl_rd_sum<float>>(p);\n"
+    "}\n"
+    "/* Double: tl_rd_sum<double> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumsum_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<double, tl_rd_sum<double>>(p);\n"
+    "}\n"
+    "/* Bool: tl_rd_prod<tl_rd_bool> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumprod_b(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<tl_rd_bool, tl_rd_prod<tl_rd_bool>>(p);\n"
+    "}\n"
+    "/* Byte: tl_rd_prod<uint8_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumprod_u8(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<uint8_t, tl_rd_prod<uint8_t>>(p);\n"
+    "}\n"
+    "/* Char: tl_rd_prod<int8_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumprod_i8(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<int8_t, tl_rd_prod<int8_t>>(p);\n"
+    "}\n"
+    "/* Short: tl_rd_prod<int16_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumprod_i16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<int16_t, tl_rd_prod<int16_t>>(p);\n"
+    "}\n"
+    "/* Int: tl_rd_prod<int32_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumprod_i32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<int32_t, tl_rd_prod<int32_t>>(p);\n"
+    "}\n"
+    "/* Long: tl_rd_prod<int64_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumprod_i64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<int64_t, tl_rd_prod<int64_t>>(p);\n"
+    "}\n"
+    "/* Half: tl_rd_prod<tl_rd_f16> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumprod_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<tl_rd_f16, tl_rd_prod<tl_rd_f16>>(p);\n"
+    "}\n"
+    "/* BFloat16: tl_rd_prod<tl_rd_bf16> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumprod_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<tl_rd_bf16, tl_rd_prod<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "/* Float: tl_rd_prod<float> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumprod_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<float, tl_rd_prod<float>>(p);\n"
+    "}\n"
+    "/* Double: tl_rd_prod<double> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumprod_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<double, tl_rd_prod<double>>(p);\n"
     "}\n";
 
 static tl_cuda_program tl_reduce_cuda_program = {"reduce", tl_reduce_cuda_source, {0}};
@@ -1764,4 +1878,32 @@ tl_cuda_function *const tl_cuda_layer_norm_table[3][TL_NUM_DTYPES] = {
     {NULL, NULL, NULL, NULL, NULL, NULL, &tl_layer_norm_cuda_fns[0], &tl_layer_norm_cuda_fns[3], &tl_layer_norm_cuda_fns[6], &tl_layer_norm_cuda_fns[9]},
     {NULL, NULL, NULL, NULL, NULL, NULL, &tl_layer_norm_cuda_fns[1], &tl_layer_norm_cuda_fns[4], &tl_layer_norm_cuda_fns[7], &tl_layer_norm_cuda_fns[10]},
     {NULL, NULL, NULL, NULL, NULL, NULL, &tl_layer_norm_cuda_fns[2], &tl_layer_norm_cuda_fns[5], &tl_layer_norm_cuda_fns[8], &tl_layer_norm_cuda_fns[11]},
+};
+
+/* cumsum / cumprod: [kind][tl_dtype], NULL: unsupported */
+static tl_cuda_function tl_scan_cuda_fns[20] = {
+    {&tl_reduce_cuda_program, "tl_cumsum_b", {0}},
+    {&tl_reduce_cuda_program, "tl_cumsum_u8", {0}},
+    {&tl_reduce_cuda_program, "tl_cumsum_i8", {0}},
+    {&tl_reduce_cuda_program, "tl_cumsum_i16", {0}},
+    {&tl_reduce_cuda_program, "tl_cumsum_i32", {0}},
+    {&tl_reduce_cuda_program, "tl_cumsum_i64", {0}},
+    {&tl_reduce_cuda_program, "tl_cumsum_f16", {0}},
+    {&tl_reduce_cuda_program, "tl_cumsum_bf16", {0}},
+    {&tl_reduce_cuda_program, "tl_cumsum_f32", {0}},
+    {&tl_reduce_cuda_program, "tl_cumsum_f64", {0}},
+    {&tl_reduce_cuda_program, "tl_cumprod_b", {0}},
+    {&tl_reduce_cuda_program, "tl_cumprod_u8", {0}},
+    {&tl_reduce_cuda_program, "tl_cumprod_i8", {0}},
+    {&tl_reduce_cuda_program, "tl_cumprod_i16", {0}},
+    {&tl_reduce_cuda_program, "tl_cumprod_i32", {0}},
+    {&tl_reduce_cuda_program, "tl_cumprod_i64", {0}},
+    {&tl_reduce_cuda_program, "tl_cumprod_f16", {0}},
+    {&tl_reduce_cuda_program, "tl_cumprod_bf16", {0}},
+    {&tl_reduce_cuda_program, "tl_cumprod_f32", {0}},
+    {&tl_reduce_cuda_program, "tl_cumprod_f64", {0}},
+};
+tl_cuda_function *const tl_cuda_scan_table[2][TL_NUM_DTYPES] = {
+    {&tl_scan_cuda_fns[0], &tl_scan_cuda_fns[1], &tl_scan_cuda_fns[2], &tl_scan_cuda_fns[3], &tl_scan_cuda_fns[4], &tl_scan_cuda_fns[5], &tl_scan_cuda_fns[6], &tl_scan_cuda_fns[7], &tl_scan_cuda_fns[8], &tl_scan_cuda_fns[9], NULL, NULL},
+    {&tl_scan_cuda_fns[10], &tl_scan_cuda_fns[11], &tl_scan_cuda_fns[12], &tl_scan_cuda_fns[13], &tl_scan_cuda_fns[14], &tl_scan_cuda_fns[15], &tl_scan_cuda_fns[16], &tl_scan_cuda_fns[17], &tl_scan_cuda_fns[18], &tl_scan_cuda_fns[19], NULL, NULL},
 };

@@ -22,6 +22,8 @@
 #include "ops/amin.h"
 #include "ops/argmax.h"
 #include "ops/argmin.h"
+#include "ops/cumprod.h"
+#include "ops/cumsum.h"
 #include "ops/mean.h"
 #include "ops/prod.h"
 #include "ops/sum.h"
@@ -320,6 +322,38 @@ int tl_impl_mean_out_cuda(tl_structured *s, tl_tensor *self, const int64_t *dim,
                           tl_dtype dtype, tl_tensor *out) {
     (void)s; (void)keepdim; (void)dtype;
     return sumlike(TL_CUDA_REDUCE_MEAN, self, dim, dim_len, out);
+}
+
+/* cumsum / cumprod over dim of the input converted to out's dtype (as the
+ * CPU kernels): one block per row, the scan's chunks carried along it */
+static int scan(int op, tl_tensor *self, int64_t dim, tl_tensor *out) {
+    const int64_t nd = tl_tensor_ndim(self), d = tl__wrap_dim(dim, nd, 1);
+    if (d < 0) return -1;
+    const tl_dtype rt = tl_tensor_dtype(out);
+    tl_cuda_function *f = tl_cuda_scan_table[op][rt];
+    if (!f)
+        return tl_set_error(TL_ERR_RUNTIME, "\"%s_cuda\" not implemented for '%s'", op ? "cumprod" : "cumsum",
+                            tl_dtype_scalar_name(rt));
+    tl_tensor *x = tl_to_dtype(self, rt, 0);
+    if (!x) return -1;
+    int prev, rc = tl_cuda_enter_device(x, &prev);
+    if (rc == 0) {
+        tl_cuda_reduce_params p;
+        rc = make_params(op ? "cumprod" : "cumsum", x, nd ? 1ull << d : 0, out, &p);
+        rc = tl_cuda_leave_device(prev, rc != 0 ? (rc < 0 ? -1 : 0) : tl_cuda_launch_rows(f, &p));
+    }
+    tl_tensor_release(x);
+    return rc < 0 ? -1 : 0;
+}
+
+int tl_impl_cumsum_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out) {
+    (void)s; (void)dtype;
+    return scan(TL_CUDA_SCAN_SUM, self, dim, out);
+}
+
+int tl_impl_cumprod_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out) {
+    (void)s; (void)dtype;
+    return scan(TL_CUDA_SCAN_PROD, self, dim, out);
 }
 
 /* prod over one dim (the whole-tensor `prod` is the CPU's only) */

@@ -271,6 +271,39 @@ template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_cols(const tl
     }
 }
 
+/* cumsum / cumprod over one dim: block `row` scans its row in chunks of
+ * blockDim elements (Hillis-Steele in shared memory, log2(blockDim) steps),
+ * each chunk combined with the carry of the chunks before it; in the sum's
+ * accumulator type (float for half / bfloat16, int64 for integers). Every
+ * thread keeps the same carry, so control flow is uniform. */
+template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_scan(const tl_cuda_reduce_params &p) {
+    typedef typename Op::acc A;
+    __shared__ A buf[TL_CUDA_REDUCE_MAX_THREADS];
+    const int32_t st = p.red_ndim ? p.red_stride[0] : 0, ost = p.red_out_stride;
+    const uint32_t t = threadIdx.x, nt = blockDim.x;
+    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {
+        int32_t in_off, out_off;
+        tl_rd_row_offsets(p, row, in_off, out_off);
+        const char *in = (const char *)p.in + in_off;
+        char *out = (char *)p.out + out_off;
+        A carry = Op::ident();
+        for (uint32_t base = 0; base < p.nred; base += nt) {
+            const uint32_t k = base + t;
+            buf[t] = k < p.nred ? (A)tl_rd_io<T>::load(in + (int32_t)k * st) : Op::ident();
+            __syncthreads();
+            for (uint32_t off = 1; off < nt; off <<= 1) {
+                const A before = t >= off ? buf[t - off] : Op::ident();
+                __syncthreads();
+                buf[t] = Op::combine(before, buf[t]);
+                __syncthreads();
+            }
+            if (k < p.nred) tl_rd_io<T>::store(out + (int32_t)k * ost, Op::combine(carry, buf[t]));
+            carry = Op::combine(carry, buf[nt - 1]);
+            __syncthreads();   /* buf is rewritten by the next chunk */
+        }
+    }
+}
+
 /* softmax / log_softmax over one dim (PyTorch's cunn_SoftMaxForward): block
  * `row` finds the row's maximum, then the sum of exp(x - max) in the
  * accumulator type, then writes exp(x - max) / sum or (x - max) - log(sum).

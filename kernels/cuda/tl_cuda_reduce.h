@@ -69,6 +69,10 @@ int tl_cuda_softmax_run(int log, const tl_tensor *x, int64_t dim, tl_tensor *out
 extern tl_cuda_function *const tl_cuda_softmax_bwd_table[2][TL_NUM_DTYPES];
 int tl_cuda_softmax_backward_run(int log, const tl_tensor *grad, const tl_tensor *y, int64_t dim, tl_tensor *out);
 
+/* cumsum / cumprod: [TL_CUDA_SCAN_<OP>][tl_dtype] (all but the complex dtypes) */
+enum { TL_CUDA_SCAN_SUM, TL_CUDA_SCAN_PROD };
+extern tl_cuda_function *const tl_cuda_scan_table[2][TL_NUM_DTYPES];
+
 /* layer_norm's kernels: [TL_CUDA_LAYER_NORM_<KIND>][tl_dtype], floating dtypes */
 enum { TL_CUDA_LAYER_NORM_FWD, TL_CUDA_LAYER_NORM_BWD, TL_CUDA_LAYER_NORM_BWD_WB };
 extern tl_cuda_function *const tl_cuda_layer_norm_table[3][TL_NUM_DTYPES];

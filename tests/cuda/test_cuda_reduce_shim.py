@@ -414,3 +414,46 @@ def test_prod(shim, dtype):
             assert names == ([f"tl_reduce_prod_{sfx}"] if tl.prod(x, dim).numel() else [])
     big = rand([5, 64], tl.int64, 51, -1000, 1000)         # int64 products wrap, as the CPU's
     check_op(shim, "prod", big, [1])
+
+
+# ---- cumsum / cumprod (one block per row, chunks of a block carried along)
+
+def scan(shim, op, x, dim, out):
+    fn = getattr(shim, f"tl_impl_{op}_out_cuda")
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_void_p]
+    shim.tl_shim_log_clear()
+    before = shim.tl_shim_coop_divergent()
+    check(fn(None, _ptr(x), dim, 0, _ptr(out)))
+    assert shim.tl_shim_coop_divergent() == before, "threads of a block stopped at different barriers"
+    return [shim.tl_shim_log_name(i).decode() for i in range(shim.tl_shim_log_size())]
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=str)
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_scan(shim, op, dtype):
+    lo, hi = (0.6, 1.5) if dtype.is_floating_point else (-0.2, 0.2)   # integers: -2..2, products wrap as the CPU's
+    for shape, dim in (([7, 33], 1), ([40, 5], 0), ([3, 1500], 1), ([5000], 0), ([], 0), ([0, 3], 0), ([4, 1], 1),
+                       ([2, 3, 700], 2), ([6, 600, 2], 1)):
+        x = rand(shape or [1], dtype, 60, lo, hi).reshape(shape)
+        want = getattr(tl, op)(x, dim)
+        out = poison(list(want.shape), want.dtype)
+        names = scan(shim, op, x, dim, out)
+        n = x.shape[dim] if x.dim() else 1
+        same(out, want, n)
+        sfx = {tl.int64: "i64", tl.float16: "f16", tl.bfloat16: "bf16", tl.float32: "f32", tl.float64: "f64"}
+        assert names == ([] if x.numel() == 0 else [f"tl_{op}_{sfx[want.dtype]}"])
+
+
+def test_scan_layouts(shim):
+    t = rand([700, 30], tl.float32, 61).t()              # transposed: the scanned dim is strided
+    base = poison([30, 700, 2], tl.float32)              # a strided out
+    scan(shim, "cumsum", t, 1, base[..., 0])
+    same(base[..., 0], tl.cumsum(t, 1), 700)
+    many = rand([70000, 3], tl.float64, 62)               # more than 2^16 rows: the grid-stride loop
+    out = poison([70000, 3], tl.float64)
+    scan(shim, "cumprod", many, 1, out)
+    same(out, tl.cumprod(many, 1))
+    n = tl.from_numpy(np.array([1.0, float("nan"), 2.0, 3.0], dtype=np.float32))
+    out = poison([4], tl.float32)
+    scan(shim, "cumsum", n, 0, out)
+    same(out, tl.cumsum(n, 0))
