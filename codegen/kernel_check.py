@@ -54,6 +54,8 @@ def required_kernels(m: Model) -> list[Required]:
             continue  # a generation error, reported by the emitter
         g = m.group_of(f)
         for k in op.kernels:
+            if k["optional"]:   # a CUDA-only kernel: registered when defined, never required
+                continue
             for sym in k["needed_list"]:
                 if sym in by_symbol:  # one entry per symbol, with every key that calls it
                     r = reqs[by_symbol[sym]]

@@ -12,7 +12,10 @@ Steps (each recorded, a failure does not stop the next):
     a device-to-device copy of the same bytes vs torch.add, and the per-call
     time of a tiny `a + b` (torchlet vs torch);
  5. sum of 2^28 float32 (whole tensor and per row of 1024) and a 4096^2 mm in
-    float32 / bfloat16 (cuBLAS), torchlet beside torch.
+    float32 / bfloat16 (cuBLAS), torchlet beside torch;
+ 6. the NN kernels (softmax / log_softmax backward, layer_norm forward and
+    forward + backward) and cumsum on 8192 x 4096 float32: against torchlet's CPU
+    kernels and timed beside torch.
 
     python scripts/gpu_check.py [--dry-run] [--out DIR] [--numel N]
 
@@ -219,6 +222,95 @@ def reduction_and_gemm_timings(report: dict, dry: bool, numel: int, n: int = 409
         t["torch"] = f"failed: {type(e).__name__}: {e}"
 
 
+def _nn_cases() -> dict:
+    """name -> fn(lib, dev, arrays) returning a no-argument callable that runs
+    the operator once and returns its result; lib is torchlet or torch (same
+    API), arrays the case's numpy inputs"""
+    def softmax_bwd(lib, dev, a):
+        g, y = (lib.from_numpy(v).to(dev) for v in a)
+        return lambda: lib._softmax_backward_data(g, y, -1, lib.float32)
+
+    def log_softmax_bwd(lib, dev, a):
+        g, y = (lib.from_numpy(v).to(dev) for v in a)
+        return lambda: lib._log_softmax_backward_data(g, y, -1, lib.float32)
+
+    def affine(lib, dev, cols):
+        import numpy as np
+
+        w = np.linspace(0.5, 1.5, cols, dtype=np.float32)
+        return lib.from_numpy(w).to(dev), lib.from_numpy(w - 1).to(dev)
+
+    def layer_norm(lib, dev, a):
+        x = lib.from_numpy(a[0]).to(dev)
+        w, b = affine(lib, dev, x.shape[-1])
+        return lambda: lib.native_layer_norm(x, [x.shape[-1]], w, b, 1e-5)[0]
+
+    def layer_norm_fwd_bwd(lib, dev, a):
+        """forward, then grad_input, grad_weight and grad_bias through autograd; returns grad_input"""
+        x, g = (lib.from_numpy(v).to(dev) for v in a)
+        w, b = affine(lib, dev, x.shape[-1])
+        w.requires_grad_()
+        b.requires_grad_()
+
+        def run():
+            xr = x.detach().requires_grad_()
+            lib.nn.functional.layer_norm(xr, [x.shape[-1]], w, b).backward(g)
+            return xr.grad
+        return run
+
+    def cumsum(lib, dev, a):
+        x = lib.from_numpy(a[0]).to(dev)
+        return lambda: lib.cumsum(x, -1)
+
+    return {"cumsum": cumsum, "softmax_backward": softmax_bwd, "log_softmax_backward": log_softmax_bwd, "layer_norm": layer_norm,
+            "layer_norm_fwd_bwd": layer_norm_fwd_bwd}
+
+
+def _nn_inputs(name: str, rows: int, cols: int) -> list:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    g = rng.standard_normal((rows, cols)).astype(np.float32)
+    if name == "softmax_backward":
+        e = np.exp(x - x.max(1, keepdims=True))
+        return [g, e / e.sum(1, keepdims=True)]
+    if name == "log_softmax_backward":
+        return [g, x - x.max(1, keepdims=True) - np.log(np.exp(x - x.max(1, keepdims=True)).sum(1, keepdims=True))]
+    return [x, g]
+
+
+def nn_kernel_checks(report: dict, dry: bool, rows: int = 8192, cols: int = 4096) -> None:
+    """the NN kernels on the device: each result against torchlet's CPU kernel
+    (max abs difference) and timed beside torch on the same inputs"""
+    t = report["nn_kernels"] = {"shape": [rows, cols]}
+    if dry:
+        t["status"] = "skipped (dry run)"
+        return
+    import torchlet as tl
+
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    for name, case in _nn_cases().items():
+        r = t[name] = {}
+        arrays = _nn_inputs(name, rows, cols)
+        try:
+            want = case(tl, "cpu", arrays)()
+            run = case(tl, "cuda", arrays)
+            got = run()
+            r["max_abs_diff"] = (got.cpu() - want).abs().max().item()
+            r["torchlet_ms"] = _median_ms(run, tl.cuda.synchronize)
+        except Exception as e:
+            r["torchlet"] = f"failed: {type(e).__name__}: {e}"
+        if torch is not None:
+            try:
+                r["torch_ms"] = _median_ms(case(torch, "cuda", arrays), torch.cuda.synchronize)
+            except Exception as e:
+                r["torch"] = f"failed: {type(e).__name__}: {e}"
+
+
 def table(report: dict) -> str:
     rows = []
 
@@ -242,7 +334,8 @@ def main(argv: list[str] | None = None) -> int:
     report: dict = {"dry_run": a.dry_run, "started": time.strftime("%Y-%m-%dT%H:%M:%S")}
     for step in (lambda: versions(report), lambda: cache_load(report, a.dry_run),
                  lambda: run_tests(report, a.dry_run), lambda: timings(report, a.dry_run, a.numel),
-                 lambda: reduction_and_gemm_timings(report, a.dry_run, a.numel)):
+                 lambda: reduction_and_gemm_timings(report, a.dry_run, a.numel),
+                 lambda: nn_kernel_checks(report, a.dry_run)):
         try:
             step()
         except Exception as e:

@@ -246,10 +246,18 @@ def _op(m: Model, f: NativeFunction, path: str, native_names: dict[tuple[int, st
             continue
         # CUDA registers the unstructured kernels it shares with another
         # backend (metadata and device-generic ones: `CPU, CUDA, Meta: view`);
-        # a CUDA-only kernel name has no C function behind it
-        if enum is None or (key == "CUDA" and not any(
-                k != "CUDA" and o.kernel == md.kernel for k, o in kernels.items())):
+        # a CUDA-only kernel name (`CUDA: layer_norm_cuda`) is registered when
+        # kernels/cuda defines its (weak) function, and silently not otherwise:
+        # most of PyTorch's CUDA-only kernels have none here
+        if enum is None:
             op.skipped.append(f"{key}: {md.kernel} (no {key} backend in the runtime)")
+            continue
+        if key == "CUDA" and not any(k != "CUDA" and o.kernel == md.kernel for k, o in kernels.items()):
+            fn = native_names.get((id(f), md.kernel), api_c.native_name(md.kernel))
+            op.kernels.append({**_reg(key, enum, fn, path, [fn]), "optional": True})
+            proto = api_c.c_signature(f, fn, with_ks=True) + ";"
+            if proto not in op.natives:
+                op.natives.append(proto)
             continue
         if is_structured:
             if key not in api_c.STRUCTURED_BACKENDS and key != "CUDA":
@@ -288,6 +296,7 @@ def _reg(key: str, enum: str, fn: str, path: str, needed: list[str]) -> dict:
         "needs": " || ".join(f"TL_KERNEL_MISSING({n})" for n in needed),
         "needed": ", ".join(needed),
         "needed_list": list(needed),
+        "optional": False,
     }
 
 

@@ -33,14 +33,20 @@ OPS = (
     ("amin", "tl_rd_extreme<{T}, false>", tuple(STORAGE)),
     ("argmax", "tl_rd_arg<{T}, true>", tuple(d for d in STORAGE if d != "Bool")),
     ("argmin", "tl_rd_arg<{T}, false>", tuple(d for d in STORAGE if d != "Bool")),
+    ("prod", "tl_rd_prod<{T}>", tuple(STORAGE)),
 )
+#: the scans in TL_CUDA_SCAN_<OP> order (kernels/cuda/tl_cuda_reduce.h): (name, operator), every dtype
+SCANS = (("cumsum", "tl_rd_sum<{T}>"), ("cumprod", "tl_rd_prod<{T}>"))
+#: layer_norm's kernels in TL_CUDA_LAYER_NORM_<KIND> order (kernels/cuda/tl_cuda_reduce.h): (name, template)
+LAYER_NORM = (("layer_norm", "tl_rd_layer_norm"), ("layer_norm_backward", "tl_rd_layer_norm_bwd"),
+              ("layer_norm_backward_wb", "tl_rd_layer_norm_bwd_wb"))
 _COMPUTE_BYTES = {"Bool": 1, "Byte": 1, "Char": 1, "Short": 2, "Int": 4, "Long": 8, "Half": 4, "BFloat16": 4,
                   "Float": 4, "Double": 8}
 
 
 def acc_bytes(op: str, dtype: str) -> int:
     """bytes of one partial accumulator (the combine pass's input)"""
-    if op in ("sum", "mean"):
+    if op in ("sum", "mean", "prod"):
         return 4 if dtype in ("Half", "BFloat16", "Float") else 8
     if op in ("argmax", "argmin"):
         return 16   # (value, int64 index), 8-aligned
@@ -50,6 +56,13 @@ def acc_bytes(op: str, dtype: str) -> int:
 def _strip(text: str) -> str:
     """a header's text without its #include lines (the program includes nothing)"""
     return "\n".join(line for line in text.split("\n") if not line.lstrip().startswith("#include")).rstrip("\n")
+
+
+def _softmax_kernels(suffix: str) -> list[dict]:
+    """softmax / log_softmax (suffix "") or their backward ("_backward") per floating dtype, index 2 * i + log"""
+    return [{"name": f"tl_{'log_' if log else ''}softmax{suffix}_{d.suffix}", "T": STORAGE[d.scalar_name],
+             "log": "true" if log else "false", "dtype": d.scalar_name, "index": 2 * i + log}
+            for i, d in enumerate(d for d in DTYPES if d.scalar_name in _FLOAT) for log in (0, 1)]
 
 
 def render_reduce_program(ctx: EmitContext) -> dict[str, str]:
@@ -67,13 +80,23 @@ def render_reduce_program(ctx: EmitContext) -> dict[str, str]:
             kernels.append(k)
             row.append(k)
         table.append((op, row))
-    softmax = [{"name": f"tl_{'log_' if log else ''}softmax_{d.suffix}", "T": STORAGE[d.scalar_name],
-                "log": "true" if log else "false", "dtype": d.scalar_name, "index": 2 * i + log}
-               for i, d in enumerate(d for d in DTYPES if d.scalar_name in _FLOAT) for log in (0, 1)]
+    softmax = _softmax_kernels("")
+    softmax_bwd = _softmax_kernels("_backward")
+    scan = [{"name": f"tl_{op}_{d.suffix}", "op": tmpl.format(T=STORAGE[d.scalar_name]), "T": STORAGE[d.scalar_name],
+             "dtype": d.scalar_name} for op, tmpl in SCANS for d in DTYPES if d.scalar_name in STORAGE]
+    for i, k in enumerate(scan):
+        k["index"] = i
+    per_dtype = len(scan) // len(SCANS)   # [kind][tl_dtype]: the storage dtypes lead tl_dtype's order
+    scan_table = [[scan[i * per_dtype + j]["index"] if j < per_dtype else None for j in range(len(DTYPES))]
+                  for i in range(len(SCANS))]
+    norm = [{"name": f"tl_{kind}_{d.suffix}", "fn": fn, "T": STORAGE[d.scalar_name], "dtype": d.scalar_name,
+             "kind": i, "index": 3 * j + i}
+            for j, d in enumerate(d for d in DTYPES if d.scalar_name in _FLOAT)
+            for i, (kind, fn) in enumerate(LAYER_NORM)]
     cu = ctx.render("reduce_cuda.cu.j2", C_COMMENT, prelude=PRELUDE.read_text().rstrip("\n"),
                     params=_strip(PARAMS.read_text()), body=_strip(BODY.read_text()), kernels=kernels,
-                    softmax=softmax, threads=THREADS)
+                    softmax=softmax, softmax_bwd=softmax_bwd, norm=norm, scan=scan, threads=THREADS)
     cu = cu.rstrip("\n") + "\n"
     host = ctx.render("reduce_cuda_host.c.j2", C_COMMENT, source=_c_string(cu), kernels=kernels, table=table,
-                      softmax=softmax)
+                      softmax=softmax, softmax_bwd=softmax_bwd, norm=norm, scan=scan, scan_table=scan_table)
     return {"cuda/reduce.cu": cu, "cuda/reduce_cuda.c": host}

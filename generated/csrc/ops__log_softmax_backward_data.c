@@ -87,6 +87,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta__log_softmax_backward_data, then tl_impl_log_softmax_backward_cuda_out */
+static tl_tensor *tl_structured__log_softmax_backward_data_CUDA(tl_keyset ks, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta__log_softmax_backward_data(&s_, grad_output, output, dim, input_dtype) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_log_softmax_backward_cuda_out(&s_, grad_output, output, dim, input_dtype, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta__log_softmax_backward_data only (no data) */
 static tl_tensor *tl_structured__log_softmax_backward_data_Meta(tl_keyset ks, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype) {
     (void)ks;
@@ -179,6 +192,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta__log_softmax_backward_data, then tl_impl_log_softmax_backward_cuda_out */
+static tl_tensor *tl_structured__log_softmax_backward_data_out_CUDA(tl_keyset ks, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta__log_softmax_backward_data(&s_, grad_output, output, dim, input_dtype) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_log_softmax_backward_cuda_out(&s_, grad_output, output, dim, input_dtype, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta__log_softmax_backward_data only (no data) */
 static tl_tensor *tl_structured__log_softmax_backward_data_out_Meta(tl_keyset ks, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *out) {
     (void)ks;
@@ -202,6 +229,11 @@ int tl_ops_register__log_softmax_backward_data(void) {
     else if (tl_op_register_kernel(tl_ops__log_softmax_backward_data_op, TL_KEY_CPU, (void *)tl_structured__log_softmax_backward_data_CPU, tl_ops__log_softmax_backward_data_boxed, NULL,
                                    "tl_structured__log_softmax_backward_data_CPU registered at generated/csrc/ops__log_softmax_backward_data.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta__log_softmax_backward_data) || TL_KERNEL_MISSING(tl_impl_log_softmax_backward_cuda_out))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::_log_softmax_backward_data", "CUDA", "tl_meta__log_softmax_backward_data, tl_impl_log_softmax_backward_cuda_out");
+    else if (tl_op_register_kernel(tl_ops__log_softmax_backward_data_op, TL_KEY_CUDA, (void *)tl_structured__log_softmax_backward_data_CUDA, tl_ops__log_softmax_backward_data_boxed, NULL,
+                                   "tl_structured__log_softmax_backward_data_CUDA registered at generated/csrc/ops__log_softmax_backward_data.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta__log_softmax_backward_data))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::_log_softmax_backward_data", "Meta", "tl_meta__log_softmax_backward_data");
     else if (tl_op_register_kernel(tl_ops__log_softmax_backward_data_op, TL_KEY_META, (void *)tl_structured__log_softmax_backward_data_Meta, tl_ops__log_softmax_backward_data_boxed, NULL,
@@ -213,6 +245,11 @@ int tl_ops_register__log_softmax_backward_data(void) {
         tl_glue_note_missing("aten::_log_softmax_backward_data.out", "CPU", "tl_meta__log_softmax_backward_data, tl_impl_log_softmax_backward_cpu_out");
     else if (tl_op_register_kernel(tl_ops__log_softmax_backward_data_out_op, TL_KEY_CPU, (void *)tl_structured__log_softmax_backward_data_out_CPU, tl_ops__log_softmax_backward_data_out_boxed, NULL,
                                    "tl_structured__log_softmax_backward_data_out_CPU registered at generated/csrc/ops__log_softmax_backward_data.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta__log_softmax_backward_data) || TL_KERNEL_MISSING(tl_impl_log_softmax_backward_cuda_out))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::_log_softmax_backward_data.out", "CUDA", "tl_meta__log_softmax_backward_data, tl_impl_log_softmax_backward_cuda_out");
+    else if (tl_op_register_kernel(tl_ops__log_softmax_backward_data_out_op, TL_KEY_CUDA, (void *)tl_structured__log_softmax_backward_data_out_CUDA, tl_ops__log_softmax_backward_data_out_boxed, NULL,
+                                   "tl_structured__log_softmax_backward_data_out_CUDA registered at generated/csrc/ops__log_softmax_backward_data.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta__log_softmax_backward_data))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::_log_softmax_backward_data.out", "Meta", "tl_meta__log_softmax_backward_data");

@@ -535,9 +535,15 @@ int tl_ops_register_addmm(void) {
         return -1;
     tl_ops_addmm_dtype_op = tl_op_define("aten::addmm.dtype", "addmm.dtype(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor");
     if (!tl_ops_addmm_dtype_op) return -1;
-    /* not registered: CUDA: _addmm_dtype_cuda (no CUDA backend in the runtime) */
+    if (!(TL_KERNEL_MISSING(tl_native__addmm_dtype_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
+        tl_op_register_kernel(tl_ops_addmm_dtype_op, TL_KEY_CUDA, (void *)tl_native__addmm_dtype_cuda, tl_ops_addmm_dtype_boxed, NULL,
+                              "tl_native__addmm_dtype_cuda registered at generated/csrc/ops_addmm.c") < 0)
+        return -1;
     tl_ops_addmm_dtype_out_op = tl_op_define("aten::addmm.dtype_out", "addmm.dtype_out(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_addmm_dtype_out_op) return -1;
-    /* not registered: CUDA: _addmm_dtype_out_cuda (no CUDA backend in the runtime) */
+    if (!(TL_KERNEL_MISSING(tl_native__addmm_dtype_out_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
+        tl_op_register_kernel(tl_ops_addmm_dtype_out_op, TL_KEY_CUDA, (void *)tl_native__addmm_dtype_out_cuda, tl_ops_addmm_dtype_out_boxed, NULL,
+                              "tl_native__addmm_dtype_out_cuda registered at generated/csrc/ops_addmm.c") < 0)
+        return -1;
     return 0;
 }

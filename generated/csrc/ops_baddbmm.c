@@ -535,9 +535,15 @@ int tl_ops_register_baddbmm(void) {
         return -1;
     tl_ops_baddbmm_dtype_op = tl_op_define("aten::baddbmm.dtype", "baddbmm.dtype(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor");
     if (!tl_ops_baddbmm_dtype_op) return -1;
-    /* not registered: CUDA: _baddbmm_dtype_cuda (no CUDA backend in the runtime) */
+    if (!(TL_KERNEL_MISSING(tl_native__baddbmm_dtype_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
+        tl_op_register_kernel(tl_ops_baddbmm_dtype_op, TL_KEY_CUDA, (void *)tl_native__baddbmm_dtype_cuda, tl_ops_baddbmm_dtype_boxed, NULL,
+                              "tl_native__baddbmm_dtype_cuda registered at generated/csrc/ops_baddbmm.c") < 0)
+        return -1;
     tl_ops_baddbmm_dtype_out_op = tl_op_define("aten::baddbmm.dtype_out", "baddbmm.dtype_out(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_baddbmm_dtype_out_op) return -1;
-    /* not registered: CUDA: _baddbmm_out_dtype_cuda (no CUDA backend in the runtime) */
+    if (!(TL_KERNEL_MISSING(tl_native__baddbmm_out_dtype_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
+        tl_op_register_kernel(tl_ops_baddbmm_dtype_out_op, TL_KEY_CUDA, (void *)tl_native__baddbmm_out_dtype_cuda, tl_ops_baddbmm_dtype_out_boxed, NULL,
+                              "tl_native__baddbmm_out_dtype_cuda registered at generated/csrc/ops_baddbmm.c") < 0)
+        return -1;
     return 0;
 }

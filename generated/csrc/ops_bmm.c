@@ -370,9 +370,15 @@ int tl_ops_register_bmm(void) {
         return -1;
     tl_ops_bmm_dtype_op = tl_op_define("aten::bmm.dtype", "bmm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor");
     if (!tl_ops_bmm_dtype_op) return -1;
-    /* not registered: CUDA: _bmm_dtype_cuda (no CUDA backend in the runtime) */
+    if (!(TL_KERNEL_MISSING(tl_native__bmm_dtype_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
+        tl_op_register_kernel(tl_ops_bmm_dtype_op, TL_KEY_CUDA, (void *)tl_native__bmm_dtype_cuda, tl_ops_bmm_dtype_boxed, NULL,
+                              "tl_native__bmm_dtype_cuda registered at generated/csrc/ops_bmm.c") < 0)
+        return -1;
     tl_ops_bmm_dtype_out_op = tl_op_define("aten::bmm.dtype_out", "bmm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_bmm_dtype_out_op) return -1;
-    /* not registered: CUDA: _bmm_out_dtype_cuda (no CUDA backend in the runtime) */
+    if (!(TL_KERNEL_MISSING(tl_native__bmm_out_dtype_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
+        tl_op_register_kernel(tl_ops_bmm_dtype_out_op, TL_KEY_CUDA, (void *)tl_native__bmm_out_dtype_cuda, tl_ops_bmm_dtype_out_boxed, NULL,
+                              "tl_native__bmm_out_dtype_cuda registered at generated/csrc/ops_bmm.c") < 0)
+        return -1;
     return 0;
 }

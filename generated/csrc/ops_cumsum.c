@@ -84,6 +84,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_cumsum, then tl_impl_cumsum_out_cuda */
+static tl_tensor *tl_structured_cumsum_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_cumsum(&s_, self, dim, dtype) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_cumsum_out_cuda(&s_, self, dim, dtype, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_cumsum only (no data) */
 static tl_tensor *tl_structured_cumsum_Meta(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype) {
     (void)ks;
@@ -162,6 +175,20 @@ static tl_tensor *tl_structured_cumsum__CPU(tl_keyset ks, tl_tensor *self, int64
     if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
     if (tl_meta_cumsum(&s_, self, dim, dtype) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_cumsum_out(&s_, self, dim, dtype, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_cumsum, then tl_impl_cumsum_out_cuda */
+static tl_tensor *tl_structured_cumsum__CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_cumsum(&s_, self, dim, dtype) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_cumsum_out_cuda(&s_, self, dim, dtype, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -257,6 +284,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_cumsum, then tl_impl_cumsum_out_cuda */
+static tl_tensor *tl_structured_cumsum_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_cumsum(&s_, self, dim, dtype) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_cumsum_out_cuda(&s_, self, dim, dtype, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_cumsum only (no data) */
 static tl_tensor *tl_structured_cumsum_out_Meta(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out) {
     (void)ks;
@@ -280,6 +321,11 @@ int tl_ops_register_cumsum(void) {
     else if (tl_op_register_kernel(tl_ops_cumsum_op, TL_KEY_CPU, (void *)tl_structured_cumsum_CPU, tl_ops_cumsum_boxed, NULL,
                                    "tl_structured_cumsum_CPU registered at generated/csrc/ops_cumsum.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_cumsum) || TL_KERNEL_MISSING(tl_impl_cumsum_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::cumsum", "CUDA", "tl_meta_cumsum, tl_impl_cumsum_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_cumsum_op, TL_KEY_CUDA, (void *)tl_structured_cumsum_CUDA, tl_ops_cumsum_boxed, NULL,
+                                   "tl_structured_cumsum_CUDA registered at generated/csrc/ops_cumsum.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_cumsum))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::cumsum", "Meta", "tl_meta_cumsum");
     else if (tl_op_register_kernel(tl_ops_cumsum_op, TL_KEY_META, (void *)tl_structured_cumsum_Meta, tl_ops_cumsum_boxed, NULL,
@@ -292,6 +338,11 @@ int tl_ops_register_cumsum(void) {
     else if (tl_op_register_kernel(tl_ops_cumsum__op, TL_KEY_CPU, (void *)tl_structured_cumsum__CPU, tl_ops_cumsum__boxed, NULL,
                                    "tl_structured_cumsum__CPU registered at generated/csrc/ops_cumsum.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_cumsum) || TL_KERNEL_MISSING(tl_impl_cumsum_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::cumsum_", "CUDA", "tl_meta_cumsum, tl_impl_cumsum_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_cumsum__op, TL_KEY_CUDA, (void *)tl_structured_cumsum__CUDA, tl_ops_cumsum__boxed, NULL,
+                                   "tl_structured_cumsum__CUDA registered at generated/csrc/ops_cumsum.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_cumsum))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::cumsum_", "Meta", "tl_meta_cumsum");
     else if (tl_op_register_kernel(tl_ops_cumsum__op, TL_KEY_META, (void *)tl_structured_cumsum__Meta, tl_ops_cumsum__boxed, NULL,
@@ -303,6 +354,11 @@ int tl_ops_register_cumsum(void) {
         tl_glue_note_missing("aten::cumsum.out", "CPU", "tl_meta_cumsum, tl_impl_cumsum_out");
     else if (tl_op_register_kernel(tl_ops_cumsum_out_op, TL_KEY_CPU, (void *)tl_structured_cumsum_out_CPU, tl_ops_cumsum_out_boxed, NULL,
                                    "tl_structured_cumsum_out_CPU registered at generated/csrc/ops_cumsum.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_cumsum) || TL_KERNEL_MISSING(tl_impl_cumsum_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::cumsum.out", "CUDA", "tl_meta_cumsum, tl_impl_cumsum_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_cumsum_out_op, TL_KEY_CUDA, (void *)tl_structured_cumsum_out_CUDA, tl_ops_cumsum_out_boxed, NULL,
+                                   "tl_structured_cumsum_out_CUDA registered at generated/csrc/ops_cumsum.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_cumsum))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::cumsum.out", "Meta", "tl_meta_cumsum");

@@ -91,5 +91,9 @@ int tl_ops_register_native_layer_norm(void) {
     else if (tl_op_register_kernel(tl_ops_native_layer_norm_op, TL_KEY_CPU, (void *)tl_native_layer_norm_cpu, tl_ops_native_layer_norm_boxed, NULL,
                                    "tl_native_layer_norm_cpu registered at generated/csrc/ops_native_layer_norm.c") < 0)
         return -1;
+    if (!(TL_KERNEL_MISSING(tl_native_layer_norm_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
+        tl_op_register_kernel(tl_ops_native_layer_norm_op, TL_KEY_CUDA, (void *)tl_native_layer_norm_cuda, tl_ops_native_layer_norm_boxed, NULL,
+                              "tl_native_layer_norm_cuda registered at generated/csrc/ops_native_layer_norm.c") < 0)
+        return -1;
     return 0;
 }

@@ -142,6 +142,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_prod_dim_int, then tl_impl_prod_out_cuda */
+static tl_tensor *tl_structured_prod_dim_int_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_prod_dim_int(&s_, self, dim, keepdim, dtype) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_prod_out_cuda(&s_, self, dim, keepdim, dtype, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_prod_dim_int only (no data) */
 static tl_tensor *tl_structured_prod_dim_int_Meta(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype) {
     (void)ks;
@@ -233,6 +246,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_prod_dim_int, then tl_impl_prod_out_cuda */
+static tl_tensor *tl_structured_prod_int_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_prod_dim_int(&s_, self, dim, keepdim, dtype) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_prod_out_cuda(&s_, self, dim, keepdim, dtype, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_prod_dim_int only (no data) */
 static tl_tensor *tl_structured_prod_int_out_Meta(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out) {
     (void)ks;
@@ -263,6 +290,11 @@ int tl_ops_register_prod(void) {
     else if (tl_op_register_kernel(tl_ops_prod_dim_int_op, TL_KEY_CPU, (void *)tl_structured_prod_dim_int_CPU, tl_ops_prod_dim_int_boxed, NULL,
                                    "tl_structured_prod_dim_int_CPU registered at generated/csrc/ops_prod.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_prod_dim_int) || TL_KERNEL_MISSING(tl_impl_prod_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::prod.dim_int", "CUDA", "tl_meta_prod_dim_int, tl_impl_prod_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_prod_dim_int_op, TL_KEY_CUDA, (void *)tl_structured_prod_dim_int_CUDA, tl_ops_prod_dim_int_boxed, NULL,
+                                   "tl_structured_prod_dim_int_CUDA registered at generated/csrc/ops_prod.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_prod_dim_int))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::prod.dim_int", "Meta", "tl_meta_prod_dim_int");
     else if (tl_op_register_kernel(tl_ops_prod_dim_int_op, TL_KEY_META, (void *)tl_structured_prod_dim_int_Meta, tl_ops_prod_dim_int_boxed, NULL,
@@ -274,6 +306,11 @@ int tl_ops_register_prod(void) {
         tl_glue_note_missing("aten::prod.int_out", "CPU", "tl_meta_prod_dim_int, tl_impl_prod_out");
     else if (tl_op_register_kernel(tl_ops_prod_int_out_op, TL_KEY_CPU, (void *)tl_structured_prod_int_out_CPU, tl_ops_prod_int_out_boxed, NULL,
                                    "tl_structured_prod_int_out_CPU registered at generated/csrc/ops_prod.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_prod_dim_int) || TL_KERNEL_MISSING(tl_impl_prod_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::prod.int_out", "CUDA", "tl_meta_prod_dim_int, tl_impl_prod_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_prod_int_out_op, TL_KEY_CUDA, (void *)tl_structured_prod_int_out_CUDA, tl_ops_prod_int_out_boxed, NULL,
+                                   "tl_structured_prod_int_out_CUDA registered at generated/csrc/ops_prod.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_prod_dim_int))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::prod.int_out", "Meta", "tl_meta_prod_dim_int");

@@ -6,8 +6,11 @@
  */
 /*
  * from: kernels/cuda/tl_cuda_reduce.cuh (kernel templates), kernels/cuda/tl_cuda_reduce_params.h
- * kernels per operator and dtype: <name> (rows, pass 1) and <name>_combine (pass 2);
- * tl_softmax_<dtype> / tl_log_softmax_<dtype> (one block per row)
+ * kernels per operator and dtype: <name> (rows, pass 1), <name>_combine (pass 2) and
+ * <name>_cols (a thread per output);
+ * tl_softmax_<dtype> / tl_log_softmax_<dtype> and their _backward (one block per row);
+ * tl_layer_norm_<dtype>, its _backward (one block per row) and _backward_wb (a thread per column);
+ * tl_cumsum_<dtype> / tl_cumprod_<dtype> (one block per row)
  */
 #define TL_CUDA_MAX_DIMS 25
 /* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
@@ -242,7 +245,10 @@ template <class T> static TL_CUDA_FORCEINLINE void tl_cuda_cast_store(int dt, ch
  * innermost first with PyTorch's magic-number divisors; offsets are bytes and
  * fit 32 bits. splits > 1: pass 1 writes `splits` partial accumulators per
  * output into `partial`, pass 2 (the _combine kernel) reduces them.
- * softmax / log_softmax reduce one dim and write every element of it. */
+ * softmax / log_softmax reduce one dim and write every element of it; their
+ * backward reads the gradient (in) and the forward's output (in2) with the
+ * same strides. layer_norm's kernels read contiguous rows of nred elements
+ * (x: in; its backward's gradient: in2) and the per-row mean / rstd. */
 #ifndef TL_CUDA_REDUCE_PARAMS_H
 #define TL_CUDA_REDUCE_PARAMS_H
 
@@ -251,6 +257,10 @@ template <class T> static TL_CUDA_FORCEINLINE void tl_cuda_cast_store(int dt, ch
 
 typedef struct tl_cuda_reduce_params {
     uint64_t in, out, partial;   /* device pointers */
+    uint64_t in2;                /* softmax backward: the forward's output, laid out as `in` (the gradient) */
+    uint64_t weight, bias;       /* layer_norm: affine parameters (0: none); backward: grad_weight / grad_bias */
+    uint64_t mean, rstd;         /* layer_norm: per row, in the accumulator type */
+    double eps;                  /* layer_norm */
     double factor;               /* mean: 1 / nred (as the accumulator type) */
     uint32_t nout, nred;
     uint32_t splits, chunk;      /* chunks per output and elements per chunk */
@@ -268,12 +278,13 @@ typedef struct tl_cuda_reduce_params {
     uint32_t pad_;
 } tl_cuda_reduce_params;
 
-#define TL_CUDA_REDUCE_PARAMS_SIZE 496
+#define TL_CUDA_REDUCE_PARAMS_SIZE 544
 
 #endif
 
 /* ---- kernels/cuda/tl_cuda_reduce.cuh */
-/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin.
+/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin,
+ * prod, softmax / log_softmax and their backward, layer_norm.
  * The generator pastes this text into generated/cuda/reduce.cu after the
  * prelude and the parameter struct (tl_cuda_reduce_params.h), then adds one
  * extern "C" pair of kernels per operator and dtype (<name> and
@@ -368,6 +379,14 @@ template <class T> struct tl_rd_sum {
     static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a + (acc)v; }
     static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a + b; }
     static TL_CUDA_FORCEINLINE void store(char *p, acc a, double) { tl_rd_io<T>::store(p, a); }
+};
+/* PyTorch's ProdOps: the product in the sum's accumulator type (integers
+ * wrap in int64) */
+template <class T> struct tl_rd_prod : tl_rd_sum<T> {
+    typedef typename tl_rd_sum<T>::acc acc;
+    static TL_CUDA_FORCEINLINE acc ident() { return (acc)1; }
+    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a * (acc)v; }
+    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a * b; }
 };
 /* PyTorch's MeanOps: the sum times factor = 1 / count in the accumulator's type */
 template <class T> struct tl_rd_mean : tl_rd_sum<T> {
@@ -514,6 +533,62 @@ template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_combine(const
     }
 }
 
+/* outputs whose reduced elements lie further apart than neighbouring outputs
+ * (sum(0) of a row-major matrix): a thread per output walks its reduced
+ * elements in order, so a warp's loads at each step are 32 neighbouring
+ * outputs' elements (coalesced; PyTorch's "vectorize along output"). No
+ * shared memory or barrier; the same operators, so argmax's ties and NaN
+ * resolve as in the block kernels. */
+template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_cols(const tl_cuda_reduce_params &p) {
+    typedef typename Op::acc A;
+    for (uint32_t m = blockIdx.x * blockDim.x + threadIdx.x; m < p.nout; m += gridDim.x * blockDim.x) {
+        int32_t in_off, out_off;
+        tl_rd_row_offsets(p, m, in_off, out_off);
+        const char *in = (const char *)p.in + in_off;
+        A a = Op::ident();
+        if (p.red_ndim == 1) {
+            const int32_t st = p.red_stride[0];
+            for (uint32_t k = 0; k < p.nred; k++) a = Op::reduce(a, tl_rd_io<T>::load(in + (int32_t)k * st), k);
+        } else {
+            for (uint32_t k = 0; k < p.nred; k++) a = Op::reduce(a, tl_rd_io<T>::load(in + tl_rd_red_offset(p, k)), k);
+        }
+        Op::store((char *)p.out + out_off, a, p.factor);
+    }
+}
+
+/* cumsum / cumprod over one dim: block `row` scans its row in chunks of
+ * blockDim elements (Hillis-Steele in shared memory, log2(blockDim) steps),
+ * each chunk combined with the carry of the chunks before it; in the sum's
+ * accumulator type (float for half / bfloat16, int64 for integers). Every
+ * thread keeps the same carry, so control flow is uniform. */
+template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_scan(const tl_cuda_reduce_params &p) {
+    typedef typename Op::acc A;
+    __shared__ A buf[TL_CUDA_REDUCE_MAX_THREADS];
+    const int32_t st = p.red_ndim ? p.red_stride[0] : 0, ost = p.red_out_stride;
+    const uint32_t t = threadIdx.x, nt = blockDim.x;
+    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {
+        int32_t in_off, out_off;
+        tl_rd_row_offsets(p, row, in_off, out_off);
+        const char *in = (const char *)p.in + in_off;
+        char *out = (char *)p.out + out_off;
+        A carry = Op::ident();
+        for (uint32_t base = 0; base < p.nred; base += nt) {
+            const uint32_t k = base + t;
+            buf[t] = k < p.nred ? (A)tl_rd_io<T>::load(in + (int32_t)k * st) : Op::ident();
+            __syncthreads();
+            for (uint32_t off = 1; off < nt; off <<= 1) {
+                const A before = t >= off ? buf[t - off] : Op::ident();
+                __syncthreads();
+                buf[t] = Op::combine(before, buf[t]);
+                __syncthreads();
+            }
+            if (k < p.nred) tl_rd_io<T>::store(out + (int32_t)k * ost, Op::combine(carry, buf[t]));
+            carry = Op::combine(carry, buf[nt - 1]);
+            __syncthreads();   /* buf is rewritten by the next chunk */
+        }
+    }
+}
+
 /* softmax / log_softmax over one dim (PyTorch's cunn_SoftMaxForward): block
  * `row` finds the row's maximum, then the sum of exp(x - max) in the
  * accumulator type, then writes exp(x - max) / sum or (x - max) - log(sum).
@@ -555,6 +630,141 @@ template <class T, bool LOG> static TL_CUDA_FORCEINLINE void tl_rd_softmax(const
     }
 }
 
+/* softmax / log_softmax backward (PyTorch's cunn_SoftMaxBackward): block
+ * `row` sums grad * y (softmax) or grad (log_softmax) over the row in the
+ * accumulator type, then writes y * (grad - sum) or grad - exp(y) * sum.
+ * `in` is the gradient, `in2` the forward's output with the same strides. */
+template <class T, bool LOG> static TL_CUDA_FORCEINLINE void tl_rd_softmax_bwd(const tl_cuda_reduce_params &p) {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    typedef tl_rd_sum<T> SumOp;
+    const int32_t st = p.red_ndim ? p.red_stride[0] : 0, ost = p.red_out_stride;
+    __shared__ A row_sum;
+    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {
+        int32_t in_off, out_off;
+        tl_rd_row_offsets(p, row, in_off, out_off);
+        const char *g = (const char *)p.in + in_off, *y = (const char *)p.in2 + in_off;
+        char *out = (char *)p.out + out_off;
+        A s = SumOp::ident();
+        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x) {
+            const A gk = (A)tl_rd_io<T>::load(g + (int32_t)k * st);
+            s += LOG ? gk : gk * (A)tl_rd_io<T>::load(y + (int32_t)k * st);
+        }
+        s = tl_rd_block<SumOp>(s);
+        if (threadIdx.x == 0) row_sum = s;
+        __syncthreads();
+        const A sum = row_sum;
+        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x) {
+            const A gk = (A)tl_rd_io<T>::load(g + (int32_t)k * st), yk = (A)tl_rd_io<T>::load(y + (int32_t)k * st);
+            tl_rd_io<T>::store(out + (int32_t)k * ost, LOG ? gk - tl_rd_exp(yk) * sum : yk * (gk - sum));
+        }
+        __syncthreads();   /* row_sum is rewritten by the next row */
+    }
+}
+
+/* ---- layer_norm over contiguous rows of p.nred elements (PyTorch's
+ * layer_norm_kernel.cu): statistics in the accumulator type A (float for
+ * half / bfloat16), mean / rstd stored as A */
+static TL_CUDA_FORCEINLINE float tl_rd_rsqrt(float x) { return 1.0f / sqrtf(x); }
+static TL_CUDA_FORCEINLINE double tl_rd_rsqrt(double x) { return 1.0 / sqrt(x); }
+/* bytes of a stored element (the tags are empty types) */
+template <class T> struct tl_rd_bytes { static const uint32_t n = sizeof(T); };
+template <> struct tl_rd_bytes<tl_rd_bool> { static const uint32_t n = 1; };
+template <> struct tl_rd_bytes<tl_rd_f16> { static const uint32_t n = 2; };
+template <> struct tl_rd_bytes<tl_rd_bf16> { static const uint32_t n = 2; };
+
+/* a row's sum in A, the result in every thread of the block */
+template <class T> static TL_CUDA_FORCEINLINE typename tl_rd_io<T>::sum_acc tl_rd_row_sum(
+        typename tl_rd_io<T>::sum_acc s) {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    __shared__ A total;
+    s = tl_rd_block<tl_rd_sum<T> >(s);
+    if (threadIdx.x == 0) total = s;
+    __syncthreads();
+    s = total;
+    __syncthreads();   /* total is rewritten by the next call */
+    return s;
+}
+
+/* forward: block `row` computes the mean, then the mean of squared
+ * deviations (two passes: no cancellation), rstd = 1 / sqrt(var + eps), and
+ * writes (x - mean) * rstd * weight + bias */
+template <class T> static TL_CUDA_FORCEINLINE void tl_rd_layer_norm(const tl_cuda_reduce_params &p) {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    const uint32_t n = p.nred;
+    const A inv_n = (A)p.factor;
+    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {
+        const char *x = (const char *)p.in + (uint64_t)row * n * tl_rd_bytes<T>::n;
+        char *y = (char *)p.out + (uint64_t)row * n * tl_rd_bytes<T>::n;
+        A s = 0;
+        for (uint32_t k = threadIdx.x; k < n; k += blockDim.x) s += (A)tl_rd_io<T>::load(x + k * tl_rd_bytes<T>::n);
+        const A mean = tl_rd_row_sum<T>(s) * inv_n;
+        A q = 0;
+        for (uint32_t k = threadIdx.x; k < n; k += blockDim.x) {
+            const A d = (A)tl_rd_io<T>::load(x + k * tl_rd_bytes<T>::n) - mean;
+            q += d * d;
+        }
+        const A rstd = tl_rd_rsqrt(tl_rd_row_sum<T>(q) * inv_n + (A)p.eps);
+        for (uint32_t k = threadIdx.x; k < n; k += blockDim.x) {
+            A v = ((A)tl_rd_io<T>::load(x + k * tl_rd_bytes<T>::n) - mean) * rstd;
+            if (p.weight) v *= (A)tl_rd_io<T>::load((const char *)p.weight + k * tl_rd_bytes<T>::n);
+            if (p.bias) v += (A)tl_rd_io<T>::load((const char *)p.bias + k * tl_rd_bytes<T>::n);
+            tl_rd_io<T>::store(y + k * tl_rd_bytes<T>::n, v);
+        }
+        if (threadIdx.x == 0) {
+            ((A *)p.mean)[row] = mean;
+            ((A *)p.rstd)[row] = rstd;
+        }
+    }
+}
+
+/* grad_input: with xhat = (x - mean) * rstd and g = grad * weight, block
+ * `row` sums g and g * xhat, then writes
+ * rstd * (g - sum(g) / n - xhat * sum(g * xhat) / n) */
+template <class T> static TL_CUDA_FORCEINLINE void tl_rd_layer_norm_bwd(const tl_cuda_reduce_params &p) {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    const uint32_t n = p.nred;
+    const A inv_n = (A)p.factor;
+    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {
+        const uint64_t base = (uint64_t)row * n * tl_rd_bytes<T>::n;
+        const char *x = (const char *)p.in + base, *dy = (const char *)p.in2 + base;
+        char *dx = (char *)p.out + base;
+        const A mean = ((const A *)p.mean)[row], rstd = ((const A *)p.rstd)[row];
+        A sg = 0, sgx = 0;
+        for (uint32_t k = threadIdx.x; k < n; k += blockDim.x) {
+            A g = (A)tl_rd_io<T>::load(dy + k * tl_rd_bytes<T>::n);
+            if (p.weight) g *= (A)tl_rd_io<T>::load((const char *)p.weight + k * tl_rd_bytes<T>::n);
+            sg += g;
+            sgx += g * ((A)tl_rd_io<T>::load(x + k * tl_rd_bytes<T>::n) - mean) * rstd;
+        }
+        const A mg = tl_rd_row_sum<T>(sg) * inv_n, mgx = tl_rd_row_sum<T>(sgx) * inv_n;
+        for (uint32_t k = threadIdx.x; k < n; k += blockDim.x) {
+            A g = (A)tl_rd_io<T>::load(dy + k * tl_rd_bytes<T>::n);
+            if (p.weight) g *= (A)tl_rd_io<T>::load((const char *)p.weight + k * tl_rd_bytes<T>::n);
+            const A xhat = ((A)tl_rd_io<T>::load(x + k * tl_rd_bytes<T>::n) - mean) * rstd;
+            tl_rd_io<T>::store(dx + k * tl_rd_bytes<T>::n, rstd * (g - mg - xhat * mgx));
+        }
+    }
+}
+
+/* grad_weight / grad_bias: column sums over the nout rows, one thread per
+ * column walking down the rows (a warp reads 32 neighbouring columns of a
+ * row: coalesced), in A, deterministic; 0 pointers are not written */
+template <class T> static TL_CUDA_FORCEINLINE void tl_rd_layer_norm_bwd_wb(const tl_cuda_reduce_params &p) {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    const uint32_t n = p.nred;
+    for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
+        A gw = 0, gb = 0;
+        for (uint32_t r = 0; r < p.nout; r++) {
+            const uint64_t at = ((uint64_t)r * n + j) * tl_rd_bytes<T>::n;
+            const A g = (A)tl_rd_io<T>::load((const char *)p.in2 + at);
+            gb += g;
+            gw += g * ((A)tl_rd_io<T>::load((const char *)p.in + at) - ((const A *)p.mean)[r]) * ((const A *)p.rstd)[r];
+        }
+        if (p.weight) tl_rd_io<T>::store((char *)p.weight + j * tl_rd_bytes<T>::n, gw);
+        if (p.bias) tl_rd_io<T>::store((char *)p.bias + j * tl_rd_bytes<T>::n, gb);
+    }
+}
+
 /* ---- kernels */
 /* Bool: tl_rd_sum<tl_rd_bool> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_b(const tl_cuda_reduce_params p) {
@@ -563,12 +773,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_b(const tl_cuda_
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_b_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_bool, tl_rd_sum<tl_rd_bool>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_b_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bool, tl_rd_sum<tl_rd_bool>>(p);
+}
 /* Byte: tl_rd_sum<uint8_t> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_u8(const tl_cuda_reduce_params p) {
     tl_rd_rows<uint8_t, tl_rd_sum<uint8_t>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_u8_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<uint8_t, tl_rd_sum<uint8_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_u8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<uint8_t, tl_rd_sum<uint8_t>>(p);
 }
 /* Char: tl_rd_sum<int8_t> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i8(const tl_cuda_reduce_params p) {
@@ -577,12 +793,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i8(const tl_cuda
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i8_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int8_t, tl_rd_sum<int8_t>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int8_t, tl_rd_sum<int8_t>>(p);
+}
 /* Short: tl_rd_sum<int16_t> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i16(const tl_cuda_reduce_params p) {
     tl_rd_rows<int16_t, tl_rd_sum<int16_t>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int16_t, tl_rd_sum<int16_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int16_t, tl_rd_sum<int16_t>>(p);
 }
 /* Int: tl_rd_sum<int32_t> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i32(const tl_cuda_reduce_params p) {
@@ -591,12 +813,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i32(const tl_cud
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int32_t, tl_rd_sum<int32_t>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int32_t, tl_rd_sum<int32_t>>(p);
+}
 /* Long: tl_rd_sum<int64_t> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i64(const tl_cuda_reduce_params p) {
     tl_rd_rows<int64_t, tl_rd_sum<int64_t>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int64_t, tl_rd_sum<int64_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int64_t, tl_rd_sum<int64_t>>(p);
 }
 /* Half: tl_rd_sum<tl_rd_f16> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f16(const tl_cuda_reduce_params p) {
@@ -605,12 +833,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f16(const tl_cud
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_f16, tl_rd_sum<tl_rd_f16>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_sum<tl_rd_f16>>(p);
+}
 /* BFloat16: tl_rd_sum<tl_rd_bf16> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_bf16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_bf16, tl_rd_sum<tl_rd_bf16>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_bf16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_bf16, tl_rd_sum<tl_rd_bf16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_sum<tl_rd_bf16>>(p);
 }
 /* Float: tl_rd_sum<float> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f32(const tl_cuda_reduce_params p) {
@@ -619,12 +853,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f32(const tl_cud
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<float, tl_rd_sum<float>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_sum<float>>(p);
+}
 /* Double: tl_rd_sum<double> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f64(const tl_cuda_reduce_params p) {
     tl_rd_rows<double, tl_rd_sum<double>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<double, tl_rd_sum<double>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_sum<double>>(p);
 }
 /* Half: tl_rd_mean<tl_rd_f16> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f16(const tl_cuda_reduce_params p) {
@@ -633,12 +873,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f16(const tl_cu
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_f16, tl_rd_mean<tl_rd_f16>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_mean<tl_rd_f16>>(p);
+}
 /* BFloat16: tl_rd_mean<tl_rd_bf16> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_bf16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_bf16, tl_rd_mean<tl_rd_bf16>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_bf16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_bf16, tl_rd_mean<tl_rd_bf16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_mean<tl_rd_bf16>>(p);
 }
 /* Float: tl_rd_mean<float> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f32(const tl_cuda_reduce_params p) {
@@ -647,12 +893,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f32(const tl_cu
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<float, tl_rd_mean<float>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_mean<float>>(p);
+}
 /* Double: tl_rd_mean<double> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f64(const tl_cuda_reduce_params p) {
     tl_rd_rows<double, tl_rd_mean<double>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<double, tl_rd_mean<double>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_mean<double>>(p);
 }
 /* Bool: tl_rd_extreme<tl_rd_bool, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_b(const tl_cuda_reduce_params p) {
@@ -661,12 +913,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_b(const tl_cuda
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_b_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_bool, tl_rd_extreme<tl_rd_bool, true>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_b_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bool, tl_rd_extreme<tl_rd_bool, true>>(p);
+}
 /* Byte: tl_rd_extreme<uint8_t, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_u8(const tl_cuda_reduce_params p) {
     tl_rd_rows<uint8_t, tl_rd_extreme<uint8_t, true>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_u8_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<uint8_t, tl_rd_extreme<uint8_t, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_u8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<uint8_t, tl_rd_extreme<uint8_t, true>>(p);
 }
 /* Char: tl_rd_extreme<int8_t, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i8(const tl_cuda_reduce_params p) {
@@ -675,12 +933,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i8(const tl_cud
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i8_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int8_t, tl_rd_extreme<int8_t, true>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int8_t, tl_rd_extreme<int8_t, true>>(p);
+}
 /* Short: tl_rd_extreme<int16_t, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i16(const tl_cuda_reduce_params p) {
     tl_rd_rows<int16_t, tl_rd_extreme<int16_t, true>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int16_t, tl_rd_extreme<int16_t, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int16_t, tl_rd_extreme<int16_t, true>>(p);
 }
 /* Int: tl_rd_extreme<int32_t, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i32(const tl_cuda_reduce_params p) {
@@ -689,12 +953,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i32(const tl_cu
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int32_t, tl_rd_extreme<int32_t, true>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int32_t, tl_rd_extreme<int32_t, true>>(p);
+}
 /* Long: tl_rd_extreme<int64_t, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i64(const tl_cuda_reduce_params p) {
     tl_rd_rows<int64_t, tl_rd_extreme<int64_t, true>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int64_t, tl_rd_extreme<int64_t, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int64_t, tl_rd_extreme<int64_t, true>>(p);
 }
 /* Half: tl_rd_extreme<tl_rd_f16, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f16(const tl_cuda_reduce_params p) {
@@ -703,12 +973,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f16(const tl_cu
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_f16, tl_rd_extreme<tl_rd_f16, true>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_extreme<tl_rd_f16, true>>(p);
+}
 /* BFloat16: tl_rd_extreme<tl_rd_bf16, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_bf16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, true>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_bf16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, true>>(p);
 }
 /* Float: tl_rd_extreme<float, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f32(const tl_cuda_reduce_params p) {
@@ -717,12 +993,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f32(const tl_cu
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<float, tl_rd_extreme<float, true>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_extreme<float, true>>(p);
+}
 /* Double: tl_rd_extreme<double, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f64(const tl_cuda_reduce_params p) {
     tl_rd_rows<double, tl_rd_extreme<double, true>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<double, tl_rd_extreme<double, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_extreme<double, true>>(p);
 }
 /* Bool: tl_rd_extreme<tl_rd_bool, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_b(const tl_cuda_reduce_params p) {
@@ -731,12 +1013,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_b(const tl_cuda
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_b_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_bool, tl_rd_extreme<tl_rd_bool, false>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_b_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bool, tl_rd_extreme<tl_rd_bool, false>>(p);
+}
 /* Byte: tl_rd_extreme<uint8_t, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_u8(const tl_cuda_reduce_params p) {
     tl_rd_rows<uint8_t, tl_rd_extreme<uint8_t, false>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_u8_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<uint8_t, tl_rd_extreme<uint8_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_u8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<uint8_t, tl_rd_extreme<uint8_t, false>>(p);
 }
 /* Char: tl_rd_extreme<int8_t, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i8(const tl_cuda_reduce_params p) {
@@ -745,12 +1033,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i8(const tl_cud
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i8_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int8_t, tl_rd_extreme<int8_t, false>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int8_t, tl_rd_extreme<int8_t, false>>(p);
+}
 /* Short: tl_rd_extreme<int16_t, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i16(const tl_cuda_reduce_params p) {
     tl_rd_rows<int16_t, tl_rd_extreme<int16_t, false>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int16_t, tl_rd_extreme<int16_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int16_t, tl_rd_extreme<int16_t, false>>(p);
 }
 /* Int: tl_rd_extreme<int32_t, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i32(const tl_cuda_reduce_params p) {
@@ -759,12 +1053,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i32(const tl_cu
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int32_t, tl_rd_extreme<int32_t, false>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int32_t, tl_rd_extreme<int32_t, false>>(p);
+}
 /* Long: tl_rd_extreme<int64_t, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i64(const tl_cuda_reduce_params p) {
     tl_rd_rows<int64_t, tl_rd_extreme<int64_t, false>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int64_t, tl_rd_extreme<int64_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int64_t, tl_rd_extreme<int64_t, false>>(p);
 }
 /* Half: tl_rd_extreme<tl_rd_f16, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f16(const tl_cuda_reduce_params p) {
@@ -773,12 +1073,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f16(const tl_cu
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_f16, tl_rd_extreme<tl_rd_f16, false>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_extreme<tl_rd_f16, false>>(p);
+}
 /* BFloat16: tl_rd_extreme<tl_rd_bf16, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_bf16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, false>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_bf16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, false>>(p);
 }
 /* Float: tl_rd_extreme<float, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f32(const tl_cuda_reduce_params p) {
@@ -787,12 +1093,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f32(const tl_cu
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<float, tl_rd_extreme<float, false>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_extreme<float, false>>(p);
+}
 /* Double: tl_rd_extreme<double, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f64(const tl_cuda_reduce_params p) {
     tl_rd_rows<double, tl_rd_extreme<double, false>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<double, tl_rd_extreme<double, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_extreme<double, false>>(p);
 }
 /* Byte: tl_rd_arg<uint8_t, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_u8(const tl_cuda_reduce_params p) {
@@ -801,12 +1113,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_u8(const tl_c
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_u8_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<uint8_t, tl_rd_arg<uint8_t, true>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_u8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<uint8_t, tl_rd_arg<uint8_t, true>>(p);
+}
 /* Char: tl_rd_arg<int8_t, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i8(const tl_cuda_reduce_params p) {
     tl_rd_rows<int8_t, tl_rd_arg<int8_t, true>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i8_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int8_t, tl_rd_arg<int8_t, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int8_t, tl_rd_arg<int8_t, true>>(p);
 }
 /* Short: tl_rd_arg<int16_t, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i16(const tl_cuda_reduce_params p) {
@@ -815,12 +1133,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i16(const tl_
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int16_t, tl_rd_arg<int16_t, true>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int16_t, tl_rd_arg<int16_t, true>>(p);
+}
 /* Int: tl_rd_arg<int32_t, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i32(const tl_cuda_reduce_params p) {
     tl_rd_rows<int32_t, tl_rd_arg<int32_t, true>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int32_t, tl_rd_arg<int32_t, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int32_t, tl_rd_arg<int32_t, true>>(p);
 }
 /* Long: tl_rd_arg<int64_t, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i64(const tl_cuda_reduce_params p) {
@@ -829,12 +1153,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i64(const tl_
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int64_t, tl_rd_arg<int64_t, true>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int64_t, tl_rd_arg<int64_t, true>>(p);
+}
 /* Half: tl_rd_arg<tl_rd_f16, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_f16, tl_rd_arg<tl_rd_f16, true>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_f16, tl_rd_arg<tl_rd_f16, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_arg<tl_rd_f16, true>>(p);
 }
 /* BFloat16: tl_rd_arg<tl_rd_bf16, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_bf16(const tl_cuda_reduce_params p) {
@@ -843,12 +1173,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_bf16(const tl
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_bf16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, true>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, true>>(p);
+}
 /* Float: tl_rd_arg<float, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f32(const tl_cuda_reduce_params p) {
     tl_rd_rows<float, tl_rd_arg<float, true>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<float, tl_rd_arg<float, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_arg<float, true>>(p);
 }
 /* Double: tl_rd_arg<double, true> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64(const tl_cuda_reduce_params p) {
@@ -857,12 +1193,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64(const tl_
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<double, tl_rd_arg<double, true>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_arg<double, true>>(p);
+}
 /* Byte: tl_rd_arg<uint8_t, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_u8(const tl_cuda_reduce_params p) {
     tl_rd_rows<uint8_t, tl_rd_arg<uint8_t, false>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_u8_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<uint8_t, tl_rd_arg<uint8_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_u8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<uint8_t, tl_rd_arg<uint8_t, false>>(p);
 }
 /* Char: tl_rd_arg<int8_t, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i8(const tl_cuda_reduce_params p) {
@@ -871,12 +1213,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i8(const tl_c
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i8_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int8_t, tl_rd_arg<int8_t, false>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int8_t, tl_rd_arg<int8_t, false>>(p);
+}
 /* Short: tl_rd_arg<int16_t, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i16(const tl_cuda_reduce_params p) {
     tl_rd_rows<int16_t, tl_rd_arg<int16_t, false>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int16_t, tl_rd_arg<int16_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int16_t, tl_rd_arg<int16_t, false>>(p);
 }
 /* Int: tl_rd_arg<int32_t, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i32(const tl_cuda_reduce_params p) {
@@ -885,12 +1233,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i32(const tl_
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int32_t, tl_rd_arg<int32_t, false>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int32_t, tl_rd_arg<int32_t, false>>(p);
+}
 /* Long: tl_rd_arg<int64_t, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i64(const tl_cuda_reduce_params p) {
     tl_rd_rows<int64_t, tl_rd_arg<int64_t, false>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<int64_t, tl_rd_arg<int64_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int64_t, tl_rd_arg<int64_t, false>>(p);
 }
 /* Half: tl_rd_arg<tl_rd_f16, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f16(const tl_cuda_reduce_params p) {
@@ -899,12 +1253,18 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f16(const tl_
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_f16, tl_rd_arg<tl_rd_f16, false>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_arg<tl_rd_f16, false>>(p);
+}
 /* BFloat16: tl_rd_arg<tl_rd_bf16, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_bf16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, false>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_bf16_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, false>>(p);
 }
 /* Float: tl_rd_arg<float, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f32(const tl_cuda_reduce_params p) {
@@ -913,12 +1273,118 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f32(const tl_
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f32_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<float, tl_rd_arg<float, false>>(p);
 }
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_arg<float, false>>(p);
+}
 /* Double: tl_rd_arg<double, false> */
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f64(const tl_cuda_reduce_params p) {
     tl_rd_rows<double, tl_rd_arg<double, false>>(p);
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f64_combine(const tl_cuda_reduce_params p) {
     tl_rd_combine<double, tl_rd_arg<double, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_arg<double, false>>(p);
+}
+/* Bool: tl_rd_prod<tl_rd_bool> */
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_b(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bool, tl_rd_prod<tl_rd_bool>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_b_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bool, tl_rd_prod<tl_rd_bool>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_b_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bool, tl_rd_prod<tl_rd_bool>>(p);
+}
+/* Byte: tl_rd_prod<uint8_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_u8(const tl_cuda_reduce_params p) {
+    tl_rd_rows<uint8_t, tl_rd_prod<uint8_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_u8_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<uint8_t, tl_rd_prod<uint8_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_u8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<uint8_t, tl_rd_prod<uint8_t>>(p);
+}
+/* Char: tl_rd_prod<int8_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i8(const tl_cuda_reduce_params p) {
+    tl_rd_rows<int8_t, tl_rd_prod<int8_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i8_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<int8_t, tl_rd_prod<int8_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int8_t, tl_rd_prod<int8_t>>(p);
+}
+/* Short: tl_rd_prod<int16_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<int16_t, tl_rd_prod<int16_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<int16_t, tl_rd_prod<int16_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int16_t, tl_rd_prod<int16_t>>(p);
+}
+/* Int: tl_rd_prod<int32_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i32(const tl_cuda_reduce_params p) {
+    tl_rd_rows<int32_t, tl_rd_prod<int32_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i32_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<int32_t, tl_rd_prod<int32_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int32_t, tl_rd_prod<int32_t>>(p);
+}
+/* Long: tl_rd_prod<int64_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i64(const tl_cuda_reduce_params p) {
+    tl_rd_rows<int64_t, tl_rd_prod<int64_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i64_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<int64_t, tl_rd_prod<int64_t>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int64_t, tl_rd_prod<int64_t>>(p);
+}
+/* Half: tl_rd_prod<tl_rd_f16> */
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_f16, tl_rd_prod<tl_rd_f16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_f16, tl_rd_prod<tl_rd_f16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_prod<tl_rd_f16>>(p);
+}
+/* BFloat16: tl_rd_prod<tl_rd_bf16> */
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bf16, tl_rd_prod<tl_rd_bf16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_bf16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bf16, tl_rd_prod<tl_rd_bf16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_prod<tl_rd_bf16>>(p);
+}
+/* Float: tl_rd_prod<float> */
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f32(const tl_cuda_reduce_params p) {
+    tl_rd_rows<float, tl_rd_prod<float>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f32_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<float, tl_rd_prod<float>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_prod<float>>(p);
+}
+/* Double: tl_rd_prod<double> */
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f64(const tl_cuda_reduce_params p) {
+    tl_rd_rows<double, tl_rd_prod<double>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f64_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<double, tl_rd_prod<double>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_prod<double>>(p);
 }
 /* Half */
 extern "C" __global__ void __launch_bounds__(512) tl_softmax_f16(const tl_cuda_reduce_params p) {
@@ -951,4 +1417,164 @@ extern "C" __global__ void __launch_bounds__(512) tl_softmax_f64(const tl_cuda_r
 /* Double */
 extern "C" __global__ void __launch_bounds__(512) tl_log_softmax_f64(const tl_cuda_reduce_params p) {
     tl_rd_softmax<double, true>(p);
+}
+/* Half */
+extern "C" __global__ void __launch_bounds__(512) tl_softmax_backward_f16(const tl_cuda_reduce_params p) {
+    tl_rd_softmax_bwd<tl_rd_f16, false>(p);
+}
+/* Half */
+extern "C" __global__ void __launch_bounds__(512) tl_log_softmax_backward_f16(const tl_cuda_reduce_params p) {
+    tl_rd_softmax_bwd<tl_rd_f16, true>(p);
+}
+/* BFloat16 */
+extern "C" __global__ void __launch_bounds__(512) tl_softmax_backward_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_softmax_bwd<tl_rd_bf16, false>(p);
+}
+/* BFloat16 */
+extern "C" __global__ void __launch_bounds__(512) tl_log_softmax_backward_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_softmax_bwd<tl_rd_bf16, true>(p);
+}
+/* Float */
+extern "C" __global__ void __launch_bounds__(512) tl_softmax_backward_f32(const tl_cuda_reduce_params p) {
+    tl_rd_softmax_bwd<float, false>(p);
+}
+/* Float */
+extern "C" __global__ void __launch_bounds__(512) tl_log_softmax_backward_f32(const tl_cuda_reduce_params p) {
+    tl_rd_softmax_bwd<float, true>(p);
+}
+/* Double */
+extern "C" __global__ void __launch_bounds__(512) tl_softmax_backward_f64(const tl_cuda_reduce_params p) {
+    tl_rd_softmax_bwd<double, false>(p);
+}
+/* Double */
+extern "C" __global__ void __launch_bounds__(512) tl_log_softmax_backward_f64(const tl_cuda_reduce_params p) {
+    tl_rd_softmax_bwd<double, true>(p);
+}
+/* Half */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_f16(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm<tl_rd_f16>(p);
+}
+/* Half */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_backward_f16(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm_bwd<tl_rd_f16>(p);
+}
+/* Half */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_backward_wb_f16(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm_bwd_wb<tl_rd_f16>(p);
+}
+/* BFloat16 */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm<tl_rd_bf16>(p);
+}
+/* BFloat16 */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_backward_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm_bwd<tl_rd_bf16>(p);
+}
+/* BFloat16 */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_backward_wb_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm_bwd_wb<tl_rd_bf16>(p);
+}
+/* Float */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_f32(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm<float>(p);
+}
+/* Float */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_backward_f32(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm_bwd<float>(p);
+}
+/* Float */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_backward_wb_f32(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm_bwd_wb<float>(p);
+}
+/* Double */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_f64(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm<double>(p);
+}
+/* Double */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_backward_f64(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm_bwd<double>(p);
+}
+/* Double */
+extern "C" __global__ void __launch_bounds__(512) tl_layer_norm_backward_wb_f64(const tl_cuda_reduce_params p) {
+    tl_rd_layer_norm_bwd_wb<double>(p);
+}
+/* Bool: tl_rd_sum<tl_rd_bool> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumsum_b(const tl_cuda_reduce_params p) {
+    tl_rd_scan<tl_rd_bool, tl_rd_sum<tl_rd_bool>>(p);
+}
+/* Byte: tl_rd_sum<uint8_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumsum_u8(const tl_cuda_reduce_params p) {
+    tl_rd_scan<uint8_t, tl_rd_sum<uint8_t>>(p);
+}
+/* Char: tl_rd_sum<int8_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumsum_i8(const tl_cuda_reduce_params p) {
+    tl_rd_scan<int8_t, tl_rd_sum<int8_t>>(p);
+}
+/* Short: tl_rd_sum<int16_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumsum_i16(const tl_cuda_reduce_params p) {
+    tl_rd_scan<int16_t, tl_rd_sum<int16_t>>(p);
+}
+/* Int: tl_rd_sum<int32_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumsum_i32(const tl_cuda_reduce_params p) {
+    tl_rd_scan<int32_t, tl_rd_sum<int32_t>>(p);
+}
+/* Long: tl_rd_sum<int64_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumsum_i64(const tl_cuda_reduce_params p) {
+    tl_rd_scan<int64_t, tl_rd_sum<int64_t>>(p);
+}
+/* Half: tl_rd_sum<tl_rd_f16> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumsum_f16(const tl_cuda_reduce_params p) {
+    tl_rd_scan<tl_rd_f16, tl_rd_sum<tl_rd_f16>>(p);
+}
+/* BFloat16: tl_rd_sum<tl_rd_bf16> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumsum_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_scan<tl_rd_bf16, tl_rd_sum<tl_rd_bf16>>(p);
+}
+/* Float: tl_rd_sum<float> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumsum_f32(const tl_cuda_reduce_params p) {
+    tl_rd_scan<float, tl_rd_sum<float>>(p);
+}
+/* Double: tl_rd_sum<double> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumsum_f64(const tl_cuda_reduce_params p) {
+    tl_rd_scan<double, tl_rd_sum<double>>(p);
+}
+/* Bool: tl_rd_prod<tl_rd_bool> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumprod_b(const tl_cuda_reduce_params p) {
+    tl_rd_scan<tl_rd_bool, tl_rd_prod<tl_rd_bool>>(p);
+}
+/* Byte: tl_rd_prod<uint8_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumprod_u8(const tl_cuda_reduce_params p) {
+    tl_rd_scan<uint8_t, tl_rd_prod<uint8_t>>(p);
+}
+/* Char: tl_rd_prod<int8_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumprod_i8(const tl_cuda_reduce_params p) {
+    tl_rd_scan<int8_t, tl_rd_prod<int8_t>>(p);
+}
+/* Short: tl_rd_prod<int16_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumprod_i16(const tl_cuda_reduce_params p) {
+    tl_rd_scan<int16_t, tl_rd_prod<int16_t>>(p);
+}
+/* Int: tl_rd_prod<int32_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumprod_i32(const tl_cuda_reduce_params p) {
+    tl_rd_scan<int32_t, tl_rd_prod<int32_t>>(p);
+}
+/* Long: tl_rd_prod<int64_t> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumprod_i64(const tl_cuda_reduce_params p) {
+    tl_rd_scan<int64_t, tl_rd_prod<int64_t>>(p);
+}
+/* Half: tl_rd_prod<tl_rd_f16> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumprod_f16(const tl_cuda_reduce_params p) {
+    tl_rd_scan<tl_rd_f16, tl_rd_prod<tl_rd_f16>>(p);
+}
+/* BFloat16: tl_rd_prod<tl_rd_bf16> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumprod_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_scan<tl_rd_bf16, tl_rd_prod<tl_rd_bf16>>(p);
+}
+/* Float: tl_rd_prod<float> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumprod_f32(const tl_cuda_reduce_params p) {
+    tl_rd_scan<float, tl_rd_prod<float>>(p);
+}
+/* Double: tl_rd_prod<double> */
+extern "C" __global__ void __launch_bounds__(512) tl_cumprod_f64(const tl_cuda_reduce_params p) {
+    tl_rd_scan<double, tl_rd_prod<double>>(p);
 }

@@ -22,8 +22,11 @@ static const char tl_reduce_cuda_source[] =
     " */\n"
     "/*\n"
     " * from: kernels/cuda/tl_cuda_reduce.cuh (kernel templates), kernels/cuda/tl_cuda_reduce_params.h\n"
-    " * kernels per operator and dtype: <name> (rows, pass 1) and <name>_combine (pass 2);\n"
-    " * tl_softmax_<dtype> / tl_log_softmax_<dtype> (one block per row)\n"
+    " * kernels per operator and dtype: <name> (rows, pass 1), <name>_combine (pass 2) and\n"
+    " * <name>_cols (a thread per output);\n"
+    " * tl_softmax_<dtype> / tl_log_softmax_<dtype> and their _backward (one block per row);\n"
+    " * tl_layer_norm_<dtype>, its _backward (one block per row) and _backward_wb (a thread per column);\n"
+    " * tl_cumsum_<dtype> / tl_cumprod_<dtype> (one block per row)\n"
     " */\n"
     "#define TL_CUDA_MAX_DIMS 25\n"
     "/* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/\n"
@@ -258,7 +261,10 @@ static const char tl_reduce_cuda_source[] =
     " * innermost first with PyTorch's magic-number divisors; offsets are bytes and\n"
     " * fit 32 bits. splits > 1: pass 1 writes `splits` partial accumulators per\n"
     " * output into `partial`, pass 2 (the _combine kernel) reduces them.\n"
-    " * softmax / log_softmax reduce one dim and write every element of it. */\n"
+    " * softmax / log_softmax reduce one dim and write every element of it; their\n"
+    " * backward reads the gradient (in) and the forward's output (in2) with the\n"
+    " * same strides. layer_norm's kernels read contiguous rows of nred elements\n"
+    " * (x: in; its backward's gradient: in2) and the per-row mean / rstd. */\n"
     "#ifndef TL_CUDA_REDUCE_PARAMS_H\n"
     "#define TL_CUDA_REDUCE_PARAMS_H\n"
     "\n"
@@ -267,6 +273,10 @@ static const char tl_reduce_cuda_source[] =
     "\n"
     "typedef struct tl_cuda_reduce_params {\n"
     "    uint64_t in, out, partial;   /* device pointers */\n"
+    "    uint64_t in2;                /* softmax backward: the forward's output, laid out as `in` (the gradient) */\n"
+    "    uint64_t weight, bias;       /* layer_norm: affine parameters (0: none); backward: grad_weight / grad_bias */\n"
+    "    uint64_t mean, rstd;         /* layer_norm: per row, in the accumulator type */\n"
+    "    double eps;                  /* layer_norm */\n"
     "    double factor;               /* mean: 1 / nred (as the accumulator type) */\n"
     "    uint32_t nout, nred;\n"
     "    uint32_t splits, chunk;      /* chunks per output and elements per chunk */\n"
@@ -284,12 +294,13 @@ static const char tl_reduce_cuda_source[] =
     "    uint32_t pad_;\n"
     "} tl_cuda_reduce_params;\n"
     "\n"
-    "#define TL_CUDA_REDUCE_PARAMS_SIZE 496\n"
+    "#define TL_CUDA_REDUCE_PARAMS_SIZE 544\n"
     "\n"
     "#endif\n"
     "\n"
     "/* ---- kernels/cuda/tl_cuda_reduce.cuh */\n"
-    "/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin.\n"
+    "/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin,\n"
+    " * prod, softmax / log_softmax and their backward, layer_norm.\n"
     " * The generator pastes this text into generated/cuda/reduce.cu after the\n"
     " * prelude and the parameter struct (tl_cuda_reduce_params.h), then adds one\n"
     " * extern \"C\" pair of kernels per operator and dtype (<name> and\n"
@@ -384,6 +395,14 @@ static const char tl_reduce_cuda_source[] =
     "    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a + (acc)v; }\n"
     "    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a + b; }\n"
     "    static TL_CUDA_FORCEINLINE void store(char *p, acc a, double) { tl_rd_io<T>::store(p, a); }\n"
+    "};\n"
+    "/* PyTorch's ProdOps: the product in the sum's accumulator type (integers\n"
+    " * wrap in int64) */\n"
+    "template <class T> struct tl_rd_prod : tl_rd_sum<T> {\n"
+    "    typedef typename tl_rd_sum<T>::acc acc;\n"
+    "    static TL_CUDA_FORCEINLINE acc ident() { return (acc)1; }\n"
+    "    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a * (acc)v; }\n"
+    "    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a * b; }\n"
     "};\n"
     "/* PyTorch's MeanOps: the sum times factor = 1 / count in the accumulator's type */\n"
     "template <class T> struct tl_rd_mean : tl_rd_sum<T> {\n"
@@ -530,6 +549,62 @@ static const char tl_reduce_cuda_source[] =
     "    }\n"
     "}\n"
     "\n"
+    "/* outputs whose reduced elements lie further apart than neighbouring outputs\n"
+    " * (sum(0) of a row-major matrix): a thread per output walks its reduced\n"
+    " * elements in order, so a warp's loads at each step are 32 neighbouring\n"
+    " * outputs' elements (coalesced; PyTorch's \"vectorize along output\"). No\n"
+    " * shared memory or barrier; the same operators, so argmax's ties and NaN\n"
+    " * resolve as in the block kernels. */\n"
+    "template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_cols(const tl_cuda_reduce_params &p) {\n"
+    "    typedef typename Op::acc A;\n"
+    "    for (uint32_t m = blockIdx.x * blockDim.x + threadIdx.x; m < p.nout; m += gridDim.x * blockDim.x) {\n"
+    "        int32_t in_off, out_off;\n"
+    "        tl_rd_row_offsets(p, m, in_off, out_off);\n"
+    "        const char *in = (const char *)p.in + in_off;\n"
+    "        A a = Op::ident();\n"
+    "        if (p.red_ndim == 1) {\n"
+    "            const int32_t st = p.red_stride[0];\n"
+    "            for (uint32_t k = 0; k < p.nred; k++) a = Op::reduce(a, tl_rd_io<T>::load(in + (int32_t)k * st), k);\n"
+    "        } else {\n"
+    "            for (uint32_t k = 0; k < p.nred; k++) a = Op::reduce(a, tl_rd_io<T>::load(in + tl_rd_red_offset(p, k)), k);\n"
+    "        }\n"
+    "        Op::store((char *)p.out + out_off, a, p.factor);\n"
+    "    }\n"
+    "}\n"
+    "\n"
+    "/* cumsum / cumprod over one dim: block `row` scans its row in chunks of\n"
+    " * blockDim elements (Hillis-Steele in shared memory, log2(blockDim) steps),\n"
+    " * each chunk combined with the carry of the chunks before it; in the sum's\n"
+    " * accumulator type (float for half / bfloat16, int64 for integers). Every\n"
+    " * thread keeps the same carry, so control flow is uniform. */\n"
+    "template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_scan(const tl_cuda_reduce_params &p) {\n"
+    "    typedef typename Op::acc A;\n"
+    "    __shared__ A buf[TL_CUDA_REDUCE_MAX_THREADS];\n"
+    "    const int32_t st = p.red_ndim ? p.red_stride[0] : 0, ost = p.red_out_stride;\n"
+    "    const uint32_t t = threadIdx.x, nt = blockDim.x;\n"
+    "    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {\n"
+    "        int32_t in_off, out_off;\n"
+    "        tl_rd_row_offsets(p, row, in_off, out_off);\n"
+    "        const char *in = (const char *)p.in + in_off;\n"
+    "        char *out = (char *)p.out + out_off;\n"
+    "        A carry = Op::ident();\n"
+    "        for (uint32_t base = 0; base < p.nred; base += nt) {\n"
+    "            const uint32_t k = base + t;\n"
+    "            buf[t] = k < p.nred ? (A)tl_rd_io<T>::load(in + (int32_t)k * st) : Op::ident();\n"
+    "            __syncthreads();\n"
+    "            for (uint32_t off = 1; off < nt; off <<= 1) {\n"
+    "                const A before = t >= off ? buf[t - off] : Op::ident();\n"
+    "                __syncthreads();\n"
+    "                buf[t] = Op::combine(before, buf[t]);\n"
+    "                __syncthreads();\n"
+    "            }\n"
+    "            if (k < p.nred) tl_rd_io<T>::store(out + (int32_t)k * ost, Op::combine(carry, buf[t]));\n"
+    "            carry = Op::combine(carry, buf[nt - 1]);\n"
+    "            __syncthreads();   /* buf is rewritten by the next chunk */\n"
+    "        }\n"
+    "    }\n"
+    "}\n"
+    "\n"
     "/* softmax / log_softmax over one dim (PyTorch's cunn_SoftMaxForward): block\n"
     " * `row` finds the row's maximum, then the sum of exp(x - max) in the\n"
     " * accumulator type, then writes exp(x - max) / sum or (x - max) - log(sum).\n"
@@ -571,6 +646,141 @@ static const char tl_reduce_cuda_source[] =
     "    }\n"
     "}\n"
     "\n"
+    "/* softmax / log_softmax backward (PyTorch's cunn_SoftMaxBackward): block\n"
+    " * `row` sums grad * y (softmax) or grad (log_softmax) over the row in the\n"
+    " * accumulator type, then writes y * (grad - sum) or grad - exp(y) * sum.\n"
+    " * `in` is the gradient, `in2` the forward's output with the same strides. */\n"
+    "template <class T, bool LOG> static TL_CUDA_FORCEINLINE void tl_rd_softmax_bwd(const tl_cuda_reduce_params &p) {\n"
+    "    typedef typename tl_rd_io<T>::sum_acc A;\n"
+    "    typedef tl_rd_sum<T> SumOp;\n"
+    "    const int32_t st = p.red_ndim ? p.red_stride[0] : 0, ost = p.red_out_stride;\n"
+    "    __shared__ A row_sum;\n"
+    "    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {\n"
+    "        int32_t in_off, out_off;\n"
+    "        tl_rd_row_offsets(p, row, in_off, out_off);\n"
+    "        const char *g = (const char *)p.in + in_off, *y = (const char *)p.in2 + in_off;\n"
+    "        char *out = (char *)p.out + out_off;\n"
+    "        A s = SumOp::ident();\n"
+    "        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x) {\n"
+    "            const A gk = (A)tl_rd_io<T>::load(g + (int32_t)k * st);\n"
+    "            s += LOG ? gk : gk * (A)tl_rd_io<T>::load(y + (int32_t)k * st);\n"
+    "        }\n"
+    "        s = tl_rd_block<SumOp>(s);\n"
+    "        if (threadIdx.x == 0) row_sum = s;\n"
+    "        __syncthreads();\n"
+    "        const A sum = row_sum;\n"
+    "        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x) {\n"
+    "            const A gk = (A)tl_rd_io<T>::load(g + (int32_t)k * st), yk = (A)tl_rd_io<T>::load(y + (int32_t)k * st);\n"
+    "            tl_rd_io<T>::store(out + (int32_t)k * ost, LOG ? gk - tl_rd_exp(yk) * sum : yk * (gk - sum));\n"
+    "        }\n"
+    "        __syncthreads();   /* row_sum is rewritten by the next row */\n"
+    "    }\n"
+    "}\n"
+    "\n"
+    "/* ---- layer_norm over contiguous rows of p.nred elements (PyTorch's\n"
+    " * layer_norm_kernel.cu): statistics in the accumulator type A (float for\n"
+    " * half / bfloat16), mean / rstd stored as A */\n"
+    "static TL_CUDA_FORCEINLINE float tl_rd_rsqrt(float x) { return 1.0f / sqrtf(x); }\n"
+    "static TL_CUDA_FORCEINLINE double tl_rd_rsqrt(double x) { return 1.0 / sqrt(x); }\n"
+    "/* bytes of a stored element (the tags are empty types) */\n"
+    "template <class T> struct tl_rd_bytes { static const uint32_t n = sizeof(T); };\n"
+    "template <> struct tl_rd_bytes<tl_rd_bool> { static const uint32_t n = 1; };\n"
+    "template <> struct tl_rd_bytes<tl_rd_f16> { static const uint32_t n = 2; };\n"
+    "template <> struct tl_rd_bytes<tl_rd_bf16> { static const uint32_t n = 2; };\n"
+    "\n"
+    "/* a row's sum in A, the result in every thread of the block */\n"
+    "template <class T> static TL_CUDA_FORCEINLINE typename tl_rd_io<T>::sum_acc tl_rd_row_sum(\n"
+    "        typename tl_rd_io<T>::sum_acc s) {\n"
+    "    typedef typename tl_rd_io<T>::sum_acc A;\n"
+    "    __shared__ A total;\n"
+    "    s = tl_rd_block<tl_rd_sum<T> >(s);\n"
+    "    if (threadIdx.x == 0) total = s;\n"
+    "    __syncthreads();\n"
+    "    s = total;\n"
+    "    __syncthreads();   /* total is rewritten by the next call */\n"
+    "    return s;\n"
+    "}\n"
+    "\n"
+    "/* forward: block `row` computes the mean, then the mean of squared\n"
+    " * deviations (two passes: no cancellation), rstd = 1 / sqrt(var + eps), and\n"
+    " * writes (x - mean) * rstd * weight + bias */\n"
+    "template <class T> static TL_CUDA_FORCEINLINE void tl_rd_layer_norm(const tl_cuda_reduce_params &p) {\n"
+    "    typedef typename tl_rd_io<T>::sum_acc A;\n"
+    "    const uint32_t n = p.nred;\n"
+    "    const A inv_n = (A)p.factor;\n"
+    "    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {\n"
+    "        const char *x = (const char *)p.in + (uint64_t)row * n * tl_rd_bytes<T>::n;\n"
+    "        char *y = (char *)p.out + (uint64_t)row * n * tl_rd_bytes<T>::n;\n"
+    "        A s = 0;\n"
+    "        for (uint32_t k = threadIdx.x; k < n; k += blockDim.x) s += (A)tl_rd_io<T>::load(x + k * tl_rd_bytes<T>::n);\n"
+    "        const A mean = tl_rd_row_sum<T>(s) * inv_n;\n"
+    "        A q = 0;\n"
+    "        for (uint32_t k = threadIdx.x; k < n; k += blockDim.x) {\n"
+    "            const A d = (A)tl_rd_io<T>::load(x + k * tl_rd_bytes<T>::n) - mean;\n"
+    "            q += d * d;\n"
+    "        }\n"
+    "        const A rstd = tl_rd_rsqrt(tl_rd_row_sum<T>(q) * inv_n + (A)p.eps);\n"
+    "        for (uint32_t k = threadIdx.x; k < n; k += blockDim.x) {\n"
+    "            A v = ((A)tl_rd_io<T>::load(x + k * tl_rd_bytes<T>::n) - mean) * rstd;\n"
+    "            if (p.weight) v *= (A)tl_rd_io<T>::load((const char *)p.weight + k * tl_rd_bytes<T>::n);\n"
+    "            if (p.bias) v += (A)tl_rd_io<T>::load((const char *)p.bias + k * tl_rd_bytes<T>::n);\n"
+    "            tl_rd_io<T>::store(y + k * tl_rd_bytes<T>::n, v);\n"
+    "        }\n"
+    "        if (threadIdx.x == 0) {\n"
+    "            ((A *)p.mean)[row] = mean;\n"
+    "            ((A *)p.rstd)[row] = rstd;\n"
+    "        }\n"
+    "    }\n"
+    "}\n"
+    "\n"
+    "/* grad_input: with xhat = (x - mean) * rstd and g = grad * weight, block\n"
+    " * `row` sums g and g * xhat, then writes\n"
+    " * rstd * (g - sum(g) / n - xhat * sum(g * xhat) / n) */\n"
+    "template <class T> static TL_CUDA_FORCEINLINE void tl_rd_layer_norm_bwd(const tl_cuda_reduce_params &p) {\n"
+    "    typedef typename tl_rd_io<T>::sum_acc A;\n"
+    "    const uint32_t n = p.nred;\n"
+    "    const A inv_n = (A)p.factor;\n"
+    "    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {\n"
+    "        const uint64_t base = (uint64_t)row * n * tl_rd_bytes<T>::n;\n"
+    "        const char *x = (const char *)p.in + base, *dy = (const char *)p.in2 + base;\n"
+    "        char *dx = (char *)p.out + base;\n"
+    "        const A mean = ((const A *)p.mean)[row], rstd = ((const A *)p.rstd)[row];\n"
+    "        A sg = 0, sgx = 0;\n"
+    "        for (uint32_t k = threadIdx.x; k < n; k += blockDim.x) {\n"
+    "            A g = (A)tl_rd_io<T>::load(dy + k * tl_rd_bytes<T>::n);\n"
+    "            if (p.weight) g *= (A)tl_rd_io<T>::load((const char *)p.weight + k * tl_rd_bytes<T>::n);\n"
+    "            sg += g;\n"
+    "            sgx += g * ((A)tl_rd_io<T>::load(x + k * tl_rd_bytes<T>::n) - mean) * rstd;\n"
+    "        }\n"
+    "        const A mg = tl_rd_row_sum<T>(sg) * inv_n, mgx = tl_rd_row_sum<T>(sgx) * inv_n;\n"
+    "        for (uint32_t k = threadIdx.x; k < n; k += blockDim.x) {\n"
+    "            A g = (A)tl_rd_io<T>::load(dy + k * tl_rd_bytes<T>::n);\n"
+    "            if (p.weight) g *= (A)tl_rd_io<T>::load((const char *)p.weight + k * tl_rd_bytes<T>::n);\n"
+    "            const A xhat = ((A)tl_rd_io<T>::load(x + k * tl_rd_bytes<T>::n) - mean) * rstd;\n"
+    "            tl_rd_io<T>::store(dx + k * tl_rd_bytes<T>::n, rstd * (g - mg - xhat * mgx));\n"
+    "        }\n"
+    "    }\n"
+    "}\n"
+    "\n"
+    "/* grad_weight / grad_bias: column sums over the nout rows, one thread per\n"
+    " * column walking down the rows (a warp reads 32 neighbouring columns of a\n"
+    " * row: coalesced), in A, deterministic; 0 pointers are not written */\n"
+    "template <class T> static TL_CUDA_FORCEINLINE void tl_rd_layer_norm_bwd_wb(const tl_cuda_reduce_params &p) {\n"
+    "    typedef typename tl_rd_io<T>::sum_acc A;\n"
+    "    const uint32_t n = p.nred;\n"
+    "    for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {\n"
+    "        A gw = 0, gb = 0;\n"
+    "        for (uint32_t r = 0; r < p.nout; r++) {\n"
+    "            const uint64_t at = ((uint64_t)r * n + j) * tl_rd_bytes<T>::n;\n"
+    "            const A g = (A)tl_rd_io<T>::load((const char *)p.in2 + at);\n"
+    "            gb += g;\n"
+    "            gw += g * ((A)tl_rd_io<T>::load((const char *)p.in + at) - ((const A *)p.mean)[r]) * ((const A *)p.rstd)[r];\n"
+    "        }\n"
+    "        if (p.weight) tl_rd_io<T>::store((char *)p.weight + j * tl_rd_bytes<T>::n, gw);\n"
+    "        if (p.bias) tl_rd_io<T>::store((char *)p.bias + j * tl_rd_bytes<T>::n, gb);\n"
+    "    }\n"
+    "}\n"
+    "\n"
     "/* ---- kernels */\n"
     "/* Bool: tl_rd_sum<tl_rd_bool> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_b(const tl_cuda_reduce_params p) {\n"
@@ -579,12 +789,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_b_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_bool, tl_rd_sum<tl_rd_bool>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_b_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bool, tl_rd_sum<tl_rd_bool>>(p);\n"
+    "}\n"
     "/* Byte: tl_rd_sum<uint8_t> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_u8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<uint8_t, tl_rd_sum<uint8_t>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_u8_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<uint8_t, tl_rd_sum<uint8_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_u8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<uint8_t, tl_rd_sum<uint8_t>>(p);\n"
     "}\n"
     "/* Char: tl_rd_sum<int8_t> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i8(const tl_cuda_reduce_params p) {\n"
@@ -593,12 +809,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i8_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int8_t, tl_rd_sum<int8_t>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int8_t, tl_rd_sum<int8_t>>(p);\n"
+    "}\n"
     "/* Short: tl_rd_sum<int16_t> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int16_t, tl_rd_sum<int16_t>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int16_t, tl_rd_sum<int16_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int16_t, tl_rd_sum<int16_t>>(p);\n"
     "}\n"
     "/* Int: tl_rd_sum<int32_t> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i32(const tl_cuda_reduce_params p) {\n"
@@ -607,12 +829,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int32_t, tl_rd_sum<int32_t>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int32_t, tl_rd_sum<int32_t>>(p);\n"
+    "}\n"
     "/* Long: tl_rd_sum<int64_t> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int64_t, tl_rd_sum<int64_t>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int64_t, tl_rd_sum<int64_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int64_t, tl_rd_sum<int64_t>>(p);\n"
     "}\n"
     "/* Half: tl_rd_sum<tl_rd_f16> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_f16(const tl_cuda_reduce_params p) {\n"
@@ -621,12 +849,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_f16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_f16, tl_rd_sum<tl_rd_f16>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_sum<tl_rd_f16>>(p);\n"
+    "}\n"
     "/* BFloat16: tl_rd_sum<tl_rd_bf16> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_bf16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_bf16, tl_rd_sum<tl_rd_bf16>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_bf16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_bf16, tl_rd_sum<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_sum<tl_rd_bf16>>(p);\n"
     "}\n"
     "/* Float: tl_rd_sum<float> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_f32(const tl_cuda_reduce_params p) {\n"
@@ -635,12 +869,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_f32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<float, tl_rd_sum<float>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_sum<float>>(p);\n"
+    "}\n"
     "/* Double: tl_rd_sum<double> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_f64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<double, tl_rd_sum<double>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_f64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<double, tl_rd_sum<double>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_sum<double>>(p);\n"
     "}\n"
     "/* Half: tl_rd_mean<tl_rd_f16> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_f16(const tl_cuda_reduce_params p) {\n"
@@ -649,12 +889,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_f16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_f16, tl_rd_mean<tl_rd_f16>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_mean<tl_rd_f16>>(p);\n"
+    "}\n"
     "/* BFloat16: tl_rd_mean<tl_rd_bf16> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_bf16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_bf16, tl_rd_mean<tl_rd_bf16>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_bf16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_bf16, tl_rd_mean<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_mean<tl_rd_bf16>>(p);\n"
     "}\n"
     "/* Float: tl_rd_mean<float> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_f32(const tl_cuda_reduce_params p) {\n"
@@ -663,12 +909,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_f32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<float, tl_rd_mean<float>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_mean<float>>(p);\n"
+    "}\n"
     "/* Double: tl_rd_mean<double> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_f64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<double, tl_rd_mean<double>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_f64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<double, tl_rd_mean<double>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_mean<double>>(p);\n"
     "}\n"
     "/* Bool: tl_rd_extreme<tl_rd_bool, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_b(const tl_cuda_reduce_params p) {\n"
@@ -677,12 +929,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_b_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_bool, tl_rd_extreme<tl_rd_bool, true>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_b_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bool, tl_rd_extreme<tl_rd_bool, true>>(p);\n"
+    "}\n"
     "/* Byte: tl_rd_extreme<uint8_t, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_u8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<uint8_t, tl_rd_extreme<uint8_t, true>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_u8_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<uint8_t, tl_rd_extreme<uint8_t, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_u8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<uint8_t, tl_rd_extreme<uint8_t, true>>(p);\n"
     "}\n"
     "/* Char: tl_rd_extreme<int8_t, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i8(const tl_cuda_reduce_params p) {\n"
@@ -691,12 +949,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i8_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int8_t, tl_rd_extreme<int8_t, true>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int8_t, tl_rd_extreme<int8_t, true>>(p);\n"
+    "}\n"
     "/* Short: tl_rd_extreme<int16_t, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int16_t, tl_rd_extreme<int16_t, true>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int16_t, tl_rd_extreme<int16_t, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int16_t, tl_rd_extreme<int16_t, true>>(p);\n"
     "}\n"
     "/* Int: tl_rd_extreme<int32_t, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i32(const tl_cuda_reduce_params p) {\n"
@@ -705,12 +969,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int32_t, tl_rd_extreme<int32_t, true>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int32_t, tl_rd_extreme<int32_t, true>>(p);\n"
+    "}\n"
     "/* Long: tl_rd_extreme<int64_t, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int64_t, tl_rd_extreme<int64_t, true>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int64_t, tl_rd_extreme<int64_t, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int64_t, tl_rd_extreme<int64_t, true>>(p);\n"
     "}\n"
     "/* Half: tl_rd_extreme<tl_rd_f16, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_f16(const tl_cuda_reduce_params p) {\n"
@@ -719,12 +989,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_f16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_f16, tl_rd_extreme<tl_rd_f16, true>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_extreme<tl_rd_f16, true>>(p);\n"
+    "}\n"
     "/* BFloat16: tl_rd_extreme<tl_rd_bf16, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_bf16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, true>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_bf16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, true>>(p);\n"
     "}\n"
     "/* Float: tl_rd_extreme<float, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_f32(const tl_cuda_reduce_params p) {\n"
@@ -733,12 +1009,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_f32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<float, tl_rd_extreme<float, true>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_extreme<float, true>>(p);\n"
+    "}\n"
     "/* Double: tl_rd_extreme<double, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_f64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<double, tl_rd_extreme<double, true>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_f64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<double, tl_rd_extreme<double, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_extreme<double, true>>(p);\n"
     "}\n"
     "/* Bool: tl_rd_extreme<tl_rd_bool, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_b(const tl_cuda_reduce_params p) {\n"
@@ -747,12 +1029,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_b_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_bool, tl_rd_extreme<tl_rd_bool, false>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_b_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bool, tl_rd_extreme<tl_rd_bool, false>>(p);\n"
+    "}\n"
     "/* Byte: tl_rd_extreme<uint8_t, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_u8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<uint8_t, tl_rd_extreme<uint8_t, false>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_u8_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<uint8_t, tl_rd_extreme<uint8_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_u8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<uint8_t, tl_rd_extreme<uint8_t, false>>(p);\n"
     "}\n"
     "/* Char: tl_rd_extreme<int8_t, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i8(const tl_cuda_reduce_params p) {\n"
@@ -761,12 +1049,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i8_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int8_t, tl_rd_extreme<int8_t, false>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int8_t, tl_rd_extreme<int8_t, false>>(p);\n"
+    "}\n"
     "/* Short: tl_rd_extreme<int16_t, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int16_t, tl_rd_extreme<int16_t, false>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int16_t, tl_rd_extreme<int16_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int16_t, tl_rd_extreme<int16_t, false>>(p);\n"
     "}\n"
     "/* Int: tl_rd_extreme<int32_t, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i32(const tl_cuda_reduce_params p) {\n"
@@ -775,12 +1069,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int32_t, tl_rd_extreme<int32_t, false>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int32_t, tl_rd_extreme<int32_t, false>>(p);\n"
+    "}\n"
     "/* Long: tl_rd_extreme<int64_t, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int64_t, tl_rd_extreme<int64_t, false>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int64_t, tl_rd_extreme<int64_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int64_t, tl_rd_extreme<int64_t, false>>(p);\n"
     "}\n"
     "/* Half: tl_rd_extreme<tl_rd_f16, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f16(const tl_cuda_reduce_params p) {\n"
@@ -789,12 +1089,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_f16, tl_rd_extreme<tl_rd_f16, false>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_extreme<tl_rd_f16, false>>(p);\n"
+    "}\n"
     "/* BFloat16: tl_rd_extreme<tl_rd_bf16, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_bf16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, false>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_bf16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, false>>(p);\n"
     "}\n"
     "/* Float: tl_rd_extreme<float, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f32(const tl_cuda_reduce_params p) {\n"
@@ -803,12 +1109,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<float, tl_rd_extreme<float, false>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_extreme<float, false>>(p);\n"
+    "}\n"
     "/* Double: tl_rd_extreme<double, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<double, tl_rd_extreme<double, false>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<double, tl_rd_extreme<double, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_extreme<double, false>>(p);\n"
     "}\n"
     "/* Byte: tl_rd_arg<uint8_t, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_u8(const tl_cuda_reduce_params p) {\n"
@@ -817,12 +1129,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_u8_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<uint8_t, tl_rd_arg<uint8_t, true>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_u8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<uint8_t, tl_rd_arg<uint8_t, true>>(p);\n"
+    "}\n"
     "/* Char: tl_rd_arg<int8_t, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int8_t, tl_rd_arg<int8_t, true>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i8_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int8_t, tl_rd_arg<int8_t, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int8_t, tl_rd_arg<int8_t, true>>(p);\n"
     "}\n"
     "/* Short: tl_rd_arg<int16_t, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i16(const tl_cuda_reduce_params p) {\n"
@@ -831,12 +1149,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int16_t, tl_rd_arg<int16_t, true>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int16_t, tl_rd_arg<int16_t, true>>(p);\n"
+    "}\n"
     "/* Int: tl_rd_arg<int32_t, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i32(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int32_t, tl_rd_arg<int32_t, true>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int32_t, tl_rd_arg<int32_t, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int32_t, tl_rd_arg<int32_t, true>>(p);\n"
     "}\n"
     "/* Long: tl_rd_arg<int64_t, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i64(const tl_cuda_reduce_params p) {\n"
@@ -845,12 +1169,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int64_t, tl_rd_arg<int64_t, true>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int64_t, tl_rd_arg<int64_t, true>>(p);\n"
+    "}\n"
     "/* Half: tl_rd_arg<tl_rd_f16, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_f16, tl_rd_arg<tl_rd_f16, true>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_f16, tl_rd_arg<tl_rd_f16, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_arg<tl_rd_f16, true>>(p);\n"
     "}\n"
     "/* BFloat16: tl_rd_arg<tl_rd_bf16, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_bf16(const tl_cuda_reduce_params p) {\n"
@@ -859,12 +1189,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_bf16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, true>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, true>>(p);\n"
+    "}\n"
     "/* Float: tl_rd_arg<float, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f32(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<float, tl_rd_arg<float, true>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<float, tl_rd_arg<float, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_arg<float, true>>(p);\n"
     "}\n"
     "/* Double: tl_rd_arg<double, true> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64(const tl_cuda_reduce_params p) {\n"
@@ -873,12 +1209,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<double, tl_rd_arg<double, true>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_arg<double, true>>(p);\n"
+    "}\n"
     "/* Byte: tl_rd_arg<uint8_t, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_u8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<uint8_t, tl_rd_arg<uint8_t, false>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_u8_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<uint8_t, tl_rd_arg<uint8_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_u8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<uint8_t, tl_rd_arg<uint8_t, false>>(p);\n"
     "}\n"
     "/* Char: tl_rd_arg<int8_t, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i8(const tl_cuda_reduce_params p) {\n"
@@ -887,12 +1229,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i8_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int8_t, tl_rd_arg<int8_t, false>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int8_t, tl_rd_arg<int8_t, false>>(p);\n"
+    "}\n"
     "/* Short: tl_rd_arg<int16_t, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int16_t, tl_rd_arg<int16_t, false>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int16_t, tl_rd_arg<int16_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int16_t, tl_rd_arg<int16_t, false>>(p);\n"
     "}\n"
     "/* Int: tl_rd_arg<int32_t, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i32(const tl_cuda_reduce_params p) {\n"
@@ -901,12 +1249,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int32_t, tl_rd_arg<int32_t, false>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int32_t, tl_rd_arg<int32_t, false>>(p);\n"
+    "}\n"
     "/* Long: tl_rd_arg<int64_t, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int64_t, tl_rd_arg<int64_t, false>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<int64_t, tl_rd_arg<int64_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int64_t, tl_rd_arg<int64_t, false>>(p);\n"
     "}\n"
     "/* Half: tl_rd_arg<tl_rd_f16, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f16(const tl_cuda_reduce_params p) {\n"
@@ -915,12 +1269,18 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_f16, tl_rd_arg<tl_rd_f16, false>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_arg<tl_rd_f16, false>>(p);\n"
+    "}\n"
     "/* BFloat16: tl_rd_arg<tl_rd_bf16, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_bf16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, false>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_bf16_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, false>>(p);\n"
     "}\n"
     "/* Float: tl_rd_arg<float, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f32(const tl_cuda_reduce_params p) {\n"
@@ -929,12 +1289,118 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f32_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<float, tl_rd_arg<float, false>>(p);\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_arg<float, false>>(p);\n"
+    "}\n"
     "/* Double: tl_rd_arg<double, false> */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<double, tl_rd_arg<double, false>>(p);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f64_combine(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_combine<double, tl_rd_arg<double, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_arg<double, false>>(p);\n"
+    "}\n"
+    "/* Bool: tl_rd_prod<tl_rd_bool> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_b(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bool, tl_rd_prod<tl_rd_bool>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_b_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bool, tl_rd_prod<tl_rd_bool>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_b_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bool, tl_rd_prod<tl_rd_bool>>(p);\n"
+    "}\n"
+    "/* Byte: tl_rd_prod<uint8_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_u8(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<uint8_t, tl_rd_prod<uint8_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_u8_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<uint8_t, tl_rd_prod<uint8_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_u8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<uint8_t, tl_rd_prod<uint8_t>>(p);\n"
+    "}\n"
+    "/* Char: tl_rd_prod<int8_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i8(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<int8_t, tl_rd_prod<int8_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i8_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<int8_t, tl_rd_prod<int8_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int8_t, tl_rd_prod<int8_t>>(p);\n"
+    "}\n"
+    "/* Short: tl_rd_prod<int16_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<int16_t, tl_rd_prod<int16_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<int16_t, tl_rd_prod<int16_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int16_t, tl_rd_prod<int16_t>>(p);\n"
+    "}\n"
+    "/* Int: tl_rd_prod<int32_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<int32_t, tl_rd_prod<int32_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i32_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<int32_t, tl_rd_prod<int32_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int32_t, tl_rd_prod<int32_t>>(p);\n"
+    "}\n"
+    "/* Long: tl_rd_prod<int64_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<int64_t, tl_rd_prod<int64_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i64_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<int64_t, tl_rd_prod<int64_t>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int64_t, tl_rd_prod<int64_t>>(p);\n"
+    "}\n"
+    "/* Half: tl_rd_prod<tl_rd_f16> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_f16, tl_rd_prod<tl_rd_f16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_f16, tl_rd_prod<tl_rd_f16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_prod<tl_rd_f16>>(p);\n"
+    "}\n"
+    "/* BFloat16: tl_rd_prod<tl_rd_bf16> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bf16, tl_rd_prod<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_bf16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bf16, tl_rd_prod<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_prod<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "/* Float: tl_rd_prod<float> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<float, tl_rd_prod<float>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f32_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<float, tl_rd_prod<float>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_prod<float>>(p);\n"
+    "}\n"
+    "/* Double: tl_rd_prod<double> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<double, tl_rd_prod<double>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f64_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<double, tl_rd_prod<double>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_prod<double>>(p);\n"
     "}\n"
     "/* Half */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_softmax_f16(const tl_cuda_reduce_params p) {\n"
@@ -967,151 +1433,397 @@ static const char tl_reduce_cuda_source[] =
     "/* Double */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_log_softmax_f64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_softmax<double, true>(p);\n"
+    "}\n"
+    "/* Half */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_softmax_backward_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax_bwd<tl_rd_f16, false>(p);\n"
+    "}\n"
+    "/* Half */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_log_softmax_backward_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax_bwd<tl_rd_f16, true>(p);\n"
+    "}\n"
+    "/* BFloat16 */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_softmax_backward_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax_bwd<tl_rd_bf16, false>(p);\n"
+    "}\n"
+    "/* BFloat16 */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_log_softmax_backward_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax_bwd<tl_rd_bf16, true>(p);\n"
+    "}\n"
+    "/* Float */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_softmax_backward_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax_bwd<float, false>(p);\n"
+    "}\n"
+    "/* Float */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_log_softmax_backward_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax_bwd<float, true>(p);\n"
+    "}\n"
+    "/* Double */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_softmax_backward_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax_bwd<double, false>(p);\n"
+    "}\n"
+    "/* Double */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_log_softmax_backward_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_softmax_bwd<double, true>(p);\n"
+    "}\n"
+    "/* Half */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_layer_norm_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_layer_norm<tl_rd_f16>(p);\n"
+    "}\n"
+    "/* Half */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_layer_norm_backward_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_layer_norm_bwd<tl_rd_f16>(p);\n"
+    "}\n"
+    "/* Half */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_layer_norm_backward_wb_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_layer_norm_bwd_wb<tl_rd_f16>(p);\n"
+    "}\n"
+    "/* BFloat16 */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_layer_norm_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_layer_norm<tl_rd_bf16>(p);\n"
+    "}\n"
+    "/* BFloat16 */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_layer_norm_backward_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_layer_norm_bwd<tl_rd_bf16>(p);\n"
+    "}\n"
+    "/* BFloat16 */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_layer_norm_backward_wb_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_layer_norm_bwd_wb<tl_rd_bf16>(p);\n"
+    "}\n"
+    "/* Float */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_layer_norm_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_layer_norm<float>(p);\n"
+    "}\n"
+    "/* Float */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_layer_norm_backward_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_layer_norm_bwd<float>(p);\n"
+    "}\n"
+    "/* Float */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_layer_norm_backward_wb_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_layer_norm_bwd_wb<float>(p);\n"
+    "}\n"
+    "/* Double */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_layer_norm_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_layer_norm<double>(p);\n"
+    "}\n"
+    "/* Double */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_layer_norm_backward_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_layer_norm_bwd<double>(p);\n"
+    "}\n"
+    "/* Double */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_layer_norm_backward_wb_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_layer_norm_bwd_wb<double>(p);\n"
+    "}\n"
+    "/* Bool: tl_rd_sum<tl_rd_bool> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumsum_b(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<tl_rd_bool, tl_rd_sum<tl_rd_bool>>(p);\n"
+    "}\n"
+    "/* Byte: tl_rd_sum<uint8_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumsum_u8(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<uint8_t, tl_rd_sum<uint8_t>>(p);\n"
+    "}\n"
+    "/* Char: tl_rd_sum<int8_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumsum_i8(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<int8_t, tl_rd_sum<int8_t>>(p);\n"
+    "}\n"
+    "/* Short: tl_rd_sum<int16_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumsum_i16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<int16_t, tl_rd_sum<int16_t>>(p);\n"
+    "}\n"
+    "/* Int: tl_rd_sum<int32_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumsum_i32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<int32_t, tl_rd_sum<int32_t>>(p);\n"
+    "}\n"
+    "/* Long: tl_rd_sum<int64_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumsum_i64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<int64_t, tl_rd_sum<int64_t>>(p);\n"
+    "}\n"
+    "/* Half: tl_rd_sum<tl_rd_f16> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumsum_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<tl_rd_f16, tl_rd_sum<tl_rd_f16>>(p);\n"
+    "}\n"
+    "/* BFloat16: tl_rd_sum<tl_rd_bf16> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumsum_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<tl_rd_bf16, tl_rd_sum<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "/* Float: tl_rd_sum<float> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumsum_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<float, tl_rd_sum<float>>(p);\n"
+    "}\n"
+    "/* Double: tl_rd_sum<double> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumsum_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<double, tl_rd_sum<double>>(p);\n"
+    "}\n"
+    "/* Bool: tl_rd_prod<tl_rd_bool> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumprod_b(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<tl_rd_bool, tl_rd_prod<tl_rd_bool>>(p);\n"
+    "}\n"
+    "/* Byte: tl_rd_prod<uint8_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumprod_u8(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<uint8_t, tl_rd_prod<uint8_t>>(p);\n"
+    "}\n"
+    "/* Char: tl_rd_prod<int8_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumprod_i8(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<int8_t, tl_rd_prod<int8_t>>(p);\n"
+    "}\n"
+    "/* Short: tl_rd_prod<int16_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumprod_i16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<int16_t, tl_rd_prod<int16_t>>(p);\n"
+    "}\n"
+    "/* Int: tl_rd_prod<int32_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumprod_i32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<int32_t, tl_rd_prod<int32_t>>(p);\n"
+    "}\n"
+    "/* Long: tl_rd_prod<int64_t> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumprod_i64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<int64_t, tl_rd_prod<int64_t>>(p);\n"
+    "}\n"
+    "/* Half: tl_rd_prod<tl_rd_f16> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumprod_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<tl_rd_f16, tl_rd_prod<tl_rd_f16>>(p);\n"
+    "}\n"
+    "/* BFloat16: tl_rd_prod<tl_rd_bf16> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumprod_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<tl_rd_bf16, tl_rd_prod<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "/* Float: tl_rd_prod<float> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumprod_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<float, tl_rd_prod<float>>(p);\n"
+    "}\n"
+    "/* Double: tl_rd_prod<double> */\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_cumprod_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_scan<double, tl_rd_prod<double>>(p);\n"
     "}\n";
 
 static tl_cuda_program tl_reduce_cuda_program = {"reduce", tl_reduce_cuda_source, {0}};
 
-/* per kernel: the rows pass and the combine pass */
-static tl_cuda_function tl_reduce_cuda_fns[52][2] = {
-    {{&tl_reduce_cuda_program, "tl_reduce_sum_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_b_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_sum_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_u8_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_sum_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_i8_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_sum_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_i16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_sum_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_i32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_sum_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_i64_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_sum_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_f16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_sum_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_bf16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_sum_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_f32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_sum_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_f64_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_mean_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_mean_f16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_mean_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_mean_bf16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_mean_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_mean_f32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_mean_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_mean_f64_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amax_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_b_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amax_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_u8_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amax_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_i8_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amax_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_i16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amax_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_i32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amax_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_i64_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amax_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_f16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amax_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_bf16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amax_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_f32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amax_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_f64_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amin_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_b_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amin_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_u8_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amin_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_i8_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amin_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_i16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amin_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_i32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amin_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_i64_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amin_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_f16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amin_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_bf16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amin_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_f32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_amin_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_f64_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmax_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_u8_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmax_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_i8_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmax_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_i16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmax_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_i32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmax_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_i64_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmax_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_f16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmax_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_bf16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmax_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_f32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmax_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_f64_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmin_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_u8_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmin_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_i8_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmin_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_i16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmin_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_i32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmin_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_i64_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmin_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_f16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmin_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_bf16_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmin_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_f32_combine", {0}}},
-    {{&tl_reduce_cuda_program, "tl_reduce_argmin_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_f64_combine", {0}}},
+/* per kernel: the rows pass, the combine pass and the thread-per-output kernel */
+static tl_cuda_function tl_reduce_cuda_fns[62][3] = {
+    {{&tl_reduce_cuda_program, "tl_reduce_sum_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_b_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_sum_b_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_sum_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_u8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_sum_u8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_sum_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_i8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_sum_i8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_sum_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_i16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_sum_i16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_sum_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_i32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_sum_i32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_sum_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_i64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_sum_i64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_sum_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_sum_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_sum_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_sum_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_sum_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_sum_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_sum_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_sum_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_mean_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_mean_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_mean_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_mean_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_mean_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_mean_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_mean_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_mean_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_mean_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_mean_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_mean_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_mean_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amax_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_b_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amax_b_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amax_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_u8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amax_u8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amax_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_i8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amax_i8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amax_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_i16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amax_i16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amax_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_i32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amax_i32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amax_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_i64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amax_i64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amax_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amax_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amax_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amax_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amax_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amax_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amax_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amax_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amax_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amin_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_b_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amin_b_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amin_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_u8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amin_u8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amin_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_i8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amin_i8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amin_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_i16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amin_i16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amin_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_i32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amin_i32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amin_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_i64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amin_i64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amin_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amin_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amin_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amin_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amin_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amin_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_amin_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_amin_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmax_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_u8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmax_u8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmax_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_i8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmax_i8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmax_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_i16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmax_i16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmax_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_i32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmax_i32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmax_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_i64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmax_i64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmax_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmax_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmax_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmax_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmax_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmax_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmax_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmax_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmin_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_u8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmin_u8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmin_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_i8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmin_i8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmin_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_i16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmin_i16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmin_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_i32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmin_i32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmin_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_i64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmin_i64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmin_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmin_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmin_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmin_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmin_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmin_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmin_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmin_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_prod_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_prod_b_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_prod_b_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_prod_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_prod_u8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_prod_u8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_prod_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_prod_i8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_prod_i8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_prod_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_prod_i16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_prod_i16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_prod_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_prod_i32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_prod_i32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_prod_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_prod_i64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_prod_i64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_prod_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_prod_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_prod_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_prod_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_prod_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_prod_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_prod_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_prod_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_prod_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_prod_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_prod_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_prod_f64_cols", {0}}},
 };
 
 /* [operator][tl_dtype]: kernels and the bytes of one partial accumulator; NULL: unsupported */
 const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DTYPES] = {
     {  /* sum */
-        {&tl_reduce_cuda_fns[0][0], &tl_reduce_cuda_fns[0][1], 8},
-        {&tl_reduce_cuda_fns[1][0], &tl_reduce_cuda_fns[1][1], 8},
-        {&tl_reduce_cuda_fns[2][0], &tl_reduce_cuda_fns[2][1], 8},
-        {&tl_reduce_cuda_fns[3][0], &tl_reduce_cuda_fns[3][1], 8},
-        {&tl_reduce_cuda_fns[4][0], &tl_reduce_cuda_fns[4][1], 8},
-        {&tl_reduce_cuda_fns[5][0], &tl_reduce_cuda_fns[5][1], 8},
-        {&tl_reduce_cuda_fns[6][0], &tl_reduce_cuda_fns[6][1], 4},
-        {&tl_reduce_cuda_fns[7][0], &tl_reduce_cuda_fns[7][1], 4},
-        {&tl_reduce_cuda_fns[8][0], &tl_reduce_cuda_fns[8][1], 4},
-        {&tl_reduce_cuda_fns[9][0], &tl_reduce_cuda_fns[9][1], 8},
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[0][0], &tl_reduce_cuda_fns[0][1], &tl_reduce_cuda_fns[0][2], 8},
+        {&tl_reduce_cuda_fns[1][0], &tl_reduce_cuda_fns[1][1], &tl_reduce_cuda_fns[1][2], 8},
+        {&tl_reduce_cuda_fns[2][0], &tl_reduce_cuda_fns[2][1], &tl_reduce_cuda_fns[2][2], 8},
+        {&tl_reduce_cuda_fns[3][0], &tl_reduce_cuda_fns[3][1], &tl_reduce_cuda_fns[3][2], 8},
+        {&tl_reduce_cuda_fns[4][0], &tl_reduce_cuda_fns[4][1], &tl_reduce_cuda_fns[4][2], 8},
+        {&tl_reduce_cuda_fns[5][0], &tl_reduce_cuda_fns[5][1], &tl_reduce_cuda_fns[5][2], 8},
+        {&tl_reduce_cuda_fns[6][0], &tl_reduce_cuda_fns[6][1], &tl_reduce_cuda_fns[6][2], 4},
+        {&tl_reduce_cuda_fns[7][0], &tl_reduce_cuda_fns[7][1], &tl_reduce_cuda_fns[7][2], 4},
+        {&tl_reduce_cuda_fns[8][0], &tl_reduce_cuda_fns[8][1], &tl_reduce_cuda_fns[8][2], 4},
+        {&tl_reduce_cuda_fns[9][0], &tl_reduce_cuda_fns[9][1], &tl_reduce_cuda_fns[9][2], 8},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
     },
     {  /* mean */
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
-        {&tl_reduce_cuda_fns[10][0], &tl_reduce_cuda_fns[10][1], 4},
-        {&tl_reduce_cuda_fns[11][0], &tl_reduce_cuda_fns[11][1], 4},
-        {&tl_reduce_cuda_fns[12][0], &tl_reduce_cuda_fns[12][1], 4},
-        {&tl_reduce_cuda_fns[13][0], &tl_reduce_cuda_fns[13][1], 8},
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[10][0], &tl_reduce_cuda_fns[10][1], &tl_reduce_cuda_fns[10][2], 4},
+        {&tl_reduce_cuda_fns[11][0], &tl_reduce_cuda_fns[11][1], &tl_reduce_cuda_fns[11][2], 4},
+        {&tl_reduce_cuda_fns[12][0], &tl_reduce_cuda_fns[12][1], &tl_reduce_cuda_fns[12][2], 4},
+        {&tl_reduce_cuda_fns[13][0], &tl_reduce_cuda_fns[13][1], &tl_reduce_cuda_fns[13][2], 8},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
     },
     {  /* amax */
-        {&tl_reduce_cuda_fns[14][0], &tl_reduce_cuda_fns[14][1], 1},
-        {&tl_reduce_cuda_fns[15][0], &tl_reduce_cuda_fns[15][1], 1},
-        {&tl_reduce_cuda_fns[16][0], &tl_reduce_cuda_fns[16][1], 1},
-        {&tl_reduce_cuda_fns[17][0], &tl_reduce_cuda_fns[17][1], 2},
-        {&tl_reduce_cuda_fns[18][0], &tl_reduce_cuda_fns[18][1], 4},
-        {&tl_reduce_cuda_fns[19][0], &tl_reduce_cuda_fns[19][1], 8},
-        {&tl_reduce_cuda_fns[20][0], &tl_reduce_cuda_fns[20][1], 4},
-        {&tl_reduce_cuda_fns[21][0], &tl_reduce_cuda_fns[21][1], 4},
-        {&tl_reduce_cuda_fns[22][0], &tl_reduce_cuda_fns[22][1], 4},
-        {&tl_reduce_cuda_fns[23][0], &tl_reduce_cuda_fns[23][1], 8},
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[14][0], &tl_reduce_cuda_fns[14][1], &tl_reduce_cuda_fns[14][2], 1},
+        {&tl_reduce_cuda_fns[15][0], &tl_reduce_cuda_fns[15][1], &tl_reduce_cuda_fns[15][2], 1},
+        {&tl_reduce_cuda_fns[16][0], &tl_reduce_cuda_fns[16][1], &tl_reduce_cuda_fns[16][2], 1},
+        {&tl_reduce_cuda_fns[17][0], &tl_reduce_cuda_fns[17][1], &tl_reduce_cuda_fns[17][2], 2},
+        {&tl_reduce_cuda_fns[18][0], &tl_reduce_cuda_fns[18][1], &tl_reduce_cuda_fns[18][2], 4},
+        {&tl_reduce_cuda_fns[19][0], &tl_reduce_cuda_fns[19][1], &tl_reduce_cuda_fns[19][2], 8},
+        {&tl_reduce_cuda_fns[20][0], &tl_reduce_cuda_fns[20][1], &tl_reduce_cuda_fns[20][2], 4},
+        {&tl_reduce_cuda_fns[21][0], &tl_reduce_cuda_fns[21][1], &tl_reduce_cuda_fns[21][2], 4},
+        {&tl_reduce_cuda_fns[22][0], &tl_reduce_cuda_fns[22][1], &tl_reduce_cuda_fns[22][2], 4},
+        {&tl_reduce_cuda_fns[23][0], &tl_reduce_cuda_fns[23][1], &tl_reduce_cuda_fns[23][2], 8},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
     },
     {  /* amin */
-        {&tl_reduce_cuda_fns[24][0], &tl_reduce_cuda_fns[24][1], 1},
-        {&tl_reduce_cuda_fns[25][0], &tl_reduce_cuda_fns[25][1], 1},
-        {&tl_reduce_cuda_fns[26][0], &tl_reduce_cuda_fns[26][1], 1},
-        {&tl_reduce_cuda_fns[27][0], &tl_reduce_cuda_fns[27][1], 2},
-        {&tl_reduce_cuda_fns[28][0], &tl_reduce_cuda_fns[28][1], 4},
-        {&tl_reduce_cuda_fns[29][0], &tl_reduce_cuda_fns[29][1], 8},
-        {&tl_reduce_cuda_fns[30][0], &tl_reduce_cuda_fns[30][1], 4},
-        {&tl_reduce_cuda_fns[31][0], &tl_reduce_cuda_fns[31][1], 4},
-        {&tl_reduce_cuda_fns[32][0], &tl_reduce_cuda_fns[32][1], 4},
-        {&tl_reduce_cuda_fns[33][0], &tl_reduce_cuda_fns[33][1], 8},
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[24][0], &tl_reduce_cuda_fns[24][1], &tl_reduce_cuda_fns[24][2], 1},
+        {&tl_reduce_cuda_fns[25][0], &tl_reduce_cuda_fns[25][1], &tl_reduce_cuda_fns[25][2], 1},
+        {&tl_reduce_cuda_fns[26][0], &tl_reduce_cuda_fns[26][1], &tl_reduce_cuda_fns[26][2], 1},
+        {&tl_reduce_cuda_fns[27][0], &tl_reduce_cuda_fns[27][1], &tl_reduce_cuda_fns[27][2], 2},
+        {&tl_reduce_cuda_fns[28][0], &tl_reduce_cuda_fns[28][1], &tl_reduce_cuda_fns[28][2], 4},
+        {&tl_reduce_cuda_fns[29][0], &tl_reduce_cuda_fns[29][1], &tl_reduce_cuda_fns[29][2], 8},
+        {&tl_reduce_cuda_fns[30][0], &tl_reduce_cuda_fns[30][1], &tl_reduce_cuda_fns[30][2], 4},
+        {&tl_reduce_cuda_fns[31][0], &tl_reduce_cuda_fns[31][1], &tl_reduce_cuda_fns[31][2], 4},
+        {&tl_reduce_cuda_fns[32][0], &tl_reduce_cuda_fns[32][1], &tl_reduce_cuda_fns[32][2], 4},
+        {&tl_reduce_cuda_fns[33][0], &tl_reduce_cuda_fns[33][1], &tl_reduce_cuda_fns[33][2], 8},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
     },
     {  /* argmax */
-        {NULL, NULL, 0},
-        {&tl_reduce_cuda_fns[34][0], &tl_reduce_cuda_fns[34][1], 16},
-        {&tl_reduce_cuda_fns[35][0], &tl_reduce_cuda_fns[35][1], 16},
-        {&tl_reduce_cuda_fns[36][0], &tl_reduce_cuda_fns[36][1], 16},
-        {&tl_reduce_cuda_fns[37][0], &tl_reduce_cuda_fns[37][1], 16},
-        {&tl_reduce_cuda_fns[38][0], &tl_reduce_cuda_fns[38][1], 16},
-        {&tl_reduce_cuda_fns[39][0], &tl_reduce_cuda_fns[39][1], 16},
-        {&tl_reduce_cuda_fns[40][0], &tl_reduce_cuda_fns[40][1], 16},
-        {&tl_reduce_cuda_fns[41][0], &tl_reduce_cuda_fns[41][1], 16},
-        {&tl_reduce_cuda_fns[42][0], &tl_reduce_cuda_fns[42][1], 16},
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[34][0], &tl_reduce_cuda_fns[34][1], &tl_reduce_cuda_fns[34][2], 16},
+        {&tl_reduce_cuda_fns[35][0], &tl_reduce_cuda_fns[35][1], &tl_reduce_cuda_fns[35][2], 16},
+        {&tl_reduce_cuda_fns[36][0], &tl_reduce_cuda_fns[36][1], &tl_reduce_cuda_fns[36][2], 16},
+        {&tl_reduce_cuda_fns[37][0], &tl_reduce_cuda_fns[37][1], &tl_reduce_cuda_fns[37][2], 16},
+        {&tl_reduce_cuda_fns[38][0], &tl_reduce_cuda_fns[38][1], &tl_reduce_cuda_fns[38][2], 16},
+        {&tl_reduce_cuda_fns[39][0], &tl_reduce_cuda_fns[39][1], &tl_reduce_cuda_fns[39][2], 16},
+        {&tl_reduce_cuda_fns[40][0], &tl_reduce_cuda_fns[40][1], &tl_reduce_cuda_fns[40][2], 16},
+        {&tl_reduce_cuda_fns[41][0], &tl_reduce_cuda_fns[41][1], &tl_reduce_cuda_fns[41][2], 16},
+        {&tl_reduce_cuda_fns[42][0], &tl_reduce_cuda_fns[42][1], &tl_reduce_cuda_fns[42][2], 16},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
     },
     {  /* argmin */
-        {NULL, NULL, 0},
-        {&tl_reduce_cuda_fns[43][0], &tl_reduce_cuda_fns[43][1], 16},
-        {&tl_reduce_cuda_fns[44][0], &tl_reduce_cuda_fns[44][1], 16},
-        {&tl_reduce_cuda_fns[45][0], &tl_reduce_cuda_fns[45][1], 16},
-        {&tl_reduce_cuda_fns[46][0], &tl_reduce_cuda_fns[46][1], 16},
-        {&tl_reduce_cuda_fns[47][0], &tl_reduce_cuda_fns[47][1], 16},
-        {&tl_reduce_cuda_fns[48][0], &tl_reduce_cuda_fns[48][1], 16},
-        {&tl_reduce_cuda_fns[49][0], &tl_reduce_cuda_fns[49][1], 16},
-        {&tl_reduce_cuda_fns[50][0], &tl_reduce_cuda_fns[50][1], 16},
-        {&tl_reduce_cuda_fns[51][0], &tl_reduce_cuda_fns[51][1], 16},
-        {NULL, NULL, 0},
-        {NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[43][0], &tl_reduce_cuda_fns[43][1], &tl_reduce_cuda_fns[43][2], 16},
+        {&tl_reduce_cuda_fns[44][0], &tl_reduce_cuda_fns[44][1], &tl_reduce_cuda_fns[44][2], 16},
+        {&tl_reduce_cuda_fns[45][0], &tl_reduce_cuda_fns[45][1], &tl_reduce_cuda_fns[45][2], 16},
+        {&tl_reduce_cuda_fns[46][0], &tl_reduce_cuda_fns[46][1], &tl_reduce_cuda_fns[46][2], 16},
+        {&tl_reduce_cuda_fns[47][0], &tl_reduce_cuda_fns[47][1], &tl_reduce_cuda_fns[47][2], 16},
+        {&tl_reduce_cuda_fns[48][0], &tl_reduce_cuda_fns[48][1], &tl_reduce_cuda_fns[48][2], 16},
+        {&tl_reduce_cuda_fns[49][0], &tl_reduce_cuda_fns[49][1], &tl_reduce_cuda_fns[49][2], 16},
+        {&tl_reduce_cuda_fns[50][0], &tl_reduce_cuda_fns[50][1], &tl_reduce_cuda_fns[50][2], 16},
+        {&tl_reduce_cuda_fns[51][0], &tl_reduce_cuda_fns[51][1], &tl_reduce_cuda_fns[51][2], 16},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+    },
+    {  /* prod */
+        {&tl_reduce_cuda_fns[52][0], &tl_reduce_cuda_fns[52][1], &tl_reduce_cuda_fns[52][2], 8},
+        {&tl_reduce_cuda_fns[53][0], &tl_reduce_cuda_fns[53][1], &tl_reduce_cuda_fns[53][2], 8},
+        {&tl_reduce_cuda_fns[54][0], &tl_reduce_cuda_fns[54][1], &tl_reduce_cuda_fns[54][2], 8},
+        {&tl_reduce_cuda_fns[55][0], &tl_reduce_cuda_fns[55][1], &tl_reduce_cuda_fns[55][2], 8},
+        {&tl_reduce_cuda_fns[56][0], &tl_reduce_cuda_fns[56][1], &tl_reduce_cuda_fns[56][2], 8},
+        {&tl_reduce_cuda_fns[57][0], &tl_reduce_cuda_fns[57][1], &tl_reduce_cuda_fns[57][2], 8},
+        {&tl_reduce_cuda_fns[58][0], &tl_reduce_cuda_fns[58][1], &tl_reduce_cuda_fns[58][2], 4},
+        {&tl_reduce_cuda_fns[59][0], &tl_reduce_cuda_fns[59][1], &tl_reduce_cuda_fns[59][2], 4},
+        {&tl_reduce_cuda_fns[60][0], &tl_reduce_cuda_fns[60][1], &tl_reduce_cuda_fns[60][2], 4},
+        {&tl_reduce_cuda_fns[61][0], &tl_reduce_cuda_fns[61][1], &tl_reduce_cuda_fns[61][2], 8},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
     },
 };
 
@@ -1129,4 +1841,69 @@ static tl_cuda_function tl_softmax_cuda_fns[8] = {
 tl_cuda_function *const tl_cuda_softmax_table[2][TL_NUM_DTYPES] = {
     {NULL, NULL, NULL, NULL, NULL, NULL, &tl_softmax_cuda_fns[0], &tl_softmax_cuda_fns[2], &tl_softmax_cuda_fns[4], &tl_softmax_cuda_fns[6]},
     {NULL, NULL, NULL, NULL, NULL, NULL, &tl_softmax_cuda_fns[1], &tl_softmax_cuda_fns[3], &tl_softmax_cuda_fns[5], &tl_softmax_cuda_fns[7]},
+};
+
+/* their backward: [log][tl_dtype], NULL: unsupported */
+static tl_cuda_function tl_softmax_bwd_cuda_fns[8] = {
+    {&tl_reduce_cuda_program, "tl_softmax_backward_f16", {0}},
+    {&tl_reduce_cuda_program, "tl_log_softmax_backward_f16", {0}},
+    {&tl_reduce_cuda_program, "tl_softmax_backward_bf16", {0}},
+    {&tl_reduce_cuda_program, "tl_log_softmax_backward_bf16", {0}},
+    {&tl_reduce_cuda_program, "tl_softmax_backward_f32", {0}},
+    {&tl_reduce_cuda_program, "tl_log_softmax_backward_f32", {0}},
+    {&tl_reduce_cuda_program, "tl_softmax_backward_f64", {0}},
+    {&tl_reduce_cuda_program, "tl_log_softmax_backward_f64", {0}},
+};
+tl_cuda_function *const tl_cuda_softmax_bwd_table[2][TL_NUM_DTYPES] = {
+    {NULL, NULL, NULL, NULL, NULL, NULL, &tl_softmax_bwd_cuda_fns[0], &tl_softmax_bwd_cuda_fns[2], &tl_softmax_bwd_cuda_fns[4], &tl_softmax_bwd_cuda_fns[6]},
+    {NULL, NULL, NULL, NULL, NULL, NULL, &tl_softmax_bwd_cuda_fns[1], &tl_softmax_bwd_cuda_fns[3], &tl_softmax_bwd_cuda_fns[5], &tl_softmax_bwd_cuda_fns[7]},
+};
+
+/* layer_norm: [kind][tl_dtype], NULL: unsupported */
+static tl_cuda_function tl_layer_norm_cuda_fns[12] = {
+    {&tl_reduce_cuda_program, "tl_layer_norm_f16", {0}},
+    {&tl_reduce_cuda_program, "tl_layer_norm_backward_f16", {0}},
+    {&tl_reduce_cuda_program, "tl_layer_norm_backward_wb_f16", {0}},
+    {&tl_reduce_cuda_program, "tl_layer_norm_bf16", {0}},
+    {&tl_reduce_cuda_program, "tl_layer_norm_backward_bf16", {0}},
+    {&tl_reduce_cuda_program, "tl_layer_norm_backward_wb_bf16", {0}},
+    {&tl_reduce_cuda_program, "tl_layer_norm_f32", {0}},
+    {&tl_reduce_cuda_program, "tl_layer_norm_backward_f32", {0}},
+    {&tl_reduce_cuda_program, "tl_layer_norm_backward_wb_f32", {0}},
+    {&tl_reduce_cuda_program, "tl_layer_norm_f64", {0}},
+    {&tl_reduce_cuda_program, "tl_layer_norm_backward_f64", {0}},
+    {&tl_reduce_cuda_program, "tl_layer_norm_backward_wb_f64", {0}},
+};
+tl_cuda_function *const tl_cuda_layer_norm_table[3][TL_NUM_DTYPES] = {
+    {NULL, NULL, NULL, NULL, NULL, NULL, &tl_layer_norm_cuda_fns[0], &tl_layer_norm_cuda_fns[3], &tl_layer_norm_cuda_fns[6], &tl_layer_norm_cuda_fns[9]},
+    {NULL, NULL, NULL, NULL, NULL, NULL, &tl_layer_norm_cuda_fns[1], &tl_layer_norm_cuda_fns[4], &tl_layer_norm_cuda_fns[7], &tl_layer_norm_cuda_fns[10]},
+    {NULL, NULL, NULL, NULL, NULL, NULL, &tl_layer_norm_cuda_fns[2], &tl_layer_norm_cuda_fns[5], &tl_layer_norm_cuda_fns[8], &tl_layer_norm_cuda_fns[11]},
+};
+
+/* cumsum / cumprod: [kind][tl_dtype], NULL: unsupported */
+static tl_cuda_function tl_scan_cuda_fns[20] = {
+    {&tl_reduce_cuda_program, "tl_cumsum_b", {0}},
+    {&tl_reduce_cuda_program, "tl_cumsum_u8", {0}},
+    {&tl_reduce_cuda_program, "tl_cumsum_i8", {0}},
+    {&tl_reduce_cuda_program, "tl_cumsum_i16", {0}},
+    {&tl_reduce_cuda_program, "tl_cumsum_i32", {0}},
+    {&tl_reduce_cuda_program, "tl_cumsum_i64", {0}},
+    {&tl_reduce_cuda_program, "tl_cumsum_f16", {0}},
+    {&tl_reduce_cuda_program, "tl_cumsum_bf16", {0}},
+    {&tl_reduce_cuda_program, "tl_cumsum_f32", {0}},
+    {&tl_reduce_cuda_program, "tl_cumsum_f64", {0}},
+    {&tl_reduce_cuda_program, "tl_cumprod_b", {0}},
+    {&tl_reduce_cuda_program, "tl_cumprod_u8", {0}},
+    {&tl_reduce_cuda_program, "tl_cumprod_i8", {0}},
+    {&tl_reduce_cuda_program, "tl_cumprod_i16", {0}},
+    {&tl_reduce_cuda_program, "tl_cumprod_i32", {0}},
+    {&tl_reduce_cuda_program, "tl_cumprod_i64", {0}},
+    {&tl_reduce_cuda_program, "tl_cumprod_f16", {0}},
+    {&tl_reduce_cuda_program, "tl_cumprod_bf16", {0}},
+    {&tl_reduce_cuda_program, "tl_cumprod_f32", {0}},
+    {&tl_reduce_cuda_program, "tl_cumprod_f64", {0}},
+};
+tl_cuda_function *const tl_cuda_scan_table[2][TL_NUM_DTYPES] = {
+    {&tl_scan_cuda_fns[0], &tl_scan_cuda_fns[1], &tl_scan_cuda_fns[2], &tl_scan_cuda_fns[3], &tl_scan_cuda_fns[4], &tl_scan_cuda_fns[5], &tl_scan_cuda_fns[6], &tl_scan_cuda_fns[7], &tl_scan_cuda_fns[8], &tl_scan_cuda_fns[9], NULL, NULL},
+    {&tl_scan_cuda_fns[10], &tl_scan_cuda_fns[11], &tl_scan_cuda_fns[12], &tl_scan_cuda_fns[13], &tl_scan_cuda_fns[14], &tl_scan_cuda_fns[15], &tl_scan_cuda_fns[16], &tl_scan_cuda_fns[17], &tl_scan_cuda_fns[18], &tl_scan_cuda_fns[19], NULL, NULL},
 };

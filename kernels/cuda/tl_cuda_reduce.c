@@ -1,4 +1,4 @@
-/* CUDA reductions: sum, mean, amax / amin, argmax / argmin (the structured
+/* CUDA reductions: sum, mean, amax / amin, argmax / argmin, prod (the structured
  * impls tl_impl_<kernel>_cuda registered for the CUDA key; the meta functions
  * are the CPU's, kernels/native/reduce_*.c). The input's dims split into kept
  * dims (one output each combination) and reduced dims, both innermost first,
@@ -15,21 +15,28 @@
 #include "tl_error.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
 #include "ops/_log_softmax.h"
+#include "ops/_log_softmax_backward_data.h"
 #include "ops/_softmax.h"
+#include "ops/_softmax_backward_data.h"
 #include "ops/amax.h"
 #include "ops/amin.h"
 #include "ops/argmax.h"
 #include "ops/argmin.h"
+#include "ops/cumprod.h"
+#include "ops/cumsum.h"
 #include "ops/mean.h"
+#include "ops/prod.h"
 #include "ops/sum.h"
 #include "tl_internal.h"
 #include "tl_structured.h"
+#include "../native/nn_common.h"
 #include "../native/reduce_util.h"
 
 _Static_assert(sizeof(tl_cuda_reduce_params) == TL_CUDA_REDUCE_PARAMS_SIZE,
                "tl_cuda_reduce_params: the C and CUDA layouts must agree");
 
-static const char *const OP_NAMES[TL_CUDA_REDUCE_NOPS] = {"sum", "mean", "amax", "amin", "argmax", "argmin"};
+static const char *const OP_NAMES[TL_CUDA_REDUCE_NOPS] = {"sum",    "mean",   "amax", "amin",
+                                                           "argmax", "argmin", "prod"};
 
 enum { MIN_PER_THREAD = 4, PER_THREAD_SPLIT = 16, TARGET_BLOCKS = 1024, MAX_GRID = 65536 };
 
@@ -171,6 +178,14 @@ static int make_params(const char *name, const tl_tensor *x, uint64_t mask, cons
     return 0;
 }
 
+int tl_cuda_reduce_use_cols(const tl_cuda_reduce_params *p) {
+    if (p->out_ndim == 0 || p->red_ndim == 0 || p->nout < TL_CUDA_REDUCE_COLS_MIN_OUT) return 0;
+    const int64_t kept = p->out_in_stride[0], red = p->red_stride[0];
+    return (kept < 0 ? -kept : kept) < (red < 0 ? -red : red);
+}
+
+enum { COLS_THREADS = 256 };
+
 static int run_on_device(int op, const tl_tensor *x, uint64_t mask, tl_tensor *out) {
     const tl_dtype dt = tl_tensor_dtype(x);
     const tl_cuda_reduce_kernels *k = &tl_cuda_reduce_table[op][dt];
@@ -180,11 +195,27 @@ static int run_on_device(int op, const tl_tensor *x, uint64_t mask, tl_tensor *o
     tl_cuda_reduce_params p;
     const int rc = make_params(OP_NAMES[op], x, mask, out, &p);
     if (rc != 0) return rc < 0 ? -1 : 0;
+    if (tl_cuda_reduce_use_cols(&p)) {
+        const uint32_t blocks = (p.nout + COLS_THREADS - 1) / COLS_THREADS;
+        const unsigned grid[3] = {blocks < MAX_GRID ? blocks : MAX_GRID, 1, 1}, block[3] = {COLS_THREADS, 1, 1};
+        void *args[1] = {&p};
+        return tl_cuda_launch(k->cols, grid, block, 0, args);
+    }
     tl_cuda_reduce_plan plan;
     tl_cuda_reduce_make_plan(p.nout, p.nred, &plan);
     p.splits = plan.splits;
     p.chunk = plan.chunk;
     return launch(k, &p, &plan, x);
+}
+
+int tl_cuda_launch_rows(tl_cuda_function *f, tl_cuda_reduce_params *p) {
+    tl_cuda_reduce_plan plan;
+    tl_cuda_reduce_make_plan(p->nout, p->nred, &plan);
+    p->splits = 1;
+    p->chunk = p->nred;
+    void *args[1] = {p};
+    const unsigned grid[3] = {p->nout < 65536 ? p->nout : 65536, 1, 1}, block[3] = {plan.threads, 1, 1};
+    return tl_cuda_launch(f, grid, block, 0, args);
 }
 
 /* softmax / log_softmax of x over dim d into out (x's shape): one block per row */
@@ -196,24 +227,58 @@ static int softmax_on_device(int log, const tl_tensor *x, int64_t d, tl_tensor *
     tl_cuda_reduce_params p;
     const int rc = make_params(log ? "log_softmax" : "softmax", x, tl_tensor_ndim(x) ? 1ull << d : 0, out, &p);
     if (rc != 0) return rc < 0 ? -1 : 0;
-    tl_cuda_reduce_plan plan;
-    tl_cuda_reduce_make_plan(p.nout, p.nred, &plan);
-    p.splits = 1;
-    p.chunk = p.nred;
-    void *args[1] = {&p};
-    const unsigned grid[3] = {p.nout < 65536 ? p.nout : 65536, 1, 1}, block[3] = {plan.threads, 1, 1};
-    return tl_cuda_launch(f, grid, block, 0, args);
+    return tl_cuda_launch_rows(f, &p);
 }
 
-/* runs fn on x's device (x and out on one device; CPU tensors: the host-shim tests) */
+/* softmax's / log_softmax's backward of y over dim d into out: grad and y
+ * are read with one layout (made contiguous when their strides differ) */
+static int softmax_bwd_on_device(int log, const tl_tensor *grad, const tl_tensor *y, int64_t d, tl_tensor *out) {
+    const tl_dtype dt = tl_tensor_dtype(grad);
+    tl_cuda_function *f = tl_cuda_softmax_bwd_table[log][dt];
+    if (!f)
+        return tl_set_error(TL_ERR_RUNTIME, "\"host_softmax_backward\" not implemented for '%s'",
+                            tl_dtype_scalar_name(dt));
+    const int64_t nd = tl_tensor_ndim(grad);
+    const int same = memcmp(grad->strides, y->strides, sizeof(int64_t) * (size_t)nd) == 0;
+    tl_tensor *g = same ? NULL : tl_contiguous(grad), *yc = same ? NULL : tl_contiguous(y);
+    if (!same && (!g || !yc)) {
+        tl_tensor_release(g);
+        tl_tensor_release(yc);
+        return -1;
+    }
+    tl_cuda_reduce_params p;
+    int rc = make_params(log ? "log_softmax_backward" : "softmax_backward", same ? grad : g, nd ? 1ull << d : 0,
+                         out, &p);
+    if (rc == 0) {
+        p.in2 = (uint64_t)(uintptr_t)tl__data(same ? y : yc);
+        rc = tl_cuda_launch_rows(f, &p);
+    }
+    tl_tensor_release(g);
+    tl_tensor_release(yc);
+    return rc < 0 ? -1 : 0;
+}
+
+int tl_cuda_enter_device(const tl_tensor *x, int *prev) {
+    *prev = -1;
+    if (tl_tensor_device(x) != TL_CUDA) return 0;
+    const int cur = tl_cuda_current_device(), dev = x->storage->device_index;
+    if (dev == cur) return 0;
+    if (tl_cuda_set_device(dev) != 0) return -1;
+    *prev = cur;
+    return 0;
+}
+
+int tl_cuda_leave_device(int prev, int rc) {
+    if (prev >= 0) tl_cuda_set_device(prev);
+    return rc;
+}
+
+/* runs fn on x's device */
 static int on_device_of(const tl_tensor *x, int (*fn)(int, const tl_tensor *, uint64_t, tl_tensor *), int a,
                         uint64_t b, tl_tensor *out) {
-    if (tl_tensor_device(x) != TL_CUDA) return fn(a, x, b, out);
-    const int prev = tl_cuda_current_device(), dev = x->storage->device_index;
-    if (dev != prev && tl_cuda_set_device(dev) != 0) return -1;
-    const int rc = fn(a, x, b, out);
-    if (dev != prev) tl_cuda_set_device(prev);
-    return rc;
+    int prev;
+    if (tl_cuda_enter_device(x, &prev)) return -1;
+    return tl_cuda_leave_device(prev, fn(a, x, b, out));
 }
 
 static int softmax_fn(int log, const tl_tensor *x, uint64_t d, tl_tensor *out) {
@@ -222,6 +287,12 @@ static int softmax_fn(int log, const tl_tensor *x, uint64_t d, tl_tensor *out) {
 
 int tl_cuda_softmax_run(int log, const tl_tensor *x, int64_t dim, tl_tensor *out) {
     return on_device_of(x, softmax_fn, log, (uint64_t)dim, out);
+}
+
+int tl_cuda_softmax_backward_run(int log, const tl_tensor *grad, const tl_tensor *y, int64_t dim, tl_tensor *out) {
+    int prev;
+    if (tl_cuda_enter_device(grad, &prev)) return -1;
+    return tl_cuda_leave_device(prev, softmax_bwd_on_device(log, grad, y, dim, out));
 }
 
 int tl_cuda_reduce_run(int op, const tl_tensor *x, uint64_t mask, tl_tensor *out) {
@@ -251,6 +322,45 @@ int tl_impl_mean_out_cuda(tl_structured *s, tl_tensor *self, const int64_t *dim,
                           tl_dtype dtype, tl_tensor *out) {
     (void)s; (void)keepdim; (void)dtype;
     return sumlike(TL_CUDA_REDUCE_MEAN, self, dim, dim_len, out);
+}
+
+/* cumsum / cumprod over dim of the input converted to out's dtype (as the
+ * CPU kernels): one block per row, the scan's chunks carried along it */
+static int scan(int op, tl_tensor *self, int64_t dim, tl_tensor *out) {
+    const int64_t nd = tl_tensor_ndim(self), d = tl__wrap_dim(dim, nd, 1);
+    if (d < 0) return -1;
+    const tl_dtype rt = tl_tensor_dtype(out);
+    tl_cuda_function *f = tl_cuda_scan_table[op][rt];
+    if (!f)
+        return tl_set_error(TL_ERR_RUNTIME, "\"%s_cuda\" not implemented for '%s'", op ? "cumprod" : "cumsum",
+                            tl_dtype_scalar_name(rt));
+    tl_tensor *x = tl_to_dtype(self, rt, 0);
+    if (!x) return -1;
+    int prev, rc = tl_cuda_enter_device(x, &prev);
+    if (rc == 0) {
+        tl_cuda_reduce_params p;
+        rc = make_params(op ? "cumprod" : "cumsum", x, nd ? 1ull << d : 0, out, &p);
+        rc = tl_cuda_leave_device(prev, rc != 0 ? (rc < 0 ? -1 : 0) : tl_cuda_launch_rows(f, &p));
+    }
+    tl_tensor_release(x);
+    return rc < 0 ? -1 : 0;
+}
+
+int tl_impl_cumsum_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out) {
+    (void)s; (void)dtype;
+    return scan(TL_CUDA_SCAN_SUM, self, dim, out);
+}
+
+int tl_impl_cumprod_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out) {
+    (void)s; (void)dtype;
+    return scan(TL_CUDA_SCAN_PROD, self, dim, out);
+}
+
+/* prod over one dim (the whole-tensor `prod` is the CPU's only) */
+int tl_impl_prod_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype,
+                          tl_tensor *out) {
+    (void)s; (void)keepdim; (void)dtype;
+    return sumlike(TL_CUDA_REDUCE_PROD, self, &dim, 1, out);
 }
 
 static int extreme(int op, tl_tensor *self, const int64_t *dim, int64_t dim_len, tl_tensor *out) {
@@ -310,4 +420,27 @@ int tl_impl_log_softmax_cuda_out(tl_structured *s, tl_tensor *self, int64_t dim,
                                  tl_tensor *out) {
     (void)s;
     return softmax_impl(1, self, dim, half_to_float, out);
+}
+
+/* softmax / log_softmax backward (yaml: CUDA: softmax_backward_cuda_out /
+ * log_softmax_backward_cuda_out; meta: the CPU's). As the CPU kernel, the
+ * gradient, the output and grad_input share one dtype. */
+static int softmax_bwd_impl(int log, tl_tensor *grad, tl_tensor *output, int64_t dim, tl_tensor *gi) {
+    const int64_t nd = tl_tensor_ndim(output);
+    const int64_t d = tl__wrap_dim(dim, nd, 1);
+    if (d < 0) return -1;
+    if (softmax_bwd_check_dtypes(grad, output, gi)) return -1;
+    return tl_cuda_softmax_backward_run(log, grad, output, nd ? d : 0, gi);
+}
+
+int tl_impl_softmax_backward_cuda_out(tl_structured *s, tl_tensor *grad_output, tl_tensor *output, int64_t dim,
+                                      tl_dtype input_dtype, tl_tensor *grad_input) {
+    (void)s; (void)input_dtype;
+    return softmax_bwd_impl(0, grad_output, output, dim, grad_input);
+}
+
+int tl_impl_log_softmax_backward_cuda_out(tl_structured *s, tl_tensor *grad_output, tl_tensor *output, int64_t dim,
+                                          tl_dtype input_dtype, tl_tensor *out) {
+    (void)s; (void)input_dtype;
+    return softmax_bwd_impl(1, grad_output, output, dim, out);
 }

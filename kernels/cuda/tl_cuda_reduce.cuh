@@ -1,4 +1,5 @@
-/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin.
+/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin,
+ * prod, softmax / log_softmax and their backward, layer_norm.
  * The generator pastes this text into generated/cuda/reduce.cu after the
  * prelude and the parameter struct (tl_cuda_reduce_params.h), then adds one
  * extern "C" pair of kernels per operator and dtype (<name> and
@@ -93,6 +94,14 @@ template <class T> struct tl_rd_sum {
     static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a + (acc)v; }
     static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a + b; }
     static TL_CUDA_FORCEINLINE void store(char *p, acc a, double) { tl_rd_io<T>::store(p, a); }
+};
+/* PyTorch's ProdOps: the product in the sum's accumulator type (integers
+ * wrap in int64) */
+template <class T> struct tl_rd_prod : tl_rd_sum<T> {
+    typedef typename tl_rd_sum<T>::acc acc;
+    static TL_CUDA_FORCEINLINE acc ident() { return (acc)1; }
+    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a * (acc)v; }
+    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a * b; }
 };
 /* PyTorch's MeanOps: the sum times factor = 1 / count in the accumulator's type */
 template <class T> struct tl_rd_mean : tl_rd_sum<T> {
@@ -239,6 +248,62 @@ template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_combine(const
     }
 }
 
+/* outputs whose reduced elements lie further apart than neighbouring outputs
+ * (sum(0) of a row-major matrix): a thread per output walks its reduced
+ * elements in order, so a warp's loads at each step are 32 neighbouring
+ * outputs' elements (coalesced; PyTorch's "vectorize along output"). No
+ * shared memory or barrier; the same operators, so argmax's ties and NaN
+ * resolve as in the block kernels. */
+template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_cols(const tl_cuda_reduce_params &p) {
+    typedef typename Op::acc A;
+    for (uint32_t m = blockIdx.x * blockDim.x + threadIdx.x; m < p.nout; m += gridDim.x * blockDim.x) {
+        int32_t in_off, out_off;
+        tl_rd_row_offsets(p, m, in_off, out_off);
+        const char *in = (const char *)p.in + in_off;
+        A a = Op::ident();
+        if (p.red_ndim == 1) {
+            const int32_t st = p.red_stride[0];
+            for (uint32_t k = 0; k < p.nred; k++) a = Op::reduce(a, tl_rd_io<T>::load(in + (int32_t)k * st), k);
+        } else {
+            for (uint32_t k = 0; k < p.nred; k++) a = Op::reduce(a, tl_rd_io<T>::load(in + tl_rd_red_offset(p, k)), k);
+        }
+        Op::store((char *)p.out + out_off, a, p.factor);
+    }
+}
+
+/* cumsum / cumprod over one dim: block `row` scans its row in chunks of
+ * blockDim elements (Hillis-Steele in shared memory, log2(blockDim) steps),
+ * each chunk combined with the carry of the chunks before it; in the sum's
+ * accumulator type (float for half / bfloat16, int64 for integers). Every
+ * thread keeps the same carry, so control flow is uniform. */
+template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_scan(const tl_cuda_reduce_params &p) {
+    typedef typename Op::acc A;
+    __shared__ A buf[TL_CUDA_REDUCE_MAX_THREADS];
+    const int32_t st = p.red_ndim ? p.red_stride[0] : 0, ost = p.red_out_stride;
+    const uint32_t t = threadIdx.x, nt = blockDim.x;
+    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {
+        int32_t in_off, out_off;
+        tl_rd_row_offsets(p, row, in_off, out_off);
+        const char *in = (const char *)p.in + in_off;
+        char *out = (char *)p.out + out_off;
+        A carry = Op::ident();
+        for (uint32_t base = 0; base < p.nred; base += nt) {
+            const uint32_t k = base + t;
+            buf[t] = k < p.nred ? (A)tl_rd_io<T>::load(in + (int32_t)k * st) : Op::ident();
+            __syncthreads();
+            for (uint32_t off = 1; off < nt; off <<= 1) {
+                const A before = t >= off ? buf[t - off] : Op::ident();
+                __syncthreads();
+                buf[t] = Op::combine(before, buf[t]);
+                __syncthreads();
+            }
+            if (k < p.nred) tl_rd_io<T>::store(out + (int32_t)k * ost, Op::combine(carry, buf[t]));
+            carry = Op::combine(carry, buf[nt - 1]);
+            __syncthreads();   /* buf is rewritten by the next chunk */
+        }
+    }
+}
+
 /* softmax / log_softmax over one dim (PyTorch's cunn_SoftMaxForward): block
  * `row` finds the row's maximum, then the sum of exp(x - max) in the
  * accumulator type, then writes exp(x - max) / sum or (x - max) - log(sum).
@@ -277,5 +342,140 @@ template <class T, bool LOG> static TL_CUDA_FORCEINLINE void tl_rd_softmax(const
             tl_rd_io<T>::store(out + (int32_t)k * ost, LOG ? x - lsum : tl_rd_exp(x) / sum);
         }
         __syncthreads();   /* row_max / row_sum are rewritten by the next row */
+    }
+}
+
+/* softmax / log_softmax backward (PyTorch's cunn_SoftMaxBackward): block
+ * `row` sums grad * y (softmax) or grad (log_softmax) over the row in the
+ * accumulator type, then writes y * (grad - sum) or grad - exp(y) * sum.
+ * `in` is the gradient, `in2` the forward's output with the same strides. */
+template <class T, bool LOG> static TL_CUDA_FORCEINLINE void tl_rd_softmax_bwd(const tl_cuda_reduce_params &p) {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    typedef tl_rd_sum<T> SumOp;
+    const int32_t st = p.red_ndim ? p.red_stride[0] : 0, ost = p.red_out_stride;
+    __shared__ A row_sum;
+    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {
+        int32_t in_off, out_off;
+        tl_rd_row_offsets(p, row, in_off, out_off);
+        const char *g = (const char *)p.in + in_off, *y = (const char *)p.in2 + in_off;
+        char *out = (char *)p.out + out_off;
+        A s = SumOp::ident();
+        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x) {
+            const A gk = (A)tl_rd_io<T>::load(g + (int32_t)k * st);
+            s += LOG ? gk : gk * (A)tl_rd_io<T>::load(y + (int32_t)k * st);
+        }
+        s = tl_rd_block<SumOp>(s);
+        if (threadIdx.x == 0) row_sum = s;
+        __syncthreads();
+        const A sum = row_sum;
+        for (uint32_t k = threadIdx.x; k < p.nred; k += blockDim.x) {
+            const A gk = (A)tl_rd_io<T>::load(g + (int32_t)k * st), yk = (A)tl_rd_io<T>::load(y + (int32_t)k * st);
+            tl_rd_io<T>::store(out + (int32_t)k * ost, LOG ? gk - tl_rd_exp(yk) * sum : yk * (gk - sum));
+        }
+        __syncthreads();   /* row_sum is rewritten by the next row */
+    }
+}
+
+/* ---- layer_norm over contiguous rows of p.nred elements (PyTorch's
+ * layer_norm_kernel.cu): statistics in the accumulator type A (float for
+ * half / bfloat16), mean / rstd stored as A */
+static TL_CUDA_FORCEINLINE float tl_rd_rsqrt(float x) { return 1.0f / sqrtf(x); }
+static TL_CUDA_FORCEINLINE double tl_rd_rsqrt(double x) { return 1.0 / sqrt(x); }
+/* bytes of a stored element (the tags are empty types) */
+template <class T> struct tl_rd_bytes { static const uint32_t n = sizeof(T); };
+template <> struct tl_rd_bytes<tl_rd_bool> { static const uint32_t n = 1; };
+template <> struct tl_rd_bytes<tl_rd_f16> { static const uint32_t n = 2; };
+template <> struct tl_rd_bytes<tl_rd_bf16> { static const uint32_t n = 2; };
+
+/* a row's sum in A, the result in every thread of the block */
+template <class T> static TL_CUDA_FORCEINLINE typename tl_rd_io<T>::sum_acc tl_rd_row_sum(
+        typename tl_rd_io<T>::sum_acc s) {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    __shared__ A total;
+    s = tl_rd_block<tl_rd_sum<T> >(s);
+    if (threadIdx.x == 0) total = s;
+    __syncthreads();
+    s = total;
+    __syncthreads();   /* total is rewritten by the next call */
+    return s;
+}
+
+/* forward: block `row` computes the mean, then the mean of squared
+ * deviations (two passes: no cancellation), rstd = 1 / sqrt(var + eps), and
+ * writes (x - mean) * rstd * weight + bias */
+template <class T> static TL_CUDA_FORCEINLINE void tl_rd_layer_norm(const tl_cuda_reduce_params &p) {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    const uint32_t n = p.nred;
+    const A inv_n = (A)p.factor;
+    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {
+        const char *x = (const char *)p.in + (uint64_t)row * n * tl_rd_bytes<T>::n;
+        char *y = (char *)p.out + (uint64_t)row * n * tl_rd_bytes<T>::n;
+        A s = 0;
+        for (uint32_t k = threadIdx.x; k < n; k += blockDim.x) s += (A)tl_rd_io<T>::load(x + k * tl_rd_bytes<T>::n);
+        const A mean = tl_rd_row_sum<T>(s) * inv_n;
+        A q = 0;
+        for (uint32_t k = threadIdx.x; k < n; k += blockDim.x) {
+            const A d = (A)tl_rd_io<T>::load(x + k * tl_rd_bytes<T>::n) - mean;
+            q += d * d;
+        }
+        const A rstd = tl_rd_rsqrt(tl_rd_row_sum<T>(q) * inv_n + (A)p.eps);
+        for (uint32_t k = threadIdx.x; k < n; k += blockDim.x) {
+            A v = ((A)tl_rd_io<T>::load(x + k * tl_rd_bytes<T>::n) - mean) * rstd;
+            if (p.weight) v *= (A)tl_rd_io<T>::load((const char *)p.weight + k * tl_rd_bytes<T>::n);
+            if (p.bias) v += (A)tl_rd_io<T>::load((const char *)p.bias + k * tl_rd_bytes<T>::n);
+            tl_rd_io<T>::store(y + k * tl_rd_bytes<T>::n, v);
+        }
+        if (threadIdx.x == 0) {
+            ((A *)p.mean)[row] = mean;
+            ((A *)p.rstd)[row] = rstd;
+        }
+    }
+}
+
+/* grad_input: with xhat = (x - mean) * rstd and g = grad * weight, block
+ * `row` sums g and g * xhat, then writes
+ * rstd * (g - sum(g) / n - xhat * sum(g * xhat) / n) */
+template <class T> static TL_CUDA_FORCEINLINE void tl_rd_layer_norm_bwd(const tl_cuda_reduce_params &p) {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    const uint32_t n = p.nred;
+    const A inv_n = (A)p.factor;
+    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {
+        const uint64_t base = (uint64_t)row * n * tl_rd_bytes<T>::n;
+        const char *x = (const char *)p.in + base, *dy = (const char *)p.in2 + base;
+        char *dx = (char *)p.out + base;
+        const A mean = ((const A *)p.mean)[row], rstd = ((const A *)p.rstd)[row];
+        A sg = 0, sgx = 0;
+        for (uint32_t k = threadIdx.x; k < n; k += blockDim.x) {
+            A g = (A)tl_rd_io<T>::load(dy + k * tl_rd_bytes<T>::n);
+            if (p.weight) g *= (A)tl_rd_io<T>::load((const char *)p.weight + k * tl_rd_bytes<T>::n);
+            sg += g;
+            sgx += g * ((A)tl_rd_io<T>::load(x + k * tl_rd_bytes<T>::n) - mean) * rstd;
+        }
+        const A mg = tl_rd_row_sum<T>(sg) * inv_n, mgx = tl_rd_row_sum<T>(sgx) * inv_n;
+        for (uint32_t k = threadIdx.x; k < n; k += blockDim.x) {
+            A g = (A)tl_rd_io<T>::load(dy + k * tl_rd_bytes<T>::n);
+            if (p.weight) g *= (A)tl_rd_io<T>::load((const char *)p.weight + k * tl_rd_bytes<T>::n);
+            const A xhat = ((A)tl_rd_io<T>::load(x + k * tl_rd_bytes<T>::n) - mean) * rstd;
+            tl_rd_io<T>::store(dx + k * tl_rd_bytes<T>::n, rstd * (g - mg - xhat * mgx));
+        }
+    }
+}
+
+/* grad_weight / grad_bias: column sums over the nout rows, one thread per
+ * column walking down the rows (a warp reads 32 neighbouring columns of a
+ * row: coalesced), in A, deterministic; 0 pointers are not written */
+template <class T> static TL_CUDA_FORCEINLINE void tl_rd_layer_norm_bwd_wb(const tl_cuda_reduce_params &p) {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    const uint32_t n = p.nred;
+    for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
+        A gw = 0, gb = 0;
+        for (uint32_t r = 0; r < p.nout; r++) {
+            const uint64_t at = ((uint64_t)r * n + j) * tl_rd_bytes<T>::n;
+            const A g = (A)tl_rd_io<T>::load((const char *)p.in2 + at);
+            gb += g;
+            gw += g * ((A)tl_rd_io<T>::load((const char *)p.in + at) - ((const A *)p.mean)[r]) * ((const A *)p.rstd)[r];
+        }
+        if (p.weight) tl_rd_io<T>::store((char *)p.weight + j * tl_rd_bytes<T>::n, gw);
+        if (p.bias) tl_rd_io<T>::store((char *)p.bias + j * tl_rd_bytes<T>::n, gb);
     }
 }

@@ -11,7 +11,10 @@
  * innermost first with PyTorch's magic-number divisors; offsets are bytes and
  * fit 32 bits. splits > 1: pass 1 writes `splits` partial accumulators per
  * output into `partial`, pass 2 (the _combine kernel) reduces them.
- * softmax / log_softmax reduce one dim and write every element of it. */
+ * softmax / log_softmax reduce one dim and write every element of it; their
+ * backward reads the gradient (in) and the forward's output (in2) with the
+ * same strides. layer_norm's kernels read contiguous rows of nred elements
+ * (x: in; its backward's gradient: in2) and the per-row mean / rstd. */
 #ifndef TL_CUDA_REDUCE_PARAMS_H
 #define TL_CUDA_REDUCE_PARAMS_H
 
@@ -20,6 +23,10 @@
 
 typedef struct tl_cuda_reduce_params {
     uint64_t in, out, partial;   /* device pointers */
+    uint64_t in2;                /* softmax backward: the forward's output, laid out as `in` (the gradient) */
+    uint64_t weight, bias;       /* layer_norm: affine parameters (0: none); backward: grad_weight / grad_bias */
+    uint64_t mean, rstd;         /* layer_norm: per row, in the accumulator type */
+    double eps;                  /* layer_norm */
     double factor;               /* mean: 1 / nred (as the accumulator type) */
     uint32_t nout, nred;
     uint32_t splits, chunk;      /* chunks per output and elements per chunk */
@@ -37,6 +44,6 @@ typedef struct tl_cuda_reduce_params {
     uint32_t pad_;
 } tl_cuda_reduce_params;
 
-#define TL_CUDA_REDUCE_PARAMS_SIZE 496
+#define TL_CUDA_REDUCE_PARAMS_SIZE 544
 
 #endif

@@ -71,4 +71,27 @@ static inline int pooling_output_shape(int64_t in, int64_t k, int64_t pad, int64
     return 0;
 }
 
+/* softmax's / log_softmax's backward kernels (CPU and CUDA) read the
+ * gradient, the forward's output and grad_input in one dtype */
+static inline int softmax_bwd_check_dtypes(const tl_tensor *grad, const tl_tensor *output, const tl_tensor *gi) {
+    const tl_dtype gdt = tl_tensor_dtype(grad), odt = tl_tensor_dtype(output), idt = tl_tensor_dtype(gi);
+    if (odt != gdt || idt != gdt)
+        return tl_set_error(TL_ERR_RUNTIME, "expected scalar type %s but found %s", tl_dtype_scalar_name(gdt),
+                            tl_dtype_scalar_name(odt != gdt ? odt : idt));
+    return 0;
+}
+
+/* layer_norm's input checks (PyTorch's _check_layer_norm_inputs, with the
+ * CPU's dtype rule); *M rows of *N elements (kernels/native/nn_ops.c) */
+int tl_nn_check_layer_norm(tl_tensor *input, const int64_t *ns, int64_t ns_len, tl_tensor *weight, tl_tensor *bias,
+                           int64_t *M, int64_t *N);
+
+/* native_layer_norm_backward of a CUDA input, checked by
+ * tl_nn_layer_norm_backward (kernels/cuda/tl_cuda_norm.c); ns_len
+ * normalized dims, M rows of N elements */
+int tl_cuda_layer_norm_backward(tl_tensor *grad_out, tl_tensor *input, int64_t ns_len, int64_t M, int64_t N,
+                                tl_tensor *mean, tl_tensor *rstd, tl_tensor *weight, tl_tensor *bias,
+                                const bool *output_mask, tl_tensor **grad_input, tl_tensor **grad_weight,
+                                tl_tensor **grad_bias);
+
 #endif

@@ -215,10 +215,8 @@ static int softmax_bwd_impl(tl_tensor *grad, tl_tensor *output, int64_t dim, tl_
     const int64_t nd = tl_tensor_ndim(output);
     const int64_t d = tl__wrap_dim(dim, nd, 1);
     if (d < 0) return -1;
-    const tl_dtype gdt = tl_tensor_dtype(grad), odt = tl_tensor_dtype(output), idt = tl_tensor_dtype(gi);
-    if (odt != gdt || idt != gdt)
-        return tl_set_error(TL_ERR_RUNTIME, "expected scalar type %s but found %s", tl_dtype_scalar_name(gdt),
-                            tl_dtype_scalar_name(odt != gdt ? odt : idt));
+    if (softmax_bwd_check_dtypes(grad, output, gi)) return -1;
+    const tl_dtype gdt = tl_tensor_dtype(grad);
     if (!tl_dtype_is_floating(gdt))
         return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"%s_backward_lastdim_kernel_impl\" not implemented for '%s'",
                             mode ? "log_softmax" : "softmax", tl_dtype_scalar_name(gdt));
@@ -325,6 +323,11 @@ static int check_layer_norm(tl_tensor *input, const int64_t *ns, int64_t ns_len,
             return tl_set_error(TL_ERR_RUNTIME, "mixed dtype (CPU): expect parameter to have scalar type of %s",
                                 tl_dtype_scalar_name(dt));
     return 0;
+}
+
+int tl_nn_check_layer_norm(tl_tensor *input, const int64_t *ns, int64_t ns_len, tl_tensor *weight, tl_tensor *bias,
+                           int64_t *M, int64_t *N) {
+    return check_layer_norm(input, ns, ns_len, weight, bias, M, N);
 }
 
 /* mean / rstd shape: input's leading dims, then 1 per normalized dim */
@@ -491,6 +494,9 @@ int tl_nn_layer_norm_backward(tl_tensor *grad_out, tl_tensor *input, const int64
         *grad_bias = outs[2];
         return 0;
     }
+    if (tl_tensor_device(input) == TL_CUDA)
+        return tl_cuda_layer_norm_backward(grad_out, input, normalized_shape_len, M, N, mean, rstd, weight, bias,
+                                           output_mask, grad_input, grad_weight, grad_bias);
     tl_tensor *g = NULL, *x = NULL, *w = NULL, *gx = NULL, *gwt = NULL, *gbt = NULL;
     double *mv = NULL, *rv = NULL, *acc = NULL;
     int rc = -1;

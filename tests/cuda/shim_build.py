@@ -72,7 +72,7 @@ def build(ops: list[str], sanitize: bool = False) -> Path:
     c_sources = [ROOT / "kernels/cuda/tl_cuda_loops.c", ROOT / "kernels/cuda/tl_cuda_ufunc_iter.c"]
     c_sources += [_host_file(op) for op in ops]
     if "reduce" in ops:
-        c_sources.append(ROOT / "kernels/cuda/tl_cuda_reduce.c")
+        c_sources += [ROOT / "kernels/cuda/tl_cuda_reduce.c", ROOT / "kernels/cuda/tl_cuda_norm.c"]
     tus = {op: _tu(op) for op in ops}
     inputs = sorted(ROOT.glob("kernels/cuda/*")) + sorted(HERE.glob("shim/*")) + c_sources
     inputs += [_program(op)[0] for op in ops] + sorted(ROOT.glob("runtime/include/*.h"))

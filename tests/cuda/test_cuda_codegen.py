@@ -75,9 +75,11 @@ def test_reduce_program_and_host_side():
             "    tl_rd_rows<tl_rd_f16, tl_rd_arg<tl_rd_f16, true>>(p);") in cu
     assert "tl_rd_combine<double, tl_rd_mean<double>>(p);" in cu
     # the table: [sum][bool] present with an int64 accumulator, [mean][int32] absent
-    assert "{&tl_reduce_cuda_fns[0][0], &tl_reduce_cuda_fns[0][1], 8}," in c
-    # absent: 6 + 1 + 1 real-dtype entries, and complex64 / complex128 for each of the 6 reductions
-    assert c.count("{NULL, NULL, 0},") == 6 + 1 + 1 + 6 * 2
+    assert "{&tl_reduce_cuda_fns[0][0], &tl_reduce_cuda_fns[0][1], &tl_reduce_cuda_fns[0][2], 8}," in c
+    # absent: 6 + 1 + 1 real-dtype entries, and complex64 / complex128 for each of the 7 reductions
+    assert c.count("{NULL, NULL, NULL, 0},") == 6 + 1 + 1 + 7 * 2
+    # the scans: every real dtype, no complex one
+    assert "tl_rd_scan<tl_rd_f16, tl_rd_sum<tl_rd_f16>>(p);" in cu and "tl_cumprod_c64" not in cu
 
 
 def test_params_struct_both_sides():

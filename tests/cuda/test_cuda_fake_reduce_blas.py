@@ -105,6 +105,15 @@ REDUCE = COMMON + textwrap.dedent("""
     big = tl.from_numpy(rng.standard_normal(70001).astype(np.float32))
     close(big.to("cuda").sum(), big.sum(), rtol=1e-4)
     close(big.to("cuda").argmax(), big.argmax())
+    close(ca.prod(1), a.prod(1), rtol=1e-4)
+    close(i.to("cuda").prod(0, keepdim=True), i.prod(0, keepdim=True))
+    close(ca.cumsum(1), a.cumsum(1), rtol=1e-4)
+    close(i.to("cuda").cumsum(0), i.cumsum(0))
+    close(tl.cumprod(h.to("cuda"), 0), tl.cumprod(h, 0), rtol=1e-2)
+    # an outer-dim reduction with many outputs: a thread per output (the _cols kernels)
+    tall = tl.from_numpy(rng.standard_normal((50, 1500)).astype(np.float32))
+    close(tall.to("cuda").sum(0), tall.sum(0))
+    close(tall.to("cuda").argmax(0), tall.argmax(0))
     # a column-major operand and an out=
     cs = tl.empty_strided([37, 129], [1, 37], dtype=tl.float32, device="cuda")
     cs.copy_(a)
@@ -126,6 +135,39 @@ REDUCE = COMMON + textwrap.dedent("""
     close(tl.softmax(ca, 1), tl.softmax(a, 1))
     close(tl.log_softmax(ca, 0), tl.log_softmax(a, 0))
     close(tl.nn.functional.softmax(h.to("cuda"), -1), tl.nn.functional.softmax(h, -1), rtol=2e-3)
+    # their backward through autograd (_softmax_backward_data / _log_softmax_backward_data on the device)
+    for fn, x in ((tl.nn.functional.softmax, a), (tl.nn.functional.log_softmax, a), (tl.nn.functional.softmax, h)):
+        xc = x.to("cuda").requires_grad_()
+        w = tl.from_numpy(rng.standard_normal(tuple(x.shape)).astype(np.float32)).to(x.dtype)
+        fn(xc, -1).backward(w.to("cuda"))
+        xr = x.clone().requires_grad_()
+        fn(xr, -1).backward(w)
+        close(xc.grad, xr.grad, rtol=1e-5 if x.dtype == tl.float32 else 4e-3)
+    close(tl._softmax_backward_data(ca, tl.softmax(ca, 0), 0, tl.float32),
+          tl._softmax_backward_data(a, tl.softmax(a, 0), 0, tl.float32))
+    # layer_norm forward and backward through autograd (native_layer_norm's CUDA kernel, the fused backward)
+    for x, ns in ((a, [129]), (h, [129]), (a.reshape([37, 3, 43]), [3, 43])):
+        wt = tl.from_numpy(rng.uniform(0.5, 1.5, ns).astype(np.float32)).to(x.dtype)
+        bs = tl.from_numpy(rng.standard_normal(ns).astype(np.float32)).to(x.dtype)
+        g = tl.from_numpy(rng.standard_normal(tuple(x.shape)).astype(np.float32)).to(x.dtype)
+        leaves = [t.to("cuda").requires_grad_() for t in (x, wt, bs)]
+        y = tl.nn.functional.layer_norm(leaves[0], ns, leaves[1], leaves[2])
+        y.backward(g.to("cuda"))
+        ref = [t.clone().requires_grad_() for t in (x, wt, bs)]
+        yr = tl.nn.functional.layer_norm(ref[0], ns, ref[1], ref[2])
+        yr.backward(g)
+        tol = 1e-4 if x.dtype == tl.float32 else 1e-2
+        close(y.detach(), yr.detach(), rtol=tol)
+        for lc, lr in zip(leaves, ref):
+            close(lc.grad, lr.grad, rtol=tol)
+    _, m, rs = tl.native_layer_norm(h.to("cuda"), [129], None, None, 1e-5)
+    assert m.dtype == tl.float32 and rs.dtype == tl.float32 and tuple(m.shape) == (37, 1), (m.dtype, m.shape)
+    try:
+        tl.native_layer_norm(ca, [129], tl.ones([129]), None, 1e-5)
+    except RuntimeError as e:
+        assert "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!" in str(e)
+    else:
+        raise AssertionError("a CPU weight was accepted")
     z = tl.empty([0, 3], device="cuda").sum(0)
     close(z, tl.zeros([3]))
     assert "reduce" in compiled, compiled

@@ -118,9 +118,11 @@ def test_reduce_program_builds(cc):
     image, usage, _ = nvrtc.compile_report("reduce", src, cc)
     nvrtc.check_usage("reduce", usage)
     names = {u.name for u in usage}
-    assert len(names) == 2 * (10 + 4 + 10 + 10 + 9 + 9) + 2 * 4   # + softmax, log_softmax
-    assert {"tl_reduce_sum_f16", "tl_reduce_sum_f16_combine", "tl_reduce_argmax_i64", "tl_reduce_mean_bf16",
-            "tl_log_softmax_f16"} <= names
+    # rows, combine, cols per operator and dtype; softmax, log_softmax, their backward; layer_norm's three
+    assert len(names) == 3 * (10 + 4 + 10 + 10 + 9 + 9 + 10) + 2 * 4 + 2 * 4 + 3 * 4 + 2 * 10   # + cumsum, cumprod
+    assert {"tl_reduce_sum_f16", "tl_reduce_sum_f16_combine", "tl_reduce_sum_f16_cols", "tl_reduce_prod_i64", "tl_cumsum_f16", "tl_cumprod_b", "tl_reduce_argmax_i64", "tl_reduce_mean_bf16",
+            "tl_log_softmax_f16", "tl_softmax_backward_bf16", "tl_log_softmax_backward_f64",
+            "tl_layer_norm_f16", "tl_layer_norm_backward_bf16", "tl_layer_norm_backward_wb_f64"} <= names
     assert "tl_reduce_mean_i32" not in names and "tl_reduce_argmax_b" not in names
     assert all(u.stack == 0 for u in usage) and image[:4] == b"\x7fELF"
 

@@ -25,5 +25,6 @@ tl_tensor *tl_ops__log_softmax_backward_data_out_redispatch(tl_keyset ks, tl_ten
 int tl_ops__log_softmax_backward_data_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta__log_softmax_backward_data(tl_structured *s, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype);
 TL_WEAK int tl_impl_log_softmax_backward_cpu_out(tl_structured *s, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *out);
+TL_WEAK int tl_impl_log_softmax_backward_cuda_out(tl_structured *s, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *out);
 
 #endif

@@ -35,12 +35,14 @@ typedef tl_tensor *(*tl_ops_addmm_dtype_fn)(tl_keyset ks, tl_tensor *self, tl_te
 tl_tensor *tl_ops_addmm_dtype(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha);
 tl_tensor *tl_ops_addmm_dtype_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha);
 int tl_ops_addmm_dtype_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__addmm_dtype_cuda(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha);
 /* addmm.dtype_out(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
 extern tl_operator *tl_ops_addmm_dtype_out_op;
 typedef tl_tensor *(*tl_ops_addmm_dtype_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 tl_tensor *tl_ops_addmm_dtype_out(tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 tl_tensor *tl_ops_addmm_dtype_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 int tl_ops_addmm_dtype_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__addmm_dtype_out_cuda(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 TL_WEAK int tl_meta_addmm(tl_structured *s, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha);
 TL_WEAK int tl_impl_addmm_out_cpu(tl_structured *s, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 TL_WEAK int tl_impl_addmm_out_cuda(tl_structured *s, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);

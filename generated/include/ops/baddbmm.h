@@ -35,12 +35,14 @@ typedef tl_tensor *(*tl_ops_baddbmm_dtype_fn)(tl_keyset ks, tl_tensor *self, tl_
 tl_tensor *tl_ops_baddbmm_dtype(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha);
 tl_tensor *tl_ops_baddbmm_dtype_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha);
 int tl_ops_baddbmm_dtype_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__baddbmm_dtype_cuda(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha);
 /* baddbmm.dtype_out(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!) */
 extern tl_operator *tl_ops_baddbmm_dtype_out_op;
 typedef tl_tensor *(*tl_ops_baddbmm_dtype_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 tl_tensor *tl_ops_baddbmm_dtype_out(tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 tl_tensor *tl_ops_baddbmm_dtype_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 int tl_ops_baddbmm_dtype_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__baddbmm_out_dtype_cuda(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 TL_WEAK int tl_meta_baddbmm(tl_structured *s, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha);
 TL_WEAK int tl_impl_baddbmm_out_cpu(tl_structured *s, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);
 TL_WEAK int tl_impl_baddbmm_out_cuda(tl_structured *s, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out);

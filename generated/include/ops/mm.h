@@ -29,12 +29,14 @@ typedef tl_tensor *(*tl_ops_mm_dtype_fn)(tl_keyset ks, tl_tensor *self, tl_tenso
 tl_tensor *tl_ops_mm_dtype(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype);
 tl_tensor *tl_ops_mm_dtype_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype);
 int tl_ops_mm_dtype_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__mm_dtype_cuda(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype);
 /* mm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!) */
 extern tl_operator *tl_ops_mm_dtype_out_op;
 typedef tl_tensor *(*tl_ops_mm_dtype_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
 tl_tensor *tl_ops_mm_dtype_out(tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
 tl_tensor *tl_ops_mm_dtype_out_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
 int tl_ops_mm_dtype_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
+TL_WEAK tl_tensor *tl_native__mm_dtype_out_cuda(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out);
 TL_WEAK int tl_meta_mm(tl_structured *s, tl_tensor *self, tl_tensor *mat2);
 TL_WEAK int tl_impl_mm_out_cpu(tl_structured *s, tl_tensor *self, tl_tensor *mat2, tl_tensor *out);
 TL_WEAK int tl_impl_mm_out_cuda(tl_structured *s, tl_tensor *self, tl_tensor *mat2, tl_tensor *out);

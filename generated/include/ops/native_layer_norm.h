@@ -18,5 +18,6 @@ int tl_ops_native_layer_norm(tl_tensor *input, const int64_t *normalized_shape, 
 int tl_ops_native_layer_norm_redispatch(tl_keyset ks, tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *weight, tl_tensor *bias, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
 int tl_ops_native_layer_norm_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_native_layer_norm_cpu(tl_keyset ks, tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *weight, tl_tensor *bias, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
+TL_WEAK int tl_native_layer_norm_cuda(tl_keyset ks, tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *weight, tl_tensor *bias, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2);
 
 #endif

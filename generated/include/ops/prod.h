@@ -32,5 +32,6 @@ tl_tensor *tl_ops_prod_int_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t
 int tl_ops_prod_int_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_prod_dim_int(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype);
 TL_WEAK int tl_impl_prod_out(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out);
+TL_WEAK int tl_impl_prod_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out);
 
 #endif

@@ -51,7 +51,8 @@ static size_t g_in_use, g_limit = (size_t)80 << 30;
 static int g_manual_events;
 static fake_event **g_pending;
 static int g_npending, g_cappending;
-static struct { char name[128]; fake_kernel_fn fn; } g_kernels[256];
+enum { FAKE_MAX_KERNELS = 1024 };   /* the reduction program alone has over 200 */
+static struct { char name[128]; fake_kernel_fn fn; } g_kernels[FAKE_MAX_KERNELS];
 static int g_nkernels;
 static long long g_last_proc_version;
 
@@ -466,7 +467,7 @@ EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, ui
 /* ---------------------------------------------------------------- test hooks */
 EXPORT void fake_register_kernel(const char *name, fake_kernel_fn fn) {
     pthread_mutex_lock(&g_lock);
-    if (g_nkernels < 256) {
+    if (g_nkernels < FAKE_MAX_KERNELS) {
         snprintf(g_kernels[g_nkernels].name, sizeof g_kernels[0].name, "%s", name);
         g_kernels[g_nkernels++].fn = fn;
     }
