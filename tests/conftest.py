@@ -33,6 +33,19 @@ def cpu_capability(request):
 
 
 @pytest.fixture(autouse=True)
+def _seeded_default_generator():
+    """The default generator starts from a non-deterministic seed, as
+    PyTorch's does: each test starts from seed 0 instead, so its random
+    inputs do not depend on the run or on the tests before it."""
+    import sys
+
+    t = sys.modules.get("torchlet")
+    if t is not None and hasattr(t, "manual_seed"):
+        t.manual_seed(0)
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _rearm_warn_once():
     """Warnings PyTorch gives once per process (TORCH_WARN_ONCE; the runtime's
     TL_WARN_ONCE) fire again in each test, so a test expecting one does not
