@@ -140,6 +140,19 @@ static void fill_dist(tl_generator *g, tl_dtype dt, void *p, int64_t n, const vo
     const dist_args *d = ctx;
     const dist_kind k = d->kind;
     const double args[3] = {0, d->a, d->b};
+    if (k == D_UNIFORM && (dt == TL_FLOAT32 || dt == TL_FLOAT64)) { /* in bulk; `to` (rounded up) becomes `from` */
+        if (dt == TL_FLOAT32) {
+            float *f = p;
+            const float from = (float)d->a, to = (float)d->b;
+            tl_draw_uniform_f32_n(g, f, n, from, to);
+            for (int64_t i = 0; i < n; i++) f[i] = f[i] == to ? from : f[i];
+        } else {
+            double *f = p;
+            tl_draw_uniform_f64_n(g, f, n, d->a, d->b);
+            for (int64_t i = 0; i < n; i++) f[i] = f[i] == d->b ? d->a : f[i];
+        }
+        return;
+    }
     if (k == D_UNIFORM) { /* PyTorch's guard: a value rounded up to `to` becomes `from` */
         const double to = rounded(dt, args[2]), from = rounded(dt, args[1]);
         for (int64_t i = 0; i < n; i++) {
@@ -187,7 +200,7 @@ static void normal_fill16(tl_generator *g, tl_dtype dt, void *p, int64_t n, cons
     const double *args = ctx;
     if (dt == TL_FLOAT64) {
         double *d = p;
-        for (int64_t i = 0; i < n; i++) d[i] = tl_draw_uniform_f64(g, 0, 1);
+        tl_draw_uniform_f64_n(g, d, n, 0, 1);
         for (int64_t i = 0; i < n - 15; i += 16) tl_normal_fill16_f64(d + i, args[0], args[1]);
         if (n % 16) {
             for (int j = 0; j < 16; j++) d[n - 16 + j] = tl_draw_uniform_f64(g, 0, 1);
@@ -198,7 +211,7 @@ static void normal_fill16(tl_generator *g, tl_dtype dt, void *p, int64_t n, cons
     const float mean = (float)args[0], std = (float)args[1];
     if (dt == TL_FLOAT32) {
         float *f = p;
-        for (int64_t i = 0; i < n; i++) f[i] = tl_draw_uniform_f32(g, 0, 1);
+        tl_draw_uniform_f32_n(g, f, n, 0, 1);
         for (int64_t i = 0; i < n - 15; i += 16) tl_normal_fill16_f32(f + i, mean, std);
         if (n % 16) {
             for (int j = 0; j < 16; j++) f[n - 16 + j] = tl_draw_uniform_f32(g, 0, 1);

@@ -24,10 +24,41 @@ static inline float tl_draw_uniform_f32(tl_generator *g, float from, float to) {
     return fmaf(x, to - from, from);
 }
 
+/* n of the above into out, the engine's words drawn in bulk: from = 0, to = 1
+ * skips the fma (fma(x, 1, 0) is x) */
+static inline void tl_draw_uniform_f32_n(tl_generator *g, float *out, int64_t n, float from, float to) {
+    uint32_t w[512];
+    const float span = to - from;
+    const int unit = from == 0.0f && to == 1.0f;
+    for (int64_t i = 0; i < n; i += 512) {
+        const int64_t m = n - i < 512 ? n - i : 512;
+        tl_generator_random_fill(g, w, m);
+        for (int64_t j = 0; j < m; j++) {
+            const float x = (float)(w[j] & 0xFFFFFFu) * (1.0f / 16777216.0f);
+            out[i + j] = unit ? x : fmaf(x, span, from);
+        }
+    }
+}
+
 /* uniform_real_distribution<double>: the low 53 bits of random64() */
 static inline double tl_draw_uniform_f64(tl_generator *g, double from, double to) {
     const double x = (double)(tl_generator_random64(g) & ((1ull << 53) - 1)) * (1.0 / 9007199254740992.0);
     return fma(x, to - from, from);
+}
+
+static inline void tl_draw_uniform_f64_n(tl_generator *g, double *out, int64_t n, double from, double to) {
+    uint32_t w[512];
+    const double span = to - from;
+    const int unit = from == 0.0 && to == 1.0;
+    for (int64_t i = 0; i < n; i += 256) {
+        const int64_t m = n - i < 256 ? n - i : 256;
+        tl_generator_random_fill(g, w, 2 * m);
+        for (int64_t j = 0; j < m; j++) {
+            const uint64_t r = (uint64_t)w[2 * j] << 32 | w[2 * j + 1];
+            const double x = (double)(r & ((1ull << 53) - 1)) * (1.0 / 9007199254740992.0);
+            out[i + j] = unit ? x : fma(x, span, from);
+        }
+    }
 }
 
 /* normal_distribution<double>: Box-Muller on two uniforms, the sine sample
@@ -67,6 +98,14 @@ static inline void tl_normal_fill16_f32_cephes(float *data, float mean, float st
         th[j] = (float)(2.0 * TL_PI) * data[j + 8];
     }
     tl__cephes_logf_sincosf(u1, th, lg, sn, cs);
+    if (std == 1.0f && mean == 0.0f) {   /* fma(a, 1, 0) is a + 0 (-0 becomes +0) */
+        for (int j = 0; j < 8; j++) {
+            const float radius = sqrtf(-2.0f * lg[j]);
+            data[j] = radius * cs[j] + 0.0f;
+            data[j + 8] = radius * sn[j] + 0.0f;
+        }
+        return;
+    }
     for (int j = 0; j < 8; j++) {
         const float radius = sqrtf(-2.0f * lg[j]);
         data[j] = fmaf(radius * cs[j], std, mean);

@@ -100,6 +100,7 @@ void tl_generator_lock(tl_generator *g);
 void tl_generator_unlock(tl_generator *g);
 uint32_t tl_generator_random(tl_generator *g);        /* one engine draw (caller holds the lock) */
 uint64_t tl_generator_random64(tl_generator *g);      /* two draws, the first the high word */
+void tl_generator_random_fill(tl_generator *g, uint32_t *out, int64_t n);   /* n random() draws */
 int tl_generator_take_double_normal(tl_generator *g, double *v);   /* 1: the cached sample, consumed */
 void tl_generator_put_double_normal(tl_generator *g, double v);
 int tl_generator_take_float_normal(tl_generator *g, float *v);

@@ -76,7 +76,7 @@ static void mt_next_state(tl_generator *g) {
     *p = p[MT_M - MT_N] ^ twist(p[0], g->state[0]);
 }
 
-uint32_t tl_generator_random(tl_generator *g) {
+static inline uint32_t mt_draw(tl_generator *g) {
     if (--g->left == 0) mt_next_state(g);
     uint32_t y = g->state[g->next++];
     y ^= y >> 11;
@@ -84,6 +84,12 @@ uint32_t tl_generator_random(tl_generator *g) {
     y ^= (y << 15) & 0xefc60000u;
     y ^= y >> 18;
     return y;
+}
+
+uint32_t tl_generator_random(tl_generator *g) { return mt_draw(g); }
+
+void tl_generator_random_fill(tl_generator *g, uint32_t *out, int64_t n) {
+    for (int64_t i = 0; i < n; i++) out[i] = mt_draw(g);
 }
 
 uint64_t tl_generator_random64(tl_generator *g) {
