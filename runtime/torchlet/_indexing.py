@@ -19,6 +19,8 @@ Assignment does the same walk and then ``copy_`` (basic only) or
 """
 from __future__ import annotations
 
+import numbers
+
 import operator
 
 from . import _fast
@@ -237,7 +239,7 @@ def _value_tensor(self, value):
         return value
     if isinstance(value, (bool, int, float)):
         return _gen().full((), value, dtype=self.dtype, device=self.device)
-    if type(value).__module__ == "numpy" and hasattr(value, "__index__"):   # numpy integers, as PyTorch's checkLong
+    if isinstance(value, numbers.Integral):   # numpy integers, as PyTorch's checkLong (not arrays)
         return _gen().full((), int(value), dtype=self.dtype, device=self.device)
     if isinstance(value, complex):
         name = str(self.dtype).rsplit(".", 1)[-1]

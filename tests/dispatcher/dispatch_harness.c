@@ -13,6 +13,7 @@
  * a failed CHECK prints "FAIL file:line: ..." and exits 1.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -503,7 +504,8 @@ static void *lookup_thread(void *p) {
         tl_keyset ks;
         const tl_kernel *k = tl_op_select(op_add, ks_in, &ks);
         /* CPU is always registered; AutogradCPU comes and goes */
-        if (k && (k->key == TL_KEY_CPU || k->key == TL_KEY_AUTOGRAD_CPU)) a->lookups_ok++;
+        if (k && (k->key == TL_KEY_CPU || k->key == TL_KEY_AUTOGRAD_CPU))
+            __atomic_add_fetch(&a->lookups_ok, 1, __ATOMIC_RELAXED);
         else {
             printf("FAIL racing lookup got %s\n", k ? k->debug : tl_error_message());
             exit(1);
@@ -547,6 +549,9 @@ static void scenario_threads(void) {
         CHECK(tl_dispatch_deregister(id) == 0);
     }
     for (int i = 0; i < 3; i++) {
+        /* on a loaded machine a reader may not have run yet: let each look up
+         * at least once before it is stopped */
+        while (__atomic_load_n(&args[i].lookups_ok, __ATOMIC_RELAXED) == 0) sched_yield();
         __atomic_store_n(&args[i].stop, 1, __ATOMIC_RELEASE);
         CHECK(pthread_join(ths[i], NULL) == 0);
         CHECK(args[i].lookups_ok > 0);
