@@ -26,23 +26,24 @@
 #else
 #define TL_CEPHES_TARGET
 #endif
+#define TL_CEPHES_LANE static inline __attribute__((always_inline)) TL_CEPHES_TARGET
 
 /* The lanes are only computed at capability avx2 / avx512 (random_draws.h),
  * so they are compiled for AVX2 + FMA: fmaf() becomes one instruction. */
 
-TL_CEPHES_TARGET static inline __attribute__((always_inline)) uint32_t bits_of(float f) {
+TL_CEPHES_LANE uint32_t bits_of(float f) {
     uint32_t u;
     memcpy(&u, &f, 4);
     return u;
 }
-TL_CEPHES_TARGET static inline __attribute__((always_inline)) float float_of(uint32_t u) {
+TL_CEPHES_LANE float float_of(uint32_t u) {
     float f;
     memcpy(&f, &u, 4);
     return f;
 }
 
 /* log256_ps */
-TL_CEPHES_TARGET static inline __attribute__((always_inline)) float cephes_logf(float x) {
+TL_CEPHES_LANE float cephes_logf(float x) {
     const int invalid = x <= 0.0f;
     const float min_norm_pos = float_of(0x00800000u);
     if (x < min_norm_pos) x = min_norm_pos; /* _mm256_max_ps */
@@ -75,7 +76,7 @@ TL_CEPHES_TARGET static inline __attribute__((always_inline)) float cephes_logf(
 }
 
 /* sincos256_ps */
-TL_CEPHES_TARGET static inline __attribute__((always_inline)) void cephes_sincosf(float x, float *s, float *c) {
+TL_CEPHES_LANE void cephes_sincosf(float x, float *s, float *c) {
     uint32_t sign_bit_sin = bits_of(x) & 0x80000000u;
     x = float_of(bits_of(x) & 0x7fffffffu);
     float y = x * (float)1.27323954473516;
