@@ -14,10 +14,10 @@
 #include <string.h>
 
 #include "fft_plan.h"
+#include "missing_ops.h"
 #include "tl_autograd_formulas.h"
 #include "tl_error.h"
 #include "tl_internal.h"
-#include "tl_structured.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
 #include "ops/_fft_c2c.h"
 #include "ops/_fft_c2r.h"
@@ -246,29 +246,19 @@ fail:
 /* ------------------------------------------------ out= variants */
 /* PyTorch's _fft_*_mkl_out: the transform, then resize_output and copy_
  * (which casts: a float32 input may fill a complex128 out). */
-static tl_tensor *into_out(tl_tensor *r, tl_tensor *out) {
-    if (!r) return NULL;
-    int rc = tl_structured_resize_out(out, r->ndim, r->sizes, TL_DTYPE_UNDEFINED);
-    if (!rc) rc = tl_copy_(out, r);
-    tl_tensor_release(r);
-    if (rc) return NULL;
-    tl_tensor_retain(out);
-    return out;
-}
-
 tl_tensor *tl_native__fft_c2c_cpu_out(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len,
                                       int64_t normalization, bool forward, tl_tensor *out) {
-    return into_out(tl_native__fft_c2c_cpu(ks, self, dim, dim_len, normalization, forward), out);
+    return tl_missing_cast_to_out(tl_native__fft_c2c_cpu(ks, self, dim, dim_len, normalization, forward), out);
 }
 
 tl_tensor *tl_native__fft_r2c_cpu_out(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len,
                                       int64_t normalization, bool onesided, tl_tensor *out) {
-    return into_out(tl_native__fft_r2c_cpu(ks, self, dim, dim_len, normalization, onesided), out);
+    return tl_missing_cast_to_out(tl_native__fft_r2c_cpu(ks, self, dim, dim_len, normalization, onesided), out);
 }
 
 tl_tensor *tl_native__fft_c2r_cpu_out(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len,
                                       int64_t normalization, int64_t last_dim_size, tl_tensor *out) {
-    return into_out(tl_native__fft_c2r_cpu(ks, self, dim, dim_len, normalization, last_dim_size), out);
+    return tl_missing_cast_to_out(tl_native__fft_c2r_cpu(ks, self, dim, dim_len, normalization, last_dim_size), out);
 }
 
 /* ------------------------------------------------ derivative helpers */

@@ -32,13 +32,17 @@
 #include "tl_structured.h"
 
 tl_tensor *tl_missing_copy_to_out(tl_tensor *result, tl_tensor *out) {
-    if (!result) return NULL;
-    if (result->dtype != out->dtype) {
+    if (result && result->dtype != out->dtype) {
         tl_set_error(TL_ERR_RUNTIME, "Expected out tensor to have dtype %s, but got %s instead",
                      tl_dtype_caffe2_name(result->dtype), tl_dtype_caffe2_name(out->dtype));
         tl_tensor_release(result);
         return NULL;
     }
+    return tl_missing_cast_to_out(result, out);
+}
+
+tl_tensor *tl_missing_cast_to_out(tl_tensor *result, tl_tensor *out) {
+    if (!result) return NULL;
     int rc = tl_structured_resize_out(out, result->ndim, result->sizes, TL_DTYPE_UNDEFINED);
     if (rc == 0 && out->device != TL_META) rc = tl_copy_(out, result);
     tl_tensor_release(result);

@@ -4,6 +4,7 @@
  * CompositeExplicitAutograd kernels: the functional clones self and runs the
  * in-place operator on the clone (same checks, same generator use); out=
  * resizes out to the result and copies it in (casting, like copy_). */
+#include "missing_ops.h"
 #include "tl_error.h"
 #include "tl_internal.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
@@ -14,19 +15,7 @@
 #include "ops/log_normal.h"
 #include "ops/random.h"
 #include "ops/uniform.h"
-#include "tl_structured.h"
 #include "tl_tensor.h"
-
-/* out <- r (resize_output, then copy_); consumes r; out as a new reference */
-static tl_tensor *copy_to_out(tl_tensor *r, tl_tensor *out) {
-    if (!r) return NULL;
-    const int rc = tl_structured_resize_out(out, r->ndim, r->sizes, TL_DTYPE_UNDEFINED) || tl_copy_(out, r);
-    tl_tensor_release(r);
-    if (rc) return NULL;
-    tl_tensor_bump_version(out);
-    tl_tensor_retain(out);
-    return out;
-}
 
 /* a clone of self, the in-place call on it (`CALL` names the clone `c`) */
 #define TL_RANDOM_FUNCTIONAL(NAME, PARAMS, CALL)                                                    \
@@ -49,22 +38,22 @@ TL_RANDOM_FUNCTIONAL(geometric, P1(p), tl_ops_geometric_(c, p, generator))
 
 tl_tensor *tl_native_uniform_out(tl_keyset ks, tl_tensor *self, double from, double to, tl_generator *generator,
                                  tl_tensor *out) {
-    return copy_to_out(tl_native_uniform(ks, self, from, to, generator), out);
+    return tl_missing_cast_to_out(tl_native_uniform(ks, self, from, to, generator), out);
 }
 tl_tensor *tl_native_cauchy_out(tl_keyset ks, tl_tensor *self, double median, double sigma, tl_generator *generator,
                                 tl_tensor *out) {
-    return copy_to_out(tl_native_cauchy(ks, self, median, sigma, generator), out);
+    return tl_missing_cast_to_out(tl_native_cauchy(ks, self, median, sigma, generator), out);
 }
 tl_tensor *tl_native_log_normal_out(tl_keyset ks, tl_tensor *self, double mean, double std, tl_generator *generator,
                                     tl_tensor *out) {
-    return copy_to_out(tl_native_log_normal(ks, self, mean, std, generator), out);
+    return tl_missing_cast_to_out(tl_native_log_normal(ks, self, mean, std, generator), out);
 }
 tl_tensor *tl_native_exponential_out(tl_keyset ks, tl_tensor *self, double lambd, tl_generator *generator,
                                      tl_tensor *out) {
-    return copy_to_out(tl_native_exponential(ks, self, lambd, generator), out);
+    return tl_missing_cast_to_out(tl_native_exponential(ks, self, lambd, generator), out);
 }
 tl_tensor *tl_native_geometric_out(tl_keyset ks, tl_tensor *self, double p, tl_generator *generator, tl_tensor *out) {
-    return copy_to_out(tl_native_geometric(ks, self, p, generator), out);
+    return tl_missing_cast_to_out(tl_native_geometric(ks, self, p, generator), out);
 }
 
 /* random.from / random.to / random and their .out (random_'s autogen) */
@@ -92,12 +81,12 @@ tl_tensor *tl_native_random__random(tl_keyset ks, tl_tensor *self, tl_generator 
 }
 tl_tensor *tl_native_random_from_out(tl_keyset ks, tl_tensor *self, int64_t from, int64_t to, bool to_has,
                                      tl_generator *generator, tl_tensor *out) {
-    return copy_to_out(tl_native_random(ks, self, from, to, to_has, generator), out);
+    return tl_missing_cast_to_out(tl_native_random(ks, self, from, to, to_has, generator), out);
 }
 tl_tensor *tl_native_random_to_out(tl_keyset ks, tl_tensor *self, int64_t to, tl_generator *generator,
                                    tl_tensor *out) {
-    return copy_to_out(tl_native_random__random_to(ks, self, to, generator), out);
+    return tl_missing_cast_to_out(tl_native_random__random_to(ks, self, to, generator), out);
 }
 tl_tensor *tl_native_random_out(tl_keyset ks, tl_tensor *self, tl_generator *generator, tl_tensor *out) {
-    return copy_to_out(tl_native_random__random(ks, self, generator), out);
+    return tl_missing_cast_to_out(tl_native_random__random(ks, self, generator), out);
 }
