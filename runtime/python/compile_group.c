@@ -25,6 +25,76 @@
 typedef int (*group_kernel_fn)(const int64_t *sizes, void *const *ptrs, void *pfor, int64_t grain,
                                int64_t stream_min);
 
+/* The group described by w[0..nw) on ins (n_in_given borrowed tensors):
+ * outs[0..its n_out) get new references.  0: done; 1: the Python form must
+ * run it (nothing allocated); -2: a malformed descriptor.  Touches no Python
+ * object (the program runner calls it without the GIL). */
+int tl_compile_group_call(const int64_t *w, int64_t nw, tl_tensor *const *ins, int64_t n_in_given, tl_tensor **outs) {
+    if (nw < 8) return -2;
+    group_kernel_fn kernel = (group_kernel_fn)(intptr_t)w[0];
+    void *pfor = (void *)(intptr_t)w[1];
+    int64_t grain = w[2], stream_min = w[3], is_row = w[4], n_in = w[5], n_out = w[6], n_dims = w[7];
+    if (n_in + n_out > MAX_OPERANDS || n_dims > MAX_DIMS || n_in_given != n_in) return -2;
+    for (int64_t i = 0; i < n_in; i++)
+        if (!tl_tensor_is_contiguous(ins[i])) return 1;
+    int64_t k = 8, dims[MAX_DIMS];
+    if (k + 2 * n_dims > nw) return -2;
+    for (int64_t d = 0; d < n_dims; d++, k += 2) {
+        int64_t pos = w[k], axis = w[k + 1];
+        if (pos < 0) {
+            dims[d] = 1;
+            continue;
+        }
+        if (pos >= n_in || axis < 0 || axis >= tl_tensor_ndim(ins[pos])) return -2;
+        dims[d] = tl_tensor_sizes(ins[pos])[axis];
+    }
+    if (is_row && n_dims > 0 && dims[n_dims - 1] == 0) return 1; /* an empty row: operator by operator */
+    if (k >= nw) return -2;
+    int64_t n_seg = w[k++], seg_sizes[MAX_DIMS];
+    if (n_seg > MAX_DIMS) return -2;
+    for (int64_t s = 0; s < n_seg; s++) {
+        if (k >= nw) return -2;
+        int64_t len = w[k++], size = 1;
+        if (k + len > nw) return -2;
+        for (int64_t j = 0; j < len; j++, k++) {
+            if (w[k] < 0 || w[k] >= n_dims) return -2;
+            size *= dims[w[k]];
+        }
+        seg_sizes[s] = size;
+    }
+    void *ptrs[MAX_OPERANDS];
+    int64_t made = 0;
+    int rc = 0;
+    for (; made < n_out; made++) {
+        int64_t shape[MAX_DIMS];
+        if (k + 2 > nw) {
+            rc = -2;
+            break;
+        }
+        int64_t dtype = w[k], rank = w[k + 1];
+        k += 2;
+        if (rank > MAX_DIMS || k + rank > nw) {
+            rc = -2;
+            break;
+        }
+        for (int64_t j = 0; j < rank; j++, k++) shape[j] = w[k] < 0 ? 1 : (w[k] < n_dims ? dims[w[k]] : 0);
+        outs[made] = tl_empty(rank, shape, (tl_dtype)dtype, TL_CPU);
+        if (!outs[made]) { /* the Python form allocates again and raises the error */
+            tl_clear_error();
+            rc = 1;
+            break;
+        }
+        ptrs[made] = tl_tensor_data_ptr(outs[made]);
+    }
+    if (rc == 0) {
+        for (int64_t i = 0; i < n_in; i++) ptrs[n_out + i] = tl_tensor_data_ptr(ins[i]);
+        if (kernel(seg_sizes, ptrs, pfor, grain, stream_min)) rc = 1; /* no row buffers: its message there */
+    }
+    if (rc != 0)
+        for (int64_t i = 0; i < made; i++) tl_tensor_release(outs[i]);
+    return rc;
+}
+
 PyObject *tl_fast_run_group(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
     (void)mod;
     if (nargs != 2 || !PyBytes_Check(args[0]) || !PyTuple_Check(args[1])) {
@@ -32,70 +102,29 @@ PyObject *tl_fast_run_group(PyObject *mod, PyObject *const *args, Py_ssize_t nar
         return NULL;
     }
     const int64_t *w = (const int64_t *)PyBytes_AsString(args[0]);
-    Py_ssize_t nw = PyBytes_Size(args[0]) / (Py_ssize_t)sizeof(int64_t);
-    if (nw < 8) goto bad_desc;
-    group_kernel_fn kernel = (group_kernel_fn)(intptr_t)w[0];
-    void *pfor = (void *)(intptr_t)w[1];
-    int64_t grain = w[2], stream_min = w[3], is_row = w[4], n_in = w[5], n_out = w[6], n_dims = w[7];
-    if (n_in + n_out > MAX_OPERANDS || n_dims > MAX_DIMS || PyTuple_Size(args[1]) != n_in) goto bad_desc;
-    tl_tensor *ins[MAX_OPERANDS];
-    for (int64_t i = 0; i < n_in; i++) {
-        ins[i] = tl_fast_tensor_of(PyTuple_GetItem(args[1], (Py_ssize_t)i));
-        if (!ins[i] || !tl_tensor_is_contiguous(ins[i])) Py_RETURN_NONE;
+    int64_t nw = (int64_t)(PyBytes_Size(args[0]) / (Py_ssize_t)sizeof(int64_t));
+    Py_ssize_t n_in = PyTuple_Size(args[1]);
+    if (nw < 8 || n_in > MAX_OPERANDS || w[6] < 0 || w[6] > MAX_OPERANDS) goto bad_desc;
+    tl_tensor *ins[MAX_OPERANDS], *outs[MAX_OPERANDS];
+    for (Py_ssize_t i = 0; i < n_in; i++) {
+        ins[i] = tl_fast_tensor_of(PyTuple_GetItem(args[1], i));
+        if (!ins[i]) Py_RETURN_NONE;
     }
-    int64_t k = 8, dims[MAX_DIMS];
-    if (k + 2 * n_dims > nw) goto bad_desc;
-    for (int64_t d = 0; d < n_dims; d++, k += 2) {
-        int64_t pos = w[k], axis = w[k + 1];
-        if (pos < 0) {
-            dims[d] = 1;
-            continue;
-        }
-        if (pos >= n_in || axis < 0 || axis >= tl_tensor_ndim(ins[pos])) goto bad_desc;
-        dims[d] = tl_tensor_sizes(ins[pos])[axis];
-    }
-    if (is_row && n_dims > 0 && dims[n_dims - 1] == 0) Py_RETURN_NONE; /* an empty row: operator by operator */
-    if (k >= nw) goto bad_desc;
-    int64_t n_seg = w[k++], seg_sizes[MAX_DIMS];
-    if (n_seg > MAX_DIMS) goto bad_desc;
-    for (int64_t s = 0; s < n_seg; s++) {
-        if (k >= nw) goto bad_desc;
-        int64_t len = w[k++], size = 1;
-        if (k + len > nw) goto bad_desc;
-        for (int64_t j = 0; j < len; j++, k++) {
-            if (w[k] < 0 || w[k] >= n_dims) goto bad_desc;
-            size *= dims[w[k]];
-        }
-        seg_sizes[s] = size;
-    }
-    tl_tensor *outs[MAX_OPERANDS];
-    void *ptrs[MAX_OPERANDS];
-    int64_t made = 0;
-    for (; made < n_out; made++) {
-        if (k + 2 > nw) goto bad_desc_outs;
-        int64_t dtype = w[k], rank = w[k + 1], shape[MAX_DIMS];
-        k += 2;
-        if (rank > MAX_DIMS || k + rank > nw) goto bad_desc_outs;
-        for (int64_t j = 0; j < rank; j++, k++) shape[j] = w[k] < 0 ? 1 : (w[k] < n_dims ? dims[w[k]] : 0);
-        outs[made] = tl_empty(rank, shape, (tl_dtype)dtype, TL_CPU);
-        if (!outs[made]) { /* the Python form allocates again and raises the error */
-            tl_clear_error();
-            goto python_form;
-        }
-        ptrs[made] = tl_tensor_data_ptr(outs[made]);
-    }
-    for (int64_t i = 0; i < n_in; i++) ptrs[n_out + i] = tl_tensor_data_ptr(ins[i]);
+    int64_t n_out = w[6];
     /* the GIL is released while the kernel runs, as cffi's call released it */
-    int failed;
+    int rc;
     Py_BEGIN_ALLOW_THREADS
-    failed = kernel(seg_sizes, ptrs, pfor, grain, stream_min);
+    rc = tl_compile_group_call(w, nw, ins, (int64_t)n_in, outs);
     Py_END_ALLOW_THREADS
-    if (failed) goto python_form; /* no row buffers: its message there */
+    if (rc == -2) goto bad_desc;
+    if (rc != 0) Py_RETURN_NONE;
     PyObject *res = PyTuple_New((Py_ssize_t)n_out);
-    if (!res) goto release_all;
+    if (!res) {
+        for (int64_t i = 0; i < n_out; i++) tl_tensor_release(outs[i]);
+        return NULL;
+    }
     for (int64_t i = 0; i < n_out; i++) {
         PyObject *t = tl_fast_wrap_tensor(outs[i]); /* takes the reference, also on failure */
-        outs[i] = NULL;
         if (!t) {
             for (int64_t j = i + 1; j < n_out; j++) tl_tensor_release(outs[j]);
             Py_DECREF(res);
@@ -104,14 +133,6 @@ PyObject *tl_fast_run_group(PyObject *mod, PyObject *const *args, Py_ssize_t nar
         PyTuple_SetItem(res, (Py_ssize_t)i, t);
     }
     return res;
-release_all:
-    for (int64_t i = 0; i < n_out; i++) tl_tensor_release(outs[i]);
-    return NULL;
-python_form:
-    for (int64_t i = 0; i < made; i++) tl_tensor_release(outs[i]);
-    Py_RETURN_NONE;
-bad_desc_outs:
-    for (int64_t i = 0; i < made; i++) tl_tensor_release(outs[i]);
 bad_desc:
     PyErr_SetString(PyExc_ValueError, "_run_group: a malformed group descriptor");
     return NULL;

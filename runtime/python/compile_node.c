@@ -48,6 +48,44 @@ static void *address(PyObject *v) {
     return PyLong_AsVoidPtr(v);
 }
 
+/* The node over primals / outs / saved (borrowed tensors): 1 made, 0 an
+ * output is a primal or repeats (nothing done), -1 error set (the node was
+ * made: its release has called `release`), -3 error set (no node was made:
+ * release was not called, ctx stays the caller's).  No Python object is
+ * touched. */
+int tl_compile_attach_node(tl_tensor *const *primals, int64_t np, tl_tensor *const *outs, int64_t no,
+                           tl_tensor *const *saved, int64_t ns, const char *name, tl_callback_apply_fn apply,
+                           tl_callback_release_fn release, void *ctx) {
+    /* an output that is a primal or another output: the general path */
+    for (int64_t i = 0; i < no; i++) {
+        for (int64_t j = 0; j < np; j++)
+            if (outs[i] == primals[j]) return 0;
+        for (int64_t j = 0; j < i; j++)
+            if (outs[i] == outs[j]) return 0;
+    }
+    tl_node *node = tl_callback_node_new(name, (int32_t)no, (int32_t)np, apply, release, ctx, (int32_t)(np + ns));
+    if (!node) return -3;
+    /* edge by edge, as the Python path: tl_node_set_next_edges would also make
+     * an output sharing the first primal's storage a view of it */
+    int rc = 0;
+    for (int64_t i = 0; rc == 0 && i < np; i++) {
+        tl_edge e = tl_autograd_gradient_edge(primals[i]);
+        if (!e.node && tl_autograd_requires_grad(primals[i])) rc = -1; /* allocation failure: the error is set */
+        if (rc == 0) rc = tl_node_set_next_edge(node, (int32_t)i, e);
+        tl_node_release(e.node);
+    }
+    for (int64_t i = 0; rc == 0 && i < no; i++) rc = tl_autograd_set_history(outs[i], node, (int32_t)i);
+    for (int64_t i = 0; rc == 0 && i < np; i++) rc = tl_callback_node_save(node, (int32_t)i, primals[i], 0);
+    for (int64_t i = 0; rc == 0 && i < ns; i++) {
+        int is_output = 0;
+        for (int64_t j = 0; j < no; j++)
+            if (saved[i] == outs[j]) is_output = 1;
+        rc = tl_callback_node_save(node, (int32_t)(np + i), saved[i], is_output);
+    }
+    tl_node_release(node); /* the outputs hold it now (or, on failure, no one: release runs) */
+    return rc == 0 ? 1 : -1;
+}
+
 PyObject *tl_fast_attach_node(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
     (void)mod;
     if (nargs != 7 || !PyBytes_Check(args[3])) {
@@ -63,36 +101,9 @@ PyObject *tl_fast_attach_node(PyObject *mod, PyObject *const *args, Py_ssize_t n
     if (rc == -2) return PyLong_FromLong(-2);
     void *apply = address(args[4]), *release = address(args[5]), *ctx = address(args[6]);
     if (PyErr_Occurred()) return NULL;
-    /* an output that is a primal or another output: the general path */
-    for (Py_ssize_t i = 0; i < no; i++) {
-        for (Py_ssize_t j = 0; j < np; j++)
-            if (outs[i] == primals[j]) return PyLong_FromLong(0);
-        for (Py_ssize_t j = 0; j < i; j++)
-            if (outs[i] == outs[j]) return PyLong_FromLong(0);
-    }
-    tl_node *node = tl_callback_node_new(PyBytes_AsString(args[3]), (int32_t)no, (int32_t)np,
-                                         (tl_callback_apply_fn)apply, (tl_callback_release_fn)release, ctx,
-                                         (int32_t)(np + ns));
-    if (!node) return PyLong_FromLong(-1);
-    /* edge by edge, as the Python path: tl_node_set_next_edges would also make
-     * an output sharing the first primal's storage a view of it */
-    rc = 0;
-    for (Py_ssize_t i = 0; rc == 0 && i < np; i++) {
-        tl_edge e = tl_autograd_gradient_edge(primals[i]);
-        if (!e.node && tl_autograd_requires_grad(primals[i])) rc = -1; /* allocation failure: the error is set */
-        if (rc == 0) rc = tl_node_set_next_edge(node, (int32_t)i, e);
-        tl_node_release(e.node);
-    }
-    for (Py_ssize_t i = 0; rc == 0 && i < no; i++) rc = tl_autograd_set_history(outs[i], node, (int32_t)i);
-    for (Py_ssize_t i = 0; rc == 0 && i < np; i++) rc = tl_callback_node_save(node, (int32_t)i, primals[i], 0);
-    for (Py_ssize_t i = 0; rc == 0 && i < ns; i++) {
-        int is_output = 0;
-        for (Py_ssize_t j = 0; j < no; j++)
-            if (saved[i] == outs[j]) is_output = 1;
-        rc = tl_callback_node_save(node, (int32_t)(np + i), saved[i], is_output);
-    }
-    tl_node_release(node); /* the outputs hold it now (or, on failure, no one: release runs) */
-    return PyLong_FromLong(rc == 0 ? 1 : -1);
+    rc = tl_compile_attach_node(primals, np, outs, no, saved, ns, PyBytes_AsString(args[3]),
+                                (tl_callback_apply_fn)apply, (tl_callback_release_fn)release, ctx);
+    return PyLong_FromLong(rc == -3 ? -1 : rc);
 }
 
 /* _node_inputs(node, grads_in, n_grads) -> list | None: what the node's apply

@@ -92,6 +92,10 @@ int tl_fast_ready(void) {
     return g_ready;
 }
 
+int tl_fast_tf_active(void) {
+    return g_tf;
+}
+
 /* a new cffi `tl_tensor *` over r (cffi's new_simple_cdata) */
 static PyObject *cdata_of(tl_tensor *r) {
     cdata_object *cd = PyObject_New(cdata_object, g_cdata_type);
@@ -434,6 +438,14 @@ static PyMethodDef module_methods[] = {
      "_guard_key(tensors, exact, type_ids): torchlet.compile's guard key of the tensors (compile_guard.c)"},
     {"_run_group", (PyCFunction)(void (*)(void))tl_fast_run_group, METH_FASTCALL,
      "_run_group(desc, inputs): one fused group of a compiled plan (compile_group.c)"},
+    {"_run_program", (PyCFunction)(void (*)(void))tl_fast_run_program, METH_FASTCALL,
+     "_run_program(prog, inputs): a compiled plan run whole (compile_program.c)"},
+    {"_call_compiled", (PyCFunction)(void (*)(void))tl_fast_call_compiled, METH_FASTCALL,
+     "_call_compiled(prog, bwd, primals, n_out, name): a compiled forward and its backward node (compile_program.c)"},
+    {"_compiled_bwd", (PyCFunction)(void (*)(void))tl_fast_compiled_bwd, METH_FASTCALL,
+     "_compiled_bwd(result_primals, n_grads, apply, release, ctx): a compiled graph's backward (compile_program.c)"},
+    {"_compiled_bwd_program", (PyCFunction)(void (*)(void))tl_fast_compiled_bwd_program, METH_FASTCALL,
+     "_compiled_bwd_program(capsule, prog): its backward program, once planned (compile_program.c)"},
     {"_node_inputs", (PyCFunction)(void (*)(void))tl_fast_node_inputs, METH_FASTCALL,
      "_node_inputs(node, grads_in, n_grads): a compiled graph's node's saved tensors and gradients (compile_node.c)"},
     {"_attach_node", (PyCFunction)(void (*)(void))tl_fast_attach_node, METH_FASTCALL,

@@ -35,7 +35,7 @@ import weakref
 
 import torchlet
 
-from .. import _fast
+from .. import _fast, _function_mode
 from .._C import ffi as _ffi, lib as _lib
 from .._errors import check as _check
 from .._tensor import _wrap
@@ -190,6 +190,8 @@ class _Entry:
         self.direct_node = False      # the backward node is made without autograd.Function
         self.eager_op = None          # a Plan: the forward is one eager operator, run with its own autograd
         self.out_meta = []
+        self.c_bwd = None             # the C backward node's shared part (compile_program.c), made at first use
+        self.c_bwd_program = False    # the backward program is in c_bwd
 
 
 class _Backward:
@@ -308,6 +310,10 @@ class _CompiledNode:
             res = entry.backward.plan.run(saved + tangents)
         finally:
             _fn._guard_exit(prev)
+        if entry.c_bwd is not None and not entry.c_bwd_program:   # planned now: the C apply runs it from here on
+            entry.c_bwd_program = True
+            if entry.backward.plan.program is not None:
+                _fast._mod._compiled_bwd_program(entry.c_bwd, entry.backward.plan.program)
         if create_graph:     # as _CompiledAutograd.backward: differentiating them again is refused
             live = [g for g in res if g is not None]
             anchors = [t for t in saved[:self.n_primals] if t.requires_grad]
@@ -327,6 +333,7 @@ _attach_node_c = (_fast._mod._attach_node if _fast._mod is not None and os.envir
                   else None)
 _NODE_NAME = b"CompiledFunctionBackward"
 _node_inputs_c = _fast._mod._node_inputs if _attach_node_c is not None else None
+_call_compiled_c = _fast._mod._call_compiled if _attach_node_c is not None else None
 
 
 def _apply_compiled(entry, primals):
@@ -336,9 +343,16 @@ def _apply_compiled(entry, primals):
     differentiable), and the caller goes through `_CompiledAutograd`.
     The primals' gradient edges are taken before the plan runs (as PyTorch
     takes them before forward), which matters only to a graph that mutates
-    one; for the others the node is made in C after the plan ran."""
+    one; for the others the node is made in C after the plan ran: with the
+    whole forward in the same call when the plan is a C program, and then
+    the node's apply runs the backward program in C too."""
     if _attach_node_c is None or entry.plan.mutates:
         return _apply_compiled_py(entry, primals, None)
+    if _call_compiled_c is not None and entry.plan.program is not None and not _function_mode._active:
+        bwd = entry.c_bwd if entry.c_bwd is not None else _make_c_bwd(entry, len(primals))
+        r = _call_compiled_c(entry.plan.program, bwd, primals, entry.n_out, _NODE_NAME)
+        if r is not None:
+            return r if r != -1 else _fn.raise_pending_error()
     res = _run_no_grad(entry.plan, primals)
     n_out = entry.n_out
     target = _CompiledNode(entry, len(primals))
@@ -354,6 +368,17 @@ def _apply_compiled(entry, primals):
     if rc == 0:
         return None
     return _apply_compiled_py(entry, primals, res)    # -2: a tensor C cannot read
+
+
+def _make_c_bwd(entry, n_primals: int):
+    """entry.c_bwd: what its C nodes share, with the Python apply (one
+    _CompiledNode for the entry, kept alive until the last node dies)."""
+    target = _CompiledNode(entry, n_primals)
+    h = _ffi.new_handle(target)
+    addr = _fn._addr(h)
+    _fn._live[addr] = (h, target)     # released with the last node (compile_program.c)
+    entry.c_bwd = _fast._mod._compiled_bwd(tuple(entry.backward.primal_rg), entry.n_out, _APPLY, _RELEASE, addr)
+    return entry.c_bwd
 
 
 def _run_no_grad(plan, inputs):

@@ -175,10 +175,11 @@ class Tracer(TorchDispatchMode):
         self.input_fakes.append(fake)
         return v
 
-    def _new_value(self, fake, producer) -> Value:
+    def _new_value(self, fake, producer, rebind: bool = True) -> Value:
         v = self.graph.new_value(tuple(fake.shape), fake.dtype, _device_of(fake), tuple(fake.stride()), producer,
                                  bool(fake.requires_grad))
-        self.env[_addr(fake)] = v
+        if rebind or _addr(fake) not in self.env:
+            self.env[_addr(fake)] = v
         self.fakes[_addr(fake)] = fake
         self.aliases.setdefault(_alias_key(fake), (v, fake))
         return v
@@ -237,8 +238,13 @@ class Tracer(TorchDispatchMode):
             operands = [named[n] for n, k in row["args"] if k == "tensor" and named.get(n) is not None]
             node.common_dtype = result_type(*operands)
         outs = out if isinstance(out, (tuple, list)) else (out,)
+        # an operator that returns its input object unchanged (conj of a real
+        # tensor, contiguous of a contiguous one) leaves that object naming
+        # its value (a function output found by object stays the forward's);
+        # one that writes it (add_, out=) names the object's new value
+        rebind = any(a.alias_info is not None and a.alias_info.is_write for a in func._schema.arguments)
         for o in outs:
-            node.outputs.append(self._new_value(o, node) if isinstance(o, torchlet.Tensor) else None)
+            node.outputs.append(self._new_value(o, node, rebind) if isinstance(o, torchlet.Tensor) else None)
         self.graph.nodes.append(node)
         return out
 

@@ -92,23 +92,33 @@ def _is_value(v) -> bool:
     return isinstance(v, Value)
 
 
-def inline_form(node, graph_outputs) -> str | None:
-    """Python for `node` shorter than any call, with `{0}` for its first
-    argument, or None: a view with int sizes is the Tensor's C method
-    (runtime/python/fastcall.c, the same tl_ops_view), and conj of a real
-    tensor, whose value is its input, is that input where no one but the
-    plan's own kernels sees the result (the dtype is part of the guard)."""
+def inline_step(node, graph_outputs):
+    """("view", sizes) or ("alias",) for a node shorter than any call, or
+    None: a view with int sizes is the Tensor's C method (runtime/python/
+    fastcall.c, the same tl_ops_view), and conj of a real tensor, whose value
+    is its input, is that input where no one but the plan's own kernels sees
+    the result (the dtype is part of the guard)."""
     op = node.op
     if getattr(op, "namespace", None) != "aten" or not node.args or not _is_value(node.args[0]) or node.kwargs:
         return None
     name = f"{op._opname}.{op._overloadname}"
     if name == "view.default" and len(node.args) == 2 and isinstance(node.args[1], (list, tuple)) \
             and 0 < len(node.args[1]) <= 8 and all(type(s) is int for s in node.args[1]):
-        return "{0}.view(" + ", ".join(map(str, node.args[1])) + ")"
+        return ("view", tuple(node.args[1]))
     if name == "conj.default" and not node.args[0].dtype.is_complex \
             and not any(o is v for o in node.outputs for v in graph_outputs):
-        return "{0}"
+        return ("alias",)
     return None
+
+
+def inline_form(node, graph_outputs) -> str | None:
+    """inline_step's Python, with `{0}` for the node's first argument."""
+    step = inline_step(node, graph_outputs)
+    if step is None:
+        return None
+    if step[0] == "view":
+        return "{0}.view(" + ", ".join(map(str, step[1])) + ")"
+    return "{0}"
 
 
 # operators with several results whose first alone is also an operator's

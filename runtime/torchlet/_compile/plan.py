@@ -75,6 +75,11 @@ def _stream_min() -> int:
     return int(cpu.info()["policy"]["stream_min_bytes"])
 
 
+def _raise_pending():
+    from .._errors import raise_pending_error
+    raise_pending_error()
+
+
 def run_node(node, env) -> None:
     """One operator on real tensors; env maps value index -> tensor."""
     get = env.__getitem__
@@ -127,13 +132,82 @@ class Plan:
         # the operators' generated bindings and the fused groups' C call
         # (runtime/python/compile_group.c); "0": the reference form
         direct = os.environ.get("TORCHLET_COMPILE_DIRECT") != "0"
-        self.python, self.run = _write_runner(graph, self.steps, self.stream_min, direct)
+        self.program = _c_program(graph, self.steps, self.stream_min) if direct else None
+        self.python, self.run = _write_runner(graph, self.steps, self.stream_min, direct, self.program)
 
     def kernel_count(self) -> int:
         return len(self.groups) + sum(1 for s in self.steps if isinstance(s, OpStep))
 
 
-def _write_runner(graph: Graph, steps: list, stream_min: int = 0, direct: bool = False):
+_STEP_GROUP, _STEP_VIEW, _STEP_ALIAS, _STEP_EXPAND = 0, 1, 2, 3
+
+
+def _expand_step(node):
+    """expand(x, int sizes) (implicit=False): its sizes, or None"""
+    op = node.op
+    if getattr(op, "namespace", None) != "aten" or f"{op._opname}.{op._overloadname}" != "expand.default" \
+            or len(node.args) != 2 or not isinstance(node.args[0], Value) or node.kwargs.get("implicit", False):
+        return None
+    sizes = node.args[1]
+    if not isinstance(sizes, (list, tuple)) or len(sizes) > 64 or not all(type(s) is int for s in sizes):
+        return None
+    return tuple(sizes)
+
+
+def _c_program(graph: Graph, steps: list, stream_min: int) -> bytes | None:
+    """The plan as one C program (runtime/python/compile_program.c): when
+    every step is a fused group, a view or expand with constant sizes or an
+    alias, and the fast module is loaded; else None."""
+    import struct
+    from .. import _fast
+    from .direct import inline_step
+    if _fast._mod is None or len(graph.inputs) > 64:
+        return None
+    slot = {v.index: i for i, v in enumerate(graph.inputs)}
+    words = []
+
+    def slot_of(v):
+        return slot[v.index] if isinstance(v, Value) and v.index in slot else None
+
+    def new_slot(v):
+        slot[v.index] = len(slot)
+        return slot[v.index]
+
+    for s in steps:
+        if isinstance(s, Group):
+            ins = [slot_of(v) for v in s.inputs]
+            if getattr(s, "runner", None) is None or None in ins:
+                return None
+            desc = struct.unpack(f"{len(s.runner.descriptor(stream_min)) // 8}q", s.runner.descriptor(stream_min))
+            words += [_STEP_GROUP, len(desc), *desc, len(ins), *ins, len(s.runner.outputs)]
+            words += [new_slot(v) for v, _ in s.runner.outputs]
+            continue
+        step = inline_step(s.node, graph.outputs)
+        if step is None and _expand_step(s.node) is not None:
+            step = ("expand", _expand_step(s.node))
+        src = slot_of(s.node.args[0]) if step is not None else None
+        if src is None or len(s.node.outputs) != 1 or s.node.outputs[0] is None:
+            return None
+        if step[0] in ("view", "expand"):
+            kind = _STEP_VIEW if step[0] == "view" else _STEP_EXPAND
+            words += [kind, src, new_slot(s.node.outputs[0]), len(step[1]), *step[1]]
+        else:
+            words += [_STEP_ALIAS, src, new_slot(s.node.outputs[0])]
+    results = []
+    for v in graph.outputs:
+        if v is None:
+            results.append(-1)
+        elif slot_of(v) is None:
+            return None
+        else:
+            results.append(slot_of(v))
+    if len(slot) > 256 or len(results) > 64:
+        return None
+    words = [len(slot), len(graph.inputs), len(steps), *words, len(results), *results]
+    return struct.pack(f"{len(words)}q", *words)
+
+
+def _write_runner(graph: Graph, steps: list, stream_min: int = 0, direct: bool = False, program=None):
     """(source, function): one straight-line Python function running the
     steps, values in locals: `run(inputs) -> outputs`.  Per fused group it
     makes the inputs contiguous, reads the sizes, allocates the outputs and
@@ -158,11 +232,11 @@ def _write_runner(graph: Graph, steps: list, stream_min: int = 0, direct: bool =
                 elif f is not None:
                     bindings[k] = f
     run_group = None
-    if direct and any(isinstance(s, Group) for s in steps):
-        from .. import _fast
-        if _fast._mod is not None:
-            run_group = _fast._mod._run_group
-    ref = _write_runner(graph, steps, stream_min)[1] if bindings or inline or first_only or run_group else None
+    from .. import _fast
+    if direct and any(isinstance(s, Group) for s in steps) and _fast._mod is not None:
+        run_group = _fast._mod._run_group
+    ref = (_write_runner(graph, steps, stream_min)[1] if bindings or inline or first_only or run_group or program
+           else None)
     glb = {"_contig": _lib.tl_tensor_is_contiguous, "_sizes": _lib.tl_tensor_sizes, "_wrap": _wrap,
            "_empty": _lib.tl_empty, "_dptr": _lib.tl_tensor_data_ptr, "_CPU": _lib.TL_CPU}
     lines = ["def run(inputs):"]
@@ -171,6 +245,12 @@ def _write_runner(graph: Graph, steps: list, stream_min: int = 0, direct: bool =
         glb["_ref"], glb["_fmode"] = ref, _function_mode
         lines.append("    if _fmode._active:")
         lines.append("        return _ref(inputs)")
+    if program is not None:       # the whole plan in one C call; None: the Python form below
+        glb["_run_program"], glb["_P"] = _fast._mod._run_program, program
+        glb["_raise"] = _raise_pending
+        lines.append("    r = _run_program(_P, inputs)")
+        lines.append("    if r is not None:")
+        lines.append("        return r if r != -1 else _raise()")
     if names:
         lines.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = inputs")
 

@@ -1,0 +1,422 @@
+/* A torchlet.compile plan run whole in C, and its backward node applied in C.
+ *
+ * A plan whose steps are all fused groups, views and expands with constant
+ * sizes, and aliases (plan._c_program) is a program: int64 words
+ *   n_slots, n_inputs, n_steps,
+ *   per step: GROUP len desc[len] n_in in-slots n_out out-slots
+ *           | VIEW in-slot out-slot rank sizes[rank]
+ *           | EXPAND in-slot out-slot rank sizes[rank]
+ *           | ALIAS in-slot out-slot,
+ *   n_results, result slots (-1: None).
+ * Slots hold the values; the inputs are the first.  The Python plan frame,
+ * its locals and a call per group cost more than a small graph's kernels:
+ * here one call runs the whole plan.
+ *
+ * _run_program(prog, inputs) -> list | None | -1
+ *   the plan's results; None: the Python form must run (a non-contiguous
+ *   input, an empty row, a failed allocation: it handles and raises those);
+ *   -1: a C error is pending (the caller raises it).
+ * _call_compiled(prog, bwd, primals, n_out, name) -> list | None | -1
+ *   the forward program under no_grad, then one CompiledFunctionBackward
+ *   node as the first n_out results' history (the rest are saved for the
+ *   backward): api._apply_compiled in one call.  None: nothing done (the
+ *   Python path runs; also when an output is a primal or repeats).
+ * _compiled_bwd(result_primals, n_grads, apply, release, ctx) -> capsule
+ *   what every node of one compiled graph shares: the backward program (set
+ *   at its first use by _compiled_bwd_program(capsule, prog)), which primal
+ *   each backward result is the gradient of, and the Python apply that runs
+ *   what the C one does not (create_graph, an undefined gradient, a
+ *   torch-function mode, the Python form's cases); `release(ctx)` runs when
+ *   the capsule and every node are gone.
+ *
+ * The C apply runs without the GIL (the engine runs backward with it
+ * released) and touches no Python object; views and expands go through the
+ * dispatcher like the Python form's calls. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile_fast.h"
+
+#include "tl_autograd.h"
+#include "tl_error.h"
+#include "ops/contiguous.h"
+#include "ops/expand.h"
+#include "ops/view.h"
+
+#define MAX_SLOTS 256
+#define MAX_TENSORS 64
+#define MAX_RANK 64
+
+enum { STEP_GROUP = 0, STEP_VIEW = 1, STEP_ALIAS = 2, STEP_EXPAND = 3 };
+
+/* runs program w on slots[0..n_in) (borrowed): results[0..*n_res) get new
+ * references (NULL for a None result).  0 done; 1 the Python form must run
+ * (nothing left allocated); -1 a C error is set; -2 a malformed program. */
+static int run_program(const int64_t *w, int64_t nw, tl_tensor *const *inputs, int64_t n_in, tl_tensor **results,
+                       int64_t *n_res) {
+    if (nw < 3 || w[0] > MAX_SLOTS || w[0] < w[1] || w[1] != n_in) return -2;
+    const int64_t n_slots = w[0], n_steps = w[2];
+    tl_tensor *slots[MAX_SLOTS];
+    for (int64_t i = 0; i < n_slots; i++) slots[i] = i < n_in ? inputs[i] : NULL;
+    int64_t k = 3;
+    int rc = 0;
+#define SLOT_OK(s) ((s) >= 0 && (s) < n_slots)
+#define NEED(n)                 \
+    if (k + (n) > nw) {         \
+        rc = -2;                \
+        break;                  \
+    }
+    for (int64_t step = 0; rc == 0 && step < n_steps; step++) {
+        NEED(1);
+        const int64_t kind = w[k++];
+        if (kind == STEP_GROUP) {
+            NEED(1);
+            const int64_t len = w[k++];
+            NEED(len + 1);
+            const int64_t *desc = w + k;
+            k += len;
+            const int64_t gn_in = w[k++];
+            NEED(gn_in + 1);
+            tl_tensor *ins[MAX_TENSORS], *outs[MAX_TENSORS], *temps[MAX_TENSORS];
+            int64_t n_temps = 0;
+            if (gn_in > MAX_TENSORS) {
+                rc = -2;
+                break;
+            }
+            for (int64_t i = 0; rc == 0 && i < gn_in; i++, k++) {
+                if (!SLOT_OK(w[k]) || !slots[w[k]]) {
+                    rc = -2;
+                } else if (!tl_tensor_is_contiguous(slots[w[k]])) { /* an expand's result: as the Python form */
+                    ins[i] = temps[n_temps] = tl_ops_contiguous(slots[w[k]], TL_CONTIGUOUS_FORMAT);
+                    if (ins[i]) n_temps++;
+                    else rc = -1;
+                } else {
+                    ins[i] = slots[w[k]];
+                }
+            }
+            if (rc) {
+                for (int64_t i = 0; i < n_temps; i++) tl_tensor_release(temps[i]);
+                break;
+            }
+            const int64_t gn_out = w[k++];
+            NEED(gn_out);
+            if (len < 8 || gn_out != desc[6] || gn_out > MAX_TENSORS) {
+                rc = -2;
+                break;
+            }
+            rc = tl_compile_group_call(desc, len, ins, gn_in, outs);
+            for (int64_t i = 0; i < n_temps; i++) tl_tensor_release(temps[i]);
+            for (int64_t i = 0; i < gn_out; i++, k++) {
+                if (rc != 0) continue;
+                if (!SLOT_OK(w[k]) || w[k] < n_in || slots[w[k]]) {
+                    for (int64_t j = i; j < gn_out; j++) tl_tensor_release(outs[j]);
+                    rc = -2;
+                    continue;
+                }
+                slots[w[k]] = outs[i];
+            }
+        } else if (kind == STEP_VIEW || kind == STEP_EXPAND) {
+            NEED(3);
+            const int64_t in = w[k], out = w[k + 1], rank = w[k + 2];
+            k += 3;
+            NEED(rank);
+            if (!SLOT_OK(in) || !slots[in] || !SLOT_OK(out) || out < n_in || slots[out] || rank < 0 ||
+                rank > MAX_RANK) {
+                rc = -2;
+                break;
+            }
+            slots[out] = kind == STEP_VIEW ? tl_ops_view(slots[in], w + k, rank)
+                                           : tl_ops_expand(slots[in], w + k, rank, false);
+            k += rank;
+            if (!slots[out]) rc = -1;
+        } else if (kind == STEP_ALIAS) {
+            NEED(2);
+            const int64_t in = w[k], out = w[k + 1];
+            k += 2;
+            if (!SLOT_OK(in) || !slots[in] || !SLOT_OK(out) || out < n_in || slots[out]) {
+                rc = -2;
+                break;
+            }
+            tl_tensor_retain(slots[in]);
+            slots[out] = slots[in];
+        } else {
+            rc = -2;
+        }
+    }
+    if (rc == 0) {
+        if (k >= nw || w[k] > MAX_TENSORS || w[k] < 0 || k + 1 + w[k] > nw) {
+            rc = -2;
+        } else {
+            *n_res = w[k++];
+            for (int64_t i = 0; i < *n_res; i++, k++) {
+                const int64_t s = w[k];
+                results[i] = SLOT_OK(s) ? slots[s] : NULL;
+                if (results[i]) tl_tensor_retain(results[i]);
+            }
+        }
+    }
+#undef NEED
+#undef SLOT_OK
+    for (int64_t i = n_in; i < n_slots; i++) tl_tensor_release(slots[i]);
+    return rc;
+}
+
+/* the tensors of a list or tuple (borrowed); -1 when one is not a plain Tensor or too many */
+static int read_tensors(PyObject *seq, tl_tensor **ts, int64_t *n) {
+    const int is_list = PyList_Check(seq);
+    if (!is_list && !PyTuple_Check(seq)) return -1;
+    const Py_ssize_t len = is_list ? PyList_Size(seq) : PyTuple_Size(seq);
+    if (len > MAX_TENSORS) return -1;
+    for (Py_ssize_t i = 0; i < len; i++) {
+        ts[i] = tl_fast_tensor_of(is_list ? PyList_GetItem(seq, i) : PyTuple_GetItem(seq, i));
+        if (!ts[i]) return -1;
+    }
+    *n = (int64_t)len;
+    return 0;
+}
+
+/* results[0..n) as a list of Tensors (None for NULL); takes the references,
+ * also on failure.  A result that is one of the inputs is that input's
+ * object (`is` holds, as in the Python form). */
+static PyObject *result_list(tl_tensor **results, int64_t n, PyObject *inputs, tl_tensor *const *ins, int64_t n_in) {
+    PyObject *res = PyList_New((Py_ssize_t)n);
+    for (int64_t i = 0; i < n; i++) {
+        if (!res) {
+            tl_tensor_release(results[i]);
+            continue;
+        }
+        PyObject *t = NULL;
+        for (int64_t j = 0; results[i] && j < n_in; j++)
+            if (results[i] == ins[j]) {
+                tl_tensor_release(results[i]);
+                t = Py_NewRef(PyList_Check(inputs) ? PyList_GetItem(inputs, (Py_ssize_t)j)
+                                                   : PyTuple_GetItem(inputs, (Py_ssize_t)j));
+                break;
+            }
+        if (!t) t = results[i] ? tl_fast_wrap_tensor(results[i]) : Py_NewRef(Py_None);
+        if (!t) {
+            Py_CLEAR(res);
+            continue;
+        }
+        PyList_SetItem(res, (Py_ssize_t)i, t);
+    }
+    return res;
+}
+
+static PyObject *bad_program(void) {
+    PyErr_SetString(PyExc_ValueError, "torchlet.compile: a malformed plan program");
+    return NULL;
+}
+
+PyObject *tl_fast_run_program(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    (void)mod;
+    if (nargs != 2 || !PyBytes_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "_run_program(prog: bytes, inputs)");
+        return NULL;
+    }
+    tl_tensor *ins[MAX_TENSORS], *results[MAX_TENSORS];
+    int64_t n_in = 0, n_res = 0;
+    if (!tl_fast_ready() || read_tensors(args[1], ins, &n_in) < 0) Py_RETURN_NONE;
+    const int64_t *w = (const int64_t *)PyBytes_AsString(args[0]);
+    const int64_t nw = (int64_t)(PyBytes_Size(args[0]) / (Py_ssize_t)sizeof(int64_t));
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = run_program(w, nw, ins, n_in, results, &n_res);
+    Py_END_ALLOW_THREADS
+    if (rc == -2) return bad_program();
+    if (rc == -1) return PyLong_FromLong(-1);
+    if (rc != 0) Py_RETURN_NONE;
+    return result_list(results, n_res, args[1], ins, n_in);
+}
+
+/* ---- the backward node */
+
+typedef struct {
+    atomic_long refs;                 /* the capsule and every live node */
+    _Atomic(int64_t *) prog;          /* the backward program once planned; NULL: the Python apply */
+    int64_t nw;
+    int32_t n_grads, n_results;
+    int32_t *result_primal;           /* per backward result: the primal it is the gradient of */
+    tl_callback_apply_fn py_apply;
+    tl_callback_release_fn py_release;
+    void *py_ctx;
+} compiled_bwd;
+
+static const char CAPSULE_NAME[] = "torchlet.compile.backward";
+
+static void bwd_unref(compiled_bwd *b) {
+    if (atomic_fetch_sub(&b->refs, 1) != 1) return;
+    if (b->py_release) b->py_release(b->py_ctx);
+    free(atomic_load(&b->prog));
+    free(b->result_primal);
+    free(b);
+}
+
+static void bwd_release(void *ctx) {
+    bwd_unref((compiled_bwd *)ctx);
+}
+
+static int bwd_apply(void *ctx, tl_node *node, tl_tensor *const *grads_in, tl_tensor **grads_out) {
+    compiled_bwd *b = (compiled_bwd *)ctx;
+    int64_t *prog = atomic_load_explicit(&b->prog, memory_order_acquire);
+    const int32_t n_saved = tl_callback_node_num_saved(node);
+    if (!prog || tl_grad_mode_is_enabled() || tl_fast_tf_active() || n_saved + b->n_grads > MAX_TENSORS)
+        return b->py_apply(b->py_ctx, node, grads_in, grads_out);
+    for (int32_t i = 0; i < b->n_grads; i++)
+        if (!grads_in[i]) return b->py_apply(b->py_ctx, node, grads_in, grads_out);
+    tl_tensor *ins[MAX_TENSORS] = {0}, *results[MAX_TENSORS];
+    int32_t unpacked = 0;
+    int rc = 0;
+    for (; unpacked < n_saved; unpacked++) {
+        tl_tensor *t = NULL;
+        if (tl_callback_node_unpack(node, unpacked, &t) < 0) { /* a version or freed-graph error: raised */
+            rc = -1;
+            break;
+        }
+        ins[unpacked] = t;
+        if (!t) { /* an undefined saved value: the Python apply */
+            rc = 1;
+            break;
+        }
+    }
+    int64_t n_res = 0;
+    if (rc == 0) {
+        for (int32_t i = 0; i < b->n_grads; i++) ins[n_saved + i] = grads_in[i];
+        rc = run_program(prog, b->nw, ins, n_saved + b->n_grads, results, &n_res);
+        if (rc == 0 && n_res != b->n_results) {
+            for (int64_t j = 0; j < n_res; j++) tl_tensor_release(results[j]);
+            rc = -2;
+        }
+    }
+    for (int32_t i = 0; i < unpacked; i++) tl_tensor_release(ins[i]);
+    if (rc == -1) return -1;
+    if (rc != 0) return b->py_apply(b->py_ctx, node, grads_in, grads_out);
+    for (int64_t j = 0; j < n_res; j++) {
+        const int32_t i = b->result_primal[j];
+        if (results[j] && tl_node_should_compute_output(node, i)) {
+            grads_out[i] = results[j];
+        } else {
+            tl_tensor_release(results[j]);
+        }
+    }
+    return 0;
+}
+
+static void capsule_free(PyObject *cap) {
+    compiled_bwd *b = (compiled_bwd *)PyCapsule_GetPointer(cap, CAPSULE_NAME);
+    if (b) bwd_unref(b);
+}
+
+PyObject *tl_fast_compiled_bwd(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    (void)mod;
+    if (nargs != 5 || !PyTuple_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "_compiled_bwd(result_primals: tuple, n_grads, apply, release, ctx)");
+        return NULL;
+    }
+    const Py_ssize_t n = PyTuple_Size(args[0]);
+    const long n_grads = PyLong_AsLong(args[1]);
+    void *apply = PyLong_AsVoidPtr(args[2]), *release = PyLong_AsVoidPtr(args[3]), *ctx = PyLong_AsVoidPtr(args[4]);
+    if (PyErr_Occurred()) return NULL;
+    if (!apply || n > MAX_TENSORS || n_grads < 0 || n_grads > MAX_TENSORS) {
+        PyErr_SetString(PyExc_ValueError, "_compiled_bwd: bad arguments");
+        return NULL;
+    }
+    compiled_bwd *b = calloc(1, sizeof *b);
+    int32_t *rp = calloc((size_t)n + 1, sizeof *rp);
+    if (!b || !rp) {
+        free(b);
+        free(rp);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t j = 0; j < n; j++) {
+        const long i = PyLong_AsLong(PyTuple_GetItem(args[0], j));
+        if (i < 0 || i >= MAX_TENSORS) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "_compiled_bwd: bad primal index");
+            free(b);
+            free(rp);
+            return NULL;
+        }
+        rp[j] = (int32_t)i;
+    }
+    atomic_init(&b->refs, 1);
+    atomic_init(&b->prog, NULL);
+    b->n_grads = (int32_t)n_grads;
+    b->n_results = (int32_t)n;
+    b->result_primal = rp;
+    b->py_apply = (tl_callback_apply_fn)apply;
+    b->py_release = (tl_callback_release_fn)release;
+    b->py_ctx = ctx;
+    PyObject *cap = PyCapsule_New(b, CAPSULE_NAME, capsule_free);
+    if (!cap) { /* nothing holds ctx yet: no release call */
+        b->py_release = NULL;
+        bwd_unref(b);
+    }
+    return cap;
+}
+
+PyObject *tl_fast_compiled_bwd_program(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    (void)mod;
+    if (nargs != 2 || !PyBytes_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "_compiled_bwd_program(capsule, prog: bytes)");
+        return NULL;
+    }
+    compiled_bwd *b = (compiled_bwd *)PyCapsule_GetPointer(args[0], CAPSULE_NAME);
+    if (!b) return NULL;
+    const Py_ssize_t size = PyBytes_Size(args[1]);
+    int64_t *prog = malloc((size_t)size + sizeof(int64_t));
+    if (!prog) return PyErr_NoMemory();
+    memcpy(prog, PyBytes_AsString(args[1]), (size_t)size);
+    int64_t *none = NULL;
+    b->nw = (int64_t)(size / (Py_ssize_t)sizeof(int64_t));   /* before the pointer is published */
+    if (!atomic_compare_exchange_strong_explicit(&b->prog, &none, prog, memory_order_release, memory_order_relaxed))
+        free(prog); /* set already */
+    Py_RETURN_NONE;
+}
+
+PyObject *tl_fast_call_compiled(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    (void)mod;
+    if (nargs != 5 || !PyBytes_Check(args[0]) || !PyBytes_Check(args[4])) {
+        PyErr_SetString(PyExc_TypeError, "_call_compiled(prog: bytes, bwd, primals, n_out, name: bytes)");
+        return NULL;
+    }
+    compiled_bwd *b = (compiled_bwd *)PyCapsule_GetPointer(args[1], CAPSULE_NAME);
+    if (!b) return NULL;
+    const long n_out = PyLong_AsLong(args[3]);
+    if (n_out == -1 && PyErr_Occurred()) return NULL;
+    tl_tensor *primals[MAX_TENSORS], *results[MAX_TENSORS];
+    int64_t np = 0, n_res = 0;
+    if (!tl_fast_ready() || read_tensors(args[2], primals, &np) < 0) Py_RETURN_NONE;
+    const int64_t *w = (const int64_t *)PyBytes_AsString(args[0]);
+    const int64_t nw = (int64_t)(PyBytes_Size(args[0]) / (Py_ssize_t)sizeof(int64_t));
+    const char *name = PyBytes_AsString(args[4]);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    const uint64_t prev = tl_grad_mode_guard_enter(0);
+    rc = run_program(w, nw, primals, np, results, &n_res);
+    tl_autograd_mode_guard_exit(prev);
+    Py_END_ALLOW_THREADS
+    if (rc == 0 && (n_out < 0 || n_out > n_res)) {
+        for (int64_t j = 0; j < n_res; j++) tl_tensor_release(results[j]);
+        rc = -2;
+    }
+    for (int64_t j = 0; rc == 0 && j < n_res; j++)
+        if (!results[j]) { /* a None result: the Python path */
+            for (int64_t i = 0; i < n_res; i++) tl_tensor_release(results[i]);
+            rc = 1;
+        }
+    if (rc == 0) {
+        atomic_fetch_add(&b->refs, 1); /* the node's: its release drops it */
+        const int made = tl_compile_attach_node(primals, np, results, n_out, results + n_out, n_res - n_out, name,
+                                                bwd_apply, bwd_release, b);
+        if (made == 0 || made == -3) atomic_fetch_sub(&b->refs, 1); /* no node was made: still ours */
+        if (made != 1)
+            for (int64_t j = 0; j < n_res; j++) tl_tensor_release(results[j]);
+        rc = made == 1 ? 0 : made == 0 ? 1 : -1;
+    }
+    if (rc == -2) return bad_program();
+    if (rc == -1) return PyLong_FromLong(-1);
+    if (rc != 0) Py_RETURN_NONE;
+    for (int64_t j = n_out; j < n_res; j++) tl_tensor_release(results[j]); /* the node holds the saved */
+    return result_list(results, n_out, args[2], primals, np);
+}
