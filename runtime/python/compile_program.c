@@ -1,12 +1,15 @@
 /* A torchlet.compile plan run whole in C, and its backward node applied in C.
  *
  * A plan whose steps are all fused groups, views and expands with constant
- * sizes, and aliases (plan._c_program) is a program: int64 words
+ * sizes, aliases, and operators the boxed call takes (their arguments as
+ * torchlet.ops's flat streams, made once: plan._op_step) (plan._c_program) is a program: int64 words
  *   n_slots, n_inputs, n_steps,
  *   per step: GROUP len desc[len] n_in in-slots n_out out-slots
  *           | VIEW in-slot out-slot rank sizes[rank]
  *           | EXPAND in-slot out-slot rank sizes[rank]
- *           | ALIAS in-slot out-slot,
+ *           | ALIAS in-slot out-slot
+ *           | OP operator nargs kinds[nargs] n_ints ints n_doubles doubles(bits)
+ *                n_tensors (SLOT s | CONST address | NONE 0)[n_tensors] n_out out-slots,
  *   n_results, result slots (-1: None).
  * Slots hold the values; the inputs are the first.  The Python plan frame,
  * its locals and a call per group cost more than a small graph's kernels:
@@ -39,7 +42,9 @@
 #include "compile_fast.h"
 
 #include "tl_autograd.h"
+#include "tl_dispatch.h"
 #include "tl_error.h"
+#include "tl_runtime.h"
 #include "ops/contiguous.h"
 #include "ops/expand.h"
 #include "ops/view.h"
@@ -48,7 +53,68 @@
 #define MAX_TENSORS 64
 #define MAX_RANK 64
 
-enum { STEP_GROUP = 0, STEP_VIEW = 1, STEP_ALIAS = 2, STEP_EXPAND = 3 };
+enum { STEP_GROUP = 0, STEP_VIEW = 1, STEP_ALIAS = 2, STEP_EXPAND = 3, STEP_OP = 4 };
+enum { REF_SLOT = 0, REF_CONST = 1, REF_NONE = 2 };
+#define MAX_DOUBLES 256
+
+/* one OP step at w[*k..): the operator's boxed call through the dispatcher;
+ * its returns into their slots.  0 / -1 (error set) / -2 (malformed) */
+static int run_op(const int64_t *w, int64_t nw, int64_t *kp, tl_tensor **slots, int64_t n_slots, int64_t n_in) {
+    int64_t k = *kp;
+    if (k + 2 > nw) return -2;
+    const tl_operator *op = (const tl_operator *)(intptr_t)w[k];
+    const int64_t nargs = w[k + 1];
+    k += 2;
+    if (nargs < 0 || nargs > MAX_TENSORS || k + nargs + 1 > nw) return -2;
+    int32_t kinds[MAX_TENSORS];
+    for (int64_t a = 0; a < nargs; a++) kinds[a] = (int32_t)w[k + a];
+    k += nargs;
+    const int64_t n_ints = w[k++];
+    if (n_ints < 0 || k + n_ints + 1 > nw) return -2;
+    const int64_t *ints = w + k;
+    k += n_ints;
+    const int64_t n_doubles = w[k++];
+    if (n_doubles < 0 || n_doubles > MAX_DOUBLES || k + n_doubles + 1 > nw) return -2;
+    double doubles[MAX_DOUBLES];
+    memcpy(doubles, w + k, (size_t)n_doubles * sizeof(double));
+    k += n_doubles;
+    const int64_t n_tensors = w[k++];
+    if (n_tensors < 0 || n_tensors > MAX_TENSORS || k + 2 * n_tensors + 1 > nw) return -2;
+    tl_tensor *tensors[MAX_TENSORS];
+    for (int64_t t = 0; t < n_tensors; t++, k += 2) {
+        const int64_t kind = w[k], v = w[k + 1];
+        if (kind == REF_SLOT && v >= 0 && v < n_slots && slots[v]) tensors[t] = slots[v];
+        else if (kind == REF_CONST && v) tensors[t] = (tl_tensor *)(intptr_t)v;
+        else if (kind == REF_NONE) tensors[t] = NULL;
+        else return -2;
+    }
+    const int64_t n_out = w[k++];
+    if (n_out < 0 || n_out > MAX_TENSORS || k + n_out > nw) return -2;
+    for (int64_t j = 0; j < n_out; j++)
+        if (w[k + j] >= n_slots || (w[k + j] >= 0 && (w[k + j] < n_in || slots[w[k + j]]))) return -2;
+    tl_stack st;
+    tl_stack_init(&st);
+    int rc = tl_op_call_flat(op, kinds, (int32_t)nargs, ints, doubles, tensors, NULL, &st);
+    if (rc == 0 && tl_stack_size(&st) != n_out)
+        rc = tl_set_error(TL_ERR_RUNTIME, "torchlet.compile: %s returned %lld values, the plan expected %lld",
+                          tl_op_name(op), (long long)tl_stack_size(&st), (long long)n_out);
+    for (int64_t j = 0; rc == 0 && j < n_out; j++) {
+        tl_ivalue *v = tl_stack_peek(&st, n_out - 1 - j);
+        if (v->tag != TL_IV_TENSOR) {
+            rc = tl_set_error(TL_ERR_RUNTIME, "torchlet.compile: %s returned a value that is not a Tensor",
+                              tl_op_name(op));
+            break;
+        }
+        if (w[k + j] >= 0) { /* the slot takes the stack's reference */
+            slots[w[k + j]] = v->u.t;
+            v->u.t = NULL;
+            v->tag = TL_IV_NONE;
+        }
+    }
+    tl_stack_free(&st);
+    *kp = k + n_out;
+    return rc;
+}
 
 /* runs program w on slots[0..n_in) (borrowed): results[0..*n_res) get new
  * references (NULL for a None result).  0 done; 1 the Python form must run
@@ -130,6 +196,8 @@ static int run_program(const int64_t *w, int64_t nw, tl_tensor *const *inputs, i
                                            : tl_ops_expand(slots[in], w + k, rank, false);
             k += rank;
             if (!slots[out]) rc = -1;
+        } else if (kind == STEP_OP) {
+            rc = run_op(w, nw, &k, slots, n_slots, n_in);
         } else if (kind == STEP_ALIAS) {
             NEED(2);
             const int64_t in = w[k], out = w[k + 1];
@@ -204,6 +272,16 @@ static PyObject *result_list(tl_tensor **results, int64_t n, PyObject *inputs, t
     return res;
 }
 
+/* an operator warned: its results are dropped and the warnings with them,
+ * and the Python form runs the plan again, where the bindings raise them
+ * as Python warnings.  1 when that is so (results released). */
+static int warned(tl_tensor **results, int64_t n) {
+    if (!tl_pyabi_rc(0)) return 0;
+    while (tl_pyabi_rc(0)) (void)tl_take_warning();
+    for (int64_t i = 0; i < n; i++) tl_tensor_release(results[i]);
+    return 1;
+}
+
 static PyObject *bad_program(void) {
     PyErr_SetString(PyExc_ValueError, "torchlet.compile: a malformed plan program");
     return NULL;
@@ -226,7 +304,7 @@ PyObject *tl_fast_run_program(PyObject *mod, PyObject *const *args, Py_ssize_t n
     Py_END_ALLOW_THREADS
     if (rc == -2) return bad_program();
     if (rc == -1) return PyLong_FromLong(-1);
-    if (rc != 0) Py_RETURN_NONE;
+    if (rc != 0 || warned(results, n_res)) Py_RETURN_NONE;
     return result_list(results, n_res, args[1], ins, n_in);
 }
 
@@ -396,6 +474,7 @@ PyObject *tl_fast_call_compiled(PyObject *mod, PyObject *const *args, Py_ssize_t
     rc = run_program(w, nw, primals, np, results, &n_res);
     tl_autograd_mode_guard_exit(prev);
     Py_END_ALLOW_THREADS
+    if (rc == 0 && warned(results, n_res)) rc = 1;
     if (rc == 0 && (n_out < 0 || n_out > n_res)) {
         for (int64_t j = 0; j < n_res; j++) tl_tensor_release(results[j]);
         rc = -2;

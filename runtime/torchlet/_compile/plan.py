@@ -17,7 +17,7 @@ import os
 
 import torchlet
 
-from .._C import lib as _lib
+from .._C import ffi as _C_ffi, lib as _lib
 from .._tensor import _wrap
 from .. import _function_mode
 from . import build
@@ -132,14 +132,17 @@ class Plan:
         # the operators' generated bindings and the fused groups' C call
         # (runtime/python/compile_group.c); "0": the reference form
         direct = os.environ.get("TORCHLET_COMPILE_DIRECT") != "0"
-        self.program = _c_program(graph, self.steps, self.stream_min) if direct else None
+        self._program_keep = []     # constants the program points to (wrapped numbers)
+        self.program = (_c_program(graph, self.steps, self.stream_min, self._program_keep)
+                        if direct and not self.mutates else None)
         self.python, self.run = _write_runner(graph, self.steps, self.stream_min, direct, self.program)
 
     def kernel_count(self) -> int:
         return len(self.groups) + sum(1 for s in self.steps if isinstance(s, OpStep))
 
 
-_STEP_GROUP, _STEP_VIEW, _STEP_ALIAS, _STEP_EXPAND = 0, 1, 2, 3
+_STEP_GROUP, _STEP_VIEW, _STEP_ALIAS, _STEP_EXPAND, _STEP_OP = 0, 1, 2, 3, 4
+_REF_SLOT, _REF_CONST, _REF_NONE = 0, 1, 2
 
 
 def _expand_step(node):
@@ -154,10 +157,56 @@ def _expand_step(node):
     return tuple(sizes)
 
 
-def _c_program(graph: Graph, steps: list, stream_min: int) -> bytes | None:
+def _op_step(node, slot_of, new_slot, keep: list) -> list | None:
+    """An operator's boxed call as program words: its arguments as
+    OpOverload's flat streams (torchlet.ops packs them, with a stand-in tensor
+    per Value), each tensor a slot, a constant (a wrapped number, kept in
+    `keep`) or None; or None when the call does not fit (a string argument,
+    a return that is not one Tensor each)."""
+    import struct
+    op = node.op
+    if not hasattr(op, "_bind") or op._unboxable is not None:
+        return None
+    rets = op._schema.returns
+    if len(rets) != len(node.outputs) or any(str(r.type) != "Tensor" for r in rets) or len(rets) > 64:
+        return None
+    stand_in = {}
+
+    def mark(v):
+        if v.index not in stand_in:
+            stand_in[v.index] = (v, torchlet.empty(0))
+        return stand_in[v.index][1]
+    try:
+        streams = op._bind(map_values(list(node.args), mark), map_values(dict(node.kwargs), mark))
+    except Exception:   # noqa: BLE001 - arguments the boxed call does not take: the Python form
+        return None
+    kinds, ints, doubles, tensors, strings, kept = streams
+    if strings or len(kinds) > 64 or len(tensors) > 64 or len(doubles) > 256:
+        return None
+    by_addr = {int(_C_ffi.cast("uintptr_t", t._p)): v for v, t in stand_in.values()}
+    refs = []
+    for p in tensors:
+        a = int(_C_ffi.cast("uintptr_t", p))
+        if a == 0:
+            refs += [_REF_NONE, 0]
+        elif a in by_addr:
+            if slot_of(by_addr[a]) is None:
+                return None
+            refs += [_REF_SLOT, slot_of(by_addr[a])]
+        else:
+            refs += [_REF_CONST, a]
+    keep.extend(kept)
+    bits = [struct.unpack("q", struct.pack("d", d))[0] for d in doubles]
+    outs = [new_slot(o) if o is not None else -1 for o in node.outputs]
+    return [_STEP_OP, int(_C_ffi.cast("uintptr_t", op._op)), len(kinds), *kinds, len(ints), *ints, len(bits), *bits,
+            len(tensors), *refs, len(outs), *outs]
+
+
+def _c_program(graph: Graph, steps: list, stream_min: int, keep: list) -> bytes | None:
     """The plan as one C program (runtime/python/compile_program.c): when
-    every step is a fused group, a view or expand with constant sizes or an
-    alias, and the fast module is loaded; else None."""
+    every step is a fused group, a view or expand with constant sizes, an
+    alias or an operator the boxed call takes, and the fast module is loaded;
+    else None.  `keep` receives the constants the program points to."""
     import struct
     from .. import _fast
     from .direct import inline_step
@@ -187,7 +236,11 @@ def _c_program(graph: Graph, steps: list, stream_min: int) -> bytes | None:
             step = ("expand", _expand_step(s.node))
         src = slot_of(s.node.args[0]) if step is not None else None
         if src is None or len(s.node.outputs) != 1 or s.node.outputs[0] is None:
-            return None
+            op_words = _op_step(s.node, slot_of, new_slot, keep)
+            if op_words is None:
+                return None
+            words += op_words
+            continue
         if step[0] in ("view", "expand"):
             kind = _STEP_VIEW if step[0] == "view" else _STEP_EXPAND
             words += [kind, src, new_slot(s.node.outputs[0]), len(step[1]), *step[1]]
