@@ -263,3 +263,87 @@ def test_lone_operator_with_backward_runs_with_its_own_autograd():
     cf = torch.compile(lambda x, w: _layer_norm(x, w) * 2)
     x, w = _inputs(True, _layer_norm)
     assert cf(x, w).grad_fn.name() == "CompiledFunctionBackward"
+
+
+def _scalar_add(x, w):
+    # a Python number in a Tensor slot (a wrapped 0-dim tensor, the program's
+    # constant) and a full reduction: operators in the program
+    return torch.add(x @ w, 2).sum() * x
+
+
+@pytest.mark.parametrize("rg", [False, True])
+@pytest.mark.parametrize("fn", [_layer_norm, _mixed, _rms, _scalar_add])
+def test_plan_program_equals_python_form(fn, rg, monkeypatch):
+    """The plan run whole in C (_run_program / _call_compiled and the C
+    backward apply) gives the Python form's results bit for bit."""
+    from torchlet._compile import api, plan
+    monkeypatch.setenv("TORCHLET_COMPILE_DIRECT", "1")
+
+    def run(program_on):
+        if not program_on:
+            monkeypatch.setattr(plan, "_c_program", lambda *a: None)
+        torch.compiler.reset()
+        cf = torch.compile(fn)
+        outs = []
+        for _ in range(2):          # the second backward runs the C apply
+            x, w = _inputs(rg, fn)
+            out = cf(x, w)
+            if rg:
+                out.backward(torch.ones_like(out))
+                outs.append([out.detach().numpy(), x.grad.numpy(), w.grad.numpy()])
+            else:
+                outs.append([out.numpy()])
+        e = cf.last_entry
+        return outs, e
+    got, e = run(True)
+    assert e.plan.program is not None and (not rg or e.backward.plan.program is not None)
+    ref, e_ref = run(False)
+    assert e_ref.plan.program is None
+    for a, b in zip(got, ref):
+        for u, v in zip(a, b):
+            np.testing.assert_array_equal(u, v)
+    assert api._call_compiled_c is not None
+
+
+def test_plan_program_runs_custom_operators_and_dispatch_modes():
+    """A custom operator with a Python kernel runs from the program through
+    the dispatcher; a dispatch mode active during the call sees the
+    program's operators as it sees the Python form's."""
+    from torchlet.utils._python_dispatch import TorchDispatchMode
+    lib = torch.library.Library("progtest", "DEF")
+    lib.define("twice(Tensor x) -> Tensor")
+    lib.impl("twice", lambda x: x * 2, "CPU")
+    lib.impl("twice", lambda x: torch.empty_like(x), "Meta")
+
+    def f(x, w):
+        return torch.ops.progtest.twice(x @ w) + 1
+
+    torch.compiler.reset()
+    cf = torch.compile(f)
+    x, w = torch.randn(3, 4), torch.randn(4, 5)
+    with torch.no_grad():
+        out = cf(x, w)
+        assert cf.last_entry.plan.program is not None
+        np.testing.assert_allclose(out.numpy(), (x @ w).numpy() * 2 + 1, rtol=1e-6)
+        seen = []
+
+        class Log(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                seen.append(str(func))
+                return func(*args, **(kwargs or {}))
+
+        with Log():
+            again = cf(x, w)
+    np.testing.assert_array_equal(again.numpy(), out.numpy())
+    assert any("mm" in s for s in seen) and any("twice" in s for s in seen), seen
+
+
+def test_plan_program_error_is_raised():
+    """An operator's error inside the program raises as in the Python form."""
+    torch.compiler.reset()
+    cf = torch.compile(lambda x, w: (x @ w).relu())
+    with torch.no_grad():
+        cf(torch.randn(3, 4), torch.randn(4, 5))
+        assert cf.last_entry.plan.program is not None
+        with pytest.raises(RuntimeError, match="cannot be multiplied|size mismatch|shapes"):
+            cf(torch.randn(3, 4), torch.randn(3, 5))
