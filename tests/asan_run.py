@@ -3,8 +3,8 @@
 1. Builds torchlet._C with TORCHLET_ASAN=1 (-fsanitize=address, its own object
    folders in build/obj) into build/asan/lib, next to a copy of the Python
    package, so the normal editable build is left alone.
-2. Runs pytest on tests/runtime, tests/autograd, tests/library, tests/amp, tests/modes, the C-kernel tests and
-   the CUDA tests that run C (the allocator, the fake-driver runtime, the host shim and launch math; the
+2. Runs pytest on tests/runtime, tests/autograd, tests/library, tests/amp, tests/modes, the C-kernel tests,
+   torchlet.compile's C paths (its plan programs, backward nodes, guard keys) and the CUDA tests that run C (the allocator, the fake-driver runtime, the host shim and launch math; the
    fake-driver subprocesses inherit the environment) with that build first on PYTHONPATH and
    libasan preloaded (CPython itself is not instrumented; leak detection is off
    because the interpreter keeps memory until exit). Any ASan report fails the
@@ -45,6 +45,9 @@ def main() -> int:
         shutil.copy2(src, dst)
     # the C headers beside the package, where torchlet.library.c_include_dir() finds them
     shutil.copytree(ROOT / "runtime" / "include", LIB / "include", dirs_exist_ok=True)
+    # and the formula headers where torchlet.compile's build finds them (the package's grandparent's)
+    for d in ("kernels/ufunc", "runtime/include"):
+        shutil.copytree(ROOT / d, OUT / d, dirs_exist_ok=True)
     libasan = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip()
     env = dict(os.environ)
     env.update(
@@ -70,7 +73,8 @@ def main() -> int:
     tests = sys.argv[1:] or [
         "tests/runtime", "tests/autograd", "tests/library", "tests/amp", "tests/modes", "tests/api/test_c_kernels.py",
         "tests/cuda/test_allocator_c.py", "tests/cuda/test_cuda_runtime.py", "tests/cuda/test_cuda_shim.py",
-        "tests/cuda/test_cuda_launch_math.py", "tests/cuda/test_cuda_fake_e2e.py"]
+        "tests/cuda/test_cuda_launch_math.py", "tests/cuda/test_cuda_fake_e2e.py",
+        "tests/compile/test_compile_direct.py", "tests/compile/test_compile_autograd.py"]
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests], cwd=ROOT, env=env)
     print(f"asan-test: pytest exit code {r.returncode} ({'no ASan error' if r.returncode == 0 else 'FAILED'})")
     if r.returncode != 0 or sys.argv[1:]:
