@@ -88,11 +88,16 @@ TL_DEFINE_STUB(tl_nansum_cols_stub, tl_nansum_cols_table)
 /* Long contiguous runs (a full reduction) are split across threads without
  * changing the result: the pairwise tree above is cut at depth TL_SUM_PAR_DEPTH,
  * its subtrees are summed in parallel and recombined in the same order, so the
- * bits do not depend on the thread count (nor on the depth). Each thread claims
- * the next subtree from a counter: a thread that starts late or is preempted
- * (a shared machine) leaves its share to the others instead of finishing last
- * with a fixed half; 128 subtrees (128 KiB each at 2^24 float32) bound the
- * imbalance to one small subtree. */
+ * bits do not depend on the thread count (nor on the depth). The subtrees are
+ * dealt into one contiguous home range per thread, claimed in order from the
+ * home's counter; a thread done with its home claims from the others', so one
+ * that starts late or is preempted (a shared machine) leaves its share to the
+ * others instead of finishing last with a fixed half, and 128 subtrees (128
+ * KiB each at 2^24 float32) bound the imbalance to one small subtree. Homes,
+ * not one shared counter: each thread streams one long range (the hardware
+ * prefetchers keep their stream, and the same range comes back to the same
+ * core's caches call after call): 2^22 float32 in L3 on two threads went from
+ * 0.85x to 1.03x PyTorch's speed. */
 #define TL_SUM_PAR_DEPTH 7
 #define TL_SUM_PAR_MIN (1 << 18)
 /* the cut depth for n elements: subtrees of at least TL_SUM_PAR_MIN / 4
@@ -106,7 +111,8 @@ static int prun_depth(int64_t n) {
 }
 #define TL_DEF_PRUN(NAME, T)                                                          \
     typedef struct { const T *p; int64_t off[1 << TL_SUM_PAR_DEPTH], len[1 << TL_SUM_PAR_DEPTH]; \
-                     double res[1 << TL_SUM_PAR_DEPTH]; int count; _Atomic int next; } prun_ctx_##NAME; \
+                     double res[1 << TL_SUM_PAR_DEPTH]; int count, homes;                      \
+                     struct { _Alignas(64) _Atomic int next; } home[1 << TL_SUM_PAR_DEPTH]; } prun_ctx_##NAME; \
     static void prun_split_##NAME(prun_ctx_##NAME *c, int64_t off, int64_t n, int depth) { \
         if (depth == 0 || n <= TL_SUM_BLOCK) {                                         \
             c->off[c->count] = off; c->len[c->count] = n; c->count++; return;          \
@@ -123,20 +129,24 @@ static int prun_depth(int64_t n) {
     }                                                                                  \
     static void prun_body_##NAME(int64_t b, int64_t e, void *ctx) {                    \
         prun_ctx_##NAME *c = ctx;                                                      \
-        (void)b, (void)e;   /* one claimer per thread */                               \
-        for (int j; (j = atomic_fetch_add_explicit(&c->next, 1, memory_order_relaxed)) < c->count;) \
-            c->res[j] = frun_##NAME(c->p + c->off[j], 1, c->len[j]);                   \
+        (void)e;   /* chunk b: home b's subtrees first, in order, then the others' */  \
+        for (int k = 0; k < c->homes; k++) {                                           \
+            const int h = (int)((b + k) % c->homes), end = (h + 1) * c->count / c->homes; \
+            for (int j; (j = atomic_fetch_add_explicit(&c->home[h].next, 1, memory_order_relaxed)) < end;) \
+                c->res[j] = frun_##NAME(c->p + c->off[j], 1, c->len[j]);               \
+        }                                                                              \
     }                                                                                  \
     static double prun_##NAME(const T *p, int64_t st, int64_t n) {                    \
         if (st != 1 || n < TL_SUM_PAR_MIN || tl_get_num_threads() < 2 || tl__in_parallel_region()) \
             return frun_##NAME(p, st, n);                                              \
         prun_ctx_##NAME c;                                                             \
         c.p = p; c.count = 0;                                                          \
-        atomic_init(&c.next, 0);                                                       \
         const int depth = prun_depth(n);                                               \
         prun_split_##NAME(&c, 0, n, depth);                                            \
         const int nt = tl_get_num_threads();                                           \
-        tl_parallel_for(nt < c.count ? nt : c.count, 1, prun_body_##NAME, &c);         \
+        c.homes = nt < c.count ? nt : c.count;                                         \
+        for (int h = 0; h < c.homes; h++) atomic_init(&c.home[h].next, h * c.count / c.homes); \
+        tl_parallel_for(c.homes, 1, prun_body_##NAME, &c);                             \
         int i = 0;                                                                     \
         return prun_join_##NAME(&c, n, depth, &i);                                     \
     }
