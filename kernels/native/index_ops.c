@@ -87,10 +87,14 @@ ISEL_ELEMS(uint16_t)
 ISEL_ELEMS(uint32_t)
 ISEL_ELEMS(uint64_t)
 
-static int index_select_into(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *result) {
+/* index_select's checks in PyTorch's order and result's resize (shared with
+ * the CUDA kernel, kernels/cuda/tl_cuda_index.c): -1 error, 1 nothing to
+ * compute (meta or empty), 0 go on with *dim_out the wrapped dim */
+int si_index_select_prepare(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *result, int64_t *dim_out) {
     char b1[256], b2[256];
     const int64_t d = tl__wrap_dim(dim, self->ndim, 1);
     if (d < 0) return -1;
+    *dim_out = d;
     const int64_t numel = index->numel;
     if (index->ndim > 1) return tl_set_error(TL_ERR_INDEX, "index_select(): Index is supposed to be a vector");
     if (self->ndim == 0 && numel != 1)
@@ -114,9 +118,17 @@ static int index_select_into(tl_tensor *self, int64_t dim, tl_tensor *index, tl_
                      si_shape_str(b1, sizeof b1, result->ndim, result->sizes), si_shape_str(b2, sizeof b2, self->ndim, shape));
         if (tl_resize_(result, self->ndim, shape)) return -1;
     }
-    if (result->device == TL_META || numel == 0) return 0;
+    if (result->device == TL_META || numel == 0) return 1;
     if (self->ndim > 1 && self->sizes[d] == 0)
         return tl_set_error(TL_ERR_RUNTIME, "index_select(): self indexing axis dim should be positive");
+    return 0;
+}
+
+static int index_select_into(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *result) {
+    int64_t d;
+    const int go = si_index_select_prepare(self, dim, index, result, &d);
+    if (go) return go < 0 ? -1 : 0;
+    const int64_t numel = index->numel;
     const int64_t dimsize = self->ndim ? self->sizes[d] : 1;
     tl_tensor *ix = index_as_i64(index);
     if (!ix) return -1;
@@ -836,7 +848,7 @@ tl_tensor *tl_native_masked_fill_tensor(tl_keyset ks, tl_tensor *self, tl_tensor
 /* -------------------------------------------------------------- embedding */
 
 /* PyTorch's checkScalarTypes wording ("torch.FloatTensor") */
-static int check_embedding_indices(const tl_tensor *indices, const char *fn) {
+int si_check_embedding_indices(const tl_tensor *indices, const char *fn) {
     if (si_is_index_dtype(indices->dtype)) return 0;
     static const char *legacy[TL_NUM_DTYPES] = {"Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16",
                                                 "Float", "Double", "ComplexFloat", "ComplexDouble"};
@@ -855,7 +867,7 @@ tl_tensor *tl_native_embedding(tl_keyset ks, tl_tensor *weight, tl_tensor *indic
         tl_set_error(TL_ERR_RUNTIME, "'weight' must be 2-D");
         return NULL;
     }
-    if (check_embedding_indices(indices, "embedding")) return NULL;
+    if (si_check_embedding_indices(indices, "embedding")) return NULL;
     if (indices->ndim == 1) return tl_ops_index_select(weight, 0, indices);
     const int64_t flat = -1;
     tl_tensor *iv = tl_ops_reshape(indices, &flat, 1);
@@ -953,7 +965,7 @@ tl_tensor *tl_native_embedding_backward(tl_keyset ks, tl_tensor *grad, tl_tensor
 tl_tensor *tl_native_embedding_dense_backward_cpu(tl_keyset ks, tl_tensor *grad_output, tl_tensor *indices,
                                                   int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq) {
     (void)ks;
-    if (check_embedding_indices(indices, "embedding_backward")) return NULL;
+    if (si_check_embedding_indices(indices, "embedding_backward")) return NULL;
     if (!tl__dtype_is_floating(grad_output->dtype)) {
         tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"embedding_dense_backward\" not implemented for '%s'",
                      tl_dtype_scalar_name(grad_output->dtype));

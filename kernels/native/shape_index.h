@@ -115,4 +115,10 @@ int si_scatter_run(tl_tensor *index, tl_tensor *direct, tl_tensor *indexed, int6
 /* chunk / unsafe_chunk (shape_ops.c) */
 int tl__chunk_pieces(tl_tensor *self, int64_t chunks, int64_t dim, bool unsafe, tl_tensor ***ret, int64_t *ret_len);
 
+/* index_ops.c, shared with the CUDA kernels (kernels/cuda/tl_cuda_index.c):
+ * index_select's checks and resize (-1 error, 1 nothing to compute, 0 go on),
+ * embedding's index dtype check (PyTorch's checkScalarTypes wording) */
+int si_index_select_prepare(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *result, int64_t *dim_out);
+int si_check_embedding_indices(const tl_tensor *indices, const char *fn);
+
 #endif
