@@ -40,6 +40,8 @@ def _kernels() -> tuple[list[dict], dict[str, list]]:
 
     for slot, b in enumerate((1, 2, 4, 8, 16)):
         add("gather", slot, 5, f"tl_index_gather_{b}", f"tl_ix_gather<{b}>(p)", f"elements of {b} byte(s)")
+    for slot, b in enumerate((1, 2, 4, 8, 16)):
+        add("scatter", slot, 5, f"tl_index_scatter_{b}", f"tl_ix_scatter<{b}>(p)", f"elements of {b} byte(s)")
     for d in _REAL:
         c, t = _CODE[d.scalar_name], _compute(d.scalar_name)
         add("scatter_add", c, len(DTYPES), f"tl_index_scatter_add_{d.suffix}", f"tl_ix_scatter_add<{c}, {c}, {t}>(p)",

@@ -6,7 +6,8 @@
  */
 /*
  * from: kernels/cuda/tl_cuda_index.cuh (kernel templates), kernels/cuda/tl_cuda_index_params.h
- * tl_index_gather_<bytes> (index_select, gather), tl_index_scatter_add_<dtype> (scatter_add, index_add),
+ * tl_index_gather_<bytes> (index_select, gather, index), tl_index_scatter_<bytes> (index_put_),
+ * tl_index_scatter_add_<dtype> (scatter_add, index_add, index_put_ accumulating),
  * tl_index_count, tl_embedding_backward_<dtype>, tl_nll_loss_forward_<dtype> / _backward_<dtype>
  */
 #define TL_CUDA_MAX_DIMS 25
@@ -282,8 +283,9 @@ typedef struct tl_cuda_index_params {
 #endif
 
 /* ---- kernels/cuda/tl_cuda_index.cuh */
-/* The CUDA indexing kernels: gather-type moves (index_select, gather),
- * scatter-add (scatter_add, index_add, embedding's backward), the index
+/* The CUDA indexing kernels: gather-type moves (index_select, gather,
+ * index), scatter stores (index_put_), scatter-add (scatter_add, index_add,
+ * index_put_ with accumulate, embedding's backward), the index
  * counts of scale_grad_by_freq, and nll_loss's forward and backward.
  * The generator pastes this text into generated/cuda/index.cu after the
  * prelude and the parameter struct (tl_cuda_index_params.h), then adds one
@@ -345,6 +347,19 @@ template <int B> static TL_CUDA_FORCEINLINE void tl_ix_gather(const tl_cuda_inde
         const int64_t v = tl_ix_index(p, off[2]);
         if (!tl_ix_valid(p, v)) continue;
         *(E *)((char *)p.out + off[0]) = *(const E *)((const char *)p.src + off[1] + v * p.dim_stride);
+    }
+}
+
+/* ---- scatter: out[pos with the indexed dim at index[pos]] = src[pos] (a
+ * repeated index: one of the values wins, as PyTorch's CUDA index_put_) */
+template <int B> static TL_CUDA_FORCEINLINE void tl_ix_scatter(const tl_cuda_index_params &p) {
+    typedef typename tl_ix_bytes<B>::T E;
+    TL_IX_LOOP(p) {
+        int32_t off[3];
+        tl_cuda_offsets<3>(p, i, off);
+        const int64_t v = tl_ix_index(p, off[2]);
+        if (!tl_ix_valid(p, v)) continue;
+        *(E *)((char *)p.out + off[0] + v * p.dim_stride) = *(const E *)((const char *)p.src + off[1]);
     }
 }
 
@@ -461,6 +476,26 @@ extern "C" __global__ void __launch_bounds__(256) tl_index_gather_8(const tl_cud
 /* elements of 16 byte(s) */
 extern "C" __global__ void __launch_bounds__(256) tl_index_gather_16(const tl_cuda_index_params p) {
     tl_ix_gather<16>(p);
+}
+/* elements of 1 byte(s) */
+extern "C" __global__ void __launch_bounds__(256) tl_index_scatter_1(const tl_cuda_index_params p) {
+    tl_ix_scatter<1>(p);
+}
+/* elements of 2 byte(s) */
+extern "C" __global__ void __launch_bounds__(256) tl_index_scatter_2(const tl_cuda_index_params p) {
+    tl_ix_scatter<2>(p);
+}
+/* elements of 4 byte(s) */
+extern "C" __global__ void __launch_bounds__(256) tl_index_scatter_4(const tl_cuda_index_params p) {
+    tl_ix_scatter<4>(p);
+}
+/* elements of 8 byte(s) */
+extern "C" __global__ void __launch_bounds__(256) tl_index_scatter_8(const tl_cuda_index_params p) {
+    tl_ix_scatter<8>(p);
+}
+/* elements of 16 byte(s) */
+extern "C" __global__ void __launch_bounds__(256) tl_index_scatter_16(const tl_cuda_index_params p) {
+    tl_ix_scatter<16>(p);
 }
 /* Bool */
 extern "C" __global__ void __launch_bounds__(256) tl_index_scatter_add_b(const tl_cuda_index_params p) {

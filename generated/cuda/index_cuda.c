@@ -22,7 +22,8 @@ static const char tl_index_cuda_source[] =
     " */\n"
     "/*\n"
     " * from: kernels/cuda/tl_cuda_index.cuh (kernel templates), kernels/cuda/tl_cuda_index_params.h\n"
-    " * tl_index_gather_<bytes> (index_select, gather), tl_index_scatter_add_<dtype> (scatter_add, index_add),\n"
+    " * tl_index_gather_<bytes> (index_select, gather, index), tl_index_scatter_<bytes> (index_put_),\n"
+    " * tl_index_scatter_add_<dtype> (scatter_add, index_add, index_put_ accumulating),\n"
     " * tl_index_count, tl_embedding_backward_<dtype>, tl_nll_loss_forward_<dtype> / _backward_<dtype>\n"
     " */\n"
     "#define TL_CUDA_MAX_DIMS 25\n"
@@ -298,8 +299,9 @@ static const char tl_index_cuda_source[] =
     "#endif\n"
     "\n"
     "/* ---- kernels/cuda/tl_cuda_index.cuh */\n"
-    "/* The CUDA indexing kernels: gather-type moves (index_select, gather),\n"
-    " * scatter-add (scatter_add, index_add, embedding's backward), the index\n"
+    "/* The CUDA indexing kernels: gather-type moves (index_select, gather,\n"
+    " * index), scatter stores (index_put_), scatter-add (scatter_add, index_add,\n"
+    " * index_put_ with accumulate, embedding's backward), the index\n"
     " * counts of scale_grad_by_freq, and nll_loss's forward and backward.\n"
     " * The generator pastes this text into generated/cuda/index.cu after the\n"
     " * prelude and the parameter struct (tl_cuda_index_params.h), then adds one\n"
@@ -361,6 +363,19 @@ static const char tl_index_cuda_source[] =
     "        const int64_t v = tl_ix_index(p, off[2]);\n"
     "        if (!tl_ix_valid(p, v)) continue;\n"
     "        *(E *)((char *)p.out + off[0]) = *(const E *)((const char *)p.src + off[1] + v * p.dim_stride);\n"
+    "    }\n"
+    "}\n"
+    "\n"
+    "/* ---- scatter: out[pos with the indexed dim at index[pos]] = src[pos] (a\n"
+    " * repeated index: one of the values wins, as PyTorch's CUDA index_put_) */\n"
+    "template <int B> static TL_CUDA_FORCEINLINE void tl_ix_scatter(const tl_cuda_index_params &p) {\n"
+    "    typedef typename tl_ix_bytes<B>::T E;\n"
+    "    TL_IX_LOOP(p) {\n"
+    "        int32_t off[3];\n"
+    "        tl_cuda_offsets<3>(p, i, off);\n"
+    "        const int64_t v = tl_ix_index(p, off[2]);\n"
+    "        if (!tl_ix_valid(p, v)) continue;\n"
+    "        *(E *)((char *)p.out + off[0] + v * p.dim_stride) = *(const E *)((const char *)p.src + off[1]);\n"
     "    }\n"
     "}\n"
     "\n"
@@ -478,6 +493,26 @@ static const char tl_index_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(256) tl_index_gather_16(const tl_cuda_index_params p) {\n"
     "    tl_ix_gather<16>(p);\n"
     "}\n"
+    "/* elements of 1 byte(s) */\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) tl_index_scatter_1(const tl_cuda_index_params p) {\n"
+    "    tl_ix_scatter<1>(p);\n"
+    "}\n"
+    "/* elements of 2 byte(s) */\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) tl_index_scatter_2(const tl_cuda_index_params p) {\n"
+    "    tl_ix_scatter<2>(p);\n"
+    "}\n"
+    "/* elements of 4 byte(s) */\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) tl_index_scatter_4(const tl_cuda_index_params p) {\n"
+    "    tl_ix_scatter<4>(p);\n"
+    "}\n"
+    "/* elements of 8 byte(s) */\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) tl_index_scatter_8(const tl_cuda_index_params p) {\n"
+    "    tl_ix_scatter<8>(p);\n"
+    "}\n"
+    "/* elements of 16 byte(s) */\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) tl_index_scatter_16(const tl_cuda_index_params p) {\n"
+    "    tl_ix_scatter<16>(p);\n"
+    "}\n"
     "/* Bool */\n"
     "extern \"C\" __global__ void __launch_bounds__(256) tl_index_scatter_add_b(const tl_cuda_index_params p) {\n"
     "    tl_ix_scatter_add<0, 0, int64_t>(p);\n"
@@ -573,12 +608,17 @@ static const char tl_index_cuda_source[] =
 
 static tl_cuda_program tl_index_cuda_program = {"index", tl_index_cuda_source, {0}};
 
-static tl_cuda_function tl_index_cuda_fns[28] = {
+static tl_cuda_function tl_index_cuda_fns[33] = {
     {&tl_index_cuda_program, "tl_index_gather_1", {0}},
     {&tl_index_cuda_program, "tl_index_gather_2", {0}},
     {&tl_index_cuda_program, "tl_index_gather_4", {0}},
     {&tl_index_cuda_program, "tl_index_gather_8", {0}},
     {&tl_index_cuda_program, "tl_index_gather_16", {0}},
+    {&tl_index_cuda_program, "tl_index_scatter_1", {0}},
+    {&tl_index_cuda_program, "tl_index_scatter_2", {0}},
+    {&tl_index_cuda_program, "tl_index_scatter_4", {0}},
+    {&tl_index_cuda_program, "tl_index_scatter_8", {0}},
+    {&tl_index_cuda_program, "tl_index_scatter_16", {0}},
     {&tl_index_cuda_program, "tl_index_scatter_add_b", {0}},
     {&tl_index_cuda_program, "tl_index_scatter_add_u8", {0}},
     {&tl_index_cuda_program, "tl_index_scatter_add_i8", {0}},
@@ -608,22 +648,26 @@ static tl_cuda_function tl_index_cuda_fns[28] = {
 tl_cuda_function *const tl_cuda_index_gather_table[5] = {
 &tl_index_cuda_fns[0], &tl_index_cuda_fns[1], &tl_index_cuda_fns[2], &tl_index_cuda_fns[3], &tl_index_cuda_fns[4]};
 
+/* scatter: NULL where no kernel exists */
+tl_cuda_function *const tl_cuda_index_scatter_table[5] = {
+&tl_index_cuda_fns[5], &tl_index_cuda_fns[6], &tl_index_cuda_fns[7], &tl_index_cuda_fns[8], &tl_index_cuda_fns[9]};
+
 /* scatter_add: NULL where no kernel exists */
 tl_cuda_function *const tl_cuda_index_scatter_add_table[12] = {
-&tl_index_cuda_fns[5], &tl_index_cuda_fns[6], &tl_index_cuda_fns[7], &tl_index_cuda_fns[8], &tl_index_cuda_fns[9], &tl_index_cuda_fns[10], &tl_index_cuda_fns[11], &tl_index_cuda_fns[12], &tl_index_cuda_fns[13], &tl_index_cuda_fns[14], NULL, NULL};
+&tl_index_cuda_fns[10], &tl_index_cuda_fns[11], &tl_index_cuda_fns[12], &tl_index_cuda_fns[13], &tl_index_cuda_fns[14], &tl_index_cuda_fns[15], &tl_index_cuda_fns[16], &tl_index_cuda_fns[17], &tl_index_cuda_fns[18], &tl_index_cuda_fns[19], NULL, NULL};
 
 /* count: NULL where no kernel exists */
 tl_cuda_function *const tl_cuda_index_count_table[1] = {
-&tl_index_cuda_fns[15]};
+&tl_index_cuda_fns[20]};
 
 /* embedding_backward: NULL where no kernel exists */
 tl_cuda_function *const tl_cuda_index_embedding_backward_table[12] = {
-NULL, NULL, NULL, NULL, NULL, NULL, &tl_index_cuda_fns[16], &tl_index_cuda_fns[19], &tl_index_cuda_fns[22], &tl_index_cuda_fns[25], NULL, NULL};
+NULL, NULL, NULL, NULL, NULL, NULL, &tl_index_cuda_fns[21], &tl_index_cuda_fns[24], &tl_index_cuda_fns[27], &tl_index_cuda_fns[30], NULL, NULL};
 
 /* nll_loss_forward: NULL where no kernel exists */
 tl_cuda_function *const tl_cuda_index_nll_loss_forward_table[12] = {
-NULL, NULL, NULL, NULL, NULL, NULL, &tl_index_cuda_fns[17], &tl_index_cuda_fns[20], &tl_index_cuda_fns[23], &tl_index_cuda_fns[26], NULL, NULL};
+NULL, NULL, NULL, NULL, NULL, NULL, &tl_index_cuda_fns[22], &tl_index_cuda_fns[25], &tl_index_cuda_fns[28], &tl_index_cuda_fns[31], NULL, NULL};
 
 /* nll_loss_backward: NULL where no kernel exists */
 tl_cuda_function *const tl_cuda_index_nll_loss_backward_table[12] = {
-NULL, NULL, NULL, NULL, NULL, NULL, &tl_index_cuda_fns[18], &tl_index_cuda_fns[21], &tl_index_cuda_fns[24], &tl_index_cuda_fns[27], NULL, NULL};
+NULL, NULL, NULL, NULL, NULL, NULL, &tl_index_cuda_fns[23], &tl_index_cuda_fns[26], &tl_index_cuda_fns[29], &tl_index_cuda_fns[32], NULL, NULL};

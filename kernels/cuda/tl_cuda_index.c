@@ -1,5 +1,6 @@
 /* Indexing on CUDA: index_select (yaml: CUDA: index_select_out_cuda /
- * index_select_cuda), gather and scatter_add (CPU, CUDA: gather_out /
+ * index_select_cuda), index and _index_put_impl_ (CUDA: index_cuda /
+ * _index_put_impl_cuda_), gather and scatter_add (CPU, CUDA: gather_out /
  * scatter_add, the CPU's meta functions), index_add (CUDA:
  * index_add_cuda_out), masked_fill_ (CUDA: masked_fill__cuda),
  * embedding_dense_backward (CUDA: embedding_dense_backward_cuda) and
@@ -12,6 +13,7 @@
  * first bad value in a two-word flag, read back after the launch (a sync
  * point), so an out-of-range index raises the CPU kernel's error and never
  * touches memory. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "tl_cuda_index.h"
@@ -20,9 +22,11 @@
 #include "tl_error.h"
 #include "tl_iter.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
+#include "ops/_index_put_impl.h"
 #include "ops/div.h"
 #include "ops/embedding_dense_backward.h"
 #include "ops/gather.h"
+#include "ops/index.h"
 #include "ops/index_add.h"
 #include "ops/index_select.h"
 #include "ops/masked_fill.h"
@@ -281,6 +285,162 @@ int tl_impl_index_add_cuda_out(tl_structured *s, tl_tensor *self, int64_t dim, t
     tl_tensor *ts[4] = {self, index, source, out};
     if (tl_cuda_same_device(ts, 4) || (out != self && tl_copy_(out, self))) return -1;
     ON_DEVICE(self, index_add_run(out, tl__wrap_dim(dim, self->ndim, 1), index, source, alpha));
+}
+
+/* ------------------------------------------------ index, _index_put_impl_ */
+
+/* The indices (bool masks through their nonzero positions) are copied to the
+ * host, where the CPU path's checks and plan give each row of the [rows, A]
+ * view of the result its start in self; the row starts go back to the
+ * device as the kernels' index (a sync point, as PyTorch's nonzero). */
+typedef struct {
+    si_adv_plan plan;
+    tl_tensor *rows;   /* the row starts on the device (int64) */
+} adv_device;
+
+static void adv_device_free(adv_device *a) {
+    free(a->plan.rows);
+    tl_tensor_release(a->rows);
+}
+
+static int adv_device_make(tl_tensor *self, tl_tensor *const *indices, int64_t n, adv_device *a) {
+    tl_tensor *host[TL_MAX_DIMS] = {0};
+    memset(a, 0, sizeof *a);
+    if (n > TL_MAX_DIMS) return tl_set_error(TL_ERR_INDEX, "too many indices for tensor of dimension %lld (got %lld)",
+                                             (long long)self->ndim, (long long)n);
+    int rc = 0;
+    for (int64_t i = 0; i < n && rc == 0; i++) {
+        if (!indices[i]) continue;
+        if (tl__device_of(indices[i]) != TL_CPU && tl__device_of(indices[i]) != tl__device_of(self)) {
+            tl_tensor *ts[2] = {self, indices[i]};
+            rc = tl_cuda_same_device(ts, 2);
+        } else if (!(host[i] = tl_to_device(indices[i], TL_CPU, 0))) {
+            rc = -1;
+        }
+    }
+    if (rc == 0) rc = si_adv_plan_make(self, host, n, &a->plan);
+    for (int64_t i = 0; i < n; i++) tl_tensor_release(host[i]);
+    if (rc) return -1;
+    tl_tensor *h = tl_empty(1, &a->plan.nrows, TL_INT64, TL_CPU);
+    if (h && a->plan.nrows) memcpy(tl__data(h), a->plan.rows, sizeof(int64_t) * (size_t)a->plan.nrows);
+    a->rows = h ? tl_to_device(h, tl__device_of(self), 0) : NULL;
+    tl_tensor_release(h);
+    if (!a->rows) {
+        adv_device_free(a);
+        return -1;
+    }
+    return 0;
+}
+
+/* p over the [rows, A dims] positions: `dense` (the contiguous result or
+ * value) read or written at slot direct_slot, self at the other, moved to the
+ * row's start (index: the row starts) */
+static int adv_params(tl_cuda_index_params *p, const adv_device *a, tl_tensor *self, tl_tensor *dense,
+                      int direct_slot) {
+    memset(p, 0, sizeof *p);
+    const int64_t isz = tl__itemsize(self->dtype), na = a->plan.na;
+    int64_t sizes[TL_MAX_DIMS + 1], sd[TL_MAX_DIMS + 1], sx[TL_MAX_DIMS + 1], si[TL_MAX_DIMS + 1] = {8};
+    int64_t A = 1;
+    for (int64_t k = na - 1; k >= 0; k--) {
+        const int64_t d = a->plan.adims[k];
+        sizes[k + 1] = self->sizes[d];
+        sx[k + 1] = self->strides[d] * isz;
+        sd[k + 1] = A * isz;
+        si[k + 1] = 0;
+        A *= self->sizes[d];
+    }
+    sizes[0] = a->plan.nrows;
+    sx[0] = 0;
+    sd[0] = A * isz;
+    const int64_t *st[3];
+    st[direct_slot] = sd;
+    st[1 - direct_slot] = sx;
+    st[2] = si;
+    if (ix_layout(p, na + 1, sizes, st)) return -1;
+    p->out = ptr_of(direct_slot == 0 ? dense : self);
+    p->src = ptr_of(direct_slot == 0 ? self : dense);
+    p->index = ptr_of(a->rows);
+    p->index_type = TL_CUDA_INDEX_I64;
+    p->dim_size = INT64_MAX;   /* the row starts were checked on the host */
+    p->dim_stride = isz;
+    p->alpha = 1.0;
+    p->alpha_int = 1;
+    return 0;
+}
+
+static int index_run(tl_tensor *self, tl_tensor *const *indices, int64_t n, tl_tensor **ret) {
+    adv_device a;
+    if (adv_device_make(self, indices, n, &a)) return -1;
+    tl_tensor *r = tl_empty(a.plan.res_nd, a.plan.res, self->dtype, tl__device_of(self));
+    tl_cuda_index_params p;
+    int rc = r ? 0 : -1, bad;
+    int64_t v;
+    if (rc == 0 && r->numel) rc = adv_params(&p, &a, self, r, 0) || gather_launch(&p, self, &bad, &v) ? -1 : 0;
+    adv_device_free(&a);
+    if (rc) tl_tensor_release(r);
+    else *ret = r;
+    return rc;
+}
+
+tl_tensor *tl_native_index_cuda(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len) {
+    (void)ks;
+    tl_tensor *r = NULL;
+    int prev;
+    if (tl_cuda_enter_device(self, &prev) || tl_cuda_leave_device(prev, index_run(self, indices, indices_len, &r)))
+        return NULL;
+    return r;
+}
+
+/* values broadcast to the indexing result, made contiguous, then stored (or
+ * added by atomics with accumulate) at the rows' positions in self */
+static int index_put_run(tl_tensor *self, tl_tensor *const *indices, int64_t n, tl_tensor *values, bool accumulate) {
+    char b1[256], b2[256];
+    if (si_check_no_overlap(self, values)) return -1;
+    adv_device a;
+    if (adv_device_make(self, indices, n, &a)) return -1;
+    const si_adv_plan *pl = &a.plan;
+    int ok = values->ndim <= pl->res_nd, rc = 0, bad;
+    int64_t v;
+    for (int64_t j = 0; ok && j < values->ndim; j++) {
+        const int64_t vs = values->sizes[values->ndim - 1 - j], r = pl->res[pl->res_nd - 1 - j];
+        ok = vs == r || vs == 1;
+    }
+    if (!ok)
+        rc = tl_set_error(TL_ERR_RUNTIME, "shape mismatch: value tensor of shape %s cannot be broadcast to indexing "
+                                          "result of shape %s", si_shape_str(b1, sizeof b1, values->ndim, values->sizes),
+                          si_shape_str(b2, sizeof b2, pl->res_nd, pl->res));
+    else if (values->dtype != self->dtype)
+        rc = tl_set_error(TL_ERR_RUNTIME, "Index put requires the source and destination dtypes match, got %s for the "
+                                          "destination and %s for the source.",
+                          tl_dtype_scalar_name(self->dtype), tl_dtype_scalar_name(values->dtype));
+    tl_cuda_function *f = accumulate ? tl_cuda_index_scatter_add_table[self->dtype] : NULL;
+    if (rc == 0 && accumulate && !f) rc = not_implemented("index_put_with_sort_kernel", self->dtype);
+    tl_tensor *e = rc == 0 ? tl_expand(values, pl->res_nd, pl->res) : NULL, *c = e ? tl_contiguous(e) : NULL;
+    if (rc == 0 && !c) rc = -1;
+    tl_cuda_index_params p;
+    if (rc == 0 && c->numel) {
+        const int64_t isz = tl__itemsize(self->dtype);
+        if (!f) f = tl_cuda_index_scatter_table[isz == 1 ? 0 : isz == 2 ? 1 : isz == 4 ? 2 : isz == 8 ? 3 : 4];
+        rc = adv_params(&p, &a, self, c, 1) || ix_launch(f, &p, self, &bad, &v) ? -1 : 0;
+    }
+    tl_tensor_release(c);
+    tl_tensor_release(e);
+    adv_device_free(&a);
+    return rc;
+}
+
+tl_tensor *tl_native__index_put_impl_cuda_(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices,
+                                           int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe) {
+    (void)ks;
+    (void)unsafe;
+    tl_tensor *ts[2] = {self, values};
+    int prev;
+    if (tl_cuda_same_device(ts, 2) || tl_cuda_enter_device(self, &prev) ||
+        tl_cuda_leave_device(prev, index_put_run(self, indices, indices_len, values, accumulate)))
+        return NULL;
+    tl_tensor_bump_version(self);
+    tl_tensor_retain(self);
+    return self;
 }
 
 /* --------------------------------------------------------- masked_fill_ */

@@ -1,5 +1,6 @@
-/* The CUDA indexing kernels: gather-type moves (index_select, gather),
- * scatter-add (scatter_add, index_add, embedding's backward), the index
+/* The CUDA indexing kernels: gather-type moves (index_select, gather,
+ * index), scatter stores (index_put_), scatter-add (scatter_add, index_add,
+ * index_put_ with accumulate, embedding's backward), the index
  * counts of scale_grad_by_freq, and nll_loss's forward and backward.
  * The generator pastes this text into generated/cuda/index.cu after the
  * prelude and the parameter struct (tl_cuda_index_params.h), then adds one
@@ -61,6 +62,19 @@ template <int B> static TL_CUDA_FORCEINLINE void tl_ix_gather(const tl_cuda_inde
         const int64_t v = tl_ix_index(p, off[2]);
         if (!tl_ix_valid(p, v)) continue;
         *(E *)((char *)p.out + off[0]) = *(const E *)((const char *)p.src + off[1] + v * p.dim_stride);
+    }
+}
+
+/* ---- scatter: out[pos with the indexed dim at index[pos]] = src[pos] (a
+ * repeated index: one of the values wins, as PyTorch's CUDA index_put_) */
+template <int B> static TL_CUDA_FORCEINLINE void tl_ix_scatter(const tl_cuda_index_params &p) {
+    typedef typename tl_ix_bytes<B>::T E;
+    TL_IX_LOOP(p) {
+        int32_t off[3];
+        tl_cuda_offsets<3>(p, i, off);
+        const int64_t v = tl_ix_index(p, off[2]);
+        if (!tl_ix_valid(p, v)) continue;
+        *(E *)((char *)p.out + off[0] + v * p.dim_stride) = *(const E *)((const char *)p.src + off[1]);
     }
 }
 

@@ -11,6 +11,7 @@
 
 /* generated/cuda/index_cuda.c: NULL where no kernel exists */
 extern tl_cuda_function *const tl_cuda_index_gather_table[5];   /* by element size: 1, 2, 4, 8, 16 bytes */
+extern tl_cuda_function *const tl_cuda_index_scatter_table[5];  /* by element size */
 extern tl_cuda_function *const tl_cuda_index_scatter_add_table[TL_NUM_DTYPES];
 extern tl_cuda_function *const tl_cuda_index_count_table[1];
 extern tl_cuda_function *const tl_cuda_index_embedding_backward_table[TL_NUM_DTYPES];

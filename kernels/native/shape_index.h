@@ -121,4 +121,15 @@ int tl__chunk_pieces(tl_tensor *self, int64_t chunks, int64_t dim, bool unsafe, 
 int si_index_select_prepare(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *result, int64_t *dim_out);
 int si_check_embedding_indices(const tl_tensor *indices, const char *fn);
 
+/* advanced indexing (index_advanced.c) for a device kernel: the CPU path's
+ * checks and result shape over host copies of the indices; the result read
+ * as [rows, A dims of self] has row r starting at element offset rows[r] of
+ * self (malloc'd: the caller frees it) */
+typedef struct si_adv_plan {
+    int64_t res_nd, res[TL_MAX_DIMS];
+    int64_t na, adims[TL_MAX_DIMS];
+    int64_t nrows, *rows;
+} si_adv_plan;
+int si_adv_plan_make(tl_tensor *self, tl_tensor *const *host_indices, int64_t n, si_adv_plan *plan);
+
 #endif
