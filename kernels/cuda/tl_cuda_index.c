@@ -53,8 +53,8 @@ static uint64_t ptr_of(const tl_tensor *t) { return t ? (uint64_t)(uintptr_t)tl_
 static int ix_layout(tl_cuda_index_params *p, int64_t nd, const int64_t *sizes, const int64_t *const st[3]) {
     int64_t n = 1, ext[3] = {0, 0, 0};
     uint32_t k = 0;
-    for (int64_t d = nd - 1; d >= 0; d--) {
-        n *= sizes[d];
+    for (int64_t d = 0; d < nd; d++) n *= sizes[d];
+    for (int64_t d = nd - 1; d >= 0 && n > 0; d--) {   /* nothing to lay out when empty */
         if (sizes[d] == 1) continue;
         if (k == TL_CUDA_INDEX_MAX_DIMS)
             return tl_set_error(TL_ERR_RUNTIME, "indexing on CUDA: more than %d dims of size > 1 are not supported",

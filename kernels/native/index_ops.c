@@ -121,7 +121,7 @@ int si_index_select_prepare(tl_tensor *self, int64_t dim, tl_tensor *index, tl_t
     if (result->device == TL_META || numel == 0) return 1;
     if (self->ndim > 1 && self->sizes[d] == 0)
         return tl_set_error(TL_ERR_RUNTIME, "index_select(): self indexing axis dim should be positive");
-    return 0;
+    return result->numel == 0;   /* another dim of size 0: nothing to move */
 }
 
 static int index_select_into(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *result) {
