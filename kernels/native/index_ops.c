@@ -819,17 +819,18 @@ tl_tensor *tl_native_masked_fill__tensor_cpu(tl_keyset ks, tl_tensor *self, tl_t
 }
 
 /* functional: self and mask broadcast together (expand_outplace), a
- * contiguous copy of self, filled in place */
+ * contiguous copy of self, filled in place by the device's masked_fill_ */
 static tl_tensor *masked_fill_functional(tl_tensor *self, tl_tensor *mask, tl_scalar value) {
     tl_tensor *in[2] = {mask, self};
     int64_t nd, shape[TL_MAX_DIMS], perm[TL_MAX_DIMS];
     tl_dtype dt;
     if (tl_iter_compute(2, in, TL_ITER_PROMOTE_INPUTS, &nd, shape, &dt, perm)) return NULL; /* shape only */
-    tl_tensor *r = tl_empty(nd, shape, self->dtype, self->device);
-    if (r && (tl_copy_(r, self) || masked_fill_inplace(r, mask, value))) {
+    tl_tensor *r = tl_empty(nd, shape, self->dtype, self->device), *f = NULL;
+    if (r && (tl_copy_(r, self) || !(f = tl_ops_masked_fill__Scalar(r, mask, value)))) {
         tl_tensor_release(r);
         return NULL;
     }
+    tl_tensor_release(f);   /* r itself */
     return r;
 }
 
