@@ -339,7 +339,7 @@ static tl_tensor *bool_additive_mask(tl_tensor *mask, tl_dtype dt) {
 
 /* an additive mask built on the host, moved to CUDA scores' device */
 static tl_tensor *on_device_of(tl_tensor *m, const tl_tensor *like) {
-    if (!m || tl__device_of(like) != TL_CUDA) return m;
+    if (!m || tl_tensor_device(like) != TL_CUDA) return m;
     tl_tensor *r = tl_to_device(m, tl__device_of(like), 0);
     tl_tensor_release(m);
     return r;
@@ -369,7 +369,7 @@ static int validate_sdpa_input(tl_tensor *q, tl_tensor *k, tl_tensor *v, tl_tens
 
 /* PyTorch's use_flash_attention_cpp: may the fused CPU kernel run? */
 static bool use_fused(tl_tensor *q, tl_tensor *k, tl_tensor *v, tl_tensor *mask, double dropout_p, bool gqa) {
-    if (tl__device_of(q) == TL_CUDA) return false;   /* a CPU kernel (meta: its shapes); CUDA takes the math path */
+    if (tl_tensor_device(q) == TL_CUDA) return false;   /* a CPU kernel (meta: its shapes); CUDA takes the math path */
     if (dropout_p > 0 || tl_tensor_ndim(q) != 4 || tl_tensor_ndim(k) != 4 || tl_tensor_ndim(v) != 4) return false;
     const int64_t *qs = tl_tensor_sizes(q), *ks = tl_tensor_sizes(k), *vs = tl_tensor_sizes(v);
     if (qs[0] != ks[0] || qs[0] != vs[0] || ks[1] != vs[1]) return false;
