@@ -226,6 +226,15 @@ def reduction_and_gemm_timings(report: dict, dry: bool, numel: int, n: int = 409
         t["torch"] = f"failed: {type(e).__name__}: {e}"
 
 
+def _torch():
+    """PyTorch when installed, else None"""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
 def _nn_cases() -> dict:
     """name -> fn(lib, dev, arrays) returning a no-argument callable that runs
     the operator once and returns its result; lib is torchlet or torch (same
@@ -293,10 +302,7 @@ def nn_kernel_checks(report: dict, dry: bool, rows: int = 8192, cols: int = 4096
         return
     import torchlet as tl
 
-    try:
-        import torch
-    except ImportError:
-        torch = None
+    torch = _torch()
     for name, case in _nn_cases().items():
         r = t[name] = {}
         arrays = _nn_inputs(name, rows, cols)
@@ -369,10 +375,7 @@ def block_checks(report: dict, dry: bool, sizes: dict | None = None, ce: tuple =
         return
     import torchlet as tl
 
-    try:
-        import torch
-    except ImportError:
-        torch = None
+    torch = _torch()
     sizes = sizes or {"B": 8, "T": 128, "D": 256, "H": 4}
     for name, (arrays, fn) in _block_cases(sizes, ce, emb).items():
         r = t[name] = {}

@@ -39,9 +39,9 @@ def _kernels() -> tuple[list[dict], dict[str, list]]:
         kernels.append({"name": name, "call": call, "note": note})
 
     for slot, b in enumerate((1, 2, 4, 8, 16)):
-        add("gather", slot, 5, f"tl_index_gather_{b}", f"tl_ix_gather<{b}>(p)", f"elements of {b} byte(s)")
+        add("gather", slot, 5, f"tl_index_gather_{b}", f"tl_ix_move<{b}, false>(p)", f"elements of {b} byte(s)")
     for slot, b in enumerate((1, 2, 4, 8, 16)):
-        add("scatter", slot, 5, f"tl_index_scatter_{b}", f"tl_ix_scatter<{b}>(p)", f"elements of {b} byte(s)")
+        add("scatter", slot, 5, f"tl_index_scatter_{b}", f"tl_ix_move<{b}, true>(p)", f"elements of {b} byte(s)")
     for d in _REAL:
         c, t = _CODE[d.scalar_name], _compute(d.scalar_name)
         add("scatter_add", c, len(DTYPES), f"tl_index_scatter_add_{d.suffix}", f"tl_ix_scatter_add<{c}, {c}, {t}>(p)",

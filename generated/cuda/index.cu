@@ -331,7 +331,9 @@ static TL_CUDA_FORCEINLINE bool tl_ix_valid(const tl_cuda_index_params &p, int64
 #define TL_IX_LOOP(p) \
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < (p).n; i += blockDim.x * gridDim.x)
 
-/* ---- gather: out[pos] = src[pos with the indexed dim at index[pos]], any dtype by its size */
+/* ---- gather: out[pos] = src[pos with the indexed dim at index[pos]]; scatter:
+ * out[pos with the indexed dim at index[pos]] = src[pos] (a repeated index:
+ * one of the values wins, as PyTorch's CUDA index_put_); any dtype by its size */
 template <int B> struct tl_ix_bytes { typedef uint8_t T; };
 template <> struct tl_ix_bytes<2> { typedef uint16_t T; };
 template <> struct tl_ix_bytes<4> { typedef uint32_t T; };
@@ -339,27 +341,15 @@ template <> struct tl_ix_bytes<8> { typedef uint64_t T; };
 struct tl_ix_b16 { uint64_t lo, hi; };   /* complex128: 8-byte aligned halves */
 template <> struct tl_ix_bytes<16> { typedef tl_ix_b16 T; };
 
-template <int B> static TL_CUDA_FORCEINLINE void tl_ix_gather(const tl_cuda_index_params &p) {
+template <int B, bool SCATTER> static TL_CUDA_FORCEINLINE void tl_ix_move(const tl_cuda_index_params &p) {
     typedef typename tl_ix_bytes<B>::T E;
     TL_IX_LOOP(p) {
         int32_t off[3];
         tl_cuda_offsets<3>(p, i, off);
         const int64_t v = tl_ix_index(p, off[2]);
         if (!tl_ix_valid(p, v)) continue;
-        *(E *)((char *)p.out + off[0]) = *(const E *)((const char *)p.src + off[1] + v * p.dim_stride);
-    }
-}
-
-/* ---- scatter: out[pos with the indexed dim at index[pos]] = src[pos] (a
- * repeated index: one of the values wins, as PyTorch's CUDA index_put_) */
-template <int B> static TL_CUDA_FORCEINLINE void tl_ix_scatter(const tl_cuda_index_params &p) {
-    typedef typename tl_ix_bytes<B>::T E;
-    TL_IX_LOOP(p) {
-        int32_t off[3];
-        tl_cuda_offsets<3>(p, i, off);
-        const int64_t v = tl_ix_index(p, off[2]);
-        if (!tl_ix_valid(p, v)) continue;
-        *(E *)((char *)p.out + off[0] + v * p.dim_stride) = *(const E *)((const char *)p.src + off[1]);
+        const int64_t at = v * p.dim_stride;   /* the indexed side: src for a gather, out for a scatter */
+        *(E *)((char *)p.out + off[0] + (SCATTER ? at : 0)) = *(const E *)((const char *)p.src + off[1] + (SCATTER ? 0 : at));
     }
 }
 
@@ -459,43 +449,43 @@ template <int DT, class C> static TL_CUDA_FORCEINLINE void tl_ix_nll_bwd(const t
 /* ---- kernels */
 /* elements of 1 byte(s) */
 extern "C" __global__ void __launch_bounds__(256) tl_index_gather_1(const tl_cuda_index_params p) {
-    tl_ix_gather<1>(p);
+    tl_ix_move<1, false>(p);
 }
 /* elements of 2 byte(s) */
 extern "C" __global__ void __launch_bounds__(256) tl_index_gather_2(const tl_cuda_index_params p) {
-    tl_ix_gather<2>(p);
+    tl_ix_move<2, false>(p);
 }
 /* elements of 4 byte(s) */
 extern "C" __global__ void __launch_bounds__(256) tl_index_gather_4(const tl_cuda_index_params p) {
-    tl_ix_gather<4>(p);
+    tl_ix_move<4, false>(p);
 }
 /* elements of 8 byte(s) */
 extern "C" __global__ void __launch_bounds__(256) tl_index_gather_8(const tl_cuda_index_params p) {
-    tl_ix_gather<8>(p);
+    tl_ix_move<8, false>(p);
 }
 /* elements of 16 byte(s) */
 extern "C" __global__ void __launch_bounds__(256) tl_index_gather_16(const tl_cuda_index_params p) {
-    tl_ix_gather<16>(p);
+    tl_ix_move<16, false>(p);
 }
 /* elements of 1 byte(s) */
 extern "C" __global__ void __launch_bounds__(256) tl_index_scatter_1(const tl_cuda_index_params p) {
-    tl_ix_scatter<1>(p);
+    tl_ix_move<1, true>(p);
 }
 /* elements of 2 byte(s) */
 extern "C" __global__ void __launch_bounds__(256) tl_index_scatter_2(const tl_cuda_index_params p) {
-    tl_ix_scatter<2>(p);
+    tl_ix_move<2, true>(p);
 }
 /* elements of 4 byte(s) */
 extern "C" __global__ void __launch_bounds__(256) tl_index_scatter_4(const tl_cuda_index_params p) {
-    tl_ix_scatter<4>(p);
+    tl_ix_move<4, true>(p);
 }
 /* elements of 8 byte(s) */
 extern "C" __global__ void __launch_bounds__(256) tl_index_scatter_8(const tl_cuda_index_params p) {
-    tl_ix_scatter<8>(p);
+    tl_ix_move<8, true>(p);
 }
 /* elements of 16 byte(s) */
 extern "C" __global__ void __launch_bounds__(256) tl_index_scatter_16(const tl_cuda_index_params p) {
-    tl_ix_scatter<16>(p);
+    tl_ix_move<16, true>(p);
 }
 /* Bool */
 extern "C" __global__ void __launch_bounds__(256) tl_index_scatter_add_b(const tl_cuda_index_params p) {

@@ -483,13 +483,7 @@ tl_tensor *tl_native_masked_fill__scalar_cuda(tl_keyset ks, tl_tensor *self, tl_
 tl_tensor *tl_native_masked_fill__tensor_cuda(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_tensor *value) {
     (void)ks;
     tl_scalar v;
-    if (value->ndim != 0) {
-        tl_set_error(TL_ERR_RUNTIME, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
-                                     "with %lld dimension(s).", (long long)value->ndim);
-        return NULL;
-    }
-    if (tl_tensor_item(value, &v)) return NULL;
-    return masked_fill_on(self, mask, v);
+    return si_masked_fill_value(value, &v) ? NULL : masked_fill_on(self, mask, v);
 }
 
 /* ---------------------------------------------------- embedding backward */

@@ -46,7 +46,9 @@ static TL_CUDA_FORCEINLINE bool tl_ix_valid(const tl_cuda_index_params &p, int64
 #define TL_IX_LOOP(p) \
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < (p).n; i += blockDim.x * gridDim.x)
 
-/* ---- gather: out[pos] = src[pos with the indexed dim at index[pos]], any dtype by its size */
+/* ---- gather: out[pos] = src[pos with the indexed dim at index[pos]]; scatter:
+ * out[pos with the indexed dim at index[pos]] = src[pos] (a repeated index:
+ * one of the values wins, as PyTorch's CUDA index_put_); any dtype by its size */
 template <int B> struct tl_ix_bytes { typedef uint8_t T; };
 template <> struct tl_ix_bytes<2> { typedef uint16_t T; };
 template <> struct tl_ix_bytes<4> { typedef uint32_t T; };
@@ -54,27 +56,15 @@ template <> struct tl_ix_bytes<8> { typedef uint64_t T; };
 struct tl_ix_b16 { uint64_t lo, hi; };   /* complex128: 8-byte aligned halves */
 template <> struct tl_ix_bytes<16> { typedef tl_ix_b16 T; };
 
-template <int B> static TL_CUDA_FORCEINLINE void tl_ix_gather(const tl_cuda_index_params &p) {
+template <int B, bool SCATTER> static TL_CUDA_FORCEINLINE void tl_ix_move(const tl_cuda_index_params &p) {
     typedef typename tl_ix_bytes<B>::T E;
     TL_IX_LOOP(p) {
         int32_t off[3];
         tl_cuda_offsets<3>(p, i, off);
         const int64_t v = tl_ix_index(p, off[2]);
         if (!tl_ix_valid(p, v)) continue;
-        *(E *)((char *)p.out + off[0]) = *(const E *)((const char *)p.src + off[1] + v * p.dim_stride);
-    }
-}
-
-/* ---- scatter: out[pos with the indexed dim at index[pos]] = src[pos] (a
- * repeated index: one of the values wins, as PyTorch's CUDA index_put_) */
-template <int B> static TL_CUDA_FORCEINLINE void tl_ix_scatter(const tl_cuda_index_params &p) {
-    typedef typename tl_ix_bytes<B>::T E;
-    TL_IX_LOOP(p) {
-        int32_t off[3];
-        tl_cuda_offsets<3>(p, i, off);
-        const int64_t v = tl_ix_index(p, off[2]);
-        if (!tl_ix_valid(p, v)) continue;
-        *(E *)((char *)p.out + off[0] + v * p.dim_stride) = *(const E *)((const char *)p.src + off[1]);
+        const int64_t at = v * p.dim_stride;   /* the indexed side: src for a gather, out for a scatter */
+        *(E *)((char *)p.out + off[0] + (SCATTER ? at : 0)) = *(const E *)((const char *)p.src + off[1] + (SCATTER ? 0 : at));
     }
 }
 

@@ -795,8 +795,8 @@ static int masked_fill_inplace(tl_tensor *self, tl_tensor *mask, tl_scalar value
     return rc;
 }
 
-/* the value of masked_fill.Tensor: a 0-dim tensor */
-static int mf_value(tl_tensor *value, tl_scalar *out) {
+/* the value of masked_fill.Tensor: a 0-dim tensor (also the CUDA kernel's) */
+int si_masked_fill_value(tl_tensor *value, tl_scalar *out) {
     if (value->ndim != 0)
         return tl_set_error(TL_ERR_RUNTIME, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
                                             "with %lld dimension(s).", (long long)value->ndim);
@@ -813,7 +813,7 @@ tl_tensor *tl_native_masked_fill__scalar_cpu(tl_keyset ks, tl_tensor *self, tl_t
 tl_tensor *tl_native_masked_fill__tensor_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_tensor *value) {
     (void)ks;
     tl_scalar v;
-    if (mf_value(value, &v) || masked_fill_inplace(self, mask, v)) return NULL;
+    if (si_masked_fill_value(value, &v) || masked_fill_inplace(self, mask, v)) return NULL;
     tl_tensor_retain(self);
     return self;
 }
@@ -842,7 +842,7 @@ tl_tensor *tl_native_masked_fill_scalar(tl_keyset ks, tl_tensor *self, tl_tensor
 tl_tensor *tl_native_masked_fill_tensor(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_tensor *value) {
     (void)ks;
     tl_scalar v;
-    if (mf_value(value, &v)) return NULL;
+    if (si_masked_fill_value(value, &v)) return NULL;
     return masked_fill_functional(self, mask, v);
 }
 

@@ -33,49 +33,16 @@ if shutil.which("g++") is None or not FAKE.exists():
 
 sys.path.insert(0, str(HERE))
 import shim_build  # noqa: E402
+from test_cuda_fake_reduce_blas import COMMON  # noqa: E402   the fake driver, shim kernels and compiler callback
 
 #: every program the script below launches
 OPS = ["index", "reduce", "copy", "where", "add", "mul", "eq", "div", "sub", "neg", "gt"]
 
-SCRIPT = textwrap.dedent("""
-    import ctypes, json, os, sys
-    import numpy as np
-    import torchlet as tl
-    from torchlet._C import ffi, lib
-    sys.path.insert(0, os.environ["SHIM_HERE"])
+SCRIPT = COMMON + textwrap.dedent("""
     sys.path.insert(0, os.path.join(os.environ["SHIM_ROOT"], "examples"))
-    import shim_build
     import seed_workloads as S
-    OPS = json.loads(os.environ["SHIM_OPS"])
-    fake = ctypes.CDLL(os.environ["TORCHLET_LIBCUDA"], mode=os.RTLD_GLOBAL)
-    shim = shim_build.load(OPS)
-    for op in OPS:
-        getattr(shim, "tl_shim_register_fake_" + op)(ctypes.cast(fake.fake_register_kernel, ctypes.c_void_p))
-    libc = ctypes.CDLL(None)
-    libc.malloc.restype = ctypes.c_void_p
-    compiled = []
-
-    @ffi.callback("tl_cuda_compile_fn")
-    def compile_cb(name, source, major, minor, image, image_len, error_msg):
-        compiled.append(ffi.string(name).decode())
-        img = b"fake image"   # the fake driver loads any image (NVRTC: test_cuda_nvrtc.py)
-        p = libc.malloc(len(img))
-        ctypes.memmove(p, img, len(img))
-        image[0] = ffi.cast("void *", p)
-        image_len[0] = len(img)
-        return 0
-    lib.tl_cuda_set_compiler(compile_cb)
     F = tl.nn.functional
     rng = np.random.default_rng(0)
-
-    def close(got, want, tol=1e-5):
-        assert got.device.type == "cuda", got.device
-        assert got.dtype == want.dtype and tuple(got.shape) == tuple(want.shape), (got.dtype, got.shape, want.shape)
-        if want.dtype.is_floating_point:
-            np.testing.assert_allclose(got.cpu().to(tl.float64).numpy(), want.to(tl.float64).numpy(), rtol=tol,
-                                       atol=tol)
-        else:
-            np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
 
     def rnd(*shape, dt=tl.float32):
         return tl.from_numpy(rng.standard_normal(shape)).to(dt)
