@@ -9,6 +9,8 @@ from). Only the instantiations are generated, as for the reductions
 
 from __future__ import annotations
 
+import textwrap
+
 from . import EmitContext
 from .reduce_cuda import CUDA_DIR, _strip
 from .ufunc import DTYPES
@@ -67,6 +69,8 @@ def render_index_program(ctx: EmitContext) -> dict[str, str]:
                     params=_strip(PARAMS.read_text()), body=_strip(BODY.read_text()), kernels=kernels,
                     threads=THREADS)
     cu = cu.rstrip("\n") + "\n"
-    host = ctx.render("index_cuda_host.c.j2", C_COMMENT, source=_c_string(cu), kernels=kernels,
-                      tables=list(tables.items()))
+    rows = [(name, len(row), textwrap.fill(", ".join("NULL" if i is None else f"&tl_index_cuda_fns[{i}]" for i in row),
+                                           110, initial_indent="    ", subsequent_indent="    "))
+            for name, row in tables.items()]
+    host = ctx.render("index_cuda_host.c.j2", C_COMMENT, source=_c_string(cu), kernels=kernels, tables=rows)
     return {"cuda/index.cu": cu, "cuda/index_cuda.c": host}

@@ -636,28 +636,42 @@ static tl_cuda_function tl_index_cuda_fns[33] = {
 
 /* gather: NULL where no kernel exists */
 tl_cuda_function *const tl_cuda_index_gather_table[5] = {
-&tl_index_cuda_fns[0], &tl_index_cuda_fns[1], &tl_index_cuda_fns[2], &tl_index_cuda_fns[3], &tl_index_cuda_fns[4]};
+    &tl_index_cuda_fns[0], &tl_index_cuda_fns[1], &tl_index_cuda_fns[2], &tl_index_cuda_fns[3],
+    &tl_index_cuda_fns[4]
+};
 
 /* scatter: NULL where no kernel exists */
 tl_cuda_function *const tl_cuda_index_scatter_table[5] = {
-&tl_index_cuda_fns[5], &tl_index_cuda_fns[6], &tl_index_cuda_fns[7], &tl_index_cuda_fns[8], &tl_index_cuda_fns[9]};
+    &tl_index_cuda_fns[5], &tl_index_cuda_fns[6], &tl_index_cuda_fns[7], &tl_index_cuda_fns[8],
+    &tl_index_cuda_fns[9]
+};
 
 /* scatter_add: NULL where no kernel exists */
 tl_cuda_function *const tl_cuda_index_scatter_add_table[12] = {
-&tl_index_cuda_fns[10], &tl_index_cuda_fns[11], &tl_index_cuda_fns[12], &tl_index_cuda_fns[13], &tl_index_cuda_fns[14], &tl_index_cuda_fns[15], &tl_index_cuda_fns[16], &tl_index_cuda_fns[17], &tl_index_cuda_fns[18], &tl_index_cuda_fns[19], NULL, NULL};
+    &tl_index_cuda_fns[10], &tl_index_cuda_fns[11], &tl_index_cuda_fns[12], &tl_index_cuda_fns[13],
+    &tl_index_cuda_fns[14], &tl_index_cuda_fns[15], &tl_index_cuda_fns[16], &tl_index_cuda_fns[17],
+    &tl_index_cuda_fns[18], &tl_index_cuda_fns[19], NULL, NULL
+};
 
 /* count: NULL where no kernel exists */
 tl_cuda_function *const tl_cuda_index_count_table[1] = {
-&tl_index_cuda_fns[20]};
+    &tl_index_cuda_fns[20]
+};
 
 /* embedding_backward: NULL where no kernel exists */
 tl_cuda_function *const tl_cuda_index_embedding_backward_table[12] = {
-NULL, NULL, NULL, NULL, NULL, NULL, &tl_index_cuda_fns[21], &tl_index_cuda_fns[24], &tl_index_cuda_fns[27], &tl_index_cuda_fns[30], NULL, NULL};
+    NULL, NULL, NULL, NULL, NULL, NULL, &tl_index_cuda_fns[21], &tl_index_cuda_fns[24],
+    &tl_index_cuda_fns[27], &tl_index_cuda_fns[30], NULL, NULL
+};
 
 /* nll_loss_forward: NULL where no kernel exists */
 tl_cuda_function *const tl_cuda_index_nll_loss_forward_table[12] = {
-NULL, NULL, NULL, NULL, NULL, NULL, &tl_index_cuda_fns[22], &tl_index_cuda_fns[25], &tl_index_cuda_fns[28], &tl_index_cuda_fns[31], NULL, NULL};
+    NULL, NULL, NULL, NULL, NULL, NULL, &tl_index_cuda_fns[22], &tl_index_cuda_fns[25],
+    &tl_index_cuda_fns[28], &tl_index_cuda_fns[31], NULL, NULL
+};
 
 /* nll_loss_backward: NULL where no kernel exists */
 tl_cuda_function *const tl_cuda_index_nll_loss_backward_table[12] = {
-NULL, NULL, NULL, NULL, NULL, NULL, &tl_index_cuda_fns[23], &tl_index_cuda_fns[26], &tl_index_cuda_fns[29], &tl_index_cuda_fns[32], NULL, NULL};
+    NULL, NULL, NULL, NULL, NULL, NULL, &tl_index_cuda_fns[23], &tl_index_cuda_fns[26],
+    &tl_index_cuda_fns[29], &tl_index_cuda_fns[32], NULL, NULL
+};
