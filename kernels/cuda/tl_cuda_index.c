@@ -1,6 +1,7 @@
 /* Indexing on CUDA: index_select (yaml: CUDA: index_select_out_cuda /
  * index_select_cuda), index and _index_put_impl_ (CUDA: index_cuda /
- * _index_put_impl_cuda_), gather and scatter_add (CPU, CUDA: gather_out /
+ * _index_put_impl_cuda_), scatter (.src / .value: CPU, CUDA:
+ * scatter_src_out / scatter_value_out), gather and scatter_add (CPU, CUDA: gather_out /
  * scatter_add, the CPU's meta functions), index_add (CUDA:
  * index_add_cuda_out), masked_fill_ (CUDA: masked_fill__cuda),
  * embedding_dense_backward (CUDA: embedding_dense_backward_cuda) and
@@ -32,6 +33,7 @@
 #include "ops/masked_fill.h"
 #include "ops/nll_loss_backward.h"
 #include "ops/nll_loss_forward.h"
+#include "ops/scatter.h"
 #include "ops/scatter_add.h"
 #include "ops/sum.h"
 #include "tl_internal.h"
@@ -121,11 +123,13 @@ static int not_implemented(const char *name, tl_dtype dt) {
     return tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", name, tl_dtype_scalar_name(dt));
 }
 
+/* the move kernels' table slot of an element size (1, 2, 4, 8, 16 bytes) */
+static int size_slot(int64_t isz) { return isz == 1 ? 0 : isz == 2 ? 1 : isz == 4 ? 2 : isz == 8 ? 3 : 4; }
+
 /* the gather-type move of p's positions (elements of self's size) */
 static int gather_launch(tl_cuda_index_params *p, const tl_tensor *self, int *bad, int64_t *value) {
     const int64_t isz = tl__itemsize(self->dtype);
-    const int slot = isz == 1 ? 0 : isz == 2 ? 1 : isz == 4 ? 2 : isz == 8 ? 3 : 4;
-    return ix_launch(tl_cuda_index_gather_table[slot], p, self, bad, value);
+    return ix_launch(tl_cuda_index_gather_table[size_slot(isz)], p, self, bad, value);
 }
 
 /* p over the positions of `iter` (its shape): `direct` (slot 0: out, 1:
@@ -258,6 +262,47 @@ int tl_impl_scatter_add_cuda(tl_structured *s, tl_tensor *self, int64_t dim, tl_
     tl_tensor *ts[4] = {self, index, src, out};
     if (tl_cuda_same_device(ts, 4) || (out != self && tl_copy_(out, self))) return -1;
     ON_DEVICE(self, scatter_add_run(out, tl__wrap_dim(dim, self->ndim, 1), index, src));
+}
+
+/* out[.., index[pos], ..] = src[pos] over index's positions (repeated
+ * indices: one of the values wins, as PyTorch's CUDA scatter_) */
+static int scatter_run(tl_tensor *out, int64_t d, tl_tensor *index, tl_tensor *src) {
+    if (index->numel == 0) return 0;
+    tl_cuda_index_params p;
+    if (sg_params(&p, index, src, out, d, 1)) return -1;
+    const int64_t isz = tl__itemsize(out->dtype);
+    int bad;
+    int64_t v;
+    if (ix_launch(tl_cuda_index_scatter_table[size_slot(isz)], &p, out, &bad, &v)) return -1;
+    return bad ? bounds_error(v, d, p.dim_size) : 0;
+}
+
+int tl_impl_scatter_src_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src,
+                                 tl_tensor *out) {
+    (void)s;
+    tl_tensor *ts[4] = {self, index, src, out};
+    if (tl_cuda_same_device(ts, 4) || (out != self && tl_copy_(out, self))) return -1;
+    ON_DEVICE(self, scatter_run(out, tl__wrap_dim(dim, self->ndim, 1), index, src));
+}
+
+/* the value as a device scalar broadcast over index's positions (stride 0) */
+static int scatter_value_run(tl_tensor *out, int64_t d, tl_tensor *index, tl_scalar value) {
+    tl_tensor *h = tl_scalar_tensor(value, out->dtype, TL_CPU);
+    tl_tensor *v = h ? tl_to_device(h, tl__device_of(out), 0) : NULL;
+    tl_tensor *e = v ? tl_expand(v, index->ndim, index->sizes) : NULL;
+    const int rc = e ? scatter_run(out, d, index, e) : -1;
+    tl_tensor_release(h);
+    tl_tensor_release(v);
+    tl_tensor_release(e);
+    return rc;
+}
+
+int tl_impl_scatter_value_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value,
+                                   tl_tensor *out) {
+    (void)s;
+    tl_tensor *ts[3] = {self, index, out};
+    if (tl_cuda_same_device(ts, 3) || (out != self && tl_copy_(out, self))) return -1;
+    ON_DEVICE(self, scatter_value_run(out, tl__wrap_dim(dim, self->ndim, 1), index, value));
 }
 
 /* ----------------------------------------------------------- index_add */
@@ -420,7 +465,7 @@ static int index_put_run(tl_tensor *self, tl_tensor *const *indices, int64_t n, 
     tl_cuda_index_params p;
     if (rc == 0 && c->numel) {
         const int64_t isz = tl__itemsize(self->dtype);
-        if (!f) f = tl_cuda_index_scatter_table[isz == 1 ? 0 : isz == 2 ? 1 : isz == 4 ? 2 : isz == 8 ? 3 : 4];
+        if (!f) f = tl_cuda_index_scatter_table[size_slot(isz)];
         rc = adv_params(&p, &a, self, c, 1) || ix_launch(f, &p, self, &bad, &v) ? -1 : 0;
     }
     tl_tensor_release(c);

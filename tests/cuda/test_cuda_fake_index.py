@@ -72,6 +72,10 @@ SCRIPT = COMMON + textwrap.dedent("""
     src = rnd(5, 5)
     both(lambda a, s: tl.index_add(a, 0, ix.to(a.device), s, alpha=0.5), [x, src])
     both(lambda a, s: tl.scatter_add(a, 1, ix2.to(a.device), s), [x[:2], src[:2, :3]])
+    # scatter (a src, a value) with distinct indices per row
+    perm = tl.tensor([[2, 0, 4], [1, 3, 0]])
+    both(lambda a, s: tl.scatter(a, 1, perm.to(a.device), s), [x[:2], src[:2, :3]])
+    close(tl.scatter(x.to("cuda"), 1, perm.to("cuda"), -2.5), tl.scatter(x, 1, perm, -2.5))
     # embedding (index_select) and its dense backward, padding_idx and scale_grad_by_freq
     for pad, freq in ((None, False), (2, False), (None, True)):
         both(lambda t: F.embedding(ix2.to(t.device), t, padding_idx=pad, scale_grad_by_freq=freq), [w])

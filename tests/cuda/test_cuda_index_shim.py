@@ -46,6 +46,7 @@ SIGS = {
     "tl_native_index_select_out_cuda": (P, [ctypes.c_uint64, P, I64, P, P]),
     "tl_impl_gather_out_cuda": (ctypes.c_int, [P, P, I64, P, ctypes.c_bool, P]),
     "tl_impl_scatter_add_cuda": (ctypes.c_int, [P, P, I64, P, P, P]),
+    "tl_impl_scatter_src_out_cuda": (ctypes.c_int, [P, P, I64, P, P, P]),
     "tl_native_masked_fill__tensor_cuda": (P, [ctypes.c_uint64, P, P, P]),
     "tl_native_embedding_dense_backward_cuda": (P, [ctypes.c_uint64, P, P, I64, I64, ctypes.c_bool]),
     "tl_native_nll_loss_forward_cuda": (ctypes.c_int, [ctypes.c_uint64, P, P, P, I64, I64, P, P]),
@@ -155,9 +156,9 @@ def _gather(shim, x, dim, ix):
     return out
 
 
-def _scatter_add(shim, x, dim, ix, src):
+def _scatter_add(shim, x, dim, ix, src, fn="tl_impl_scatter_add_cuda"):
     out = x.clone()
-    check(shim.tl_impl_scatter_add_cuda(None, _p(out), dim, _p(ix), _p(src), _p(out)))
+    check(getattr(shim, fn)(None, _p(out), dim, _p(ix), _p(src), _p(out)))
     return out
 
 
@@ -171,6 +172,8 @@ def test_gather_scatter_add(shim, dtype):
         src = rand(ishape, dtype, 3)
         # repeated indices accumulate; integers wrap as on the CPU
         same(_scatter_add(shim, x, dim, ix, src), tl.scatter_add(x, dim, ix, src), TOL.get(dtype, 0) * 40)
+        # scatter_: the shim runs positions in order, so a repeated index keeps the CPU's (last) value
+        same(_scatter_add(shim, x, dim, ix, src, "tl_impl_scatter_src_out_cuda"), tl.scatter(x, dim, ix, src))
 
 
 def test_gather_scatter_layouts_and_errors(shim):
