@@ -88,19 +88,26 @@ static int index_type(tl_dtype dt) {
 }
 
 /* launches f over p with a fresh flag on `like`'s device; *bad = 1 and *value
- * the first bad index when the kernel recorded one */
+ * the first bad index when the kernel recorded one. Indices checked on the
+ * host (dim_size INT64_MAX: advanced indexing's row starts) need no flag, so
+ * no read-back either. */
 static int ix_launch(tl_cuda_function *f, tl_cuda_index_params *p, const tl_tensor *like, int *bad, int64_t *value) {
     *bad = 0;
     if (p->n == 0) return 0;
     const int64_t two = 2;
-    tl_tensor *flag = tl_zeros(1, &two, TL_INT64, tl__device_of(like)), *host = NULL;
-    if (!flag) return -1;
+    const int checked = p->dim_size != INT64_MAX;
+    tl_tensor *flag = checked ? tl_zeros(1, &two, TL_INT64, tl__device_of(like)) : NULL, *host = NULL;
+    if (checked && !flag) return -1;
     p->flag = ptr_of(flag);
     const int64_t blocks = ((int64_t)p->n + INDEX_THREADS - 1) / INDEX_THREADS;
     const unsigned grid[3] = {(unsigned)(blocks < MAX_GRID ? blocks : MAX_GRID), 1, 1}, block[3] = {INDEX_THREADS, 1, 1};
     void *args[1] = {p};
     int rc = tl_cuda_launch(f, grid, block, 0, args);
-    if (rc == 0 && !(host = tl_to_device(flag, TL_CPU, 0))) rc = -1;
+    if (rc || !checked) {
+        tl_tensor_release(flag);
+        return rc;
+    }
+    if (!(host = tl_to_device(flag, TL_CPU, 0))) rc = -1;
     if (rc == 0) {
         const int64_t *v = (const int64_t *)tl__data(host);
         *bad = v[0] != 0;

@@ -11,7 +11,8 @@
  * a scatter) has its indexed dim's stride zeroed in `strides` and moves by
  * index value x `dim_stride` bytes. An index outside [0, dim_size) is skipped
  * and recorded in `flag` (int64[2]: a set mark, the first bad value seen),
- * which the host reads back after the launch. */
+ * which the host reads back after the launch; dim_size INT64_MAX (indices
+ * checked on the host) never sets it, and flag is 0 then. */
 #ifndef TL_CUDA_INDEX_PARAMS_H
 #define TL_CUDA_INDEX_PARAMS_H
 
