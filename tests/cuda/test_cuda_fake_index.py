@@ -72,6 +72,12 @@ SCRIPT = COMMON + textwrap.dedent("""
     src = rnd(5, 5)
     both(lambda a, s: tl.index_add(a, 0, ix.to(a.device), s, alpha=0.5), [x, src])
     both(lambda a, s: tl.scatter_add(a, 1, ix2.to(a.device), s), [x[:2], src[:2, :3]])
+    xi, si = tl.tensor([[1, -2], [3, 4], [5, 6]]), tl.tensor([[7, 8], [9, 10]])
+    close(tl.index_add(xi.to("cuda"), 0, tl.tensor([2, 2]).to("cuda"), si.to("cuda"), alpha=3),
+          tl.index_add(xi, 0, tl.tensor([2, 2]), si, alpha=3))              # integers, an integer alpha
+    close(tl.index_add(xi.to(tl.float16).to("cuda"), 1, tl.tensor([1]).to("cuda"), si[:, :1].repeat(3, 1)[:3].to(
+          tl.float16).to("cuda")), tl.index_add(xi.to(tl.float16), 1, tl.tensor([1]), si[:, :1].repeat(3, 1)[:3].to(
+          tl.float16)))                                                        # float16: the compare-and-swap adds
     # scatter (a src, a value) with distinct indices per row
     perm = tl.tensor([[2, 0, 4], [1, 3, 0]])
     both(lambda a, s: tl.scatter(a, 1, perm.to(a.device), s), [x[:2], src[:2, :3]])

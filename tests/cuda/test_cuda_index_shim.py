@@ -139,6 +139,9 @@ def test_index_select_layouts(shim):
     r = _adopt(shim.tl_native_index_select_out_cuda(0, _p(x), 1, _p(ix), _p(out)))
     same(r, tl.index_select(x, 1, ix))
     assert r.stride() == (1, 33)
+    big = tl.arange(3 * 6000000, dtype=tl.int64).to(tl.uint8).reshape(3, 6000000)
+    bix = tl.tensor([2, 0, 2])                                  # 18M positions: more than 65536 blocks (grid-stride)
+    same(_adopt(shim.tl_native_index_select_cuda(0, _p(big), 0, _p(bix))), tl.index_select(big, 0, bix))
     s = tl.tensor(2.5)                                          # 0-dim self
     same(_adopt(shim.tl_native_index_select_cuda(0, _p(s), 0, _p(tl.tensor([0])))), tl.index_select(s, 0, tl.tensor([0])))
     for bad in (7, -1):                                        # out of range, negative: the CPU's IndexError
