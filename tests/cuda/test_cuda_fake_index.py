@@ -36,7 +36,7 @@ import shim_build  # noqa: E402
 from test_cuda_fake_reduce_blas import COMMON  # noqa: E402   the fake driver, shim kernels and compiler callback
 
 #: every program the script below launches
-OPS = ["index", "reduce", "copy", "where", "add", "mul", "eq", "div", "sub", "neg", "gt"]
+OPS = ["index", "reduce", "copy", "where", "add", "mul", "eq", "div", "sub", "neg", "gt", "ne"]
 
 SCRIPT = COMMON + textwrap.dedent("""
     sys.path.insert(0, os.path.join(os.environ["SHIM_ROOT"], "examples"))
@@ -107,6 +107,9 @@ SCRIPT = COMMON + textwrap.dedent("""
         both(lambda a: F.cross_entropy(a, tgt.to(a.device), reduction=red), [logits])
         both(lambda a, ww: F.nll_loss(F.log_softmax(a, 1), tgt.to(a.device), weight=ww, reduction=red), [logits, wt])
     both(lambda a: F.cross_entropy(a, tl.tensor(3).to(a.device)), [logits[0]])
+    t4 = tl.from_numpy(rng.integers(0, 5, (2, 3, 4)))
+    for kw in ({}, {"label_smoothing": 0.1}, {"reduction": "none"}):   # [N, C, d1, d2]: nll_loss_nd's reshape
+        both(lambda a: F.cross_entropy(a, t4.to(a.device), **kw), [rnd(2, 5, 3, 4)])
     both(lambda a: F.cross_entropy(a, tl.tensor([0, 4, 2, 2, 1, 3]).to(a.device), ignore_index=2),
          [logits.to(tl.float64)], tol=1e-12)
     # errors: an out-of-range index raises the CPU's error, nothing is written
