@@ -260,6 +260,7 @@ template <class T> static TL_CUDA_FORCEINLINE void tl_cuda_cast_store(int dt, ch
 #define TL_CUDA_INDEX_FREQ 2   /* embedding backward: scale by 1 / count[index] (aux: int32 counts) */
 #define TL_CUDA_INDEX_MEAN 4   /* nll_loss backward: divide by total_weight (aux) */
 #define TL_CUDA_INDEX_ROWG 8   /* nll_loss backward: one grad_output per row (else one for all) */
+#define TL_CUDA_INDEX_WRAP 16  /* an index in [-dim_size, 0) counts from the end (index_fill_) */
 
 typedef struct tl_cuda_index_params {
     uint64_t out, src, index;   /* device pointers */
@@ -312,8 +313,9 @@ template <int DT> struct tl_ix_size { static const int n = DT <= 2 ? 1 : DT == 3
 
 static TL_CUDA_FORCEINLINE int64_t tl_ix_index(const tl_cuda_index_params &p, int32_t off) {
     const char *q = (const char *)p.index + off;
-    return p.index_type == TL_CUDA_INDEX_I64 ? *(const int64_t *)q
-         : p.index_type == TL_CUDA_INDEX_I32 ? (int64_t)*(const int32_t *)q : (int64_t)*(const uint8_t *)q;
+    const int64_t v = p.index_type == TL_CUDA_INDEX_I64 ? *(const int64_t *)q
+                    : p.index_type == TL_CUDA_INDEX_I32 ? (int64_t)*(const int32_t *)q : (int64_t)*(const uint8_t *)q;
+    return (p.mode & TL_CUDA_INDEX_WRAP) && v < 0 && v >= -p.dim_size ? v + p.dim_size : v;
 }
 
 /* records the first bad index (the host raises); the value is written by the

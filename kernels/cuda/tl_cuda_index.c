@@ -1,7 +1,8 @@
 /* Indexing on CUDA: index_select (yaml: CUDA: index_select_out_cuda /
  * index_select_cuda), index and _index_put_impl_ (CUDA: index_cuda /
  * _index_put_impl_cuda_), scatter (.src / .value: CPU, CUDA:
- * scatter_src_out / scatter_value_out), gather and scatter_add (CPU, CUDA: gather_out /
+ * scatter_src_out / scatter_value_out), index_copy (CPU, CUDA:
+ * index_copy_out), index_fill_ (CUDA: index_fill__scalar_cuda), gather and scatter_add (CPU, CUDA: gather_out /
  * scatter_add, the CPU's meta functions), index_add (CUDA:
  * index_add_cuda_out), masked_fill_ (CUDA: masked_fill__cuda),
  * embedding_dense_backward (CUDA: embedding_dense_backward_cuda) and
@@ -29,6 +30,8 @@
 #include "ops/gather.h"
 #include "ops/index.h"
 #include "ops/index_add.h"
+#include "ops/index_copy.h"
+#include "ops/index_fill.h"
 #include "ops/index_select.h"
 #include "ops/masked_fill.h"
 #include "ops/nll_loss_backward.h"
@@ -489,6 +492,76 @@ tl_tensor *tl_native__index_put_impl_cuda_(tl_keyset ks, tl_tensor *self, tl_ten
     int prev;
     if (tl_cuda_same_device(ts, 2) || tl_cuda_enter_device(self, &prev) ||
         tl_cuda_leave_device(prev, index_put_run(self, indices, indices_len, values, accumulate)))
+        return NULL;
+    tl_tensor_bump_version(self);
+    tl_tensor_retain(self);
+    return self;
+}
+
+/* ------------------------------------------------ index_copy, index_fill_ */
+
+/* out.select(dim, index[i]) = source.select(dim, i), over source's positions */
+static int index_copy_run(tl_tensor *out, int64_t d, tl_tensor *index, tl_tensor *source) {
+    if (source->numel == 0 || index->numel == 0) return 0;
+    tl_cuda_index_params p;
+    int64_t si[TL_MAX_DIMS] = {0};
+    vector_index_strides(source, index, d, si);
+    if (move_params(&p, source, si, index, source, out, d, 1)) return -1;
+    int bad;
+    int64_t v;
+    if (ix_launch(tl_cuda_index_scatter_table[size_slot(tl__itemsize(out->dtype))], &p, out, &bad, &v)) return -1;
+    return bad ? tl_set_error(TL_ERR_INDEX, "index_copy_(): index %lld is out of bounds for dimension %lld with size "
+                                            "%lld", (long long)v, (long long)d, (long long)p.dim_size)
+               : 0;
+}
+
+int tl_impl_index_copy_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source,
+                                tl_tensor *out) {
+    (void)s;
+    tl_tensor *ts[4] = {self, index, source, out};
+    if (tl_cuda_same_device(ts, 4) || (out != self && tl_copy_(out, self))) return -1;
+    ON_DEVICE(self, index_copy_run(out, tl__wrap_dim(dim, self->ndim, 1), index, source));
+}
+
+/* self.select(dim, index[i]) = value: the value as a device scalar broadcast
+ * (stride 0) over self's positions with dim d replaced by the index's;
+ * negative indices count from the end */
+static int index_fill_run(tl_tensor *self, int64_t d, tl_tensor *index, tl_scalar value) {
+    if (index->numel == 0 || self->numel == 0) return 0;
+    int64_t shape[TL_MAX_DIMS];
+    memcpy(shape, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
+    if (self->ndim) shape[d] = index->numel;
+    tl_tensor *h = tl_scalar_tensor(value, self->dtype, TL_CPU);
+    tl_tensor *v = h ? tl_to_device(h, tl__device_of(self), 0) : NULL;
+    tl_tensor *e = v ? tl_expand(v, self->ndim, shape) : NULL;
+    tl_cuda_index_params p;
+    int64_t si[TL_MAX_DIMS] = {0};
+    int rc = e ? 0 : -1, bad;
+    int64_t bv;
+    if (rc == 0) {
+        vector_index_strides(e, index, d, si);
+        rc = move_params(&p, e, si, index, e, self, d, 1);
+    }
+    if (rc == 0) {
+        p.mode = TL_CUDA_INDEX_WRAP;
+        rc = ix_launch(tl_cuda_index_scatter_table[size_slot(tl__itemsize(self->dtype))], &p, self, &bad, &bv);
+        if (rc == 0 && bad)   /* the CPU kernel's IndexError */
+            rc = tl_set_error(TL_ERR_INDEX, "index %lld is out of bounds for dimension %lld with size %lld",
+                              (long long)bv, (long long)d, (long long)p.dim_size);
+    }
+    tl_tensor_release(h);
+    tl_tensor_release(v);
+    tl_tensor_release(e);
+    return rc;
+}
+
+tl_tensor *tl_native_index_fill__scalar_cuda(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index,
+                                             tl_scalar value) {
+    (void)ks;
+    const int64_t d = si_index_fill_check(self, dim, index);
+    int prev;
+    if (d < 0 || tl_cuda_enter_device(self, &prev) ||
+        tl_cuda_leave_device(prev, index_fill_run(self, d, index, value)))
         return NULL;
     tl_tensor_bump_version(self);
     tl_tensor_retain(self);

@@ -26,8 +26,9 @@ template <int DT> struct tl_ix_size { static const int n = DT <= 2 ? 1 : DT == 3
 
 static TL_CUDA_FORCEINLINE int64_t tl_ix_index(const tl_cuda_index_params &p, int32_t off) {
     const char *q = (const char *)p.index + off;
-    return p.index_type == TL_CUDA_INDEX_I64 ? *(const int64_t *)q
-         : p.index_type == TL_CUDA_INDEX_I32 ? (int64_t)*(const int32_t *)q : (int64_t)*(const uint8_t *)q;
+    const int64_t v = p.index_type == TL_CUDA_INDEX_I64 ? *(const int64_t *)q
+                    : p.index_type == TL_CUDA_INDEX_I32 ? (int64_t)*(const int32_t *)q : (int64_t)*(const uint8_t *)q;
+    return (p.mode & TL_CUDA_INDEX_WRAP) && v < 0 && v >= -p.dim_size ? v + p.dim_size : v;
 }
 
 /* records the first bad index (the host raises); the value is written by the

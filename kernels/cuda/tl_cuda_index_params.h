@@ -28,6 +28,7 @@
 #define TL_CUDA_INDEX_FREQ 2   /* embedding backward: scale by 1 / count[index] (aux: int32 counts) */
 #define TL_CUDA_INDEX_MEAN 4   /* nll_loss backward: divide by total_weight (aux) */
 #define TL_CUDA_INDEX_ROWG 8   /* nll_loss backward: one grad_output per row (else one for all) */
+#define TL_CUDA_INDEX_WRAP 16  /* an index in [-dim_size, 0) counts from the end (index_fill_) */
 
 typedef struct tl_cuda_index_params {
     uint64_t out, src, index;   /* device pointers */

@@ -705,27 +705,28 @@ int tl_impl_index_copy_out(tl_structured *s, tl_tensor *self, int64_t dim, tl_te
 
 /* PyTorch's index_fill_ (Scalar value): its checks in its order, negative
  * indices wrap, the value stored in self's dtype (wrapping like fill_) */
-tl_tensor *tl_native_index_fill__scalar(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value) {
-    (void)ks;
-    if (index->dtype != TL_INT64) {
-        tl_set_error(TL_ERR_INDEX, "index_fill_(): Expected dtype int64 for index.");
-        return NULL;
-    }
-    if (si_check_no_overlap(self, index)) return NULL;
+/* index_fill_'s checks in PyTorch's order (shared with the CUDA kernel):
+ * the wrapped dim, or -1 */
+int64_t si_index_fill_check(tl_tensor *self, int64_t dim, tl_tensor *index) {
+    if (index->dtype != TL_INT64) return tl_set_error(TL_ERR_INDEX, "index_fill_(): Expected dtype int64 for index.");
+    if (si_check_no_overlap(self, index)) return -1;
     if (si_has_internal_overlap(self))
         tl__warn("Use of index_fill_ on expanded tensors is deprecated. Please clone() the tensor before performing "
                  "this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar");
     const int64_t d = tl__wrap_dim(dim, self->ndim, 1);
+    if (d < 0) return -1;
+    if (index->ndim > 1) return tl_set_error(TL_ERR_RUNTIME, "Index has to be a vector/scalar");
+    if (self->device != index->device)
+        return tl_set_error(TL_ERR_RUNTIME, "Expected all tensors to be on the same device, but found at least two "
+                                            "devices, %s and %s!", tl__device_name(index->device),
+                            tl__device_name(self->device));
+    return d;
+}
+
+tl_tensor *tl_native_index_fill__scalar(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value) {
+    (void)ks;
+    const int64_t d = si_index_fill_check(self, dim, index);
     if (d < 0) return NULL;
-    if (index->ndim > 1) {
-        tl_set_error(TL_ERR_RUNTIME, "Index has to be a vector/scalar");
-        return NULL;
-    }
-    if (self->device != index->device) {
-        tl_set_error(TL_ERR_RUNTIME, "Expected all tensors to be on the same device, but found at least two devices, "
-                                     "%s and %s!", tl__device_name(index->device), tl__device_name(self->device));
-        return NULL;
-    }
     sc_ctx c = {self->dtype, 0, {0}};
     if (tl_scalar_store(value, self->dtype, c.value)) return NULL;
     if (self->device != TL_META && index->numel > 0) {

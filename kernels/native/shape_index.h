@@ -120,6 +120,8 @@ int tl__chunk_pieces(tl_tensor *self, int64_t chunks, int64_t dim, bool unsafe, 
  * embedding's index dtype check (PyTorch's checkScalarTypes wording) */
 int si_index_select_prepare(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *result, int64_t *dim_out);
 int si_check_embedding_indices(const tl_tensor *indices, const char *fn);
+/* index_fill_'s checks: the wrapped dim, or -1 */
+int64_t si_index_fill_check(tl_tensor *self, int64_t dim, tl_tensor *index);
 /* masked_fill.Tensor's value: a 0-dim tensor, read on the host */
 int si_masked_fill_value(tl_tensor *value, tl_scalar *out);
 

@@ -82,6 +82,17 @@ SCRIPT = COMMON + textwrap.dedent("""
     perm = tl.tensor([[2, 0, 4], [1, 3, 0]])
     both(lambda a, s: tl.scatter(a, 1, perm.to(a.device), s), [x[:2], src[:2, :3]])
     close(tl.scatter(x.to("cuda"), 1, perm.to("cuda"), -2.5), tl.scatter(x, 1, perm, -2.5))
+    # index_copy (forward and backward), index_fill_ with negative indices
+    both(lambda a, s: tl.index_copy(a, 0, tl.tensor([6, 1, 3]).to(a.device), s), [x, src[:3]])
+    cf = x.to("cuda")
+    cf.index_fill_(1, tl.tensor([-1, 0]).to("cuda"), 9.0)
+    close(cf, x.clone().index_fill_(1, tl.tensor([-1, 0]), 9.0))
+    try:
+        cf.index_fill_(1, tl.tensor([5]).to("cuda"), 1.0)
+    except IndexError as e:
+        assert "index 5 is out of bounds for dimension 1 with size 5" in str(e), str(e)
+    else:
+        raise AssertionError("index_fill_ out of range")
     # embedding (index_select) and its dense backward, padding_idx and scale_grad_by_freq
     for pad, freq in ((None, False), (2, False), (None, True)):
         both(lambda t: F.embedding(ix2.to(t.device), t, padding_idx=pad, scale_grad_by_freq=freq), [w])

@@ -47,6 +47,7 @@ SIGS = {
     "tl_impl_gather_out_cuda": (ctypes.c_int, [P, P, I64, P, ctypes.c_bool, P]),
     "tl_impl_scatter_add_cuda": (ctypes.c_int, [P, P, I64, P, P, P]),
     "tl_impl_scatter_src_out_cuda": (ctypes.c_int, [P, P, I64, P, P, P]),
+    "tl_impl_index_copy_out_cuda": (ctypes.c_int, [P, P, I64, P, P, P]),
     "tl_native_masked_fill__tensor_cuda": (P, [ctypes.c_uint64, P, P, P]),
     "tl_native_embedding_dense_backward_cuda": (P, [ctypes.c_uint64, P, P, I64, I64, ctypes.c_bool]),
     "tl_native_nll_loss_forward_cuda": (ctypes.c_int, [ctypes.c_uint64, P, P, P, I64, I64, P, P]),
@@ -197,6 +198,25 @@ def test_gather_scatter_layouts_and_errors(shim):
     with pytest.raises(NotImplementedError, match="\"scatter_add_cuda_\" not implemented for 'ComplexFloat'"):
         z = tl.zeros([3], dtype=tl.complex64)
         _scatter_add(shim, z, 0, tl.tensor([0]), z[:1])
+
+
+# --------------------------------------------------------------- index_copy
+
+@pytest.mark.parametrize("dtype", ALL, ids=str)
+def test_index_copy(shim, dtype):
+    for shape, dim, n in (((7, 5), 0, 3), ((7, 5), 1, 5), ((3, 300, 4), 1, 257), ((6,), 0, 0), ((2, 3, 4), -1, 2)):
+        x = rand(shape, dtype, 1)
+        size = shape[dim]
+        ix = tl.from_numpy(np.random.default_rng(2).permutation(size)[:n].copy())   # distinct indices
+        sshape = list(shape)
+        sshape[dim] = n
+        src = rand(sshape, dtype, 3)
+        out = x.clone()
+        check(shim.tl_impl_index_copy_out_cuda(None, _p(out), dim, _p(ix), _p(src), _p(out)))
+        same(out, tl.index_copy(x, dim, ix, src))
+    with pytest.raises(IndexError, match="index_copy_\\(\\): index 7 is out of bounds for dimension 0 with size 7"):
+        x = rand((7, 5), dtype, 1)
+        check(shim.tl_impl_index_copy_out_cuda(None, _p(x), 0, _p(tl.tensor([7])), _p(x[:1].clone()), _p(x)))
 
 
 # ------------------------------------------------------------- masked_fill_
