@@ -15,7 +15,11 @@ Steps (each recorded, a failure does not stop the next):
     float32 / bfloat16 (cuBLAS), torchlet beside torch;
  6. the NN kernels (softmax / log_softmax backward, layer_norm forward and
     forward + backward) and cumsum on 8192 x 4096 float32: against torchlet's CPU
-    kernels and timed beside torch.
+    kernels and timed beside torch;
+ 7. the seeds' Transformer block (examples/seed_workloads.py, B=8 T=128 D=256
+    H=4), cross_entropy over 4096 x 1000 logits and an embedding of 32768 x 512,
+    each forward + backward in float32: the output and every gradient against
+    torchlet's CPU run and torch's CUDA run, timed beside torch.
 
     python scripts/gpu_check.py [--dry-run] [--out DIR] [--numel N]
 
@@ -222,6 +226,15 @@ def reduction_and_gemm_timings(report: dict, dry: bool, numel: int, n: int = 409
         t["torch"] = f"failed: {type(e).__name__}: {e}"
 
 
+def _torch():
+    """PyTorch when installed, else None"""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
 def _nn_cases() -> dict:
     """name -> fn(lib, dev, arrays) returning a no-argument callable that runs
     the operator once and returns its result; lib is torchlet or torch (same
@@ -289,10 +302,7 @@ def nn_kernel_checks(report: dict, dry: bool, rows: int = 8192, cols: int = 4096
         return
     import torchlet as tl
 
-    try:
-        import torch
-    except ImportError:
-        torch = None
+    torch = _torch()
     for name, case in _nn_cases().items():
         r = t[name] = {}
         arrays = _nn_inputs(name, rows, cols)
@@ -307,6 +317,82 @@ def nn_kernel_checks(report: dict, dry: bool, rows: int = 8192, cols: int = 4096
         if torch is not None:
             try:
                 r["torch_ms"] = _median_ms(case(torch, "cuda", arrays), torch.cuda.synchronize)
+            except Exception as e:
+                r["torch"] = f"failed: {type(e).__name__}: {e}"
+
+
+def _block_cases(sizes: dict, ce: tuple, emb: tuple) -> dict:
+    """name -> (numpy inputs, fn(lib, F, *leaves) -> output); leaves of a
+    floating dtype require grad, the backward takes a fixed random gradient"""
+    import numpy as np
+
+    sys.path.insert(0, str(ROOT / "examples"))
+    import seed_workloads as S
+
+    rng = np.random.default_rng(0)
+    block = S.make_inputs("transformer", sizes, rng)[:-1]
+    logits = rng.standard_normal(ce).astype(np.float32)
+    target = rng.integers(0, ce[1], ce[0])
+    target[::7] = -100                                     # ignored rows
+    weight = rng.standard_normal(emb).astype(np.float32)
+    ids = rng.integers(0, emb[0], (emb[0] // 4,))
+    return {
+        "transformer_block": (block, lambda lib, F, *a: S.forward("transformer", lib, F, a, sizes)),
+        "cross_entropy": ([logits, target], lambda lib, F, x, t: F.cross_entropy(x, t)),
+        "embedding": ([weight, ids], lambda lib, F, w, i: F.embedding(i, w)),
+    }
+
+
+def _fwd_bwd(lib, dev, arrays, fn):
+    """output and leaf gradients (numpy) of fn on `dev`, and a no-argument
+    callable that reruns forward + backward"""
+    import numpy as np
+
+    leaves = [lib.from_numpy(np.ascontiguousarray(a)).to(dev) for a in arrays]
+    for t in leaves:
+        if t.dtype.is_floating_point:
+            t.requires_grad_()
+    y = fn(lib, lib.nn.functional, *leaves)
+    g = lib.from_numpy(np.random.default_rng(1).standard_normal(tuple(y.shape)).astype(np.float32)).to(dev)
+
+    def run():
+        for t in leaves:
+            t.grad = None
+        fn(lib, lib.nn.functional, *leaves).backward(g)
+    run()
+    got = [y.detach().cpu().numpy()] + [t.grad.cpu().numpy() for t in leaves if t.dtype.is_floating_point]
+    return got, run
+
+
+def block_checks(report: dict, dry: bool, sizes: dict | None = None, ce: tuple = (4096, 1000),
+                 emb: tuple = (32768, 512), reps: int = 20) -> None:
+    """forward + backward on the device: output and gradients against
+    torchlet's CPU run and torch's CUDA run (max abs difference over all of
+    them), torchlet timed beside torch"""
+    t = report["blocks"] = {}
+    if dry:
+        t["status"] = "skipped (dry run)"
+        return
+    import torchlet as tl
+
+    torch = _torch()
+    sizes = sizes or {"B": 8, "T": 128, "D": 256, "H": 4}
+    for name, (arrays, fn) in _block_cases(sizes, ce, emb).items():
+        r = t[name] = {}
+        try:
+            want, _ = _fwd_bwd(tl, "cpu", arrays, fn)
+            got, run = _fwd_bwd(tl, "cuda", arrays, fn)
+            r["max_abs_diff_vs_cpu"] = max(float(abs(a - b).max()) if a.size else 0.0 for a, b in zip(got, want))
+            r["torchlet_ms"] = _median_ms(run, tl.cuda.synchronize, reps)
+        except Exception as e:
+            r["torchlet"] = f"failed: {type(e).__name__}: {e}"
+            continue
+        if torch is not None and torch.cuda.is_available():
+            try:
+                ref, trun = _fwd_bwd(torch, "cuda", arrays, fn)
+                r["max_abs_diff_vs_torch"] = max(float(abs(a - b).max()) if a.size else 0.0 for a, b in zip(got, ref))
+                r["torch_ms"] = _median_ms(trun, torch.cuda.synchronize, reps)
+                r["torch_over_torchlet"] = r["torch_ms"] / r["torchlet_ms"]
             except Exception as e:
                 r["torch"] = f"failed: {type(e).__name__}: {e}"
 
@@ -335,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     for step in (lambda: versions(report), lambda: cache_load(report, a.dry_run),
                  lambda: run_tests(report, a.dry_run), lambda: timings(report, a.dry_run, a.numel),
                  lambda: reduction_and_gemm_timings(report, a.dry_run, a.numel),
-                 lambda: nn_kernel_checks(report, a.dry_run)):
+                 lambda: nn_kernel_checks(report, a.dry_run), lambda: block_checks(report, a.dry_run)):
         try:
             step()
         except Exception as e:

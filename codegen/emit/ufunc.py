@@ -344,6 +344,7 @@ def _structured_args(f: NativeFunction, errors: list[Diagnostic]) -> tuple[list[
 def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
     from .ufunc_cuda import render_copy_program, render_cuda, render_params_header  # it imports our dtype tables
     from .reduce_cuda import render_reduce_program
+    from .index_cuda import render_index_program
 
     m = ctx.model
     formulas = read_formulas()
@@ -435,6 +436,7 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
         files.update(render_params_header(ctx))
         files.update(render_copy_program(ctx, errors))
         files.update(render_reduce_program(ctx))
+        files.update(render_index_program(ctx))
     if errors:
         raise CodegenError(errors)
     return files

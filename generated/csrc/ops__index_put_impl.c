@@ -225,6 +225,10 @@ int tl_ops_register__index_put_impl(void) {
     else if (tl_op_register_kernel(tl_ops__index_put_impl__op, TL_KEY_CPU, (void *)tl_native__index_put_impl_, tl_ops__index_put_impl__boxed, NULL,
                                    "tl_native__index_put_impl_ registered at generated/csrc/ops__index_put_impl.c") < 0)
         return -1;
+    if (!(TL_KERNEL_MISSING(tl_native__index_put_impl_cuda_)) &&  /* registered when defined (a CUDA-only kernel) */
+        tl_op_register_kernel(tl_ops__index_put_impl__op, TL_KEY_CUDA, (void *)tl_native__index_put_impl_cuda_, tl_ops__index_put_impl__boxed, NULL,
+                              "tl_native__index_put_impl_cuda_ registered at generated/csrc/ops__index_put_impl.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_native__index_put_impl_))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::_index_put_impl_", "Meta", "tl_native__index_put_impl_");
     else if (tl_op_register_kernel(tl_ops__index_put_impl__op, TL_KEY_META, (void *)tl_native__index_put_impl_, tl_ops__index_put_impl__boxed, NULL,

@@ -80,6 +80,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_cat, then tl_impl_cat_out_cuda */
+static tl_tensor *tl_structured_cat_CUDA(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_cat(&s_, tensors, tensors_len, dim) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_cat_out_cuda(&s_, tensors, tensors_len, dim, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_cat only (no data) */
 static tl_tensor *tl_structured_cat_Meta(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim) {
     (void)ks;
@@ -165,6 +178,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_cat, then tl_impl_cat_out_cuda */
+static tl_tensor *tl_structured_cat_out_CUDA(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_cat(&s_, tensors, tensors_len, dim) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_cat_out_cuda(&s_, tensors, tensors_len, dim, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_cat only (no data) */
 static tl_tensor *tl_structured_cat_out_Meta(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out) {
     (void)ks;
@@ -188,6 +215,11 @@ int tl_ops_register_cat(void) {
     else if (tl_op_register_kernel(tl_ops_cat_op, TL_KEY_CPU, (void *)tl_structured_cat_CPU, tl_ops_cat_boxed, NULL,
                                    "tl_structured_cat_CPU registered at generated/csrc/ops_cat.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_cat) || TL_KERNEL_MISSING(tl_impl_cat_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::cat", "CUDA", "tl_meta_cat, tl_impl_cat_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_cat_op, TL_KEY_CUDA, (void *)tl_structured_cat_CUDA, tl_ops_cat_boxed, NULL,
+                                   "tl_structured_cat_CUDA registered at generated/csrc/ops_cat.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_cat))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::cat", "Meta", "tl_meta_cat");
     else if (tl_op_register_kernel(tl_ops_cat_op, TL_KEY_META, (void *)tl_structured_cat_Meta, tl_ops_cat_boxed, NULL,
@@ -199,6 +231,11 @@ int tl_ops_register_cat(void) {
         tl_glue_note_missing("aten::cat.out", "CPU", "tl_meta_cat, tl_impl_cat_out_cpu");
     else if (tl_op_register_kernel(tl_ops_cat_out_op, TL_KEY_CPU, (void *)tl_structured_cat_out_CPU, tl_ops_cat_out_boxed, NULL,
                                    "tl_structured_cat_out_CPU registered at generated/csrc/ops_cat.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_cat) || TL_KERNEL_MISSING(tl_impl_cat_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::cat.out", "CUDA", "tl_meta_cat, tl_impl_cat_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_cat_out_op, TL_KEY_CUDA, (void *)tl_structured_cat_out_CUDA, tl_ops_cat_out_boxed, NULL,
+                                   "tl_structured_cat_out_CUDA registered at generated/csrc/ops_cat.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_cat))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::cat.out", "Meta", "tl_meta_cat");

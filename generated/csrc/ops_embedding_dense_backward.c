@@ -86,5 +86,9 @@ int tl_ops_register_embedding_dense_backward(void) {
     else if (tl_op_register_kernel(tl_ops_embedding_dense_backward_op, TL_KEY_CPU, (void *)tl_native_embedding_dense_backward_cpu, tl_ops_embedding_dense_backward_boxed, NULL,
                                    "tl_native_embedding_dense_backward_cpu registered at generated/csrc/ops_embedding_dense_backward.c") < 0)
         return -1;
+    if (!(TL_KERNEL_MISSING(tl_native_embedding_dense_backward_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
+        tl_op_register_kernel(tl_ops_embedding_dense_backward_op, TL_KEY_CUDA, (void *)tl_native_embedding_dense_backward_cuda, tl_ops_embedding_dense_backward_boxed, NULL,
+                              "tl_native_embedding_dense_backward_cuda registered at generated/csrc/ops_embedding_dense_backward.c") < 0)
+        return -1;
     return 0;
 }

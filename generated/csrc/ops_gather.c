@@ -92,6 +92,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_gather, then tl_impl_gather_out_cuda */
+static tl_tensor *tl_structured_gather_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_gather(&s_, self, dim, index, sparse_grad) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_gather_out_cuda(&s_, self, dim, index, sparse_grad, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_gather only (no data) */
 static tl_tensor *tl_structured_gather_out_Meta(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad, tl_tensor *out) {
     (void)ks;
@@ -180,6 +194,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_gather, then tl_impl_gather_out_cuda */
+static tl_tensor *tl_structured_gather_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_gather(&s_, self, dim, index, sparse_grad) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_gather_out_cuda(&s_, self, dim, index, sparse_grad, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_gather only (no data) */
 static tl_tensor *tl_structured_gather_Meta(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad) {
     (void)ks;
@@ -202,6 +229,11 @@ int tl_ops_register_gather(void) {
     else if (tl_op_register_kernel(tl_ops_gather_out_op, TL_KEY_CPU, (void *)tl_structured_gather_out_CPU, tl_ops_gather_out_boxed, NULL,
                                    "tl_structured_gather_out_CPU registered at generated/csrc/ops_gather.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_gather) || TL_KERNEL_MISSING(tl_impl_gather_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::gather.out", "CUDA", "tl_meta_gather, tl_impl_gather_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_gather_out_op, TL_KEY_CUDA, (void *)tl_structured_gather_out_CUDA, tl_ops_gather_out_boxed, NULL,
+                                   "tl_structured_gather_out_CUDA registered at generated/csrc/ops_gather.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_gather))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::gather.out", "Meta", "tl_meta_gather");
     else if (tl_op_register_kernel(tl_ops_gather_out_op, TL_KEY_META, (void *)tl_structured_gather_out_Meta, tl_ops_gather_out_boxed, NULL,
@@ -213,6 +245,11 @@ int tl_ops_register_gather(void) {
         tl_glue_note_missing("aten::gather", "CPU", "tl_meta_gather, tl_impl_gather_out");
     else if (tl_op_register_kernel(tl_ops_gather_op, TL_KEY_CPU, (void *)tl_structured_gather_CPU, tl_ops_gather_boxed, NULL,
                                    "tl_structured_gather_CPU registered at generated/csrc/ops_gather.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_gather) || TL_KERNEL_MISSING(tl_impl_gather_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::gather", "CUDA", "tl_meta_gather, tl_impl_gather_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_gather_op, TL_KEY_CUDA, (void *)tl_structured_gather_CUDA, tl_ops_gather_boxed, NULL,
+                                   "tl_structured_gather_CUDA registered at generated/csrc/ops_gather.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_gather))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::gather", "Meta", "tl_meta_gather");

@@ -138,6 +138,10 @@ int tl_ops_register_index(void) {
     else if (tl_op_register_kernel(tl_ops_index_Tensor_op, TL_KEY_CPU, (void *)tl_native_index_cpu, tl_ops_index_Tensor_boxed, NULL,
                                    "tl_native_index_cpu registered at generated/csrc/ops_index.c") < 0)
         return -1;
+    if (!(TL_KERNEL_MISSING(tl_native_index_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
+        tl_op_register_kernel(tl_ops_index_Tensor_op, TL_KEY_CUDA, (void *)tl_native_index_cuda, tl_ops_index_Tensor_boxed, NULL,
+                              "tl_native_index_cuda registered at generated/csrc/ops_index.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_native_index_cpu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::index.Tensor", "Meta", "tl_native_index_cpu");
     else if (tl_op_register_kernel(tl_ops_index_Tensor_op, TL_KEY_META, (void *)tl_native_index_cpu, tl_ops_index_Tensor_boxed, NULL,

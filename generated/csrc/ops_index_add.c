@@ -97,6 +97,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_index_add, then tl_impl_index_add_cuda_out */
+static tl_tensor *tl_structured_index_add_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_index_add(&s_, self, dim, index, source, alpha) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_index_add_cuda_out(&s_, self, dim, index, source, alpha, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_index_add only (no data) */
 static tl_tensor *tl_structured_index_add_out_Meta(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha, tl_tensor *out) {
     (void)ks;
@@ -184,6 +198,20 @@ static tl_tensor *tl_structured_index_add__CPU(tl_keyset ks, tl_tensor *self, in
     if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
     if (tl_meta_index_add(&s_, self, dim, index, source, alpha) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_index_add_cpu_out(&s_, self, dim, index, source, alpha, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_index_add, then tl_impl_index_add_cuda_out */
+static tl_tensor *tl_structured_index_add__CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_index_add(&s_, self, dim, index, source, alpha) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_index_add_cuda_out(&s_, self, dim, index, source, alpha, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -282,6 +310,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_index_add, then tl_impl_index_add_cuda_out */
+static tl_tensor *tl_structured_index_add_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_index_add(&s_, self, dim, index, source, alpha) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_index_add_cuda_out(&s_, self, dim, index, source, alpha, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_index_add only (no data) */
 static tl_tensor *tl_structured_index_add_Meta(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha) {
     (void)ks;
@@ -304,6 +345,11 @@ int tl_ops_register_index_add(void) {
     else if (tl_op_register_kernel(tl_ops_index_add_out_op, TL_KEY_CPU, (void *)tl_structured_index_add_out_CPU, tl_ops_index_add_out_boxed, NULL,
                                    "tl_structured_index_add_out_CPU registered at generated/csrc/ops_index_add.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_index_add) || TL_KERNEL_MISSING(tl_impl_index_add_cuda_out))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::index_add.out", "CUDA", "tl_meta_index_add, tl_impl_index_add_cuda_out");
+    else if (tl_op_register_kernel(tl_ops_index_add_out_op, TL_KEY_CUDA, (void *)tl_structured_index_add_out_CUDA, tl_ops_index_add_out_boxed, NULL,
+                                   "tl_structured_index_add_out_CUDA registered at generated/csrc/ops_index_add.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_index_add))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::index_add.out", "Meta", "tl_meta_index_add");
     else if (tl_op_register_kernel(tl_ops_index_add_out_op, TL_KEY_META, (void *)tl_structured_index_add_out_Meta, tl_ops_index_add_out_boxed, NULL,
@@ -316,6 +362,11 @@ int tl_ops_register_index_add(void) {
     else if (tl_op_register_kernel(tl_ops_index_add__op, TL_KEY_CPU, (void *)tl_structured_index_add__CPU, tl_ops_index_add__boxed, NULL,
                                    "tl_structured_index_add__CPU registered at generated/csrc/ops_index_add.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_index_add) || TL_KERNEL_MISSING(tl_impl_index_add_cuda_out))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::index_add_", "CUDA", "tl_meta_index_add, tl_impl_index_add_cuda_out");
+    else if (tl_op_register_kernel(tl_ops_index_add__op, TL_KEY_CUDA, (void *)tl_structured_index_add__CUDA, tl_ops_index_add__boxed, NULL,
+                                   "tl_structured_index_add__CUDA registered at generated/csrc/ops_index_add.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_index_add))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::index_add_", "Meta", "tl_meta_index_add");
     else if (tl_op_register_kernel(tl_ops_index_add__op, TL_KEY_META, (void *)tl_structured_index_add__Meta, tl_ops_index_add__boxed, NULL,
@@ -327,6 +378,11 @@ int tl_ops_register_index_add(void) {
         tl_glue_note_missing("aten::index_add", "CPU", "tl_meta_index_add, tl_impl_index_add_cpu_out");
     else if (tl_op_register_kernel(tl_ops_index_add_op, TL_KEY_CPU, (void *)tl_structured_index_add_CPU, tl_ops_index_add_boxed, NULL,
                                    "tl_structured_index_add_CPU registered at generated/csrc/ops_index_add.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_index_add) || TL_KERNEL_MISSING(tl_impl_index_add_cuda_out))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::index_add", "CUDA", "tl_meta_index_add, tl_impl_index_add_cuda_out");
+    else if (tl_op_register_kernel(tl_ops_index_add_op, TL_KEY_CUDA, (void *)tl_structured_index_add_CUDA, tl_ops_index_add_boxed, NULL,
+                                   "tl_structured_index_add_CUDA registered at generated/csrc/ops_index_add.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_index_add))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::index_add", "Meta", "tl_meta_index_add");

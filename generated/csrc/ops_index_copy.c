@@ -94,6 +94,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_index_copy, then tl_impl_index_copy_out_cuda */
+static tl_tensor *tl_structured_index_copy_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_index_copy(&s_, self, dim, index, source) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_index_copy_out_cuda(&s_, self, dim, index, source, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_index_copy only (no data) */
 static tl_tensor *tl_structured_index_copy_out_Meta(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_tensor *out) {
     (void)ks;
@@ -178,6 +192,20 @@ static tl_tensor *tl_structured_index_copy__CPU(tl_keyset ks, tl_tensor *self, i
     if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
     if (tl_meta_index_copy(&s_, self, dim, index, source) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_index_copy_out(&s_, self, dim, index, source, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_index_copy, then tl_impl_index_copy_out_cuda */
+static tl_tensor *tl_structured_index_copy__CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_index_copy(&s_, self, dim, index, source) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_index_copy_out_cuda(&s_, self, dim, index, source, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -273,6 +301,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_index_copy, then tl_impl_index_copy_out_cuda */
+static tl_tensor *tl_structured_index_copy_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_index_copy(&s_, self, dim, index, source) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_index_copy_out_cuda(&s_, self, dim, index, source, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_index_copy only (no data) */
 static tl_tensor *tl_structured_index_copy_Meta(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source) {
     (void)ks;
@@ -295,6 +336,11 @@ int tl_ops_register_index_copy(void) {
     else if (tl_op_register_kernel(tl_ops_index_copy_out_op, TL_KEY_CPU, (void *)tl_structured_index_copy_out_CPU, tl_ops_index_copy_out_boxed, NULL,
                                    "tl_structured_index_copy_out_CPU registered at generated/csrc/ops_index_copy.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_index_copy) || TL_KERNEL_MISSING(tl_impl_index_copy_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::index_copy.out", "CUDA", "tl_meta_index_copy, tl_impl_index_copy_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_index_copy_out_op, TL_KEY_CUDA, (void *)tl_structured_index_copy_out_CUDA, tl_ops_index_copy_out_boxed, NULL,
+                                   "tl_structured_index_copy_out_CUDA registered at generated/csrc/ops_index_copy.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_index_copy))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::index_copy.out", "Meta", "tl_meta_index_copy");
     else if (tl_op_register_kernel(tl_ops_index_copy_out_op, TL_KEY_META, (void *)tl_structured_index_copy_out_Meta, tl_ops_index_copy_out_boxed, NULL,
@@ -307,6 +353,11 @@ int tl_ops_register_index_copy(void) {
     else if (tl_op_register_kernel(tl_ops_index_copy__op, TL_KEY_CPU, (void *)tl_structured_index_copy__CPU, tl_ops_index_copy__boxed, NULL,
                                    "tl_structured_index_copy__CPU registered at generated/csrc/ops_index_copy.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_index_copy) || TL_KERNEL_MISSING(tl_impl_index_copy_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::index_copy_", "CUDA", "tl_meta_index_copy, tl_impl_index_copy_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_index_copy__op, TL_KEY_CUDA, (void *)tl_structured_index_copy__CUDA, tl_ops_index_copy__boxed, NULL,
+                                   "tl_structured_index_copy__CUDA registered at generated/csrc/ops_index_copy.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_index_copy))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::index_copy_", "Meta", "tl_meta_index_copy");
     else if (tl_op_register_kernel(tl_ops_index_copy__op, TL_KEY_META, (void *)tl_structured_index_copy__Meta, tl_ops_index_copy__boxed, NULL,
@@ -318,6 +369,11 @@ int tl_ops_register_index_copy(void) {
         tl_glue_note_missing("aten::index_copy", "CPU", "tl_meta_index_copy, tl_impl_index_copy_out");
     else if (tl_op_register_kernel(tl_ops_index_copy_op, TL_KEY_CPU, (void *)tl_structured_index_copy_CPU, tl_ops_index_copy_boxed, NULL,
                                    "tl_structured_index_copy_CPU registered at generated/csrc/ops_index_copy.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_index_copy) || TL_KERNEL_MISSING(tl_impl_index_copy_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::index_copy", "CUDA", "tl_meta_index_copy, tl_impl_index_copy_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_index_copy_op, TL_KEY_CUDA, (void *)tl_structured_index_copy_CUDA, tl_ops_index_copy_boxed, NULL,
+                                   "tl_structured_index_copy_CUDA registered at generated/csrc/ops_index_copy.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_index_copy))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::index_copy", "Meta", "tl_meta_index_copy");

@@ -146,6 +146,10 @@ int tl_ops_register_index_fill(void) {
     else if (tl_op_register_kernel(tl_ops_index_fill__int_Scalar_op, TL_KEY_CPU, (void *)tl_native_index_fill__scalar, tl_ops_index_fill__int_Scalar_boxed, NULL,
                                    "tl_native_index_fill__scalar registered at generated/csrc/ops_index_fill.c") < 0)
         return -1;
+    if (!(TL_KERNEL_MISSING(tl_native_index_fill__scalar_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
+        tl_op_register_kernel(tl_ops_index_fill__int_Scalar_op, TL_KEY_CUDA, (void *)tl_native_index_fill__scalar_cuda, tl_ops_index_fill__int_Scalar_boxed, NULL,
+                              "tl_native_index_fill__scalar_cuda registered at generated/csrc/ops_index_fill.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_native_index_fill__scalar))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::index_fill_.int_Scalar", "Meta", "tl_native_index_fill__scalar");
     else if (tl_op_register_kernel(tl_ops_index_fill__int_Scalar_op, TL_KEY_META, (void *)tl_native_index_fill__scalar, tl_ops_index_fill__int_Scalar_boxed, NULL,

@@ -144,6 +144,10 @@ int tl_ops_register_index_select(void) {
     else if (tl_op_register_kernel(tl_ops_index_select_out_op, TL_KEY_CPU, (void *)tl_native_index_select_out_cpu, tl_ops_index_select_out_boxed, NULL,
                                    "tl_native_index_select_out_cpu registered at generated/csrc/ops_index_select.c") < 0)
         return -1;
+    if (!(TL_KERNEL_MISSING(tl_native_index_select_out_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
+        tl_op_register_kernel(tl_ops_index_select_out_op, TL_KEY_CUDA, (void *)tl_native_index_select_out_cuda, tl_ops_index_select_out_boxed, NULL,
+                              "tl_native_index_select_out_cuda registered at generated/csrc/ops_index_select.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_native_index_select_out_cpu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::index_select.out", "Meta", "tl_native_index_select_out_cpu");
     else if (tl_op_register_kernel(tl_ops_index_select_out_op, TL_KEY_META, (void *)tl_native_index_select_out_cpu, tl_ops_index_select_out_boxed, NULL,
@@ -155,6 +159,10 @@ int tl_ops_register_index_select(void) {
         tl_glue_note_missing("aten::index_select", "CPU", "tl_native_index_select_cpu");
     else if (tl_op_register_kernel(tl_ops_index_select_op, TL_KEY_CPU, (void *)tl_native_index_select_cpu, tl_ops_index_select_boxed, NULL,
                                    "tl_native_index_select_cpu registered at generated/csrc/ops_index_select.c") < 0)
+        return -1;
+    if (!(TL_KERNEL_MISSING(tl_native_index_select_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
+        tl_op_register_kernel(tl_ops_index_select_op, TL_KEY_CUDA, (void *)tl_native_index_select_cuda, tl_ops_index_select_boxed, NULL,
+                              "tl_native_index_select_cuda registered at generated/csrc/ops_index_select.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_native_index_select_cpu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::index_select", "Meta", "tl_native_index_select_cpu");

@@ -262,6 +262,10 @@ int tl_ops_register_masked_fill(void) {
     else if (tl_op_register_kernel(tl_ops_masked_fill__Scalar_op, TL_KEY_CPU, (void *)tl_native_masked_fill__scalar_cpu, tl_ops_masked_fill__Scalar_boxed, NULL,
                                    "tl_native_masked_fill__scalar_cpu registered at generated/csrc/ops_masked_fill.c") < 0)
         return -1;
+    if (!(TL_KERNEL_MISSING(tl_native_masked_fill__scalar_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
+        tl_op_register_kernel(tl_ops_masked_fill__Scalar_op, TL_KEY_CUDA, (void *)tl_native_masked_fill__scalar_cuda, tl_ops_masked_fill__Scalar_boxed, NULL,
+                              "tl_native_masked_fill__scalar_cuda registered at generated/csrc/ops_masked_fill.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_native_masked_fill__scalar_cpu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::masked_fill_.Scalar", "Meta", "tl_native_masked_fill__scalar_cpu");
     else if (tl_op_register_kernel(tl_ops_masked_fill__Scalar_op, TL_KEY_META, (void *)tl_native_masked_fill__scalar_cpu, tl_ops_masked_fill__Scalar_boxed, NULL,
@@ -280,6 +284,10 @@ int tl_ops_register_masked_fill(void) {
         tl_glue_note_missing("aten::masked_fill_.Tensor", "CPU", "tl_native_masked_fill__tensor_cpu");
     else if (tl_op_register_kernel(tl_ops_masked_fill__Tensor_op, TL_KEY_CPU, (void *)tl_native_masked_fill__tensor_cpu, tl_ops_masked_fill__Tensor_boxed, NULL,
                                    "tl_native_masked_fill__tensor_cpu registered at generated/csrc/ops_masked_fill.c") < 0)
+        return -1;
+    if (!(TL_KERNEL_MISSING(tl_native_masked_fill__tensor_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
+        tl_op_register_kernel(tl_ops_masked_fill__Tensor_op, TL_KEY_CUDA, (void *)tl_native_masked_fill__tensor_cuda, tl_ops_masked_fill__Tensor_boxed, NULL,
+                              "tl_native_masked_fill__tensor_cuda registered at generated/csrc/ops_masked_fill.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_native_masked_fill__tensor_cpu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::masked_fill_.Tensor", "Meta", "tl_native_masked_fill__tensor_cpu");

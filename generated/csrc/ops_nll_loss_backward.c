@@ -104,6 +104,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_nll_loss_backward, then tl_impl_nll_loss_backward_out_cuda */
+static tl_tensor *tl_structured_nll_loss_backward_grad_input_CUDA(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight, tl_tensor *grad_input) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, grad_input) != 0) goto fail;
+    if (tl_meta_nll_loss_backward(&s_, grad_output, self, target, weight, reduction, ignore_index, total_weight) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_nll_loss_backward_out_cuda(&s_, grad_output, self, target, weight, reduction, ignore_index, total_weight, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_nll_loss_backward only (no data) */
 static tl_tensor *tl_structured_nll_loss_backward_grad_input_Meta(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight, tl_tensor *grad_input) {
     (void)ks;
@@ -204,6 +218,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_nll_loss_backward, then tl_impl_nll_loss_backward_out_cuda */
+static tl_tensor *tl_structured_nll_loss_backward_CUDA(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_nll_loss_backward(&s_, grad_output, self, target, weight, reduction, ignore_index, total_weight) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_nll_loss_backward_out_cuda(&s_, grad_output, self, target, weight, reduction, ignore_index, total_weight, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_nll_loss_backward only (no data) */
 static tl_tensor *tl_structured_nll_loss_backward_Meta(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight) {
     (void)ks;
@@ -226,6 +253,11 @@ int tl_ops_register_nll_loss_backward(void) {
     else if (tl_op_register_kernel(tl_ops_nll_loss_backward_grad_input_op, TL_KEY_CPU, (void *)tl_structured_nll_loss_backward_grad_input_CPU, tl_ops_nll_loss_backward_grad_input_boxed, NULL,
                                    "tl_structured_nll_loss_backward_grad_input_CPU registered at generated/csrc/ops_nll_loss_backward.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_nll_loss_backward) || TL_KERNEL_MISSING(tl_impl_nll_loss_backward_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::nll_loss_backward.grad_input", "CUDA", "tl_meta_nll_loss_backward, tl_impl_nll_loss_backward_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_nll_loss_backward_grad_input_op, TL_KEY_CUDA, (void *)tl_structured_nll_loss_backward_grad_input_CUDA, tl_ops_nll_loss_backward_grad_input_boxed, NULL,
+                                   "tl_structured_nll_loss_backward_grad_input_CUDA registered at generated/csrc/ops_nll_loss_backward.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_nll_loss_backward))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::nll_loss_backward.grad_input", "Meta", "tl_meta_nll_loss_backward");
     else if (tl_op_register_kernel(tl_ops_nll_loss_backward_grad_input_op, TL_KEY_META, (void *)tl_structured_nll_loss_backward_grad_input_Meta, tl_ops_nll_loss_backward_grad_input_boxed, NULL,
@@ -237,6 +269,11 @@ int tl_ops_register_nll_loss_backward(void) {
         tl_glue_note_missing("aten::nll_loss_backward", "CPU", "tl_meta_nll_loss_backward, tl_impl_nll_loss_backward_out_cpu");
     else if (tl_op_register_kernel(tl_ops_nll_loss_backward_op, TL_KEY_CPU, (void *)tl_structured_nll_loss_backward_CPU, tl_ops_nll_loss_backward_boxed, NULL,
                                    "tl_structured_nll_loss_backward_CPU registered at generated/csrc/ops_nll_loss_backward.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_nll_loss_backward) || TL_KERNEL_MISSING(tl_impl_nll_loss_backward_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::nll_loss_backward", "CUDA", "tl_meta_nll_loss_backward, tl_impl_nll_loss_backward_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_nll_loss_backward_op, TL_KEY_CUDA, (void *)tl_structured_nll_loss_backward_CUDA, tl_ops_nll_loss_backward_boxed, NULL,
+                                   "tl_structured_nll_loss_backward_CUDA registered at generated/csrc/ops_nll_loss_backward.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_nll_loss_backward))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::nll_loss_backward", "Meta", "tl_meta_nll_loss_backward");

@@ -164,6 +164,10 @@ int tl_ops_register_nll_loss_forward(void) {
     else if (tl_op_register_kernel(tl_ops_nll_loss_forward_op, TL_KEY_CPU, (void *)tl_native_nll_loss_forward_cpu, tl_ops_nll_loss_forward_boxed, NULL,
                                    "tl_native_nll_loss_forward_cpu registered at generated/csrc/ops_nll_loss_forward.c") < 0)
         return -1;
+    if (!(TL_KERNEL_MISSING(tl_native_nll_loss_forward_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
+        tl_op_register_kernel(tl_ops_nll_loss_forward_op, TL_KEY_CUDA, (void *)tl_native_nll_loss_forward_cuda, tl_ops_nll_loss_forward_boxed, NULL,
+                              "tl_native_nll_loss_forward_cuda registered at generated/csrc/ops_nll_loss_forward.c") < 0)
+        return -1;
     tl_ops_nll_loss_forward_output_op = tl_op_define("aten::nll_loss_forward.output", "nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))");
     if (!tl_ops_nll_loss_forward_output_op) return -1;
     if (TL_KERNEL_MISSING(tl_native_nll_loss_forward_out_cpu))  /* a hand-written kernel is missing: no CPU kernel */

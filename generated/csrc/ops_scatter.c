@@ -98,6 +98,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_scatter_src, then tl_impl_scatter_src_out_cuda */
+static tl_tensor *tl_structured_scatter_src_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_scatter_src(&s_, self, dim, index, src) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_scatter_src_out_cuda(&s_, self, dim, index, src, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_scatter_src only (no data) */
 static tl_tensor *tl_structured_scatter_src_Meta(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src) {
     (void)ks;
@@ -181,6 +194,20 @@ static tl_tensor *tl_structured_scatter__src_CPU(tl_keyset ks, tl_tensor *self, 
     if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
     if (tl_meta_scatter_src(&s_, self, dim, index, src) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_scatter_src_out(&s_, self, dim, index, src, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_scatter_src, then tl_impl_scatter_src_out_cuda */
+static tl_tensor *tl_structured_scatter__src_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_scatter_src(&s_, self, dim, index, src) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_scatter_src_out_cuda(&s_, self, dim, index, src, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -281,6 +308,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_scatter_src, then tl_impl_scatter_src_out_cuda */
+static tl_tensor *tl_structured_scatter_src_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_scatter_src(&s_, self, dim, index, src) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_scatter_src_out_cuda(&s_, self, dim, index, src, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_scatter_src only (no data) */
 static tl_tensor *tl_structured_scatter_src_out_Meta(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out) {
     (void)ks;
@@ -363,6 +404,19 @@ static tl_tensor *tl_structured_scatter_value_CPU(tl_keyset ks, tl_tensor *self,
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_scatter_value(&s_, self, dim, index, value) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_scatter_value_out(&s_, self, dim, index, value, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_scatter_value, then tl_impl_scatter_value_out_cuda */
+static tl_tensor *tl_structured_scatter_value_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_scatter_value(&s_, self, dim, index, value) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_scatter_value_out_cuda(&s_, self, dim, index, value, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -457,6 +511,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_scatter_value, then tl_impl_scatter_value_out_cuda */
+static tl_tensor *tl_structured_scatter__value_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_scatter_value(&s_, self, dim, index, value) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_scatter_value_out_cuda(&s_, self, dim, index, value, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_scatter_value only (no data) */
 static tl_tensor *tl_structured_scatter__value_Meta(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value) {
     (void)ks;
@@ -544,6 +612,20 @@ static tl_tensor *tl_structured_scatter_value_out_CPU(tl_keyset ks, tl_tensor *s
     if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
     if (tl_meta_scatter_value(&s_, self, dim, index, value) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_scatter_value_out(&s_, self, dim, index, value, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_scatter_value, then tl_impl_scatter_value_out_cuda */
+static tl_tensor *tl_structured_scatter_value_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_scatter_value(&s_, self, dim, index, value) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_scatter_value_out_cuda(&s_, self, dim, index, value, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -1138,6 +1220,11 @@ int tl_ops_register_scatter(void) {
     else if (tl_op_register_kernel(tl_ops_scatter_src_op, TL_KEY_CPU, (void *)tl_structured_scatter_src_CPU, tl_ops_scatter_src_boxed, NULL,
                                    "tl_structured_scatter_src_CPU registered at generated/csrc/ops_scatter.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_scatter_src) || TL_KERNEL_MISSING(tl_impl_scatter_src_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::scatter.src", "CUDA", "tl_meta_scatter_src, tl_impl_scatter_src_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_scatter_src_op, TL_KEY_CUDA, (void *)tl_structured_scatter_src_CUDA, tl_ops_scatter_src_boxed, NULL,
+                                   "tl_structured_scatter_src_CUDA registered at generated/csrc/ops_scatter.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_src))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::scatter.src", "Meta", "tl_meta_scatter_src");
     else if (tl_op_register_kernel(tl_ops_scatter_src_op, TL_KEY_META, (void *)tl_structured_scatter_src_Meta, tl_ops_scatter_src_boxed, NULL,
@@ -1149,6 +1236,11 @@ int tl_ops_register_scatter(void) {
         tl_glue_note_missing("aten::scatter_.src", "CPU", "tl_meta_scatter_src, tl_impl_scatter_src_out");
     else if (tl_op_register_kernel(tl_ops_scatter__src_op, TL_KEY_CPU, (void *)tl_structured_scatter__src_CPU, tl_ops_scatter__src_boxed, NULL,
                                    "tl_structured_scatter__src_CPU registered at generated/csrc/ops_scatter.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_scatter_src) || TL_KERNEL_MISSING(tl_impl_scatter_src_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::scatter_.src", "CUDA", "tl_meta_scatter_src, tl_impl_scatter_src_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_scatter__src_op, TL_KEY_CUDA, (void *)tl_structured_scatter__src_CUDA, tl_ops_scatter__src_boxed, NULL,
+                                   "tl_structured_scatter__src_CUDA registered at generated/csrc/ops_scatter.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_src))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::scatter_.src", "Meta", "tl_meta_scatter_src");
@@ -1162,6 +1254,11 @@ int tl_ops_register_scatter(void) {
     else if (tl_op_register_kernel(tl_ops_scatter_src_out_op, TL_KEY_CPU, (void *)tl_structured_scatter_src_out_CPU, tl_ops_scatter_src_out_boxed, NULL,
                                    "tl_structured_scatter_src_out_CPU registered at generated/csrc/ops_scatter.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_scatter_src) || TL_KERNEL_MISSING(tl_impl_scatter_src_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::scatter.src_out", "CUDA", "tl_meta_scatter_src, tl_impl_scatter_src_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_scatter_src_out_op, TL_KEY_CUDA, (void *)tl_structured_scatter_src_out_CUDA, tl_ops_scatter_src_out_boxed, NULL,
+                                   "tl_structured_scatter_src_out_CUDA registered at generated/csrc/ops_scatter.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_src))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::scatter.src_out", "Meta", "tl_meta_scatter_src");
     else if (tl_op_register_kernel(tl_ops_scatter_src_out_op, TL_KEY_META, (void *)tl_structured_scatter_src_out_Meta, tl_ops_scatter_src_out_boxed, NULL,
@@ -1173,6 +1270,11 @@ int tl_ops_register_scatter(void) {
         tl_glue_note_missing("aten::scatter.value", "CPU", "tl_meta_scatter_value, tl_impl_scatter_value_out");
     else if (tl_op_register_kernel(tl_ops_scatter_value_op, TL_KEY_CPU, (void *)tl_structured_scatter_value_CPU, tl_ops_scatter_value_boxed, NULL,
                                    "tl_structured_scatter_value_CPU registered at generated/csrc/ops_scatter.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_scatter_value) || TL_KERNEL_MISSING(tl_impl_scatter_value_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::scatter.value", "CUDA", "tl_meta_scatter_value, tl_impl_scatter_value_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_scatter_value_op, TL_KEY_CUDA, (void *)tl_structured_scatter_value_CUDA, tl_ops_scatter_value_boxed, NULL,
+                                   "tl_structured_scatter_value_CUDA registered at generated/csrc/ops_scatter.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_value))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::scatter.value", "Meta", "tl_meta_scatter_value");
@@ -1186,6 +1288,11 @@ int tl_ops_register_scatter(void) {
     else if (tl_op_register_kernel(tl_ops_scatter__value_op, TL_KEY_CPU, (void *)tl_structured_scatter__value_CPU, tl_ops_scatter__value_boxed, NULL,
                                    "tl_structured_scatter__value_CPU registered at generated/csrc/ops_scatter.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_scatter_value) || TL_KERNEL_MISSING(tl_impl_scatter_value_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::scatter_.value", "CUDA", "tl_meta_scatter_value, tl_impl_scatter_value_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_scatter__value_op, TL_KEY_CUDA, (void *)tl_structured_scatter__value_CUDA, tl_ops_scatter__value_boxed, NULL,
+                                   "tl_structured_scatter__value_CUDA registered at generated/csrc/ops_scatter.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_value))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::scatter_.value", "Meta", "tl_meta_scatter_value");
     else if (tl_op_register_kernel(tl_ops_scatter__value_op, TL_KEY_META, (void *)tl_structured_scatter__value_Meta, tl_ops_scatter__value_boxed, NULL,
@@ -1197,6 +1304,11 @@ int tl_ops_register_scatter(void) {
         tl_glue_note_missing("aten::scatter.value_out", "CPU", "tl_meta_scatter_value, tl_impl_scatter_value_out");
     else if (tl_op_register_kernel(tl_ops_scatter_value_out_op, TL_KEY_CPU, (void *)tl_structured_scatter_value_out_CPU, tl_ops_scatter_value_out_boxed, NULL,
                                    "tl_structured_scatter_value_out_CPU registered at generated/csrc/ops_scatter.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_scatter_value) || TL_KERNEL_MISSING(tl_impl_scatter_value_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::scatter.value_out", "CUDA", "tl_meta_scatter_value, tl_impl_scatter_value_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_scatter_value_out_op, TL_KEY_CUDA, (void *)tl_structured_scatter_value_out_CUDA, tl_ops_scatter_value_out_boxed, NULL,
+                                   "tl_structured_scatter_value_out_CUDA registered at generated/csrc/ops_scatter.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_value))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::scatter.value_out", "Meta", "tl_meta_scatter_value");

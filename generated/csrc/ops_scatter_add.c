@@ -89,6 +89,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_scatter_add, then tl_impl_scatter_add_cuda */
+static tl_tensor *tl_structured_scatter_add_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_scatter_add(&s_, self, dim, index, src) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_scatter_add_cuda(&s_, self, dim, index, src, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_scatter_add only (no data) */
 static tl_tensor *tl_structured_scatter_add_Meta(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src) {
     (void)ks;
@@ -172,6 +185,20 @@ static tl_tensor *tl_structured_scatter_add__CPU(tl_keyset ks, tl_tensor *self, 
     if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
     if (tl_meta_scatter_add(&s_, self, dim, index, src) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_scatter_add(&s_, self, dim, index, src, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_scatter_add, then tl_impl_scatter_add_cuda */
+static tl_tensor *tl_structured_scatter_add__CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_INPLACE, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, self) != 0) goto fail;
+    if (tl_meta_scatter_add(&s_, self, dim, index, src) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_scatter_add_cuda(&s_, self, dim, index, src, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -272,6 +299,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_scatter_add, then tl_impl_scatter_add_cuda */
+static tl_tensor *tl_structured_scatter_add_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_scatter_add(&s_, self, dim, index, src) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_scatter_add_cuda(&s_, self, dim, index, src, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_scatter_add only (no data) */
 static tl_tensor *tl_structured_scatter_add_out_Meta(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out) {
     (void)ks;
@@ -295,6 +336,11 @@ int tl_ops_register_scatter_add(void) {
     else if (tl_op_register_kernel(tl_ops_scatter_add_op, TL_KEY_CPU, (void *)tl_structured_scatter_add_CPU, tl_ops_scatter_add_boxed, NULL,
                                    "tl_structured_scatter_add_CPU registered at generated/csrc/ops_scatter_add.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_scatter_add) || TL_KERNEL_MISSING(tl_impl_scatter_add_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::scatter_add", "CUDA", "tl_meta_scatter_add, tl_impl_scatter_add_cuda");
+    else if (tl_op_register_kernel(tl_ops_scatter_add_op, TL_KEY_CUDA, (void *)tl_structured_scatter_add_CUDA, tl_ops_scatter_add_boxed, NULL,
+                                   "tl_structured_scatter_add_CUDA registered at generated/csrc/ops_scatter_add.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_add))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::scatter_add", "Meta", "tl_meta_scatter_add");
     else if (tl_op_register_kernel(tl_ops_scatter_add_op, TL_KEY_META, (void *)tl_structured_scatter_add_Meta, tl_ops_scatter_add_boxed, NULL,
@@ -307,6 +353,11 @@ int tl_ops_register_scatter_add(void) {
     else if (tl_op_register_kernel(tl_ops_scatter_add__op, TL_KEY_CPU, (void *)tl_structured_scatter_add__CPU, tl_ops_scatter_add__boxed, NULL,
                                    "tl_structured_scatter_add__CPU registered at generated/csrc/ops_scatter_add.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_scatter_add) || TL_KERNEL_MISSING(tl_impl_scatter_add_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::scatter_add_", "CUDA", "tl_meta_scatter_add, tl_impl_scatter_add_cuda");
+    else if (tl_op_register_kernel(tl_ops_scatter_add__op, TL_KEY_CUDA, (void *)tl_structured_scatter_add__CUDA, tl_ops_scatter_add__boxed, NULL,
+                                   "tl_structured_scatter_add__CUDA registered at generated/csrc/ops_scatter_add.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_add))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::scatter_add_", "Meta", "tl_meta_scatter_add");
     else if (tl_op_register_kernel(tl_ops_scatter_add__op, TL_KEY_META, (void *)tl_structured_scatter_add__Meta, tl_ops_scatter_add__boxed, NULL,
@@ -318,6 +369,11 @@ int tl_ops_register_scatter_add(void) {
         tl_glue_note_missing("aten::scatter_add.out", "CPU", "tl_meta_scatter_add, tl_impl_scatter_add");
     else if (tl_op_register_kernel(tl_ops_scatter_add_out_op, TL_KEY_CPU, (void *)tl_structured_scatter_add_out_CPU, tl_ops_scatter_add_out_boxed, NULL,
                                    "tl_structured_scatter_add_out_CPU registered at generated/csrc/ops_scatter_add.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_scatter_add) || TL_KERNEL_MISSING(tl_impl_scatter_add_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::scatter_add.out", "CUDA", "tl_meta_scatter_add, tl_impl_scatter_add_cuda");
+    else if (tl_op_register_kernel(tl_ops_scatter_add_out_op, TL_KEY_CUDA, (void *)tl_structured_scatter_add_out_CUDA, tl_ops_scatter_add_out_boxed, NULL,
+                                   "tl_structured_scatter_add_out_CUDA registered at generated/csrc/ops_scatter_add.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_add))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::scatter_add.out", "Meta", "tl_meta_scatter_add");

@@ -17,8 +17,7 @@
 
 enum { WB_THREADS = 256, MAX_GRID = 65536 };
 
-/* every tensor of ts (NULLs skipped) on the first one's device */
-static int same_device(tl_tensor *const *ts, int n) {
+int tl_cuda_same_device(tl_tensor *const *ts, int n) {
     for (int i = 1; i < n; i++) {
         if (!ts[i] || tl__device_of(ts[i]) == tl__device_of(ts[0])) continue;
         const char *a = tl__tensor_device_str(ts[0]), *b = tl__tensor_device_str(ts[i]);
@@ -95,7 +94,7 @@ int tl_native_layer_norm_cuda(tl_keyset ks, tl_tensor *input, const int64_t *nor
     (void)ks;
     int64_t M, N;
     tl_tensor *ts[3] = {input, weight, bias};
-    if (same_device(ts, 3) ||
+    if (tl_cuda_same_device(ts, 3) ||
         tl_nn_check_layer_norm(input, normalized_shape, normalized_shape_len, weight, bias, &M, &N) ||
         check_sizes(M, N, tl_tensor_dtype(input)))
         return -1;
@@ -173,7 +172,7 @@ int tl_cuda_layer_norm_backward(tl_tensor *grad_out, tl_tensor *input, int64_t n
                                 const bool *output_mask, tl_tensor **grad_input, tl_tensor **grad_weight,
                                 tl_tensor **grad_bias) {
     tl_tensor *ts[6] = {input, grad_out, mean, rstd, weight, bias};
-    if (same_device(ts, 6) || check_sizes(M, N, tl_tensor_dtype(input))) return -1;
+    if (tl_cuda_same_device(ts, 6) || check_sizes(M, N, tl_tensor_dtype(input))) return -1;
     if (tl_tensor_dtype(grad_out) != tl_tensor_dtype(input))
         return tl_set_error(TL_ERR_RUNTIME, "expected scalar type %s but found %s",
                             tl_dtype_scalar_name(tl_tensor_dtype(input)), tl_dtype_scalar_name(tl_tensor_dtype(grad_out)));

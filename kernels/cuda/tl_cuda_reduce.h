@@ -53,6 +53,10 @@ int tl_cuda_launch_rows(tl_cuda_function *f, tl_cuda_reduce_params *p);
 int tl_cuda_enter_device(const tl_tensor *x, int *prev);
 int tl_cuda_leave_device(int prev, int rc);
 
+/* every tensor of ts (NULLs skipped) on the first one's device, else
+ * PyTorch's "Expected all tensors to be on the same device" (tl_cuda_norm.c) */
+int tl_cuda_same_device(tl_tensor *const *ts, int n);
+
 /* out = op over the dims in `mask` of x (x's dtype: the result's for sum and
  * mean; out: int64 for argmax / argmin, else x's dtype; shapes as the meta
  * functions set them, keepdim or not). Both on one device (or both CPU

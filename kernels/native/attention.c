@@ -26,7 +26,7 @@
 #include "ops/_scaled_dot_product_flash_attention_for_cpu_backward.h"
 #include "ops/_softmax.h"
 #include "ops/add.h"
-#include "ops/all.h"
+#include "ops/amax.h"
 #include "ops/dropout.h"
 #include "ops/eq.h"
 #include "ops/matmul.h"
@@ -328,10 +328,20 @@ static tl_tensor *causal_additive_mask(int64_t L, int64_t S, tl_dtype dt) {
 }
 
 static tl_tensor *bool_additive_mask(tl_tensor *mask, tl_dtype dt) {
-    tl_tensor *c = tl_contiguous(mask);
+    tl_tensor *h = tl_to_device(mask, TL_CPU, 0);   /* the bools are read on the host */
+    tl_tensor *c = h ? tl_contiguous(h) : NULL;
+    tl_tensor_release(h);
     if (!c) return NULL;
     tl_tensor *r = additive_from_bools(tl_tensor_data_ptr(c), tl_tensor_ndim(c), tl_tensor_sizes(c), dt);
     tl_tensor_release(c);
+    return r;
+}
+
+/* an additive mask built on the host, moved to CUDA scores' device */
+static tl_tensor *on_device_of(tl_tensor *m, const tl_tensor *like) {
+    if (!m || tl_tensor_device(like) != TL_CUDA) return m;
+    tl_tensor *r = tl_to_device(m, tl__device_of(like), 0);
+    tl_tensor_release(m);
     return r;
 }
 
@@ -359,6 +369,7 @@ static int validate_sdpa_input(tl_tensor *q, tl_tensor *k, tl_tensor *v, tl_tens
 
 /* PyTorch's use_flash_attention_cpp: may the fused CPU kernel run? */
 static bool use_fused(tl_tensor *q, tl_tensor *k, tl_tensor *v, tl_tensor *mask, double dropout_p, bool gqa) {
+    if (tl_tensor_device(q) == TL_CUDA) return false;   /* a CPU kernel (meta: its shapes); CUDA takes the math path */
     if (dropout_p > 0 || tl_tensor_ndim(q) != 4 || tl_tensor_ndim(k) != 4 || tl_tensor_ndim(v) != 4) return false;
     const int64_t *qs = tl_tensor_sizes(q), *ks = tl_tensor_sizes(k), *vs = tl_tensor_sizes(v);
     if (qs[0] != ks[0] || qs[0] != vs[0] || ks[1] != vs[1]) return false;
@@ -422,15 +433,16 @@ tl_tensor *tl_native_scaled_dot_product_attention(tl_keyset ks, tl_tensor *query
 /* PyTorch's _safe_softmax over the last dim (the math path's): rows whose
  * scores are all -inf give 0, not NaN. Written as where(dead, 0,
  * softmax(where(dead, 0, s))) so that the dead rows' gradient is 0 too (no
- * NaN through softmax's backward) without an operator of its own. */
+ * NaN through softmax's backward) without an operator of its own; a row is
+ * dead when its maximum is -inf. */
 static tl_tensor *safe_softmax(tl_tensor *s) {
     const tl_scalar zero = tl_scalar_from_double(0.0);
-    tl_tensor *ninf = tl_ops_eq_Scalar(s, tl_scalar_from_double(-INFINITY)), *dead = NULL, *s0 = NULL, *p = NULL,
-              *r = NULL;
-    if (ninf && (dead = tl_ops_all_dim(ninf, -1, true)) && (s0 = tl_ops_where_ScalarSelf(dead, zero, s)) &&
-        (p = tl_ops__softmax(s0, -1, false)))
+    const int64_t last = -1;
+    tl_tensor *mx = tl_ops_amax(s, &last, 1, true), *dead = NULL, *s0 = NULL, *p = NULL, *r = NULL;
+    if (mx && (dead = tl_ops_eq_Scalar(mx, tl_scalar_from_double(-INFINITY))) &&
+        (s0 = tl_ops_where_ScalarSelf(dead, zero, s)) && (p = tl_ops__softmax(s0, -1, false)))
         r = tl_ops_where_ScalarSelf(dead, zero, p);
-    release_all((tl_tensor *[]){ninf, dead, s0, p}, 4);
+    release_all((tl_tensor *[]){mx, dead, s0, p}, 4);
     return r;
 }
 
@@ -449,9 +461,9 @@ static tl_tensor *sdpa_math(tl_tensor *query, tl_tensor *key, tl_tensor *value, 
         !(s = tl_ops_mul_Scalar(qk, tl_scalar_from_double(sc))))
         goto done;
     if (is_causal) {
-        nm = causal_additive_mask(L, S, qt);
+        nm = on_device_of(causal_additive_mask(L, S, qt), query);
     } else if (attn_mask && tl_tensor_dtype(attn_mask) == TL_BOOL) {
-        nm = bool_additive_mask(attn_mask, qt);
+        nm = on_device_of(bool_additive_mask(attn_mask, qt), query);
     } else if (attn_mask) {
         nm = attn_mask;
         tl_tensor_retain(nm);

@@ -288,6 +288,30 @@ static int adv_prepare(tl_tensor *self, tl_tensor *const *indices, int64_t n, in
     return rc;
 }
 
+/* the plan of a device kernel (kernels/cuda/tl_cuda_index.c): the checks and
+ * shapes above over host copies of the indices, the start of every row */
+int si_adv_plan_make(tl_tensor *self, tl_tensor *const *host_indices, int64_t n, si_adv_plan *plan) {
+    adv_index ai;
+    memset(plan, 0, sizeof *plan);
+    if (adv_prepare(self, host_indices, n, 1, &ai)) return -1;
+    plan->res_nd = ai.res_nd;
+    memcpy(plan->res, ai.res, sizeof(int64_t) * (size_t)ai.res_nd);
+    plan->na = ai.na;
+    memcpy(plan->adims, ai.adims, sizeof(int64_t) * (size_t)ai.na);
+    plan->nrows = ai.B * ai.N;
+    plan->rows = malloc(sizeof(int64_t) * (size_t)(plan->nrows ? plan->nrows : 1));
+    if (!plan->rows) {
+        adv_free(&ai);
+        return tl_set_error(TL_ERR_MEMORY, "out of memory");
+    }
+    for (int64_t r = 0; r < plan->nrows; r++) {
+        const int64_t b = r / (ai.N ? ai.N : 1), j = r - b * ai.N;
+        plan->rows[r] = ai.boff[b] + (ai.noff ? ai.noff[j] : (ai.ix[j] + ((ai.ix[j] >> 63) & ai.ix_size)) * ai.ix_stride);
+    }
+    adv_free(&ai);
+    return 0;
+}
+
 /* ------------------------------------------------------------ gather rows */
 
 typedef struct {

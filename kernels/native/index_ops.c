@@ -87,10 +87,14 @@ ISEL_ELEMS(uint16_t)
 ISEL_ELEMS(uint32_t)
 ISEL_ELEMS(uint64_t)
 
-static int index_select_into(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *result) {
+/* index_select's checks in PyTorch's order and result's resize (shared with
+ * the CUDA kernel, kernels/cuda/tl_cuda_index.c): -1 error, 1 nothing to
+ * compute (meta or empty), 0 go on with *dim_out the wrapped dim */
+int si_index_select_prepare(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *result, int64_t *dim_out) {
     char b1[256], b2[256];
     const int64_t d = tl__wrap_dim(dim, self->ndim, 1);
     if (d < 0) return -1;
+    *dim_out = d;
     const int64_t numel = index->numel;
     if (index->ndim > 1) return tl_set_error(TL_ERR_INDEX, "index_select(): Index is supposed to be a vector");
     if (self->ndim == 0 && numel != 1)
@@ -114,9 +118,17 @@ static int index_select_into(tl_tensor *self, int64_t dim, tl_tensor *index, tl_
                      si_shape_str(b1, sizeof b1, result->ndim, result->sizes), si_shape_str(b2, sizeof b2, self->ndim, shape));
         if (tl_resize_(result, self->ndim, shape)) return -1;
     }
-    if (result->device == TL_META || numel == 0) return 0;
+    if (result->device == TL_META || numel == 0) return 1;
     if (self->ndim > 1 && self->sizes[d] == 0)
         return tl_set_error(TL_ERR_RUNTIME, "index_select(): self indexing axis dim should be positive");
+    return result->numel == 0;   /* another dim of size 0: nothing to move */
+}
+
+static int index_select_into(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *result) {
+    int64_t d;
+    const int go = si_index_select_prepare(self, dim, index, result, &d);
+    if (go) return go < 0 ? -1 : 0;
+    const int64_t numel = index->numel;
     const int64_t dimsize = self->ndim ? self->sizes[d] : 1;
     tl_tensor *ix = index_as_i64(index);
     if (!ix) return -1;
@@ -693,27 +705,28 @@ int tl_impl_index_copy_out(tl_structured *s, tl_tensor *self, int64_t dim, tl_te
 
 /* PyTorch's index_fill_ (Scalar value): its checks in its order, negative
  * indices wrap, the value stored in self's dtype (wrapping like fill_) */
-tl_tensor *tl_native_index_fill__scalar(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value) {
-    (void)ks;
-    if (index->dtype != TL_INT64) {
-        tl_set_error(TL_ERR_INDEX, "index_fill_(): Expected dtype int64 for index.");
-        return NULL;
-    }
-    if (si_check_no_overlap(self, index)) return NULL;
+/* index_fill_'s checks in PyTorch's order (shared with the CUDA kernel):
+ * the wrapped dim, or -1 */
+int64_t si_index_fill_check(tl_tensor *self, int64_t dim, tl_tensor *index) {
+    if (index->dtype != TL_INT64) return tl_set_error(TL_ERR_INDEX, "index_fill_(): Expected dtype int64 for index.");
+    if (si_check_no_overlap(self, index)) return -1;
     if (si_has_internal_overlap(self))
         tl__warn("Use of index_fill_ on expanded tensors is deprecated. Please clone() the tensor before performing "
                  "this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar");
     const int64_t d = tl__wrap_dim(dim, self->ndim, 1);
+    if (d < 0) return -1;
+    if (index->ndim > 1) return tl_set_error(TL_ERR_RUNTIME, "Index has to be a vector/scalar");
+    if (self->device != index->device)
+        return tl_set_error(TL_ERR_RUNTIME, "Expected all tensors to be on the same device, but found at least two "
+                                            "devices, %s and %s!", tl__device_name(index->device),
+                            tl__device_name(self->device));
+    return d;
+}
+
+tl_tensor *tl_native_index_fill__scalar(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value) {
+    (void)ks;
+    const int64_t d = si_index_fill_check(self, dim, index);
     if (d < 0) return NULL;
-    if (index->ndim > 1) {
-        tl_set_error(TL_ERR_RUNTIME, "Index has to be a vector/scalar");
-        return NULL;
-    }
-    if (self->device != index->device) {
-        tl_set_error(TL_ERR_RUNTIME, "Expected all tensors to be on the same device, but found at least two devices, "
-                                     "%s and %s!", tl__device_name(index->device), tl__device_name(self->device));
-        return NULL;
-    }
     sc_ctx c = {self->dtype, 0, {0}};
     if (tl_scalar_store(value, self->dtype, c.value)) return NULL;
     if (self->device != TL_META && index->numel > 0) {
@@ -783,8 +796,8 @@ static int masked_fill_inplace(tl_tensor *self, tl_tensor *mask, tl_scalar value
     return rc;
 }
 
-/* the value of masked_fill.Tensor: a 0-dim tensor */
-static int mf_value(tl_tensor *value, tl_scalar *out) {
+/* the value of masked_fill.Tensor: a 0-dim tensor (also the CUDA kernel's) */
+int si_masked_fill_value(tl_tensor *value, tl_scalar *out) {
     if (value->ndim != 0)
         return tl_set_error(TL_ERR_RUNTIME, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
                                             "with %lld dimension(s).", (long long)value->ndim);
@@ -801,23 +814,24 @@ tl_tensor *tl_native_masked_fill__scalar_cpu(tl_keyset ks, tl_tensor *self, tl_t
 tl_tensor *tl_native_masked_fill__tensor_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_tensor *value) {
     (void)ks;
     tl_scalar v;
-    if (mf_value(value, &v) || masked_fill_inplace(self, mask, v)) return NULL;
+    if (si_masked_fill_value(value, &v) || masked_fill_inplace(self, mask, v)) return NULL;
     tl_tensor_retain(self);
     return self;
 }
 
 /* functional: self and mask broadcast together (expand_outplace), a
- * contiguous copy of self, filled in place */
+ * contiguous copy of self, filled in place by the device's masked_fill_ */
 static tl_tensor *masked_fill_functional(tl_tensor *self, tl_tensor *mask, tl_scalar value) {
     tl_tensor *in[2] = {mask, self};
     int64_t nd, shape[TL_MAX_DIMS], perm[TL_MAX_DIMS];
     tl_dtype dt;
     if (tl_iter_compute(2, in, TL_ITER_PROMOTE_INPUTS, &nd, shape, &dt, perm)) return NULL; /* shape only */
-    tl_tensor *r = tl_empty(nd, shape, self->dtype, self->device);
-    if (r && (tl_copy_(r, self) || masked_fill_inplace(r, mask, value))) {
+    tl_tensor *r = tl_empty(nd, shape, self->dtype, self->device), *f = NULL;
+    if (r && (tl_copy_(r, self) || !(f = tl_ops_masked_fill__Scalar(r, mask, value)))) {
         tl_tensor_release(r);
         return NULL;
     }
+    tl_tensor_release(f);   /* r itself */
     return r;
 }
 
@@ -829,14 +843,14 @@ tl_tensor *tl_native_masked_fill_scalar(tl_keyset ks, tl_tensor *self, tl_tensor
 tl_tensor *tl_native_masked_fill_tensor(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_tensor *value) {
     (void)ks;
     tl_scalar v;
-    if (mf_value(value, &v)) return NULL;
+    if (si_masked_fill_value(value, &v)) return NULL;
     return masked_fill_functional(self, mask, v);
 }
 
 /* -------------------------------------------------------------- embedding */
 
 /* PyTorch's checkScalarTypes wording ("torch.FloatTensor") */
-static int check_embedding_indices(const tl_tensor *indices, const char *fn) {
+int si_check_embedding_indices(const tl_tensor *indices, const char *fn) {
     if (si_is_index_dtype(indices->dtype)) return 0;
     static const char *legacy[TL_NUM_DTYPES] = {"Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16",
                                                 "Float", "Double", "ComplexFloat", "ComplexDouble"};
@@ -855,7 +869,7 @@ tl_tensor *tl_native_embedding(tl_keyset ks, tl_tensor *weight, tl_tensor *indic
         tl_set_error(TL_ERR_RUNTIME, "'weight' must be 2-D");
         return NULL;
     }
-    if (check_embedding_indices(indices, "embedding")) return NULL;
+    if (si_check_embedding_indices(indices, "embedding")) return NULL;
     if (indices->ndim == 1) return tl_ops_index_select(weight, 0, indices);
     const int64_t flat = -1;
     tl_tensor *iv = tl_ops_reshape(indices, &flat, 1);
@@ -953,7 +967,7 @@ tl_tensor *tl_native_embedding_backward(tl_keyset ks, tl_tensor *grad, tl_tensor
 tl_tensor *tl_native_embedding_dense_backward_cpu(tl_keyset ks, tl_tensor *grad_output, tl_tensor *indices,
                                                   int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq) {
     (void)ks;
-    if (check_embedding_indices(indices, "embedding_backward")) return NULL;
+    if (si_check_embedding_indices(indices, "embedding_backward")) return NULL;
     if (!tl__dtype_is_floating(grad_output->dtype)) {
         tl_set_error(TL_ERR_NOT_IMPLEMENTED, "\"embedding_dense_backward\" not implemented for '%s'",
                      tl_dtype_scalar_name(grad_output->dtype));

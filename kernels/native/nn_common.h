@@ -86,6 +86,12 @@ static inline int softmax_bwd_check_dtypes(const tl_tensor *grad, const tl_tenso
 int tl_nn_check_layer_norm(tl_tensor *input, const int64_t *ns, int64_t ns_len, tl_tensor *weight, tl_tensor *bias,
                            int64_t *M, int64_t *N);
 
+/* nll_loss's checks in PyTorch's order (shapes, target dtype, weight,
+ * dtypes); *B rows of *C classes (kernels/native/nn_ops.c, shared with the
+ * CUDA kernel) */
+int tl_nn_nll_check(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t *B,
+                    int64_t *C);
+
 /* native_layer_norm_backward of a CUDA input, checked by
  * tl_nn_layer_norm_backward (kernels/cuda/tl_cuda_norm.c); ns_len
  * normalized dims, M rows of N elements */

@@ -708,8 +708,8 @@ tl_tensor *tl_native_dropout(tl_keyset ks, tl_tensor *input, double p, bool trai
 
 /* ------------------------------------------------------------ nll_loss */
 
-static int nll_check(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t *B,
-                     int64_t *C) {
+int tl_nn_nll_check(tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t *B,
+                    int64_t *C) {
     if (check_reduction(reduction)) return -1;
     const int64_t sd = tl_tensor_ndim(self), td = tl_tensor_ndim(target);
     if (sd < 1 || sd > 2) return tl_set_error(TL_ERR_RUNTIME, "input tensor should be 1D or 2D");
@@ -782,7 +782,7 @@ int tl_native_nll_loss_forward_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *tar
                                    int64_t reduction, int64_t ignore_index, tl_tensor **ret0, tl_tensor **ret1) {
     (void)ks;
     int64_t B, C;
-    if (nll_check(self, target, weight, reduction, &B, &C)) return -1;
+    if (tl_nn_nll_check(self, target, weight, reduction, &B, &C)) return -1;
     const tl_dtype dt = tl_tensor_dtype(self);
     tl_tensor *w = NULL, *t = NULL, *o = NULL, *tw = NULL;
     int rc = -1;
@@ -829,7 +829,7 @@ int tl_meta_nll_loss_backward(tl_structured *s, tl_tensor *grad_output, tl_tenso
                               tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight) {
     (void)ignore_index;
     int64_t B, C;
-    if (nll_check(self, target, weight, reduction, &B, &C)) return -1;
+    if (tl_nn_nll_check(self, target, weight, reduction, &B, &C)) return -1;
     if (tl_tensor_numel(total_weight) != 1) {
         char a[256];
         fmt_shape(a, sizeof a, tl_tensor_sizes(total_weight), tl_tensor_ndim(total_weight));

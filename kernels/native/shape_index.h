@@ -115,4 +115,25 @@ int si_scatter_run(tl_tensor *index, tl_tensor *direct, tl_tensor *indexed, int6
 /* chunk / unsafe_chunk (shape_ops.c) */
 int tl__chunk_pieces(tl_tensor *self, int64_t chunks, int64_t dim, bool unsafe, tl_tensor ***ret, int64_t *ret_len);
 
+/* index_ops.c, shared with the CUDA kernels (kernels/cuda/tl_cuda_index.c):
+ * index_select's checks and resize (-1 error, 1 nothing to compute, 0 go on),
+ * embedding's index dtype check (PyTorch's checkScalarTypes wording) */
+int si_index_select_prepare(tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *result, int64_t *dim_out);
+int si_check_embedding_indices(const tl_tensor *indices, const char *fn);
+/* index_fill_'s checks: the wrapped dim, or -1 */
+int64_t si_index_fill_check(tl_tensor *self, int64_t dim, tl_tensor *index);
+/* masked_fill.Tensor's value: a 0-dim tensor, read on the host */
+int si_masked_fill_value(tl_tensor *value, tl_scalar *out);
+
+/* advanced indexing (index_advanced.c) for a device kernel: the CPU path's
+ * checks and result shape over host copies of the indices; the result read
+ * as [rows, A dims of self] has row r starting at element offset rows[r] of
+ * self (malloc'd: the caller frees it) */
+typedef struct si_adv_plan {
+    int64_t res_nd, res[TL_MAX_DIMS];
+    int64_t na, adims[TL_MAX_DIMS];
+    int64_t nrows, *rows;
+} si_adv_plan;
+int si_adv_plan_make(tl_tensor *self, tl_tensor *const *host_indices, int64_t n, si_adv_plan *plan);
+
 #endif

@@ -112,12 +112,21 @@ static void cat_rows(int64_t b, int64_t e, void *p) {
     }
 }
 
-int tl_impl_cat_out_cpu(tl_structured *s, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out) {
-    (void)s;
+/* the general path: copy (with conversion) into a slice of out per input */
+static int cat_slices(tl_tensor *const *tensors, int64_t tensors_len, int64_t d, tl_tensor *out);
+
+/* the overlap checks: -1 error, 1 nothing to write, 0 go on */
+static int cat_prepare(tl_tensor *const *tensors, int64_t tensors_len, tl_tensor *out) {
     if (si_check_no_internal_overlap(out)) return -1;
     for (int64_t i = 0; i < tensors_len; i++)
         if (si_check_no_overlap(out, tensors[i])) return -1;
-    if (out->numel == 0) return 0;
+    return out->numel == 0;
+}
+
+int tl_impl_cat_out_cpu(tl_structured *s, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out) {
+    (void)s;
+    const int go = cat_prepare(tensors, tensors_len, out);
+    if (go) return go < 0 ? -1 : 0;
     const int64_t d = cat_wrap_dim(tensors, tensors_len, dim);
     /* fast path: contiguous everywhere, one dtype: rows of bytes */
     int fast = tl_tensor_is_contiguous(out) && tensors_len <= 4096;
@@ -139,7 +148,19 @@ int tl_impl_cat_out_cpu(tl_structured *s, tl_tensor *const *tensors, int64_t ten
         tl_parallel_for(outer, grain > 0 ? grain : 1, cat_rows, &c);
         return 0;
     }
-    /* general: copy (with conversion) into a slice of out per input */
+    return cat_slices(tensors, tensors_len, d, out);
+}
+
+/* cat on CUDA (yaml: CUDA: cat_out_cuda): the general path, each slice
+ * written by the device's copy kernel */
+int tl_impl_cat_out_cuda(tl_structured *s, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out) {
+    (void)s;
+    const int go = cat_prepare(tensors, tensors_len, out);
+    if (go) return go < 0 ? -1 : 0;
+    return cat_slices(tensors, tensors_len, cat_wrap_dim(tensors, tensors_len, dim), out);
+}
+
+static int cat_slices(tl_tensor *const *tensors, int64_t tensors_len, int64_t d, tl_tensor *out) {
     int64_t off = 0;
     for (int64_t i = 0; i < tensors_len; i++) {
         if (cat_skip(tensors[i])) continue;

@@ -28,7 +28,8 @@ KERNEL_RE = re.compile(r'extern "C" __global__ void __launch_bounds__\(\d+\) (\w
 
 
 #: programs that are not ufunc_<op>.cu: (file, parameter struct, block-cooperative)
-PROGRAMS = {"reduce": ("reduce.cu", "tl_cuda_reduce_params", True)}
+PROGRAMS = {"reduce": ("reduce.cu", "tl_cuda_reduce_params", True),
+            "index": ("index.cu", "tl_cuda_index_params", False)}
 
 
 def _program(op: str) -> tuple[Path, str, bool]:
@@ -73,6 +74,8 @@ def build(ops: list[str], sanitize: bool = False) -> Path:
     c_sources += [_host_file(op) for op in ops]
     if "reduce" in ops:
         c_sources += [ROOT / "kernels/cuda/tl_cuda_reduce.c", ROOT / "kernels/cuda/tl_cuda_norm.c"]
+    if "index" in ops:
+        c_sources += [ROOT / "kernels/cuda/tl_cuda_index.c"]
     tus = {op: _tu(op) for op in ops}
     inputs = sorted(ROOT.glob("kernels/cuda/*")) + sorted(HERE.glob("shim/*")) + c_sources
     inputs += [_program(op)[0] for op in ops] + sorted(ROOT.glob("runtime/include/*.h"))

@@ -127,6 +127,25 @@ def test_reduce_program_builds(cc):
     assert all(u.stack == 0 for u in usage) and image[:4] == b"\x7fELF"
 
 
+#: gathers and scatters by element size, scatter_add per real dtype, the counts, embedding backward and
+#: nll_loss forward / backward per floating dtype
+INDEX_KERNELS = 5 + 5 + 10 + 1 + 3 * 4
+
+
+@pytest.mark.parametrize("cc", [80, 90])
+def test_index_program_builds(cc):
+    """the indexing program alone: every kernel, no spills, no stack frame"""
+    src = (ROOT / "generated" / "cuda" / "index.cu").read_text()
+    image, usage, _ = nvrtc.compile_report("index", src, cc)
+    nvrtc.check_usage("index", usage)
+    names = {u.name for u in usage}
+    assert len(names) == INDEX_KERNELS
+    assert {"tl_index_gather_1", "tl_index_gather_16", "tl_index_scatter_8", "tl_index_scatter_add_b", "tl_index_scatter_add_f16",
+            "tl_index_scatter_add_i64", "tl_index_count", "tl_embedding_backward_bf16", "tl_nll_loss_forward_f64",
+            "tl_nll_loss_backward_f16"} <= names
+    assert all(u.stack == 0 for u in usage) and image[:4] == b"\x7fELF"
+
+
 def test_every_program_builds(tmp_path_factory):
     """every generated program -> CUBIN for sm_80 and sm_90, no spills. Into the
     user's kernel cache (content-addressed: source, options, arch and NVRTC
@@ -138,7 +157,10 @@ def test_every_program_builds(tmp_path_factory):
     assert not failed, "\n".join(failed)
     n = len(prebuild.programs())
     assert len(results) == 2 * n and n >= 90
-    assert {r.program for r in results} >= {"ufunc_add", "ufunc_copy", "reduce"}
+    assert {r.program for r in results} >= {"ufunc_add", "ufunc_copy", "reduce", "index"}
     for r in results:   # three kernels per supported dtype (reduce: two per operator and dtype), all reported by ptxas
+        if r.program == "index":
+            assert r.kernels == INDEX_KERNELS
+            continue
         assert r.kernels % (2 if r.program == "reduce" else 3) == 0 and r.kernels > 0
     assert len(list(out.glob("*-sm_90-*.cubin"))) >= n   # the cache may hold older sources too

@@ -82,3 +82,42 @@ def test_real_cublas_products():
     bias = torchlet.from_numpy(rng.standard_normal([33]))
     np.testing.assert_allclose(torchlet.addmm(bias.cuda(), a.cuda(), b.cuda(), beta=0.5).cpu().numpy(),
                                torchlet.addmm(bias, a, b, beta=0.5).numpy(), rtol=1e-10)
+
+
+@needs_gpu
+def test_real_indexing_embedding_and_cross_entropy():
+    """the indexing kernels (atomics, the bad-index flag) on the device against the CPU,
+    more than 65536 blocks of work included (the grid-stride loops)"""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    F = torchlet.nn.functional
+    x = torchlet.from_numpy(rng.standard_normal([5000, 257]).astype(np.float32))
+    ix = torchlet.from_numpy(rng.integers(0, 5000, 70000))
+    g = x.cuda()
+    assert torchlet.equal(torchlet.index_select(g, 0, ix.cuda()).cpu(), torchlet.index_select(x, 0, ix))
+    gi = torchlet.from_numpy(rng.integers(0, 257, [5000, 300]))
+    assert torchlet.equal(torchlet.gather(g, 1, gi.cuda()).cpu(), torchlet.gather(x, 1, gi))
+    src = torchlet.from_numpy(rng.standard_normal([5000, 300]).astype(np.float32))
+    np.testing.assert_allclose(torchlet.scatter_add(g, 1, gi.cuda(), src.cuda()).cpu().numpy(),
+                               torchlet.scatter_add(x, 1, gi, src).numpy(), rtol=1e-4, atol=1e-4)
+    w = x.cuda().requires_grad_()
+    ids = ix[:4096].reshape(64, 64)
+    F.embedding(ids.cuda(), w, padding_idx=3).sum().backward()
+    wr = x.clone().requires_grad_()
+    F.embedding(ids, wr, padding_idx=3).sum().backward()
+    np.testing.assert_allclose(w.grad.cpu().numpy(), wr.grad.numpy(), rtol=1e-5, atol=1e-5)
+    assert torchlet.equal(g[ix[:100].cuda()].cpu(), x[ix[:100]])
+    m = x[:, 0] > 0
+    assert torchlet.equal(g[m.cuda()].cpu(), x[m])
+    logits = torchlet.from_numpy(rng.standard_normal([4096, 1000]).astype(np.float32))
+    t = torchlet.from_numpy(rng.integers(0, 1000, 4096))
+    lc = logits.cuda().requires_grad_()
+    F.cross_entropy(lc, t.cuda()).backward()
+    lr = logits.clone().requires_grad_()
+    loss = F.cross_entropy(lr, t)
+    loss.backward()
+    np.testing.assert_allclose(lc.grad.cpu().numpy(), lr.grad.numpy(), rtol=1e-4, atol=1e-7)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        torchlet.index_select(g, 0, torchlet.tensor([5000]).cuda())
+    assert torchlet.equal(g[:2].cpu(), x[:2])   # the context survives a bad index

@@ -18,6 +18,7 @@ tl_tensor *tl_ops__index_put_impl_(tl_tensor *self, tl_tensor *const *indices, i
 tl_tensor *tl_ops__index_put_impl__redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe);
 int tl_ops__index_put_impl__boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native__index_put_impl_(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe);
+TL_WEAK tl_tensor *tl_native__index_put_impl_cuda_(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe);
 /* _index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor */
 extern tl_operator *tl_ops__index_put_impl_op;
 typedef tl_tensor *(*tl_ops__index_put_impl_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe);

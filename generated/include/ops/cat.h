@@ -25,5 +25,6 @@ tl_tensor *tl_ops_cat_out_redispatch(tl_keyset ks, tl_tensor *const *tensors, in
 int tl_ops_cat_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_cat(tl_structured *s, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim);
 TL_WEAK int tl_impl_cat_out_cpu(tl_structured *s, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
+TL_WEAK int tl_impl_cat_out_cuda(tl_structured *s, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out);
 
 #endif

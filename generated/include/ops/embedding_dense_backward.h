@@ -18,5 +18,6 @@ tl_tensor *tl_ops_embedding_dense_backward(tl_tensor *grad_output, tl_tensor *in
 tl_tensor *tl_ops_embedding_dense_backward_redispatch(tl_keyset ks, tl_tensor *grad_output, tl_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq);
 int tl_ops_embedding_dense_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_embedding_dense_backward_cpu(tl_keyset ks, tl_tensor *grad_output, tl_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq);
+TL_WEAK tl_tensor *tl_native_embedding_dense_backward_cuda(tl_keyset ks, tl_tensor *grad_output, tl_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq);
 
 #endif

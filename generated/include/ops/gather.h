@@ -25,5 +25,6 @@ tl_tensor *tl_ops_gather_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, 
 int tl_ops_gather_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_gather(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad);
 TL_WEAK int tl_impl_gather_out(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad, tl_tensor *out);
+TL_WEAK int tl_impl_gather_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad, tl_tensor *out);
 
 #endif

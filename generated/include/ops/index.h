@@ -18,6 +18,7 @@ tl_tensor *tl_ops_index_Tensor(tl_tensor *self, tl_tensor *const *indices, int64
 tl_tensor *tl_ops_index_Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len);
 int tl_ops_index_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_index_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len);
+TL_WEAK tl_tensor *tl_native_index_cuda(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len);
 /* index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!) */
 extern tl_operator *tl_ops_index_Tensor_out_op;
 typedef tl_tensor *(*tl_ops_index_Tensor_out_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *out);

@@ -31,5 +31,6 @@ tl_tensor *tl_ops_index_copy_redispatch(tl_keyset ks, tl_tensor *self, int64_t d
 int tl_ops_index_copy_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_index_copy(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source);
 TL_WEAK int tl_impl_index_copy_out(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_tensor *out);
+TL_WEAK int tl_impl_index_copy_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_tensor *out);
 
 #endif

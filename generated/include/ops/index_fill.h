@@ -18,6 +18,7 @@ tl_tensor *tl_ops_index_fill__int_Scalar(tl_tensor *self, int64_t dim, tl_tensor
 tl_tensor *tl_ops_index_fill__int_Scalar_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
 int tl_ops_index_fill__int_Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_index_fill__scalar(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
+TL_WEAK tl_tensor *tl_native_index_fill__scalar_cuda(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
 /* index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
 extern tl_operator *tl_ops_index_fill_int_Scalar_op;
 typedef tl_tensor *(*tl_ops_index_fill_int_Scalar_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);

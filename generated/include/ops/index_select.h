@@ -18,6 +18,7 @@ tl_tensor *tl_ops_index_select_out(tl_tensor *self, int64_t dim, tl_tensor *inde
 tl_tensor *tl_ops_index_select_out_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out);
 int tl_ops_index_select_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_index_select_out_cpu(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out);
+TL_WEAK tl_tensor *tl_native_index_select_out_cuda(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out);
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor */
 extern tl_operator *tl_ops_index_select_op;
 typedef tl_tensor *(*tl_ops_index_select_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index);
@@ -25,5 +26,6 @@ tl_tensor *tl_ops_index_select(tl_tensor *self, int64_t dim, tl_tensor *index);
 tl_tensor *tl_ops_index_select_redispatch(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index);
 int tl_ops_index_select_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_index_select_cpu(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index);
+TL_WEAK tl_tensor *tl_native_index_select_cuda(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index);
 
 #endif

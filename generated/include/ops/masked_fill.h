@@ -18,6 +18,7 @@ tl_tensor *tl_ops_masked_fill__Scalar(tl_tensor *self, tl_tensor *mask, tl_scala
 tl_tensor *tl_ops_masked_fill__Scalar_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_scalar value);
 int tl_ops_masked_fill__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_masked_fill__scalar_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_scalar value);
+TL_WEAK tl_tensor *tl_native_masked_fill__scalar_cuda(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_scalar value);
 /* masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor */
 extern tl_operator *tl_ops_masked_fill_Scalar_op;
 typedef tl_tensor *(*tl_ops_masked_fill_Scalar_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_scalar value);
@@ -32,6 +33,7 @@ tl_tensor *tl_ops_masked_fill__Tensor(tl_tensor *self, tl_tensor *mask, tl_tenso
 tl_tensor *tl_ops_masked_fill__Tensor_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_tensor *value);
 int tl_ops_masked_fill__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_masked_fill__tensor_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_tensor *value);
+TL_WEAK tl_tensor *tl_native_masked_fill__tensor_cuda(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_tensor *value);
 /* masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor */
 extern tl_operator *tl_ops_masked_fill_Tensor_op;
 typedef tl_tensor *(*tl_ops_masked_fill_Tensor_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_tensor *value);

@@ -25,5 +25,6 @@ tl_tensor *tl_ops_nll_loss_backward_redispatch(tl_keyset ks, tl_tensor *grad_out
 int tl_ops_nll_loss_backward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_nll_loss_backward(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight);
 TL_WEAK int tl_impl_nll_loss_backward_out_cpu(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight, tl_tensor *grad_input);
+TL_WEAK int tl_impl_nll_loss_backward_out_cuda(tl_structured *s, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight, tl_tensor *grad_input);
 
 #endif

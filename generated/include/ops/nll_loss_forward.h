@@ -18,6 +18,7 @@ int tl_ops_nll_loss_forward(tl_tensor *self, tl_tensor *target, tl_tensor *weigh
 int tl_ops_nll_loss_forward_redispatch(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor **ret0, tl_tensor **ret1);
 int tl_ops_nll_loss_forward_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_native_nll_loss_forward_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor **ret0, tl_tensor **ret1);
+TL_WEAK int tl_native_nll_loss_forward_cuda(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor **ret0, tl_tensor **ret1);
 /* nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!)) */
 extern tl_operator *tl_ops_nll_loss_forward_output_op;
 typedef int (*tl_ops_nll_loss_forward_output_fn)(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *output, tl_tensor *total_weight, tl_tensor **ret0, tl_tensor **ret1);

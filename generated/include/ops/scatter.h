@@ -85,8 +85,10 @@ tl_tensor *tl_ops_scatter_value_reduce_out_redispatch(tl_keyset ks, tl_tensor *s
 int tl_ops_scatter_value_reduce_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_scatter_src(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
 TL_WEAK int tl_impl_scatter_src_out(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out);
+TL_WEAK int tl_impl_scatter_src_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out);
 TL_WEAK int tl_meta_scatter_value(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value);
 TL_WEAK int tl_impl_scatter_value_out(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, tl_tensor *out);
+TL_WEAK int tl_impl_scatter_value_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, tl_tensor *out);
 TL_WEAK int tl_meta_scatter_reduce(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce);
 TL_WEAK int tl_impl_scatter_reduce_out(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, const char *reduce, tl_tensor *out);
 TL_WEAK int tl_meta_scatter_value_reduce(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, const char *reduce);

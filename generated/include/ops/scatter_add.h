@@ -31,5 +31,6 @@ tl_tensor *tl_ops_scatter_add_out_redispatch(tl_keyset ks, tl_tensor *self, int6
 int tl_ops_scatter_add_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_scatter_add(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src);
 TL_WEAK int tl_impl_scatter_add(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out);
+TL_WEAK int tl_impl_scatter_add_cuda(tl_structured *s, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out);
 
 #endif

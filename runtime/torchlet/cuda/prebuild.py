@@ -5,7 +5,8 @@
 Compiles generated/cuda/ufunc_<op>.cu (one program per pointwise operator:
 per dtype its contiguous, strided and casting kernels) and generated/cuda/
 reduce.cu (the reductions: per operator and dtype a rows and a combine
-kernel) with NVRTC into DIR in
+kernel) and generated/cuda/index.cu (indexing, embedding's backward and
+nll_loss) with NVRTC into DIR in
 the on-disk cache's format (torchlet.cuda.nvrtc), so a machine with a GPU
 pointed at it (TORCHLET_KERNEL_CACHE=DIR) only loads CUBINs. Prints how many
 programs and kernels it compiled per arch. --strict fails on register spills
@@ -39,7 +40,7 @@ class Result:
 
 
 def programs(src: Path = SOURCES) -> list[Path]:
-    return sorted(src.glob("ufunc_*.cu")) + sorted(src.glob("reduce.cu"))
+    return sorted(src.glob("ufunc_*.cu")) + sorted(src.glob("reduce.cu")) + sorted(src.glob("index.cu"))
 
 
 def _one(job: tuple[str, str, int, str, bool]) -> Result:

@@ -48,6 +48,20 @@ template <class T> static inline T __shfl_down_sync(unsigned, T v, unsigned delt
     return r;
 }
 
+/* atomics: the simulated threads of a launch run one at a time on one host
+ * thread (fibers switch only at barriers), so a plain read-modify-write is
+ * atomic here */
+template <class T> static inline T atomicAdd(T *p, T v) {
+    const T old = *p;
+    *p = (T)(old + v);
+    return old;
+}
+template <class T> static inline T atomicCAS(T *p, T compare, T val) {
+    const T old = *p;
+    if (old == compare) *p = val;
+    return old;
+}
+
 /* registration of the program's kernels with the shim launcher */
 typedef void (*tl_shim_kernel_fn)(const void *params);
 extern "C" void tl_shim_register(const char *name, tl_shim_kernel_fn fn);
