@@ -7,6 +7,7 @@
  * kernels are generated/cuda/reduce.cu (kernels/cuda/tl_cuda_reduce.cuh).
  * As in torchlet's CPU kernels, sum and mean first convert the input to the
  * result dtype when they differ. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,12 +19,15 @@
 #include "ops/_log_softmax_backward_data.h"
 #include "ops/_softmax.h"
 #include "ops/_softmax_backward_data.h"
+#include "ops/all.h"
 #include "ops/amax.h"
 #include "ops/amin.h"
+#include "ops/any.h"
 #include "ops/argmax.h"
 #include "ops/argmin.h"
 #include "ops/cumprod.h"
 #include "ops/cumsum.h"
+#include "ops/linalg_vector_norm.h"
 #include "ops/mean.h"
 #include "ops/prod.h"
 #include "ops/sum.h"
@@ -35,8 +39,9 @@
 _Static_assert(sizeof(tl_cuda_reduce_params) == TL_CUDA_REDUCE_PARAMS_SIZE,
                "tl_cuda_reduce_params: the C and CUDA layouts must agree");
 
-static const char *const OP_NAMES[TL_CUDA_REDUCE_NOPS] = {"sum",    "mean",   "amax", "amin",
-                                                           "argmax", "argmin", "prod"};
+static const char *const OP_NAMES[TL_CUDA_REDUCE_NOPS] = {
+    "sum", "mean", "amax", "amin", "argmax", "argmin", "prod", "var", "std", "logsumexp", "any", "all",
+    "norm", "norm", "norm", "norm", "norm", "norm"};
 
 enum { MIN_PER_THREAD = 4, PER_THREAD_SPLIT = 16, TARGET_BLOCKS = 1024, MAX_GRID = 65536 };
 
@@ -186,7 +191,9 @@ int tl_cuda_reduce_use_cols(const tl_cuda_reduce_params *p) {
 
 enum { COLS_THREADS = 256 };
 
-static int run_on_device(int op, const tl_tensor *x, uint64_t mask, tl_tensor *out) {
+/* one reduction's launch: out (and out2, with out's element strides) =
+ * op over mask of x, with the operator's scalar */
+static int run_launch(int op, const tl_tensor *x, uint64_t mask, double scalar, tl_tensor *out, tl_tensor *out2) {
     const tl_dtype dt = tl_tensor_dtype(x);
     const tl_cuda_reduce_kernels *k = &tl_cuda_reduce_table[op][dt];
     if (!k->rows)
@@ -195,6 +202,8 @@ static int run_on_device(int op, const tl_tensor *x, uint64_t mask, tl_tensor *o
     tl_cuda_reduce_params p;
     const int rc = make_params(OP_NAMES[op], x, mask, out, &p);
     if (rc != 0) return rc < 0 ? -1 : 0;
+    p.scalar = scalar;
+    p.out2 = out2 ? (uint64_t)(uintptr_t)tl__data(out2) : 0;
     if (tl_cuda_reduce_use_cols(&p)) {
         const uint32_t blocks = (p.nout + COLS_THREADS - 1) / COLS_THREADS;
         const unsigned grid[3] = {blocks < MAX_GRID ? blocks : MAX_GRID, 1, 1}, block[3] = {COLS_THREADS, 1, 1};
@@ -206,6 +215,73 @@ static int run_on_device(int op, const tl_tensor *x, uint64_t mask, tl_tensor *o
     p.splits = plan.splits;
     p.chunk = plan.chunk;
     return launch(k, &p, &plan, x);
+}
+
+static int run_on_device(int op, const tl_tensor *x, uint64_t mask, tl_tensor *out) {
+    return run_launch(op, x, mask, 0, out, NULL);
+}
+
+/* out2 must have out's element strides: otherwise both are computed into
+ * contiguous temporaries and copied back */
+static int run_pair(int op, const tl_tensor *x, uint64_t mask, double scalar, tl_tensor *out, tl_tensor *out2) {
+    const int64_t nd = tl_tensor_ndim(out);
+    if (!out2 || (tl_tensor_ndim(out2) == nd &&
+                  memcmp(out->strides, out2->strides, sizeof(int64_t) * (size_t)nd) == 0))
+        return run_launch(op, x, mask, scalar, out, out2);
+    const tl_device_type dev = tl_tensor_device(x);
+    tl_tensor *o = tl_empty(nd, tl_tensor_sizes(out), tl_tensor_dtype(out), dev);
+    tl_tensor *o2 = o ? tl_empty(nd, tl_tensor_sizes(out), tl_tensor_dtype(out2), dev) : NULL;
+    int rc = o2 ? run_launch(op, x, mask, scalar, o, o2) : -1;
+    if (rc == 0) rc = tl_copy_(out, o);
+    if (rc == 0) rc = tl_copy_(out2, o2);
+    tl_tensor_release(o);
+    tl_tensor_release(o2);
+    return rc;
+}
+
+/* op over mask of self converted to out's dtype (convert) or as is, on
+ * self's device */
+static int reduce_into(int op, const tl_tensor *self, int convert, uint64_t mask, double scalar, tl_tensor *out,
+                       tl_tensor *out2) {
+    tl_tensor *x = convert ? tl_to_dtype(self, tl_tensor_dtype(out), 0) : NULL;
+    if (convert && !x) return -1;
+    const tl_tensor *in = convert ? x : self;
+    int prev, rc = tl_cuda_enter_device(in, &prev);
+    if (rc == 0) rc = tl_cuda_leave_device(prev, run_pair(op, in, mask, scalar, out, out2));
+    tl_tensor_release(x);
+    return rc < 0 ? -1 : 0;
+}
+
+int tl_cuda_var_into(const tl_tensor *self, uint64_t mask, double correction, int take_sqrt, tl_tensor *var,
+                     tl_tensor *mean) {
+    return reduce_into(take_sqrt ? TL_CUDA_REDUCE_STD : TL_CUDA_REDUCE_VAR, self, 1, mask, correction, var, mean);
+}
+
+int tl_cuda_prod_into(const tl_tensor *self, uint64_t mask, tl_tensor *out) {
+    return reduce_into(TL_CUDA_REDUCE_PROD, self, 1, mask, 0, out, NULL);
+}
+
+/* values alone: amax / amin; indices (with the values into out2): argmax /
+ * argmin, whose (value, index) pairs are PyTorch's MaxOps / MinOps */
+int tl_cuda_minmax_into(const tl_tensor *self, uint64_t mask, int is_max, tl_tensor *vals, tl_tensor *idx) {
+    if (!idx)
+        return reduce_into(is_max ? TL_CUDA_REDUCE_AMAX : TL_CUDA_REDUCE_AMIN, self, 0, mask, 0, vals, NULL);
+    return reduce_into(is_max ? TL_CUDA_REDUCE_ARGMAX : TL_CUDA_REDUCE_ARGMIN, self, 0, mask, 0, idx, vals);
+}
+
+/* the row maxima (amax, stored as out's dtype as PyTorch's) into out, then
+ * the logsumexp kernels read them back from there */
+int tl_cuda_logsumexp_into(const tl_tensor *self, uint64_t mask, tl_tensor *out) {
+    tl_tensor *x = tl_to_dtype(self, tl_tensor_dtype(out), 0);
+    if (!x) return -1;
+    int prev, rc = tl_cuda_enter_device(x, &prev);
+    if (rc == 0) {
+        rc = run_launch(TL_CUDA_REDUCE_AMAX, x, mask, 0, out, NULL);
+        if (rc == 0) rc = run_launch(TL_CUDA_REDUCE_LOGSUMEXP, x, mask, 0, out, NULL);
+        rc = tl_cuda_leave_device(prev, rc);
+    }
+    tl_tensor_release(x);
+    return rc < 0 ? -1 : 0;
 }
 
 int tl_cuda_launch_rows(tl_cuda_function *f, tl_cuda_reduce_params *p) {
@@ -398,6 +474,63 @@ int tl_impl_argmin_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, bool
                             tl_tensor *out) {
     (void)s; (void)keepdim;
     return arg(TL_CUDA_REDUCE_ARGMIN, self, dim, dim_has, out);
+}
+
+/* all / any (yaml: CPU, CUDA: all_all_out, all_out, all_dims_out and
+ * any's; the CPU's meta functions: a bool result, uint8 for a uint8 input
+ * or out=): 0 / 1 per output; `dim=[]` of the dims overloads reduces
+ * nothing, None every dim */
+static int logical(int op, tl_tensor *self, const int64_t *dim, int64_t dim_len, int none_is_all, tl_tensor *out) {
+    uint64_t mask = 0;
+    if ((none_is_all || !dim || dim_len) && tl_rd_mask(self, dim, dim_len, &mask)) return -1;
+    return tl_cuda_reduce_run(op, self, mask, out);
+}
+
+int tl_impl_all_all_out_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out) {
+    (void)s;
+    return logical(TL_CUDA_REDUCE_ALL, self, NULL, 0, 1, out);
+}
+
+int tl_impl_all_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *out) {
+    (void)s; (void)keepdim;
+    return logical(TL_CUDA_REDUCE_ALL, self, &dim, 1, 1, out);
+}
+
+int tl_impl_all_dims_out_cuda(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim,
+                              tl_tensor *out) {
+    (void)s; (void)keepdim;
+    return logical(TL_CUDA_REDUCE_ALL, self, dim, dim_len, 0, out);
+}
+
+int tl_impl_any_all_out_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out) {
+    (void)s;
+    return logical(TL_CUDA_REDUCE_ANY, self, NULL, 0, 1, out);
+}
+
+int tl_impl_any_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *out) {
+    (void)s; (void)keepdim;
+    return logical(TL_CUDA_REDUCE_ANY, self, &dim, 1, 1, out);
+}
+
+int tl_impl_any_dims_out_cuda(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim,
+                              tl_tensor *out) {
+    (void)s; (void)keepdim;
+    return logical(TL_CUDA_REDUCE_ANY, self, dim, dim_len, 0, out);
+}
+
+/* linalg_vector_norm (yaml: CPU, CUDA: linalg_vector_norm_out; the CPU's
+ * meta function): over self converted to the result dtype (as PyTorch and
+ * the CPU kernel), accumulated in float for float16 / bfloat16 / float32 */
+int tl_impl_linalg_vector_norm_out_cuda(tl_structured *s, tl_tensor *self, tl_scalar ord, const int64_t *dim,
+                                        int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    (void)s; (void)keepdim; (void)dtype;
+    uint64_t mask;
+    if (tl_rd_mask(self, dim, dim_len, &mask)) return -1;
+    const double p = ord.kind == TL_SCALAR_DOUBLE ? ord.d : (double)ord.i;
+    const int op = p == 2 ? TL_CUDA_REDUCE_NORM2 : p == 1 ? TL_CUDA_REDUCE_NORM1
+                 : p == INFINITY ? TL_CUDA_REDUCE_NORM_INF : p == -INFINITY ? TL_CUDA_REDUCE_NORM_NEGINF
+                 : p == 0 ? TL_CUDA_REDUCE_NORM0 : TL_CUDA_REDUCE_NORM_P;
+    return reduce_into(op, self, 1, mask, p, out, NULL);
 }
 
 /* softmax / log_softmax (yaml: CUDA: softmax_cuda_out / log_softmax_cuda_out;

@@ -28,6 +28,9 @@ typedef struct tl_cuda_reduce_params {
     uint64_t mean, rstd;         /* layer_norm: per row, in the accumulator type */
     double eps;                  /* layer_norm */
     double factor;               /* mean: 1 / nred (as the accumulator type) */
+    double scalar;               /* var / std: the correction; norms: the order p */
+    uint64_t out2;               /* a second output with out's element strides: var_mean's / std_mean's
+                                    mean, max.dim's / min.dim's values (0: none) */
     uint32_t nout, nred;
     uint32_t splits, chunk;      /* chunks per output and elements per chunk */
     uint32_t out_ndim, red_ndim;
@@ -44,6 +47,6 @@ typedef struct tl_cuda_reduce_params {
     uint32_t pad_;
 } tl_cuda_reduce_params;
 
-#define TL_CUDA_REDUCE_PARAMS_SIZE 544
+#define TL_CUDA_REDUCE_PARAMS_SIZE 560
 
 #endif
