@@ -31,8 +31,8 @@ OPS = (
     ("mean", "tl_rd_mean<{T}>", _FLOAT),
     ("amax", "tl_rd_extreme<{T}, true>", tuple(STORAGE)),
     ("amin", "tl_rd_extreme<{T}, false>", tuple(STORAGE)),
-    ("argmax", "tl_rd_arg<{T}, true>", tuple(d for d in STORAGE if d != "Bool")),
-    ("argmin", "tl_rd_arg<{T}, false>", tuple(d for d in STORAGE if d != "Bool")),
+    ("argmax", "tl_rd_arg<{T}, true>", tuple(STORAGE)),   # bool: max.dim / min.dim (argmax's meta refuses it)
+    ("argmin", "tl_rd_arg<{T}, false>", tuple(STORAGE)),
     ("prod", "tl_rd_prod<{T}>", tuple(STORAGE)),
     ("var", "tl_rd_welford<{T}, false>", _FLOAT),
     ("std", "tl_rd_welford<{T}, true>", _FLOAT),

@@ -1344,6 +1344,17 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f64_combine(con
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f64_cols(const tl_cuda_reduce_params p) {
     tl_rd_cols<double, tl_rd_extreme<double, false>>(p);
 }
+/* Bool: tl_rd_arg<tl_rd_bool, true> */
+static_assert(sizeof(tl_rd_arg<tl_rd_bool, true>::acc) == 16, "tl_reduce_argmax_b: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_b(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bool, tl_rd_arg<tl_rd_bool, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_b_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bool, tl_rd_arg<tl_rd_bool, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_b_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bool, tl_rd_arg<tl_rd_bool, true>>(p);
+}
 /* Byte: tl_rd_arg<uint8_t, true> */
 static_assert(sizeof(tl_rd_arg<uint8_t, true>::acc) == 16, "tl_reduce_argmax_u8: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_u8(const tl_cuda_reduce_params p) {
@@ -1442,6 +1453,17 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64_combine(c
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64_cols(const tl_cuda_reduce_params p) {
     tl_rd_cols<double, tl_rd_arg<double, true>>(p);
+}
+/* Bool: tl_rd_arg<tl_rd_bool, false> */
+static_assert(sizeof(tl_rd_arg<tl_rd_bool, false>::acc) == 16, "tl_reduce_argmin_b: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_b(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bool, tl_rd_arg<tl_rd_bool, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_b_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bool, tl_rd_arg<tl_rd_bool, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_b_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bool, tl_rd_arg<tl_rd_bool, false>>(p);
 }
 /* Byte: tl_rd_arg<uint8_t, false> */
 static_assert(sizeof(tl_rd_arg<uint8_t, false>::acc) == 16, "tl_reduce_argmin_u8: the host's partial size");

@@ -1360,6 +1360,17 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f64_cols(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_cols<double, tl_rd_extreme<double, false>>(p);\n"
     "}\n"
+    "/* Bool: tl_rd_arg<tl_rd_bool, true> */\n"
+    "static_assert(sizeof(tl_rd_arg<tl_rd_bool, true>::acc) == 16, \"tl_reduce_argmax_b: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_b(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bool, tl_rd_arg<tl_rd_bool, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_b_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bool, tl_rd_arg<tl_rd_bool, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_b_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bool, tl_rd_arg<tl_rd_bool, true>>(p);\n"
+    "}\n"
     "/* Byte: tl_rd_arg<uint8_t, true> */\n"
     "static_assert(sizeof(tl_rd_arg<uint8_t, true>::acc) == 16, \"tl_reduce_argmax_u8: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_u8(const tl_cuda_reduce_params p) {\n"
@@ -1458,6 +1469,17 @@ static const char tl_reduce_cuda_source[] =
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64_cols(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_cols<double, tl_rd_arg<double, true>>(p);\n"
+    "}\n"
+    "/* Bool: tl_rd_arg<tl_rd_bool, false> */\n"
+    "static_assert(sizeof(tl_rd_arg<tl_rd_bool, false>::acc) == 16, \"tl_reduce_argmin_b: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_b(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bool, tl_rd_arg<tl_rd_bool, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_b_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bool, tl_rd_arg<tl_rd_bool, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_b_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bool, tl_rd_arg<tl_rd_bool, false>>(p);\n"
     "}\n"
     "/* Byte: tl_rd_arg<uint8_t, false> */\n"
     "static_assert(sizeof(tl_rd_arg<uint8_t, false>::acc) == 16, \"tl_reduce_argmin_u8: the host's partial size\");\n"
@@ -2480,7 +2502,7 @@ static const char tl_reduce_cuda_source[] =
 static tl_cuda_program tl_reduce_cuda_program = {"reduce", tl_reduce_cuda_source, {0}};
 
 /* per kernel: the rows pass, the combine pass and the thread-per-output kernel */
-static tl_cuda_function tl_reduce_cuda_fns[118][3] = {
+static tl_cuda_function tl_reduce_cuda_fns[120][3] = {
     {{&tl_reduce_cuda_program, "tl_reduce_sum_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_b_combine", {0}},
      {&tl_reduce_cuda_program, "tl_reduce_sum_b_cols", {0}}},
     {{&tl_reduce_cuda_program, "tl_reduce_sum_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_u8_combine", {0}},
@@ -2549,6 +2571,8 @@ static tl_cuda_function tl_reduce_cuda_fns[118][3] = {
      {&tl_reduce_cuda_program, "tl_reduce_amin_f32_cols", {0}}},
     {{&tl_reduce_cuda_program, "tl_reduce_amin_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_f64_combine", {0}},
      {&tl_reduce_cuda_program, "tl_reduce_amin_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmax_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_b_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmax_b_cols", {0}}},
     {{&tl_reduce_cuda_program, "tl_reduce_argmax_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_u8_combine", {0}},
      {&tl_reduce_cuda_program, "tl_reduce_argmax_u8_cols", {0}}},
     {{&tl_reduce_cuda_program, "tl_reduce_argmax_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_i8_combine", {0}},
@@ -2567,6 +2591,8 @@ static tl_cuda_function tl_reduce_cuda_fns[118][3] = {
      {&tl_reduce_cuda_program, "tl_reduce_argmax_f32_cols", {0}}},
     {{&tl_reduce_cuda_program, "tl_reduce_argmax_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_f64_combine", {0}},
      {&tl_reduce_cuda_program, "tl_reduce_argmax_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmin_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_b_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmin_b_cols", {0}}},
     {{&tl_reduce_cuda_program, "tl_reduce_argmin_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_u8_combine", {0}},
      {&tl_reduce_cuda_program, "tl_reduce_argmin_u8_cols", {0}}},
     {{&tl_reduce_cuda_program, "tl_reduce_argmin_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_i8_combine", {0}},
@@ -2778,7 +2804,6 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {NULL, NULL, NULL, 0},
     },
     {  /* argmax */
-        {NULL, NULL, NULL, 0},
         {&tl_reduce_cuda_fns[34][0], &tl_reduce_cuda_fns[34][1], &tl_reduce_cuda_fns[34][2], 16},
         {&tl_reduce_cuda_fns[35][0], &tl_reduce_cuda_fns[35][1], &tl_reduce_cuda_fns[35][2], 16},
         {&tl_reduce_cuda_fns[36][0], &tl_reduce_cuda_fns[36][1], &tl_reduce_cuda_fns[36][2], 16},
@@ -2788,12 +2813,11 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {&tl_reduce_cuda_fns[40][0], &tl_reduce_cuda_fns[40][1], &tl_reduce_cuda_fns[40][2], 16},
         {&tl_reduce_cuda_fns[41][0], &tl_reduce_cuda_fns[41][1], &tl_reduce_cuda_fns[41][2], 16},
         {&tl_reduce_cuda_fns[42][0], &tl_reduce_cuda_fns[42][1], &tl_reduce_cuda_fns[42][2], 16},
+        {&tl_reduce_cuda_fns[43][0], &tl_reduce_cuda_fns[43][1], &tl_reduce_cuda_fns[43][2], 16},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
     },
     {  /* argmin */
-        {NULL, NULL, NULL, 0},
-        {&tl_reduce_cuda_fns[43][0], &tl_reduce_cuda_fns[43][1], &tl_reduce_cuda_fns[43][2], 16},
         {&tl_reduce_cuda_fns[44][0], &tl_reduce_cuda_fns[44][1], &tl_reduce_cuda_fns[44][2], 16},
         {&tl_reduce_cuda_fns[45][0], &tl_reduce_cuda_fns[45][1], &tl_reduce_cuda_fns[45][2], 16},
         {&tl_reduce_cuda_fns[46][0], &tl_reduce_cuda_fns[46][1], &tl_reduce_cuda_fns[46][2], 16},
@@ -2802,20 +2826,22 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {&tl_reduce_cuda_fns[49][0], &tl_reduce_cuda_fns[49][1], &tl_reduce_cuda_fns[49][2], 16},
         {&tl_reduce_cuda_fns[50][0], &tl_reduce_cuda_fns[50][1], &tl_reduce_cuda_fns[50][2], 16},
         {&tl_reduce_cuda_fns[51][0], &tl_reduce_cuda_fns[51][1], &tl_reduce_cuda_fns[51][2], 16},
+        {&tl_reduce_cuda_fns[52][0], &tl_reduce_cuda_fns[52][1], &tl_reduce_cuda_fns[52][2], 16},
+        {&tl_reduce_cuda_fns[53][0], &tl_reduce_cuda_fns[53][1], &tl_reduce_cuda_fns[53][2], 16},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
     },
     {  /* prod */
-        {&tl_reduce_cuda_fns[52][0], &tl_reduce_cuda_fns[52][1], &tl_reduce_cuda_fns[52][2], 8},
-        {&tl_reduce_cuda_fns[53][0], &tl_reduce_cuda_fns[53][1], &tl_reduce_cuda_fns[53][2], 8},
         {&tl_reduce_cuda_fns[54][0], &tl_reduce_cuda_fns[54][1], &tl_reduce_cuda_fns[54][2], 8},
         {&tl_reduce_cuda_fns[55][0], &tl_reduce_cuda_fns[55][1], &tl_reduce_cuda_fns[55][2], 8},
         {&tl_reduce_cuda_fns[56][0], &tl_reduce_cuda_fns[56][1], &tl_reduce_cuda_fns[56][2], 8},
         {&tl_reduce_cuda_fns[57][0], &tl_reduce_cuda_fns[57][1], &tl_reduce_cuda_fns[57][2], 8},
-        {&tl_reduce_cuda_fns[58][0], &tl_reduce_cuda_fns[58][1], &tl_reduce_cuda_fns[58][2], 4},
-        {&tl_reduce_cuda_fns[59][0], &tl_reduce_cuda_fns[59][1], &tl_reduce_cuda_fns[59][2], 4},
+        {&tl_reduce_cuda_fns[58][0], &tl_reduce_cuda_fns[58][1], &tl_reduce_cuda_fns[58][2], 8},
+        {&tl_reduce_cuda_fns[59][0], &tl_reduce_cuda_fns[59][1], &tl_reduce_cuda_fns[59][2], 8},
         {&tl_reduce_cuda_fns[60][0], &tl_reduce_cuda_fns[60][1], &tl_reduce_cuda_fns[60][2], 4},
-        {&tl_reduce_cuda_fns[61][0], &tl_reduce_cuda_fns[61][1], &tl_reduce_cuda_fns[61][2], 8},
+        {&tl_reduce_cuda_fns[61][0], &tl_reduce_cuda_fns[61][1], &tl_reduce_cuda_fns[61][2], 4},
+        {&tl_reduce_cuda_fns[62][0], &tl_reduce_cuda_fns[62][1], &tl_reduce_cuda_fns[62][2], 4},
+        {&tl_reduce_cuda_fns[63][0], &tl_reduce_cuda_fns[63][1], &tl_reduce_cuda_fns[63][2], 8},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
     },
@@ -2826,10 +2852,10 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
-        {&tl_reduce_cuda_fns[62][0], &tl_reduce_cuda_fns[62][1], &tl_reduce_cuda_fns[62][2], 16},
-        {&tl_reduce_cuda_fns[63][0], &tl_reduce_cuda_fns[63][1], &tl_reduce_cuda_fns[63][2], 16},
         {&tl_reduce_cuda_fns[64][0], &tl_reduce_cuda_fns[64][1], &tl_reduce_cuda_fns[64][2], 16},
-        {&tl_reduce_cuda_fns[65][0], &tl_reduce_cuda_fns[65][1], &tl_reduce_cuda_fns[65][2], 32},
+        {&tl_reduce_cuda_fns[65][0], &tl_reduce_cuda_fns[65][1], &tl_reduce_cuda_fns[65][2], 16},
+        {&tl_reduce_cuda_fns[66][0], &tl_reduce_cuda_fns[66][1], &tl_reduce_cuda_fns[66][2], 16},
+        {&tl_reduce_cuda_fns[67][0], &tl_reduce_cuda_fns[67][1], &tl_reduce_cuda_fns[67][2], 32},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
     },
@@ -2840,10 +2866,10 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
-        {&tl_reduce_cuda_fns[66][0], &tl_reduce_cuda_fns[66][1], &tl_reduce_cuda_fns[66][2], 16},
-        {&tl_reduce_cuda_fns[67][0], &tl_reduce_cuda_fns[67][1], &tl_reduce_cuda_fns[67][2], 16},
         {&tl_reduce_cuda_fns[68][0], &tl_reduce_cuda_fns[68][1], &tl_reduce_cuda_fns[68][2], 16},
-        {&tl_reduce_cuda_fns[69][0], &tl_reduce_cuda_fns[69][1], &tl_reduce_cuda_fns[69][2], 32},
+        {&tl_reduce_cuda_fns[69][0], &tl_reduce_cuda_fns[69][1], &tl_reduce_cuda_fns[69][2], 16},
+        {&tl_reduce_cuda_fns[70][0], &tl_reduce_cuda_fns[70][1], &tl_reduce_cuda_fns[70][2], 16},
+        {&tl_reduce_cuda_fns[71][0], &tl_reduce_cuda_fns[71][1], &tl_reduce_cuda_fns[71][2], 32},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
     },
@@ -2854,16 +2880,14 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
-        {&tl_reduce_cuda_fns[70][0], &tl_reduce_cuda_fns[70][1], &tl_reduce_cuda_fns[70][2], 8},
-        {&tl_reduce_cuda_fns[71][0], &tl_reduce_cuda_fns[71][1], &tl_reduce_cuda_fns[71][2], 8},
         {&tl_reduce_cuda_fns[72][0], &tl_reduce_cuda_fns[72][1], &tl_reduce_cuda_fns[72][2], 8},
-        {&tl_reduce_cuda_fns[73][0], &tl_reduce_cuda_fns[73][1], &tl_reduce_cuda_fns[73][2], 16},
+        {&tl_reduce_cuda_fns[73][0], &tl_reduce_cuda_fns[73][1], &tl_reduce_cuda_fns[73][2], 8},
+        {&tl_reduce_cuda_fns[74][0], &tl_reduce_cuda_fns[74][1], &tl_reduce_cuda_fns[74][2], 8},
+        {&tl_reduce_cuda_fns[75][0], &tl_reduce_cuda_fns[75][1], &tl_reduce_cuda_fns[75][2], 16},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
     },
     {  /* any */
-        {&tl_reduce_cuda_fns[74][0], &tl_reduce_cuda_fns[74][1], &tl_reduce_cuda_fns[74][2], 1},
-        {&tl_reduce_cuda_fns[75][0], &tl_reduce_cuda_fns[75][1], &tl_reduce_cuda_fns[75][2], 1},
         {&tl_reduce_cuda_fns[76][0], &tl_reduce_cuda_fns[76][1], &tl_reduce_cuda_fns[76][2], 1},
         {&tl_reduce_cuda_fns[77][0], &tl_reduce_cuda_fns[77][1], &tl_reduce_cuda_fns[77][2], 1},
         {&tl_reduce_cuda_fns[78][0], &tl_reduce_cuda_fns[78][1], &tl_reduce_cuda_fns[78][2], 1},
@@ -2872,12 +2896,12 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {&tl_reduce_cuda_fns[81][0], &tl_reduce_cuda_fns[81][1], &tl_reduce_cuda_fns[81][2], 1},
         {&tl_reduce_cuda_fns[82][0], &tl_reduce_cuda_fns[82][1], &tl_reduce_cuda_fns[82][2], 1},
         {&tl_reduce_cuda_fns[83][0], &tl_reduce_cuda_fns[83][1], &tl_reduce_cuda_fns[83][2], 1},
+        {&tl_reduce_cuda_fns[84][0], &tl_reduce_cuda_fns[84][1], &tl_reduce_cuda_fns[84][2], 1},
+        {&tl_reduce_cuda_fns[85][0], &tl_reduce_cuda_fns[85][1], &tl_reduce_cuda_fns[85][2], 1},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
     },
     {  /* all */
-        {&tl_reduce_cuda_fns[84][0], &tl_reduce_cuda_fns[84][1], &tl_reduce_cuda_fns[84][2], 1},
-        {&tl_reduce_cuda_fns[85][0], &tl_reduce_cuda_fns[85][1], &tl_reduce_cuda_fns[85][2], 1},
         {&tl_reduce_cuda_fns[86][0], &tl_reduce_cuda_fns[86][1], &tl_reduce_cuda_fns[86][2], 1},
         {&tl_reduce_cuda_fns[87][0], &tl_reduce_cuda_fns[87][1], &tl_reduce_cuda_fns[87][2], 1},
         {&tl_reduce_cuda_fns[88][0], &tl_reduce_cuda_fns[88][1], &tl_reduce_cuda_fns[88][2], 1},
@@ -2886,6 +2910,8 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {&tl_reduce_cuda_fns[91][0], &tl_reduce_cuda_fns[91][1], &tl_reduce_cuda_fns[91][2], 1},
         {&tl_reduce_cuda_fns[92][0], &tl_reduce_cuda_fns[92][1], &tl_reduce_cuda_fns[92][2], 1},
         {&tl_reduce_cuda_fns[93][0], &tl_reduce_cuda_fns[93][1], &tl_reduce_cuda_fns[93][2], 1},
+        {&tl_reduce_cuda_fns[94][0], &tl_reduce_cuda_fns[94][1], &tl_reduce_cuda_fns[94][2], 1},
+        {&tl_reduce_cuda_fns[95][0], &tl_reduce_cuda_fns[95][1], &tl_reduce_cuda_fns[95][2], 1},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
     },
@@ -2896,10 +2922,10 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
-        {&tl_reduce_cuda_fns[94][0], &tl_reduce_cuda_fns[94][1], &tl_reduce_cuda_fns[94][2], 4},
-        {&tl_reduce_cuda_fns[95][0], &tl_reduce_cuda_fns[95][1], &tl_reduce_cuda_fns[95][2], 4},
         {&tl_reduce_cuda_fns[96][0], &tl_reduce_cuda_fns[96][1], &tl_reduce_cuda_fns[96][2], 4},
-        {&tl_reduce_cuda_fns[97][0], &tl_reduce_cuda_fns[97][1], &tl_reduce_cuda_fns[97][2], 8},
+        {&tl_reduce_cuda_fns[97][0], &tl_reduce_cuda_fns[97][1], &tl_reduce_cuda_fns[97][2], 4},
+        {&tl_reduce_cuda_fns[98][0], &tl_reduce_cuda_fns[98][1], &tl_reduce_cuda_fns[98][2], 4},
+        {&tl_reduce_cuda_fns[99][0], &tl_reduce_cuda_fns[99][1], &tl_reduce_cuda_fns[99][2], 8},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
     },
@@ -2910,10 +2936,10 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
-        {&tl_reduce_cuda_fns[98][0], &tl_reduce_cuda_fns[98][1], &tl_reduce_cuda_fns[98][2], 4},
-        {&tl_reduce_cuda_fns[99][0], &tl_reduce_cuda_fns[99][1], &tl_reduce_cuda_fns[99][2], 4},
         {&tl_reduce_cuda_fns[100][0], &tl_reduce_cuda_fns[100][1], &tl_reduce_cuda_fns[100][2], 4},
-        {&tl_reduce_cuda_fns[101][0], &tl_reduce_cuda_fns[101][1], &tl_reduce_cuda_fns[101][2], 8},
+        {&tl_reduce_cuda_fns[101][0], &tl_reduce_cuda_fns[101][1], &tl_reduce_cuda_fns[101][2], 4},
+        {&tl_reduce_cuda_fns[102][0], &tl_reduce_cuda_fns[102][1], &tl_reduce_cuda_fns[102][2], 4},
+        {&tl_reduce_cuda_fns[103][0], &tl_reduce_cuda_fns[103][1], &tl_reduce_cuda_fns[103][2], 8},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
     },
@@ -2924,10 +2950,10 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
-        {&tl_reduce_cuda_fns[102][0], &tl_reduce_cuda_fns[102][1], &tl_reduce_cuda_fns[102][2], 4},
-        {&tl_reduce_cuda_fns[103][0], &tl_reduce_cuda_fns[103][1], &tl_reduce_cuda_fns[103][2], 4},
         {&tl_reduce_cuda_fns[104][0], &tl_reduce_cuda_fns[104][1], &tl_reduce_cuda_fns[104][2], 4},
-        {&tl_reduce_cuda_fns[105][0], &tl_reduce_cuda_fns[105][1], &tl_reduce_cuda_fns[105][2], 8},
+        {&tl_reduce_cuda_fns[105][0], &tl_reduce_cuda_fns[105][1], &tl_reduce_cuda_fns[105][2], 4},
+        {&tl_reduce_cuda_fns[106][0], &tl_reduce_cuda_fns[106][1], &tl_reduce_cuda_fns[106][2], 4},
+        {&tl_reduce_cuda_fns[107][0], &tl_reduce_cuda_fns[107][1], &tl_reduce_cuda_fns[107][2], 8},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
     },
@@ -2938,10 +2964,10 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
-        {&tl_reduce_cuda_fns[106][0], &tl_reduce_cuda_fns[106][1], &tl_reduce_cuda_fns[106][2], 4},
-        {&tl_reduce_cuda_fns[107][0], &tl_reduce_cuda_fns[107][1], &tl_reduce_cuda_fns[107][2], 4},
         {&tl_reduce_cuda_fns[108][0], &tl_reduce_cuda_fns[108][1], &tl_reduce_cuda_fns[108][2], 4},
-        {&tl_reduce_cuda_fns[109][0], &tl_reduce_cuda_fns[109][1], &tl_reduce_cuda_fns[109][2], 8},
+        {&tl_reduce_cuda_fns[109][0], &tl_reduce_cuda_fns[109][1], &tl_reduce_cuda_fns[109][2], 4},
+        {&tl_reduce_cuda_fns[110][0], &tl_reduce_cuda_fns[110][1], &tl_reduce_cuda_fns[110][2], 4},
+        {&tl_reduce_cuda_fns[111][0], &tl_reduce_cuda_fns[111][1], &tl_reduce_cuda_fns[111][2], 8},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
     },
@@ -2952,10 +2978,10 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
-        {&tl_reduce_cuda_fns[110][0], &tl_reduce_cuda_fns[110][1], &tl_reduce_cuda_fns[110][2], 4},
-        {&tl_reduce_cuda_fns[111][0], &tl_reduce_cuda_fns[111][1], &tl_reduce_cuda_fns[111][2], 4},
         {&tl_reduce_cuda_fns[112][0], &tl_reduce_cuda_fns[112][1], &tl_reduce_cuda_fns[112][2], 4},
-        {&tl_reduce_cuda_fns[113][0], &tl_reduce_cuda_fns[113][1], &tl_reduce_cuda_fns[113][2], 8},
+        {&tl_reduce_cuda_fns[113][0], &tl_reduce_cuda_fns[113][1], &tl_reduce_cuda_fns[113][2], 4},
+        {&tl_reduce_cuda_fns[114][0], &tl_reduce_cuda_fns[114][1], &tl_reduce_cuda_fns[114][2], 4},
+        {&tl_reduce_cuda_fns[115][0], &tl_reduce_cuda_fns[115][1], &tl_reduce_cuda_fns[115][2], 8},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
     },
@@ -2966,10 +2992,10 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
-        {&tl_reduce_cuda_fns[114][0], &tl_reduce_cuda_fns[114][1], &tl_reduce_cuda_fns[114][2], 8},
-        {&tl_reduce_cuda_fns[115][0], &tl_reduce_cuda_fns[115][1], &tl_reduce_cuda_fns[115][2], 8},
         {&tl_reduce_cuda_fns[116][0], &tl_reduce_cuda_fns[116][1], &tl_reduce_cuda_fns[116][2], 8},
-        {&tl_reduce_cuda_fns[117][0], &tl_reduce_cuda_fns[117][1], &tl_reduce_cuda_fns[117][2], 16},
+        {&tl_reduce_cuda_fns[117][0], &tl_reduce_cuda_fns[117][1], &tl_reduce_cuda_fns[117][2], 8},
+        {&tl_reduce_cuda_fns[118][0], &tl_reduce_cuda_fns[118][1], &tl_reduce_cuda_fns[118][2], 8},
+        {&tl_reduce_cuda_fns[119][0], &tl_reduce_cuda_fns[119][1], &tl_reduce_cuda_fns[119][2], 16},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
     },

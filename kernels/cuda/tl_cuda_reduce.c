@@ -239,10 +239,8 @@ static int run_pair(int op, const tl_tensor *x, uint64_t mask, double scalar, tl
     return rc;
 }
 
-/* op over mask of self converted to out's dtype (convert) or as is, on
- * self's device */
-static int reduce_into(int op, const tl_tensor *self, int convert, uint64_t mask, double scalar, tl_tensor *out,
-                       tl_tensor *out2) {
+int tl_cuda_reduce_into(int op, const tl_tensor *self, int convert, uint64_t mask, double scalar, tl_tensor *out,
+                        tl_tensor *out2) {
     tl_tensor *x = convert ? tl_to_dtype(self, tl_tensor_dtype(out), 0) : NULL;
     if (convert && !x) return -1;
     const tl_tensor *in = convert ? x : self;
@@ -254,19 +252,20 @@ static int reduce_into(int op, const tl_tensor *self, int convert, uint64_t mask
 
 int tl_cuda_var_into(const tl_tensor *self, uint64_t mask, double correction, int take_sqrt, tl_tensor *var,
                      tl_tensor *mean) {
-    return reduce_into(take_sqrt ? TL_CUDA_REDUCE_STD : TL_CUDA_REDUCE_VAR, self, 1, mask, correction, var, mean);
+    const int op = take_sqrt ? TL_CUDA_REDUCE_STD : TL_CUDA_REDUCE_VAR;
+    return tl_cuda_reduce_into(op, self, 1, mask, correction, var, mean);
 }
 
 int tl_cuda_prod_into(const tl_tensor *self, uint64_t mask, tl_tensor *out) {
-    return reduce_into(TL_CUDA_REDUCE_PROD, self, 1, mask, 0, out, NULL);
+    return tl_cuda_reduce_into(TL_CUDA_REDUCE_PROD, self, 1, mask, 0, out, NULL);
 }
 
 /* values alone: amax / amin; indices (with the values into out2): argmax /
  * argmin, whose (value, index) pairs are PyTorch's MaxOps / MinOps */
 int tl_cuda_minmax_into(const tl_tensor *self, uint64_t mask, int is_max, tl_tensor *vals, tl_tensor *idx) {
     if (!idx)
-        return reduce_into(is_max ? TL_CUDA_REDUCE_AMAX : TL_CUDA_REDUCE_AMIN, self, 0, mask, 0, vals, NULL);
-    return reduce_into(is_max ? TL_CUDA_REDUCE_ARGMAX : TL_CUDA_REDUCE_ARGMIN, self, 0, mask, 0, idx, vals);
+        return tl_cuda_reduce_into(is_max ? TL_CUDA_REDUCE_AMAX : TL_CUDA_REDUCE_AMIN, self, 0, mask, 0, vals, NULL);
+    return tl_cuda_reduce_into(is_max ? TL_CUDA_REDUCE_ARGMAX : TL_CUDA_REDUCE_ARGMIN, self, 0, mask, 0, idx, vals);
 }
 
 /* the row maxima (amax, stored as out's dtype as PyTorch's) into out, then
@@ -530,7 +529,7 @@ int tl_impl_linalg_vector_norm_out_cuda(tl_structured *s, tl_tensor *self, tl_sc
     const int op = p == 2 ? TL_CUDA_REDUCE_NORM2 : p == 1 ? TL_CUDA_REDUCE_NORM1
                  : p == INFINITY ? TL_CUDA_REDUCE_NORM_INF : p == -INFINITY ? TL_CUDA_REDUCE_NORM_NEGINF
                  : p == 0 ? TL_CUDA_REDUCE_NORM0 : TL_CUDA_REDUCE_NORM_P;
-    return reduce_into(op, self, 1, mask, p, out, NULL);
+    return tl_cuda_reduce_into(op, self, 1, mask, p, out, NULL);
 }
 
 /* softmax / log_softmax (yaml: CUDA: softmax_cuda_out / log_softmax_cuda_out;

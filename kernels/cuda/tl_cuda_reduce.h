@@ -63,6 +63,12 @@ int tl_cuda_leave_device(int prev, int rc);
  * tensors: the host-shim tests). */
 int tl_cuda_reduce_run(int op, const tl_tensor *x, uint64_t mask, tl_tensor *out);
 
+/* the same over x converted to out's dtype first (convert) or as is, with
+ * the operator's scalar (var's correction, the norm's p) and a second
+ * output of out's shape (var_mean's mean, max.dim's values; NULL: none) */
+int tl_cuda_reduce_into(int op, const tl_tensor *x, int convert, uint64_t mask, double scalar, tl_tensor *out,
+                        tl_tensor *out2);
+
 /* softmax (log 0) / log_softmax (log 1) of x over dim (wrapped; 0 for a 0-dim
  * x) into out of x's shape and dtype; float16 / bfloat16 / float32 / float64 */
 extern tl_cuda_function *const tl_cuda_softmax_table[2][TL_NUM_DTYPES];
