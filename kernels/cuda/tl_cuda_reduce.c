@@ -29,6 +29,7 @@
 #include "ops/cumsum.h"
 #include "ops/linalg_vector_norm.h"
 #include "ops/mean.h"
+#include "ops/narrow.h"
 #include "ops/prod.h"
 #include "ops/sum.h"
 #include "tl_internal.h"
@@ -124,9 +125,10 @@ static int launch(const tl_cuda_reduce_kernels *k, tl_cuda_reduce_params *p, con
 /* the launch's struct for reducing the dims in mask of x into out (out: x's
  * shape with those dims removed or kept as 1, or x's own shape for softmax,
  * whose one reduced dim's output stride goes to red_out_stride); 1 when
- * there is nothing to launch */
-static int make_params(const char *name, const tl_tensor *x, uint64_t mask, const tl_tensor *out,
-                       tl_cuda_reduce_params *p) {
+ * there is nothing to launch; 2 (may_split) when offsets over the kept dims
+ * exceed 32 bits but each output's reduced elements fit */
+static int make_params_ex(const char *name, const tl_tensor *x, uint64_t mask, const tl_tensor *out,
+                          tl_cuda_reduce_params *p, int may_split) {
     if (tl_tensor_numel(out) == 0) return 1;
     int64_t nout = 1;   /* the kept dims' combinations (softmax's out has every element of x) */
     const tl_dtype dt = tl_tensor_dtype(x);
@@ -156,10 +158,15 @@ static int make_params(const char *name, const tl_tensor *x, uint64_t mask, cons
     if (nk > TL_CUDA_REDUCE_MAX_DIMS || nr > TL_CUDA_REDUCE_MAX_DIMS)
         return tl_set_error(TL_ERR_RUNTIME, "%s on CUDA: more than %d kept or reduced dims after merging", name,
                             TL_CUDA_REDUCE_MAX_DIMS);
-    if (nred > INT32_MAX || nout > INT32_MAX || extent(all, nk + nr, 0, isz) > INT32_MAX ||
-        extent(kept, nk, 1, osz) > INT32_MAX || (nr == 1 && (nred - 1) * red[0].out + osz > INT32_MAX))
-        return tl_set_error(TL_ERR_RUNTIME, "%s on CUDA: tensors whose elements or byte offsets exceed 32 bits are "
-                            "not supported", name);
+    const int64_t lim = tl_cuda_index_limit();
+    const int red_fits = nred <= lim && extent(red, nr, 0, isz) <= lim &&
+                         !(nr == 1 && (nred - 1) * red[0].out + osz > lim);
+    if (!red_fits || nout > lim || extent(all, nk + nr, 0, isz) > lim || extent(kept, nk, 1, osz) > lim) {
+        if (red_fits && may_split) return 2;   /* the caller splits the kept dims */
+        return tl_set_error(TL_ERR_RUNTIME, "%s on CUDA: %s exceed 32 bits are not supported", name,
+                            red_fits ? "tensors whose elements or byte offsets"
+                                     : "reductions whose reduced elements per output or their byte offsets");
+    }
     memset(p, 0, sizeof *p);
     p->in = (uint64_t)(uintptr_t)tl__data(x);
     p->out = (uint64_t)(uintptr_t)tl__data(out);
@@ -183,6 +190,11 @@ static int make_params(const char *name, const tl_tensor *x, uint64_t mask, cons
     return 0;
 }
 
+static int make_params(const char *name, const tl_tensor *x, uint64_t mask, const tl_tensor *out,
+                       tl_cuda_reduce_params *p) {
+    return make_params_ex(name, x, mask, out, p, 0);
+}
+
 int tl_cuda_reduce_use_cols(const tl_cuda_reduce_params *p) {
     if (p->out_ndim == 0 || p->red_ndim == 0 || p->nout < TL_CUDA_REDUCE_COLS_MIN_OUT) return 0;
     const int64_t kept = p->out_in_stride[0], red = p->red_stride[0];
@@ -190,6 +202,48 @@ int tl_cuda_reduce_use_cols(const tl_cuda_reduce_params *p) {
 }
 
 enum { COLS_THREADS = 256 };
+
+static int run_launch(int op, const tl_tensor *x, uint64_t mask, double scalar, tl_tensor *out, tl_tensor *out2);
+
+/* PyTorch's with_32bit_indexing for a reduction: halves the kept dim of the
+ * largest byte extent (in x or the outputs) and reduces each half with its
+ * own pointers; the reduced dims are whole in every piece, so the halves
+ * are independent (no accumulation across pieces) */
+static int split_kept(int op, const tl_tensor *x, uint64_t mask, double scalar, tl_tensor *out, tl_tensor *out2) {
+    const int64_t nd = tl_tensor_ndim(x), isz = tl__itemsize(tl_tensor_dtype(x));
+    const int64_t osz = tl__itemsize(tl_tensor_dtype(out)), keepdim = tl_tensor_ndim(out) == nd;
+    int64_t best = -1, best_ext = -1, best_od = 0;
+    for (int64_t d = 0, od = 0; d < nd; d++) {
+        if (mask >> d & 1) {
+            od += keepdim;
+            continue;
+        }
+        const int64_t ext = (x->sizes[d] - 1) * llabs(x->strides[d]) * isz,
+                      oext = (x->sizes[d] - 1) * llabs(out->strides[od]) * osz;
+        const int64_t e = ext > oext ? ext : oext;
+        if (x->sizes[d] > 1 && e > best_ext) {
+            best = d;
+            best_ext = e;
+            best_od = od;
+        }
+        od++;
+    }
+    if (best < 0)
+        return tl_set_error(TL_ERR_RUNTIME, "%s on CUDA: no kept dim to split", OP_NAMES[op]);
+    const int64_t n = x->sizes[best], half = n / 2;
+    int rc = 0;
+    for (int piece = 0; piece < 2 && rc == 0; piece++) {
+        const int64_t start = piece ? half : 0, len = piece ? n - half : half;
+        tl_tensor *xs = tl_ops_narrow((tl_tensor *)x, best, start, len);
+        tl_tensor *os = xs ? tl_ops_narrow(out, best_od, start, len) : NULL;
+        tl_tensor *o2 = os && out2 ? tl_ops_narrow(out2, best_od, start, len) : NULL;
+        rc = !os || (out2 && !o2) ? -1 : run_launch(op, xs, mask, scalar, os, o2);
+        tl_tensor_release(xs);
+        tl_tensor_release(os);
+        tl_tensor_release(o2);
+    }
+    return rc;
+}
 
 /* one reduction's launch: out (and out2, with out's element strides) =
  * op over mask of x, with the operator's scalar */
@@ -200,7 +254,8 @@ static int run_launch(int op, const tl_tensor *x, uint64_t mask, double scalar, 
         return tl_set_error(TL_ERR_RUNTIME, "\"%s_cuda\" not implemented for '%s'", OP_NAMES[op],
                             tl_dtype_scalar_name(dt));
     tl_cuda_reduce_params p;
-    const int rc = make_params(OP_NAMES[op], x, mask, out, &p);
+    const int rc = make_params_ex(OP_NAMES[op], x, mask, out, &p, 1);
+    if (rc == 2) return split_kept(op, x, mask, scalar, out, out2);
     if (rc != 0) return rc < 0 ? -1 : 0;
     p.scalar = scalar;
     p.out2 = out2 ? (uint64_t)(uintptr_t)tl__data(out2) : 0;

@@ -265,3 +265,43 @@ def test_prod_all(shim, dtype):
     out = out_like(tl.prod(big))
     check(shim.tl_cuda_prod_into(_ptr(big), 1, _ptr(out)))
     close(out, tl.prod(big), 1e-12)
+
+
+# ---- reductions past 32-bit offsets: the kept dims split (a small forced limit)
+
+@pytest.fixture
+def limit(shim):
+    shim.tl_cuda_set_index_limit.argtypes = [ctypes.c_int64]
+    yield lambda n: shim.tl_cuda_set_index_limit(n)
+    shim.tl_cuda_set_index_limit(0)   # back to INT32_MAX
+
+
+def test_split_kept_dims(shim, limit):
+    limit(4096)   # bytes: a [300, 50] float64 input is 120,000
+    x = rand([300, 50], tl.float64, 23)
+    names = check_var(shim, x, [1])
+    assert len(names) > 30 and set(names) == {"tl_reduce_var_f64"}   # pieces of <= 4096 bytes of x
+    check_var(shim, x.t(), [0], std=True, strided=True)    # transposed, strided out: the temporaries split too
+    check_var(shim, rand([7, 40, 9], tl.float32, 24), [1])   # the middle dim reduced, both kept dims split
+    names = check_lse(shim, rand([300, 4, 5], tl.float32, 25), [1, 2], keepdim=True)
+    assert len(names) > 2
+    for fn, op in ((tl.max, "argmax"), (tl.min, "argmin")):
+        t = rand([301, 17], tl.int16, 26)
+        wv, wi = fn(t, 1)
+        v, i = out_like(wv), out_like(wi)
+        assert len(run(shim, op, t, [1], i, v, convert=False)) > 1
+        close(v, wv)
+        close(i, wi)
+    w = tl.any(rand([5000, 2], tl.bool, 27), 1)
+    out = out_like(w)
+    run(shim, "any", rand([5000, 2], tl.bool, 27), [1], out, convert=False)
+    close(out, w)
+
+
+def test_split_refuses_long_rows(shim, limit):
+    limit(4096)
+    x = rand([2, 1000], tl.float64, 28)   # one output's row: 8,000 bytes
+    out = out_like(tl.var(x, 1))
+    with pytest.raises(RuntimeError, match="var on CUDA: reductions whose reduced elements per output or their "
+                                           "byte offsets exceed 32 bits are not supported"):
+        run(shim, "var", x, [1], out)
