@@ -1,6 +1,9 @@
-/* CUDA reductions: sum, mean, amax / amin, argmax / argmin, prod (the structured
- * impls tl_impl_<kernel>_cuda registered for the CUDA key; the meta functions
- * are the CPU's, kernels/native/reduce_*.c). The input's dims split into kept
+/* CUDA reductions: sum, mean, amax / amin, argmax / argmin, prod, any / all,
+ * linalg_vector_norm (the structured impls tl_impl_<kernel>_cuda registered
+ * for the CUDA key; the meta functions are the CPU's, kernels/native/
+ * reduce_*.c) and the device side of the unstructured ones whose CPU kernels
+ * hand CUDA inputs here: var / std (+ mean), logsumexp, the whole-tensor
+ * prod, max / min (whole and .dim). The input's dims split into kept
  * dims (one output each combination) and reduced dims, both innermost first,
  * size-1 dims dropped and mergeable neighbours merged; the plan picks threads
  * per block and, for few outputs over many elements, a two-pass split; the

@@ -1,5 +1,7 @@
-/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin,
- * prod, softmax / log_softmax and their backward, layer_norm.
+/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin
+ * (with max.dim's values), prod, var / std (Welford, with the mean),
+ * logsumexp, any / all, the vector norms, softmax / log_softmax and their
+ * backward, layer_norm, cumsum / cumprod.
  * The generator pastes this text into generated/cuda/reduce.cu after the
  * prelude and the parameter struct (tl_cuda_reduce_params.h), then adds one
  * extern "C" pair of kernels per operator and dtype (<name> and
