@@ -13,6 +13,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import test_cuda_fake_reduce_blas as base  # noqa: E402
@@ -150,3 +152,61 @@ OPS = ["reduce", "copy", "mul", "sub", "div", "add", "exp", "sqrt", "where", "eq
 
 def test_stats_reductions_on_fake_cuda(libs, tmp_path):
     assert "STATS OK" in _run(STATS, libs, tmp_path, SHIM_OPS=json.dumps(OPS))
+
+
+#: the OpInfos of the operators these kernels serve (every real dtype, forward; complex ones have no CUDA
+#: kernels here)
+OPINFOS = ["var", "std", "var_mean", "std_mean", "var.unbiased", "std.unbiased", "var_mean.unbiased",
+           "std_mean.unbiased", "logsumexp", "max.reduction_with_dim", "max.reduction_no_dim",
+           "min.reduction_with_dim", "min.reduction_no_dim", "prod", "any", "all", "linalg.vector_norm"]
+
+OPINFO = COMMON + textwrap.dedent("""
+    sys.path.insert(0, os.path.join(os.getcwd(), "tests", "opinfo"))
+    import test_opinfo_samples as M
+    to_tl, to_np, callable_for = M.to_tl, M.to_np, M.callable_for
+    seen = []
+
+    def on_cuda(x, requires_grad=False):   # every input tensor of a sample goes to the device
+        t = to_tl(x, requires_grad)
+        return t.to("cuda") if isinstance(t, tl.Tensor) else t
+
+    def checked(op):
+        fn = callable_for(op)
+        def run(*a, **k):
+            r = fn(*a, **k)
+            for t in (r if isinstance(r, (tuple, list)) else [r]):
+                if isinstance(t, tl.Tensor):
+                    assert t.device.type == "cuda", (op.name, t.device)
+                    seen.append(1)
+            return r
+        return run
+
+    M.to_tl = on_cuda
+    M.CDTYPES = {}   # complex inputs have no CUDA reduction kernels here
+    M.to_np = lambda x: to_np(x.cpu() if isinstance(x, tl.Tensor) else x)
+    M.callable_for = checked
+    names = set(json.loads(os.environ["OPINFOS"]))
+    passed = total = 0
+    bad = []
+    for op in M.cpu_opinfos():
+        if M._id(op) not in names:
+            continue
+        names.discard(M._id(op))
+        (p, n), _, b = M.check_op(op, grad=False)
+        passed, total, bad = passed + p, total + n, bad + b
+    assert not names, names
+    print("OPINFO", passed, total, len(seen))
+    print(chr(10).join(bad[:40]))
+""")
+
+
+def test_opinfo_samples_on_fake_cuda(libs, tmp_path):
+    """PyTorch's OpInfo samples of these operators with every input on the
+    device, against PyTorch's CPU results (tests/opinfo's comparison)"""
+    pytest.importorskip("torch")
+    pytest.importorskip("expecttest")
+    out = _run(OPINFO, libs, tmp_path, SHIM_OPS=json.dumps(OPS), OPINFOS=json.dumps(OPINFOS))
+    line = next(x for x in out.splitlines() if x.startswith("OPINFO"))
+    passed, total, on_device = map(int, line.split()[1:])
+    assert total > 2000 and on_device >= passed, line
+    assert passed >= 0.99 * total, out[-4000:]
