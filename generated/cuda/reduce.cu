@@ -244,7 +244,9 @@ template <class T> static TL_CUDA_FORCEINLINE void tl_cuda_cast_store(int dt, ch
  * at that start plus the offset of k over the reduced dims (red_*). Dims are
  * innermost first with PyTorch's magic-number divisors; offsets are bytes and
  * fit 32 bits. splits > 1: pass 1 writes `splits` partial accumulators per
- * output into `partial`, pass 2 (the _combine kernel) reduces them.
+ * output into `partial`, pass 2 (the _combine kernel) reduces them; a
+ * reduction split into pieces along its reduced dims runs pass 1 per piece
+ * into one partial buffer (partial_stride, k_base) and pass 2 once.
  * softmax / log_softmax reduce one dim and write every element of it; their
  * backward reads the gradient (in) and the forward's output (in2) with the
  * same strides. layer_norm's kernels read contiguous rows of nred elements
@@ -278,16 +280,20 @@ typedef struct tl_cuda_reduce_params {
     uint32_t red_shift[TL_CUDA_REDUCE_MAX_DIMS];
     int32_t red_stride[TL_CUDA_REDUCE_MAX_DIMS];
     int32_t red_out_stride;      /* softmax: the reduced dim's byte stride in the output (one dim) */
-    uint32_t pad_;
+    uint32_t partial_stride;     /* a piece of a reduction split along its reduced dims (0: none): pass 1
+                                    always writes partial[row * partial_stride + part] */
+    int64_t k_base;              /* that piece's first element's index in its row (argmax's index) */
 } tl_cuda_reduce_params;
 
-#define TL_CUDA_REDUCE_PARAMS_SIZE 560
+#define TL_CUDA_REDUCE_PARAMS_SIZE 568
 
 #endif
 
 /* ---- kernels/cuda/tl_cuda_reduce.cuh */
-/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin,
- * prod, softmax / log_softmax and their backward, layer_norm.
+/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin
+ * (with max.dim's values), prod, var / std (Welford, with the mean),
+ * logsumexp, any / all, the vector norms, softmax / log_softmax and their
+ * backward, layer_norm, cumsum / cumprod.
  * The generator pastes this text into generated/cuda/reduce.cu after the
  * prelude and the parameter struct (tl_cuda_reduce_params.h), then adds one
  * extern "C" pair of kernels per operator and dtype (<name> and
@@ -573,6 +579,20 @@ template <class T> struct tl_rd_begin<tl_rd_lse<T> > {
     }
 };
 
+/* an accumulator of a piece whose elements start at index k_base of their
+ * row: argmax's / argmin's index moves there (the identity's 0 only stays
+ * when every element of the piece ties with it, the piece's first among
+ * them) */
+template <class Op> struct tl_rd_rebase {
+    static TL_CUDA_FORCEINLINE typename Op::acc at(typename Op::acc a, int64_t) { return a; }
+};
+template <class T, bool MAX> struct tl_rd_rebase<tl_rd_arg<T, MAX> > {
+    static TL_CUDA_FORCEINLINE typename tl_rd_arg<T, MAX>::acc at(typename tl_rd_arg<T, MAX>::acc a, int64_t base) {
+        a.i += base;
+        return a;
+    }
+};
+
 /* PyTorch's And / Or reductions (any / all): an element counts when it is
  * non-zero (NaN does); the result is 0 / 1 in out (bool, or uint8 for a
  * uint8 input) */
@@ -726,7 +746,8 @@ template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_rows(const tl
         }
         a = tl_rd_block<Op>(a);
         if (threadIdx.x == 0) {
-            if (p.splits == 1) Op::store(p, out_off, a);
+            if (p.partial_stride) ((A *)p.partial)[row * p.partial_stride + part] = tl_rd_rebase<Op>::at(a, p.k_base);
+            else if (p.splits == 1) Op::store(p, out_off, a);
             else ((A *)p.partial)[b] = a;
         }
     }

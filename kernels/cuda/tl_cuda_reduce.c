@@ -128,8 +128,9 @@ static int launch(const tl_cuda_reduce_kernels *k, tl_cuda_reduce_params *p, con
 /* the launch's struct for reducing the dims in mask of x into out (out: x's
  * shape with those dims removed or kept as 1, or x's own shape for softmax,
  * whose one reduced dim's output stride goes to red_out_stride); 1 when
- * there is nothing to launch; 2 (may_split) when offsets over the kept dims
- * exceed 32 bits but each output's reduced elements fit */
+ * there is nothing to launch; with may_split, when offsets exceed 32 bits:
+ * 2 when the kept dims are to be split (each output's reduced elements fit,
+ * or the kept dims do not), 3 when the reduced dims are */
 static int make_params_ex(const char *name, const tl_tensor *x, uint64_t mask, const tl_tensor *out,
                           tl_cuda_reduce_params *p, int may_split) {
     if (tl_tensor_numel(out) == 0) return 1;
@@ -164,8 +165,11 @@ static int make_params_ex(const char *name, const tl_tensor *x, uint64_t mask, c
     const int64_t lim = tl_cuda_index_limit();
     const int red_fits = nred <= lim && extent(red, nr, 0, isz) <= lim &&
                          !(nr == 1 && (nred - 1) * red[0].out + osz > lim);
+    const int kept_fits = nout <= lim && extent(kept, nk, 0, isz) <= lim && extent(kept, nk, 1, osz) <= lim;
     if (!red_fits || nout > lim || extent(all, nk + nr, 0, isz) > lim || extent(kept, nk, 1, osz) > lim) {
-        if (red_fits && may_split) return 2;   /* the caller splits the kept dims */
+        /* the caller splits the kept dims (first, until they fit), then the reduced ones */
+        if (may_split && (red_fits || (!kept_fits && nout > 1))) return 2;
+        if (may_split && kept_fits) return 3;
         return tl_set_error(TL_ERR_RUNTIME, "%s on CUDA: %s exceed 32 bits are not supported", name,
                             red_fits ? "tensors whose elements or byte offsets"
                                      : "reductions whose reduced elements per output or their byte offsets");
@@ -248,6 +252,115 @@ static int split_kept(int op, const tl_tensor *x, uint64_t mask, double scalar, 
     return rc;
 }
 
+/* a piece of a reduction split along its reduced dims: its elements start
+ * at index k_base of each output's row */
+typedef struct rd_piece {
+    tl_tensor *x;
+    int64_t k_base;
+} rd_piece;
+
+typedef struct rd_pieces {
+    rd_piece *v;
+    int n, cap;
+} rd_pieces;
+
+/* x halved along its outermost reduced dim of size > 1 (the slowest in
+ * argmax's row-major index), recursively, until each piece's reduced
+ * elements fit 32-bit offsets */
+static int collect_pieces(const char *name, tl_tensor *x, uint64_t mask, const tl_tensor *out, int64_t k_base,
+                          rd_pieces *ps) {
+    tl_cuda_reduce_params p;
+    const int rc = make_params_ex(name, x, mask, out, &p, 1);
+    if (rc == 0) {
+        if (ps->n == ps->cap) {
+            const int cap = ps->cap ? 2 * ps->cap : 16;
+            rd_piece *v = realloc(ps->v, sizeof(rd_piece) * (size_t)cap);
+            if (!v) return tl_set_error(TL_ERR_RUNTIME, "out of memory");
+            ps->v = v;
+            ps->cap = cap;
+        }
+        tl_tensor_retain(x);
+        ps->v[ps->n++] = (rd_piece){x, k_base};
+        return 0;
+    }
+    if (rc != 3)
+        return rc < 0 ? -1 : tl_set_error(TL_ERR_RUNTIME, "%s on CUDA: tensors whose kept and reduced dims both take "
+                                          "offsets past 32 bits are not supported", name);
+    const int64_t nd = tl_tensor_ndim(x);
+    int64_t d = 0, inner = 1;
+    while (d < nd && !((mask >> d & 1) && x->sizes[d] > 1)) d++;
+    for (int64_t e = d + 1; e < nd; e++)
+        if (mask >> e & 1) inner *= x->sizes[e];
+    const int64_t n = x->sizes[d], half = n / 2;
+    int r = 0;
+    for (int piece = 0; piece < 2 && r == 0; piece++) {
+        const int64_t start = piece ? half : 0;
+        tl_tensor *xs = tl_ops_narrow(x, d, start, piece ? n - half : half);
+        r = xs ? collect_pieces(name, xs, mask, out, k_base + start * inner, ps) : -1;
+        tl_tensor_release(xs);
+    }
+    return r;
+}
+
+/* PyTorch's with_32bit_indexing along reduced dims (its sub-iterators that
+ * accumulate): each piece's pass 1 writes its partial accumulators into one
+ * buffer, [output][the pieces' parts in order], and one pass 2 combines
+ * every output's parts and stores */
+static int split_reduced(const tl_cuda_reduce_kernels *k, int op, const tl_tensor *x, uint64_t mask, double scalar,
+                         tl_tensor *out, tl_tensor *out2) {
+    rd_pieces ps = {NULL, 0, 0};
+    int rc = collect_pieces(OP_NAMES[op], (tl_tensor *)x, mask, out, 0, &ps);
+    int64_t nred = 1, total = 0;
+    for (int64_t d = 0; d < tl_tensor_ndim(x); d++)
+        if (mask >> d & 1) nred *= x->sizes[d];
+    tl_cuda_reduce_params p;   /* the pieces' outputs are x's (non-empty), so make_params_ex gives 0 or -1 */
+    memset(&p, 0, sizeof p);
+    tl_cuda_reduce_plan *plans = rc ? NULL : malloc(sizeof(tl_cuda_reduce_plan) * (size_t)ps.n);
+    if (!rc && !plans) rc = tl_set_error(TL_ERR_RUNTIME, "out of memory");
+    for (int i = 0; !rc && i < ps.n; i++) {
+        if (make_params_ex(OP_NAMES[op], ps.v[i].x, mask, out, &p, 0)) rc = -1;
+        tl_cuda_reduce_make_plan(p.nout, p.nred, &plans[i]);
+        total += plans[i].splits;
+    }
+    if (!rc && (uint64_t)total * p.nout > INT32_MAX)
+        rc = tl_set_error(TL_ERR_RUNTIME, "%s on CUDA: too many partial results", OP_NAMES[op]);
+    const int64_t nbytes = rc ? 0 : (int64_t)p.nout * total * k->acc_bytes;
+    tl_tensor *ws = rc ? NULL : tl_empty(1, &nbytes, TL_UINT8, tl_tensor_device(x));
+    if (!rc && !ws) rc = -1;
+    void *args[1] = {&p};
+    for (int64_t i = 0, base = 0; !rc && i < ps.n; base += plans[i].splits, i++) {
+        if (make_params_ex(OP_NAMES[op], ps.v[i].x, mask, out, &p, 0)) {
+            rc = -1;
+            break;
+        }
+        p.factor = 1.0 / (double)nred;
+        p.scalar = scalar;
+        p.out2 = out2 ? (uint64_t)(uintptr_t)tl__data(out2) : 0;
+        p.splits = plans[i].splits;
+        p.chunk = plans[i].chunk;
+        p.partial = (uint64_t)(uintptr_t)tl__data(ws) + (uint64_t)(base * k->acc_bytes);
+        p.partial_stride = (uint32_t)total;
+        p.k_base = ps.v[i].k_base;
+        const unsigned grid[3] = {plans[i].grid, 1, 1}, block[3] = {plans[i].threads, 1, 1};
+        rc = tl_cuda_launch(k->rows, grid, block, 0, args);
+    }
+    if (!rc) {   /* p keeps the outputs' layout, the same in every piece */
+        p.splits = (uint32_t)total;
+        p.partial = (uint64_t)(uintptr_t)tl__data(ws);
+        p.partial_stride = 0;
+        p.k_base = 0;
+        unsigned ct = 32;
+        while (ct < TL_CUDA_REDUCE_MAX_THREADS && ct < total) ct *= 2;
+        const unsigned grid[3] = {p.nout < MAX_GRID ? p.nout : MAX_GRID, 1, 1}, block[3] = {ct, 1, 1};
+        rc = tl_cuda_launch(k->combine, grid, block, 0, args);
+    }
+    tl_tensor_release(ws);
+    for (int i = 0; i < ps.n; i++) tl_tensor_release(ps.v[i].x);
+    free(ps.v);
+    free(plans);
+    return rc < 0 ? -1 : 0;
+}
+
 /* one reduction's launch: out (and out2, with out's element strides) =
  * op over mask of x, with the operator's scalar */
 static int run_launch(int op, const tl_tensor *x, uint64_t mask, double scalar, tl_tensor *out, tl_tensor *out2) {
@@ -259,6 +372,7 @@ static int run_launch(int op, const tl_tensor *x, uint64_t mask, double scalar, 
     tl_cuda_reduce_params p;
     const int rc = make_params_ex(OP_NAMES[op], x, mask, out, &p, 1);
     if (rc == 2) return split_kept(op, x, mask, scalar, out, out2);
+    if (rc == 3) return split_reduced(k, op, x, mask, scalar, out, out2);
     if (rc != 0) return rc < 0 ? -1 : 0;
     p.scalar = scalar;
     p.out2 = out2 ? (uint64_t)(uintptr_t)tl__data(out2) : 0;

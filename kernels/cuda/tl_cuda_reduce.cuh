@@ -287,6 +287,20 @@ template <class T> struct tl_rd_begin<tl_rd_lse<T> > {
     }
 };
 
+/* an accumulator of a piece whose elements start at index k_base of their
+ * row: argmax's / argmin's index moves there (the identity's 0 only stays
+ * when every element of the piece ties with it, the piece's first among
+ * them) */
+template <class Op> struct tl_rd_rebase {
+    static TL_CUDA_FORCEINLINE typename Op::acc at(typename Op::acc a, int64_t) { return a; }
+};
+template <class T, bool MAX> struct tl_rd_rebase<tl_rd_arg<T, MAX> > {
+    static TL_CUDA_FORCEINLINE typename tl_rd_arg<T, MAX>::acc at(typename tl_rd_arg<T, MAX>::acc a, int64_t base) {
+        a.i += base;
+        return a;
+    }
+};
+
 /* PyTorch's And / Or reductions (any / all): an element counts when it is
  * non-zero (NaN does); the result is 0 / 1 in out (bool, or uint8 for a
  * uint8 input) */
@@ -440,7 +454,8 @@ template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_rows(const tl
         }
         a = tl_rd_block<Op>(a);
         if (threadIdx.x == 0) {
-            if (p.splits == 1) Op::store(p, out_off, a);
+            if (p.partial_stride) ((A *)p.partial)[row * p.partial_stride + part] = tl_rd_rebase<Op>::at(a, p.k_base);
+            else if (p.splits == 1) Op::store(p, out_off, a);
             else ((A *)p.partial)[b] = a;
         }
     }

@@ -10,7 +10,9 @@
  * at that start plus the offset of k over the reduced dims (red_*). Dims are
  * innermost first with PyTorch's magic-number divisors; offsets are bytes and
  * fit 32 bits. splits > 1: pass 1 writes `splits` partial accumulators per
- * output into `partial`, pass 2 (the _combine kernel) reduces them.
+ * output into `partial`, pass 2 (the _combine kernel) reduces them; a
+ * reduction split into pieces along its reduced dims runs pass 1 per piece
+ * into one partial buffer (partial_stride, k_base) and pass 2 once.
  * softmax / log_softmax reduce one dim and write every element of it; their
  * backward reads the gradient (in) and the forward's output (in2) with the
  * same strides. layer_norm's kernels read contiguous rows of nred elements
@@ -44,9 +46,11 @@ typedef struct tl_cuda_reduce_params {
     uint32_t red_shift[TL_CUDA_REDUCE_MAX_DIMS];
     int32_t red_stride[TL_CUDA_REDUCE_MAX_DIMS];
     int32_t red_out_stride;      /* softmax: the reduced dim's byte stride in the output (one dim) */
-    uint32_t pad_;
+    uint32_t partial_stride;     /* a piece of a reduction split along its reduced dims (0: none): pass 1
+                                    always writes partial[row * partial_stride + part] */
+    int64_t k_base;              /* that piece's first element's index in its row (argmax's index) */
 } tl_cuda_reduce_params;
 
-#define TL_CUDA_REDUCE_PARAMS_SIZE 560
+#define TL_CUDA_REDUCE_PARAMS_SIZE 568
 
 #endif

@@ -298,10 +298,54 @@ def test_split_kept_dims(shim, limit):
     close(out, w)
 
 
-def test_split_refuses_long_rows(shim, limit):
-    limit(4096)
-    x = rand([2, 1000], tl.float64, 28)   # one output's row: 8,000 bytes
-    out = out_like(tl.var(x, 1))
-    with pytest.raises(RuntimeError, match="var on CUDA: reductions whose reduced elements per output or their "
-                                           "byte offsets exceed 32 bits are not supported"):
-        run(shim, "var", x, [1], out)
+def test_split_reduced_dims(shim, limit):
+    limit(4096)   # each output's row past the limit: pieces along the reduced dims, one combine
+    x = rand([2, 1000], tl.float64, 28)   # a row of 8,000 bytes
+    names = check_var(shim, x, [1])
+    assert names.count("tl_reduce_var_f64") >= 2 and names[-1] == "tl_reduce_var_f64_combine", names
+    check_var(shim, rand([100003], tl.float32, 29, 5, 9), None, std=True, tol=1e-4)   # Chan's merge of pieces
+    check_var(shim, rand([30, 40, 5], tl.float32, 30), [0, 2], correction=0)   # two reduced dims, a kept middle one
+    check_lse(shim, rand([90001], tl.float32, 31), None)
+    check_lse(shim, rand([3, 3000], tl.float16, 32), [1], keepdim=True)
+    for fn, op in ((tl.max, "argmax"), (tl.min, "argmin")):   # indices past the first piece, ties across pieces
+        t = rand([4, 5000], tl.int8, 33)
+        t[1] = 3
+        t[2, 4000] = 127 if op == "argmax" else -128
+        for dims, tt in (([1], t), ([0], t.t()), ([1], rand([3, 9000], tl.float32, 34))):
+            wv, wi = fn(tt, dims[0])
+            v, i = out_like(wv), out_like(wi)
+            run(shim, op, tt, dims, i, v, convert=False)
+            close(v, wv)
+            close(i, wi)
+        whole = rand([7, 3000], tl.float64, 35)
+        whole[5, 2999] = float("nan")
+        want = getattr(tl, op)(whole)
+        out = out_like(want)
+        run(shim, op, whole, None, out, convert=False)
+        close(out, want)
+    for name, ordv in (("p", 3), (2, 2), (float("inf"), float("inf"))):
+        y = rand([5, 3000], tl.float32, 36)
+        want = tl.linalg.vector_norm(y.to(tl.float64), ordv, [1]).to(tl.float32)
+        out = out_like(want)
+        run(shim, name, y, [1], out, scalar=float(ordv))
+        close(out, want, 1e-4)
+    for fn in (tl.any, tl.all):
+        z = tl.zeros([2, 20000], dtype=tl.bool)
+        z[0, 19999] = True
+        z[1] = True
+        out = out_like(fn(z, 1))
+        run(shim, fn.__name__, z, [1], out, convert=False)
+        close(out, fn(z, 1))
+    out = out_like(tl.mean(x, 1))
+    shim.tl_cuda_reduce_run.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_void_p]
+    check(shim.tl_cuda_reduce_run(1, _ptr(x), 2, _ptr(out)))   # mean: the factor of the whole row
+    close(out, tl.mean(x, 1), 1e-12)
+
+
+def test_split_both(shim, limit):
+    limit(4096)   # rows of 8,000 bytes, 8,000 bytes apart: the kept dim split to single rows, then each row
+    x = rand([6, 1000], tl.float64, 37)
+    names = check_var(shim, x, [1])
+    assert names.count("tl_reduce_var_f64_combine") == 6, names
+    check_var(shim, x.t(), [0], std=True)
+    check_lse(shim, rand([5, 2000], tl.float32, 38), [1])
