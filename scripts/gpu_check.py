@@ -19,7 +19,8 @@ Steps (each recorded, a failure does not stop the next):
  7. the other reductions (var / var_mean / std, logsumexp, max.dim values and
     indices, min, any / all, vector_norm of orders 2, inf and 3, prod) over
     rows, columns and the whole of 8192 x 4096 float32: against torchlet's
-    CPU kernels and timed beside torch.
+    CPU kernels and timed beside torch; argmax / sum / any / max.dim over
+    2^31 + 4096 bytes (the splits past 32-bit offsets).
 
     python scripts/gpu_check.py [--dry-run] [--out DIR] [--numel N]
 
@@ -358,6 +359,18 @@ def reduction_checks(report: dict, dry: bool, rows: int = 8192, cols: int = 4096
 
     x = np.random.default_rng(1).standard_normal((rows, cols)).astype(np.float32)
     _compare_and_time(t, _reduction_cases(), lambda name: [x])
+    # past 32-bit offsets: 2^31 + 4096 bytes, one non-zero near the end (the reduced dims split into pieces)
+    import torchlet as tl
+
+    try:
+        n = (1 << 31) + 4096
+        big = tl.zeros([n], dtype=tl.uint8, device="cuda")
+        big[n - 5] = 1
+        t["past_2^31"] = {"argmax": big.argmax().item(), "want": n - 5, "sum": big.sum().item(),
+                          "any": bool(big.any().item()), "rows_max": big.view([2, n // 2]).max(1)[1].tolist()}
+        del big
+    except Exception as e:
+        t["past_2^31"] = f"failed: {type(e).__name__}: {e}"
 
 
 def table(report: dict) -> str:
