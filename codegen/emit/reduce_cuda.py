@@ -45,6 +45,7 @@ OPS = (
     ("norm_neginf", "tl_rd_norm<{T}, 3>", _FLOAT),
     ("norm0", "tl_rd_norm<{T}, 4>", _FLOAT),
     ("norm_p", "tl_rd_norm_p<{T}>", _FLOAT),
+    ("nansum", "tl_rd_nansum<{T}>", _FLOAT),
 )
 #: the scans in TL_CUDA_SCAN_<OP> order (kernels/cuda/tl_cuda_reduce.h): (name, operator), every dtype
 SCANS = (("cumsum", "tl_rd_sum<{T}>"), ("cumprod", "tl_rd_prod<{T}>"))
@@ -58,7 +59,7 @@ _COMPUTE_BYTES = {"Bool": 1, "Byte": 1, "Char": 1, "Short": 2, "Int": 4, "Long":
 def acc_bytes(op: str, dtype: str) -> int:
     """bytes of one partial accumulator (the combine pass's input)"""
     wide = 4 if dtype in ("Half", "BFloat16", "Float") else 8   # the sum's accumulator
-    if op in ("sum", "mean", "prod") or op.startswith("norm") and op != "norm_p":
+    if op in ("sum", "mean", "prod", "nansum") or op.startswith("norm") and op != "norm_p":
         return wide
     if op in ("argmax", "argmin"):
         return 16   # (value, int64 index), 8-aligned

@@ -405,6 +405,13 @@ template <class T> struct tl_rd_prod : tl_rd_sum<T> {
     static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a * (acc)v; }
     static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a * b; }
 };
+/* nansum (PyTorch's NanSumOps): the sum with NaN read as 0 (floating types) */
+template <class T> struct tl_rd_nansum : tl_rd_sum<T> {
+    typedef typename tl_rd_sum<T>::acc acc;
+    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) {
+        return a + (tl_rd_isnan(v) ? (acc)0 : (acc)v);
+    }
+};
 /* PyTorch's MeanOps: the sum times factor = 1 / count in the accumulator's type */
 template <class T> struct tl_rd_mean : tl_rd_sum<T> {
     typedef typename tl_rd_sum<T>::acc acc;
@@ -2310,6 +2317,50 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_p_f64_combine(c
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_p_f64_cols(const tl_cuda_reduce_params p) {
     tl_rd_cols<double, tl_rd_norm_p<double>>(p);
+}
+/* Half: tl_rd_nansum<tl_rd_f16> */
+static_assert(sizeof(tl_rd_nansum<tl_rd_f16>::acc) == 4, "tl_reduce_nansum_f16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_f16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_f16, tl_rd_nansum<tl_rd_f16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_f16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_f16, tl_rd_nansum<tl_rd_f16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_nansum<tl_rd_f16>>(p);
+}
+/* BFloat16: tl_rd_nansum<tl_rd_bf16> */
+static_assert(sizeof(tl_rd_nansum<tl_rd_bf16>::acc) == 4, "tl_reduce_nansum_bf16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bf16, tl_rd_nansum<tl_rd_bf16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_bf16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bf16, tl_rd_nansum<tl_rd_bf16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_nansum<tl_rd_bf16>>(p);
+}
+/* Float: tl_rd_nansum<float> */
+static_assert(sizeof(tl_rd_nansum<float>::acc) == 4, "tl_reduce_nansum_f32: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_f32(const tl_cuda_reduce_params p) {
+    tl_rd_rows<float, tl_rd_nansum<float>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_f32_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<float, tl_rd_nansum<float>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_nansum<float>>(p);
+}
+/* Double: tl_rd_nansum<double> */
+static_assert(sizeof(tl_rd_nansum<double>::acc) == 8, "tl_reduce_nansum_f64: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_f64(const tl_cuda_reduce_params p) {
+    tl_rd_rows<double, tl_rd_nansum<double>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_f64_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<double, tl_rd_nansum<double>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_nansum<double>>(p);
 }
 /* Half */
 extern "C" __global__ void __launch_bounds__(512) tl_softmax_f16(const tl_cuda_reduce_params p) {

@@ -421,6 +421,13 @@ static const char tl_reduce_cuda_source[] =
     "    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a * (acc)v; }\n"
     "    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a * b; }\n"
     "};\n"
+    "/* nansum (PyTorch's NanSumOps): the sum with NaN read as 0 (floating types) */\n"
+    "template <class T> struct tl_rd_nansum : tl_rd_sum<T> {\n"
+    "    typedef typename tl_rd_sum<T>::acc acc;\n"
+    "    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) {\n"
+    "        return a + (tl_rd_isnan(v) ? (acc)0 : (acc)v);\n"
+    "    }\n"
+    "};\n"
     "/* PyTorch's MeanOps: the sum times factor = 1 / count in the accumulator's type */\n"
     "template <class T> struct tl_rd_mean : tl_rd_sum<T> {\n"
     "    typedef typename tl_rd_sum<T>::acc acc;\n"
@@ -2327,6 +2334,50 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_p_f64_cols(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_cols<double, tl_rd_norm_p<double>>(p);\n"
     "}\n"
+    "/* Half: tl_rd_nansum<tl_rd_f16> */\n"
+    "static_assert(sizeof(tl_rd_nansum<tl_rd_f16>::acc) == 4, \"tl_reduce_nansum_f16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_f16, tl_rd_nansum<tl_rd_f16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_f16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_f16, tl_rd_nansum<tl_rd_f16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_nansum<tl_rd_f16>>(p);\n"
+    "}\n"
+    "/* BFloat16: tl_rd_nansum<tl_rd_bf16> */\n"
+    "static_assert(sizeof(tl_rd_nansum<tl_rd_bf16>::acc) == 4, \"tl_reduce_nansum_bf16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bf16, tl_rd_nansum<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_bf16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bf16, tl_rd_nansum<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_nansum<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "/* Float: tl_rd_nansum<float> */\n"
+    "static_assert(sizeof(tl_rd_nansum<float>::acc) == 4, \"tl_reduce_nansum_f32: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<float, tl_rd_nansum<float>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_f32_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<float, tl_rd_nansum<float>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_nansum<float>>(p);\n"
+    "}\n"
+    "/* Double: tl_rd_nansum<double> */\n"
+    "static_assert(sizeof(tl_rd_nansum<double>::acc) == 8, \"tl_reduce_nansum_f64: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<double, tl_rd_nansum<double>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_f64_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<double, tl_rd_nansum<double>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_nansum<double>>(p);\n"
+    "}\n"
     "/* Half */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_softmax_f16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_softmax<tl_rd_f16, false>(p);\n"
@@ -2523,7 +2574,7 @@ static const char tl_reduce_cuda_source[] =
 static tl_cuda_program tl_reduce_cuda_program = {"reduce", tl_reduce_cuda_source, {0}};
 
 /* per kernel: the rows pass, the combine pass and the thread-per-output kernel */
-static tl_cuda_function tl_reduce_cuda_fns[120][3] = {
+static tl_cuda_function tl_reduce_cuda_fns[124][3] = {
     {{&tl_reduce_cuda_program, "tl_reduce_sum_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_b_combine", {0}},
      {&tl_reduce_cuda_program, "tl_reduce_sum_b_cols", {0}}},
     {{&tl_reduce_cuda_program, "tl_reduce_sum_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_u8_combine", {0}},
@@ -2764,6 +2815,14 @@ static tl_cuda_function tl_reduce_cuda_fns[120][3] = {
      {&tl_reduce_cuda_program, "tl_reduce_norm_p_f32_cols", {0}}},
     {{&tl_reduce_cuda_program, "tl_reduce_norm_p_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm_p_f64_combine", {0}},
      {&tl_reduce_cuda_program, "tl_reduce_norm_p_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_nansum_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_nansum_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_nansum_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_nansum_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_nansum_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_nansum_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_nansum_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_nansum_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_nansum_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_nansum_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_nansum_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_nansum_f64_cols", {0}}},
 };
 
 /* [operator][tl_dtype]: kernels and the bytes of one partial accumulator; NULL: unsupported */
@@ -3017,6 +3076,20 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {&tl_reduce_cuda_fns[117][0], &tl_reduce_cuda_fns[117][1], &tl_reduce_cuda_fns[117][2], 8},
         {&tl_reduce_cuda_fns[118][0], &tl_reduce_cuda_fns[118][1], &tl_reduce_cuda_fns[118][2], 8},
         {&tl_reduce_cuda_fns[119][0], &tl_reduce_cuda_fns[119][1], &tl_reduce_cuda_fns[119][2], 16},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+    },
+    {  /* nansum */
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[120][0], &tl_reduce_cuda_fns[120][1], &tl_reduce_cuda_fns[120][2], 4},
+        {&tl_reduce_cuda_fns[121][0], &tl_reduce_cuda_fns[121][1], &tl_reduce_cuda_fns[121][2], 4},
+        {&tl_reduce_cuda_fns[122][0], &tl_reduce_cuda_fns[122][1], &tl_reduce_cuda_fns[122][2], 4},
+        {&tl_reduce_cuda_fns[123][0], &tl_reduce_cuda_fns[123][1], &tl_reduce_cuda_fns[123][2], 8},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
     },

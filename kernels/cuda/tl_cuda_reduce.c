@@ -33,6 +33,7 @@
 #include "ops/linalg_vector_norm.h"
 #include "ops/mean.h"
 #include "ops/narrow.h"
+#include "ops/ne.h"
 #include "ops/prod.h"
 #include "ops/sum.h"
 #include "tl_internal.h"
@@ -45,7 +46,7 @@ _Static_assert(sizeof(tl_cuda_reduce_params) == TL_CUDA_REDUCE_PARAMS_SIZE,
 
 static const char *const OP_NAMES[TL_CUDA_REDUCE_NOPS] = {
     "sum", "mean", "amax", "amin", "argmax", "argmin", "prod", "var", "std", "logsumexp", "any", "all",
-    "norm", "norm", "norm", "norm", "norm", "norm"};
+    "norm", "norm", "norm", "norm", "norm", "norm", "nansum"};
 
 enum { MIN_PER_THREAD = 4, PER_THREAD_SPLIT = 16, TARGET_BLOCKS = 1024, MAX_GRID = 65536 };
 
@@ -430,6 +431,20 @@ int tl_cuda_var_into(const tl_tensor *self, uint64_t mask, double correction, in
 
 int tl_cuda_prod_into(const tl_tensor *self, uint64_t mask, tl_tensor *out) {
     return tl_cuda_reduce_into(TL_CUDA_REDUCE_PROD, self, 1, mask, 0, out, NULL);
+}
+
+int tl_cuda_nansum_into(const tl_tensor *self, uint64_t mask, tl_tensor *out) {
+    return tl_cuda_reduce_into(TL_CUDA_REDUCE_NANSUM, self, 1, mask, 0, out, NULL);
+}
+
+/* count_nonzero.dim_IntList (yaml: CUDA: count_nonzero_cuda, PyTorch's
+ * kernel: (self != 0).sum(dim) as int64) */
+tl_tensor *tl_native_count_nonzero_cuda(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len) {
+    (void)ks;
+    tl_tensor *ne = tl_ops_ne_Scalar(self, tl_scalar_from_int(0));
+    tl_tensor *r = ne ? tl_ops_sum_dim_IntList(ne, dim, dim_len, false, TL_INT64) : NULL;
+    tl_tensor_release(ne);
+    return r;
 }
 
 /* values alone: amax / amin; indices (with the values into out2): argmax /

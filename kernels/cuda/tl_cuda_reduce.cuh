@@ -113,6 +113,13 @@ template <class T> struct tl_rd_prod : tl_rd_sum<T> {
     static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a * (acc)v; }
     static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a * b; }
 };
+/* nansum (PyTorch's NanSumOps): the sum with NaN read as 0 (floating types) */
+template <class T> struct tl_rd_nansum : tl_rd_sum<T> {
+    typedef typename tl_rd_sum<T>::acc acc;
+    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) {
+        return a + (tl_rd_isnan(v) ? (acc)0 : (acc)v);
+    }
+};
 /* PyTorch's MeanOps: the sum times factor = 1 / count in the accumulator's type */
 template <class T> struct tl_rd_mean : tl_rd_sum<T> {
     typedef typename tl_rd_sum<T>::acc acc;

@@ -147,7 +147,7 @@ STATS = COMMON + textwrap.dedent("""
 
 
 #: the backward formulas' pointwise programs beside the reductions and copies
-OPS = ["reduce", "copy", "mul", "sub", "div", "add", "exp", "sqrt", "where", "eq"]
+OPS = ["reduce", "copy", "mul", "sub", "div", "add", "exp", "sqrt", "where", "eq", "ne"]
 
 
 def test_stats_reductions_on_fake_cuda(libs, tmp_path):
@@ -158,7 +158,8 @@ def test_stats_reductions_on_fake_cuda(libs, tmp_path):
 #: kernels here)
 OPINFOS = ["var", "std", "var_mean", "std_mean", "var.unbiased", "std.unbiased", "var_mean.unbiased",
            "std_mean.unbiased", "logsumexp", "max.reduction_with_dim", "max.reduction_no_dim",
-           "min.reduction_with_dim", "min.reduction_no_dim", "prod", "any", "all", "linalg.vector_norm"]
+           "min.reduction_with_dim", "min.reduction_no_dim", "prod", "any", "all", "linalg.vector_norm", "nansum",
+           "aminmax", "count_nonzero"]
 
 OPINFO = COMMON + textwrap.dedent("""
     sys.path.insert(0, os.path.join(os.getcwd(), "tests", "opinfo"))
@@ -208,5 +209,6 @@ def test_opinfo_samples_on_fake_cuda(libs, tmp_path):
     out = _run(OPINFO, libs, tmp_path, SHIM_OPS=json.dumps(OPS), OPINFOS=json.dumps(OPINFOS))
     line = next(x for x in out.splitlines() if x.startswith("OPINFO"))
     passed, total, on_device = map(int, line.split()[1:])
+    print(line)
     assert total > 2000 and on_device >= passed, line
     assert passed >= 0.99 * total, out[-4000:]

@@ -118,9 +118,9 @@ def test_reduce_program_builds(cc):
     image, usage, _ = nvrtc.compile_report("reduce", src, cc)
     nvrtc.check_usage("reduce", usage)
     names = {u.name for u in usage}
-    # rows, combine, cols per operator and dtype (sum ... prod; var, std, logsumexp; any, all; the six norms);
+    # rows, combine, cols per operator and dtype (sum ... prod; var, std, logsumexp; any, all; the six norms; nansum);
     # softmax, log_softmax, their backward; layer_norm's three
-    assert len(names) == 3 * (10 + 4 + 10 + 10 + 10 + 10 + 10 + 3 * 4 + 2 * 10 + 6 * 4) + 2 * 4 + 2 * 4 + 3 * 4 + 2 * 10
+    assert len(names) == 3 * (10 + 4 + 10 + 10 + 10 + 10 + 10 + 3 * 4 + 2 * 10 + 6 * 4 + 4) + 2 * 4 + 2 * 4 + 3 * 4 + 2 * 10
     assert {"tl_reduce_sum_f16", "tl_reduce_sum_f16_combine", "tl_reduce_sum_f16_cols", "tl_reduce_prod_i64", "tl_cumsum_f16", "tl_cumprod_b", "tl_reduce_argmax_i64", "tl_reduce_mean_bf16",
             "tl_log_softmax_f16", "tl_softmax_backward_bf16", "tl_log_softmax_backward_f64",
             "tl_layer_norm_f16", "tl_layer_norm_backward_bf16", "tl_layer_norm_backward_wb_f64",

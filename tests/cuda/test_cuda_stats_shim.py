@@ -26,7 +26,7 @@ from torchlet._errors import check  # noqa: E402
 shim = base.shim   # the fixture
 ALL, FLOATS, rand, poison, _ptr = base.ALL, base.FLOATS, base.rand, base.poison, base._ptr
 #: TL_CUDA_REDUCE_<OP> (kernels/cuda/tl_cuda_reduce.h)
-OP = {"amax": 2, "amin": 3, "argmax": 4, "argmin": 5, "prod": 6, "var": 7, "std": 8, "logsumexp": 9, "any": 10,
+OP = {"nansum": 18, "amax": 2, "amin": 3, "argmax": 4, "argmin": 5, "prod": 6, "var": 7, "std": 8, "logsumexp": 9, "any": 10,
       "all": 11, 2: 12, 1: 13, float("inf"): 14, float("-inf"): 15, 0: 16, "p": 17}
 RTOL = {tl.float16: 2e-3, tl.bfloat16: 1.6e-2, tl.float32: 2e-5, tl.float64: 1e-12}
 
@@ -249,6 +249,22 @@ def test_vector_norm_nan_and_empty(shim):
     out = out_like(tl.zeros([3]))
     run(shim, 2, tl.zeros([0, 3]), [0], out, scalar=2.0)   # empty: 0
     close(out, tl.zeros([3]))
+
+
+# ---- nansum (floating dtypes; integers are sum's)
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_nansum(shim, dtype):
+    for shape, dims in (([0], None), ([1], None), ([5, 37, 3], [1]), ([5, 37, 3], [0, 2]), ([3, 40000], [1]),
+                        ([50, 1500], [0]), ([70001, 3], [1])):
+        x = rand(shape, dtype, 39)
+        if x.numel():
+            x.view([-1])[::7] = float("nan")
+        want = tl.nansum(x.to(tl.float64), dims if dims is not None else []).to(dtype)
+        out = out_like(want)
+        run(shim, "nansum", x, dims, out)
+        close(out, want, RTOL[dtype] * 4)
+        assert not np.isnan(out.to(tl.float64).numpy()).any()
 
 
 # ---- the whole-tensor prod (every dim, the result dtype's accumulator)
