@@ -28,6 +28,7 @@
 #include "ops/any.h"
 #include "ops/argmax.h"
 #include "ops/argmin.h"
+#include "ops/count_nonzero.h"
 #include "ops/cumprod.h"
 #include "ops/cumsum.h"
 #include "ops/linalg_vector_norm.h"
