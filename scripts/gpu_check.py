@@ -17,7 +17,8 @@ Steps (each recorded, a failure does not stop the next):
     forward + backward) and cumsum on 8192 x 4096 float32: against torchlet's CPU
     kernels and timed beside torch;
  7. the other reductions (var / var_mean / std, logsumexp, max.dim values and
-    indices, min, any / all, vector_norm of orders 2, inf and 3, prod) over
+    indices, min, any / all, vector_norm of orders 2, inf and 3, prod, nansum,
+    aminmax, count_nonzero) over
     rows, columns and the whole of 8192 x 4096 float32: against torchlet's
     CPU kernels and timed beside torch; argmax / sum / any / max.dim over
     2^31 + 4096 bytes (the splits past 32-bit offsets).
@@ -345,6 +346,9 @@ def _reduction_cases() -> dict:
         "norm_inf_all": on(lambda lib, x: lib.linalg.vector_norm(x, float("inf"))),
         "norm3_cols": on(lambda lib, x: lib.linalg.vector_norm(x, 3, 0)),
         "prod_all": on(lambda lib, x: lib.prod(1 + x * 1e-6)),
+        "nansum_rows": on(lambda lib, x: lib.nansum(x, -1)),
+        "aminmax_cols": on(lambda lib, x: lib.aminmax(x, dim=0)[1]),
+        "count_nonzero_rows": on(lambda lib, x: lib.count_nonzero(x > 1, -1)),
     }
 
 
