@@ -20,6 +20,12 @@ Steps (each recorded, a failure does not stop the next):
     H=4), cross_entropy over 4096 x 1000 logits and an embedding of 32768 x 512,
     each forward + backward in float32: the output and every gradient against
     torchlet's CPU run and torch's CUDA run, timed beside torch.
+ 8. the other reductions (var / var_mean / std, logsumexp, max.dim values and
+    indices, min, any / all, vector_norm of orders 2, inf and 3, prod, nansum,
+    aminmax, count_nonzero) over
+    rows, columns and the whole of 8192 x 4096 float32: against torchlet's
+    CPU kernels and timed beside torch; argmax / sum / any / max.dim over
+    2^31 + 4096 bytes (the splits past 32-bit offsets).
 
     python scripts/gpu_check.py [--dry-run] [--out DIR] [--numel N]
 
@@ -300,17 +306,23 @@ def nn_kernel_checks(report: dict, dry: bool, rows: int = 8192, cols: int = 4096
     if dry:
         t["status"] = "skipped (dry run)"
         return
+    _compare_and_time(t, _nn_cases(), lambda name: _nn_inputs(name, rows, cols))
+
+
+def _compare_and_time(t: dict, cases: dict, inputs) -> None:
+    """each case on the device against torchlet's CPU (max abs difference, as
+    float64) and timed beside torch on the same inputs (inputs(name): arrays)"""
     import torchlet as tl
 
     torch = _torch()
-    for name, case in _nn_cases().items():
+    for name, case in cases.items():
         r = t[name] = {}
-        arrays = _nn_inputs(name, rows, cols)
+        arrays = inputs(name)
         try:
             want = case(tl, "cpu", arrays)()
             run = case(tl, "cuda", arrays)
             got = run()
-            r["max_abs_diff"] = (got.cpu() - want).abs().max().item()
+            r["max_abs_diff"] = (got.cpu().to(tl.float64) - want.to(tl.float64)).abs().max().item()
             r["torchlet_ms"] = _median_ms(run, tl.cuda.synchronize)
         except Exception as e:
             r["torchlet"] = f"failed: {type(e).__name__}: {e}"
@@ -395,6 +407,58 @@ def block_checks(report: dict, dry: bool, sizes: dict | None = None, ce: tuple =
                 r["torch_over_torchlet"] = r["torch_ms"] / r["torchlet_ms"]
             except Exception as e:
                 r["torch"] = f"failed: {type(e).__name__}: {e}"
+def _reduction_cases() -> dict:
+    """the statistics and logical reductions (fn(lib, dev, arrays) -> a
+    callable returning one tensor, as _nn_cases): over the last dim (one block
+    per row), the first dim (a thread per output) and the whole tensor (two
+    passes)"""
+    def on(fn):
+        return lambda lib, dev, a: (lambda x: lambda: fn(lib, x))(lib.from_numpy(a[0]).to(dev))
+
+    return {
+        "var_rows": on(lambda lib, x: lib.var(x, -1)),
+        "var_mean_cols": on(lambda lib, x: lib.var_mean(x, 0)[0]),
+        "std_all": on(lambda lib, x: lib.std(x)),
+        "logsumexp_rows": on(lambda lib, x: lib.logsumexp(x, [-1])),
+        "logsumexp_all": on(lambda lib, x: lib.logsumexp(x, [0, 1])),
+        "max_dim_values": on(lambda lib, x: lib.max(x, -1)[0]),
+        "max_dim_indices": on(lambda lib, x: lib.max(x, -1)[1]),
+        "min_all": on(lambda lib, x: lib.min(x)),
+        "any_rows": on(lambda lib, x: lib.any(x > 3.5, -1)),
+        "all_all": on(lambda lib, x: lib.all(x > -10)),
+        "norm2_rows": on(lambda lib, x: lib.linalg.vector_norm(x, 2, -1)),
+        "norm_inf_all": on(lambda lib, x: lib.linalg.vector_norm(x, float("inf"))),
+        "norm3_cols": on(lambda lib, x: lib.linalg.vector_norm(x, 3, 0)),
+        "prod_all": on(lambda lib, x: lib.prod(1 + x * 1e-6)),
+        "nansum_rows": on(lambda lib, x: lib.nansum(x, -1)),
+        "aminmax_cols": on(lambda lib, x: lib.aminmax(x, dim=0)[1]),
+        "count_nonzero_rows": on(lambda lib, x: lib.count_nonzero(x > 1, -1)),
+    }
+
+
+def reduction_checks(report: dict, dry: bool, rows: int = 8192, cols: int = 4096) -> None:
+    """var / std / var_mean, logsumexp, max / min, any / all, vector_norm and
+    prod on the device: against torchlet's CPU kernels and timed beside torch"""
+    t = report["reductions"] = {"shape": [rows, cols]}
+    if dry:
+        t["status"] = "skipped (dry run)"
+        return
+    import numpy as np
+
+    x = np.random.default_rng(1).standard_normal((rows, cols)).astype(np.float32)
+    _compare_and_time(t, _reduction_cases(), lambda name: [x])
+    # past 32-bit offsets: 2^31 + 4096 bytes, one non-zero near the end (the reduced dims split into pieces)
+    import torchlet as tl
+
+    try:
+        n = (1 << 31) + 4096
+        big = tl.zeros([n], dtype=tl.uint8, device="cuda")
+        big[n - 5] = 1
+        t["past_2^31"] = {"argmax": big.argmax().item(), "want": n - 5, "sum": big.sum().item(),
+                          "any": bool(big.any().item()), "rows_max": big.view([2, n // 2]).max(1)[1].tolist()}
+        del big
+    except Exception as e:
+        t["past_2^31"] = f"failed: {type(e).__name__}: {e}"
 
 
 def table(report: dict) -> str:
@@ -421,7 +485,8 @@ def main(argv: list[str] | None = None) -> int:
     for step in (lambda: versions(report), lambda: cache_load(report, a.dry_run),
                  lambda: run_tests(report, a.dry_run), lambda: timings(report, a.dry_run, a.numel),
                  lambda: reduction_and_gemm_timings(report, a.dry_run, a.numel),
-                 lambda: nn_kernel_checks(report, a.dry_run), lambda: block_checks(report, a.dry_run)):
+                 lambda: nn_kernel_checks(report, a.dry_run), lambda: block_checks(report, a.dry_run),
+                 lambda: reduction_checks(report, a.dry_run)):
         try:
             step()
         except Exception as e:

@@ -31,9 +31,21 @@ OPS = (
     ("mean", "tl_rd_mean<{T}>", _FLOAT),
     ("amax", "tl_rd_extreme<{T}, true>", tuple(STORAGE)),
     ("amin", "tl_rd_extreme<{T}, false>", tuple(STORAGE)),
-    ("argmax", "tl_rd_arg<{T}, true>", tuple(d for d in STORAGE if d != "Bool")),
-    ("argmin", "tl_rd_arg<{T}, false>", tuple(d for d in STORAGE if d != "Bool")),
+    ("argmax", "tl_rd_arg<{T}, true>", tuple(STORAGE)),   # bool: max.dim / min.dim (argmax's meta refuses it)
+    ("argmin", "tl_rd_arg<{T}, false>", tuple(STORAGE)),
     ("prod", "tl_rd_prod<{T}>", tuple(STORAGE)),
+    ("var", "tl_rd_welford<{T}, false>", _FLOAT),
+    ("std", "tl_rd_welford<{T}, true>", _FLOAT),
+    ("logsumexp", "tl_rd_lse<{T}>", _FLOAT),
+    ("any", "tl_rd_logical<{T}, true>", tuple(STORAGE)),
+    ("all", "tl_rd_logical<{T}, false>", tuple(STORAGE)),
+    ("norm2", "tl_rd_norm<{T}, 0>", _FLOAT),
+    ("norm1", "tl_rd_norm<{T}, 1>", _FLOAT),
+    ("norm_inf", "tl_rd_norm<{T}, 2>", _FLOAT),
+    ("norm_neginf", "tl_rd_norm<{T}, 3>", _FLOAT),
+    ("norm0", "tl_rd_norm<{T}, 4>", _FLOAT),
+    ("norm_p", "tl_rd_norm_p<{T}>", _FLOAT),
+    ("nansum", "tl_rd_nansum<{T}>", _FLOAT),
 )
 #: the scans in TL_CUDA_SCAN_<OP> order (kernels/cuda/tl_cuda_reduce.h): (name, operator), every dtype
 SCANS = (("cumsum", "tl_rd_sum<{T}>"), ("cumprod", "tl_rd_prod<{T}>"))
@@ -46,10 +58,17 @@ _COMPUTE_BYTES = {"Bool": 1, "Byte": 1, "Char": 1, "Short": 2, "Int": 4, "Long":
 
 def acc_bytes(op: str, dtype: str) -> int:
     """bytes of one partial accumulator (the combine pass's input)"""
-    if op in ("sum", "mean", "prod"):
-        return 4 if dtype in ("Half", "BFloat16", "Float") else 8
+    wide = 4 if dtype in ("Half", "BFloat16", "Float") else 8   # the sum's accumulator
+    if op in ("sum", "mean", "prod", "nansum") or op.startswith("norm") and op != "norm_p":
+        return wide
     if op in ("argmax", "argmin"):
         return 16   # (value, int64 index), 8-aligned
+    if op in ("var", "std"):
+        return 16 if wide == 4 else 32   # (mean, m2, nf, int32 n)
+    if op in ("logsumexp", "norm_p"):
+        return 2 * wide   # (sum, row max or p)
+    if op in ("any", "all"):
+        return 1
     return _COMPUTE_BYTES[dtype]
 
 

@@ -81,6 +81,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_all, then tl_impl_all_all_out_cuda */
+static tl_tensor *tl_structured_all_CUDA(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_all(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_all_all_out_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_all only (no data) */
 static tl_tensor *tl_structured_all_Meta(tl_keyset ks, tl_tensor *self) {
     (void)ks;
@@ -157,6 +170,20 @@ static tl_tensor *tl_structured_all_all_out_CPU(tl_keyset ks, tl_tensor *self, t
     if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
     if (tl_meta_all(&s_, self) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_all_all_out(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_all, then tl_impl_all_all_out_cuda */
+static tl_tensor *tl_structured_all_all_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_all(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_all_all_out_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -247,6 +274,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_all_dim, then tl_impl_all_out_cuda */
+static tl_tensor *tl_structured_all_dim_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_all_dim(&s_, self, dim, keepdim) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_all_out_cuda(&s_, self, dim, keepdim, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_all_dim only (no data) */
 static tl_tensor *tl_structured_all_dim_Meta(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim) {
     (void)ks;
@@ -325,6 +365,19 @@ static tl_tensor *tl_structured_all_dims_CPU(tl_keyset ks, tl_tensor *self, cons
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_all_dims(&s_, self, dim, dim_len, keepdim) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_all_dims_out(&s_, self, dim, dim_len, keepdim, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_all_dims, then tl_impl_all_dims_out_cuda */
+static tl_tensor *tl_structured_all_dims_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_all_dims(&s_, self, dim, dim_len, keepdim) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_all_dims_out_cuda(&s_, self, dim, dim_len, keepdim, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -413,6 +466,20 @@ static tl_tensor *tl_structured_all_out_CPU(tl_keyset ks, tl_tensor *self, int64
     if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
     if (tl_meta_all_dim(&s_, self, dim, keepdim) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_all_out(&s_, self, dim, keepdim, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_all_dim, then tl_impl_all_out_cuda */
+static tl_tensor *tl_structured_all_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_all_dim(&s_, self, dim, keepdim) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_all_out_cuda(&s_, self, dim, keepdim, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -509,6 +576,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_all_dims, then tl_impl_all_dims_out_cuda */
+static tl_tensor *tl_structured_all_dims_out_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_all_dims(&s_, self, dim, dim_len, keepdim) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_all_dims_out_cuda(&s_, self, dim, dim_len, keepdim, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_all_dims only (no data) */
 static tl_tensor *tl_structured_all_dims_out_Meta(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out) {
     (void)ks;
@@ -532,6 +613,11 @@ int tl_ops_register_all_op(void) {
     else if (tl_op_register_kernel(tl_ops_all_op, TL_KEY_CPU, (void *)tl_structured_all_CPU, tl_ops_all_boxed, NULL,
                                    "tl_structured_all_CPU registered at generated/csrc/ops_all.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_all) || TL_KERNEL_MISSING(tl_impl_all_all_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::all", "CUDA", "tl_meta_all, tl_impl_all_all_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_all_op, TL_KEY_CUDA, (void *)tl_structured_all_CUDA, tl_ops_all_boxed, NULL,
+                                   "tl_structured_all_CUDA registered at generated/csrc/ops_all.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_all))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::all", "Meta", "tl_meta_all");
     else if (tl_op_register_kernel(tl_ops_all_op, TL_KEY_META, (void *)tl_structured_all_Meta, tl_ops_all_boxed, NULL,
@@ -543,6 +629,11 @@ int tl_ops_register_all_op(void) {
         tl_glue_note_missing("aten::all.all_out", "CPU", "tl_meta_all, tl_impl_all_all_out");
     else if (tl_op_register_kernel(tl_ops_all_all_out_op, TL_KEY_CPU, (void *)tl_structured_all_all_out_CPU, tl_ops_all_all_out_boxed, NULL,
                                    "tl_structured_all_all_out_CPU registered at generated/csrc/ops_all.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_all) || TL_KERNEL_MISSING(tl_impl_all_all_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::all.all_out", "CUDA", "tl_meta_all, tl_impl_all_all_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_all_all_out_op, TL_KEY_CUDA, (void *)tl_structured_all_all_out_CUDA, tl_ops_all_all_out_boxed, NULL,
+                                   "tl_structured_all_all_out_CUDA registered at generated/csrc/ops_all.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_all))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::all.all_out", "Meta", "tl_meta_all");
@@ -556,6 +647,11 @@ int tl_ops_register_all_op(void) {
     else if (tl_op_register_kernel(tl_ops_all_dim_op, TL_KEY_CPU, (void *)tl_structured_all_dim_CPU, tl_ops_all_dim_boxed, NULL,
                                    "tl_structured_all_dim_CPU registered at generated/csrc/ops_all.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_all_dim) || TL_KERNEL_MISSING(tl_impl_all_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::all.dim", "CUDA", "tl_meta_all_dim, tl_impl_all_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_all_dim_op, TL_KEY_CUDA, (void *)tl_structured_all_dim_CUDA, tl_ops_all_dim_boxed, NULL,
+                                   "tl_structured_all_dim_CUDA registered at generated/csrc/ops_all.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_all_dim))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::all.dim", "Meta", "tl_meta_all_dim");
     else if (tl_op_register_kernel(tl_ops_all_dim_op, TL_KEY_META, (void *)tl_structured_all_dim_Meta, tl_ops_all_dim_boxed, NULL,
@@ -567,6 +663,11 @@ int tl_ops_register_all_op(void) {
         tl_glue_note_missing("aten::all.dims", "CPU", "tl_meta_all_dims, tl_impl_all_dims_out");
     else if (tl_op_register_kernel(tl_ops_all_dims_op, TL_KEY_CPU, (void *)tl_structured_all_dims_CPU, tl_ops_all_dims_boxed, NULL,
                                    "tl_structured_all_dims_CPU registered at generated/csrc/ops_all.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_all_dims) || TL_KERNEL_MISSING(tl_impl_all_dims_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::all.dims", "CUDA", "tl_meta_all_dims, tl_impl_all_dims_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_all_dims_op, TL_KEY_CUDA, (void *)tl_structured_all_dims_CUDA, tl_ops_all_dims_boxed, NULL,
+                                   "tl_structured_all_dims_CUDA registered at generated/csrc/ops_all.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_all_dims))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::all.dims", "Meta", "tl_meta_all_dims");
@@ -580,6 +681,11 @@ int tl_ops_register_all_op(void) {
     else if (tl_op_register_kernel(tl_ops_all_out_op, TL_KEY_CPU, (void *)tl_structured_all_out_CPU, tl_ops_all_out_boxed, NULL,
                                    "tl_structured_all_out_CPU registered at generated/csrc/ops_all.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_all_dim) || TL_KERNEL_MISSING(tl_impl_all_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::all.out", "CUDA", "tl_meta_all_dim, tl_impl_all_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_all_out_op, TL_KEY_CUDA, (void *)tl_structured_all_out_CUDA, tl_ops_all_out_boxed, NULL,
+                                   "tl_structured_all_out_CUDA registered at generated/csrc/ops_all.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_all_dim))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::all.out", "Meta", "tl_meta_all_dim");
     else if (tl_op_register_kernel(tl_ops_all_out_op, TL_KEY_META, (void *)tl_structured_all_out_Meta, tl_ops_all_out_boxed, NULL,
@@ -591,6 +697,11 @@ int tl_ops_register_all_op(void) {
         tl_glue_note_missing("aten::all.dims_out", "CPU", "tl_meta_all_dims, tl_impl_all_dims_out");
     else if (tl_op_register_kernel(tl_ops_all_dims_out_op, TL_KEY_CPU, (void *)tl_structured_all_dims_out_CPU, tl_ops_all_dims_out_boxed, NULL,
                                    "tl_structured_all_dims_out_CPU registered at generated/csrc/ops_all.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_all_dims) || TL_KERNEL_MISSING(tl_impl_all_dims_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::all.dims_out", "CUDA", "tl_meta_all_dims, tl_impl_all_dims_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_all_dims_out_op, TL_KEY_CUDA, (void *)tl_structured_all_dims_out_CUDA, tl_ops_all_dims_out_boxed, NULL,
+                                   "tl_structured_all_dims_out_CUDA registered at generated/csrc/ops_all.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_all_dims))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::all.dims_out", "Meta", "tl_meta_all_dims");

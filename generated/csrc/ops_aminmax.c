@@ -150,11 +150,21 @@ int tl_ops_register_aminmax(void) {
     else if (tl_op_register_kernel(tl_ops_aminmax_op, TL_KEY_CPU, (void *)tl_native_aminmax, tl_ops_aminmax_boxed, NULL,
                                    "tl_native_aminmax registered at generated/csrc/ops_aminmax.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_native_aminmax))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::aminmax", "CUDA", "tl_native_aminmax");
+    else if (tl_op_register_kernel(tl_ops_aminmax_op, TL_KEY_CUDA, (void *)tl_native_aminmax, tl_ops_aminmax_boxed, NULL,
+                                   "tl_native_aminmax registered at generated/csrc/ops_aminmax.c") < 0)
+        return -1;
     tl_ops_aminmax_out_op = tl_op_define("aten::aminmax.out", "aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)");
     if (!tl_ops_aminmax_out_op) return -1;
     if (TL_KERNEL_MISSING(tl_native_aminmax_out))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::aminmax.out", "CPU", "tl_native_aminmax_out");
     else if (tl_op_register_kernel(tl_ops_aminmax_out_op, TL_KEY_CPU, (void *)tl_native_aminmax_out, tl_ops_aminmax_out_boxed, NULL,
+                                   "tl_native_aminmax_out registered at generated/csrc/ops_aminmax.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_native_aminmax_out))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::aminmax.out", "CUDA", "tl_native_aminmax_out");
+    else if (tl_op_register_kernel(tl_ops_aminmax_out_op, TL_KEY_CUDA, (void *)tl_native_aminmax_out, tl_ops_aminmax_out_boxed, NULL,
                                    "tl_native_aminmax_out registered at generated/csrc/ops_aminmax.c") < 0)
         return -1;
     return 0;

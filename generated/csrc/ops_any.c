@@ -81,6 +81,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_any, then tl_impl_any_all_out_cuda */
+static tl_tensor *tl_structured_any_CUDA(tl_keyset ks, tl_tensor *self) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_any(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_any_all_out_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_any only (no data) */
 static tl_tensor *tl_structured_any_Meta(tl_keyset ks, tl_tensor *self) {
     (void)ks;
@@ -157,6 +170,20 @@ static tl_tensor *tl_structured_any_all_out_CPU(tl_keyset ks, tl_tensor *self, t
     if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
     if (tl_meta_any(&s_, self) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_any_all_out(&s_, self, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_any, then tl_impl_any_all_out_cuda */
+static tl_tensor *tl_structured_any_all_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_any(&s_, self) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_any_all_out_cuda(&s_, self, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -247,6 +274,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_any_dim, then tl_impl_any_out_cuda */
+static tl_tensor *tl_structured_any_dim_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_any_dim(&s_, self, dim, keepdim) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_any_out_cuda(&s_, self, dim, keepdim, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_any_dim only (no data) */
 static tl_tensor *tl_structured_any_dim_Meta(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim) {
     (void)ks;
@@ -325,6 +365,19 @@ static tl_tensor *tl_structured_any_dims_CPU(tl_keyset ks, tl_tensor *self, cons
     tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
     if (tl_meta_any_dims(&s_, self, dim, dim_len, keepdim) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_any_dims_out(&s_, self, dim, dim_len, keepdim, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_any_dims, then tl_impl_any_dims_out_cuda */
+static tl_tensor *tl_structured_any_dims_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_any_dims(&s_, self, dim, dim_len, keepdim) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_any_dims_out_cuda(&s_, self, dim, dim_len, keepdim, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -413,6 +466,20 @@ static tl_tensor *tl_structured_any_out_CPU(tl_keyset ks, tl_tensor *self, int64
     if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
     if (tl_meta_any_dim(&s_, self, dim, keepdim) != 0) goto fail;
     if (!tl_structured_skip_impl(&s_) && tl_impl_any_out(&s_, self, dim, keepdim, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
+/* structured CUDA kernel: tl_meta_any_dim, then tl_impl_any_out_cuda */
+static tl_tensor *tl_structured_any_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_any_dim(&s_, self, dim, keepdim) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_any_out_cuda(&s_, self, dim, keepdim, s_.outputs[0]) != 0) goto fail;
     return tl_structured_finish(&s_);
 fail:
     tl_structured_cleanup(&s_);
@@ -509,6 +576,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_any_dims, then tl_impl_any_dims_out_cuda */
+static tl_tensor *tl_structured_any_dims_out_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_any_dims(&s_, self, dim, dim_len, keepdim) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_any_dims_out_cuda(&s_, self, dim, dim_len, keepdim, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_any_dims only (no data) */
 static tl_tensor *tl_structured_any_dims_out_Meta(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out) {
     (void)ks;
@@ -532,6 +613,11 @@ int tl_ops_register_any(void) {
     else if (tl_op_register_kernel(tl_ops_any_op, TL_KEY_CPU, (void *)tl_structured_any_CPU, tl_ops_any_boxed, NULL,
                                    "tl_structured_any_CPU registered at generated/csrc/ops_any.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_any) || TL_KERNEL_MISSING(tl_impl_any_all_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::any", "CUDA", "tl_meta_any, tl_impl_any_all_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_any_op, TL_KEY_CUDA, (void *)tl_structured_any_CUDA, tl_ops_any_boxed, NULL,
+                                   "tl_structured_any_CUDA registered at generated/csrc/ops_any.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_any))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::any", "Meta", "tl_meta_any");
     else if (tl_op_register_kernel(tl_ops_any_op, TL_KEY_META, (void *)tl_structured_any_Meta, tl_ops_any_boxed, NULL,
@@ -543,6 +629,11 @@ int tl_ops_register_any(void) {
         tl_glue_note_missing("aten::any.all_out", "CPU", "tl_meta_any, tl_impl_any_all_out");
     else if (tl_op_register_kernel(tl_ops_any_all_out_op, TL_KEY_CPU, (void *)tl_structured_any_all_out_CPU, tl_ops_any_all_out_boxed, NULL,
                                    "tl_structured_any_all_out_CPU registered at generated/csrc/ops_any.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_any) || TL_KERNEL_MISSING(tl_impl_any_all_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::any.all_out", "CUDA", "tl_meta_any, tl_impl_any_all_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_any_all_out_op, TL_KEY_CUDA, (void *)tl_structured_any_all_out_CUDA, tl_ops_any_all_out_boxed, NULL,
+                                   "tl_structured_any_all_out_CUDA registered at generated/csrc/ops_any.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_any))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::any.all_out", "Meta", "tl_meta_any");
@@ -556,6 +647,11 @@ int tl_ops_register_any(void) {
     else if (tl_op_register_kernel(tl_ops_any_dim_op, TL_KEY_CPU, (void *)tl_structured_any_dim_CPU, tl_ops_any_dim_boxed, NULL,
                                    "tl_structured_any_dim_CPU registered at generated/csrc/ops_any.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_any_dim) || TL_KERNEL_MISSING(tl_impl_any_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::any.dim", "CUDA", "tl_meta_any_dim, tl_impl_any_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_any_dim_op, TL_KEY_CUDA, (void *)tl_structured_any_dim_CUDA, tl_ops_any_dim_boxed, NULL,
+                                   "tl_structured_any_dim_CUDA registered at generated/csrc/ops_any.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_any_dim))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::any.dim", "Meta", "tl_meta_any_dim");
     else if (tl_op_register_kernel(tl_ops_any_dim_op, TL_KEY_META, (void *)tl_structured_any_dim_Meta, tl_ops_any_dim_boxed, NULL,
@@ -567,6 +663,11 @@ int tl_ops_register_any(void) {
         tl_glue_note_missing("aten::any.dims", "CPU", "tl_meta_any_dims, tl_impl_any_dims_out");
     else if (tl_op_register_kernel(tl_ops_any_dims_op, TL_KEY_CPU, (void *)tl_structured_any_dims_CPU, tl_ops_any_dims_boxed, NULL,
                                    "tl_structured_any_dims_CPU registered at generated/csrc/ops_any.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_any_dims) || TL_KERNEL_MISSING(tl_impl_any_dims_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::any.dims", "CUDA", "tl_meta_any_dims, tl_impl_any_dims_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_any_dims_op, TL_KEY_CUDA, (void *)tl_structured_any_dims_CUDA, tl_ops_any_dims_boxed, NULL,
+                                   "tl_structured_any_dims_CUDA registered at generated/csrc/ops_any.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_any_dims))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::any.dims", "Meta", "tl_meta_any_dims");
@@ -580,6 +681,11 @@ int tl_ops_register_any(void) {
     else if (tl_op_register_kernel(tl_ops_any_out_op, TL_KEY_CPU, (void *)tl_structured_any_out_CPU, tl_ops_any_out_boxed, NULL,
                                    "tl_structured_any_out_CPU registered at generated/csrc/ops_any.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_any_dim) || TL_KERNEL_MISSING(tl_impl_any_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::any.out", "CUDA", "tl_meta_any_dim, tl_impl_any_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_any_out_op, TL_KEY_CUDA, (void *)tl_structured_any_out_CUDA, tl_ops_any_out_boxed, NULL,
+                                   "tl_structured_any_out_CUDA registered at generated/csrc/ops_any.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_any_dim))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::any.out", "Meta", "tl_meta_any_dim");
     else if (tl_op_register_kernel(tl_ops_any_out_op, TL_KEY_META, (void *)tl_structured_any_out_Meta, tl_ops_any_out_boxed, NULL,
@@ -591,6 +697,11 @@ int tl_ops_register_any(void) {
         tl_glue_note_missing("aten::any.dims_out", "CPU", "tl_meta_any_dims, tl_impl_any_dims_out");
     else if (tl_op_register_kernel(tl_ops_any_dims_out_op, TL_KEY_CPU, (void *)tl_structured_any_dims_out_CPU, tl_ops_any_dims_out_boxed, NULL,
                                    "tl_structured_any_dims_out_CPU registered at generated/csrc/ops_any.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_any_dims) || TL_KERNEL_MISSING(tl_impl_any_dims_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::any.dims_out", "CUDA", "tl_meta_any_dims, tl_impl_any_dims_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_any_dims_out_op, TL_KEY_CUDA, (void *)tl_structured_any_dims_out_CUDA, tl_ops_any_dims_out_boxed, NULL,
+                                   "tl_structured_any_dims_out_CUDA registered at generated/csrc/ops_any.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_any_dims))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::any.dims_out", "Meta", "tl_meta_any_dims");

@@ -134,6 +134,10 @@ int tl_ops_register_count_nonzero(void) {
     else if (tl_op_register_kernel(tl_ops_count_nonzero_dim_IntList_op, TL_KEY_CPU, (void *)tl_native_count_nonzero_cpu, tl_ops_count_nonzero_dim_IntList_boxed, NULL,
                                    "tl_native_count_nonzero_cpu registered at generated/csrc/ops_count_nonzero.c") < 0)
         return -1;
+    if (!(TL_KERNEL_MISSING(tl_native_count_nonzero_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
+        tl_op_register_kernel(tl_ops_count_nonzero_dim_IntList_op, TL_KEY_CUDA, (void *)tl_native_count_nonzero_cuda, tl_ops_count_nonzero_dim_IntList_boxed, NULL,
+                              "tl_native_count_nonzero_cuda registered at generated/csrc/ops_count_nonzero.c") < 0)
+        return -1;
     tl_ops_count_nonzero_op = tl_op_define("aten::count_nonzero", "count_nonzero(Tensor self, int? dim=None) -> Tensor");
     if (!tl_ops_count_nonzero_op) return -1;
     if (TL_KERNEL_MISSING(tl_native_count_nonzero))  /* a hand-written kernel is missing: no CompositeExplicitAutograd kernel */

@@ -90,6 +90,19 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_linalg_vector_norm, then tl_impl_linalg_vector_norm_out_cuda */
+static tl_tensor *tl_structured_linalg_vector_norm_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_FUNCTIONAL, TL_CUDA, 0);
+    if (tl_meta_linalg_vector_norm(&s_, self, ord, dim, dim_len, keepdim, dtype) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_linalg_vector_norm_out_cuda(&s_, self, ord, dim, dim_len, keepdim, dtype, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_linalg_vector_norm only (no data) */
 static tl_tensor *tl_structured_linalg_vector_norm_Meta(tl_keyset ks, tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype) {
     (void)ks;
@@ -185,6 +198,20 @@ fail:
     return NULL;
 }
 
+/* structured CUDA kernel: tl_meta_linalg_vector_norm, then tl_impl_linalg_vector_norm_out_cuda */
+static tl_tensor *tl_structured_linalg_vector_norm_out_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    (void)ks;
+    tl_structured s_;
+    tl_structured_init(&s_, TL_STRUCTURED_OUT, TL_CUDA, 0);
+    if (tl_structured_propose(&s_, 0, out) != 0) goto fail;
+    if (tl_meta_linalg_vector_norm(&s_, self, ord, dim, dim_len, keepdim, dtype) != 0) goto fail;
+    if (!tl_structured_skip_impl(&s_) && tl_impl_linalg_vector_norm_out_cuda(&s_, self, ord, dim, dim_len, keepdim, dtype, s_.outputs[0]) != 0) goto fail;
+    return tl_structured_finish(&s_);
+fail:
+    tl_structured_cleanup(&s_);
+    return NULL;
+}
+
 /* structured Meta kernel: tl_meta_linalg_vector_norm only (no data) */
 static tl_tensor *tl_structured_linalg_vector_norm_out_Meta(tl_keyset ks, tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
     (void)ks;
@@ -208,6 +235,11 @@ int tl_ops_register_linalg_vector_norm(void) {
     else if (tl_op_register_kernel(tl_ops_linalg_vector_norm_op, TL_KEY_CPU, (void *)tl_structured_linalg_vector_norm_CPU, tl_ops_linalg_vector_norm_boxed, NULL,
                                    "tl_structured_linalg_vector_norm_CPU registered at generated/csrc/ops_linalg_vector_norm.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_meta_linalg_vector_norm) || TL_KERNEL_MISSING(tl_impl_linalg_vector_norm_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::linalg_vector_norm", "CUDA", "tl_meta_linalg_vector_norm, tl_impl_linalg_vector_norm_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_linalg_vector_norm_op, TL_KEY_CUDA, (void *)tl_structured_linalg_vector_norm_CUDA, tl_ops_linalg_vector_norm_boxed, NULL,
+                                   "tl_structured_linalg_vector_norm_CUDA registered at generated/csrc/ops_linalg_vector_norm.c") < 0)
+        return -1;
     if (TL_KERNEL_MISSING(tl_meta_linalg_vector_norm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::linalg_vector_norm", "Meta", "tl_meta_linalg_vector_norm");
     else if (tl_op_register_kernel(tl_ops_linalg_vector_norm_op, TL_KEY_META, (void *)tl_structured_linalg_vector_norm_Meta, tl_ops_linalg_vector_norm_boxed, NULL,
@@ -219,6 +251,11 @@ int tl_ops_register_linalg_vector_norm(void) {
         tl_glue_note_missing("aten::linalg_vector_norm.out", "CPU", "tl_meta_linalg_vector_norm, tl_impl_linalg_vector_norm_out");
     else if (tl_op_register_kernel(tl_ops_linalg_vector_norm_out_op, TL_KEY_CPU, (void *)tl_structured_linalg_vector_norm_out_CPU, tl_ops_linalg_vector_norm_out_boxed, NULL,
                                    "tl_structured_linalg_vector_norm_out_CPU registered at generated/csrc/ops_linalg_vector_norm.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_meta_linalg_vector_norm) || TL_KERNEL_MISSING(tl_impl_linalg_vector_norm_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::linalg_vector_norm.out", "CUDA", "tl_meta_linalg_vector_norm, tl_impl_linalg_vector_norm_out_cuda");
+    else if (tl_op_register_kernel(tl_ops_linalg_vector_norm_out_op, TL_KEY_CUDA, (void *)tl_structured_linalg_vector_norm_out_CUDA, tl_ops_linalg_vector_norm_out_boxed, NULL,
+                                   "tl_structured_linalg_vector_norm_out_CUDA registered at generated/csrc/ops_linalg_vector_norm.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_linalg_vector_norm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::linalg_vector_norm.out", "Meta", "tl_meta_linalg_vector_norm");

@@ -376,11 +376,21 @@ int tl_ops_register_max(void) {
     else if (tl_op_register_kernel(tl_ops_max_op, TL_KEY_CPU, (void *)tl_native_max, tl_ops_max_boxed, NULL,
                                    "tl_native_max registered at generated/csrc/ops_max.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_native_max))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::max", "CUDA", "tl_native_max");
+    else if (tl_op_register_kernel(tl_ops_max_op, TL_KEY_CUDA, (void *)tl_native_max, tl_ops_max_boxed, NULL,
+                                   "tl_native_max registered at generated/csrc/ops_max.c") < 0)
+        return -1;
     tl_ops_max_unary_out_op = tl_op_define("aten::max.unary_out", "max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_max_unary_out_op) return -1;
     if (TL_KERNEL_MISSING(tl_native_max_unary_out))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::max.unary_out", "CPU", "tl_native_max_unary_out");
     else if (tl_op_register_kernel(tl_ops_max_unary_out_op, TL_KEY_CPU, (void *)tl_native_max_unary_out, tl_ops_max_unary_out_boxed, NULL,
+                                   "tl_native_max_unary_out registered at generated/csrc/ops_max.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_native_max_unary_out))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::max.unary_out", "CUDA", "tl_native_max_unary_out");
+    else if (tl_op_register_kernel(tl_ops_max_unary_out_op, TL_KEY_CUDA, (void *)tl_native_max_unary_out, tl_ops_max_unary_out_boxed, NULL,
                                    "tl_native_max_unary_out registered at generated/csrc/ops_max.c") < 0)
         return -1;
     tl_ops_max_dim_op = tl_op_define("aten::max.dim", "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)");
@@ -390,11 +400,21 @@ int tl_ops_register_max(void) {
     else if (tl_op_register_kernel(tl_ops_max_dim_op, TL_KEY_CPU, (void *)tl_native_max_dim, tl_ops_max_dim_boxed, NULL,
                                    "tl_native_max_dim registered at generated/csrc/ops_max.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_native_max_dim))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::max.dim", "CUDA", "tl_native_max_dim");
+    else if (tl_op_register_kernel(tl_ops_max_dim_op, TL_KEY_CUDA, (void *)tl_native_max_dim, tl_ops_max_dim_boxed, NULL,
+                                   "tl_native_max_dim registered at generated/csrc/ops_max.c") < 0)
+        return -1;
     tl_ops_max_dim_max_op = tl_op_define("aten::max.dim_max", "max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)");
     if (!tl_ops_max_dim_max_op) return -1;
     if (TL_KERNEL_MISSING(tl_native_max_out))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::max.dim_max", "CPU", "tl_native_max_out");
     else if (tl_op_register_kernel(tl_ops_max_dim_max_op, TL_KEY_CPU, (void *)tl_native_max_out, tl_ops_max_dim_max_boxed, NULL,
+                                   "tl_native_max_out registered at generated/csrc/ops_max.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_native_max_out))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::max.dim_max", "CUDA", "tl_native_max_out");
+    else if (tl_op_register_kernel(tl_ops_max_dim_max_op, TL_KEY_CUDA, (void *)tl_native_max_out, tl_ops_max_dim_max_boxed, NULL,
                                    "tl_native_max_out registered at generated/csrc/ops_max.c") < 0)
         return -1;
     tl_ops_max_other_op = tl_op_define("aten::max.other", "max.other(Tensor self, Tensor other) -> Tensor");

@@ -376,11 +376,21 @@ int tl_ops_register_min(void) {
     else if (tl_op_register_kernel(tl_ops_min_op, TL_KEY_CPU, (void *)tl_native_min, tl_ops_min_boxed, NULL,
                                    "tl_native_min registered at generated/csrc/ops_min.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_native_min))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::min", "CUDA", "tl_native_min");
+    else if (tl_op_register_kernel(tl_ops_min_op, TL_KEY_CUDA, (void *)tl_native_min, tl_ops_min_boxed, NULL,
+                                   "tl_native_min registered at generated/csrc/ops_min.c") < 0)
+        return -1;
     tl_ops_min_unary_out_op = tl_op_define("aten::min.unary_out", "min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_min_unary_out_op) return -1;
     if (TL_KERNEL_MISSING(tl_native_min_unary_out))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::min.unary_out", "CPU", "tl_native_min_unary_out");
     else if (tl_op_register_kernel(tl_ops_min_unary_out_op, TL_KEY_CPU, (void *)tl_native_min_unary_out, tl_ops_min_unary_out_boxed, NULL,
+                                   "tl_native_min_unary_out registered at generated/csrc/ops_min.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_native_min_unary_out))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::min.unary_out", "CUDA", "tl_native_min_unary_out");
+    else if (tl_op_register_kernel(tl_ops_min_unary_out_op, TL_KEY_CUDA, (void *)tl_native_min_unary_out, tl_ops_min_unary_out_boxed, NULL,
                                    "tl_native_min_unary_out registered at generated/csrc/ops_min.c") < 0)
         return -1;
     tl_ops_min_dim_op = tl_op_define("aten::min.dim", "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)");
@@ -390,11 +400,21 @@ int tl_ops_register_min(void) {
     else if (tl_op_register_kernel(tl_ops_min_dim_op, TL_KEY_CPU, (void *)tl_native_min_dim, tl_ops_min_dim_boxed, NULL,
                                    "tl_native_min_dim registered at generated/csrc/ops_min.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_native_min_dim))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::min.dim", "CUDA", "tl_native_min_dim");
+    else if (tl_op_register_kernel(tl_ops_min_dim_op, TL_KEY_CUDA, (void *)tl_native_min_dim, tl_ops_min_dim_boxed, NULL,
+                                   "tl_native_min_dim registered at generated/csrc/ops_min.c") < 0)
+        return -1;
     tl_ops_min_dim_min_op = tl_op_define("aten::min.dim_min", "min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)");
     if (!tl_ops_min_dim_min_op) return -1;
     if (TL_KERNEL_MISSING(tl_native_min_out))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::min.dim_min", "CPU", "tl_native_min_out");
     else if (tl_op_register_kernel(tl_ops_min_dim_min_op, TL_KEY_CPU, (void *)tl_native_min_out, tl_ops_min_dim_min_boxed, NULL,
+                                   "tl_native_min_out registered at generated/csrc/ops_min.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_native_min_out))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::min.dim_min", "CUDA", "tl_native_min_out");
+    else if (tl_op_register_kernel(tl_ops_min_dim_min_op, TL_KEY_CUDA, (void *)tl_native_min_out, tl_ops_min_dim_min_boxed, NULL,
                                    "tl_native_min_out registered at generated/csrc/ops_min.c") < 0)
         return -1;
     tl_ops_min_other_op = tl_op_define("aten::min.other", "min.other(Tensor self, Tensor other) -> Tensor");

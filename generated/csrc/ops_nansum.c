@@ -150,11 +150,21 @@ int tl_ops_register_nansum(void) {
     else if (tl_op_register_kernel(tl_ops_nansum_op, TL_KEY_CPU, (void *)tl_native_nansum, tl_ops_nansum_boxed, NULL,
                                    "tl_native_nansum registered at generated/csrc/ops_nansum.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_native_nansum))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::nansum", "CUDA", "tl_native_nansum");
+    else if (tl_op_register_kernel(tl_ops_nansum_op, TL_KEY_CUDA, (void *)tl_native_nansum, tl_ops_nansum_boxed, NULL,
+                                   "tl_native_nansum registered at generated/csrc/ops_nansum.c") < 0)
+        return -1;
     tl_ops_nansum_out_op = tl_op_define("aten::nansum.out", "nansum.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_nansum_out_op) return -1;
     if (TL_KERNEL_MISSING(tl_native_nansum_out))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::nansum.out", "CPU", "tl_native_nansum_out");
     else if (tl_op_register_kernel(tl_ops_nansum_out_op, TL_KEY_CPU, (void *)tl_native_nansum_out, tl_ops_nansum_out_boxed, NULL,
+                                   "tl_native_nansum_out registered at generated/csrc/ops_nansum.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_native_nansum_out))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::nansum.out", "CUDA", "tl_native_nansum_out");
+    else if (tl_op_register_kernel(tl_ops_nansum_out_op, TL_KEY_CUDA, (void *)tl_native_nansum_out, tl_ops_nansum_out_boxed, NULL,
                                    "tl_native_nansum_out registered at generated/csrc/ops_nansum.c") < 0)
         return -1;
     return 0;

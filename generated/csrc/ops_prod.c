@@ -283,6 +283,11 @@ int tl_ops_register_prod(void) {
     else if (tl_op_register_kernel(tl_ops_prod_op, TL_KEY_CPU, (void *)tl_native_prod, tl_ops_prod_boxed, NULL,
                                    "tl_native_prod registered at generated/csrc/ops_prod.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_native_prod))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::prod", "CUDA", "tl_native_prod");
+    else if (tl_op_register_kernel(tl_ops_prod_op, TL_KEY_CUDA, (void *)tl_native_prod, tl_ops_prod_boxed, NULL,
+                                   "tl_native_prod registered at generated/csrc/ops_prod.c") < 0)
+        return -1;
     tl_ops_prod_dim_int_op = tl_op_define("aten::prod.dim_int", "prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor");
     if (!tl_ops_prod_dim_int_op) return -1;
     if (TL_KERNEL_MISSING(tl_meta_prod_dim_int) || TL_KERNEL_MISSING(tl_impl_prod_out))  /* a hand-written kernel is missing: no CPU kernel */

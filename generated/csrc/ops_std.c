@@ -352,6 +352,11 @@ int tl_ops_register_std(void) {
     else if (tl_op_register_kernel(tl_ops_std_correction_op, TL_KEY_CPU, (void *)tl_native_std, tl_ops_std_correction_boxed, NULL,
                                    "tl_native_std registered at generated/csrc/ops_std.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_native_std))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::std.correction", "CUDA", "tl_native_std");
+    else if (tl_op_register_kernel(tl_ops_std_correction_op, TL_KEY_CUDA, (void *)tl_native_std, tl_ops_std_correction_boxed, NULL,
+                                   "tl_native_std registered at generated/csrc/ops_std.c") < 0)
+        return -1;
     tl_ops_std_out_op = tl_op_define("aten::std.out", "std.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_std_out_op) return -1;
     if (TL_KERNEL_MISSING(tl_native_std_out_unbiased))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
@@ -364,6 +369,11 @@ int tl_ops_register_std(void) {
     if (TL_KERNEL_MISSING(tl_native_std_out))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::std.correction_out", "CPU", "tl_native_std_out");
     else if (tl_op_register_kernel(tl_ops_std_correction_out_op, TL_KEY_CPU, (void *)tl_native_std_out, tl_ops_std_correction_out_boxed, NULL,
+                                   "tl_native_std_out registered at generated/csrc/ops_std.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_native_std_out))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::std.correction_out", "CUDA", "tl_native_std_out");
+    else if (tl_op_register_kernel(tl_ops_std_correction_out_op, TL_KEY_CUDA, (void *)tl_native_std_out, tl_ops_std_correction_out_boxed, NULL,
                                    "tl_native_std_out registered at generated/csrc/ops_std.c") < 0)
         return -1;
     return 0;

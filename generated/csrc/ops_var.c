@@ -352,6 +352,11 @@ int tl_ops_register_var(void) {
     else if (tl_op_register_kernel(tl_ops_var_correction_op, TL_KEY_CPU, (void *)tl_native_var, tl_ops_var_correction_boxed, NULL,
                                    "tl_native_var registered at generated/csrc/ops_var.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_native_var))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::var.correction", "CUDA", "tl_native_var");
+    else if (tl_op_register_kernel(tl_ops_var_correction_op, TL_KEY_CUDA, (void *)tl_native_var, tl_ops_var_correction_boxed, NULL,
+                                   "tl_native_var registered at generated/csrc/ops_var.c") < 0)
+        return -1;
     tl_ops_var_out_op = tl_op_define("aten::var.out", "var.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_var_out_op) return -1;
     if (TL_KERNEL_MISSING(tl_native_var_out_unbiased))  /* a hand-written kernel is missing: no CompositeImplicitAutograd kernel */
@@ -364,6 +369,11 @@ int tl_ops_register_var(void) {
     if (TL_KERNEL_MISSING(tl_native_var_out))  /* a hand-written kernel is missing: no CPU kernel */
         tl_glue_note_missing("aten::var.correction_out", "CPU", "tl_native_var_out");
     else if (tl_op_register_kernel(tl_ops_var_correction_out_op, TL_KEY_CPU, (void *)tl_native_var_out, tl_ops_var_correction_out_boxed, NULL,
+                                   "tl_native_var_out registered at generated/csrc/ops_var.c") < 0)
+        return -1;
+    if (TL_KERNEL_MISSING(tl_native_var_out))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::var.correction_out", "CUDA", "tl_native_var_out");
+    else if (tl_op_register_kernel(tl_ops_var_correction_out_op, TL_KEY_CUDA, (void *)tl_native_var_out, tl_ops_var_correction_out_boxed, NULL,
                                    "tl_native_var_out registered at generated/csrc/ops_var.c") < 0)
         return -1;
     return 0;

@@ -220,5 +220,10 @@ int tl_ops_register_var_mean(void) {
     else if (tl_op_register_kernel(tl_ops_var_mean_correction_op, TL_KEY_CPU, (void *)tl_native_var_mean, tl_ops_var_mean_correction_boxed, NULL,
                                    "tl_native_var_mean registered at generated/csrc/ops_var_mean.c") < 0)
         return -1;
+    if (TL_KERNEL_MISSING(tl_native_var_mean))  /* a hand-written kernel is missing: no CUDA kernel */
+        tl_glue_note_missing("aten::var_mean.correction", "CUDA", "tl_native_var_mean");
+    else if (tl_op_register_kernel(tl_ops_var_mean_correction_op, TL_KEY_CUDA, (void *)tl_native_var_mean, tl_ops_var_mean_correction_boxed, NULL,
+                                   "tl_native_var_mean registered at generated/csrc/ops_var_mean.c") < 0)
+        return -1;
     return 0;
 }

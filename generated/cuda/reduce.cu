@@ -244,7 +244,9 @@ template <class T> static TL_CUDA_FORCEINLINE void tl_cuda_cast_store(int dt, ch
  * at that start plus the offset of k over the reduced dims (red_*). Dims are
  * innermost first with PyTorch's magic-number divisors; offsets are bytes and
  * fit 32 bits. splits > 1: pass 1 writes `splits` partial accumulators per
- * output into `partial`, pass 2 (the _combine kernel) reduces them.
+ * output into `partial`, pass 2 (the _combine kernel) reduces them; a
+ * reduction split into pieces along its reduced dims runs pass 1 per piece
+ * into one partial buffer (partial_stride, k_base) and pass 2 once.
  * softmax / log_softmax reduce one dim and write every element of it; their
  * backward reads the gradient (in) and the forward's output (in2) with the
  * same strides. layer_norm's kernels read contiguous rows of nred elements
@@ -262,6 +264,9 @@ typedef struct tl_cuda_reduce_params {
     uint64_t mean, rstd;         /* layer_norm: per row, in the accumulator type */
     double eps;                  /* layer_norm */
     double factor;               /* mean: 1 / nred (as the accumulator type) */
+    double scalar;               /* var / std: the correction; norms: the order p */
+    uint64_t out2;               /* a second output with out's element strides: var_mean's / std_mean's
+                                    mean, max.dim's / min.dim's values (0: none) */
     uint32_t nout, nred;
     uint32_t splits, chunk;      /* chunks per output and elements per chunk */
     uint32_t out_ndim, red_ndim;
@@ -275,16 +280,20 @@ typedef struct tl_cuda_reduce_params {
     uint32_t red_shift[TL_CUDA_REDUCE_MAX_DIMS];
     int32_t red_stride[TL_CUDA_REDUCE_MAX_DIMS];
     int32_t red_out_stride;      /* softmax: the reduced dim's byte stride in the output (one dim) */
-    uint32_t pad_;
+    uint32_t partial_stride;     /* a piece of a reduction split along its reduced dims (0: none): pass 1
+                                    always writes partial[row * partial_stride + part] */
+    int64_t k_base;              /* that piece's first element's index in its row (argmax's index) */
 } tl_cuda_reduce_params;
 
-#define TL_CUDA_REDUCE_PARAMS_SIZE 544
+#define TL_CUDA_REDUCE_PARAMS_SIZE 568
 
 #endif
 
 /* ---- kernels/cuda/tl_cuda_reduce.cuh */
-/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin,
- * prod, softmax / log_softmax and their backward, layer_norm.
+/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin
+ * (with max.dim's values), prod, var / std (Welford, with the mean),
+ * logsumexp, any / all, the vector norms, softmax / log_softmax and their
+ * backward, layer_norm, cumsum / cumprod.
  * The generator pastes this text into generated/cuda/reduce.cu after the
  * prelude and the parameter struct (tl_cuda_reduce_params.h), then adds one
  * extern "C" pair of kernels per operator and dtype (<name> and
@@ -351,6 +360,12 @@ TL_RD_INT_ACC(int16_t)
 TL_RD_INT_ACC(int32_t)
 TL_RD_INT_ACC(int64_t)
 
+/* bytes of a stored element (the tags are empty types) */
+template <class T> struct tl_rd_bytes { static const uint32_t n = sizeof(T); };
+template <> struct tl_rd_bytes<tl_rd_bool> { static const uint32_t n = 1; };
+template <> struct tl_rd_bytes<tl_rd_f16> { static const uint32_t n = 2; };
+template <> struct tl_rd_bytes<tl_rd_bf16> { static const uint32_t n = 2; };
+
 /* the lowest / highest value of a compute type: max's / min's identity */
 template <class C> static TL_CUDA_FORCEINLINE C tl_rd_lowest();
 template <class C> static TL_CUDA_FORCEINLINE C tl_rd_highest();
@@ -378,7 +393,9 @@ template <class T> struct tl_rd_sum {
     static TL_CUDA_FORCEINLINE acc ident() { return (acc)0; }
     static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a + (acc)v; }
     static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a + b; }
-    static TL_CUDA_FORCEINLINE void store(char *p, acc a, double) { tl_rd_io<T>::store(p, a); }
+    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {
+        tl_rd_io<T>::store((char *)p.out + off, a);
+    }
 };
 /* PyTorch's ProdOps: the product in the sum's accumulator type (integers
  * wrap in int64) */
@@ -388,10 +405,19 @@ template <class T> struct tl_rd_prod : tl_rd_sum<T> {
     static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a * (acc)v; }
     static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a * b; }
 };
+/* nansum (PyTorch's NanSumOps): the sum with NaN read as 0 (floating types) */
+template <class T> struct tl_rd_nansum : tl_rd_sum<T> {
+    typedef typename tl_rd_sum<T>::acc acc;
+    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) {
+        return a + (tl_rd_isnan(v) ? (acc)0 : (acc)v);
+    }
+};
 /* PyTorch's MeanOps: the sum times factor = 1 / count in the accumulator's type */
 template <class T> struct tl_rd_mean : tl_rd_sum<T> {
     typedef typename tl_rd_sum<T>::acc acc;
-    static TL_CUDA_FORCEINLINE void store(char *p, acc a, double factor) { tl_rd_io<T>::store(p, a * (acc)factor); }
+    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {
+        tl_rd_io<T>::store((char *)p.out + off, a * (acc)p.factor);
+    }
 };
 /* PyTorch's MaxNanFunctor / MinNanFunctor: a NaN accumulator stays */
 template <class T, bool MAX> struct tl_rd_extreme {
@@ -401,7 +427,9 @@ template <class T, bool MAX> struct tl_rd_extreme {
         return (tl_rd_isnan(a) || (MAX ? a > b : a < b)) ? a : b;
     }
     static TL_CUDA_FORCEINLINE acc reduce(acc a, acc v, uint32_t) { return combine(a, v); }
-    static TL_CUDA_FORCEINLINE void store(char *p, acc a, double) { tl_rd_io<T>::store(p, a); }
+    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {
+        tl_rd_io<T>::store((char *)p.out + off, a);
+    }
 };
 template <class C> struct tl_rd_pair {
     C v;
@@ -432,7 +460,208 @@ template <class T, bool MAX> struct tl_rd_arg {
         b.i = (int64_t)k;
         return combine(a, b);
     }
-    static TL_CUDA_FORCEINLINE void store(char *p, acc a, double) { *(int64_t *)p = a.i; }
+    /* max.dim / min.dim: the value into out2 (element strides of the index output) */
+    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {
+        *(int64_t *)((char *)p.out + off) = a.i;
+        if (p.out2) tl_rd_io<T>::store((char *)p.out2 + off / 8 * (int32_t)tl_rd_bytes<T>::n, a.v);
+    }
+};
+
+/* PyTorch's WelfordOps (SharedReduceOps.h) in the sum's accumulator type
+ * (float for half / bfloat16 / float32, double for float64): the running
+ * mean and M2 with an int32 count per thread, Chan's merge across threads
+ * and blocks. The store writes var (or std when SQRT) with the divisor
+ * max(0, n - correction) into out and the mean into out2 when it is set;
+ * 0 elements give NaN for both (PyTorch fills an empty input's results). */
+template <class A> struct tl_rd_welford_acc {
+    A mean, m2, nf;
+    int32_t n;
+};
+template <class T, bool SQRT> struct tl_rd_welford {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    typedef tl_rd_welford_acc<A> acc;
+    static TL_CUDA_FORCEINLINE acc ident() {
+        acc a;
+        a.mean = 0;
+        a.m2 = 0;
+        a.nf = 0;
+        a.n = 0;
+        return a;
+    }
+    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) {
+        const int32_t n = a.n + 1;
+        const A nf = (A)n, x = (A)v, delta = x - a.mean, mean = a.mean + delta / nf;
+        a.m2 += delta * (x - mean);
+        a.mean = mean;
+        a.n = n;
+        a.nf = nf;
+        return a;
+    }
+    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) {
+        if (a.nf == 0) return b;
+        if (b.nf == 0) return a;
+        const A delta = b.mean - a.mean, nf = a.nf + b.nf, nb_over_n = b.nf / nf;
+        acc r;
+        r.mean = a.mean + delta * nb_over_n;
+        r.m2 = a.m2 + b.m2 + delta * delta * a.nf * nb_over_n;
+        r.nf = nf;
+        r.n = -1;   /* combined: nf counts (PyTorch's marker) */
+        return r;
+    }
+    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {
+        const A divisor = a.nf > (A)p.scalar ? a.nf - (A)p.scalar : (A)0;
+        A var = a.m2 / divisor, mean = a.mean;
+        if (a.nf == 0) var = mean = (A)NAN;
+        tl_rd_io<T>::store((char *)p.out + off, SQRT ? (A)sqrt(var) : var);
+        if (p.out2) tl_rd_io<T>::store((char *)p.out2 + off, mean);
+    }
+};
+
+static TL_CUDA_FORCEINLINE float tl_rd_exp(float x) { return expf(x); }
+static TL_CUDA_FORCEINLINE double tl_rd_exp(double x) { return exp(x); }
+static TL_CUDA_FORCEINLINE float tl_rd_log(float x) { return logf(x); }
+static TL_CUDA_FORCEINLINE double tl_rd_log(double x) { return log(x); }
+
+/* a value rounded to T's precision (PyTorch computes logsumexp's steps as
+ * separate operators, each result stored as T) */
+template <class T, class A> static TL_CUDA_FORCEINLINE A tl_rd_round(A v) {
+    uint64_t b;
+    tl_rd_io<T>::store((char *)&b, v);
+    return (A)tl_rd_io<T>::load((const char *)&b);
+}
+
+/* logsumexp after the row maxima were stored into out (the amax kernel):
+ * each row starts from its maximum m, with m' = 0 when |m| is infinite
+ * (PyTorch's masked_fill_), sums exp(x - m') in the accumulator type and
+ * stores log(sum) + m'. NaN propagates through m; a row of -inf gives
+ * log(0) = -inf, one with +inf gives inf. Steps round to T as PyTorch's
+ * separate operators do. */
+template <class A> struct tl_rd_lse_acc {
+    A s, m;
+};
+/* a sum s with a per-output constant m every thread of the output holds
+ * from tl_rd_begin (logsumexp's row maximum, the norm's p) */
+template <class T> struct tl_rd_carry {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    typedef tl_rd_lse_acc<A> acc;
+    static TL_CUDA_FORCEINLINE acc ident() {
+        acc a;
+        a.s = 0;
+        a.m = 0;
+        return a;
+    }
+    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) {
+        a.s += b.s;
+        return a;
+    }
+};
+template <class T> struct tl_rd_lse : tl_rd_carry<T> {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    typedef tl_rd_lse_acc<A> acc;
+    static TL_CUDA_FORCEINLINE acc begin(const tl_cuda_reduce_params &p, int32_t off) {
+        acc a;
+        a.s = 0;
+        a.m = (A)tl_rd_io<T>::load((const char *)p.out + off);
+        if (a.m == (A)INFINITY || a.m == -(A)INFINITY) a.m = 0;
+        return a;
+    }
+    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) {
+        a.s += tl_rd_round<T>(tl_rd_exp(tl_rd_round<T>((A)v - a.m)));
+        return a;
+    }
+    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {
+        const A l = tl_rd_round<T>(tl_rd_log(tl_rd_round<T>(a.s)));
+        tl_rd_io<T>::store((char *)p.out + off, l + a.m);
+    }
+};
+
+/* an operator's accumulator at the start of the output at `off`: its
+ * identity, or what the operator reads there (logsumexp's row maximum) */
+template <class Op> struct tl_rd_begin {
+    static TL_CUDA_FORCEINLINE typename Op::acc at(const tl_cuda_reduce_params &, int32_t) { return Op::ident(); }
+};
+template <class T> struct tl_rd_begin<tl_rd_lse<T> > {
+    static TL_CUDA_FORCEINLINE typename tl_rd_lse<T>::acc at(const tl_cuda_reduce_params &p, int32_t off) {
+        return tl_rd_lse<T>::begin(p, off);
+    }
+};
+
+/* an accumulator of a piece whose elements start at index k_base of their
+ * row: argmax's / argmin's index moves there (the identity's 0 only stays
+ * when every element of the piece ties with it, the piece's first among
+ * them) */
+template <class Op> struct tl_rd_rebase {
+    static TL_CUDA_FORCEINLINE typename Op::acc at(typename Op::acc a, int64_t) { return a; }
+};
+template <class T, bool MAX> struct tl_rd_rebase<tl_rd_arg<T, MAX> > {
+    static TL_CUDA_FORCEINLINE typename tl_rd_arg<T, MAX>::acc at(typename tl_rd_arg<T, MAX>::acc a, int64_t base) {
+        a.i += base;
+        return a;
+    }
+};
+
+/* PyTorch's And / Or reductions (any / all): an element counts when it is
+ * non-zero (NaN does); the result is 0 / 1 in out (bool, or uint8 for a
+ * uint8 input) */
+template <class T, bool ANY> struct tl_rd_logical {
+    typedef uint8_t acc;
+    static TL_CUDA_FORCEINLINE acc ident() { return ANY ? 0 : 1; }
+    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) {
+        return ANY ? (acc)(a | (v != 0)) : (acc)(a & (v != 0));
+    }
+    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return ANY ? (acc)(a | b) : (acc)(a & b); }
+    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {
+        *((uint8_t *)p.out + off) = a;
+    }
+};
+
+/* linalg_vector_norm (PyTorch's NormTwoOps, NormOneOps, AbsMaxOps,
+ * AbsMinOps, NormZeroOps) in the sum's accumulator type (floating inputs
+ * only): KIND 0: sqrt(sum x^2), 1: sum |x|, 2: max |x|, 3: min |x| (NaN
+ * propagates), 4: the count of non-zeros */
+static TL_CUDA_FORCEINLINE float tl_rd_abs(float x) { return fabsf(x); }
+static TL_CUDA_FORCEINLINE double tl_rd_abs(double x) { return fabs(x); }
+template <class T, int KIND> struct tl_rd_norm {
+    typedef typename tl_rd_io<T>::sum_acc acc;
+    static TL_CUDA_FORCEINLINE acc ident() { return KIND == 3 ? tl_rd_highest<acc>() : (acc)0; }
+    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) {
+        if (KIND == 2) return (tl_rd_isnan(a) || a > b) ? a : b;
+        if (KIND == 3) return (tl_rd_isnan(a) || a < b) ? a : b;
+        return a + b;
+    }
+    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) {
+        const acc x = (acc)v;
+        if (KIND == 0) return a + x * x;
+        if (KIND == 4) return a + (acc)(x != 0);
+        return KIND == 1 ? a + tl_rd_abs(x) : combine(a, tl_rd_abs(x));
+    }
+    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {
+        tl_rd_io<T>::store((char *)p.out + off, KIND == 0 ? (acc)sqrt(a) : a);
+    }
+};
+/* PyTorch's NormOps: (sum |x|^p)^(1/p), p = p.scalar carried in the
+ * accumulator from the start (tl_rd_begin) */
+template <class T> struct tl_rd_norm_p : tl_rd_carry<T> {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    typedef tl_rd_lse_acc<A> acc;   /* s: the sum, m: p */
+    static TL_CUDA_FORCEINLINE acc begin(const tl_cuda_reduce_params &p, int32_t) {
+        acc a;
+        a.s = 0;
+        a.m = (A)p.scalar;
+        return a;
+    }
+    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) {
+        a.s += (A)pow(tl_rd_abs((A)v), a.m);
+        return a;
+    }
+    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {
+        tl_rd_io<T>::store((char *)p.out + off, (A)pow(a.s, (A)1 / (A)p.scalar));
+    }
+};
+template <class T> struct tl_rd_begin<tl_rd_norm_p<T> > {
+    static TL_CUDA_FORCEINLINE typename tl_rd_norm_p<T>::acc at(const tl_cuda_reduce_params &p, int32_t off) {
+        return tl_rd_norm_p<T>::begin(p, off);
+    }
 };
 
 /* ---- warp shuffles of an accumulator (narrow integers through int) */
@@ -443,6 +672,19 @@ template <class A> static TL_CUDA_FORCEINLINE A tl_rd_shfl(A v, unsigned delta) 
 template <class C> static TL_CUDA_FORCEINLINE tl_rd_pair<C> tl_rd_shfl(tl_rd_pair<C> a, unsigned delta) {
     a.v = tl_rd_shfl(a.v, delta);
     a.i = tl_rd_shfl(a.i, delta);
+    return a;
+}
+template <class A> static TL_CUDA_FORCEINLINE tl_rd_welford_acc<A> tl_rd_shfl(tl_rd_welford_acc<A> a,
+                                                                        unsigned delta) {
+    a.mean = tl_rd_shfl(a.mean, delta);
+    a.m2 = tl_rd_shfl(a.m2, delta);
+    a.nf = tl_rd_shfl(a.nf, delta);
+    a.n = tl_rd_shfl(a.n, delta);
+    return a;
+}
+template <class A> static TL_CUDA_FORCEINLINE tl_rd_lse_acc<A> tl_rd_shfl(tl_rd_lse_acc<A> a, unsigned delta) {
+    a.s = tl_rd_shfl(a.s, delta);
+    a.m = tl_rd_shfl(a.m, delta);
     return a;
 }
 
@@ -500,7 +742,7 @@ template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_rows(const tl
         tl_rd_row_offsets(p, row, in_off, out_off);
         const char *in = (const char *)p.in + in_off;
         const uint32_t k0 = part * p.chunk, end = p.nred - k0 < p.chunk ? p.nred : k0 + p.chunk;
-        A a = Op::ident();
+        A a = tl_rd_begin<Op>::at(p, out_off);
         if (p.red_ndim == 1) {   /* one reduced dim (the usual case): no division */
             const int32_t st = p.red_stride[0];
             for (uint32_t k = k0 + threadIdx.x; k < end; k += blockDim.x)
@@ -511,7 +753,8 @@ template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_rows(const tl
         }
         a = tl_rd_block<Op>(a);
         if (threadIdx.x == 0) {
-            if (p.splits == 1) Op::store((char *)p.out + out_off, a, p.factor);
+            if (p.partial_stride) ((A *)p.partial)[row * p.partial_stride + part] = tl_rd_rebase<Op>::at(a, p.k_base);
+            else if (p.splits == 1) Op::store(p, out_off, a);
             else ((A *)p.partial)[b] = a;
         }
     }
@@ -522,14 +765,12 @@ template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_combine(const
     typedef typename Op::acc A;
     const A *partial = (const A *)p.partial;
     for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {
-        A a = Op::ident();
+        int32_t in_off, out_off;
+        tl_rd_row_offsets(p, row, in_off, out_off);
+        A a = tl_rd_begin<Op>::at(p, out_off);
         for (uint32_t j = threadIdx.x; j < p.splits; j += blockDim.x) a = Op::combine(a, partial[row * p.splits + j]);
-        a = tl_rd_block<Op>(a);
-        if (threadIdx.x == 0) {
-            int32_t in_off, out_off;
-            tl_rd_row_offsets(p, row, in_off, out_off);
-            Op::store((char *)p.out + out_off, a, p.factor);
-        }
+        a = tl_rd_block<Op>(a);   /* its barriers: every thread read out (tl_rd_begin) before thread 0 writes it */
+        if (threadIdx.x == 0) Op::store(p, out_off, a);
     }
 }
 
@@ -545,14 +786,14 @@ template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_cols(const tl
         int32_t in_off, out_off;
         tl_rd_row_offsets(p, m, in_off, out_off);
         const char *in = (const char *)p.in + in_off;
-        A a = Op::ident();
+        A a = tl_rd_begin<Op>::at(p, out_off);
         if (p.red_ndim == 1) {
             const int32_t st = p.red_stride[0];
             for (uint32_t k = 0; k < p.nred; k++) a = Op::reduce(a, tl_rd_io<T>::load(in + (int32_t)k * st), k);
         } else {
             for (uint32_t k = 0; k < p.nred; k++) a = Op::reduce(a, tl_rd_io<T>::load(in + tl_rd_red_offset(p, k)), k);
         }
-        Op::store((char *)p.out + out_off, a, p.factor);
+        Op::store(p, out_off, a);
     }
 }
 
@@ -593,10 +834,6 @@ template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_scan(const tl
  * `row` finds the row's maximum, then the sum of exp(x - max) in the
  * accumulator type, then writes exp(x - max) / sum or (x - max) - log(sum).
  * Three reads of the row, no staging; rows longer than a block loop. */
-static TL_CUDA_FORCEINLINE float tl_rd_exp(float x) { return expf(x); }
-static TL_CUDA_FORCEINLINE double tl_rd_exp(double x) { return exp(x); }
-static TL_CUDA_FORCEINLINE float tl_rd_log(float x) { return logf(x); }
-static TL_CUDA_FORCEINLINE double tl_rd_log(double x) { return log(x); }
 template <class T, bool LOG> static TL_CUDA_FORCEINLINE void tl_rd_softmax(const tl_cuda_reduce_params &p) {
     typedef typename tl_rd_io<T>::sum_acc A;
     typedef tl_rd_extreme<T, true> MaxOp;
@@ -666,11 +903,6 @@ template <class T, bool LOG> static TL_CUDA_FORCEINLINE void tl_rd_softmax_bwd(c
  * half / bfloat16), mean / rstd stored as A */
 static TL_CUDA_FORCEINLINE float tl_rd_rsqrt(float x) { return 1.0f / sqrtf(x); }
 static TL_CUDA_FORCEINLINE double tl_rd_rsqrt(double x) { return 1.0 / sqrt(x); }
-/* bytes of a stored element (the tags are empty types) */
-template <class T> struct tl_rd_bytes { static const uint32_t n = sizeof(T); };
-template <> struct tl_rd_bytes<tl_rd_bool> { static const uint32_t n = 1; };
-template <> struct tl_rd_bytes<tl_rd_f16> { static const uint32_t n = 2; };
-template <> struct tl_rd_bytes<tl_rd_bf16> { static const uint32_t n = 2; };
 
 /* a row's sum in A, the result in every thread of the block */
 template <class T> static TL_CUDA_FORCEINLINE typename tl_rd_io<T>::sum_acc tl_rd_row_sum(
@@ -767,6 +999,7 @@ template <class T> static TL_CUDA_FORCEINLINE void tl_rd_layer_norm_bwd_wb(const
 
 /* ---- kernels */
 /* Bool: tl_rd_sum<tl_rd_bool> */
+static_assert(sizeof(tl_rd_sum<tl_rd_bool>::acc) == 8, "tl_reduce_sum_b: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_b(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_bool, tl_rd_sum<tl_rd_bool>>(p);
 }
@@ -777,6 +1010,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_b_cols(const tl_
     tl_rd_cols<tl_rd_bool, tl_rd_sum<tl_rd_bool>>(p);
 }
 /* Byte: tl_rd_sum<uint8_t> */
+static_assert(sizeof(tl_rd_sum<uint8_t>::acc) == 8, "tl_reduce_sum_u8: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_u8(const tl_cuda_reduce_params p) {
     tl_rd_rows<uint8_t, tl_rd_sum<uint8_t>>(p);
 }
@@ -787,6 +1021,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_u8_cols(const tl
     tl_rd_cols<uint8_t, tl_rd_sum<uint8_t>>(p);
 }
 /* Char: tl_rd_sum<int8_t> */
+static_assert(sizeof(tl_rd_sum<int8_t>::acc) == 8, "tl_reduce_sum_i8: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i8(const tl_cuda_reduce_params p) {
     tl_rd_rows<int8_t, tl_rd_sum<int8_t>>(p);
 }
@@ -797,6 +1032,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i8_cols(const tl
     tl_rd_cols<int8_t, tl_rd_sum<int8_t>>(p);
 }
 /* Short: tl_rd_sum<int16_t> */
+static_assert(sizeof(tl_rd_sum<int16_t>::acc) == 8, "tl_reduce_sum_i16: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i16(const tl_cuda_reduce_params p) {
     tl_rd_rows<int16_t, tl_rd_sum<int16_t>>(p);
 }
@@ -807,6 +1043,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i16_cols(const t
     tl_rd_cols<int16_t, tl_rd_sum<int16_t>>(p);
 }
 /* Int: tl_rd_sum<int32_t> */
+static_assert(sizeof(tl_rd_sum<int32_t>::acc) == 8, "tl_reduce_sum_i32: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i32(const tl_cuda_reduce_params p) {
     tl_rd_rows<int32_t, tl_rd_sum<int32_t>>(p);
 }
@@ -817,6 +1054,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i32_cols(const t
     tl_rd_cols<int32_t, tl_rd_sum<int32_t>>(p);
 }
 /* Long: tl_rd_sum<int64_t> */
+static_assert(sizeof(tl_rd_sum<int64_t>::acc) == 8, "tl_reduce_sum_i64: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i64(const tl_cuda_reduce_params p) {
     tl_rd_rows<int64_t, tl_rd_sum<int64_t>>(p);
 }
@@ -827,6 +1065,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_i64_cols(const t
     tl_rd_cols<int64_t, tl_rd_sum<int64_t>>(p);
 }
 /* Half: tl_rd_sum<tl_rd_f16> */
+static_assert(sizeof(tl_rd_sum<tl_rd_f16>::acc) == 4, "tl_reduce_sum_f16: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_f16, tl_rd_sum<tl_rd_f16>>(p);
 }
@@ -837,6 +1076,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f16_cols(const t
     tl_rd_cols<tl_rd_f16, tl_rd_sum<tl_rd_f16>>(p);
 }
 /* BFloat16: tl_rd_sum<tl_rd_bf16> */
+static_assert(sizeof(tl_rd_sum<tl_rd_bf16>::acc) == 4, "tl_reduce_sum_bf16: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_bf16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_bf16, tl_rd_sum<tl_rd_bf16>>(p);
 }
@@ -847,6 +1087,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_bf16_cols(const 
     tl_rd_cols<tl_rd_bf16, tl_rd_sum<tl_rd_bf16>>(p);
 }
 /* Float: tl_rd_sum<float> */
+static_assert(sizeof(tl_rd_sum<float>::acc) == 4, "tl_reduce_sum_f32: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f32(const tl_cuda_reduce_params p) {
     tl_rd_rows<float, tl_rd_sum<float>>(p);
 }
@@ -857,6 +1098,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f32_cols(const t
     tl_rd_cols<float, tl_rd_sum<float>>(p);
 }
 /* Double: tl_rd_sum<double> */
+static_assert(sizeof(tl_rd_sum<double>::acc) == 8, "tl_reduce_sum_f64: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f64(const tl_cuda_reduce_params p) {
     tl_rd_rows<double, tl_rd_sum<double>>(p);
 }
@@ -867,6 +1109,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_sum_f64_cols(const t
     tl_rd_cols<double, tl_rd_sum<double>>(p);
 }
 /* Half: tl_rd_mean<tl_rd_f16> */
+static_assert(sizeof(tl_rd_mean<tl_rd_f16>::acc) == 4, "tl_reduce_mean_f16: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_f16, tl_rd_mean<tl_rd_f16>>(p);
 }
@@ -877,6 +1120,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f16_cols(const 
     tl_rd_cols<tl_rd_f16, tl_rd_mean<tl_rd_f16>>(p);
 }
 /* BFloat16: tl_rd_mean<tl_rd_bf16> */
+static_assert(sizeof(tl_rd_mean<tl_rd_bf16>::acc) == 4, "tl_reduce_mean_bf16: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_bf16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_bf16, tl_rd_mean<tl_rd_bf16>>(p);
 }
@@ -887,6 +1131,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_bf16_cols(const
     tl_rd_cols<tl_rd_bf16, tl_rd_mean<tl_rd_bf16>>(p);
 }
 /* Float: tl_rd_mean<float> */
+static_assert(sizeof(tl_rd_mean<float>::acc) == 4, "tl_reduce_mean_f32: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f32(const tl_cuda_reduce_params p) {
     tl_rd_rows<float, tl_rd_mean<float>>(p);
 }
@@ -897,6 +1142,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f32_cols(const 
     tl_rd_cols<float, tl_rd_mean<float>>(p);
 }
 /* Double: tl_rd_mean<double> */
+static_assert(sizeof(tl_rd_mean<double>::acc) == 8, "tl_reduce_mean_f64: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f64(const tl_cuda_reduce_params p) {
     tl_rd_rows<double, tl_rd_mean<double>>(p);
 }
@@ -907,6 +1153,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_mean_f64_cols(const 
     tl_rd_cols<double, tl_rd_mean<double>>(p);
 }
 /* Bool: tl_rd_extreme<tl_rd_bool, true> */
+static_assert(sizeof(tl_rd_extreme<tl_rd_bool, true>::acc) == 1, "tl_reduce_amax_b: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_b(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_bool, tl_rd_extreme<tl_rd_bool, true>>(p);
 }
@@ -917,6 +1164,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_b_cols(const tl
     tl_rd_cols<tl_rd_bool, tl_rd_extreme<tl_rd_bool, true>>(p);
 }
 /* Byte: tl_rd_extreme<uint8_t, true> */
+static_assert(sizeof(tl_rd_extreme<uint8_t, true>::acc) == 1, "tl_reduce_amax_u8: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_u8(const tl_cuda_reduce_params p) {
     tl_rd_rows<uint8_t, tl_rd_extreme<uint8_t, true>>(p);
 }
@@ -927,6 +1175,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_u8_cols(const t
     tl_rd_cols<uint8_t, tl_rd_extreme<uint8_t, true>>(p);
 }
 /* Char: tl_rd_extreme<int8_t, true> */
+static_assert(sizeof(tl_rd_extreme<int8_t, true>::acc) == 1, "tl_reduce_amax_i8: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i8(const tl_cuda_reduce_params p) {
     tl_rd_rows<int8_t, tl_rd_extreme<int8_t, true>>(p);
 }
@@ -937,6 +1186,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i8_cols(const t
     tl_rd_cols<int8_t, tl_rd_extreme<int8_t, true>>(p);
 }
 /* Short: tl_rd_extreme<int16_t, true> */
+static_assert(sizeof(tl_rd_extreme<int16_t, true>::acc) == 2, "tl_reduce_amax_i16: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i16(const tl_cuda_reduce_params p) {
     tl_rd_rows<int16_t, tl_rd_extreme<int16_t, true>>(p);
 }
@@ -947,6 +1197,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i16_cols(const 
     tl_rd_cols<int16_t, tl_rd_extreme<int16_t, true>>(p);
 }
 /* Int: tl_rd_extreme<int32_t, true> */
+static_assert(sizeof(tl_rd_extreme<int32_t, true>::acc) == 4, "tl_reduce_amax_i32: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i32(const tl_cuda_reduce_params p) {
     tl_rd_rows<int32_t, tl_rd_extreme<int32_t, true>>(p);
 }
@@ -957,6 +1208,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i32_cols(const 
     tl_rd_cols<int32_t, tl_rd_extreme<int32_t, true>>(p);
 }
 /* Long: tl_rd_extreme<int64_t, true> */
+static_assert(sizeof(tl_rd_extreme<int64_t, true>::acc) == 8, "tl_reduce_amax_i64: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i64(const tl_cuda_reduce_params p) {
     tl_rd_rows<int64_t, tl_rd_extreme<int64_t, true>>(p);
 }
@@ -967,6 +1219,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_i64_cols(const 
     tl_rd_cols<int64_t, tl_rd_extreme<int64_t, true>>(p);
 }
 /* Half: tl_rd_extreme<tl_rd_f16, true> */
+static_assert(sizeof(tl_rd_extreme<tl_rd_f16, true>::acc) == 4, "tl_reduce_amax_f16: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_f16, tl_rd_extreme<tl_rd_f16, true>>(p);
 }
@@ -977,6 +1230,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f16_cols(const 
     tl_rd_cols<tl_rd_f16, tl_rd_extreme<tl_rd_f16, true>>(p);
 }
 /* BFloat16: tl_rd_extreme<tl_rd_bf16, true> */
+static_assert(sizeof(tl_rd_extreme<tl_rd_bf16, true>::acc) == 4, "tl_reduce_amax_bf16: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_bf16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, true>>(p);
 }
@@ -987,6 +1241,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_bf16_cols(const
     tl_rd_cols<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, true>>(p);
 }
 /* Float: tl_rd_extreme<float, true> */
+static_assert(sizeof(tl_rd_extreme<float, true>::acc) == 4, "tl_reduce_amax_f32: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f32(const tl_cuda_reduce_params p) {
     tl_rd_rows<float, tl_rd_extreme<float, true>>(p);
 }
@@ -997,6 +1252,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f32_cols(const 
     tl_rd_cols<float, tl_rd_extreme<float, true>>(p);
 }
 /* Double: tl_rd_extreme<double, true> */
+static_assert(sizeof(tl_rd_extreme<double, true>::acc) == 8, "tl_reduce_amax_f64: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f64(const tl_cuda_reduce_params p) {
     tl_rd_rows<double, tl_rd_extreme<double, true>>(p);
 }
@@ -1007,6 +1263,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amax_f64_cols(const 
     tl_rd_cols<double, tl_rd_extreme<double, true>>(p);
 }
 /* Bool: tl_rd_extreme<tl_rd_bool, false> */
+static_assert(sizeof(tl_rd_extreme<tl_rd_bool, false>::acc) == 1, "tl_reduce_amin_b: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_b(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_bool, tl_rd_extreme<tl_rd_bool, false>>(p);
 }
@@ -1017,6 +1274,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_b_cols(const tl
     tl_rd_cols<tl_rd_bool, tl_rd_extreme<tl_rd_bool, false>>(p);
 }
 /* Byte: tl_rd_extreme<uint8_t, false> */
+static_assert(sizeof(tl_rd_extreme<uint8_t, false>::acc) == 1, "tl_reduce_amin_u8: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_u8(const tl_cuda_reduce_params p) {
     tl_rd_rows<uint8_t, tl_rd_extreme<uint8_t, false>>(p);
 }
@@ -1027,6 +1285,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_u8_cols(const t
     tl_rd_cols<uint8_t, tl_rd_extreme<uint8_t, false>>(p);
 }
 /* Char: tl_rd_extreme<int8_t, false> */
+static_assert(sizeof(tl_rd_extreme<int8_t, false>::acc) == 1, "tl_reduce_amin_i8: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i8(const tl_cuda_reduce_params p) {
     tl_rd_rows<int8_t, tl_rd_extreme<int8_t, false>>(p);
 }
@@ -1037,6 +1296,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i8_cols(const t
     tl_rd_cols<int8_t, tl_rd_extreme<int8_t, false>>(p);
 }
 /* Short: tl_rd_extreme<int16_t, false> */
+static_assert(sizeof(tl_rd_extreme<int16_t, false>::acc) == 2, "tl_reduce_amin_i16: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i16(const tl_cuda_reduce_params p) {
     tl_rd_rows<int16_t, tl_rd_extreme<int16_t, false>>(p);
 }
@@ -1047,6 +1307,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i16_cols(const 
     tl_rd_cols<int16_t, tl_rd_extreme<int16_t, false>>(p);
 }
 /* Int: tl_rd_extreme<int32_t, false> */
+static_assert(sizeof(tl_rd_extreme<int32_t, false>::acc) == 4, "tl_reduce_amin_i32: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i32(const tl_cuda_reduce_params p) {
     tl_rd_rows<int32_t, tl_rd_extreme<int32_t, false>>(p);
 }
@@ -1057,6 +1318,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i32_cols(const 
     tl_rd_cols<int32_t, tl_rd_extreme<int32_t, false>>(p);
 }
 /* Long: tl_rd_extreme<int64_t, false> */
+static_assert(sizeof(tl_rd_extreme<int64_t, false>::acc) == 8, "tl_reduce_amin_i64: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i64(const tl_cuda_reduce_params p) {
     tl_rd_rows<int64_t, tl_rd_extreme<int64_t, false>>(p);
 }
@@ -1067,6 +1329,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_i64_cols(const 
     tl_rd_cols<int64_t, tl_rd_extreme<int64_t, false>>(p);
 }
 /* Half: tl_rd_extreme<tl_rd_f16, false> */
+static_assert(sizeof(tl_rd_extreme<tl_rd_f16, false>::acc) == 4, "tl_reduce_amin_f16: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_f16, tl_rd_extreme<tl_rd_f16, false>>(p);
 }
@@ -1077,6 +1340,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f16_cols(const 
     tl_rd_cols<tl_rd_f16, tl_rd_extreme<tl_rd_f16, false>>(p);
 }
 /* BFloat16: tl_rd_extreme<tl_rd_bf16, false> */
+static_assert(sizeof(tl_rd_extreme<tl_rd_bf16, false>::acc) == 4, "tl_reduce_amin_bf16: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_bf16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, false>>(p);
 }
@@ -1087,6 +1351,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_bf16_cols(const
     tl_rd_cols<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, false>>(p);
 }
 /* Float: tl_rd_extreme<float, false> */
+static_assert(sizeof(tl_rd_extreme<float, false>::acc) == 4, "tl_reduce_amin_f32: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f32(const tl_cuda_reduce_params p) {
     tl_rd_rows<float, tl_rd_extreme<float, false>>(p);
 }
@@ -1097,6 +1362,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f32_cols(const 
     tl_rd_cols<float, tl_rd_extreme<float, false>>(p);
 }
 /* Double: tl_rd_extreme<double, false> */
+static_assert(sizeof(tl_rd_extreme<double, false>::acc) == 8, "tl_reduce_amin_f64: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f64(const tl_cuda_reduce_params p) {
     tl_rd_rows<double, tl_rd_extreme<double, false>>(p);
 }
@@ -1106,7 +1372,19 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f64_combine(con
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_amin_f64_cols(const tl_cuda_reduce_params p) {
     tl_rd_cols<double, tl_rd_extreme<double, false>>(p);
 }
+/* Bool: tl_rd_arg<tl_rd_bool, true> */
+static_assert(sizeof(tl_rd_arg<tl_rd_bool, true>::acc) == 16, "tl_reduce_argmax_b: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_b(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bool, tl_rd_arg<tl_rd_bool, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_b_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bool, tl_rd_arg<tl_rd_bool, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_b_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bool, tl_rd_arg<tl_rd_bool, true>>(p);
+}
 /* Byte: tl_rd_arg<uint8_t, true> */
+static_assert(sizeof(tl_rd_arg<uint8_t, true>::acc) == 16, "tl_reduce_argmax_u8: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_u8(const tl_cuda_reduce_params p) {
     tl_rd_rows<uint8_t, tl_rd_arg<uint8_t, true>>(p);
 }
@@ -1117,6 +1395,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_u8_cols(const
     tl_rd_cols<uint8_t, tl_rd_arg<uint8_t, true>>(p);
 }
 /* Char: tl_rd_arg<int8_t, true> */
+static_assert(sizeof(tl_rd_arg<int8_t, true>::acc) == 16, "tl_reduce_argmax_i8: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i8(const tl_cuda_reduce_params p) {
     tl_rd_rows<int8_t, tl_rd_arg<int8_t, true>>(p);
 }
@@ -1127,6 +1406,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i8_cols(const
     tl_rd_cols<int8_t, tl_rd_arg<int8_t, true>>(p);
 }
 /* Short: tl_rd_arg<int16_t, true> */
+static_assert(sizeof(tl_rd_arg<int16_t, true>::acc) == 16, "tl_reduce_argmax_i16: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i16(const tl_cuda_reduce_params p) {
     tl_rd_rows<int16_t, tl_rd_arg<int16_t, true>>(p);
 }
@@ -1137,6 +1417,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i16_cols(cons
     tl_rd_cols<int16_t, tl_rd_arg<int16_t, true>>(p);
 }
 /* Int: tl_rd_arg<int32_t, true> */
+static_assert(sizeof(tl_rd_arg<int32_t, true>::acc) == 16, "tl_reduce_argmax_i32: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i32(const tl_cuda_reduce_params p) {
     tl_rd_rows<int32_t, tl_rd_arg<int32_t, true>>(p);
 }
@@ -1147,6 +1428,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i32_cols(cons
     tl_rd_cols<int32_t, tl_rd_arg<int32_t, true>>(p);
 }
 /* Long: tl_rd_arg<int64_t, true> */
+static_assert(sizeof(tl_rd_arg<int64_t, true>::acc) == 16, "tl_reduce_argmax_i64: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i64(const tl_cuda_reduce_params p) {
     tl_rd_rows<int64_t, tl_rd_arg<int64_t, true>>(p);
 }
@@ -1157,6 +1439,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_i64_cols(cons
     tl_rd_cols<int64_t, tl_rd_arg<int64_t, true>>(p);
 }
 /* Half: tl_rd_arg<tl_rd_f16, true> */
+static_assert(sizeof(tl_rd_arg<tl_rd_f16, true>::acc) == 16, "tl_reduce_argmax_f16: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_f16, tl_rd_arg<tl_rd_f16, true>>(p);
 }
@@ -1167,6 +1450,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f16_cols(cons
     tl_rd_cols<tl_rd_f16, tl_rd_arg<tl_rd_f16, true>>(p);
 }
 /* BFloat16: tl_rd_arg<tl_rd_bf16, true> */
+static_assert(sizeof(tl_rd_arg<tl_rd_bf16, true>::acc) == 16, "tl_reduce_argmax_bf16: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_bf16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, true>>(p);
 }
@@ -1177,6 +1461,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_bf16_cols(con
     tl_rd_cols<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, true>>(p);
 }
 /* Float: tl_rd_arg<float, true> */
+static_assert(sizeof(tl_rd_arg<float, true>::acc) == 16, "tl_reduce_argmax_f32: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f32(const tl_cuda_reduce_params p) {
     tl_rd_rows<float, tl_rd_arg<float, true>>(p);
 }
@@ -1187,6 +1472,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f32_cols(cons
     tl_rd_cols<float, tl_rd_arg<float, true>>(p);
 }
 /* Double: tl_rd_arg<double, true> */
+static_assert(sizeof(tl_rd_arg<double, true>::acc) == 16, "tl_reduce_argmax_f64: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64(const tl_cuda_reduce_params p) {
     tl_rd_rows<double, tl_rd_arg<double, true>>(p);
 }
@@ -1196,7 +1482,19 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64_combine(c
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64_cols(const tl_cuda_reduce_params p) {
     tl_rd_cols<double, tl_rd_arg<double, true>>(p);
 }
+/* Bool: tl_rd_arg<tl_rd_bool, false> */
+static_assert(sizeof(tl_rd_arg<tl_rd_bool, false>::acc) == 16, "tl_reduce_argmin_b: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_b(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bool, tl_rd_arg<tl_rd_bool, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_b_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bool, tl_rd_arg<tl_rd_bool, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_b_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bool, tl_rd_arg<tl_rd_bool, false>>(p);
+}
 /* Byte: tl_rd_arg<uint8_t, false> */
+static_assert(sizeof(tl_rd_arg<uint8_t, false>::acc) == 16, "tl_reduce_argmin_u8: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_u8(const tl_cuda_reduce_params p) {
     tl_rd_rows<uint8_t, tl_rd_arg<uint8_t, false>>(p);
 }
@@ -1207,6 +1505,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_u8_cols(const
     tl_rd_cols<uint8_t, tl_rd_arg<uint8_t, false>>(p);
 }
 /* Char: tl_rd_arg<int8_t, false> */
+static_assert(sizeof(tl_rd_arg<int8_t, false>::acc) == 16, "tl_reduce_argmin_i8: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i8(const tl_cuda_reduce_params p) {
     tl_rd_rows<int8_t, tl_rd_arg<int8_t, false>>(p);
 }
@@ -1217,6 +1516,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i8_cols(const
     tl_rd_cols<int8_t, tl_rd_arg<int8_t, false>>(p);
 }
 /* Short: tl_rd_arg<int16_t, false> */
+static_assert(sizeof(tl_rd_arg<int16_t, false>::acc) == 16, "tl_reduce_argmin_i16: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i16(const tl_cuda_reduce_params p) {
     tl_rd_rows<int16_t, tl_rd_arg<int16_t, false>>(p);
 }
@@ -1227,6 +1527,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i16_cols(cons
     tl_rd_cols<int16_t, tl_rd_arg<int16_t, false>>(p);
 }
 /* Int: tl_rd_arg<int32_t, false> */
+static_assert(sizeof(tl_rd_arg<int32_t, false>::acc) == 16, "tl_reduce_argmin_i32: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i32(const tl_cuda_reduce_params p) {
     tl_rd_rows<int32_t, tl_rd_arg<int32_t, false>>(p);
 }
@@ -1237,6 +1538,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i32_cols(cons
     tl_rd_cols<int32_t, tl_rd_arg<int32_t, false>>(p);
 }
 /* Long: tl_rd_arg<int64_t, false> */
+static_assert(sizeof(tl_rd_arg<int64_t, false>::acc) == 16, "tl_reduce_argmin_i64: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i64(const tl_cuda_reduce_params p) {
     tl_rd_rows<int64_t, tl_rd_arg<int64_t, false>>(p);
 }
@@ -1247,6 +1549,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_i64_cols(cons
     tl_rd_cols<int64_t, tl_rd_arg<int64_t, false>>(p);
 }
 /* Half: tl_rd_arg<tl_rd_f16, false> */
+static_assert(sizeof(tl_rd_arg<tl_rd_f16, false>::acc) == 16, "tl_reduce_argmin_f16: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_f16, tl_rd_arg<tl_rd_f16, false>>(p);
 }
@@ -1257,6 +1560,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f16_cols(cons
     tl_rd_cols<tl_rd_f16, tl_rd_arg<tl_rd_f16, false>>(p);
 }
 /* BFloat16: tl_rd_arg<tl_rd_bf16, false> */
+static_assert(sizeof(tl_rd_arg<tl_rd_bf16, false>::acc) == 16, "tl_reduce_argmin_bf16: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_bf16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, false>>(p);
 }
@@ -1267,6 +1571,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_bf16_cols(con
     tl_rd_cols<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, false>>(p);
 }
 /* Float: tl_rd_arg<float, false> */
+static_assert(sizeof(tl_rd_arg<float, false>::acc) == 16, "tl_reduce_argmin_f32: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f32(const tl_cuda_reduce_params p) {
     tl_rd_rows<float, tl_rd_arg<float, false>>(p);
 }
@@ -1277,6 +1582,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f32_cols(cons
     tl_rd_cols<float, tl_rd_arg<float, false>>(p);
 }
 /* Double: tl_rd_arg<double, false> */
+static_assert(sizeof(tl_rd_arg<double, false>::acc) == 16, "tl_reduce_argmin_f64: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f64(const tl_cuda_reduce_params p) {
     tl_rd_rows<double, tl_rd_arg<double, false>>(p);
 }
@@ -1287,6 +1593,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmin_f64_cols(cons
     tl_rd_cols<double, tl_rd_arg<double, false>>(p);
 }
 /* Bool: tl_rd_prod<tl_rd_bool> */
+static_assert(sizeof(tl_rd_prod<tl_rd_bool>::acc) == 8, "tl_reduce_prod_b: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_b(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_bool, tl_rd_prod<tl_rd_bool>>(p);
 }
@@ -1297,6 +1604,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_b_cols(const tl
     tl_rd_cols<tl_rd_bool, tl_rd_prod<tl_rd_bool>>(p);
 }
 /* Byte: tl_rd_prod<uint8_t> */
+static_assert(sizeof(tl_rd_prod<uint8_t>::acc) == 8, "tl_reduce_prod_u8: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_u8(const tl_cuda_reduce_params p) {
     tl_rd_rows<uint8_t, tl_rd_prod<uint8_t>>(p);
 }
@@ -1307,6 +1615,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_u8_cols(const t
     tl_rd_cols<uint8_t, tl_rd_prod<uint8_t>>(p);
 }
 /* Char: tl_rd_prod<int8_t> */
+static_assert(sizeof(tl_rd_prod<int8_t>::acc) == 8, "tl_reduce_prod_i8: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i8(const tl_cuda_reduce_params p) {
     tl_rd_rows<int8_t, tl_rd_prod<int8_t>>(p);
 }
@@ -1317,6 +1626,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i8_cols(const t
     tl_rd_cols<int8_t, tl_rd_prod<int8_t>>(p);
 }
 /* Short: tl_rd_prod<int16_t> */
+static_assert(sizeof(tl_rd_prod<int16_t>::acc) == 8, "tl_reduce_prod_i16: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i16(const tl_cuda_reduce_params p) {
     tl_rd_rows<int16_t, tl_rd_prod<int16_t>>(p);
 }
@@ -1327,6 +1637,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i16_cols(const 
     tl_rd_cols<int16_t, tl_rd_prod<int16_t>>(p);
 }
 /* Int: tl_rd_prod<int32_t> */
+static_assert(sizeof(tl_rd_prod<int32_t>::acc) == 8, "tl_reduce_prod_i32: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i32(const tl_cuda_reduce_params p) {
     tl_rd_rows<int32_t, tl_rd_prod<int32_t>>(p);
 }
@@ -1337,6 +1648,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i32_cols(const 
     tl_rd_cols<int32_t, tl_rd_prod<int32_t>>(p);
 }
 /* Long: tl_rd_prod<int64_t> */
+static_assert(sizeof(tl_rd_prod<int64_t>::acc) == 8, "tl_reduce_prod_i64: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i64(const tl_cuda_reduce_params p) {
     tl_rd_rows<int64_t, tl_rd_prod<int64_t>>(p);
 }
@@ -1347,6 +1659,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_i64_cols(const 
     tl_rd_cols<int64_t, tl_rd_prod<int64_t>>(p);
 }
 /* Half: tl_rd_prod<tl_rd_f16> */
+static_assert(sizeof(tl_rd_prod<tl_rd_f16>::acc) == 4, "tl_reduce_prod_f16: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_f16, tl_rd_prod<tl_rd_f16>>(p);
 }
@@ -1357,6 +1670,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f16_cols(const 
     tl_rd_cols<tl_rd_f16, tl_rd_prod<tl_rd_f16>>(p);
 }
 /* BFloat16: tl_rd_prod<tl_rd_bf16> */
+static_assert(sizeof(tl_rd_prod<tl_rd_bf16>::acc) == 4, "tl_reduce_prod_bf16: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_bf16(const tl_cuda_reduce_params p) {
     tl_rd_rows<tl_rd_bf16, tl_rd_prod<tl_rd_bf16>>(p);
 }
@@ -1367,6 +1681,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_bf16_cols(const
     tl_rd_cols<tl_rd_bf16, tl_rd_prod<tl_rd_bf16>>(p);
 }
 /* Float: tl_rd_prod<float> */
+static_assert(sizeof(tl_rd_prod<float>::acc) == 4, "tl_reduce_prod_f32: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f32(const tl_cuda_reduce_params p) {
     tl_rd_rows<float, tl_rd_prod<float>>(p);
 }
@@ -1377,6 +1692,7 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f32_cols(const 
     tl_rd_cols<float, tl_rd_prod<float>>(p);
 }
 /* Double: tl_rd_prod<double> */
+static_assert(sizeof(tl_rd_prod<double>::acc) == 8, "tl_reduce_prod_f64: the host's partial size");
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f64(const tl_cuda_reduce_params p) {
     tl_rd_rows<double, tl_rd_prod<double>>(p);
 }
@@ -1385,6 +1701,666 @@ extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f64_combine(con
 }
 extern "C" __global__ void __launch_bounds__(512) tl_reduce_prod_f64_cols(const tl_cuda_reduce_params p) {
     tl_rd_cols<double, tl_rd_prod<double>>(p);
+}
+/* Half: tl_rd_welford<tl_rd_f16, false> */
+static_assert(sizeof(tl_rd_welford<tl_rd_f16, false>::acc) == 16, "tl_reduce_var_f16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_var_f16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_f16, tl_rd_welford<tl_rd_f16, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_var_f16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_f16, tl_rd_welford<tl_rd_f16, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_var_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_welford<tl_rd_f16, false>>(p);
+}
+/* BFloat16: tl_rd_welford<tl_rd_bf16, false> */
+static_assert(sizeof(tl_rd_welford<tl_rd_bf16, false>::acc) == 16, "tl_reduce_var_bf16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_var_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bf16, tl_rd_welford<tl_rd_bf16, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_var_bf16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bf16, tl_rd_welford<tl_rd_bf16, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_var_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_welford<tl_rd_bf16, false>>(p);
+}
+/* Float: tl_rd_welford<float, false> */
+static_assert(sizeof(tl_rd_welford<float, false>::acc) == 16, "tl_reduce_var_f32: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_var_f32(const tl_cuda_reduce_params p) {
+    tl_rd_rows<float, tl_rd_welford<float, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_var_f32_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<float, tl_rd_welford<float, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_var_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_welford<float, false>>(p);
+}
+/* Double: tl_rd_welford<double, false> */
+static_assert(sizeof(tl_rd_welford<double, false>::acc) == 32, "tl_reduce_var_f64: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_var_f64(const tl_cuda_reduce_params p) {
+    tl_rd_rows<double, tl_rd_welford<double, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_var_f64_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<double, tl_rd_welford<double, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_var_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_welford<double, false>>(p);
+}
+/* Half: tl_rd_welford<tl_rd_f16, true> */
+static_assert(sizeof(tl_rd_welford<tl_rd_f16, true>::acc) == 16, "tl_reduce_std_f16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_std_f16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_f16, tl_rd_welford<tl_rd_f16, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_std_f16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_f16, tl_rd_welford<tl_rd_f16, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_std_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_welford<tl_rd_f16, true>>(p);
+}
+/* BFloat16: tl_rd_welford<tl_rd_bf16, true> */
+static_assert(sizeof(tl_rd_welford<tl_rd_bf16, true>::acc) == 16, "tl_reduce_std_bf16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_std_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bf16, tl_rd_welford<tl_rd_bf16, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_std_bf16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bf16, tl_rd_welford<tl_rd_bf16, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_std_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_welford<tl_rd_bf16, true>>(p);
+}
+/* Float: tl_rd_welford<float, true> */
+static_assert(sizeof(tl_rd_welford<float, true>::acc) == 16, "tl_reduce_std_f32: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_std_f32(const tl_cuda_reduce_params p) {
+    tl_rd_rows<float, tl_rd_welford<float, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_std_f32_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<float, tl_rd_welford<float, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_std_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_welford<float, true>>(p);
+}
+/* Double: tl_rd_welford<double, true> */
+static_assert(sizeof(tl_rd_welford<double, true>::acc) == 32, "tl_reduce_std_f64: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_std_f64(const tl_cuda_reduce_params p) {
+    tl_rd_rows<double, tl_rd_welford<double, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_std_f64_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<double, tl_rd_welford<double, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_std_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_welford<double, true>>(p);
+}
+/* Half: tl_rd_lse<tl_rd_f16> */
+static_assert(sizeof(tl_rd_lse<tl_rd_f16>::acc) == 8, "tl_reduce_logsumexp_f16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_f16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_f16, tl_rd_lse<tl_rd_f16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_f16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_f16, tl_rd_lse<tl_rd_f16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_lse<tl_rd_f16>>(p);
+}
+/* BFloat16: tl_rd_lse<tl_rd_bf16> */
+static_assert(sizeof(tl_rd_lse<tl_rd_bf16>::acc) == 8, "tl_reduce_logsumexp_bf16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bf16, tl_rd_lse<tl_rd_bf16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_bf16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bf16, tl_rd_lse<tl_rd_bf16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_lse<tl_rd_bf16>>(p);
+}
+/* Float: tl_rd_lse<float> */
+static_assert(sizeof(tl_rd_lse<float>::acc) == 8, "tl_reduce_logsumexp_f32: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_f32(const tl_cuda_reduce_params p) {
+    tl_rd_rows<float, tl_rd_lse<float>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_f32_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<float, tl_rd_lse<float>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_lse<float>>(p);
+}
+/* Double: tl_rd_lse<double> */
+static_assert(sizeof(tl_rd_lse<double>::acc) == 16, "tl_reduce_logsumexp_f64: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_f64(const tl_cuda_reduce_params p) {
+    tl_rd_rows<double, tl_rd_lse<double>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_f64_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<double, tl_rd_lse<double>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_lse<double>>(p);
+}
+/* Bool: tl_rd_logical<tl_rd_bool, true> */
+static_assert(sizeof(tl_rd_logical<tl_rd_bool, true>::acc) == 1, "tl_reduce_any_b: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_b(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bool, tl_rd_logical<tl_rd_bool, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_b_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bool, tl_rd_logical<tl_rd_bool, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_b_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bool, tl_rd_logical<tl_rd_bool, true>>(p);
+}
+/* Byte: tl_rd_logical<uint8_t, true> */
+static_assert(sizeof(tl_rd_logical<uint8_t, true>::acc) == 1, "tl_reduce_any_u8: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_u8(const tl_cuda_reduce_params p) {
+    tl_rd_rows<uint8_t, tl_rd_logical<uint8_t, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_u8_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<uint8_t, tl_rd_logical<uint8_t, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_u8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<uint8_t, tl_rd_logical<uint8_t, true>>(p);
+}
+/* Char: tl_rd_logical<int8_t, true> */
+static_assert(sizeof(tl_rd_logical<int8_t, true>::acc) == 1, "tl_reduce_any_i8: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_i8(const tl_cuda_reduce_params p) {
+    tl_rd_rows<int8_t, tl_rd_logical<int8_t, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_i8_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<int8_t, tl_rd_logical<int8_t, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_i8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int8_t, tl_rd_logical<int8_t, true>>(p);
+}
+/* Short: tl_rd_logical<int16_t, true> */
+static_assert(sizeof(tl_rd_logical<int16_t, true>::acc) == 1, "tl_reduce_any_i16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_i16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<int16_t, tl_rd_logical<int16_t, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_i16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<int16_t, tl_rd_logical<int16_t, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_i16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int16_t, tl_rd_logical<int16_t, true>>(p);
+}
+/* Int: tl_rd_logical<int32_t, true> */
+static_assert(sizeof(tl_rd_logical<int32_t, true>::acc) == 1, "tl_reduce_any_i32: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_i32(const tl_cuda_reduce_params p) {
+    tl_rd_rows<int32_t, tl_rd_logical<int32_t, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_i32_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<int32_t, tl_rd_logical<int32_t, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_i32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int32_t, tl_rd_logical<int32_t, true>>(p);
+}
+/* Long: tl_rd_logical<int64_t, true> */
+static_assert(sizeof(tl_rd_logical<int64_t, true>::acc) == 1, "tl_reduce_any_i64: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_i64(const tl_cuda_reduce_params p) {
+    tl_rd_rows<int64_t, tl_rd_logical<int64_t, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_i64_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<int64_t, tl_rd_logical<int64_t, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_i64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int64_t, tl_rd_logical<int64_t, true>>(p);
+}
+/* Half: tl_rd_logical<tl_rd_f16, true> */
+static_assert(sizeof(tl_rd_logical<tl_rd_f16, true>::acc) == 1, "tl_reduce_any_f16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_f16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_f16, tl_rd_logical<tl_rd_f16, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_f16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_f16, tl_rd_logical<tl_rd_f16, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_logical<tl_rd_f16, true>>(p);
+}
+/* BFloat16: tl_rd_logical<tl_rd_bf16, true> */
+static_assert(sizeof(tl_rd_logical<tl_rd_bf16, true>::acc) == 1, "tl_reduce_any_bf16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bf16, tl_rd_logical<tl_rd_bf16, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_bf16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bf16, tl_rd_logical<tl_rd_bf16, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_logical<tl_rd_bf16, true>>(p);
+}
+/* Float: tl_rd_logical<float, true> */
+static_assert(sizeof(tl_rd_logical<float, true>::acc) == 1, "tl_reduce_any_f32: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_f32(const tl_cuda_reduce_params p) {
+    tl_rd_rows<float, tl_rd_logical<float, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_f32_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<float, tl_rd_logical<float, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_logical<float, true>>(p);
+}
+/* Double: tl_rd_logical<double, true> */
+static_assert(sizeof(tl_rd_logical<double, true>::acc) == 1, "tl_reduce_any_f64: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_f64(const tl_cuda_reduce_params p) {
+    tl_rd_rows<double, tl_rd_logical<double, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_f64_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<double, tl_rd_logical<double, true>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_any_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_logical<double, true>>(p);
+}
+/* Bool: tl_rd_logical<tl_rd_bool, false> */
+static_assert(sizeof(tl_rd_logical<tl_rd_bool, false>::acc) == 1, "tl_reduce_all_b: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_b(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bool, tl_rd_logical<tl_rd_bool, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_b_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bool, tl_rd_logical<tl_rd_bool, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_b_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bool, tl_rd_logical<tl_rd_bool, false>>(p);
+}
+/* Byte: tl_rd_logical<uint8_t, false> */
+static_assert(sizeof(tl_rd_logical<uint8_t, false>::acc) == 1, "tl_reduce_all_u8: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_u8(const tl_cuda_reduce_params p) {
+    tl_rd_rows<uint8_t, tl_rd_logical<uint8_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_u8_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<uint8_t, tl_rd_logical<uint8_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_u8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<uint8_t, tl_rd_logical<uint8_t, false>>(p);
+}
+/* Char: tl_rd_logical<int8_t, false> */
+static_assert(sizeof(tl_rd_logical<int8_t, false>::acc) == 1, "tl_reduce_all_i8: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_i8(const tl_cuda_reduce_params p) {
+    tl_rd_rows<int8_t, tl_rd_logical<int8_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_i8_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<int8_t, tl_rd_logical<int8_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_i8_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int8_t, tl_rd_logical<int8_t, false>>(p);
+}
+/* Short: tl_rd_logical<int16_t, false> */
+static_assert(sizeof(tl_rd_logical<int16_t, false>::acc) == 1, "tl_reduce_all_i16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_i16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<int16_t, tl_rd_logical<int16_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_i16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<int16_t, tl_rd_logical<int16_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_i16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int16_t, tl_rd_logical<int16_t, false>>(p);
+}
+/* Int: tl_rd_logical<int32_t, false> */
+static_assert(sizeof(tl_rd_logical<int32_t, false>::acc) == 1, "tl_reduce_all_i32: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_i32(const tl_cuda_reduce_params p) {
+    tl_rd_rows<int32_t, tl_rd_logical<int32_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_i32_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<int32_t, tl_rd_logical<int32_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_i32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int32_t, tl_rd_logical<int32_t, false>>(p);
+}
+/* Long: tl_rd_logical<int64_t, false> */
+static_assert(sizeof(tl_rd_logical<int64_t, false>::acc) == 1, "tl_reduce_all_i64: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_i64(const tl_cuda_reduce_params p) {
+    tl_rd_rows<int64_t, tl_rd_logical<int64_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_i64_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<int64_t, tl_rd_logical<int64_t, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_i64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<int64_t, tl_rd_logical<int64_t, false>>(p);
+}
+/* Half: tl_rd_logical<tl_rd_f16, false> */
+static_assert(sizeof(tl_rd_logical<tl_rd_f16, false>::acc) == 1, "tl_reduce_all_f16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_f16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_f16, tl_rd_logical<tl_rd_f16, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_f16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_f16, tl_rd_logical<tl_rd_f16, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_logical<tl_rd_f16, false>>(p);
+}
+/* BFloat16: tl_rd_logical<tl_rd_bf16, false> */
+static_assert(sizeof(tl_rd_logical<tl_rd_bf16, false>::acc) == 1, "tl_reduce_all_bf16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bf16, tl_rd_logical<tl_rd_bf16, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_bf16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bf16, tl_rd_logical<tl_rd_bf16, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_logical<tl_rd_bf16, false>>(p);
+}
+/* Float: tl_rd_logical<float, false> */
+static_assert(sizeof(tl_rd_logical<float, false>::acc) == 1, "tl_reduce_all_f32: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_f32(const tl_cuda_reduce_params p) {
+    tl_rd_rows<float, tl_rd_logical<float, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_f32_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<float, tl_rd_logical<float, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_logical<float, false>>(p);
+}
+/* Double: tl_rd_logical<double, false> */
+static_assert(sizeof(tl_rd_logical<double, false>::acc) == 1, "tl_reduce_all_f64: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_f64(const tl_cuda_reduce_params p) {
+    tl_rd_rows<double, tl_rd_logical<double, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_f64_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<double, tl_rd_logical<double, false>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_all_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_logical<double, false>>(p);
+}
+/* Half: tl_rd_norm<tl_rd_f16, 0> */
+static_assert(sizeof(tl_rd_norm<tl_rd_f16, 0>::acc) == 4, "tl_reduce_norm2_f16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm2_f16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_f16, tl_rd_norm<tl_rd_f16, 0>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm2_f16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_f16, tl_rd_norm<tl_rd_f16, 0>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm2_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_norm<tl_rd_f16, 0>>(p);
+}
+/* BFloat16: tl_rd_norm<tl_rd_bf16, 0> */
+static_assert(sizeof(tl_rd_norm<tl_rd_bf16, 0>::acc) == 4, "tl_reduce_norm2_bf16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm2_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 0>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm2_bf16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 0>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm2_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 0>>(p);
+}
+/* Float: tl_rd_norm<float, 0> */
+static_assert(sizeof(tl_rd_norm<float, 0>::acc) == 4, "tl_reduce_norm2_f32: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm2_f32(const tl_cuda_reduce_params p) {
+    tl_rd_rows<float, tl_rd_norm<float, 0>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm2_f32_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<float, tl_rd_norm<float, 0>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm2_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_norm<float, 0>>(p);
+}
+/* Double: tl_rd_norm<double, 0> */
+static_assert(sizeof(tl_rd_norm<double, 0>::acc) == 8, "tl_reduce_norm2_f64: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm2_f64(const tl_cuda_reduce_params p) {
+    tl_rd_rows<double, tl_rd_norm<double, 0>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm2_f64_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<double, tl_rd_norm<double, 0>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm2_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_norm<double, 0>>(p);
+}
+/* Half: tl_rd_norm<tl_rd_f16, 1> */
+static_assert(sizeof(tl_rd_norm<tl_rd_f16, 1>::acc) == 4, "tl_reduce_norm1_f16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm1_f16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_f16, tl_rd_norm<tl_rd_f16, 1>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm1_f16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_f16, tl_rd_norm<tl_rd_f16, 1>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm1_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_norm<tl_rd_f16, 1>>(p);
+}
+/* BFloat16: tl_rd_norm<tl_rd_bf16, 1> */
+static_assert(sizeof(tl_rd_norm<tl_rd_bf16, 1>::acc) == 4, "tl_reduce_norm1_bf16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm1_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 1>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm1_bf16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 1>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm1_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 1>>(p);
+}
+/* Float: tl_rd_norm<float, 1> */
+static_assert(sizeof(tl_rd_norm<float, 1>::acc) == 4, "tl_reduce_norm1_f32: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm1_f32(const tl_cuda_reduce_params p) {
+    tl_rd_rows<float, tl_rd_norm<float, 1>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm1_f32_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<float, tl_rd_norm<float, 1>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm1_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_norm<float, 1>>(p);
+}
+/* Double: tl_rd_norm<double, 1> */
+static_assert(sizeof(tl_rd_norm<double, 1>::acc) == 8, "tl_reduce_norm1_f64: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm1_f64(const tl_cuda_reduce_params p) {
+    tl_rd_rows<double, tl_rd_norm<double, 1>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm1_f64_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<double, tl_rd_norm<double, 1>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm1_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_norm<double, 1>>(p);
+}
+/* Half: tl_rd_norm<tl_rd_f16, 2> */
+static_assert(sizeof(tl_rd_norm<tl_rd_f16, 2>::acc) == 4, "tl_reduce_norm_inf_f16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_f16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_f16, tl_rd_norm<tl_rd_f16, 2>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_f16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_f16, tl_rd_norm<tl_rd_f16, 2>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_norm<tl_rd_f16, 2>>(p);
+}
+/* BFloat16: tl_rd_norm<tl_rd_bf16, 2> */
+static_assert(sizeof(tl_rd_norm<tl_rd_bf16, 2>::acc) == 4, "tl_reduce_norm_inf_bf16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 2>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_bf16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 2>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 2>>(p);
+}
+/* Float: tl_rd_norm<float, 2> */
+static_assert(sizeof(tl_rd_norm<float, 2>::acc) == 4, "tl_reduce_norm_inf_f32: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_f32(const tl_cuda_reduce_params p) {
+    tl_rd_rows<float, tl_rd_norm<float, 2>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_f32_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<float, tl_rd_norm<float, 2>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_norm<float, 2>>(p);
+}
+/* Double: tl_rd_norm<double, 2> */
+static_assert(sizeof(tl_rd_norm<double, 2>::acc) == 8, "tl_reduce_norm_inf_f64: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_f64(const tl_cuda_reduce_params p) {
+    tl_rd_rows<double, tl_rd_norm<double, 2>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_f64_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<double, tl_rd_norm<double, 2>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_norm<double, 2>>(p);
+}
+/* Half: tl_rd_norm<tl_rd_f16, 3> */
+static_assert(sizeof(tl_rd_norm<tl_rd_f16, 3>::acc) == 4, "tl_reduce_norm_neginf_f16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_f16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_f16, tl_rd_norm<tl_rd_f16, 3>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_f16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_f16, tl_rd_norm<tl_rd_f16, 3>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_norm<tl_rd_f16, 3>>(p);
+}
+/* BFloat16: tl_rd_norm<tl_rd_bf16, 3> */
+static_assert(sizeof(tl_rd_norm<tl_rd_bf16, 3>::acc) == 4, "tl_reduce_norm_neginf_bf16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 3>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_bf16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 3>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 3>>(p);
+}
+/* Float: tl_rd_norm<float, 3> */
+static_assert(sizeof(tl_rd_norm<float, 3>::acc) == 4, "tl_reduce_norm_neginf_f32: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_f32(const tl_cuda_reduce_params p) {
+    tl_rd_rows<float, tl_rd_norm<float, 3>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_f32_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<float, tl_rd_norm<float, 3>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_norm<float, 3>>(p);
+}
+/* Double: tl_rd_norm<double, 3> */
+static_assert(sizeof(tl_rd_norm<double, 3>::acc) == 8, "tl_reduce_norm_neginf_f64: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_f64(const tl_cuda_reduce_params p) {
+    tl_rd_rows<double, tl_rd_norm<double, 3>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_f64_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<double, tl_rd_norm<double, 3>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_norm<double, 3>>(p);
+}
+/* Half: tl_rd_norm<tl_rd_f16, 4> */
+static_assert(sizeof(tl_rd_norm<tl_rd_f16, 4>::acc) == 4, "tl_reduce_norm0_f16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm0_f16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_f16, tl_rd_norm<tl_rd_f16, 4>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm0_f16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_f16, tl_rd_norm<tl_rd_f16, 4>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm0_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_norm<tl_rd_f16, 4>>(p);
+}
+/* BFloat16: tl_rd_norm<tl_rd_bf16, 4> */
+static_assert(sizeof(tl_rd_norm<tl_rd_bf16, 4>::acc) == 4, "tl_reduce_norm0_bf16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm0_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 4>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm0_bf16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 4>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm0_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 4>>(p);
+}
+/* Float: tl_rd_norm<float, 4> */
+static_assert(sizeof(tl_rd_norm<float, 4>::acc) == 4, "tl_reduce_norm0_f32: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm0_f32(const tl_cuda_reduce_params p) {
+    tl_rd_rows<float, tl_rd_norm<float, 4>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm0_f32_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<float, tl_rd_norm<float, 4>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm0_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_norm<float, 4>>(p);
+}
+/* Double: tl_rd_norm<double, 4> */
+static_assert(sizeof(tl_rd_norm<double, 4>::acc) == 8, "tl_reduce_norm0_f64: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm0_f64(const tl_cuda_reduce_params p) {
+    tl_rd_rows<double, tl_rd_norm<double, 4>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm0_f64_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<double, tl_rd_norm<double, 4>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm0_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_norm<double, 4>>(p);
+}
+/* Half: tl_rd_norm_p<tl_rd_f16> */
+static_assert(sizeof(tl_rd_norm_p<tl_rd_f16>::acc) == 8, "tl_reduce_norm_p_f16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_p_f16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_f16, tl_rd_norm_p<tl_rd_f16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_p_f16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_f16, tl_rd_norm_p<tl_rd_f16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_p_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_norm_p<tl_rd_f16>>(p);
+}
+/* BFloat16: tl_rd_norm_p<tl_rd_bf16> */
+static_assert(sizeof(tl_rd_norm_p<tl_rd_bf16>::acc) == 8, "tl_reduce_norm_p_bf16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_p_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bf16, tl_rd_norm_p<tl_rd_bf16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_p_bf16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bf16, tl_rd_norm_p<tl_rd_bf16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_p_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_norm_p<tl_rd_bf16>>(p);
+}
+/* Float: tl_rd_norm_p<float> */
+static_assert(sizeof(tl_rd_norm_p<float>::acc) == 8, "tl_reduce_norm_p_f32: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_p_f32(const tl_cuda_reduce_params p) {
+    tl_rd_rows<float, tl_rd_norm_p<float>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_p_f32_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<float, tl_rd_norm_p<float>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_p_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_norm_p<float>>(p);
+}
+/* Double: tl_rd_norm_p<double> */
+static_assert(sizeof(tl_rd_norm_p<double>::acc) == 16, "tl_reduce_norm_p_f64: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_p_f64(const tl_cuda_reduce_params p) {
+    tl_rd_rows<double, tl_rd_norm_p<double>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_p_f64_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<double, tl_rd_norm_p<double>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_norm_p_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_norm_p<double>>(p);
+}
+/* Half: tl_rd_nansum<tl_rd_f16> */
+static_assert(sizeof(tl_rd_nansum<tl_rd_f16>::acc) == 4, "tl_reduce_nansum_f16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_f16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_f16, tl_rd_nansum<tl_rd_f16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_f16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_f16, tl_rd_nansum<tl_rd_f16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_f16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_f16, tl_rd_nansum<tl_rd_f16>>(p);
+}
+/* BFloat16: tl_rd_nansum<tl_rd_bf16> */
+static_assert(sizeof(tl_rd_nansum<tl_rd_bf16>::acc) == 4, "tl_reduce_nansum_bf16: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_bf16(const tl_cuda_reduce_params p) {
+    tl_rd_rows<tl_rd_bf16, tl_rd_nansum<tl_rd_bf16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_bf16_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<tl_rd_bf16, tl_rd_nansum<tl_rd_bf16>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_bf16_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<tl_rd_bf16, tl_rd_nansum<tl_rd_bf16>>(p);
+}
+/* Float: tl_rd_nansum<float> */
+static_assert(sizeof(tl_rd_nansum<float>::acc) == 4, "tl_reduce_nansum_f32: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_f32(const tl_cuda_reduce_params p) {
+    tl_rd_rows<float, tl_rd_nansum<float>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_f32_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<float, tl_rd_nansum<float>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_f32_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<float, tl_rd_nansum<float>>(p);
+}
+/* Double: tl_rd_nansum<double> */
+static_assert(sizeof(tl_rd_nansum<double>::acc) == 8, "tl_reduce_nansum_f64: the host's partial size");
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_f64(const tl_cuda_reduce_params p) {
+    tl_rd_rows<double, tl_rd_nansum<double>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_f64_combine(const tl_cuda_reduce_params p) {
+    tl_rd_combine<double, tl_rd_nansum<double>>(p);
+}
+extern "C" __global__ void __launch_bounds__(512) tl_reduce_nansum_f64_cols(const tl_cuda_reduce_params p) {
+    tl_rd_cols<double, tl_rd_nansum<double>>(p);
 }
 /* Half */
 extern "C" __global__ void __launch_bounds__(512) tl_softmax_f16(const tl_cuda_reduce_params p) {

@@ -260,7 +260,9 @@ static const char tl_reduce_cuda_source[] =
     " * at that start plus the offset of k over the reduced dims (red_*). Dims are\n"
     " * innermost first with PyTorch's magic-number divisors; offsets are bytes and\n"
     " * fit 32 bits. splits > 1: pass 1 writes `splits` partial accumulators per\n"
-    " * output into `partial`, pass 2 (the _combine kernel) reduces them.\n"
+    " * output into `partial`, pass 2 (the _combine kernel) reduces them; a\n"
+    " * reduction split into pieces along its reduced dims runs pass 1 per piece\n"
+    " * into one partial buffer (partial_stride, k_base) and pass 2 once.\n"
     " * softmax / log_softmax reduce one dim and write every element of it; their\n"
     " * backward reads the gradient (in) and the forward's output (in2) with the\n"
     " * same strides. layer_norm's kernels read contiguous rows of nred elements\n"
@@ -278,6 +280,9 @@ static const char tl_reduce_cuda_source[] =
     "    uint64_t mean, rstd;         /* layer_norm: per row, in the accumulator type */\n"
     "    double eps;                  /* layer_norm */\n"
     "    double factor;               /* mean: 1 / nred (as the accumulator type) */\n"
+    "    double scalar;               /* var / std: the correction; norms: the order p */\n"
+    "    uint64_t out2;               /* a second output with out's element strides: var_mean's / std_mean's\n"
+    "                                    mean, max.dim's / min.dim's values (0: none) */\n"
     "    uint32_t nout, nred;\n"
     "    uint32_t splits, chunk;      /* chunks per output and elements per chunk */\n"
     "    uint32_t out_ndim, red_ndim;\n"
@@ -291,16 +296,20 @@ static const char tl_reduce_cuda_source[] =
     "    uint32_t red_shift[TL_CUDA_REDUCE_MAX_DIMS];\n"
     "    int32_t red_stride[TL_CUDA_REDUCE_MAX_DIMS];\n"
     "    int32_t red_out_stride;      /* softmax: the reduced dim's byte stride in the output (one dim) */\n"
-    "    uint32_t pad_;\n"
+    "    uint32_t partial_stride;     /* a piece of a reduction split along its reduced dims (0: none): pass 1\n"
+    "                                    always writes partial[row * partial_stride + part] */\n"
+    "    int64_t k_base;              /* that piece's first element's index in its row (argmax's index) */\n"
     "} tl_cuda_reduce_params;\n"
     "\n"
-    "#define TL_CUDA_REDUCE_PARAMS_SIZE 544\n"
+    "#define TL_CUDA_REDUCE_PARAMS_SIZE 568\n"
     "\n"
     "#endif\n"
     "\n"
     "/* ---- kernels/cuda/tl_cuda_reduce.cuh */\n"
-    "/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin,\n"
-    " * prod, softmax / log_softmax and their backward, layer_norm.\n"
+    "/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin\n"
+    " * (with max.dim's values), prod, var / std (Welford, with the mean),\n"
+    " * logsumexp, any / all, the vector norms, softmax / log_softmax and their\n"
+    " * backward, layer_norm, cumsum / cumprod.\n"
     " * The generator pastes this text into generated/cuda/reduce.cu after the\n"
     " * prelude and the parameter struct (tl_cuda_reduce_params.h), then adds one\n"
     " * extern \"C\" pair of kernels per operator and dtype (<name> and\n"
@@ -367,6 +376,12 @@ static const char tl_reduce_cuda_source[] =
     "TL_RD_INT_ACC(int32_t)\n"
     "TL_RD_INT_ACC(int64_t)\n"
     "\n"
+    "/* bytes of a stored element (the tags are empty types) */\n"
+    "template <class T> struct tl_rd_bytes { static const uint32_t n = sizeof(T); };\n"
+    "template <> struct tl_rd_bytes<tl_rd_bool> { static const uint32_t n = 1; };\n"
+    "template <> struct tl_rd_bytes<tl_rd_f16> { static const uint32_t n = 2; };\n"
+    "template <> struct tl_rd_bytes<tl_rd_bf16> { static const uint32_t n = 2; };\n"
+    "\n"
     "/* the lowest / highest value of a compute type: max's / min's identity */\n"
     "template <class C> static TL_CUDA_FORCEINLINE C tl_rd_lowest();\n"
     "template <class C> static TL_CUDA_FORCEINLINE C tl_rd_highest();\n"
@@ -394,7 +409,9 @@ static const char tl_reduce_cuda_source[] =
     "    static TL_CUDA_FORCEINLINE acc ident() { return (acc)0; }\n"
     "    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a + (acc)v; }\n"
     "    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a + b; }\n"
-    "    static TL_CUDA_FORCEINLINE void store(char *p, acc a, double) { tl_rd_io<T>::store(p, a); }\n"
+    "    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {\n"
+    "        tl_rd_io<T>::store((char *)p.out + off, a);\n"
+    "    }\n"
     "};\n"
     "/* PyTorch's ProdOps: the product in the sum's accumulator type (integers\n"
     " * wrap in int64) */\n"
@@ -404,10 +421,19 @@ static const char tl_reduce_cuda_source[] =
     "    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a * (acc)v; }\n"
     "    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a * b; }\n"
     "};\n"
+    "/* nansum (PyTorch's NanSumOps): the sum with NaN read as 0 (floating types) */\n"
+    "template <class T> struct tl_rd_nansum : tl_rd_sum<T> {\n"
+    "    typedef typename tl_rd_sum<T>::acc acc;\n"
+    "    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) {\n"
+    "        return a + (tl_rd_isnan(v) ? (acc)0 : (acc)v);\n"
+    "    }\n"
+    "};\n"
     "/* PyTorch's MeanOps: the sum times factor = 1 / count in the accumulator's type */\n"
     "template <class T> struct tl_rd_mean : tl_rd_sum<T> {\n"
     "    typedef typename tl_rd_sum<T>::acc acc;\n"
-    "    static TL_CUDA_FORCEINLINE void store(char *p, acc a, double factor) { tl_rd_io<T>::store(p, a * (acc)factor); }\n"
+    "    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {\n"
+    "        tl_rd_io<T>::store((char *)p.out + off, a * (acc)p.factor);\n"
+    "    }\n"
     "};\n"
     "/* PyTorch's MaxNanFunctor / MinNanFunctor: a NaN accumulator stays */\n"
     "template <class T, bool MAX> struct tl_rd_extreme {\n"
@@ -417,7 +443,9 @@ static const char tl_reduce_cuda_source[] =
     "        return (tl_rd_isnan(a) || (MAX ? a > b : a < b)) ? a : b;\n"
     "    }\n"
     "    static TL_CUDA_FORCEINLINE acc reduce(acc a, acc v, uint32_t) { return combine(a, v); }\n"
-    "    static TL_CUDA_FORCEINLINE void store(char *p, acc a, double) { tl_rd_io<T>::store(p, a); }\n"
+    "    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {\n"
+    "        tl_rd_io<T>::store((char *)p.out + off, a);\n"
+    "    }\n"
     "};\n"
     "template <class C> struct tl_rd_pair {\n"
     "    C v;\n"
@@ -448,7 +476,208 @@ static const char tl_reduce_cuda_source[] =
     "        b.i = (int64_t)k;\n"
     "        return combine(a, b);\n"
     "    }\n"
-    "    static TL_CUDA_FORCEINLINE void store(char *p, acc a, double) { *(int64_t *)p = a.i; }\n"
+    "    /* max.dim / min.dim: the value into out2 (element strides of the index output) */\n"
+    "    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {\n"
+    "        *(int64_t *)((char *)p.out + off) = a.i;\n"
+    "        if (p.out2) tl_rd_io<T>::store((char *)p.out2 + off / 8 * (int32_t)tl_rd_bytes<T>::n, a.v);\n"
+    "    }\n"
+    "};\n"
+    "\n"
+    "/* PyTorch's WelfordOps (SharedReduceOps.h) in the sum's accumulator type\n"
+    " * (float for half / bfloat16 / float32, double for float64): the running\n"
+    " * mean and M2 with an int32 count per thread, Chan's merge across threads\n"
+    " * and blocks. The store writes var (or std when SQRT) with the divisor\n"
+    " * max(0, n - correction) into out and the mean into out2 when it is set;\n"
+    " * 0 elements give NaN for both (PyTorch fills an empty input's results). */\n"
+    "template <class A> struct tl_rd_welford_acc {\n"
+    "    A mean, m2, nf;\n"
+    "    int32_t n;\n"
+    "};\n"
+    "template <class T, bool SQRT> struct tl_rd_welford {\n"
+    "    typedef typename tl_rd_io<T>::sum_acc A;\n"
+    "    typedef tl_rd_welford_acc<A> acc;\n"
+    "    static TL_CUDA_FORCEINLINE acc ident() {\n"
+    "        acc a;\n"
+    "        a.mean = 0;\n"
+    "        a.m2 = 0;\n"
+    "        a.nf = 0;\n"
+    "        a.n = 0;\n"
+    "        return a;\n"
+    "    }\n"
+    "    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) {\n"
+    "        const int32_t n = a.n + 1;\n"
+    "        const A nf = (A)n, x = (A)v, delta = x - a.mean, mean = a.mean + delta / nf;\n"
+    "        a.m2 += delta * (x - mean);\n"
+    "        a.mean = mean;\n"
+    "        a.n = n;\n"
+    "        a.nf = nf;\n"
+    "        return a;\n"
+    "    }\n"
+    "    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) {\n"
+    "        if (a.nf == 0) return b;\n"
+    "        if (b.nf == 0) return a;\n"
+    "        const A delta = b.mean - a.mean, nf = a.nf + b.nf, nb_over_n = b.nf / nf;\n"
+    "        acc r;\n"
+    "        r.mean = a.mean + delta * nb_over_n;\n"
+    "        r.m2 = a.m2 + b.m2 + delta * delta * a.nf * nb_over_n;\n"
+    "        r.nf = nf;\n"
+    "        r.n = -1;   /* combined: nf counts (PyTorch's marker) */\n"
+    "        return r;\n"
+    "    }\n"
+    "    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {\n"
+    "        const A divisor = a.nf > (A)p.scalar ? a.nf - (A)p.scalar : (A)0;\n"
+    "        A var = a.m2 / divisor, mean = a.mean;\n"
+    "        if (a.nf == 0) var = mean = (A)NAN;\n"
+    "        tl_rd_io<T>::store((char *)p.out + off, SQRT ? (A)sqrt(var) : var);\n"
+    "        if (p.out2) tl_rd_io<T>::store((char *)p.out2 + off, mean);\n"
+    "    }\n"
+    "};\n"
+    "\n"
+    "static TL_CUDA_FORCEINLINE float tl_rd_exp(float x) { return expf(x); }\n"
+    "static TL_CUDA_FORCEINLINE double tl_rd_exp(double x) { return exp(x); }\n"
+    "static TL_CUDA_FORCEINLINE float tl_rd_log(float x) { return logf(x); }\n"
+    "static TL_CUDA_FORCEINLINE double tl_rd_log(double x) { return log(x); }\n"
+    "\n"
+    "/* a value rounded to T's precision (PyTorch computes logsumexp's steps as\n"
+    " * separate operators, each result stored as T) */\n"
+    "template <class T, class A> static TL_CUDA_FORCEINLINE A tl_rd_round(A v) {\n"
+    "    uint64_t b;\n"
+    "    tl_rd_io<T>::store((char *)&b, v);\n"
+    "    return (A)tl_rd_io<T>::load((const char *)&b);\n"
+    "}\n"
+    "\n"
+    "/* logsumexp after the row maxima were stored into out (the amax kernel):\n"
+    " * each row starts from its maximum m, with m' = 0 when |m| is infinite\n"
+    " * (PyTorch's masked_fill_), sums exp(x - m') in the accumulator type and\n"
+    " * stores log(sum) + m'. NaN propagates through m; a row of -inf gives\n"
+    " * log(0) = -inf, one with +inf gives inf. Steps round to T as PyTorch's\n"
+    " * separate operators do. */\n"
+    "template <class A> struct tl_rd_lse_acc {\n"
+    "    A s, m;\n"
+    "};\n"
+    "/* a sum s with a per-output constant m every thread of the output holds\n"
+    " * from tl_rd_begin (logsumexp's row maximum, the norm's p) */\n"
+    "template <class T> struct tl_rd_carry {\n"
+    "    typedef typename tl_rd_io<T>::sum_acc A;\n"
+    "    typedef tl_rd_lse_acc<A> acc;\n"
+    "    static TL_CUDA_FORCEINLINE acc ident() {\n"
+    "        acc a;\n"
+    "        a.s = 0;\n"
+    "        a.m = 0;\n"
+    "        return a;\n"
+    "    }\n"
+    "    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) {\n"
+    "        a.s += b.s;\n"
+    "        return a;\n"
+    "    }\n"
+    "};\n"
+    "template <class T> struct tl_rd_lse : tl_rd_carry<T> {\n"
+    "    typedef typename tl_rd_io<T>::sum_acc A;\n"
+    "    typedef tl_rd_lse_acc<A> acc;\n"
+    "    static TL_CUDA_FORCEINLINE acc begin(const tl_cuda_reduce_params &p, int32_t off) {\n"
+    "        acc a;\n"
+    "        a.s = 0;\n"
+    "        a.m = (A)tl_rd_io<T>::load((const char *)p.out + off);\n"
+    "        if (a.m == (A)INFINITY || a.m == -(A)INFINITY) a.m = 0;\n"
+    "        return a;\n"
+    "    }\n"
+    "    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) {\n"
+    "        a.s += tl_rd_round<T>(tl_rd_exp(tl_rd_round<T>((A)v - a.m)));\n"
+    "        return a;\n"
+    "    }\n"
+    "    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {\n"
+    "        const A l = tl_rd_round<T>(tl_rd_log(tl_rd_round<T>(a.s)));\n"
+    "        tl_rd_io<T>::store((char *)p.out + off, l + a.m);\n"
+    "    }\n"
+    "};\n"
+    "\n"
+    "/* an operator's accumulator at the start of the output at `off`: its\n"
+    " * identity, or what the operator reads there (logsumexp's row maximum) */\n"
+    "template <class Op> struct tl_rd_begin {\n"
+    "    static TL_CUDA_FORCEINLINE typename Op::acc at(const tl_cuda_reduce_params &, int32_t) { return Op::ident(); }\n"
+    "};\n"
+    "template <class T> struct tl_rd_begin<tl_rd_lse<T> > {\n"
+    "    static TL_CUDA_FORCEINLINE typename tl_rd_lse<T>::acc at(const tl_cuda_reduce_params &p, int32_t off) {\n"
+    "        return tl_rd_lse<T>::begin(p, off);\n"
+    "    }\n"
+    "};\n"
+    "\n"
+    "/* an accumulator of a piece whose elements start at index k_base of their\n"
+    " * row: argmax's / argmin's index moves there (the identity's 0 only stays\n"
+    " * when every element of the piece ties with it, the piece's first among\n"
+    " * them) */\n"
+    "template <class Op> struct tl_rd_rebase {\n"
+    "    static TL_CUDA_FORCEINLINE typename Op::acc at(typename Op::acc a, int64_t) { return a; }\n"
+    "};\n"
+    "template <class T, bool MAX> struct tl_rd_rebase<tl_rd_arg<T, MAX> > {\n"
+    "    static TL_CUDA_FORCEINLINE typename tl_rd_arg<T, MAX>::acc at(typename tl_rd_arg<T, MAX>::acc a, int64_t base) {\n"
+    "        a.i += base;\n"
+    "        return a;\n"
+    "    }\n"
+    "};\n"
+    "\n"
+    "/* PyTorch's And / Or reductions (any / all): an element counts when it is\n"
+    " * non-zero (NaN does); the result is 0 / 1 in out (bool, or uint8 for a\n"
+    " * uint8 input) */\n"
+    "template <class T, bool ANY> struct tl_rd_logical {\n"
+    "    typedef uint8_t acc;\n"
+    "    static TL_CUDA_FORCEINLINE acc ident() { return ANY ? 0 : 1; }\n"
+    "    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) {\n"
+    "        return ANY ? (acc)(a | (v != 0)) : (acc)(a & (v != 0));\n"
+    "    }\n"
+    "    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return ANY ? (acc)(a | b) : (acc)(a & b); }\n"
+    "    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {\n"
+    "        *((uint8_t *)p.out + off) = a;\n"
+    "    }\n"
+    "};\n"
+    "\n"
+    "/* linalg_vector_norm (PyTorch's NormTwoOps, NormOneOps, AbsMaxOps,\n"
+    " * AbsMinOps, NormZeroOps) in the sum's accumulator type (floating inputs\n"
+    " * only): KIND 0: sqrt(sum x^2), 1: sum |x|, 2: max |x|, 3: min |x| (NaN\n"
+    " * propagates), 4: the count of non-zeros */\n"
+    "static TL_CUDA_FORCEINLINE float tl_rd_abs(float x) { return fabsf(x); }\n"
+    "static TL_CUDA_FORCEINLINE double tl_rd_abs(double x) { return fabs(x); }\n"
+    "template <class T, int KIND> struct tl_rd_norm {\n"
+    "    typedef typename tl_rd_io<T>::sum_acc acc;\n"
+    "    static TL_CUDA_FORCEINLINE acc ident() { return KIND == 3 ? tl_rd_highest<acc>() : (acc)0; }\n"
+    "    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) {\n"
+    "        if (KIND == 2) return (tl_rd_isnan(a) || a > b) ? a : b;\n"
+    "        if (KIND == 3) return (tl_rd_isnan(a) || a < b) ? a : b;\n"
+    "        return a + b;\n"
+    "    }\n"
+    "    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) {\n"
+    "        const acc x = (acc)v;\n"
+    "        if (KIND == 0) return a + x * x;\n"
+    "        if (KIND == 4) return a + (acc)(x != 0);\n"
+    "        return KIND == 1 ? a + tl_rd_abs(x) : combine(a, tl_rd_abs(x));\n"
+    "    }\n"
+    "    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {\n"
+    "        tl_rd_io<T>::store((char *)p.out + off, KIND == 0 ? (acc)sqrt(a) : a);\n"
+    "    }\n"
+    "};\n"
+    "/* PyTorch's NormOps: (sum |x|^p)^(1/p), p = p.scalar carried in the\n"
+    " * accumulator from the start (tl_rd_begin) */\n"
+    "template <class T> struct tl_rd_norm_p : tl_rd_carry<T> {\n"
+    "    typedef typename tl_rd_io<T>::sum_acc A;\n"
+    "    typedef tl_rd_lse_acc<A> acc;   /* s: the sum, m: p */\n"
+    "    static TL_CUDA_FORCEINLINE acc begin(const tl_cuda_reduce_params &p, int32_t) {\n"
+    "        acc a;\n"
+    "        a.s = 0;\n"
+    "        a.m = (A)p.scalar;\n"
+    "        return a;\n"
+    "    }\n"
+    "    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) {\n"
+    "        a.s += (A)pow(tl_rd_abs((A)v), a.m);\n"
+    "        return a;\n"
+    "    }\n"
+    "    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {\n"
+    "        tl_rd_io<T>::store((char *)p.out + off, (A)pow(a.s, (A)1 / (A)p.scalar));\n"
+    "    }\n"
+    "};\n"
+    "template <class T> struct tl_rd_begin<tl_rd_norm_p<T> > {\n"
+    "    static TL_CUDA_FORCEINLINE typename tl_rd_norm_p<T>::acc at(const tl_cuda_reduce_params &p, int32_t off) {\n"
+    "        return tl_rd_norm_p<T>::begin(p, off);\n"
+    "    }\n"
     "};\n"
     "\n"
     "/* ---- warp shuffles of an accumulator (narrow integers through int) */\n"
@@ -459,6 +688,19 @@ static const char tl_reduce_cuda_source[] =
     "template <class C> static TL_CUDA_FORCEINLINE tl_rd_pair<C> tl_rd_shfl(tl_rd_pair<C> a, unsigned delta) {\n"
     "    a.v = tl_rd_shfl(a.v, delta);\n"
     "    a.i = tl_rd_shfl(a.i, delta);\n"
+    "    return a;\n"
+    "}\n"
+    "template <class A> static TL_CUDA_FORCEINLINE tl_rd_welford_acc<A> tl_rd_shfl(tl_rd_welford_acc<A> a,\n"
+    "                                                                        unsigned delta) {\n"
+    "    a.mean = tl_rd_shfl(a.mean, delta);\n"
+    "    a.m2 = tl_rd_shfl(a.m2, delta);\n"
+    "    a.nf = tl_rd_shfl(a.nf, delta);\n"
+    "    a.n = tl_rd_shfl(a.n, delta);\n"
+    "    return a;\n"
+    "}\n"
+    "template <class A> static TL_CUDA_FORCEINLINE tl_rd_lse_acc<A> tl_rd_shfl(tl_rd_lse_acc<A> a, unsigned delta) {\n"
+    "    a.s = tl_rd_shfl(a.s, delta);\n"
+    "    a.m = tl_rd_shfl(a.m, delta);\n"
     "    return a;\n"
     "}\n"
     "\n"
@@ -516,7 +758,7 @@ static const char tl_reduce_cuda_source[] =
     "        tl_rd_row_offsets(p, row, in_off, out_off);\n"
     "        const char *in = (const char *)p.in + in_off;\n"
     "        const uint32_t k0 = part * p.chunk, end = p.nred - k0 < p.chunk ? p.nred : k0 + p.chunk;\n"
-    "        A a = Op::ident();\n"
+    "        A a = tl_rd_begin<Op>::at(p, out_off);\n"
     "        if (p.red_ndim == 1) {   /* one reduced dim (the usual case): no division */\n"
     "            const int32_t st = p.red_stride[0];\n"
     "            for (uint32_t k = k0 + threadIdx.x; k < end; k += blockDim.x)\n"
@@ -527,7 +769,8 @@ static const char tl_reduce_cuda_source[] =
     "        }\n"
     "        a = tl_rd_block<Op>(a);\n"
     "        if (threadIdx.x == 0) {\n"
-    "            if (p.splits == 1) Op::store((char *)p.out + out_off, a, p.factor);\n"
+    "            if (p.partial_stride) ((A *)p.partial)[row * p.partial_stride + part] = tl_rd_rebase<Op>::at(a, p.k_base);\n"
+    "            else if (p.splits == 1) Op::store(p, out_off, a);\n"
     "            else ((A *)p.partial)[b] = a;\n"
     "        }\n"
     "    }\n"
@@ -538,14 +781,12 @@ static const char tl_reduce_cuda_source[] =
     "    typedef typename Op::acc A;\n"
     "    const A *partial = (const A *)p.partial;\n"
     "    for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {\n"
-    "        A a = Op::ident();\n"
+    "        int32_t in_off, out_off;\n"
+    "        tl_rd_row_offsets(p, row, in_off, out_off);\n"
+    "        A a = tl_rd_begin<Op>::at(p, out_off);\n"
     "        for (uint32_t j = threadIdx.x; j < p.splits; j += blockDim.x) a = Op::combine(a, partial[row * p.splits + j]);\n"
-    "        a = tl_rd_block<Op>(a);\n"
-    "        if (threadIdx.x == 0) {\n"
-    "            int32_t in_off, out_off;\n"
-    "            tl_rd_row_offsets(p, row, in_off, out_off);\n"
-    "            Op::store((char *)p.out + out_off, a, p.factor);\n"
-    "        }\n"
+    "        a = tl_rd_block<Op>(a);   /* its barriers: every thread read out (tl_rd_begin) before thread 0 writes it */\n"
+    "        if (threadIdx.x == 0) Op::store(p, out_off, a);\n"
     "    }\n"
     "}\n"
     "\n"
@@ -561,14 +802,14 @@ static const char tl_reduce_cuda_source[] =
     "        int32_t in_off, out_off;\n"
     "        tl_rd_row_offsets(p, m, in_off, out_off);\n"
     "        const char *in = (const char *)p.in + in_off;\n"
-    "        A a = Op::ident();\n"
+    "        A a = tl_rd_begin<Op>::at(p, out_off);\n"
     "        if (p.red_ndim == 1) {\n"
     "            const int32_t st = p.red_stride[0];\n"
     "            for (uint32_t k = 0; k < p.nred; k++) a = Op::reduce(a, tl_rd_io<T>::load(in + (int32_t)k * st), k);\n"
     "        } else {\n"
     "            for (uint32_t k = 0; k < p.nred; k++) a = Op::reduce(a, tl_rd_io<T>::load(in + tl_rd_red_offset(p, k)), k);\n"
     "        }\n"
-    "        Op::store((char *)p.out + out_off, a, p.factor);\n"
+    "        Op::store(p, out_off, a);\n"
     "    }\n"
     "}\n"
     "\n"
@@ -609,10 +850,6 @@ static const char tl_reduce_cuda_source[] =
     " * `row` finds the row's maximum, then the sum of exp(x - max) in the\n"
     " * accumulator type, then writes exp(x - max) / sum or (x - max) - log(sum).\n"
     " * Three reads of the row, no staging; rows longer than a block loop. */\n"
-    "static TL_CUDA_FORCEINLINE float tl_rd_exp(float x) { return expf(x); }\n"
-    "static TL_CUDA_FORCEINLINE double tl_rd_exp(double x) { return exp(x); }\n"
-    "static TL_CUDA_FORCEINLINE float tl_rd_log(float x) { return logf(x); }\n"
-    "static TL_CUDA_FORCEINLINE double tl_rd_log(double x) { return log(x); }\n"
     "template <class T, bool LOG> static TL_CUDA_FORCEINLINE void tl_rd_softmax(const tl_cuda_reduce_params &p) {\n"
     "    typedef typename tl_rd_io<T>::sum_acc A;\n"
     "    typedef tl_rd_extreme<T, true> MaxOp;\n"
@@ -682,11 +919,6 @@ static const char tl_reduce_cuda_source[] =
     " * half / bfloat16), mean / rstd stored as A */\n"
     "static TL_CUDA_FORCEINLINE float tl_rd_rsqrt(float x) { return 1.0f / sqrtf(x); }\n"
     "static TL_CUDA_FORCEINLINE double tl_rd_rsqrt(double x) { return 1.0 / sqrt(x); }\n"
-    "/* bytes of a stored element (the tags are empty types) */\n"
-    "template <class T> struct tl_rd_bytes { static const uint32_t n = sizeof(T); };\n"
-    "template <> struct tl_rd_bytes<tl_rd_bool> { static const uint32_t n = 1; };\n"
-    "template <> struct tl_rd_bytes<tl_rd_f16> { static const uint32_t n = 2; };\n"
-    "template <> struct tl_rd_bytes<tl_rd_bf16> { static const uint32_t n = 2; };\n"
     "\n"
     "/* a row's sum in A, the result in every thread of the block */\n"
     "template <class T> static TL_CUDA_FORCEINLINE typename tl_rd_io<T>::sum_acc tl_rd_row_sum(\n"
@@ -783,6 +1015,7 @@ static const char tl_reduce_cuda_source[] =
     "\n"
     "/* ---- kernels */\n"
     "/* Bool: tl_rd_sum<tl_rd_bool> */\n"
+    "static_assert(sizeof(tl_rd_sum<tl_rd_bool>::acc) == 8, \"tl_reduce_sum_b: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_b(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_bool, tl_rd_sum<tl_rd_bool>>(p);\n"
     "}\n"
@@ -793,6 +1026,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<tl_rd_bool, tl_rd_sum<tl_rd_bool>>(p);\n"
     "}\n"
     "/* Byte: tl_rd_sum<uint8_t> */\n"
+    "static_assert(sizeof(tl_rd_sum<uint8_t>::acc) == 8, \"tl_reduce_sum_u8: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_u8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<uint8_t, tl_rd_sum<uint8_t>>(p);\n"
     "}\n"
@@ -803,6 +1037,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<uint8_t, tl_rd_sum<uint8_t>>(p);\n"
     "}\n"
     "/* Char: tl_rd_sum<int8_t> */\n"
+    "static_assert(sizeof(tl_rd_sum<int8_t>::acc) == 8, \"tl_reduce_sum_i8: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int8_t, tl_rd_sum<int8_t>>(p);\n"
     "}\n"
@@ -813,6 +1048,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int8_t, tl_rd_sum<int8_t>>(p);\n"
     "}\n"
     "/* Short: tl_rd_sum<int16_t> */\n"
+    "static_assert(sizeof(tl_rd_sum<int16_t>::acc) == 8, \"tl_reduce_sum_i16: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int16_t, tl_rd_sum<int16_t>>(p);\n"
     "}\n"
@@ -823,6 +1059,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int16_t, tl_rd_sum<int16_t>>(p);\n"
     "}\n"
     "/* Int: tl_rd_sum<int32_t> */\n"
+    "static_assert(sizeof(tl_rd_sum<int32_t>::acc) == 8, \"tl_reduce_sum_i32: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i32(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int32_t, tl_rd_sum<int32_t>>(p);\n"
     "}\n"
@@ -833,6 +1070,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int32_t, tl_rd_sum<int32_t>>(p);\n"
     "}\n"
     "/* Long: tl_rd_sum<int64_t> */\n"
+    "static_assert(sizeof(tl_rd_sum<int64_t>::acc) == 8, \"tl_reduce_sum_i64: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_i64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int64_t, tl_rd_sum<int64_t>>(p);\n"
     "}\n"
@@ -843,6 +1081,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int64_t, tl_rd_sum<int64_t>>(p);\n"
     "}\n"
     "/* Half: tl_rd_sum<tl_rd_f16> */\n"
+    "static_assert(sizeof(tl_rd_sum<tl_rd_f16>::acc) == 4, \"tl_reduce_sum_f16: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_f16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_f16, tl_rd_sum<tl_rd_f16>>(p);\n"
     "}\n"
@@ -853,6 +1092,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<tl_rd_f16, tl_rd_sum<tl_rd_f16>>(p);\n"
     "}\n"
     "/* BFloat16: tl_rd_sum<tl_rd_bf16> */\n"
+    "static_assert(sizeof(tl_rd_sum<tl_rd_bf16>::acc) == 4, \"tl_reduce_sum_bf16: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_bf16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_bf16, tl_rd_sum<tl_rd_bf16>>(p);\n"
     "}\n"
@@ -863,6 +1103,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<tl_rd_bf16, tl_rd_sum<tl_rd_bf16>>(p);\n"
     "}\n"
     "/* Float: tl_rd_sum<float> */\n"
+    "static_assert(sizeof(tl_rd_sum<float>::acc) == 4, \"tl_reduce_sum_f32: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_f32(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<float, tl_rd_sum<float>>(p);\n"
     "}\n"
@@ -873,6 +1114,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<float, tl_rd_sum<float>>(p);\n"
     "}\n"
     "/* Double: tl_rd_sum<double> */\n"
+    "static_assert(sizeof(tl_rd_sum<double>::acc) == 8, \"tl_reduce_sum_f64: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_sum_f64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<double, tl_rd_sum<double>>(p);\n"
     "}\n"
@@ -883,6 +1125,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<double, tl_rd_sum<double>>(p);\n"
     "}\n"
     "/* Half: tl_rd_mean<tl_rd_f16> */\n"
+    "static_assert(sizeof(tl_rd_mean<tl_rd_f16>::acc) == 4, \"tl_reduce_mean_f16: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_f16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_f16, tl_rd_mean<tl_rd_f16>>(p);\n"
     "}\n"
@@ -893,6 +1136,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<tl_rd_f16, tl_rd_mean<tl_rd_f16>>(p);\n"
     "}\n"
     "/* BFloat16: tl_rd_mean<tl_rd_bf16> */\n"
+    "static_assert(sizeof(tl_rd_mean<tl_rd_bf16>::acc) == 4, \"tl_reduce_mean_bf16: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_bf16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_bf16, tl_rd_mean<tl_rd_bf16>>(p);\n"
     "}\n"
@@ -903,6 +1147,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<tl_rd_bf16, tl_rd_mean<tl_rd_bf16>>(p);\n"
     "}\n"
     "/* Float: tl_rd_mean<float> */\n"
+    "static_assert(sizeof(tl_rd_mean<float>::acc) == 4, \"tl_reduce_mean_f32: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_f32(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<float, tl_rd_mean<float>>(p);\n"
     "}\n"
@@ -913,6 +1158,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<float, tl_rd_mean<float>>(p);\n"
     "}\n"
     "/* Double: tl_rd_mean<double> */\n"
+    "static_assert(sizeof(tl_rd_mean<double>::acc) == 8, \"tl_reduce_mean_f64: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_mean_f64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<double, tl_rd_mean<double>>(p);\n"
     "}\n"
@@ -923,6 +1169,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<double, tl_rd_mean<double>>(p);\n"
     "}\n"
     "/* Bool: tl_rd_extreme<tl_rd_bool, true> */\n"
+    "static_assert(sizeof(tl_rd_extreme<tl_rd_bool, true>::acc) == 1, \"tl_reduce_amax_b: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_b(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_bool, tl_rd_extreme<tl_rd_bool, true>>(p);\n"
     "}\n"
@@ -933,6 +1180,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<tl_rd_bool, tl_rd_extreme<tl_rd_bool, true>>(p);\n"
     "}\n"
     "/* Byte: tl_rd_extreme<uint8_t, true> */\n"
+    "static_assert(sizeof(tl_rd_extreme<uint8_t, true>::acc) == 1, \"tl_reduce_amax_u8: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_u8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<uint8_t, tl_rd_extreme<uint8_t, true>>(p);\n"
     "}\n"
@@ -943,6 +1191,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<uint8_t, tl_rd_extreme<uint8_t, true>>(p);\n"
     "}\n"
     "/* Char: tl_rd_extreme<int8_t, true> */\n"
+    "static_assert(sizeof(tl_rd_extreme<int8_t, true>::acc) == 1, \"tl_reduce_amax_i8: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int8_t, tl_rd_extreme<int8_t, true>>(p);\n"
     "}\n"
@@ -953,6 +1202,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int8_t, tl_rd_extreme<int8_t, true>>(p);\n"
     "}\n"
     "/* Short: tl_rd_extreme<int16_t, true> */\n"
+    "static_assert(sizeof(tl_rd_extreme<int16_t, true>::acc) == 2, \"tl_reduce_amax_i16: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int16_t, tl_rd_extreme<int16_t, true>>(p);\n"
     "}\n"
@@ -963,6 +1213,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int16_t, tl_rd_extreme<int16_t, true>>(p);\n"
     "}\n"
     "/* Int: tl_rd_extreme<int32_t, true> */\n"
+    "static_assert(sizeof(tl_rd_extreme<int32_t, true>::acc) == 4, \"tl_reduce_amax_i32: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i32(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int32_t, tl_rd_extreme<int32_t, true>>(p);\n"
     "}\n"
@@ -973,6 +1224,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int32_t, tl_rd_extreme<int32_t, true>>(p);\n"
     "}\n"
     "/* Long: tl_rd_extreme<int64_t, true> */\n"
+    "static_assert(sizeof(tl_rd_extreme<int64_t, true>::acc) == 8, \"tl_reduce_amax_i64: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_i64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int64_t, tl_rd_extreme<int64_t, true>>(p);\n"
     "}\n"
@@ -983,6 +1235,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int64_t, tl_rd_extreme<int64_t, true>>(p);\n"
     "}\n"
     "/* Half: tl_rd_extreme<tl_rd_f16, true> */\n"
+    "static_assert(sizeof(tl_rd_extreme<tl_rd_f16, true>::acc) == 4, \"tl_reduce_amax_f16: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_f16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_f16, tl_rd_extreme<tl_rd_f16, true>>(p);\n"
     "}\n"
@@ -993,6 +1246,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<tl_rd_f16, tl_rd_extreme<tl_rd_f16, true>>(p);\n"
     "}\n"
     "/* BFloat16: tl_rd_extreme<tl_rd_bf16, true> */\n"
+    "static_assert(sizeof(tl_rd_extreme<tl_rd_bf16, true>::acc) == 4, \"tl_reduce_amax_bf16: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_bf16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, true>>(p);\n"
     "}\n"
@@ -1003,6 +1257,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, true>>(p);\n"
     "}\n"
     "/* Float: tl_rd_extreme<float, true> */\n"
+    "static_assert(sizeof(tl_rd_extreme<float, true>::acc) == 4, \"tl_reduce_amax_f32: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_f32(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<float, tl_rd_extreme<float, true>>(p);\n"
     "}\n"
@@ -1013,6 +1268,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<float, tl_rd_extreme<float, true>>(p);\n"
     "}\n"
     "/* Double: tl_rd_extreme<double, true> */\n"
+    "static_assert(sizeof(tl_rd_extreme<double, true>::acc) == 8, \"tl_reduce_amax_f64: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amax_f64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<double, tl_rd_extreme<double, true>>(p);\n"
     "}\n"
@@ -1023,6 +1279,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<double, tl_rd_extreme<double, true>>(p);\n"
     "}\n"
     "/* Bool: tl_rd_extreme<tl_rd_bool, false> */\n"
+    "static_assert(sizeof(tl_rd_extreme<tl_rd_bool, false>::acc) == 1, \"tl_reduce_amin_b: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_b(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_bool, tl_rd_extreme<tl_rd_bool, false>>(p);\n"
     "}\n"
@@ -1033,6 +1290,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<tl_rd_bool, tl_rd_extreme<tl_rd_bool, false>>(p);\n"
     "}\n"
     "/* Byte: tl_rd_extreme<uint8_t, false> */\n"
+    "static_assert(sizeof(tl_rd_extreme<uint8_t, false>::acc) == 1, \"tl_reduce_amin_u8: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_u8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<uint8_t, tl_rd_extreme<uint8_t, false>>(p);\n"
     "}\n"
@@ -1043,6 +1301,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<uint8_t, tl_rd_extreme<uint8_t, false>>(p);\n"
     "}\n"
     "/* Char: tl_rd_extreme<int8_t, false> */\n"
+    "static_assert(sizeof(tl_rd_extreme<int8_t, false>::acc) == 1, \"tl_reduce_amin_i8: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int8_t, tl_rd_extreme<int8_t, false>>(p);\n"
     "}\n"
@@ -1053,6 +1312,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int8_t, tl_rd_extreme<int8_t, false>>(p);\n"
     "}\n"
     "/* Short: tl_rd_extreme<int16_t, false> */\n"
+    "static_assert(sizeof(tl_rd_extreme<int16_t, false>::acc) == 2, \"tl_reduce_amin_i16: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int16_t, tl_rd_extreme<int16_t, false>>(p);\n"
     "}\n"
@@ -1063,6 +1323,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int16_t, tl_rd_extreme<int16_t, false>>(p);\n"
     "}\n"
     "/* Int: tl_rd_extreme<int32_t, false> */\n"
+    "static_assert(sizeof(tl_rd_extreme<int32_t, false>::acc) == 4, \"tl_reduce_amin_i32: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i32(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int32_t, tl_rd_extreme<int32_t, false>>(p);\n"
     "}\n"
@@ -1073,6 +1334,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int32_t, tl_rd_extreme<int32_t, false>>(p);\n"
     "}\n"
     "/* Long: tl_rd_extreme<int64_t, false> */\n"
+    "static_assert(sizeof(tl_rd_extreme<int64_t, false>::acc) == 8, \"tl_reduce_amin_i64: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_i64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int64_t, tl_rd_extreme<int64_t, false>>(p);\n"
     "}\n"
@@ -1083,6 +1345,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int64_t, tl_rd_extreme<int64_t, false>>(p);\n"
     "}\n"
     "/* Half: tl_rd_extreme<tl_rd_f16, false> */\n"
+    "static_assert(sizeof(tl_rd_extreme<tl_rd_f16, false>::acc) == 4, \"tl_reduce_amin_f16: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_f16, tl_rd_extreme<tl_rd_f16, false>>(p);\n"
     "}\n"
@@ -1093,6 +1356,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<tl_rd_f16, tl_rd_extreme<tl_rd_f16, false>>(p);\n"
     "}\n"
     "/* BFloat16: tl_rd_extreme<tl_rd_bf16, false> */\n"
+    "static_assert(sizeof(tl_rd_extreme<tl_rd_bf16, false>::acc) == 4, \"tl_reduce_amin_bf16: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_bf16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, false>>(p);\n"
     "}\n"
@@ -1103,6 +1367,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<tl_rd_bf16, tl_rd_extreme<tl_rd_bf16, false>>(p);\n"
     "}\n"
     "/* Float: tl_rd_extreme<float, false> */\n"
+    "static_assert(sizeof(tl_rd_extreme<float, false>::acc) == 4, \"tl_reduce_amin_f32: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f32(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<float, tl_rd_extreme<float, false>>(p);\n"
     "}\n"
@@ -1113,6 +1378,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<float, tl_rd_extreme<float, false>>(p);\n"
     "}\n"
     "/* Double: tl_rd_extreme<double, false> */\n"
+    "static_assert(sizeof(tl_rd_extreme<double, false>::acc) == 8, \"tl_reduce_amin_f64: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<double, tl_rd_extreme<double, false>>(p);\n"
     "}\n"
@@ -1122,7 +1388,19 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_amin_f64_cols(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_cols<double, tl_rd_extreme<double, false>>(p);\n"
     "}\n"
+    "/* Bool: tl_rd_arg<tl_rd_bool, true> */\n"
+    "static_assert(sizeof(tl_rd_arg<tl_rd_bool, true>::acc) == 16, \"tl_reduce_argmax_b: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_b(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bool, tl_rd_arg<tl_rd_bool, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_b_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bool, tl_rd_arg<tl_rd_bool, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_b_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bool, tl_rd_arg<tl_rd_bool, true>>(p);\n"
+    "}\n"
     "/* Byte: tl_rd_arg<uint8_t, true> */\n"
+    "static_assert(sizeof(tl_rd_arg<uint8_t, true>::acc) == 16, \"tl_reduce_argmax_u8: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_u8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<uint8_t, tl_rd_arg<uint8_t, true>>(p);\n"
     "}\n"
@@ -1133,6 +1411,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<uint8_t, tl_rd_arg<uint8_t, true>>(p);\n"
     "}\n"
     "/* Char: tl_rd_arg<int8_t, true> */\n"
+    "static_assert(sizeof(tl_rd_arg<int8_t, true>::acc) == 16, \"tl_reduce_argmax_i8: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int8_t, tl_rd_arg<int8_t, true>>(p);\n"
     "}\n"
@@ -1143,6 +1422,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int8_t, tl_rd_arg<int8_t, true>>(p);\n"
     "}\n"
     "/* Short: tl_rd_arg<int16_t, true> */\n"
+    "static_assert(sizeof(tl_rd_arg<int16_t, true>::acc) == 16, \"tl_reduce_argmax_i16: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int16_t, tl_rd_arg<int16_t, true>>(p);\n"
     "}\n"
@@ -1153,6 +1433,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int16_t, tl_rd_arg<int16_t, true>>(p);\n"
     "}\n"
     "/* Int: tl_rd_arg<int32_t, true> */\n"
+    "static_assert(sizeof(tl_rd_arg<int32_t, true>::acc) == 16, \"tl_reduce_argmax_i32: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i32(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int32_t, tl_rd_arg<int32_t, true>>(p);\n"
     "}\n"
@@ -1163,6 +1444,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int32_t, tl_rd_arg<int32_t, true>>(p);\n"
     "}\n"
     "/* Long: tl_rd_arg<int64_t, true> */\n"
+    "static_assert(sizeof(tl_rd_arg<int64_t, true>::acc) == 16, \"tl_reduce_argmax_i64: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_i64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int64_t, tl_rd_arg<int64_t, true>>(p);\n"
     "}\n"
@@ -1173,6 +1455,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int64_t, tl_rd_arg<int64_t, true>>(p);\n"
     "}\n"
     "/* Half: tl_rd_arg<tl_rd_f16, true> */\n"
+    "static_assert(sizeof(tl_rd_arg<tl_rd_f16, true>::acc) == 16, \"tl_reduce_argmax_f16: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_f16, tl_rd_arg<tl_rd_f16, true>>(p);\n"
     "}\n"
@@ -1183,6 +1466,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<tl_rd_f16, tl_rd_arg<tl_rd_f16, true>>(p);\n"
     "}\n"
     "/* BFloat16: tl_rd_arg<tl_rd_bf16, true> */\n"
+    "static_assert(sizeof(tl_rd_arg<tl_rd_bf16, true>::acc) == 16, \"tl_reduce_argmax_bf16: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_bf16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, true>>(p);\n"
     "}\n"
@@ -1193,6 +1477,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, true>>(p);\n"
     "}\n"
     "/* Float: tl_rd_arg<float, true> */\n"
+    "static_assert(sizeof(tl_rd_arg<float, true>::acc) == 16, \"tl_reduce_argmax_f32: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f32(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<float, tl_rd_arg<float, true>>(p);\n"
     "}\n"
@@ -1203,6 +1488,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<float, tl_rd_arg<float, true>>(p);\n"
     "}\n"
     "/* Double: tl_rd_arg<double, true> */\n"
+    "static_assert(sizeof(tl_rd_arg<double, true>::acc) == 16, \"tl_reduce_argmax_f64: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<double, tl_rd_arg<double, true>>(p);\n"
     "}\n"
@@ -1212,7 +1498,19 @@ static const char tl_reduce_cuda_source[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmax_f64_cols(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_cols<double, tl_rd_arg<double, true>>(p);\n"
     "}\n"
+    "/* Bool: tl_rd_arg<tl_rd_bool, false> */\n"
+    "static_assert(sizeof(tl_rd_arg<tl_rd_bool, false>::acc) == 16, \"tl_reduce_argmin_b: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_b(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bool, tl_rd_arg<tl_rd_bool, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_b_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bool, tl_rd_arg<tl_rd_bool, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_b_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bool, tl_rd_arg<tl_rd_bool, false>>(p);\n"
+    "}\n"
     "/* Byte: tl_rd_arg<uint8_t, false> */\n"
+    "static_assert(sizeof(tl_rd_arg<uint8_t, false>::acc) == 16, \"tl_reduce_argmin_u8: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_u8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<uint8_t, tl_rd_arg<uint8_t, false>>(p);\n"
     "}\n"
@@ -1223,6 +1521,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<uint8_t, tl_rd_arg<uint8_t, false>>(p);\n"
     "}\n"
     "/* Char: tl_rd_arg<int8_t, false> */\n"
+    "static_assert(sizeof(tl_rd_arg<int8_t, false>::acc) == 16, \"tl_reduce_argmin_i8: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int8_t, tl_rd_arg<int8_t, false>>(p);\n"
     "}\n"
@@ -1233,6 +1532,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int8_t, tl_rd_arg<int8_t, false>>(p);\n"
     "}\n"
     "/* Short: tl_rd_arg<int16_t, false> */\n"
+    "static_assert(sizeof(tl_rd_arg<int16_t, false>::acc) == 16, \"tl_reduce_argmin_i16: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int16_t, tl_rd_arg<int16_t, false>>(p);\n"
     "}\n"
@@ -1243,6 +1543,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int16_t, tl_rd_arg<int16_t, false>>(p);\n"
     "}\n"
     "/* Int: tl_rd_arg<int32_t, false> */\n"
+    "static_assert(sizeof(tl_rd_arg<int32_t, false>::acc) == 16, \"tl_reduce_argmin_i32: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i32(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int32_t, tl_rd_arg<int32_t, false>>(p);\n"
     "}\n"
@@ -1253,6 +1554,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int32_t, tl_rd_arg<int32_t, false>>(p);\n"
     "}\n"
     "/* Long: tl_rd_arg<int64_t, false> */\n"
+    "static_assert(sizeof(tl_rd_arg<int64_t, false>::acc) == 16, \"tl_reduce_argmin_i64: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_i64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int64_t, tl_rd_arg<int64_t, false>>(p);\n"
     "}\n"
@@ -1263,6 +1565,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int64_t, tl_rd_arg<int64_t, false>>(p);\n"
     "}\n"
     "/* Half: tl_rd_arg<tl_rd_f16, false> */\n"
+    "static_assert(sizeof(tl_rd_arg<tl_rd_f16, false>::acc) == 16, \"tl_reduce_argmin_f16: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_f16, tl_rd_arg<tl_rd_f16, false>>(p);\n"
     "}\n"
@@ -1273,6 +1576,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<tl_rd_f16, tl_rd_arg<tl_rd_f16, false>>(p);\n"
     "}\n"
     "/* BFloat16: tl_rd_arg<tl_rd_bf16, false> */\n"
+    "static_assert(sizeof(tl_rd_arg<tl_rd_bf16, false>::acc) == 16, \"tl_reduce_argmin_bf16: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_bf16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, false>>(p);\n"
     "}\n"
@@ -1283,6 +1587,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<tl_rd_bf16, tl_rd_arg<tl_rd_bf16, false>>(p);\n"
     "}\n"
     "/* Float: tl_rd_arg<float, false> */\n"
+    "static_assert(sizeof(tl_rd_arg<float, false>::acc) == 16, \"tl_reduce_argmin_f32: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f32(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<float, tl_rd_arg<float, false>>(p);\n"
     "}\n"
@@ -1293,6 +1598,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<float, tl_rd_arg<float, false>>(p);\n"
     "}\n"
     "/* Double: tl_rd_arg<double, false> */\n"
+    "static_assert(sizeof(tl_rd_arg<double, false>::acc) == 16, \"tl_reduce_argmin_f64: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_argmin_f64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<double, tl_rd_arg<double, false>>(p);\n"
     "}\n"
@@ -1303,6 +1609,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<double, tl_rd_arg<double, false>>(p);\n"
     "}\n"
     "/* Bool: tl_rd_prod<tl_rd_bool> */\n"
+    "static_assert(sizeof(tl_rd_prod<tl_rd_bool>::acc) == 8, \"tl_reduce_prod_b: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_b(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_bool, tl_rd_prod<tl_rd_bool>>(p);\n"
     "}\n"
@@ -1313,6 +1620,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<tl_rd_bool, tl_rd_prod<tl_rd_bool>>(p);\n"
     "}\n"
     "/* Byte: tl_rd_prod<uint8_t> */\n"
+    "static_assert(sizeof(tl_rd_prod<uint8_t>::acc) == 8, \"tl_reduce_prod_u8: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_u8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<uint8_t, tl_rd_prod<uint8_t>>(p);\n"
     "}\n"
@@ -1323,6 +1631,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<uint8_t, tl_rd_prod<uint8_t>>(p);\n"
     "}\n"
     "/* Char: tl_rd_prod<int8_t> */\n"
+    "static_assert(sizeof(tl_rd_prod<int8_t>::acc) == 8, \"tl_reduce_prod_i8: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i8(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int8_t, tl_rd_prod<int8_t>>(p);\n"
     "}\n"
@@ -1333,6 +1642,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int8_t, tl_rd_prod<int8_t>>(p);\n"
     "}\n"
     "/* Short: tl_rd_prod<int16_t> */\n"
+    "static_assert(sizeof(tl_rd_prod<int16_t>::acc) == 8, \"tl_reduce_prod_i16: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int16_t, tl_rd_prod<int16_t>>(p);\n"
     "}\n"
@@ -1343,6 +1653,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int16_t, tl_rd_prod<int16_t>>(p);\n"
     "}\n"
     "/* Int: tl_rd_prod<int32_t> */\n"
+    "static_assert(sizeof(tl_rd_prod<int32_t>::acc) == 8, \"tl_reduce_prod_i32: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i32(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int32_t, tl_rd_prod<int32_t>>(p);\n"
     "}\n"
@@ -1353,6 +1664,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int32_t, tl_rd_prod<int32_t>>(p);\n"
     "}\n"
     "/* Long: tl_rd_prod<int64_t> */\n"
+    "static_assert(sizeof(tl_rd_prod<int64_t>::acc) == 8, \"tl_reduce_prod_i64: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_i64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<int64_t, tl_rd_prod<int64_t>>(p);\n"
     "}\n"
@@ -1363,6 +1675,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<int64_t, tl_rd_prod<int64_t>>(p);\n"
     "}\n"
     "/* Half: tl_rd_prod<tl_rd_f16> */\n"
+    "static_assert(sizeof(tl_rd_prod<tl_rd_f16>::acc) == 4, \"tl_reduce_prod_f16: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_f16, tl_rd_prod<tl_rd_f16>>(p);\n"
     "}\n"
@@ -1373,6 +1686,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<tl_rd_f16, tl_rd_prod<tl_rd_f16>>(p);\n"
     "}\n"
     "/* BFloat16: tl_rd_prod<tl_rd_bf16> */\n"
+    "static_assert(sizeof(tl_rd_prod<tl_rd_bf16>::acc) == 4, \"tl_reduce_prod_bf16: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_bf16(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<tl_rd_bf16, tl_rd_prod<tl_rd_bf16>>(p);\n"
     "}\n"
@@ -1383,6 +1697,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<tl_rd_bf16, tl_rd_prod<tl_rd_bf16>>(p);\n"
     "}\n"
     "/* Float: tl_rd_prod<float> */\n"
+    "static_assert(sizeof(tl_rd_prod<float>::acc) == 4, \"tl_reduce_prod_f32: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f32(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<float, tl_rd_prod<float>>(p);\n"
     "}\n"
@@ -1393,6 +1708,7 @@ static const char tl_reduce_cuda_source[] =
     "    tl_rd_cols<float, tl_rd_prod<float>>(p);\n"
     "}\n"
     "/* Double: tl_rd_prod<double> */\n"
+    "static_assert(sizeof(tl_rd_prod<double>::acc) == 8, \"tl_reduce_prod_f64: the host's partial size\");\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_rows<double, tl_rd_prod<double>>(p);\n"
     "}\n"
@@ -1401,6 +1717,666 @@ static const char tl_reduce_cuda_source[] =
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_prod_f64_cols(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_cols<double, tl_rd_prod<double>>(p);\n"
+    "}\n"
+    "/* Half: tl_rd_welford<tl_rd_f16, false> */\n"
+    "static_assert(sizeof(tl_rd_welford<tl_rd_f16, false>::acc) == 16, \"tl_reduce_var_f16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_var_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_f16, tl_rd_welford<tl_rd_f16, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_var_f16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_f16, tl_rd_welford<tl_rd_f16, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_var_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_welford<tl_rd_f16, false>>(p);\n"
+    "}\n"
+    "/* BFloat16: tl_rd_welford<tl_rd_bf16, false> */\n"
+    "static_assert(sizeof(tl_rd_welford<tl_rd_bf16, false>::acc) == 16, \"tl_reduce_var_bf16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_var_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bf16, tl_rd_welford<tl_rd_bf16, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_var_bf16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bf16, tl_rd_welford<tl_rd_bf16, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_var_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_welford<tl_rd_bf16, false>>(p);\n"
+    "}\n"
+    "/* Float: tl_rd_welford<float, false> */\n"
+    "static_assert(sizeof(tl_rd_welford<float, false>::acc) == 16, \"tl_reduce_var_f32: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_var_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<float, tl_rd_welford<float, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_var_f32_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<float, tl_rd_welford<float, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_var_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_welford<float, false>>(p);\n"
+    "}\n"
+    "/* Double: tl_rd_welford<double, false> */\n"
+    "static_assert(sizeof(tl_rd_welford<double, false>::acc) == 32, \"tl_reduce_var_f64: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_var_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<double, tl_rd_welford<double, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_var_f64_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<double, tl_rd_welford<double, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_var_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_welford<double, false>>(p);\n"
+    "}\n"
+    "/* Half: tl_rd_welford<tl_rd_f16, true> */\n"
+    "static_assert(sizeof(tl_rd_welford<tl_rd_f16, true>::acc) == 16, \"tl_reduce_std_f16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_std_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_f16, tl_rd_welford<tl_rd_f16, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_std_f16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_f16, tl_rd_welford<tl_rd_f16, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_std_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_welford<tl_rd_f16, true>>(p);\n"
+    "}\n"
+    "/* BFloat16: tl_rd_welford<tl_rd_bf16, true> */\n"
+    "static_assert(sizeof(tl_rd_welford<tl_rd_bf16, true>::acc) == 16, \"tl_reduce_std_bf16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_std_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bf16, tl_rd_welford<tl_rd_bf16, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_std_bf16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bf16, tl_rd_welford<tl_rd_bf16, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_std_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_welford<tl_rd_bf16, true>>(p);\n"
+    "}\n"
+    "/* Float: tl_rd_welford<float, true> */\n"
+    "static_assert(sizeof(tl_rd_welford<float, true>::acc) == 16, \"tl_reduce_std_f32: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_std_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<float, tl_rd_welford<float, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_std_f32_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<float, tl_rd_welford<float, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_std_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_welford<float, true>>(p);\n"
+    "}\n"
+    "/* Double: tl_rd_welford<double, true> */\n"
+    "static_assert(sizeof(tl_rd_welford<double, true>::acc) == 32, \"tl_reduce_std_f64: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_std_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<double, tl_rd_welford<double, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_std_f64_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<double, tl_rd_welford<double, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_std_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_welford<double, true>>(p);\n"
+    "}\n"
+    "/* Half: tl_rd_lse<tl_rd_f16> */\n"
+    "static_assert(sizeof(tl_rd_lse<tl_rd_f16>::acc) == 8, \"tl_reduce_logsumexp_f16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_f16, tl_rd_lse<tl_rd_f16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_f16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_f16, tl_rd_lse<tl_rd_f16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_lse<tl_rd_f16>>(p);\n"
+    "}\n"
+    "/* BFloat16: tl_rd_lse<tl_rd_bf16> */\n"
+    "static_assert(sizeof(tl_rd_lse<tl_rd_bf16>::acc) == 8, \"tl_reduce_logsumexp_bf16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bf16, tl_rd_lse<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_bf16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bf16, tl_rd_lse<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_lse<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "/* Float: tl_rd_lse<float> */\n"
+    "static_assert(sizeof(tl_rd_lse<float>::acc) == 8, \"tl_reduce_logsumexp_f32: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<float, tl_rd_lse<float>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_f32_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<float, tl_rd_lse<float>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_lse<float>>(p);\n"
+    "}\n"
+    "/* Double: tl_rd_lse<double> */\n"
+    "static_assert(sizeof(tl_rd_lse<double>::acc) == 16, \"tl_reduce_logsumexp_f64: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<double, tl_rd_lse<double>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_f64_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<double, tl_rd_lse<double>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_logsumexp_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_lse<double>>(p);\n"
+    "}\n"
+    "/* Bool: tl_rd_logical<tl_rd_bool, true> */\n"
+    "static_assert(sizeof(tl_rd_logical<tl_rd_bool, true>::acc) == 1, \"tl_reduce_any_b: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_b(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bool, tl_rd_logical<tl_rd_bool, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_b_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bool, tl_rd_logical<tl_rd_bool, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_b_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bool, tl_rd_logical<tl_rd_bool, true>>(p);\n"
+    "}\n"
+    "/* Byte: tl_rd_logical<uint8_t, true> */\n"
+    "static_assert(sizeof(tl_rd_logical<uint8_t, true>::acc) == 1, \"tl_reduce_any_u8: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_u8(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<uint8_t, tl_rd_logical<uint8_t, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_u8_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<uint8_t, tl_rd_logical<uint8_t, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_u8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<uint8_t, tl_rd_logical<uint8_t, true>>(p);\n"
+    "}\n"
+    "/* Char: tl_rd_logical<int8_t, true> */\n"
+    "static_assert(sizeof(tl_rd_logical<int8_t, true>::acc) == 1, \"tl_reduce_any_i8: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_i8(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<int8_t, tl_rd_logical<int8_t, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_i8_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<int8_t, tl_rd_logical<int8_t, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_i8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int8_t, tl_rd_logical<int8_t, true>>(p);\n"
+    "}\n"
+    "/* Short: tl_rd_logical<int16_t, true> */\n"
+    "static_assert(sizeof(tl_rd_logical<int16_t, true>::acc) == 1, \"tl_reduce_any_i16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_i16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<int16_t, tl_rd_logical<int16_t, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_i16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<int16_t, tl_rd_logical<int16_t, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_i16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int16_t, tl_rd_logical<int16_t, true>>(p);\n"
+    "}\n"
+    "/* Int: tl_rd_logical<int32_t, true> */\n"
+    "static_assert(sizeof(tl_rd_logical<int32_t, true>::acc) == 1, \"tl_reduce_any_i32: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_i32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<int32_t, tl_rd_logical<int32_t, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_i32_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<int32_t, tl_rd_logical<int32_t, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_i32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int32_t, tl_rd_logical<int32_t, true>>(p);\n"
+    "}\n"
+    "/* Long: tl_rd_logical<int64_t, true> */\n"
+    "static_assert(sizeof(tl_rd_logical<int64_t, true>::acc) == 1, \"tl_reduce_any_i64: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_i64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<int64_t, tl_rd_logical<int64_t, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_i64_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<int64_t, tl_rd_logical<int64_t, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_i64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int64_t, tl_rd_logical<int64_t, true>>(p);\n"
+    "}\n"
+    "/* Half: tl_rd_logical<tl_rd_f16, true> */\n"
+    "static_assert(sizeof(tl_rd_logical<tl_rd_f16, true>::acc) == 1, \"tl_reduce_any_f16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_f16, tl_rd_logical<tl_rd_f16, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_f16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_f16, tl_rd_logical<tl_rd_f16, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_logical<tl_rd_f16, true>>(p);\n"
+    "}\n"
+    "/* BFloat16: tl_rd_logical<tl_rd_bf16, true> */\n"
+    "static_assert(sizeof(tl_rd_logical<tl_rd_bf16, true>::acc) == 1, \"tl_reduce_any_bf16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bf16, tl_rd_logical<tl_rd_bf16, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_bf16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bf16, tl_rd_logical<tl_rd_bf16, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_logical<tl_rd_bf16, true>>(p);\n"
+    "}\n"
+    "/* Float: tl_rd_logical<float, true> */\n"
+    "static_assert(sizeof(tl_rd_logical<float, true>::acc) == 1, \"tl_reduce_any_f32: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<float, tl_rd_logical<float, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_f32_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<float, tl_rd_logical<float, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_logical<float, true>>(p);\n"
+    "}\n"
+    "/* Double: tl_rd_logical<double, true> */\n"
+    "static_assert(sizeof(tl_rd_logical<double, true>::acc) == 1, \"tl_reduce_any_f64: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<double, tl_rd_logical<double, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_f64_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<double, tl_rd_logical<double, true>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_any_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_logical<double, true>>(p);\n"
+    "}\n"
+    "/* Bool: tl_rd_logical<tl_rd_bool, false> */\n"
+    "static_assert(sizeof(tl_rd_logical<tl_rd_bool, false>::acc) == 1, \"tl_reduce_all_b: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_b(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bool, tl_rd_logical<tl_rd_bool, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_b_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bool, tl_rd_logical<tl_rd_bool, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_b_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bool, tl_rd_logical<tl_rd_bool, false>>(p);\n"
+    "}\n"
+    "/* Byte: tl_rd_logical<uint8_t, false> */\n"
+    "static_assert(sizeof(tl_rd_logical<uint8_t, false>::acc) == 1, \"tl_reduce_all_u8: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_u8(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<uint8_t, tl_rd_logical<uint8_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_u8_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<uint8_t, tl_rd_logical<uint8_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_u8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<uint8_t, tl_rd_logical<uint8_t, false>>(p);\n"
+    "}\n"
+    "/* Char: tl_rd_logical<int8_t, false> */\n"
+    "static_assert(sizeof(tl_rd_logical<int8_t, false>::acc) == 1, \"tl_reduce_all_i8: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_i8(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<int8_t, tl_rd_logical<int8_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_i8_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<int8_t, tl_rd_logical<int8_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_i8_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int8_t, tl_rd_logical<int8_t, false>>(p);\n"
+    "}\n"
+    "/* Short: tl_rd_logical<int16_t, false> */\n"
+    "static_assert(sizeof(tl_rd_logical<int16_t, false>::acc) == 1, \"tl_reduce_all_i16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_i16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<int16_t, tl_rd_logical<int16_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_i16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<int16_t, tl_rd_logical<int16_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_i16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int16_t, tl_rd_logical<int16_t, false>>(p);\n"
+    "}\n"
+    "/* Int: tl_rd_logical<int32_t, false> */\n"
+    "static_assert(sizeof(tl_rd_logical<int32_t, false>::acc) == 1, \"tl_reduce_all_i32: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_i32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<int32_t, tl_rd_logical<int32_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_i32_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<int32_t, tl_rd_logical<int32_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_i32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int32_t, tl_rd_logical<int32_t, false>>(p);\n"
+    "}\n"
+    "/* Long: tl_rd_logical<int64_t, false> */\n"
+    "static_assert(sizeof(tl_rd_logical<int64_t, false>::acc) == 1, \"tl_reduce_all_i64: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_i64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<int64_t, tl_rd_logical<int64_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_i64_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<int64_t, tl_rd_logical<int64_t, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_i64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<int64_t, tl_rd_logical<int64_t, false>>(p);\n"
+    "}\n"
+    "/* Half: tl_rd_logical<tl_rd_f16, false> */\n"
+    "static_assert(sizeof(tl_rd_logical<tl_rd_f16, false>::acc) == 1, \"tl_reduce_all_f16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_f16, tl_rd_logical<tl_rd_f16, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_f16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_f16, tl_rd_logical<tl_rd_f16, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_logical<tl_rd_f16, false>>(p);\n"
+    "}\n"
+    "/* BFloat16: tl_rd_logical<tl_rd_bf16, false> */\n"
+    "static_assert(sizeof(tl_rd_logical<tl_rd_bf16, false>::acc) == 1, \"tl_reduce_all_bf16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bf16, tl_rd_logical<tl_rd_bf16, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_bf16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bf16, tl_rd_logical<tl_rd_bf16, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_logical<tl_rd_bf16, false>>(p);\n"
+    "}\n"
+    "/* Float: tl_rd_logical<float, false> */\n"
+    "static_assert(sizeof(tl_rd_logical<float, false>::acc) == 1, \"tl_reduce_all_f32: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<float, tl_rd_logical<float, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_f32_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<float, tl_rd_logical<float, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_logical<float, false>>(p);\n"
+    "}\n"
+    "/* Double: tl_rd_logical<double, false> */\n"
+    "static_assert(sizeof(tl_rd_logical<double, false>::acc) == 1, \"tl_reduce_all_f64: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<double, tl_rd_logical<double, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_f64_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<double, tl_rd_logical<double, false>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_all_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_logical<double, false>>(p);\n"
+    "}\n"
+    "/* Half: tl_rd_norm<tl_rd_f16, 0> */\n"
+    "static_assert(sizeof(tl_rd_norm<tl_rd_f16, 0>::acc) == 4, \"tl_reduce_norm2_f16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm2_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_f16, tl_rd_norm<tl_rd_f16, 0>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm2_f16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_f16, tl_rd_norm<tl_rd_f16, 0>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm2_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_norm<tl_rd_f16, 0>>(p);\n"
+    "}\n"
+    "/* BFloat16: tl_rd_norm<tl_rd_bf16, 0> */\n"
+    "static_assert(sizeof(tl_rd_norm<tl_rd_bf16, 0>::acc) == 4, \"tl_reduce_norm2_bf16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm2_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 0>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm2_bf16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 0>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm2_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 0>>(p);\n"
+    "}\n"
+    "/* Float: tl_rd_norm<float, 0> */\n"
+    "static_assert(sizeof(tl_rd_norm<float, 0>::acc) == 4, \"tl_reduce_norm2_f32: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm2_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<float, tl_rd_norm<float, 0>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm2_f32_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<float, tl_rd_norm<float, 0>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm2_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_norm<float, 0>>(p);\n"
+    "}\n"
+    "/* Double: tl_rd_norm<double, 0> */\n"
+    "static_assert(sizeof(tl_rd_norm<double, 0>::acc) == 8, \"tl_reduce_norm2_f64: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm2_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<double, tl_rd_norm<double, 0>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm2_f64_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<double, tl_rd_norm<double, 0>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm2_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_norm<double, 0>>(p);\n"
+    "}\n"
+    "/* Half: tl_rd_norm<tl_rd_f16, 1> */\n"
+    "static_assert(sizeof(tl_rd_norm<tl_rd_f16, 1>::acc) == 4, \"tl_reduce_norm1_f16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm1_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_f16, tl_rd_norm<tl_rd_f16, 1>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm1_f16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_f16, tl_rd_norm<tl_rd_f16, 1>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm1_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_norm<tl_rd_f16, 1>>(p);\n"
+    "}\n"
+    "/* BFloat16: tl_rd_norm<tl_rd_bf16, 1> */\n"
+    "static_assert(sizeof(tl_rd_norm<tl_rd_bf16, 1>::acc) == 4, \"tl_reduce_norm1_bf16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm1_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 1>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm1_bf16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 1>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm1_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 1>>(p);\n"
+    "}\n"
+    "/* Float: tl_rd_norm<float, 1> */\n"
+    "static_assert(sizeof(tl_rd_norm<float, 1>::acc) == 4, \"tl_reduce_norm1_f32: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm1_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<float, tl_rd_norm<float, 1>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm1_f32_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<float, tl_rd_norm<float, 1>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm1_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_norm<float, 1>>(p);\n"
+    "}\n"
+    "/* Double: tl_rd_norm<double, 1> */\n"
+    "static_assert(sizeof(tl_rd_norm<double, 1>::acc) == 8, \"tl_reduce_norm1_f64: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm1_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<double, tl_rd_norm<double, 1>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm1_f64_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<double, tl_rd_norm<double, 1>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm1_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_norm<double, 1>>(p);\n"
+    "}\n"
+    "/* Half: tl_rd_norm<tl_rd_f16, 2> */\n"
+    "static_assert(sizeof(tl_rd_norm<tl_rd_f16, 2>::acc) == 4, \"tl_reduce_norm_inf_f16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_f16, tl_rd_norm<tl_rd_f16, 2>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_f16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_f16, tl_rd_norm<tl_rd_f16, 2>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_norm<tl_rd_f16, 2>>(p);\n"
+    "}\n"
+    "/* BFloat16: tl_rd_norm<tl_rd_bf16, 2> */\n"
+    "static_assert(sizeof(tl_rd_norm<tl_rd_bf16, 2>::acc) == 4, \"tl_reduce_norm_inf_bf16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 2>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_bf16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 2>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 2>>(p);\n"
+    "}\n"
+    "/* Float: tl_rd_norm<float, 2> */\n"
+    "static_assert(sizeof(tl_rd_norm<float, 2>::acc) == 4, \"tl_reduce_norm_inf_f32: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<float, tl_rd_norm<float, 2>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_f32_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<float, tl_rd_norm<float, 2>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_norm<float, 2>>(p);\n"
+    "}\n"
+    "/* Double: tl_rd_norm<double, 2> */\n"
+    "static_assert(sizeof(tl_rd_norm<double, 2>::acc) == 8, \"tl_reduce_norm_inf_f64: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<double, tl_rd_norm<double, 2>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_f64_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<double, tl_rd_norm<double, 2>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_inf_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_norm<double, 2>>(p);\n"
+    "}\n"
+    "/* Half: tl_rd_norm<tl_rd_f16, 3> */\n"
+    "static_assert(sizeof(tl_rd_norm<tl_rd_f16, 3>::acc) == 4, \"tl_reduce_norm_neginf_f16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_f16, tl_rd_norm<tl_rd_f16, 3>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_f16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_f16, tl_rd_norm<tl_rd_f16, 3>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_norm<tl_rd_f16, 3>>(p);\n"
+    "}\n"
+    "/* BFloat16: tl_rd_norm<tl_rd_bf16, 3> */\n"
+    "static_assert(sizeof(tl_rd_norm<tl_rd_bf16, 3>::acc) == 4, \"tl_reduce_norm_neginf_bf16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 3>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_bf16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 3>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 3>>(p);\n"
+    "}\n"
+    "/* Float: tl_rd_norm<float, 3> */\n"
+    "static_assert(sizeof(tl_rd_norm<float, 3>::acc) == 4, \"tl_reduce_norm_neginf_f32: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<float, tl_rd_norm<float, 3>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_f32_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<float, tl_rd_norm<float, 3>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_norm<float, 3>>(p);\n"
+    "}\n"
+    "/* Double: tl_rd_norm<double, 3> */\n"
+    "static_assert(sizeof(tl_rd_norm<double, 3>::acc) == 8, \"tl_reduce_norm_neginf_f64: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<double, tl_rd_norm<double, 3>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_f64_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<double, tl_rd_norm<double, 3>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_neginf_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_norm<double, 3>>(p);\n"
+    "}\n"
+    "/* Half: tl_rd_norm<tl_rd_f16, 4> */\n"
+    "static_assert(sizeof(tl_rd_norm<tl_rd_f16, 4>::acc) == 4, \"tl_reduce_norm0_f16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm0_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_f16, tl_rd_norm<tl_rd_f16, 4>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm0_f16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_f16, tl_rd_norm<tl_rd_f16, 4>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm0_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_norm<tl_rd_f16, 4>>(p);\n"
+    "}\n"
+    "/* BFloat16: tl_rd_norm<tl_rd_bf16, 4> */\n"
+    "static_assert(sizeof(tl_rd_norm<tl_rd_bf16, 4>::acc) == 4, \"tl_reduce_norm0_bf16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm0_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 4>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm0_bf16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 4>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm0_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_norm<tl_rd_bf16, 4>>(p);\n"
+    "}\n"
+    "/* Float: tl_rd_norm<float, 4> */\n"
+    "static_assert(sizeof(tl_rd_norm<float, 4>::acc) == 4, \"tl_reduce_norm0_f32: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm0_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<float, tl_rd_norm<float, 4>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm0_f32_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<float, tl_rd_norm<float, 4>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm0_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_norm<float, 4>>(p);\n"
+    "}\n"
+    "/* Double: tl_rd_norm<double, 4> */\n"
+    "static_assert(sizeof(tl_rd_norm<double, 4>::acc) == 8, \"tl_reduce_norm0_f64: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm0_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<double, tl_rd_norm<double, 4>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm0_f64_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<double, tl_rd_norm<double, 4>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm0_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_norm<double, 4>>(p);\n"
+    "}\n"
+    "/* Half: tl_rd_norm_p<tl_rd_f16> */\n"
+    "static_assert(sizeof(tl_rd_norm_p<tl_rd_f16>::acc) == 8, \"tl_reduce_norm_p_f16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_p_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_f16, tl_rd_norm_p<tl_rd_f16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_p_f16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_f16, tl_rd_norm_p<tl_rd_f16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_p_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_norm_p<tl_rd_f16>>(p);\n"
+    "}\n"
+    "/* BFloat16: tl_rd_norm_p<tl_rd_bf16> */\n"
+    "static_assert(sizeof(tl_rd_norm_p<tl_rd_bf16>::acc) == 8, \"tl_reduce_norm_p_bf16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_p_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bf16, tl_rd_norm_p<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_p_bf16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bf16, tl_rd_norm_p<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_p_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_norm_p<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "/* Float: tl_rd_norm_p<float> */\n"
+    "static_assert(sizeof(tl_rd_norm_p<float>::acc) == 8, \"tl_reduce_norm_p_f32: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_p_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<float, tl_rd_norm_p<float>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_p_f32_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<float, tl_rd_norm_p<float>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_p_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_norm_p<float>>(p);\n"
+    "}\n"
+    "/* Double: tl_rd_norm_p<double> */\n"
+    "static_assert(sizeof(tl_rd_norm_p<double>::acc) == 16, \"tl_reduce_norm_p_f64: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_p_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<double, tl_rd_norm_p<double>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_p_f64_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<double, tl_rd_norm_p<double>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_norm_p_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_norm_p<double>>(p);\n"
+    "}\n"
+    "/* Half: tl_rd_nansum<tl_rd_f16> */\n"
+    "static_assert(sizeof(tl_rd_nansum<tl_rd_f16>::acc) == 4, \"tl_reduce_nansum_f16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_f16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_f16, tl_rd_nansum<tl_rd_f16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_f16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_f16, tl_rd_nansum<tl_rd_f16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_f16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_f16, tl_rd_nansum<tl_rd_f16>>(p);\n"
+    "}\n"
+    "/* BFloat16: tl_rd_nansum<tl_rd_bf16> */\n"
+    "static_assert(sizeof(tl_rd_nansum<tl_rd_bf16>::acc) == 4, \"tl_reduce_nansum_bf16: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_bf16(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<tl_rd_bf16, tl_rd_nansum<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_bf16_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<tl_rd_bf16, tl_rd_nansum<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_bf16_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<tl_rd_bf16, tl_rd_nansum<tl_rd_bf16>>(p);\n"
+    "}\n"
+    "/* Float: tl_rd_nansum<float> */\n"
+    "static_assert(sizeof(tl_rd_nansum<float>::acc) == 4, \"tl_reduce_nansum_f32: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_f32(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<float, tl_rd_nansum<float>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_f32_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<float, tl_rd_nansum<float>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_f32_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<float, tl_rd_nansum<float>>(p);\n"
+    "}\n"
+    "/* Double: tl_rd_nansum<double> */\n"
+    "static_assert(sizeof(tl_rd_nansum<double>::acc) == 8, \"tl_reduce_nansum_f64: the host's partial size\");\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_f64(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_rows<double, tl_rd_nansum<double>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_f64_combine(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_combine<double, tl_rd_nansum<double>>(p);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(512) tl_reduce_nansum_f64_cols(const tl_cuda_reduce_params p) {\n"
+    "    tl_rd_cols<double, tl_rd_nansum<double>>(p);\n"
     "}\n"
     "/* Half */\n"
     "extern \"C\" __global__ void __launch_bounds__(512) tl_softmax_f16(const tl_cuda_reduce_params p) {\n"
@@ -1598,7 +2574,7 @@ static const char tl_reduce_cuda_source[] =
 static tl_cuda_program tl_reduce_cuda_program = {"reduce", tl_reduce_cuda_source, {0}};
 
 /* per kernel: the rows pass, the combine pass and the thread-per-output kernel */
-static tl_cuda_function tl_reduce_cuda_fns[62][3] = {
+static tl_cuda_function tl_reduce_cuda_fns[124][3] = {
     {{&tl_reduce_cuda_program, "tl_reduce_sum_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_b_combine", {0}},
      {&tl_reduce_cuda_program, "tl_reduce_sum_b_cols", {0}}},
     {{&tl_reduce_cuda_program, "tl_reduce_sum_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_sum_u8_combine", {0}},
@@ -1667,6 +2643,8 @@ static tl_cuda_function tl_reduce_cuda_fns[62][3] = {
      {&tl_reduce_cuda_program, "tl_reduce_amin_f32_cols", {0}}},
     {{&tl_reduce_cuda_program, "tl_reduce_amin_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_amin_f64_combine", {0}},
      {&tl_reduce_cuda_program, "tl_reduce_amin_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmax_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_b_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmax_b_cols", {0}}},
     {{&tl_reduce_cuda_program, "tl_reduce_argmax_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_u8_combine", {0}},
      {&tl_reduce_cuda_program, "tl_reduce_argmax_u8_cols", {0}}},
     {{&tl_reduce_cuda_program, "tl_reduce_argmax_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_i8_combine", {0}},
@@ -1685,6 +2663,8 @@ static tl_cuda_function tl_reduce_cuda_fns[62][3] = {
      {&tl_reduce_cuda_program, "tl_reduce_argmax_f32_cols", {0}}},
     {{&tl_reduce_cuda_program, "tl_reduce_argmax_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmax_f64_combine", {0}},
      {&tl_reduce_cuda_program, "tl_reduce_argmax_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_argmin_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_b_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_argmin_b_cols", {0}}},
     {{&tl_reduce_cuda_program, "tl_reduce_argmin_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_u8_combine", {0}},
      {&tl_reduce_cuda_program, "tl_reduce_argmin_u8_cols", {0}}},
     {{&tl_reduce_cuda_program, "tl_reduce_argmin_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_argmin_i8_combine", {0}},
@@ -1723,6 +2703,126 @@ static tl_cuda_function tl_reduce_cuda_fns[62][3] = {
      {&tl_reduce_cuda_program, "tl_reduce_prod_f32_cols", {0}}},
     {{&tl_reduce_cuda_program, "tl_reduce_prod_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_prod_f64_combine", {0}},
      {&tl_reduce_cuda_program, "tl_reduce_prod_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_var_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_var_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_var_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_var_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_var_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_var_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_var_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_var_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_var_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_var_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_var_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_var_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_std_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_std_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_std_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_std_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_std_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_std_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_std_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_std_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_std_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_std_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_std_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_std_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_logsumexp_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_logsumexp_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_logsumexp_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_logsumexp_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_logsumexp_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_logsumexp_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_logsumexp_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_logsumexp_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_logsumexp_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_logsumexp_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_logsumexp_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_logsumexp_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_any_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_any_b_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_any_b_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_any_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_any_u8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_any_u8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_any_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_any_i8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_any_i8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_any_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_any_i16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_any_i16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_any_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_any_i32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_any_i32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_any_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_any_i64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_any_i64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_any_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_any_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_any_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_any_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_any_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_any_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_any_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_any_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_any_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_any_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_any_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_any_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_all_b", {0}}, {&tl_reduce_cuda_program, "tl_reduce_all_b_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_all_b_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_all_u8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_all_u8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_all_u8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_all_i8", {0}}, {&tl_reduce_cuda_program, "tl_reduce_all_i8_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_all_i8_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_all_i16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_all_i16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_all_i16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_all_i32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_all_i32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_all_i32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_all_i64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_all_i64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_all_i64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_all_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_all_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_all_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_all_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_all_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_all_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_all_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_all_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_all_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_all_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_all_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_all_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm2_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm2_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm2_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm2_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm2_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm2_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm2_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm2_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm2_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm2_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm2_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm2_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm1_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm1_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm1_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm1_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm1_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm1_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm1_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm1_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm1_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm1_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm1_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm1_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm_inf_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm_inf_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm_inf_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm_inf_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm_inf_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm_inf_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm_inf_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm_inf_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm_inf_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm_inf_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm_inf_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm_inf_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm_neginf_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm_neginf_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm_neginf_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm_neginf_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm_neginf_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm_neginf_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm_neginf_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm_neginf_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm_neginf_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm_neginf_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm_neginf_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm_neginf_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm0_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm0_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm0_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm0_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm0_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm0_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm0_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm0_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm0_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm0_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm0_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm0_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm_p_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm_p_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm_p_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm_p_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm_p_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm_p_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm_p_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm_p_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm_p_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_norm_p_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_norm_p_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_norm_p_f64_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_nansum_f16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_nansum_f16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_nansum_f16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_nansum_bf16", {0}}, {&tl_reduce_cuda_program, "tl_reduce_nansum_bf16_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_nansum_bf16_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_nansum_f32", {0}}, {&tl_reduce_cuda_program, "tl_reduce_nansum_f32_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_nansum_f32_cols", {0}}},
+    {{&tl_reduce_cuda_program, "tl_reduce_nansum_f64", {0}}, {&tl_reduce_cuda_program, "tl_reduce_nansum_f64_combine", {0}},
+     {&tl_reduce_cuda_program, "tl_reduce_nansum_f64_cols", {0}}},
 };
 
 /* [operator][tl_dtype]: kernels and the bytes of one partial accumulator; NULL: unsupported */
@@ -1784,7 +2884,6 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {NULL, NULL, NULL, 0},
     },
     {  /* argmax */
-        {NULL, NULL, NULL, 0},
         {&tl_reduce_cuda_fns[34][0], &tl_reduce_cuda_fns[34][1], &tl_reduce_cuda_fns[34][2], 16},
         {&tl_reduce_cuda_fns[35][0], &tl_reduce_cuda_fns[35][1], &tl_reduce_cuda_fns[35][2], 16},
         {&tl_reduce_cuda_fns[36][0], &tl_reduce_cuda_fns[36][1], &tl_reduce_cuda_fns[36][2], 16},
@@ -1794,12 +2893,11 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {&tl_reduce_cuda_fns[40][0], &tl_reduce_cuda_fns[40][1], &tl_reduce_cuda_fns[40][2], 16},
         {&tl_reduce_cuda_fns[41][0], &tl_reduce_cuda_fns[41][1], &tl_reduce_cuda_fns[41][2], 16},
         {&tl_reduce_cuda_fns[42][0], &tl_reduce_cuda_fns[42][1], &tl_reduce_cuda_fns[42][2], 16},
+        {&tl_reduce_cuda_fns[43][0], &tl_reduce_cuda_fns[43][1], &tl_reduce_cuda_fns[43][2], 16},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
     },
     {  /* argmin */
-        {NULL, NULL, NULL, 0},
-        {&tl_reduce_cuda_fns[43][0], &tl_reduce_cuda_fns[43][1], &tl_reduce_cuda_fns[43][2], 16},
         {&tl_reduce_cuda_fns[44][0], &tl_reduce_cuda_fns[44][1], &tl_reduce_cuda_fns[44][2], 16},
         {&tl_reduce_cuda_fns[45][0], &tl_reduce_cuda_fns[45][1], &tl_reduce_cuda_fns[45][2], 16},
         {&tl_reduce_cuda_fns[46][0], &tl_reduce_cuda_fns[46][1], &tl_reduce_cuda_fns[46][2], 16},
@@ -1808,20 +2906,190 @@ const tl_cuda_reduce_kernels tl_cuda_reduce_table[TL_CUDA_REDUCE_NOPS][TL_NUM_DT
         {&tl_reduce_cuda_fns[49][0], &tl_reduce_cuda_fns[49][1], &tl_reduce_cuda_fns[49][2], 16},
         {&tl_reduce_cuda_fns[50][0], &tl_reduce_cuda_fns[50][1], &tl_reduce_cuda_fns[50][2], 16},
         {&tl_reduce_cuda_fns[51][0], &tl_reduce_cuda_fns[51][1], &tl_reduce_cuda_fns[51][2], 16},
+        {&tl_reduce_cuda_fns[52][0], &tl_reduce_cuda_fns[52][1], &tl_reduce_cuda_fns[52][2], 16},
+        {&tl_reduce_cuda_fns[53][0], &tl_reduce_cuda_fns[53][1], &tl_reduce_cuda_fns[53][2], 16},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
     },
     {  /* prod */
-        {&tl_reduce_cuda_fns[52][0], &tl_reduce_cuda_fns[52][1], &tl_reduce_cuda_fns[52][2], 8},
-        {&tl_reduce_cuda_fns[53][0], &tl_reduce_cuda_fns[53][1], &tl_reduce_cuda_fns[53][2], 8},
         {&tl_reduce_cuda_fns[54][0], &tl_reduce_cuda_fns[54][1], &tl_reduce_cuda_fns[54][2], 8},
         {&tl_reduce_cuda_fns[55][0], &tl_reduce_cuda_fns[55][1], &tl_reduce_cuda_fns[55][2], 8},
         {&tl_reduce_cuda_fns[56][0], &tl_reduce_cuda_fns[56][1], &tl_reduce_cuda_fns[56][2], 8},
         {&tl_reduce_cuda_fns[57][0], &tl_reduce_cuda_fns[57][1], &tl_reduce_cuda_fns[57][2], 8},
-        {&tl_reduce_cuda_fns[58][0], &tl_reduce_cuda_fns[58][1], &tl_reduce_cuda_fns[58][2], 4},
-        {&tl_reduce_cuda_fns[59][0], &tl_reduce_cuda_fns[59][1], &tl_reduce_cuda_fns[59][2], 4},
+        {&tl_reduce_cuda_fns[58][0], &tl_reduce_cuda_fns[58][1], &tl_reduce_cuda_fns[58][2], 8},
+        {&tl_reduce_cuda_fns[59][0], &tl_reduce_cuda_fns[59][1], &tl_reduce_cuda_fns[59][2], 8},
         {&tl_reduce_cuda_fns[60][0], &tl_reduce_cuda_fns[60][1], &tl_reduce_cuda_fns[60][2], 4},
-        {&tl_reduce_cuda_fns[61][0], &tl_reduce_cuda_fns[61][1], &tl_reduce_cuda_fns[61][2], 8},
+        {&tl_reduce_cuda_fns[61][0], &tl_reduce_cuda_fns[61][1], &tl_reduce_cuda_fns[61][2], 4},
+        {&tl_reduce_cuda_fns[62][0], &tl_reduce_cuda_fns[62][1], &tl_reduce_cuda_fns[62][2], 4},
+        {&tl_reduce_cuda_fns[63][0], &tl_reduce_cuda_fns[63][1], &tl_reduce_cuda_fns[63][2], 8},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+    },
+    {  /* var */
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[64][0], &tl_reduce_cuda_fns[64][1], &tl_reduce_cuda_fns[64][2], 16},
+        {&tl_reduce_cuda_fns[65][0], &tl_reduce_cuda_fns[65][1], &tl_reduce_cuda_fns[65][2], 16},
+        {&tl_reduce_cuda_fns[66][0], &tl_reduce_cuda_fns[66][1], &tl_reduce_cuda_fns[66][2], 16},
+        {&tl_reduce_cuda_fns[67][0], &tl_reduce_cuda_fns[67][1], &tl_reduce_cuda_fns[67][2], 32},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+    },
+    {  /* std */
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[68][0], &tl_reduce_cuda_fns[68][1], &tl_reduce_cuda_fns[68][2], 16},
+        {&tl_reduce_cuda_fns[69][0], &tl_reduce_cuda_fns[69][1], &tl_reduce_cuda_fns[69][2], 16},
+        {&tl_reduce_cuda_fns[70][0], &tl_reduce_cuda_fns[70][1], &tl_reduce_cuda_fns[70][2], 16},
+        {&tl_reduce_cuda_fns[71][0], &tl_reduce_cuda_fns[71][1], &tl_reduce_cuda_fns[71][2], 32},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+    },
+    {  /* logsumexp */
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[72][0], &tl_reduce_cuda_fns[72][1], &tl_reduce_cuda_fns[72][2], 8},
+        {&tl_reduce_cuda_fns[73][0], &tl_reduce_cuda_fns[73][1], &tl_reduce_cuda_fns[73][2], 8},
+        {&tl_reduce_cuda_fns[74][0], &tl_reduce_cuda_fns[74][1], &tl_reduce_cuda_fns[74][2], 8},
+        {&tl_reduce_cuda_fns[75][0], &tl_reduce_cuda_fns[75][1], &tl_reduce_cuda_fns[75][2], 16},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+    },
+    {  /* any */
+        {&tl_reduce_cuda_fns[76][0], &tl_reduce_cuda_fns[76][1], &tl_reduce_cuda_fns[76][2], 1},
+        {&tl_reduce_cuda_fns[77][0], &tl_reduce_cuda_fns[77][1], &tl_reduce_cuda_fns[77][2], 1},
+        {&tl_reduce_cuda_fns[78][0], &tl_reduce_cuda_fns[78][1], &tl_reduce_cuda_fns[78][2], 1},
+        {&tl_reduce_cuda_fns[79][0], &tl_reduce_cuda_fns[79][1], &tl_reduce_cuda_fns[79][2], 1},
+        {&tl_reduce_cuda_fns[80][0], &tl_reduce_cuda_fns[80][1], &tl_reduce_cuda_fns[80][2], 1},
+        {&tl_reduce_cuda_fns[81][0], &tl_reduce_cuda_fns[81][1], &tl_reduce_cuda_fns[81][2], 1},
+        {&tl_reduce_cuda_fns[82][0], &tl_reduce_cuda_fns[82][1], &tl_reduce_cuda_fns[82][2], 1},
+        {&tl_reduce_cuda_fns[83][0], &tl_reduce_cuda_fns[83][1], &tl_reduce_cuda_fns[83][2], 1},
+        {&tl_reduce_cuda_fns[84][0], &tl_reduce_cuda_fns[84][1], &tl_reduce_cuda_fns[84][2], 1},
+        {&tl_reduce_cuda_fns[85][0], &tl_reduce_cuda_fns[85][1], &tl_reduce_cuda_fns[85][2], 1},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+    },
+    {  /* all */
+        {&tl_reduce_cuda_fns[86][0], &tl_reduce_cuda_fns[86][1], &tl_reduce_cuda_fns[86][2], 1},
+        {&tl_reduce_cuda_fns[87][0], &tl_reduce_cuda_fns[87][1], &tl_reduce_cuda_fns[87][2], 1},
+        {&tl_reduce_cuda_fns[88][0], &tl_reduce_cuda_fns[88][1], &tl_reduce_cuda_fns[88][2], 1},
+        {&tl_reduce_cuda_fns[89][0], &tl_reduce_cuda_fns[89][1], &tl_reduce_cuda_fns[89][2], 1},
+        {&tl_reduce_cuda_fns[90][0], &tl_reduce_cuda_fns[90][1], &tl_reduce_cuda_fns[90][2], 1},
+        {&tl_reduce_cuda_fns[91][0], &tl_reduce_cuda_fns[91][1], &tl_reduce_cuda_fns[91][2], 1},
+        {&tl_reduce_cuda_fns[92][0], &tl_reduce_cuda_fns[92][1], &tl_reduce_cuda_fns[92][2], 1},
+        {&tl_reduce_cuda_fns[93][0], &tl_reduce_cuda_fns[93][1], &tl_reduce_cuda_fns[93][2], 1},
+        {&tl_reduce_cuda_fns[94][0], &tl_reduce_cuda_fns[94][1], &tl_reduce_cuda_fns[94][2], 1},
+        {&tl_reduce_cuda_fns[95][0], &tl_reduce_cuda_fns[95][1], &tl_reduce_cuda_fns[95][2], 1},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+    },
+    {  /* norm2 */
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[96][0], &tl_reduce_cuda_fns[96][1], &tl_reduce_cuda_fns[96][2], 4},
+        {&tl_reduce_cuda_fns[97][0], &tl_reduce_cuda_fns[97][1], &tl_reduce_cuda_fns[97][2], 4},
+        {&tl_reduce_cuda_fns[98][0], &tl_reduce_cuda_fns[98][1], &tl_reduce_cuda_fns[98][2], 4},
+        {&tl_reduce_cuda_fns[99][0], &tl_reduce_cuda_fns[99][1], &tl_reduce_cuda_fns[99][2], 8},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+    },
+    {  /* norm1 */
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[100][0], &tl_reduce_cuda_fns[100][1], &tl_reduce_cuda_fns[100][2], 4},
+        {&tl_reduce_cuda_fns[101][0], &tl_reduce_cuda_fns[101][1], &tl_reduce_cuda_fns[101][2], 4},
+        {&tl_reduce_cuda_fns[102][0], &tl_reduce_cuda_fns[102][1], &tl_reduce_cuda_fns[102][2], 4},
+        {&tl_reduce_cuda_fns[103][0], &tl_reduce_cuda_fns[103][1], &tl_reduce_cuda_fns[103][2], 8},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+    },
+    {  /* norm_inf */
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[104][0], &tl_reduce_cuda_fns[104][1], &tl_reduce_cuda_fns[104][2], 4},
+        {&tl_reduce_cuda_fns[105][0], &tl_reduce_cuda_fns[105][1], &tl_reduce_cuda_fns[105][2], 4},
+        {&tl_reduce_cuda_fns[106][0], &tl_reduce_cuda_fns[106][1], &tl_reduce_cuda_fns[106][2], 4},
+        {&tl_reduce_cuda_fns[107][0], &tl_reduce_cuda_fns[107][1], &tl_reduce_cuda_fns[107][2], 8},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+    },
+    {  /* norm_neginf */
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[108][0], &tl_reduce_cuda_fns[108][1], &tl_reduce_cuda_fns[108][2], 4},
+        {&tl_reduce_cuda_fns[109][0], &tl_reduce_cuda_fns[109][1], &tl_reduce_cuda_fns[109][2], 4},
+        {&tl_reduce_cuda_fns[110][0], &tl_reduce_cuda_fns[110][1], &tl_reduce_cuda_fns[110][2], 4},
+        {&tl_reduce_cuda_fns[111][0], &tl_reduce_cuda_fns[111][1], &tl_reduce_cuda_fns[111][2], 8},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+    },
+    {  /* norm0 */
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[112][0], &tl_reduce_cuda_fns[112][1], &tl_reduce_cuda_fns[112][2], 4},
+        {&tl_reduce_cuda_fns[113][0], &tl_reduce_cuda_fns[113][1], &tl_reduce_cuda_fns[113][2], 4},
+        {&tl_reduce_cuda_fns[114][0], &tl_reduce_cuda_fns[114][1], &tl_reduce_cuda_fns[114][2], 4},
+        {&tl_reduce_cuda_fns[115][0], &tl_reduce_cuda_fns[115][1], &tl_reduce_cuda_fns[115][2], 8},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+    },
+    {  /* norm_p */
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[116][0], &tl_reduce_cuda_fns[116][1], &tl_reduce_cuda_fns[116][2], 8},
+        {&tl_reduce_cuda_fns[117][0], &tl_reduce_cuda_fns[117][1], &tl_reduce_cuda_fns[117][2], 8},
+        {&tl_reduce_cuda_fns[118][0], &tl_reduce_cuda_fns[118][1], &tl_reduce_cuda_fns[118][2], 8},
+        {&tl_reduce_cuda_fns[119][0], &tl_reduce_cuda_fns[119][1], &tl_reduce_cuda_fns[119][2], 16},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+    },
+    {  /* nansum */
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {NULL, NULL, NULL, 0},
+        {&tl_reduce_cuda_fns[120][0], &tl_reduce_cuda_fns[120][1], &tl_reduce_cuda_fns[120][2], 4},
+        {&tl_reduce_cuda_fns[121][0], &tl_reduce_cuda_fns[121][1], &tl_reduce_cuda_fns[121][2], 4},
+        {&tl_reduce_cuda_fns[122][0], &tl_reduce_cuda_fns[122][1], &tl_reduce_cuda_fns[122][2], 4},
+        {&tl_reduce_cuda_fns[123][0], &tl_reduce_cuda_fns[123][1], &tl_reduce_cuda_fns[123][2], 8},
         {NULL, NULL, NULL, 0},
         {NULL, NULL, NULL, 0},
     },

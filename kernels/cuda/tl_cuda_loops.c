@@ -12,6 +12,7 @@
 static int64_t g_index_limit = INT32_MAX;
 
 void tl_cuda_set_index_limit(int64_t limit) { g_index_limit = limit > 0 && limit <= INT32_MAX ? limit : INT32_MAX; }
+int64_t tl_cuda_index_limit(void) { return g_index_limit; }
 
 static int64_t itemsize(tl_dtype dt) {
     switch (dt) {

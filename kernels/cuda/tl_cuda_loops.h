@@ -77,6 +77,7 @@ int tl_cuda_pick_variant(const tl_cuda_view *v, const tl_cuda_ufunc_kernels *k);
 /* ---- launching */
 /* the largest offset/element count a launch may use (INT32_MAX; tests lower it) */
 void tl_cuda_set_index_limit(int64_t limit);
+int64_t tl_cuda_index_limit(void);
 /* runs op's kernels of dtype `common` (the iterator's common dtype) over v;
  * args: op->nargs scalar arguments */
 int tl_cuda_ufunc_launch_view(const tl_cuda_ufunc_op *op, tl_dtype common, const tl_cuda_view *v,

@@ -1,5 +1,7 @@
-/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin,
- * prod, softmax / log_softmax and their backward, layer_norm.
+/* The CUDA reduction kernels: sum, mean, amax / amin, argmax / argmin
+ * (with max.dim's values), prod, var / std (Welford, with the mean),
+ * logsumexp, any / all, the vector norms, softmax / log_softmax and their
+ * backward, layer_norm, cumsum / cumprod.
  * The generator pastes this text into generated/cuda/reduce.cu after the
  * prelude and the parameter struct (tl_cuda_reduce_params.h), then adds one
  * extern "C" pair of kernels per operator and dtype (<name> and
@@ -66,6 +68,12 @@ TL_RD_INT_ACC(int16_t)
 TL_RD_INT_ACC(int32_t)
 TL_RD_INT_ACC(int64_t)
 
+/* bytes of a stored element (the tags are empty types) */
+template <class T> struct tl_rd_bytes { static const uint32_t n = sizeof(T); };
+template <> struct tl_rd_bytes<tl_rd_bool> { static const uint32_t n = 1; };
+template <> struct tl_rd_bytes<tl_rd_f16> { static const uint32_t n = 2; };
+template <> struct tl_rd_bytes<tl_rd_bf16> { static const uint32_t n = 2; };
+
 /* the lowest / highest value of a compute type: max's / min's identity */
 template <class C> static TL_CUDA_FORCEINLINE C tl_rd_lowest();
 template <class C> static TL_CUDA_FORCEINLINE C tl_rd_highest();
@@ -93,7 +101,9 @@ template <class T> struct tl_rd_sum {
     static TL_CUDA_FORCEINLINE acc ident() { return (acc)0; }
     static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a + (acc)v; }
     static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a + b; }
-    static TL_CUDA_FORCEINLINE void store(char *p, acc a, double) { tl_rd_io<T>::store(p, a); }
+    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {
+        tl_rd_io<T>::store((char *)p.out + off, a);
+    }
 };
 /* PyTorch's ProdOps: the product in the sum's accumulator type (integers
  * wrap in int64) */
@@ -103,10 +113,19 @@ template <class T> struct tl_rd_prod : tl_rd_sum<T> {
     static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) { return a * (acc)v; }
     static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return a * b; }
 };
+/* nansum (PyTorch's NanSumOps): the sum with NaN read as 0 (floating types) */
+template <class T> struct tl_rd_nansum : tl_rd_sum<T> {
+    typedef typename tl_rd_sum<T>::acc acc;
+    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) {
+        return a + (tl_rd_isnan(v) ? (acc)0 : (acc)v);
+    }
+};
 /* PyTorch's MeanOps: the sum times factor = 1 / count in the accumulator's type */
 template <class T> struct tl_rd_mean : tl_rd_sum<T> {
     typedef typename tl_rd_sum<T>::acc acc;
-    static TL_CUDA_FORCEINLINE void store(char *p, acc a, double factor) { tl_rd_io<T>::store(p, a * (acc)factor); }
+    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {
+        tl_rd_io<T>::store((char *)p.out + off, a * (acc)p.factor);
+    }
 };
 /* PyTorch's MaxNanFunctor / MinNanFunctor: a NaN accumulator stays */
 template <class T, bool MAX> struct tl_rd_extreme {
@@ -116,7 +135,9 @@ template <class T, bool MAX> struct tl_rd_extreme {
         return (tl_rd_isnan(a) || (MAX ? a > b : a < b)) ? a : b;
     }
     static TL_CUDA_FORCEINLINE acc reduce(acc a, acc v, uint32_t) { return combine(a, v); }
-    static TL_CUDA_FORCEINLINE void store(char *p, acc a, double) { tl_rd_io<T>::store(p, a); }
+    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {
+        tl_rd_io<T>::store((char *)p.out + off, a);
+    }
 };
 template <class C> struct tl_rd_pair {
     C v;
@@ -147,7 +168,208 @@ template <class T, bool MAX> struct tl_rd_arg {
         b.i = (int64_t)k;
         return combine(a, b);
     }
-    static TL_CUDA_FORCEINLINE void store(char *p, acc a, double) { *(int64_t *)p = a.i; }
+    /* max.dim / min.dim: the value into out2 (element strides of the index output) */
+    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {
+        *(int64_t *)((char *)p.out + off) = a.i;
+        if (p.out2) tl_rd_io<T>::store((char *)p.out2 + off / 8 * (int32_t)tl_rd_bytes<T>::n, a.v);
+    }
+};
+
+/* PyTorch's WelfordOps (SharedReduceOps.h) in the sum's accumulator type
+ * (float for half / bfloat16 / float32, double for float64): the running
+ * mean and M2 with an int32 count per thread, Chan's merge across threads
+ * and blocks. The store writes var (or std when SQRT) with the divisor
+ * max(0, n - correction) into out and the mean into out2 when it is set;
+ * 0 elements give NaN for both (PyTorch fills an empty input's results). */
+template <class A> struct tl_rd_welford_acc {
+    A mean, m2, nf;
+    int32_t n;
+};
+template <class T, bool SQRT> struct tl_rd_welford {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    typedef tl_rd_welford_acc<A> acc;
+    static TL_CUDA_FORCEINLINE acc ident() {
+        acc a;
+        a.mean = 0;
+        a.m2 = 0;
+        a.nf = 0;
+        a.n = 0;
+        return a;
+    }
+    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) {
+        const int32_t n = a.n + 1;
+        const A nf = (A)n, x = (A)v, delta = x - a.mean, mean = a.mean + delta / nf;
+        a.m2 += delta * (x - mean);
+        a.mean = mean;
+        a.n = n;
+        a.nf = nf;
+        return a;
+    }
+    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) {
+        if (a.nf == 0) return b;
+        if (b.nf == 0) return a;
+        const A delta = b.mean - a.mean, nf = a.nf + b.nf, nb_over_n = b.nf / nf;
+        acc r;
+        r.mean = a.mean + delta * nb_over_n;
+        r.m2 = a.m2 + b.m2 + delta * delta * a.nf * nb_over_n;
+        r.nf = nf;
+        r.n = -1;   /* combined: nf counts (PyTorch's marker) */
+        return r;
+    }
+    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {
+        const A divisor = a.nf > (A)p.scalar ? a.nf - (A)p.scalar : (A)0;
+        A var = a.m2 / divisor, mean = a.mean;
+        if (a.nf == 0) var = mean = (A)NAN;
+        tl_rd_io<T>::store((char *)p.out + off, SQRT ? (A)sqrt(var) : var);
+        if (p.out2) tl_rd_io<T>::store((char *)p.out2 + off, mean);
+    }
+};
+
+static TL_CUDA_FORCEINLINE float tl_rd_exp(float x) { return expf(x); }
+static TL_CUDA_FORCEINLINE double tl_rd_exp(double x) { return exp(x); }
+static TL_CUDA_FORCEINLINE float tl_rd_log(float x) { return logf(x); }
+static TL_CUDA_FORCEINLINE double tl_rd_log(double x) { return log(x); }
+
+/* a value rounded to T's precision (PyTorch computes logsumexp's steps as
+ * separate operators, each result stored as T) */
+template <class T, class A> static TL_CUDA_FORCEINLINE A tl_rd_round(A v) {
+    uint64_t b;
+    tl_rd_io<T>::store((char *)&b, v);
+    return (A)tl_rd_io<T>::load((const char *)&b);
+}
+
+/* logsumexp after the row maxima were stored into out (the amax kernel):
+ * each row starts from its maximum m, with m' = 0 when |m| is infinite
+ * (PyTorch's masked_fill_), sums exp(x - m') in the accumulator type and
+ * stores log(sum) + m'. NaN propagates through m; a row of -inf gives
+ * log(0) = -inf, one with +inf gives inf. Steps round to T as PyTorch's
+ * separate operators do. */
+template <class A> struct tl_rd_lse_acc {
+    A s, m;
+};
+/* a sum s with a per-output constant m every thread of the output holds
+ * from tl_rd_begin (logsumexp's row maximum, the norm's p) */
+template <class T> struct tl_rd_carry {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    typedef tl_rd_lse_acc<A> acc;
+    static TL_CUDA_FORCEINLINE acc ident() {
+        acc a;
+        a.s = 0;
+        a.m = 0;
+        return a;
+    }
+    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) {
+        a.s += b.s;
+        return a;
+    }
+};
+template <class T> struct tl_rd_lse : tl_rd_carry<T> {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    typedef tl_rd_lse_acc<A> acc;
+    static TL_CUDA_FORCEINLINE acc begin(const tl_cuda_reduce_params &p, int32_t off) {
+        acc a;
+        a.s = 0;
+        a.m = (A)tl_rd_io<T>::load((const char *)p.out + off);
+        if (a.m == (A)INFINITY || a.m == -(A)INFINITY) a.m = 0;
+        return a;
+    }
+    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) {
+        a.s += tl_rd_round<T>(tl_rd_exp(tl_rd_round<T>((A)v - a.m)));
+        return a;
+    }
+    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {
+        const A l = tl_rd_round<T>(tl_rd_log(tl_rd_round<T>(a.s)));
+        tl_rd_io<T>::store((char *)p.out + off, l + a.m);
+    }
+};
+
+/* an operator's accumulator at the start of the output at `off`: its
+ * identity, or what the operator reads there (logsumexp's row maximum) */
+template <class Op> struct tl_rd_begin {
+    static TL_CUDA_FORCEINLINE typename Op::acc at(const tl_cuda_reduce_params &, int32_t) { return Op::ident(); }
+};
+template <class T> struct tl_rd_begin<tl_rd_lse<T> > {
+    static TL_CUDA_FORCEINLINE typename tl_rd_lse<T>::acc at(const tl_cuda_reduce_params &p, int32_t off) {
+        return tl_rd_lse<T>::begin(p, off);
+    }
+};
+
+/* an accumulator of a piece whose elements start at index k_base of their
+ * row: argmax's / argmin's index moves there (the identity's 0 only stays
+ * when every element of the piece ties with it, the piece's first among
+ * them) */
+template <class Op> struct tl_rd_rebase {
+    static TL_CUDA_FORCEINLINE typename Op::acc at(typename Op::acc a, int64_t) { return a; }
+};
+template <class T, bool MAX> struct tl_rd_rebase<tl_rd_arg<T, MAX> > {
+    static TL_CUDA_FORCEINLINE typename tl_rd_arg<T, MAX>::acc at(typename tl_rd_arg<T, MAX>::acc a, int64_t base) {
+        a.i += base;
+        return a;
+    }
+};
+
+/* PyTorch's And / Or reductions (any / all): an element counts when it is
+ * non-zero (NaN does); the result is 0 / 1 in out (bool, or uint8 for a
+ * uint8 input) */
+template <class T, bool ANY> struct tl_rd_logical {
+    typedef uint8_t acc;
+    static TL_CUDA_FORCEINLINE acc ident() { return ANY ? 0 : 1; }
+    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) {
+        return ANY ? (acc)(a | (v != 0)) : (acc)(a & (v != 0));
+    }
+    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) { return ANY ? (acc)(a | b) : (acc)(a & b); }
+    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {
+        *((uint8_t *)p.out + off) = a;
+    }
+};
+
+/* linalg_vector_norm (PyTorch's NormTwoOps, NormOneOps, AbsMaxOps,
+ * AbsMinOps, NormZeroOps) in the sum's accumulator type (floating inputs
+ * only): KIND 0: sqrt(sum x^2), 1: sum |x|, 2: max |x|, 3: min |x| (NaN
+ * propagates), 4: the count of non-zeros */
+static TL_CUDA_FORCEINLINE float tl_rd_abs(float x) { return fabsf(x); }
+static TL_CUDA_FORCEINLINE double tl_rd_abs(double x) { return fabs(x); }
+template <class T, int KIND> struct tl_rd_norm {
+    typedef typename tl_rd_io<T>::sum_acc acc;
+    static TL_CUDA_FORCEINLINE acc ident() { return KIND == 3 ? tl_rd_highest<acc>() : (acc)0; }
+    static TL_CUDA_FORCEINLINE acc combine(acc a, acc b) {
+        if (KIND == 2) return (tl_rd_isnan(a) || a > b) ? a : b;
+        if (KIND == 3) return (tl_rd_isnan(a) || a < b) ? a : b;
+        return a + b;
+    }
+    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) {
+        const acc x = (acc)v;
+        if (KIND == 0) return a + x * x;
+        if (KIND == 4) return a + (acc)(x != 0);
+        return KIND == 1 ? a + tl_rd_abs(x) : combine(a, tl_rd_abs(x));
+    }
+    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {
+        tl_rd_io<T>::store((char *)p.out + off, KIND == 0 ? (acc)sqrt(a) : a);
+    }
+};
+/* PyTorch's NormOps: (sum |x|^p)^(1/p), p = p.scalar carried in the
+ * accumulator from the start (tl_rd_begin) */
+template <class T> struct tl_rd_norm_p : tl_rd_carry<T> {
+    typedef typename tl_rd_io<T>::sum_acc A;
+    typedef tl_rd_lse_acc<A> acc;   /* s: the sum, m: p */
+    static TL_CUDA_FORCEINLINE acc begin(const tl_cuda_reduce_params &p, int32_t) {
+        acc a;
+        a.s = 0;
+        a.m = (A)p.scalar;
+        return a;
+    }
+    static TL_CUDA_FORCEINLINE acc reduce(acc a, typename tl_rd_io<T>::compute v, uint32_t) {
+        a.s += (A)pow(tl_rd_abs((A)v), a.m);
+        return a;
+    }
+    static TL_CUDA_FORCEINLINE void store(const tl_cuda_reduce_params &p, int32_t off, acc a) {
+        tl_rd_io<T>::store((char *)p.out + off, (A)pow(a.s, (A)1 / (A)p.scalar));
+    }
+};
+template <class T> struct tl_rd_begin<tl_rd_norm_p<T> > {
+    static TL_CUDA_FORCEINLINE typename tl_rd_norm_p<T>::acc at(const tl_cuda_reduce_params &p, int32_t off) {
+        return tl_rd_norm_p<T>::begin(p, off);
+    }
 };
 
 /* ---- warp shuffles of an accumulator (narrow integers through int) */
@@ -158,6 +380,19 @@ template <class A> static TL_CUDA_FORCEINLINE A tl_rd_shfl(A v, unsigned delta) 
 template <class C> static TL_CUDA_FORCEINLINE tl_rd_pair<C> tl_rd_shfl(tl_rd_pair<C> a, unsigned delta) {
     a.v = tl_rd_shfl(a.v, delta);
     a.i = tl_rd_shfl(a.i, delta);
+    return a;
+}
+template <class A> static TL_CUDA_FORCEINLINE tl_rd_welford_acc<A> tl_rd_shfl(tl_rd_welford_acc<A> a,
+                                                                        unsigned delta) {
+    a.mean = tl_rd_shfl(a.mean, delta);
+    a.m2 = tl_rd_shfl(a.m2, delta);
+    a.nf = tl_rd_shfl(a.nf, delta);
+    a.n = tl_rd_shfl(a.n, delta);
+    return a;
+}
+template <class A> static TL_CUDA_FORCEINLINE tl_rd_lse_acc<A> tl_rd_shfl(tl_rd_lse_acc<A> a, unsigned delta) {
+    a.s = tl_rd_shfl(a.s, delta);
+    a.m = tl_rd_shfl(a.m, delta);
     return a;
 }
 
@@ -215,7 +450,7 @@ template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_rows(const tl
         tl_rd_row_offsets(p, row, in_off, out_off);
         const char *in = (const char *)p.in + in_off;
         const uint32_t k0 = part * p.chunk, end = p.nred - k0 < p.chunk ? p.nred : k0 + p.chunk;
-        A a = Op::ident();
+        A a = tl_rd_begin<Op>::at(p, out_off);
         if (p.red_ndim == 1) {   /* one reduced dim (the usual case): no division */
             const int32_t st = p.red_stride[0];
             for (uint32_t k = k0 + threadIdx.x; k < end; k += blockDim.x)
@@ -226,7 +461,8 @@ template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_rows(const tl
         }
         a = tl_rd_block<Op>(a);
         if (threadIdx.x == 0) {
-            if (p.splits == 1) Op::store((char *)p.out + out_off, a, p.factor);
+            if (p.partial_stride) ((A *)p.partial)[row * p.partial_stride + part] = tl_rd_rebase<Op>::at(a, p.k_base);
+            else if (p.splits == 1) Op::store(p, out_off, a);
             else ((A *)p.partial)[b] = a;
         }
     }
@@ -237,14 +473,12 @@ template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_combine(const
     typedef typename Op::acc A;
     const A *partial = (const A *)p.partial;
     for (uint32_t row = blockIdx.x; row < p.nout; row += gridDim.x) {
-        A a = Op::ident();
+        int32_t in_off, out_off;
+        tl_rd_row_offsets(p, row, in_off, out_off);
+        A a = tl_rd_begin<Op>::at(p, out_off);
         for (uint32_t j = threadIdx.x; j < p.splits; j += blockDim.x) a = Op::combine(a, partial[row * p.splits + j]);
-        a = tl_rd_block<Op>(a);
-        if (threadIdx.x == 0) {
-            int32_t in_off, out_off;
-            tl_rd_row_offsets(p, row, in_off, out_off);
-            Op::store((char *)p.out + out_off, a, p.factor);
-        }
+        a = tl_rd_block<Op>(a);   /* its barriers: every thread read out (tl_rd_begin) before thread 0 writes it */
+        if (threadIdx.x == 0) Op::store(p, out_off, a);
     }
 }
 
@@ -260,14 +494,14 @@ template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_cols(const tl
         int32_t in_off, out_off;
         tl_rd_row_offsets(p, m, in_off, out_off);
         const char *in = (const char *)p.in + in_off;
-        A a = Op::ident();
+        A a = tl_rd_begin<Op>::at(p, out_off);
         if (p.red_ndim == 1) {
             const int32_t st = p.red_stride[0];
             for (uint32_t k = 0; k < p.nred; k++) a = Op::reduce(a, tl_rd_io<T>::load(in + (int32_t)k * st), k);
         } else {
             for (uint32_t k = 0; k < p.nred; k++) a = Op::reduce(a, tl_rd_io<T>::load(in + tl_rd_red_offset(p, k)), k);
         }
-        Op::store((char *)p.out + out_off, a, p.factor);
+        Op::store(p, out_off, a);
     }
 }
 
@@ -308,10 +542,6 @@ template <class T, class Op> static TL_CUDA_FORCEINLINE void tl_rd_scan(const tl
  * `row` finds the row's maximum, then the sum of exp(x - max) in the
  * accumulator type, then writes exp(x - max) / sum or (x - max) - log(sum).
  * Three reads of the row, no staging; rows longer than a block loop. */
-static TL_CUDA_FORCEINLINE float tl_rd_exp(float x) { return expf(x); }
-static TL_CUDA_FORCEINLINE double tl_rd_exp(double x) { return exp(x); }
-static TL_CUDA_FORCEINLINE float tl_rd_log(float x) { return logf(x); }
-static TL_CUDA_FORCEINLINE double tl_rd_log(double x) { return log(x); }
 template <class T, bool LOG> static TL_CUDA_FORCEINLINE void tl_rd_softmax(const tl_cuda_reduce_params &p) {
     typedef typename tl_rd_io<T>::sum_acc A;
     typedef tl_rd_extreme<T, true> MaxOp;
@@ -381,11 +611,6 @@ template <class T, bool LOG> static TL_CUDA_FORCEINLINE void tl_rd_softmax_bwd(c
  * half / bfloat16), mean / rstd stored as A */
 static TL_CUDA_FORCEINLINE float tl_rd_rsqrt(float x) { return 1.0f / sqrtf(x); }
 static TL_CUDA_FORCEINLINE double tl_rd_rsqrt(double x) { return 1.0 / sqrt(x); }
-/* bytes of a stored element (the tags are empty types) */
-template <class T> struct tl_rd_bytes { static const uint32_t n = sizeof(T); };
-template <> struct tl_rd_bytes<tl_rd_bool> { static const uint32_t n = 1; };
-template <> struct tl_rd_bytes<tl_rd_f16> { static const uint32_t n = 2; };
-template <> struct tl_rd_bytes<tl_rd_bf16> { static const uint32_t n = 2; };
 
 /* a row's sum in A, the result in every thread of the block */
 template <class T> static TL_CUDA_FORCEINLINE typename tl_rd_io<T>::sum_acc tl_rd_row_sum(

@@ -12,7 +12,11 @@
 /* the operators, in the order of the generated table */
 enum {
     TL_CUDA_REDUCE_SUM, TL_CUDA_REDUCE_MEAN, TL_CUDA_REDUCE_AMAX, TL_CUDA_REDUCE_AMIN,
-    TL_CUDA_REDUCE_ARGMAX, TL_CUDA_REDUCE_ARGMIN, TL_CUDA_REDUCE_PROD, TL_CUDA_REDUCE_NOPS
+    TL_CUDA_REDUCE_ARGMAX, TL_CUDA_REDUCE_ARGMIN, TL_CUDA_REDUCE_PROD, TL_CUDA_REDUCE_VAR, TL_CUDA_REDUCE_STD,
+    TL_CUDA_REDUCE_LOGSUMEXP, TL_CUDA_REDUCE_ANY, TL_CUDA_REDUCE_ALL,
+    /* linalg_vector_norm by order: 2, 1, inf, -inf, 0, any other p */
+    TL_CUDA_REDUCE_NORM2, TL_CUDA_REDUCE_NORM1, TL_CUDA_REDUCE_NORM_INF, TL_CUDA_REDUCE_NORM_NEGINF,
+    TL_CUDA_REDUCE_NORM0, TL_CUDA_REDUCE_NORM_P, TL_CUDA_REDUCE_NANSUM, TL_CUDA_REDUCE_NOPS
 };
 
 typedef struct tl_cuda_reduce_kernels {
@@ -62,6 +66,12 @@ int tl_cuda_same_device(tl_tensor *const *ts, int n);
  * functions set them, keepdim or not). Both on one device (or both CPU
  * tensors: the host-shim tests). */
 int tl_cuda_reduce_run(int op, const tl_tensor *x, uint64_t mask, tl_tensor *out);
+
+/* the same over x converted to out's dtype first (convert) or as is, with
+ * the operator's scalar (var's correction, the norm's p) and a second
+ * output of out's shape (var_mean's mean, max.dim's values; NULL: none) */
+int tl_cuda_reduce_into(int op, const tl_tensor *x, int convert, uint64_t mask, double scalar, tl_tensor *out,
+                        tl_tensor *out2);
 
 /* softmax (log 0) / log_softmax (log 1) of x over dim (wrapped; 0 for a 0-dim
  * x) into out of x's shape and dtype; float16 / bfloat16 / float32 / float64 */

@@ -10,7 +10,9 @@
  * at that start plus the offset of k over the reduced dims (red_*). Dims are
  * innermost first with PyTorch's magic-number divisors; offsets are bytes and
  * fit 32 bits. splits > 1: pass 1 writes `splits` partial accumulators per
- * output into `partial`, pass 2 (the _combine kernel) reduces them.
+ * output into `partial`, pass 2 (the _combine kernel) reduces them; a
+ * reduction split into pieces along its reduced dims runs pass 1 per piece
+ * into one partial buffer (partial_stride, k_base) and pass 2 once.
  * softmax / log_softmax reduce one dim and write every element of it; their
  * backward reads the gradient (in) and the forward's output (in2) with the
  * same strides. layer_norm's kernels read contiguous rows of nred elements
@@ -28,6 +30,9 @@ typedef struct tl_cuda_reduce_params {
     uint64_t mean, rstd;         /* layer_norm: per row, in the accumulator type */
     double eps;                  /* layer_norm */
     double factor;               /* mean: 1 / nred (as the accumulator type) */
+    double scalar;               /* var / std: the correction; norms: the order p */
+    uint64_t out2;               /* a second output with out's element strides: var_mean's / std_mean's
+                                    mean, max.dim's / min.dim's values (0: none) */
     uint32_t nout, nred;
     uint32_t splits, chunk;      /* chunks per output and elements per chunk */
     uint32_t out_ndim, red_ndim;
@@ -41,9 +46,11 @@ typedef struct tl_cuda_reduce_params {
     uint32_t red_shift[TL_CUDA_REDUCE_MAX_DIMS];
     int32_t red_stride[TL_CUDA_REDUCE_MAX_DIMS];
     int32_t red_out_stride;      /* softmax: the reduced dim's byte stride in the output (one dim) */
-    uint32_t pad_;
+    uint32_t partial_stride;     /* a piece of a reduction split along its reduced dims (0: none): pass 1
+                                    always writes partial[row * partial_stride + part] */
+    int64_t k_base;              /* that piece's first element's index in its row (argmax's index) */
 } tl_cuda_reduce_params;
 
-#define TL_CUDA_REDUCE_PARAMS_SIZE 544
+#define TL_CUDA_REDUCE_PARAMS_SIZE 568
 
 #endif

@@ -140,6 +140,7 @@ static int best_rows_i64(const tl_tensor *self, uint64_t mask, int is_max, int64
 static int minmax_core(const tl_tensor *self, uint64_t mask, int is_max, tl_tensor *vals_out, tl_tensor *idx_out) {
     const tl_tensor *shape_of = vals_out ? vals_out : idx_out;
     if (tl_tensor_numel(shape_of) == 0) return 0;
+    if (tl_tensor_device(self) == TL_CUDA) return tl_cuda_minmax_into(self, mask, is_max, vals_out, idx_out);
     const tl_dtype dt = tl_tensor_dtype(self);
     const int fl = tl_dtype_is_floating(dt);
     /* the dtype values are computed in: exact for every input value */
@@ -256,6 +257,7 @@ static int amax_f32_fast(const tl_tensor *self, uint64_t mask, int is_max, tl_te
 
 static int amax_core(const tl_tensor *self, uint64_t mask, int is_max, tl_tensor *out) {
     if (tl_tensor_numel(out) == 0) return 0;
+    if (tl_tensor_device(self) == TL_CUDA) return tl_cuda_minmax_into(self, mask, is_max, out, NULL);
     const int f = amax_f32_fast(self, mask, is_max, out);
     if (f) return f < 0 ? -1 : 0;
     return minmax_core(self, mask, is_max, out, NULL);
@@ -308,7 +310,7 @@ static tl_tensor *full_minmax(tl_tensor *self, int is_max) {
     const char *name = is_max ? "max" : "min";
     if (tl__refuse_complex(self, 1, is_max ? "max_all" : "min_all")) return NULL;
     if (tl_rd_check_nonempty(self, 0, false, name, 0)) return NULL;
-    tl_tensor *out = tl_empty(0, NULL, tl_tensor_dtype(self), TL_CPU);
+    tl_tensor *out = tl_empty(0, NULL, tl_tensor_dtype(self), tl_tensor_device(self));
     if (!out) return NULL;
     uint64_t mask;
     if (tl_rd_mask(self, NULL, 0, &mask) || amax_core(self, mask, is_max, out)) {
@@ -357,7 +359,7 @@ static int dim_minmax(tl_tensor *self, int64_t dim, bool keepdim, int is_max, tl
     int64_t shape[TL_RD_MAXD];
     const int64_t k = tl_rd_shape(self, mask, keepdim, shape);
     tl_structured s;
-    tl_structured_init(&s, vals ? TL_STRUCTURED_OUT : TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
+    tl_structured_init(&s, vals ? TL_STRUCTURED_OUT : TL_STRUCTURED_FUNCTIONAL, tl_tensor_device(self), 0);
     int rc = 0;
     if (vals) rc = tl_structured_propose(&s, 0, vals) || tl_structured_propose(&s, 1, idx);
     if (!rc) rc = tl_structured_set_output(&s, 0, k, shape, NULL, tl_tensor_dtype(self));

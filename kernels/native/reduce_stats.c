@@ -125,12 +125,14 @@ static int var_impl(const char *name, tl_tensor *self, const int64_t *dim, int64
         tl__warn("%s(): degrees of freedom is <= 0. Correction should be strictly less than the reduction factor "
                  "(input numel divided by output numel).", name);
     tl_structured s;
-    tl_structured_init(&s, var_out ? TL_STRUCTURED_OUT : TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
+    tl_structured_init(&s, var_out ? TL_STRUCTURED_OUT : TL_STRUCTURED_FUNCTIONAL, tl_tensor_device(self), 0);
     int rc = var_out ? tl_structured_propose(&s, 0, var_out) : 0;
     const tl_dtype dt = var_out ? tl_tensor_dtype(var_out) : tl_tensor_dtype(self);
     if (!rc) rc = tl_structured_set_output(&s, 0, k, shape, NULL, dt);
     if (!rc && with_mean) rc = tl_structured_set_output(&s, 1, k, shape, NULL, tl_tensor_dtype(self));
-    if (!rc && O > 0) {
+    if (!rc && O > 0 && tl_tensor_device(self) == TL_CUDA) {   /* Welford on the device */
+        rc = tl_cuda_var_into(self, mask, corr, take_sqrt, s.outputs[0], with_mean ? s.outputs[1] : NULL);
+    } else if (!rc && O > 0) {
         tl_tensor *vt = tl_rd_target(s.outputs[0], TL_FLOAT64);
         /* the means go into the mean output, or a scratch tensor */
         tl_tensor *mt = !vt ? NULL : with_mean ? tl_rd_target(s.outputs[1], TL_FLOAT64)
@@ -349,10 +351,11 @@ static tl_tensor *logsumexp_impl(tl_tensor *self, const int64_t *dim, int64_t di
     tl_dtype dt = tl_tensor_dtype(self);
     if (!tl_dtype_is_floating(dt)) dt = tl_get_default_dtype();
     tl_structured s;
-    tl_structured_init(&s, out ? TL_STRUCTURED_OUT : TL_STRUCTURED_FUNCTIONAL, TL_CPU, 0);
+    tl_structured_init(&s, out ? TL_STRUCTURED_OUT : TL_STRUCTURED_FUNCTIONAL, tl_tensor_device(self), 0);
     int rc = out ? tl_structured_propose(&s, 0, out) : 0;
     if (!rc) rc = tl_structured_set_output(&s, 0, k, shape, NULL, out ? tl_tensor_dtype(out) : dt);
-    if (!rc) rc = logsumexp_into(self, mask, s.outputs[0]);
+    if (!rc && tl_tensor_device(self) == TL_CUDA) rc = tl_cuda_logsumexp_into(self, mask, s.outputs[0]);
+    else if (!rc) rc = logsumexp_into(self, mask, s.outputs[0]);
     if (rc) {
         tl_structured_cleanup(&s);
         return NULL;

@@ -48,4 +48,16 @@ tl_tensor *tl_rd_nansum(tl_tensor *self, const int64_t *dim, int64_t dim_len, bo
  * (the flattened index) */
 int tl_rd_arg_mask(const tl_tensor *self, int64_t dim, bool dim_has, uint64_t *mask);
 
+/* the device path of the reductions whose CPU kernels are not structured
+ * (kernels/cuda/tl_cuda_reduce.c), over the dims in mask of self: var (std
+ * when take_sqrt) with mean (NULL: none) of self converted to var's dtype;
+ * logsumexp, prod and nansum (floating) of self converted to out's dtype; max / min values
+ * (vals) and indices (idx), either NULL */
+int tl_cuda_var_into(const tl_tensor *self, uint64_t mask, double correction, int take_sqrt, tl_tensor *var,
+                     tl_tensor *mean);
+int tl_cuda_logsumexp_into(const tl_tensor *self, uint64_t mask, tl_tensor *out);
+int tl_cuda_prod_into(const tl_tensor *self, uint64_t mask, tl_tensor *out);
+int tl_cuda_nansum_into(const tl_tensor *self, uint64_t mask, tl_tensor *out);
+int tl_cuda_minmax_into(const tl_tensor *self, uint64_t mask, int is_max, tl_tensor *vals, tl_tensor *idx);
+
 #endif

@@ -76,8 +76,10 @@ def test_reduce_program_and_host_side():
     assert "tl_rd_combine<double, tl_rd_mean<double>>(p);" in cu
     # the table: [sum][bool] present with an int64 accumulator, [mean][int32] absent
     assert "{&tl_reduce_cuda_fns[0][0], &tl_reduce_cuda_fns[0][1], &tl_reduce_cuda_fns[0][2], 8}," in c
-    # absent: 6 + 1 + 1 real-dtype entries, and complex64 / complex128 for each of the 7 reductions
-    assert c.count("{NULL, NULL, NULL, 0},") == 6 + 1 + 1 + 7 * 2
+    # absent: the six integer / bool entries of each floating-only reduction (mean, var, std, logsumexp,
+    # the six norms, nansum), and complex64 / complex128 for each of the 19 reductions
+    assert c.count("{NULL, NULL, NULL, 0},") == 6 * 11 + 19 * 2
+    assert "static_assert(sizeof(tl_rd_welford<float, false>::acc) == 16" in cu
     # the scans: every real dtype, no complex one
     assert "tl_rd_scan<tl_rd_f16, tl_rd_sum<tl_rd_f16>>(p);" in cu and "tl_cumprod_c64" not in cu
 

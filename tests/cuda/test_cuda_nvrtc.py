@@ -118,12 +118,15 @@ def test_reduce_program_builds(cc):
     image, usage, _ = nvrtc.compile_report("reduce", src, cc)
     nvrtc.check_usage("reduce", usage)
     names = {u.name for u in usage}
-    # rows, combine, cols per operator and dtype; softmax, log_softmax, their backward; layer_norm's three
-    assert len(names) == 3 * (10 + 4 + 10 + 10 + 9 + 9 + 10) + 2 * 4 + 2 * 4 + 3 * 4 + 2 * 10   # + cumsum, cumprod
+    # rows, combine, cols per operator and dtype (sum ... prod; var, std, logsumexp; any, all; the six norms; nansum);
+    # softmax, log_softmax, their backward; layer_norm's three
+    assert len(names) == 3 * (10 + 4 + 10 + 10 + 10 + 10 + 10 + 3 * 4 + 2 * 10 + 6 * 4 + 4) + 2 * 4 + 2 * 4 + 3 * 4 + 2 * 10
     assert {"tl_reduce_sum_f16", "tl_reduce_sum_f16_combine", "tl_reduce_sum_f16_cols", "tl_reduce_prod_i64", "tl_cumsum_f16", "tl_cumprod_b", "tl_reduce_argmax_i64", "tl_reduce_mean_bf16",
             "tl_log_softmax_f16", "tl_softmax_backward_bf16", "tl_log_softmax_backward_f64",
-            "tl_layer_norm_f16", "tl_layer_norm_backward_bf16", "tl_layer_norm_backward_wb_f64"} <= names
-    assert "tl_reduce_mean_i32" not in names and "tl_reduce_argmax_b" not in names
+            "tl_layer_norm_f16", "tl_layer_norm_backward_bf16", "tl_layer_norm_backward_wb_f64",
+            "tl_reduce_var_f16_combine", "tl_reduce_std_f64_cols", "tl_reduce_logsumexp_bf16", "tl_reduce_any_b",
+            "tl_reduce_all_f64", "tl_reduce_norm2_f32", "tl_reduce_norm_p_f16_combine", "tl_reduce_norm0_f64"} <= names
+    assert "tl_reduce_mean_i32" not in names and "tl_reduce_var_i64" not in names and "tl_reduce_argmax_b" in names
     assert all(u.stack == 0 for u in usage) and image[:4] == b"\x7fELF"
 
 

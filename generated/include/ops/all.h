@@ -49,9 +49,12 @@ tl_tensor *tl_ops_all_dims_out_redispatch(tl_keyset ks, tl_tensor *self, const i
 int tl_ops_all_dims_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_all(tl_structured *s, tl_tensor *self);
 TL_WEAK int tl_impl_all_all_out(tl_structured *s, tl_tensor *self, tl_tensor *out);
+TL_WEAK int tl_impl_all_all_out_cuda(tl_structured *s, tl_tensor *self, tl_tensor *out);
 TL_WEAK int tl_meta_all_dim(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim);
 TL_WEAK int tl_impl_all_out(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *out);
+TL_WEAK int tl_impl_all_out_cuda(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *out);
 TL_WEAK int tl_meta_all_dims(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim);
 TL_WEAK int tl_impl_all_dims_out(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
+TL_WEAK int tl_impl_all_dims_out_cuda(tl_structured *s, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out);
 
 #endif

@@ -18,6 +18,7 @@ tl_tensor *tl_ops_count_nonzero_dim_IntList(tl_tensor *self, const int64_t *dim,
 tl_tensor *tl_ops_count_nonzero_dim_IntList_redispatch(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len);
 int tl_ops_count_nonzero_dim_IntList_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK tl_tensor *tl_native_count_nonzero_cpu(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len);
+TL_WEAK tl_tensor *tl_native_count_nonzero_cuda(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len);
 /* count_nonzero(Tensor self, int? dim=None) -> Tensor */
 extern tl_operator *tl_ops_count_nonzero_op;
 typedef tl_tensor *(*tl_ops_count_nonzero_fn)(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has);

@@ -25,5 +25,6 @@ tl_tensor *tl_ops_linalg_vector_norm_out_redispatch(tl_keyset ks, tl_tensor *sel
 int tl_ops_linalg_vector_norm_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, tl_stack *st);
 TL_WEAK int tl_meta_linalg_vector_norm(tl_structured *s, tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype);
 TL_WEAK int tl_impl_linalg_vector_norm_out(tl_structured *s, tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
+TL_WEAK int tl_impl_linalg_vector_norm_out_cuda(tl_structured *s, tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out);
 
 #endif
