@@ -39,7 +39,10 @@ _NULL = ffi.NULL
 @ffi.def_extern()
 def tl_py_slot_release(slot):
     """The C tensor holding this slot died (or the slot was replaced)."""
-    _states.pop(int(ffi.cast("intptr_t", slot)), None)
+    try:
+        _states.pop(int(ffi.cast("intptr_t", slot)), None)
+    except (AttributeError, TypeError):   # interpreter shutdown: the module's globals are gone
+        pass
 
 
 lib.tl_set_py_slot_release(lib.tl_py_slot_release)
