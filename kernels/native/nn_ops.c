@@ -26,9 +26,11 @@
 #include "ops/_softmax.h"
 #include "ops/_softmax_backward_data.h"
 #include "ops/add.h"
+#include "ops/bernoulli.h"
 #include "ops/cross_entropy_loss.h"
 #include "ops/div.h"
 #include "ops/dropout.h"
+#include "ops/empty_like.h"
 #include "ops/fill.h"
 #include "ops/index_select.h"
 #include "ops/layer_norm.h"
@@ -673,8 +675,9 @@ tl_tensor *tl_native_native_dropout_backward(tl_keyset ks, tl_tensor *grad_outpu
 }
 
 /* dropout (CompositeImplicitAutograd): PyTorch's CPU path, input * noise
- * with noise = bernoulli(1 - p) / (1 - p) in input's dtype; train=False is
- * the input itself */
+ * with noise = empty_like(input).bernoulli_(1 - p).div_(1 - p), every step a
+ * dispatched operator, so a trace (torchlet.compile, FakeTensorMode) records
+ * the draw instead of running it once; train=False is the input itself */
 tl_tensor *tl_native_dropout(tl_keyset ks, tl_tensor *input, double p, bool train) {
     (void)ks;
     if (check_p(p)) return NULL;
@@ -688,20 +691,14 @@ tl_tensor *tl_native_dropout(tl_keyset ks, tl_tensor *input, double p, bool trai
                      tl_dtype_scalar_name(dt));
         return NULL;
     }
-    tl_tensor *mask = keep_mask(input, p);
-    if (!mask) return NULL;
-    tl_tensor *noise = tl_to_dtype(mask, dt, 0);
-    tl_tensor_release(mask);
-    if (!noise) return NULL;
-    if (p != 1) {
-        tl_tensor *same = tl_ops_div__Scalar(noise, tl_scalar_from_double(1.0 - p)); /* noise.div_(1 - p) */
-        if (!same) {
-            tl_tensor_release(noise);
-            return NULL;
-        }
-        tl_tensor_release(same); /* div_ returns a new reference to noise itself */
+    tl_tensor *noise = tl_ops_empty_like(input, TL_DTYPE_UNDEFINED, -1, -1, false, false, -1);
+    tl_tensor *same = noise ? tl_ops_bernoulli__float(noise, 1 - p, NULL) : NULL; /* in place: noise again */
+    if (same && p != 1) {
+        tl_tensor_release(same);
+        same = tl_ops_div__Scalar(noise, tl_scalar_from_double(1.0 - p));
     }
-    tl_tensor *r = tl_ops_mul_Tensor(input, noise);
+    tl_tensor *r = same ? tl_ops_mul_Tensor(input, noise) : NULL;
+    tl_tensor_release(same);
     tl_tensor_release(noise);
     return r;
 }

@@ -228,3 +228,24 @@ def test_in_place_graphs_run_in_order():
     x, y = torch.randn(5), torch.randn(5)
     close(cf(x, y), f(x, y))
     assert "in place" in cf.last_entry.plan.fallback_reason
+
+
+def test_random_operator_draws_on_every_call():
+    """dropout's mask is drawn by the compiled function on every call (the
+    trace records empty_like + bernoulli_, as PyTorch's composite), and the
+    draws are eager's: the same generator stream."""
+    import torchlet.nn.functional as F
+
+    def f(x):
+        return F.dropout(x, 0.5, training=True) * 2
+
+    cf = torch.compile(f)
+    x = torch.ones(64)
+    with torch.no_grad():
+        torch.manual_seed(3)
+        a, b = cf(x), cf(x)
+        assert not torch.equal(a, b)
+        torch.manual_seed(3)
+        ea, eb = f(x), f(x)
+    assert torch.equal(a, ea) and torch.equal(b, eb)
+    assert any("bernoulli" in repr(n) for n in cf.last_entry.graph.nodes)

@@ -202,6 +202,11 @@ def _op_step(node, slot_of, new_slot, keep: list) -> list | None:
             len(tensors), *refs, len(outs), *outs]
 
 
+def _seeded(op) -> bool:
+    """op draws from a random generator (PyTorch's nondeterministic_seeded tag)"""
+    return any(getattr(t, "name", "") == "nondeterministic_seeded" for t in getattr(op, "tags", ()))
+
+
 def _c_program(graph: Graph, steps: list, stream_min: int, keep: list) -> bytes | None:
     """The plan as one C program (runtime/python/compile_program.c): when
     every step is a fused group, a view or expand with constant sizes, an
@@ -211,6 +216,12 @@ def _c_program(graph: Graph, steps: list, stream_min: int, keep: list) -> bytes 
     from .. import _fast
     from .direct import inline_step
     if _fast._mod is None or len(graph.inputs) > 64:
+        return None
+    # a program hands a call it cannot finish (a row kernel over an empty row)
+    # to the Python form, which runs the plan again: a random operator before
+    # it would draw twice, so such a plan keeps the Python form
+    if any(isinstance(s, Group) and s.is_row for s in steps) and any(
+            not isinstance(s, Group) and _seeded(s.node.op) for s in steps):
         return None
     slot = {v.index: i for i, v in enumerate(graph.inputs)}
     words = []
