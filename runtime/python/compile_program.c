@@ -24,13 +24,17 @@
  *   node as the first n_out results' history (the rest are saved for the
  *   backward): api._apply_compiled in one call.  None: nothing done (the
  *   Python path runs; also when an output is a primal or repeats).
- * _compiled_bwd(result_primals, n_grads, apply, release, ctx) -> capsule
+ * _compiled_bwd(result_primals, n_grads, apply, ctx, live, item) -> capsule
  *   what every node of one compiled graph shares: the backward program (set
  *   at its first use by _compiled_bwd_program(capsule, prog)), which primal
- *   each backward result is the gradient of, and the Python apply that runs
- *   what the C one does not (create_graph, an undefined gradient, a
- *   torch-function mode, the Python form's cases); `release(ctx)` runs when
- *   the capsule and every node are gone.
+ *   each backward result is the gradient of, and the Python apply (`apply`,
+ *   `ctx`) that runs what the C one does not (create_graph, an undefined
+ *   gradient, a torch-function mode, the Python form's cases).  `item` (the
+ *   apply's handle and target, which reach the entry holding the capsule) is
+ *   held by the entry; while nodes exist it is also in the dict `live` under
+ *   ctx's address, so the graph outlives the compiled function, and without
+ *   nodes nothing outside that Python cycle holds it: the collector frees
+ *   an entry no one uses.
  *
  * The C apply runs without the GIL (the engine runs backward with it
  * released) and touches no Python object; views and expands go through the
@@ -317,22 +321,45 @@ typedef struct {
     int32_t n_grads, n_results;
     int32_t *result_primal;           /* per backward result: the primal it is the gradient of */
     tl_callback_apply_fn py_apply;
-    tl_callback_release_fn py_release;
     void *py_ctx;
+    /* under the GIL: the live nodes; `item` (borrowed: the entry holds it)
+     * is in `live` under `key` while there are any */
+    long nodes;
+    PyObject *live, *key, *item;
 } compiled_bwd;
 
 static const char CAPSULE_NAME[] = "torchlet.compile.backward";
 
+/* with the GIL */
 static void bwd_unref(compiled_bwd *b) {
     if (atomic_fetch_sub(&b->refs, 1) != 1) return;
-    if (b->py_release) b->py_release(b->py_ctx);
+    Py_XDECREF(b->live);
+    Py_XDECREF(b->key);
     free(atomic_load(&b->prog));
     free(b->result_primal);
     free(b);
 }
 
+/* a node is made (with the GIL): the first keeps the Python side alive */
+static int bwd_node_made(compiled_bwd *b) {
+    atomic_fetch_add(&b->refs, 1);
+    if (b->nodes++ == 0 && PyDict_SetItem(b->live, b->key, b->item) < 0) {
+        b->nodes--;
+        atomic_fetch_sub(&b->refs, 1); /* the capsule's remains */
+        return -1;
+    }
+    return 0;
+}
+
+/* a node died (the engine may run without the GIL); the last lets the
+ * Python side go.  At interpreter exit nothing is left to let go. */
 static void bwd_release(void *ctx) {
-    bwd_unref((compiled_bwd *)ctx);
+    compiled_bwd *b = (compiled_bwd *)ctx;
+    if (!Py_IsInitialized()) return;
+    PyGILState_STATE g = PyGILState_Ensure();
+    if (--b->nodes == 0 && PyDict_DelItem(b->live, b->key) < 0) PyErr_Clear();
+    bwd_unref(b);
+    PyGILState_Release(g);
 }
 
 static int bwd_apply(void *ctx, tl_node *node, tl_tensor *const *grads_in, tl_tensor **grads_out) {
@@ -388,13 +415,13 @@ static void capsule_free(PyObject *cap) {
 
 PyObject *tl_fast_compiled_bwd(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
     (void)mod;
-    if (nargs != 5 || !PyTuple_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "_compiled_bwd(result_primals: tuple, n_grads, apply, release, ctx)");
+    if (nargs != 6 || !PyTuple_Check(args[0]) || !PyDict_Check(args[4])) {
+        PyErr_SetString(PyExc_TypeError, "_compiled_bwd(result_primals: tuple, n_grads, apply, ctx, live: dict, item)");
         return NULL;
     }
     const Py_ssize_t n = PyTuple_Size(args[0]);
     const long n_grads = PyLong_AsLong(args[1]);
-    void *apply = PyLong_AsVoidPtr(args[2]), *release = PyLong_AsVoidPtr(args[3]), *ctx = PyLong_AsVoidPtr(args[4]);
+    void *apply = PyLong_AsVoidPtr(args[2]), *ctx = PyLong_AsVoidPtr(args[3]);
     if (PyErr_Occurred()) return NULL;
     if (!apply || n > MAX_TENSORS || n_grads < 0 || n_grads > MAX_TENSORS) {
         PyErr_SetString(PyExc_ValueError, "_compiled_bwd: bad arguments");
@@ -423,13 +450,12 @@ PyObject *tl_fast_compiled_bwd(PyObject *mod, PyObject *const *args, Py_ssize_t 
     b->n_results = (int32_t)n;
     b->result_primal = rp;
     b->py_apply = (tl_callback_apply_fn)apply;
-    b->py_release = (tl_callback_release_fn)release;
     b->py_ctx = ctx;
+    b->live = Py_NewRef(args[4]);
+    b->key = Py_NewRef(args[3]);
+    b->item = args[5];
     PyObject *cap = PyCapsule_New(b, CAPSULE_NAME, capsule_free);
-    if (!cap) { /* nothing holds ctx yet: no release call */
-        b->py_release = NULL;
-        bwd_unref(b);
-    }
+    if (!cap) bwd_unref(b);
     return cap;
 }
 
@@ -485,10 +511,13 @@ PyObject *tl_fast_call_compiled(PyObject *mod, PyObject *const *args, Py_ssize_t
             rc = 1;
         }
     if (rc == 0) {
-        atomic_fetch_add(&b->refs, 1); /* the node's: its release drops it */
+        if (bwd_node_made(b) < 0) { /* the node's references, dropped by its release */
+            for (int64_t j = 0; j < n_res; j++) tl_tensor_release(results[j]);
+            return NULL;
+        }
         const int made = tl_compile_attach_node(primals, np, results, n_out, results + n_out, n_res - n_out, name,
                                                 bwd_apply, bwd_release, b);
-        if (made == 0 || made == -3) atomic_fetch_sub(&b->refs, 1); /* no node was made: still ours */
+        if (made == 0 || made == -3) bwd_release(b); /* no node was made: undone */
         if (made != 1)
             for (int64_t j = 0; j < n_res; j++) tl_tensor_release(results[j]);
         rc = made == 1 ? 0 : made == 0 ? 1 : -1;

@@ -301,3 +301,33 @@ def test_output_the_backward_reads_through_an_identity_op():
     (ea.sum() + eb.sum()).backward()
     np.testing.assert_allclose(x.grad.numpy(), xe.grad.numpy(), rtol=1e-6)
     np.testing.assert_allclose(w.grad.numpy(), we.grad.numpy(), rtol=1e-6)
+
+
+def test_compiled_graph_lifetime(node_maker):
+    """A compiled function's entries are collected once no one uses them (the
+    C node's Python apply is held only while nodes exist), and a graph
+    outlives the compiled function that made it."""
+    import gc
+    import weakref
+
+    from torchlet.autograd import function as fn_mod
+    torch.compiler.reset()
+    gc.collect()
+    before = len(fn_mod._live)
+    x, w = torch.randn(4, 8, requires_grad=True), torch.randn(8, requires_grad=True)
+    entries = []
+    for _ in range(3):
+        cf = torch.compile(rms)
+        for _ in range(2):
+            cf(x, w).sum().backward()
+        entries.append(weakref.ref(cf.last_entry))
+        del cf
+    gc.collect()
+    assert [e() for e in entries] == [None, None, None]
+    assert len(fn_mod._live) == before
+    x.grad = None
+    y = torch.compile(rms)(x, w)       # the compiled function is gone before backward
+    gc.collect()
+    y.sum().backward()
+    (ex,) = torch.autograd.grad(rms(x, w).sum(), x)
+    np.testing.assert_allclose(x.grad.numpy(), ex.numpy(), rtol=2e-5, atol=2e-6)

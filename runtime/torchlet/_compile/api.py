@@ -192,6 +192,7 @@ class _Entry:
         self.out_meta = []
         self.c_bwd = None             # the C backward node's shared part (compile_program.c), made at first use
         self.c_bwd_program = False    # the backward program is in c_bwd
+        self.c_bwd_item = None        # (handle, _CompiledNode): the C nodes' Python apply
 
 
 class _Backward:
@@ -372,12 +373,15 @@ def _apply_compiled(entry, primals):
 
 def _make_c_bwd(entry, n_primals: int):
     """entry.c_bwd: what its C nodes share, with the Python apply (one
-    _CompiledNode for the entry, kept alive until the last node dies)."""
+    _CompiledNode for the entry).  The entry holds the apply's handle; C
+    puts it in _fn._live while nodes exist (compile_program.c), so a graph
+    outlives its compiled function, and an entry nobody uses is collected."""
     target = _CompiledNode(entry, n_primals)
     h = _ffi.new_handle(target)
     addr = _fn._addr(h)
-    _fn._live[addr] = (h, target)     # released with the last node (compile_program.c)
-    entry.c_bwd = _fast._mod._compiled_bwd(tuple(entry.backward.primal_rg), entry.n_out, _APPLY, _RELEASE, addr)
+    entry.c_bwd_item = (h, target)
+    entry.c_bwd = _fast._mod._compiled_bwd(tuple(entry.backward.primal_rg), entry.n_out, _APPLY, addr, _fn._live,
+                                           entry.c_bwd_item)
     return entry.c_bwd
 
 

@@ -238,7 +238,8 @@ def _c_program(graph: Graph, steps: list, stream_min: int, keep: list) -> bytes 
             ins = [slot_of(v) for v in s.inputs]
             if getattr(s, "runner", None) is None or None in ins:
                 return None
-            desc = struct.unpack(f"{len(s.runner.descriptor(stream_min)) // 8}q", s.runner.descriptor(stream_min))
+            raw = s.runner.descriptor(stream_min)
+            desc = struct.unpack(f"{len(raw) // 8}q", raw)
             words += [_STEP_GROUP, len(desc), *desc, len(ins), *ins, len(s.runner.outputs)]
             words += [new_slot(v) for v, _ in s.runner.outputs]
             continue
