@@ -174,6 +174,9 @@ class Job:
         rel = src.relative_to(ROOT) if src.is_relative_to(ROOT) else pathlib.Path(src.name)
         self.obj = d / rel.with_suffix(".o")
         self.dep = d / rel.with_suffix(".d")
+        # the compiler's warnings for this object ("" when clean), kept so that
+        # the warning-free check reads what the build saw instead of recompiling
+        self.warnings = d / rel.with_suffix(".warn")
 
     def stale(self) -> bool:
         return _deps_newer(self.obj, self.dep)
@@ -186,7 +189,27 @@ class Job:
             print(" ".join(cmd), flush=True)
         t0 = time.perf_counter()
         p = subprocess.run(cmd, capture_output=True, text=True)
-        return self, p.returncode, p.stdout + p.stderr, time.perf_counter() - t0
+        out = p.stdout + p.stderr
+        if p.returncode == 0:
+            self.warnings.write_text(out)
+        return self, p.returncode, out, time.perf_counter() - t0
+
+
+def compile_jobs() -> list[Job]:
+    """every C object of _C: the common sources, the CPython methods, and the
+    kernels once per instruction-set variant"""
+    incs = include_dirs()
+    common, kernels = sources()
+    jobs = [Job(s, "common", COMMON, incs + extra_include_dirs(s)) for s in common]
+    # Tensor's CPython methods (torchlet._C_fast): the Python headers, the
+    # limited API (the source defines Py_LIMITED_API)
+    py_inc = [sysconfig.get_paths()["include"], sysconfig.get_paths()["platinclude"]]
+    jobs += [Job(s, "python", COMMON, incs + py_inc) for s in python_sources()]
+    for cap, extra in KERNEL_VARIANTS.items():
+        # -fwrapv: integer arithmetic in kernels wraps like PyTorch's (no signed-overflow UB)
+        jobs += [Job(k, f"kern_{cap}", COMMON + extra + ["-fwrapv", f"-DCPU_CAPABILITY={cap}"], incs)
+                 for k in kernels]
+    return jobs
 
 
 class _Progress:
@@ -245,17 +268,9 @@ class BuildExt(build_ext):
 
     def build_extension(self, ext):
         incs = include_dirs()
-        common, kernels = sources()
         _, blas_lib, blas_name = blas()
-        jobs = [Job(s, "common", COMMON, incs + extra_include_dirs(s)) for s in common]
-        # Tensor's CPython methods (torchlet._C_fast): the Python headers, the
-        # limited API (the source defines Py_LIMITED_API)
         py_inc = [sysconfig.get_paths()["include"], sysconfig.get_paths()["platinclude"]]
-        jobs += [Job(s, "python", COMMON, incs + py_inc) for s in python_sources()]
-        for cap, extra in KERNEL_VARIANTS.items():
-            # -fwrapv: integer arithmetic in kernels wraps like PyTorch's (no signed-overflow UB)
-            jobs += [Job(k, f"kern_{cap}", COMMON + extra + ["-fwrapv", f"-DCPU_CAPABILITY={cap}"], incs)
-                     for k in kernels]
+        jobs = compile_jobs()
         # the cffi-generated module source: copied into the cache only when its
         # text changes, so an unchanged API does not recompile it
         cffi_jobs = []

@@ -1,8 +1,10 @@
 """NVRTC, the kernel cache and the prebuild, without a GPU.
 
 test_every_program_builds compiles EVERY generated CUDA program to CUBIN for
-sm_80 and sm_90 with ptxas -v and fails on register spills; its sm_90 output
-is a prebuilt cache folder (TORCHLET_PREBUILD_OUT keeps it, else a temp dir).
+sm_80 and sm_90 with ptxas -v and fails on register spills, into the kernel
+cache (TORCHLET_PREBUILD_OUT names another folder), ptxas's report kept beside
+each image: a rerun compiles only what changed. The reduction and indexing
+programs' own tests go through the same cache first.
 Skipped only when the NVRTC wheel (`make test` installs the cuda extra)
 cannot be loaded."""
 
@@ -24,6 +26,12 @@ from torchlet.cuda import prebuild  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 ADD = (ROOT / "generated" / "cuda" / "ufunc_add.cu").read_text()
+
+
+@pytest.fixture(scope="session")
+def build_folder(tmp_path_factory) -> Path:
+    """where the program tests and the prebuild keep images and ptxas reports"""
+    return Path(os.environ.get("TORCHLET_PREBUILD_OUT") or nvrtc.cache_dir() or tmp_path_factory.mktemp("prebuild"))
 
 
 def test_target_clamps_to_supported_archs():
@@ -62,8 +70,15 @@ def test_cache_hit_miss_corrupt_and_disabled(tmp_path, monkeypatch):
     assert nvrtc.cache_dir() == tmp_path
     img = nvrtc.compile_program("ufunc_add", ADD, 90)
     assert img[:4] == b"\x7fELF"                       # a CUBIN
-    files = list(tmp_path.iterdir())
-    assert len(files) == 1 and re.fullmatch(r"ufunc_add-sm_90-nvrtc\d+\.\d+-[0-9a-f]{40}\.cubin", files[0].name)
+    files = sorted(tmp_path.iterdir())
+    assert len(files) == 2 and re.fullmatch(r"ufunc_add-sm_90-nvrtc\d+\.\d+-[0-9a-f]{40}\.cubin", files[0].name)
+    assert files[1].name == files[0].name + ".usage"   # ptxas's report beside the image
+    image, usage, cached = nvrtc.cached_build("ufunc_add", ADD, 90)
+    assert cached and image == img and {u.name for u in usage} >= {"ufunc_add_f32_vec", "ufunc_add_f16_cast"}
+    assert usage == nvrtc.compile_report("ufunc_add", ADD, 90)[1]
+    files[1].write_text("not json")                      # a damaged report: compiled again, report rewritten
+    assert nvrtc.cached_build("ufunc_add", ADD, 90)[1:] == (usage, False)
+    assert nvrtc.cached_build("ufunc_add", ADD, 90)[1:] == (usage, True)
     assert nvrtc.cached_image("ufunc_add", ADD, 90) == img
     # the key covers the source: another text is a miss
     assert nvrtc.cached_image("ufunc_add", ADD + "\n", 90) is None
@@ -111,11 +126,11 @@ def test_prebuild_command(tmp_path):
 
 
 @pytest.mark.parametrize("cc", [80, 90])
-def test_reduce_program_builds(cc):
+def test_reduce_program_builds(cc, build_folder):
     """the reductions' program alone (the full set below takes minutes): every
     operator x dtype pair of kernels, no spills, no stack frame"""
     src = (ROOT / "generated" / "cuda" / "reduce.cu").read_text()
-    image, usage, _ = nvrtc.compile_report("reduce", src, cc)
+    image, usage, _ = nvrtc.cached_build("reduce", src, cc, build_folder)
     nvrtc.check_usage("reduce", usage)
     names = {u.name for u in usage}
     # rows, combine, cols per operator and dtype (sum ... prod; var, std, logsumexp; any, all; the six norms; nansum);
@@ -136,10 +151,10 @@ INDEX_KERNELS = 5 + 5 + 10 + 1 + 3 * 4
 
 
 @pytest.mark.parametrize("cc", [80, 90])
-def test_index_program_builds(cc):
+def test_index_program_builds(cc, build_folder):
     """the indexing program alone: every kernel, no spills, no stack frame"""
     src = (ROOT / "generated" / "cuda" / "index.cu").read_text()
-    image, usage, _ = nvrtc.compile_report("index", src, cc)
+    image, usage, _ = nvrtc.cached_build("index", src, cc, build_folder)
     nvrtc.check_usage("index", usage)
     names = {u.name for u in usage}
     assert len(names) == INDEX_KERNELS
@@ -149,12 +164,12 @@ def test_index_program_builds(cc):
     assert all(u.stack == 0 for u in usage) and image[:4] == b"\x7fELF"
 
 
-def test_every_program_builds(tmp_path_factory):
+def test_every_program_builds(build_folder):
     """every generated program -> CUBIN for sm_80 and sm_90, no spills. Into the
     user's kernel cache (content-addressed: source, options, arch and NVRTC
     version), so a rerun on the same machine only checks what changed; a
     fresh machine compiles all (~1,900 kernels per arch: minutes on 2 cores)"""
-    out = Path(os.environ.get("TORCHLET_PREBUILD_OUT") or nvrtc.cache_dir() or tmp_path_factory.mktemp("prebuild"))
+    out = build_folder
     results = prebuild.build([90, 80], out, jobs=os.cpu_count() or 2, strict=True)
     failed = [f"{r.program} sm_{r.cc}: {r.error}" for r in results if r.error]
     assert not failed, "\n".join(failed)

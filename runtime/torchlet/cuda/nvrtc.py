@@ -14,7 +14,9 @@ fast-math (PyTorch's choice). ptxas's ``-v`` report is parsed per kernel:
 Cache (docs/CUDA.md): one file per (program, arch, NVRTC version), named by
 the SHA-256 of (cache format, source, options, arch, NVRTC version); content
 is a magic line, the SHA-256 of the image and the image (a corrupt file is a
-miss). Written through a temp file + ``os.replace``. ``TORCHLET_KERNEL_CACHE``
+miss). Written through a temp file + ``os.replace``. Beside each image, a
+``.usage`` file keeps ptxas's per-kernel report (``cached_build``), so a
+cache hit still answers for registers, stack and spills. ``TORCHLET_KERNEL_CACHE``
 names the folder, ``0`` disables it; default ``$XDG_CACHE_HOME/torchlet/
 kernels`` (``~/.cache/torchlet/kernels``).
 """
@@ -22,6 +24,7 @@ kernels`` (``~/.cache/torchlet/kernels``).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import tempfile
@@ -230,6 +233,47 @@ def cached_image(name: str, source: str, cc: int, folder: Path | None = None) ->
     return None if folder is None else _read(cache_path(folder, name, source, cc))
 
 
+def _usage_path(path: Path) -> Path:
+    return path.with_name(path.name + ".usage")
+
+
+def _read_usage(path: Path) -> list[KernelUsage] | None:
+    try:
+        return [KernelUsage(*row) for row in json.loads(_usage_path(path).read_text())]
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _write_usage(path: Path, usage: list[KernelUsage]) -> None:
+    rows = [[u.name, u.registers, u.stack, u.spill_stores, u.spill_loads] for u in usage]
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "w") as f:
+            json.dump(rows, f)
+        os.replace(tmp, _usage_path(path))
+    except OSError:
+        pass   # _write warned about this folder already
+
+
+def cached_build(name: str, source: str, cc: int, folder: Path | None = None
+                 ) -> tuple[bytes, list[KernelUsage], bool]:
+    """(image, per-kernel usage, from the cache?) of one program: compile_report
+    through the cache, ptxas's report kept beside the image, so that checks of
+    registers, stack and spills (the CI's prebuild, the program tests) cost a
+    compile only when the source, options, arch or NVRTC changed"""
+    folder = cache_dir() if folder is None else folder
+    path = cache_path(folder, name, source, cc) if folder is not None else None
+    if path is not None:
+        image, usage = _read(path), _read_usage(path)
+        if image is not None and usage is not None:
+            return image, usage, True
+    image, usage, _ = compile_report(name, source, cc)
+    if path is not None:
+        _write(path, image)
+        _write_usage(path, usage)
+    return image, usage, False
+
+
 def compile_program(name: str, source: str, cc: int, *, driver_version: int | None = None,
                     strict: bool = False, folder: Path | None = None) -> bytes:
     """The loadable image (CUBIN, or PTX beyond NVRTC's archs) of one program
@@ -246,4 +290,5 @@ def compile_program(name: str, source: str, cc: int, *, driver_version: int | No
         check_usage(name, usage)
     if path is not None:
         _write(path, image)
+        _write_usage(path, usage)
     return image

@@ -49,16 +49,10 @@ def _one(job: tuple[str, str, int, str, bool]) -> Result:
     t = time.perf_counter()
     r = Result(name, cc)
     try:
-        if nvrtc.cached_image(name, source, cc, folder) is not None:
-            r.cached = True
-            r.kernels = source.count('extern "C" __global__')
-        else:
-            image, usage, _ = nvrtc.compile_report(name, source, cc)
-            r.usage = usage
-            r.kernels = len(usage)
-            if strict:
-                nvrtc.check_usage(name, usage)
-            nvrtc._write(nvrtc.cache_path(folder, name, source, cc), image)
+        _, r.usage, r.cached = nvrtc.cached_build(name, source, cc, folder)
+        r.kernels = len(r.usage)
+        if strict:
+            nvrtc.check_usage(name, r.usage)
     except Exception as e:  # reported per program; the caller decides
         r.error = str(e)
     r.seconds = time.perf_counter() - t
