@@ -3,7 +3,8 @@
 The fake driver (tests/cuda/fake_driver) has two devices. With cuda:0
 current, operators of every kind on cuda:1 tensors (pointwise, reductions,
 indexing, cuBLAS products through the fake libcublas, cat, softmax,
-factories, copies, in-place and out= forms, autograd's backward) must give
+factories, copies, in-place and out= forms, boxed calls through
+torchlet.ops, autograd's backward) must give
 results on cuda:1 equal to the CPU's, launch their kernels with device 1's
 context current (the fake counts launches per current context), and leave
 device 0 current; an error inside a guarded kernel restores it too; mixing
@@ -128,6 +129,11 @@ SCRIPT = COMMON + textwrap.dedent("""
     on(1, lambda: tl.add(a1, b1, out=o1), a + b)
     s1 = tl.empty([7], device="cuda:1")
     on(1, lambda: tl.sum(a1, 0, out=s1), a.sum(0))
+
+    # boxed calls through torchlet.ops reach the same guarded registration
+    on(1, lambda: tl.ops.aten.add.Tensor(a1, b1), a + b)
+    on(1, lambda: tl.ops.aten.argmax.default(a1), a.argmax())
+    on(1, lambda: tl.ops.aten.mm.default(a1, m1), tl.mm(a, m), launches=False)
 
     # backward of a small graph on cuda:1 (softmax, mul, sum, mm, index_select)
     def graph(x, w, i):
