@@ -130,6 +130,11 @@ SCRIPT = COMMON + textwrap.dedent("""
     s1 = tl.empty([7], device="cuda:1")
     on(1, lambda: tl.sum(a1, 0, out=s1), a.sum(0))
 
+    # composite kernels that make their result themselves: on self's device too
+    on(1, lambda: a1.masked_fill(a1 > 0, 0.5), a.masked_fill(a > 0, 0.5))
+    on(1, lambda: a1.logsumexp(1), a.logsumexp(1))
+    on(1, lambda: a1.new_zeros([3]), tl.zeros([3]), launches=False)
+    on(1, lambda: a1.new_full([2], 3.0), tl.full([2], 3.0), launches=False)
     # boxed calls through torchlet.ops reach the same guarded registration
     on(1, lambda: tl.ops.aten.add.Tensor(a1, b1), a + b)
     on(1, lambda: tl.ops.aten.argmax.default(a1), a.argmax())
