@@ -30,7 +30,7 @@ from .. import api_c
 from ..analysis import NativeFunctionsGroup
 from ..diagnostics import CodegenError, DiagnosticSink
 from ..model import Model
-from ..native import NativeFunction
+from ..native import DeviceCheckType, NativeFunction
 from . import EmitContext
 
 C_COMMENT = ("/*", " * ", "")  # the templates close the comment after their own lines
@@ -80,6 +80,7 @@ class _Op:
     skipped: list[str] = field(default_factory=list)  # keys not registered, with why
     structured: list[dict] = field(default_factory=list)  # generated structured kernels
     backend_select: dict | None = None
+    guards: list[dict] = field(default_factory=list)  # CUDA registrations run under a device guard
     natives: list[str] = field(default_factory=list)  # prototypes of hand-written kernels
     needs_ext: bool = False  # calls helpers of tl_glue_ext.h
 
@@ -283,7 +284,75 @@ def _op(m: Model, f: NativeFunction, path: str, native_names: dict[tuple[int, st
         dev = next(a for a in args if a.arg.name == "device")
         op.backend_select = {"name": api_c.backend_select_name(f), "device": dev.name}
         op.kernels.append(_reg("BackendSelect", "TL_KEY_BACKEND_SELECT", op.backend_select["name"], path, []))
+    _guard_cuda(f, op, args, path)
     return op
+
+
+def _guard_device(f: NativeFunction, args: list[api_c.CArg]) -> tuple[list[str], list[str]]:
+    """Where a CUDA kernel's device guard takes its device (PyTorch's
+    RegisterDispatchKey): a factory's ``device`` (its TensorOptions), else
+    the tensor-like arguments in the order self, out, positional; the first
+    one on a CUDA device wins (PyTorch's structured kernels reset the guard
+    to the output's device, which is the same device; a CPU 0-dim ``self``
+    beside CUDA tensors then still runs on theirs). Returns the argument
+    names and the C expressions, first choice first; empty: no guard."""
+    by_name = {a.arg.name: a for a in args}
+    a = f.func.arguments
+    if a.tensor_options is not None:
+        dev = by_name["device"]
+        return [dev.name], [f"tl_cuda_device_of_arg({dev.name})"]
+    order = ([a.self_arg] if a.self_arg is not None else []) + list(a.out) + list(a.positional)
+    names, exprs = [], []
+    for arg in order:
+        c = by_name[arg.name]
+        if not arg.type.is_tensor_like() or c.name in names:
+            continue
+        names.append(c.name)
+        if c.kind in ("tensor", "opt_tensor"):
+            exprs.append(f"tl_cuda_device_of({c.name})")
+        else:
+            exprs.append(f"tl_cuda_device_of_list({c.name}, {c.name}_len)")
+    return names, exprs
+
+
+def _device_checks(f: NativeFunction, args: list[api_c.CArg]) -> list[str]:
+    """PyTorch's device check of a CUDA kernel (``device_check: ExactSame``,
+    the default; ``NoCheck`` where TensorIterator or the kernel checks, as
+    for CPU scalars beside device tensors): the out and positional tensor
+    arguments, in that order, on one device. One tensor needs no check."""
+    if f.device_check is not DeviceCheckType.ExactSame:
+        return []
+    by_name = {a.arg.name: a for a in args}
+    checks = []
+    for arg in list(f.func.arguments.out) + list(f.func.arguments.positional):
+        c = by_name[arg.name]
+        if c.kind in ("tensor", "opt_tensor"):
+            checks.append(f"tl_cuda_check_device(&first_, {c.name})")
+        elif c.kind in ("tensor_list", "opt_tensor_list"):
+            checks.append(f"tl_cuda_check_device_list(&first_, {c.name}, {c.name}_len)")
+    if len(checks) == 1 and "_list(" not in checks[0]:
+        return []
+    return checks
+
+
+def _guard_cuda(f: NativeFunction, op: _Op, args: list[api_c.CArg], path: str) -> None:
+    """Every CUDA registration of a function with ``device_guard`` (the
+    default) registers a generated wrapper that runs the kernel under a
+    device guard (tl_cuda_guard.h): the kernel launches and allocates on its
+    inputs' device and the caller's current device is restored after."""
+    if not f.device_guard:
+        return
+    names, exprs = _guard_device(f, args)
+    if not exprs:
+        return
+    for k in op.kernels:
+        if k["key"] != "CUDA":
+            continue
+        name = f"tl_guarded_{op.unambiguous}_CUDA"
+        op.guards.append({"name": name, "fn": k["fn"], "args": names, "first": exprs[0], "more": exprs[1:],
+                          "checks": _device_checks(f, args)})
+        k["fn"] = name
+        k["debug"] = f"{name} registered at generated/{path}"
 
 
 def _reg(key: str, enum: str, fn: str, path: str, needed: list[str]) -> dict:
@@ -425,8 +494,9 @@ def emit_c_ops(ctx: EmitContext) -> dict[str, str]:
         # the helpers of the corpus-only conventions (Scalar[], Storage, precomputed:,
         # several structured outputs) live in tl_glue_ext.h, included only where used
         ext = any(op.needs_ext for op in ops)
+        includes = (['"tl_glue_ext.h"'] if ext else []) + (['"tl_cuda_guard.h"'] if any(op.guards for op in ops) else [])
         out[path] = ctx.render("c_ops.c.j2", C_COMMENT, name=base, ops=ops, register=register,
-                               extra_includes=['"tl_glue_ext.h"'] if ext else [],
+                               extra_includes=includes,
                                derived_metas=_derived_metas(m, fs))
         group_types = _group_types(m, fs)
         needs_ext_header = needs_ext_header or bool(group_types)

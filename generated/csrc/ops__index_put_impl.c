@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/_index_put_impl.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::_index_put_impl_
@@ -77,6 +78,19 @@ int tl_ops__index_put_impl__boxed(const tl_kernel *k_, const tl_operator *op_, t
     tl_ivalue_destroy(&indices_iv);
     tl_tensor_release(values);
     return rc_;
+}
+
+/* CUDA device guard: tl_native__index_put_impl_cuda_ runs on the device of
+ * the first CUDA tensor of `self`, `indices`, `values`; the current device is restored after */
+static tl_tensor *tl_guarded__index_put_impl__CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len, tl_tensor *values, bool accumulate, bool unsafe) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of_list(indices, indices_len);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(values);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native__index_put_impl_cuda_(ks, self, indices, indices_len, values, accumulate, unsafe);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -226,8 +240,8 @@ int tl_ops_register__index_put_impl(void) {
                                    "tl_native__index_put_impl_ registered at generated/csrc/ops__index_put_impl.c") < 0)
         return -1;
     if (!(TL_KERNEL_MISSING(tl_native__index_put_impl_cuda_)) &&  /* registered when defined (a CUDA-only kernel) */
-        tl_op_register_kernel(tl_ops__index_put_impl__op, TL_KEY_CUDA, (void *)tl_native__index_put_impl_cuda_, tl_ops__index_put_impl__boxed, NULL,
-                              "tl_native__index_put_impl_cuda_ registered at generated/csrc/ops__index_put_impl.c") < 0)
+        tl_op_register_kernel(tl_ops__index_put_impl__op, TL_KEY_CUDA, (void *)tl_guarded__index_put_impl__CUDA, tl_ops__index_put_impl__boxed, NULL,
+                              "tl_guarded__index_put_impl__CUDA registered at generated/csrc/ops__index_put_impl.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_native__index_put_impl_))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::_index_put_impl_", "Meta", "tl_native__index_put_impl_");

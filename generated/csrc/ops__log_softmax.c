@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/_log_softmax.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::_log_softmax
@@ -106,6 +107,17 @@ static tl_tensor *tl_structured__log_softmax_Meta(tl_keyset ks, tl_tensor *self,
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured__log_softmax_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded__log_softmax_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool half_to_float) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured__log_softmax_CUDA(ks, self, dim, half_to_float);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -211,6 +223,21 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured__log_softmax_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded__log_softmax_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool half_to_float, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured__log_softmax_out_CUDA(ks, self, dim, half_to_float, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register__log_softmax(void) {
@@ -223,8 +250,8 @@ int tl_ops_register__log_softmax(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta__log_softmax) || TL_KERNEL_MISSING(tl_impl_log_softmax_cuda_out))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::_log_softmax", "CUDA", "tl_meta__log_softmax, tl_impl_log_softmax_cuda_out");
-    else if (tl_op_register_kernel(tl_ops__log_softmax_op, TL_KEY_CUDA, (void *)tl_structured__log_softmax_CUDA, tl_ops__log_softmax_boxed, NULL,
-                                   "tl_structured__log_softmax_CUDA registered at generated/csrc/ops__log_softmax.c") < 0)
+    else if (tl_op_register_kernel(tl_ops__log_softmax_op, TL_KEY_CUDA, (void *)tl_guarded__log_softmax_CUDA, tl_ops__log_softmax_boxed, NULL,
+                                   "tl_guarded__log_softmax_CUDA registered at generated/csrc/ops__log_softmax.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta__log_softmax))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::_log_softmax", "Meta", "tl_meta__log_softmax");
@@ -240,8 +267,8 @@ int tl_ops_register__log_softmax(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta__log_softmax) || TL_KERNEL_MISSING(tl_impl_log_softmax_cuda_out))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::_log_softmax.out", "CUDA", "tl_meta__log_softmax, tl_impl_log_softmax_cuda_out");
-    else if (tl_op_register_kernel(tl_ops__log_softmax_out_op, TL_KEY_CUDA, (void *)tl_structured__log_softmax_out_CUDA, tl_ops__log_softmax_out_boxed, NULL,
-                                   "tl_structured__log_softmax_out_CUDA registered at generated/csrc/ops__log_softmax.c") < 0)
+    else if (tl_op_register_kernel(tl_ops__log_softmax_out_op, TL_KEY_CUDA, (void *)tl_guarded__log_softmax_out_CUDA, tl_ops__log_softmax_out_boxed, NULL,
+                                   "tl_guarded__log_softmax_out_CUDA registered at generated/csrc/ops__log_softmax.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta__log_softmax))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::_log_softmax.out", "Meta", "tl_meta__log_softmax");

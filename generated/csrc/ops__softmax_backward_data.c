@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/_softmax_backward_data.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::_softmax_backward_data
@@ -110,6 +111,21 @@ static tl_tensor *tl_structured__softmax_backward_data_Meta(tl_keyset ks, tl_ten
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured__softmax_backward_data_CUDA runs on the device of
+ * the first CUDA tensor of `grad_output`, `output`; the current device is restored after */
+static tl_tensor *tl_guarded__softmax_backward_data_CUDA(tl_keyset ks, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, grad_output) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, output) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(grad_output);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(output);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured__softmax_backward_data_CUDA(ks, grad_output, output, dim, input_dtype);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -219,6 +235,23 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured__softmax_backward_data_out_CUDA runs on the device of
+ * the first CUDA tensor of `grad_input`, `grad_output`, `output`; the current device is restored after */
+static tl_tensor *tl_guarded__softmax_backward_data_out_CUDA(tl_keyset ks, tl_tensor *grad_output, tl_tensor *output, int64_t dim, tl_dtype input_dtype, tl_tensor *grad_input) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, grad_input) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, grad_output) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, output) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(grad_input);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(grad_output);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(output);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured__softmax_backward_data_out_CUDA(ks, grad_output, output, dim, input_dtype, grad_input);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register__softmax_backward_data(void) {
@@ -231,8 +264,8 @@ int tl_ops_register__softmax_backward_data(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta__softmax_backward_data) || TL_KERNEL_MISSING(tl_impl_softmax_backward_cuda_out))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::_softmax_backward_data", "CUDA", "tl_meta__softmax_backward_data, tl_impl_softmax_backward_cuda_out");
-    else if (tl_op_register_kernel(tl_ops__softmax_backward_data_op, TL_KEY_CUDA, (void *)tl_structured__softmax_backward_data_CUDA, tl_ops__softmax_backward_data_boxed, NULL,
-                                   "tl_structured__softmax_backward_data_CUDA registered at generated/csrc/ops__softmax_backward_data.c") < 0)
+    else if (tl_op_register_kernel(tl_ops__softmax_backward_data_op, TL_KEY_CUDA, (void *)tl_guarded__softmax_backward_data_CUDA, tl_ops__softmax_backward_data_boxed, NULL,
+                                   "tl_guarded__softmax_backward_data_CUDA registered at generated/csrc/ops__softmax_backward_data.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta__softmax_backward_data))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::_softmax_backward_data", "Meta", "tl_meta__softmax_backward_data");
@@ -248,8 +281,8 @@ int tl_ops_register__softmax_backward_data(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta__softmax_backward_data) || TL_KERNEL_MISSING(tl_impl_softmax_backward_cuda_out))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::_softmax_backward_data.out", "CUDA", "tl_meta__softmax_backward_data, tl_impl_softmax_backward_cuda_out");
-    else if (tl_op_register_kernel(tl_ops__softmax_backward_data_out_op, TL_KEY_CUDA, (void *)tl_structured__softmax_backward_data_out_CUDA, tl_ops__softmax_backward_data_out_boxed, NULL,
-                                   "tl_structured__softmax_backward_data_out_CUDA registered at generated/csrc/ops__softmax_backward_data.c") < 0)
+    else if (tl_op_register_kernel(tl_ops__softmax_backward_data_out_op, TL_KEY_CUDA, (void *)tl_guarded__softmax_backward_data_out_CUDA, tl_ops__softmax_backward_data_out_boxed, NULL,
+                                   "tl_guarded__softmax_backward_data_out_CUDA registered at generated/csrc/ops__softmax_backward_data.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta__softmax_backward_data))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::_softmax_backward_data.out", "Meta", "tl_meta__softmax_backward_data");

@@ -14,6 +14,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/add.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -119,6 +120,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_add_Tensor_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_add_Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_scalar alpha) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_add_Tensor_CUDA(ks, self, other, alpha);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::add_.Tensor
  *   add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
@@ -217,6 +230,18 @@ static tl_tensor *tl_structured_add__Tensor_Meta(tl_keyset ks, tl_tensor *self, 
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_add__Tensor_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_add__Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_scalar alpha) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_add__Tensor_CUDA(ks, self, other, alpha);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -321,6 +346,19 @@ static tl_tensor *tl_structured_add_out_Meta(tl_keyset ks, tl_tensor *self, tl_t
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_add_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_add_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_add_out_CUDA(ks, self, other, alpha, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -451,8 +489,8 @@ int tl_ops_register_add(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_add_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::add.Tensor", "CUDA", "tl_impl_ufunc_add_cuda");
-    else if (tl_op_register_kernel(tl_ops_add_Tensor_op, TL_KEY_CUDA, (void *)tl_structured_add_Tensor_CUDA, tl_ops_add_Tensor_boxed, NULL,
-                                   "tl_structured_add_Tensor_CUDA registered at generated/csrc/ops_add.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_add_Tensor_op, TL_KEY_CUDA, (void *)tl_guarded_add_Tensor_CUDA, tl_ops_add_Tensor_boxed, NULL,
+                                   "tl_guarded_add_Tensor_CUDA registered at generated/csrc/ops_add.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_add_Tensor_op, TL_KEY_META, (void *)tl_structured_add_Tensor_Meta, tl_ops_add_Tensor_boxed, NULL,
                               "tl_structured_add_Tensor_Meta registered at generated/csrc/ops_add.c") < 0)
@@ -466,8 +504,8 @@ int tl_ops_register_add(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_add_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::add_.Tensor", "CUDA", "tl_impl_ufunc_add_cuda");
-    else if (tl_op_register_kernel(tl_ops_add__Tensor_op, TL_KEY_CUDA, (void *)tl_structured_add__Tensor_CUDA, tl_ops_add__Tensor_boxed, NULL,
-                                   "tl_structured_add__Tensor_CUDA registered at generated/csrc/ops_add.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_add__Tensor_op, TL_KEY_CUDA, (void *)tl_guarded_add__Tensor_CUDA, tl_ops_add__Tensor_boxed, NULL,
+                                   "tl_guarded_add__Tensor_CUDA registered at generated/csrc/ops_add.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_add__Tensor_op, TL_KEY_META, (void *)tl_structured_add__Tensor_Meta, tl_ops_add__Tensor_boxed, NULL,
                               "tl_structured_add__Tensor_Meta registered at generated/csrc/ops_add.c") < 0)
@@ -481,8 +519,8 @@ int tl_ops_register_add(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_add_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::add.out", "CUDA", "tl_impl_ufunc_add_cuda");
-    else if (tl_op_register_kernel(tl_ops_add_out_op, TL_KEY_CUDA, (void *)tl_structured_add_out_CUDA, tl_ops_add_out_boxed, NULL,
-                                   "tl_structured_add_out_CUDA registered at generated/csrc/ops_add.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_add_out_op, TL_KEY_CUDA, (void *)tl_guarded_add_out_CUDA, tl_ops_add_out_boxed, NULL,
+                                   "tl_guarded_add_out_CUDA registered at generated/csrc/ops_add.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_add_out_op, TL_KEY_META, (void *)tl_structured_add_out_Meta, tl_ops_add_out_boxed, NULL,
                               "tl_structured_add_out_Meta registered at generated/csrc/ops_add.c") < 0)

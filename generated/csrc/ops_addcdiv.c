@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/addcdiv.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::addcdiv.out
@@ -121,6 +122,20 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_addcdiv_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `tensor1`, `tensor2`; the current device is restored after */
+static tl_tensor *tl_guarded_addcdiv_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(tensor1);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(tensor2);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_addcdiv_out_CUDA(ks, self, tensor1, tensor2, value, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::addcdiv
  *   addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
@@ -220,6 +235,19 @@ static tl_tensor *tl_structured_addcdiv_Meta(tl_keyset ks, tl_tensor *self, tl_t
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_addcdiv_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `tensor1`, `tensor2`; the current device is restored after */
+static tl_tensor *tl_guarded_addcdiv_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(tensor1);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(tensor2);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_addcdiv_CUDA(ks, self, tensor1, tensor2, value);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -326,6 +354,19 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_addcdiv__CUDA runs on the device of
+ * the first CUDA tensor of `self`, `tensor1`, `tensor2`; the current device is restored after */
+static tl_tensor *tl_guarded_addcdiv__CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(tensor1);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(tensor2);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_addcdiv__CUDA(ks, self, tensor1, tensor2, value);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_addcdiv(void) {
@@ -338,8 +379,8 @@ int tl_ops_register_addcdiv(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcdiv) || TL_KERNEL_MISSING(tl_impl_ufunc_addcdiv_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::addcdiv.out", "CUDA", "tl_meta_addcdiv, tl_impl_ufunc_addcdiv_cuda");
-    else if (tl_op_register_kernel(tl_ops_addcdiv_out_op, TL_KEY_CUDA, (void *)tl_structured_addcdiv_out_CUDA, tl_ops_addcdiv_out_boxed, NULL,
-                                   "tl_structured_addcdiv_out_CUDA registered at generated/csrc/ops_addcdiv.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_addcdiv_out_op, TL_KEY_CUDA, (void *)tl_guarded_addcdiv_out_CUDA, tl_ops_addcdiv_out_boxed, NULL,
+                                   "tl_guarded_addcdiv_out_CUDA registered at generated/csrc/ops_addcdiv.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcdiv))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::addcdiv.out", "Meta", "tl_meta_addcdiv");
@@ -355,8 +396,8 @@ int tl_ops_register_addcdiv(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcdiv) || TL_KERNEL_MISSING(tl_impl_ufunc_addcdiv_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::addcdiv", "CUDA", "tl_meta_addcdiv, tl_impl_ufunc_addcdiv_cuda");
-    else if (tl_op_register_kernel(tl_ops_addcdiv_op, TL_KEY_CUDA, (void *)tl_structured_addcdiv_CUDA, tl_ops_addcdiv_boxed, NULL,
-                                   "tl_structured_addcdiv_CUDA registered at generated/csrc/ops_addcdiv.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_addcdiv_op, TL_KEY_CUDA, (void *)tl_guarded_addcdiv_CUDA, tl_ops_addcdiv_boxed, NULL,
+                                   "tl_guarded_addcdiv_CUDA registered at generated/csrc/ops_addcdiv.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcdiv))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::addcdiv", "Meta", "tl_meta_addcdiv");
@@ -372,8 +413,8 @@ int tl_ops_register_addcdiv(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcdiv) || TL_KERNEL_MISSING(tl_impl_ufunc_addcdiv_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::addcdiv_", "CUDA", "tl_meta_addcdiv, tl_impl_ufunc_addcdiv_cuda");
-    else if (tl_op_register_kernel(tl_ops_addcdiv__op, TL_KEY_CUDA, (void *)tl_structured_addcdiv__CUDA, tl_ops_addcdiv__boxed, NULL,
-                                   "tl_structured_addcdiv__CUDA registered at generated/csrc/ops_addcdiv.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_addcdiv__op, TL_KEY_CUDA, (void *)tl_guarded_addcdiv__CUDA, tl_ops_addcdiv__boxed, NULL,
+                                   "tl_guarded_addcdiv__CUDA registered at generated/csrc/ops_addcdiv.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcdiv))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::addcdiv_", "Meta", "tl_meta_addcdiv");

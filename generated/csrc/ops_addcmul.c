@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/addcmul.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::addcmul.out
@@ -121,6 +122,20 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_addcmul_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `tensor1`, `tensor2`; the current device is restored after */
+static tl_tensor *tl_guarded_addcmul_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(tensor1);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(tensor2);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_addcmul_out_CUDA(ks, self, tensor1, tensor2, value, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::addcmul
  *   addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
@@ -220,6 +235,19 @@ static tl_tensor *tl_structured_addcmul_Meta(tl_keyset ks, tl_tensor *self, tl_t
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_addcmul_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `tensor1`, `tensor2`; the current device is restored after */
+static tl_tensor *tl_guarded_addcmul_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(tensor1);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(tensor2);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_addcmul_CUDA(ks, self, tensor1, tensor2, value);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -326,6 +354,19 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_addcmul__CUDA runs on the device of
+ * the first CUDA tensor of `self`, `tensor1`, `tensor2`; the current device is restored after */
+static tl_tensor *tl_guarded_addcmul__CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *tensor1, tl_tensor *tensor2, tl_scalar value) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(tensor1);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(tensor2);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_addcmul__CUDA(ks, self, tensor1, tensor2, value);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_addcmul(void) {
@@ -338,8 +379,8 @@ int tl_ops_register_addcmul(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcmul) || TL_KERNEL_MISSING(tl_impl_ufunc_addcmul_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::addcmul.out", "CUDA", "tl_meta_addcmul, tl_impl_ufunc_addcmul_cuda");
-    else if (tl_op_register_kernel(tl_ops_addcmul_out_op, TL_KEY_CUDA, (void *)tl_structured_addcmul_out_CUDA, tl_ops_addcmul_out_boxed, NULL,
-                                   "tl_structured_addcmul_out_CUDA registered at generated/csrc/ops_addcmul.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_addcmul_out_op, TL_KEY_CUDA, (void *)tl_guarded_addcmul_out_CUDA, tl_ops_addcmul_out_boxed, NULL,
+                                   "tl_guarded_addcmul_out_CUDA registered at generated/csrc/ops_addcmul.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcmul))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::addcmul.out", "Meta", "tl_meta_addcmul");
@@ -355,8 +396,8 @@ int tl_ops_register_addcmul(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcmul) || TL_KERNEL_MISSING(tl_impl_ufunc_addcmul_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::addcmul", "CUDA", "tl_meta_addcmul, tl_impl_ufunc_addcmul_cuda");
-    else if (tl_op_register_kernel(tl_ops_addcmul_op, TL_KEY_CUDA, (void *)tl_structured_addcmul_CUDA, tl_ops_addcmul_boxed, NULL,
-                                   "tl_structured_addcmul_CUDA registered at generated/csrc/ops_addcmul.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_addcmul_op, TL_KEY_CUDA, (void *)tl_guarded_addcmul_CUDA, tl_ops_addcmul_boxed, NULL,
+                                   "tl_guarded_addcmul_CUDA registered at generated/csrc/ops_addcmul.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcmul))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::addcmul", "Meta", "tl_meta_addcmul");
@@ -372,8 +413,8 @@ int tl_ops_register_addcmul(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcmul) || TL_KERNEL_MISSING(tl_impl_ufunc_addcmul_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::addcmul_", "CUDA", "tl_meta_addcmul, tl_impl_ufunc_addcmul_cuda");
-    else if (tl_op_register_kernel(tl_ops_addcmul__op, TL_KEY_CUDA, (void *)tl_structured_addcmul__CUDA, tl_ops_addcmul__boxed, NULL,
-                                   "tl_structured_addcmul__CUDA registered at generated/csrc/ops_addcmul.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_addcmul__op, TL_KEY_CUDA, (void *)tl_guarded_addcmul__CUDA, tl_ops_addcmul__boxed, NULL,
+                                   "tl_guarded_addcmul__CUDA registered at generated/csrc/ops_addcmul.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_addcmul))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::addcmul_", "Meta", "tl_meta_addcmul");

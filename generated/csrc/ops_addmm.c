@@ -14,6 +14,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/addmm.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::addmm.out
@@ -126,6 +127,25 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_addmm_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `mat1`, `mat2`; the current device is restored after */
+static tl_tensor *tl_guarded_addmm_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, mat1) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, mat2) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(mat1);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(mat2);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_addmm_out_CUDA(ks, self, mat1, mat2, beta, alpha, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::addmm
  *   addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
@@ -228,6 +248,23 @@ static tl_tensor *tl_structured_addmm_Meta(tl_keyset ks, tl_tensor *self, tl_ten
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_addmm_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `mat1`, `mat2`; the current device is restored after */
+static tl_tensor *tl_guarded_addmm_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, mat1) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, mat2) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(mat1);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(mat2);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_addmm_CUDA(ks, self, mat1, mat2, beta, alpha);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -337,6 +374,23 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_addmm__CUDA runs on the device of
+ * the first CUDA tensor of `self`, `mat1`, `mat2`; the current device is restored after */
+static tl_tensor *tl_guarded_addmm__CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_scalar beta, tl_scalar alpha) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, mat1) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, mat2) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(mat1);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(mat2);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_addmm__CUDA(ks, self, mat1, mat2, beta, alpha);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::addmm.dtype
  *   addmm.dtype(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor
@@ -404,6 +458,23 @@ int tl_ops_addmm_dtype_boxed(const tl_kernel *k_, const tl_operator *op_, tl_key
     tl_tensor_release(mat1);
     tl_tensor_release(mat2);
     return rc_;
+}
+
+/* CUDA device guard: tl_native__addmm_dtype_cuda runs on the device of
+ * the first CUDA tensor of `self`, `mat1`, `mat2`; the current device is restored after */
+static tl_tensor *tl_guarded_addmm_dtype_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, mat1) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, mat2) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(mat1);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(mat2);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native__addmm_dtype_cuda(ks, self, mat1, mat2, out_dtype, beta, alpha);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -479,6 +550,25 @@ int tl_ops_addmm_dtype_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl
     return rc_;
 }
 
+/* CUDA device guard: tl_native__addmm_dtype_out_cuda runs on the device of
+ * the first CUDA tensor of `self`, `out`, `mat1`, `mat2`; the current device is restored after */
+static tl_tensor *tl_guarded_addmm_dtype_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *mat1, tl_tensor *mat2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, mat1) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, mat2) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(mat1);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(mat2);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native__addmm_dtype_out_cuda(ks, self, mat1, mat2, out_dtype, beta, alpha, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_addmm(void) {
@@ -491,8 +581,8 @@ int tl_ops_register_addmm(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_addmm) || TL_KERNEL_MISSING(tl_impl_addmm_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::addmm.out", "CUDA", "tl_meta_addmm, tl_impl_addmm_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_addmm_out_op, TL_KEY_CUDA, (void *)tl_structured_addmm_out_CUDA, tl_ops_addmm_out_boxed, NULL,
-                                   "tl_structured_addmm_out_CUDA registered at generated/csrc/ops_addmm.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_addmm_out_op, TL_KEY_CUDA, (void *)tl_guarded_addmm_out_CUDA, tl_ops_addmm_out_boxed, NULL,
+                                   "tl_guarded_addmm_out_CUDA registered at generated/csrc/ops_addmm.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_addmm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::addmm.out", "Meta", "tl_meta_addmm");
@@ -508,8 +598,8 @@ int tl_ops_register_addmm(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_addmm) || TL_KERNEL_MISSING(tl_impl_addmm_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::addmm", "CUDA", "tl_meta_addmm, tl_impl_addmm_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_addmm_op, TL_KEY_CUDA, (void *)tl_structured_addmm_CUDA, tl_ops_addmm_boxed, NULL,
-                                   "tl_structured_addmm_CUDA registered at generated/csrc/ops_addmm.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_addmm_op, TL_KEY_CUDA, (void *)tl_guarded_addmm_CUDA, tl_ops_addmm_boxed, NULL,
+                                   "tl_guarded_addmm_CUDA registered at generated/csrc/ops_addmm.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_addmm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::addmm", "Meta", "tl_meta_addmm");
@@ -525,8 +615,8 @@ int tl_ops_register_addmm(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_addmm) || TL_KERNEL_MISSING(tl_impl_addmm_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::addmm_", "CUDA", "tl_meta_addmm, tl_impl_addmm_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_addmm__op, TL_KEY_CUDA, (void *)tl_structured_addmm__CUDA, tl_ops_addmm__boxed, NULL,
-                                   "tl_structured_addmm__CUDA registered at generated/csrc/ops_addmm.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_addmm__op, TL_KEY_CUDA, (void *)tl_guarded_addmm__CUDA, tl_ops_addmm__boxed, NULL,
+                                   "tl_guarded_addmm__CUDA registered at generated/csrc/ops_addmm.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_addmm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::addmm_", "Meta", "tl_meta_addmm");
@@ -536,14 +626,14 @@ int tl_ops_register_addmm(void) {
     tl_ops_addmm_dtype_op = tl_op_define("aten::addmm.dtype", "addmm.dtype(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor");
     if (!tl_ops_addmm_dtype_op) return -1;
     if (!(TL_KERNEL_MISSING(tl_native__addmm_dtype_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
-        tl_op_register_kernel(tl_ops_addmm_dtype_op, TL_KEY_CUDA, (void *)tl_native__addmm_dtype_cuda, tl_ops_addmm_dtype_boxed, NULL,
-                              "tl_native__addmm_dtype_cuda registered at generated/csrc/ops_addmm.c") < 0)
+        tl_op_register_kernel(tl_ops_addmm_dtype_op, TL_KEY_CUDA, (void *)tl_guarded_addmm_dtype_CUDA, tl_ops_addmm_dtype_boxed, NULL,
+                              "tl_guarded_addmm_dtype_CUDA registered at generated/csrc/ops_addmm.c") < 0)
         return -1;
     tl_ops_addmm_dtype_out_op = tl_op_define("aten::addmm.dtype_out", "addmm.dtype_out(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_addmm_dtype_out_op) return -1;
     if (!(TL_KERNEL_MISSING(tl_native__addmm_dtype_out_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
-        tl_op_register_kernel(tl_ops_addmm_dtype_out_op, TL_KEY_CUDA, (void *)tl_native__addmm_dtype_out_cuda, tl_ops_addmm_dtype_out_boxed, NULL,
-                              "tl_native__addmm_dtype_out_cuda registered at generated/csrc/ops_addmm.c") < 0)
+        tl_op_register_kernel(tl_ops_addmm_dtype_out_op, TL_KEY_CUDA, (void *)tl_guarded_addmm_dtype_out_CUDA, tl_ops_addmm_dtype_out_boxed, NULL,
+                              "tl_guarded_addmm_dtype_out_CUDA registered at generated/csrc/ops_addmm.c") < 0)
         return -1;
     return 0;
 }

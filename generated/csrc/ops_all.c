@@ -15,6 +15,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/all.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::all
@@ -104,6 +105,17 @@ static tl_tensor *tl_structured_all_Meta(tl_keyset ks, tl_tensor *self) {
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_all_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_all_CUDA(tl_keyset ks, tl_tensor *self) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_all_CUDA(ks, self);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -203,6 +215,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_all_all_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_all_all_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_all_all_out_CUDA(ks, self, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::all.dim
  *   all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
@@ -297,6 +321,17 @@ static tl_tensor *tl_structured_all_dim_Meta(tl_keyset ks, tl_tensor *self, int6
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_all_dim_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_all_dim_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_all_dim_CUDA(ks, self, dim, keepdim);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -394,6 +429,17 @@ static tl_tensor *tl_structured_all_dims_Meta(tl_keyset ks, tl_tensor *self, con
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_all_dims_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_all_dims_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_all_dims_CUDA(ks, self, dim, dim_len, keepdim);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -497,6 +543,18 @@ static tl_tensor *tl_structured_all_out_Meta(tl_keyset ks, tl_tensor *self, int6
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_all_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_all_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_all_out_CUDA(ks, self, dim, keepdim, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -603,6 +661,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_all_dims_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_all_dims_out_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_all_dims_out_CUDA(ks, self, dim, dim_len, keepdim, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_all_op(void) {
@@ -615,8 +685,8 @@ int tl_ops_register_all_op(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_all) || TL_KERNEL_MISSING(tl_impl_all_all_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::all", "CUDA", "tl_meta_all, tl_impl_all_all_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_all_op, TL_KEY_CUDA, (void *)tl_structured_all_CUDA, tl_ops_all_boxed, NULL,
-                                   "tl_structured_all_CUDA registered at generated/csrc/ops_all.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_all_op, TL_KEY_CUDA, (void *)tl_guarded_all_CUDA, tl_ops_all_boxed, NULL,
+                                   "tl_guarded_all_CUDA registered at generated/csrc/ops_all.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_all))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::all", "Meta", "tl_meta_all");
@@ -632,8 +702,8 @@ int tl_ops_register_all_op(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_all) || TL_KERNEL_MISSING(tl_impl_all_all_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::all.all_out", "CUDA", "tl_meta_all, tl_impl_all_all_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_all_all_out_op, TL_KEY_CUDA, (void *)tl_structured_all_all_out_CUDA, tl_ops_all_all_out_boxed, NULL,
-                                   "tl_structured_all_all_out_CUDA registered at generated/csrc/ops_all.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_all_all_out_op, TL_KEY_CUDA, (void *)tl_guarded_all_all_out_CUDA, tl_ops_all_all_out_boxed, NULL,
+                                   "tl_guarded_all_all_out_CUDA registered at generated/csrc/ops_all.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_all))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::all.all_out", "Meta", "tl_meta_all");
@@ -649,8 +719,8 @@ int tl_ops_register_all_op(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_all_dim) || TL_KERNEL_MISSING(tl_impl_all_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::all.dim", "CUDA", "tl_meta_all_dim, tl_impl_all_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_all_dim_op, TL_KEY_CUDA, (void *)tl_structured_all_dim_CUDA, tl_ops_all_dim_boxed, NULL,
-                                   "tl_structured_all_dim_CUDA registered at generated/csrc/ops_all.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_all_dim_op, TL_KEY_CUDA, (void *)tl_guarded_all_dim_CUDA, tl_ops_all_dim_boxed, NULL,
+                                   "tl_guarded_all_dim_CUDA registered at generated/csrc/ops_all.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_all_dim))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::all.dim", "Meta", "tl_meta_all_dim");
@@ -666,8 +736,8 @@ int tl_ops_register_all_op(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_all_dims) || TL_KERNEL_MISSING(tl_impl_all_dims_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::all.dims", "CUDA", "tl_meta_all_dims, tl_impl_all_dims_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_all_dims_op, TL_KEY_CUDA, (void *)tl_structured_all_dims_CUDA, tl_ops_all_dims_boxed, NULL,
-                                   "tl_structured_all_dims_CUDA registered at generated/csrc/ops_all.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_all_dims_op, TL_KEY_CUDA, (void *)tl_guarded_all_dims_CUDA, tl_ops_all_dims_boxed, NULL,
+                                   "tl_guarded_all_dims_CUDA registered at generated/csrc/ops_all.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_all_dims))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::all.dims", "Meta", "tl_meta_all_dims");
@@ -683,8 +753,8 @@ int tl_ops_register_all_op(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_all_dim) || TL_KERNEL_MISSING(tl_impl_all_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::all.out", "CUDA", "tl_meta_all_dim, tl_impl_all_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_all_out_op, TL_KEY_CUDA, (void *)tl_structured_all_out_CUDA, tl_ops_all_out_boxed, NULL,
-                                   "tl_structured_all_out_CUDA registered at generated/csrc/ops_all.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_all_out_op, TL_KEY_CUDA, (void *)tl_guarded_all_out_CUDA, tl_ops_all_out_boxed, NULL,
+                                   "tl_guarded_all_out_CUDA registered at generated/csrc/ops_all.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_all_dim))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::all.out", "Meta", "tl_meta_all_dim");
@@ -700,8 +770,8 @@ int tl_ops_register_all_op(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_all_dims) || TL_KERNEL_MISSING(tl_impl_all_dims_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::all.dims_out", "CUDA", "tl_meta_all_dims, tl_impl_all_dims_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_all_dims_out_op, TL_KEY_CUDA, (void *)tl_structured_all_dims_out_CUDA, tl_ops_all_dims_out_boxed, NULL,
-                                   "tl_structured_all_dims_out_CUDA registered at generated/csrc/ops_all.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_all_dims_out_op, TL_KEY_CUDA, (void *)tl_guarded_all_dims_out_CUDA, tl_ops_all_dims_out_boxed, NULL,
+                                   "tl_guarded_all_dims_out_CUDA registered at generated/csrc/ops_all.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_all_dims))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::all.dims_out", "Meta", "tl_meta_all_dims");

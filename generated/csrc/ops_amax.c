@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/amax.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::amax
@@ -107,6 +108,17 @@ static tl_tensor *tl_structured_amax_Meta(tl_keyset ks, tl_tensor *self, const i
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_amax_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_amax_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_amax_CUDA(ks, self, dim, dim_len, keepdim);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -213,6 +225,21 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_amax_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_amax_out_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_amax_out_CUDA(ks, self, dim, dim_len, keepdim, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_amax(void) {
@@ -225,8 +252,8 @@ int tl_ops_register_amax(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_amax) || TL_KERNEL_MISSING(tl_impl_amax_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::amax", "CUDA", "tl_meta_amax, tl_impl_amax_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_amax_op, TL_KEY_CUDA, (void *)tl_structured_amax_CUDA, tl_ops_amax_boxed, NULL,
-                                   "tl_structured_amax_CUDA registered at generated/csrc/ops_amax.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_amax_op, TL_KEY_CUDA, (void *)tl_guarded_amax_CUDA, tl_ops_amax_boxed, NULL,
+                                   "tl_guarded_amax_CUDA registered at generated/csrc/ops_amax.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_amax))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::amax", "Meta", "tl_meta_amax");
@@ -242,8 +269,8 @@ int tl_ops_register_amax(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_amax) || TL_KERNEL_MISSING(tl_impl_amax_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::amax.out", "CUDA", "tl_meta_amax, tl_impl_amax_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_amax_out_op, TL_KEY_CUDA, (void *)tl_structured_amax_out_CUDA, tl_ops_amax_out_boxed, NULL,
-                                   "tl_structured_amax_out_CUDA registered at generated/csrc/ops_amax.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_amax_out_op, TL_KEY_CUDA, (void *)tl_guarded_amax_out_CUDA, tl_ops_amax_out_boxed, NULL,
+                                   "tl_guarded_amax_out_CUDA registered at generated/csrc/ops_amax.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_amax))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::amax.out", "Meta", "tl_meta_amax");

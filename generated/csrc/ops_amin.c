@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/amin.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::amin
@@ -107,6 +108,17 @@ static tl_tensor *tl_structured_amin_Meta(tl_keyset ks, tl_tensor *self, const i
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_amin_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_amin_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_amin_CUDA(ks, self, dim, dim_len, keepdim);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -213,6 +225,21 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_amin_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_amin_out_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_amin_out_CUDA(ks, self, dim, dim_len, keepdim, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_amin(void) {
@@ -225,8 +252,8 @@ int tl_ops_register_amin(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_amin) || TL_KERNEL_MISSING(tl_impl_amin_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::amin", "CUDA", "tl_meta_amin, tl_impl_amin_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_amin_op, TL_KEY_CUDA, (void *)tl_structured_amin_CUDA, tl_ops_amin_boxed, NULL,
-                                   "tl_structured_amin_CUDA registered at generated/csrc/ops_amin.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_amin_op, TL_KEY_CUDA, (void *)tl_guarded_amin_CUDA, tl_ops_amin_boxed, NULL,
+                                   "tl_guarded_amin_CUDA registered at generated/csrc/ops_amin.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_amin))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::amin", "Meta", "tl_meta_amin");
@@ -242,8 +269,8 @@ int tl_ops_register_amin(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_amin) || TL_KERNEL_MISSING(tl_impl_amin_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::amin.out", "CUDA", "tl_meta_amin, tl_impl_amin_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_amin_out_op, TL_KEY_CUDA, (void *)tl_structured_amin_out_CUDA, tl_ops_amin_out_boxed, NULL,
-                                   "tl_structured_amin_out_CUDA registered at generated/csrc/ops_amin.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_amin_out_op, TL_KEY_CUDA, (void *)tl_guarded_amin_out_CUDA, tl_ops_amin_out_boxed, NULL,
+                                   "tl_guarded_amin_out_CUDA registered at generated/csrc/ops_amin.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_amin))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::amin.out", "Meta", "tl_meta_amin");

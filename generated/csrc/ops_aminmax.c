@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/aminmax.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::aminmax
@@ -70,6 +71,17 @@ int tl_ops_aminmax_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset 
     }
     tl_tensor_release(self);
     return rc_;
+}
+
+/* CUDA device guard: tl_native_aminmax runs on the device of
+ * `self`; the current device is restored after */
+static int tl_guarded_aminmax_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor **ret0, tl_tensor **ret1) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return -1;
+    int r_ = tl_native_aminmax(ks, self, dim, dim_has, keepdim, ret0, ret1);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -140,6 +152,19 @@ int tl_ops_aminmax_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_key
     return rc_;
 }
 
+/* CUDA device guard: tl_native_aminmax_out runs on the device of
+ * the first CUDA tensor of `self`, `min`, `max`; the current device is restored after */
+static int tl_guarded_aminmax_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *min, tl_tensor *max, tl_tensor **ret0, tl_tensor **ret1) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(min);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(max);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return -1;
+    int r_ = tl_native_aminmax_out(ks, self, dim, dim_has, keepdim, min, max, ret0, ret1);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_aminmax(void) {
@@ -152,8 +177,8 @@ int tl_ops_register_aminmax(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_native_aminmax))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::aminmax", "CUDA", "tl_native_aminmax");
-    else if (tl_op_register_kernel(tl_ops_aminmax_op, TL_KEY_CUDA, (void *)tl_native_aminmax, tl_ops_aminmax_boxed, NULL,
-                                   "tl_native_aminmax registered at generated/csrc/ops_aminmax.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_aminmax_op, TL_KEY_CUDA, (void *)tl_guarded_aminmax_CUDA, tl_ops_aminmax_boxed, NULL,
+                                   "tl_guarded_aminmax_CUDA registered at generated/csrc/ops_aminmax.c") < 0)
         return -1;
     tl_ops_aminmax_out_op = tl_op_define("aten::aminmax.out", "aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)");
     if (!tl_ops_aminmax_out_op) return -1;
@@ -164,8 +189,8 @@ int tl_ops_register_aminmax(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_native_aminmax_out))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::aminmax.out", "CUDA", "tl_native_aminmax_out");
-    else if (tl_op_register_kernel(tl_ops_aminmax_out_op, TL_KEY_CUDA, (void *)tl_native_aminmax_out, tl_ops_aminmax_out_boxed, NULL,
-                                   "tl_native_aminmax_out registered at generated/csrc/ops_aminmax.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_aminmax_out_op, TL_KEY_CUDA, (void *)tl_guarded_aminmax_out_CUDA, tl_ops_aminmax_out_boxed, NULL,
+                                   "tl_guarded_aminmax_out_CUDA registered at generated/csrc/ops_aminmax.c") < 0)
         return -1;
     return 0;
 }

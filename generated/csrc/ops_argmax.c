@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/argmax.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::argmax
@@ -107,6 +108,17 @@ static tl_tensor *tl_structured_argmax_Meta(tl_keyset ks, tl_tensor *self, int64
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_argmax_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_argmax_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_argmax_CUDA(ks, self, dim, dim_has, keepdim);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -213,6 +225,21 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_argmax_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_argmax_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_argmax_out_CUDA(ks, self, dim, dim_has, keepdim, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_argmax(void) {
@@ -225,8 +252,8 @@ int tl_ops_register_argmax(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_argmax) || TL_KERNEL_MISSING(tl_impl_argmax_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::argmax", "CUDA", "tl_meta_argmax, tl_impl_argmax_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_argmax_op, TL_KEY_CUDA, (void *)tl_structured_argmax_CUDA, tl_ops_argmax_boxed, NULL,
-                                   "tl_structured_argmax_CUDA registered at generated/csrc/ops_argmax.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_argmax_op, TL_KEY_CUDA, (void *)tl_guarded_argmax_CUDA, tl_ops_argmax_boxed, NULL,
+                                   "tl_guarded_argmax_CUDA registered at generated/csrc/ops_argmax.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_argmax))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::argmax", "Meta", "tl_meta_argmax");
@@ -242,8 +269,8 @@ int tl_ops_register_argmax(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_argmax) || TL_KERNEL_MISSING(tl_impl_argmax_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::argmax.out", "CUDA", "tl_meta_argmax, tl_impl_argmax_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_argmax_out_op, TL_KEY_CUDA, (void *)tl_structured_argmax_out_CUDA, tl_ops_argmax_out_boxed, NULL,
-                                   "tl_structured_argmax_out_CUDA registered at generated/csrc/ops_argmax.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_argmax_out_op, TL_KEY_CUDA, (void *)tl_guarded_argmax_out_CUDA, tl_ops_argmax_out_boxed, NULL,
+                                   "tl_guarded_argmax_out_CUDA registered at generated/csrc/ops_argmax.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_argmax))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::argmax.out", "Meta", "tl_meta_argmax");

@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/argmin.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::argmin
@@ -107,6 +108,17 @@ static tl_tensor *tl_structured_argmin_Meta(tl_keyset ks, tl_tensor *self, int64
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_argmin_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_argmin_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_argmin_CUDA(ks, self, dim, dim_has, keepdim);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -213,6 +225,21 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_argmin_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_argmin_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool dim_has, bool keepdim, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_argmin_out_CUDA(ks, self, dim, dim_has, keepdim, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_argmin(void) {
@@ -225,8 +252,8 @@ int tl_ops_register_argmin(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_argmin) || TL_KERNEL_MISSING(tl_impl_argmin_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::argmin", "CUDA", "tl_meta_argmin, tl_impl_argmin_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_argmin_op, TL_KEY_CUDA, (void *)tl_structured_argmin_CUDA, tl_ops_argmin_boxed, NULL,
-                                   "tl_structured_argmin_CUDA registered at generated/csrc/ops_argmin.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_argmin_op, TL_KEY_CUDA, (void *)tl_guarded_argmin_CUDA, tl_ops_argmin_boxed, NULL,
+                                   "tl_guarded_argmin_CUDA registered at generated/csrc/ops_argmin.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_argmin))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::argmin", "Meta", "tl_meta_argmin");
@@ -242,8 +269,8 @@ int tl_ops_register_argmin(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_argmin) || TL_KERNEL_MISSING(tl_impl_argmin_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::argmin.out", "CUDA", "tl_meta_argmin, tl_impl_argmin_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_argmin_out_op, TL_KEY_CUDA, (void *)tl_structured_argmin_out_CUDA, tl_ops_argmin_out_boxed, NULL,
-                                   "tl_structured_argmin_out_CUDA registered at generated/csrc/ops_argmin.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_argmin_out_op, TL_KEY_CUDA, (void *)tl_guarded_argmin_out_CUDA, tl_ops_argmin_out_boxed, NULL,
+                                   "tl_guarded_argmin_out_CUDA registered at generated/csrc/ops_argmin.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_argmin))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::argmin.out", "Meta", "tl_meta_argmin");

@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/atan2.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -120,6 +121,19 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_atan2_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_atan2_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_atan2_out_CUDA(ks, self, other, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::atan2_
  *   atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)
@@ -217,6 +231,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_atan2__CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_atan2__CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_atan2__CUDA(ks, self, other);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::atan2
  *   atan2(Tensor self, Tensor other) -> Tensor
@@ -311,6 +337,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_atan2_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_atan2_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_atan2_CUDA(ks, self, other);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_atan2(void) {
@@ -323,8 +361,8 @@ int tl_ops_register_atan2(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_atan2_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::atan2.out", "CUDA", "tl_impl_ufunc_atan2_cuda");
-    else if (tl_op_register_kernel(tl_ops_atan2_out_op, TL_KEY_CUDA, (void *)tl_structured_atan2_out_CUDA, tl_ops_atan2_out_boxed, NULL,
-                                   "tl_structured_atan2_out_CUDA registered at generated/csrc/ops_atan2.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_atan2_out_op, TL_KEY_CUDA, (void *)tl_guarded_atan2_out_CUDA, tl_ops_atan2_out_boxed, NULL,
+                                   "tl_guarded_atan2_out_CUDA registered at generated/csrc/ops_atan2.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_atan2_out_op, TL_KEY_META, (void *)tl_structured_atan2_out_Meta, tl_ops_atan2_out_boxed, NULL,
                               "tl_structured_atan2_out_Meta registered at generated/csrc/ops_atan2.c") < 0)
@@ -338,8 +376,8 @@ int tl_ops_register_atan2(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_atan2_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::atan2_", "CUDA", "tl_impl_ufunc_atan2_cuda");
-    else if (tl_op_register_kernel(tl_ops_atan2__op, TL_KEY_CUDA, (void *)tl_structured_atan2__CUDA, tl_ops_atan2__boxed, NULL,
-                                   "tl_structured_atan2__CUDA registered at generated/csrc/ops_atan2.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_atan2__op, TL_KEY_CUDA, (void *)tl_guarded_atan2__CUDA, tl_ops_atan2__boxed, NULL,
+                                   "tl_guarded_atan2__CUDA registered at generated/csrc/ops_atan2.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_atan2__op, TL_KEY_META, (void *)tl_structured_atan2__Meta, tl_ops_atan2__boxed, NULL,
                               "tl_structured_atan2__Meta registered at generated/csrc/ops_atan2.c") < 0)
@@ -353,8 +391,8 @@ int tl_ops_register_atan2(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_atan2_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::atan2", "CUDA", "tl_impl_ufunc_atan2_cuda");
-    else if (tl_op_register_kernel(tl_ops_atan2_op, TL_KEY_CUDA, (void *)tl_structured_atan2_CUDA, tl_ops_atan2_boxed, NULL,
-                                   "tl_structured_atan2_CUDA registered at generated/csrc/ops_atan2.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_atan2_op, TL_KEY_CUDA, (void *)tl_guarded_atan2_CUDA, tl_ops_atan2_boxed, NULL,
+                                   "tl_guarded_atan2_CUDA registered at generated/csrc/ops_atan2.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_atan2_op, TL_KEY_META, (void *)tl_structured_atan2_Meta, tl_ops_atan2_boxed, NULL,
                               "tl_structured_atan2_Meta registered at generated/csrc/ops_atan2.c") < 0)

@@ -14,6 +14,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/baddbmm.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::baddbmm
@@ -117,6 +118,23 @@ static tl_tensor *tl_structured_baddbmm_Meta(tl_keyset ks, tl_tensor *self, tl_t
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_baddbmm_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `batch1`, `batch2`; the current device is restored after */
+static tl_tensor *tl_guarded_baddbmm_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, batch1) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, batch2) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(batch1);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(batch2);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_baddbmm_CUDA(ks, self, batch1, batch2, beta, alpha);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -224,6 +242,23 @@ static tl_tensor *tl_structured_baddbmm__Meta(tl_keyset ks, tl_tensor *self, tl_
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_baddbmm__CUDA runs on the device of
+ * the first CUDA tensor of `self`, `batch1`, `batch2`; the current device is restored after */
+static tl_tensor *tl_guarded_baddbmm__CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, batch1) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, batch2) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(batch1);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(batch2);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_baddbmm__CUDA(ks, self, batch1, batch2, beta, alpha);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -337,6 +372,25 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_baddbmm_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `batch1`, `batch2`; the current device is restored after */
+static tl_tensor *tl_guarded_baddbmm_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, batch1) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, batch2) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(batch1);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(batch2);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_baddbmm_out_CUDA(ks, self, batch1, batch2, beta, alpha, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::baddbmm.dtype
  *   baddbmm.dtype(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor
@@ -404,6 +458,23 @@ int tl_ops_baddbmm_dtype_boxed(const tl_kernel *k_, const tl_operator *op_, tl_k
     tl_tensor_release(batch1);
     tl_tensor_release(batch2);
     return rc_;
+}
+
+/* CUDA device guard: tl_native__baddbmm_dtype_cuda runs on the device of
+ * the first CUDA tensor of `self`, `batch1`, `batch2`; the current device is restored after */
+static tl_tensor *tl_guarded_baddbmm_dtype_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, batch1) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, batch2) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(batch1);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(batch2);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native__baddbmm_dtype_cuda(ks, self, batch1, batch2, out_dtype, beta, alpha);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -479,6 +550,25 @@ int tl_ops_baddbmm_dtype_out_boxed(const tl_kernel *k_, const tl_operator *op_, 
     return rc_;
 }
 
+/* CUDA device guard: tl_native__baddbmm_out_dtype_cuda runs on the device of
+ * the first CUDA tensor of `self`, `out`, `batch1`, `batch2`; the current device is restored after */
+static tl_tensor *tl_guarded_baddbmm_dtype_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *batch1, tl_tensor *batch2, tl_dtype out_dtype, tl_scalar beta, tl_scalar alpha, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, batch1) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, batch2) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(batch1);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(batch2);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native__baddbmm_out_dtype_cuda(ks, self, batch1, batch2, out_dtype, beta, alpha, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_baddbmm(void) {
@@ -491,8 +581,8 @@ int tl_ops_register_baddbmm(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_baddbmm) || TL_KERNEL_MISSING(tl_impl_baddbmm_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::baddbmm", "CUDA", "tl_meta_baddbmm, tl_impl_baddbmm_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_baddbmm_op, TL_KEY_CUDA, (void *)tl_structured_baddbmm_CUDA, tl_ops_baddbmm_boxed, NULL,
-                                   "tl_structured_baddbmm_CUDA registered at generated/csrc/ops_baddbmm.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_baddbmm_op, TL_KEY_CUDA, (void *)tl_guarded_baddbmm_CUDA, tl_ops_baddbmm_boxed, NULL,
+                                   "tl_guarded_baddbmm_CUDA registered at generated/csrc/ops_baddbmm.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_baddbmm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::baddbmm", "Meta", "tl_meta_baddbmm");
@@ -508,8 +598,8 @@ int tl_ops_register_baddbmm(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_baddbmm) || TL_KERNEL_MISSING(tl_impl_baddbmm_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::baddbmm_", "CUDA", "tl_meta_baddbmm, tl_impl_baddbmm_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_baddbmm__op, TL_KEY_CUDA, (void *)tl_structured_baddbmm__CUDA, tl_ops_baddbmm__boxed, NULL,
-                                   "tl_structured_baddbmm__CUDA registered at generated/csrc/ops_baddbmm.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_baddbmm__op, TL_KEY_CUDA, (void *)tl_guarded_baddbmm__CUDA, tl_ops_baddbmm__boxed, NULL,
+                                   "tl_guarded_baddbmm__CUDA registered at generated/csrc/ops_baddbmm.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_baddbmm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::baddbmm_", "Meta", "tl_meta_baddbmm");
@@ -525,8 +615,8 @@ int tl_ops_register_baddbmm(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_baddbmm) || TL_KERNEL_MISSING(tl_impl_baddbmm_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::baddbmm.out", "CUDA", "tl_meta_baddbmm, tl_impl_baddbmm_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_baddbmm_out_op, TL_KEY_CUDA, (void *)tl_structured_baddbmm_out_CUDA, tl_ops_baddbmm_out_boxed, NULL,
-                                   "tl_structured_baddbmm_out_CUDA registered at generated/csrc/ops_baddbmm.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_baddbmm_out_op, TL_KEY_CUDA, (void *)tl_guarded_baddbmm_out_CUDA, tl_ops_baddbmm_out_boxed, NULL,
+                                   "tl_guarded_baddbmm_out_CUDA registered at generated/csrc/ops_baddbmm.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_baddbmm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::baddbmm.out", "Meta", "tl_meta_baddbmm");
@@ -536,14 +626,14 @@ int tl_ops_register_baddbmm(void) {
     tl_ops_baddbmm_dtype_op = tl_op_define("aten::baddbmm.dtype", "baddbmm.dtype(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor");
     if (!tl_ops_baddbmm_dtype_op) return -1;
     if (!(TL_KERNEL_MISSING(tl_native__baddbmm_dtype_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
-        tl_op_register_kernel(tl_ops_baddbmm_dtype_op, TL_KEY_CUDA, (void *)tl_native__baddbmm_dtype_cuda, tl_ops_baddbmm_dtype_boxed, NULL,
-                              "tl_native__baddbmm_dtype_cuda registered at generated/csrc/ops_baddbmm.c") < 0)
+        tl_op_register_kernel(tl_ops_baddbmm_dtype_op, TL_KEY_CUDA, (void *)tl_guarded_baddbmm_dtype_CUDA, tl_ops_baddbmm_dtype_boxed, NULL,
+                              "tl_guarded_baddbmm_dtype_CUDA registered at generated/csrc/ops_baddbmm.c") < 0)
         return -1;
     tl_ops_baddbmm_dtype_out_op = tl_op_define("aten::baddbmm.dtype_out", "baddbmm.dtype_out(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_baddbmm_dtype_out_op) return -1;
     if (!(TL_KERNEL_MISSING(tl_native__baddbmm_out_dtype_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
-        tl_op_register_kernel(tl_ops_baddbmm_dtype_out_op, TL_KEY_CUDA, (void *)tl_native__baddbmm_out_dtype_cuda, tl_ops_baddbmm_dtype_out_boxed, NULL,
-                              "tl_native__baddbmm_out_dtype_cuda registered at generated/csrc/ops_baddbmm.c") < 0)
+        tl_op_register_kernel(tl_ops_baddbmm_dtype_out_op, TL_KEY_CUDA, (void *)tl_guarded_baddbmm_dtype_out_CUDA, tl_ops_baddbmm_dtype_out_boxed, NULL,
+                              "tl_guarded_baddbmm_dtype_out_CUDA registered at generated/csrc/ops_baddbmm.c") < 0)
         return -1;
     return 0;
 }

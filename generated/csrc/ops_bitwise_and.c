@@ -17,6 +17,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/bitwise_and.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -123,6 +124,19 @@ static tl_tensor *tl_structured_bitwise_and_Tensor_out_Meta(tl_keyset ks, tl_ten
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_bitwise_and_Tensor_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_bitwise_and_Tensor_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_bitwise_and_Tensor_out_CUDA(ks, self, other, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -388,6 +402,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_bitwise_and_Tensor_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_bitwise_and_Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_bitwise_and_Tensor_CUDA(ks, self, other);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::bitwise_and_.Scalar
  *   bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
@@ -540,6 +566,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_bitwise_and__Tensor_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_bitwise_and__Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_bitwise_and__Tensor_CUDA(ks, self, other);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::bitwise_and.Scalar_Tensor_out
  *   bitwise_and.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -611,8 +649,8 @@ int tl_ops_register_bitwise_and(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_and_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::bitwise_and.Tensor_out", "CUDA", "tl_impl_ufunc_bitwise_and_cuda");
-    else if (tl_op_register_kernel(tl_ops_bitwise_and_Tensor_out_op, TL_KEY_CUDA, (void *)tl_structured_bitwise_and_Tensor_out_CUDA, tl_ops_bitwise_and_Tensor_out_boxed, NULL,
-                                   "tl_structured_bitwise_and_Tensor_out_CUDA registered at generated/csrc/ops_bitwise_and.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_bitwise_and_Tensor_out_op, TL_KEY_CUDA, (void *)tl_guarded_bitwise_and_Tensor_out_CUDA, tl_ops_bitwise_and_Tensor_out_boxed, NULL,
+                                   "tl_guarded_bitwise_and_Tensor_out_CUDA registered at generated/csrc/ops_bitwise_and.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_bitwise_and_Tensor_out_op, TL_KEY_META, (void *)tl_structured_bitwise_and_Tensor_out_Meta, tl_ops_bitwise_and_Tensor_out_boxed, NULL,
                               "tl_structured_bitwise_and_Tensor_out_Meta registered at generated/csrc/ops_bitwise_and.c") < 0)
@@ -647,8 +685,8 @@ int tl_ops_register_bitwise_and(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_and_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::bitwise_and.Tensor", "CUDA", "tl_impl_ufunc_bitwise_and_cuda");
-    else if (tl_op_register_kernel(tl_ops_bitwise_and_Tensor_op, TL_KEY_CUDA, (void *)tl_structured_bitwise_and_Tensor_CUDA, tl_ops_bitwise_and_Tensor_boxed, NULL,
-                                   "tl_structured_bitwise_and_Tensor_CUDA registered at generated/csrc/ops_bitwise_and.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_bitwise_and_Tensor_op, TL_KEY_CUDA, (void *)tl_guarded_bitwise_and_Tensor_CUDA, tl_ops_bitwise_and_Tensor_boxed, NULL,
+                                   "tl_guarded_bitwise_and_Tensor_CUDA registered at generated/csrc/ops_bitwise_and.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_bitwise_and_Tensor_op, TL_KEY_META, (void *)tl_structured_bitwise_and_Tensor_Meta, tl_ops_bitwise_and_Tensor_boxed, NULL,
                               "tl_structured_bitwise_and_Tensor_Meta registered at generated/csrc/ops_bitwise_and.c") < 0)
@@ -669,8 +707,8 @@ int tl_ops_register_bitwise_and(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_bitwise_and_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::bitwise_and_.Tensor", "CUDA", "tl_impl_ufunc_bitwise_and_cuda");
-    else if (tl_op_register_kernel(tl_ops_bitwise_and__Tensor_op, TL_KEY_CUDA, (void *)tl_structured_bitwise_and__Tensor_CUDA, tl_ops_bitwise_and__Tensor_boxed, NULL,
-                                   "tl_structured_bitwise_and__Tensor_CUDA registered at generated/csrc/ops_bitwise_and.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_bitwise_and__Tensor_op, TL_KEY_CUDA, (void *)tl_guarded_bitwise_and__Tensor_CUDA, tl_ops_bitwise_and__Tensor_boxed, NULL,
+                                   "tl_guarded_bitwise_and__Tensor_CUDA registered at generated/csrc/ops_bitwise_and.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_bitwise_and__Tensor_op, TL_KEY_META, (void *)tl_structured_bitwise_and__Tensor_Meta, tl_ops_bitwise_and__Tensor_boxed, NULL,
                               "tl_structured_bitwise_and__Tensor_Meta registered at generated/csrc/ops_bitwise_and.c") < 0)

@@ -13,6 +13,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/bmm.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::bmm
@@ -106,6 +107,21 @@ static tl_tensor *tl_structured_bmm_Meta(tl_keyset ks, tl_tensor *self, tl_tenso
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_bmm_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `mat2`; the current device is restored after */
+static tl_tensor *tl_guarded_bmm_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *mat2) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, mat2) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(mat2);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_bmm_CUDA(ks, self, mat2);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -209,6 +225,23 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_bmm_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `mat2`; the current device is restored after */
+static tl_tensor *tl_guarded_bmm_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, mat2) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(mat2);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_bmm_out_CUDA(ks, self, mat2, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::bmm.dtype
  *   bmm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor
@@ -266,6 +299,21 @@ int tl_ops_bmm_dtype_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyse
     tl_tensor_release(self);
     tl_tensor_release(mat2);
     return rc_;
+}
+
+/* CUDA device guard: tl_native__bmm_dtype_cuda runs on the device of
+ * the first CUDA tensor of `self`, `mat2`; the current device is restored after */
+static tl_tensor *tl_guarded_bmm_dtype_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, mat2) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(mat2);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native__bmm_dtype_cuda(ks, self, mat2, out_dtype);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -331,6 +379,23 @@ int tl_ops_bmm_dtype_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_k
     return rc_;
 }
 
+/* CUDA device guard: tl_native__bmm_out_dtype_cuda runs on the device of
+ * the first CUDA tensor of `self`, `out`, `mat2`; the current device is restored after */
+static tl_tensor *tl_guarded_bmm_dtype_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *mat2, tl_dtype out_dtype, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, mat2) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(mat2);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native__bmm_out_dtype_cuda(ks, self, mat2, out_dtype, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_bmm(void) {
@@ -343,8 +408,8 @@ int tl_ops_register_bmm(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_bmm) || TL_KERNEL_MISSING(tl_impl_bmm_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::bmm", "CUDA", "tl_meta_bmm, tl_impl_bmm_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_bmm_op, TL_KEY_CUDA, (void *)tl_structured_bmm_CUDA, tl_ops_bmm_boxed, NULL,
-                                   "tl_structured_bmm_CUDA registered at generated/csrc/ops_bmm.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_bmm_op, TL_KEY_CUDA, (void *)tl_guarded_bmm_CUDA, tl_ops_bmm_boxed, NULL,
+                                   "tl_guarded_bmm_CUDA registered at generated/csrc/ops_bmm.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_bmm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::bmm", "Meta", "tl_meta_bmm");
@@ -360,8 +425,8 @@ int tl_ops_register_bmm(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_bmm) || TL_KERNEL_MISSING(tl_impl_bmm_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::bmm.out", "CUDA", "tl_meta_bmm, tl_impl_bmm_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_bmm_out_op, TL_KEY_CUDA, (void *)tl_structured_bmm_out_CUDA, tl_ops_bmm_out_boxed, NULL,
-                                   "tl_structured_bmm_out_CUDA registered at generated/csrc/ops_bmm.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_bmm_out_op, TL_KEY_CUDA, (void *)tl_guarded_bmm_out_CUDA, tl_ops_bmm_out_boxed, NULL,
+                                   "tl_guarded_bmm_out_CUDA registered at generated/csrc/ops_bmm.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_bmm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::bmm.out", "Meta", "tl_meta_bmm");
@@ -371,14 +436,14 @@ int tl_ops_register_bmm(void) {
     tl_ops_bmm_dtype_op = tl_op_define("aten::bmm.dtype", "bmm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor");
     if (!tl_ops_bmm_dtype_op) return -1;
     if (!(TL_KERNEL_MISSING(tl_native__bmm_dtype_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
-        tl_op_register_kernel(tl_ops_bmm_dtype_op, TL_KEY_CUDA, (void *)tl_native__bmm_dtype_cuda, tl_ops_bmm_dtype_boxed, NULL,
-                              "tl_native__bmm_dtype_cuda registered at generated/csrc/ops_bmm.c") < 0)
+        tl_op_register_kernel(tl_ops_bmm_dtype_op, TL_KEY_CUDA, (void *)tl_guarded_bmm_dtype_CUDA, tl_ops_bmm_dtype_boxed, NULL,
+                              "tl_guarded_bmm_dtype_CUDA registered at generated/csrc/ops_bmm.c") < 0)
         return -1;
     tl_ops_bmm_dtype_out_op = tl_op_define("aten::bmm.dtype_out", "bmm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_bmm_dtype_out_op) return -1;
     if (!(TL_KERNEL_MISSING(tl_native__bmm_out_dtype_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
-        tl_op_register_kernel(tl_ops_bmm_dtype_out_op, TL_KEY_CUDA, (void *)tl_native__bmm_out_dtype_cuda, tl_ops_bmm_dtype_out_boxed, NULL,
-                              "tl_native__bmm_out_dtype_cuda registered at generated/csrc/ops_bmm.c") < 0)
+        tl_op_register_kernel(tl_ops_bmm_dtype_out_op, TL_KEY_CUDA, (void *)tl_guarded_bmm_dtype_out_CUDA, tl_ops_bmm_dtype_out_boxed, NULL,
+                              "tl_guarded_bmm_dtype_out_CUDA registered at generated/csrc/ops_bmm.c") < 0)
         return -1;
     return 0;
 }

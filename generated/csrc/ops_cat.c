@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/cat.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::cat
@@ -103,6 +104,19 @@ static tl_tensor *tl_structured_cat_Meta(tl_keyset ks, tl_tensor *const *tensors
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_cat_CUDA runs on the device of
+ * `tensors`; the current device is restored after */
+static tl_tensor *tl_guarded_cat_CUDA(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device_list(&first_, tensors, tensors_len) != 0) return NULL;
+    int dev_ = tl_cuda_device_of_list(tensors, tensors_len);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_cat_CUDA(ks, tensors, tensors_len, dim);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -205,6 +219,21 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_cat_out_CUDA runs on the device of
+ * the first CUDA tensor of `out`, `tensors`; the current device is restored after */
+static tl_tensor *tl_guarded_cat_out_CUDA(tl_keyset ks, tl_tensor *const *tensors, int64_t tensors_len, int64_t dim, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device_list(&first_, tensors, tensors_len) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of_list(tensors, tensors_len);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_cat_out_CUDA(ks, tensors, tensors_len, dim, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_cat(void) {
@@ -217,8 +246,8 @@ int tl_ops_register_cat(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_cat) || TL_KERNEL_MISSING(tl_impl_cat_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::cat", "CUDA", "tl_meta_cat, tl_impl_cat_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_cat_op, TL_KEY_CUDA, (void *)tl_structured_cat_CUDA, tl_ops_cat_boxed, NULL,
-                                   "tl_structured_cat_CUDA registered at generated/csrc/ops_cat.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_cat_op, TL_KEY_CUDA, (void *)tl_guarded_cat_CUDA, tl_ops_cat_boxed, NULL,
+                                   "tl_guarded_cat_CUDA registered at generated/csrc/ops_cat.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_cat))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::cat", "Meta", "tl_meta_cat");
@@ -234,8 +263,8 @@ int tl_ops_register_cat(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_cat) || TL_KERNEL_MISSING(tl_impl_cat_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::cat.out", "CUDA", "tl_meta_cat, tl_impl_cat_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_cat_out_op, TL_KEY_CUDA, (void *)tl_structured_cat_out_CUDA, tl_ops_cat_out_boxed, NULL,
-                                   "tl_structured_cat_out_CUDA registered at generated/csrc/ops_cat.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_cat_out_op, TL_KEY_CUDA, (void *)tl_guarded_cat_out_CUDA, tl_ops_cat_out_boxed, NULL,
+                                   "tl_guarded_cat_out_CUDA registered at generated/csrc/ops_cat.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_cat))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::cat.out", "Meta", "tl_meta_cat");

@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/count_nonzero.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::count_nonzero.dim_IntList
@@ -66,6 +67,17 @@ int tl_ops_count_nonzero_dim_IntList_boxed(const tl_kernel *k_, const tl_operato
     tl_tensor_release(self);
     tl_ivalue_destroy(&dim_iv);
     return rc_;
+}
+
+/* CUDA device guard: tl_native_count_nonzero_cuda runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_count_nonzero_dim_IntList_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_count_nonzero_cuda(ks, self, dim, dim_len);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -135,8 +147,8 @@ int tl_ops_register_count_nonzero(void) {
                                    "tl_native_count_nonzero_cpu registered at generated/csrc/ops_count_nonzero.c") < 0)
         return -1;
     if (!(TL_KERNEL_MISSING(tl_native_count_nonzero_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
-        tl_op_register_kernel(tl_ops_count_nonzero_dim_IntList_op, TL_KEY_CUDA, (void *)tl_native_count_nonzero_cuda, tl_ops_count_nonzero_dim_IntList_boxed, NULL,
-                              "tl_native_count_nonzero_cuda registered at generated/csrc/ops_count_nonzero.c") < 0)
+        tl_op_register_kernel(tl_ops_count_nonzero_dim_IntList_op, TL_KEY_CUDA, (void *)tl_guarded_count_nonzero_dim_IntList_CUDA, tl_ops_count_nonzero_dim_IntList_boxed, NULL,
+                              "tl_guarded_count_nonzero_dim_IntList_CUDA registered at generated/csrc/ops_count_nonzero.c") < 0)
         return -1;
     tl_ops_count_nonzero_op = tl_op_define("aten::count_nonzero", "count_nonzero(Tensor self, int? dim=None) -> Tensor");
     if (!tl_ops_count_nonzero_op) return -1;

@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/cumprod.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::cumprod
@@ -107,6 +108,17 @@ static tl_tensor *tl_structured_cumprod_Meta(tl_keyset ks, tl_tensor *self, int6
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_cumprod_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_cumprod_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_cumprod_CUDA(ks, self, dim, dtype);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -206,6 +218,17 @@ static tl_tensor *tl_structured_cumprod__Meta(tl_keyset ks, tl_tensor *self, int
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_cumprod__CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_cumprod__CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_cumprod__CUDA(ks, self, dim, dtype);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -311,6 +334,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_cumprod_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_cumprod_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_cumprod_out_CUDA(ks, self, dim, dtype, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_cumprod(void) {
@@ -323,8 +358,8 @@ int tl_ops_register_cumprod(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_cumprod) || TL_KERNEL_MISSING(tl_impl_cumprod_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::cumprod", "CUDA", "tl_meta_cumprod, tl_impl_cumprod_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_cumprod_op, TL_KEY_CUDA, (void *)tl_structured_cumprod_CUDA, tl_ops_cumprod_boxed, NULL,
-                                   "tl_structured_cumprod_CUDA registered at generated/csrc/ops_cumprod.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_cumprod_op, TL_KEY_CUDA, (void *)tl_guarded_cumprod_CUDA, tl_ops_cumprod_boxed, NULL,
+                                   "tl_guarded_cumprod_CUDA registered at generated/csrc/ops_cumprod.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_cumprod))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::cumprod", "Meta", "tl_meta_cumprod");
@@ -340,8 +375,8 @@ int tl_ops_register_cumprod(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_cumprod) || TL_KERNEL_MISSING(tl_impl_cumprod_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::cumprod_", "CUDA", "tl_meta_cumprod, tl_impl_cumprod_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_cumprod__op, TL_KEY_CUDA, (void *)tl_structured_cumprod__CUDA, tl_ops_cumprod__boxed, NULL,
-                                   "tl_structured_cumprod__CUDA registered at generated/csrc/ops_cumprod.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_cumprod__op, TL_KEY_CUDA, (void *)tl_guarded_cumprod__CUDA, tl_ops_cumprod__boxed, NULL,
+                                   "tl_guarded_cumprod__CUDA registered at generated/csrc/ops_cumprod.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_cumprod))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::cumprod_", "Meta", "tl_meta_cumprod");
@@ -357,8 +392,8 @@ int tl_ops_register_cumprod(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_cumprod) || TL_KERNEL_MISSING(tl_impl_cumprod_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::cumprod.out", "CUDA", "tl_meta_cumprod, tl_impl_cumprod_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_cumprod_out_op, TL_KEY_CUDA, (void *)tl_structured_cumprod_out_CUDA, tl_ops_cumprod_out_boxed, NULL,
-                                   "tl_structured_cumprod_out_CUDA registered at generated/csrc/ops_cumprod.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_cumprod_out_op, TL_KEY_CUDA, (void *)tl_guarded_cumprod_out_CUDA, tl_ops_cumprod_out_boxed, NULL,
+                                   "tl_guarded_cumprod_out_CUDA registered at generated/csrc/ops_cumprod.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_cumprod))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::cumprod.out", "Meta", "tl_meta_cumprod");

@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/cumsum.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::cumsum
@@ -107,6 +108,17 @@ static tl_tensor *tl_structured_cumsum_Meta(tl_keyset ks, tl_tensor *self, int64
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_cumsum_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_cumsum_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_cumsum_CUDA(ks, self, dim, dtype);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -206,6 +218,17 @@ static tl_tensor *tl_structured_cumsum__Meta(tl_keyset ks, tl_tensor *self, int6
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_cumsum__CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_cumsum__CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_cumsum__CUDA(ks, self, dim, dtype);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -311,6 +334,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_cumsum_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_cumsum_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_dtype dtype, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_cumsum_out_CUDA(ks, self, dim, dtype, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_cumsum(void) {
@@ -323,8 +358,8 @@ int tl_ops_register_cumsum(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_cumsum) || TL_KERNEL_MISSING(tl_impl_cumsum_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::cumsum", "CUDA", "tl_meta_cumsum, tl_impl_cumsum_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_cumsum_op, TL_KEY_CUDA, (void *)tl_structured_cumsum_CUDA, tl_ops_cumsum_boxed, NULL,
-                                   "tl_structured_cumsum_CUDA registered at generated/csrc/ops_cumsum.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_cumsum_op, TL_KEY_CUDA, (void *)tl_guarded_cumsum_CUDA, tl_ops_cumsum_boxed, NULL,
+                                   "tl_guarded_cumsum_CUDA registered at generated/csrc/ops_cumsum.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_cumsum))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::cumsum", "Meta", "tl_meta_cumsum");
@@ -340,8 +375,8 @@ int tl_ops_register_cumsum(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_cumsum) || TL_KERNEL_MISSING(tl_impl_cumsum_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::cumsum_", "CUDA", "tl_meta_cumsum, tl_impl_cumsum_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_cumsum__op, TL_KEY_CUDA, (void *)tl_structured_cumsum__CUDA, tl_ops_cumsum__boxed, NULL,
-                                   "tl_structured_cumsum__CUDA registered at generated/csrc/ops_cumsum.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_cumsum__op, TL_KEY_CUDA, (void *)tl_guarded_cumsum__CUDA, tl_ops_cumsum__boxed, NULL,
+                                   "tl_guarded_cumsum__CUDA registered at generated/csrc/ops_cumsum.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_cumsum))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::cumsum_", "Meta", "tl_meta_cumsum");
@@ -357,8 +392,8 @@ int tl_ops_register_cumsum(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_cumsum) || TL_KERNEL_MISSING(tl_impl_cumsum_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::cumsum.out", "CUDA", "tl_meta_cumsum, tl_impl_cumsum_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_cumsum_out_op, TL_KEY_CUDA, (void *)tl_structured_cumsum_out_CUDA, tl_ops_cumsum_out_boxed, NULL,
-                                   "tl_structured_cumsum_out_CUDA registered at generated/csrc/ops_cumsum.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_cumsum_out_op, TL_KEY_CUDA, (void *)tl_guarded_cumsum_out_CUDA, tl_ops_cumsum_out_boxed, NULL,
+                                   "tl_guarded_cumsum_out_CUDA registered at generated/csrc/ops_cumsum.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_cumsum))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::cumsum.out", "Meta", "tl_meta_cumsum");

@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/digamma.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -112,6 +113,17 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_digamma__CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_digamma__CUDA(tl_keyset ks, tl_tensor *self) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_digamma__CUDA(ks, self);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::digamma.out
  *   digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -209,6 +221,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_digamma_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_digamma_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_digamma_out_CUDA(ks, self, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::digamma
  *   digamma(Tensor self) -> Tensor
@@ -299,6 +323,17 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_digamma_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_digamma_CUDA(tl_keyset ks, tl_tensor *self) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_digamma_CUDA(ks, self);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_digamma(void) {
@@ -311,8 +346,8 @@ int tl_ops_register_digamma(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_digamma_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::digamma_", "CUDA", "tl_impl_ufunc_digamma_cuda");
-    else if (tl_op_register_kernel(tl_ops_digamma__op, TL_KEY_CUDA, (void *)tl_structured_digamma__CUDA, tl_ops_digamma__boxed, NULL,
-                                   "tl_structured_digamma__CUDA registered at generated/csrc/ops_digamma.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_digamma__op, TL_KEY_CUDA, (void *)tl_guarded_digamma__CUDA, tl_ops_digamma__boxed, NULL,
+                                   "tl_guarded_digamma__CUDA registered at generated/csrc/ops_digamma.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_digamma__op, TL_KEY_META, (void *)tl_structured_digamma__Meta, tl_ops_digamma__boxed, NULL,
                               "tl_structured_digamma__Meta registered at generated/csrc/ops_digamma.c") < 0)
@@ -326,8 +361,8 @@ int tl_ops_register_digamma(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_digamma_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::digamma.out", "CUDA", "tl_impl_ufunc_digamma_cuda");
-    else if (tl_op_register_kernel(tl_ops_digamma_out_op, TL_KEY_CUDA, (void *)tl_structured_digamma_out_CUDA, tl_ops_digamma_out_boxed, NULL,
-                                   "tl_structured_digamma_out_CUDA registered at generated/csrc/ops_digamma.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_digamma_out_op, TL_KEY_CUDA, (void *)tl_guarded_digamma_out_CUDA, tl_ops_digamma_out_boxed, NULL,
+                                   "tl_guarded_digamma_out_CUDA registered at generated/csrc/ops_digamma.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_digamma_out_op, TL_KEY_META, (void *)tl_structured_digamma_out_Meta, tl_ops_digamma_out_boxed, NULL,
                               "tl_structured_digamma_out_Meta registered at generated/csrc/ops_digamma.c") < 0)
@@ -341,8 +376,8 @@ int tl_ops_register_digamma(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_digamma_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::digamma", "CUDA", "tl_impl_ufunc_digamma_cuda");
-    else if (tl_op_register_kernel(tl_ops_digamma_op, TL_KEY_CUDA, (void *)tl_structured_digamma_CUDA, tl_ops_digamma_boxed, NULL,
-                                   "tl_structured_digamma_CUDA registered at generated/csrc/ops_digamma.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_digamma_op, TL_KEY_CUDA, (void *)tl_guarded_digamma_CUDA, tl_ops_digamma_boxed, NULL,
+                                   "tl_guarded_digamma_CUDA registered at generated/csrc/ops_digamma.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_digamma_op, TL_KEY_META, (void *)tl_structured_digamma_Meta, tl_ops_digamma_boxed, NULL,
                               "tl_structured_digamma_Meta registered at generated/csrc/ops_digamma.c") < 0)

@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/elu.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::elu.out
@@ -119,6 +120,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_elu_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_elu_out_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_elu_out_CUDA(ks, self, alpha, scale, input_scale, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::elu
  *   elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
@@ -216,6 +229,17 @@ static tl_tensor *tl_structured_elu_Meta(tl_keyset ks, tl_tensor *self, tl_scala
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_elu_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_elu_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_elu_CUDA(ks, self, alpha, scale, input_scale);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -320,6 +344,17 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_elu__CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_elu__CUDA(tl_keyset ks, tl_tensor *self, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_elu__CUDA(ks, self, alpha, scale, input_scale);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_elu(void) {
@@ -332,8 +367,8 @@ int tl_ops_register_elu(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_elu) || TL_KERNEL_MISSING(tl_impl_ufunc_elu_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::elu.out", "CUDA", "tl_meta_elu, tl_impl_ufunc_elu_cuda");
-    else if (tl_op_register_kernel(tl_ops_elu_out_op, TL_KEY_CUDA, (void *)tl_structured_elu_out_CUDA, tl_ops_elu_out_boxed, NULL,
-                                   "tl_structured_elu_out_CUDA registered at generated/csrc/ops_elu.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_elu_out_op, TL_KEY_CUDA, (void *)tl_guarded_elu_out_CUDA, tl_ops_elu_out_boxed, NULL,
+                                   "tl_guarded_elu_out_CUDA registered at generated/csrc/ops_elu.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_elu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::elu.out", "Meta", "tl_meta_elu");
@@ -349,8 +384,8 @@ int tl_ops_register_elu(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_elu) || TL_KERNEL_MISSING(tl_impl_ufunc_elu_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::elu", "CUDA", "tl_meta_elu, tl_impl_ufunc_elu_cuda");
-    else if (tl_op_register_kernel(tl_ops_elu_op, TL_KEY_CUDA, (void *)tl_structured_elu_CUDA, tl_ops_elu_boxed, NULL,
-                                   "tl_structured_elu_CUDA registered at generated/csrc/ops_elu.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_elu_op, TL_KEY_CUDA, (void *)tl_guarded_elu_CUDA, tl_ops_elu_boxed, NULL,
+                                   "tl_guarded_elu_CUDA registered at generated/csrc/ops_elu.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_elu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::elu", "Meta", "tl_meta_elu");
@@ -366,8 +401,8 @@ int tl_ops_register_elu(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_elu) || TL_KERNEL_MISSING(tl_impl_ufunc_elu_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::elu_", "CUDA", "tl_meta_elu, tl_impl_ufunc_elu_cuda");
-    else if (tl_op_register_kernel(tl_ops_elu__op, TL_KEY_CUDA, (void *)tl_structured_elu__CUDA, tl_ops_elu__boxed, NULL,
-                                   "tl_structured_elu__CUDA registered at generated/csrc/ops_elu.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_elu__op, TL_KEY_CUDA, (void *)tl_guarded_elu__CUDA, tl_ops_elu__boxed, NULL,
+                                   "tl_guarded_elu__CUDA registered at generated/csrc/ops_elu.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_elu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::elu_", "Meta", "tl_meta_elu");

@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/elu_backward.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::elu_backward.grad_input
@@ -125,6 +126,23 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_elu_backward_grad_input_CUDA runs on the device of
+ * the first CUDA tensor of `grad_input`, `grad_output`, `self_or_result`; the current device is restored after */
+static tl_tensor *tl_guarded_elu_backward_grad_input_CUDA(tl_keyset ks, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result, tl_tensor *grad_input) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, grad_input) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, grad_output) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self_or_result) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(grad_input);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(grad_output);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(self_or_result);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_elu_backward_grad_input_CUDA(ks, grad_output, alpha, scale, input_scale, is_result, self_or_result, grad_input);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::elu_backward
  *   elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor
@@ -231,6 +249,21 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_elu_backward_CUDA runs on the device of
+ * the first CUDA tensor of `grad_output`, `self_or_result`; the current device is restored after */
+static tl_tensor *tl_guarded_elu_backward_CUDA(tl_keyset ks, tl_tensor *grad_output, tl_scalar alpha, tl_scalar scale, tl_scalar input_scale, bool is_result, tl_tensor *self_or_result) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, grad_output) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self_or_result) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(grad_output);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(self_or_result);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_elu_backward_CUDA(ks, grad_output, alpha, scale, input_scale, is_result, self_or_result);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_elu_backward(void) {
@@ -243,8 +276,8 @@ int tl_ops_register_elu_backward(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_elu_backward) || TL_KERNEL_MISSING(tl_impl_ufunc_elu_backward_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::elu_backward.grad_input", "CUDA", "tl_meta_elu_backward, tl_impl_ufunc_elu_backward_cuda");
-    else if (tl_op_register_kernel(tl_ops_elu_backward_grad_input_op, TL_KEY_CUDA, (void *)tl_structured_elu_backward_grad_input_CUDA, tl_ops_elu_backward_grad_input_boxed, NULL,
-                                   "tl_structured_elu_backward_grad_input_CUDA registered at generated/csrc/ops_elu_backward.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_elu_backward_grad_input_op, TL_KEY_CUDA, (void *)tl_guarded_elu_backward_grad_input_CUDA, tl_ops_elu_backward_grad_input_boxed, NULL,
+                                   "tl_guarded_elu_backward_grad_input_CUDA registered at generated/csrc/ops_elu_backward.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_elu_backward))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::elu_backward.grad_input", "Meta", "tl_meta_elu_backward");
@@ -260,8 +293,8 @@ int tl_ops_register_elu_backward(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_elu_backward) || TL_KERNEL_MISSING(tl_impl_ufunc_elu_backward_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::elu_backward", "CUDA", "tl_meta_elu_backward, tl_impl_ufunc_elu_backward_cuda");
-    else if (tl_op_register_kernel(tl_ops_elu_backward_op, TL_KEY_CUDA, (void *)tl_structured_elu_backward_CUDA, tl_ops_elu_backward_boxed, NULL,
-                                   "tl_structured_elu_backward_CUDA registered at generated/csrc/ops_elu_backward.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_elu_backward_op, TL_KEY_CUDA, (void *)tl_guarded_elu_backward_CUDA, tl_ops_elu_backward_boxed, NULL,
+                                   "tl_guarded_elu_backward_CUDA registered at generated/csrc/ops_elu_backward.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_elu_backward))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::elu_backward", "Meta", "tl_meta_elu_backward");

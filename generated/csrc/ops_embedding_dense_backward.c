@@ -10,6 +10,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/embedding_dense_backward.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::embedding_dense_backward
@@ -76,6 +77,21 @@ int tl_ops_embedding_dense_backward_boxed(const tl_kernel *k_, const tl_operator
     return rc_;
 }
 
+/* CUDA device guard: tl_native_embedding_dense_backward_cuda runs on the device of
+ * the first CUDA tensor of `grad_output`, `indices`; the current device is restored after */
+static tl_tensor *tl_guarded_embedding_dense_backward_CUDA(tl_keyset ks, tl_tensor *grad_output, tl_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, grad_output) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, indices) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(grad_output);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(indices);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_embedding_dense_backward_cuda(ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_embedding_dense_backward(void) {
@@ -87,8 +103,8 @@ int tl_ops_register_embedding_dense_backward(void) {
                                    "tl_native_embedding_dense_backward_cpu registered at generated/csrc/ops_embedding_dense_backward.c") < 0)
         return -1;
     if (!(TL_KERNEL_MISSING(tl_native_embedding_dense_backward_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
-        tl_op_register_kernel(tl_ops_embedding_dense_backward_op, TL_KEY_CUDA, (void *)tl_native_embedding_dense_backward_cuda, tl_ops_embedding_dense_backward_boxed, NULL,
-                              "tl_native_embedding_dense_backward_cuda registered at generated/csrc/ops_embedding_dense_backward.c") < 0)
+        tl_op_register_kernel(tl_ops_embedding_dense_backward_op, TL_KEY_CUDA, (void *)tl_guarded_embedding_dense_backward_CUDA, tl_ops_embedding_dense_backward_boxed, NULL,
+                              "tl_guarded_embedding_dense_backward_CUDA registered at generated/csrc/ops_embedding_dense_backward.c") < 0)
         return -1;
     return 0;
 }

@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/empty.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::empty.memory_format
@@ -87,6 +88,17 @@ static tl_tensor *tl_ops_empty_memory_format_backend_select(tl_keyset ks, const 
     return tl_ops_empty_memory_format_redispatch(ks, size, size_len, dtype, layout, device, pin_memory, pin_memory_has, memory_format);
 }
 
+/* CUDA device guard: tl_native_empty_memory_format runs on the device of
+ * `device`; the current device is restored after */
+static tl_tensor *tl_guarded_empty_memory_format_CUDA(tl_keyset ks, const int64_t *size, int64_t size_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has, int memory_format) {
+    int dev_ = tl_cuda_device_of_arg(device);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_empty_memory_format(ks, size, size_len, dtype, layout, device, pin_memory, pin_memory_has, memory_format);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::empty.out
  *   empty.out(SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)
@@ -158,8 +170,8 @@ int tl_ops_register_empty(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_native_empty_memory_format))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::empty.memory_format", "CUDA", "tl_native_empty_memory_format");
-    else if (tl_op_register_kernel(tl_ops_empty_memory_format_op, TL_KEY_CUDA, (void *)tl_native_empty_memory_format, tl_ops_empty_memory_format_boxed, NULL,
-                                   "tl_native_empty_memory_format registered at generated/csrc/ops_empty.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_empty_memory_format_op, TL_KEY_CUDA, (void *)tl_guarded_empty_memory_format_CUDA, tl_ops_empty_memory_format_boxed, NULL,
+                                   "tl_guarded_empty_memory_format_CUDA registered at generated/csrc/ops_empty.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_native_empty_memory_format))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::empty.memory_format", "Meta", "tl_native_empty_memory_format");

@@ -10,6 +10,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/empty_strided.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::empty_strided
@@ -87,6 +88,17 @@ static tl_tensor *tl_ops_empty_strided_backend_select(tl_keyset ks, const int64_
     return tl_ops_empty_strided_redispatch(ks, size, size_len, stride, stride_len, dtype, layout, device, pin_memory, pin_memory_has);
 }
 
+/* CUDA device guard: tl_native_empty_strided runs on the device of
+ * `device`; the current device is restored after */
+static tl_tensor *tl_guarded_empty_strided_CUDA(tl_keyset ks, const int64_t *size, int64_t size_len, const int64_t *stride, int64_t stride_len, tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has) {
+    int dev_ = tl_cuda_device_of_arg(device);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_empty_strided(ks, size, size_len, stride, stride_len, dtype, layout, device, pin_memory, pin_memory_has);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_empty_strided(void) {
@@ -99,8 +111,8 @@ int tl_ops_register_empty_strided(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_native_empty_strided))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::empty_strided", "CUDA", "tl_native_empty_strided");
-    else if (tl_op_register_kernel(tl_ops_empty_strided_op, TL_KEY_CUDA, (void *)tl_native_empty_strided, tl_ops_empty_strided_boxed, NULL,
-                                   "tl_native_empty_strided registered at generated/csrc/ops_empty_strided.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_empty_strided_op, TL_KEY_CUDA, (void *)tl_guarded_empty_strided_CUDA, tl_ops_empty_strided_boxed, NULL,
+                                   "tl_guarded_empty_strided_CUDA registered at generated/csrc/ops_empty_strided.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_native_empty_strided))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::empty_strided", "Meta", "tl_native_empty_strided");

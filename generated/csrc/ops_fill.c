@@ -13,6 +13,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/fill.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::fill_.Scalar
@@ -67,6 +68,17 @@ int tl_ops_fill__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_, tl_ke
     }
     tl_tensor_release(self);
     return rc_;
+}
+
+/* CUDA device guard: tl_native_fill_ runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_fill__Scalar_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar value) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_fill_(ks, self, value);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -236,6 +248,18 @@ int tl_ops_fill__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_ke
     return rc_;
 }
 
+/* CUDA device guard: tl_native_fill__Tensor runs on the device of
+ * the first CUDA tensor of `self`, `value`; the current device is restored after */
+static tl_tensor *tl_guarded_fill__Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *value) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(value);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_fill__Tensor(ks, self, value);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_fill(void) {
@@ -248,8 +272,8 @@ int tl_ops_register_fill(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_native_fill_))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::fill_.Scalar", "CUDA", "tl_native_fill_");
-    else if (tl_op_register_kernel(tl_ops_fill__Scalar_op, TL_KEY_CUDA, (void *)tl_native_fill_, tl_ops_fill__Scalar_boxed, NULL,
-                                   "tl_native_fill_ registered at generated/csrc/ops_fill.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_fill__Scalar_op, TL_KEY_CUDA, (void *)tl_guarded_fill__Scalar_CUDA, tl_ops_fill__Scalar_boxed, NULL,
+                                   "tl_guarded_fill__Scalar_CUDA registered at generated/csrc/ops_fill.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_native_fill_))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::fill_.Scalar", "Meta", "tl_native_fill_");
@@ -279,8 +303,8 @@ int tl_ops_register_fill(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_native_fill__Tensor))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::fill_.Tensor", "CUDA", "tl_native_fill__Tensor");
-    else if (tl_op_register_kernel(tl_ops_fill__Tensor_op, TL_KEY_CUDA, (void *)tl_native_fill__Tensor, tl_ops_fill__Tensor_boxed, NULL,
-                                   "tl_native_fill__Tensor registered at generated/csrc/ops_fill.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_fill__Tensor_op, TL_KEY_CUDA, (void *)tl_guarded_fill__Tensor_CUDA, tl_ops_fill__Tensor_boxed, NULL,
+                                   "tl_guarded_fill__Tensor_CUDA registered at generated/csrc/ops_fill.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_native_fill__Tensor))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::fill_.Tensor", "Meta", "tl_native_fill__Tensor");

@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/gather.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::gather.out
@@ -119,6 +120,23 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_gather_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `index`; the current device is restored after */
+static tl_tensor *tl_guarded_gather_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, index) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(index);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_gather_out_CUDA(ks, self, dim, index, sparse_grad, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::gather
  *   gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
@@ -219,6 +237,21 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_gather_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `index`; the current device is restored after */
+static tl_tensor *tl_guarded_gather_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, bool sparse_grad) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, index) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(index);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_gather_CUDA(ks, self, dim, index, sparse_grad);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_gather(void) {
@@ -231,8 +264,8 @@ int tl_ops_register_gather(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_gather) || TL_KERNEL_MISSING(tl_impl_gather_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::gather.out", "CUDA", "tl_meta_gather, tl_impl_gather_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_gather_out_op, TL_KEY_CUDA, (void *)tl_structured_gather_out_CUDA, tl_ops_gather_out_boxed, NULL,
-                                   "tl_structured_gather_out_CUDA registered at generated/csrc/ops_gather.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_gather_out_op, TL_KEY_CUDA, (void *)tl_guarded_gather_out_CUDA, tl_ops_gather_out_boxed, NULL,
+                                   "tl_guarded_gather_out_CUDA registered at generated/csrc/ops_gather.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_gather))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::gather.out", "Meta", "tl_meta_gather");
@@ -248,8 +281,8 @@ int tl_ops_register_gather(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_gather) || TL_KERNEL_MISSING(tl_impl_gather_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::gather", "CUDA", "tl_meta_gather, tl_impl_gather_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_gather_op, TL_KEY_CUDA, (void *)tl_structured_gather_CUDA, tl_ops_gather_boxed, NULL,
-                                   "tl_structured_gather_CUDA registered at generated/csrc/ops_gather.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_gather_op, TL_KEY_CUDA, (void *)tl_guarded_gather_CUDA, tl_ops_gather_boxed, NULL,
+                                   "tl_guarded_gather_CUDA registered at generated/csrc/ops_gather.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_gather))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::gather", "Meta", "tl_meta_gather");

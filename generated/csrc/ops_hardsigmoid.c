@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/hardsigmoid.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::hardsigmoid.out
@@ -110,6 +111,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_hardsigmoid_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_hardsigmoid_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_hardsigmoid_out_CUDA(ks, self, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::hardsigmoid
  *   hardsigmoid(Tensor self) -> Tensor
@@ -198,6 +211,17 @@ static tl_tensor *tl_structured_hardsigmoid_Meta(tl_keyset ks, tl_tensor *self) 
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_hardsigmoid_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_hardsigmoid_CUDA(tl_keyset ks, tl_tensor *self) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_hardsigmoid_CUDA(ks, self);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -293,6 +317,17 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_hardsigmoid__CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_hardsigmoid__CUDA(tl_keyset ks, tl_tensor *self) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_hardsigmoid__CUDA(ks, self);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_hardsigmoid(void) {
@@ -305,8 +340,8 @@ int tl_ops_register_hardsigmoid(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardsigmoid) || TL_KERNEL_MISSING(tl_impl_ufunc_hardsigmoid_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::hardsigmoid.out", "CUDA", "tl_meta_hardsigmoid, tl_impl_ufunc_hardsigmoid_cuda");
-    else if (tl_op_register_kernel(tl_ops_hardsigmoid_out_op, TL_KEY_CUDA, (void *)tl_structured_hardsigmoid_out_CUDA, tl_ops_hardsigmoid_out_boxed, NULL,
-                                   "tl_structured_hardsigmoid_out_CUDA registered at generated/csrc/ops_hardsigmoid.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_hardsigmoid_out_op, TL_KEY_CUDA, (void *)tl_guarded_hardsigmoid_out_CUDA, tl_ops_hardsigmoid_out_boxed, NULL,
+                                   "tl_guarded_hardsigmoid_out_CUDA registered at generated/csrc/ops_hardsigmoid.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardsigmoid))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::hardsigmoid.out", "Meta", "tl_meta_hardsigmoid");
@@ -322,8 +357,8 @@ int tl_ops_register_hardsigmoid(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardsigmoid) || TL_KERNEL_MISSING(tl_impl_ufunc_hardsigmoid_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::hardsigmoid", "CUDA", "tl_meta_hardsigmoid, tl_impl_ufunc_hardsigmoid_cuda");
-    else if (tl_op_register_kernel(tl_ops_hardsigmoid_op, TL_KEY_CUDA, (void *)tl_structured_hardsigmoid_CUDA, tl_ops_hardsigmoid_boxed, NULL,
-                                   "tl_structured_hardsigmoid_CUDA registered at generated/csrc/ops_hardsigmoid.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_hardsigmoid_op, TL_KEY_CUDA, (void *)tl_guarded_hardsigmoid_CUDA, tl_ops_hardsigmoid_boxed, NULL,
+                                   "tl_guarded_hardsigmoid_CUDA registered at generated/csrc/ops_hardsigmoid.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardsigmoid))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::hardsigmoid", "Meta", "tl_meta_hardsigmoid");
@@ -339,8 +374,8 @@ int tl_ops_register_hardsigmoid(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardsigmoid) || TL_KERNEL_MISSING(tl_impl_ufunc_hardsigmoid_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::hardsigmoid_", "CUDA", "tl_meta_hardsigmoid, tl_impl_ufunc_hardsigmoid_cuda");
-    else if (tl_op_register_kernel(tl_ops_hardsigmoid__op, TL_KEY_CUDA, (void *)tl_structured_hardsigmoid__CUDA, tl_ops_hardsigmoid__boxed, NULL,
-                                   "tl_structured_hardsigmoid__CUDA registered at generated/csrc/ops_hardsigmoid.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_hardsigmoid__op, TL_KEY_CUDA, (void *)tl_guarded_hardsigmoid__CUDA, tl_ops_hardsigmoid__boxed, NULL,
+                                   "tl_guarded_hardsigmoid__CUDA registered at generated/csrc/ops_hardsigmoid.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardsigmoid))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::hardsigmoid_", "Meta", "tl_meta_hardsigmoid");

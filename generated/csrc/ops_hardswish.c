@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/hardswish.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::hardswish.out
@@ -110,6 +111,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_hardswish_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_hardswish_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_hardswish_out_CUDA(ks, self, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::hardswish
  *   hardswish(Tensor self) -> Tensor
@@ -198,6 +211,17 @@ static tl_tensor *tl_structured_hardswish_Meta(tl_keyset ks, tl_tensor *self) {
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_hardswish_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_hardswish_CUDA(tl_keyset ks, tl_tensor *self) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_hardswish_CUDA(ks, self);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -293,6 +317,17 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_hardswish__CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_hardswish__CUDA(tl_keyset ks, tl_tensor *self) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_hardswish__CUDA(ks, self);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_hardswish(void) {
@@ -305,8 +340,8 @@ int tl_ops_register_hardswish(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardswish) || TL_KERNEL_MISSING(tl_impl_ufunc_hardswish_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::hardswish.out", "CUDA", "tl_meta_hardswish, tl_impl_ufunc_hardswish_cuda");
-    else if (tl_op_register_kernel(tl_ops_hardswish_out_op, TL_KEY_CUDA, (void *)tl_structured_hardswish_out_CUDA, tl_ops_hardswish_out_boxed, NULL,
-                                   "tl_structured_hardswish_out_CUDA registered at generated/csrc/ops_hardswish.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_hardswish_out_op, TL_KEY_CUDA, (void *)tl_guarded_hardswish_out_CUDA, tl_ops_hardswish_out_boxed, NULL,
+                                   "tl_guarded_hardswish_out_CUDA registered at generated/csrc/ops_hardswish.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardswish))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::hardswish.out", "Meta", "tl_meta_hardswish");
@@ -322,8 +357,8 @@ int tl_ops_register_hardswish(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardswish) || TL_KERNEL_MISSING(tl_impl_ufunc_hardswish_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::hardswish", "CUDA", "tl_meta_hardswish, tl_impl_ufunc_hardswish_cuda");
-    else if (tl_op_register_kernel(tl_ops_hardswish_op, TL_KEY_CUDA, (void *)tl_structured_hardswish_CUDA, tl_ops_hardswish_boxed, NULL,
-                                   "tl_structured_hardswish_CUDA registered at generated/csrc/ops_hardswish.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_hardswish_op, TL_KEY_CUDA, (void *)tl_guarded_hardswish_CUDA, tl_ops_hardswish_boxed, NULL,
+                                   "tl_guarded_hardswish_CUDA registered at generated/csrc/ops_hardswish.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardswish))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::hardswish", "Meta", "tl_meta_hardswish");
@@ -339,8 +374,8 @@ int tl_ops_register_hardswish(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardswish) || TL_KERNEL_MISSING(tl_impl_ufunc_hardswish_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::hardswish_", "CUDA", "tl_meta_hardswish, tl_impl_ufunc_hardswish_cuda");
-    else if (tl_op_register_kernel(tl_ops_hardswish__op, TL_KEY_CUDA, (void *)tl_structured_hardswish__CUDA, tl_ops_hardswish__boxed, NULL,
-                                   "tl_structured_hardswish__CUDA registered at generated/csrc/ops_hardswish.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_hardswish__op, TL_KEY_CUDA, (void *)tl_guarded_hardswish__CUDA, tl_ops_hardswish__boxed, NULL,
+                                   "tl_guarded_hardswish__CUDA registered at generated/csrc/ops_hardswish.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardswish))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::hardswish_", "Meta", "tl_meta_hardswish");

@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/hardtanh.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::hardtanh.out
@@ -116,6 +117,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_hardtanh_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_hardtanh_out_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar min_val, tl_scalar max_val, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_hardtanh_out_CUDA(ks, self, min_val, max_val, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::hardtanh
  *   hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
@@ -210,6 +223,17 @@ static tl_tensor *tl_structured_hardtanh_Meta(tl_keyset ks, tl_tensor *self, tl_
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_hardtanh_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_hardtanh_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar min_val, tl_scalar max_val) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_hardtanh_CUDA(ks, self, min_val, max_val);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -311,6 +335,17 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_hardtanh__CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_hardtanh__CUDA(tl_keyset ks, tl_tensor *self, tl_scalar min_val, tl_scalar max_val) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_hardtanh__CUDA(ks, self, min_val, max_val);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_hardtanh(void) {
@@ -323,8 +358,8 @@ int tl_ops_register_hardtanh(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardtanh) || TL_KERNEL_MISSING(tl_impl_ufunc_hardtanh_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::hardtanh.out", "CUDA", "tl_meta_hardtanh, tl_impl_ufunc_hardtanh_cuda");
-    else if (tl_op_register_kernel(tl_ops_hardtanh_out_op, TL_KEY_CUDA, (void *)tl_structured_hardtanh_out_CUDA, tl_ops_hardtanh_out_boxed, NULL,
-                                   "tl_structured_hardtanh_out_CUDA registered at generated/csrc/ops_hardtanh.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_hardtanh_out_op, TL_KEY_CUDA, (void *)tl_guarded_hardtanh_out_CUDA, tl_ops_hardtanh_out_boxed, NULL,
+                                   "tl_guarded_hardtanh_out_CUDA registered at generated/csrc/ops_hardtanh.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardtanh))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::hardtanh.out", "Meta", "tl_meta_hardtanh");
@@ -340,8 +375,8 @@ int tl_ops_register_hardtanh(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardtanh) || TL_KERNEL_MISSING(tl_impl_ufunc_hardtanh_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::hardtanh", "CUDA", "tl_meta_hardtanh, tl_impl_ufunc_hardtanh_cuda");
-    else if (tl_op_register_kernel(tl_ops_hardtanh_op, TL_KEY_CUDA, (void *)tl_structured_hardtanh_CUDA, tl_ops_hardtanh_boxed, NULL,
-                                   "tl_structured_hardtanh_CUDA registered at generated/csrc/ops_hardtanh.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_hardtanh_op, TL_KEY_CUDA, (void *)tl_guarded_hardtanh_CUDA, tl_ops_hardtanh_boxed, NULL,
+                                   "tl_guarded_hardtanh_CUDA registered at generated/csrc/ops_hardtanh.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardtanh))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::hardtanh", "Meta", "tl_meta_hardtanh");
@@ -357,8 +392,8 @@ int tl_ops_register_hardtanh(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardtanh) || TL_KERNEL_MISSING(tl_impl_ufunc_hardtanh_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::hardtanh_", "CUDA", "tl_meta_hardtanh, tl_impl_ufunc_hardtanh_cuda");
-    else if (tl_op_register_kernel(tl_ops_hardtanh__op, TL_KEY_CUDA, (void *)tl_structured_hardtanh__CUDA, tl_ops_hardtanh__boxed, NULL,
-                                   "tl_structured_hardtanh__CUDA registered at generated/csrc/ops_hardtanh.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_hardtanh__op, TL_KEY_CUDA, (void *)tl_guarded_hardtanh__CUDA, tl_ops_hardtanh__boxed, NULL,
+                                   "tl_guarded_hardtanh__CUDA registered at generated/csrc/ops_hardtanh.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_hardtanh))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::hardtanh_", "Meta", "tl_meta_hardtanh");

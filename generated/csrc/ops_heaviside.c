@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/heaviside.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -120,6 +121,19 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_heaviside_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `values`; the current device is restored after */
+static tl_tensor *tl_guarded_heaviside_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *values, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(values);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_heaviside_out_CUDA(ks, self, values, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::heaviside
  *   heaviside(Tensor self, Tensor values) -> Tensor
@@ -212,6 +226,18 @@ static tl_tensor *tl_structured_heaviside_Meta(tl_keyset ks, tl_tensor *self, tl
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_heaviside_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `values`; the current device is restored after */
+static tl_tensor *tl_guarded_heaviside_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *values) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(values);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_heaviside_CUDA(ks, self, values);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -311,6 +337,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_heaviside__CUDA runs on the device of
+ * the first CUDA tensor of `self`, `values`; the current device is restored after */
+static tl_tensor *tl_guarded_heaviside__CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *values) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(values);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_heaviside__CUDA(ks, self, values);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_heaviside(void) {
@@ -323,8 +361,8 @@ int tl_ops_register_heaviside(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_heaviside_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::heaviside.out", "CUDA", "tl_impl_ufunc_heaviside_cuda");
-    else if (tl_op_register_kernel(tl_ops_heaviside_out_op, TL_KEY_CUDA, (void *)tl_structured_heaviside_out_CUDA, tl_ops_heaviside_out_boxed, NULL,
-                                   "tl_structured_heaviside_out_CUDA registered at generated/csrc/ops_heaviside.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_heaviside_out_op, TL_KEY_CUDA, (void *)tl_guarded_heaviside_out_CUDA, tl_ops_heaviside_out_boxed, NULL,
+                                   "tl_guarded_heaviside_out_CUDA registered at generated/csrc/ops_heaviside.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_heaviside_out_op, TL_KEY_META, (void *)tl_structured_heaviside_out_Meta, tl_ops_heaviside_out_boxed, NULL,
                               "tl_structured_heaviside_out_Meta registered at generated/csrc/ops_heaviside.c") < 0)
@@ -338,8 +376,8 @@ int tl_ops_register_heaviside(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_heaviside_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::heaviside", "CUDA", "tl_impl_ufunc_heaviside_cuda");
-    else if (tl_op_register_kernel(tl_ops_heaviside_op, TL_KEY_CUDA, (void *)tl_structured_heaviside_CUDA, tl_ops_heaviside_boxed, NULL,
-                                   "tl_structured_heaviside_CUDA registered at generated/csrc/ops_heaviside.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_heaviside_op, TL_KEY_CUDA, (void *)tl_guarded_heaviside_CUDA, tl_ops_heaviside_boxed, NULL,
+                                   "tl_guarded_heaviside_CUDA registered at generated/csrc/ops_heaviside.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_heaviside_op, TL_KEY_META, (void *)tl_structured_heaviside_Meta, tl_ops_heaviside_boxed, NULL,
                               "tl_structured_heaviside_Meta registered at generated/csrc/ops_heaviside.c") < 0)
@@ -353,8 +391,8 @@ int tl_ops_register_heaviside(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_heaviside_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::heaviside_", "CUDA", "tl_impl_ufunc_heaviside_cuda");
-    else if (tl_op_register_kernel(tl_ops_heaviside__op, TL_KEY_CUDA, (void *)tl_structured_heaviside__CUDA, tl_ops_heaviside__boxed, NULL,
-                                   "tl_structured_heaviside__CUDA registered at generated/csrc/ops_heaviside.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_heaviside__op, TL_KEY_CUDA, (void *)tl_guarded_heaviside__CUDA, tl_ops_heaviside__boxed, NULL,
+                                   "tl_guarded_heaviside__CUDA registered at generated/csrc/ops_heaviside.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_heaviside__op, TL_KEY_META, (void *)tl_structured_heaviside__Meta, tl_ops_heaviside__boxed, NULL,
                               "tl_structured_heaviside__Meta registered at generated/csrc/ops_heaviside.c") < 0)

@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/hypot.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -120,6 +121,19 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_hypot_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_hypot_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_hypot_out_CUDA(ks, self, other, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::hypot
  *   hypot(Tensor self, Tensor other) -> Tensor
@@ -212,6 +226,18 @@ static tl_tensor *tl_structured_hypot_Meta(tl_keyset ks, tl_tensor *self, tl_ten
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_hypot_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_hypot_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_hypot_CUDA(ks, self, other);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -311,6 +337,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_hypot__CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_hypot__CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_hypot__CUDA(ks, self, other);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_hypot(void) {
@@ -323,8 +361,8 @@ int tl_ops_register_hypot(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_hypot_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::hypot.out", "CUDA", "tl_impl_ufunc_hypot_cuda");
-    else if (tl_op_register_kernel(tl_ops_hypot_out_op, TL_KEY_CUDA, (void *)tl_structured_hypot_out_CUDA, tl_ops_hypot_out_boxed, NULL,
-                                   "tl_structured_hypot_out_CUDA registered at generated/csrc/ops_hypot.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_hypot_out_op, TL_KEY_CUDA, (void *)tl_guarded_hypot_out_CUDA, tl_ops_hypot_out_boxed, NULL,
+                                   "tl_guarded_hypot_out_CUDA registered at generated/csrc/ops_hypot.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_hypot_out_op, TL_KEY_META, (void *)tl_structured_hypot_out_Meta, tl_ops_hypot_out_boxed, NULL,
                               "tl_structured_hypot_out_Meta registered at generated/csrc/ops_hypot.c") < 0)
@@ -338,8 +376,8 @@ int tl_ops_register_hypot(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_hypot_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::hypot", "CUDA", "tl_impl_ufunc_hypot_cuda");
-    else if (tl_op_register_kernel(tl_ops_hypot_op, TL_KEY_CUDA, (void *)tl_structured_hypot_CUDA, tl_ops_hypot_boxed, NULL,
-                                   "tl_structured_hypot_CUDA registered at generated/csrc/ops_hypot.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_hypot_op, TL_KEY_CUDA, (void *)tl_guarded_hypot_CUDA, tl_ops_hypot_boxed, NULL,
+                                   "tl_guarded_hypot_CUDA registered at generated/csrc/ops_hypot.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_hypot_op, TL_KEY_META, (void *)tl_structured_hypot_Meta, tl_ops_hypot_boxed, NULL,
                               "tl_structured_hypot_Meta registered at generated/csrc/ops_hypot.c") < 0)
@@ -353,8 +391,8 @@ int tl_ops_register_hypot(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_hypot_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::hypot_", "CUDA", "tl_impl_ufunc_hypot_cuda");
-    else if (tl_op_register_kernel(tl_ops_hypot__op, TL_KEY_CUDA, (void *)tl_structured_hypot__CUDA, tl_ops_hypot__boxed, NULL,
-                                   "tl_structured_hypot__CUDA registered at generated/csrc/ops_hypot.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_hypot__op, TL_KEY_CUDA, (void *)tl_guarded_hypot__CUDA, tl_ops_hypot__boxed, NULL,
+                                   "tl_guarded_hypot__CUDA registered at generated/csrc/ops_hypot.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_hypot__op, TL_KEY_META, (void *)tl_structured_hypot__Meta, tl_ops_hypot__boxed, NULL,
                               "tl_structured_hypot__Meta registered at generated/csrc/ops_hypot.c") < 0)

@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/i0.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -109,6 +110,17 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_i0_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_i0_CUDA(tl_keyset ks, tl_tensor *self) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_i0_CUDA(ks, self);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::i0_
  *   i0_(Tensor(a!) self) -> Tensor(a!)
@@ -200,6 +212,17 @@ static tl_tensor *tl_structured_i0__Meta(tl_keyset ks, tl_tensor *self) {
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_i0__CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_i0__CUDA(tl_keyset ks, tl_tensor *self) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_i0__CUDA(ks, self);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -299,6 +322,21 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_i0_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_i0_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_i0_out_CUDA(ks, self, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_i0(void) {
@@ -311,8 +349,8 @@ int tl_ops_register_i0(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_i0_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::i0", "CUDA", "tl_impl_ufunc_i0_cuda");
-    else if (tl_op_register_kernel(tl_ops_i0_op, TL_KEY_CUDA, (void *)tl_structured_i0_CUDA, tl_ops_i0_boxed, NULL,
-                                   "tl_structured_i0_CUDA registered at generated/csrc/ops_i0.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_i0_op, TL_KEY_CUDA, (void *)tl_guarded_i0_CUDA, tl_ops_i0_boxed, NULL,
+                                   "tl_guarded_i0_CUDA registered at generated/csrc/ops_i0.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_i0_op, TL_KEY_META, (void *)tl_structured_i0_Meta, tl_ops_i0_boxed, NULL,
                               "tl_structured_i0_Meta registered at generated/csrc/ops_i0.c") < 0)
@@ -326,8 +364,8 @@ int tl_ops_register_i0(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_i0_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::i0_", "CUDA", "tl_impl_ufunc_i0_cuda");
-    else if (tl_op_register_kernel(tl_ops_i0__op, TL_KEY_CUDA, (void *)tl_structured_i0__CUDA, tl_ops_i0__boxed, NULL,
-                                   "tl_structured_i0__CUDA registered at generated/csrc/ops_i0.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_i0__op, TL_KEY_CUDA, (void *)tl_guarded_i0__CUDA, tl_ops_i0__boxed, NULL,
+                                   "tl_guarded_i0__CUDA registered at generated/csrc/ops_i0.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_i0__op, TL_KEY_META, (void *)tl_structured_i0__Meta, tl_ops_i0__boxed, NULL,
                               "tl_structured_i0__Meta registered at generated/csrc/ops_i0.c") < 0)
@@ -341,8 +379,8 @@ int tl_ops_register_i0(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_i0_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::i0.out", "CUDA", "tl_impl_ufunc_i0_cuda");
-    else if (tl_op_register_kernel(tl_ops_i0_out_op, TL_KEY_CUDA, (void *)tl_structured_i0_out_CUDA, tl_ops_i0_out_boxed, NULL,
-                                   "tl_structured_i0_out_CUDA registered at generated/csrc/ops_i0.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_i0_out_op, TL_KEY_CUDA, (void *)tl_guarded_i0_out_CUDA, tl_ops_i0_out_boxed, NULL,
+                                   "tl_guarded_i0_out_CUDA registered at generated/csrc/ops_i0.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_i0_out_op, TL_KEY_META, (void *)tl_structured_i0_out_Meta, tl_ops_i0_out_boxed, NULL,
                               "tl_structured_i0_out_Meta registered at generated/csrc/ops_i0.c") < 0)

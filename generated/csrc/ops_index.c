@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/index.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::index.Tensor
@@ -66,6 +67,18 @@ int tl_ops_index_Tensor_boxed(const tl_kernel *k_, const tl_operator *op_, tl_ke
     tl_tensor_release(self);
     tl_ivalue_destroy(&indices_iv);
     return rc_;
+}
+
+/* CUDA device guard: tl_native_index_cuda runs on the device of
+ * the first CUDA tensor of `self`, `indices`; the current device is restored after */
+static tl_tensor *tl_guarded_index_Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of_list(indices, indices_len);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_index_cuda(ks, self, indices, indices_len);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -139,8 +152,8 @@ int tl_ops_register_index(void) {
                                    "tl_native_index_cpu registered at generated/csrc/ops_index.c") < 0)
         return -1;
     if (!(TL_KERNEL_MISSING(tl_native_index_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
-        tl_op_register_kernel(tl_ops_index_Tensor_op, TL_KEY_CUDA, (void *)tl_native_index_cuda, tl_ops_index_Tensor_boxed, NULL,
-                              "tl_native_index_cuda registered at generated/csrc/ops_index.c") < 0)
+        tl_op_register_kernel(tl_ops_index_Tensor_op, TL_KEY_CUDA, (void *)tl_guarded_index_Tensor_CUDA, tl_ops_index_Tensor_boxed, NULL,
+                              "tl_guarded_index_Tensor_CUDA registered at generated/csrc/ops_index.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_native_index_cpu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::index.Tensor", "Meta", "tl_native_index_cpu");

@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/index_add.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::index_add.out
@@ -124,6 +125,25 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_index_add_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `index`, `source`; the current device is restored after */
+static tl_tensor *tl_guarded_index_add_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, index) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, source) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(index);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(source);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_index_add_out_CUDA(ks, self, dim, index, source, alpha, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::index_add_
  *   index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)
@@ -231,6 +251,23 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_index_add__CUDA runs on the device of
+ * the first CUDA tensor of `self`, `index`, `source`; the current device is restored after */
+static tl_tensor *tl_guarded_index_add__CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, index) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, source) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(index);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(source);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_index_add__CUDA(ks, self, dim, index, source, alpha);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::index_add
  *   index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
@@ -335,6 +372,23 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_index_add_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `index`, `source`; the current device is restored after */
+static tl_tensor *tl_guarded_index_add_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_scalar alpha) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, index) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, source) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(index);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(source);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_index_add_CUDA(ks, self, dim, index, source, alpha);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_index_add(void) {
@@ -347,8 +401,8 @@ int tl_ops_register_index_add(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_index_add) || TL_KERNEL_MISSING(tl_impl_index_add_cuda_out))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::index_add.out", "CUDA", "tl_meta_index_add, tl_impl_index_add_cuda_out");
-    else if (tl_op_register_kernel(tl_ops_index_add_out_op, TL_KEY_CUDA, (void *)tl_structured_index_add_out_CUDA, tl_ops_index_add_out_boxed, NULL,
-                                   "tl_structured_index_add_out_CUDA registered at generated/csrc/ops_index_add.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_index_add_out_op, TL_KEY_CUDA, (void *)tl_guarded_index_add_out_CUDA, tl_ops_index_add_out_boxed, NULL,
+                                   "tl_guarded_index_add_out_CUDA registered at generated/csrc/ops_index_add.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_index_add))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::index_add.out", "Meta", "tl_meta_index_add");
@@ -364,8 +418,8 @@ int tl_ops_register_index_add(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_index_add) || TL_KERNEL_MISSING(tl_impl_index_add_cuda_out))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::index_add_", "CUDA", "tl_meta_index_add, tl_impl_index_add_cuda_out");
-    else if (tl_op_register_kernel(tl_ops_index_add__op, TL_KEY_CUDA, (void *)tl_structured_index_add__CUDA, tl_ops_index_add__boxed, NULL,
-                                   "tl_structured_index_add__CUDA registered at generated/csrc/ops_index_add.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_index_add__op, TL_KEY_CUDA, (void *)tl_guarded_index_add__CUDA, tl_ops_index_add__boxed, NULL,
+                                   "tl_guarded_index_add__CUDA registered at generated/csrc/ops_index_add.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_index_add))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::index_add_", "Meta", "tl_meta_index_add");
@@ -381,8 +435,8 @@ int tl_ops_register_index_add(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_index_add) || TL_KERNEL_MISSING(tl_impl_index_add_cuda_out))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::index_add", "CUDA", "tl_meta_index_add, tl_impl_index_add_cuda_out");
-    else if (tl_op_register_kernel(tl_ops_index_add_op, TL_KEY_CUDA, (void *)tl_structured_index_add_CUDA, tl_ops_index_add_boxed, NULL,
-                                   "tl_structured_index_add_CUDA registered at generated/csrc/ops_index_add.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_index_add_op, TL_KEY_CUDA, (void *)tl_guarded_index_add_CUDA, tl_ops_index_add_boxed, NULL,
+                                   "tl_guarded_index_add_CUDA registered at generated/csrc/ops_index_add.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_index_add))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::index_add", "Meta", "tl_meta_index_add");

@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/index_copy.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::index_copy.out
@@ -121,6 +122,25 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_index_copy_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `index`, `source`; the current device is restored after */
+static tl_tensor *tl_guarded_index_copy_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, index) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, source) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(index);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(source);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_index_copy_out_CUDA(ks, self, dim, index, source, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::index_copy_
  *   index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)
@@ -225,6 +245,23 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_index_copy__CUDA runs on the device of
+ * the first CUDA tensor of `self`, `index`, `source`; the current device is restored after */
+static tl_tensor *tl_guarded_index_copy__CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, index) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, source) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(index);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(source);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_index_copy__CUDA(ks, self, dim, index, source);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::index_copy
  *   index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
@@ -326,6 +363,23 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_index_copy_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `index`, `source`; the current device is restored after */
+static tl_tensor *tl_guarded_index_copy_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *source) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, index) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, source) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(index);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(source);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_index_copy_CUDA(ks, self, dim, index, source);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_index_copy(void) {
@@ -338,8 +392,8 @@ int tl_ops_register_index_copy(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_index_copy) || TL_KERNEL_MISSING(tl_impl_index_copy_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::index_copy.out", "CUDA", "tl_meta_index_copy, tl_impl_index_copy_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_index_copy_out_op, TL_KEY_CUDA, (void *)tl_structured_index_copy_out_CUDA, tl_ops_index_copy_out_boxed, NULL,
-                                   "tl_structured_index_copy_out_CUDA registered at generated/csrc/ops_index_copy.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_index_copy_out_op, TL_KEY_CUDA, (void *)tl_guarded_index_copy_out_CUDA, tl_ops_index_copy_out_boxed, NULL,
+                                   "tl_guarded_index_copy_out_CUDA registered at generated/csrc/ops_index_copy.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_index_copy))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::index_copy.out", "Meta", "tl_meta_index_copy");
@@ -355,8 +409,8 @@ int tl_ops_register_index_copy(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_index_copy) || TL_KERNEL_MISSING(tl_impl_index_copy_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::index_copy_", "CUDA", "tl_meta_index_copy, tl_impl_index_copy_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_index_copy__op, TL_KEY_CUDA, (void *)tl_structured_index_copy__CUDA, tl_ops_index_copy__boxed, NULL,
-                                   "tl_structured_index_copy__CUDA registered at generated/csrc/ops_index_copy.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_index_copy__op, TL_KEY_CUDA, (void *)tl_guarded_index_copy__CUDA, tl_ops_index_copy__boxed, NULL,
+                                   "tl_guarded_index_copy__CUDA registered at generated/csrc/ops_index_copy.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_index_copy))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::index_copy_", "Meta", "tl_meta_index_copy");
@@ -372,8 +426,8 @@ int tl_ops_register_index_copy(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_index_copy) || TL_KERNEL_MISSING(tl_impl_index_copy_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::index_copy", "CUDA", "tl_meta_index_copy, tl_impl_index_copy_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_index_copy_op, TL_KEY_CUDA, (void *)tl_structured_index_copy_CUDA, tl_ops_index_copy_boxed, NULL,
-                                   "tl_structured_index_copy_CUDA registered at generated/csrc/ops_index_copy.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_index_copy_op, TL_KEY_CUDA, (void *)tl_guarded_index_copy_CUDA, tl_ops_index_copy_boxed, NULL,
+                                   "tl_guarded_index_copy_CUDA registered at generated/csrc/ops_index_copy.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_index_copy))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::index_copy", "Meta", "tl_meta_index_copy");

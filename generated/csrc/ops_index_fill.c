@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/index_fill.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::index_fill_.int_Scalar
@@ -72,6 +73,18 @@ int tl_ops_index_fill__int_Scalar_boxed(const tl_kernel *k_, const tl_operator *
     tl_tensor_release(self);
     tl_tensor_release(index);
     return rc_;
+}
+
+/* CUDA device guard: tl_native_index_fill__scalar_cuda runs on the device of
+ * the first CUDA tensor of `self`, `index`; the current device is restored after */
+static tl_tensor *tl_guarded_index_fill__int_Scalar_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(index);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_index_fill__scalar_cuda(ks, self, dim, index, value);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -147,8 +160,8 @@ int tl_ops_register_index_fill(void) {
                                    "tl_native_index_fill__scalar registered at generated/csrc/ops_index_fill.c") < 0)
         return -1;
     if (!(TL_KERNEL_MISSING(tl_native_index_fill__scalar_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
-        tl_op_register_kernel(tl_ops_index_fill__int_Scalar_op, TL_KEY_CUDA, (void *)tl_native_index_fill__scalar_cuda, tl_ops_index_fill__int_Scalar_boxed, NULL,
-                              "tl_native_index_fill__scalar_cuda registered at generated/csrc/ops_index_fill.c") < 0)
+        tl_op_register_kernel(tl_ops_index_fill__int_Scalar_op, TL_KEY_CUDA, (void *)tl_guarded_index_fill__int_Scalar_CUDA, tl_ops_index_fill__int_Scalar_boxed, NULL,
+                              "tl_guarded_index_fill__int_Scalar_CUDA registered at generated/csrc/ops_index_fill.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_native_index_fill__scalar))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::index_fill_.int_Scalar", "Meta", "tl_native_index_fill__scalar");

@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/index_select.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::index_select.out
@@ -75,6 +76,23 @@ int tl_ops_index_select_out_boxed(const tl_kernel *k_, const tl_operator *op_, t
     return rc_;
 }
 
+/* CUDA device guard: tl_native_index_select_out_cuda runs on the device of
+ * the first CUDA tensor of `self`, `out`, `index`; the current device is restored after */
+static tl_tensor *tl_guarded_index_select_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, index) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(index);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_index_select_out_cuda(ks, self, dim, index, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::index_select
  *   index_select(Tensor self, int dim, Tensor index) -> Tensor
@@ -134,6 +152,21 @@ int tl_ops_index_select_boxed(const tl_kernel *k_, const tl_operator *op_, tl_ke
     return rc_;
 }
 
+/* CUDA device guard: tl_native_index_select_cuda runs on the device of
+ * the first CUDA tensor of `self`, `index`; the current device is restored after */
+static tl_tensor *tl_guarded_index_select_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, index) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(index);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_index_select_cuda(ks, self, dim, index);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_index_select(void) {
@@ -145,8 +178,8 @@ int tl_ops_register_index_select(void) {
                                    "tl_native_index_select_out_cpu registered at generated/csrc/ops_index_select.c") < 0)
         return -1;
     if (!(TL_KERNEL_MISSING(tl_native_index_select_out_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
-        tl_op_register_kernel(tl_ops_index_select_out_op, TL_KEY_CUDA, (void *)tl_native_index_select_out_cuda, tl_ops_index_select_out_boxed, NULL,
-                              "tl_native_index_select_out_cuda registered at generated/csrc/ops_index_select.c") < 0)
+        tl_op_register_kernel(tl_ops_index_select_out_op, TL_KEY_CUDA, (void *)tl_guarded_index_select_out_CUDA, tl_ops_index_select_out_boxed, NULL,
+                              "tl_guarded_index_select_out_CUDA registered at generated/csrc/ops_index_select.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_native_index_select_out_cpu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::index_select.out", "Meta", "tl_native_index_select_out_cpu");
@@ -161,8 +194,8 @@ int tl_ops_register_index_select(void) {
                                    "tl_native_index_select_cpu registered at generated/csrc/ops_index_select.c") < 0)
         return -1;
     if (!(TL_KERNEL_MISSING(tl_native_index_select_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
-        tl_op_register_kernel(tl_ops_index_select_op, TL_KEY_CUDA, (void *)tl_native_index_select_cuda, tl_ops_index_select_boxed, NULL,
-                              "tl_native_index_select_cuda registered at generated/csrc/ops_index_select.c") < 0)
+        tl_op_register_kernel(tl_ops_index_select_op, TL_KEY_CUDA, (void *)tl_guarded_index_select_CUDA, tl_ops_index_select_boxed, NULL,
+                              "tl_guarded_index_select_CUDA registered at generated/csrc/ops_index_select.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_native_index_select_cpu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::index_select", "Meta", "tl_native_index_select_cpu");

@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/lcm.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -120,6 +121,23 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_lcm_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_lcm_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, other) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_lcm_out_CUDA(ks, self, other, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::lcm
  *   lcm(Tensor self, Tensor other) -> Tensor
@@ -212,6 +230,21 @@ static tl_tensor *tl_structured_lcm_Meta(tl_keyset ks, tl_tensor *self, tl_tenso
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_lcm_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_lcm_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, other) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_lcm_CUDA(ks, self, other);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -311,6 +344,21 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_lcm__CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_lcm__CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, other) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_lcm__CUDA(ks, self, other);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_lcm(void) {
@@ -323,8 +371,8 @@ int tl_ops_register_lcm(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_lcm_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::lcm.out", "CUDA", "tl_impl_ufunc_lcm_cuda");
-    else if (tl_op_register_kernel(tl_ops_lcm_out_op, TL_KEY_CUDA, (void *)tl_structured_lcm_out_CUDA, tl_ops_lcm_out_boxed, NULL,
-                                   "tl_structured_lcm_out_CUDA registered at generated/csrc/ops_lcm.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_lcm_out_op, TL_KEY_CUDA, (void *)tl_guarded_lcm_out_CUDA, tl_ops_lcm_out_boxed, NULL,
+                                   "tl_guarded_lcm_out_CUDA registered at generated/csrc/ops_lcm.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_lcm_out_op, TL_KEY_META, (void *)tl_structured_lcm_out_Meta, tl_ops_lcm_out_boxed, NULL,
                               "tl_structured_lcm_out_Meta registered at generated/csrc/ops_lcm.c") < 0)
@@ -338,8 +386,8 @@ int tl_ops_register_lcm(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_lcm_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::lcm", "CUDA", "tl_impl_ufunc_lcm_cuda");
-    else if (tl_op_register_kernel(tl_ops_lcm_op, TL_KEY_CUDA, (void *)tl_structured_lcm_CUDA, tl_ops_lcm_boxed, NULL,
-                                   "tl_structured_lcm_CUDA registered at generated/csrc/ops_lcm.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_lcm_op, TL_KEY_CUDA, (void *)tl_guarded_lcm_CUDA, tl_ops_lcm_boxed, NULL,
+                                   "tl_guarded_lcm_CUDA registered at generated/csrc/ops_lcm.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_lcm_op, TL_KEY_META, (void *)tl_structured_lcm_Meta, tl_ops_lcm_boxed, NULL,
                               "tl_structured_lcm_Meta registered at generated/csrc/ops_lcm.c") < 0)
@@ -353,8 +401,8 @@ int tl_ops_register_lcm(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_lcm_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::lcm_", "CUDA", "tl_impl_ufunc_lcm_cuda");
-    else if (tl_op_register_kernel(tl_ops_lcm__op, TL_KEY_CUDA, (void *)tl_structured_lcm__CUDA, tl_ops_lcm__boxed, NULL,
-                                   "tl_structured_lcm__CUDA registered at generated/csrc/ops_lcm.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_lcm__op, TL_KEY_CUDA, (void *)tl_guarded_lcm__CUDA, tl_ops_lcm__boxed, NULL,
+                                   "tl_guarded_lcm__CUDA registered at generated/csrc/ops_lcm.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_lcm__op, TL_KEY_META, (void *)tl_structured_lcm__Meta, tl_ops_lcm__boxed, NULL,
                               "tl_structured_lcm__Meta registered at generated/csrc/ops_lcm.c") < 0)

@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/leaky_relu.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::leaky_relu.out
@@ -113,6 +114,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_leaky_relu_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_leaky_relu_out_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar negative_slope, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_leaky_relu_out_CUDA(ks, self, negative_slope, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::leaky_relu
  *   leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
@@ -204,6 +217,17 @@ static tl_tensor *tl_structured_leaky_relu_Meta(tl_keyset ks, tl_tensor *self, t
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_leaky_relu_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_leaky_relu_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar negative_slope) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_leaky_relu_CUDA(ks, self, negative_slope);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -302,6 +326,17 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_leaky_relu__CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_leaky_relu__CUDA(tl_keyset ks, tl_tensor *self, tl_scalar negative_slope) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_leaky_relu__CUDA(ks, self, negative_slope);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_leaky_relu(void) {
@@ -314,8 +349,8 @@ int tl_ops_register_leaky_relu(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_leaky_relu) || TL_KERNEL_MISSING(tl_impl_ufunc_leaky_relu_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::leaky_relu.out", "CUDA", "tl_meta_leaky_relu, tl_impl_ufunc_leaky_relu_cuda");
-    else if (tl_op_register_kernel(tl_ops_leaky_relu_out_op, TL_KEY_CUDA, (void *)tl_structured_leaky_relu_out_CUDA, tl_ops_leaky_relu_out_boxed, NULL,
-                                   "tl_structured_leaky_relu_out_CUDA registered at generated/csrc/ops_leaky_relu.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_leaky_relu_out_op, TL_KEY_CUDA, (void *)tl_guarded_leaky_relu_out_CUDA, tl_ops_leaky_relu_out_boxed, NULL,
+                                   "tl_guarded_leaky_relu_out_CUDA registered at generated/csrc/ops_leaky_relu.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_leaky_relu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::leaky_relu.out", "Meta", "tl_meta_leaky_relu");
@@ -331,8 +366,8 @@ int tl_ops_register_leaky_relu(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_leaky_relu) || TL_KERNEL_MISSING(tl_impl_ufunc_leaky_relu_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::leaky_relu", "CUDA", "tl_meta_leaky_relu, tl_impl_ufunc_leaky_relu_cuda");
-    else if (tl_op_register_kernel(tl_ops_leaky_relu_op, TL_KEY_CUDA, (void *)tl_structured_leaky_relu_CUDA, tl_ops_leaky_relu_boxed, NULL,
-                                   "tl_structured_leaky_relu_CUDA registered at generated/csrc/ops_leaky_relu.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_leaky_relu_op, TL_KEY_CUDA, (void *)tl_guarded_leaky_relu_CUDA, tl_ops_leaky_relu_boxed, NULL,
+                                   "tl_guarded_leaky_relu_CUDA registered at generated/csrc/ops_leaky_relu.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_leaky_relu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::leaky_relu", "Meta", "tl_meta_leaky_relu");
@@ -348,8 +383,8 @@ int tl_ops_register_leaky_relu(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_leaky_relu) || TL_KERNEL_MISSING(tl_impl_ufunc_leaky_relu_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::leaky_relu_", "CUDA", "tl_meta_leaky_relu, tl_impl_ufunc_leaky_relu_cuda");
-    else if (tl_op_register_kernel(tl_ops_leaky_relu__op, TL_KEY_CUDA, (void *)tl_structured_leaky_relu__CUDA, tl_ops_leaky_relu__boxed, NULL,
-                                   "tl_structured_leaky_relu__CUDA registered at generated/csrc/ops_leaky_relu.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_leaky_relu__op, TL_KEY_CUDA, (void *)tl_guarded_leaky_relu__CUDA, tl_ops_leaky_relu__boxed, NULL,
+                                   "tl_guarded_leaky_relu__CUDA registered at generated/csrc/ops_leaky_relu.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_leaky_relu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::leaky_relu_", "Meta", "tl_meta_leaky_relu");

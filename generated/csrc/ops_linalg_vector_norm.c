@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/linalg_vector_norm.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::linalg_vector_norm
@@ -113,6 +114,17 @@ static tl_tensor *tl_structured_linalg_vector_norm_Meta(tl_keyset ks, tl_tensor 
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_linalg_vector_norm_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_linalg_vector_norm_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_linalg_vector_norm_CUDA(ks, self, ord, dim, dim_len, keepdim, dtype);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -225,6 +237,21 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_linalg_vector_norm_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_linalg_vector_norm_out_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar ord, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_linalg_vector_norm_out_CUDA(ks, self, ord, dim, dim_len, keepdim, dtype, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_linalg_vector_norm(void) {
@@ -237,8 +264,8 @@ int tl_ops_register_linalg_vector_norm(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_linalg_vector_norm) || TL_KERNEL_MISSING(tl_impl_linalg_vector_norm_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::linalg_vector_norm", "CUDA", "tl_meta_linalg_vector_norm, tl_impl_linalg_vector_norm_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_linalg_vector_norm_op, TL_KEY_CUDA, (void *)tl_structured_linalg_vector_norm_CUDA, tl_ops_linalg_vector_norm_boxed, NULL,
-                                   "tl_structured_linalg_vector_norm_CUDA registered at generated/csrc/ops_linalg_vector_norm.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_linalg_vector_norm_op, TL_KEY_CUDA, (void *)tl_guarded_linalg_vector_norm_CUDA, tl_ops_linalg_vector_norm_boxed, NULL,
+                                   "tl_guarded_linalg_vector_norm_CUDA registered at generated/csrc/ops_linalg_vector_norm.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_linalg_vector_norm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::linalg_vector_norm", "Meta", "tl_meta_linalg_vector_norm");
@@ -254,8 +281,8 @@ int tl_ops_register_linalg_vector_norm(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_linalg_vector_norm) || TL_KERNEL_MISSING(tl_impl_linalg_vector_norm_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::linalg_vector_norm.out", "CUDA", "tl_meta_linalg_vector_norm, tl_impl_linalg_vector_norm_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_linalg_vector_norm_out_op, TL_KEY_CUDA, (void *)tl_structured_linalg_vector_norm_out_CUDA, tl_ops_linalg_vector_norm_out_boxed, NULL,
-                                   "tl_structured_linalg_vector_norm_out_CUDA registered at generated/csrc/ops_linalg_vector_norm.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_linalg_vector_norm_out_op, TL_KEY_CUDA, (void *)tl_guarded_linalg_vector_norm_out_CUDA, tl_ops_linalg_vector_norm_out_boxed, NULL,
+                                   "tl_guarded_linalg_vector_norm_out_CUDA registered at generated/csrc/ops_linalg_vector_norm.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_linalg_vector_norm))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::linalg_vector_norm.out", "Meta", "tl_meta_linalg_vector_norm");

@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/logaddexp2.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -119,6 +120,23 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_logaddexp2_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_logaddexp2_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, other) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_logaddexp2_out_CUDA(ks, self, other, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::logaddexp2
  *   logaddexp2(Tensor self, Tensor other) -> Tensor
@@ -213,6 +231,21 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_logaddexp2_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_logaddexp2_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, other) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_logaddexp2_CUDA(ks, self, other);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_logaddexp2(void) {
@@ -225,8 +258,8 @@ int tl_ops_register_logaddexp2(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_logaddexp2_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::logaddexp2.out", "CUDA", "tl_impl_ufunc_logaddexp2_cuda");
-    else if (tl_op_register_kernel(tl_ops_logaddexp2_out_op, TL_KEY_CUDA, (void *)tl_structured_logaddexp2_out_CUDA, tl_ops_logaddexp2_out_boxed, NULL,
-                                   "tl_structured_logaddexp2_out_CUDA registered at generated/csrc/ops_logaddexp2.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_logaddexp2_out_op, TL_KEY_CUDA, (void *)tl_guarded_logaddexp2_out_CUDA, tl_ops_logaddexp2_out_boxed, NULL,
+                                   "tl_guarded_logaddexp2_out_CUDA registered at generated/csrc/ops_logaddexp2.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_logaddexp2_out_op, TL_KEY_META, (void *)tl_structured_logaddexp2_out_Meta, tl_ops_logaddexp2_out_boxed, NULL,
                               "tl_structured_logaddexp2_out_Meta registered at generated/csrc/ops_logaddexp2.c") < 0)
@@ -240,8 +273,8 @@ int tl_ops_register_logaddexp2(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_logaddexp2_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::logaddexp2", "CUDA", "tl_impl_ufunc_logaddexp2_cuda");
-    else if (tl_op_register_kernel(tl_ops_logaddexp2_op, TL_KEY_CUDA, (void *)tl_structured_logaddexp2_CUDA, tl_ops_logaddexp2_boxed, NULL,
-                                   "tl_structured_logaddexp2_CUDA registered at generated/csrc/ops_logaddexp2.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_logaddexp2_op, TL_KEY_CUDA, (void *)tl_guarded_logaddexp2_CUDA, tl_ops_logaddexp2_boxed, NULL,
+                                   "tl_guarded_logaddexp2_CUDA registered at generated/csrc/ops_logaddexp2.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_logaddexp2_op, TL_KEY_META, (void *)tl_structured_logaddexp2_Meta, tl_ops_logaddexp2_boxed, NULL,
                               "tl_structured_logaddexp2_Meta registered at generated/csrc/ops_logaddexp2.c") < 0)

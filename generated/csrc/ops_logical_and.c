@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/logical_and.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -113,6 +114,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_logical_and_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_logical_and_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_logical_and_CUDA(ks, self, other);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::logical_and_
  *   logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)
@@ -208,6 +221,18 @@ static tl_tensor *tl_structured_logical_and__Meta(tl_keyset ks, tl_tensor *self,
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_logical_and__CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_logical_and__CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_logical_and__CUDA(ks, self, other);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -311,6 +336,19 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_logical_and_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_logical_and_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_logical_and_out_CUDA(ks, self, other, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_logical_and(void) {
@@ -323,8 +361,8 @@ int tl_ops_register_logical_and(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_and_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::logical_and", "CUDA", "tl_impl_ufunc_logical_and_cuda");
-    else if (tl_op_register_kernel(tl_ops_logical_and_op, TL_KEY_CUDA, (void *)tl_structured_logical_and_CUDA, tl_ops_logical_and_boxed, NULL,
-                                   "tl_structured_logical_and_CUDA registered at generated/csrc/ops_logical_and.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_logical_and_op, TL_KEY_CUDA, (void *)tl_guarded_logical_and_CUDA, tl_ops_logical_and_boxed, NULL,
+                                   "tl_guarded_logical_and_CUDA registered at generated/csrc/ops_logical_and.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_logical_and_op, TL_KEY_META, (void *)tl_structured_logical_and_Meta, tl_ops_logical_and_boxed, NULL,
                               "tl_structured_logical_and_Meta registered at generated/csrc/ops_logical_and.c") < 0)
@@ -338,8 +376,8 @@ int tl_ops_register_logical_and(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_and_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::logical_and_", "CUDA", "tl_impl_ufunc_logical_and_cuda");
-    else if (tl_op_register_kernel(tl_ops_logical_and__op, TL_KEY_CUDA, (void *)tl_structured_logical_and__CUDA, tl_ops_logical_and__boxed, NULL,
-                                   "tl_structured_logical_and__CUDA registered at generated/csrc/ops_logical_and.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_logical_and__op, TL_KEY_CUDA, (void *)tl_guarded_logical_and__CUDA, tl_ops_logical_and__boxed, NULL,
+                                   "tl_guarded_logical_and__CUDA registered at generated/csrc/ops_logical_and.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_logical_and__op, TL_KEY_META, (void *)tl_structured_logical_and__Meta, tl_ops_logical_and__boxed, NULL,
                               "tl_structured_logical_and__Meta registered at generated/csrc/ops_logical_and.c") < 0)
@@ -353,8 +391,8 @@ int tl_ops_register_logical_and(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_logical_and_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::logical_and.out", "CUDA", "tl_impl_ufunc_logical_and_cuda");
-    else if (tl_op_register_kernel(tl_ops_logical_and_out_op, TL_KEY_CUDA, (void *)tl_structured_logical_and_out_CUDA, tl_ops_logical_and_out_boxed, NULL,
-                                   "tl_structured_logical_and_out_CUDA registered at generated/csrc/ops_logical_and.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_logical_and_out_op, TL_KEY_CUDA, (void *)tl_guarded_logical_and_out_CUDA, tl_ops_logical_and_out_boxed, NULL,
+                                   "tl_guarded_logical_and_out_CUDA registered at generated/csrc/ops_logical_and.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_logical_and_out_op, TL_KEY_META, (void *)tl_structured_logical_and_out_Meta, tl_ops_logical_and_out_boxed, NULL,
                               "tl_structured_logical_and_out_Meta registered at generated/csrc/ops_logical_and.c") < 0)

@@ -13,6 +13,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/masked_fill.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::masked_fill_.Scalar
@@ -71,6 +72,18 @@ int tl_ops_masked_fill__Scalar_boxed(const tl_kernel *k_, const tl_operator *op_
     tl_tensor_release(self);
     tl_tensor_release(mask);
     return rc_;
+}
+
+/* CUDA device guard: tl_native_masked_fill__scalar_cuda runs on the device of
+ * the first CUDA tensor of `self`, `mask`; the current device is restored after */
+static tl_tensor *tl_guarded_masked_fill__Scalar_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_scalar value) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(mask);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_masked_fill__scalar_cuda(ks, self, mask, value);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -192,6 +205,19 @@ int tl_ops_masked_fill__Tensor_boxed(const tl_kernel *k_, const tl_operator *op_
     return rc_;
 }
 
+/* CUDA device guard: tl_native_masked_fill__tensor_cuda runs on the device of
+ * the first CUDA tensor of `self`, `mask`, `value`; the current device is restored after */
+static tl_tensor *tl_guarded_masked_fill__Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *mask, tl_tensor *value) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(mask);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(value);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_masked_fill__tensor_cuda(ks, self, mask, value);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::masked_fill.Tensor
  *   masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
@@ -263,8 +289,8 @@ int tl_ops_register_masked_fill(void) {
                                    "tl_native_masked_fill__scalar_cpu registered at generated/csrc/ops_masked_fill.c") < 0)
         return -1;
     if (!(TL_KERNEL_MISSING(tl_native_masked_fill__scalar_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
-        tl_op_register_kernel(tl_ops_masked_fill__Scalar_op, TL_KEY_CUDA, (void *)tl_native_masked_fill__scalar_cuda, tl_ops_masked_fill__Scalar_boxed, NULL,
-                              "tl_native_masked_fill__scalar_cuda registered at generated/csrc/ops_masked_fill.c") < 0)
+        tl_op_register_kernel(tl_ops_masked_fill__Scalar_op, TL_KEY_CUDA, (void *)tl_guarded_masked_fill__Scalar_CUDA, tl_ops_masked_fill__Scalar_boxed, NULL,
+                              "tl_guarded_masked_fill__Scalar_CUDA registered at generated/csrc/ops_masked_fill.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_native_masked_fill__scalar_cpu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::masked_fill_.Scalar", "Meta", "tl_native_masked_fill__scalar_cpu");
@@ -286,8 +312,8 @@ int tl_ops_register_masked_fill(void) {
                                    "tl_native_masked_fill__tensor_cpu registered at generated/csrc/ops_masked_fill.c") < 0)
         return -1;
     if (!(TL_KERNEL_MISSING(tl_native_masked_fill__tensor_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
-        tl_op_register_kernel(tl_ops_masked_fill__Tensor_op, TL_KEY_CUDA, (void *)tl_native_masked_fill__tensor_cuda, tl_ops_masked_fill__Tensor_boxed, NULL,
-                              "tl_native_masked_fill__tensor_cuda registered at generated/csrc/ops_masked_fill.c") < 0)
+        tl_op_register_kernel(tl_ops_masked_fill__Tensor_op, TL_KEY_CUDA, (void *)tl_guarded_masked_fill__Tensor_CUDA, tl_ops_masked_fill__Tensor_boxed, NULL,
+                              "tl_guarded_masked_fill__Tensor_CUDA registered at generated/csrc/ops_masked_fill.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_native_masked_fill__tensor_cpu))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::masked_fill_.Tensor", "Meta", "tl_native_masked_fill__tensor_cpu");

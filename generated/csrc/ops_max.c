@@ -15,6 +15,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/max.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::max
@@ -66,6 +67,17 @@ int tl_ops_max_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, 
     }
     tl_tensor_release(self);
     return rc_;
+}
+
+/* CUDA device guard: tl_native_max runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_max_CUDA(tl_keyset ks, tl_tensor *self) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_max(ks, self);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -122,6 +134,18 @@ int tl_ops_max_unary_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_k
     tl_tensor_release(self);
     tl_tensor_release(out);
     return rc_;
+}
+
+/* CUDA device guard: tl_native_max_unary_out runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_max_unary_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_max_unary_out(ks, self, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -181,6 +205,17 @@ int tl_ops_max_dim_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset 
     }
     tl_tensor_release(self);
     return rc_;
+}
+
+/* CUDA device guard: tl_native_max_dim runs on the device of
+ * `self`; the current device is restored after */
+static int tl_guarded_max_dim_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return -1;
+    int r_ = tl_native_max_dim(ks, self, dim, keepdim, ret0, ret1);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -248,6 +283,19 @@ int tl_ops_max_dim_max_boxed(const tl_kernel *k_, const tl_operator *op_, tl_key
     tl_tensor_release(max);
     tl_tensor_release(max_values);
     return rc_;
+}
+
+/* CUDA device guard: tl_native_max_out runs on the device of
+ * the first CUDA tensor of `self`, `max`, `max_values`; the current device is restored after */
+static int tl_guarded_max_dim_max_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *max, tl_tensor *max_values, tl_tensor **ret0, tl_tensor **ret1) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(max);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(max_values);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return -1;
+    int r_ = tl_native_max_out(ks, self, dim, keepdim, max, max_values, ret0, ret1);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -378,8 +426,8 @@ int tl_ops_register_max(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_native_max))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::max", "CUDA", "tl_native_max");
-    else if (tl_op_register_kernel(tl_ops_max_op, TL_KEY_CUDA, (void *)tl_native_max, tl_ops_max_boxed, NULL,
-                                   "tl_native_max registered at generated/csrc/ops_max.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_max_op, TL_KEY_CUDA, (void *)tl_guarded_max_CUDA, tl_ops_max_boxed, NULL,
+                                   "tl_guarded_max_CUDA registered at generated/csrc/ops_max.c") < 0)
         return -1;
     tl_ops_max_unary_out_op = tl_op_define("aten::max.unary_out", "max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_max_unary_out_op) return -1;
@@ -390,8 +438,8 @@ int tl_ops_register_max(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_native_max_unary_out))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::max.unary_out", "CUDA", "tl_native_max_unary_out");
-    else if (tl_op_register_kernel(tl_ops_max_unary_out_op, TL_KEY_CUDA, (void *)tl_native_max_unary_out, tl_ops_max_unary_out_boxed, NULL,
-                                   "tl_native_max_unary_out registered at generated/csrc/ops_max.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_max_unary_out_op, TL_KEY_CUDA, (void *)tl_guarded_max_unary_out_CUDA, tl_ops_max_unary_out_boxed, NULL,
+                                   "tl_guarded_max_unary_out_CUDA registered at generated/csrc/ops_max.c") < 0)
         return -1;
     tl_ops_max_dim_op = tl_op_define("aten::max.dim", "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)");
     if (!tl_ops_max_dim_op) return -1;
@@ -402,8 +450,8 @@ int tl_ops_register_max(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_native_max_dim))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::max.dim", "CUDA", "tl_native_max_dim");
-    else if (tl_op_register_kernel(tl_ops_max_dim_op, TL_KEY_CUDA, (void *)tl_native_max_dim, tl_ops_max_dim_boxed, NULL,
-                                   "tl_native_max_dim registered at generated/csrc/ops_max.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_max_dim_op, TL_KEY_CUDA, (void *)tl_guarded_max_dim_CUDA, tl_ops_max_dim_boxed, NULL,
+                                   "tl_guarded_max_dim_CUDA registered at generated/csrc/ops_max.c") < 0)
         return -1;
     tl_ops_max_dim_max_op = tl_op_define("aten::max.dim_max", "max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)");
     if (!tl_ops_max_dim_max_op) return -1;
@@ -414,8 +462,8 @@ int tl_ops_register_max(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_native_max_out))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::max.dim_max", "CUDA", "tl_native_max_out");
-    else if (tl_op_register_kernel(tl_ops_max_dim_max_op, TL_KEY_CUDA, (void *)tl_native_max_out, tl_ops_max_dim_max_boxed, NULL,
-                                   "tl_native_max_out registered at generated/csrc/ops_max.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_max_dim_max_op, TL_KEY_CUDA, (void *)tl_guarded_max_dim_max_CUDA, tl_ops_max_dim_max_boxed, NULL,
+                                   "tl_guarded_max_dim_max_CUDA registered at generated/csrc/ops_max.c") < 0)
         return -1;
     tl_ops_max_other_op = tl_op_define("aten::max.other", "max.other(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_max_other_op) return -1;

@@ -13,6 +13,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/mean.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::mean
@@ -228,6 +229,17 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_mean_dim_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_mean_dim_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_mean_dim_CUDA(ks, self, dim, dim_len, keepdim, dtype);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::mean.out
  *   mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
@@ -335,6 +347,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_mean_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_mean_out_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_mean_out_CUDA(ks, self, dim, dim_len, keepdim, dtype, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_mean(void) {
@@ -361,8 +385,8 @@ int tl_ops_register_mean(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_mean_dim) || TL_KERNEL_MISSING(tl_impl_mean_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::mean.dim", "CUDA", "tl_meta_mean_dim, tl_impl_mean_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_mean_dim_op, TL_KEY_CUDA, (void *)tl_structured_mean_dim_CUDA, tl_ops_mean_dim_boxed, NULL,
-                                   "tl_structured_mean_dim_CUDA registered at generated/csrc/ops_mean.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_mean_dim_op, TL_KEY_CUDA, (void *)tl_guarded_mean_dim_CUDA, tl_ops_mean_dim_boxed, NULL,
+                                   "tl_guarded_mean_dim_CUDA registered at generated/csrc/ops_mean.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_mean_dim))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::mean.dim", "Meta", "tl_meta_mean_dim");
@@ -378,8 +402,8 @@ int tl_ops_register_mean(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_mean_dim) || TL_KERNEL_MISSING(tl_impl_mean_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::mean.out", "CUDA", "tl_meta_mean_dim, tl_impl_mean_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_mean_out_op, TL_KEY_CUDA, (void *)tl_structured_mean_out_CUDA, tl_ops_mean_out_boxed, NULL,
-                                   "tl_structured_mean_out_CUDA registered at generated/csrc/ops_mean.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_mean_out_op, TL_KEY_CUDA, (void *)tl_guarded_mean_out_CUDA, tl_ops_mean_out_boxed, NULL,
+                                   "tl_guarded_mean_out_CUDA registered at generated/csrc/ops_mean.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_mean_dim))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::mean.out", "Meta", "tl_meta_mean_dim");

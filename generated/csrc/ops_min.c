@@ -15,6 +15,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/min.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::min
@@ -66,6 +67,17 @@ int tl_ops_min_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks, 
     }
     tl_tensor_release(self);
     return rc_;
+}
+
+/* CUDA device guard: tl_native_min runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_min_CUDA(tl_keyset ks, tl_tensor *self) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_min(ks, self);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -122,6 +134,18 @@ int tl_ops_min_unary_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_k
     tl_tensor_release(self);
     tl_tensor_release(out);
     return rc_;
+}
+
+/* CUDA device guard: tl_native_min_unary_out runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_min_unary_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_min_unary_out(ks, self, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -181,6 +205,17 @@ int tl_ops_min_dim_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset 
     }
     tl_tensor_release(self);
     return rc_;
+}
+
+/* CUDA device guard: tl_native_min_dim runs on the device of
+ * `self`; the current device is restored after */
+static int tl_guarded_min_dim_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor **ret0, tl_tensor **ret1) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return -1;
+    int r_ = tl_native_min_dim(ks, self, dim, keepdim, ret0, ret1);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -248,6 +283,19 @@ int tl_ops_min_dim_min_boxed(const tl_kernel *k_, const tl_operator *op_, tl_key
     tl_tensor_release(min);
     tl_tensor_release(min_indices);
     return rc_;
+}
+
+/* CUDA device guard: tl_native_min_out runs on the device of
+ * the first CUDA tensor of `self`, `min`, `min_indices`; the current device is restored after */
+static int tl_guarded_min_dim_min_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_tensor *min, tl_tensor *min_indices, tl_tensor **ret0, tl_tensor **ret1) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(min);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(min_indices);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return -1;
+    int r_ = tl_native_min_out(ks, self, dim, keepdim, min, min_indices, ret0, ret1);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -378,8 +426,8 @@ int tl_ops_register_min(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_native_min))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::min", "CUDA", "tl_native_min");
-    else if (tl_op_register_kernel(tl_ops_min_op, TL_KEY_CUDA, (void *)tl_native_min, tl_ops_min_boxed, NULL,
-                                   "tl_native_min registered at generated/csrc/ops_min.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_min_op, TL_KEY_CUDA, (void *)tl_guarded_min_CUDA, tl_ops_min_boxed, NULL,
+                                   "tl_guarded_min_CUDA registered at generated/csrc/ops_min.c") < 0)
         return -1;
     tl_ops_min_unary_out_op = tl_op_define("aten::min.unary_out", "min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_min_unary_out_op) return -1;
@@ -390,8 +438,8 @@ int tl_ops_register_min(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_native_min_unary_out))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::min.unary_out", "CUDA", "tl_native_min_unary_out");
-    else if (tl_op_register_kernel(tl_ops_min_unary_out_op, TL_KEY_CUDA, (void *)tl_native_min_unary_out, tl_ops_min_unary_out_boxed, NULL,
-                                   "tl_native_min_unary_out registered at generated/csrc/ops_min.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_min_unary_out_op, TL_KEY_CUDA, (void *)tl_guarded_min_unary_out_CUDA, tl_ops_min_unary_out_boxed, NULL,
+                                   "tl_guarded_min_unary_out_CUDA registered at generated/csrc/ops_min.c") < 0)
         return -1;
     tl_ops_min_dim_op = tl_op_define("aten::min.dim", "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)");
     if (!tl_ops_min_dim_op) return -1;
@@ -402,8 +450,8 @@ int tl_ops_register_min(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_native_min_dim))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::min.dim", "CUDA", "tl_native_min_dim");
-    else if (tl_op_register_kernel(tl_ops_min_dim_op, TL_KEY_CUDA, (void *)tl_native_min_dim, tl_ops_min_dim_boxed, NULL,
-                                   "tl_native_min_dim registered at generated/csrc/ops_min.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_min_dim_op, TL_KEY_CUDA, (void *)tl_guarded_min_dim_CUDA, tl_ops_min_dim_boxed, NULL,
+                                   "tl_guarded_min_dim_CUDA registered at generated/csrc/ops_min.c") < 0)
         return -1;
     tl_ops_min_dim_min_op = tl_op_define("aten::min.dim_min", "min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)");
     if (!tl_ops_min_dim_min_op) return -1;
@@ -414,8 +462,8 @@ int tl_ops_register_min(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_native_min_out))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::min.dim_min", "CUDA", "tl_native_min_out");
-    else if (tl_op_register_kernel(tl_ops_min_dim_min_op, TL_KEY_CUDA, (void *)tl_native_min_out, tl_ops_min_dim_min_boxed, NULL,
-                                   "tl_native_min_out registered at generated/csrc/ops_min.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_min_dim_min_op, TL_KEY_CUDA, (void *)tl_guarded_min_dim_min_CUDA, tl_ops_min_dim_min_boxed, NULL,
+                                   "tl_guarded_min_dim_min_CUDA registered at generated/csrc/ops_min.c") < 0)
         return -1;
     tl_ops_min_other_op = tl_op_define("aten::min.other", "min.other(Tensor self, Tensor other) -> Tensor");
     if (!tl_ops_min_other_op) return -1;

@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/mish.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::mish
@@ -101,6 +102,17 @@ static tl_tensor *tl_structured_mish_Meta(tl_keyset ks, tl_tensor *self) {
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_mish_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_mish_CUDA(tl_keyset ks, tl_tensor *self) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_mish_CUDA(ks, self);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -194,6 +206,17 @@ static tl_tensor *tl_structured_mish__Meta(tl_keyset ks, tl_tensor *self) {
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_mish__CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_mish__CUDA(tl_keyset ks, tl_tensor *self) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_mish__CUDA(ks, self);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -293,6 +316,21 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_mish_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_mish_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_mish_out_CUDA(ks, self, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_mish(void) {
@@ -305,8 +343,8 @@ int tl_ops_register_mish(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_mish) || TL_KERNEL_MISSING(tl_impl_ufunc_mish_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::mish", "CUDA", "tl_meta_mish, tl_impl_ufunc_mish_cuda");
-    else if (tl_op_register_kernel(tl_ops_mish_op, TL_KEY_CUDA, (void *)tl_structured_mish_CUDA, tl_ops_mish_boxed, NULL,
-                                   "tl_structured_mish_CUDA registered at generated/csrc/ops_mish.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_mish_op, TL_KEY_CUDA, (void *)tl_guarded_mish_CUDA, tl_ops_mish_boxed, NULL,
+                                   "tl_guarded_mish_CUDA registered at generated/csrc/ops_mish.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_mish))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::mish", "Meta", "tl_meta_mish");
@@ -322,8 +360,8 @@ int tl_ops_register_mish(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_mish) || TL_KERNEL_MISSING(tl_impl_ufunc_mish_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::mish_", "CUDA", "tl_meta_mish, tl_impl_ufunc_mish_cuda");
-    else if (tl_op_register_kernel(tl_ops_mish__op, TL_KEY_CUDA, (void *)tl_structured_mish__CUDA, tl_ops_mish__boxed, NULL,
-                                   "tl_structured_mish__CUDA registered at generated/csrc/ops_mish.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_mish__op, TL_KEY_CUDA, (void *)tl_guarded_mish__CUDA, tl_ops_mish__boxed, NULL,
+                                   "tl_guarded_mish__CUDA registered at generated/csrc/ops_mish.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_mish))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::mish_", "Meta", "tl_meta_mish");
@@ -339,8 +377,8 @@ int tl_ops_register_mish(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_mish) || TL_KERNEL_MISSING(tl_impl_ufunc_mish_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::mish.out", "CUDA", "tl_meta_mish, tl_impl_ufunc_mish_cuda");
-    else if (tl_op_register_kernel(tl_ops_mish_out_op, TL_KEY_CUDA, (void *)tl_structured_mish_out_CUDA, tl_ops_mish_out_boxed, NULL,
-                                   "tl_structured_mish_out_CUDA registered at generated/csrc/ops_mish.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_mish_out_op, TL_KEY_CUDA, (void *)tl_guarded_mish_out_CUDA, tl_ops_mish_out_boxed, NULL,
+                                   "tl_guarded_mish_out_CUDA registered at generated/csrc/ops_mish.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_mish))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::mish.out", "Meta", "tl_meta_mish");

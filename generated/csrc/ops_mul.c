@@ -14,6 +14,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/mul.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -115,6 +116,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_mul_Tensor_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_mul_Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_mul_Tensor_CUDA(ks, self, other);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::mul_.Tensor
  *   mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
@@ -210,6 +223,18 @@ static tl_tensor *tl_structured_mul__Tensor_Meta(tl_keyset ks, tl_tensor *self, 
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_mul__Tensor_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_mul__Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_mul__Tensor_CUDA(ks, self, other);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -311,6 +336,19 @@ static tl_tensor *tl_structured_mul_out_Meta(tl_keyset ks, tl_tensor *self, tl_t
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_mul_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_mul_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_mul_out_CUDA(ks, self, other, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -435,8 +473,8 @@ int tl_ops_register_mul(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_mul_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::mul.Tensor", "CUDA", "tl_impl_ufunc_mul_cuda");
-    else if (tl_op_register_kernel(tl_ops_mul_Tensor_op, TL_KEY_CUDA, (void *)tl_structured_mul_Tensor_CUDA, tl_ops_mul_Tensor_boxed, NULL,
-                                   "tl_structured_mul_Tensor_CUDA registered at generated/csrc/ops_mul.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_mul_Tensor_op, TL_KEY_CUDA, (void *)tl_guarded_mul_Tensor_CUDA, tl_ops_mul_Tensor_boxed, NULL,
+                                   "tl_guarded_mul_Tensor_CUDA registered at generated/csrc/ops_mul.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_mul_Tensor_op, TL_KEY_META, (void *)tl_structured_mul_Tensor_Meta, tl_ops_mul_Tensor_boxed, NULL,
                               "tl_structured_mul_Tensor_Meta registered at generated/csrc/ops_mul.c") < 0)
@@ -450,8 +488,8 @@ int tl_ops_register_mul(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_mul_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::mul_.Tensor", "CUDA", "tl_impl_ufunc_mul_cuda");
-    else if (tl_op_register_kernel(tl_ops_mul__Tensor_op, TL_KEY_CUDA, (void *)tl_structured_mul__Tensor_CUDA, tl_ops_mul__Tensor_boxed, NULL,
-                                   "tl_structured_mul__Tensor_CUDA registered at generated/csrc/ops_mul.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_mul__Tensor_op, TL_KEY_CUDA, (void *)tl_guarded_mul__Tensor_CUDA, tl_ops_mul__Tensor_boxed, NULL,
+                                   "tl_guarded_mul__Tensor_CUDA registered at generated/csrc/ops_mul.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_mul__Tensor_op, TL_KEY_META, (void *)tl_structured_mul__Tensor_Meta, tl_ops_mul__Tensor_boxed, NULL,
                               "tl_structured_mul__Tensor_Meta registered at generated/csrc/ops_mul.c") < 0)
@@ -465,8 +503,8 @@ int tl_ops_register_mul(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_mul_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::mul.out", "CUDA", "tl_impl_ufunc_mul_cuda");
-    else if (tl_op_register_kernel(tl_ops_mul_out_op, TL_KEY_CUDA, (void *)tl_structured_mul_out_CUDA, tl_ops_mul_out_boxed, NULL,
-                                   "tl_structured_mul_out_CUDA registered at generated/csrc/ops_mul.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_mul_out_op, TL_KEY_CUDA, (void *)tl_guarded_mul_out_CUDA, tl_ops_mul_out_boxed, NULL,
+                                   "tl_guarded_mul_out_CUDA registered at generated/csrc/ops_mul.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_mul_out_op, TL_KEY_META, (void *)tl_structured_mul_out_Meta, tl_ops_mul_out_boxed, NULL,
                               "tl_structured_mul_out_Meta registered at generated/csrc/ops_mul.c") < 0)

@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/nansum.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::nansum
@@ -72,6 +73,17 @@ int tl_ops_nansum_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset k
     tl_tensor_release(self);
     tl_ivalue_destroy(&dim_iv);
     return rc_;
+}
+
+/* CUDA device guard: tl_native_nansum runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_nansum_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_nansum(ks, self, dim, dim_len, keepdim, dtype);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -140,6 +152,21 @@ int tl_ops_nansum_out_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keys
     return rc_;
 }
 
+/* CUDA device guard: tl_native_nansum_out runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_nansum_out_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_nansum_out(ks, self, dim, dim_len, keepdim, dtype, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_nansum(void) {
@@ -152,8 +179,8 @@ int tl_ops_register_nansum(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_native_nansum))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::nansum", "CUDA", "tl_native_nansum");
-    else if (tl_op_register_kernel(tl_ops_nansum_op, TL_KEY_CUDA, (void *)tl_native_nansum, tl_ops_nansum_boxed, NULL,
-                                   "tl_native_nansum registered at generated/csrc/ops_nansum.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_nansum_op, TL_KEY_CUDA, (void *)tl_guarded_nansum_CUDA, tl_ops_nansum_boxed, NULL,
+                                   "tl_guarded_nansum_CUDA registered at generated/csrc/ops_nansum.c") < 0)
         return -1;
     tl_ops_nansum_out_op = tl_op_define("aten::nansum.out", "nansum.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_nansum_out_op) return -1;
@@ -164,8 +191,8 @@ int tl_ops_register_nansum(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_native_nansum_out))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::nansum.out", "CUDA", "tl_native_nansum_out");
-    else if (tl_op_register_kernel(tl_ops_nansum_out_op, TL_KEY_CUDA, (void *)tl_native_nansum_out, tl_ops_nansum_out_boxed, NULL,
-                                   "tl_native_nansum_out registered at generated/csrc/ops_nansum.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_nansum_out_op, TL_KEY_CUDA, (void *)tl_guarded_nansum_out_CUDA, tl_ops_nansum_out_boxed, NULL,
+                                   "tl_guarded_nansum_out_CUDA registered at generated/csrc/ops_nansum.c") < 0)
         return -1;
     return 0;
 }

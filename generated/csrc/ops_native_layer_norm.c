@@ -10,6 +10,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/native_layer_norm.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::native_layer_norm
@@ -81,6 +82,23 @@ int tl_ops_native_layer_norm_boxed(const tl_kernel *k_, const tl_operator *op_, 
     return rc_;
 }
 
+/* CUDA device guard: tl_native_layer_norm_cuda runs on the device of
+ * the first CUDA tensor of `input`, `weight`, `bias`; the current device is restored after */
+static int tl_guarded_native_layer_norm_CUDA(tl_keyset ks, tl_tensor *input, const int64_t *normalized_shape, int64_t normalized_shape_len, tl_tensor *weight, tl_tensor *bias, double eps, tl_tensor **ret0, tl_tensor **ret1, tl_tensor **ret2) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, input) != 0) return -1;
+    if (tl_cuda_check_device(&first_, weight) != 0) return -1;
+    if (tl_cuda_check_device(&first_, bias) != 0) return -1;
+    int dev_ = tl_cuda_device_of(input);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(weight);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(bias);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return -1;
+    int r_ = tl_native_layer_norm_cuda(ks, input, normalized_shape, normalized_shape_len, weight, bias, eps, ret0, ret1, ret2);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_native_layer_norm(void) {
@@ -92,8 +110,8 @@ int tl_ops_register_native_layer_norm(void) {
                                    "tl_native_layer_norm_cpu registered at generated/csrc/ops_native_layer_norm.c") < 0)
         return -1;
     if (!(TL_KERNEL_MISSING(tl_native_layer_norm_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
-        tl_op_register_kernel(tl_ops_native_layer_norm_op, TL_KEY_CUDA, (void *)tl_native_layer_norm_cuda, tl_ops_native_layer_norm_boxed, NULL,
-                              "tl_native_layer_norm_cuda registered at generated/csrc/ops_native_layer_norm.c") < 0)
+        tl_op_register_kernel(tl_ops_native_layer_norm_op, TL_KEY_CUDA, (void *)tl_guarded_native_layer_norm_CUDA, tl_ops_native_layer_norm_boxed, NULL,
+                              "tl_guarded_native_layer_norm_CUDA registered at generated/csrc/ops_native_layer_norm.c") < 0)
         return -1;
     return 0;
 }

@@ -15,6 +15,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/ne.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -123,6 +124,19 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_ne_Tensor_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_ne_Tensor_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_ne_Tensor_out_CUDA(ks, self, other, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::ne.Tensor
  *   ne.Tensor(Tensor self, Tensor other) -> Tensor
@@ -215,6 +229,18 @@ static tl_tensor *tl_structured_ne_Tensor_Meta(tl_keyset ks, tl_tensor *self, tl
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_ne_Tensor_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_ne_Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_ne_Tensor_CUDA(ks, self, other);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -312,6 +338,18 @@ static tl_tensor *tl_structured_ne__Tensor_Meta(tl_keyset ks, tl_tensor *self, t
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_ne__Tensor_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_ne__Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_ne__Tensor_CUDA(ks, self, other);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -495,8 +533,8 @@ int tl_ops_register_ne(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_ne_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::ne.Tensor_out", "CUDA", "tl_impl_ufunc_ne_cuda");
-    else if (tl_op_register_kernel(tl_ops_ne_Tensor_out_op, TL_KEY_CUDA, (void *)tl_structured_ne_Tensor_out_CUDA, tl_ops_ne_Tensor_out_boxed, NULL,
-                                   "tl_structured_ne_Tensor_out_CUDA registered at generated/csrc/ops_ne.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_ne_Tensor_out_op, TL_KEY_CUDA, (void *)tl_guarded_ne_Tensor_out_CUDA, tl_ops_ne_Tensor_out_boxed, NULL,
+                                   "tl_guarded_ne_Tensor_out_CUDA registered at generated/csrc/ops_ne.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_ne_Tensor_out_op, TL_KEY_META, (void *)tl_structured_ne_Tensor_out_Meta, tl_ops_ne_Tensor_out_boxed, NULL,
                               "tl_structured_ne_Tensor_out_Meta registered at generated/csrc/ops_ne.c") < 0)
@@ -510,8 +548,8 @@ int tl_ops_register_ne(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_ne_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::ne.Tensor", "CUDA", "tl_impl_ufunc_ne_cuda");
-    else if (tl_op_register_kernel(tl_ops_ne_Tensor_op, TL_KEY_CUDA, (void *)tl_structured_ne_Tensor_CUDA, tl_ops_ne_Tensor_boxed, NULL,
-                                   "tl_structured_ne_Tensor_CUDA registered at generated/csrc/ops_ne.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_ne_Tensor_op, TL_KEY_CUDA, (void *)tl_guarded_ne_Tensor_CUDA, tl_ops_ne_Tensor_boxed, NULL,
+                                   "tl_guarded_ne_Tensor_CUDA registered at generated/csrc/ops_ne.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_ne_Tensor_op, TL_KEY_META, (void *)tl_structured_ne_Tensor_Meta, tl_ops_ne_Tensor_boxed, NULL,
                               "tl_structured_ne_Tensor_Meta registered at generated/csrc/ops_ne.c") < 0)
@@ -525,8 +563,8 @@ int tl_ops_register_ne(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_ne_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::ne_.Tensor", "CUDA", "tl_impl_ufunc_ne_cuda");
-    else if (tl_op_register_kernel(tl_ops_ne__Tensor_op, TL_KEY_CUDA, (void *)tl_structured_ne__Tensor_CUDA, tl_ops_ne__Tensor_boxed, NULL,
-                                   "tl_structured_ne__Tensor_CUDA registered at generated/csrc/ops_ne.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_ne__Tensor_op, TL_KEY_CUDA, (void *)tl_guarded_ne__Tensor_CUDA, tl_ops_ne__Tensor_boxed, NULL,
+                                   "tl_guarded_ne__Tensor_CUDA registered at generated/csrc/ops_ne.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_ne__Tensor_op, TL_KEY_META, (void *)tl_structured_ne__Tensor_Meta, tl_ops_ne__Tensor_boxed, NULL,
                               "tl_structured_ne__Tensor_Meta registered at generated/csrc/ops_ne.c") < 0)

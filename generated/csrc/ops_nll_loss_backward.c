@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/nll_loss_backward.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::nll_loss_backward.grad_input
@@ -131,6 +132,29 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_nll_loss_backward_grad_input_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `grad_input`, `grad_output`, `target`, `weight`, `total_weight`; the current device is restored after */
+static tl_tensor *tl_guarded_nll_loss_backward_grad_input_CUDA(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight, tl_tensor *grad_input) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, grad_input) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, grad_output) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, target) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, weight) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, total_weight) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(grad_input);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(grad_output);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(target);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(weight);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(total_weight);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_nll_loss_backward_grad_input_CUDA(ks, grad_output, self, target, weight, reduction, ignore_index, total_weight, grad_input);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::nll_loss_backward
  *   nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
@@ -243,6 +267,27 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_nll_loss_backward_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `grad_output`, `target`, `weight`, `total_weight`; the current device is restored after */
+static tl_tensor *tl_guarded_nll_loss_backward_CUDA(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor *total_weight) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, grad_output) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, target) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, weight) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, total_weight) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(grad_output);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(target);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(weight);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(total_weight);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_nll_loss_backward_CUDA(ks, grad_output, self, target, weight, reduction, ignore_index, total_weight);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_nll_loss_backward(void) {
@@ -255,8 +300,8 @@ int tl_ops_register_nll_loss_backward(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_nll_loss_backward) || TL_KERNEL_MISSING(tl_impl_nll_loss_backward_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::nll_loss_backward.grad_input", "CUDA", "tl_meta_nll_loss_backward, tl_impl_nll_loss_backward_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_nll_loss_backward_grad_input_op, TL_KEY_CUDA, (void *)tl_structured_nll_loss_backward_grad_input_CUDA, tl_ops_nll_loss_backward_grad_input_boxed, NULL,
-                                   "tl_structured_nll_loss_backward_grad_input_CUDA registered at generated/csrc/ops_nll_loss_backward.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_nll_loss_backward_grad_input_op, TL_KEY_CUDA, (void *)tl_guarded_nll_loss_backward_grad_input_CUDA, tl_ops_nll_loss_backward_grad_input_boxed, NULL,
+                                   "tl_guarded_nll_loss_backward_grad_input_CUDA registered at generated/csrc/ops_nll_loss_backward.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_nll_loss_backward))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::nll_loss_backward.grad_input", "Meta", "tl_meta_nll_loss_backward");
@@ -272,8 +317,8 @@ int tl_ops_register_nll_loss_backward(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_nll_loss_backward) || TL_KERNEL_MISSING(tl_impl_nll_loss_backward_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::nll_loss_backward", "CUDA", "tl_meta_nll_loss_backward, tl_impl_nll_loss_backward_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_nll_loss_backward_op, TL_KEY_CUDA, (void *)tl_structured_nll_loss_backward_CUDA, tl_ops_nll_loss_backward_boxed, NULL,
-                                   "tl_structured_nll_loss_backward_CUDA registered at generated/csrc/ops_nll_loss_backward.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_nll_loss_backward_op, TL_KEY_CUDA, (void *)tl_guarded_nll_loss_backward_CUDA, tl_ops_nll_loss_backward_boxed, NULL,
+                                   "tl_guarded_nll_loss_backward_CUDA registered at generated/csrc/ops_nll_loss_backward.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_nll_loss_backward))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::nll_loss_backward", "Meta", "tl_meta_nll_loss_backward");

@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/nll_loss_forward.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::nll_loss_forward
@@ -77,6 +78,23 @@ int tl_ops_nll_loss_forward_boxed(const tl_kernel *k_, const tl_operator *op_, t
     tl_tensor_release(target);
     tl_tensor_release(weight);
     return rc_;
+}
+
+/* CUDA device guard: tl_native_nll_loss_forward_cuda runs on the device of
+ * the first CUDA tensor of `self`, `target`, `weight`; the current device is restored after */
+static int tl_guarded_nll_loss_forward_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *target, tl_tensor *weight, int64_t reduction, int64_t ignore_index, tl_tensor **ret0, tl_tensor **ret1) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return -1;
+    if (tl_cuda_check_device(&first_, target) != 0) return -1;
+    if (tl_cuda_check_device(&first_, weight) != 0) return -1;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(target);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(weight);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return -1;
+    int r_ = tl_native_nll_loss_forward_cuda(ks, self, target, weight, reduction, ignore_index, ret0, ret1);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -165,8 +183,8 @@ int tl_ops_register_nll_loss_forward(void) {
                                    "tl_native_nll_loss_forward_cpu registered at generated/csrc/ops_nll_loss_forward.c") < 0)
         return -1;
     if (!(TL_KERNEL_MISSING(tl_native_nll_loss_forward_cuda)) &&  /* registered when defined (a CUDA-only kernel) */
-        tl_op_register_kernel(tl_ops_nll_loss_forward_op, TL_KEY_CUDA, (void *)tl_native_nll_loss_forward_cuda, tl_ops_nll_loss_forward_boxed, NULL,
-                              "tl_native_nll_loss_forward_cuda registered at generated/csrc/ops_nll_loss_forward.c") < 0)
+        tl_op_register_kernel(tl_ops_nll_loss_forward_op, TL_KEY_CUDA, (void *)tl_guarded_nll_loss_forward_CUDA, tl_ops_nll_loss_forward_boxed, NULL,
+                              "tl_guarded_nll_loss_forward_CUDA registered at generated/csrc/ops_nll_loss_forward.c") < 0)
         return -1;
     tl_ops_nll_loss_forward_output_op = tl_op_define("aten::nll_loss_forward.output", "nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))");
     if (!tl_ops_nll_loss_forward_output_op) return -1;

@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/polygamma.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -120,6 +121,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_polygamma_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_polygamma_out_CUDA(tl_keyset ks, int64_t n, tl_tensor *self, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_polygamma_out_CUDA(ks, n, self, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::polygamma
  *   polygamma(int n, Tensor self) -> Tensor
@@ -213,6 +226,17 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_polygamma_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_polygamma_CUDA(tl_keyset ks, int64_t n, tl_tensor *self) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_polygamma_CUDA(ks, n, self);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::polygamma_
  *   polygamma_(Tensor(a!) self, int n) -> Tensor(a!)
@@ -280,8 +304,8 @@ int tl_ops_register_polygamma(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_polygamma_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::polygamma.out", "CUDA", "tl_impl_ufunc_polygamma_cuda");
-    else if (tl_op_register_kernel(tl_ops_polygamma_out_op, TL_KEY_CUDA, (void *)tl_structured_polygamma_out_CUDA, tl_ops_polygamma_out_boxed, NULL,
-                                   "tl_structured_polygamma_out_CUDA registered at generated/csrc/ops_polygamma.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_polygamma_out_op, TL_KEY_CUDA, (void *)tl_guarded_polygamma_out_CUDA, tl_ops_polygamma_out_boxed, NULL,
+                                   "tl_guarded_polygamma_out_CUDA registered at generated/csrc/ops_polygamma.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_polygamma_out_op, TL_KEY_META, (void *)tl_structured_polygamma_out_Meta, tl_ops_polygamma_out_boxed, NULL,
                               "tl_structured_polygamma_out_Meta registered at generated/csrc/ops_polygamma.c") < 0)
@@ -295,8 +319,8 @@ int tl_ops_register_polygamma(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_polygamma_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::polygamma", "CUDA", "tl_impl_ufunc_polygamma_cuda");
-    else if (tl_op_register_kernel(tl_ops_polygamma_op, TL_KEY_CUDA, (void *)tl_structured_polygamma_CUDA, tl_ops_polygamma_boxed, NULL,
-                                   "tl_structured_polygamma_CUDA registered at generated/csrc/ops_polygamma.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_polygamma_op, TL_KEY_CUDA, (void *)tl_guarded_polygamma_CUDA, tl_ops_polygamma_boxed, NULL,
+                                   "tl_guarded_polygamma_CUDA registered at generated/csrc/ops_polygamma.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_polygamma_op, TL_KEY_META, (void *)tl_structured_polygamma_Meta, tl_ops_polygamma_boxed, NULL,
                               "tl_structured_polygamma_Meta registered at generated/csrc/ops_polygamma.c") < 0)

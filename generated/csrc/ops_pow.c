@@ -17,6 +17,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/pow.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -132,6 +133,19 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_pow_Tensor_Tensor_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `exponent`; the current device is restored after */
+static tl_tensor *tl_guarded_pow_Tensor_Tensor_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *exponent, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(exponent);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_pow_Tensor_Tensor_out_CUDA(ks, self, exponent, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::pow.Tensor_Tensor
  *   pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
@@ -224,6 +238,18 @@ static tl_tensor *tl_structured_pow_Tensor_Tensor_Meta(tl_keyset ks, tl_tensor *
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_pow_Tensor_Tensor_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `exponent`; the current device is restored after */
+static tl_tensor *tl_guarded_pow_Tensor_Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *exponent) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(exponent);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_pow_Tensor_Tensor_CUDA(ks, self, exponent);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -737,6 +763,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_pow__Tensor_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `exponent`; the current device is restored after */
+static tl_tensor *tl_guarded_pow__Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *exponent) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(exponent);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_pow__Tensor_CUDA(ks, self, exponent);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_pow(void) {
@@ -749,8 +787,8 @@ int tl_ops_register_pow(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_pow_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::pow.Tensor_Tensor_out", "CUDA", "tl_impl_ufunc_pow_cuda");
-    else if (tl_op_register_kernel(tl_ops_pow_Tensor_Tensor_out_op, TL_KEY_CUDA, (void *)tl_structured_pow_Tensor_Tensor_out_CUDA, tl_ops_pow_Tensor_Tensor_out_boxed, NULL,
-                                   "tl_structured_pow_Tensor_Tensor_out_CUDA registered at generated/csrc/ops_pow.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_pow_Tensor_Tensor_out_op, TL_KEY_CUDA, (void *)tl_guarded_pow_Tensor_Tensor_out_CUDA, tl_ops_pow_Tensor_Tensor_out_boxed, NULL,
+                                   "tl_guarded_pow_Tensor_Tensor_out_CUDA registered at generated/csrc/ops_pow.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_pow_Tensor_Tensor_out_op, TL_KEY_META, (void *)tl_structured_pow_Tensor_Tensor_out_Meta, tl_ops_pow_Tensor_Tensor_out_boxed, NULL,
                               "tl_structured_pow_Tensor_Tensor_out_Meta registered at generated/csrc/ops_pow.c") < 0)
@@ -764,8 +802,8 @@ int tl_ops_register_pow(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_pow_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::pow.Tensor_Tensor", "CUDA", "tl_impl_ufunc_pow_cuda");
-    else if (tl_op_register_kernel(tl_ops_pow_Tensor_Tensor_op, TL_KEY_CUDA, (void *)tl_structured_pow_Tensor_Tensor_CUDA, tl_ops_pow_Tensor_Tensor_boxed, NULL,
-                                   "tl_structured_pow_Tensor_Tensor_CUDA registered at generated/csrc/ops_pow.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_pow_Tensor_Tensor_op, TL_KEY_CUDA, (void *)tl_guarded_pow_Tensor_Tensor_CUDA, tl_ops_pow_Tensor_Tensor_boxed, NULL,
+                                   "tl_guarded_pow_Tensor_Tensor_CUDA registered at generated/csrc/ops_pow.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_pow_Tensor_Tensor_op, TL_KEY_META, (void *)tl_structured_pow_Tensor_Tensor_Meta, tl_ops_pow_Tensor_Tensor_boxed, NULL,
                               "tl_structured_pow_Tensor_Tensor_Meta registered at generated/csrc/ops_pow.c") < 0)
@@ -833,8 +871,8 @@ int tl_ops_register_pow(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_pow_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::pow_.Tensor", "CUDA", "tl_impl_ufunc_pow_cuda");
-    else if (tl_op_register_kernel(tl_ops_pow__Tensor_op, TL_KEY_CUDA, (void *)tl_structured_pow__Tensor_CUDA, tl_ops_pow__Tensor_boxed, NULL,
-                                   "tl_structured_pow__Tensor_CUDA registered at generated/csrc/ops_pow.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_pow__Tensor_op, TL_KEY_CUDA, (void *)tl_guarded_pow__Tensor_CUDA, tl_ops_pow__Tensor_boxed, NULL,
+                                   "tl_guarded_pow__Tensor_CUDA registered at generated/csrc/ops_pow.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_pow__Tensor_op, TL_KEY_META, (void *)tl_structured_pow__Tensor_Meta, tl_ops_pow__Tensor_boxed, NULL,
                               "tl_structured_pow__Tensor_Meta registered at generated/csrc/ops_pow.c") < 0)

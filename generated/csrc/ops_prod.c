@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/prod.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::prod
@@ -66,6 +67,17 @@ int tl_ops_prod_boxed(const tl_kernel *k_, const tl_operator *op_, tl_keyset ks,
     }
     tl_tensor_release(self);
     return rc_;
+}
+
+/* CUDA device guard: tl_native_prod runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_prod_CUDA(tl_keyset ks, tl_tensor *self, tl_dtype dtype) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_prod(ks, self, dtype);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -165,6 +177,17 @@ static tl_tensor *tl_structured_prod_dim_int_Meta(tl_keyset ks, tl_tensor *self,
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_prod_dim_int_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_prod_dim_int_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_prod_dim_int_CUDA(ks, self, dim, keepdim, dtype);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -273,6 +296,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_prod_int_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_prod_int_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_prod_int_out_CUDA(ks, self, dim, keepdim, dtype, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_prod(void) {
@@ -285,8 +320,8 @@ int tl_ops_register_prod(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_native_prod))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::prod", "CUDA", "tl_native_prod");
-    else if (tl_op_register_kernel(tl_ops_prod_op, TL_KEY_CUDA, (void *)tl_native_prod, tl_ops_prod_boxed, NULL,
-                                   "tl_native_prod registered at generated/csrc/ops_prod.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_prod_op, TL_KEY_CUDA, (void *)tl_guarded_prod_CUDA, tl_ops_prod_boxed, NULL,
+                                   "tl_guarded_prod_CUDA registered at generated/csrc/ops_prod.c") < 0)
         return -1;
     tl_ops_prod_dim_int_op = tl_op_define("aten::prod.dim_int", "prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor");
     if (!tl_ops_prod_dim_int_op) return -1;
@@ -297,8 +332,8 @@ int tl_ops_register_prod(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_prod_dim_int) || TL_KERNEL_MISSING(tl_impl_prod_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::prod.dim_int", "CUDA", "tl_meta_prod_dim_int, tl_impl_prod_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_prod_dim_int_op, TL_KEY_CUDA, (void *)tl_structured_prod_dim_int_CUDA, tl_ops_prod_dim_int_boxed, NULL,
-                                   "tl_structured_prod_dim_int_CUDA registered at generated/csrc/ops_prod.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_prod_dim_int_op, TL_KEY_CUDA, (void *)tl_guarded_prod_dim_int_CUDA, tl_ops_prod_dim_int_boxed, NULL,
+                                   "tl_guarded_prod_dim_int_CUDA registered at generated/csrc/ops_prod.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_prod_dim_int))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::prod.dim_int", "Meta", "tl_meta_prod_dim_int");
@@ -314,8 +349,8 @@ int tl_ops_register_prod(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_prod_dim_int) || TL_KERNEL_MISSING(tl_impl_prod_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::prod.int_out", "CUDA", "tl_meta_prod_dim_int, tl_impl_prod_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_prod_int_out_op, TL_KEY_CUDA, (void *)tl_structured_prod_int_out_CUDA, tl_ops_prod_int_out_boxed, NULL,
-                                   "tl_structured_prod_int_out_CUDA registered at generated/csrc/ops_prod.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_prod_int_out_op, TL_KEY_CUDA, (void *)tl_guarded_prod_int_out_CUDA, tl_ops_prod_int_out_boxed, NULL,
+                                   "tl_guarded_prod_int_out_CUDA registered at generated/csrc/ops_prod.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_prod_dim_int))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::prod.int_out", "Meta", "tl_meta_prod_dim_int");

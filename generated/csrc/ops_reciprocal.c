@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/reciprocal.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -109,6 +110,17 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_reciprocal_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_reciprocal_CUDA(tl_keyset ks, tl_tensor *self) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_reciprocal_CUDA(ks, self);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::reciprocal_
  *   reciprocal_(Tensor(a!) self) -> Tensor(a!)
@@ -200,6 +212,17 @@ static tl_tensor *tl_structured_reciprocal__Meta(tl_keyset ks, tl_tensor *self) 
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_reciprocal__CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_reciprocal__CUDA(tl_keyset ks, tl_tensor *self) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_reciprocal__CUDA(ks, self);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -299,6 +322,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_reciprocal_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_reciprocal_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_reciprocal_out_CUDA(ks, self, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_reciprocal(void) {
@@ -311,8 +346,8 @@ int tl_ops_register_reciprocal(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_reciprocal_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::reciprocal", "CUDA", "tl_impl_ufunc_reciprocal_cuda");
-    else if (tl_op_register_kernel(tl_ops_reciprocal_op, TL_KEY_CUDA, (void *)tl_structured_reciprocal_CUDA, tl_ops_reciprocal_boxed, NULL,
-                                   "tl_structured_reciprocal_CUDA registered at generated/csrc/ops_reciprocal.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_reciprocal_op, TL_KEY_CUDA, (void *)tl_guarded_reciprocal_CUDA, tl_ops_reciprocal_boxed, NULL,
+                                   "tl_guarded_reciprocal_CUDA registered at generated/csrc/ops_reciprocal.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_reciprocal_op, TL_KEY_META, (void *)tl_structured_reciprocal_Meta, tl_ops_reciprocal_boxed, NULL,
                               "tl_structured_reciprocal_Meta registered at generated/csrc/ops_reciprocal.c") < 0)
@@ -326,8 +361,8 @@ int tl_ops_register_reciprocal(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_reciprocal_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::reciprocal_", "CUDA", "tl_impl_ufunc_reciprocal_cuda");
-    else if (tl_op_register_kernel(tl_ops_reciprocal__op, TL_KEY_CUDA, (void *)tl_structured_reciprocal__CUDA, tl_ops_reciprocal__boxed, NULL,
-                                   "tl_structured_reciprocal__CUDA registered at generated/csrc/ops_reciprocal.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_reciprocal__op, TL_KEY_CUDA, (void *)tl_guarded_reciprocal__CUDA, tl_ops_reciprocal__boxed, NULL,
+                                   "tl_guarded_reciprocal__CUDA registered at generated/csrc/ops_reciprocal.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_reciprocal__op, TL_KEY_META, (void *)tl_structured_reciprocal__Meta, tl_ops_reciprocal__boxed, NULL,
                               "tl_structured_reciprocal__Meta registered at generated/csrc/ops_reciprocal.c") < 0)
@@ -341,8 +376,8 @@ int tl_ops_register_reciprocal(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_reciprocal_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::reciprocal.out", "CUDA", "tl_impl_ufunc_reciprocal_cuda");
-    else if (tl_op_register_kernel(tl_ops_reciprocal_out_op, TL_KEY_CUDA, (void *)tl_structured_reciprocal_out_CUDA, tl_ops_reciprocal_out_boxed, NULL,
-                                   "tl_structured_reciprocal_out_CUDA registered at generated/csrc/ops_reciprocal.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_reciprocal_out_op, TL_KEY_CUDA, (void *)tl_guarded_reciprocal_out_CUDA, tl_ops_reciprocal_out_boxed, NULL,
+                                   "tl_guarded_reciprocal_out_CUDA registered at generated/csrc/ops_reciprocal.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_reciprocal_out_op, TL_KEY_META, (void *)tl_structured_reciprocal_out_Meta, tl_ops_reciprocal_out_boxed, NULL,
                               "tl_structured_reciprocal_out_Meta registered at generated/csrc/ops_reciprocal.c") < 0)

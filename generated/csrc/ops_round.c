@@ -15,6 +15,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/round.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -119,6 +120,17 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_round_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_round_CUDA(tl_keyset ks, tl_tensor *self) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_round_CUDA(ks, self);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::round_
  *   round_(Tensor(a!) self) -> Tensor(a!)
@@ -210,6 +222,17 @@ static tl_tensor *tl_structured_round__Meta(tl_keyset ks, tl_tensor *self) {
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_round__CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_round__CUDA(tl_keyset ks, tl_tensor *self) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_round__CUDA(ks, self);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -307,6 +330,18 @@ static tl_tensor *tl_structured_round_out_Meta(tl_keyset ks, tl_tensor *self, tl
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_round_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_round_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_round_out_CUDA(ks, self, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -569,8 +604,8 @@ int tl_ops_register_round(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_round_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::round", "CUDA", "tl_impl_ufunc_round_cuda");
-    else if (tl_op_register_kernel(tl_ops_round_op, TL_KEY_CUDA, (void *)tl_structured_round_CUDA, tl_ops_round_boxed, NULL,
-                                   "tl_structured_round_CUDA registered at generated/csrc/ops_round.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_round_op, TL_KEY_CUDA, (void *)tl_guarded_round_CUDA, tl_ops_round_boxed, NULL,
+                                   "tl_guarded_round_CUDA registered at generated/csrc/ops_round.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_round_op, TL_KEY_META, (void *)tl_structured_round_Meta, tl_ops_round_boxed, NULL,
                               "tl_structured_round_Meta registered at generated/csrc/ops_round.c") < 0)
@@ -584,8 +619,8 @@ int tl_ops_register_round(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_round_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::round_", "CUDA", "tl_impl_ufunc_round_cuda");
-    else if (tl_op_register_kernel(tl_ops_round__op, TL_KEY_CUDA, (void *)tl_structured_round__CUDA, tl_ops_round__boxed, NULL,
-                                   "tl_structured_round__CUDA registered at generated/csrc/ops_round.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_round__op, TL_KEY_CUDA, (void *)tl_guarded_round__CUDA, tl_ops_round__boxed, NULL,
+                                   "tl_guarded_round__CUDA registered at generated/csrc/ops_round.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_round__op, TL_KEY_META, (void *)tl_structured_round__Meta, tl_ops_round__boxed, NULL,
                               "tl_structured_round__Meta registered at generated/csrc/ops_round.c") < 0)
@@ -599,8 +634,8 @@ int tl_ops_register_round(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_round_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::round.out", "CUDA", "tl_impl_ufunc_round_cuda");
-    else if (tl_op_register_kernel(tl_ops_round_out_op, TL_KEY_CUDA, (void *)tl_structured_round_out_CUDA, tl_ops_round_out_boxed, NULL,
-                                   "tl_structured_round_out_CUDA registered at generated/csrc/ops_round.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_round_out_op, TL_KEY_CUDA, (void *)tl_guarded_round_out_CUDA, tl_ops_round_out_boxed, NULL,
+                                   "tl_guarded_round_out_CUDA registered at generated/csrc/ops_round.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_round_out_op, TL_KEY_META, (void *)tl_structured_round_out_Meta, tl_ops_round_out_boxed, NULL,
                               "tl_structured_round_out_Meta registered at generated/csrc/ops_round.c") < 0)

@@ -21,6 +21,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/scatter.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::scatter.src
@@ -121,6 +122,23 @@ static tl_tensor *tl_structured_scatter_src_Meta(tl_keyset ks, tl_tensor *self, 
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_scatter_src_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `index`, `src`; the current device is restored after */
+static tl_tensor *tl_guarded_scatter_src_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, index) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, src) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(index);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(src);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_scatter_src_CUDA(ks, self, dim, index, src);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -225,6 +243,23 @@ static tl_tensor *tl_structured_scatter__src_Meta(tl_keyset ks, tl_tensor *self,
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_scatter__src_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `index`, `src`; the current device is restored after */
+static tl_tensor *tl_guarded_scatter__src_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, index) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, src) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(index);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(src);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_scatter__src_CUDA(ks, self, dim, index, src);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -335,6 +370,25 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_scatter_src_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `index`, `src`; the current device is restored after */
+static tl_tensor *tl_guarded_scatter_src_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, index) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, src) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(index);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(src);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_scatter_src_out_CUDA(ks, self, dim, index, src, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::scatter.value
  *   scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
@@ -433,6 +487,21 @@ static tl_tensor *tl_structured_scatter_value_Meta(tl_keyset ks, tl_tensor *self
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_scatter_value_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `index`; the current device is restored after */
+static tl_tensor *tl_guarded_scatter_value_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, index) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(index);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_scatter_value_CUDA(ks, self, dim, index, value);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -536,6 +605,21 @@ static tl_tensor *tl_structured_scatter__value_Meta(tl_keyset ks, tl_tensor *sel
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_scatter__value_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `index`; the current device is restored after */
+static tl_tensor *tl_guarded_scatter__value_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, index) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(index);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_scatter__value_CUDA(ks, self, dim, index, value);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -643,6 +727,23 @@ static tl_tensor *tl_structured_scatter_value_out_Meta(tl_keyset ks, tl_tensor *
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_scatter_value_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `index`; the current device is restored after */
+static tl_tensor *tl_guarded_scatter_value_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_scalar value, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, index) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(index);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_scatter_value_out_CUDA(ks, self, dim, index, value, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -1222,8 +1323,8 @@ int tl_ops_register_scatter(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_src) || TL_KERNEL_MISSING(tl_impl_scatter_src_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::scatter.src", "CUDA", "tl_meta_scatter_src, tl_impl_scatter_src_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_scatter_src_op, TL_KEY_CUDA, (void *)tl_structured_scatter_src_CUDA, tl_ops_scatter_src_boxed, NULL,
-                                   "tl_structured_scatter_src_CUDA registered at generated/csrc/ops_scatter.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_scatter_src_op, TL_KEY_CUDA, (void *)tl_guarded_scatter_src_CUDA, tl_ops_scatter_src_boxed, NULL,
+                                   "tl_guarded_scatter_src_CUDA registered at generated/csrc/ops_scatter.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_src))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::scatter.src", "Meta", "tl_meta_scatter_src");
@@ -1239,8 +1340,8 @@ int tl_ops_register_scatter(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_src) || TL_KERNEL_MISSING(tl_impl_scatter_src_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::scatter_.src", "CUDA", "tl_meta_scatter_src, tl_impl_scatter_src_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_scatter__src_op, TL_KEY_CUDA, (void *)tl_structured_scatter__src_CUDA, tl_ops_scatter__src_boxed, NULL,
-                                   "tl_structured_scatter__src_CUDA registered at generated/csrc/ops_scatter.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_scatter__src_op, TL_KEY_CUDA, (void *)tl_guarded_scatter__src_CUDA, tl_ops_scatter__src_boxed, NULL,
+                                   "tl_guarded_scatter__src_CUDA registered at generated/csrc/ops_scatter.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_src))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::scatter_.src", "Meta", "tl_meta_scatter_src");
@@ -1256,8 +1357,8 @@ int tl_ops_register_scatter(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_src) || TL_KERNEL_MISSING(tl_impl_scatter_src_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::scatter.src_out", "CUDA", "tl_meta_scatter_src, tl_impl_scatter_src_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_scatter_src_out_op, TL_KEY_CUDA, (void *)tl_structured_scatter_src_out_CUDA, tl_ops_scatter_src_out_boxed, NULL,
-                                   "tl_structured_scatter_src_out_CUDA registered at generated/csrc/ops_scatter.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_scatter_src_out_op, TL_KEY_CUDA, (void *)tl_guarded_scatter_src_out_CUDA, tl_ops_scatter_src_out_boxed, NULL,
+                                   "tl_guarded_scatter_src_out_CUDA registered at generated/csrc/ops_scatter.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_src))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::scatter.src_out", "Meta", "tl_meta_scatter_src");
@@ -1273,8 +1374,8 @@ int tl_ops_register_scatter(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_value) || TL_KERNEL_MISSING(tl_impl_scatter_value_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::scatter.value", "CUDA", "tl_meta_scatter_value, tl_impl_scatter_value_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_scatter_value_op, TL_KEY_CUDA, (void *)tl_structured_scatter_value_CUDA, tl_ops_scatter_value_boxed, NULL,
-                                   "tl_structured_scatter_value_CUDA registered at generated/csrc/ops_scatter.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_scatter_value_op, TL_KEY_CUDA, (void *)tl_guarded_scatter_value_CUDA, tl_ops_scatter_value_boxed, NULL,
+                                   "tl_guarded_scatter_value_CUDA registered at generated/csrc/ops_scatter.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_value))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::scatter.value", "Meta", "tl_meta_scatter_value");
@@ -1290,8 +1391,8 @@ int tl_ops_register_scatter(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_value) || TL_KERNEL_MISSING(tl_impl_scatter_value_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::scatter_.value", "CUDA", "tl_meta_scatter_value, tl_impl_scatter_value_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_scatter__value_op, TL_KEY_CUDA, (void *)tl_structured_scatter__value_CUDA, tl_ops_scatter__value_boxed, NULL,
-                                   "tl_structured_scatter__value_CUDA registered at generated/csrc/ops_scatter.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_scatter__value_op, TL_KEY_CUDA, (void *)tl_guarded_scatter__value_CUDA, tl_ops_scatter__value_boxed, NULL,
+                                   "tl_guarded_scatter__value_CUDA registered at generated/csrc/ops_scatter.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_value))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::scatter_.value", "Meta", "tl_meta_scatter_value");
@@ -1307,8 +1408,8 @@ int tl_ops_register_scatter(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_value) || TL_KERNEL_MISSING(tl_impl_scatter_value_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::scatter.value_out", "CUDA", "tl_meta_scatter_value, tl_impl_scatter_value_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_scatter_value_out_op, TL_KEY_CUDA, (void *)tl_structured_scatter_value_out_CUDA, tl_ops_scatter_value_out_boxed, NULL,
-                                   "tl_structured_scatter_value_out_CUDA registered at generated/csrc/ops_scatter.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_scatter_value_out_op, TL_KEY_CUDA, (void *)tl_guarded_scatter_value_out_CUDA, tl_ops_scatter_value_out_boxed, NULL,
+                                   "tl_guarded_scatter_value_out_CUDA registered at generated/csrc/ops_scatter.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_value))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::scatter.value_out", "Meta", "tl_meta_scatter_value");

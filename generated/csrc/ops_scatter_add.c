@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/scatter_add.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::scatter_add
@@ -112,6 +113,23 @@ static tl_tensor *tl_structured_scatter_add_Meta(tl_keyset ks, tl_tensor *self, 
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_scatter_add_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `index`, `src`; the current device is restored after */
+static tl_tensor *tl_guarded_scatter_add_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, index) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, src) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(index);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(src);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_scatter_add_CUDA(ks, self, dim, index, src);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -216,6 +234,23 @@ static tl_tensor *tl_structured_scatter_add__Meta(tl_keyset ks, tl_tensor *self,
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_scatter_add__CUDA runs on the device of
+ * the first CUDA tensor of `self`, `index`, `src`; the current device is restored after */
+static tl_tensor *tl_guarded_scatter_add__CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, index) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, src) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(index);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(src);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_scatter_add__CUDA(ks, self, dim, index, src);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -326,6 +361,25 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_scatter_add_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `index`, `src`; the current device is restored after */
+static tl_tensor *tl_guarded_scatter_add_out_CUDA(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index, tl_tensor *src, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, index) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, src) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(index);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(src);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_scatter_add_out_CUDA(ks, self, dim, index, src, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_scatter_add(void) {
@@ -338,8 +392,8 @@ int tl_ops_register_scatter_add(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_add) || TL_KERNEL_MISSING(tl_impl_scatter_add_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::scatter_add", "CUDA", "tl_meta_scatter_add, tl_impl_scatter_add_cuda");
-    else if (tl_op_register_kernel(tl_ops_scatter_add_op, TL_KEY_CUDA, (void *)tl_structured_scatter_add_CUDA, tl_ops_scatter_add_boxed, NULL,
-                                   "tl_structured_scatter_add_CUDA registered at generated/csrc/ops_scatter_add.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_scatter_add_op, TL_KEY_CUDA, (void *)tl_guarded_scatter_add_CUDA, tl_ops_scatter_add_boxed, NULL,
+                                   "tl_guarded_scatter_add_CUDA registered at generated/csrc/ops_scatter_add.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_add))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::scatter_add", "Meta", "tl_meta_scatter_add");
@@ -355,8 +409,8 @@ int tl_ops_register_scatter_add(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_add) || TL_KERNEL_MISSING(tl_impl_scatter_add_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::scatter_add_", "CUDA", "tl_meta_scatter_add, tl_impl_scatter_add_cuda");
-    else if (tl_op_register_kernel(tl_ops_scatter_add__op, TL_KEY_CUDA, (void *)tl_structured_scatter_add__CUDA, tl_ops_scatter_add__boxed, NULL,
-                                   "tl_structured_scatter_add__CUDA registered at generated/csrc/ops_scatter_add.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_scatter_add__op, TL_KEY_CUDA, (void *)tl_guarded_scatter_add__CUDA, tl_ops_scatter_add__boxed, NULL,
+                                   "tl_guarded_scatter_add__CUDA registered at generated/csrc/ops_scatter_add.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_add))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::scatter_add_", "Meta", "tl_meta_scatter_add");
@@ -372,8 +426,8 @@ int tl_ops_register_scatter_add(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_add) || TL_KERNEL_MISSING(tl_impl_scatter_add_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::scatter_add.out", "CUDA", "tl_meta_scatter_add, tl_impl_scatter_add_cuda");
-    else if (tl_op_register_kernel(tl_ops_scatter_add_out_op, TL_KEY_CUDA, (void *)tl_structured_scatter_add_out_CUDA, tl_ops_scatter_add_out_boxed, NULL,
-                                   "tl_structured_scatter_add_out_CUDA registered at generated/csrc/ops_scatter_add.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_scatter_add_out_op, TL_KEY_CUDA, (void *)tl_guarded_scatter_add_out_CUDA, tl_ops_scatter_add_out_boxed, NULL,
+                                   "tl_guarded_scatter_add_out_CUDA registered at generated/csrc/ops_scatter_add.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_scatter_add))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::scatter_add.out", "Meta", "tl_meta_scatter_add");

@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/silu_backward.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -119,6 +120,23 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_silu_backward_grad_input_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `grad_input`, `grad_output`; the current device is restored after */
+static tl_tensor *tl_guarded_silu_backward_grad_input_CUDA(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self, tl_tensor *grad_input) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, grad_input) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, grad_output) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(grad_input);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(grad_output);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_silu_backward_grad_input_CUDA(ks, grad_output, self, grad_input);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::silu_backward
  *   silu_backward(Tensor grad_output, Tensor self) -> Tensor
@@ -213,6 +231,21 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_silu_backward_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `grad_output`; the current device is restored after */
+static tl_tensor *tl_guarded_silu_backward_CUDA(tl_keyset ks, tl_tensor *grad_output, tl_tensor *self) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, grad_output) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(grad_output);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_silu_backward_CUDA(ks, grad_output, self);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_silu_backward(void) {
@@ -225,8 +258,8 @@ int tl_ops_register_silu_backward(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_silu_backward_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::silu_backward.grad_input", "CUDA", "tl_impl_ufunc_silu_backward_cuda");
-    else if (tl_op_register_kernel(tl_ops_silu_backward_grad_input_op, TL_KEY_CUDA, (void *)tl_structured_silu_backward_grad_input_CUDA, tl_ops_silu_backward_grad_input_boxed, NULL,
-                                   "tl_structured_silu_backward_grad_input_CUDA registered at generated/csrc/ops_silu_backward.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_silu_backward_grad_input_op, TL_KEY_CUDA, (void *)tl_guarded_silu_backward_grad_input_CUDA, tl_ops_silu_backward_grad_input_boxed, NULL,
+                                   "tl_guarded_silu_backward_grad_input_CUDA registered at generated/csrc/ops_silu_backward.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_silu_backward_grad_input_op, TL_KEY_META, (void *)tl_structured_silu_backward_grad_input_Meta, tl_ops_silu_backward_grad_input_boxed, NULL,
                               "tl_structured_silu_backward_grad_input_Meta registered at generated/csrc/ops_silu_backward.c") < 0)
@@ -240,8 +273,8 @@ int tl_ops_register_silu_backward(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_silu_backward_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::silu_backward", "CUDA", "tl_impl_ufunc_silu_backward_cuda");
-    else if (tl_op_register_kernel(tl_ops_silu_backward_op, TL_KEY_CUDA, (void *)tl_structured_silu_backward_CUDA, tl_ops_silu_backward_boxed, NULL,
-                                   "tl_structured_silu_backward_CUDA registered at generated/csrc/ops_silu_backward.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_silu_backward_op, TL_KEY_CUDA, (void *)tl_guarded_silu_backward_CUDA, tl_ops_silu_backward_boxed, NULL,
+                                   "tl_guarded_silu_backward_CUDA registered at generated/csrc/ops_silu_backward.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_silu_backward_op, TL_KEY_META, (void *)tl_structured_silu_backward_Meta, tl_ops_silu_backward_boxed, NULL,
                               "tl_structured_silu_backward_Meta registered at generated/csrc/ops_silu_backward.c") < 0)

@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/softplus.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::softplus.out
@@ -115,6 +116,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_softplus_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_softplus_out_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar beta, tl_scalar threshold, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_softplus_out_CUDA(ks, self, beta, threshold, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::softplus
  *   softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
@@ -211,6 +224,17 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_softplus_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_softplus_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar beta, tl_scalar threshold) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_softplus_CUDA(ks, self, beta, threshold);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_softplus(void) {
@@ -223,8 +247,8 @@ int tl_ops_register_softplus(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_softplus) || TL_KERNEL_MISSING(tl_impl_ufunc_softplus_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::softplus.out", "CUDA", "tl_meta_softplus, tl_impl_ufunc_softplus_cuda");
-    else if (tl_op_register_kernel(tl_ops_softplus_out_op, TL_KEY_CUDA, (void *)tl_structured_softplus_out_CUDA, tl_ops_softplus_out_boxed, NULL,
-                                   "tl_structured_softplus_out_CUDA registered at generated/csrc/ops_softplus.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_softplus_out_op, TL_KEY_CUDA, (void *)tl_guarded_softplus_out_CUDA, tl_ops_softplus_out_boxed, NULL,
+                                   "tl_guarded_softplus_out_CUDA registered at generated/csrc/ops_softplus.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_softplus))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::softplus.out", "Meta", "tl_meta_softplus");
@@ -240,8 +264,8 @@ int tl_ops_register_softplus(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_softplus) || TL_KERNEL_MISSING(tl_impl_ufunc_softplus_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::softplus", "CUDA", "tl_meta_softplus, tl_impl_ufunc_softplus_cuda");
-    else if (tl_op_register_kernel(tl_ops_softplus_op, TL_KEY_CUDA, (void *)tl_structured_softplus_CUDA, tl_ops_softplus_boxed, NULL,
-                                   "tl_structured_softplus_CUDA registered at generated/csrc/ops_softplus.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_softplus_op, TL_KEY_CUDA, (void *)tl_guarded_softplus_CUDA, tl_ops_softplus_boxed, NULL,
+                                   "tl_guarded_softplus_CUDA registered at generated/csrc/ops_softplus.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_softplus))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::softplus", "Meta", "tl_meta_softplus");

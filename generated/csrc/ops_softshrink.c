@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/softshrink.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::softshrink.out
@@ -112,6 +113,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_softshrink_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_softshrink_out_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar lambd, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_softshrink_out_CUDA(ks, self, lambd, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::softshrink
  *   softshrink(Tensor self, Scalar lambd=0.5) -> Tensor
@@ -205,6 +218,17 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_softshrink_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_softshrink_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar lambd) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_softshrink_CUDA(ks, self, lambd);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_softshrink(void) {
@@ -217,8 +241,8 @@ int tl_ops_register_softshrink(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_softshrink) || TL_KERNEL_MISSING(tl_impl_ufunc_softshrink_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::softshrink.out", "CUDA", "tl_meta_softshrink, tl_impl_ufunc_softshrink_cuda");
-    else if (tl_op_register_kernel(tl_ops_softshrink_out_op, TL_KEY_CUDA, (void *)tl_structured_softshrink_out_CUDA, tl_ops_softshrink_out_boxed, NULL,
-                                   "tl_structured_softshrink_out_CUDA registered at generated/csrc/ops_softshrink.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_softshrink_out_op, TL_KEY_CUDA, (void *)tl_guarded_softshrink_out_CUDA, tl_ops_softshrink_out_boxed, NULL,
+                                   "tl_guarded_softshrink_out_CUDA registered at generated/csrc/ops_softshrink.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_softshrink))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::softshrink.out", "Meta", "tl_meta_softshrink");
@@ -234,8 +258,8 @@ int tl_ops_register_softshrink(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_softshrink) || TL_KERNEL_MISSING(tl_impl_ufunc_softshrink_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::softshrink", "CUDA", "tl_meta_softshrink, tl_impl_ufunc_softshrink_cuda");
-    else if (tl_op_register_kernel(tl_ops_softshrink_op, TL_KEY_CUDA, (void *)tl_structured_softshrink_CUDA, tl_ops_softshrink_boxed, NULL,
-                                   "tl_structured_softshrink_CUDA registered at generated/csrc/ops_softshrink.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_softshrink_op, TL_KEY_CUDA, (void *)tl_guarded_softshrink_CUDA, tl_ops_softshrink_boxed, NULL,
+                                   "tl_guarded_softshrink_CUDA registered at generated/csrc/ops_softshrink.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_softshrink))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::softshrink", "Meta", "tl_meta_softshrink");

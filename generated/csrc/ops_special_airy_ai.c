@@ -11,6 +11,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/special_airy_ai.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -106,6 +107,17 @@ static tl_tensor *tl_structured_special_airy_ai_Meta(tl_keyset ks, tl_tensor *x)
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_special_airy_ai_CUDA runs on the device of
+ * `x`; the current device is restored after */
+static tl_tensor *tl_guarded_special_airy_ai_CUDA(tl_keyset ks, tl_tensor *x) {
+    int dev_ = tl_cuda_device_of(x);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_special_airy_ai_CUDA(ks, x);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -205,6 +217,21 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_special_airy_ai_out_CUDA runs on the device of
+ * the first CUDA tensor of `out`, `x`; the current device is restored after */
+static tl_tensor *tl_guarded_special_airy_ai_out_CUDA(tl_keyset ks, tl_tensor *x, tl_tensor *out) {
+    const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+    if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+    if (tl_cuda_check_device(&first_, x) != 0) return NULL;
+    int dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(x);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_special_airy_ai_out_CUDA(ks, x, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_special_airy_ai(void) {
@@ -217,8 +244,8 @@ int tl_ops_register_special_airy_ai(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_special_airy_ai_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::special_airy_ai", "CUDA", "tl_impl_ufunc_special_airy_ai_cuda");
-    else if (tl_op_register_kernel(tl_ops_special_airy_ai_op, TL_KEY_CUDA, (void *)tl_structured_special_airy_ai_CUDA, tl_ops_special_airy_ai_boxed, NULL,
-                                   "tl_structured_special_airy_ai_CUDA registered at generated/csrc/ops_special_airy_ai.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_special_airy_ai_op, TL_KEY_CUDA, (void *)tl_guarded_special_airy_ai_CUDA, tl_ops_special_airy_ai_boxed, NULL,
+                                   "tl_guarded_special_airy_ai_CUDA registered at generated/csrc/ops_special_airy_ai.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_special_airy_ai_op, TL_KEY_META, (void *)tl_structured_special_airy_ai_Meta, tl_ops_special_airy_ai_boxed, NULL,
                               "tl_structured_special_airy_ai_Meta registered at generated/csrc/ops_special_airy_ai.c") < 0)
@@ -232,8 +259,8 @@ int tl_ops_register_special_airy_ai(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_special_airy_ai_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::special_airy_ai.out", "CUDA", "tl_impl_ufunc_special_airy_ai_cuda");
-    else if (tl_op_register_kernel(tl_ops_special_airy_ai_out_op, TL_KEY_CUDA, (void *)tl_structured_special_airy_ai_out_CUDA, tl_ops_special_airy_ai_out_boxed, NULL,
-                                   "tl_structured_special_airy_ai_out_CUDA registered at generated/csrc/ops_special_airy_ai.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_special_airy_ai_out_op, TL_KEY_CUDA, (void *)tl_guarded_special_airy_ai_out_CUDA, tl_ops_special_airy_ai_out_boxed, NULL,
+                                   "tl_guarded_special_airy_ai_out_CUDA registered at generated/csrc/ops_special_airy_ai.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_special_airy_ai_out_op, TL_KEY_META, (void *)tl_structured_special_airy_ai_out_Meta, tl_ops_special_airy_ai_out_boxed, NULL,
                               "tl_structured_special_airy_ai_out_Meta registered at generated/csrc/ops_special_airy_ai.c") < 0)

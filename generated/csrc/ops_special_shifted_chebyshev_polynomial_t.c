@@ -15,6 +15,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/special_shifted_chebyshev_polynomial_t.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -116,6 +117,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_special_shifted_chebyshev_polynomial_t_CUDA runs on the device of
+ * the first CUDA tensor of `x`, `n`; the current device is restored after */
+static tl_tensor *tl_guarded_special_shifted_chebyshev_polynomial_t_CUDA(tl_keyset ks, tl_tensor *x, tl_tensor *n) {
+    int dev_ = tl_cuda_device_of(x);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(n);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_special_shifted_chebyshev_polynomial_t_CUDA(ks, x, n);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::special_shifted_chebyshev_polynomial_t.out
  *   special_shifted_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
@@ -215,6 +228,19 @@ static tl_tensor *tl_structured_special_shifted_chebyshev_polynomial_t_out_Meta(
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_special_shifted_chebyshev_polynomial_t_out_CUDA runs on the device of
+ * the first CUDA tensor of `out`, `x`, `n`; the current device is restored after */
+static tl_tensor *tl_guarded_special_shifted_chebyshev_polynomial_t_out_CUDA(tl_keyset ks, tl_tensor *x, tl_tensor *n, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(x);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(n);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_special_shifted_chebyshev_polynomial_t_out_CUDA(ks, x, n, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -457,8 +483,8 @@ int tl_ops_register_special_shifted_chebyshev_polynomial_t(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_special_shifted_chebyshev_polynomial_t_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::special_shifted_chebyshev_polynomial_t", "CUDA", "tl_impl_ufunc_special_shifted_chebyshev_polynomial_t_cuda");
-    else if (tl_op_register_kernel(tl_ops_special_shifted_chebyshev_polynomial_t_op, TL_KEY_CUDA, (void *)tl_structured_special_shifted_chebyshev_polynomial_t_CUDA, tl_ops_special_shifted_chebyshev_polynomial_t_boxed, NULL,
-                                   "tl_structured_special_shifted_chebyshev_polynomial_t_CUDA registered at generated/csrc/ops_special_shifted_chebyshev_polynomial_t.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_special_shifted_chebyshev_polynomial_t_op, TL_KEY_CUDA, (void *)tl_guarded_special_shifted_chebyshev_polynomial_t_CUDA, tl_ops_special_shifted_chebyshev_polynomial_t_boxed, NULL,
+                                   "tl_guarded_special_shifted_chebyshev_polynomial_t_CUDA registered at generated/csrc/ops_special_shifted_chebyshev_polynomial_t.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_special_shifted_chebyshev_polynomial_t_op, TL_KEY_META, (void *)tl_structured_special_shifted_chebyshev_polynomial_t_Meta, tl_ops_special_shifted_chebyshev_polynomial_t_boxed, NULL,
                               "tl_structured_special_shifted_chebyshev_polynomial_t_Meta registered at generated/csrc/ops_special_shifted_chebyshev_polynomial_t.c") < 0)
@@ -472,8 +498,8 @@ int tl_ops_register_special_shifted_chebyshev_polynomial_t(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_special_shifted_chebyshev_polynomial_t_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::special_shifted_chebyshev_polynomial_t.out", "CUDA", "tl_impl_ufunc_special_shifted_chebyshev_polynomial_t_cuda");
-    else if (tl_op_register_kernel(tl_ops_special_shifted_chebyshev_polynomial_t_out_op, TL_KEY_CUDA, (void *)tl_structured_special_shifted_chebyshev_polynomial_t_out_CUDA, tl_ops_special_shifted_chebyshev_polynomial_t_out_boxed, NULL,
-                                   "tl_structured_special_shifted_chebyshev_polynomial_t_out_CUDA registered at generated/csrc/ops_special_shifted_chebyshev_polynomial_t.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_special_shifted_chebyshev_polynomial_t_out_op, TL_KEY_CUDA, (void *)tl_guarded_special_shifted_chebyshev_polynomial_t_out_CUDA, tl_ops_special_shifted_chebyshev_polynomial_t_out_boxed, NULL,
+                                   "tl_guarded_special_shifted_chebyshev_polynomial_t_out_CUDA registered at generated/csrc/ops_special_shifted_chebyshev_polynomial_t.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_special_shifted_chebyshev_polynomial_t_out_op, TL_KEY_META, (void *)tl_structured_special_shifted_chebyshev_polynomial_t_out_Meta, tl_ops_special_shifted_chebyshev_polynomial_t_out_boxed, NULL,
                               "tl_structured_special_shifted_chebyshev_polynomial_t_out_Meta registered at generated/csrc/ops_special_shifted_chebyshev_polynomial_t.c") < 0)

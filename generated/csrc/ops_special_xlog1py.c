@@ -15,6 +15,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/special_xlog1py.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -114,6 +115,18 @@ static tl_tensor *tl_structured_special_xlog1py_Meta(tl_keyset ks, tl_tensor *se
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_special_xlog1py_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_special_xlog1py_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_special_xlog1py_CUDA(ks, self, other);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -327,6 +340,19 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_special_xlog1py_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_special_xlog1py_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_special_xlog1py_out_CUDA(ks, self, other, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::special_xlog1py.self_scalar_out
  *   special_xlog1py.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -457,8 +483,8 @@ int tl_ops_register_special_xlog1py(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_special_xlog1py_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::special_xlog1py", "CUDA", "tl_impl_ufunc_special_xlog1py_cuda");
-    else if (tl_op_register_kernel(tl_ops_special_xlog1py_op, TL_KEY_CUDA, (void *)tl_structured_special_xlog1py_CUDA, tl_ops_special_xlog1py_boxed, NULL,
-                                   "tl_structured_special_xlog1py_CUDA registered at generated/csrc/ops_special_xlog1py.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_special_xlog1py_op, TL_KEY_CUDA, (void *)tl_guarded_special_xlog1py_CUDA, tl_ops_special_xlog1py_boxed, NULL,
+                                   "tl_guarded_special_xlog1py_CUDA registered at generated/csrc/ops_special_xlog1py.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_special_xlog1py_op, TL_KEY_META, (void *)tl_structured_special_xlog1py_Meta, tl_ops_special_xlog1py_boxed, NULL,
                               "tl_structured_special_xlog1py_Meta registered at generated/csrc/ops_special_xlog1py.c") < 0)
@@ -486,8 +512,8 @@ int tl_ops_register_special_xlog1py(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_special_xlog1py_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::special_xlog1py.out", "CUDA", "tl_impl_ufunc_special_xlog1py_cuda");
-    else if (tl_op_register_kernel(tl_ops_special_xlog1py_out_op, TL_KEY_CUDA, (void *)tl_structured_special_xlog1py_out_CUDA, tl_ops_special_xlog1py_out_boxed, NULL,
-                                   "tl_structured_special_xlog1py_out_CUDA registered at generated/csrc/ops_special_xlog1py.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_special_xlog1py_out_op, TL_KEY_CUDA, (void *)tl_guarded_special_xlog1py_out_CUDA, tl_ops_special_xlog1py_out_boxed, NULL,
+                                   "tl_guarded_special_xlog1py_out_CUDA registered at generated/csrc/ops_special_xlog1py.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_special_xlog1py_out_op, TL_KEY_META, (void *)tl_structured_special_xlog1py_out_Meta, tl_ops_special_xlog1py_out_boxed, NULL,
                               "tl_structured_special_xlog1py_out_Meta registered at generated/csrc/ops_special_xlog1py.c") < 0)

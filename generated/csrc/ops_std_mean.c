@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/std_mean.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::std_mean
@@ -196,6 +197,17 @@ int tl_ops_std_mean_correction_boxed(const tl_kernel *k_, const tl_operator *op_
     return rc_;
 }
 
+/* CUDA device guard: tl_native_std_mean runs on the device of
+ * `self`; the current device is restored after */
+static int tl_guarded_std_mean_correction_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor **ret0, tl_tensor **ret1) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return -1;
+    int r_ = tl_native_std_mean(ks, self, dim, dim_len, correction, keepdim, ret0, ret1);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_std_mean(void) {
@@ -222,8 +234,8 @@ int tl_ops_register_std_mean(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_native_std_mean))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::std_mean.correction", "CUDA", "tl_native_std_mean");
-    else if (tl_op_register_kernel(tl_ops_std_mean_correction_op, TL_KEY_CUDA, (void *)tl_native_std_mean, tl_ops_std_mean_correction_boxed, NULL,
-                                   "tl_native_std_mean registered at generated/csrc/ops_std_mean.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_std_mean_correction_op, TL_KEY_CUDA, (void *)tl_guarded_std_mean_correction_CUDA, tl_ops_std_mean_correction_boxed, NULL,
+                                   "tl_guarded_std_mean_correction_CUDA registered at generated/csrc/ops_std_mean.c") < 0)
         return -1;
     return 0;
 }

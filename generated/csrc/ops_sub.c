@@ -14,6 +14,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/sub.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -126,6 +127,19 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_sub_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_sub_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_sub_out_CUDA(ks, self, other, alpha, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::sub.Tensor
  *   sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -221,6 +235,18 @@ static tl_tensor *tl_structured_sub_Tensor_Meta(tl_keyset ks, tl_tensor *self, t
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_sub_Tensor_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_sub_Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_scalar alpha) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_sub_Tensor_CUDA(ks, self, other, alpha);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -321,6 +347,18 @@ static tl_tensor *tl_structured_sub__Tensor_Meta(tl_keyset ks, tl_tensor *self, 
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_sub__Tensor_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_sub__Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_scalar alpha) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_sub__Tensor_CUDA(ks, self, other, alpha);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -451,8 +489,8 @@ int tl_ops_register_sub(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_sub_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::sub.out", "CUDA", "tl_impl_ufunc_sub_cuda");
-    else if (tl_op_register_kernel(tl_ops_sub_out_op, TL_KEY_CUDA, (void *)tl_structured_sub_out_CUDA, tl_ops_sub_out_boxed, NULL,
-                                   "tl_structured_sub_out_CUDA registered at generated/csrc/ops_sub.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_sub_out_op, TL_KEY_CUDA, (void *)tl_guarded_sub_out_CUDA, tl_ops_sub_out_boxed, NULL,
+                                   "tl_guarded_sub_out_CUDA registered at generated/csrc/ops_sub.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_sub_out_op, TL_KEY_META, (void *)tl_structured_sub_out_Meta, tl_ops_sub_out_boxed, NULL,
                               "tl_structured_sub_out_Meta registered at generated/csrc/ops_sub.c") < 0)
@@ -466,8 +504,8 @@ int tl_ops_register_sub(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_sub_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::sub.Tensor", "CUDA", "tl_impl_ufunc_sub_cuda");
-    else if (tl_op_register_kernel(tl_ops_sub_Tensor_op, TL_KEY_CUDA, (void *)tl_structured_sub_Tensor_CUDA, tl_ops_sub_Tensor_boxed, NULL,
-                                   "tl_structured_sub_Tensor_CUDA registered at generated/csrc/ops_sub.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_sub_Tensor_op, TL_KEY_CUDA, (void *)tl_guarded_sub_Tensor_CUDA, tl_ops_sub_Tensor_boxed, NULL,
+                                   "tl_guarded_sub_Tensor_CUDA registered at generated/csrc/ops_sub.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_sub_Tensor_op, TL_KEY_META, (void *)tl_structured_sub_Tensor_Meta, tl_ops_sub_Tensor_boxed, NULL,
                               "tl_structured_sub_Tensor_Meta registered at generated/csrc/ops_sub.c") < 0)
@@ -481,8 +519,8 @@ int tl_ops_register_sub(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_sub_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::sub_.Tensor", "CUDA", "tl_impl_ufunc_sub_cuda");
-    else if (tl_op_register_kernel(tl_ops_sub__Tensor_op, TL_KEY_CUDA, (void *)tl_structured_sub__Tensor_CUDA, tl_ops_sub__Tensor_boxed, NULL,
-                                   "tl_structured_sub__Tensor_CUDA registered at generated/csrc/ops_sub.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_sub__Tensor_op, TL_KEY_CUDA, (void *)tl_guarded_sub__Tensor_CUDA, tl_ops_sub__Tensor_boxed, NULL,
+                                   "tl_guarded_sub__Tensor_CUDA registered at generated/csrc/ops_sub.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_sub__Tensor_op, TL_KEY_META, (void *)tl_structured_sub__Tensor_Meta, tl_ops_sub__Tensor_boxed, NULL,
                               "tl_structured_sub__Tensor_Meta registered at generated/csrc/ops_sub.c") < 0)

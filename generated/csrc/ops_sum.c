@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/sum.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::sum
@@ -168,6 +169,17 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_sum_dim_IntList_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_sum_dim_IntList_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_sum_dim_IntList_CUDA(ks, self, dim, dim_len, keepdim, dtype);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::sum.IntList_out
  *   sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
@@ -275,6 +287,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_sum_IntList_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_sum_IntList_out_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_dtype dtype, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_sum_IntList_out_CUDA(ks, self, dim, dim_len, keepdim, dtype, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_sum(void) {
@@ -294,8 +318,8 @@ int tl_ops_register_sum(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_sum_dim_IntList) || TL_KERNEL_MISSING(tl_impl_sum_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::sum.dim_IntList", "CUDA", "tl_meta_sum_dim_IntList, tl_impl_sum_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_sum_dim_IntList_op, TL_KEY_CUDA, (void *)tl_structured_sum_dim_IntList_CUDA, tl_ops_sum_dim_IntList_boxed, NULL,
-                                   "tl_structured_sum_dim_IntList_CUDA registered at generated/csrc/ops_sum.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_sum_dim_IntList_op, TL_KEY_CUDA, (void *)tl_guarded_sum_dim_IntList_CUDA, tl_ops_sum_dim_IntList_boxed, NULL,
+                                   "tl_guarded_sum_dim_IntList_CUDA registered at generated/csrc/ops_sum.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_sum_dim_IntList))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::sum.dim_IntList", "Meta", "tl_meta_sum_dim_IntList");
@@ -311,8 +335,8 @@ int tl_ops_register_sum(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_sum_dim_IntList) || TL_KERNEL_MISSING(tl_impl_sum_out_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::sum.IntList_out", "CUDA", "tl_meta_sum_dim_IntList, tl_impl_sum_out_cuda");
-    else if (tl_op_register_kernel(tl_ops_sum_IntList_out_op, TL_KEY_CUDA, (void *)tl_structured_sum_IntList_out_CUDA, tl_ops_sum_IntList_out_boxed, NULL,
-                                   "tl_structured_sum_IntList_out_CUDA registered at generated/csrc/ops_sum.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_sum_IntList_out_op, TL_KEY_CUDA, (void *)tl_guarded_sum_IntList_out_CUDA, tl_ops_sum_IntList_out_boxed, NULL,
+                                   "tl_guarded_sum_IntList_out_CUDA registered at generated/csrc/ops_sum.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_sum_dim_IntList))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::sum.IntList_out", "Meta", "tl_meta_sum_dim_IntList");

@@ -12,6 +12,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/threshold.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::threshold
@@ -107,6 +108,17 @@ static tl_tensor *tl_structured_threshold_Meta(tl_keyset ks, tl_tensor *self, tl
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_threshold_CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_threshold_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar threshold, tl_scalar value) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_threshold_CUDA(ks, self, threshold, value);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -206,6 +218,17 @@ static tl_tensor *tl_structured_threshold__Meta(tl_keyset ks, tl_tensor *self, t
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_threshold__CUDA runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_threshold__CUDA(tl_keyset ks, tl_tensor *self, tl_scalar threshold, tl_scalar value) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_threshold__CUDA(ks, self, threshold, value);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -311,6 +334,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_threshold_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_threshold_out_CUDA(tl_keyset ks, tl_tensor *self, tl_scalar threshold, tl_scalar value, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_threshold_out_CUDA(ks, self, threshold, value, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_threshold(void) {
@@ -323,8 +358,8 @@ int tl_ops_register_threshold(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_threshold) || TL_KERNEL_MISSING(tl_impl_ufunc_threshold_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::threshold", "CUDA", "tl_meta_threshold, tl_impl_ufunc_threshold_cuda");
-    else if (tl_op_register_kernel(tl_ops_threshold_op, TL_KEY_CUDA, (void *)tl_structured_threshold_CUDA, tl_ops_threshold_boxed, NULL,
-                                   "tl_structured_threshold_CUDA registered at generated/csrc/ops_threshold.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_threshold_op, TL_KEY_CUDA, (void *)tl_guarded_threshold_CUDA, tl_ops_threshold_boxed, NULL,
+                                   "tl_guarded_threshold_CUDA registered at generated/csrc/ops_threshold.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_threshold))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::threshold", "Meta", "tl_meta_threshold");
@@ -340,8 +375,8 @@ int tl_ops_register_threshold(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_threshold) || TL_KERNEL_MISSING(tl_impl_ufunc_threshold_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::threshold_", "CUDA", "tl_meta_threshold, tl_impl_ufunc_threshold_cuda");
-    else if (tl_op_register_kernel(tl_ops_threshold__op, TL_KEY_CUDA, (void *)tl_structured_threshold__CUDA, tl_ops_threshold__boxed, NULL,
-                                   "tl_structured_threshold__CUDA registered at generated/csrc/ops_threshold.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_threshold__op, TL_KEY_CUDA, (void *)tl_guarded_threshold__CUDA, tl_ops_threshold__boxed, NULL,
+                                   "tl_guarded_threshold__CUDA registered at generated/csrc/ops_threshold.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_threshold))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::threshold_", "Meta", "tl_meta_threshold");
@@ -357,8 +392,8 @@ int tl_ops_register_threshold(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_threshold) || TL_KERNEL_MISSING(tl_impl_ufunc_threshold_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::threshold.out", "CUDA", "tl_meta_threshold, tl_impl_ufunc_threshold_cuda");
-    else if (tl_op_register_kernel(tl_ops_threshold_out_op, TL_KEY_CUDA, (void *)tl_structured_threshold_out_CUDA, tl_ops_threshold_out_boxed, NULL,
-                                   "tl_structured_threshold_out_CUDA registered at generated/csrc/ops_threshold.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_threshold_out_op, TL_KEY_CUDA, (void *)tl_guarded_threshold_out_CUDA, tl_ops_threshold_out_boxed, NULL,
+                                   "tl_guarded_threshold_out_CUDA registered at generated/csrc/ops_threshold.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_threshold))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::threshold.out", "Meta", "tl_meta_threshold");

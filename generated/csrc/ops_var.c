@@ -14,6 +14,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/var.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::var
@@ -195,6 +196,17 @@ int tl_ops_var_correction_boxed(const tl_kernel *k_, const tl_operator *op_, tl_
     return rc_;
 }
 
+/* CUDA device guard: tl_native_var runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_var_correction_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_var(ks, self, dim, dim_len, correction, keepdim);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::var.out
  *   var.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
@@ -328,6 +340,18 @@ int tl_ops_var_correction_out_boxed(const tl_kernel *k_, const tl_operator *op_,
     return rc_;
 }
 
+/* CUDA device guard: tl_native_var_out runs on the device of
+ * the first CUDA tensor of `self`, `out`; the current device is restored after */
+static tl_tensor *tl_guarded_var_correction_out_CUDA(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, const tl_scalar *correction, bool keepdim, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_var_out(ks, self, dim, dim_len, correction, keepdim, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_var(void) {
@@ -354,8 +378,8 @@ int tl_ops_register_var(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_native_var))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::var.correction", "CUDA", "tl_native_var");
-    else if (tl_op_register_kernel(tl_ops_var_correction_op, TL_KEY_CUDA, (void *)tl_native_var, tl_ops_var_correction_boxed, NULL,
-                                   "tl_native_var registered at generated/csrc/ops_var.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_var_correction_op, TL_KEY_CUDA, (void *)tl_guarded_var_correction_CUDA, tl_ops_var_correction_boxed, NULL,
+                                   "tl_guarded_var_correction_CUDA registered at generated/csrc/ops_var.c") < 0)
         return -1;
     tl_ops_var_out_op = tl_op_define("aten::var.out", "var.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)");
     if (!tl_ops_var_out_op) return -1;
@@ -373,8 +397,8 @@ int tl_ops_register_var(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_native_var_out))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::var.correction_out", "CUDA", "tl_native_var_out");
-    else if (tl_op_register_kernel(tl_ops_var_correction_out_op, TL_KEY_CUDA, (void *)tl_native_var_out, tl_ops_var_correction_out_boxed, NULL,
-                                   "tl_native_var_out registered at generated/csrc/ops_var.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_var_correction_out_op, TL_KEY_CUDA, (void *)tl_guarded_var_correction_out_CUDA, tl_ops_var_correction_out_boxed, NULL,
+                                   "tl_guarded_var_correction_out_CUDA registered at generated/csrc/ops_var.c") < 0)
         return -1;
     return 0;
 }

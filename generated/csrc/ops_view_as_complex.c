@@ -10,6 +10,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/view_as_complex.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::view_as_complex
@@ -63,6 +64,17 @@ int tl_ops_view_as_complex_boxed(const tl_kernel *k_, const tl_operator *op_, tl
     return rc_;
 }
 
+/* CUDA device guard: tl_native_view_as_complex runs on the device of
+ * `self`; the current device is restored after */
+static tl_tensor *tl_guarded_view_as_complex_CUDA(tl_keyset ks, tl_tensor *self) {
+    int dev_ = tl_cuda_device_of(self);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_native_view_as_complex(ks, self);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ====================================================================== */
 
 int tl_ops_register_view_as_complex(void) {
@@ -75,8 +87,8 @@ int tl_ops_register_view_as_complex(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_native_view_as_complex))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::view_as_complex", "CUDA", "tl_native_view_as_complex");
-    else if (tl_op_register_kernel(tl_ops_view_as_complex_op, TL_KEY_CUDA, (void *)tl_native_view_as_complex, tl_ops_view_as_complex_boxed, NULL,
-                                   "tl_native_view_as_complex registered at generated/csrc/ops_view_as_complex.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_view_as_complex_op, TL_KEY_CUDA, (void *)tl_guarded_view_as_complex_CUDA, tl_ops_view_as_complex_boxed, NULL,
+                                   "tl_guarded_view_as_complex_CUDA registered at generated/csrc/ops_view_as_complex.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_native_view_as_complex))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::view_as_complex", "Meta", "tl_native_view_as_complex");

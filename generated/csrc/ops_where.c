@@ -15,6 +15,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/where.h"
+#include "tl_cuda_guard.h"
 
 /* ======================================================================
  * aten::where.self_out
@@ -121,6 +122,20 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_where_self_out_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `condition`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_where_self_out_CUDA(tl_keyset ks, tl_tensor *condition, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(condition);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_where_self_out_CUDA(ks, condition, self, other, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::where.self
  *   where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
@@ -217,6 +232,19 @@ static tl_tensor *tl_structured_where_self_Meta(tl_keyset ks, tl_tensor *conditi
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_where_self_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `condition`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_where_self_CUDA(tl_keyset ks, tl_tensor *condition, tl_tensor *self, tl_tensor *other) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(condition);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_where_self_CUDA(ks, condition, self, other);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -462,8 +490,8 @@ int tl_ops_register_where(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_where_self) || TL_KERNEL_MISSING(tl_impl_ufunc_where_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::where.self_out", "CUDA", "tl_meta_where_self, tl_impl_ufunc_where_cuda");
-    else if (tl_op_register_kernel(tl_ops_where_self_out_op, TL_KEY_CUDA, (void *)tl_structured_where_self_out_CUDA, tl_ops_where_self_out_boxed, NULL,
-                                   "tl_structured_where_self_out_CUDA registered at generated/csrc/ops_where.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_where_self_out_op, TL_KEY_CUDA, (void *)tl_guarded_where_self_out_CUDA, tl_ops_where_self_out_boxed, NULL,
+                                   "tl_guarded_where_self_out_CUDA registered at generated/csrc/ops_where.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_where_self))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::where.self_out", "Meta", "tl_meta_where_self");
@@ -479,8 +507,8 @@ int tl_ops_register_where(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_where_self) || TL_KERNEL_MISSING(tl_impl_ufunc_where_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::where.self", "CUDA", "tl_meta_where_self, tl_impl_ufunc_where_cuda");
-    else if (tl_op_register_kernel(tl_ops_where_self_op, TL_KEY_CUDA, (void *)tl_structured_where_self_CUDA, tl_ops_where_self_boxed, NULL,
-                                   "tl_structured_where_self_CUDA registered at generated/csrc/ops_where.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_where_self_op, TL_KEY_CUDA, (void *)tl_guarded_where_self_CUDA, tl_ops_where_self_boxed, NULL,
+                                   "tl_guarded_where_self_CUDA registered at generated/csrc/ops_where.c") < 0)
         return -1;
     if (TL_KERNEL_MISSING(tl_meta_where_self))  /* a hand-written kernel is missing: no Meta kernel */
         tl_glue_note_missing("aten::where.self", "Meta", "tl_meta_where_self");

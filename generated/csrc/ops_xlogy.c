@@ -17,6 +17,7 @@
  */
 #include "tl_ops_base.h"
 #include "ops/xlogy.h"
+#include "tl_cuda_guard.h"
 
 /* meta function derived from the entry's ufunc_inner_loop, structured_inherits
  * and tags (weak: a hand-written one of the same name replaces it) */
@@ -116,6 +117,18 @@ static tl_tensor *tl_structured_xlogy_Tensor_Meta(tl_keyset ks, tl_tensor *self,
 fail:
     tl_structured_cleanup(&s_);
     return NULL;
+}
+
+/* CUDA device guard: tl_structured_xlogy_Tensor_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_xlogy_Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_xlogy_Tensor_CUDA(ks, self, other);
+    tl_cuda_guard_exit(&g_);
+    return r_;
 }
 
 /* ======================================================================
@@ -325,6 +338,18 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_xlogy__Tensor_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_xlogy__Tensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_xlogy__Tensor_CUDA(ks, self, other);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::xlogy_.Scalar_Other
  *   xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)
@@ -481,6 +506,19 @@ fail:
     return NULL;
 }
 
+/* CUDA device guard: tl_structured_xlogy_OutTensor_CUDA runs on the device of
+ * the first CUDA tensor of `self`, `out`, `other`; the current device is restored after */
+static tl_tensor *tl_guarded_xlogy_OutTensor_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_tensor *out) {
+    int dev_ = tl_cuda_device_of(self);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+    if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+    tl_cuda_guard g_;
+    if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+    tl_tensor *r_ = tl_structured_xlogy_OutTensor_CUDA(ks, self, other, out);
+    tl_cuda_guard_exit(&g_);
+    return r_;
+}
+
 /* ======================================================================
  * aten::xlogy.OutScalar_Self
  *   xlogy.OutScalar_Self(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -611,8 +649,8 @@ int tl_ops_register_xlogy(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_xlogy_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::xlogy.Tensor", "CUDA", "tl_impl_ufunc_xlogy_cuda");
-    else if (tl_op_register_kernel(tl_ops_xlogy_Tensor_op, TL_KEY_CUDA, (void *)tl_structured_xlogy_Tensor_CUDA, tl_ops_xlogy_Tensor_boxed, NULL,
-                                   "tl_structured_xlogy_Tensor_CUDA registered at generated/csrc/ops_xlogy.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_xlogy_Tensor_op, TL_KEY_CUDA, (void *)tl_guarded_xlogy_Tensor_CUDA, tl_ops_xlogy_Tensor_boxed, NULL,
+                                   "tl_guarded_xlogy_Tensor_CUDA registered at generated/csrc/ops_xlogy.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_xlogy_Tensor_op, TL_KEY_META, (void *)tl_structured_xlogy_Tensor_Meta, tl_ops_xlogy_Tensor_boxed, NULL,
                               "tl_structured_xlogy_Tensor_Meta registered at generated/csrc/ops_xlogy.c") < 0)
@@ -640,8 +678,8 @@ int tl_ops_register_xlogy(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_xlogy_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::xlogy_.Tensor", "CUDA", "tl_impl_ufunc_xlogy_cuda");
-    else if (tl_op_register_kernel(tl_ops_xlogy__Tensor_op, TL_KEY_CUDA, (void *)tl_structured_xlogy__Tensor_CUDA, tl_ops_xlogy__Tensor_boxed, NULL,
-                                   "tl_structured_xlogy__Tensor_CUDA registered at generated/csrc/ops_xlogy.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_xlogy__Tensor_op, TL_KEY_CUDA, (void *)tl_guarded_xlogy__Tensor_CUDA, tl_ops_xlogy__Tensor_boxed, NULL,
+                                   "tl_guarded_xlogy__Tensor_CUDA registered at generated/csrc/ops_xlogy.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_xlogy__Tensor_op, TL_KEY_META, (void *)tl_structured_xlogy__Tensor_Meta, tl_ops_xlogy__Tensor_boxed, NULL,
                               "tl_structured_xlogy__Tensor_Meta registered at generated/csrc/ops_xlogy.c") < 0)
@@ -662,8 +700,8 @@ int tl_ops_register_xlogy(void) {
         return -1;
     if (TL_KERNEL_MISSING(tl_impl_ufunc_xlogy_cuda))  /* a hand-written kernel is missing: no CUDA kernel */
         tl_glue_note_missing("aten::xlogy.OutTensor", "CUDA", "tl_impl_ufunc_xlogy_cuda");
-    else if (tl_op_register_kernel(tl_ops_xlogy_OutTensor_op, TL_KEY_CUDA, (void *)tl_structured_xlogy_OutTensor_CUDA, tl_ops_xlogy_OutTensor_boxed, NULL,
-                                   "tl_structured_xlogy_OutTensor_CUDA registered at generated/csrc/ops_xlogy.c") < 0)
+    else if (tl_op_register_kernel(tl_ops_xlogy_OutTensor_op, TL_KEY_CUDA, (void *)tl_guarded_xlogy_OutTensor_CUDA, tl_ops_xlogy_OutTensor_boxed, NULL,
+                                   "tl_guarded_xlogy_OutTensor_CUDA registered at generated/csrc/ops_xlogy.c") < 0)
         return -1;
     if (tl_op_register_kernel(tl_ops_xlogy_OutTensor_op, TL_KEY_META, (void *)tl_structured_xlogy_OutTensor_Meta, tl_ops_xlogy_OutTensor_boxed, NULL,
                               "tl_structured_xlogy_OutTensor_Meta registered at generated/csrc/ops_xlogy.c") < 0)

@@ -14,6 +14,7 @@
 
 #include "tl_cuda.h"
 #include "tl_cuda_blas.h"
+#include "tl_cuda_guard.h"
 #include "tl_error.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
 #include "ops/addmm.h"
@@ -107,8 +108,8 @@ static double scalar_value(tl_scalar s) { return s.kind == TL_SCALAR_DOUBLE ? s.
 /* runs on out's device (the runtime makes each device's context current) */
 static int on_device(tl_tensor *out, tl_tensor *self, const tl_tensor *a, const tl_tensor *b, tl_scalar beta,
                      tl_scalar alpha) {
-    const int prev = tl_cuda_current_device(), dev = out->storage->device_index;
-    if (dev != prev && tl_cuda_set_device(dev) != 0) return -1;
+    tl_cuda_guard g;
+    if (tl_cuda_guard_enter(&g, out->storage->device_index) != 0) return -1;
     const double be = self ? scalar_value(beta) : 0.0;
     int rc = 0;
     /* beta * self first (not read when beta is 0, as PyTorch: NaN in self does not propagate) */
@@ -118,7 +119,7 @@ static int on_device(tl_tensor *out, tl_tensor *self, const tl_tensor *a, const 
         if (e) tl_tensor_release(e);
     }
     if (rc == 0) rc = gemm(out, a, b, scalar_value(alpha), be, self != NULL);
-    if (dev != prev) tl_cuda_set_device(prev);
+    tl_cuda_guard_exit(&g);
     return rc;
 }
 

@@ -7,6 +7,7 @@
  * input. Installed when the library loads. */
 #include <string.h>
 
+#include "tl_cuda_guard.h"
 #include "tl_cuda_loops.h"
 #include "tl_error.h"
 #include "tl_internal.h"
@@ -31,11 +32,11 @@ static int tensor_view(tl_cuda_view *v, int op, const tl_tensor *t) {
 
 /* runs on dst's device (the runtime makes each device's context current) */
 static int on_device_of(const tl_tensor *dst, tl_cuda_view *v) {
-    const int prev = tl_cuda_current_device(), dev = dst->storage->device_index;
-    if (dev != prev && tl_cuda_set_device(dev) != 0) return -1;
+    tl_cuda_guard g;
+    if (tl_cuda_guard_enter(&g, dst->storage->device_index) != 0) return -1;
     tl_cuda_view_coalesce(v);
     int rc = tl_cuda_ufunc_launch_view(&tl_ufunc_copy_cuda_op, dst->dtype, v, NULL);
-    if (dev != prev) tl_cuda_set_device(prev);
+    tl_cuda_guard_exit(&g);
     return rc;
 }
 

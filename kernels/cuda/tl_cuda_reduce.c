@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tl_cuda_guard.h"
 #include "tl_cuda_loops.h"
 #include "tl_cuda_reduce.h"
 #include "tl_error.h"
@@ -521,18 +522,17 @@ static int softmax_bwd_on_device(int log, const tl_tensor *grad, const tl_tensor
     return rc < 0 ? -1 : 0;
 }
 
+/* the device guard (tl_cuda_guard.h) in the expression form the kernels' call sites use */
 int tl_cuda_enter_device(const tl_tensor *x, int *prev) {
-    *prev = -1;
-    if (tl_tensor_device(x) != TL_CUDA) return 0;
-    const int cur = tl_cuda_current_device(), dev = x->storage->device_index;
-    if (dev == cur) return 0;
-    if (tl_cuda_set_device(dev) != 0) return -1;
-    *prev = cur;
-    return 0;
+    tl_cuda_guard g;
+    const int rc = tl_cuda_guard_enter(&g, tl_cuda_device_of(x));
+    *prev = g.prev;
+    return rc;
 }
 
 int tl_cuda_leave_device(int prev, int rc) {
-    if (prev >= 0) tl_cuda_set_device(prev);
+    tl_cuda_guard g = {prev};
+    tl_cuda_guard_exit(&g);
     return rc;
 }
 

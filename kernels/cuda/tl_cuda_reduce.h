@@ -52,8 +52,9 @@ int tl_cuda_reduce_use_cols(const tl_cuda_reduce_params *p);
  * read and write whole rows */
 int tl_cuda_launch_rows(tl_cuda_function *f, tl_cuda_reduce_params *p);
 
-/* makes x's device current (CPU tensors, the host-shim tests, change
- * nothing; *prev: the device to restore); leave restores it and passes rc */
+/* makes x's device current with the device guard (tl_cuda_guard.h; CPU
+ * tensors, the host-shim tests, change nothing; *prev: the device to
+ * restore); leave restores it and passes rc */
 int tl_cuda_enter_device(const tl_tensor *x, int *prev);
 int tl_cuda_leave_device(int prev, int rc);
 

@@ -373,7 +373,7 @@ int tl_native_log_sigmoid_forward_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *
     const int64_t zero[1] = {0};
     tl_tensor *out = iter_run(self, NULL, tl_ufunc_log_sigmoid_run);
     if (!out) return -1;
-    tl_tensor *buf = tl_empty(1, zero, tl_tensor_dtype(self), tl_tensor_device(self));
+    tl_tensor *buf = tl_empty(1, zero, tl_tensor_dtype(self), tl__device_of(self));
     if (!buf) {
         tl_tensor_release(out);
         return -1;

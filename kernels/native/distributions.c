@@ -503,20 +503,20 @@ static tl_tensor *normal_out_result(tl_tensor *out, int64_t nd, const int64_t *s
 tl_tensor *tl_native_normal_Tensor_float(tl_keyset ks, tl_tensor *mean, double std, tl_generator *generator) {
     (void)ks;
     if (check_std_number(std)) return NULL;
-    tl_tensor *out = tl_empty(tl_tensor_ndim(mean), tl_tensor_sizes(mean), tl_tensor_dtype(mean), tl_tensor_device(mean));
+    tl_tensor *out = tl_empty(tl_tensor_ndim(mean), tl_tensor_sizes(mean), tl_tensor_dtype(mean), tl__device_of(mean));
     return normal_result(out, mean, 0, NULL, std, generator);
 }
 tl_tensor *tl_native_normal_float_Tensor(tl_keyset ks, double mean, tl_tensor *std, tl_generator *generator) {
     (void)ks;
     if (check_std_tensor(std)) return NULL;
-    tl_tensor *out = tl_empty(tl_tensor_ndim(std), tl_tensor_sizes(std), tl_tensor_dtype(std), tl_tensor_device(std));
+    tl_tensor *out = tl_empty(tl_tensor_ndim(std), tl_tensor_sizes(std), tl_tensor_dtype(std), tl__device_of(std));
     return normal_result(out, NULL, mean, std, 0, generator);
 }
 tl_tensor *tl_native_normal_Tensor_Tensor(tl_keyset ks, tl_tensor *mean, tl_tensor *std, tl_generator *generator) {
     (void)ks;
     int64_t sizes[64], nd;
     if (check_std_tensor(std) || broadcast_shape(mean, std, sizes, &nd)) return NULL;
-    tl_tensor *out = tl_empty(nd, sizes, tl_tensor_dtype(mean), tl_tensor_device(mean));
+    tl_tensor *out = tl_empty(nd, sizes, tl_tensor_dtype(mean), tl__device_of(mean));
     return normal_result(out, mean, 0, std, 0, generator);
 }
 tl_tensor *tl_native_normal_Tensor_float_out(tl_keyset ks, tl_tensor *mean, double std, tl_generator *generator,
@@ -687,7 +687,7 @@ tl_tensor *tl_native_multinomial(tl_keyset ks, tl_tensor *self, int64_t num_samp
     if (multinomial_check(self, num_samples, replacement)) return NULL;
     int64_t sizes[2], nd;
     multinomial_shape(self, num_samples, sizes, &nd);
-    tl_tensor *out = tl_empty(nd, sizes, TL_INT64, tl_tensor_device(self));
+    tl_tensor *out = tl_empty(nd, sizes, TL_INT64, tl__device_of(self));
     if (out && multinomial_fill(self, num_samples, replacement, generator, out)) {
         tl_tensor_release(out);
         return NULL;

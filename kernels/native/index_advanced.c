@@ -434,7 +434,7 @@ static int index_into(tl_tensor *self, tl_tensor *const *indices, int64_t n, tl_
 tl_tensor *tl_native_index_cpu(tl_keyset ks, tl_tensor *self, tl_tensor *const *indices, int64_t indices_len) {
     (void)ks;
     const int64_t zero = 0;
-    tl_tensor *r = tl_empty(1, &zero, self->dtype, self->device);
+    tl_tensor *r = tl_empty(1, &zero, self->dtype, tl__device_of(self));
     if (r && index_into(self, indices, indices_len, r, 0)) {
         tl_tensor_release(r);
         return NULL;

@@ -181,7 +181,7 @@ tl_tensor *tl_native_index_select_out_cpu(tl_keyset ks, tl_tensor *self, int64_t
 tl_tensor *tl_native_index_select_cpu(tl_keyset ks, tl_tensor *self, int64_t dim, tl_tensor *index) {
     (void)ks;
     const int64_t zero = 0;
-    tl_tensor *r = tl_empty(1, &zero, self->dtype, self->device);
+    tl_tensor *r = tl_empty(1, &zero, self->dtype, tl__device_of(self));
     if (r && index_select_into(self, dim, index, r)) {
         tl_tensor_release(r);
         return NULL;
@@ -826,7 +826,7 @@ static tl_tensor *masked_fill_functional(tl_tensor *self, tl_tensor *mask, tl_sc
     int64_t nd, shape[TL_MAX_DIMS], perm[TL_MAX_DIMS];
     tl_dtype dt;
     if (tl_iter_compute(2, in, TL_ITER_PROMOTE_INPUTS, &nd, shape, &dt, perm)) return NULL; /* shape only */
-    tl_tensor *r = tl_empty(nd, shape, self->dtype, self->device), *f = NULL;
+    tl_tensor *r = tl_empty(nd, shape, self->dtype, tl__device_of(self)), *f = NULL;
     if (r && (tl_copy_(r, self) || !(f = tl_ops_masked_fill__Scalar(r, mask, value)))) {
         tl_tensor_release(r);
         return NULL;

@@ -310,7 +310,7 @@ static tl_tensor *full_minmax(tl_tensor *self, int is_max) {
     const char *name = is_max ? "max" : "min";
     if (tl__refuse_complex(self, 1, is_max ? "max_all" : "min_all")) return NULL;
     if (tl_rd_check_nonempty(self, 0, false, name, 0)) return NULL;
-    tl_tensor *out = tl_empty(0, NULL, tl_tensor_dtype(self), tl_tensor_device(self));
+    tl_tensor *out = tl_empty(0, NULL, tl_tensor_dtype(self), tl__device_of(self));
     if (!out) return NULL;
     uint64_t mask;
     if (tl_rd_mask(self, NULL, 0, &mask) || amax_core(self, mask, is_max, out)) {

@@ -552,7 +552,7 @@ tl_tensor *tl_rd_nansum(tl_tensor *self, const int64_t *dim, int64_t dim_len, bo
     if (tl_rd_mask(self, dim, dim_len, &mask)) return NULL;
     int64_t shape[MAXD];
     const int64_t k = tl_rd_shape(self, mask, keepdim, shape);
-    tl_tensor *out = tl_empty(k, shape, sumlike_dtype(NULL, self, dtype), tl_tensor_device(self));
+    tl_tensor *out = tl_empty(k, shape, sumlike_dtype(NULL, self, dtype), tl__device_of(self));
     if (out && (tl_tensor_device(self) == TL_CUDA ? tl_cuda_nansum_into(self, mask, out)
                                                    : sum_core(self, mask, out, 0, 1))) {
         tl_tensor_release(out);
@@ -672,7 +672,7 @@ int tl_impl_prod_out(tl_structured *s, tl_tensor *self, int64_t dim, bool keepdi
 
 tl_tensor *tl_native_prod(tl_keyset ks, tl_tensor *self, tl_dtype dtype) {
     (void)ks;
-    tl_tensor *out = tl_empty(0, NULL, sumlike_dtype(NULL, self, dtype), tl_tensor_device(self));
+    tl_tensor *out = tl_empty(0, NULL, sumlike_dtype(NULL, self, dtype), tl__device_of(self));
     if (!out) return NULL;
     uint64_t mask;
     if (tl_rd_mask(self, NULL, 0, &mask) ||

@@ -21,6 +21,7 @@
 
 #include "reduce_direct.h"
 #include "reduce_util.h"
+#include "tl_cuda_guard.h"
 #include "tl_error.h"
 #include "tl_internal.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
@@ -338,7 +339,7 @@ static int logsumexp_into(tl_tensor *self, uint64_t mask, tl_tensor *out) {
     return tl_rd_commit(out, t);
 }
 
-static tl_tensor *logsumexp_impl(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out) {
+static tl_tensor *logsumexp_run(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out) {
     uint64_t mask;
     if (tl_rd_mask(self, dim, dim_len, &mask)) return NULL;
     if (out && !tl_dtype_is_floating(tl_tensor_dtype(out))) {
@@ -361,6 +362,16 @@ static tl_tensor *logsumexp_impl(tl_tensor *self, const int64_t *dim, int64_t di
         return NULL;
     }
     return tl_structured_finish(&s);
+}
+
+/* a CompositeExplicitAutograd kernel (no generated device guard) whose
+ * set_output allocates on the current device: run it with self's current */
+static tl_tensor *logsumexp_impl(tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim, tl_tensor *out) {
+    tl_cuda_guard g;
+    if (tl_cuda_guard_enter(&g, tl_cuda_device_of(self)) != 0) return NULL;
+    tl_tensor *r = logsumexp_run(self, dim, dim_len, keepdim, out);
+    tl_cuda_guard_exit(&g);
+    return r;
 }
 
 tl_tensor *tl_native_logsumexp(tl_keyset ks, tl_tensor *self, const int64_t *dim, int64_t dim_len, bool keepdim) {

@@ -96,7 +96,8 @@ tl_tensor *tl_native_reshape_as(tl_keyset ks, tl_tensor *self, tl_tensor *other)
 static tl_dtype new_dtype(const tl_tensor *self, tl_dtype dtype) {
     return dtype == TL_DTYPE_UNDEFINED ? self->dtype : dtype;
 }
-static int new_device(const tl_tensor *self, int device) { return device < 0 ? (int)self->device : device; }
+/* self's device with its cuda index (the new tensor is not made on the current device) */
+static int new_device(const tl_tensor *self, int device) { return device < 0 ? (int)tl__device_of(self) : device; }
 
 tl_tensor *tl_native_new_empty_symint(tl_keyset ks, tl_tensor *self, const int64_t *size, int64_t size_len,
                                       tl_dtype dtype, int layout, int device, bool pin_memory, bool pin_memory_has) {

@@ -601,7 +601,7 @@ static int copy_slices_apply(tl_node *node, tl_tensor *const *grads_in, tl_tenso
     tl_tensor *result = NULL, *slice = NULL, **fin = NULL, **fout = NULL;
     int rc = -1;
     int32_t nin = c->fn->num_inputs, nout = c->fn->num_next;
-    result = tl_empty_strided(c->base_g.ndim, c->base_g.sizes, c->base_g.strides, grad->dtype, grad->device);
+    result = tl_empty_strided(c->base_g.ndim, c->base_g.sizes, c->base_g.strides, grad->dtype, tl__device_of(grad));
     if (!result || tl_copy_(result, grad) < 0) goto done;
     if (!(slice = region_of(result, &c->base_g, &c->view_g))) goto done;
     fin = calloc((size_t)(nin ? nin : 1), sizeof(tl_tensor *));
@@ -811,7 +811,7 @@ static int obeys_layout(const tl_tensor *g, const tl_tensor *v) {
 
 static tl_tensor *clone_like(tl_tensor *g, const tl_tensor *v) {
     if (tl_tensor_is_non_overlapping_and_dense(v) && g->ndim == v->ndim) {
-        tl_tensor *out = tl_empty_strided(v->ndim, v->sizes, v->strides, g->dtype, g->device);
+        tl_tensor *out = tl_empty_strided(v->ndim, v->sizes, v->strides, g->dtype, tl__device_of(g));
         if (!out) return NULL;
         if (tl_copy_(out, g) < 0) {
             tl_tensor_release(out);

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "autograd_internal.h"
+#include "tl_cuda_guard.h"
 #include "tl_error.h"
 #include "tl_ops_base.h" /* + the operator headers used: make includes */
 #include "ops/add.h"
@@ -530,9 +531,14 @@ static int run_engine(const run_args *a) {
         for (int32_t k = 0; k < nin; k++) any |= buf[k] != NULL;
         int arc = 0;
         node_lock(node);
-        if (any)
+        /* the node runs with its gradients' device current (PyTorch runs it on the device thread of
+         * its input buffer's first non-CPU gradient): what it makes without naming a device lands there */
+        tl_cuda_guard guard;
+        if (any && (arc = tl_cuda_guard_enter(&guard, tl_cuda_device_of_list(buf, nin))) == 0) {
             arc = node->vt->apply ? node->vt->apply(node, buf, outs)
                                   : tl_set_error(TL_ERR_RUNTIME, "autograd: node %s has no apply", tl_node_name(node));
+            tl_cuda_guard_exit(&guard);
+        }
         if (!a->retain_graph && node->vt->release_saved_variables) node->vt->release_saved_variables(node);
         node_unlock(node);
         for (int32_t k = 0; k < nin; k++) {

@@ -276,7 +276,28 @@ def test_structured_glue(small):
     # CUDA (`CPU, CUDA: foo_out`): the hand-written tl_impl_foo_out_cuda, registered when it exists
     assert ('if (TL_KERNEL_MISSING(tl_meta_foo_Tensor) || TL_KERNEL_MISSING(tl_impl_foo_out_cuda))  '
             '/* a hand-written kernel is missing: no CUDA kernel */') in foo
-    assert "TL_KEY_CUDA, (void *)tl_structured_foo_out_CUDA" in foo
+    # ... through its device guard (PyTorch's OptionalDeviceGuard on self, then out, then other);
+    # foo.out's default device_check (ExactSame) checks out, self and other first
+    assert "TL_KEY_CUDA, (void *)tl_guarded_foo_out_CUDA" in foo
+    assert textwrap.dedent(
+        """\
+        static tl_tensor *tl_guarded_foo_out_CUDA(tl_keyset ks, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out) {
+            const tl_tensor *first_ = NULL;   /* device check: every tensor argument on one device */
+            if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+            if (tl_cuda_check_device(&first_, self) != 0) return NULL;
+            if (tl_cuda_check_device(&first_, other) != 0) return NULL;
+            int dev_ = tl_cuda_device_of(self);
+            if (dev_ < 0) dev_ = tl_cuda_device_of(out);
+            if (dev_ < 0) dev_ = tl_cuda_device_of(other);
+            tl_cuda_guard g_;
+            if (tl_cuda_guard_enter(&g_, dev_) != 0) return NULL;
+            tl_tensor *r_ = tl_structured_foo_out_CUDA(ks, self, other, alpha, out);
+            tl_cuda_guard_exit(&g_);
+            return r_;
+        }
+        """
+    ) in foo
+    assert '#include "tl_cuda_guard.h"' in foo and "tl_cuda_guard" not in small["csrc/ops_bar.c"]
     h = declarations(small)
     assert "TL_WEAK int tl_impl_foo_out_cuda(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha, tl_tensor *out);" in h
     assert "TL_WEAK int tl_meta_foo_Tensor(tl_structured *s, tl_tensor *self, tl_tensor *other, tl_scalar alpha);" in h
@@ -306,6 +327,62 @@ def test_native_and_backend_select_registrations(small):
     assert "    if (tl_ops_register_foo() != 0) return -1;\n    if (tl_ops_register_bar() != 0) return -1;\n" in reg
     cdef = small["cdef/ops.h"]
     assert "\n/* foo */\ntl_tensor *tl_ops_foo_Tensor(tl_tensor *self, tl_tensor *other, tl_scalar alpha);\n" in cdef
+
+
+GUARDS = textwrap.dedent(
+    """\
+    - func: fa(Tensor self, Tensor other) -> Tensor
+      device_check: NoCheck
+      dispatch:
+        CUDA: fa_cuda
+
+    - func: fb.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)
+      dispatch:
+        CPU, CUDA: fb_out
+
+    - func: fc(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+      dispatch:
+        CPU, CUDA: fc
+
+    - func: fd(Tensor(a) self, int[] size) -> Tensor(a)
+      device_guard: False
+      dispatch:
+        CPU, CUDA: fd
+
+    - func: fe(int n) -> Tensor
+      dispatch:
+        CPU, CUDA: fe
+    """
+)
+
+
+def test_cuda_device_guards(tmp_path):
+    """Every CUDA registration with ``device_guard`` (the default) runs under a
+    generated guard whose device is PyTorch's choice; ``NoCheck`` drops the
+    device check, ``device_guard: False`` and no device source drop the guard."""
+    out = emit(tmp_path, GUARDS)
+    fa = out["csrc/ops_fa.c"]
+    assert "TL_KEY_CUDA, (void *)tl_guarded_fa_CUDA" in fa
+    assert "first_" not in fa   # NoCheck
+    assert "    int dev_ = tl_cuda_device_of(self);\n    if (dev_ < 0) dev_ = tl_cuda_device_of(other);\n" in fa
+    assert "tl_tensor *r_ = tl_native_fa_cuda(ks, self, other);" in fa
+    fb = out["csrc/ops_fb.c"]
+    assert "TL_KEY_CPU, (void *)tl_native_fb_out," in fb   # the CPU registration stays unguarded
+    assert "TL_KEY_CUDA, (void *)tl_guarded_fb_out_CUDA" in fb
+    assert body(
+        """\
+        if (tl_cuda_check_device(&first_, out) != 0) return NULL;
+        if (tl_cuda_check_device_list(&first_, tensors, tensors_len) != 0) return NULL;
+        int dev_ = tl_cuda_device_of(out);
+        if (dev_ < 0) dev_ = tl_cuda_device_of_list(tensors, tensors_len);
+        """
+    ) in fb
+    fc = out["csrc/ops_fc.c"]   # a factory: its device argument
+    assert "    int dev_ = tl_cuda_device_of_arg(device);\n" in fc and "first_" not in fc
+    assert "TL_KEY_CUDA, (void *)tl_guarded_fc_CUDA" in fc
+    for name in ("fd", "fe"):   # device_guard: False; no tensor and no device argument
+        assert "tl_cuda_guard" not in out[f"csrc/ops_{name}.c"]
+        assert f"TL_KEY_CUDA, (void *)tl_native_{name}," in out[f"csrc/ops_{name}.c"]
 
 
 # ------------------------------------------------------------- locality

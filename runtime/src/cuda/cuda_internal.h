@@ -83,6 +83,7 @@ CUcontext tl__cu_primary(int device);      /* after tl__cu_ctx(device) succeeded
 /* "CUDA driver error: <the driver's text>" from a failed call's result; -1 */
 int tl__cu_error(CUresult r, const char *what);
 int tl__cu_check_device(int device);       /* 0, or -1 + "CUDA error: invalid device ordinal" */
+extern _Thread_local int tl__cu_t_device;  /* this thread's current device (driver.c, guard.c) */
 
 /* ---- memory.c: count elements of width 1, 2 or 4 bytes set to pattern, on
  * the current stream */

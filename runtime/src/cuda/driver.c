@@ -21,7 +21,7 @@ static char g_reason[512];             /* why g_count is 0 */
 static pthread_mutex_t g_ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUcontext g_ctx[TL_CUDA_MAX_DEVICES];
 
-static _Thread_local int t_device = 0;           /* tl_cuda_current_device */
+_Thread_local int tl__cu_t_device = 0;           /* tl_cuda_current_device (guard.c sets it too) */
 static _Thread_local int t_ctx_device = -1;      /* whose context is current here */
 static _Thread_local tl_cuda_stream t_stream[TL_CUDA_MAX_DEVICES];
 
@@ -154,11 +154,11 @@ int tl__cu_ctx(int device) {
 CUcontext tl__cu_primary(int device) { return g_ctx[device]; }
 
 /* ---------------------------------------------------------------- devices */
-int tl_cuda_current_device(void) { return t_device; }
+int tl_cuda_current_device(void) { return tl__cu_t_device; }
 
 int tl_cuda_set_device(int device) {
     if (tl__cu_check_device(device) != 0) return -1;
-    t_device = device;
+    tl__cu_t_device = device;
     return tl__cu_ctx(device);
 }
 
@@ -215,7 +215,7 @@ int tl_cuda_stream_create(int device, int priority, tl_cuda_stream *out) {
 
 /* the calls below name the stream (NULL: the current device's default
  * stream, which is why that device's context is made current first) */
-static int stream_ctx(void) { return tl__cu_ctx(t_device); }
+static int stream_ctx(void) { return tl__cu_ctx(tl__cu_t_device); }
 
 int tl_cuda_stream_destroy(tl_cuda_stream s) {
     if (!s) return 0;

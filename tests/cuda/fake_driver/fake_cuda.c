@@ -13,7 +13,10 @@
  *    cuLaunchKernel calls with the grid, block and kernelParams;
  *  - an allocation limit (fake_set_memory_limit) makes cuMemAlloc fail with
  *    CUDA_ERROR_OUT_OF_MEMORY;
- *  - counters (fake_counter("mem_alloc"), ...) let tests see what happened.
+ *  - counters (fake_counter("mem_alloc"), ...) let tests see what happened;
+ *    launches are also counted per device of the context current at the
+ *    launch (fake_launches_on, fake_last_launch_device), and every allocation
+ *    keeps the device it was made on (fake_is_device_ptr).
  * Environment: FAKE_CUDA_DEVICES (default 2; 0 makes cuInit fail with
  * CUDA_ERROR_NO_DEVICE), FAKE_CUDA_CC ("9.0"), FAKE_CUDA_DRIVER_VERSION (13000). */
 #include <pthread.h>
@@ -60,6 +63,8 @@ static long long g_last_proc_version;
 static long long c_mem_alloc, c_mem_free, c_h2d, c_d2h, c_d2d, c_peer, c_memset, c_launch, c_module_load,
     c_ctx_set, c_stream_sync, c_event_record, c_bytes_h2d, c_bytes_d2h;
 static unsigned g_last_grid[3], g_last_block[3], g_last_shared;
+static long long c_launch_dev[16];   /* launches per device of the current context */
+static int g_last_launch_device = -1;
 static void *g_last_stream;
 
 static void env_init(void) {
@@ -426,6 +431,8 @@ static CUresult f_cuLaunchKernel(fake_function *f, unsigned gx, unsigned gy, uns
     g_last_shared = shared;
     g_last_stream = s;
     c_launch++;
+    if (t_current) c_launch_dev[t_current->device]++;
+    g_last_launch_device = t_current ? t_current->device : -1;
     pthread_mutex_unlock(&g_lock);
     f->fn(grid, block, params);
     return SUCCESS;
@@ -509,6 +516,8 @@ EXPORT long long fake_counter(const char *name) {
         if (strcmp(cs[i].n, name) == 0) return *cs[i].v;
     return -1;
 }
+EXPORT long long fake_launches_on(int device) { return device >= 0 && device < 16 ? c_launch_dev[device] : -1; }
+EXPORT int fake_last_launch_device(void) { return g_last_launch_device; }
 EXPORT void fake_last_launch(unsigned grid[3], unsigned block[3], void **stream) {
     memcpy(grid, g_last_grid, sizeof g_last_grid);
     memcpy(block, g_last_block, sizeof g_last_block);
