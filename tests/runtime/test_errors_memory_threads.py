@@ -2,7 +2,6 @@
 (allocator cache, a million tensors), generators, threads and fork."""
 import gc
 import os
-import resource
 import subprocess
 import sys
 import threading
@@ -74,6 +73,41 @@ def test_allocation_alignment_and_sizes():
         assert t.data_ptr() % 64 == 0
         _rt.fill_(t, 1)                        # the whole block is writable
     assert _rt.empty(0).data_ptr() == 0
+
+
+def _mapping_of(addr: int) -> tuple[str, list[str]]:
+    """(the /proc/self/smaps header line of the mapping holding addr, its VmFlags)"""
+    head = None
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            if "-" in line.split()[0] and ":" not in line.split()[0]:
+                lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+                head = line.strip() if lo <= addr < hi else None
+            elif head and line.startswith("VmFlags:"):
+                return head, line.split()[1:]
+    raise AssertionError(f"no mapping holds {addr:#x}")
+
+
+@pytest.mark.skipif(not os.path.exists("/sys/kernel/mm/transparent_hugepage/enabled")
+                    or "[never]" in open("/sys/kernel/mm/transparent_hugepage/enabled").read()
+                    or os.environ.get("TORCHLET_ASAN_RUN") == "1", reason="no transparent huge pages (or ASan)")
+def test_large_blocks_are_their_own_huge_page_mappings():
+    """a block of 4 MiB or more is mapped for itself, 2 MiB aligned and advised
+    for huge pages (VmFlags hg), even after a large free has moved glibc's mmap
+    threshold up so that malloc would hand out heap memory already faulted in
+    4 KiB pages"""
+    big = np.ones(24 << 20, dtype=np.uint8)
+    del big                                    # raises glibc's dynamic mmap threshold to ~24 MiB
+    lib.tl_allocator_empty_cache()
+    for n in (4 << 20, 5 << 20, 16 << 20):
+        t = _rt.empty(n, dtype=tl.uint8)
+        _rt.fill_(t, 1)
+        head, flags = _mapping_of(t.data_ptr())
+        assert t.data_ptr() % (2 << 20) == 0
+        assert "[heap]" not in head and "hg" in flags, (head, flags)
+        del t
+    small = _rt.empty(1 << 20, dtype=tl.uint8)  # below 4 MiB: malloc's, no advice
+    assert "hg" not in _mapping_of(small.data_ptr())[1]
 
 
 def _rss_mb():
