@@ -1,10 +1,12 @@
 """CUDA kernels from the ufunc formulas: ``generated/cuda/ufunc_<op>.cu`` (the
 readable program) and ``generated/cuda/ufunc_<op>_cuda.c`` (the host side: the
-program as a C string, its kernels per dtype, the launcher).
+program's own text as C strings, its kernels per dtype, the launcher).
 
 The same formula header that feeds the CPU loops (``kernels/ufunc/<name>.h``)
 is pasted into one CUDA C++ program per operator after the prelude
-``kernels/cuda/tl_cuda_prelude.cuh``: ``#include`` lines are dropped (headers
+``kernels/cuda/tl_cuda_prelude.cuh`` and the parameter struct (shared texts
+the program includes, embedded once: cuda_program.py); the formula's
+``#include`` lines are dropped (headers
 of kernels/ufunc that the formula includes are pasted before it), and C11
 ``_Generic`` selections become C++17 ``if constexpr`` chains. ``#line``
 directives make NVRTC report an error in a formula at its file and line.
@@ -24,10 +26,9 @@ import re
 
 from ..diagnostics import Diagnostic, Pos
 from . import EmitContext
+from .cuda_program import C_COMMENT, host_source
 from .ufunc import BY_NAME, DTYPES, ROOT, DType, Formula
 
-C_COMMENT = ("/*", " * ", " */")
-PRELUDE = ROOT / "kernels" / "cuda" / "tl_cuda_prelude.cuh"
 
 #: limits of the parameter struct (one layout for every operator)
 MAX_DIMS = 25
@@ -251,18 +252,6 @@ def _define_line(formula: Formula) -> int:
     return 1
 
 
-def _c_string(text: str) -> str:
-    """text as a C string literal, one source line per literal line"""
-    out = []
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    for line in lines:
-        esc = line.replace("\\", "\\\\").replace('"', '\\"')
-        out.append(f'    "{esc}\\n"')
-    return "\n".join(out)
-
-
 def _fix_lines(src: str, name: str) -> str:
     """``#line @@`` (end of a pasted formula) -> the line that follows in the
     generated program itself"""
@@ -300,12 +289,11 @@ def render_cuda(ctx: EmitContext, op: str, sources: list[str], formulas: dict[st
                  vt=STRIDED_VT, scalar_args=scalar_args, tensor_args=tensor_args,
                  dtypes=", ".join(d.scalar_name for d in DTYPES if d.scalar_name in per_dtype),
                  limits=(MAX_DIMS, MAX_OPS, MAX_ARGS))
-    cu = ctx.render("ufunc_cuda.cu.j2", C_COMMENT, prelude=PRELUDE.read_text().rstrip("\n"),
-                    params=params_struct("cuda"), formulas=formula_src.rstrip("\n"), **slots)
+    cu = ctx.render("ufunc_cuda.cu.j2", C_COMMENT, formulas=formula_src.rstrip("\n"), **slots)
     cu = _fix_lines(cu, cu_name).rstrip("\n") + "\n"
     base = error_name.replace("_cpu", "") if error_name else (impl["kernel"] if impl else "ufunc_" + op)
     not_impl = f'\\"{base}_cuda\\" not implemented for \'%s\''
-    host = ctx.render("ufunc_cuda_host.c.j2", C_COMMENT, source=_c_string(cu), table=table, impl=impl,
+    host = ctx.render("ufunc_cuda_host.c.j2", C_COMMENT, source=host_source(f"tl_ufunc_{op}_cuda", cu_name, cu), table=table, impl=impl,
                       not_implemented=not_impl, **slots)
     return {f"cuda/ufunc_{op}.cu": cu, f"cuda/ufunc_{op}_cuda.c": host}
 
@@ -322,5 +310,8 @@ def render_copy_program(ctx: EmitContext, errors: list[Diagnostic]) -> dict[str,
 
 
 def render_params_header(ctx: EmitContext) -> dict[str, str]:
+    """the struct for the host (.h) and for the programs (.cuh: a shared text they include)"""
     return {"cuda/tl_cuda_ufunc_params.h": ctx.render("ufunc_cuda_params.h.j2", C_COMMENT,
-                                                      params=params_struct("c"), size=PARAMS_SIZE)}
+                                                      params=params_struct("c"), size=PARAMS_SIZE),
+            "cuda/tl_cuda_ufunc_params.cuh": ctx.render("ufunc_cuda_params.cuh.j2", C_COMMENT,
+                                                        params=params_struct("cuda"), size=PARAMS_SIZE)}
