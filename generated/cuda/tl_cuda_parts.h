@@ -7,9 +7,10 @@
 #ifndef TL_CUDA_PARTS_H
 #define TL_CUDA_PARTS_H
 
-/* Each text a program (generated/cuda/*.cu) includes, embedded once
- * (tl_cuda_parts.c) as the piece that replaces its #include line; a
- * program's tl_cuda_program.parts lists these beside its own pieces. */
+/* Each text a program (generated/cuda/ufunc_<op>.cu, reduce.cu, index.cu)
+ * includes, embedded once (tl_cuda_parts.c) as the piece that replaces its
+ * #include line; a program's tl_cuda_program.parts lists these beside its
+ * own pieces. */
 extern const char tl_cuda_text_tl_cuda_index_cuh[];  /* kernels/cuda/tl_cuda_index.cuh */
 extern const char tl_cuda_text_tl_cuda_index_params_h[];  /* kernels/cuda/tl_cuda_index_params.h */
 extern const char tl_cuda_text_tl_cuda_prelude_cuh[];  /* kernels/cuda/tl_cuda_prelude.cuh */
