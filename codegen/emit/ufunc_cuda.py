@@ -60,15 +60,13 @@ if sum(f[3] for f in PARAM_FIELDS) % 8:   # both sides then agree on the tail pa
 PARAMS_SIZE = sum(f[3] for f in PARAM_FIELDS)
 
 
-def params_struct(kind: str) -> str:
-    """The struct in C (``kind="c"``) or CUDA C++, with its size assertion."""
-    assert_kw = "_Static_assert" if kind == "c" else "static_assert"
-    lines = [f"#define TL_CUDA_MAX_DIMS {MAX_DIMS}", f"#define TL_CUDA_MAX_OPS {MAX_OPS}",
-             f"#define TL_CUDA_MAX_ARGS {MAX_ARGS}"] if kind == "c" else []
-    lines.append("typedef struct tl_cuda_ufunc_params {")
+def params_struct() -> str:
+    """The struct with its size assertion: one text for C11 (static_assert
+    from <assert.h>) and CUDA C++."""
+    lines = ["typedef struct tl_cuda_ufunc_params {"]
     lines += [f"    {t} {n}{a};" for t, n, a, _ in PARAM_FIELDS]
     lines.append("} tl_cuda_ufunc_params;")
-    lines.append(f'{assert_kw}(sizeof(tl_cuda_ufunc_params) == {PARAMS_SIZE}, '
+    lines.append(f'static_assert(sizeof(tl_cuda_ufunc_params) == {PARAMS_SIZE}, '
                  f'"tl_cuda_ufunc_params: the C and CUDA layouts must agree");')
     return "\n".join(lines)
 
@@ -310,8 +308,9 @@ def render_copy_program(ctx: EmitContext, errors: list[Diagnostic]) -> dict[str,
 
 
 def render_params_header(ctx: EmitContext) -> dict[str, str]:
-    """the struct for the host (.h) and for the programs (.cuh: a shared text they include)"""
+    """the struct (.cuh: a shared text the programs include, and the host's
+    header .h includes it too)"""
     return {"cuda/tl_cuda_ufunc_params.h": ctx.render("ufunc_cuda_params.h.j2", C_COMMENT,
-                                                      params=params_struct("c"), size=PARAMS_SIZE),
+                                                      limits=(MAX_DIMS, MAX_OPS, MAX_ARGS)),
             "cuda/tl_cuda_ufunc_params.cuh": ctx.render("ufunc_cuda_params.cuh.j2", C_COMMENT,
-                                                        params=params_struct("cuda"), size=PARAMS_SIZE)}
+                                                        params=params_struct(), size=PARAMS_SIZE)}

@@ -4,8 +4,11 @@
  * inputs: yaml/native_functions.yaml, yaml/derivatives.yaml (fingerprint: generated/MANIFEST)
  * Edit the inputs or the template, then run `make generate`.
  */
-/* ONE struct passed by value to every ufunc kernel (832 bytes); the
- * host side declares it in tl_cuda_ufunc_params.h (same fields, same size) */
+/* ONE struct passed by value to every ufunc kernel (832 bytes):
+ * device pointers (outputs first), scalar arguments and CPU-scalar inputs in
+ * the compute type, element count and dims of this launch (innermost first),
+ * magic numbers of each size's 32-bit division, byte strides. One text for
+ * the host (C11, via tl_cuda_ufunc_params.h) and the programs (CUDA C++). */
 typedef struct tl_cuda_ufunc_params {
     uint64_t data[4];
     tl_opmath args[4];

@@ -120,8 +120,10 @@ def test_reduce_program_and_host_side():
 
 
 def test_params_struct_both_sides():
-    h = (GEN / "tl_cuda_ufunc_params.h").read_text()
-    assert f"_Static_assert(sizeof(tl_cuda_ufunc_params) == {uc.PARAMS_SIZE}," in h
+    # one text: the programs include the .cuh, the host's header includes it too
+    assert '#include "tl_cuda_ufunc_params.cuh"' in (GEN / "tl_cuda_ufunc_params.h").read_text()
+    h = (GEN / "tl_cuda_ufunc_params.cuh").read_text()
+    assert f"static_assert(sizeof(tl_cuda_ufunc_params) == {uc.PARAMS_SIZE}," in h
     for t, n, a, _ in uc.PARAM_FIELDS:
         assert f"    {t} {n}{a};" in h
     assert uc.PARAMS_SIZE % 8 == 0 and uc.PARAMS_SIZE < 4096   # the classic kernel parameter limit
