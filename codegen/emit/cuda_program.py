@@ -20,6 +20,7 @@ file itself with those folders on its include path.
 from __future__ import annotations
 
 import re
+import textwrap
 
 from .ufunc import ROOT
 
@@ -100,7 +101,9 @@ def host_source(prefix: str, cu_path: str, cu: str) -> str:
         var = f"{prefix}_source_{len(names)}"
         out.append(f"static const char {var}[] =\n{c_string(text)};")
         names.append(var)
-    out.append(f"static const char *const {prefix}_parts[] = {{{', '.join(names + ['NULL'])}}};")
+    out.append(f"static const char *const {prefix}_parts[] = {{\n"
+               + textwrap.fill(", ".join(names + ["NULL"]), 110, initial_indent="    ", subsequent_indent="    ")
+               + "\n};")
     return "\n".join(out)
 
 

@@ -165,7 +165,10 @@ static const char tl_index_cuda_source_4[] =
     "extern \"C\" __global__ void __launch_bounds__(256) tl_nll_loss_backward_f64(const tl_cuda_index_params p) {\n"
     "    tl_ix_nll_bwd<9, double>(p);\n"
     "}\n";
-static const char *const tl_index_cuda_parts[] = {tl_index_cuda_source_0, tl_cuda_text_tl_cuda_prelude_cuh, tl_cuda_text_tl_cuda_index_params_h, tl_cuda_text_tl_cuda_index_cuh, tl_index_cuda_source_4, NULL};
+static const char *const tl_index_cuda_parts[] = {
+    tl_index_cuda_source_0, tl_cuda_text_tl_cuda_prelude_cuh, tl_cuda_text_tl_cuda_index_params_h,
+    tl_cuda_text_tl_cuda_index_cuh, tl_index_cuda_source_4, NULL
+};
 
 static tl_cuda_program tl_index_cuda_program = {"index", tl_index_cuda_parts, {0}};
 

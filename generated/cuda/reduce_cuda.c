@@ -1591,7 +1591,10 @@ static const char tl_reduce_cuda_source_4[] =
     "extern \"C\" __global__ void __launch_bounds__(512) tl_cumprod_f64(const tl_cuda_reduce_params p) {\n"
     "    tl_rd_scan<double, tl_rd_prod<double>>(p);\n"
     "}\n";
-static const char *const tl_reduce_cuda_parts[] = {tl_reduce_cuda_source_0, tl_cuda_text_tl_cuda_prelude_cuh, tl_cuda_text_tl_cuda_reduce_params_h, tl_cuda_text_tl_cuda_reduce_cuh, tl_reduce_cuda_source_4, NULL};
+static const char *const tl_reduce_cuda_parts[] = {
+    tl_reduce_cuda_source_0, tl_cuda_text_tl_cuda_prelude_cuh, tl_cuda_text_tl_cuda_reduce_params_h,
+    tl_cuda_text_tl_cuda_reduce_cuh, tl_reduce_cuda_source_4, NULL
+};
 
 static tl_cuda_program tl_reduce_cuda_program = {"reduce", tl_reduce_cuda_parts, {0}};
 

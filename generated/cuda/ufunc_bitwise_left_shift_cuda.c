@@ -477,7 +477,10 @@ static const char tl_ufunc_bitwise_left_shift_cuda_source_3[] =
     "        tl_cuda_cast_store<int64_t>(p.dtypes[0], out + off[0], (int64_t)(ufunc_bitwise_left_shift_i64_op(x1, x2)));\n"
     "    }\n"
     "}\n";
-static const char *const tl_ufunc_bitwise_left_shift_cuda_parts[] = {tl_ufunc_bitwise_left_shift_cuda_source_0, tl_cuda_text_tl_cuda_prelude_cuh, tl_cuda_text_tl_cuda_ufunc_params_cuh, tl_ufunc_bitwise_left_shift_cuda_source_3, NULL};
+static const char *const tl_ufunc_bitwise_left_shift_cuda_parts[] = {
+    tl_ufunc_bitwise_left_shift_cuda_source_0, tl_cuda_text_tl_cuda_prelude_cuh,
+    tl_cuda_text_tl_cuda_ufunc_params_cuh, tl_ufunc_bitwise_left_shift_cuda_source_3, NULL
+};
 
 static tl_cuda_program tl_ufunc_bitwise_left_shift_cuda_program = {"ufunc_bitwise_left_shift", tl_ufunc_bitwise_left_shift_cuda_parts, {0}};
 

@@ -692,7 +692,10 @@ static const char tl_ufunc_isfinite_cuda_source_3[] =
     "        tl_cuda_cast_store<bool>(p.dtypes[0], out + off[0], (bool)(ufunc_isfinite_f64_op(x1)));\n"
     "    }\n"
     "}\n";
-static const char *const tl_ufunc_isfinite_cuda_parts[] = {tl_ufunc_isfinite_cuda_source_0, tl_cuda_text_tl_cuda_prelude_cuh, tl_cuda_text_tl_cuda_ufunc_params_cuh, tl_ufunc_isfinite_cuda_source_3, NULL};
+static const char *const tl_ufunc_isfinite_cuda_parts[] = {
+    tl_ufunc_isfinite_cuda_source_0, tl_cuda_text_tl_cuda_prelude_cuh, tl_cuda_text_tl_cuda_ufunc_params_cuh,
+    tl_ufunc_isfinite_cuda_source_3, NULL
+};
 
 static tl_cuda_program tl_ufunc_isfinite_cuda_program = {"ufunc_isfinite", tl_ufunc_isfinite_cuda_parts, {0}};
 

@@ -1037,7 +1037,10 @@ static const char tl_ufunc_special_spherical_bessel_j0_cuda_source_3[] =
     "        tl_cuda_cast_store<double>(p.dtypes[0], out + off[0], (double)(ufunc_special_spherical_bessel_j0_f64_op(x1)));\n"
     "    }\n"
     "}\n";
-static const char *const tl_ufunc_special_spherical_bessel_j0_cuda_parts[] = {tl_ufunc_special_spherical_bessel_j0_cuda_source_0, tl_cuda_text_tl_cuda_prelude_cuh, tl_cuda_text_tl_cuda_ufunc_params_cuh, tl_ufunc_special_spherical_bessel_j0_cuda_source_3, NULL};
+static const char *const tl_ufunc_special_spherical_bessel_j0_cuda_parts[] = {
+    tl_ufunc_special_spherical_bessel_j0_cuda_source_0, tl_cuda_text_tl_cuda_prelude_cuh,
+    tl_cuda_text_tl_cuda_ufunc_params_cuh, tl_ufunc_special_spherical_bessel_j0_cuda_source_3, NULL
+};
 
 static tl_cuda_program tl_ufunc_special_spherical_bessel_j0_cuda_program = {"ufunc_special_spherical_bessel_j0", tl_ufunc_special_spherical_bessel_j0_cuda_parts, {0}};
 
