@@ -111,7 +111,7 @@ def cache_load(report: dict, dry: bool) -> None:
     loaded, missing, failed = 0, 0, []
     t = time.perf_counter()
     for p in prebuild.programs():
-        img = nvrtc.cached_image(p.stem, p.read_text(), cc, folder)
+        img = nvrtc.cached_image(p.stem, nvrtc.program_source(p), cc, folder)
         if img is None:
             missing += 1
             continue

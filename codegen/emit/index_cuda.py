@@ -1,10 +1,11 @@
 """The CUDA indexing program: ``generated/cuda/index.cu`` (the prelude, the
-parameter struct ``kernels/cuda/tl_cuda_index_params.h``, the hand-written
-kernel templates ``kernels/cuda/tl_cuda_index.cuh`` and their ``extern "C"``
-instantiations) and ``generated/cuda/index_cuda.c`` (the program as a C
-string, its kernels and the tables ``kernels/cuda/tl_cuda_index.c`` launches
-from). Only the instantiations are generated, as for the reductions
-(reduce_cuda.py; docs/CUDA.md).
+parameter struct ``kernels/cuda/tl_cuda_index_params.h`` and the hand-written
+kernel templates ``kernels/cuda/tl_cuda_index.cuh``, shared texts it includes
+(cuda_program.py), then their ``extern "C"`` instantiations) and
+``generated/cuda/index_cuda.c`` (the program's own text as C strings, its
+kernels and the tables ``kernels/cuda/tl_cuda_index.c`` launches from).
+Only the instantiations are generated, as for the reductions (reduce_cuda.py;
+docs/CUDA.md).
 """
 
 from __future__ import annotations
@@ -12,12 +13,10 @@ from __future__ import annotations
 import textwrap
 
 from . import EmitContext
-from .reduce_cuda import CUDA_DIR, _strip
+from .cuda_program import C_COMMENT, host_source
 from .ufunc import DTYPES
-from .ufunc_cuda import C_COMMENT, PRELUDE, _c_string
+from .ufunc_cuda import _fix_lines
 
-PARAMS = CUDA_DIR / "tl_cuda_index_params.h"
-BODY = CUDA_DIR / "tl_cuda_index.cuh"
 THREADS = 256   # kernels/cuda/tl_cuda_index.c: INDEX_THREADS
 
 _REAL = DTYPES[:10]   # tl_dtype codes 0..9: the dtypes the CUDA kernels compute in
@@ -65,12 +64,11 @@ def _kernels() -> tuple[list[dict], dict[str, list]]:
 
 def render_index_program(ctx: EmitContext) -> dict[str, str]:
     kernels, tables = _kernels()
-    cu = ctx.render("index_cuda.cu.j2", C_COMMENT, prelude=PRELUDE.read_text().rstrip("\n"),
-                    params=_strip(PARAMS.read_text()), body=_strip(BODY.read_text()), kernels=kernels,
-                    threads=THREADS)
-    cu = cu.rstrip("\n") + "\n"
+    cu = ctx.render("index_cuda.cu.j2", C_COMMENT, kernels=kernels, threads=THREADS)
+    cu = _fix_lines(cu, "generated/cuda/index.cu").rstrip("\n") + "\n"
     rows = [(name, len(row), textwrap.fill(", ".join("NULL" if i is None else f"&tl_index_cuda_fns[{i}]" for i in row),
                                            110, initial_indent="    ", subsequent_indent="    "))
             for name, row in tables.items()]
-    host = ctx.render("index_cuda_host.c.j2", C_COMMENT, source=_c_string(cu), kernels=kernels, tables=rows)
+    host = ctx.render("index_cuda_host.c.j2", C_COMMENT, source=host_source("tl_index_cuda", "generated/cuda/index.cu", cu),
+                      kernels=kernels, tables=rows)
     return {"cuda/index.cu": cu, "cuda/index_cuda.c": host}

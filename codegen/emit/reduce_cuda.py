@@ -1,9 +1,10 @@
 """The CUDA reduction program: ``generated/cuda/reduce.cu`` (one CUDA C++
 program: the prelude, the parameter struct ``kernels/cuda/
-tl_cuda_reduce_params.h``, the hand-written kernel templates ``kernels/cuda/
-tl_cuda_reduce.cuh`` and one ``extern "C"`` pair of kernels per operator and
-dtype) and ``generated/cuda/reduce_cuda.c`` (the program as a C string, its
-kernels and the table ``kernels/cuda/tl_cuda_reduce.c`` launches from).
+tl_cuda_reduce_params.h`` and the hand-written kernel templates ``kernels/cuda/
+tl_cuda_reduce.cuh``, shared texts it includes (cuda_program.py), then one
+``extern "C"`` pair of kernels per operator and dtype) and ``generated/cuda/
+reduce_cuda.c`` (the program's own text as C strings, its kernels and the
+table ``kernels/cuda/tl_cuda_reduce.c`` launches from).
 
 The pointwise emitter renders formulas; reductions are block-cooperative
 (shared memory, warp shuffles), so their bodies are written by hand and only
@@ -13,12 +14,10 @@ the instantiations are generated (docs/CUDA.md).
 from __future__ import annotations
 
 from . import EmitContext
-from .ufunc import DTYPES, ROOT
-from .ufunc_cuda import C_COMMENT, PRELUDE, _c_string
+from .cuda_program import C_COMMENT, host_source
+from .ufunc import DTYPES
+from .ufunc_cuda import _fix_lines
 
-CUDA_DIR = ROOT / "kernels" / "cuda"
-PARAMS = CUDA_DIR / "tl_cuda_reduce_params.h"
-BODY = CUDA_DIR / "tl_cuda_reduce.cuh"
 THREADS = 512   # tl_cuda_reduce_params.h: TL_CUDA_REDUCE_MAX_THREADS
 
 #: the template argument naming each dtype's storage (tl_cuda_reduce.cuh)
@@ -72,11 +71,6 @@ def acc_bytes(op: str, dtype: str) -> int:
     return _COMPUTE_BYTES[dtype]
 
 
-def _strip(text: str) -> str:
-    """a header's text without its #include lines (the program includes nothing)"""
-    return "\n".join(line for line in text.split("\n") if not line.lstrip().startswith("#include")).rstrip("\n")
-
-
 def _softmax_kernels(suffix: str) -> list[dict]:
     """softmax / log_softmax (suffix "") or their backward ("_backward") per floating dtype, index 2 * i + log"""
     return [{"name": f"tl_{'log_' if log else ''}softmax{suffix}_{d.suffix}", "T": STORAGE[d.scalar_name],
@@ -112,10 +106,10 @@ def render_reduce_program(ctx: EmitContext) -> dict[str, str]:
              "kind": i, "index": 3 * j + i}
             for j, d in enumerate(d for d in DTYPES if d.scalar_name in _FLOAT)
             for i, (kind, fn) in enumerate(LAYER_NORM)]
-    cu = ctx.render("reduce_cuda.cu.j2", C_COMMENT, prelude=PRELUDE.read_text().rstrip("\n"),
-                    params=_strip(PARAMS.read_text()), body=_strip(BODY.read_text()), kernels=kernels,
-                    softmax=softmax, softmax_bwd=softmax_bwd, norm=norm, scan=scan, threads=THREADS)
-    cu = cu.rstrip("\n") + "\n"
-    host = ctx.render("reduce_cuda_host.c.j2", C_COMMENT, source=_c_string(cu), kernels=kernels, table=table,
+    cu = ctx.render("reduce_cuda.cu.j2", C_COMMENT, kernels=kernels, softmax=softmax, softmax_bwd=softmax_bwd,
+                    norm=norm, scan=scan, threads=THREADS)
+    cu = _fix_lines(cu, "generated/cuda/reduce.cu").rstrip("\n") + "\n"
+    host = ctx.render("reduce_cuda_host.c.j2", C_COMMENT, source=host_source("tl_reduce_cuda", "generated/cuda/reduce.cu",
+                                                                             cu), kernels=kernels, table=table,
                       softmax=softmax, softmax_bwd=softmax_bwd, norm=norm, scan=scan, scan_table=scan_table)
     return {"cuda/reduce.cu": cu, "cuda/reduce_cuda.c": host}

@@ -345,6 +345,7 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
     from .ufunc_cuda import render_copy_program, render_cuda, render_params_header  # it imports our dtype tables
     from .reduce_cuda import render_reduce_program
     from .index_cuda import render_index_program
+    from .cuda_program import render_shared_texts
 
     m = ctx.model
     formulas = read_formulas()
@@ -437,6 +438,7 @@ def emit_ufunc_kernels(ctx: EmitContext) -> dict[str, str]:
         files.update(render_copy_program(ctx, errors))
         files.update(render_reduce_program(ctx))
         files.update(render_index_program(ctx))
+        files.update(render_shared_texts(ctx, files))
     if errors:
         raise CodegenError(errors)
     return files

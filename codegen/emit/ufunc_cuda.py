@@ -1,10 +1,12 @@
 """CUDA kernels from the ufunc formulas: ``generated/cuda/ufunc_<op>.cu`` (the
 readable program) and ``generated/cuda/ufunc_<op>_cuda.c`` (the host side: the
-program as a C string, its kernels per dtype, the launcher).
+program's own text as C strings, its kernels per dtype, the launcher).
 
 The same formula header that feeds the CPU loops (``kernels/ufunc/<name>.h``)
 is pasted into one CUDA C++ program per operator after the prelude
-``kernels/cuda/tl_cuda_prelude.cuh``: ``#include`` lines are dropped (headers
+``kernels/cuda/tl_cuda_prelude.cuh`` and the parameter struct (shared texts
+the program includes, embedded once: cuda_program.py); the formula's
+``#include`` lines are dropped (headers
 of kernels/ufunc that the formula includes are pasted before it), and C11
 ``_Generic`` selections become C++17 ``if constexpr`` chains. ``#line``
 directives make NVRTC report an error in a formula at its file and line.
@@ -24,10 +26,9 @@ import re
 
 from ..diagnostics import Diagnostic, Pos
 from . import EmitContext
+from .cuda_program import C_COMMENT, host_source
 from .ufunc import BY_NAME, DTYPES, ROOT, DType, Formula
 
-C_COMMENT = ("/*", " * ", " */")
-PRELUDE = ROOT / "kernels" / "cuda" / "tl_cuda_prelude.cuh"
 
 #: limits of the parameter struct (one layout for every operator)
 MAX_DIMS = 25
@@ -59,15 +60,13 @@ if sum(f[3] for f in PARAM_FIELDS) % 8:   # both sides then agree on the tail pa
 PARAMS_SIZE = sum(f[3] for f in PARAM_FIELDS)
 
 
-def params_struct(kind: str) -> str:
-    """The struct in C (``kind="c"``) or CUDA C++, with its size assertion."""
-    assert_kw = "_Static_assert" if kind == "c" else "static_assert"
-    lines = [f"#define TL_CUDA_MAX_DIMS {MAX_DIMS}", f"#define TL_CUDA_MAX_OPS {MAX_OPS}",
-             f"#define TL_CUDA_MAX_ARGS {MAX_ARGS}"] if kind == "c" else []
-    lines.append("typedef struct tl_cuda_ufunc_params {")
+def params_struct() -> str:
+    """The struct with its size assertion: one text for C11 (static_assert
+    from <assert.h>) and CUDA C++."""
+    lines = ["typedef struct tl_cuda_ufunc_params {"]
     lines += [f"    {t} {n}{a};" for t, n, a, _ in PARAM_FIELDS]
     lines.append("} tl_cuda_ufunc_params;")
-    lines.append(f'{assert_kw}(sizeof(tl_cuda_ufunc_params) == {PARAMS_SIZE}, '
+    lines.append(f'static_assert(sizeof(tl_cuda_ufunc_params) == {PARAMS_SIZE}, '
                  f'"tl_cuda_ufunc_params: the C and CUDA layouts must agree");')
     return "\n".join(lines)
 
@@ -251,18 +250,6 @@ def _define_line(formula: Formula) -> int:
     return 1
 
 
-def _c_string(text: str) -> str:
-    """text as a C string literal, one source line per literal line"""
-    out = []
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    for line in lines:
-        esc = line.replace("\\", "\\\\").replace('"', '\\"')
-        out.append(f'    "{esc}\\n"')
-    return "\n".join(out)
-
-
 def _fix_lines(src: str, name: str) -> str:
     """``#line @@`` (end of a pasted formula) -> the line that follows in the
     generated program itself"""
@@ -300,12 +287,11 @@ def render_cuda(ctx: EmitContext, op: str, sources: list[str], formulas: dict[st
                  vt=STRIDED_VT, scalar_args=scalar_args, tensor_args=tensor_args,
                  dtypes=", ".join(d.scalar_name for d in DTYPES if d.scalar_name in per_dtype),
                  limits=(MAX_DIMS, MAX_OPS, MAX_ARGS))
-    cu = ctx.render("ufunc_cuda.cu.j2", C_COMMENT, prelude=PRELUDE.read_text().rstrip("\n"),
-                    params=params_struct("cuda"), formulas=formula_src.rstrip("\n"), **slots)
+    cu = ctx.render("ufunc_cuda.cu.j2", C_COMMENT, formulas=formula_src.rstrip("\n"), **slots)
     cu = _fix_lines(cu, cu_name).rstrip("\n") + "\n"
     base = error_name.replace("_cpu", "") if error_name else (impl["kernel"] if impl else "ufunc_" + op)
     not_impl = f'\\"{base}_cuda\\" not implemented for \'%s\''
-    host = ctx.render("ufunc_cuda_host.c.j2", C_COMMENT, source=_c_string(cu), table=table, impl=impl,
+    host = ctx.render("ufunc_cuda_host.c.j2", C_COMMENT, source=host_source(f"tl_ufunc_{op}_cuda", cu_name, cu), table=table, impl=impl,
                       not_implemented=not_impl, **slots)
     return {f"cuda/ufunc_{op}.cu": cu, f"cuda/ufunc_{op}_cuda.c": host}
 
@@ -322,5 +308,9 @@ def render_copy_program(ctx: EmitContext, errors: list[Diagnostic]) -> dict[str,
 
 
 def render_params_header(ctx: EmitContext) -> dict[str, str]:
+    """the struct (.cuh: a shared text the programs include, and the host's
+    header .h includes it too)"""
     return {"cuda/tl_cuda_ufunc_params.h": ctx.render("ufunc_cuda_params.h.j2", C_COMMENT,
-                                                      params=params_struct("c"), size=PARAMS_SIZE)}
+                                                      limits=(MAX_DIMS, MAX_OPS, MAX_ARGS)),
+            "cuda/tl_cuda_ufunc_params.cuh": ctx.render("ufunc_cuda_params.cuh.j2", C_COMMENT,
+                                                        params=params_struct(), size=PARAMS_SIZE)}

@@ -7,32 +7,15 @@
 #ifndef TL_CUDA_UFUNC_PARAMS_H
 #define TL_CUDA_UFUNC_PARAMS_H
 
+#include <assert.h>
 #include <stdint.h>
 
 #include "tl_ufunc.h"
 
-/* ONE struct passed by value to every ufunc kernel (832 bytes):
- * device pointers (outputs first), scalar arguments and CPU-scalar inputs in
- * the compute type, element count and dims of this launch (innermost first),
- * magic numbers of each size's 32-bit division, byte strides */
 #define TL_CUDA_MAX_DIMS 25
 #define TL_CUDA_MAX_OPS 4
 #define TL_CUDA_MAX_ARGS 4
-typedef struct tl_cuda_ufunc_params {
-    uint64_t data[4];
-    tl_opmath args[4];
-    tl_opmath in_scalar[4];
-    uint32_t numel;
-    uint32_t ndim;
-    uint32_t scalar_mask;
-    uint32_t pad_;
-    int32_t dtypes[4];
-    uint32_t sizes[25];
-    uint32_t div_magic[25];
-    uint32_t div_shift[25];
-    int32_t strides[25][4];
-    uint32_t pad_end_;
-} tl_cuda_ufunc_params;
-_Static_assert(sizeof(tl_cuda_ufunc_params) == 832, "tl_cuda_ufunc_params: the C and CUDA layouts must agree");
+/* the struct, the same text the CUDA programs include */
+#include "tl_cuda_ufunc_params.cuh"
 
 #endif

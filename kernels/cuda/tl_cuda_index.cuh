@@ -2,9 +2,10 @@
  * index), scatter stores (index_put_), scatter-add (scatter_add, index_add,
  * index_put_ with accumulate, embedding's backward), the index
  * counts of scale_grad_by_freq, and nll_loss's forward and backward.
- * The generator pastes this text into generated/cuda/index.cu after the
- * prelude and the parameter struct (tl_cuda_index_params.h), then adds one
- * extern "C" kernel per instantiation. The host side is
+ * generated/cuda/index.cu includes this text (a shared text: NVRTC gets it
+ * pasted in, codegen/emit/cuda_program.py) after the prelude and the
+ * parameter struct (tl_cuda_index_params.h), then has one extern "C" kernel
+ * per instantiation. The host side is
  * kernels/cuda/tl_cuda_index.c.
  *
  * Every kernel is a grid-stride loop over the launch's positions; a thread

@@ -1,7 +1,7 @@
 /* The indexing kernels' one parameter struct (kernels/cuda/tl_cuda_index.cuh
  * on the device, kernels/cuda/tl_cuda_index.c on the host). Plain C with
- * fixed-width fields only: the generator pastes this text into the program
- * (generated/cuda/index.cu) after the prelude, so both sides read the same
+ * fixed-width fields only: the program (generated/cuda/index.cu) includes
+ * this text after the prelude (NVRTC gets it pasted in), so both sides read the same
  * declaration; each side checks the size.
  *
  * A launch visits `n` positions of an iteration shape (ndim dims, innermost

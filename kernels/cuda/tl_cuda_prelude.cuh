@@ -1,7 +1,8 @@
-/* torchlet CUDA prelude: what every generated ufunc program (generated/cuda/
- * ufunc_<op>.cu) starts with. The generator pastes this text in (a program
- * includes no header: NVRTC gets one self-contained source, as PyTorch's
- * jiterator does), followed by the formula headers of kernels/ufunc/ and the
+/* torchlet CUDA prelude: what every generated program (generated/cuda/
+ * ufunc_<op>.cu, reduce.cu, index.cu) starts with. A program includes it, and
+ * NVRTC gets the text pasted in (one self-contained source, as PyTorch's
+ * jiterator does; codegen/emit/cuda_program.py keeps it once for all
+ * programs), followed by the formula headers of kernels/ufunc/ and the
  * kernels.
  *
  * No CUDA headers: fixed-width integers, half / bfloat16 conversions and the

@@ -2,10 +2,10 @@
  * (with max.dim's values), prod, var / std (Welford, with the mean),
  * logsumexp, any / all, the vector norms, softmax / log_softmax and their
  * backward, layer_norm, cumsum / cumprod.
- * The generator pastes this text into generated/cuda/reduce.cu after the
- * prelude and the parameter struct (tl_cuda_reduce_params.h), then adds one
- * extern "C" pair of kernels per operator and dtype (<name> and
- * <name>_combine). The host side is kernels/cuda/tl_cuda_reduce.c.
+ * generated/cuda/reduce.cu includes this text (a shared text: NVRTC gets it
+ * pasted in, codegen/emit/cuda_program.py) after the prelude and the
+ * parameter struct (tl_cuda_reduce_params.h), then has one extern "C" pair
+ * of kernels per operator and dtype (<name> and <name>_combine). The host side is kernels/cuda/tl_cuda_reduce.c.
  *
  * Scheme (docs/CUDA.md): one block per output row (a grid-stride loop over
  * rows x splits), its threads striding the reduced elements, then a block

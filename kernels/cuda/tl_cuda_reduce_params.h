@@ -1,7 +1,7 @@
 /* The reduction kernels' one parameter struct (kernels/cuda/tl_cuda_reduce.cuh
  * on the device, kernels/cuda/tl_cuda_reduce.c on the host). Plain C with
- * fixed-width fields only: the generator pastes this text into the program
- * (generated/cuda/reduce.cu) after the prelude, so both sides read the same
+ * fixed-width fields only: the program (generated/cuda/reduce.cu) includes
+ * this text after the prelude (NVRTC gets it pasted in), so both sides read the same
  * declaration; each side checks the size.
  *
  * A launch reduces `nred` elements into each of `nout` outputs. Output m's

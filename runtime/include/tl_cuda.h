@@ -73,11 +73,13 @@ int tl_cuda_memset(void *dst, int device, int value, int64_t nbytes);
 /* ---------------------------------------------------------------- kernels */
 /* A program: one CUDA C source (no #include) holding the kernels of one
  * operator (all dtypes and variants). The generator emits one static
- * tl_cuda_program per operator; the runtime fills `modules` on first launch
- * per device, through the installed compiler. */
+ * tl_cuda_program per operator; its text is in pieces, the program's own and
+ * texts several programs share (the prelude: generated/cuda/tl_cuda_parts.c),
+ * joined in order into the source the compiler gets. The runtime fills
+ * `modules` on first launch per device, through the installed compiler. */
 typedef struct tl_cuda_program {
     const char *name;            /* e.g. "ufunc_add": part of the cache key */
-    const char *source;          /* the complete CUDA C text */
+    const char *const *parts;    /* the CUDA C text in pieces, NULL-terminated */
     void *modules[TL_CUDA_MAX_DEVICES];  /* CUmodule per device, NULL until loaded */
 } tl_cuda_program;
 

@@ -1,6 +1,7 @@
 """Builds the host-shim library for the CUDA tests: generated CUDA programs
-compiled as C++17 on the CPU (-include shim/host_shim.h), the generated host
-launchers and kernels/cuda/*.c compiled as C, and the shim's tl_cuda_launch
+compiled as C++17 on the CPU (-include shim/host_shim.h; their #include lines
+reach the shared texts, as the runtime's join of a program's parts), the
+generated host launchers and kernels/cuda/*.c compiled as C, and the shim's tl_cuda_launch
 (shim/shim_launch.cpp) that runs a kernel over grid x block on the host.
 
 The library resolves torchlet's runtime (errors, TensorIterator) from the
@@ -24,6 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 INCLUDES = ["runtime/include", "generated/include", "generated/kernels", "kernels/ufunc", "kernels/cuda",
             "generated/cuda"]
+#: where a program's `#include "NAME"` lines find the shared texts (torchlet.cuda.nvrtc.SHARED_DIRS): the
+#: C++ preprocessor composes the program as NVRTC gets it
+PROGRAM_INCLUDES = ["kernels/cuda", "generated/cuda"]
 KERNEL_RE = re.compile(r'extern "C" __global__ void __launch_bounds__\(\d+\) (\w+)\(')
 
 
@@ -71,7 +75,7 @@ def _run(cmd: list[str]) -> None:
 
 def build(ops: list[str], sanitize: bool = False) -> Path:
     c_sources = [ROOT / "kernels/cuda/tl_cuda_loops.c", ROOT / "kernels/cuda/tl_cuda_ufunc_iter.c"]
-    c_sources += [_host_file(op) for op in ops]
+    c_sources += [_host_file(op) for op in ops] + [ROOT / "generated/cuda/tl_cuda_parts.c"]
     if "reduce" in ops:
         c_sources += [ROOT / "kernels/cuda/tl_cuda_reduce.c", ROOT / "kernels/cuda/tl_cuda_norm.c"]
     if "index" in ops:
@@ -79,7 +83,7 @@ def build(ops: list[str], sanitize: bool = False) -> Path:
     tus = {op: _tu(op) for op in ops}
     inputs = sorted(ROOT.glob("kernels/cuda/*")) + sorted(HERE.glob("shim/*")) + c_sources
     inputs += [_program(op)[0] for op in ops] + sorted(ROOT.glob("runtime/include/*.h"))
-    inputs += [ROOT / "generated/cuda/tl_cuda_ufunc_params.h"]
+    inputs += [ROOT / "generated/cuda/tl_cuda_ufunc_params.h", ROOT / "generated/cuda/tl_cuda_ufunc_params.cuh"]
     flags = ["-O1", "-g", "-fPIC", "-Wall", "-Wextra"] + (["-fsanitize=address,undefined"] if sanitize else [])
     h = hashlib.sha256(" ".join(flags + ops).encode())
     for p in inputs:
@@ -97,7 +101,8 @@ def build(ops: list[str], sanitize: bool = False) -> Path:
         src = tmp / f"shim_{op}.cpp"
         src.write_text(text)
         jobs.append(["g++", "-std=c++17", *flags, "-Wno-unknown-pragmas", "-Wno-unused-parameter",
-                     "-fwrapv", "-include", str(HERE / "shim/host_shim.h"), "-c", str(src), "-o", str(src.with_suffix(".o"))])
+                     "-fwrapv", *[f"-I{ROOT / i}" for i in PROGRAM_INCLUDES],
+                     "-include", str(HERE / "shim/host_shim.h"), "-c", str(src), "-o", str(src.with_suffix(".o"))])
     launch = HERE / "shim/shim_launch.cpp"
     jobs.append(["g++", "-std=c++17", *flags, "-c", str(launch), "-o", str(tmp / "shim_launch.o")])
     for c in c_sources:

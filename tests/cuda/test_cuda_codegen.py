@@ -23,12 +23,27 @@ def _c_string_contents(c_text: str, var: str) -> str:
     return "".join(bytes(p, "utf-8").decode("unicode_escape") for p in parts)
 
 
+def _joined_parts(c_text: str, prefix: str) -> str:
+    """a host file's program text as the runtime joins it: its `<prefix>_parts`
+    list of its own literals and the shared texts of tl_cuda_parts.c"""
+    shared = (GEN / "tl_cuda_parts.c").read_text()
+    names = re.search(rf"static const char \*const {prefix}_parts\[\] = \{{([^}}]*)\}};", c_text).group(1)
+    names = [n.strip() for n in names.split(",")]
+    assert names[-1] == "NULL"
+    return "".join(_c_string_contents(shared if n.startswith("tl_cuda_text_") else c_text, n) for n in names[:-1])
+
+
 def test_add_program_golden_fragments():
     cu = (GEN / "ufunc_add.cu").read_text()
-    # no includes: one self-contained NVRTC program
-    assert "#include" not in cu
+    # the shared texts are included (NVRTC gets them pasted in: cuda_program.py), nothing else
+    assert re.findall(r'^#include "(.*)"$', cu, re.M) == ["tl_cuda_prelude.cuh", "tl_cuda_ufunc_params.cuh"]
+    assert cu.count("#include") == 2 and "struct alignas(sizeof(T) * VEC) tl_vec" not in cu
+    # then a #line giving the .cu's own numbering back
+    k = cu.split("\n").index('#include "tl_cuda_ufunc_params.cuh"')
+    assert cu.split("\n")[k + 1] == f'#line {k + 3} "generated/cuda/ufunc_add.cu"'
     # one parameter struct with its size checked on the CUDA side
-    assert f"static_assert(sizeof(tl_cuda_ufunc_params) == {uc.PARAMS_SIZE}," in cu
+    assert (f"static_assert(sizeof(tl_cuda_ufunc_params) == {uc.PARAMS_SIZE},"
+            in (GEN / "tl_cuda_ufunc_params.cuh").read_text())
     # the formula pasted from its header, under #line so errors name it
     assert '#line 1 "kernels/ufunc/add.h"' in cu
     assert "#define TL_UFUNC_add(self, other, alpha) ((self) + (alpha) * (other))" in cu
@@ -58,19 +73,39 @@ def test_add_program_golden_fragments():
 
 
 def test_host_side_embeds_the_program_exactly():
-    for op in ("add", "where", "gelu"):
+    """the runtime's join of a host file's parts is the text the prebuild
+    composes from the .cu file (same source, same cache key), and each
+    shared text is embedded once"""
+    nvrtc = pytest.importorskip("torchlet.cuda.nvrtc")
+    for op in ("add", "where", "gelu", "copy"):
         c = (GEN / f"ufunc_{op}_cuda.c").read_text()
-        assert _c_string_contents(c, f"tl_ufunc_{op}_cuda_source") == (GEN / f"ufunc_{op}.cu").read_text()
-        assert f'static tl_cuda_program tl_ufunc_{op}_cuda_program = {{"ufunc_{op}",' in c
+        composed = nvrtc.program_source(GEN / f"ufunc_{op}.cu")
+        assert _joined_parts(c, f"tl_ufunc_{op}_cuda") == composed
+        assert f'static tl_cuda_program tl_ufunc_{op}_cuda_program = {{"ufunc_{op}", tl_ufunc_{op}_cuda_parts,' in c
+        # the prelude pasted under its own name, the .cu's numbering after it
+        assert '#line 1 "kernels/cuda/tl_cuda_prelude.cuh"\n' in composed and "#include" not in composed
+        assert "static TL_CUDA_FORCEINLINE uint32_t tl_cuda_umulhi" not in c
+    for name, prefix in (("reduce", "tl_reduce_cuda"), ("index", "tl_index_cuda")):
+        c = (GEN / f"{name}_cuda.c").read_text()
+        assert _joined_parts(c, prefix) == nvrtc.program_source(GEN / f"{name}.cu")
+    shared = (GEN / "tl_cuda_parts.c").read_text()
+    prelude = (ROOT / "kernels/cuda/tl_cuda_prelude.cuh").read_text()
+    assert _c_string_contents(shared, "tl_cuda_text_tl_cuda_prelude_cuh") == (
+        '#line 1 "kernels/cuda/tl_cuda_prelude.cuh"\n' + prelude)
+    # no generated file but tl_cuda_parts.c holds a line of the prelude (as the .cu files show it)
+    line = "static TL_CUDA_FORCEINLINE uint32_t tl_cuda_umulhi(uint32_t a, uint32_t b) {"
+    assert line in prelude
+    assert [p.name for p in GEN.iterdir() if line in p.read_text()] == ["tl_cuda_parts.c"]
 
 
 def test_reduce_program_and_host_side():
     cu = (GEN / "reduce.cu").read_text()
     c = (GEN / "reduce_cuda.c").read_text()
-    assert _c_string_contents(c, "tl_reduce_cuda_source") == cu
-    assert 'static tl_cuda_program tl_reduce_cuda_program = {"reduce",' in c
-    # the parameter struct and the kernel templates pasted in; no #include left
-    assert "typedef struct tl_cuda_reduce_params {" in cu and "#include" not in cu
+    assert 'static tl_cuda_program tl_reduce_cuda_program = {"reduce", tl_reduce_cuda_parts,' in c
+    # the parameter struct and the kernel templates included (shared texts), nothing else
+    assert re.findall(r'^#include "(.*)"$', cu, re.M) == ["tl_cuda_prelude.cuh", "tl_cuda_reduce_params.h",
+                                                          "tl_cuda_reduce.cuh"]
+    assert "typedef struct tl_cuda_reduce_params {" not in cu
     assert ('extern "C" __global__ void __launch_bounds__(512) tl_reduce_argmax_f16(const tl_cuda_reduce_params p) {\n'
             "    tl_rd_rows<tl_rd_f16, tl_rd_arg<tl_rd_f16, true>>(p);") in cu
     assert "tl_rd_combine<double, tl_rd_mean<double>>(p);" in cu
@@ -85,8 +120,10 @@ def test_reduce_program_and_host_side():
 
 
 def test_params_struct_both_sides():
-    h = (GEN / "tl_cuda_ufunc_params.h").read_text()
-    assert f"_Static_assert(sizeof(tl_cuda_ufunc_params) == {uc.PARAMS_SIZE}," in h
+    # one text: the programs include the .cuh, the host's header includes it too
+    assert '#include "tl_cuda_ufunc_params.cuh"' in (GEN / "tl_cuda_ufunc_params.h").read_text()
+    h = (GEN / "tl_cuda_ufunc_params.cuh").read_text()
+    assert f"static_assert(sizeof(tl_cuda_ufunc_params) == {uc.PARAMS_SIZE}," in h
     for t, n, a, _ in uc.PARAM_FIELDS:
         assert f"    {t} {n}{a};" in h
     assert uc.PARAMS_SIZE % 8 == 0 and uc.PARAMS_SIZE < 4096   # the classic kernel parameter limit
@@ -121,7 +158,7 @@ def test_compile_error_names_the_formula_file():
     nvrtc = pytest.importorskip("torchlet.cuda.nvrtc")
     if not nvrtc.available():
         pytest.skip("NVRTC (the cuda extra) is not installed")
-    cu = (GEN / "ufunc_add.cu").read_text()
+    cu = nvrtc.program_source(GEN / "ufunc_add.cu")
     bad = cu.replace("#define TL_UFUNC_add(self, other, alpha) ((self) + (alpha) * (other))",
                      "#define TL_UFUNC_add(self, other, alpha) ((self) + (alpha) * undefined_thing)")
     with pytest.raises(nvrtc.NvrtcError, match=r"kernels/ufunc/add\.h\(4\): error: identifier \"undefined_thing\""):

@@ -45,7 +45,7 @@ SCRIPT = textwrap.dedent("""
     for op in OPS:
         getattr(shim, "tl_shim_register_fake_" + op)(ctypes.cast(fake.fake_register_kernel, ctypes.c_void_p))
 
-    compiled = []
+    compiled, sources = [], {}
     try:
         from torchlet.cuda import nvrtc
         use_nvrtc = nvrtc.available()
@@ -62,6 +62,7 @@ SCRIPT = textwrap.dedent("""
         try:
             name, src = ffi.string(name).decode(), ffi.string(source).decode()
             compiled.append((name, major, minor))
+            sources[name] = src
             img = nvrtc.compile_program(name, src, major * 10 + minor) if use_nvrtc else b"fake image"
             p = libc.malloc(len(img))
             ctypes.memmove(p, img, len(img))
@@ -116,6 +117,10 @@ SCRIPT = textwrap.dedent("""
     np.testing.assert_allclose((i32 + 0.5).cpu().numpy(), (tl.arange(100, dtype=tl.int32) - 50 + 0.5).numpy())
     assert compiled and compiled[0][1:] == (9, 0), compiled
     assert "ufunc_copy" in {n for n, _, _ in compiled}, compiled
+    # the runtime joined each program's parts into what the prebuild composes from its .cu file
+    from torchlet.cuda.nvrtc import program_source
+    for name, src in sources.items():
+        assert src == program_source(os.path.join("generated", "cuda", name + ".cu")), name
     print("E2E OK", sorted(set(n for n, _, _ in compiled)), "nvrtc" if use_nvrtc else "no nvrtc")
 """)
 

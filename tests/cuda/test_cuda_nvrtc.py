@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +26,7 @@ if not nvrtc.available():
 from torchlet.cuda import prebuild  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-ADD = (ROOT / "generated" / "cuda" / "ufunc_add.cu").read_text()
+ADD = nvrtc.program_source(ROOT / "generated" / "cuda" / "ufunc_add.cu")
 
 
 @pytest.fixture(scope="session")
@@ -92,6 +93,30 @@ def test_cache_hit_miss_corrupt_and_disabled(tmp_path, monkeypatch):
     assert nvrtc.cache_dir() is None and nvrtc.cached_image("ufunc_add", ADD, 90) is None
 
 
+def test_cache_key_covers_the_shared_texts(tmp_path, monkeypatch):
+    """a program's .cu file names the prelude by an #include line; what is
+    compiled, and so the cache key, has the prelude's text: changing only the
+    prelude changes the key"""
+    for d in nvrtc.SHARED_DIRS:
+        (tmp_path / d).mkdir(parents=True)
+        for f in (ROOT / d).iterdir():
+            if f.suffix in (".h", ".cuh"):
+                shutil.copy(f, tmp_path / d / f.name)
+    monkeypatch.setattr(nvrtc, "_ROOT", tmp_path)
+    cu = ROOT / "generated" / "cuda" / "ufunc_add.cu"
+    assert nvrtc.program_source(cu) == ADD
+    key = nvrtc.cache_path(tmp_path, "ufunc_add", ADD, 90)
+    prelude = tmp_path / "kernels" / "cuda" / "tl_cuda_prelude.cuh"
+    prelude.write_text(prelude.read_text().replace("return __umulhi(a, b);", "return __umulhi(b, a);"))
+    changed = nvrtc.program_source(cu)
+    assert changed != ADD and "return __umulhi(b, a);" in changed
+    assert nvrtc.cache_path(tmp_path, "ufunc_add", changed, 90) != key
+    # a shared text that is not there is an error, not a silent omission
+    prelude.unlink()
+    with pytest.raises(nvrtc.NvrtcError, match="no shared text 'tl_cuda_prelude.cuh'"):
+        nvrtc.program_source(cu)
+
+
 def test_cache_default_location(monkeypatch, tmp_path):
     monkeypatch.delenv("TORCHLET_KERNEL_CACHE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
@@ -106,7 +131,7 @@ def test_unwritable_cache_warns_once(tmp_path, monkeypatch):
         pytest.skip("running as a user who can write anywhere")
     monkeypatch.setenv("TORCHLET_KERNEL_CACHE", str(ro / "sub"))
     with pytest.warns(RuntimeWarning, match="not writable"):
-        nvrtc.compile_program("ufunc_neg", (ROOT / "generated/cuda/ufunc_neg.cu").read_text(), 90)
+        nvrtc.compile_program("ufunc_neg", nvrtc.program_source(ROOT / "generated/cuda/ufunc_neg.cu"), 90)
 
 
 def test_prebuild_command(tmp_path):
@@ -129,7 +154,7 @@ def test_prebuild_command(tmp_path):
 def test_reduce_program_builds(cc, build_folder):
     """the reductions' program alone (the full set below takes minutes): every
     operator x dtype pair of kernels, no spills, no stack frame"""
-    src = (ROOT / "generated" / "cuda" / "reduce.cu").read_text()
+    src = nvrtc.program_source(ROOT / "generated" / "cuda" / "reduce.cu")
     image, usage, _ = nvrtc.cached_build("reduce", src, cc, build_folder)
     nvrtc.check_usage("reduce", usage)
     names = {u.name for u in usage}
@@ -153,7 +178,7 @@ INDEX_KERNELS = 5 + 5 + 10 + 1 + 3 * 4
 @pytest.mark.parametrize("cc", [80, 90])
 def test_index_program_builds(cc, build_folder):
     """the indexing program alone: every kernel, no spills, no stack frame"""
-    src = (ROOT / "generated" / "cuda" / "index.cu").read_text()
+    src = nvrtc.program_source(ROOT / "generated" / "cuda" / "index.cu")
     image, usage, _ = nvrtc.cached_build("index", src, cc, build_folder)
     nvrtc.check_usage("index", usage)
     names = {u.name for u in usage}

@@ -357,9 +357,12 @@ orig_hook = torchlet.cuda._compile_hook
 torchlet.cuda._compile_hook = hook
 keep = []
 def program(name, source):
+    # source: the text, or its parts (the runtime joins them)
     p = ffi.new("tl_cuda_program *")
-    nm, src = ffi.new("char[]", name.encode()), ffi.new("char[]", source.encode())
-    keep.extend((nm, src)); p.name, p.source = nm, src
+    nm = ffi.new("char[]", name.encode())
+    texts = [ffi.new("char[]", t.encode()) for t in ([source] if isinstance(source, str) else source)]
+    parts = ffi.new("char *[]", texts + [ffi.NULL])
+    keep.extend([nm, parts] + texts); p.name, p.parts = nm, parts
     return p
 def function(prog, name):
     f = ffi.new("tl_cuda_function *")
@@ -376,7 +379,8 @@ def launch(f, grid, block, args, shared=0):
 
 def test_launch_packs_arguments(run_cuda, host_kernels):
     run_cuda(LAUNCH + """
-        prog = program("test_axpy", 'extern "C" __global__ void tl_test_axpy_f32(P p) {}')
+        # in three parts, as a generated program with the shared prelude: the compiler gets them joined
+        prog = program("test_axpy", ['extern "C" ', "__global__ void tl_test_axpy_f32", "(P p) {}"])
         f = function(prog, "tl_test_axpy_f32")
         n = 1000
         x = torchlet.arange(n, dtype=torchlet.float32).cuda()

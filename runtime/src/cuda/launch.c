@@ -14,6 +14,24 @@ static pthread_mutex_t g_load_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void tl_cuda_set_compiler(tl_cuda_compile_fn fn) { __atomic_store_n(&g_compiler, fn, __ATOMIC_RELEASE); }
 
+/* p's source: its parts joined (malloc'd; NULL with the error set) */
+static char *program_source(const tl_cuda_program *p) {
+    size_t n = 1;
+    for (const char *const *s = p->parts; *s; s++) n += strlen(*s);
+    char *text = malloc(n), *w = text;
+    if (!text) {
+        tl_set_error(TL_ERR_MEMORY, "CUDA kernel '%s': out of memory for its source (%zu bytes)", p->name, n);
+        return NULL;
+    }
+    for (const char *const *s = p->parts; *s; s++) {
+        size_t k = strlen(*s);
+        memcpy(w, *s, k);
+        w += k;
+    }
+    *w = '\0';
+    return text;
+}
+
 /* the module of p on device (under g_load_lock) */
 static CUmodule program_module(tl_cuda_program *p, int device) {
     CUmodule m = (CUmodule)p->modules[device];
@@ -29,7 +47,11 @@ static CUmodule program_module(tl_cuda_program *p, int device) {
     void *image = NULL;
     size_t len = 0;
     char *msg = NULL;
-    if (compile(p->name, p->source, major, minor, &image, &len, &msg) != 0 || !image) {
+    char *source = program_source(p);
+    if (!source) return NULL;
+    int rc = compile(p->name, source, major, minor, &image, &len, &msg);
+    free(source);
+    if (rc != 0 || !image) {
         tl_set_error(TL_ERR_RUNTIME, "CUDA kernel '%s' failed to compile for sm_%d%d: %s", p->name, major, minor,
                      msg ? msg : "the compiler gave no image");
         free(msg);

@@ -1,7 +1,8 @@
 """NVRTC for torchlet's generated CUDA programs, with an on-disk kernel cache.
 
 ``compile_program(name, source, cc)`` turns one program (generated/cuda/
-ufunc_<op>.cu: all kernels of one operator) into a CUBIN for ``sm_<cc>``,
+ufunc_<op>.cu: all kernels of one operator, composed with the shared texts it
+includes by ``program_source``) into a CUBIN for ``sm_<cc>``,
 clamped to the archs this NVRTC supports (a compute capability it does not
 know gets PTX for the newest arch below it, which the driver JITs). NVRTC is
 reached through cuda-python (``cuda.bindings.nvrtc``, the ``cuda`` extra); it
@@ -49,6 +50,27 @@ class KernelUsage:
     stack: int
     spill_stores: int
     spill_loads: int
+
+
+#: where a generated program's ``#include "NAME"`` finds its shared text, in order
+SHARED_DIRS = ("kernels/cuda", "generated/cuda")
+_ROOT = Path(__file__).resolve().parents[3]
+_SHARED_INCLUDE_RE = re.compile(r'^#include "([^"/]+)"\n', re.M)
+
+
+def program_source(path: Path) -> str:
+    """The text NVRTC compiles for a generated program (generated/cuda/*.cu),
+    as the runtime joins the program's parts: each ``#include "NAME"`` line
+    replaced by ``#line 1 "<dir>/NAME"`` and the shared text's file from
+    SHARED_DIRS (codegen/emit/cuda_program.py writes the parts by this rule)."""
+    def shared(m: re.Match) -> str:
+        for d in SHARED_DIRS:
+            f = _ROOT / d / m.group(1)
+            if f.is_file():
+                return f'#line 1 "{d}/{m.group(1)}"\n' + f.read_text().rstrip("\n") + "\n"
+        raise NvrtcError(f"{path}: no shared text {m.group(1)!r} in {', '.join(SHARED_DIRS)}")
+
+    return _SHARED_INCLUDE_RE.sub(shared, Path(path).read_text())
 
 
 def _nvrtc():

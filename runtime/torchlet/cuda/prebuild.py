@@ -63,7 +63,7 @@ def build(archs: list[int], out: Path, jobs: int = 2, strict: bool = False, src:
           only: list[str] | None = None) -> list[Result]:
     """Compiles every program for every arch into out (cache hits are kept)."""
     files = [p for p in programs(src) if only is None or p.stem in only]
-    work = [(p.stem, p.read_text(), cc, str(out), strict) for cc in archs for p in files]
+    work = [(p.stem, nvrtc.program_source(p), cc, str(out), strict) for cc in archs for p in files]
     out.mkdir(parents=True, exist_ok=True)
     with ProcessPoolExecutor(max(1, jobs)) as ex:
         return list(ex.map(_one, work))
