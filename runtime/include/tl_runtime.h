@@ -31,6 +31,7 @@ typedef struct tl_cpu_info {
     char cache_source[16];        /* sysfs, cpuid or default */
     int64_t l1d_bytes, l2_bytes, l3_bytes;
     int l2_shared_cpus, l3_shared_cpus;
+    int hypervisor;               /* cpuid's hypervisor bit: the cache sharing above is the VM's claim */
     int64_t stream_min_bytes, copy_stream_min_bytes;
     int prefetch;
     int64_t derived_stream_min_bytes, derived_copy_stream_min_bytes;

@@ -40,6 +40,7 @@ def info() -> dict:
         "l2_shared_cpus": ci.l2_shared_cpus,
         "l3_bytes": ci.l3_bytes,
         "l3_shared_cpus": ci.l3_shared_cpus,
+        "hypervisor": bool(ci.hypervisor),
         "cache_source": s(ci.cache_source),
         "huge_pages": s(ci.huge_pages),
         "policy": {"stream_min_bytes": ci.stream_min_bytes,
@@ -74,7 +75,7 @@ def describe() -> str:
     p = i["policy"]
     line = (f"{i['model']} ({i['vendor']}, {i['capability']}), L1d {_mib(i['l1d_bytes'])}, "
             f"L2 {_mib(i['l2_bytes'])}, L3 {_mib(i['l3_bytes'])} shared by {i['l3_shared_cpus']} cpus "
-            f"({i['cache_source']}), huge pages: {i['huge_pages']}; "
+            f"({i['cache_source']}{', under a hypervisor' if i['hypervisor'] else ''}), huge pages: {i['huge_pages']}; "
             f"store policy: stream from {_mib(p['stream_min_bytes'])} moved, "
             f"copy streams from {_mib(p['copy_stream_min_bytes'])}, "
             f"prefetch {'on' if p['prefetch'] else 'off'}")
