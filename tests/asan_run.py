@@ -48,6 +48,11 @@ def main() -> int:
     # and the formula headers where torchlet.compile's build finds them (the package's grandparent's)
     for d in ("kernels/ufunc", "runtime/include"):
         shutil.copytree(ROOT / d, OUT / d, dirs_exist_ok=True)
+    # and the CUDA programs' shared texts, where torchlet.cuda.nvrtc.program_source finds them
+    shutil.copytree(ROOT / "kernels" / "cuda", OUT / "kernels" / "cuda", dirs_exist_ok=True)
+    (OUT / "generated" / "cuda").mkdir(parents=True, exist_ok=True)
+    for f in (ROOT / "generated" / "cuda").glob("*.cuh"):
+        shutil.copy2(f, OUT / "generated" / "cuda" / f.name)
     libasan = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip()
     env = dict(os.environ)
     env.update(
@@ -73,7 +78,7 @@ def main() -> int:
     tests = sys.argv[1:] or [
         "tests/runtime", "tests/autograd", "tests/library", "tests/amp", "tests/modes", "tests/api/test_c_kernels.py",
         "tests/cuda/test_allocator_c.py", "tests/cuda/test_cuda_runtime.py", "tests/cuda/test_cuda_shim.py",
-        "tests/cuda/test_cuda_launch_math.py", "tests/cuda/test_cuda_fake_e2e.py",
+        "tests/cuda/test_cuda_launch_math.py", "tests/cuda/test_cuda_fake_e2e.py", "tests/cuda/test_cuda_fake_guard.py",
         "tests/compile/test_compile_direct.py", "tests/compile/test_compile_autograd.py"]
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests], cwd=ROOT, env=env)
     print(f"asan-test: pytest exit code {r.returncode} ({'no ASan error' if r.returncode == 0 else 'FAILED'})")
