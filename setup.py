@@ -195,6 +195,10 @@ class Job:
         return self, p.returncode, out, time.perf_counter() - t0
 
 
+def python_include_dirs() -> list[str]:
+    return [sysconfig.get_paths()["include"], sysconfig.get_paths()["platinclude"]]
+
+
 def compile_jobs() -> list[Job]:
     """every C object of _C: the common sources, the CPython methods, and the
     kernels once per instruction-set variant"""
@@ -203,8 +207,7 @@ def compile_jobs() -> list[Job]:
     jobs = [Job(s, "common", COMMON, incs + extra_include_dirs(s)) for s in common]
     # Tensor's CPython methods (torchlet._C_fast): the Python headers, the
     # limited API (the source defines Py_LIMITED_API)
-    py_inc = [sysconfig.get_paths()["include"], sysconfig.get_paths()["platinclude"]]
-    jobs += [Job(s, "python", COMMON, incs + py_inc) for s in python_sources()]
+    jobs += [Job(s, "python", COMMON, incs + python_include_dirs()) for s in python_sources()]
     for cap, extra in KERNEL_VARIANTS.items():
         # -fwrapv: integer arithmetic in kernels wraps like PyTorch's (no signed-overflow UB)
         jobs += [Job(k, f"kern_{cap}", COMMON + extra + ["-fwrapv", f"-DCPU_CAPABILITY={cap}"], incs)
@@ -269,7 +272,7 @@ class BuildExt(build_ext):
     def build_extension(self, ext):
         incs = include_dirs()
         _, blas_lib, blas_name = blas()
-        py_inc = [sysconfig.get_paths()["include"], sysconfig.get_paths()["platinclude"]]
+        py_inc = python_include_dirs()
         jobs = compile_jobs()
         # the cffi-generated module source: copied into the cache only when its
         # text changes, so an unchanged API does not recompile it

@@ -299,18 +299,15 @@ def cached_build(name: str, source: str, cc: int, folder: Path | None = None
 def compile_program(name: str, source: str, cc: int, *, driver_version: int | None = None,
                     strict: bool = False, folder: Path | None = None) -> bytes:
     """The loadable image (CUBIN, or PTX beyond NVRTC's archs) of one program
-    for compute capability cc (major * 10 + minor), from the cache when there."""
+    for compute capability cc (major * 10 + minor), from the cache when there;
+    strict: fails on register spills, also when the image comes from the cache."""
     check_driver(driver_version)
     folder = cache_dir() if folder is None else folder
-    path = cache_path(folder, name, source, cc) if folder is not None else None
-    if path is not None:
-        hit = _read(path)
+    if folder is not None and not strict:   # a launch needs only the image, with or without its report
+        hit = _read(cache_path(folder, name, source, cc))
         if hit is not None:
             return hit
-    image, usage, _ = compile_report(name, source, cc)
+    image, usage, _ = cached_build(name, source, cc, folder)
     if strict:
         check_usage(name, usage)
-    if path is not None:
-        _write(path, image)
-        _write_usage(path, usage)
     return image
